@@ -1,0 +1,152 @@
+"""Plait: a PyTorch-compatible framework. This module is the facade.
+
+It re-exports, configures and autoloads; the work lives in the modules it names. Heavy parts
+(numpy, the op surface, the dispatcher) load on first use through module ``__getattr__`` so that
+``import torch`` stays fast. Subpackages shipped by other distributions (``torch.nn`` from
+plait-nn, ``torch.fx`` from plait-compile) join this package through ``__path__``.
+"""
+
+__path__ = __import__("pkgutil").extend_path(__path__, __name__)
+
+import time as _time
+
+_t0 = _time.perf_counter()
+
+import importlib as _importlib
+import sys as _sys
+import threading as _threading
+from typing import Any as _Any
+
+from . import _config, _dtype, _layout
+from ._compile_api import compile
+from ._config import (
+    alert_not_deterministic as _alert_not_deterministic,
+)
+from ._config import (
+    are_deterministic_algorithms_enabled,
+    get_default_device,
+    get_default_dtype,
+    get_deterministic_debug_mode,
+    get_float32_matmul_precision,
+    get_num_threads,
+    is_deterministic_algorithms_warn_only_enabled,
+    is_warn_always_enabled,
+    set_default_device,
+    set_default_dtype,
+    set_default_tensor_type,
+    set_deterministic_debug_mode,
+    set_float32_matmul_precision,
+    set_num_threads,
+    set_warn_always,
+    use_deterministic_algorithms,
+)
+from ._device import device
+from ._device_modules import get_device_module
+from ._device_modules import register_device_module as _register_device_module
+from ._dtype import (
+    bfloat16,
+    complex64,
+    complex128,
+    dtype,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+from ._layout import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    sparse_coo,
+    strided,
+)
+from ._random import Generator, default_generator, initial_seed, manual_seed, seed
+from ._symbolic import (
+    SymBool,
+    SymFloat,
+    SymInt,
+    sym_float,
+    sym_int,
+    sym_ite,
+    sym_max,
+    sym_min,
+    sym_not,
+    sym_sum,
+)
+from ._tensor import Size, Tensor
+from ._tensor_str import get_printoptions, set_printoptions
+from . import backends
+from .backends import _registry as _backend_registry
+from . import _device_modules as _dm
+from . import _subpackages
+
+__version__ = "0.1.0"
+
+# Attributes that load their module on first access: name -> (module, attribute or None).
+_LAZY: dict[str, tuple[str, "str | None"]] = {
+    "library": ("torch.library", None),
+    "ops": ("torch._ops", "ops"),
+    "UntypedStorage": ("torch._storage", "UntypedStorage"),
+    "cpu": ("torch.cpu", None),
+}
+_lazy_lock = _threading.RLock()
+
+
+def __getattr__(name: str) -> _Any:
+    spec = _LAZY.get(name)
+    if spec is not None:
+        with _lazy_lock:
+            mod = _importlib.import_module(spec[0])
+            value = mod if spec[1] is None else getattr(mod, spec[1])
+            globals()[name] = value
+            return value
+    if name in _subpackages.SUBPACKAGES:
+        return _subpackages.import_subpackage(name)
+    if not name.startswith("_"):
+        _functions = _importlib.import_module("torch._functions")
+        if name in _functions.__all__:
+            with _lazy_lock:
+                value = globals()[name] = getattr(_functions, name)
+                return value
+    raise AttributeError(f"module 'torch' has no attribute '{name}'")
+
+
+def typename(obj: _Any) -> str:
+    """The PyTorch type name of ``obj`` (``'torch.FloatTensor'`` for a float32 tensor)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(type(obj), "__module__", "")
+    qualname = type(obj).__qualname__
+    return qualname if module in ("builtins", "", None) else f"{module}.{qualname}"
+
+
+def is_tensor(obj: _Any) -> bool:
+    """Whether ``obj`` is a ``torch.Tensor`` (or a subclass)."""
+    return isinstance(obj, Tensor)
+
+
+def is_storage(obj: _Any) -> bool:
+    """Whether ``obj`` is a storage. Without numpy loaded no storage can exist yet."""
+    storage = _sys.modules.get("torch._storage")
+    return storage is not None and isinstance(obj, storage.UntypedStorage)
+
+
+def is_grad_enabled() -> bool:
+    return _importlib.import_module("torch._dispatch")._grad_enabled()
+
+
+_subpackages.install_missing_distribution_finder()
+_dm.mount(_sys.modules[__name__])
+_backend_registry.autoload()
+
+# PyTorch's dtype aliases shadow builtins inside this module, so they are bound last.
+globals().update(_dtype.ALIASES)
+bool = _dtype.bool_  # noqa: A001
+_import_seconds = _time.perf_counter() - _t0

@@ -1,0 +1,266 @@
+"""The dispatcher: one table per operator, keyed by dispatch key, consulted in priority order.
+
+Keys, highest priority first: ``Python`` (dispatch modes: tracing, fake tensors,
+``TorchDispatchMode``), ``Autocast``, ``Autograd``, then one backend key per device type
+(``CPU``, ``CUDA``, ``NPU``...) and ``Meta``. Alias keys fill gaps in a backend's column:
+``CompositeExplicitAutograd`` (one backend-agnostic kernel) and ``CompositeImplicitAutograd``
+(written in other ops; autograd comes through the decomposition).
+
+A backend key with no kernel of its own falls back to the CPU kernel: tensors are copied to the
+CPU, the kernel runs there, mutated arguments and results are copied back, and a warning is
+shown once per op. ``TORCH_DEVICE_CPU_FALLBACK=0`` makes that an error.
+
+Resolution of (operator, key) to a callable is cached on the operator and invalidated by any
+registration, so a call costs a dict lookup after the first.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Any, Callable
+
+from . import _config, _schema
+from ._tensor import Tensor
+from .backends import _registry
+
+PYTHON = "Python"
+AUTOCAST = "Autocast"
+AUTOGRAD = "Autograd"
+META = "Meta"
+COMPOSITE_EXPLICIT = "CompositeExplicitAutograd"
+COMPOSITE_IMPLICIT = "CompositeImplicitAutograd"
+FUNCTIONALITY_KEYS = (PYTHON, AUTOCAST, AUTOGRAD)
+ALIAS_KEYS = (COMPOSITE_EXPLICIT, COMPOSITE_IMPLICIT)
+
+# Device-type names users pass to torch.library (``"cpu"``, ``"cuda"``) -> dispatch keys.
+_DEVICE_ALIASES = {"cpu": "CPU", "meta": META, "default": COMPOSITE_EXPLICIT}
+
+_lock = threading.RLock()
+_ops: dict[str, Operator] = {}
+_local = threading.local()
+
+
+def key_for(name: str) -> str:
+    """Normalise a dispatch key or device type name (``"cuda"`` -> ``"CUDA"``)."""
+    if name in _DEVICE_ALIASES:
+        return _DEVICE_ALIASES[name]
+    if name in FUNCTIONALITY_KEYS or name in ALIAS_KEYS or name == META:
+        return name
+    if name.islower():
+        return _registry.dispatch_key(name)
+    return name
+
+
+class Operator:
+    """One overload of an operator: ``torch.ops.<ns>.<name>.<overload>``."""
+
+    def __init__(self, qualname: str, schema: _schema.Schema) -> None:
+        self.qualname = qualname  # "ns::name" or "ns::name.overload"
+        self.namespace, _, self.name = qualname.partition("::")
+        self.schema = schema
+        self.kernels: dict[str, Callable[..., Any]] = {}
+        self._resolved: dict[str, Callable[..., Any]] = {}
+        self._fallback_warned = False
+        self.__name__ = self.name
+        self.__qualname__ = qualname
+
+    def __repr__(self) -> str:
+        return f"<OpOverload {self.qualname}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return call(self, args, kwargs)
+
+    def register(self, key: str, fn: Callable[..., Any]) -> None:
+        with _lock:
+            self.kernels[key_for(key)] = fn
+            _invalidate()
+
+    def unregister(self, key: str, fn: Callable[..., Any] | None = None) -> None:
+        with _lock:
+            k = key_for(key)
+            if fn is None or self.kernels.get(k) is fn:
+                self.kernels.pop(k, None)
+            _invalidate()
+
+    def has_kernel(self, key: str) -> bool:
+        return key_for(key) in self.kernels
+
+    def resolve(self, key: str) -> Callable[..., Any]:
+        """The callable that runs this op for backend ``key`` (cached)."""
+        fn = self._resolved.get(key)
+        if fn is None:
+            fn = self._resolved[key] = self._lookup(key)
+        return fn
+
+    def _lookup(self, key: str) -> Callable[..., Any]:
+        k = self.kernels
+        if key in k:
+            return k[key]
+        for alias in ALIAS_KEYS:
+            if alias in k:
+                return k[alias]
+        if key not in ("CPU", META) and "CPU" in k:
+            return _cpu_fallback(self, k["CPU"], key)
+        available = sorted(k)
+        raise NotImplementedError(
+            f"Could not run '{self.qualname}' with arguments from the '{key}' backend. This "
+            f"could be because the operator doesn't exist for this backend. '{self.qualname}' is "
+            f"only available for these backends: [{', '.join(available)}].")
+
+
+def _invalidate() -> None:
+    for op in _ops.values():
+        op._resolved.clear()
+
+
+def get(qualname: str) -> Operator | None:
+    return _ops.get(qualname)
+
+
+def define(qualname: str, schema: str | _schema.Schema) -> Operator:
+    """Create operator ``qualname`` ("ns::name[.overload]"); error if it exists."""
+    parsed = _schema.parse(schema) if isinstance(schema, str) else schema
+    with _lock:
+        if qualname in _ops:
+            raise RuntimeError(f"Tried to register an operator ({qualname}) with the same name "
+                               "and overload name multiple times.")
+        op = _ops[qualname] = Operator(qualname, parsed)
+        return op
+
+
+def operators(namespace: str | None = None) -> list[Operator]:
+    return [op for op in _ops.values() if namespace is None or op.namespace == namespace]
+
+
+# -- dispatch ------------------------------------------------------------------------------
+
+
+def _modes() -> list[Any]:
+    stack = getattr(_local, "modes", None)
+    if stack is None:
+        stack = _local.modes = []
+    return stack
+
+
+def push_mode(mode: Any) -> None:
+    """Activate a ``__torch_dispatch__`` mode on this thread (the ``Python`` key)."""
+    _modes().append(mode)
+    with _lock:
+        _config.state.modes_active += 1
+
+
+def pop_mode() -> Any:
+    mode = _modes().pop()
+    with _lock:
+        _config.state.modes_active -= 1
+    return mode
+
+
+def backend_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """The backend key of a call: the device of its tensor arguments. 0-d CPU tensors mix with
+    any device, as in PyTorch; any other mix is an error."""
+    dev = None
+    weak = True  # dev so far comes from 0-d CPU tensors only
+    for a in _tensors(args, kwargs):
+        d = a._device
+        scalar = d.type == "cpu" and a._shape == ()
+        if dev is None or (weak and not scalar):
+            dev, weak = d, scalar
+        elif d != dev and not scalar:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {dev} and {d}!")
+    if dev is None:
+        return "CPU"
+    return _registry.runtime(dev.type).dispatch_key
+
+
+def _tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    for a in args:
+        if isinstance(a, Tensor):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            yield from (x for x in a if isinstance(x, Tensor))
+    for a in kwargs.values():
+        if isinstance(a, Tensor):
+            yield a
+
+
+def call(op: Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run ``op`` through the key stack: modes, autocast, autograd, then the backend."""
+    if _config.state.modes_active:
+        stack = getattr(_local, "modes", None)
+        if stack:
+            mode = stack[-1]
+            pop_mode()
+            try:
+                return mode.__torch_dispatch__(op, (), args, kwargs)
+            finally:
+                push_mode(mode)
+    k = op.kernels
+    if AUTOGRAD in k and _needs_grad(args, kwargs):
+        return k[AUTOGRAD](*args, **kwargs)
+    return op.resolve(backend_key(args, kwargs))(*args, **kwargs)
+
+
+def redispatch_below_autograd(op: Operator, *args: Any, **kwargs: Any) -> Any:
+    """Run ``op`` at its backend key, skipping the functionality keys (for autograd kernels)."""
+    return op.resolve(backend_key(args, kwargs))(*args, **kwargs)
+
+
+def _needs_grad(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    if _config.state.no_grad_active and not _grad_enabled():
+        return False
+    return any(t.requires_grad for t in _tensors(args, kwargs))
+
+
+def _grad_enabled() -> bool:
+    return getattr(_local, "grad_enabled", True)
+
+
+# -- CPU fallback --------------------------------------------------------------------------
+
+
+def _cpu_fallback(op: Operator, cpu_kernel: Callable[..., Any], key: str) -> Callable[..., Any]:
+    """Wrap ``cpu_kernel`` so it serves backend ``key`` by copying through the host."""
+    mutated = set(op.schema.mutated)
+
+    def fallback(*args: Any, **kwargs: Any) -> Any:
+        if not _registry.cpu_fallback_enabled():
+            raise NotImplementedError(
+                f"The operator '{op.qualname}' is not implemented for the '{key}' backend, and "
+                f"the CPU fallback is disabled ({_registry.CPU_FALLBACK_ENV_VAR}=0).")
+        if not op._fallback_warned or _config.state.warn_always:
+            op._fallback_warned = True
+            warnings.warn(
+                f"The operator '{op.qualname}' is not implemented for the '{key}' backend; it "
+                "falls back to the CPU (inputs are copied to the host and results back). Set "
+                f"{_registry.CPU_FALLBACK_ENV_VAR}=0 to make this an error.",
+                UserWarning,
+                stacklevel=3,
+            )
+        from ._functions import to_device
+
+        device = None
+        cpu_args = []
+        for a in args:
+            if isinstance(a, Tensor) and a._device.type != "cpu":
+                device = a._device
+                a = to_device(a, "cpu")
+            cpu_args.append(a)
+        cpu_kwargs = {n: to_device(v, "cpu") if isinstance(v, Tensor) else v
+                      for n, v in kwargs.items()}
+        result = cpu_kernel(*cpu_args, **cpu_kwargs)
+        for i in mutated:
+            if i < len(args) and isinstance(args[i], Tensor) and args[i] is not cpu_args[i]:
+                args[i].copy_(cpu_args[i])
+        if device is None:
+            return result
+        if isinstance(result, Tensor):
+            return to_device(result, device)
+        if isinstance(result, tuple):
+            return tuple(to_device(r, device) if isinstance(r, Tensor) else r for r in result)
+        return result
+
+    fallback.__name__ = f"cpu_fallback_{op.name}"
+    return fallback

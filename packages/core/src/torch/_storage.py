@@ -1,0 +1,158 @@
+"""``UntypedStorage``: a block of bytes owned by a device backend's allocator.
+
+CPU memory is 64-byte-aligned host memory that numpy views without copying, which is what
+makes ``Tensor.numpy()`` and ``torch.from_numpy`` share memory. Memory of other devices is an
+opaque handle moved with the backend's copier.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._device import device as _device
+from .backends import _registry
+
+_ALIGN = 64
+
+
+class HostAllocator:
+    """Core's reference CPU allocator (used when plait-backend-cpu is not loaded)."""
+
+    def allocate(self, nbytes: int, device_index: int) -> np.ndarray:
+        raw = np.empty(nbytes + _ALIGN, np.uint8)
+        start = -raw.ctypes.data % _ALIGN
+        return raw[start : start + nbytes]
+
+    def data_ptr(self, handle: np.ndarray) -> int:
+        return handle.ctypes.data
+
+    def host_buffer(self, handle: np.ndarray) -> np.ndarray:
+        return handle
+
+
+class MetaAllocator:
+    """The ``meta`` device has shapes and dtypes but no memory."""
+
+    def allocate(self, nbytes: int, device_index: int) -> None:
+        return None
+
+    def data_ptr(self, handle: None) -> int:
+        return 0
+
+    def host_buffer(self, handle: None) -> None:
+        return None
+
+
+class UntypedStorage:
+    """Bytes on a device. ``UntypedStorage(n, device=...)`` allocates ``n`` bytes."""
+
+    __slots__ = ("__weakref__", "_device", "_handle", "_host", "_nbytes", "_ptr", "_runtime")
+
+    def __init__(self, size: int = 0, *, device: Any = None) -> None:
+        if size < 0:
+            raise RuntimeError(f"Storage size must be non-negative, got {size}")
+        dev = _normalise(device if device is not None else "cpu")
+        runtime = _registry.runtime(dev.type)
+        self._setup(runtime.allocator.allocate(int(size), dev.index or 0), int(size), dev, runtime)
+
+    @classmethod
+    def _from_handle(cls, handle: Any, nbytes: int, dev: _device, runtime: Any) -> UntypedStorage:
+        self = object.__new__(cls)
+        self._setup(handle, nbytes, dev, runtime)
+        return self
+
+    def _setup(self, handle: Any, nbytes: int, dev: _device, runtime: Any) -> None:
+        self._handle = handle
+        self._nbytes = nbytes
+        self._device = dev
+        self._runtime = runtime
+        self._ptr = runtime.allocator.data_ptr(handle)
+        buf = runtime.allocator.host_buffer(handle)
+        self._host = None if buf is None else (
+            buf if isinstance(buf, np.ndarray) else np.frombuffer(buf, np.uint8))
+
+    @property
+    def device(self) -> _device:
+        return self._device
+
+    def nbytes(self) -> int:
+        return self._nbytes
+
+    def size(self) -> int:
+        return self._nbytes
+
+    def __len__(self) -> int:
+        return self._nbytes
+
+    def data_ptr(self) -> int:
+        return self._ptr
+
+    def element_size(self) -> int:
+        return 1
+
+    def tolist(self) -> list[int]:
+        return read_bytes(self, 0, self._nbytes).tolist()
+
+    def __getitem__(self, i: int) -> int:
+        if not -self._nbytes <= i < self._nbytes:
+            raise IndexError(f"index {i} out of range for storage of size {self._nbytes}")
+        return int(read_bytes(self, i % self._nbytes, 1)[0])
+
+    def cpu(self) -> UntypedStorage:
+        if self._device.type == "cpu":
+            return self
+        out = UntypedStorage(self._nbytes)
+        out._host[:] = read_bytes(self, 0, self._nbytes)
+        return out
+
+    def __repr__(self) -> str:
+        body = " " + "\n ".join(str(b) for b in self.tolist()) if self._host is not None else ""
+        return (f"{body}\n[torch.storage.UntypedStorage(device={self._device}) "
+                f"of size {self._nbytes}]")
+
+
+UntypedStorage.__module__ = "torch"
+
+
+def _normalise(dev: Any) -> _device:
+    """Give accelerator devices an index (``cuda`` -> ``cuda:0``); cpu and meta keep none."""
+    d = dev if isinstance(dev, _device) else _device(dev)
+    if d.index is None and d.type not in _registry.BUILTIN:
+        _registry.runtime(d.type)  # raises the backend's own error before we ask for an index
+        mod = _registry.device_module(d.type)
+        idx = mod.current_device() if mod is not None and hasattr(mod, "current_device") else 0
+        d = _device(d.type, idx)
+    return d
+
+
+def allocate(nbytes: int, dev: _device) -> UntypedStorage:
+    """A new storage of ``nbytes`` on ``dev`` (which must already be normalised)."""
+    runtime = _registry.runtime(dev.type)
+    handle = runtime.allocator.allocate(nbytes, dev.index or 0)
+    return UntypedStorage._from_handle(handle, nbytes, dev, runtime)
+
+
+def read_bytes(storage: UntypedStorage, offset: int, nbytes: int) -> np.ndarray:
+    """A host ``uint8`` array with ``nbytes`` bytes of ``storage`` from ``offset`` (a view for
+    host memory, a copy otherwise)."""
+    if storage._host is not None:
+        return storage._host[offset : offset + nbytes]
+    if storage._device.type == "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    out = np.empty(nbytes, np.uint8)
+    if nbytes:
+        storage._runtime.copier.to_host(out, storage._handle, offset)
+    return out
+
+
+def write_bytes(storage: UntypedStorage, offset: int, src: np.ndarray) -> None:
+    """Copy the contiguous host ``uint8`` array ``src`` into ``storage`` at ``offset``."""
+    if storage._host is not None:
+        storage._host[offset : offset + src.size] = src
+        return
+    if storage._device.type == "meta":
+        return
+    if src.size:
+        storage._runtime.copier.to_device(storage._handle, offset, np.ascontiguousarray(src))

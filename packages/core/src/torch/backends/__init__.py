@@ -1,0 +1,15 @@
+"""``torch.backends``: the plugin system (see :mod:`torch.backends.hookspecs`) and the
+per-backend switches (``torch.backends.cudnn``, ``torch.backends.mps``)."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+_SUBMODULES = ("cudnn", "mps", "hookspecs")
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'torch.backends' has no attribute '{name}'")

@@ -1,0 +1,231 @@
+"""The backend contract: pluggy hook specifications for device backends.
+
+A backend is a pluggy plugin published under the entry-point group ``torch.backends``.
+The entry point's *name* is the device type it serves (``cpu``, ``cuda``, ``npu``...); its
+*value* names a light module that imports no native code and does not import ``torch`` at
+module level. Core registers that module once ``import torch`` has finished (phase 1) and asks
+it for :class:`BackendInfo`. Everything else is asked for on the first use of the device
+(phase 2), which is when a backend imports its native extension.
+
+Every hook takes ``device_type`` so one plugin module may serve several device types; a hook
+implementation returns ``None`` for device types it does not serve. A plugin writes::
+
+    import pluggy
+    hookimpl = pluggy.HookimplMarker("torch")
+
+    @hookimpl
+    def torch_backend_info(device_type):
+        if device_type != "npu":
+            return None
+        from torch.backends.hookspecs import BackendInfo
+        return BackendInfo(device_type="npu", distribution="acme-npu", version="1.0")
+
+Hooks are listed in the order core calls them. None is ``historic``. Kernel signatures (what
+``torch_backend_register_kernels`` registers) are the primitive schemas of ``torch._prims``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+import pluggy
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from torch.library import Library
+
+PROJECT = "torch"
+ENTRY_POINT_GROUP = "torch.backends"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What a backend declares about itself in phase 1 (no native code loaded).
+
+    :param device_type: the device type string (``torch.device("<device_type>:0")``).
+    :param distribution: the distribution that ships the backend, named in error messages.
+    :param version: the backend's version string.
+    :param dispatch_key: the dispatcher key its kernels register under; defaults to the device
+        type in upper case (``npu`` -> ``NPU``).
+    :param capabilities: free-form capability flags that subsystems query instead of comparing
+        device-type strings. Core reads ``"host_accessible"`` (device memory can be viewed by
+        numpy through the buffer protocol, so no copies are needed to reach the host),
+        ``"float64"`` (double precision supported) and ``"amp"`` (autocast supported).
+    :param amp_dtypes: dtype names autocast may use on this device (``("float16", "bfloat16")``).
+    """
+
+    device_type: str
+    distribution: str
+    version: str = "0"
+    dispatch_key: str = ""
+    capabilities: frozenset[str] = field(default_factory=frozenset)
+    amp_dtypes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.dispatch_key:
+            object.__setattr__(self, "dispatch_key", self.device_type.upper())
+        object.__setattr__(self, "capabilities", frozenset(self.capabilities))
+
+
+class Allocator(Protocol):
+    """Device memory. Returned by :func:`torch_backend_allocator`.
+
+    A handle is any Python object that owns a block of device memory and frees it when it is
+    garbage collected (a size-class free-list behind it is encouraged). Core keeps the handle
+    alive for as long as any storage uses it.
+    """
+
+    def allocate(self, nbytes: int, device_index: int) -> Any:
+        """Allocate ``nbytes`` (may be 0) on device ``device_index``; raise on failure."""
+
+    def data_ptr(self, handle: Any) -> int:
+        """The address of the block's first byte (64-byte aligned for host memory)."""
+
+    def host_buffer(self, handle: Any) -> Any | None:
+        """An object exposing the buffer protocol over the block, for host-accessible memory;
+        ``None`` for memory the host cannot read directly."""
+
+
+class Copier(Protocol):
+    """Byte copies between host and device. Returned by :func:`torch_backend_copy`.
+
+    Core only ever asks for dense byte ranges; strided, casting copies on one device are the
+    ``prims.copy_`` primitive.
+    """
+
+    def to_device(self, dst: Any, dst_offset: int, src: np.ndarray) -> None:
+        """Copy the contiguous ``uint8`` host array ``src`` to ``dst`` at byte ``dst_offset``."""
+
+    def to_host(self, dst: np.ndarray, src: Any, src_offset: int) -> None:
+        """Fill the contiguous, writable ``uint8`` host array ``dst`` from ``src`` at byte
+        ``src_offset``."""
+
+    def device_to_device(
+        self, dst: Any, dst_offset: int, src: Any, src_offset: int, nbytes: int
+    ) -> None:
+        """Copy ``nbytes`` between two blocks of this backend (possibly different indices)."""
+
+
+@hookspec(firstresult=True)
+def torch_backend_info(device_type: str) -> BackendInfo | None:
+    """Describe the backend serving ``device_type`` (phase 1).
+
+    Called once, right after registration, at the end of ``import torch``. It must not import
+    native code: the answer is used to parse ``torch.device`` strings and to print
+    ``python -m torch.backends``.
+
+    :param device_type: the entry point's name.
+    :returns: the backend's :class:`BackendInfo`, or ``None`` if this plugin does not serve it.
+
+    ``firstresult``. versionadded: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def torch_backend_allocator(device_type: str) -> Allocator | None:
+    """Return the device's allocator (phase 2: the native extension may be imported here).
+
+    Called on the first allocation on the device. Raising here (no driver, no device) marks
+    the device unusable; core re-raises as a ``RuntimeError`` that names the plugin.
+
+    :param device_type: the device type being initialised.
+    :returns: an :class:`Allocator`, or ``None`` if this plugin does not serve the device.
+
+    ``firstresult``. versionadded: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def torch_backend_copy(device_type: str) -> Copier | None:
+    """Return the host<->device byte copier (phase 2).
+
+    Host-accessible backends may return ``None``: core then copies through
+    :meth:`Allocator.host_buffer` with numpy.
+
+    :param device_type: the device type being initialised.
+    :returns: a :class:`Copier`, or ``None``.
+
+    ``firstresult``. versionadded: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def torch_backend_synchronize(device_type: str, device_index: int) -> bool | None:
+    """Wait for all queued work on one device (``torch.<device>.synchronize()``).
+
+    :param device_type: the device type.
+    :param device_index: the device's index.
+    :returns: ``True`` once synchronized, ``None`` if this plugin does not serve the device.
+
+    ``firstresult``. versionadded: 0.1
+    """
+
+
+@hookspec
+def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
+    """Register native kernels for primitives (and optionally fused composite ops).
+
+    Called once in phase 2 with a ``torch.library.Library("prims", "IMPL", <dispatch_key>)``.
+    Register with ``lib.impl("add", kernel)``. A kernel receives preallocated outputs and inputs
+    of one dtype, already broadcast (stride-0 expansion), in the argument order of the
+    primitive's schema (``torch._prims.SCHEMAS``). Primitives left out run through the CPU
+    fallback: inputs are copied to the CPU, the reference kernel runs, results are copied back.
+    Composite ops can be overridden with ``torch.library.Library("aten", "IMPL", key)``.
+
+    :param device_type: the device type being initialised.
+    :param lib: the registration handle for the device's dispatch key.
+
+    versionadded: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def torch_backend_device_module(device_type: str) -> ModuleType | None:
+    """Return the ``torch.<device_type>`` module (``is_available``, ``device_count``, ...).
+
+    Called in phase 1 when the module is first touched, so it must stay light: it is how
+    ``torch.cuda.is_available()`` answers without initialising the device. Core mounts it with
+    ``torch._register_device_module``. The module should provide ``is_available``,
+    ``device_count``, ``current_device``, ``set_device``, ``device`` (context manager),
+    ``synchronize``, ``Stream``, ``Event``, ``manual_seed``, ``manual_seed_all``,
+    ``get_rng_state``, ``set_rng_state``, ``memory_allocated``, ``max_memory_allocated`` and
+    ``get_amp_supported_dtype``.
+
+    :param device_type: the device type.
+    :returns: a module, or ``None``.
+
+    ``firstresult``. versionadded: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def torch_backend_fast_path(device_type: str) -> Callable[..., Any] | None:
+    """Optional: a fused "allocate and run" entry point for the eager hot path.
+
+    Returns a callable ``fast(op_name, out_nbytes, *input_handles) -> handle`` that allocates
+    the output and runs the kernel in one native call, for same-layout contiguous inputs.
+    Core only takes this path when it would give the generic path's result.
+
+    :param device_type: the device type.
+    :returns: the callable, or ``None`` when the backend has none.
+
+    ``firstresult``. versionadded: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def torch_backend_codegen(device_type: str, target: str) -> Any | None:
+    """Optional: a code generator for ``torch.compile`` (plait-compile's ``inductor``).
+
+    :param device_type: the device type graphs will run on.
+    :param target: the generator's kind (``"pointwise"``, ``"reduction"``...).
+    :returns: a generator object defined by plait-compile, or ``None``.
+
+    ``firstresult``. versionadded: 0.1
+    """

@@ -1,0 +1,290 @@
+"""``torch.library``: define operators and register kernels, with PyTorch's API.
+
+::
+
+    lib = torch.library.Library("mylib", "DEF")
+    lib.define("scale(Tensor x, float s) -> Tensor")
+    lib.impl("scale", lambda x, s: x * s, "CPU")
+    torch.ops.mylib.scale(t, 2.0)
+
+    @torch.library.custom_op("mylib::twice", mutates_args=())
+    def twice(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    @twice.register_fake
+    def _(x):
+        return torch.empty_like(x)
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Sequence
+from typing import Any, Callable
+
+from . import _dispatch, _schema
+
+__all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "register_fake",
+           "register_kernel"]
+
+_KINDS = ("DEF", "IMPL", "FRAGMENT")
+
+
+class Library:
+    """A handle for defining operators in namespace ``ns`` and registering kernels.
+
+    :param ns: the operator namespace (``torch.ops.<ns>``).
+    :param kind: ``"DEF"`` (a new namespace, only one per ns), ``"FRAGMENT"`` (more definitions
+        for an existing namespace) or ``"IMPL"`` (kernels only).
+    :param dispatch_key: the default key ``impl`` registers under.
+    """
+
+    _def_namespaces: set[str] = set()
+
+    def __init__(self, ns: str, kind: str, dispatch_key: str = "") -> None:
+        if kind not in _KINDS:
+            raise ValueError(f"Unsupported kind: {kind!r}; expected one of {', '.join(_KINDS)}")
+        if not ns.isidentifier():
+            raise ValueError(f"Library namespace must be an identifier, got {ns!r}")
+        if kind == "DEF":
+            if ns in Library._def_namespaces:
+                raise RuntimeError(f"Only a single TORCH_LIBRARY can be used to register the "
+                                   f"namespace {ns}; please put all of your definitions in a "
+                                   "single Library(..., 'DEF') or use kind='FRAGMENT'.")
+            Library._def_namespaces.add(ns)
+        self.ns = ns
+        self.kind = kind
+        self.dispatch_key = dispatch_key
+        self._defined: list[str] = []
+        self._registered: list[tuple[_dispatch.Operator, str, Callable[..., Any]]] = []
+
+    def __repr__(self) -> str:
+        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
+
+    def define(self, schema: str, alias_analysis: str = "", *, tags: Sequence[Any] = ()) -> str:
+        """Define an operator from its schema; returns its name."""
+        if self.kind == "IMPL":
+            raise RuntimeError(f"define() is not allowed on a Library of kind IMPL (ns {self.ns})")
+        parsed = _schema.parse(schema)
+        full = f"{parsed.name}.{parsed.overload}" if parsed.overload else parsed.name
+        _dispatch.define(f"{self.ns}::{full}", parsed)
+        self._defined.append(f"{self.ns}::{full}")
+        return full
+
+    def impl(self, op_name: Any, fn: Callable[..., Any], dispatch_key: str = "",
+             *, with_keyset: bool = False) -> None:
+        """Register ``fn`` as the kernel of ``op_name`` for ``dispatch_key`` (or the library's
+        default key; a device type such as ``"cuda"`` is accepted too)."""
+        op = _lookup(op_name, self.ns)
+        key = dispatch_key or self.dispatch_key
+        if not key:
+            raise RuntimeError(f"impl({op.qualname}): no dispatch key given and the Library has "
+                               "no default one")
+        key = _dispatch.key_for(key)
+        if with_keyset:
+            inner = fn
+
+            def fn(*args: Any, **kwargs: Any) -> Any:
+                return inner(key, *args, **kwargs)
+
+        op.register(key, fn)
+        self._registered.append((op, key, fn))
+
+    def fallthrough(self, op_name: str) -> None:
+        """Remove this library's kernel so lookups fall through to lower keys."""
+        op = _lookup(op_name, self.ns)
+        op.unregister(self.dispatch_key)
+
+    def _destroy(self) -> None:
+        """Undo every registration and definition made through this handle."""
+        for op, key, fn in self._registered:
+            op.unregister(key, fn)
+        self._registered.clear()
+        for qualname in self._defined:
+            _dispatch._ops.pop(qualname, None)
+        self._defined.clear()
+        if self.kind == "DEF":
+            Library._def_namespaces.discard(self.ns)
+
+
+def _lookup(op: Any, ns: str | None = None) -> _dispatch.Operator:
+    if isinstance(op, _dispatch.Operator):
+        return op
+    if isinstance(op, CustomOpDef):
+        return op._op
+    if hasattr(op, "default") and isinstance(op.default, _dispatch.Operator):
+        return op.default  # an OpOverloadPacket
+    if not isinstance(op, str):
+        raise TypeError(f"expected an operator name or object, got {type(op).__name__}")
+    qualname = op if "::" in op else f"{ns}::{op}"
+    found = _dispatch.get(qualname)
+    if found is None:
+        raise RuntimeError(f"operator {qualname} does not exist; define it first")
+    return found
+
+
+_libs: dict[str, Library] = {}
+
+
+def _fragment(ns: str) -> Library:
+    lib = _libs.get(ns)
+    if lib is None:
+        lib = _libs[ns] = Library(ns, "FRAGMENT")
+    return lib
+
+
+def define(qualname: str, schema: str, *, lib: Library | None = None,
+           tags: Sequence[Any] = ()) -> None:
+    """``torch.library.define("mylib::foo", "(Tensor x) -> Tensor")``."""
+    ns, _, name = qualname.partition("::")
+    if not name:
+        raise ValueError(f"expected a qualified name 'namespace::name', got {qualname!r}")
+    (lib or _fragment(ns)).define(name + schema, tags=tags)
+
+
+def _keys(types: Any) -> list[str]:
+    if types is None:
+        return [_dispatch.COMPOSITE_EXPLICIT]
+    if isinstance(types, str):
+        types = [types]
+    return [_dispatch.key_for(t) for t in types]
+
+
+def impl(qualname: Any, types: Any, func: Callable[..., Any] | None = None, *,
+         lib: Library | None = None) -> Any:
+    """Register a kernel for device types/keys ``types``; usable as a decorator."""
+    op = _lookup(qualname)
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        target = lib or _fragment(op.namespace)
+        for key in _keys(types):
+            target.impl(op, fn, key)
+        return fn
+
+    return register(func) if func is not None else register
+
+
+def register_kernel(op: Any, device_types: Any, func: Callable[..., Any] | None = None, *,
+                    lib: Library | None = None) -> Any:
+    """Register a device kernel for a custom op (``None`` device types: all devices)."""
+    return impl(op, device_types, func, lib=lib)
+
+
+def register_fake(op: Any, func: Callable[..., Any] | None = None, *,
+                  lib: Library | None = None) -> Any:
+    """Register the fake (meta) implementation: computes output shapes/dtypes from meta
+    tensors without touching data. Used on the ``meta`` device and by compile's tracing."""
+    target_op = _lookup(op)
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        (lib or _fragment(target_op.namespace)).impl(target_op, fn, _dispatch.META)
+        return fn
+
+    return register(func) if func is not None else register
+
+
+# -- custom_op -----------------------------------------------------------------------------
+
+_TYPE_NAMES = {int: "SymInt", float: "float", bool: "bool", str: "str"}
+
+
+def _annotation_to_type(ann: Any, where: str) -> str:
+    from ._tensor import Tensor
+
+    if ann is Tensor:
+        return "Tensor"
+    if ann in _TYPE_NAMES:
+        return _TYPE_NAMES[ann]
+    origin, args = typing.get_origin(ann), typing.get_args(ann)
+    if origin in (list, Sequence, typing.Sequence) and args:
+        return _annotation_to_type(args[0], where) + "[]"
+    if origin is typing.Union and len(args) == 2 and type(None) in args:
+        inner = args[0] if args[1] is type(None) else args[1]
+        return _annotation_to_type(inner, where) + "?"
+    if ann is type(None) or ann is None:
+        return "()"
+    raise ValueError(f"custom_op: unsupported type annotation {ann!r} for {where}; use Tensor, "
+                     "int, float, bool, str, list[...] or Optional[...]")
+
+
+def infer_schema(fn: Callable[..., Any], mutates_args: Any) -> str:
+    """Build a schema string from ``fn``'s type hints."""
+    try:
+        hints = typing.get_type_hints(fn)
+    except NameError as exc:
+        raise ValueError(f"custom_op: cannot resolve the type hints of {fn.__name__}: {exc}") \
+            from exc
+    sig = inspect.signature(fn)
+    mutated = set() if mutates_args in ((), None, "unknown") else set(mutates_args)
+    parts = []
+    star = False
+    for p in sig.parameters.values():
+        if p.name not in hints:
+            raise ValueError(f"custom_op: parameter '{p.name}' of {fn.__name__} needs a type hint")
+        t = _annotation_to_type(hints[p.name], f"parameter '{p.name}'")
+        if p.name in mutated:
+            t = t.replace("Tensor", "Tensor(a!)", 1)
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        default = "" if p.default is inspect.Parameter.empty else f"={p.default!r}"
+        parts.append(f"{t} {p.name}{default}")
+    unknown = mutated - set(sig.parameters)
+    if unknown:
+        raise ValueError(f"custom_op: mutates_args names unknown parameters {sorted(unknown)}")
+    ret = hints.get("return", type(None))
+    origin = typing.get_origin(ret)
+    if origin is tuple:
+        rets = "(" + ", ".join(_annotation_to_type(a, "return") for a in typing.get_args(ret)) + ")"
+    else:
+        rets = _annotation_to_type(ret, "the return value")
+    return f"({', '.join(parts)}) -> {rets}"
+
+
+class CustomOpDef:
+    """What ``@torch.library.custom_op`` returns: callable like the op, with registration
+    methods for more devices and for the fake implementation."""
+
+    def __init__(self, qualname: str, fn: Callable[..., Any], schema: str,
+                 device_types: Any) -> None:
+        ns, _, name = qualname.partition("::")
+        self._qualname = qualname
+        self._init_fn = fn
+        _fragment(ns).define(name + schema)
+        self._op = _dispatch.get(qualname)
+        register_kernel(self._op, device_types, fn)
+        self.__name__ = name
+        self.__doc__ = fn.__doc__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._op(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<CustomOpDef({self._qualname})>"
+
+    def register_fake(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        return register_fake(self._op, fn)
+
+    def register_kernel(self, device_types: Any, fn: Callable[..., Any] | None = None) -> Any:
+        return register_kernel(self._op, device_types, fn)
+
+
+def custom_op(name: str, fn: Callable[..., Any] | None = None, /, *, mutates_args: Any,
+              device_types: Any = None, schema: str | None = None) -> Any:
+    """Turn a Python function into an operator ``torch.ops.<ns>.<name>``.
+
+    :param name: ``"namespace::name"``.
+    :param mutates_args: names of the arguments the function writes to (``()`` for none);
+        required, as in PyTorch.
+    :param device_types: device types the function serves (default: all).
+    :param schema: an explicit schema; inferred from type hints otherwise.
+    """
+    if "::" not in name:
+        raise ValueError(f"custom_op name must be 'namespace::name', got {name!r}")
+
+    def wrap(f: Callable[..., Any]) -> CustomOpDef:
+        s = schema if schema is not None else infer_schema(f, mutates_args)
+        return CustomOpDef(name, f, s, device_types)
+
+    return wrap(fn) if fn is not None else wrap
