@@ -17,7 +17,8 @@ import sys as _sys
 import threading as _threading
 from typing import Any as _Any
 
-from . import _config, _dtype, _layout
+from . import _config, _dtype, _layout, _subpackages, backends
+from . import _device_modules as _dm
 from ._compile_api import compile
 from ._config import (
     alert_not_deterministic as _alert_not_deterministic,
@@ -82,10 +83,7 @@ from ._symbolic import (
 )
 from ._tensor import Size, Tensor
 from ._tensor_str import get_printoptions, set_printoptions
-from . import backends
 from .backends import _registry as _backend_registry
-from . import _device_modules as _dm
-from . import _subpackages
 
 __version__ = "0.1.0"
 
@@ -95,6 +93,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "ops": ("torch._ops", "ops"),
     "UntypedStorage": ("torch._storage", "UntypedStorage"),
     "cpu": ("torch.cpu", None),
+    "utils": ("torch.utils", None),
 }
 _lazy_lock = _threading.RLock()
 
@@ -148,5 +147,5 @@ _backend_registry.autoload()
 
 # PyTorch's dtype aliases shadow builtins inside this module, so they are bound last.
 globals().update(_dtype.ALIASES)
-bool = _dtype.bool_  # noqa: A001
+bool = _dtype.bool_
 _import_seconds = _time.perf_counter() - _t0

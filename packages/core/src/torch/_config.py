@@ -24,8 +24,15 @@ _local = threading.local()
 class _State:
     """Process-wide values the fast paths read without touching thread-locals."""
 
-    __slots__ = ("deterministic", "deterministic_warn_only", "float32_matmul_precision",
-                 "modes_active", "num_threads", "no_grad_active", "warn_always")
+    __slots__ = (
+        "deterministic",
+        "deterministic_warn_only",
+        "float32_matmul_precision",
+        "modes_active",
+        "no_grad_active",
+        "num_threads",
+        "warn_always",
+    )
 
     def __init__(self) -> None:
         self.deterministic = False
@@ -142,7 +149,8 @@ _DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Make nondeterministic kernels raise (or warn, with ``warn_only=True``) instead of run."""
     if not isinstance(mode, bool):
-        raise TypeError(f"use_deterministic_algorithms expects a bool, but got {type(mode).__name__}")
+        raise TypeError("use_deterministic_algorithms expects a bool, but got "
+                        f"{type(mode).__name__}")
     state.deterministic = mode
     state.deterministic_warn_only = bool(warn_only) and mode
 

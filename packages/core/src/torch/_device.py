@@ -14,7 +14,7 @@ from . import _config
 _CACHE: dict[Any, device] = {}
 
 
-class device:  # noqa: N801 - PyTorch's name
+class device:
     """A device: ``torch.device("cuda:1")``, ``torch.device("cuda", 1)``, ``torch.device(d)``.
 
     Usable as a context manager that makes it the default device of factory functions in this
@@ -23,7 +23,7 @@ class device:  # noqa: N801 - PyTorch's name
 
     __slots__ = ("_index", "_type")
 
-    def __new__(cls, type: Any, index: int | None = None) -> device:  # noqa: A002
+    def __new__(cls, type: Any, index: int | None = None) -> device:
         key = (type, index) if type.__class__ is str else None
         if key is not None:
             cached = _CACHE.get(key)

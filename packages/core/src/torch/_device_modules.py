@@ -9,8 +9,9 @@ points raise a RuntimeError naming the distribution to install.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from .backends import _registry
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import threading
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import _config, _schema
 from ._tensor import Tensor

@@ -6,7 +6,7 @@ from __future__ import annotations
 BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
 
 
-class dtype:  # noqa: N801 - PyTorch's name
+class dtype:
     """A tensor element type (``torch.float32``...). Instances are singletons."""
 
     __slots__ = (

@@ -680,7 +680,7 @@ def mul(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     return _into(out, _aten_mul(input, other))
 
 
-def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
         dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
     """Sum over ``dim`` (all dims by default); integer and bool inputs sum to int64."""
     if not isinstance(input, Tensor):

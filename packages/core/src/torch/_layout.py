@@ -16,13 +16,13 @@ class _Named:
         return self._name
 
 
-class layout(_Named):  # noqa: N801 - PyTorch's name
+class layout(_Named):
     """A tensor layout (only ``torch.strided`` is backed by kernels)."""
 
     __slots__ = ()
 
 
-class memory_format(_Named):  # noqa: N801 - PyTorch's name
+class memory_format(_Named):
     """A memory format requested from ``to``/``contiguous``/factories."""
 
     __slots__ = ()

@@ -7,7 +7,8 @@ conformance suite, and what a backend's missing kernel falls back to. Clarity ov
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -404,11 +404,11 @@ class Tensor:
             self._shape, self._stride, self._offset)
 
     @property
-    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+    def T(self) -> Tensor:
         return self.permute(*range(len(self._shape) - 1, -1, -1))
 
     @property
-    def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+    def mT(self) -> Tensor:
         if len(self._shape) < 2:
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                                f"Got {len(self._shape)}-D tensor.")
@@ -530,9 +530,9 @@ class Tensor:
             length = max(min(self._shape[a] + offset, self._shape[b]), 0)
             start -= offset * self._stride[a] if length else 0
         keep = [i for i in range(n) if i not in (a, b)]
+        diag_stride = self._stride[a] + self._stride[b]
         return self._view(tuple(self._shape[i] for i in keep) + (length,),
-                          tuple(self._stride[i] for i in keep) + (self._stride[a] + self._stride[b],),
-                          start)
+                          tuple(self._stride[i] for i in keep) + (diag_stride,), start)
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, cut from the autograd graph."""

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Sequence
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import _dispatch, _schema
 

@@ -26,9 +26,10 @@ Hooks are listed in the order core calls them. None is ``historic``. Kernel sign
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 

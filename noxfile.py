@@ -1,0 +1,89 @@
+"""Every workflow of the monorepo: tests, lint, wheels, bench (and demo, parity later).
+
+Run ``python -m pip install nox && nox -s tests``. Sessions use uv when it is installed (``pip
+install "nox[uv]"``) and virtualenv + pip otherwise; either way they install everything they
+need themselves.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+PACKAGES = ["core", "backend-cpu", "backend-cuda", "backend-xpu", "backend-mps", "nn", "compile"]
+PACKAGE_DIRS = [f"./packages/{p}" for p in PACKAGES]
+TOY_PLUGIN = "./tests/plugins/plait-toy-device"
+BROKEN_PLUGIN = "./tests/plugins/plait-broken-device"
+# The real PyTorch used for comparisons lives only in the bench/parity sessions' own venvs.
+REAL_TORCH = "torch==2.13.0"
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["lint", "tests"]
+nox.options.error_on_missing_interpreters = True
+
+# This machine exports PYTHONDONTWRITEBYTECODE=1; compiled bytecode keeps imports fast.
+ENV = {"UV_COMPILE_BYTECODE": "1", "PYTHONDONTWRITEBYTECODE": ""}
+
+
+def _install(session: nox.Session, *args: str) -> None:
+    # One install call, so that plait-core resolves to the checkout for every package.
+    session.install(*args, env=ENV)
+
+
+@nox.session(python="3.11")
+def tests(session: nox.Session) -> None:
+    """Build and install every package as a wheel, then run the whole suite."""
+    _install(session, *PACKAGE_DIRS, TOY_PLUGIN, "pytest")
+    # The plugin that fails on purpose stays out of this environment (it would warn on every
+    # `import torch`); the tests put it on sys.path of the subprocesses that need it.
+    broken = Path(session.create_tmp()) / "broken-plugin-site"
+    shutil.rmtree(broken, ignore_errors=True)
+    session.install("--no-deps", "--target", str(broken), BROKEN_PLUGIN, env=ENV)
+    session.run(
+        "pytest", "tests", *session.posargs,
+        env={"PLAIT_BROKEN_PLUGIN_SITE": str(broken), "PLAIT_EXPECT_INSTALL": "wheel", **ENV},
+    )
+    session.notify("tests_editable")
+
+
+@nox.session(python="3.11")
+def tests_editable(session: nox.Session) -> None:
+    """The namespace tests again over editable installs of the pure-Python packages."""
+    args = [x for p in ("core", "nn", "compile") for x in ("-e", f"./packages/{p}")]
+    _install(session, *args, "pytest")
+    session.run("pytest", "tests/test_namespace.py", *session.posargs,
+                env={"PLAIT_EXPECT_INSTALL": "editable", **ENV})
+
+
+@nox.session(python="3.11")
+def lint(session: nox.Session) -> None:
+    """ruff over the whole tree."""
+    _install(session, "ruff")
+    session.run("ruff", "check", ".")
+
+
+@nox.session(python="3.11")
+def wheels(session: nox.Session) -> None:
+    """Build every distribution's wheel into dist/."""
+    _install(session, "build")
+    dist = ROOT / "dist"
+    dist.mkdir(exist_ok=True)
+    for pkg in PACKAGE_DIRS:
+        session.run("python", "-m", "build", "--wheel", "--outdir", str(dist), pkg, env=ENV)
+    session.log("built: " + ", ".join(sorted(p.name for p in dist.glob("*.whl"))))
+
+
+@nox.session(python="3.11")
+def bench(session: nox.Session) -> None:
+    """Micro-benchmarks under Plait and, in a second venv, under real PyTorch (same run)."""
+    _install(session, *PACKAGE_DIRS)
+    real = Path(session.create_tmp()) / "real-torch"
+    if not (real / "bin" / "python").exists():
+        session.run("python", "-m", "venv", str(real), external=True)
+        session.run(str(real / "bin" / "pip"), "install", "-q", REAL_TORCH, "numpy",
+                    external=True, env=ENV)
+    session.run("python", "benchmarks/run.py", "--reference-python",
+                str(real / "bin" / "python"), *session.posargs, env=ENV)

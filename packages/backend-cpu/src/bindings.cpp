@@ -1,0 +1,184 @@
+// Python bindings of plait_backend_cpu._C: the host allocator, the primitive kernels and
+// build diagnostics. Kernels take addresses as ints and layouts as int sequences; see
+// kernels/kernels.h for their contract and plait_backend_cpu/kernels.py for the wrappers that
+// core calls.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <string>
+
+#include "kernels/allocator.h"
+#include "kernels/dtype.h"
+#include "kernels/kernels.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace plait::cpu {
+namespace {
+
+using HostArray = nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>;
+
+// Kernels on fewer elements than this keep the GIL: releasing it costs more than they run.
+constexpr int64_t kReleaseGilAbove = int64_t{1} << 15;
+
+// Releases the GIL for the lifetime of the object when the kernel is large.
+class MaybeReleaseGil {
+ public:
+  explicit MaybeReleaseGil(const Dims& shape) {
+    if (numel(shape) > kReleaseGilAbove) release_.emplace();
+  }
+
+ private:
+  std::optional<nb::gil_scoped_release> release_;
+};
+
+// A 1-d uint8 numpy array over a fresh block; the block returns to the free list when the
+// array (and every view of it) is collected.
+HostArray allocate(size_t nbytes) {
+  Block* block = host_allocator().allocate(nbytes);
+  nb::capsule owner(block, [](void* p) noexcept {
+    host_allocator().release(static_cast<Block*>(p));
+  });
+  return HostArray(block->data, {nbytes}, owner);
+}
+
+nb::dict allocator_stats() {
+  const AllocatorStats s = host_allocator().stats();
+  nb::dict d;
+  d["allocated_bytes"] = s.allocated_bytes;
+  d["peak_bytes"] = s.peak_bytes;
+  d["cached_bytes"] = s.cached_bytes;
+  d["cache_limit"] = s.cache_limit;
+  d["hits"] = s.hits;
+  d["misses"] = s.misses;
+  return d;
+}
+
+nb::list simd_features() {
+  nb::list features;
+#if defined(__SSE2__)
+  features.append("sse2");
+#endif
+#if defined(__AVX__)
+  features.append("avx");
+#endif
+#if defined(__AVX2__)
+  features.append("avx2");
+#endif
+#if defined(__FMA__)
+  features.append("fma");
+#endif
+#if defined(__AVX512F__)
+  features.append("avx512f");
+#endif
+#if defined(__ARM_NEON)
+  features.append("neon");
+#endif
+  return features;
+}
+
+nb::dict build_info() {
+  nb::dict d;
+#if defined(__clang__)
+  d["compiler"] = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  d["compiler"] = std::string("gcc ") + __VERSION__;
+#elif defined(_MSC_VER)
+  d["compiler"] = std::string("msvc ") + std::to_string(_MSC_VER);
+#else
+  d["compiler"] = std::string("unknown");
+#endif
+  d["flags"] = std::string(PLAIT_BUILD_FLAGS);
+  d["build_type"] = std::string(PLAIT_BUILD_TYPE);
+  d["simd"] = simd_features();
+  d["alignment"] = kAlignment;
+  d["max_dims"] = kMaxDims;
+  d["nanobind"] = std::to_string(NB_VERSION_MAJOR) + "." + std::to_string(NB_VERSION_MINOR) +
+                  "." + std::to_string(NB_VERSION_PATCH);
+  return d;
+}
+
+nb::tuple dtype_names() {
+  nb::list names;
+#define PLAIT_NAME(CODE, TYPE, NAME) names.append(NAME);
+  PLAIT_CPU_DTYPES(PLAIT_NAME)
+#undef PLAIT_NAME
+  return nb::tuple(names);
+}
+
+template <BinaryOp Op>
+bool binary_entry(int dtype, const Dims& shape, uintptr_t out, const Dims& out_strides,
+                  uintptr_t a, const Dims& a_strides, uintptr_t b, const Dims& b_strides) {
+  MaybeReleaseGil nogil(shape);
+  return binary(Op, dtype, shape, out, out_strides, a, a_strides, b, b_strides);
+}
+
+}  // namespace
+}  // namespace plait::cpu
+
+NB_MODULE(_C, m) {
+  using namespace plait::cpu;
+  m.doc() = "Native part of plait-backend-cpu: host allocator and primitive kernels.";
+
+  m.attr("DTYPES") = dtype_names();
+  m.attr("ALIGNMENT") = kAlignment;
+
+  // Allocator.
+  m.def("allocate", &allocate, "nbytes"_a,
+        "A 64-byte aligned 1-d uint8 numpy array of `nbytes` owning a block of the host "
+        "allocator; the block returns to the free list when the array is collected.");
+  m.def("data_ptr", [](const HostArray& a) { return reinterpret_cast<uintptr_t>(a.data()); },
+        "array"_a, "The address of an array returned by `allocate`.");
+  m.def("size_class", &size_class, "nbytes"_a, "The block size serving a request of `nbytes`.");
+  m.def("allocator_stats", &allocator_stats,
+        "allocated/peak/cached bytes, the cache limit, free-list hits and misses.");
+  m.def("empty_cache", [] { host_allocator().empty_cache(); },
+        "Return every cached block to the system.");
+  m.def("set_cache_limit", [](size_t bytes) { host_allocator().set_cache_limit(bytes); },
+        "bytes"_a, "Cap the bytes kept in free lists (trims the cache at once).");
+  m.def("reset_peak_memory_stats", [] { host_allocator().reset_peak(); });
+
+  // Kernels: each returns False when it leaves the case to the reference kernel.
+  m.def("add", &binary_entry<BinaryOp::Add>, "dtype"_a, "shape"_a, "out"_a, "out_strides"_a,
+        "a"_a, "a_strides"_a, "b"_a, "b_strides"_a);
+  m.def("mul", &binary_entry<BinaryOp::Mul>, "dtype"_a, "shape"_a, "out"_a, "out_strides"_a,
+        "a"_a, "a_strides"_a, "b"_a, "b_strides"_a);
+  m.def(
+      "fill_int",
+      [](int dtype, const Dims& shape, uintptr_t out, const Dims& out_strides, int64_t value) {
+        MaybeReleaseGil nogil(shape);
+        return fill_int(dtype, shape, out, out_strides, value);
+      },
+      "dtype"_a, "shape"_a, "out"_a, "out_strides"_a, "value"_a);
+  m.def(
+      "fill_float",
+      [](int dtype, const Dims& shape, uintptr_t out, const Dims& out_strides, double value) {
+        MaybeReleaseGil nogil(shape);
+        return fill_float(dtype, shape, out, out_strides, value);
+      },
+      "dtype"_a, "shape"_a, "out"_a, "out_strides"_a, "value"_a);
+  m.def(
+      "copy",
+      [](int out_dtype, int src_dtype, const Dims& shape, uintptr_t out,
+         const Dims& out_strides, uintptr_t src, const Dims& src_strides) {
+        MaybeReleaseGil nogil(shape);
+        return copy(out_dtype, src_dtype, shape, out, out_strides, src, src_strides);
+      },
+      "out_dtype"_a, "src_dtype"_a, "shape"_a, "out"_a, "out_strides"_a, "src"_a,
+      "src_strides"_a);
+  m.def(
+      "sum",
+      [](int out_dtype, int a_dtype, const Dims& shape, uintptr_t out, const Dims& out_strides,
+         uintptr_t a, const Dims& a_strides, uint64_t reduce_mask) {
+        MaybeReleaseGil nogil(shape);
+        return sum(out_dtype, a_dtype, shape, out, out_strides, a, a_strides, reduce_mask);
+      },
+      "out_dtype"_a, "a_dtype"_a, "shape"_a, "out"_a, "out_strides"_a, "a"_a, "a_strides"_a,
+      "reduce_mask"_a);
+
+  m.def("build_info", &build_info, "Compiler, flags and SIMD features of this build.");
+}

@@ -1,0 +1,103 @@
+"""The ``torch.backends`` entry point of plait-backend-cpu (device type ``cpu``).
+
+Phase 1 (``import torch``) only imports this module and asks :func:`torch_backend_info`, so
+it stays light: no native code and no ``torch`` at module level. The native extension is
+imported on the first allocation or kernel registration (phase 2).
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from . import __version__
+
+if TYPE_CHECKING:
+    from torch.backends.hookspecs import BackendInfo
+    from torch.library import Library
+
+    from .allocator import HostAllocator
+
+hookimpl = pluggy.HookimplMarker("torch")
+
+DEVICE_TYPE = "cpu"
+DISTRIBUTION = "plait-backend-cpu"
+CAPABILITIES = frozenset({"host_accessible", "float64"})
+
+
+def native() -> ModuleType:
+    """The native extension ``_C``, imported on first use.
+
+    ``importlib`` rather than ``from . import _C``, which would recurse through a module
+    ``__getattr__`` while the package is still initialising.
+    """
+    return importlib.import_module(f"{__package__}._C")
+
+
+@hookimpl
+def torch_backend_info(device_type: str) -> BackendInfo | None:
+    if device_type != DEVICE_TYPE:
+        return None
+    from torch.backends.hookspecs import BackendInfo
+
+    return BackendInfo(
+        device_type=DEVICE_TYPE,
+        distribution=DISTRIBUTION,
+        version=__version__,
+        capabilities=CAPABILITIES,
+    )
+
+
+@hookimpl
+def torch_backend_allocator(device_type: str) -> HostAllocator | None:
+    if device_type != DEVICE_TYPE:
+        return None
+    from .allocator import HostAllocator
+
+    return HostAllocator(native())
+
+
+@hookimpl
+def torch_backend_copy(device_type: str) -> Any | None:
+    # Host memory is host accessible: core copies through Allocator.host_buffer with numpy.
+    return None
+
+
+@hookimpl
+def torch_backend_synchronize(device_type: str, device_index: int) -> bool | None:
+    if device_type != DEVICE_TYPE:
+        return None
+    return True  # kernels run synchronously on the calling thread
+
+
+@hookimpl
+def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
+    if device_type != DEVICE_TYPE:
+        return
+    import torch
+
+    from .kernels import make_kernels
+
+    module = native()
+    dtype_codes = {
+        getattr(torch, name): code
+        for code, name in enumerate(module.DTYPES)
+        if hasattr(torch, name)
+    }
+
+    def reference(name: str) -> Any:
+        # Looked up at call time: the reference table is core's, and complete only once
+        # core has finished importing.
+        return torch._refs.CPU_KERNELS[name]
+
+    for name, kernel in make_kernels(module, dtype_codes, reference).items():
+        lib.impl(name, kernel)
+
+
+@hookimpl
+def torch_backend_device_module(device_type: str) -> ModuleType | None:
+    # Core ships torch.cpu itself.
+    return None

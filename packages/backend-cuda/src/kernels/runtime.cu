@@ -1,0 +1,129 @@
+// The CUDA runtime implementation of runtime.h (compiled by nvcc).
+#include <cuda_runtime.h>
+
+#include "runtime.h"
+
+namespace plait::cuda {
+namespace {
+
+// Throws CudaError for a failed call, naming it.
+void check(cudaError_t err, const char* call) {
+  if (err == cudaSuccess) return;
+  cudaGetLastError();  // reset the last-error state so the next call starts clean
+  throw CudaError(std::string("CUDA error in ") + call + ": " + cudaGetErrorString(err) + " (" +
+                  cudaGetErrorName(err) + ")");
+}
+
+// Makes `device` current for the calling thread and restores the previous one on scope exit.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice");
+  }
+  ~DeviceGuard() {
+    if (previous_ >= 0) cudaSetDevice(previous_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+}  // namespace
+
+bool compiled_with_cuda() noexcept { return true; }
+
+DeviceCount device_count() noexcept {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return {0, std::string(cudaGetErrorString(err)) + " (" + cudaGetErrorName(err) + ")"};
+  }
+  return {count, ""};
+}
+
+int runtime_version() noexcept {
+  int v = 0;
+  return cudaRuntimeGetVersion(&v) == cudaSuccess ? v : 0;
+}
+
+int driver_version() noexcept {
+  int v = 0;
+  return cudaDriverGetVersion(&v) == cudaSuccess ? v : 0;
+}
+
+void set_device(int device) { check(cudaSetDevice(device), "cudaSetDevice"); }
+
+int current_device() {
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  return device;
+}
+
+void synchronize(int device) {
+  DeviceGuard guard(device);
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+bool query(int device) {
+  DeviceGuard guard(device);
+  const cudaError_t err = cudaStreamQuery(nullptr);
+  if (err == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  check(err, "cudaStreamQuery");
+  return true;
+}
+
+DeviceProperties device_properties(int device) {
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  return {prop.name, prop.major, prop.minor, prop.totalGlobalMem, prop.multiProcessorCount};
+}
+
+void mem_get_info(int device, size_t* free_bytes, size_t* total_bytes) {
+  DeviceGuard guard(device);
+  check(cudaMemGetInfo(free_bytes, total_bytes), "cudaMemGetInfo");
+}
+
+void* malloc_device(size_t nbytes, int device) {
+  if (nbytes == 0) return nullptr;
+  DeviceGuard guard(device);
+  void* ptr = nullptr;
+  check(cudaMalloc(&ptr, nbytes), "cudaMalloc");
+  return ptr;
+}
+
+void free_device(void* ptr, int device) noexcept {
+  if (ptr == nullptr) return;
+  int previous = -1;
+  if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+  if (previous != device) cudaSetDevice(device);
+  // cudaErrorCudartUnloading at interpreter exit is expected: the driver frees the memory.
+  if (cudaFree(ptr) != cudaSuccess) cudaGetLastError();
+  if (previous >= 0 && previous != device) cudaSetDevice(previous);
+}
+
+void memcpy_h2d(uintptr_t dst, uintptr_t src, size_t nbytes) {
+  check(cudaMemcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), nbytes,
+                   cudaMemcpyHostToDevice),
+        "cudaMemcpy (host to device)");
+}
+
+void memcpy_d2h(uintptr_t dst, uintptr_t src, size_t nbytes) {
+  check(cudaMemcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), nbytes,
+                   cudaMemcpyDeviceToHost),
+        "cudaMemcpy (device to host)");
+}
+
+void memcpy_d2d(uintptr_t dst, uintptr_t src, size_t nbytes) {
+  check(cudaMemcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), nbytes,
+                   cudaMemcpyDefault),
+        "cudaMemcpy (device to device)");
+}
+
+}  // namespace plait::cuda

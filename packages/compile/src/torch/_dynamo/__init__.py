@@ -1,0 +1,21 @@
+"""``torch._dynamo``: the machinery behind ``torch.compile`` (plait-compile, DESIGN.md §10).
+
+This distribution adds ``torch._dynamo`` to plait-core's ``torch`` package; core's
+``torch.compile`` validates its arguments and calls :func:`optimize`. Graph capture, guards,
+recompilation, graph breaks, AOT autograd and the ``eager``/``aot_eager``/``inductor`` backends
+arrive with the compile issue. Until then :func:`optimize` validates the backend name and returns
+a wrapper that runs the original function or module eagerly.
+"""
+
+from torch._dynamo.backends.registry import list_backends, lookup_backend
+from torch._dynamo.eval_frame import OptimizedModule, optimize
+from torch._dynamo.exc import InvalidBackend, TorchDynamoException
+
+__all__ = [
+    "InvalidBackend",
+    "OptimizedModule",
+    "TorchDynamoException",
+    "list_backends",
+    "lookup_backend",
+    "optimize",
+]

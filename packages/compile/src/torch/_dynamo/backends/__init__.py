@@ -1,0 +1,1 @@
+"""Compile backends: the table of names ``torch.compile(backend=...)`` accepts."""

@@ -1,0 +1,58 @@
+"""Entry point of the ``toy`` backend: hook implementations only, nothing heavy imported."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import pluggy
+
+hookimpl = pluggy.HookimplMarker("torch")
+DEVICE = "toy"
+
+
+def _runtime() -> Any:
+    return importlib.import_module("plait_toy_device._runtime")
+
+
+@hookimpl
+def torch_backend_info(device_type: str) -> Any:
+    if device_type != DEVICE:
+        return None
+    from torch.backends.hookspecs import BackendInfo
+
+    return BackendInfo(device_type=DEVICE, distribution="plait-toy-device", version="0.1.0",
+                       capabilities=frozenset({"float64"}))
+
+
+@hookimpl
+def torch_backend_allocator(device_type: str) -> Any:
+    return _runtime().Allocator() if device_type == DEVICE else None
+
+
+@hookimpl
+def torch_backend_copy(device_type: str) -> Any:
+    return _runtime().Copier() if device_type == DEVICE else None
+
+
+@hookimpl
+def torch_backend_synchronize(device_type: str, device_index: int) -> Any:
+    if device_type != DEVICE:
+        return None
+    _runtime().SYNCS.append(device_index)
+    return True
+
+
+@hookimpl
+def torch_backend_register_kernels(device_type: str, lib: Any) -> None:
+    if device_type != DEVICE:
+        return
+    for name, kernel in _runtime().KERNELS.items():
+        lib.impl(name, kernel)
+
+
+@hookimpl
+def torch_backend_device_module(device_type: str) -> Any:
+    if device_type != DEVICE:
+        return None
+    return importlib.import_module("plait_toy_device.device_module")
