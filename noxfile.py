@@ -87,3 +87,10 @@ def bench(session: nox.Session) -> None:
                     external=True, env=ENV)
     session.run("python", "benchmarks/run.py", "--reference-python",
                 str(real / "bin" / "python"), *session.posargs, env=ENV)
+
+
+@nox.session(python="3.11")
+def demo(session: nox.Session) -> None:
+    """The main job: train a model on Plait tensors, print progress, write a plot."""
+    _install(session, "./packages/core", "./packages/backend-cpu", "matplotlib")
+    session.run("python", "examples/linear_regression.py", *session.posargs, env=ENV)

@@ -17,17 +17,18 @@ void check(cudaError_t err, const char* call) {
 // Makes `device` current for the calling thread and restores the previous one on scope exit.
 class DeviceGuard {
  public:
-  explicit DeviceGuard(int device) {
+  explicit DeviceGuard(int device) : device_(device) {
     if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
-    if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice");
+    if (previous_ != device_) check(cudaSetDevice(device_), "cudaSetDevice");
   }
   ~DeviceGuard() {
-    if (previous_ >= 0) cudaSetDevice(previous_);
+    if (previous_ >= 0 && previous_ != device_) cudaSetDevice(previous_);
   }
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;
 
  private:
+  int device_;
   int previous_ = -1;
 };
 

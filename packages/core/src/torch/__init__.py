@@ -108,6 +108,10 @@ def __getattr__(name: str) -> _Any:
             return value
     if name in _subpackages.SUBPACKAGES:
         return _subpackages.import_subpackage(name)
+    if name in _backend_registry._plugins:  # torch.<device type> of a plugin's device
+        mod = _backend_registry.device_module(name)
+        if mod is not None:
+            return mod
     if not name.startswith("_"):
         _functions = _importlib.import_module("torch._functions")
         if name in _functions.__all__:

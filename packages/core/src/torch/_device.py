@@ -24,7 +24,10 @@ class device:
     __slots__ = ("_index", "_type")
 
     def __new__(cls, type: Any, index: int | None = None) -> device:
-        key = (type, index) if type.__class__ is str else None
+        # Only exact str/int keys: ("cuda", 1.0) and ("cuda", True) compare equal to ("cuda", 1)
+        # and must not find its cached device instead of raising.
+        exact = index is None or index.__class__ is int
+        key = (type, index) if type.__class__ is str and exact else None
         if key is not None:
             cached = _CACHE.get(key)
             if cached is not None:

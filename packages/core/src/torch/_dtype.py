@@ -144,6 +144,13 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return a if _RANK[a] >= _RANK[b] else b
 
 
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether a result of dtype ``from_`` may be written into an output of dtype ``to``
+    (``out=`` and in-place ops): any narrowing within a category is allowed, a step down to a
+    lower category (float -> int, complex -> float, int -> bool) is not."""
+    return to._category >= from_._category
+
+
 def combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | None:
     """Combine the result of a higher-priority operand class (dimensioned tensors) with a lower
     one (zero-dim tensors, then Python scalars): the lower class only matters when its category

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from . import _config, _dispatch, _dtype, _refs, _storage, _tensor
+from . import _config, _dispatch, _dtype, _layout, _refs, _storage, _tensor
 from ._device import device as _device
-from ._tensor import Size, Tensor, _shape_arg, contiguous_strides, wrap_dim
+from ._tensor import Size, Tensor, _shape_arg, contiguous_strides, storage_extent, wrap_dim
 from .backends import _registry
 
 __all__ = [
-    "add", "broadcast_shapes", "clone", "empty", "empty_like", "empty_strided", "full",
+    "add", "broadcast_shapes", "can_cast", "clone", "empty", "empty_like", "empty_strided", "full",
     "full_like", "is_floating_point", "is_nonzero", "mul", "numel", "ones", "ones_like",
     "promote_types", "result_type", "sum", "tensor", "zeros", "zeros_like",
 ]
@@ -59,6 +59,29 @@ def new_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor
         numel *= s
     storage = _storage.allocate(numel * dt.itemsize, dev)
     return Tensor._make(storage, shape, contiguous_strides(shape), 0, dt, dev)
+
+
+def _is_non_overlapping_and_dense(t: Tensor) -> bool:
+    """Whether ``t``'s elements exactly tile one block of memory (a contiguous layout with its
+    dims in some order, e.g. a transposed matrix)."""
+    dims = sorted((d for d in range(t.ndim) if t._shape[d] > 1), key=lambda d: t._stride[d])
+    expected = 1
+    for d in dims:
+        if t._stride[d] != expected:
+            return False
+        expected *= t._shape[d]
+    return True
+
+
+def new_like(src: Tensor, dt: _dtype.dtype, dev: _device, memory_format: Any = None) -> Tensor:
+    """An uninitialised tensor shaped like ``src``. PyTorch's default ``preserve_format`` keeps
+    ``src``'s strides when it is non-overlapping and dense (a transposed tensor's clone is
+    transposed too); otherwise, or with ``contiguous_format``, the result is contiguous."""
+    if (memory_format in (None, _layout.preserve_format) and src.ndim
+            and not src.is_contiguous() and _is_non_overlapping_and_dense(src)):
+        storage = _storage.allocate(src.numel() * dt.itemsize, dev)
+        return Tensor._make(storage, src._shape, src._stride, 0, dt, dev)
+    return new_tensor(src._shape, dt, dev)
 
 
 def _check_shape(shape: tuple[int, ...]) -> None:
@@ -99,6 +122,11 @@ def _scalar_dtype(value: Any) -> _dtype.dtype:
 def promote_types(type1: _dtype.dtype, type2: _dtype.dtype) -> _dtype.dtype:
     """The smallest dtype to which both can be cast without losing category."""
     return _dtype.promote_types(type1, type2)
+
+
+def can_cast(from_: _dtype.dtype, to: _dtype.dtype) -> bool:
+    """Whether casting ``from_`` to ``to`` is allowed by PyTorch's casting rules."""
+    return _dtype.can_cast(from_, to)
 
 
 def result_type(*operands: Any) -> _dtype.dtype:
@@ -195,8 +223,7 @@ def empty_strided(size: Any, stride: Any, *, dtype: _dtype.dtype | None = None,
     _check_shape(shape)
     dt = _check_dtype(dtype) or _config.get_default_dtype()
     dev = _device_of(device)
-    numel = 1 if all(s > 0 for s in shape) else 0
-    extent = 1 + sum((n - 1) * st for n, st in zip(shape, strides)) if numel else 0
+    extent = storage_extent(shape, strides)
     storage = _storage.allocate(extent * dt.itemsize, dev)
     return _finish(Tensor._make(storage, shape, strides, 0, dt, dev), requires_grad)
 
@@ -248,14 +275,14 @@ def empty_like(input: Tensor, *, dtype: _dtype.dtype | None = None, layout: Any 
                device: Any = None, requires_grad: bool = False, memory_format: Any = None
                ) -> Tensor:
     dt, dev = _like(input, dtype, device)
-    return _finish(new_tensor(input._shape, dt, dev), requires_grad)
+    return _finish(new_like(input, dt, dev, memory_format), requires_grad)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: _dtype.dtype | None = None,
               layout: Any = None, device: Any = None, requires_grad: bool = False,
               memory_format: Any = None) -> Tensor:
     dt, dev = _like(input, dtype, device)
-    t = new_tensor(input._shape, dt, dev)
+    t = new_like(input, dt, dev, memory_format)
     P.fill_(t, fill_value)
     return _finish(t, requires_grad)
 
@@ -274,31 +301,46 @@ def _into(out: Tensor | None, result: Tensor) -> Tensor:
         return result
     if not isinstance(out, Tensor):
         raise TypeError(f"out must be a Tensor, not {type(out).__name__}")
+    if not _dtype.can_cast(result._dtype, out._dtype):
+        raise RuntimeError(f"result type {_dtype_name(result._dtype)} can't be cast to the "
+                           f"desired output type {_dtype_name(out._dtype)}")
     if out._shape != result._shape:
         if out.numel() != 0:
-            raise RuntimeError(f"Expected out tensor to have shape {list(result._shape)}, but "
-                               f"got {list(out._shape)} instead")
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out._shape)}, which does not match the required output shape "
+                f"{list(result._shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                "t.resize_(0).", UserWarning, stacklevel=3)
         fresh = new_tensor(result._shape, out._dtype, out._device)
         out._storage, out._shape, out._stride, out._offset = (
             fresh._storage, fresh._shape, fresh._stride, 0)
-    if result._dtype is not out._dtype and _dtype.promote_types(
-            result._dtype, out._dtype) is not out._dtype:
-        raise RuntimeError(f"result type {_dtype_name(result._dtype)} can't be cast to the "
-                           f"desired output type {_dtype_name(out._dtype)}")
+        out._fk = None  # the layout changed: no stale fast-path key
     copy_(out, result)
     return out
 
 
 def _dtype_name(dt: _dtype.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16"}.get(dt._name, dt._name)
+    """PyTorch's ScalarType name, used in its error messages."""
+    return _SCALAR_TYPE_NAMES[dt._name]
+
+
+_SCALAR_TYPE_NAMES = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+    "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+    "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}
 
 
 # -- torch.tensor --------------------------------------------------------------------------
 
 
+_SEQUENCES = (list, tuple, range)  # what torch.tensor() reads as a dimension
+
+
 def _nested_shape(data: Any, dim: int = 0) -> tuple[int, ...]:
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, _SEQUENCES):
         if not data:
             return (0,)
         inner = _nested_shape(data[0], dim + 1)
@@ -318,7 +360,7 @@ def _nested_shape(data: Any, dim: int = 0) -> tuple[int, ...]:
 
 
 def _leaves(data: Any) -> Any:
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, _SEQUENCES):
         for item in data:
             yield from _leaves(item)
     elif isinstance(data, Tensor):
@@ -334,13 +376,14 @@ def _infer_dtype(data: Any) -> _dtype.dtype:
         return _np_to_dtype(data.dtype)
     if isinstance(data, Tensor):
         return data._dtype
-    kind = _dtype.bool_
+    # PyTorch promotes across the elements of a sequence; numpy scalars keep their dtype
+    kind = None  # no leaves at all (``torch.tensor([])``): the default dtype
     for leaf in _leaves(data):
         if isinstance(leaf, np.generic):
-            leaf = leaf.item()
-        if isinstance(leaf, bool):
-            continue
-        if isinstance(leaf, int):
+            d = _np_to_dtype(leaf.dtype)
+        elif isinstance(leaf, bool):
+            d = _dtype.bool_
+        elif isinstance(leaf, int):
             d = _dtype.int64
         elif isinstance(leaf, float):
             d = _config.get_default_dtype()
@@ -348,8 +391,8 @@ def _infer_dtype(data: Any) -> _dtype.dtype:
             d = _config.get_default_complex_dtype()
         else:
             raise TypeError(f"new(): invalid data type '{type(leaf).__name__}'")
-        kind = d if kind._category < d._category else kind
-    return kind
+        kind = d if kind is None else _dtype.promote_types(kind, d)
+    return kind if kind is not None else _config.get_default_dtype()
 
 
 def _np_to_dtype(npdt: np.dtype) -> _dtype.dtype:
@@ -366,7 +409,8 @@ def _host_array(data: Any, dt: _dtype.dtype) -> np.ndarray:
     if isinstance(data, np.ndarray):
         src_dt = _np_to_dtype(data.dtype)
         return _refs.convert(data, src_dt, dt) if src_dt is not dt else data
-    with warnings.catch_warnings():
+    # out-of-range floats become inf quietly, as in PyTorch (numpy would warn)
+    with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         for leaf in _leaves(data):
             _refs.check_scalar_fits(leaf, dt)
@@ -460,7 +504,7 @@ def _host_copy(src: Tensor) -> Tensor:
     if src.numel() == 0:
         return new_tensor(src._shape, src._dtype, cpu)
     # Copy the smallest byte span that covers every element, then view it with src's strides.
-    span = 1 + sum((n - 1) * s for n, s in zip(src._shape, src._stride))
+    span = storage_extent(src._shape, src._stride)
     raw = _storage.read_bytes(st, src._offset * size, span * size)
     host_st = _storage.allocate(span * size, cpu)
     host_st._host[:] = raw
@@ -500,8 +544,9 @@ def to_device(t: Tensor, device: Any) -> Tensor:
         _storage._normalise(device))
     if t._device == dev:
         return t
-    out = new_tensor(t._shape, t._dtype, dev)
-    return copy_(out, t)
+    out = copy_(new_tensor(t._shape, t._dtype, dev), t)
+    out._vc[0] = 0  # a new tensor starts at version 0
+    return out
 
 
 def to_dtype(t: Tensor, dt: _dtype.dtype, copy: bool = False) -> Tensor:
@@ -542,7 +587,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     dev = self._device if device is None else _storage._normalise(device)
     if dt is self._dtype and dev == self._device and not copy:
         return self
-    out = new_tensor(self._shape, dt, dev)
+    out = new_like(self, dt, dev, kwargs.get("memory_format"))
     copy_(out, self)
     out._vc[0] = 0
     if self.requires_grad and (dt.is_floating_point or dt.is_complex):
@@ -551,14 +596,16 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
-    """A copy with its own storage."""
-    out = new_tensor(input._shape, input._dtype, input._device)
+    """A copy with its own storage (keeping a dense layout's strides, as PyTorch does)."""
+    out = new_like(input, input._dtype, input._device, memory_format)
     P.copy_(out, input)
     return out
 
 
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
-    return self if self.is_contiguous() else clone(self)
+    if self.is_contiguous():
+        return self
+    return clone(self, memory_format=_layout.contiguous_format)
 
 
 def fill_(self: Tensor, value: Any) -> Tensor:
@@ -691,8 +738,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
 def _inplace(op: Any) -> Any:
     def method(self: Tensor, other: Any, **kwargs: Any) -> Tensor:
         result = op(self, other, **kwargs)
-        if result._dtype is not self._dtype and _dtype.promote_types(
-                result._dtype, self._dtype) is not self._dtype:
+        if not _dtype.can_cast(result._dtype, self._dtype):
             raise RuntimeError(f"result type {_dtype_name(result._dtype)} can't be cast to the "
                                f"desired output type {_dtype_name(self._dtype)}")
         if result._shape != self._shape:

@@ -63,6 +63,14 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def storage_extent(shape: tuple[int, ...], stride: tuple[int, ...]) -> int:
+    """How many elements a (shape, stride) layout spans from its first to its last element
+    (0 for an empty tensor)."""
+    if any(n == 0 for n in shape):
+        return 0
+    return 1 + sum((n - 1) * st for n, st in zip(shape, stride))
+
+
 def wrap_dim(dim: Any, ndim: int) -> int:
     """Map a possibly negative ``dim`` into ``[0, ndim)``; 0-d tensors accept -1 and 0."""
     try:
@@ -314,8 +322,9 @@ class Tensor:
             raise RuntimeError("as_strided: negative sizes and strides are not supported, got "
                                f"size {list(size)} and stride {list(stride)}")
         offset = self._offset if storage_offset is None else storage_offset
-        if all(s > 0 for s in size) and self._device.type != "meta":
-            last = offset + sum((n - 1) * st for n, st in zip(size, stride))
+        extent = storage_extent(size, stride)
+        if extent and self._device.type != "meta":
+            last = offset + extent - 1
             if (last + 1) * self._dtype.itemsize > self._storage._nbytes:
                 raise RuntimeError(
                     f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "

@@ -49,51 +49,60 @@ def get_printoptions() -> dict[str, Any]:
 
 
 class _Formatter:
-    """Chooses one format for every element so columns line up."""
+    """One format for every element of a tensor (or of the real or imaginary parts of a complex
+    one) so that columns line up: PyTorch's rules for integer mode, scientific notation and
+    width. Only nonzero finite values decide (``nan``/``inf`` print as they are, unpadded)."""
 
-    def __init__(self, values: list[Any], dt: _dtype.dtype) -> None:
-        self.floating = dt.is_floating_point
-        self.complex = dt.is_complex
+    def __init__(self, values: list[Any], floating: bool) -> None:
+        self.floating = floating
         self.int_mode = True
-        self.sci = False
-        finite = [v for v in values if isinstance(v, float) and math.isfinite(v)]
-        if self.floating:
-            self.int_mode = all(v == math.floor(v) for v in finite)
-            if finite:
-                big, small = max(abs(v) for v in finite), min(abs(v) for v in finite)
-                nonzero = [abs(v) for v in finite if v != 0]
-                small = min(nonzero) if nonzero else small
-                self.sci = (big > 1e8 or (nonzero and big / small > 1000.0 and not self.int_mode)
-                            or (nonzero and small < 1e-4 and not self.int_mode)) if \
-                    options.sci_mode is None else options.sci_mode
-                if self.int_mode and big > 1e8:
-                    self.sci = options.sci_mode is not False
-        self.width = max((len(self.raw(v)) for v in values), default=1)
-
-    def raw(self, v: Any) -> str:
-        if self.complex:
-            return _complex(v)
-        if isinstance(v, bool):
-            return "True" if v else "False"
-        if not self.floating:
-            return str(v)
-        if not math.isfinite(v):
-            return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        self.sci_mode = False
+        self.max_width = 1
+        if not floating:
+            self.max_width = max((len(str(v)) for v in values), default=1)
+            return
+        nonzero = [v for v in values if math.isfinite(v) and v != 0]
+        if not nonzero:
+            return  # all zero or non-finite: PyTorch ignores sci_mode here too
+        magnitudes = [abs(v) for v in nonzero]
+        lo, hi = min(magnitudes), max(magnitudes)
+        self.int_mode = all(v == math.ceil(v) for v in nonzero)
+        # integers only switch to scientific notation for a wide range or huge values
+        self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or (not self.int_mode and lo < 1.0e-4)
         p = options.precision
-        if self.sci:
-            return f"{v:.{p}e}"
-        if self.int_mode:
-            return f"{v:.0f}."
-        return f"{v:.{p}f}"
+        if self.sci_mode:
+            self.max_width = max(len(f"{v:.{p}e}") for v in nonzero)
+        elif self.int_mode:
+            self.max_width = max(len(f"{v:.0f}") + 1 for v in nonzero)  # + 1 for the "."
+        else:
+            self.max_width = max(len(f"{v:.{p}f}") for v in nonzero)
+        if options.sci_mode is not None:
+            self.sci_mode = options.sci_mode
 
-    def __call__(self, v: Any) -> str:
-        return self.raw(v).rjust(self.width)
+    def format(self, v: Any) -> str:
+        if not self.floating:
+            text = str(v)
+        elif self.sci_mode:
+            text = f"{v:.{options.precision}e}"
+        elif self.int_mode:
+            text = f"{v:.0f}" + ("." if math.isfinite(v) else "")
+        else:
+            text = f"{v:.{options.precision}f}"
+        return text.rjust(self.max_width)
 
 
-def _complex(v: complex) -> str:
-    p = options.precision
-    sign = "+" if v.imag >= 0 or math.isnan(v.imag) else "-"
-    return f"{v.real:.{p}f}{sign}{abs(v.imag):.{p}f}j"
+class _ComplexFormatter:
+    """Real and imaginary parts formatted separately, as PyTorch does: ``1.+2.j``."""
+
+    def __init__(self, values: list[complex]) -> None:
+        self.real = _Formatter([v.real for v in values], True)
+        self.imag = _Formatter([v.imag for v in values], True)
+        self.max_width = self.real.max_width + 1 + self.imag.max_width
+
+    def format(self, v: complex) -> str:
+        real = self.real.format(v.real)
+        imag = (self.imag.format(v.imag) + "j").lstrip()
+        return real + imag if imag[0] in "+-" else real + "+" + imag
 
 
 def _summarise(values: Any, shape: tuple[int, ...], summarize: bool) -> Any:
@@ -102,7 +111,7 @@ def _summarise(values: Any, shape: tuple[int, ...], summarize: bool) -> Any:
         return values
     e = options.edgeitems
     if summarize and shape[0] > 2 * e:
-        rows = list(values[:e]) + [Ellipsis] + list(values[-e:])
+        rows = list(values[:e]) + [Ellipsis] + list(values[len(values) - e :])
     else:
         rows = list(values)
     return [r if r is Ellipsis else _summarise(r, shape[1:], summarize) for r in rows]
@@ -116,52 +125,76 @@ def _flat(nested: Any) -> Any:
         yield nested
 
 
-def _render(nested: Any, fmt: _Formatter, indent: int, ndim: int) -> str:
+def _render(nested: Any, fmt: Any, indent: int, ndim: int) -> str:
     if ndim == 0:
-        return fmt(nested)
+        return fmt.format(nested)
     if ndim == 1:
-        items = ["..." if v is Ellipsis else fmt(v) for v in nested]
-        width = max(options.linewidth - indent, 1)
-        lines, cur = [], ""
-        for item in items:
-            piece = item if not cur else cur + ", " + item
-            if cur and len(piece) + 2 > width:
-                lines.append(cur + ",")
-                cur = item
-            else:
-                cur = piece
-        lines.append(cur)
-        return "[" + ("\n" + " " * (indent + 1)).join(lines) + "]"
+        # a fixed number of elements per line, the elision marker counting as one
+        per_line = max(1, (options.linewidth - indent) // (fmt.max_width + 2))
+        marker = " ..." if options.edgeitems else "..."
+        items = [marker if v is Ellipsis else fmt.format(v) for v in nested]
+        lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     sep = "," + "\n" * (ndim - 1) + " " * (indent + 1)
     parts = ["..." if r is Ellipsis else _render(r, fmt, indent + 1, ndim - 1) for r in nested]
     return "[" + sep.join(parts) + "]"
 
 
+def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+    """Append ``, suffix`` items, starting a new line when one would pass the line width."""
+    parts = [text]
+    last_line_len = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > options.linewidth:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
+
+
+def _tensor_str(t: Any, indent: int) -> str:
+    summarize = t.numel() > options.threshold
+    values = _summarise(t.tolist(), tuple(t._shape), summarize)
+    flat = list(_flat(values))
+    if t._dtype.is_complex:
+        fmt: Any = _ComplexFormatter(flat)
+    else:
+        fmt = _Formatter(flat, t._dtype.is_floating_point)
+    return _render(values, fmt, indent, t.ndim)
+
+
 def tensor_repr(t: Any) -> str:
     """``repr(tensor)`` in PyTorch's format."""
     prefix = "tensor("
+    indent = len(prefix)
     suffixes = []
-    numel = t.numel()
+    if t._device.type != "cpu":
+        suffixes.append(f"device='{t._device}'")
+    default_dtype = _config.get_default_dtype()
     if t._device.type == "meta":
         body = "..."
         suffixes.append(f"size={tuple(t._shape)}")
-    elif numel == 0:
+        if t._dtype is not default_dtype:
+            suffixes.append(f"dtype={t._dtype!r}")
+    elif t.numel() == 0:
         body = "[]"
-        if t._shape != (0,):
+        if t.ndim != 1:
             suffixes.append(f"size={tuple(t._shape)}")
+        if t._dtype is not default_dtype:  # no values to tell the dtype by
+            suffixes.append(f"dtype={t._dtype!r}")
     else:
-        summarize = numel > options.threshold
-        values = _summarise(t.tolist(), tuple(t._shape), summarize)
-        fmt = _Formatter(list(_flat(values)), t._dtype)
-        body = _render(values, fmt, len(prefix), t.ndim)
-    if t._device.type != "cpu":
-        suffixes.append(f"device='{t._device}'")
-    default = (_config.get_default_dtype(), _dtype.int64, _dtype.bool_,
-               _config.get_default_complex_dtype())
-    if t._dtype not in default or (numel == 0 and t._dtype is not _config.get_default_dtype()):
-        suffixes.append(f"dtype={t._dtype!r}")
+        if not options.edgeitems:
+            suffixes.append(f"size={tuple(t._shape)}")
+        shown_by_values = (default_dtype, _dtype.int64, _dtype.bool_,
+                           _config.get_default_complex_dtype())
+        if t._dtype not in shown_by_values:
+            suffixes.append(f"dtype={t._dtype!r}")
+        body = _tensor_str(t, indent)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return prefix + body + "".join(", " + s for s in suffixes) + ")"
+    return _add_suffixes(prefix + body, suffixes, indent)

@@ -165,11 +165,12 @@ def _load_plugin(plugin: Plugin) -> None:
     except Exception as exc:  # a broken plugin must not break `import torch`
         plugin.status = "failed"
         plugin.error = exc
+        others = ",".join(n for n in sorted(_plugins) if n != plugin.name)
+        keep = f", or load only the others with {ENV_VAR}={others}" if others else ""
         warnings.warn(
             f"Failed to load the torch backend plugin '{plugin.name}' (from {plugin.distribution}"
             f"): {type(exc).__name__}: {exc}. Device type '{plugin.name}' is unusable. Set "
-            f"{ENV_VAR}=0 to turn backend autoloading off, or list the plugins to load "
-            f"({ENV_VAR}=cpu,...).",
+            f"{ENV_VAR}=0 to turn backend autoloading off{keep}.",
             RuntimeWarning,
             stacklevel=2,
         )

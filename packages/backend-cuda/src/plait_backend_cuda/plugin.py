@@ -1,0 +1,90 @@
+"""The ``torch.backends`` entry point of plait-backend-cuda (device type ``cuda``).
+
+Phase 1 (``import torch``) only imports this module and asks :func:`torch_backend_info`: no
+native code, no ``torch`` at module level. The native extension loads when ``torch.cuda`` is
+asked a question or the device is first used.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+import pluggy
+
+from . import __version__
+
+if TYPE_CHECKING:
+    from torch.backends.hookspecs import BackendInfo
+    from torch.library import Library
+
+    from .allocator import DeviceAllocator, DeviceCopier
+
+hookimpl = pluggy.HookimplMarker("torch")
+
+DEVICE_TYPE = "cuda"
+DISTRIBUTION = "plait-backend-cuda"
+CAPABILITIES = frozenset({"float64", "amp"})
+AMP_DTYPES = ("float16", "bfloat16")
+
+
+@hookimpl
+def torch_backend_info(device_type: str) -> BackendInfo | None:
+    if device_type != DEVICE_TYPE:
+        return None
+    from torch.backends.hookspecs import BackendInfo
+
+    return BackendInfo(
+        device_type=DEVICE_TYPE,
+        distribution=DISTRIBUTION,
+        version=__version__,
+        capabilities=CAPABILITIES,
+        amp_dtypes=AMP_DTYPES,
+    )
+
+
+@hookimpl
+def torch_backend_allocator(device_type: str) -> DeviceAllocator | None:
+    if device_type != DEVICE_TYPE:
+        return None
+    from . import device_module
+    from .allocator import DeviceAllocator
+
+    device_module.require_device()
+    return DeviceAllocator(device_module.native())
+
+
+@hookimpl
+def torch_backend_copy(device_type: str) -> DeviceCopier | None:
+    if device_type != DEVICE_TYPE:
+        return None
+    from . import device_module
+    from .allocator import DeviceCopier
+
+    device_module.require_device()
+    return DeviceCopier(device_module.native())
+
+
+@hookimpl
+def torch_backend_synchronize(device_type: str, device_index: int) -> bool | None:
+    if device_type != DEVICE_TYPE:
+        return None
+    from . import device_module
+
+    device_module.synchronize(device_index)
+    return True
+
+
+@hookimpl
+def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
+    # No CUDA kernels yet: every primitive runs through core's CPU fallback.
+    return None
+
+
+@hookimpl
+def torch_backend_device_module(device_type: str) -> ModuleType | None:
+    if device_type != DEVICE_TYPE:
+        return None
+    from . import device_module
+
+    return device_module
