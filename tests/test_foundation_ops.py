@@ -175,6 +175,9 @@ def test_like_and_clone_keep_a_dense_layout():
     assert tr.to(torch.float64).tolist() == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
     assert tr.clone(memory_format=torch.contiguous_format).stride() == (2, 1)
     assert tr.contiguous().stride() == (2, 1)
+    # size-1 dims keep their strides too
+    col = base[:1].t()  # (3, 1) with strides (1, 3)
+    assert col.clone().stride() == (1, 3)
     # a non-dense input (every other column) gives a dense result
     sparse_cols = base[:, ::2].clone()
     assert sparse_cols.is_contiguous()
@@ -273,7 +276,25 @@ def test_invalid_data(data):
 ])
 def test_integer_overflow(data, name):
     with pytest.raises(RuntimeError, match="overflow"):
-        torch.tensor(data, dtype=dt(name)) if name != "int64" else torch.tensor(data)
+        torch.tensor(data, dtype=dt(name))
+    if name == "int64":  # also without a dtype: 2**63 does not fit the inferred int64
+        with pytest.raises(RuntimeError):
+            torch.tensor(data)
+
+
+def test_fill_overflow():
+    with pytest.raises(RuntimeError, match="overflow"):
+        torch.zeros(2, dtype=torch.uint8).fill_(-1)
+    with pytest.raises(RuntimeError, match="overflow"):
+        torch.full((2,), 300, dtype=torch.uint8)
+    with pytest.raises(RuntimeError):
+        torch.zeros(2).fill_(1j)
+    t = torch.zeros(2, dtype=torch.int8)
+    t.fill_(-128)
+    assert t.tolist() == [-128, -128]
+    t.fill_(2.9)  # a float fills an integer tensor truncated
+    assert t.tolist() == [2, 2]
+    assert t._version == 2
 
 
 def test_integer_bounds_fit():
@@ -1079,10 +1100,32 @@ def test_toy_round_trip(name):
     assert toy[1].cpu().tolist() == c[1].tolist()
     assert toy[:1].expand(3, 4).cpu().tolist() == c[:1].expand(3, 4).tolist()
     assert toy.t().contiguous().cpu().tolist() == c.t().tolist()
+    # toy -> cpu -> toy
+    again = toy.cpu().to("toy")
+    assert (again.device, again.dtype) == (torch.device("toy:0"), dt(name))
+    assert again.cpu().tolist() == c.tolist()
     # and a cpu -> toy copy into a strided device view
     dst = torch.zeros(4, 2, dtype=dt(name), device="toy")
     dst.t().copy_(c)
     assert dst.cpu().tolist() == c.t().tolist()
+
+
+@pytest.mark.parametrize("name", NO_BF16)
+def test_toy_arithmetic_matches_cpu(name):
+    values = SOURCE_VALUES[name] * 2
+    a = torch.tensor(values, dtype=dt(name)).view(2, 4)
+    b = torch.tensor(values[::-1], dtype=dt(name)).view(2, 4)
+    ta, tb = a.to("toy"), b.to("toy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the CPU fallback of mul and sum
+        pairs = [(ta + tb, a + b), (ta * tb, a * b), (ta.sum(), a.sum()),
+                 (ta.sum(1, keepdim=True), a.sum(1, keepdim=True)), (ta[0] + tb.t()[1:3, :1],
+                                                                     a[0] + b.t()[1:3, :1])]
+    for on_toy, on_cpu in pairs:
+        assert on_toy.device == torch.device("toy:0")
+        assert on_toy.dtype is on_cpu.dtype
+        assert on_toy.shape == on_cpu.shape
+        assert on_toy.cpu().tolist() == on_cpu.tolist()
 
 
 @pytest.mark.parametrize("src, dst", [("float32", "int32"), ("int64", "float64"),

@@ -260,3 +260,20 @@ def test_entry_point_reader(tmp_path):
     assert [(e.name, e.value, e.distribution, e.version) for e in found] == [
         ("npu", "first.mod", "acme-npu", "1.2")]
     assert _entry_points.find("torch.nothing", [str(first)]) == []
+
+
+def test_cuda_without_its_distribution_names_it(tmp_path):
+    from test_namespace import hermetic_site, with_requirements
+
+    site = hermetic_site(tmp_path, with_requirements("plait-core"))
+    out = site.run_json("""
+import json, torch
+res = {"available": torch.cuda.is_available(), "parsed": str(torch.device("cuda"))}
+try:
+    torch.empty(2, device="cuda")
+except RuntimeError as e:
+    res["error"] = str(e)
+print(json.dumps(res))
+""")
+    assert out["available"] is False and out["parsed"] == "cuda"
+    assert "plait-backend-cuda" in out["error"] and "pip install plait-backend-cuda" in out["error"]

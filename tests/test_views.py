@@ -392,6 +392,23 @@ def test_empty_slices():
     assert t[5:].shape == (0, 2)
     assert t[:, 2:].shape == (5, 0)
     assert t[3:1].tolist() == a[3:1].tolist()
+    # PyTorch offsets an empty slice by its (clamped) start all the same
+    assert t[3:1].storage_offset() == 6
+    assert t[9:].storage_offset() == 10
+    assert t[:, 2:].storage_offset() == 2
+    assert t[9:].numpy().shape == (0, 2)
+    assert (t[3:1] + 1).shape == (0, 2)
+
+
+def test_view_of_expanded_tensor():
+    t, _ = make(3, 1)
+    e = t.expand(3, 4)
+    v = e.view(3, 2, 2)
+    assert (v.shape, v.stride()) == ((3, 2, 2), (1, 0, 0))
+    assert v.tolist() == [[[0, 0], [0, 0]], [[1, 1], [1, 1]], [[2, 2], [2, 2]]]
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        e.view(12)
+    assert e.reshape(12).tolist() == [0] * 4 + [1] * 4 + [2] * 4
 
 
 @pytest.mark.parametrize("dim, method", [

@@ -77,8 +77,9 @@ def new_like(src: Tensor, dt: _dtype.dtype, dev: _device, memory_format: Any = N
     """An uninitialised tensor shaped like ``src``. PyTorch's default ``preserve_format`` keeps
     ``src``'s strides when it is non-overlapping and dense (a transposed tensor's clone is
     transposed too); otherwise, or with ``contiguous_format``, the result is contiguous."""
-    if (memory_format in (None, _layout.preserve_format) and src.ndim
-            and not src.is_contiguous() and _is_non_overlapping_and_dense(src)):
+    if (memory_format in (None, _layout.preserve_format)
+            and src._stride != contiguous_strides(src._shape)
+            and _is_non_overlapping_and_dense(src)):
         storage = _storage.allocate(src.numel() * dt.itemsize, dev)
         return Tensor._make(storage, src._shape, src._stride, 0, dt, dev)
     return new_tensor(src._shape, dt, dev)

@@ -659,7 +659,7 @@ def _basic_index(t: Tensor, index: Any) -> Tensor:
                                  else "step must be greater than zero")
             start, stop, step = item.indices(size)
             length = max(0, (stop - start + step - 1) // step)
-            offset += start * t._stride[dim] if length else 0
+            offset += start * t._stride[dim]  # even for an empty slice, as in PyTorch
             shape.append(length)
             stride.append(t._stride[dim] * step)
         else:
