@@ -12,6 +12,7 @@ that the fast path has to respect; only then does the slow path read the thread-
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import warnings
 from typing import Any
@@ -120,7 +121,25 @@ def get_default_device() -> Any:
         from ._device import CPU
 
         return CPU
+    if d.index is None and d.type not in ("cpu", "meta"):
+        d = _with_current_index(d)
     return d
+
+
+def _with_current_index(d: Any) -> Any:
+    """``cuda`` -> ``cuda:<current device>`` (0 when nothing serves the type yet), as PyTorch
+    reports the default device."""
+    from ._device import device
+    from .backends import _registry
+
+    mod = _registry.device_module(d.type)
+    index = 0
+    if mod is not None and hasattr(mod, "current_device"):
+        try:
+            index = int(mod.current_device())
+        except RuntimeError:  # no device present: the first use will say so properly
+            index = 0
+    return device(d.type, index)
 
 
 def set_default_device(device: Any) -> None:
@@ -191,9 +210,26 @@ def alert_not_deterministic(op_name: str) -> None:
     msg = (f"{op_name} does not have a deterministic implementation, but you set "
            "'torch.use_deterministic_algorithms(True)'.")
     if state.deterministic_warn_only:
-        warnings.warn(msg, UserWarning, stacklevel=3)
+        warnings.warn(msg, UserWarning, stacklevel=external_stacklevel())
     else:
         raise RuntimeError(msg)
+
+
+def external_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first frame outside ``torch``,
+    whatever depth of core calls sits in between. Import-machinery frames are not counted:
+    ``warnings`` skips those itself."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != "torch" and not module.startswith("torch."):
+            if not module.startswith("importlib"):
+                break
+        else:
+            level += 1
+        frame = frame.f_back
+    return level
 
 
 # -- matmul precision, warnings, threads ----------------------------------------------------

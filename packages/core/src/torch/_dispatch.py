@@ -238,7 +238,7 @@ def _cpu_fallback(op: Operator, cpu_kernel: Callable[..., Any], key: str) -> Cal
                 "falls back to the CPU (inputs are copied to the host and results back). Set "
                 f"{_registry.CPU_FALLBACK_ENV_VAR}=0 to make this an error.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=_config.external_stacklevel(),
             )
         from ._functions import to_device
 

@@ -8,7 +8,6 @@ first use (it imports numpy); it binds itself into :mod:`torch._tensor` as ``_F`
 
 from __future__ import annotations
 
-import operator
 import sys
 import warnings
 from typing import Any
@@ -313,7 +312,7 @@ def _into(out: Tensor | None, result: Tensor) -> Tensor:
                 f"{list(result._shape)}. This behavior is deprecated, and in a future PyTorch "
                 "release outputs will not be resized unless they have zero elements. You can "
                 "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
-                "t.resize_(0).", UserWarning, stacklevel=3)
+                "t.resize_(0).", UserWarning, stacklevel=_config.external_stacklevel())
         fresh = new_tensor(result._shape, out._dtype, out._device)
         out._storage, out._shape, out._stride, out._offset = (
             fresh._storage, fresh._shape, fresh._stride, 0)
@@ -438,7 +437,7 @@ def tensor(data: Any, *, dtype: _dtype.dtype | None = None, device: Any = None,
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_config.external_stacklevel())
         dev = data._device if device is None else _storage._normalise(device)
         out = to_device(to_dtype(data, _check_dtype(dtype) or data._dtype, copy=True), dev)
         return _finish(out, requires_grad)
@@ -756,8 +755,7 @@ def _inplace(op: Any) -> Any:
 def numpy(self: Tensor, *, force: bool = False) -> np.ndarray:
     """A numpy array sharing memory with this CPU tensor."""
     if force:
-        self = to_device(self.detach(), "cpu").resolve_conj() if False else to_device(
-            self.detach(), "cpu")
+        self = to_device(self.detach(), "cpu")
     if self._device.type != "cpu":
         raise TypeError(f"can't convert {self._device.type}:{self._device.index or 0} device type "
                         "tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory "
@@ -931,4 +929,3 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 
 _tensor._F = sys.modules[__name__]
-_ = operator  # keep the import for SymInt-friendly index handling in later ops

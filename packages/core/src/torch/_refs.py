@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dispatch, _dtype, _prims
+from . import _config, _dispatch, _dtype, _prims
 from ._tensor import Tensor
 
 NP_DTYPES: dict[_dtype.dtype, np.dtype] = {d: np.dtype(d._np) for d in _dtype.DTYPES.values()}
@@ -72,7 +72,7 @@ def convert(values: np.ndarray, src: _dtype.dtype, dst: _dtype.dtype) -> np.ndar
         return values != 0
     if src.is_complex and not dst.is_complex:
         warnings.warn("Casting complex values to real discards the imaginary part",
-                      UserWarning, stacklevel=4)
+                      UserWarning, stacklevel=_config.external_stacklevel())
         values = values.real
     if dst is _dtype.bfloat16:
         return f32_to_bf16(values.astype(np.float32))

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from .. import _config
 from . import _entry_points
 
 ENV_VAR = "TORCH_DEVICE_BACKEND_AUTOLOAD"
@@ -172,7 +173,7 @@ def _load_plugin(plugin: Plugin) -> None:
             f"): {type(exc).__name__}: {exc}. Device type '{plugin.name}' is unusable. Set "
             f"{ENV_VAR}=0 to turn backend autoloading off{keep}.",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=_config.external_stacklevel(),
         )
     finally:
         plugin.load_seconds = time.perf_counter() - t0
