@@ -61,6 +61,9 @@ class Operator:
         self.namespace, _, self.name = qualname.partition("::")
         self.schema = schema
         self.kernels: dict[str, Callable[..., Any]] = {}
+        # Earlier registrations a later one overrode, so that removing the later one (a
+        # Library's _destroy) restores them, as in PyTorch.
+        self._shadowed: dict[str, list[Callable[..., Any]]] = {}
         self._resolved: dict[str, Callable[..., Any]] = {}
         self._fallback_warned = False
         self.__name__ = self.name
@@ -74,13 +77,24 @@ class Operator:
 
     def register(self, key: str, fn: Callable[..., Any]) -> None:
         with _lock:
-            self.kernels[key_for(key)] = fn
+            k = key_for(key)
+            if k in self.kernels:
+                self._shadowed.setdefault(k, []).append(self.kernels[k])
+            self.kernels[k] = fn
             _invalidate()
 
     def unregister(self, key: str, fn: Callable[..., Any] | None = None) -> None:
+        """Remove ``fn`` (default: the current kernel) from ``key``; the kernel it overrode, if
+        any, comes back."""
         with _lock:
             k = key_for(key)
-            if fn is None or self.kernels.get(k) is fn:
+            shadowed = self._shadowed.get(k, [])
+            if fn is not None and self.kernels.get(k) is not fn:
+                if fn in shadowed:
+                    shadowed.remove(fn)
+            elif shadowed:
+                self.kernels[k] = shadowed.pop()
+            else:
                 self.kernels.pop(k, None)
             _invalidate()
 
@@ -110,7 +124,14 @@ class Operator:
             f"only available for these backends: [{', '.join(available)}].")
 
 
+# Bumped by every (un)registration: caches of resolved kernels outside an Operator (the fast
+# paths' per-layout kernel tables) compare it to know they are stale.
+epoch = 0
+
+
 def _invalidate() -> None:
+    global epoch
+    epoch += 1
     for op in _ops.values():
         op._resolved.clear()
 

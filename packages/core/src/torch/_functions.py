@@ -51,8 +51,71 @@ def _device_of(device: Any) -> _device:
     return _storage._normalise(device if device is not None else _default_device())
 
 
+class Layout:
+    """An interned contiguous (shape, dtype, device): what allocating such a tensor needs, and
+    the fast paths' key. Tensors made by :func:`new_tensor` carry theirs in the ``_fk`` slot,
+    so "same layout" is one identity test (DESIGN.md §4, "Hot path")."""
+
+    __slots__ = ("_epoch", "_kernels", "device", "dtype", "index", "nbytes", "runtime",
+                 "shape", "stride")
+
+    def __init__(self, shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> None:
+        numel = 1
+        for s in shape:
+            numel *= s
+        self.shape = Size(shape)
+        self.stride = contiguous_strides(shape)
+        self.dtype = dt
+        self.device = dev
+        self.nbytes = numel * dt.itemsize
+        self.runtime = _registry.runtime(dev.type)
+        self.index = dev.index or 0
+        self._kernels: dict[str, Any] = {}
+        self._epoch = -1
+
+    def kernel(self, prim: str) -> Any:
+        """The kernel this layout's device runs for primitive ``prim`` (cached until the next
+        registration anywhere)."""
+        if self._epoch != _dispatch.epoch:
+            self._kernels.clear()
+            self._epoch = _dispatch.epoch
+        fn = self._kernels.get(prim)
+        if fn is None:
+            fn = self._kernels[prim] = getattr(P, prim).resolve(self.runtime.dispatch_key)
+        return fn
+
+
+_LAYOUTS: dict[Any, Layout] = {}
+_MAX_LAYOUTS = 4096
+
+
+def _interned(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Layout | None:
+    key = (shape, dt, dev)
+    try:
+        lay = _LAYOUTS.get(key)
+    except TypeError:  # symbolic sizes are not hashable: no interning
+        return None
+    if lay is None:
+        if len(_LAYOUTS) >= _MAX_LAYOUTS:
+            _LAYOUTS.clear()
+        lay = _LAYOUTS[key] = Layout(shape, dt, dev)
+    return lay
+
+
+def _from_layout(lay: Layout) -> Tensor:
+    rt = lay.runtime
+    storage = _storage.UntypedStorage._from_handle(
+        rt.allocator.allocate(lay.nbytes, lay.index), lay.nbytes, lay.device, rt)
+    t = Tensor._make(storage, lay.shape, lay.stride, 0, lay.dtype, lay.device)
+    t._fk = lay
+    return t
+
+
 def new_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor:
     """An uninitialised contiguous tensor (``dev`` already normalised)."""
+    lay = _interned(shape, dt, dev)
+    if lay is not None:
+        return _from_layout(lay)
     numel = 1
     for s in shape:
         numel *= s
@@ -836,13 +899,32 @@ def _index(self: Tensor) -> int:
     return int(item(self))
 
 
-def _binary_method(fn: Any) -> Any:
+def _binary_method(fn: Any, prim: str | None = None) -> Any:
+    """``Tensor.__add__`` and friends. With ``prim``, two plain tensors of one interned layout
+    (same shape, dtype and device, contiguous, no grad, no dispatch mode active) take the
+    first fast tier: allocate from the layout and run the device's kernel directly. It gives
+    exactly what the generic path gives: same dtype, same shape, the same kernel."""
+
     def method(self: Tensor, other: Any) -> Any:
         if not isinstance(other, (Tensor, bool, int, float, complex)):
             return NotImplemented
         return fn(self, other)
 
-    return method
+    if prim is None:
+        return method
+    state = _config.state
+
+    def fast(self: Tensor, other: Any) -> Any:
+        fk = self._fk
+        if (fk is not None and other.__class__ is Tensor and other._fk is fk
+                and self.__class__ is Tensor and not state.modes_active
+                and not self.requires_grad and not other.requires_grad):
+            out = _from_layout(fk)
+            fk.kernel(prim)(out, self, other)
+            return out
+        return method(self, other)
+
+    return fast
 
 
 def _reflected(fn: Any) -> Any:
@@ -885,10 +967,10 @@ _METHODS: dict[str, Any] = {
     "sum": sum,
     "add_": _inplace(add),
     "mul_": _inplace(mul),
-    "__add__": _binary_method(add),
+    "__add__": _binary_method(add, "add"),
     "__radd__": _reflected(add),
     "__iadd__": _inplace(add),
-    "__mul__": _binary_method(mul),
+    "__mul__": _binary_method(mul, "mul"),
     "__rmul__": _reflected(mul),
     "__imul__": _inplace(mul),
     "copy_": copy_,
