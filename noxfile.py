@@ -80,11 +80,14 @@ def wheels(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Micro-benchmarks under Plait and, in a second venv, under real PyTorch (same run)."""
     _install(session, *PACKAGE_DIRS)
-    real = Path(session.create_tmp()) / "real-torch"
-    if not (real / "bin" / "python").exists():
-        session.run("python", "-m", "venv", str(real), external=True)
+    # Kept beside the session venvs (which nox recreates) so the 200 MB install happens once.
+    real = ROOT / ".nox" / "_real-torch-2.13.0"
+    done = real / "installed.ok"
+    if not done.exists():
+        session.run("python", "-m", "venv", "--clear", str(real), external=True)
         session.run(str(real / "bin" / "pip"), "install", "-q", REAL_TORCH, "numpy",
                     external=True, env=ENV)
+        done.write_text(REAL_TORCH + "\n")
     session.run("python", "benchmarks/run.py", "--reference-python",
                 str(real / "bin" / "python"), *session.posargs, env=ENV)
 

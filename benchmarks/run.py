@@ -26,6 +26,15 @@ def measure(python: str) -> dict:
     return json.loads(out.stdout)
 
 
+# Caveats printed under the table, so a figure is never read for more than it is.
+NOTES = {
+    "a + b, requires_grad inputs": "Plait has no autograd yet (its own issue): this row "
+    "records no graph on Plait's side.",
+    "a + b (4 floats)": "Plait's first fast tier (same interned layout, no grad, no mode); the "
+    "allocate+kernel-in-one-native-call tier arrives with the CPU backend issue.",
+}
+
+
 def fmt(seconds: float) -> str:
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.1f} ms"
@@ -50,7 +59,8 @@ def main() -> None:
               "Each op figure is the median of 7 rounds of 20,000 calls after warm-up; import "
               "times are the median wall time of 10 fresh `python -c \"import torch\"` "
               "processes (bare interpreter start shown for reference).\n\n")
-    text = header + "\n".join(rows) + "\n"
+    notes = [f"- *{name}*: {note}" for name, note in NOTES.items() if name in plait["results"]]
+    text = header + "\n".join(rows) + "\n\n" + "\n".join(notes) + "\n"
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "overhead.md").write_text(text)
     sys.stdout.write(text)
