@@ -13,6 +13,7 @@ from typing import Any
 
 from . import _dtype
 from ._device import device as _device
+from ._symbolic import SymInt
 
 _F: Any = None  # torch._functions, bound on load
 _layout_cache: dict[Any, Any] = {}
@@ -90,12 +91,12 @@ def _shape_arg(args: tuple[Any, ...]) -> tuple[int, ...]:
         args = tuple(args[0])
     out = []
     for s in args:
+        if s.__class__ is SymInt:  # stays symbolic: int() would guard it to its hint
+            out.append(s)
+            continue
         try:
             out.append(operator.index(s))
         except TypeError:
-            if getattr(s, "node", None) is not None:  # SymInt
-                out.append(s)
-                continue
             raise TypeError(f"expected a sequence of integers for a size, but got an element "
                             f"of type {type(s).__name__}") from None
     return tuple(out)
