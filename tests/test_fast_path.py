@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import torch
-from torch import _dispatch, _functions
+from torch import _arith, _dispatch
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
           torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool]
@@ -34,7 +34,7 @@ def generic_only(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("generic path taken")
 
-    monkeypatch.setattr(_functions, "_binary", boom)
+    monkeypatch.setattr(_arith, "_binary", boom)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

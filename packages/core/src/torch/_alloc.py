@@ -1,0 +1,157 @@
+"""Allocation: interned contiguous layouts (the fast paths' keys), new tensors on any
+device, and the small argument checks every factory shares."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _config, _dispatch, _dtype, _layout, _storage
+from ._device import device as _device
+from ._tensor import Size, Tensor, contiguous_strides
+from .backends import _registry
+
+
+class _Prims:
+    """``prims::<name>`` operators by attribute, resolved once."""
+
+    def __getattr__(self, name: str) -> _dispatch.Operator:
+        op = _dispatch.get(f"prims::{name}")
+        if op is None:
+            raise AttributeError(f"no primitive named {name!r}")
+        setattr(self, name, op)
+        return op
+
+
+P = _Prims()
+
+
+def _default_device() -> _device:
+    return _config.get_default_device()
+
+
+def device_of(device: Any) -> _device:
+    return _storage._normalise(device if device is not None else _default_device())
+
+
+class Layout:
+    """An interned contiguous (shape, dtype, device): what allocating such a tensor needs, and
+    the fast paths' key. Tensors made by :func:`new_tensor` carry theirs in the ``_fk`` slot,
+    so "same layout" is one identity test (DESIGN.md §4, "Hot path")."""
+
+    __slots__ = ("_epoch", "_kernels", "device", "dtype", "index", "nbytes", "runtime",
+                 "shape", "stride")
+
+    def __init__(self, shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> None:
+        numel = 1
+        for s in shape:
+            numel *= s
+        self.shape = Size(shape)
+        self.stride = contiguous_strides(shape)
+        self.dtype = dt
+        self.device = dev
+        self.nbytes = numel * dt.itemsize
+        self.runtime = _registry.runtime(dev.type)
+        self.index = dev.index or 0
+        self._kernels: dict[str, Any] = {}
+        self._epoch = -1
+
+    def kernel(self, prim: str) -> Any:
+        """The kernel this layout's device runs for primitive ``prim`` (cached until the next
+        registration anywhere)."""
+        if self._epoch != _dispatch.epoch:
+            self._kernels.clear()
+            self._epoch = _dispatch.epoch
+        fn = self._kernels.get(prim)
+        if fn is None:
+            fn = self._kernels[prim] = getattr(P, prim).resolve(self.runtime.dispatch_key)
+        return fn
+
+
+_LAYOUTS: dict[Any, Layout] = {}
+
+
+_MAX_LAYOUTS = 4096
+
+
+def _interned(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Layout | None:
+    key = (shape, dt, dev)
+    try:
+        lay = _LAYOUTS.get(key)
+    except TypeError:  # symbolic sizes are not hashable: no interning
+        return None
+    if lay is None:
+        if len(_LAYOUTS) >= _MAX_LAYOUTS:
+            _LAYOUTS.clear()
+        lay = _LAYOUTS[key] = Layout(shape, dt, dev)
+    return lay
+
+
+def from_layout(lay: Layout) -> Tensor:
+    rt = lay.runtime
+    storage = _storage.UntypedStorage._from_handle(
+        rt.allocator.allocate(lay.nbytes, lay.index), lay.nbytes, lay.device, rt)
+    t = Tensor._make(storage, lay.shape, lay.stride, 0, lay.dtype, lay.device)
+    t._fk = lay
+    return t
+
+
+def new_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor:
+    """An uninitialised contiguous tensor (``dev`` already normalised)."""
+    lay = _interned(shape, dt, dev)
+    if lay is not None:
+        return from_layout(lay)
+    numel = 1
+    for s in shape:
+        numel *= s
+    storage = _storage.allocate(numel * dt.itemsize, dev)
+    return Tensor._make(storage, shape, contiguous_strides(shape), 0, dt, dev)
+
+
+def _is_non_overlapping_and_dense(t: Tensor) -> bool:
+    """Whether ``t``'s elements exactly tile one block of memory (a contiguous layout with its
+    dims in some order, e.g. a transposed matrix)."""
+    dims = sorted((d for d in range(t.ndim) if t._shape[d] > 1), key=lambda d: t._stride[d])
+    expected = 1
+    for d in dims:
+        if t._stride[d] != expected:
+            return False
+        expected *= t._shape[d]
+    return True
+
+
+def new_like(src: Tensor, dt: _dtype.dtype, dev: _device, memory_format: Any = None) -> Tensor:
+    """An uninitialised tensor shaped like ``src``. PyTorch's default ``preserve_format`` keeps
+    ``src``'s strides when it is non-overlapping and dense (a transposed tensor's clone is
+    transposed too); otherwise, or with ``contiguous_format``, the result is contiguous."""
+    if (memory_format in (None, _layout.preserve_format)
+            and src._stride != contiguous_strides(src._shape)
+            and _is_non_overlapping_and_dense(src)):
+        storage = _storage.allocate(src.numel() * dt.itemsize, dev)
+        return Tensor._make(storage, src._shape, src._stride, 0, dt, dev)
+    return new_tensor(src._shape, dt, dev)
+
+
+def check_shape(shape: tuple[int, ...]) -> None:
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
+
+
+def finish_factory(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def check_dtype(dtype: Any) -> _dtype.dtype | None:
+    if dtype is None or isinstance(dtype, _dtype.dtype):
+        return dtype
+    raise TypeError(f"dtype must be torch.dtype, not {type(dtype).__name__}")
+
+
+def scalar_tensor(value: Any, dt: _dtype.dtype, dev: _device) -> Tensor:
+    """A 0-d tensor holding ``value`` (Scalars enter kernels as 0-d tensors)."""
+    t = new_tensor((), dt, dev)
+    P.fill_(t, value)
+    return t

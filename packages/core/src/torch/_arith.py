@@ -1,0 +1,148 @@
+"""Arithmetic over primitives: the shared work (promotion, broadcasting, output allocation)
+done once, then one primitive call with inputs of one dtype already broadcast."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dispatch, _dtype
+from ._alloc import P, check_dtype, new_tensor, scalar_tensor
+from ._convert import check_castable, copy_, to_device, to_dtype, write_out
+from ._device import device as _device
+from ._promotion import broadcast_shapes, common_device, result_type
+from ._tensor import Tensor, wrap_dim
+
+
+def _operand(x: Any, dt: _dtype.dtype, dev: _device, shape: tuple[int, ...]) -> Tensor:
+    """``x`` as a tensor of ``dt`` on ``dev``, broadcast (stride 0) to ``shape``."""
+    if not isinstance(x, Tensor):
+        x = scalar_tensor(x, dt, dev)
+    else:
+        if x._dtype is not dt:
+            x = to_dtype(x, dt)
+        if x._device != dev:
+            x = to_device(x, dev)
+    return x if x._shape == shape else x.expand(shape)
+
+
+def _binary(prim: _dispatch.Operator, a: Any, b: Any) -> Tensor:
+    if not isinstance(a, Tensor):
+        raise TypeError(f"{prim.name}(): argument 'input' must be Tensor, not "
+                        f"{type(a).__name__}")
+    if not isinstance(b, (Tensor, bool, int, float, complex)):
+        raise TypeError(f"{prim.name}(): argument 'other' must be Tensor or Number, not "
+                        f"{type(b).__name__}")
+    dt = result_type(a, b)
+    tensors = [a, b] if isinstance(b, Tensor) else [a]
+    dev = common_device(tensors)
+    shape = broadcast_shapes(a._shape, b._shape) if isinstance(b, Tensor) else a._shape
+    out = new_tensor(shape, dt, dev)
+    prim(out, _operand(a, dt, dev, shape), _operand(b, dt, dev, shape))
+    return out
+
+
+def _apply_alpha(other: Any, alpha: Any, input: Tensor) -> Any:
+    if alpha == 1 and not isinstance(alpha, float):
+        return other
+    if isinstance(alpha, float) and not (input._dtype.is_floating_point or input._dtype.is_complex):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if isinstance(other, Tensor):
+        return _binary(P.mul, other, alpha)
+    return other * alpha
+
+
+def _add_kernel(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    return _binary(P.add, self, _apply_alpha(other, alpha, self))
+
+
+def _mul_kernel(self: Tensor, other: Any) -> Tensor:
+    return _binary(P.mul, self, other)
+
+
+def _reduce_dims(dim: Any, ndim: int) -> list[int]:
+    if dim is None:
+        return list(range(ndim))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    wrapped = [wrap_dim(d, ndim) for d in dims]
+    seen = set()
+    for d in wrapped:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+    return sorted(wrapped) if dims or ndim == 0 else list(range(ndim))
+
+
+def _sum_kernel(self: Tensor, dim: Any = None, keepdim: bool = False, *,
+                dtype: _dtype.dtype | None = None) -> Tensor:
+    dims = _reduce_dims(dim, self.ndim)
+    if dtype is None:
+        dtype = _dtype.int64 if self._dtype._category <= _dtype.INT else self._dtype
+    src = to_dtype(self, check_dtype(dtype))
+    kept = tuple(1 if i in dims else s for i, s in enumerate(self._shape))
+    out = new_tensor(kept, dtype, self._device)
+    if self.ndim:
+        P.sum(out, src, dims)
+    else:
+        P.copy_(out, src)
+    if keepdim or not self.ndim:
+        return out
+    return out.view(tuple(s for i, s in enumerate(self._shape) if i not in dims))
+
+
+def _define_aten() -> dict[str, _dispatch.Operator]:
+    table = {
+        "add.Tensor": ("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+                       _add_kernel),
+        "mul.Tensor": ("mul.Tensor(Tensor self, Tensor other) -> Tensor", _mul_kernel),
+        "sum.dim_IntList": ("sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, "
+                            "*, ScalarType? dtype=None) -> Tensor", _sum_kernel),
+    }
+    ops = {}
+    for name, (schema, kernel) in table.items():
+        op = _dispatch.get(f"aten::{name}") or _dispatch.define(f"aten::{name}", schema)
+        op.register(_dispatch.COMPOSITE_EXPLICIT, kernel)
+        ops[name.partition(".")[0]] = op
+    return ops
+
+
+ATEN = _define_aten()
+_aten_add, _aten_mul, _aten_sum = ATEN["add"], ATEN["mul"], ATEN["sum"]
+
+
+def add(input: Tensor, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
+    """``input + alpha * other`` with broadcasting and type promotion."""
+    return write_out(out, _aten_add(input, other, alpha=alpha))
+
+
+def mul(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
+    """``input * other`` with broadcasting and type promotion."""
+    return write_out(out, _aten_mul(input, other))
+
+
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+        dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
+    """Sum over ``dim`` (all dims by default); integer and bool inputs sum to int64."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"sum(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return write_out(out, _aten_sum(input, dim, keepdim, dtype=dtype))
+
+
+def inplace_method(op: Any) -> Any:
+    def method(self: Tensor, other: Any, **kwargs: Any) -> Tensor:
+        result = op(self, other, **kwargs)
+        check_castable(result._dtype, self._dtype)
+        if result._shape != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "
+                               f"broadcast shape {list(result._shape)}")
+        return copy_(self, result)
+
+    return method
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input._dtype.is_floating_point

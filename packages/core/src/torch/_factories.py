@@ -1,0 +1,259 @@
+"""Factory functions: ``empty``, ``zeros``, ``ones``, ``full``, their ``_like`` forms, and
+``torch.tensor`` with PyTorch's dtype inference."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import _config, _dtype, _refs, _storage
+from ._alloc import P, check_dtype, check_shape, device_of, finish_factory, new_like, new_tensor
+from ._convert import to_device, to_dtype, write_out
+from ._device import device as _device
+from ._promotion import scalar_dtype
+from ._tensor import Tensor, _shape_arg, storage_extent
+
+
+def empty(*size: Any, out: Tensor | None = None, dtype: _dtype.dtype | None = None,
+          layout: Any = None, device: Any = None, requires_grad: bool = False,
+          pin_memory: bool = False, memory_format: Any = None) -> Tensor:
+    """An uninitialised tensor of ``size``."""
+    shape = _shape_arg(size)
+    check_shape(shape)
+    dt = check_dtype(dtype) or _config.get_default_dtype()
+    t = new_tensor(shape, dt, device_of(device))
+    return finish_factory(write_out(out, t), requires_grad)
+
+
+def empty_strided(size: Any, stride: Any, *, dtype: _dtype.dtype | None = None,
+                  layout: Any = None, device: Any = None, requires_grad: bool = False,
+                  pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor with explicit strides (storage sized to fit them)."""
+    shape, strides = _shape_arg(size), _shape_arg(stride)
+    if len(shape) != len(strides):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(shape)} sizes, "
+                           f"{len(strides)} strides")
+    check_shape(shape)
+    dt = check_dtype(dtype) or _config.get_default_dtype()
+    dev = device_of(device)
+    extent = storage_extent(shape, strides)
+    storage = _storage.allocate(extent * dt.itemsize, dev)
+    return finish_factory(Tensor._make(storage, shape, strides, 0, dt, dev), requires_grad)
+
+
+def full(size: Any, fill_value: Any, *, out: Tensor | None = None,
+         dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+         requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it by default)."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    shape = _shape_arg((size,) if isinstance(size, int) else tuple(size))
+    check_shape(shape)
+    dt = check_dtype(dtype) or scalar_dtype(fill_value)
+    t = new_tensor(shape, dt, device_of(device))
+    P.fill_(t, fill_value)
+    return finish_factory(write_out(out, t), requires_grad)
+
+
+def _filled(value: int, size: tuple[Any, ...], out: Tensor | None, dtype: Any, device: Any,
+            requires_grad: bool) -> Tensor:
+    shape = _shape_arg(size)
+    check_shape(shape)
+    dt = check_dtype(dtype) or _config.get_default_dtype()
+    t = new_tensor(shape, dt, device_of(device))
+    P.fill_(t, value)
+    return finish_factory(write_out(out, t), requires_grad)
+
+
+def zeros(*size: Any, out: Tensor | None = None, dtype: _dtype.dtype | None = None,
+          layout: Any = None, device: Any = None, requires_grad: bool = False,
+          pin_memory: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with 0."""
+    return _filled(0, size, out, dtype, device, requires_grad)
+
+
+def ones(*size: Any, out: Tensor | None = None, dtype: _dtype.dtype | None = None,
+         layout: Any = None, device: Any = None, requires_grad: bool = False,
+         pin_memory: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with 1."""
+    return _filled(1, size, out, dtype, device, requires_grad)
+
+
+def _like(t: Tensor, dtype: Any, device: Any) -> tuple[_dtype.dtype, _device]:
+    return (check_dtype(dtype) or t._dtype,
+            t._device if device is None else _storage._normalise(device))
+
+
+def empty_like(input: Tensor, *, dtype: _dtype.dtype | None = None, layout: Any = None,
+               device: Any = None, requires_grad: bool = False, memory_format: Any = None
+               ) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return finish_factory(new_like(input, dt, dev, memory_format), requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: _dtype.dtype | None = None,
+              layout: Any = None, device: Any = None, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    t = new_like(input, dt, dev, memory_format)
+    P.fill_(t, fill_value)
+    return finish_factory(t, requires_grad)
+
+
+def zeros_like(input: Tensor, **kwargs: Any) -> Tensor:
+    return full_like(input, 0, **kwargs)
+
+
+def ones_like(input: Tensor, **kwargs: Any) -> Tensor:
+    return full_like(input, 1, **kwargs)
+
+
+_SEQUENCES = (list, tuple, range)  # what torch.tensor() reads as a dimension
+
+
+def _nested_shape(data: Any, dim: int = 0) -> tuple[int, ...]:
+    if isinstance(data, _SEQUENCES):
+        if not data:
+            return (0,)
+        inner = _nested_shape(data[0], dim + 1)
+        for item in data[1:]:
+            other = _nested_shape(item, dim + 1)
+            if other != inner:
+                got = other[0] if other else "a scalar"
+                want = inner[0] if inner else "a scalar"
+                raise ValueError(f"expected sequence of length {want} at dim {dim + 1} "
+                                 f"(got {got})")
+        return (len(data),) + inner
+    if isinstance(data, Tensor):
+        return tuple(data._shape)
+    if isinstance(data, np.ndarray):
+        return data.shape
+    return ()
+
+
+def _leaves(data: Any) -> Any:
+    if isinstance(data, _SEQUENCES):
+        for item in data:
+            yield from _leaves(item)
+    elif isinstance(data, Tensor):
+        yield from _leaves(data.tolist())
+    elif isinstance(data, np.ndarray):
+        yield from _leaves(data.tolist())
+    else:
+        yield data
+
+
+def _infer_dtype(data: Any) -> _dtype.dtype:
+    if isinstance(data, np.ndarray):
+        return _np_to_dtype(data.dtype)
+    if isinstance(data, Tensor):
+        return data._dtype
+    # PyTorch promotes across the elements of a sequence; numpy scalars keep their dtype
+    kind = None  # no leaves at all (``torch.tensor([])``): the default dtype
+    for leaf in _leaves(data):
+        if isinstance(leaf, np.generic):
+            d = _np_to_dtype(leaf.dtype)
+        elif isinstance(leaf, bool):
+            d = _dtype.bool_
+        elif isinstance(leaf, int):
+            d = _dtype.int64
+        elif isinstance(leaf, float):
+            d = _config.get_default_dtype()
+        elif isinstance(leaf, complex):
+            d = _config.get_default_complex_dtype()
+        else:
+            raise TypeError(f"new(): invalid data type '{type(leaf).__name__}'")
+        kind = d if kind is None else _dtype.promote_types(kind, d)
+    return kind if kind is not None else _config.get_default_dtype()
+
+
+def _np_to_dtype(npdt: np.dtype) -> _dtype.dtype:
+    dt = _refs.FROM_NP.get(np.dtype(npdt))
+    if dt is None:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{np.dtype(npdt).name}. The only "
+                        "supported types are: float64, float32, float16, complex64, complex128, "
+                        "int64, int32, int16, int8, uint8, and bool.")
+    return dt
+
+
+def _host_array(data: Any, dt: _dtype.dtype) -> np.ndarray:
+    """``data`` as a numpy array holding ``dt``'s storage representation."""
+    if isinstance(data, np.ndarray):
+        src_dt = _np_to_dtype(data.dtype)
+        return _refs.convert(data, src_dt, dt) if src_dt is not dt else data
+    # out-of-range floats become inf quietly, as in PyTorch (numpy would warn)
+    with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        for leaf in _leaves(data):
+            _refs.check_scalar_fits(leaf, dt)
+        if dt is _dtype.bfloat16:
+            return _refs.f32_to_bf16(np.array(data, np.float32))
+        if dt is _dtype.bool_:
+            return np.array(data, dtype=object).astype(bool) if _has_non_bool(data) else \
+                np.array(data, dtype=bool)
+        src = np.array(data)
+        if src.dtype.kind == "c" and not dt.is_complex:
+            src = src.real
+        return src.astype(_refs.NP_DTYPES[dt], casting="unsafe")
+
+
+def _has_non_bool(data: Any) -> bool:
+    return any(not isinstance(x, bool) for x in _leaves(data))
+
+
+def tensor(data: Any, *, dtype: _dtype.dtype | None = None, device: Any = None,
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (a number, nested lists/tuples, an array or a
+    tensor), with the dtype inferred as PyTorch does unless given."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=_config.external_stacklevel())
+        dev = data._device if device is None else _storage._normalise(device)
+        out = to_device(to_dtype(data, check_dtype(dtype) or data._dtype, copy=True), dev)
+        return finish_factory(out, requires_grad)
+    if isinstance(data, (str, bytes, dict, set)) or data is None:
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
+    shape = _nested_shape(data)
+    dt = check_dtype(dtype) or _infer_dtype(data)
+    host = _host_array(data, dt).reshape(shape)
+    dev = device_of(device)
+    return finish_factory(from_host(host, dt, dev), requires_grad)
+
+
+def from_host(host: np.ndarray, dt: _dtype.dtype, dev: _device) -> Tensor:
+    """A new tensor on ``dev`` holding the numpy array ``host`` (already in ``dt``'s storage
+    representation)."""
+    cpu = _storage._normalise("cpu")
+    t = new_tensor(tuple(host.shape), dt, dev if dev.type == "cpu" else cpu)
+    _refs.np_view(t)[...] = host
+    return t if dev.type == "cpu" else to_device(t, dev)
+
+
+def legacy_tensor_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
+    """``torch.Tensor(2, 3)`` (uninitialised float) or ``torch.Tensor([1, 2])`` (data)."""
+    device = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"Tensor(): unexpected keyword arguments {sorted(kwargs)}")
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
+        t = tensor(args[0], dtype=_config.get_default_dtype(), device=device)
+    elif len(args) == 1 and isinstance(args[0], Tensor):
+        return args[0].detach()
+    else:
+        t = empty(*args, device=device)
+    if cls is not Tensor:
+        t = _rewrap(t, cls)
+    return t
+
+
+def _rewrap(t: Tensor, cls: type) -> Tensor:
+    out = object.__new__(cls)
+    for slot in Tensor.__slots__:
+        if slot not in ("__dict__", "__weakref__"):
+            setattr(out, slot, getattr(t, slot))
+    return out

@@ -1,0 +1,147 @@
+"""The computing methods of ``Tensor`` (operators, casts, conversions), bound onto the class
+when the op surface loads. Metadata and views live in :mod:`torch._tensor`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _config, _dtype, _tensor
+from ._alloc import from_layout
+from ._arith import add, inplace_method, mul, sum
+from ._convert import clone, contiguous, copy_, fill_, is_nonzero, item, numpy, to, tolist, zero_
+from ._device import device as _device
+from ._factories import empty, full, ones, tensor, zeros
+from ._tensor import Tensor
+
+
+def _scalar_method(conv: type) -> Any:
+    def method(self: Tensor) -> Any:
+        return conv(item(self))
+
+    return method
+
+
+def _index(self: Tensor) -> int:
+    if self._dtype._category > _dtype.INT or self.numel() != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(item(self))
+
+
+def _binary_method(fn: Any, prim: str | None = None) -> Any:
+    """``Tensor.__add__`` and friends. With ``prim``, two plain tensors of one interned layout
+    (same shape, dtype and device, contiguous, no grad, no dispatch mode active) take the
+    first fast tier: allocate from the layout and run the device's kernel directly. It gives
+    exactly what the generic path gives: same dtype, same shape, the same kernel."""
+
+    def method(self: Tensor, other: Any) -> Any:
+        if not isinstance(other, (Tensor, bool, int, float, complex)):
+            return NotImplemented
+        return fn(self, other)
+
+    if prim is None:
+        return method
+    state = _config.state
+
+    def fast(self: Tensor, other: Any) -> Any:
+        fk = self._fk
+        if (fk is not None and other.__class__ is Tensor and other._fk is fk
+                and self.__class__ is Tensor and not state.modes_active
+                and not self.requires_grad and not other.requires_grad):
+            out = from_layout(fk)
+            fk.kernel(prim)(out, self, other)
+            return out
+        return method(self, other)
+
+    return fast
+
+
+def _reflected(fn: Any) -> Any:
+    def method(self: Tensor, other: Any) -> Any:
+        if not isinstance(other, (bool, int, float, complex)):
+            return NotImplemented
+        return fn(self, other)
+
+    return method
+
+
+def _cast_method(dt: _dtype.dtype) -> Any:
+    def method(self: Tensor, memory_format: Any = None) -> Tensor:
+        return to(self, dt)
+
+    return method
+
+
+def _cpu(self: Tensor, memory_format: Any = None) -> Tensor:
+    return to(self, "cpu")
+
+
+def _cuda(self: Tensor, device: Any = None, non_blocking: bool = False,
+          memory_format: Any = None) -> Tensor:
+    if device is None:
+        return to(self, "cuda")
+    return to(self, device if isinstance(device, (str, _device)) else _device("cuda", device))
+
+
+def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    if dtype is None:
+        return "torch." + _tensor._tensor_type(self)
+    return to(self, dtype)
+
+
+_METHODS: dict[str, Any] = {
+    "add": add,
+    "mul": mul,
+    "multiply": mul,
+    "sum": sum,
+    "add_": inplace_method(add),
+    "mul_": inplace_method(mul),
+    "__add__": _binary_method(add, "add"),
+    "__radd__": _reflected(add),
+    "__iadd__": inplace_method(add),
+    "__mul__": _binary_method(mul, "mul"),
+    "__rmul__": _reflected(mul),
+    "__imul__": inplace_method(mul),
+    "copy_": copy_,
+    "fill_": fill_,
+    "zero_": zero_,
+    "to": to,
+    "cpu": _cpu,
+    "cuda": _cuda,
+    "type": _type,
+    "clone": clone,
+    "contiguous": contiguous,
+    "numpy": numpy,
+    "tolist": tolist,
+    "item": item,
+    "__bool__": is_nonzero,
+    "__float__": _scalar_method(float),
+    "__int__": _scalar_method(int),
+    "__complex__": _scalar_method(complex),
+    "__index__": _index,
+    "new_empty": lambda self, size, **kw: empty(size, **{"dtype": self._dtype,
+                                                         "device": self._device, **kw}),
+    "new_zeros": lambda self, size, **kw: zeros(size, **{"dtype": self._dtype,
+                                                         "device": self._device, **kw}),
+    "new_ones": lambda self, size, **kw: ones(size, **{"dtype": self._dtype,
+                                                       "device": self._device, **kw}),
+    "new_full": lambda self, size, fill_value, **kw: full(
+        size, fill_value, **{"dtype": self._dtype, "device": self._device, **kw}),
+    "new_tensor": lambda self, data, **kw: tensor(data, **{"dtype": self._dtype,
+                                                           "device": self._device, **kw}),
+}
+
+
+def advanced_index(t: Tensor, index: tuple[Any, ...]) -> Tensor:
+    raise IndexError("indexing with tensors, lists or booleans arrives with the tensor library "
+                     "(only ints, slices, None and ... are supported yet)")
+
+
+for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64),
+                   ("half", _dtype.float16), ("bfloat16", _dtype.bfloat16),
+                   ("int", _dtype.int32), ("long", _dtype.int64), ("short", _dtype.int16),
+                   ("char", _dtype.int8), ("byte", _dtype.uint8), ("bool", _dtype.bool_)):
+    _METHODS[_name] = _cast_method(_dt)
+
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)
+
