@@ -182,6 +182,26 @@ def pop_mode() -> Any:
 def backend_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     """The backend key of a call: the device of its tensor arguments. 0-d CPU tensors mix with
     any device, as in PyTorch; any other mix is an error."""
+    # Common case first: positional tensors that share one (interned) device object.
+    dev = None
+    for a in args:
+        if isinstance(a, Tensor):
+            if dev is None:
+                dev = a._device
+            elif a._device is not dev:
+                return _general_key(args, kwargs)
+        elif a.__class__ is list or a.__class__ is tuple:
+            return _general_key(args, kwargs)
+    if kwargs:
+        for v in kwargs.values():
+            if isinstance(v, Tensor):
+                return _general_key(args, kwargs)
+    if dev is None:
+        return "CPU"
+    return _registry.runtime(dev.type).dispatch_key
+
+
+def _general_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     dev = None
     weak = True  # dev so far comes from 0-d CPU tensors only
     for a in _tensors(args, kwargs):
