@@ -4,23 +4,31 @@ Light to import (no native code, no ``torch``). MPS has one device, the system's
 GPU. Off macOS the native extension is a stub and :func:`is_available` is False with
 :func:`unavailable_reason`, never an exception. Until device memory and kernels land,
 ``synchronize`` has nothing to wait for and the random generator is not there yet.
+
+What every device module shares (device indices, the ``device`` context, placeholder streams and
+events, seed recording) is :mod:`torch.backends.devicekit`'s, bound to ``mps`` by :func:`_kit`
+on first use: importing the kit imports ``torch``, which importing this module must not.
+``device``, ``Stream`` and ``Event`` are the kit's classes, handed out by the module
+``__getattr__``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import threading
-import time
-from collections.abc import Iterator
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from torch.backends import devicekit
 
 DEVICE_TYPE = "mps"
 
 _lock = threading.Lock()
 _probe: dict[str, Any] | None = None
-_seed: int = 0
+_the_kit: devicekit.DeviceKit | None = None
 
 
 def native() -> ModuleType:
@@ -43,6 +51,26 @@ def _probe_device() -> dict[str, Any]:
                         "recommended_max_working_set_size": 0,
                     }
     return _probe
+
+
+def _kit() -> devicekit.DeviceKit:
+    """:mod:`torch.backends.devicekit` bound to ``mps``, made on first use. One device, index
+    0, whether or not it is available: an index is checked as soon as it is given."""
+    global _the_kit
+    if _the_kit is None:
+        from torch.backends import devicekit  # imports torch when nothing has yet: not locked
+
+        with _lock:
+            if _the_kit is None:
+                _the_kit = devicekit.DeviceKit(
+                    DEVICE_TYPE,
+                    device_count=1,
+                    synchronize=synchronize,
+                    invalid_index="invalid mps device index {index}: MPS has one device, 0",
+                    why_no_generator="plait-backend-mps has no device random generator yet "
+                    "(it comes with device memory and the Philox kernels, DESIGN.md §8)",
+                )
+    return _the_kit
 
 
 # -- availability ------------------------------------------------------------------------------
@@ -80,41 +108,19 @@ def require_device() -> None:
         )
 
 
-def _check_index(device: Any = None) -> None:
-    index = device if isinstance(device, int) else getattr(device, "index", None)
-    if isinstance(device, str):
-        kind, _, rest = device.partition(":")
-        if kind != DEVICE_TYPE:
-            raise ValueError(f"Expected a mps device, but got: {device}")
-        index = int(rest) if rest else None
-    if index not in (None, 0):
-        raise RuntimeError(f"invalid mps device index {index}: MPS has one device, 0")
-
-
 def current_device() -> int:
+    """Always 0: MPS has one device."""
     return 0
 
 
 def set_device(device: Any) -> None:
-    _check_index(device)
-
-
-class device:  # lower case: PyTorch's name
-    """Context manager for symmetry with other device modules: MPS has one device."""
-
-    def __init__(self, device: Any) -> None:
-        _check_index(device)
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+    """Check ``device``: MPS has one device, which is always current."""
+    _kit().devices.set_current(device)
 
 
 def synchronize(device: Any = None) -> None:
     """Wait for queued work: none can be queued yet, so this only checks the device."""
-    _check_index(device)
+    _kit().devices.parse(device)  # one device: an index is checked as it is parsed
     require_device()
 
 
@@ -123,98 +129,54 @@ def get_device_name(device: Any = None) -> str:
     return _probe_device()["name"]
 
 
-# -- streams and events (placeholders until command queues land) ----------------------------
+# -- the kit's classes: device, Stream, Event (placeholders until command queues land) ---------
+
+_FROM_KIT = ("device", "Stream", "Event")
+device: type[devicekit.DeviceContext]  # lower case: PyTorch's name
+Stream: type[devicekit.Stream]
+Event: type[devicekit.Event]
 
 
-class Stream:
-    def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
-        _check_index(device)
-        self.device_index = 0
-        self.priority = priority
-
-    def query(self) -> bool:
-        return True
-
-    def synchronize(self) -> None:
-        synchronize()
-
-    def wait_stream(self, stream: Stream) -> None:
-        """Nothing is queued yet."""
-
-    def wait_event(self, event: Event) -> None:
-        """Nothing is queued yet."""
-
-    def record_event(self, event: Event | None = None) -> Event:
-        event = Event() if event is None else event
-        event.record(self)
-        return event
+def __getattr__(name: str) -> Any:
+    if name in _FROM_KIT:
+        return getattr(_kit(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def current_stream(device: Any = None) -> Stream:
-    return Stream(device)
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_FROM_KIT])
 
 
-@contextlib.contextmanager
-def stream(s: Stream | None) -> Iterator[None]:
-    yield
+def current_stream(device: Any = None) -> devicekit.Stream:
+    return _kit().Stream(device)
 
 
-class Event:
-    def __init__(self, enable_timing: bool = False, **kwargs: Any) -> None:
-        self.enable_timing = enable_timing
-        self._time: float | None = None
-
-    def record(self, stream: Stream | None = None) -> None:
-        synchronize()
-        self._time = time.perf_counter()
-
-    def query(self) -> bool:
-        return True
-
-    def synchronize(self) -> None:
-        """Recording already synchronised."""
-
-    def wait(self, stream: Stream | None = None) -> None:
-        """Recording already synchronised."""
-
-    def elapsed_time(self, end_event: Event) -> float:
-        if not (self.enable_timing and end_event.enable_timing):
-            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
-        if self._time is None or end_event._time is None:
-            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
-        return (end_event._time - self._time) * 1000.0
+def stream(s: devicekit.Stream | None) -> AbstractContextManager[None]:
+    """Select a stream for the block: with one device and its default stream, nothing to do."""
+    return _kit().stream(s)
 
 
 # -- random numbers ------------------------------------------------------------------------
 
 
-def _rng_missing(what: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"torch.mps.{what}: plait-backend-mps has no device random generator yet (it comes "
-        "with device memory and the Philox kernels, DESIGN.md §8). Seeds given to manual_seed "
-        "are recorded and will seed it."
-    )
-
-
 def manual_seed(seed: int) -> None:
     """Record ``seed`` without touching the device."""
-    global _seed
-    _seed = int(seed)
+    _kit().seeds.manual_seed(seed)
 
 
-manual_seed_all = manual_seed
+manual_seed_all = manual_seed  # one device
 
 
 def initial_seed() -> int:
-    return _seed
+    return _kit().seeds.initial_seed()
 
 
 def get_rng_state(device: Any = "mps") -> Any:
-    raise _rng_missing("get_rng_state")
+    raise _kit().seeds.not_implemented("get_rng_state")
 
 
 def set_rng_state(new_state: Any, device: Any = "mps") -> None:
-    raise _rng_missing("set_rng_state")
+    raise _kit().seeds.not_implemented("set_rng_state")
 
 
 # -- memory (nothing is allocated yet) ------------------------------------------------------

@@ -8,20 +8,28 @@ Which OpenCL devices count as ``xpu`` devices: GPUs, unless the environment vari
 ``PLAIT_XPU_DEVICE_TYPE`` says ``cpu``, ``accelerator`` or ``all`` (any type, e.g. PoCL's CPU
 device for tests). It is read once, at the first device query.
 
+What every device module shares (device indices and the current device, the ``device`` context,
+placeholder streams and events, seed recording) is :mod:`torch.backends.devicekit`'s, bound to
+``xpu`` by :func:`_kit` on first use: importing the kit imports ``torch``, which importing this
+module must not. ``device``, ``Stream`` and ``Event`` are the kit's classes, handed out by the
+module ``__getattr__``.
+
 Until device memory and kernels land, ``synchronize`` has nothing to wait for, streams and
 events are placeholders with PyTorch's names, and the random generator is not there yet.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import threading
-import time
-from collections.abc import Iterator
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from torch.backends import devicekit
 
 DEVICE_TYPE = "xpu"
 ENV_DEVICE_TYPE = "PLAIT_XPU_DEVICE_TYPE"
@@ -29,8 +37,7 @@ _DEVICE_TYPES = ("gpu", "cpu", "accelerator", "all")
 
 _lock = threading.Lock()
 _probe: tuple[int, str, str] | None = None  # (device count, why it is 0, OpenCL device type)
-_local = threading.local()
-_seeds: dict[int, int] = {}
+_the_kit: devicekit.DeviceKit | None = None
 
 
 def native() -> ModuleType:
@@ -61,6 +68,25 @@ def _probe_devices() -> tuple[int, str, str]:
                     kind, count, reason = "gpu", 0, f"the native extension failed to load: {exc}"
                 _probe = (int(count), str(reason), kind)
     return _probe
+
+
+def _kit() -> devicekit.DeviceKit:
+    """:mod:`torch.backends.devicekit` bound to ``xpu``, made on first use."""
+    global _the_kit
+    if _the_kit is None:
+        from torch.backends import devicekit  # imports torch when nothing has yet: not locked
+
+        with _lock:
+            if _the_kit is None:
+                _the_kit = devicekit.DeviceKit(
+                    DEVICE_TYPE,
+                    device_count=device_count,
+                    require=require_device,
+                    synchronize=synchronize,
+                    why_no_generator="plait-backend-xpu has no device random generator yet "
+                    "(it comes with device memory and the Philox kernels, DESIGN.md §8)",
+                )
+    return _the_kit
 
 
 # -- availability ------------------------------------------------------------------------------
@@ -118,173 +144,79 @@ def platforms() -> list[dict[str, Any]]:
 # -- current device ---------------------------------------------------------------------------
 
 
-def _index(device: Any = None) -> int:
-    if device is None:
-        return current_device()
-    if isinstance(device, int):
-        return device
-    if isinstance(device, str):
-        kind, _, index = device.partition(":")
-        if kind != DEVICE_TYPE:
-            raise ValueError(f"Expected a xpu device, but got: {device}")
-        return int(index) if index else current_device()
-    kind, index = getattr(device, "type", None), getattr(device, "index", None)
-    if kind != DEVICE_TYPE:
-        raise ValueError(f"Expected a xpu device, but got: {device}")
-    return current_device() if index is None else int(index)
-
-
-def _checked_index(device: Any = None) -> int:
-    index = _index(device)
-    require_device()
-    if not 0 <= index < device_count():
-        raise RuntimeError(f"invalid xpu device index {index}; {device_count()} available")
-    return index
-
-
 def current_device() -> int:
-    return getattr(_local, "index", 0)
+    """The calling thread's current device index (0 until ``set_device``)."""
+    return _kit().devices.current()
 
 
 def set_device(device: Any) -> None:
-    index = _index(device)
-    if index >= 0:
-        _local.index = _checked_index(index)
-
-
-class device:  # lower case: PyTorch's name
-    """Context manager that makes ``device`` current and restores the previous one."""
-
-    def __init__(self, device: Any) -> None:
-        self.idx = -1 if device is None else _index(device)
-        self.prev_idx = -1
-
-    def __enter__(self) -> None:
-        if self.idx >= 0:
-            self.prev_idx = current_device()
-            if self.idx != self.prev_idx:
-                set_device(self.idx)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.idx >= 0 and self.idx != self.prev_idx:
-            set_device(self.prev_idx)
+    """Make ``device`` the calling thread's current device; a negative index is ignored."""
+    _kit().devices.set_current(device)
 
 
 def synchronize(device: Any = None) -> None:
     """Wait for queued work: none can be queued yet, so this only checks the device."""
-    _checked_index(device)
+    _kit().devices.checked(device)
 
 
 def get_device_name(device: Any = None) -> str:
-    return devices()[_checked_index(device)]["name"]
+    return devices()[_kit().devices.checked(device)]["name"]
 
 
 def get_device_properties(device: Any = None) -> dict[str, Any]:
-    return dict(devices()[_checked_index(device)])
+    return dict(devices()[_kit().devices.checked(device)])
 
 
-# -- streams and events (placeholders until queues land) ----------------------------------
+# -- the kit's classes: device, Stream, Event (placeholders until queues land) -----------------
+
+_FROM_KIT = ("device", "Stream", "Event")
+device: type[devicekit.DeviceContext]  # lower case: PyTorch's name
+Stream: type[devicekit.Stream]
+Event: type[devicekit.Event]
 
 
-class Stream:
-    def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
-        self.device_index = _index(device)
-        self.priority = priority
-
-    def query(self) -> bool:
-        return True
-
-    def synchronize(self) -> None:
-        synchronize(self.device_index)
-
-    def wait_stream(self, stream: Stream) -> None:
-        """Nothing is queued yet."""
-
-    def wait_event(self, event: Event) -> None:
-        """Nothing is queued yet."""
-
-    def record_event(self, event: Event | None = None) -> Event:
-        event = Event() if event is None else event
-        event.record(self)
-        return event
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Stream) and self.device_index == other.device_index
-
-    def __hash__(self) -> int:
-        return hash(("xpu", self.device_index))
+def __getattr__(name: str) -> Any:
+    if name in _FROM_KIT:
+        return getattr(_kit(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def current_stream(device: Any = None) -> Stream:
-    return Stream(device)
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_FROM_KIT])
 
 
-@contextlib.contextmanager
-def stream(s: Stream | None) -> Iterator[None]:
-    if s is None:
-        yield
-        return
-    with device(s.device_index):
-        yield
+def current_stream(device: Any = None) -> devicekit.Stream:
+    return _kit().Stream(device)
 
 
-class Event:
-    def __init__(self, enable_timing: bool = False, **kwargs: Any) -> None:
-        self.enable_timing = enable_timing
-        self._time: float | None = None
-
-    def record(self, stream: Stream | None = None) -> None:
-        synchronize(None if stream is None else stream.device_index)
-        self._time = time.perf_counter()
-
-    def query(self) -> bool:
-        return True
-
-    def synchronize(self) -> None:
-        """Recording already synchronised."""
-
-    def wait(self, stream: Stream | None = None) -> None:
-        """Recording already synchronised."""
-
-    def elapsed_time(self, end_event: Event) -> float:
-        if not (self.enable_timing and end_event.enable_timing):
-            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
-        if self._time is None or end_event._time is None:
-            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
-        return (end_event._time - self._time) * 1000.0
+def stream(s: devicekit.Stream | None) -> AbstractContextManager[None]:
+    """Select a stream for the block; with only default streams, a device switch at most."""
+    return _kit().stream(s)
 
 
 # -- random numbers ------------------------------------------------------------------------
 
 
-def _rng_missing(what: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"torch.xpu.{what}: plait-backend-xpu has no device random generator yet (it comes "
-        "with device memory and the Philox kernels, DESIGN.md §8). Seeds given to manual_seed "
-        "are recorded and will seed it."
-    )
-
-
 def manual_seed(seed: int) -> None:
     """Record ``seed`` for the current device without touching it."""
-    _seeds[current_device()] = int(seed)
+    _kit().seeds.manual_seed(seed)
 
 
 def manual_seed_all(seed: int) -> None:
-    _seeds.clear()
-    _seeds[-1] = int(seed)
+    """Record ``seed`` for every device."""
+    _kit().seeds.manual_seed_all(seed)
 
 
 def initial_seed() -> int:
-    return _seeds.get(current_device(), _seeds.get(-1, 0))
+    return _kit().seeds.initial_seed()
 
 
 def get_rng_state(device: Any = "xpu") -> Any:
-    raise _rng_missing("get_rng_state")
+    raise _kit().seeds.not_implemented("get_rng_state")
 
 
 def set_rng_state(new_state: Any, device: Any = "xpu") -> None:
-    raise _rng_missing("set_rng_state")
+    raise _kit().seeds.not_implemented("set_rng_state")
 
 
 # -- memory (nothing is allocated yet) ------------------------------------------------------
