@@ -70,15 +70,26 @@ def test_native_operations_raise_cuda_errors_without_a_device():
 
 
 def test_plugin_and_device_module_are_light():
+    # The plugin is imported while torch itself imports: neither torch nor native code.
     done = run_python(
         """
         import sys
-        import plait_backend_cuda.plugin, plait_backend_cuda.device_module
+        import plait_backend_cuda.plugin
         print([m for m in ("plait_backend_cuda._C", "torch", "numpy") if m in sys.modules])
         """
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+    # The device module is reached as torch.cuda (torch is loaded): no native code until asked.
+    done = run_python(
+        """
+        import sys
+        import plait_backend_cuda.device_module
+        print("plait_backend_cuda._C" in sys.modules)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
 
 
 def test_backend_info():

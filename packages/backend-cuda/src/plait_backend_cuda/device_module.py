@@ -1,15 +1,13 @@
 """``torch.cuda`` as plait-backend-cuda provides it.
 
-Light to import (no native code, no ``torch``): core mounts it when ``torch.cuda`` is first
-touched, and ``is_available()`` must answer without initialising anything that can fail. The
-native extension loads on the first question about devices; a machine without a driver or a GPU
-gets ``is_available() == False`` and :func:`unavailable_reason`, never an exception.
+No native code at import: core mounts it when ``torch.cuda`` is first touched, and
+``is_available()`` must answer without initialising anything that can fail. The native extension
+loads on the first question about devices; a machine without a driver or a GPU gets
+``is_available() == False`` and :func:`unavailable_reason`, never an exception.
 
 What every device module shares (device indices and the current device, the ``device`` context,
 placeholder streams and events, seed recording) is :mod:`torch.backends.devicekit`'s, bound to
-CUDA by :func:`_kit` on first use: importing the kit imports ``torch``, which importing this
-module must not. ``device``, ``Stream`` and ``Event`` are the kit's classes, handed out by the
-module ``__getattr__``.
+CUDA once, at import, as ``_kit``; ``device``, ``Stream`` and ``Event`` are the kit's classes.
 
 Streams and events are minimal until the CUDA kernels land: all work runs on each device's
 default stream, so ``Stream`` and ``Event`` order nothing beyond it, and ``Event.record``
@@ -23,10 +21,10 @@ import threading
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from torch.backends import devicekit
+
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
-
-    from torch.backends import devicekit
 
 DEVICE_TYPE = "cuda"
 
@@ -34,7 +32,6 @@ _NO_DEVICE = "no CUDA driver or device was found"
 
 _lock = threading.Lock()
 _probe: tuple[int, str] | None = None  # (device count, why it is 0)
-_the_kit: devicekit.DeviceKit | None = None
 
 
 def native() -> ModuleType:
@@ -54,29 +51,6 @@ def _probe_devices() -> tuple[int, str]:
                     count, reason = 0, f"the native extension failed to load: {exc}"
                 _probe = (int(count), str(reason))
     return _probe
-
-
-def _kit() -> devicekit.DeviceKit:
-    """:mod:`torch.backends.devicekit` bound to CUDA, made on first use."""
-    global _the_kit
-    if _the_kit is None:
-        from torch.backends import devicekit  # imports torch when nothing has yet: not locked
-
-        with _lock:
-            if _the_kit is None:
-                _the_kit = devicekit.DeviceKit(
-                    DEVICE_TYPE,
-                    device_count=device_count,
-                    require=require_device,
-                    activate=lambda index: native().set_device(index),
-                    synchronize=synchronize,
-                    invalid_index="CUDA error: invalid device ordinal {index}; "
-                    "{count} device(s) available",
-                    stream_class=_stream_class(devicekit.Stream),
-                    why_no_generator="plait-backend-cuda has no device random generator yet "
-                    "(it comes with the Philox kernels, DESIGN.md §8)",
-                )
-    return _the_kit
 
 
 # -- availability ------------------------------------------------------------------------------
@@ -130,86 +104,85 @@ def _cuda_version() -> str:
 
 def current_device() -> int:
     """The calling thread's current device index (0 until ``set_device``)."""
-    return _kit().devices.current()
+    return _kit.devices.current()
 
 
 def set_device(device: Any) -> None:
     """Make ``device`` the calling thread's current device; a negative index is ignored."""
-    _kit().devices.set_current(device)
+    _kit.devices.set_current(device)
 
 
 def synchronize(device: Any = None) -> None:
     """Wait for all work queued on ``device`` (default: current)."""
-    native().synchronize(_kit().devices.checked(device))
+    native().synchronize(_kit.devices.checked(device))
 
 
 def get_device_name(device: Any = None) -> str:
-    return native().device_properties(_kit().devices.checked(device))["name"]
+    return native().device_properties(_kit.devices.checked(device))["name"]
 
 
 def get_device_capability(device: Any = None) -> tuple[int, int]:
-    props = native().device_properties(_kit().devices.checked(device))
+    props = native().device_properties(_kit.devices.checked(device))
     return props["major"], props["minor"]
 
 
 def get_device_properties(device: Any = None) -> dict[str, Any]:
     """name, major, minor, total_memory, multi_processor_count."""
-    return dict(native().device_properties(_kit().devices.checked(device)))
+    return dict(native().device_properties(_kit.devices.checked(device)))
 
 
 def is_bf16_supported() -> bool:
     return is_available() and get_device_capability()[0] >= 8
 
 
-# -- the kit's classes: device, Stream, Event --------------------------------------------------
-
-_FROM_KIT = ("device", "Stream", "Event")
-device: type[devicekit.DeviceContext]  # lower case: PyTorch's name
-Stream: type[devicekit.Stream]
-Event: type[devicekit.Event]
+# -- the kit: device, Stream, Event ---------------------------------------------------------
 
 
-def __getattr__(name: str) -> Any:
-    if name in _FROM_KIT:
-        return getattr(_kit(), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+class _DefaultStream(devicekit.Stream):
+    """CUDA's ``Stream``: a device's default stream (the only one until streams land with the
+    kernels), with its handle."""
+
+    cuda_stream = 0  # the default stream's handle
+
+    def query(self) -> bool:
+        return native().query(self.kit.devices.checked(self.device_index))
+
+    def __repr__(self) -> str:
+        return f"<torch.cuda.Stream device=cuda:{self.device_index} cuda_stream=0x0>"
 
 
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_FROM_KIT])
+# Made below the functions it binds; the ones above use it only when called.
+_kit = devicekit.DeviceKit(
+    DEVICE_TYPE,
+    device_count=device_count,
+    require=require_device,
+    activate=lambda index: native().set_device(index),
+    synchronize=synchronize,
+    invalid_index="CUDA error: invalid device ordinal {index}; {count} device(s) available",
+    stream_class=_DefaultStream,
+    why_no_generator="plait-backend-cuda has no device random generator yet "
+    "(it comes with the Philox kernels, DESIGN.md §8)",
+)
 
-
-def _stream_class(base: type[devicekit.Stream]) -> type[devicekit.Stream]:
-    """CUDA's ``Stream``: the kit's placeholder with the default stream's handle."""
-
-    class Stream(base):  # type: ignore[valid-type,misc]
-        """A device's default stream (the only one until streams land with the kernels)."""
-
-        cuda_stream = 0  # the default stream's handle
-
-        def query(self) -> bool:
-            return native().query(self.kit.devices.checked(self.device_index))
-
-        def __repr__(self) -> str:
-            return f"<torch.cuda.Stream device=cuda:{self.device_index} cuda_stream=0x0>"
-
-    return Stream
+device = _kit.device  # lower case: PyTorch's name
+Stream = _kit.Stream
+Event = _kit.Event
 
 
 # -- streams and events ------------------------------------------------------------------------
 
 
 def current_stream(device: Any = None) -> devicekit.Stream:
-    return _kit().Stream(device)
+    return _kit.Stream(device)
 
 
 def default_stream(device: Any = None) -> devicekit.Stream:
-    return _kit().Stream(device)
+    return _kit.Stream(device)
 
 
 def stream(s: devicekit.Stream | None) -> AbstractContextManager[None]:
     """Select a stream for the block; with only default streams, a device switch at most."""
-    return _kit().stream(s)
+    return _kit.stream(s)
 
 
 # -- random numbers ------------------------------------------------------------------------
@@ -218,32 +191,32 @@ def stream(s: devicekit.Stream | None) -> AbstractContextManager[None]:
 def manual_seed(seed: int) -> None:
     """Record ``seed`` for the current device (lazily, like PyTorch: it never initialises
     CUDA, so ``torch.manual_seed`` works on machines without a GPU)."""
-    _kit().seeds.manual_seed(seed)
+    _kit.seeds.manual_seed(seed)
 
 
 def manual_seed_all(seed: int) -> None:
     """Record ``seed`` for every device."""
-    _kit().seeds.manual_seed_all(seed)
+    _kit.seeds.manual_seed_all(seed)
 
 
 def initial_seed() -> int:
-    return _kit().seeds.initial_seed()
+    return _kit.seeds.initial_seed()
 
 
 def get_rng_state(device: Any = "cuda") -> Any:
-    raise _kit().seeds.not_implemented("get_rng_state")
+    raise _kit.seeds.not_implemented("get_rng_state")
 
 
 def set_rng_state(new_state: Any, device: Any = "cuda") -> None:
-    raise _kit().seeds.not_implemented("set_rng_state")
+    raise _kit.seeds.not_implemented("set_rng_state")
 
 
 def get_rng_state_all() -> list[Any]:
-    raise _kit().seeds.not_implemented("get_rng_state_all")
+    raise _kit.seeds.not_implemented("get_rng_state_all")
 
 
 def set_rng_state_all(new_states: Any) -> None:
-    raise _kit().seeds.not_implemented("set_rng_state_all")
+    raise _kit.seeds.not_implemented("set_rng_state_all")
 
 
 # -- memory --------------------------------------------------------------------------------
@@ -253,7 +226,7 @@ def _stats_index(device: Any) -> int | None:
     """The device index for memory statistics, or None when CUDA is unusable (stats are 0)."""
     if not is_available():
         return None
-    return _kit().devices.parse(device)
+    return _kit.devices.parse(device)
 
 
 def memory_allocated(device: Any = None) -> int:
@@ -289,7 +262,7 @@ def empty_cache() -> None:
 
 def mem_get_info(device: Any = None) -> tuple[int, int]:
     """(free, total) bytes of ``device`` as the driver reports them."""
-    return native().mem_get_info(_kit().devices.checked(device))
+    return native().mem_get_info(_kit.devices.checked(device))
 
 
 # -- autocast ------------------------------------------------------------------------------

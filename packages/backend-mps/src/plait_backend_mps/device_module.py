@@ -1,15 +1,13 @@
 """``torch.mps`` as plait-backend-mps provides it.
 
-Light to import (no native code, no ``torch``). MPS has one device, the system's default Metal
-GPU. Off macOS the native extension is a stub and :func:`is_available` is False with
-:func:`unavailable_reason`, never an exception. Until device memory and kernels land,
-``synchronize`` has nothing to wait for and the random generator is not there yet.
+No native code at import. MPS has one device, the system's default Metal GPU. Off macOS the
+native extension is a stub and :func:`is_available` is False with :func:`unavailable_reason`,
+never an exception. Until device memory and kernels land, ``synchronize`` has nothing to wait
+for and the random generator is not there yet.
 
 What every device module shares (device indices, the ``device`` context, placeholder streams and
-events, seed recording) is :mod:`torch.backends.devicekit`'s, bound to ``mps`` by :func:`_kit`
-on first use: importing the kit imports ``torch``, which importing this module must not.
-``device``, ``Stream`` and ``Event`` are the kit's classes, handed out by the module
-``__getattr__``.
+events, seed recording) is :mod:`torch.backends.devicekit`'s, bound to ``mps`` once, at import,
+as ``_kit``; ``device``, ``Stream`` and ``Event`` are the kit's classes.
 """
 
 from __future__ import annotations
@@ -19,16 +17,15 @@ import threading
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from torch.backends import devicekit
+
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
-
-    from torch.backends import devicekit
 
 DEVICE_TYPE = "mps"
 
 _lock = threading.Lock()
 _probe: dict[str, Any] | None = None
-_the_kit: devicekit.DeviceKit | None = None
 
 
 def native() -> ModuleType:
@@ -51,26 +48,6 @@ def _probe_device() -> dict[str, Any]:
                         "recommended_max_working_set_size": 0,
                     }
     return _probe
-
-
-def _kit() -> devicekit.DeviceKit:
-    """:mod:`torch.backends.devicekit` bound to ``mps``, made on first use. One device, index
-    0, whether or not it is available: an index is checked as soon as it is given."""
-    global _the_kit
-    if _the_kit is None:
-        from torch.backends import devicekit  # imports torch when nothing has yet: not locked
-
-        with _lock:
-            if _the_kit is None:
-                _the_kit = devicekit.DeviceKit(
-                    DEVICE_TYPE,
-                    device_count=1,
-                    synchronize=synchronize,
-                    invalid_index="invalid mps device index {index}: MPS has one device, 0",
-                    why_no_generator="plait-backend-mps has no device random generator yet "
-                    "(it comes with device memory and the Philox kernels, DESIGN.md §8)",
-                )
-    return _the_kit
 
 
 # -- availability ------------------------------------------------------------------------------
@@ -115,12 +92,12 @@ def current_device() -> int:
 
 def set_device(device: Any) -> None:
     """Check ``device``: MPS has one device, which is always current."""
-    _kit().devices.set_current(device)
+    _kit.devices.set_current(device)
 
 
 def synchronize(device: Any = None) -> None:
     """Wait for queued work: none can be queued yet, so this only checks the device."""
-    _kit().devices.parse(device)  # one device: an index is checked as it is parsed
+    _kit.devices.parse(device)  # one device: an index is checked as it is parsed
     require_device()
 
 
@@ -129,31 +106,31 @@ def get_device_name(device: Any = None) -> str:
     return _probe_device()["name"]
 
 
-# -- the kit's classes: device, Stream, Event (placeholders until command queues land) ---------
+# -- the kit: device, Stream, Event (placeholders until command queues land) ------------------
 
-_FROM_KIT = ("device", "Stream", "Event")
-device: type[devicekit.DeviceContext]  # lower case: PyTorch's name
-Stream: type[devicekit.Stream]
-Event: type[devicekit.Event]
+# One device, index 0, whether or not it is available: an index is checked as soon as it is
+# given. Made below the functions it binds; the ones above use it only when called.
+_kit = devicekit.DeviceKit(
+    DEVICE_TYPE,
+    device_count=1,
+    synchronize=synchronize,
+    invalid_index="invalid mps device index {index}: MPS has one device, 0",
+    why_no_generator="plait-backend-mps has no device random generator yet "
+    "(it comes with device memory and the Philox kernels, DESIGN.md §8)",
+)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _FROM_KIT:
-        return getattr(_kit(), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_FROM_KIT])
+device = _kit.device  # lower case: PyTorch's name
+Stream = _kit.Stream
+Event = _kit.Event
 
 
 def current_stream(device: Any = None) -> devicekit.Stream:
-    return _kit().Stream(device)
+    return _kit.Stream(device)
 
 
 def stream(s: devicekit.Stream | None) -> AbstractContextManager[None]:
     """Select a stream for the block: with one device and its default stream, nothing to do."""
-    return _kit().stream(s)
+    return _kit.stream(s)
 
 
 # -- random numbers ------------------------------------------------------------------------
@@ -161,22 +138,22 @@ def stream(s: devicekit.Stream | None) -> AbstractContextManager[None]:
 
 def manual_seed(seed: int) -> None:
     """Record ``seed`` without touching the device."""
-    _kit().seeds.manual_seed(seed)
+    _kit.seeds.manual_seed(seed)
 
 
 manual_seed_all = manual_seed  # one device
 
 
 def initial_seed() -> int:
-    return _kit().seeds.initial_seed()
+    return _kit.seeds.initial_seed()
 
 
 def get_rng_state(device: Any = "mps") -> Any:
-    raise _kit().seeds.not_implemented("get_rng_state")
+    raise _kit.seeds.not_implemented("get_rng_state")
 
 
 def set_rng_state(new_state: Any, device: Any = "mps") -> None:
-    raise _kit().seeds.not_implemented("set_rng_state")
+    raise _kit.seeds.not_implemented("set_rng_state")
 
 
 # -- memory (nothing is allocated yet) ------------------------------------------------------

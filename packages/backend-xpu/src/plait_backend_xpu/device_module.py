@@ -1,8 +1,8 @@
 """``torch.xpu`` as plait-backend-xpu provides it: OpenCL devices.
 
-Light to import (no native code, no ``torch``). The native extension loads on the first
-question about devices; without OpenCL (not installed, or the wheel built without it)
-``is_available()`` is False and :func:`unavailable_reason` says why, never an exception.
+No native code at import: the native extension loads on the first question about devices.
+Without OpenCL (not installed, or the wheel built without it) ``is_available()`` is False and
+:func:`unavailable_reason` says why, never an exception.
 
 Which OpenCL devices count as ``xpu`` devices: GPUs, unless the environment variable
 ``PLAIT_XPU_DEVICE_TYPE`` says ``cpu``, ``accelerator`` or ``all`` (any type, e.g. PoCL's CPU
@@ -10,9 +10,8 @@ device for tests). It is read once, at the first device query.
 
 What every device module shares (device indices and the current device, the ``device`` context,
 placeholder streams and events, seed recording) is :mod:`torch.backends.devicekit`'s, bound to
-``xpu`` by :func:`_kit` on first use: importing the kit imports ``torch``, which importing this
-module must not. ``device``, ``Stream`` and ``Event`` are the kit's classes, handed out by the
-module ``__getattr__``.
+``xpu`` once, at import, as ``_kit``; ``device``, ``Stream`` and ``Event`` are the kit's
+classes.
 
 Until device memory and kernels land, ``synchronize`` has nothing to wait for, streams and
 events are placeholders with PyTorch's names, and the random generator is not there yet.
@@ -26,10 +25,10 @@ import threading
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from torch.backends import devicekit
+
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
-
-    from torch.backends import devicekit
 
 DEVICE_TYPE = "xpu"
 ENV_DEVICE_TYPE = "PLAIT_XPU_DEVICE_TYPE"
@@ -37,7 +36,6 @@ _DEVICE_TYPES = ("gpu", "cpu", "accelerator", "all")
 
 _lock = threading.Lock()
 _probe: tuple[int, str, str] | None = None  # (device count, why it is 0, OpenCL device type)
-_the_kit: devicekit.DeviceKit | None = None
 
 
 def native() -> ModuleType:
@@ -68,25 +66,6 @@ def _probe_devices() -> tuple[int, str, str]:
                     kind, count, reason = "gpu", 0, f"the native extension failed to load: {exc}"
                 _probe = (int(count), str(reason), kind)
     return _probe
-
-
-def _kit() -> devicekit.DeviceKit:
-    """:mod:`torch.backends.devicekit` bound to ``xpu``, made on first use."""
-    global _the_kit
-    if _the_kit is None:
-        from torch.backends import devicekit  # imports torch when nothing has yet: not locked
-
-        with _lock:
-            if _the_kit is None:
-                _the_kit = devicekit.DeviceKit(
-                    DEVICE_TYPE,
-                    device_count=device_count,
-                    require=require_device,
-                    synchronize=synchronize,
-                    why_no_generator="plait-backend-xpu has no device random generator yet "
-                    "(it comes with device memory and the Philox kernels, DESIGN.md §8)",
-                )
-    return _the_kit
 
 
 # -- availability ------------------------------------------------------------------------------
@@ -146,52 +125,51 @@ def platforms() -> list[dict[str, Any]]:
 
 def current_device() -> int:
     """The calling thread's current device index (0 until ``set_device``)."""
-    return _kit().devices.current()
+    return _kit.devices.current()
 
 
 def set_device(device: Any) -> None:
     """Make ``device`` the calling thread's current device; a negative index is ignored."""
-    _kit().devices.set_current(device)
+    _kit.devices.set_current(device)
 
 
 def synchronize(device: Any = None) -> None:
     """Wait for queued work: none can be queued yet, so this only checks the device."""
-    _kit().devices.checked(device)
+    _kit.devices.checked(device)
 
 
 def get_device_name(device: Any = None) -> str:
-    return devices()[_kit().devices.checked(device)]["name"]
+    return devices()[_kit.devices.checked(device)]["name"]
 
 
 def get_device_properties(device: Any = None) -> dict[str, Any]:
-    return dict(devices()[_kit().devices.checked(device)])
+    return dict(devices()[_kit.devices.checked(device)])
 
 
-# -- the kit's classes: device, Stream, Event (placeholders until queues land) -----------------
+# -- the kit: device, Stream, Event (placeholders until queues land) ---------------------------
 
-_FROM_KIT = ("device", "Stream", "Event")
-device: type[devicekit.DeviceContext]  # lower case: PyTorch's name
-Stream: type[devicekit.Stream]
-Event: type[devicekit.Event]
+# Made below the functions it binds; the ones above use it only when called.
+_kit = devicekit.DeviceKit(
+    DEVICE_TYPE,
+    device_count=device_count,
+    require=require_device,
+    synchronize=synchronize,
+    why_no_generator="plait-backend-xpu has no device random generator yet "
+    "(it comes with device memory and the Philox kernels, DESIGN.md §8)",
+)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _FROM_KIT:
-        return getattr(_kit(), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_FROM_KIT])
+device = _kit.device  # lower case: PyTorch's name
+Stream = _kit.Stream
+Event = _kit.Event
 
 
 def current_stream(device: Any = None) -> devicekit.Stream:
-    return _kit().Stream(device)
+    return _kit.Stream(device)
 
 
 def stream(s: devicekit.Stream | None) -> AbstractContextManager[None]:
     """Select a stream for the block; with only default streams, a device switch at most."""
-    return _kit().stream(s)
+    return _kit.stream(s)
 
 
 # -- random numbers ------------------------------------------------------------------------
@@ -199,24 +177,24 @@ def stream(s: devicekit.Stream | None) -> AbstractContextManager[None]:
 
 def manual_seed(seed: int) -> None:
     """Record ``seed`` for the current device without touching it."""
-    _kit().seeds.manual_seed(seed)
+    _kit.seeds.manual_seed(seed)
 
 
 def manual_seed_all(seed: int) -> None:
     """Record ``seed`` for every device."""
-    _kit().seeds.manual_seed_all(seed)
+    _kit.seeds.manual_seed_all(seed)
 
 
 def initial_seed() -> int:
-    return _kit().seeds.initial_seed()
+    return _kit.seeds.initial_seed()
 
 
 def get_rng_state(device: Any = "xpu") -> Any:
-    raise _kit().seeds.not_implemented("get_rng_state")
+    raise _kit.seeds.not_implemented("get_rng_state")
 
 
 def set_rng_state(new_state: Any, device: Any = "xpu") -> None:
-    raise _kit().seeds.not_implemented("set_rng_state")
+    raise _kit.seeds.not_implemented("set_rng_state")
 
 
 # -- memory (nothing is allocated yet) ------------------------------------------------------

@@ -22,9 +22,8 @@ and hands it in as a few callables::
     device, Stream, Event = kit.device, kit.Stream, kit.Event
     manual_seed = kit.seeds.manual_seed
 
-Importing this module imports ``torch``. A device module that promises to import without it
-(the in-tree ones do) makes its kit on first use instead, and hands out ``device``, ``Stream``
-and ``Event`` through a module ``__getattr__``.
+Importing this module imports ``torch``, which is loaded already when a device module is
+reached as ``torch.<device>``: a device module makes its kit once, at import, as above.
 
 The parts also work alone: :class:`DeviceIndex` (index parsing and the current device),
 :class:`SeedRecorder` (seeds before a generator), and :class:`DeviceContext`, :class:`Stream`
