@@ -12,6 +12,7 @@ from ._device import device as _device
 from ._promotion import broadcast_shapes, common_device, result_type
 from ._tensor import Tensor, wrap_dim
 
+__all__ = ["add", "is_floating_point", "mul", "numel", "sum"]
 
 def _operand(x: Any, dt: _dtype.dtype, dev: _device, shape: tuple[int, ...]) -> Tensor:
     """``x`` as a tensor of ``dt`` on ``dev``, broadcast (stride 0) to ``shape``."""

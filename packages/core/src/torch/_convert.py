@@ -14,6 +14,7 @@ from ._device import device as _device
 from ._tensor import Tensor, storage_extent
 from .backends import _registry
 
+__all__ = ["clone", "is_nonzero"]
 
 def check_castable(result: _dtype.dtype, out: _dtype.dtype) -> None:
     """PyTorch's rule for writing a result into an existing tensor (``out=``, in-place ops)."""

@@ -15,6 +15,9 @@ from ._device import device as _device
 from ._promotion import scalar_dtype
 from ._tensor import Tensor, _shape_arg, storage_extent
 
+__all__ = ["empty", "empty_like", "empty_strided", "full", "full_like", "ones", "ones_like",
+           "tensor", "zeros", "zeros_like"]
+
 
 def empty(*size: Any, out: Tensor | None = None, dtype: _dtype.dtype | None = None,
           layout: Any = None, device: Any = None, requires_grad: bool = False,

@@ -1,43 +1,64 @@
-"""The op surface: the public functions of ``torch`` that compute, gathered from the modules
-that implement them, and the one place that loads them.
+"""The op surface: gathers the public functions of ``torch`` that compute from the modules
+that implement them, one concern per module, and binds their Tensor methods.
 
 Loaded on first use (through the facade's ``__getattr__`` or ``Tensor.__new__``), because it
-imports numpy; loading binds the computing methods onto ``Tensor`` and this module into
-:mod:`torch._tensor` as ``_F``. Core does the shared work of every op once (argument parsing,
-promotion, broadcasting, output allocation) and hands primitives outputs plus inputs of one
-dtype, already broadcast (DESIGN.md §4).
+imports numpy; loading also binds this module into :mod:`torch._tensor` as ``_F``. Core does the
+shared work of every op once (argument parsing, promotion, broadcasting, output allocation) and
+hands primitives outputs plus inputs of one dtype, already broadcast (DESIGN.md §4).
+
+An op module defines ``__all__`` (its public ``torch.*`` functions) and ``METHODS`` (Tensor
+method name -> function). Adding a module is adding a row to ``OP_MODULES``.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import Any
 
-from . import _tensor, _tensor_methods  # noqa: F401  (binds Tensor's computing methods)
-from ._arith import add, is_floating_point, mul, numel, sum
-from ._convert import clone, is_nonzero, to_device, view_dtype
-from ._factories import (
-    empty,
-    empty_like,
-    empty_strided,
-    full,
-    full_like,
-    legacy_tensor_new,
-    ones,
-    ones_like,
-    tensor,
-    zeros,
-    zeros_like,
+from . import _tensor
+from ._tensor import Tensor
+
+OP_MODULES = (
+    "_promotion",
+    "_factories",
+    "_convert",
+    "_arith",
+    "_tensor_methods",
+    "_elementwise",
+    "_reductions",
+    "_shape_ops",
+    "_indexing",
+    "_creation_ops",
+    "_random_ops",
+    "_linalg_ops",
 )
-from ._promotion import broadcast_shapes, can_cast, promote_types, result_type
-from ._tensor_methods import advanced_index
 
-__all__ = [
-    "add", "broadcast_shapes", "can_cast", "clone", "empty", "empty_like", "empty_strided", "full",
-    "full_like", "is_floating_point", "is_nonzero", "mul", "numel", "ones", "ones_like",
-    "promote_types", "result_type", "sum", "tensor", "zeros", "zeros_like",
-]
+__all__: list[str] = []
+_methods: dict[str, Any] = {}
+for _name in OP_MODULES:
+    _mod = importlib.import_module(f"torch.{_name}")
+    for _public in getattr(_mod, "__all__", ()):
+        globals()[_public] = getattr(_mod, _public)
+        __all__.append(_public)
+    _methods.update(getattr(_mod, "METHODS", {}))
+for _method, _fn in _methods.items():
+    setattr(Tensor, _method, _fn)
 
-# Used by torch._tensor (indexing, view(dtype), Tensor(...)) and the dispatcher's CPU fallback.
-INTERNAL = (advanced_index, legacy_tensor_new, to_device, view_dtype)
+# What torch._tensor and the dispatcher call back into (indexing, view(dtype), Tensor(...),
+# the CPU fallback).
+from ._convert import to_device, view_dtype  # noqa: E402
+from ._factories import legacy_tensor_new  # noqa: E402
 
+
+def advanced_index(t: Tensor, index: tuple[Any, ...]) -> Tensor:
+    """Indexing with tensors, lists or booleans: served by torch._indexing once it has it."""
+    fn = getattr(sys.modules["torch._indexing"], "getitem", None)
+    if fn is None:
+        raise IndexError("indexing with tensors, lists or booleans is not supported yet (only "
+                         "ints, slices, None and ... are)")
+    return fn(t, index)
+
+
+INTERNAL = (legacy_tensor_new, to_device, view_dtype)
 _tensor._F = sys.modules[__name__]

@@ -5,33 +5,106 @@ declares kernels against ``VERSION`` and the conformance suite checks every row.
 
 Conventions shared by every primitive (STYLE.md, "Kernels write into out"):
 
-- the first argument is the output, preallocated by core on the right device, with the
-  result's dtype and shape; kernels write into it and return nothing;
-- inputs have the output's dtype (except ``copy_``, which casts) and are already broadcast to
-  the output's shape with stride-0 expansion, so a kernel sees equal shapes and arbitrary
-  strides (a contiguous fast path is expected);
+- the first argument(s) are outputs, preallocated by core on the right device with the result's
+  dtype and shape; kernels write into them and return nothing (``nonzero``, whose size depends
+  on the data, is the one primitive that returns its output);
+- inputs have the output's dtype unless the row says otherwise (``copy_`` casts; comparisons
+  and logical ops write bool; index outputs are int64; ``where``'s condition is bool), and are
+  already broadcast to the output's shape with stride-0 expansion, so an elementwise kernel sees
+  equal shapes and arbitrary strides (a contiguous fast path is expected);
 - Python scalars arrive as 0-d tensors expanded with stride 0, never as a second kernel family;
-- float16 and bfloat16 compute in float32 and round to nearest even on store.
+- float16 and bfloat16 compute in float32 and round to nearest even on store;
+- reductions write a "keepdim" output: the input's shape with every reduced dim set to 1;
+- a ``dim`` argument is already wrapped to ``[0, ndim)``.
 """
 
 from __future__ import annotations
 
-VERSION = 1
+from typing import Any
 
-# name -> (group, schema). The schema is torch.library's schema syntax without the namespace.
-PRIMITIVES: dict[str, tuple[str, str]] = {
-    # memory
-    "copy_": ("memory", "copy_(Tensor(a!) out, Tensor src) -> ()"),
-    "fill_": ("memory", "fill_(Tensor(a!) out, Scalar value) -> ()"),
-    # binary
-    "add": ("binary", "add(Tensor(a!) out, Tensor a, Tensor b) -> ()"),
-    "mul": ("binary", "mul(Tensor(a!) out, Tensor a, Tensor b) -> ()"),
-    # reductions: `out` has the input's shape with every reduced dim set to 1 (keepdim) and the
-    # input's dtype; core casts the input to the result dtype first (int64 for integer sums).
-    "sum": ("reduction", "sum(Tensor(a!) out, Tensor a, int[] dims) -> ()"),
-}
+VERSION = 2
+
+_UNARY = (
+    "neg abs sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin cos tan asin "
+    "acos atan sinh cosh tanh asinh acosh atanh erf erfc erfinv lgamma digamma floor ceil round "
+    "trunc logical_not bitwise_not isnan"
+).split()
+_BINARY = (
+    "add sub mul pow maximum minimum fmax fmin atan2 hypot copysign nextafter remainder fmod "
+    "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift"
+).split()
+_COMPARE = "eq ne lt le gt ge logical_and logical_or logical_xor".split()  # write bool
+_REDUCE = "sum prod amax amin any all".split()  # any/all write bool
+
+
+def _table() -> dict[str, tuple[str, str]]:
+    rows: dict[str, tuple[str, str]] = {
+        # memory
+        "copy_": ("memory", "copy_(Tensor(a!) out, Tensor src) -> ()"),
+        "fill_": ("memory", "fill_(Tensor(a!) out, Scalar value) -> ()"),
+        # out[i] = start + i * step, for a 1-d out (arange, linspace build on it)
+        "arange_": ("memory", "arange_(Tensor(a!) out, Scalar start, Scalar step) -> ()"),
+    }
+    for name in _UNARY:
+        rows[name] = ("unary", f"{name}(Tensor(a!) out, Tensor a) -> ()")
+    for name in _BINARY:
+        rows[name] = ("binary", f"{name}(Tensor(a!) out, Tensor a, Tensor b) -> ()")
+    # rounding_mode: None (true division), "trunc" or "floor"
+    rows["div"] = ("binary",
+                   "div(Tensor(a!) out, Tensor a, Tensor b, str? rounding_mode=None) -> ()")
+    for name in _COMPARE:
+        rows[name] = ("compare", f"{name}(Tensor(a!) out, Tensor a, Tensor b) -> ()")
+    rows["where"] = ("ternary", "where(Tensor(a!) out, Tensor condition, Tensor a, Tensor b) -> ()")
+    for name in _REDUCE:
+        rows[name] = ("reduction", f"{name}(Tensor(a!) out, Tensor a, int[] dims) -> ()")
+    rows.update({
+        # index outputs are int64, keepdim shape along `dim`; ties pick the first index
+        "argmax": ("reduction", "argmax(Tensor(a!) out, Tensor a, int dim) -> ()"),
+        "argmin": ("reduction", "argmin(Tensor(a!) out, Tensor a, int dim) -> ()"),
+        # scans along `dim`; cummax/cummin also write int64 indices (last index on ties)
+        "cumsum": ("scan", "cumsum(Tensor(a!) out, Tensor a, int dim) -> ()"),
+        "cumprod": ("scan", "cumprod(Tensor(a!) out, Tensor a, int dim) -> ()"),
+        "cummax": ("scan", "cummax(Tensor(a!) values, Tensor(b!) indices, Tensor a, int dim) "
+                           "-> ()"),
+        "cummin": ("scan", "cummin(Tensor(a!) values, Tensor(b!) indices, Tensor a, int dim) "
+                           "-> ()"),
+        # a: (..., n, k), b: (..., k, m), out: (..., n, m); batch dims already broadcast
+        "matmul": ("linalg", "matmul(Tensor(a!) out, Tensor a, Tensor b) -> ()"),
+        # out[i][j][k] = a[index[i][j][k]][j][k] for dim 0 (and so on); index is int64
+        "gather": ("indexing", "gather(Tensor(a!) out, Tensor a, int dim, Tensor index) -> ()"),
+        # out (already holding self) receives src along dim at index; reduce is one of
+        # "none", "sum", "prod", "mean", "amax", "amin"
+        "scatter_": ("indexing", "scatter_(Tensor(a!) out, int dim, Tensor index, Tensor src, "
+                                 "str reduce=\"none\", bool include_self=True) -> ()"),
+        # the int64 coordinates (n, ndim) of the nonzero elements, in row-major order
+        "nonzero": ("indexing", "nonzero(Tensor a) -> Tensor"),
+        "sort": ("sort", "sort(Tensor(a!) values, Tensor(b!) indices, Tensor a, int dim, "
+                         "bool descending=False, bool stable=True) -> ()"),
+        "topk": ("sort", "topk(Tensor(a!) values, Tensor(b!) indices, Tensor a, int k, int dim, "
+                         "bool largest=True, bool sorted=True) -> ()"),
+        # sorted_sequence (..., n) and values (..., m) share leading dims; out int64 (..., m)
+        "searchsorted": ("sort", "searchsorted(Tensor(a!) out, Tensor sorted_sequence, "
+                                 "Tensor values, bool right=False) -> ()"),
+        # Philox4x32-10 random 32-bit words from (seed, offset): out is int64 holding values
+        # in [0, 2**32), element i from counter (offset + i // 4), lane i % 4
+        "random_bits_": ("random", "random_bits_(Tensor(a!) out, int seed, int offset) -> ()"),
+    })
+    return rows
+
+
+# name -> (group, schema). The schema is torch.library's syntax without the namespace.
+PRIMITIVES: dict[str, tuple[str, str]] = _table()
+GROUPS: tuple[str, ...] = tuple(dict.fromkeys(group for group, _ in PRIMITIVES.values()))
 
 
 def schema(name: str) -> str:
     """The schema string of primitive ``name`` (``KeyError`` if it is not a primitive)."""
     return PRIMITIVES[name][1]
+
+
+def by_group() -> dict[str, list[str]]:
+    """Primitive names by group, in table order."""
+    out: dict[str, list[Any]] = {g: [] for g in GROUPS}
+    for name, (group, _) in PRIMITIVES.items():
+        out[group].append(name)
+    return out

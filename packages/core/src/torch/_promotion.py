@@ -9,6 +9,7 @@ from . import _config, _dtype, _storage
 from ._device import device as _device
 from ._tensor import Size, Tensor
 
+__all__ = ["broadcast_shapes", "can_cast", "promote_types", "result_type"]
 
 def scalar_dtype(value: Any) -> _dtype.dtype:
     """The dtype PyTorch gives a Python scalar standing alone (``torch.tensor(2.5)``)."""

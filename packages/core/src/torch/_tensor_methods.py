@@ -88,7 +88,8 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
     return to(self, dtype)
 
 
-_METHODS: dict[str, Any] = {
+# Tensor method name -> function; torch._functions binds every op module's table.
+METHODS: dict[str, Any] = {
     "add": add,
     "mul": mul,
     "multiply": mul,
@@ -131,17 +132,9 @@ _METHODS: dict[str, Any] = {
 }
 
 
-def advanced_index(t: Tensor, index: tuple[Any, ...]) -> Tensor:
-    raise IndexError("indexing with tensors, lists or booleans arrives with the tensor library "
-                     "(only ints, slices, None and ... are supported yet)")
-
-
 for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64),
                    ("half", _dtype.float16), ("bfloat16", _dtype.bfloat16),
                    ("int", _dtype.int32), ("long", _dtype.int64), ("short", _dtype.int16),
                    ("char", _dtype.int8), ("byte", _dtype.uint8), ("bool", _dtype.bool_)):
-    _METHODS[_name] = _cast_method(_dt)
-
-for _name, _fn in _METHODS.items():
-    setattr(Tensor, _name, _fn)
+    METHODS[_name] = _cast_method(_dt)
 

@@ -1,19 +1,15 @@
-"""The reference kernels: every primitive written with numpy, for the CPU.
-
-They are the CPU implementation when no native CPU backend is loaded, the oracle of the
-conformance suite, and what a backend's missing kernel falls back to. Clarity over speed.
-"""
+"""What every reference kernel shares: numpy views of host tensors, bfloat16 bits, PyTorch's
+casting rules."""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import _config, _dispatch, _dtype, _prims
-from ._tensor import Tensor
+from .. import _config, _dtype
+from .._tensor import Tensor
 
 NP_DTYPES: dict[_dtype.dtype, np.dtype] = {d: np.dtype(d._np) for d in _dtype.DTYPES.values()}
 FROM_NP: dict[np.dtype, _dtype.dtype] = {
@@ -86,69 +82,3 @@ def check_scalar_fits(value: Any, dt: _dtype.dtype) -> None:
         info = np.iinfo(NP_DTYPES[dt])
         if not info.min <= value <= info.max:
             raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
-
-
-# -- kernels: (out, *inputs) ---------------------------------------------------------------
-
-
-def copy_(out: Tensor, src: Tensor) -> None:
-    values = np_view(src)
-    if src._dtype is not out._dtype:
-        values = convert(values, src._dtype, out._dtype)
-    np_view(out)[...] = values
-
-
-def fill_(out: Tensor, value: Any) -> None:
-    check_scalar_fits(value, out._dtype)
-    if out._dtype is _dtype.bfloat16:
-        np_view(out)[...] = f32_to_bf16(np.float32(value))
-    elif out._dtype is _dtype.bool_:
-        np_view(out)[...] = bool(value)
-    else:
-        with np.errstate(invalid="ignore", over="ignore"):
-            np_view(out)[...] = np.array(value).astype(NP_DTYPES[out._dtype], casting="unsafe")
-
-
-def _binary(ufunc: np.ufunc) -> Callable[[Tensor, Tensor, Tensor], None]:
-    def kernel(out: Tensor, a: Tensor, b: Tensor) -> None:
-        if out._dtype is _dtype.bfloat16:
-            store(out, ufunc(load(a), load(b)))
-        else:
-            with np.errstate(all="ignore"):  # integer overflow wraps, as in PyTorch
-                ufunc(np_view(a), np_view(b), out=np_view(out))
-
-    kernel.__name__ = ufunc.__name__
-    return kernel
-
-
-def sum_(out: Tensor, a: Tensor, dims: list[int]) -> None:
-    values = load(a, widen_half=True)
-    with np.errstate(all="ignore"):
-        store(out, np.sum(values, axis=tuple(dims), keepdims=True, dtype=values.dtype))
-
-
-CPU_KERNELS: dict[str, Callable[..., None]] = {
-    "copy_": copy_,
-    "fill_": fill_,
-    "add": _binary(np.add),
-    "mul": _binary(np.multiply),
-    "sum": sum_,
-}
-
-
-def _meta_kernel(*args: Any, **kwargs: Any) -> None:
-    """Primitives write into preallocated outputs: on ``meta`` there is nothing to write."""
-
-
-def _register() -> None:
-    missing = set(_prims.PRIMITIVES) - set(CPU_KERNELS)
-    if missing:
-        raise RuntimeError(f"reference kernels missing for primitives {sorted(missing)}")
-    for name, (_group, schema) in _prims.PRIMITIVES.items():
-        op = _dispatch.get(f"prims::{name}") or _dispatch.define(f"prims::{name}", schema)
-        if "CPU" not in op.kernels:
-            op.register("CPU", CPU_KERNELS[name])
-        op.register(_dispatch.META, _meta_kernel)
-
-
-_register()

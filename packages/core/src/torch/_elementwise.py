@@ -1,0 +1,11 @@
+"""Elementwise math: unary and binary functions, comparisons, logical and bitwise ops, clamp, lerp,
+where, and their operators and in-place forms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Public functions of torch defined here (the facade serves them lazily).
+__all__: list[str] = []
+# Tensor method name -> function, bound onto Tensor when the op surface loads.
+METHODS: dict[str, Any] = {}

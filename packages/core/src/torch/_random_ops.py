@@ -1,0 +1,11 @@
+"""Random creation and in-place sampling on the Philox generator: rand, randn, randint, randperm,
+normal, bernoulli, multinomial."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Public functions of torch defined here (the facade serves them lazily).
+__all__: list[str] = []
+# Tensor method name -> function, bound onto Tensor when the op surface loads.
+METHODS: dict[str, Any] = {}

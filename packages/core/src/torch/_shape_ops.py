@@ -1,0 +1,11 @@
+"""Shape ops over views and copies: movedim, split/chunk/unbind, cat/stack, flip, roll, repeat,
+tile, broadcast_to, meshgrid."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Public functions of torch defined here (the facade serves them lazily).
+__all__: list[str] = []
+# Tensor method name -> function, bound onto Tensor when the op surface loads.
+METHODS: dict[str, Any] = {}

@@ -1,0 +1,128 @@
+"""The op database (DESIGN.md §11): one row per public op, with sample inputs, dtypes and
+tolerances. It drives the reference tests, the backend conformance suite, gradchecks and the
+parity run against real PyTorch.
+
+Rows live in one module per area (``elementwise.py``, ``reductions.py``...), each defining
+``OPS: list[OpInfo]``. They use only PyTorch's public API and numpy, so the very same files run
+under real PyTorch in the parity session: sample inputs are made from a seeded numpy generator
+and ``torch.tensor``, and are therefore identical under both libraries.
+
+A sample function has the signature ``samples(torch, dtype, make)`` and yields
+:class:`SampleInput`: ``torch`` is the library under test, ``dtype`` one of the row's dtypes,
+``make`` a :class:`Maker` bound to a fresh seeded generator.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+AREAS = ("foundation", "elementwise", "reductions", "shape", "indexing", "creation", "linalg")
+
+FLOATS = ("float32", "float64", "float16", "bfloat16")
+INTS = ("int64", "int32", "int16", "int8", "uint8")
+ALL = FLOATS + INTS + ("bool",)
+
+
+@dataclass(frozen=True)
+class SampleInput:
+    """One call: ``op(input, *args, **kwargs)``."""
+
+    input: Any
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """A public op and how to test it.
+
+    :param name: the public name: ``torch.<name>`` (dots allowed: ``"linalg.solve"``).
+    :param samples: ``samples(torch, dtype, make) -> iterable of SampleInput``.
+    :param dtypes: dtype names the op supports (``torch.<name>`` in either library).
+    :param function: whether ``torch.<name>`` exists.
+    :param method: the Tensor method name, if the op has one.
+    :param inplace: the in-place Tensor method name, if any (``"add_"``).
+    :param supports_out: whether the function takes ``out=``.
+    :param atol, rtol: tolerances for floating results (``None``: assert_close's defaults).
+    :param differentiable: whether gradients are checked (the autograd issue).
+    :param view: whether the result is a view (parity then compares strides too).
+    :param random: the result depends on the RNG (parity compares statistics, not values).
+    """
+
+    name: str
+    samples: Callable[[Any, str, Maker], Iterable[SampleInput]]
+    dtypes: tuple[str, ...] = FLOATS
+    function: bool = True
+    method: str | None = None
+    inplace: str | None = None
+    supports_out: bool = False
+    atol: float | None = None
+    rtol: float | None = None
+    differentiable: bool = False
+    view: bool = False
+    random: bool = False
+
+
+class Maker:
+    """Deterministic sample tensors: the same values under Plait and real PyTorch."""
+
+    def __init__(self, torch: Any, seed: int) -> None:
+        self.torch = torch
+        self.rng = np.random.default_rng(seed)
+
+    def array(self, shape: tuple[int, ...], dtype: str, low: float | None = None,
+              high: float | None = None) -> np.ndarray:
+        """Values for ``dtype``: integers in [low, high), floats uniform in [low, high)."""
+        if dtype == "bool":
+            return self.rng.integers(0, 2, shape).astype(bool)
+        if dtype in INTS:
+            lo = int(low if low is not None else -9)
+            if dtype == "uint8":
+                lo = max(lo, 0)
+            hi = int(high if high is not None else 10)
+            return self.rng.integers(lo, hi, shape).astype(np.int64)
+        lo = -5.0 if low is None else low
+        hi = 5.0 if high is None else high
+        values = self.rng.uniform(lo, hi, shape)
+        if dtype in ("float16", "bfloat16"):
+            # representable in both half types, so rounding the input cannot differ
+            values = np.round(values * 8) / 8
+        return values
+
+    def __call__(self, shape: tuple[int, ...], dtype: str, low: float | None = None,
+                 high: float | None = None, noncontiguous: bool = False) -> Any:
+        """A tensor of ``shape``; ``noncontiguous`` makes it a strided view of a larger one."""
+        torch = self.torch
+        dt = getattr(torch, dtype)
+        if noncontiguous and shape:
+            big = self.array(tuple(shape[:-1]) + (shape[-1] * 2,), dtype, low, high)
+            return torch.tensor(big.tolist(), dtype=dt)[..., ::2]
+        return torch.tensor(self.array(shape, dtype, low, high).tolist(), dtype=dt)
+
+
+def load() -> list[OpInfo]:
+    """Every row, from every area module, in order."""
+    rows: list[OpInfo] = []
+    for area in AREAS:
+        module = importlib.import_module(f"{__name__}.{area}")
+        rows.extend(module.OPS)
+    return rows
+
+
+def resolve(torch: Any, name: str) -> Any:
+    """``torch.<name>`` with dots (``linalg.solve``)."""
+    obj = torch
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def samples(op: OpInfo, torch: Any, dtype: str, seed: int = 0) -> Iterator[SampleInput]:
+    """The samples of ``op`` for ``dtype`` under ``torch`` (deterministic in ``seed``)."""
+    yield from op.samples(torch, dtype, Maker(torch, seed))

@@ -1,0 +1,7 @@
+"""Op database rows: reductions."""
+
+from __future__ import annotations
+
+from . import OpInfo
+
+OPS: list[OpInfo] = []
