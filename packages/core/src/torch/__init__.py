@@ -94,6 +94,15 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "UntypedStorage": ("torch._storage", "UntypedStorage"),
     "cpu": ("torch.cpu", None),
     "utils": ("torch.utils", None),
+    "linalg": ("torch.linalg", None),
+    "testing": ("torch.testing", None),
+    "serialization": ("torch.serialization", None),
+    "save": ("torch.serialization", "save"),
+    "load": ("torch.serialization", "load"),
+    "finfo": ("torch._dtype_info", "finfo"),
+    "iinfo": ("torch._dtype_info", "iinfo"),
+    "get_rng_state": ("torch._random", "get_rng_state"),
+    "set_rng_state": ("torch._random", "set_rng_state"),
 }
 _lazy_lock = _threading.RLock()
 

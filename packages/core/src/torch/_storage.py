@@ -127,6 +127,22 @@ def _normalise(dev: Any) -> _device:
     return d
 
 
+def wrap_host(buffer: np.ndarray) -> UntypedStorage:
+    """A CPU storage over existing host memory (a 1-d ``uint8`` numpy array, possibly a view
+    of other memory such as a user's array or an ``np.memmap``); it keeps ``buffer`` alive and
+    shares its bytes (``torch.from_numpy``, ``torch.load(mmap=True)``)."""
+    if buffer.dtype != np.uint8 or buffer.ndim != 1:
+        raise TypeError("wrap_host expects a 1-d uint8 array")
+    self = object.__new__(UntypedStorage)
+    self._handle = buffer
+    self._nbytes = int(buffer.size)
+    self._device = _normalise("cpu")
+    self._runtime = _registry.runtime("cpu")
+    self._ptr = int(buffer.ctypes.data) if buffer.size else 0
+    self._host = buffer
+    return self
+
+
 def allocate(nbytes: int, dev: _device) -> UntypedStorage:
     """A new storage of ``nbytes`` on ``dev`` (which must already be normalised)."""
     runtime = _registry.runtime(dev.type)
