@@ -97,3 +97,26 @@ def demo(session: nox.Session) -> None:
     """The main job: train a model on Plait tensors, print progress, write a plot."""
     _install(session, "./packages/core", "./packages/backend-cpu", "matplotlib")
     session.run("python", "examples/linear_regression.py", *session.posargs, env=ENV)
+
+
+def _real_torch_python(session: nox.Session) -> str:
+    """The interpreter of the persistent real-PyTorch venv (created on first use), shared with
+    the bench session."""
+    real = ROOT / ".nox" / "_real-torch-2.13.0"
+    done = real / "installed.ok"
+    if not done.exists():
+        session.run("python", "-m", "venv", "--clear", str(real), external=True)
+        session.run(str(real / "bin" / "pip"), "install", "-q", REAL_TORCH, "numpy",
+                    external=True, env=ENV)
+        done.write_text(REAL_TORCH + "\n")
+    return str(real / "bin" / "python")
+
+
+@nox.session(python="3.11")
+def parity(session: nox.Session) -> None:
+    """The op database, printing and a checkpoint round trip under Plait and, in a second venv,
+    under real PyTorch; compared. Writes benchmarks/results/parity.md; fails on a mismatch."""
+    _install(session, *PACKAGE_DIRS)
+    reference = _real_torch_python(session)
+    session.run("python", "benchmarks/parity/run.py", "--reference-python", reference,
+                *session.posargs, env=ENV)

@@ -96,6 +96,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "utils": ("torch.utils", None),
     "linalg": ("torch.linalg", None),
     "testing": ("torch.testing", None),
+    "return_types": ("torch._reductions", "return_types"),
     "serialization": ("torch.serialization", None),
     "save": ("torch.serialization", "save"),
     "load": ("torch.serialization", "load"),
@@ -104,6 +105,12 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "get_rng_state": ("torch._random", "get_rng_state"),
     "set_rng_state": ("torch._random", "set_rng_state"),
 }
+# The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
+for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage",
+              "IntStorage", "LongStorage", "HalfStorage", "BFloat16Storage", "FloatStorage",
+              "DoubleStorage", "ComplexFloatStorage", "ComplexDoubleStorage"):
+    _LAZY[_name] = ("torch._utils", _name)
+del _name
 _lazy_lock = _threading.RLock()
 
 

@@ -14,16 +14,30 @@ from ._tensor import Tensor, wrap_dim
 
 __all__ = ["add", "is_floating_point", "mul", "numel", "sum"]
 
-def _operand(x: Any, dt: _dtype.dtype, dev: _device, shape: tuple[int, ...]) -> Tensor:
-    """``x`` as a tensor of ``dt`` on ``dev``, broadcast (stride 0) to ``shape``."""
+def scalar_operand(value: Any, dt: _dtype.dtype, dev: _device) -> Tensor:
+    """A Python number as a 0-d tensor of ``dt``. An integer beyond an integer dtype's range
+    wraps, as PyTorch's arithmetic does with it (``uint8_tensor + 300``)."""
+    if dt._category == _dtype.INT and isinstance(value, int) and not isinstance(value, bool):
+        bits = 8 * dt.itemsize
+        low = -(1 << (bits - 1)) if dt.is_signed else 0
+        value = (value - low) % (1 << bits) + low
+    return scalar_tensor(value, dt, dev)
+
+
+def operand(x: Any, dt: _dtype.dtype, dev: _device, shape: tuple[int, ...]) -> Tensor:
+    """``x`` (a tensor or a Python number) as a tensor of ``dt`` on ``dev``, broadcast (stride
+    0) to ``shape``."""
     if not isinstance(x, Tensor):
-        x = scalar_tensor(x, dt, dev)
+        x = scalar_operand(x, dt, dev)
     else:
         if x._dtype is not dt:
             x = to_dtype(x, dt)
         if x._device != dev:
             x = to_device(x, dev)
     return x if x._shape == shape else x.expand(shape)
+
+
+_operand = operand
 
 
 def _binary(prim: _dispatch.Operator, a: Any, b: Any) -> Tensor:
@@ -43,6 +57,8 @@ def _binary(prim: _dispatch.Operator, a: Any, b: Any) -> Tensor:
 
 
 def _apply_alpha(other: Any, alpha: Any, input: Tensor) -> Any:
+    if isinstance(alpha, bool) and result_type(input, other) is not _dtype.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if alpha == 1 and not isinstance(alpha, float):
         return other
     if isinstance(alpha, float) and not (input._dtype.is_floating_point or input._dtype.is_complex):
@@ -129,15 +145,21 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
     return write_out(out, _aten_sum(input, dim, keepdim, dtype=dtype))
 
 
-def inplace_method(op: Any) -> Any:
-    def method(self: Tensor, other: Any, **kwargs: Any) -> Tensor:
-        result = op(self, other, **kwargs)
-        check_castable(result._dtype, self._dtype)
+def inplace_method(op: Any, name: str | None = None) -> Any:
+    """The in-place form of ``op`` (``Tensor.sub_``, ``__isub__``...): compute out of place,
+    then write into ``self``, which must be able to hold the result's dtype and shape
+    (in-place ops never broadcast ``self``)."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        result = op(self, *args, **kwargs)
         if result._shape != self._shape:
             raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "
                                f"broadcast shape {list(result._shape)}")
+        check_castable(result._dtype, self._dtype)
         return copy_(self, result)
 
+    method.__name__ = method.__qualname__ = name or f"{getattr(op, '__name__', 'op')}_"
+    method.__doc__ = f"In-place version of ``{getattr(op, '__name__', 'op')}``."
     return method
 
 

@@ -19,11 +19,22 @@ __all__ = ["empty", "empty_like", "empty_strided", "full", "full_like", "ones", 
            "tensor", "zeros", "zeros_like"]
 
 
-def empty(*size: Any, out: Tensor | None = None, dtype: _dtype.dtype | None = None,
-          layout: Any = None, device: Any = None, requires_grad: bool = False,
-          pin_memory: bool = False, memory_format: Any = None) -> Tensor:
-    """An uninitialised tensor of ``size``."""
-    shape = _shape_arg(size)
+def _size_args(args: tuple[Any, ...], size: Any, name: str) -> tuple[Any, ...]:
+    """``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
+def empty(*args: Any, size: Any = None, out: Tensor | None = None,
+          dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+          requires_grad: bool = False, pin_memory: bool = False,
+          memory_format: Any = None) -> Tensor:
+    """An uninitialised tensor of ``size`` (``empty(2, 3)``, ``empty((2, 3))`` or
+    ``empty(size=(2, 3))``)."""
+    shape = _shape_arg(_size_args(args, size, "empty"))
     check_shape(shape)
     dt = check_dtype(dtype) or _config.get_default_dtype()
     t = new_tensor(shape, dt, device_of(device))
@@ -70,18 +81,18 @@ def _filled(value: int, size: tuple[Any, ...], out: Tensor | None, dtype: Any, d
     return finish_factory(write_out(out, t), requires_grad)
 
 
-def zeros(*size: Any, out: Tensor | None = None, dtype: _dtype.dtype | None = None,
-          layout: Any = None, device: Any = None, requires_grad: bool = False,
-          pin_memory: bool = False) -> Tensor:
+def zeros(*args: Any, size: Any = None, out: Tensor | None = None,
+          dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ``size`` filled with 0."""
-    return _filled(0, size, out, dtype, device, requires_grad)
+    return _filled(0, _size_args(args, size, "zeros"), out, dtype, device, requires_grad)
 
 
-def ones(*size: Any, out: Tensor | None = None, dtype: _dtype.dtype | None = None,
-         layout: Any = None, device: Any = None, requires_grad: bool = False,
-         pin_memory: bool = False) -> Tensor:
+def ones(*args: Any, size: Any = None, out: Tensor | None = None,
+         dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+         requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ``size`` filled with 1."""
-    return _filled(1, size, out, dtype, device, requires_grad)
+    return _filled(1, _size_args(args, size, "ones"), out, dtype, device, requires_grad)
 
 
 def _like(t: Tensor, dtype: Any, device: Any) -> tuple[_dtype.dtype, _device]:

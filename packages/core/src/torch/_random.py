@@ -1,66 +1,195 @@
-"""Seeds: the default generator's state, ready for the Philox generator of DESIGN.md §8.
+"""Random generators (DESIGN.md §8): ``torch.Generator``, the default generators and seeds.
 
-The counter-based generator and the random ops arrive with the tensor library; this module
-owns the seed that ``torch.manual_seed`` sets and forwards it to every mounted device module.
+A generator is two numbers: a 64-bit ``seed`` (the Philox key) and a 64-bit ``offset`` (the
+next unused Philox counter). Every random op reserves the counters it needs with
+:meth:`Generator._reserve` and hands ``(seed, offset)`` to the ``random_bits_`` primitive, so
+the same seed gives the same streams on every device that implements the primitive, and a
+generator's whole state fits in 16 bytes (``get_state``/``set_state``).
+
+Fork safety: the state is plain Python integers, copied into a forked child like everything
+else (a child draws the same numbers as its parent until reseeded, as in PyTorch, which is why
+data loaders seed their workers). The one lock the generators share is recreated in the child,
+so a fork taken while another thread held it cannot deadlock the child.
+
+numpy is not imported here: ``import torch`` loads this module, and tensors are only made on
+first use of ``get_state``.
 """
 
 from __future__ import annotations
 
+import operator
 import os
 import threading
 import time
 from typing import Any
 
 _MASK64 = (1 << 64) - 1
+_DEFAULT_SEED = 67280421310721  # PyTorch's default_generator.initial_seed()
+STATE_SIZE = 16  # bytes: seed, then offset, each unsigned 64-bit little-endian
+
+_lock = threading.Lock()
+
+
+def _reinit_lock_after_fork() -> None:
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reinit_lock_after_fork)
 
 
 class Generator:
-    """A random generator state: a 64-bit seed and a Philox counter offset."""
+    """A Philox4x32-10 random generator: a 64-bit seed and a counter offset.
+
+    :param device: the device whose random ops it drives (``"cpu"`` by default).
+    """
 
     def __init__(self, device: Any = "cpu") -> None:
         from ._device import device as _device
 
-        self.device = _device(device)
-        self._seed = 67280421310721
+        dev = device if isinstance(device, _device) else _device(device)
+        if dev.type == "meta":
+            raise RuntimeError("META device type not an accelerator.")
+        if dev.type != "cpu":
+            from ._storage import _normalise
+
+            dev = _normalise(dev)  # raises the backend's error for an unknown device
+        self.device = dev
+        self._seed = _DEFAULT_SEED
         self._offset = 0
-        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<torch.Generator object at {id(self):#x} (device={self.device})>"
 
     def manual_seed(self, seed: int) -> Generator:
+        """Set the seed (any int in ``[-2**63, 2**64)``; negative seeds wrap to unsigned) and
+        restart the stream. Returns the generator."""
         seed = _check_seed(seed)
-        with self._lock:
+        with _lock:
             self._seed, self._offset = seed & _MASK64, 0
         return self
 
     def initial_seed(self) -> int:
+        """The seed the stream started from."""
         return self._seed
 
     def seed(self) -> int:
-        """Seed from a non-deterministic source; returns the seed."""
-        s = int.from_bytes(os.urandom(8), "little") ^ time.monotonic_ns()
-        self.manual_seed(s & ((1 << 63) - 1))
-        return self._seed
+        """Seed from a non-deterministic source; returns the new seed."""
+        s = (int.from_bytes(os.urandom(8), "little") ^ time.monotonic_ns()) & ((1 << 63) - 1)
+        self.manual_seed(s)
+        return s
 
     def get_offset(self) -> int:
+        """The next unused Philox counter."""
         return self._offset
+
+    def set_offset(self, offset: int) -> Generator:
+        """Move the stream to counter ``offset``. Returns the generator."""
+        offset = operator.index(offset)
+        if not 0 <= offset <= _MASK64:
+            raise RuntimeError(f"offset must be in [0, 2**64), got {offset}")
+        with _lock:
+            self._offset = offset
+        return self
+
+    def get_state(self) -> Any:
+        """The state as a 16-byte ``uint8`` CPU tensor: seed then offset, little-endian."""
+        from ._dtype import uint8
+        from ._factories import tensor
+
+        with _lock:
+            raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
+        return tensor(list(raw), dtype=uint8, device="cpu")
+
+    def set_state(self, new_state: Any) -> Generator:
+        """Restore a state from :meth:`get_state`. Returns the generator."""
+        from ._dtype import uint8
+        from ._tensor import Tensor
+
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype is not uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        if new_state.numel() != STATE_SIZE:
+            raise RuntimeError(f"Expected a PhiloxGeneratorState of size {STATE_SIZE} but found "
+                               f"the input RNG state size to be {new_state.numel()}")
+        raw = bytes(new_state.reshape(-1).tolist())
+        with _lock:
+            self._seed = int.from_bytes(raw[:8], "little")
+            self._offset = int.from_bytes(raw[8:], "little")
+        return self
+
+    def clone_state(self) -> Generator:
+        """A new generator on the same device with this one's seed and offset."""
+        other = Generator.__new__(Generator)
+        other.device = self.device
+        with _lock:
+            other._seed, other._offset = self._seed, self._offset
+        return other
+
+    def _reserve(self, n_counters: int) -> tuple[int, int]:
+        """Take the next ``n_counters`` Philox counters: returns ``(seed, first counter)``."""
+        with _lock:
+            seed, offset = self._seed, self._offset
+            self._offset = (offset + n_counters) & _MASK64
+        return seed, offset
+
+
+Generator.__module__ = "torch"
 
 
 def _check_seed(seed: Any) -> int:
-    try:
-        seed = int(seed)
-    except (TypeError, ValueError):
-        raise TypeError(f"manual_seed expected an int, got {type(seed).__name__}") from None
-    if not -(1 << 63) <= seed < (1 << 64):
-        raise RuntimeError(f"Overflow when unpacking long long: seed {seed} is out of range "
-                           "[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff]")
+    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+    seed = operator.index(seed)
+    if not -(1 << 63) <= seed <= _MASK64:
+        raise ValueError("Overflow when unpacking long long")  # PyTorch's type and words
     return seed
 
 
 default_generator = Generator()
 
+# (device type, index) -> the default generator of an accelerator, made on first use.
+_device_generators: dict[tuple[str, int], Generator] = {}
 
-def manual_seed(seed: int) -> Generator:
-    """Seed the CPU generator and every mounted accelerator's generators."""
+
+def default_generator_for(device: Any) -> Generator:
+    """The default generator of ``device`` (a normalised ``torch.device``): the CPU's
+    :data:`default_generator`, or one per accelerator index, made on first use and seeded
+    with the seed the device module recorded (else the CPU generator's initial seed)."""
+    if device.type == "cpu" or device.type == "meta":
+        return default_generator
+    key = (device.type, device.index or 0)
+    gen = _device_generators.get(key)
+    if gen is None:
+        gen = Generator.__new__(Generator)
+        gen.device = device
+        gen._seed, gen._offset = _recorded_seed(device.type), 0
+        gen = _device_generators.setdefault(key, gen)
+    return gen
+
+
+def _recorded_seed(device_type: str) -> int:
+    from .backends import _registry
+
+    mod = _registry._device_modules.get(device_type)
+    fn = getattr(mod, "initial_seed", None) if mod is not None else None
+    if fn is not None:
+        try:
+            return int(fn()) & _MASK64
+        except (NotImplementedError, RuntimeError):
+            pass
+    return default_generator.initial_seed()
+
+
+def manual_seed(seed: Any) -> Generator:
+    """Seed the CPU generator, every accelerator generator made so far, and every mounted
+    device module (its ``manual_seed_all``). Returns the CPU generator."""
+    seed = int(seed)
     default_generator.manual_seed(seed)
+    for gen in list(_device_generators.values()):
+        gen.manual_seed(seed)
     from .backends import _registry
 
     for mod in list(_registry._device_modules.values()):
@@ -71,8 +200,20 @@ def manual_seed(seed: int) -> Generator:
 
 
 def seed() -> int:
+    """Seed the CPU generator from a non-deterministic source; returns the seed."""
     return default_generator.seed()
 
 
 def initial_seed() -> int:
+    """The CPU generator's initial seed."""
     return default_generator.initial_seed()
+
+
+def get_rng_state() -> Any:
+    """The CPU generator's state (a 16-byte ``uint8`` tensor)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Any) -> None:
+    """Restore the CPU generator's state from :func:`get_rng_state`."""
+    default_generator.set_state(new_state)

@@ -632,6 +632,8 @@ def _view_strides(old_shape: tuple[int, ...], old_stride: tuple[int, ...],
 def _basic_index(t: Tensor, index: Any) -> Tensor:
     """Indexing with ints, slices, ``None`` and ``...``: always a view."""
     if not isinstance(index, tuple):
+        if not _is_basic(index):  # torch._indexing reads the index as the user wrote it
+            return _F.advanced_index(t, index)
         index = (index,)
     if any(not _is_basic(i) for i in index):
         return _F.advanced_index(t, index)
@@ -687,4 +689,6 @@ def _is_basic(i: Any) -> bool:
         return True
     if isinstance(i, Tensor):
         return False
-    return hasattr(i, "__index__") and not isinstance(i, (list, tuple))
+    # an integer-like scalar; arrays (numpy's have __index__ too) are advanced indices
+    return (hasattr(i, "__index__") and not isinstance(i, (list, tuple))
+            and getattr(i, "ndim", 0) == 0)

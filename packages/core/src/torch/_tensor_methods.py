@@ -10,7 +10,7 @@ from ._alloc import from_layout
 from ._arith import add, inplace_method, mul, sum
 from ._convert import clone, contiguous, copy_, fill_, is_nonzero, item, numpy, to, tolist, zero_
 from ._device import device as _device
-from ._factories import empty, full, ones, tensor, zeros
+from ._factories import _rewrap, empty, full, ones, tensor, zeros
 from ._tensor import Tensor
 
 
@@ -88,6 +88,36 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
     return to(self, dtype)
 
 
+def _reduce_ex(self: Tensor, protocol: int) -> Any:
+    """Plain ``pickle``: the tensor travels as a ``torch.save`` archive (views keep their
+    strides; the archive is restored by the same restricted loader as checkpoints)."""
+    import io
+
+    from . import _utils, serialization
+
+    buffer = io.BytesIO()
+    serialization.save(self, buffer)
+    return (_utils._tensor_from_bytes, (buffer.getvalue(),))
+
+
+def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
+    if self.grad_fn is not None:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                           "the deepcopy protocol at the moment.")
+    if id(self) in memo:
+        return memo[id(self)]
+    out = clone(self.detach())
+    if type(self) is not Tensor:
+        out = _rewrap(out, type(self))
+    out.requires_grad = self.requires_grad
+    memo[id(self)] = out
+    if self._grad is not None:
+        import copy
+
+        out._grad = copy.deepcopy(self._grad, memo)
+    return out
+
+
 # Tensor method name -> function; torch._functions binds every op module's table.
 METHODS: dict[str, Any] = {
     "add": add,
@@ -115,6 +145,9 @@ METHODS: dict[str, Any] = {
     "tolist": tolist,
     "item": item,
     "__bool__": is_nonzero,
+    "is_nonzero": is_nonzero,
+    "__reduce_ex__": _reduce_ex,
+    "__deepcopy__": _deepcopy,
     "__float__": _scalar_method(float),
     "__int__": _scalar_method(int),
     "__complex__": _scalar_method(complex),

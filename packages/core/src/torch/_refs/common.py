@@ -23,6 +23,8 @@ def np_view(t: Tensor) -> np.ndarray:
     host = t._storage._host
     if host is None:
         raise RuntimeError(f"tensor on device '{t._device}' has no host-visible memory")
+    if any(n == 0 for n in t._shape):  # nothing to view; the offset may lie past the buffer
+        return np.empty(t._shape, NP_DTYPES[t._dtype])
     return np.ndarray(t._shape, NP_DTYPES[t._dtype], host, t._offset * size,
                       tuple(s * size for s in t._stride))
 

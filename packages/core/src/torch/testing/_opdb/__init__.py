@@ -15,6 +15,7 @@ A sample function has the signature ``samples(torch, dtype, make)`` and yields
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +54,10 @@ class OpInfo:
     :param differentiable: whether gradients are checked (the autograd issue).
     :param view: whether the result is a view (parity then compares strides too).
     :param random: the result depends on the RNG (parity compares statistics, not values).
+    :param layout_dependent: the result depends on the inputs' strides, not only their values
+        (``as_strided``, ``stride``): the non-contiguous-inputs check does not apply.
+    :param supports_meta: whether the op runs on the meta device: ``True`` must work,
+        ``False`` is not tried, ``None`` (unknown) is tried and skipped when it raises.
     """
 
     name: str
@@ -67,6 +72,8 @@ class OpInfo:
     differentiable: bool = False
     view: bool = False
     random: bool = False
+    layout_dependent: bool = False
+    supports_meta: bool | None = None
 
 
 class Maker:
@@ -82,10 +89,12 @@ class Maker:
         if dtype == "bool":
             return self.rng.integers(0, 2, shape).astype(bool)
         if dtype in INTS:
-            lo = int(low if low is not None else -9)
+            # integers in [low, high): fractional limits round up, and the range keeps at
+            # least one value (uint8 clamps at 0)
+            lo = math.ceil(low) if low is not None else -9
             if dtype == "uint8":
                 lo = max(lo, 0)
-            hi = int(high if high is not None else 10)
+            hi = max(math.ceil(high) if high is not None else 10, lo + 1)
             return self.rng.integers(lo, hi, shape).astype(np.int64)
         lo = -5.0 if low is None else low
         hi = 5.0 if high is None else high
@@ -126,3 +135,71 @@ def resolve(torch: Any, name: str) -> Any:
 def samples(op: OpInfo, torch: Any, dtype: str, seed: int = 0) -> Iterator[SampleInput]:
     """The samples of ``op`` for ``dtype`` under ``torch`` (deterministic in ``seed``)."""
     yield from op.samples(torch, dtype, Maker(torch, seed))
+
+
+# ---------------------------------------------------------------------------------------------
+# Running rows: shared by tests/test_opdb.py (Plait alone) and benchmarks/parity (both libraries),
+# so public API only.
+
+
+def call(torch: Any, op: OpInfo, sample: SampleInput, **extra: Any) -> Any:
+    """Run ``sample`` through the op's function (its method when it has no function)."""
+    kwargs = {**sample.kwargs, **extra}
+    if op.function:
+        return resolve(torch, op.name)(sample.input, *sample.args, **kwargs)
+    return getattr(sample.input, op.method)(*sample.args, **kwargs)
+
+
+def call_method(op: OpInfo, sample: SampleInput, input: Any = None) -> Any:
+    """Run ``sample`` through the Tensor method ``op.method`` (on ``input`` if given)."""
+    target = sample.input if input is None else input
+    return getattr(target, op.method)(*sample.args, **sample.kwargs)
+
+
+def call_inplace(op: OpInfo, sample: SampleInput, input: Any) -> Any:
+    """Run ``sample`` through the in-place method ``op.inplace`` on ``input``."""
+    return getattr(input, op.inplace)(*sample.args, **sample.kwargs)
+
+
+def map_tensors(torch: Any, obj: Any, fn: Callable[[Any], Any]) -> Any:
+    """``obj`` with ``fn`` applied to every tensor in it (through tuples, lists and dicts)."""
+    if isinstance(obj, torch.Tensor):
+        return fn(obj)
+    if type(obj) is tuple:  # torch.Size and named tuples hold no tensors to map
+        return tuple(map_tensors(torch, x, fn) for x in obj)
+    if isinstance(obj, list):
+        return [map_tensors(torch, x, fn) for x in obj]
+    if isinstance(obj, dict):
+        return {k: map_tensors(torch, v, fn) for k, v in obj.items()}
+    return obj
+
+
+def map_sample(torch: Any, sample: SampleInput, fn: Callable[[Any], Any]) -> SampleInput:
+    """A copy of ``sample`` with ``fn`` applied to each of its tensors."""
+    return SampleInput(map_tensors(torch, sample.input, fn),
+                       map_tensors(torch, sample.args, fn),
+                       map_tensors(torch, sample.kwargs, fn), sample.name)
+
+
+def has_tensors(torch: Any, sample: SampleInput) -> bool:
+    """Whether any tensor appears in ``sample``."""
+    found = []
+    map_tensors(torch, (sample.input, sample.args, sample.kwargs), found.append)
+    return bool(found)
+
+
+def leaves(result: Any) -> list[Any]:
+    """The tensors and scalars of a result, flattened through tuples (named ones too) and
+    lists, in order."""
+    if isinstance(result, (tuple, list)) and not isinstance(result, str):
+        return [leaf for x in result for leaf in leaves(x)]
+    return [result]
+
+
+def exception_category(exc: BaseException) -> str:
+    """The built-in exception class an exception is (``torch.linalg.LinAlgError`` is a
+    ``RuntimeError``): what two libraries are compared on."""
+    for cls in type(exc).__mro__:
+        if cls.__module__ == "builtins":
+            return cls.__name__
+    return "Exception"

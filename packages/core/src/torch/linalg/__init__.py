@@ -1,0 +1,844 @@
+"""``torch.linalg``: norms, decompositions, solvers and products of matrices.
+
+Norms are operators over primitives (``linalg_vector_norm``) and composites of it. The
+decompositions (inv, det, slogdet, solve, cholesky, qr, svd, eigh, lstsq...) compute on a host
+copy with numpy's LAPACK bindings, in the input's precision, batch by batch, and return new
+tensors on the input's device. The signs of singular and eigen vectors are LAPACK's, which
+PyTorch leaves implementation-defined too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _dispatch, _dtype
+from .._alloc import P, new_tensor
+from .._arith import sum
+from .._convert import fill_, scalar_type_name, to_device, to_dtype, write_out
+from .._device import device as _device
+from .._linalg_ops import _CPP_NAMES, ATEN, matmul, vdot
+from .._promotion import broadcast_shapes
+from .._refs.common import np_view, store
+from .._tensor import Tensor, wrap_dim
+
+__all__ = [
+    "LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
+    "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+    "solve", "svd", "svdvals", "vecdot", "vector_norm",
+]
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine failed on its input (a singular matrix, a matrix that is not
+    positive-definite); PyTorch's ``torch.linalg.LinAlgError``."""
+
+
+# PyTorch's torch.return_types: tuples whose fields have names.
+def _result_type(name: str, fields: str) -> Any:
+    cls = namedtuple(name, fields)  # type: ignore[misc]
+    cls.__module__ = "torch.return_types"
+    return cls
+
+
+_SlogdetResult = _result_type("linalg_slogdet", "sign logabsdet")
+_LegacySlogdetResult = _result_type("slogdet", "sign logabsdet")
+_QRResult = _result_type("linalg_qr", "Q R")
+_LegacyQRResult = _result_type("qr", "Q R")
+_SVDResult = _result_type("linalg_svd", "U S Vh")
+_LegacySVDResult = _result_type("svd", "U S V")
+_EighResult = _result_type("linalg_eigh", "eigenvalues eigenvectors")
+_LstsqResult = _result_type("linalg_lstsq", "solution residuals rank singular_values")
+
+
+def slogdet_result(sign: Tensor, logabsdet: Tensor) -> Any:
+    """``torch.slogdet``'s result type (``torch.return_types.slogdet``)."""
+    return _LegacySlogdetResult(sign, logabsdet)
+
+
+def qr_result(q: Tensor, r: Tensor, name: str = "linalg_qr") -> Any:
+    """The result type of ``linalg.qr`` or, with ``name="qr"``, of ``torch.qr``."""
+    return (_LegacyQRResult if name == "qr" else _QRResult)(q, r)
+
+
+# -- host copies -----------------------------------------------------------------------------
+
+_CPU = _device("cpu")
+
+
+def _host(t: Tensor) -> np.ndarray:
+    """A numpy copy of ``t``'s values (contiguous, the input's precision)."""
+    return np.array(np_view(to_device(t, _CPU)))
+
+
+def _tensor_like(values: Any, dt: _dtype.dtype, dev: _device) -> Tensor:
+    """A new tensor of ``dt`` on ``dev`` holding ``values``."""
+    arr = np.asarray(values)
+    out = new_tensor(tuple(arr.shape), dt, _CPU)
+    store(out, arr.real if not dt.is_complex and np.iscomplexobj(arr) else arr)
+    return to_device(out, dev)
+
+
+def _check_float(fn: str, A: Tensor, low_precision: bool = True) -> None:
+    if not (A._dtype.is_floating_point or A._dtype.is_complex):
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_type_name(A._dtype)}")
+    if low_precision and A._dtype in (_dtype.float16, _dtype.bfloat16):
+        raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got "
+                           f"{scalar_type_name(A._dtype)}")
+
+
+def _check_matrix(fn: str, A: Any, square: bool = False) -> None:
+    if not isinstance(A, Tensor):
+        raise TypeError(f"{fn}(): argument 'A' must be Tensor, not {type(A).__name__}")
+    if A.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    if square and A._shape[-1] != A._shape[-2]:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{A._shape[-2]} by {A._shape[-1]} matrices")
+
+
+def _batch_error(fn: str, arr: np.ndarray, index: int, message: str) -> LinAlgError:
+    where = ""
+    if arr.ndim > 2:
+        where = f"(Batch element {index}): "
+    return LinAlgError(f"{fn}: {where}{message}")
+
+
+def _first_zero_pivot(a: np.ndarray) -> int:
+    """LAPACK getrf's ``info``: the 1-based index of the first exactly-zero pivot of LU with
+    partial pivoting (0 if none)."""
+    a = np.array(a, dtype=np.complex128 if np.iscomplexobj(a) else np.float64)
+    n = a.shape[0]
+    for j in range(n):
+        p = j + int(np.argmax(np.abs(a[j:, j])))
+        if a[p, j] == 0:
+            return j + 1
+        a[[j, p]] = a[[p, j]]
+        a[j + 1:] -= np.outer(a[j + 1:, j] / a[j, j], a[j])
+    return 0
+
+
+def _singular_index(arr: np.ndarray) -> tuple[int, int]:
+    """(batch index, pivot) of the first singular matrix in a batch (pivot 0: none)."""
+    flat = arr.reshape((-1,) + arr.shape[-2:])
+    for i, m in enumerate(flat):
+        pivot = _first_zero_pivot(m)
+        if pivot:
+            return i, pivot
+    return 0, 0
+
+
+# -- norms -----------------------------------------------------------------------------------
+
+
+def _ord_text(ord: float) -> str:
+    if math.isinf(ord):
+        return "inf" if ord > 0 else "-inf"
+    return str(int(ord)) if float(ord).is_integer() else repr(float(ord))
+
+
+def _as_real(x: Tensor) -> Tensor:
+    """A complex tensor's storage seen as real pairs: shape (..., 2) (``view_as_real``)."""
+    return Tensor._make(x._storage, tuple(x._shape) + (2,), tuple(2 * s for s in x._stride) +
+                        (1,), 2 * x._offset, x._dtype.to_real(), x._device, x._vc, x)
+
+
+def _unary(prim: str, x: Tensor) -> Tensor:
+    out = new_tensor(x._shape, x._dtype, x._device)
+    getattr(P, prim)(out, x)
+    return out
+
+
+def _binary(prim: str, a: Tensor, b: Any) -> Tensor:
+    if not isinstance(b, Tensor):
+        scalar = new_tensor((), a._dtype, a._device)
+        P.fill_(scalar, b)
+        b = scalar.expand(a._shape)
+    out = new_tensor(a._shape, a._dtype, a._device)
+    getattr(P, prim)(out, a, b)
+    return out
+
+
+def _reduce(prim: str, x: Tensor, dims: list[int]) -> Tensor:
+    """``prim`` over ``dims``, keeping them as size 1."""
+    out = new_tensor(tuple(1 if d in dims else s for d, s in enumerate(x._shape)), x._dtype,
+                     x._device)
+    getattr(P, prim)(out, x, dims)
+    return out
+
+
+def _norm_dims(dim: Any, ndim: int) -> list[int]:
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(ndim))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    wrapped = [wrap_dim(d, max(ndim, 1)) for d in dims]
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError(f"dim {wrapped[0]} appears multiple times in the list of dims")
+    return sorted(wrapped)
+
+
+def _vector_norm_kernel(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
+                        dtype: _dtype.dtype | None = None) -> Tensor:
+    _check_float("linalg.vector_norm", x, low_precision=False)
+    if dtype is not None:
+        if not (dtype.is_floating_point or dtype.is_complex):
+            raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, "
+                               f"but got {scalar_type_name(dtype)}")
+        if _dtype.promote_types(x._dtype, dtype) is not dtype:
+            raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
+                               f"({scalar_type_name(x._dtype)}) should be convertible without "
+                               f"narrowing to the specified dtype ({scalar_type_name(dtype)})")
+        x = to_dtype(x, dtype)
+    ord = float(ord)
+    dims = _norm_dims(dim, x.ndim)
+    shape = x._shape
+    if ord < 0 or math.isinf(ord):
+        if dim is None or not dims:
+            if x.numel() == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_text(ord)} norm "
+                                   "on an empty tensor because the operation does not have an "
+                                   "identity")
+        else:
+            for d in dims:
+                if shape[d] == 0:
+                    raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_text(ord)} "
+                                       f"norm on the dimension {d}because this dimension is "
+                                       "empty and the operation does not have an identity")
+    result_dt = x._dtype.to_real() if x._dtype.is_complex else x._dtype
+    if x.ndim == 0:
+        x, dims = x.reshape(1), [0]
+    # |x| in the compute dtype: float32 for the half types
+    if x._dtype.is_complex:
+        pairs = _as_real(x)
+        if pairs._dtype in (_dtype.float16, _dtype.bfloat16):
+            pairs = to_dtype(pairs, _dtype.float32)
+        squares = _binary("mul", pairs, pairs)
+        a = _unary("sqrt", _reduce("sum", squares, [squares.ndim - 1]).squeeze(-1))
+    else:
+        a = to_dtype(x, _dtype.float32) if x._dtype in (_dtype.float16, _dtype.bfloat16) else x
+        a = _unary("abs", a)
+    if ord == math.inf:
+        r = _reduce("amax", a, dims)
+    elif ord == -math.inf:
+        r = _reduce("amin", a, dims)
+    elif ord == 0:
+        nonzero = new_tensor(a._shape, _dtype.bool_, a._device)
+        P.ne(nonzero, a, _binary("mul", a, 0))
+        r = _reduce("sum", to_dtype(nonzero, a._dtype), dims)
+    elif ord == 1:
+        r = _reduce("sum", a, dims)
+    elif ord == 2:
+        r = _unary("sqrt", _reduce("sum", _binary("mul", a, a), dims))
+    else:
+        r = _binary("pow", _reduce("sum", _binary("pow", a, ord), dims), 1.0 / ord)
+    r = to_dtype(r, result_dt)
+    if not keepdim:
+        r = r.reshape(tuple(s for d, s in enumerate(r._shape) if d not in dims))
+    elif shape == ():
+        r = r.reshape(())
+    return r
+
+
+_VECTOR_NORM = (_dispatch.get("aten::linalg_vector_norm") or _dispatch.define(
+    "aten::linalg_vector_norm", "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, "
+    "bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"))
+_VECTOR_NORM.register(_dispatch.COMPOSITE_EXPLICIT, _vector_norm_kernel)
+
+
+def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False, *,
+                dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
+    """The ``ord``-norm of ``x`` over ``dim`` (all dims by default): ``sum(|x|**ord)**(1/ord)``;
+    inf/-inf are the max/min of ``|x|``, 0 counts the nonzero elements. Real results."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"linalg_vector_norm(): argument 'input' must be Tensor, not "
+                        f"{type(x).__name__}")
+    if isinstance(ord, (str, bool)) or not isinstance(ord, (int, float)):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
+                        f"{type(ord).__name__}")
+    return write_out(out, _VECTOR_NORM(x, ord, dim, keepdim, dtype=dtype))
+
+
+def _matrix_norm_dims(A: Tensor, dim: Any) -> tuple[int, int]:
+    dims = tuple(dim)
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims}")
+    d0, d1 = wrap_dim(dims[0], A.ndim), wrap_dim(dims[1], A.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, "
+                           f"{dims[1]})")
+    return d0, d1
+
+
+def matrix_norm(A: Tensor, ord: Any = "fro", dim: Sequence[int] = (-2, -1),
+                keepdim: bool = False, *, dtype: _dtype.dtype | None = None,
+                out: Tensor | None = None) -> Tensor:
+    """A matrix norm over the two dims ``dim``: "fro", "nuc" (sum of singular values), 2/-2
+    (largest/smallest singular value), 1/-1 (max/min column sum of |A|), inf/-inf (rows)."""
+    _check_matrix("linalg.matrix_norm", A)
+    _check_float("linalg.matrix_norm", A, low_precision=False)
+    d0, d1 = _matrix_norm_dims(A, dim)
+    if ord == "fro":
+        return write_out(out, vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype))
+    if ord == "nuc" or ord in (2, -2):
+        if A._dtype in (_dtype.float16, _dtype.bfloat16):
+            raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got "
+                               f"{scalar_type_name(A._dtype)}")
+        if dtype is not None:
+            A = to_dtype(A, dtype)
+        rest = [d for d in range(A.ndim) if d not in (d0, d1)]
+        S = svdvals(A.permute(rest + [d0, d1]))  # (..., k)
+        if ord == "nuc":
+            r = vector_norm(S, 1, -1)
+        elif S._shape[-1] == 0 and ord == -2:
+            raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
+        else:
+            r = vector_norm(S, math.inf if ord == 2 else -math.inf, -1) if S._shape[-1] else (
+                vector_norm(S, 1, -1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
+        return write_out(out, r)
+    if isinstance(ord, (int, float)) and not isinstance(ord, bool) and abs(ord) in (1, math.inf):
+        # max/min over one dim of the 1-norms along the other
+        sum_dim, max_dim = (d0, d1) if abs(ord) == 1 else (d1, d0)
+        sums = vector_norm(A, 1, sum_dim, True, dtype=dtype)
+        if sums._shape[max_dim] == 0:
+            if ord < 0:
+                kept = max_dim - (1 if sum_dim < max_dim else 0)
+                raise IndexError(f"amin(): Expected reduction dim {kept} to have non-zero size.")
+            r = sum(sums, max_dim, keepdim=True)  # zeros: the max over nothing of norms
+        else:
+            r = vector_norm(sums, math.inf if ord > 0 else -math.inf, max_dim, True)
+        if not keepdim:
+            r = r.squeeze(max(d0, d1)).squeeze(min(d0, d1))
+        return write_out(out, r)
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
+         dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
+    """A vector norm or a matrix norm: a matrix norm for a string ``ord``, a 2-element
+    ``dim``, or a 2-d input with ``ord`` and no ``dim``; otherwise a vector norm (the 2-norm of
+    everything when neither ``ord`` nor ``dim`` is given)."""
+    if dim is not None and not isinstance(dim, int):
+        dim = tuple(dim)
+    if dim is None and ord is not None:
+        if A.ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                               f"be 1D or 2D. Got {A.ndim}D.")
+        dim = tuple(range(A.ndim))
+    if isinstance(ord, str) or (isinstance(dim, tuple) and len(dim) == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, dim if dim is not None else (-2, -1),
+                           keepdim, dtype=dtype, out=out)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+
+
+# -- decompositions and solvers (numpy on a host copy) ---------------------------------------
+
+
+def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The inverse of square matrices (batched). Raises :class:`LinAlgError` when singular."""
+    _check_matrix("linalg.inv", A, square=True)
+    _check_float("linalg.inv", A)
+    arr = _host(A)
+    if arr.size == 0:
+        return write_out(out, _tensor_like(arr, A._dtype, A._device))
+    try:
+        result = np.linalg.inv(arr)
+    except np.linalg.LinAlgError:
+        result = None
+    index, pivot = _singular_index(arr)
+    if result is None or pivot:
+        raise _batch_error("linalg.inv", arr, index, f"The diagonal element {pivot or 1} is "
+                           "zero, the inversion could not be completed because the input matrix "
+                           "is singular.")
+    return write_out(out, _tensor_like(result, A._dtype, A._device))
+
+
+def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The determinant of square matrices (batched)."""
+    _check_matrix("linalg.det", A, square=True)
+    _check_float("linalg.det", A)
+    arr = _host(A)
+    result = np.linalg.det(arr) if arr.size else np.ones(arr.shape[:-2], arr.dtype)
+    return write_out(out, _tensor_like(result, A._dtype, A._device))
+
+
+def slogdet(A: Tensor, *, out: Any = None) -> Any:
+    """``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)``; sign 0 and logabsdet -inf
+    for a singular matrix; complex inputs get a complex sign."""
+    _check_matrix("linalg.slogdet", A, square=True)
+    _check_float("linalg.slogdet", A)
+    arr = _host(A)
+    if arr.size:
+        sign, logabs = np.linalg.slogdet(arr)
+    else:
+        sign, logabs = np.ones(arr.shape[:-2], arr.dtype), np.zeros(arr.shape[:-2])
+    real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
+    return _SlogdetResult(_tensor_like(sign, A._dtype, A._device),
+                          _tensor_like(logabs, real, A._device))
+
+
+def logdet(A: Tensor) -> Tensor:
+    """``log(det(A))``: NaN for a negative (real) determinant, -inf for zero."""
+    sign, logabs = slogdet(A)
+    s = _host(sign)
+    values = _host(logabs).astype(s.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if np.iscomplexobj(s):
+            values = values + np.log(s)
+        else:
+            values = np.where(s < 0, np.nan, np.where(s == 0, -np.inf, values))
+    return _tensor_like(values, A._dtype, A._device)
+
+
+def _solve_shapes(fn: str, A: Tensor, B: Tensor, left: bool) -> bool:
+    """Whether ``B`` is a (batch of) vector(s) for ``A X = B``."""
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B._shape == A._shape[:-1])
+    n = A._shape[-1]
+    rows = B._shape[-1] if vector else (B._shape[-2] if left else B._shape[-1])
+    if rows != n:
+        eq = "AX = B" if left else "XA = B"
+        b = f"{B._shape[-2]}x{B._shape[-1]}" if B.ndim >= 2 else f"{B._shape[-1]}"
+        raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation {eq} "
+                           f"({A._shape[-2]}x{A._shape[-1]} and {b})")
+    return vector
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None) -> Tensor:
+    """The solution X of ``A X = B`` (``X A = B`` with ``left=False``) for square ``A``;
+    batch dims broadcast, and ``B`` may be a (batch of) vector(s)."""
+    _check_matrix("linalg.solve", A, square=True)
+    _check_float("linalg.solve", A)
+    if A._dtype is not B._dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {scalar_type_name(A._dtype)} and B of type "
+                           f"{scalar_type_name(B._dtype)} instead")
+    vector = _solve_shapes("linalg.solve", A, B, left)
+    a, b = _host(A), _host(B)
+    if vector:
+        b = b[..., None]
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        a, b = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
+    batch = tuple(broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    if a.size and b.size:
+        try:
+            x = np.linalg.solve(a, b)
+        except np.linalg.LinAlgError:
+            x = None
+        if x is None or _singular_index(a)[1]:
+            raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix "
+                              "is singular.")
+    else:
+        x = np.zeros(b.shape, a.dtype)
+    if not left:
+        x = np.swapaxes(x, -1, -2)
+    if vector:
+        x = x[..., 0]
+    return write_out(out, _tensor_like(x, A._dtype, A._device))
+
+
+def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
+    """The Cholesky factor L (lower, ``A = L L^H``) of Hermitian positive-definite matrices,
+    read from the lower triangle of ``A``; ``upper=True`` reads the upper one and returns
+    ``U = L^H``."""
+    _check_matrix("linalg.cholesky", A, square=True)
+    _check_float("linalg.cholesky", A)
+    arr = _host(A)
+    if upper:
+        arr = np.conj(np.swapaxes(arr, -1, -2))
+    flat = arr.reshape((-1,) + arr.shape[-2:])
+    factors = np.empty_like(flat)
+    for i, m in enumerate(flat):
+        try:
+            factors[i] = np.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            order = next(k for k in range(1, m.shape[0] + 1)
+                         if not _is_positive_definite(m[:k, :k]))
+            raise _batch_error("linalg.cholesky", arr, i, f"The factorization could not be "
+                               f"completed because the input is not positive-definite (the "
+                               f"leading minor of order {order} is not positive-definite)."
+                               ) from None
+    result = factors.reshape(arr.shape)
+    if upper:
+        result = np.conj(np.swapaxes(result, -1, -2))
+    return write_out(out, _tensor_like(result, A._dtype, A._device))
+
+
+def _is_positive_definite(m: np.ndarray) -> bool:
+    try:
+        np.linalg.cholesky(m)
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
+def qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> Any:
+    """The QR decomposition ``A = Q R`` (Q with orthonormal columns, R upper triangular);
+    ``mode`` "reduced" (k = min(m, n) columns), "complete" (square Q) or "r" (R only; Q is
+    an empty tensor)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    _check_matrix("linalg.qr", A)
+    _check_float("linalg.qr", A)
+    arr = _host(A)
+    m, n = arr.shape[-2:]
+    k = min(m, n)
+    qcols = m if mode == "complete" else k
+    rrows = m if mode == "complete" else k
+    if arr.size:
+        q, r = np.linalg.qr(arr, mode="complete" if mode == "complete" else "reduced")
+    else:
+        batch = arr.shape[:-2]
+        q = np.zeros(batch + (m, qcols), arr.dtype)
+        q[..., range(min(m, qcols)), range(min(m, qcols))] = 1
+        r = np.zeros(batch + (rrows, n), arr.dtype)
+    if mode == "r":
+        q = np.zeros((0,), arr.dtype)
+    return _QRResult(_tensor_like(q, A._dtype, A._device), _tensor_like(r, A._dtype, A._device))
+
+
+def _svd_host(A: Tensor, full_matrices: bool, compute_uv: bool) -> Any:
+    _check_matrix("linalg.svd", A)
+    _check_float("linalg.svd", A)
+    arr = _host(A)
+    m, n = arr.shape[-2:]
+    k = min(m, n)
+    batch = arr.shape[:-2]
+    real = np.zeros((), arr.dtype).real.dtype
+    if not arr.size:
+        s = np.zeros(batch + (k,), real)
+        if not compute_uv:
+            return s
+        um, vn = (m, n) if full_matrices else (k, k)
+        u = np.zeros(batch + (m, um), arr.dtype)
+        u[..., range(min(m, um)), range(min(m, um))] = 1
+        vh = np.zeros(batch + (vn, n), arr.dtype)
+        vh[..., range(min(vn, n)), range(min(vn, n))] = 1
+        return u, s, vh
+    if not compute_uv:
+        return np.linalg.svd(arr, compute_uv=False)
+    return np.linalg.svd(arr, full_matrices=full_matrices)
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None,
+        out: Any = None) -> Any:
+    """The singular value decomposition ``A = U diag(S) Vh`` (S real, descending);
+    ``full_matrices=False`` gives the reduced U (m, k) and Vh (k, n)."""
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
+    u, s, vh = _svd_host(A, full_matrices, True)
+    real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
+    return _SVDResult(_tensor_like(u, A._dtype, A._device), _tensor_like(s, real, A._device),
+                      _tensor_like(vh, A._dtype, A._device))
+
+
+def svd_legacy(A: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
+    """``torch.svd``: (U, S, V) with V, not Vh; without ``compute_uv`` U and V are zeros of
+    the full shapes."""
+    real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
+    if not compute_uv:
+        s = _svd_host(A, True, False)
+        m, n = A._shape[-2:]
+        batch = tuple(A._shape[:-2])
+        return _LegacySVDResult(_tensor_like(np.zeros(batch + (m, m)), A._dtype, A._device),
+                                _tensor_like(s, real, A._device),
+                                _tensor_like(np.zeros(batch + (n, n)), A._dtype, A._device))
+    u, s, vh = _svd_host(A, not some, True)
+    v = np.conj(np.swapaxes(vh, -1, -2))
+    return _LegacySVDResult(_tensor_like(u, A._dtype, A._device),
+                            _tensor_like(s, real, A._device), _tensor_like(v, A._dtype, A._device))
+
+
+def svdvals(A: Tensor, *, driver: str | None = None, out: Tensor | None = None) -> Tensor:
+    """The singular values of ``A`` (real, descending), shape (..., min(m, n))."""
+    s = _svd_host(A, False, False)
+    real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
+    return write_out(out, _tensor_like(s, real, A._device))
+
+
+def _eigh_host(fn: str, A: Tensor, UPLO: str, vectors: bool) -> Any:
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _check_matrix(fn, A, square=True)
+    if not (A._dtype.is_floating_point or A._dtype.is_complex) or A._dtype in (
+            _dtype.float16, _dtype.bfloat16):
+        raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for "
+                                  f"'{scalar_type_name(A._dtype)}'")
+    arr = _host(A)
+    n = arr.shape[-1]
+    real = np.zeros((), arr.dtype).real.dtype
+    if not arr.size:
+        w = np.zeros(arr.shape[:-1], real)
+        v = np.broadcast_to(np.eye(n, dtype=arr.dtype), arr.shape)
+        return (w, v) if vectors else w
+    if vectors:
+        return np.linalg.eigh(arr, UPLO=UPLO)
+    return np.linalg.eigvalsh(arr, UPLO=UPLO)
+
+
+def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Any:
+    """Eigenvalues (real, ascending) and eigenvectors (columns) of Hermitian matrices, read from
+    the ``UPLO`` ("L" or "U") triangle."""
+    w, v = _eigh_host("linalg.eigh", A, UPLO, True)
+    real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
+    return _EighResult(_tensor_like(w, real, A._device), _tensor_like(v, A._dtype, A._device))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Tensor | None = None) -> Tensor:
+    """The eigenvalues (real, ascending) of Hermitian matrices."""
+    w = _eigh_host("linalg.eigh", A, UPLO, False)
+    real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
+    return write_out(out, _tensor_like(w, real, A._device))
+
+
+def _tolerances(A: Tensor, atol: Any, rtol: Any, s_max: np.ndarray) -> np.ndarray:
+    """max(atol, rtol * largest singular value): PyTorch's rule, where a missing rtol is
+    eps * max(m, n) unless atol is given and positive."""
+    def value(x: Any) -> Any:
+        return _host(x) if isinstance(x, Tensor) else x
+
+    atol, rtol = value(atol), value(rtol)
+    if rtol is None:
+        positive_atol = atol is not None and np.all(np.asarray(atol) > 0)
+        eps = np.finfo(np.zeros((), _host(A[..., :0, :0]).dtype).real.dtype).eps
+        rtol = 0.0 if positive_atol else eps * max(A._shape[-2], A._shape[-1])
+    return np.maximum(0.0 if atol is None else atol, rtol * s_max)
+
+
+def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = None,
+         rtol: Any = None, out: Tensor | None = None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse, from the SVD (the eigendecomposition when
+    ``hermitian``), dropping singular values at or below ``max(atol, rtol * max(S))``
+    (``rcond`` is the older name of ``rtol``)."""
+    if not (A._dtype in (_dtype.float32, _dtype.float64) or A._dtype.is_complex) or A.ndim < 2:
+        raise RuntimeError(f"linalg.pinv({scalar_type_name(A._dtype)}{list(A._shape)}): "
+                           "expected a tensor with 2 or more dimensions of float, double, cfloat "
+                           "or cdouble types")
+    if rcond is not None:
+        rtol = rcond
+    arr = _host(A)
+    m, n = arr.shape[-2:]
+    if hermitian:
+        w, v = _eigh_host("linalg.eigh", A, "L", True)
+        mags = np.abs(w)
+        s_max = mags.max(axis=-1, initial=0.0)
+        cut = np.asarray(_tolerances(A, atol, rtol, s_max))[..., None]
+        with np.errstate(divide="ignore"):
+            inv_w = np.where(mags > cut, 1 / np.where(w == 0, 1, w), 0)
+        result = (v * inv_w[..., None, :]) @ np.conj(np.swapaxes(v, -1, -2))
+    else:
+        if arr.size == 0:
+            return write_out(out, _tensor_like(np.zeros(arr.shape[:-2] + (n, m), arr.dtype),
+                                               A._dtype, A._device))
+        u, s, vh = np.linalg.svd(arr, full_matrices=False)
+        s_max = s.max(axis=-1, initial=0.0)
+        cut = np.asarray(_tolerances(A, atol, rtol, s_max))[..., None]
+        inv_s = np.where(s > cut, 1 / np.where(s == 0, 1, s), 0)
+        result = np.conj(np.swapaxes(vh, -1, -2)) @ (inv_s[..., :, None] *
+                                                       np.conj(np.swapaxes(u, -1, -2)))
+    return write_out(out, _tensor_like(result, A._dtype, A._device))
+
+
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
+          driver: str | None = None) -> Any:
+    """The least-squares solution of ``A X = B`` with ``(solution, residuals, rank,
+    singular_values)`` as PyTorch fills them per driver (CPU default "gelsy"): residuals when
+    m > n and A has full rank (not for gelsy), rank except for gels, singular values for
+    gelsd/gelss; the others are empty tensors."""
+    if driver is None:
+        driver = "gelsy"
+    if driver not in _DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
+                           "gelsy, gelsd, gelss)")
+    if A._dtype not in (_dtype.float32, _dtype.float64) and not A._dtype.is_complex:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if A._dtype is not B._dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {scalar_type_name(A._dtype)} and "
+                           f"other's dtype {scalar_type_name(B._dtype)}")
+    _check_matrix("torch.linalg.lstsq", A)
+    vector = B.ndim == A.ndim - 1
+    a, b = _host(A), _host(B)
+    if vector:
+        b = b[..., None]
+    if a.shape[-2] != b.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    batch = tuple(broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    m, n = a.shape[-2:]
+    k = b.shape[-1]
+    a = np.broadcast_to(a, batch + (m, n)).reshape((-1, m, n))
+    b = np.broadcast_to(b, batch + (m, k)).reshape((-1, m, k))
+    real = np.zeros((), a.dtype).real.dtype
+    if rcond is None:
+        rcond = float(np.finfo(real).eps) * max(m, n)
+    solutions = np.zeros((a.shape[0], n, k), a.dtype)
+    ranks = np.zeros(a.shape[0], np.int64)
+    svals = np.zeros((a.shape[0], min(m, n)), real)
+    residuals = np.zeros((a.shape[0], k), real)
+    for i in range(a.shape[0]):
+        if a[i].size == 0:
+            continue
+        x, _, rank, s = np.linalg.lstsq(a[i], b[i], rcond=rcond)
+        solutions[i], ranks[i], svals[i] = x, rank, s
+        residuals[i] = (np.abs(a[i] @ x - b[i]) ** 2).sum(axis=0)
+    full_rank = bool(np.all(ranks == min(m, n)))
+    dt, dev = A._dtype, A._device
+    real_dt = dt.to_real() if dt.is_complex else dt
+    solution = solutions.reshape(batch + (n, k))
+    if vector:
+        solution = solution[..., 0]
+    empty = _tensor_like(np.zeros((0,), real), real_dt, dev)
+    if m > n and full_rank and driver != "gelsy":
+        res = residuals.reshape(batch + (k,))
+        res_t = _tensor_like(res, real_dt, dev)
+    else:
+        res_t = empty
+    rank_t = (_tensor_like(np.zeros((0,), np.int64), _dtype.int64, dev) if driver == "gels"
+              else _tensor_like(ranks.reshape(batch), _dtype.int64, dev))
+    sv_t = (_tensor_like(svals.reshape(batch + (min(m, n),)), real_dt, dev)
+            if driver in ("gelsd", "gelss") else empty)
+    return _LstsqResult(_tensor_like(solution, dt, dev), res_t, rank_t, sv_t)
+
+
+def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: Any = None,
+                rtol: Any = None, out: Tensor | None = None) -> Tensor:
+    """The number of singular values (|eigenvalues| when ``hermitian``) above
+    ``max(atol, rtol * max(S))``; ``tol`` is the older spelling of ``atol`` with rtol 0."""
+    if A._dtype not in (_dtype.float32, _dtype.float64) and not A._dtype.is_complex:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    _check_matrix("linalg.matrix_rank", A)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    if hermitian:
+        s = np.abs(_eigh_host("linalg.eigh", A, "L", False))
+    else:
+        s = _svd_host(A, False, False)
+    s_max = s.max(axis=-1, initial=0.0)
+    cut = np.asarray(_tolerances(A, atol, rtol, s_max))[..., None]
+    rank = (s > cut).sum(axis=-1).astype(np.int64)
+    return write_out(out, _tensor_like(rank, _dtype.int64, A._device))
+
+
+def matrix_power(A: Tensor, n: int, *, out: Tensor | None = None) -> Tensor:
+    """``A`` multiplied by itself ``n`` times (the identity for 0, powers of the inverse for
+    negative ``n``), by repeated squaring."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not "
+                        f"{type(n).__name__}")
+    _check_matrix("linalg.matrix_power", A, square=True)
+    if n == 0:
+        result = new_tensor(A._shape, A._dtype, A._device)
+        fill_(result, 0)
+        fill_(result.diagonal(0, -2, -1), 1)
+        return write_out(out, result)
+    if n < 0:
+        A, n = inv(A), -n
+    if n == 1:
+        return write_out(out, A.clone())
+    result: Tensor | None = None
+    base = A
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    assert result is not None
+    return write_out(out, result)
+
+
+def multi_dot(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
+    """The product of a chain of matrices in the cheapest order; the first and last may be
+    vectors (treated as a row and a column, the result losing that dim)."""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    first, last = ts[0], ts[-1]
+    if first.ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "
+                           f"{first.ndim}D")
+    if last.ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last.ndim}D")
+    for i, t in enumerate(ts[1:-1], 1):
+        if t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    for i, t in enumerate(ts[1:], 1):
+        if t._dtype is not first._dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but "
+                               f"tensor 0 is {_CPP_NAMES[first._dtype._name]} and tensor {i} "
+                               f"{_CPP_NAMES[t._dtype._name]}")
+    if len(ts) == 2 and first.ndim == 1 and last.ndim == 1:
+        return write_out(out, ATEN["dot"](first, last))
+    mats = [first.unsqueeze(0) if first.ndim == 1 else first] + ts[1:-1] + [
+        last.unsqueeze(1) if last.ndim == 1 else last]
+    for i in range(len(mats) - 1):
+        if mats[i]._shape[1] != mats[i + 1]._shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                               f"{list(ts[i]._shape)} and {list(ts[i + 1]._shape)} cannot be "
+                               "multiplied")
+    result = _chain(mats, _chain_order(mats), 0, len(mats) - 1)
+    if last.ndim == 1:
+        result = result.squeeze(1)
+    if first.ndim == 1:
+        result = result.squeeze(0)
+    return write_out(out, result)
+
+
+def _chain_order(mats: list[Tensor]) -> list[list[int]]:
+    """The classic dynamic programme: split[i][j] is where the cheapest product of
+    mats[i..j] splits."""
+    dims = [m._shape[0] for m in mats] + [mats[-1]._shape[1]]
+    n = len(mats)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = -1
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if cost[i][j] < 0 or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+    return split
+
+
+def _chain(mats: list[Tensor], split: list[list[int]], i: int, j: int) -> Tensor:
+    if i == j:
+        return mats[i]
+    s = split[i][j]
+    return ATEN["mm"](_chain(mats, split, i, s), _chain(mats, split, s + 1, j))
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
+    """Cross product of 3-vectors along ``dim`` (inputs of one ndim, broadcast)."""
+    return write_out(out, ATEN["linalg_cross"](input, other, dim=dim))
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
+    """``sum(conj(x) * y, dim)`` with broadcasting."""
+    if x._dtype is not y._dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+                           f"x of type {scalar_type_name(x._dtype)} and y of type "
+                           f"{scalar_type_name(y._dtype)} instead")
+    shape = broadcast_shapes(x._shape, y._shape)
+    d = wrap_dim(dim, len(shape))
+    order = [i for i in range(len(shape)) if i != d] + [d]
+    xs, ys = x.expand(shape).permute(order), y.expand(shape).permute(order)
+    if len(shape) == 1:
+        return write_out(out, vdot(xs, ys))
+    # (..., 1, k) @ (..., k, 1)
+    return write_out(out, matmul(xs.unsqueeze(-2).conj() if x._dtype.is_complex else
+                                 xs.unsqueeze(-2), ys.unsqueeze(-1)).squeeze(-1).squeeze(-1))
