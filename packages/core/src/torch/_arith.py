@@ -9,7 +9,7 @@ from . import _dispatch, _dtype
 from ._alloc import P, check_dtype, new_tensor, scalar_tensor
 from ._convert import check_castable, copy_, to_device, to_dtype, write_out
 from ._device import device as _device
-from ._promotion import broadcast_shapes, common_device, result_type
+from ._promotion import broadcast_shape_tuples, common_device, result_type
 from ._tensor import Tensor, wrap_dim
 
 __all__ = ["add", "is_floating_point", "mul", "numel", "sum"]
@@ -50,7 +50,7 @@ def _binary(prim: _dispatch.Operator, a: Any, b: Any) -> Tensor:
     dt = result_type(a, b)
     tensors = [a, b] if isinstance(b, Tensor) else [a]
     dev = common_device(tensors)
-    shape = broadcast_shapes(a._shape, b._shape) if isinstance(b, Tensor) else a._shape
+    shape = broadcast_shape_tuples(a._shape, b._shape) if isinstance(b, Tensor) else a._shape
     out = new_tensor(shape, dt, dev)
     prim(out, _operand(a, dt, dev, shape), _operand(b, dt, dev, shape))
     return out

@@ -58,7 +58,17 @@ def result_type(*operands: Any) -> _dtype.dtype:
 
 
 def broadcast_shapes(*shapes: Any) -> Size:
-    """The shape all ``shapes`` broadcast to; RuntimeError naming the clashing sizes."""
+    """The shape all ``shapes`` broadcast to (a bare int is a 1-d shape); RuntimeError naming
+    the clashing sizes, ValueError for a negative size."""
+    shapes = tuple((s,) if isinstance(s, int) else tuple(s) for s in shapes)
+    for s in shapes:
+        if any(n < 0 for n in s):
+            raise ValueError("Attempting to broadcast a dimension with negative length!")
+    return broadcast_shape_tuples(*shapes)
+
+
+def broadcast_shape_tuples(*shapes: tuple[int, ...]) -> Size:
+    """:func:`broadcast_shapes` for shapes core already holds as tuples (the hot path)."""
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:

@@ -87,7 +87,10 @@ def result_type_samples(torch, dtype, make):
     yield SampleInput(make((3,), dtype), (2,), name="python int")
     yield SampleInput(make((3,), dtype), (2.5,), name="python float")
     yield SampleInput(make((3,), dtype), (True,), name="python bool")
-    yield SampleInput(make((3,), dtype), (1j,), name="python complex")
+    if dtype != "float16":
+        # float16 with a complex scalar is complex32 in PyTorch, a dtype Plait does not have
+        # (DESIGN.md §3 lists twelve); the gap is recorded in the core README.
+        yield SampleInput(make((3,), dtype), (1j,), name="python complex")
     yield SampleInput(make((3,), dtype), (make((), "float64"),), name="0-d float64")
     yield SampleInput(make((), dtype), (make((3,), "int8"),), name="0-d with int8")
     yield SampleInput(3, (make((3,), dtype),), name="scalar first")
