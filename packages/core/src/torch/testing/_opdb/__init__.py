@@ -111,8 +111,13 @@ class Maker:
         dt = getattr(torch, dtype)
         if noncontiguous and shape:
             big = self.array(tuple(shape[:-1]) + (shape[-1] * 2,), dtype, low, high)
-            return torch.tensor(big.tolist(), dtype=dt)[..., ::2]
-        return torch.tensor(self.array(shape, dtype, low, high).tolist(), dtype=dt)
+            return _from_nested(torch, big, dt)[..., ::2]
+        return _from_nested(torch, self.array(shape, dtype, low, high), dt)
+
+
+def _from_nested(torch: Any, values: np.ndarray, dt: Any) -> Any:
+    # torch.tensor([]) is 1-d: a zero-size array keeps its shape through a reshape
+    return torch.tensor(values.tolist(), dtype=dt).reshape(values.shape)
 
 
 def load() -> list[OpInfo]:
