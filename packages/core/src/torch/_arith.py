@@ -115,12 +115,7 @@ def _define_aten() -> dict[str, _dispatch.Operator]:
         "sum.dim_IntList": ("sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, "
                             "*, ScalarType? dtype=None) -> Tensor", _sum_kernel),
     }
-    ops = {}
-    for name, (schema, kernel) in table.items():
-        op = _dispatch.get(f"aten::{name}") or _dispatch.define(f"aten::{name}", schema)
-        op.register(_dispatch.COMPOSITE_EXPLICIT, kernel)
-        ops[name.partition(".")[0]] = op
-    return ops
+    return _dispatch.define_aten(table)
 
 
 ATEN = _define_aten()

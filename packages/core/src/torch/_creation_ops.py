@@ -278,12 +278,7 @@ def _define_aten() -> dict[str, _dispatch.Operator]:
         "triu": ("triu(Tensor self, int diagonal=0) -> Tensor",
                  lambda self, diagonal=0: _triangle(self, diagonal, False)),
     }
-    ops = {}
-    for name, (schema, kernel) in table.items():
-        op = _dispatch.get(f"aten::{name}") or _dispatch.define(f"aten::{name}", schema)
-        op.register(_dispatch.COMPOSITE_EXPLICIT, kernel)
-        ops[name] = op
-    return ops
+    return _dispatch.define_aten(table)
 
 
 ATEN = _define_aten()

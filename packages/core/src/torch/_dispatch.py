@@ -151,6 +151,21 @@ def define(qualname: str, schema: str | _schema.Schema) -> Operator:
         return op
 
 
+def define_aten(table: dict[str, tuple[Any, ...]],
+                key: str = COMPOSITE_EXPLICIT) -> dict[str, Operator]:
+    """Define ``aten::<name>`` for each row ``name: (schema, kernel[, key])`` unless it exists,
+    and register the kernel (under ``key`` unless the row names its own). Returns the
+    operators by full name (``"add.Tensor"``) and by base name (``"add"``)."""
+    ops: dict[str, Operator] = {}
+    for name, row in table.items():
+        schema, kernel = row[0], row[1]
+        op = _ops.get(f"aten::{name}") or define(f"aten::{name}", schema)
+        op.register(row[2] if len(row) > 2 else key, kernel)
+        ops[name] = op
+        ops.setdefault(name.partition(".")[0], op)
+    return ops
+
+
 def operators(namespace: str | None = None) -> list[Operator]:
     return [op for op in _ops.values() if namespace is None or op.namespace == namespace]
 

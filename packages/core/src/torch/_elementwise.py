@@ -82,9 +82,8 @@ def _float_input(x: Tensor) -> tuple[Tensor, _dtype.dtype]:
 def _define(name: str, schema: str, kernel: Callable[..., Any],
             implicit: bool = False) -> _dispatch.Operator:
     """Define ``aten::<name>`` (if needed) and register ``kernel`` as its composite."""
-    op = _dispatch.get(f"aten::{name}") or _dispatch.define(f"aten::{name}", schema)
-    op.register(_dispatch.COMPOSITE_IMPLICIT if implicit else _dispatch.COMPOSITE_EXPLICIT, kernel)
-    return op
+    key = _dispatch.COMPOSITE_IMPLICIT if implicit else _dispatch.COMPOSITE_EXPLICIT
+    return _dispatch.define_aten({name: (schema, kernel, key)})[name]
 
 
 # -- dtype rules: input dtype -> (compute dtype, output dtype) -------------------------------

@@ -347,12 +347,7 @@ def _define_aten() -> dict[str, _dispatch.Operator]:
         "masked_fill.Scalar": ("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) "
                                "-> Tensor", _masked_fill_kernel),
     }
-    ops = {}
-    for name, (schema, kernel) in table.items():
-        op = _dispatch.get(f"aten::{name}") or _dispatch.define(f"aten::{name}", schema)
-        op.register(_dispatch.COMPOSITE_EXPLICIT, kernel)
-        ops[name.partition(".")[0]] = op
-    return ops
+    return _dispatch.define_aten(table)
 
 
 ATEN = _define_aten()

@@ -212,12 +212,7 @@ def _define_aten() -> dict[str, _dispatch.Operator]:
         "einsum": ("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor",
                    _einsum_impl, implicit),
     }
-    ops = {}
-    for name, (schema, kernel, key) in table.items():
-        op = _dispatch.get(f"aten::{name}") or _dispatch.define(f"aten::{name}", schema)
-        op.register(key, kernel)
-        ops[name] = op
-    return ops
+    return _dispatch.define_aten(table)
 
 
 # -- composites ------------------------------------------------------------------------------

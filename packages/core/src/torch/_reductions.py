@@ -374,12 +374,7 @@ _ATEN_TABLE: dict[str, tuple[str, Any]] = {
 
 
 def _define_aten() -> dict[str, _dispatch.Operator]:
-    ops = {}
-    for name, (schema, kernel) in _ATEN_TABLE.items():
-        op = _dispatch.get(f"aten::{name}") or _dispatch.define(f"aten::{name}", schema)
-        op.register(_dispatch.COMPOSITE_EXPLICIT, kernel)
-        ops[name] = op
-    return ops
+    return _dispatch.define_aten(_ATEN_TABLE)
 
 
 ATEN = _define_aten()

@@ -211,12 +211,7 @@ def _define_aten() -> dict[str, _dispatch.Operator]:
         "roll": ("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", _roll_kernel),
         "repeat": ("repeat(Tensor self, SymInt[] repeats) -> Tensor", _repeat_kernel),
     }
-    ops = {}
-    for name, (schema, kernel) in table.items():
-        op = _dispatch.get(f"aten::{name}") or _dispatch.define(f"aten::{name}", schema)
-        op.register(_dispatch.COMPOSITE_EXPLICIT, kernel)
-        ops[name] = op
-    return ops
+    return _dispatch.define_aten(table)
 
 
 ATEN = _define_aten()
