@@ -157,6 +157,76 @@ def collect_ops(opdb: Any) -> dict[tuple[str, str, int], dict[str, Any]]:
     return records
 
 
+def _lift(x: Any, leaves: list[Any]) -> Any:
+    """Floating tensors become fresh leaves that require grad (contiguous copies)."""
+    if isinstance(x, torch.Tensor):
+        if x.dtype.is_floating_point and x.device.type != "meta":
+            leaf = x.detach().clone().requires_grad_(True)
+            leaves.append(leaf)
+            return leaf
+        return x
+    if isinstance(x, (list, tuple)) and not isinstance(x, torch.Size):
+        return type(x)(_lift(v, leaves) for v in x) if type(x) in (list, tuple) else x
+    return x
+
+
+def _differentiable_outputs(value: Any) -> list[Any]:
+    if isinstance(value, torch.Tensor):
+        return [value] if value.requires_grad else []
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _differentiable_outputs(v)]
+    return []
+
+
+def _weight(t: Any) -> Any:
+    """Fixed, element-varying cotangent weights, the same in both libraries."""
+    n = max(t.numel(), 1)
+    values = np.linspace(0.5, 1.5, n)[: t.numel()].reshape(tuple(t.shape))
+    return torch.tensor(values.tolist(), dtype=t.dtype).reshape(t.shape)
+
+
+def grad_of(opdb: Any, row: Any, sample: Any) -> tuple[Any, ...]:
+    """Gradients of a weighted sum of the op's floating outputs with respect to every floating
+    tensor argument of the sample."""
+    leaves: list[Any] = []
+    lifted = opdb.SampleInput(_lift(sample.input, leaves),
+                              tuple(_lift(a, leaves) for a in sample.args),
+                              {k: _lift(v, leaves) for k, v in sample.kwargs.items()},
+                              sample.name)
+    outs = _differentiable_outputs(opdb.call(torch, row, lifted))
+    if not leaves or not outs:
+        raise RuntimeError("no differentiable input or output")
+    total = sum((o * _weight(o)).sum() for o in outs)
+    return torch.autograd.grad(total, leaves, allow_unused=True)
+
+
+GRAD_DTYPES = ("float64",)
+
+
+def collect_grads(opdb: Any) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """Gradients for every non-random row's float64 samples (both raising counts as a match,
+    so ops that are not differentiable in PyTorch must not be in Plait either)."""
+    records: dict[tuple[str, str, int], dict[str, Any]] = {}
+    seen: dict[str, int] = {}
+    for row in opdb.load():
+        seen[row.name] = seen.get(row.name, 0) + 1
+        row_id = row.name if seen[row.name] == 1 else f"{row.name}#{seen[row.name]}"
+        if row.random:
+            continue
+        for dtype in row.dtypes:
+            if dtype not in GRAD_DTYPES:
+                continue
+            try:
+                samples = list(opdb.samples(row, torch, dtype))
+            except Exception:  # the forward records already report this
+                continue
+            for i, sample in enumerate(samples):
+                out = _outcome(lambda s=sample, r=row: grad_of(opdb, r, s), False)
+                out["name"] = sample.name
+                records[(row_id, dtype, i)] = out
+    return records
+
+
 def collect_printing() -> dict[str, dict[str, Any]]:
     out = {}
     for expr, needs in PRINTING:
@@ -202,7 +272,9 @@ def main() -> int:
     result: dict[str, Any] = {"library": args.library,
                               "version": str(getattr(torch, "__version__", "?"))}
     if not args.checkpoint_only:
-        result["ops"] = collect_ops(load_opdb())
+        opdb = load_opdb()
+        result["ops"] = collect_ops(opdb)
+        result["grads"] = collect_grads(opdb)
         result["printing"] = collect_printing()
     checkpoint: dict[str, Any] = {"expected": encode(checkpoint_contents(), True)}
     save, load = getattr(torch, "save", None), getattr(torch, "load", None)

@@ -213,8 +213,10 @@ def _md_escape(text: str) -> str:
 
 def write_report(path: pathlib.Path, mine: dict[str, Any], ref: dict[str, Any],
                  table: dict[str, list[int]], failures: list[Any], printing: list[Any],
-                 checkpoints: list[Any], totals: tuple[int, int]) -> None:
+                 checkpoints: list[Any], totals: tuple[int, int],
+                 grads: tuple[dict[str, list[int]], list[Any], dict[str, Any]]) -> None:
     passed, failed = totals
+    grad_table, grad_failures, grad_ops = grads
     lines = [
         "# Parity with PyTorch",
         "",
@@ -235,6 +237,8 @@ def write_report(path: pathlib.Path, mine: dict[str, Any], ref: dict[str, Any],
         f"{sum(s == 'failed' for _, s, _ in printing)} |",
         f"| checkpoint round trip | {sum(s == 'passed' for _, s, _ in checkpoints)} | "
         f"{sum(s == 'failed' for _, s, _ in checkpoints)} |",
+        f"| gradients (float64 samples; {len(grad_ops)} ops differentiable in PyTorch) | "
+        f"{sum(c[1] for c in grad_table.values())} | {sum(c[2] for c in grad_table.values())} |",
         f"| **total** | **{passed}** | **{failed}** |",
         "",
         "A sample passes when both libraries raise the same kind of error, or return results of "
@@ -255,6 +259,19 @@ def write_report(path: pathlib.Path, mine: dict[str, Any], ref: dict[str, Any],
                   for op, dt, name, why in failures[:MAX_DETAILS]]
     else:
         lines.append("None.")
+    lines += ["", "## Gradients", "",
+              "Gradients of a fixed weighted sum of each float64 sample's floating outputs with "
+              "respect to its floating tensor arguments; both libraries raising (an op PyTorch "
+              "does not differentiate) counts as a match.", "",
+              "| op | samples | passed | failed |", "|---|---|---|---|"]
+    lines += [f"| `{op}` | {c[0]} | {c[1]} | {c[2]} |" for op, c in grad_table.items()
+              if op in grad_ops]
+    if grad_failures:
+        lines += ["", f"First gradient mismatches ({min(len(grad_failures), MAX_DETAILS)} of "
+                  f"{len(grad_failures)}):", "", "| op | dtype | sample | what differs |",
+                  "|---|---|---|---|"]
+        lines += [f"| `{op}` | {dt} | {_md_escape(name)} | {_md_escape(why)} |"
+                  for op, dt, name, why in grad_failures[:MAX_DETAILS]]
     lines += ["", "## Printing", "", "| expression | result |", "|---|---|"]
     lines += [f"| `{expr}` | {status} |" for expr, status, _ in printing]
     bad = [(e, d) for e, s, d in printing if s == "failed"]
@@ -291,6 +308,7 @@ def main() -> int:
 
     rows = row_table(collect.load_opdb())
     table, failures = compare_ops(mine["ops"], ref["ops"], rows)
+    grad_table, grad_failures = compare_ops(mine.get("grads", {}), ref.get("grads", {}), rows)
     printing = compare_printing(mine["printing"], ref["printing"])
     checkpoints = compare_checkpoints(mine["checkpoint"], ref["checkpoint"])
 
@@ -300,6 +318,14 @@ def main() -> int:
         print(f"{op:<{width}}  {n:>7}  {ok:>6}  {bad:>6}")
     for op, dtype, name, why in failures[:20]:
         print(f"MISMATCH {op} [{dtype}] {name!r}: {why.splitlines()[0]}")
+    grad_ops = {op: c for op, c in grad_table.items()
+                if any(not ref["grads"][k].get("status") == "raised"
+                       for k in ref.get("grads", {}) if k[0] == op)}
+    print(f"gradients: {sum(c[1] for c in grad_table.values())} samples passed, "
+          f"{sum(c[2] for c in grad_table.values())} failed, over {len(grad_ops)} "
+          "differentiable ops")
+    for op, dtype, name, why in grad_failures[:20]:
+        print(f"GRAD MISMATCH {op} [{dtype}] {name!r}: {why.splitlines()[0]}")
     for expr, status, detail in printing:
         if status != "passed":
             print(f"printing {status}: {expr}" + (f"\n{detail}" if status == "failed" else ""))
@@ -307,11 +333,13 @@ def main() -> int:
         print(f"checkpoint {direction}: {status}" + (f": {detail}" if detail else ""))
 
     passed = (sum(c[1] for c in table.values()) + sum(s == "passed" for _, s, _ in printing)
-              + sum(s == "passed" for _, s, _ in checkpoints))
+              + sum(s == "passed" for _, s, _ in checkpoints)
+              + sum(c[1] for c in grad_table.values()))
     failed = (sum(c[2] for c in table.values()) + sum(s == "failed" for _, s, _ in printing)
-              + sum(s == "failed" for _, s, _ in checkpoints))
+              + sum(s == "failed" for _, s, _ in checkpoints)
+              + sum(c[2] for c in grad_table.values()))
     write_report(args.report, mine, ref, table, failures, printing, checkpoints,
-                 (passed, failed))
+                 (passed, failed), (grad_table, grad_failures, grad_ops))
     print(f"report: {args.report}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

@@ -97,6 +97,11 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "linalg": ("torch.linalg", None),
     "testing": ("torch.testing", None),
     "return_types": ("torch._reductions", "return_types"),
+    "autograd": ("torch.autograd", None),
+    "no_grad": ("torch.autograd.grad_mode", "no_grad"),
+    "enable_grad": ("torch.autograd.grad_mode", "enable_grad"),
+    "set_grad_enabled": ("torch.autograd.grad_mode", "set_grad_enabled"),
+    "inference_mode": ("torch.autograd.grad_mode", "inference_mode"),
     "serialization": ("torch.serialization", None),
     "save": ("torch.serialization", "save"),
     "load": ("torch.serialization", "load"),
@@ -157,8 +162,7 @@ def is_storage(obj: _Any) -> bool:
     return storage is not None and isinstance(obj, storage.UntypedStorage)
 
 
-def is_grad_enabled() -> bool:
-    return _importlib.import_module("torch._dispatch")._grad_enabled()
+from ._config import is_grad_enabled, is_inference_mode_enabled
 
 
 _subpackages.install_missing_distribution_finder()

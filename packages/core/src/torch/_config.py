@@ -26,9 +26,12 @@ class _State:
     """Process-wide values the fast paths read without touching thread-locals."""
 
     __slots__ = (
+        "anomaly",
+        "anomaly_check_nan",
         "deterministic",
         "deterministic_warn_only",
         "float32_matmul_precision",
+        "inference_active",
         "modes_active",
         "no_grad_active",
         "num_threads",
@@ -43,6 +46,9 @@ class _State:
         # Counters: how many threads currently have a dispatch mode / grad disabled.
         self.modes_active = 0
         self.no_grad_active = 0
+        self.inference_active = 0
+        self.anomaly = False
+        self.anomaly_check_nan = True
         self.num_threads = _initial_num_threads()
 
 
@@ -56,6 +62,39 @@ def _initial_num_threads() -> int:
 state = _State()
 
 _DEFAULT_DTYPES = (_dtype.float32, _dtype.float64, _dtype.float16, _dtype.bfloat16)
+
+
+# -- grad modes (thread-local; process-wide counters for the fast paths) ---------------------
+
+_counter_lock = threading.Lock()
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations record the autograd graph in this thread."""
+    return getattr(_local, "grad", True)
+
+
+def set_grad_state(mode: bool) -> bool:
+    """Turn graph recording on or off for this thread; returns the previous setting."""
+    prev = getattr(_local, "grad", True)
+    if prev != mode:
+        _local.grad = mode
+        with _counter_lock:
+            state.no_grad_active += -1 if mode else 1
+    return prev
+
+
+def is_inference_mode_enabled() -> bool:
+    return getattr(_local, "inference", False)
+
+
+def set_inference_state(mode: bool) -> bool:
+    prev = getattr(_local, "inference", False)
+    if prev != mode:
+        _local.inference = mode
+        with _counter_lock:
+            state.inference_active += 1 if mode else -1
+    return prev
 
 
 # -- default dtype -------------------------------------------------------------------------

@@ -89,6 +89,13 @@ def copy_(dst: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
     if src._shape != dst._shape:
         src = src.expand(dst._shape)
+    recorded = src.requires_grad or dst.requires_grad or dst._base is not None
+    if recorded:
+        from .autograd import _inplace
+
+        recorded = _inplace.tracking(dst, src)
+        if recorded:
+            _inplace.before_write(dst, src)
     if src._device == dst._device:
         P.copy_(dst, src)
     elif dst._device.type == "cpu" or dst._storage._host is not None:
@@ -105,6 +112,8 @@ def copy_(dst: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         if target is not dst:
             P.copy_(dst, target)
     dst._vc[0] += 1
+    if recorded:
+        _inplace.after_write(dst, src if src.requires_grad else None)
     return dst
 
 
@@ -124,7 +133,7 @@ def to_dtype(t: Tensor, dt: _dtype.dtype, copy: bool = False) -> Tensor:
     if t._dtype is dt and not copy:
         return t
     out = new_tensor(t._shape, dt, t._device)
-    P.copy_(out, t)
+    copy_(out, t) if t.requires_grad else P.copy_(out, t)  # copy_ records for autograd
     return out
 
 
@@ -169,7 +178,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     """A copy with its own storage (keeping a dense layout's strides, as PyTorch does)."""
     out = new_like(input, input._dtype, input._device, memory_format)
-    P.copy_(out, input)
+    copy_(out, input) if input.requires_grad else P.copy_(out, input)  # copy_ records
     return out
 
 
@@ -191,8 +200,17 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     if isinstance(value, complex) and not self._dtype.is_complex:
         raise RuntimeError(f"value cannot be converted to type {self._dtype._name} without "
                            "overflow")
+    recorded = self.requires_grad or self._base is not None
+    if recorded:
+        from .autograd import _inplace
+
+        recorded = _inplace.tracking(self, None)
+        if recorded:
+            _inplace.before_write(self, None)
     P.fill_(self, value)
     self._vc[0] += 1
+    if recorded:
+        _inplace.after_write(self, None)
     return self
 
 

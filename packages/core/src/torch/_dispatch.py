@@ -254,10 +254,20 @@ def call(op: Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
                 return mode.__torch_dispatch__(op, (), args, kwargs)
             finally:
                 push_mode(mode)
-    k = op.kernels
-    if AUTOGRAD in k and _needs_grad(args, kwargs):
-        return k[AUTOGRAD](*args, **kwargs)
+    if _needs_grad(args, kwargs):
+        kernel = op.kernels.get(AUTOGRAD) or _autograd_kernel(op)
+        if kernel is not None:
+            return kernel(*args, **kwargs)
     return op.resolve(backend_key(args, kwargs))(*args, **kwargs)
+
+
+def _no_autograd(op: Operator) -> Callable[..., Any] | None:
+    return None
+
+
+# Set by torch.autograd when it loads: builds (and registers) the Autograd kernel of an op that
+# has none yet, or returns None when the op differentiates through its decomposition.
+_autograd_kernel: Callable[[Operator], Callable[..., Any] | None] = _no_autograd
 
 
 def redispatch_below_autograd(op: Operator, *args: Any, **kwargs: Any) -> Any:
@@ -266,13 +276,16 @@ def redispatch_below_autograd(op: Operator, *args: Any, **kwargs: Any) -> Any:
 
 
 def _needs_grad(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    if _config.state.no_grad_active and not _grad_enabled():
+    if _config.state.no_grad_active and not _config.is_grad_enabled():
         return False
-    return any(t.requires_grad for t in _tensors(args, kwargs))
-
-
-def _grad_enabled() -> bool:
-    return getattr(_local, "grad_enabled", True)
+    for a in args:
+        if a.__class__ is Tensor or isinstance(a, Tensor):
+            if a.requires_grad:
+                return True
+        elif a.__class__ is list or a.__class__ is tuple:
+            if any(isinstance(x, Tensor) and x.requires_grad for x in a):
+                return True
+    return any(isinstance(v, Tensor) and v.requires_grad for v in kwargs.values())
 
 
 # -- CPU fallback --------------------------------------------------------------------------

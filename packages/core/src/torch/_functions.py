@@ -44,6 +44,7 @@ for _name in OP_MODULES:
     _methods.update(getattr(_mod, "METHODS", {}))
 for _method, _fn in _methods.items():
     setattr(Tensor, _method, _fn)
+importlib.import_module("torch.autograd")  # the Autograd key: recording and Tensor.backward
 
 # What torch._tensor and the dispatcher call back into (indexing, view(dtype), Tensor(...),
 # the CPU fallback).

@@ -16,6 +16,12 @@ from ._device import device as _device
 from ._symbolic import SymInt
 
 _F: Any = None  # torch._functions, bound on load
+
+
+def _grad_recording() -> bool:
+    from ._config import is_grad_enabled, state
+
+    return not state.no_grad_active or is_grad_enabled()
 _layout_cache: dict[Any, Any] = {}
 
 
@@ -157,11 +163,18 @@ class Tensor:
         t._fk = None
         return t
 
-    def _view(self, shape: tuple[int, ...], stride: tuple[int, ...], offset: int) -> Tensor:
-        """A view sharing storage and version counter with ``self``."""
+    def _view(self, shape: tuple[int, ...], stride: tuple[int, ...], offset: int,
+              kind: str = "as_strided", args: tuple[Any, ...] = ()) -> Tensor:
+        """A view sharing storage and version counter with ``self``; under autograd it records
+        how to send the view's gradient back (``kind``: which view op, ``args``: its dims)."""
         base = self._base if self._base is not None else self
-        return Tensor._make(self._storage, shape, stride, offset, self._dtype, self._device,
-                            self._vc, base)
+        out = Tensor._make(self._storage, shape, stride, offset, self._dtype, self._device,
+                           self._vc, base)
+        if self.requires_grad and _grad_recording():
+            from .autograd import _nodes
+
+            _nodes.record_view(self, out, kind, args)
+        return out
 
     # -- metadata ----------------------------------------------------------------------------
 
@@ -332,7 +345,7 @@ class Tensor:
                     f"{offset}, and itemsize {self._dtype.itemsize} requiring a storage size of "
                     f"{(last + 1) * self._dtype.itemsize} are out of bounds for storage of size "
                     f"{self._storage._nbytes}")
-        return self._view(size, stride, offset)
+        return self._view(size, stride, offset, "as_strided")
 
     def view(self, *shape: Any) -> Tensor:
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
@@ -343,7 +356,7 @@ class Tensor:
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-        return self._view(new_shape, stride, self._offset)
+        return self._view(new_shape, stride, self._offset, "view")
 
     def view_as(self, other: Tensor) -> Tensor:
         return self.view(other._shape)
@@ -352,7 +365,7 @@ class Tensor:
         new_shape = _infer_size(_shape_arg(shape), self.numel())
         stride = _view_strides(self._shape, self._stride, new_shape)
         if stride is not None:
-            return self._view(new_shape, stride, self._offset)
+            return self._view(new_shape, stride, self._offset, "reshape")
         return self.contiguous().view(new_shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
@@ -389,19 +402,20 @@ class Tensor:
         if len(set(wrapped)) != n:
             raise RuntimeError("permute(): duplicate dims are not allowed.")
         return self._view(tuple(self._shape[d] for d in wrapped),
-                          tuple(self._stride[d] for d in wrapped), self._offset)
+                          tuple(self._stride[d] for d in wrapped), self._offset, "permute",
+                          tuple(wrapped))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         n = len(self._shape)
         if n == 0:
             wrap_dim(dim0, 0)
             wrap_dim(dim1, 0)
-            return self._view((), (), self._offset)
+            return self._view((), (), self._offset, "alias")
         a, b = wrap_dim(dim0, n), wrap_dim(dim1, n)
         shape, stride = list(self._shape), list(self._stride)
         shape[a], shape[b] = shape[b], shape[a]
         stride[a], stride[b] = stride[b], stride[a]
-        return self._view(tuple(shape), tuple(stride), self._offset)
+        return self._view(tuple(shape), tuple(stride), self._offset, "transpose", (a, b))
 
     swapaxes = transpose
     swapdims = transpose
@@ -411,7 +425,7 @@ class Tensor:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{len(self._shape)}D")
         return self.transpose(0, 1) if len(self._shape) == 2 else self._view(
-            self._shape, self._stride, self._offset)
+            self._shape, self._stride, self._offset, "alias")
 
     @property
     def T(self) -> Tensor:
@@ -455,7 +469,7 @@ class Tensor:
                     f"The expanded size of the tensor ({target}) must match the existing size "
                     f"({cur}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
                     f"Tensor sizes: {list(self._shape)}")
-        return self._view(tuple(shape), tuple(stride), self._offset)
+        return self._view(tuple(shape), tuple(stride), self._offset, "expand")
 
     def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other._shape)
@@ -475,7 +489,7 @@ class Tensor:
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                                f"({size}).")
         shape = self._shape[:d] + (length,) + self._shape[d + 1 :]
-        return self._view(shape, self._stride, self._offset + start * self._stride[d])
+        return self._view(shape, self._stride, self._offset + start * self._stride[d], "narrow")
 
     def select(self, dim: int, index: int) -> Tensor:
         n = len(self._shape)
@@ -490,7 +504,7 @@ class Tensor:
             index += size
         return self._view(self._shape[:d] + self._shape[d + 1 :],
                           self._stride[:d] + self._stride[d + 1 :],
-                          self._offset + index * self._stride[d])
+                          self._offset + index * self._stride[d], "select")
 
     def squeeze(self, dim: Any = None) -> Tensor:
         n = len(self._shape)
@@ -501,14 +515,15 @@ class Tensor:
             drop = {d for d in (wrap_dim(x, n) for x in dims) if n and self._shape[d] == 1}
         keep = [i for i in range(n) if i not in drop]
         return self._view(tuple(self._shape[i] for i in keep), tuple(self._stride[i] for i in keep),
-                          self._offset)
+                          self._offset, "squeeze")
 
     def unsqueeze(self, dim: int) -> Tensor:
         n = len(self._shape)
         d = wrap_dim(dim, n + 1)
         inner = self._stride[d] * self._shape[d] if d < n else 1
         return self._view(self._shape[:d] + (1,) + self._shape[d:],
-                          self._stride[:d] + (inner,) + self._stride[d:], self._offset)
+                          self._stride[:d] + (inner,) + self._stride[d:], self._offset,
+                          "unsqueeze")
 
     def unfold(self, dimension: int, size: int, step: int) -> Tensor:
         n = len(self._shape)
@@ -520,12 +535,12 @@ class Tensor:
         if step <= 0:
             raise RuntimeError(f"step is {step} but must be > 0")
         if not n:
-            return self._view((size,), (1,), self._offset)
+            return self._view((size,), (1,), self._offset, "unsqueeze")
         count = (dim_size - size) // step + 1
         shape = self._shape[:d] + (count,) + self._shape[d + 1 :] + (size,)
         stride = (self._stride[:d] + (self._stride[d] * step,) + self._stride[d + 1 :]
                   + (self._stride[d],))
-        return self._view(shape, stride, self._offset)
+        return self._view(shape, stride, self._offset, "unfold")
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
         n = len(self._shape)
@@ -542,7 +557,8 @@ class Tensor:
         keep = [i for i in range(n) if i not in (a, b)]
         diag_stride = self._stride[a] + self._stride[b]
         return self._view(tuple(self._shape[i] for i in keep) + (length,),
-                          tuple(self._stride[i] for i in keep) + (diag_stride,), start)
+                          tuple(self._stride[i] for i in keep) + (diag_stride,), start,
+                          "diagonal")
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, cut from the autograd graph."""
@@ -677,7 +693,7 @@ def _basic_index(t: Tensor, index: Any) -> Tensor:
     for k in range(len(stride) - 1, -1, -1):  # a new axis steps over the dim inside it
         if stride[k] is None:
             stride[k] = stride[k + 1] * shape[k + 1] if k + 1 < len(stride) else 1
-    return t._view(tuple(shape), tuple(stride), offset)
+    return t._view(tuple(shape), tuple(stride), offset, "slice")
 
 
 def _is_basic(i: Any) -> bool:

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+import torch
+
 from .. import _dispatch, _dtype
 from .._alloc import P, new_tensor
 from .._arith import sum
@@ -25,6 +27,7 @@ from .._linalg_ops import _CPP_NAMES, ATEN, matmul, vdot
 from .._promotion import broadcast_shapes
 from .._refs.common import np_view, store
 from .._tensor import Tensor, wrap_dim
+from ..autograd.function import Function, once_differentiable
 
 __all__ = [
     "LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
@@ -345,9 +348,13 @@ def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The inverse of square matrices (batched). Raises :class:`LinAlgError` when singular."""
     _check_matrix("linalg.inv", A, square=True)
     _check_float("linalg.inv", A)
+    return write_out(out, _Inverse.apply(A))
+
+
+def _inv_value(A: Tensor) -> Tensor:
     arr = _host(A)
     if arr.size == 0:
-        return write_out(out, _tensor_like(arr, A._dtype, A._device))
+        return _tensor_like(arr, A._dtype, A._device)
     try:
         result = np.linalg.inv(arr)
     except np.linalg.LinAlgError:
@@ -357,16 +364,20 @@ def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
         raise _batch_error("linalg.inv", arr, index, f"The diagonal element {pivot or 1} is "
                            "zero, the inversion could not be completed because the input matrix "
                            "is singular.")
-    return write_out(out, _tensor_like(result, A._dtype, A._device))
+    return _tensor_like(result, A._dtype, A._device)
 
 
 def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The determinant of square matrices (batched)."""
     _check_matrix("linalg.det", A, square=True)
     _check_float("linalg.det", A)
+    return write_out(out, _Det.apply(A))
+
+
+def _det_value(A: Tensor) -> Tensor:
     arr = _host(A)
     result = np.linalg.det(arr) if arr.size else np.ones(arr.shape[:-2], arr.dtype)
-    return write_out(out, _tensor_like(result, A._dtype, A._device))
+    return _tensor_like(result, A._dtype, A._device)
 
 
 def slogdet(A: Tensor, *, out: Any = None) -> Any:
@@ -374,19 +385,24 @@ def slogdet(A: Tensor, *, out: Any = None) -> Any:
     for a singular matrix; complex inputs get a complex sign."""
     _check_matrix("linalg.slogdet", A, square=True)
     _check_float("linalg.slogdet", A)
+    return _SlogdetResult(*_Slogdet.apply(A))
+
+
+def _slogdet_value(A: Tensor) -> tuple[Tensor, Tensor]:
     arr = _host(A)
     if arr.size:
         sign, logabs = np.linalg.slogdet(arr)
     else:
         sign, logabs = np.ones(arr.shape[:-2], arr.dtype), np.zeros(arr.shape[:-2])
     real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
-    return _SlogdetResult(_tensor_like(sign, A._dtype, A._device),
-                          _tensor_like(logabs, real, A._device))
+    return (_tensor_like(sign, A._dtype, A._device), _tensor_like(logabs, real, A._device))
 
 
 def logdet(A: Tensor) -> Tensor:
     """``log(det(A))``: NaN for a negative (real) determinant, -inf for zero."""
     sign, logabs = slogdet(A)
+    if not A._dtype.is_complex:  # differentiable through logabsdet
+        return torch.where(sign < 0, math.nan, torch.where(sign == 0, -math.inf, logabs))
     s = _host(sign)
     values = _host(logabs).astype(s.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -420,6 +436,10 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None)
                            f"of type {scalar_type_name(A._dtype)} and B of type "
                            f"{scalar_type_name(B._dtype)} instead")
     vector = _solve_shapes("linalg.solve", A, B, left)
+    return write_out(out, _Solve.apply(A, B, left, vector))
+
+
+def _solve_value(A: Tensor, B: Tensor, left: bool, vector: bool) -> Tensor:
     a, b = _host(A), _host(B)
     if vector:
         b = b[..., None]
@@ -442,7 +462,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None)
         x = np.swapaxes(x, -1, -2)
     if vector:
         x = x[..., 0]
-    return write_out(out, _tensor_like(x, A._dtype, A._device))
+    return _tensor_like(x, A._dtype, A._device)
 
 
 def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
@@ -451,6 +471,10 @@ def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Te
     ``U = L^H``."""
     _check_matrix("linalg.cholesky", A, square=True)
     _check_float("linalg.cholesky", A)
+    return write_out(out, _Cholesky.apply(A, upper))
+
+
+def _cholesky_value(A: Tensor, upper: bool) -> Tensor:
     arr = _host(A)
     if upper:
         arr = np.conj(np.swapaxes(arr, -1, -2))
@@ -469,7 +493,7 @@ def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Te
     result = factors.reshape(arr.shape)
     if upper:
         result = np.conj(np.swapaxes(result, -1, -2))
-    return write_out(out, _tensor_like(result, A._dtype, A._device))
+    return _tensor_like(result, A._dtype, A._device)
 
 
 def _is_positive_definite(m: np.ndarray) -> bool:
@@ -561,12 +585,12 @@ def svd_legacy(A: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
 
 def svdvals(A: Tensor, *, driver: str | None = None, out: Tensor | None = None) -> Tensor:
     """The singular values of ``A`` (real, descending), shape (..., min(m, n))."""
-    s = _svd_host(A, False, False)
-    real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
-    return write_out(out, _tensor_like(s, real, A._device))
+    _check_matrix("linalg.svd", A)
+    _check_float("linalg.svd", A)
+    return write_out(out, _Svdvals.apply(A))
 
 
-def _eigh_host(fn: str, A: Tensor, UPLO: str, vectors: bool) -> Any:
+def _check_eigh(fn: str, A: Tensor, UPLO: str) -> None:
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     _check_matrix(fn, A, square=True)
@@ -574,6 +598,10 @@ def _eigh_host(fn: str, A: Tensor, UPLO: str, vectors: bool) -> Any:
             _dtype.float16, _dtype.bfloat16):
         raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for "
                                   f"'{scalar_type_name(A._dtype)}'")
+
+
+def _eigh_host(fn: str, A: Tensor, UPLO: str, vectors: bool) -> Any:
+    _check_eigh(fn, A, UPLO)
     arr = _host(A)
     n = arr.shape[-1]
     real = np.zeros((), arr.dtype).real.dtype
@@ -589,16 +617,14 @@ def _eigh_host(fn: str, A: Tensor, UPLO: str, vectors: bool) -> Any:
 def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Any:
     """Eigenvalues (real, ascending) and eigenvectors (columns) of Hermitian matrices, read from
     the ``UPLO`` ("L" or "U") triangle."""
-    w, v = _eigh_host("linalg.eigh", A, UPLO, True)
-    real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
-    return _EighResult(_tensor_like(w, real, A._device), _tensor_like(v, A._dtype, A._device))
+    _check_eigh("linalg.eigh", A, UPLO)
+    return _EighResult(*_Eigh.apply(A, UPLO))
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Tensor | None = None) -> Tensor:
     """The eigenvalues (real, ascending) of Hermitian matrices."""
-    w = _eigh_host("linalg.eigh", A, UPLO, False)
-    real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
-    return write_out(out, _tensor_like(w, real, A._device))
+    _check_eigh("linalg.eigh", A, UPLO)
+    return write_out(out, _Eigh.apply(A, UPLO)[0])
 
 
 def _tolerances(A: Tensor, atol: Any, rtol: Any, s_max: np.ndarray) -> np.ndarray:
@@ -842,3 +868,172 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) ->
     # (..., 1, k) @ (..., k, 1)
     return write_out(out, matmul(xs.unsqueeze(-2).conj() if x._dtype.is_complex else
                                  xs.unsqueeze(-2), ys.unsqueeze(-1)).squeeze(-1).squeeze(-1))
+
+
+# -- derivatives of the decompositions -------------------------------------------------------
+#
+# The decompositions run on the host, out of autograd's sight, so each is a
+# torch.autograd.Function. The backward formulas are PyTorch's, written in differentiable torch
+# ops of the saved inputs and outputs, so second derivatives work (all but svdvals, whose
+# backward needs singular vectors that are not outputs).
+
+
+def _mH(t: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims."""
+    t = t.transpose(-2, -1)
+    return t.conj() if t.is_complex() else t
+
+
+def _sum_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``grad`` summed over the batch dims that broadcasting added to ``shape``."""
+    lead = grad.ndim - len(shape)
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape)
+                                if n == 1 and grad.shape[lead + i] != 1]
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.reshape(shape) if grad.shape != shape else grad
+
+
+def _eye_like(A: Tensor) -> Tensor:
+    return torch.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+
+
+class _Inverse(Function):
+    @staticmethod
+    def forward(ctx: Any, A: Tensor) -> Tensor:
+        result = _inv_value(A)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> Tensor:
+        # d(A^-1) = -A^-1 dA A^-1
+        (inverse,) = ctx.saved_tensors
+        inverse_h = _mH(inverse)
+        return -matmul(matmul(inverse_h, grad), inverse_h)
+
+
+class _Det(Function):
+    @staticmethod
+    def forward(ctx: Any, A: Tensor) -> Tensor:
+        result = _det_value(A)
+        ctx.save_for_backward(A, result)
+        return result
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> Tensor:
+        # d det = det * tr(A^-1 dA). A singular matrix gets 0, as in PyTorch 2.13 (not the
+        # adjugate): its det is 0, and the identity stands in for it in the inverse.
+        A, d = ctx.saved_tensors
+        if A.numel() == 0:
+            return torch.zeros_like(A)
+        singular = (d == 0).unsqueeze(-1).unsqueeze(-1)
+        A = torch.where(singular, _eye_like(A), A)
+        scale = grad * (d.conj() if d.is_complex() else d)
+        return scale.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A))
+
+
+class _Slogdet(Function):
+    @staticmethod
+    def forward(ctx: Any, A: Tensor) -> tuple[Tensor, Tensor]:
+        sign, logabsdet = _slogdet_value(A)
+        ctx.save_for_backward(A)
+        if not sign.is_complex():
+            ctx.mark_non_differentiable(sign)
+        return sign, logabsdet
+
+    @staticmethod
+    def backward(ctx: Any, grad_sign: Tensor, grad_logabsdet: Tensor) -> Tensor:
+        # d log|det A| = Re tr(A^-1 dA)
+        (A,) = ctx.saved_tensors
+        if A.is_complex() and bool((grad_sign != 0).any()):
+            raise NotImplementedError("the derivative of slogdet's complex sign is not "
+                                      "implemented; differentiate logabsdet only")
+        if A.numel() == 0:
+            return torch.zeros_like(A)
+        return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A))
+
+
+class _Solve(Function):
+    @staticmethod
+    def forward(ctx: Any, A: Tensor, B: Tensor, left: bool, vector: bool) -> Tensor:
+        X = _solve_value(A, B, left, vector)
+        ctx.save_for_backward(A, X)
+        ctx.left, ctx.vector, ctx.shapes = left, vector, (A.shape, B.shape)
+        return X
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor, None, None]:
+        # A X = B: gB = A^-H G, gA = -gB X^H;  X A = B: gB = G A^-H, gA = -X^H gB
+        A, X = ctx.saved_tensors
+        if ctx.vector:
+            grad, X = grad.unsqueeze(-1), X.unsqueeze(-1)
+        grad_b = solve(_mH(A), grad, left=ctx.left)
+        grad_a = -(matmul(grad_b, _mH(X)) if ctx.left else matmul(_mH(X), grad_b))
+        if ctx.vector:
+            grad_b = grad_b.squeeze(-1)
+        shape_a, shape_b = ctx.shapes
+        return _sum_to(grad_a, shape_a), _sum_to(grad_b, shape_b), None, None
+
+
+class _Cholesky(Function):
+    @staticmethod
+    def forward(ctx: Any, A: Tensor, upper: bool) -> Tensor:
+        factor = _cholesky_value(A, upper)
+        ctx.save_for_backward(factor)
+        ctx.upper = upper
+        return factor
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+        # A = L L^H: gA = L^-H Phi(L^H gL) L^-1, Phi = the lower triangle with half the
+        # diagonal, made Hermitian (A is)
+        (factor,) = ctx.saved_tensors
+        L, grad_l = (_mH(factor), _mH(grad)) if ctx.upper else (factor, grad)
+        P = matmul(_mH(L), grad_l)
+        phi = P.tril(-1) + 0.5 * P * _eye_like(P)
+        L_inv = inv(L)
+        grad_a = matmul(matmul(_mH(L_inv), phi), L_inv)
+        return 0.5 * (grad_a + _mH(grad_a)), None
+
+
+class _Eigh(Function):
+    @staticmethod
+    def forward(ctx: Any, A: Tensor, UPLO: str) -> tuple[Tensor, Tensor]:
+        w, v = _eigh_host("linalg.eigh", A, UPLO, True)
+        real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
+        w, v = _tensor_like(w, real, A._device), _tensor_like(v, A._dtype, A._device)
+        ctx.save_for_backward(w, v)
+        ctx.set_materialize_grads(False)
+        return w, v
+
+    @staticmethod
+    def backward(ctx: Any, grad_w: Tensor | None, grad_v: Tensor | None) -> tuple[Any, None]:
+        # gA = V (diag(gw) + skew(V^H gV) / (w_j - w_i) off the diagonal) V^H
+        w, V = ctx.saved_tensors
+        eye = _eye_like(V)
+        inner = torch.zeros_like(V) if grad_w is None else eye * grad_w.unsqueeze(-2)
+        if grad_v is not None:
+            VhgV = matmul(_mH(V), grad_v)
+            VhgV = 0.5 * (VhgV - _mH(VhgV))
+            gaps = torch.where(eye != 0, 1, w.unsqueeze(-2) - w.unsqueeze(-1))  # w_j - w_i
+            inner = inner + torch.where(eye != 0, 0, VhgV / gaps)
+        return matmul(matmul(V, inner), _mH(V)), None
+
+
+class _Svdvals(Function):
+    @staticmethod
+    def forward(ctx: Any, A: Tensor) -> Tensor:
+        u, s, vh = _svd_host(A, False, True)
+        real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
+        ctx.save_for_backward(_tensor_like(u, A._dtype, A._device),
+                              _tensor_like(vh, A._dtype, A._device))
+        return _tensor_like(s, real, A._device)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, grad: Tensor) -> Tensor:
+        # dS = Re diag(U^H dA V): gA = U diag(gS) Vh (U and Vh are constants here, so this
+        # backward cannot be differentiated again)
+        U, Vh = ctx.saved_tensors
+        return matmul(U * grad.unsqueeze(-2), Vh)

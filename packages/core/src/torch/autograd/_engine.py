@@ -1,0 +1,234 @@
+"""The backward engine: topological execution by dependency counts, no recursion.
+
+Starting from the roots' nodes it counts, for every reachable node, how many edges lead into
+it; a node runs once all its gradients have arrived (summed into one buffer per output), in
+order of decreasing creation sequence among the ready ones. Leaves accumulate into ``.grad``
+(or, for ``autograd.grad``, hand their gradient back instead). Without ``retain_graph`` every
+node that ran releases its saved tensors.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from typing import Any
+
+from .. import _config
+from .._tensor import Tensor
+from ._nodes import edge_of
+from .graph import AccumulateGrad, Node
+
+_callbacks: list[Any] = []
+
+
+def queue_callback(fn: Any) -> None:
+    """Run ``fn()`` once the current backward pass has finished (data-parallel bucketing)."""
+    _callbacks.append(fn)
+
+
+def _make_grads(outputs: Sequence[Tensor], grads: Sequence[Any]) -> list[Tensor]:
+    import torch
+
+    result = []
+    for out, g in zip(outputs, grads):
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not (out._dtype.is_floating_point or out._dtype.is_complex):
+                raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                   f"outputs but got {out._dtype}")
+            g = torch.ones_like(out)
+        elif not isinstance(g, Tensor):
+            g = torch.tensor(g, dtype=out._dtype, device=out._device)
+        elif g._shape != out._shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and "
+                               f"output[0] has a shape of {out.shape}.")
+        result.append(g)
+    return result
+
+
+def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
+        create_graph: bool, inputs: Sequence[Tensor] | None = None,
+        accumulate: bool = True) -> list[Any]:
+    """Run backward from ``outputs`` with ``grads``. With ``inputs`` and not ``accumulate``,
+    return the gradients reaching them (``autograd.grad``); with ``inputs`` and
+    ``accumulate``, accumulate into those leaves only."""
+    for out in outputs:
+        if not out.requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                               "grad_fn")
+    grads = _make_grads(outputs, grads)
+    roots = [edge_of(o) for o in outputs]
+    # What to capture for autograd.grad: (node, input_nr) -> index in inputs
+    capture: dict[tuple[int, int], int] = {}
+    targets: set[int] = set()
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            if not t.requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            node, nr = edge_of(t)
+            capture[(id(node), nr)] = i
+            targets.add(id(node))
+
+    # Count dependencies over the reachable graph (iteratively: graphs can be very deep).
+    deps: dict[int, int] = {}
+    nodes: dict[int, Node] = {}
+    stack = [n for n, _ in roots if n is not None]
+    for n in stack:
+        nodes[id(n)] = n
+    seen = set(nodes)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node._next:
+            if nxt is None:
+                continue
+            deps[id(nxt)] = deps.get(id(nxt), 0) + 1
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
+                nodes[id(nxt)] = nxt
+                stack.append(nxt)
+
+    needed = None
+    if inputs is not None:
+        needed = _needed(nodes, targets)
+
+    buffers: dict[int, list[Any]] = {}
+    for (node, nr), g in zip(roots, grads):
+        if node is None:
+            continue
+        buf = buffers.setdefault(id(node), [None] * _n_outputs(node))
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    ready = [(-n._seq, id(n)) for n, _ in roots if n is not None and deps.get(id(n), 0) == 0]
+    ready = list(dict.fromkeys(ready))
+    heapq.heapify(ready)
+    results: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
+    prev = _config.set_grad_state(create_graph)
+    try:
+        while ready:
+            _, key = heapq.heappop(ready)
+            node = nodes[key]
+            buf = buffers.pop(key, None) or [None] * _n_outputs(node)
+            buf = _tensor_prehooks(node, buf)
+            for nr, g in enumerate(buf):
+                slot = capture.get((key, nr))
+                if slot is not None and g is not None:
+                    results[slot] = g if results[slot] is None else results[slot] + g
+            if isinstance(node, AccumulateGrad):
+                if accumulate and (inputs is None or key in targets):
+                    _accumulate(node, buf[0], create_graph)
+                continue
+            if needed is not None and key not in needed:
+                continue
+            if node._prehooks:
+                for hook in list(node._prehooks.values()):
+                    new = hook(tuple(buf))
+                    if new is not None:
+                        buf = list(new)
+            if all(g is None for g in buf):
+                out = [None] * len(node._next)
+            else:
+                out = node.apply([g if g is not None else _zeros_for(node, i)
+                                  for i, g in enumerate(buf)])
+            if node._hooks:
+                for hook in list(node._hooks.values()):
+                    new = hook(tuple(out), tuple(buf))
+                    if new is not None:
+                        out = list(new)
+            if _config.state.anomaly:
+                from . import anomaly_mode
+
+                anomaly_mode.on_backward_output(node, out)
+            if not retain_graph:
+                node.release()
+            for (nxt, nr), g in zip(node._next, out):
+                if nxt is None:
+                    continue
+                k = id(nxt)
+                if g is not None:
+                    nbuf = buffers.setdefault(k, [None] * _n_outputs(nxt))
+                    nbuf[nr] = g if nbuf[nr] is None else nbuf[nr] + g
+                deps[k] -= 1
+                if deps[k] == 0:
+                    heapq.heappush(ready, (-nxt._seq, k))
+    finally:
+        _config.set_grad_state(prev)
+    while _callbacks:
+        _callbacks.pop(0)()
+    return results
+
+
+def _needed(nodes: dict[int, Node], targets: set[int]) -> set[int]:
+    """The nodes from which a target is reachable (only they need to run for autograd.grad)."""
+    parents: dict[int, list[int]] = {}
+    for k, node in nodes.items():
+        for nxt, _ in node._next:
+            if nxt is not None:
+                parents.setdefault(id(nxt), []).append(k)
+    needed = set()
+    stack = [t for t in targets if t in nodes]
+    while stack:
+        k = stack.pop()
+        if k in needed:
+            continue
+        needed.add(k)
+        stack.extend(parents.get(k, ()))
+    return needed
+
+
+def _n_outputs(node: Node) -> int:
+    return getattr(node, "_n_outputs", 1)
+
+
+def _zeros_for(node: Node, output_nr: int) -> Any:
+    """Outputs that received no gradient contribute zeros (rules see a dense gradient)."""
+    import torch
+
+    res = getattr(node, "_result", None)
+    if isinstance(res, tuple):
+        res = res[output_nr]
+    t = res.unpack(node) if hasattr(res, "unpack") else res
+    if isinstance(t, Tensor):
+        return torch.zeros_like(t)
+    return None
+
+
+def _tensor_prehooks(node: Node, buf: list[Any]) -> list[Any]:
+    hooks = node._tensor_prehooks
+    if hooks:
+        for nr, table in hooks.items():
+            if nr < len(buf) and buf[nr] is not None:
+                for hook in list(table.values()):
+                    new = hook(buf[nr])
+                    if new is not None:
+                        buf[nr] = new
+    if node._retain:
+        for nr, ref in node._retain.items():
+            t = ref()
+            if t is not None and nr < len(buf) and buf[nr] is not None:
+                g = buf[nr] if _config.is_grad_enabled() else buf[nr].detach()
+                t._grad = g.clone() if t._grad is None else t._grad + g
+    return buf
+
+
+def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool) -> None:
+    var = node.variable
+    if grad is None:
+        return
+    hooks = var.__dict__.get("_leaf_hooks")
+    if hooks:
+        for hook in list(hooks.values()):
+            new = hook(grad)
+            if new is not None:
+                grad = new
+    if var._grad is None:
+        var._grad = grad if create_graph else grad.detach()
+        if not create_graph and grad._base is not None:
+            var._grad = grad.detach().clone()
+    elif create_graph or var._grad.requires_grad:
+        var._grad = var._grad + grad
+    else:  # in place, as PyTorch: code holding p.grad sees the sum
+        var._grad.add_(grad.detach())
+    post = node._post_hooks
+    if post:
+        for hook in list(post.values()):
+            hook(var)

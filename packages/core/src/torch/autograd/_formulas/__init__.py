@@ -1,0 +1,59 @@
+"""Derivative formulas: one rule per ``aten::`` operator, written in differentiable ``torch`` ops
+so that the backward pass itself can be differentiated (second and third derivatives).
+
+A rule is registered for one or more operator names (with their overload)::
+
+    @derivative("aten::mul.Tensor")
+    def _(ctx, grad):
+        a, b = ctx.args
+        return grad * b, grad * a
+
+It receives ``ctx`` and the gradient of the output (for ops with several outputs, one gradient
+per output; outputs that got none receive zeros), and returns one entry per *positional*
+argument of the call, in order: a tensor, ``None`` (no gradient: not a tensor, not
+differentiable, or ``not ctx.needs_input_grad[i]``), or for a tensor-list argument (``cat``) a
+list of those. The engine then sums each gradient down to its input's shape (undoing
+broadcasting) and casts it to the input's dtype, so rules may return broadcast-shaped grads.
+
+``ctx`` holds:
+
+- ``args``, ``kwargs``: the call's arguments as given (tensors are the saved inputs; reading
+  one whose version changed since the forward raises PyTorch's in-place modification error);
+- ``result``: the op's output (a tuple for several outputs);
+- ``needs_input_grad``: one bool per positional argument (a tuple of bools for list args).
+
+Rules live in one module per area of the op surface; importing this package imports them all.
+Ops with a ``CompositeImplicitAutograd`` kernel need no rule: they differentiate through their
+decomposition. An op with an explicit kernel and no rule records a node whose backward raises.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+Rule = Callable[..., Any]
+
+FORMULAS: dict[str, Rule] = {}
+AREAS = ("foundation", "elementwise", "reductions", "shape", "indexing", "linalg")
+
+
+def derivative(*qualnames: str) -> Callable[[Rule], Rule]:
+    """Register the decorated rule for each ``aten::name[.overload]`` in ``qualnames``."""
+
+    def register(rule: Rule) -> Rule:
+        for name in qualnames:
+            if name in FORMULAS:
+                raise RuntimeError(f"a derivative for {name} is already registered")
+            FORMULAS[name] = rule
+        return rule
+
+    return register
+
+
+def load() -> dict[str, Rule]:
+    """Import every area's rules and return the table."""
+    for area in AREAS:
+        importlib.import_module(f"{__name__}.{area}")
+    return FORMULAS

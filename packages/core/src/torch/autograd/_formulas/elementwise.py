@@ -1,0 +1,449 @@
+"""Derivative formulas: elementwise (``torch._elementwise`` and ``torch._arith``).
+
+Every rule is written in differentiable ``torch`` ops, so it can itself be differentiated, and
+follows PyTorch's conventions where the derivative is not defined: ``abs`` and ``sign`` give 0
+at 0, ``maximum``/``minimum`` split the gradient evenly on ties, ``fmax``/``fmin`` give it all
+to ``self``, ``clamp`` passes it where ``min <= x <= max``, ``0 ** 0`` has no gradient, and the
+rounding ops (``floor``, ``div`` with a rounding mode...) have a zero gradient. Comparisons,
+logical and bitwise ops have none at all.
+
+Arguments that are Python numbers get ``None``; the engine sums each gradient down to its
+input's shape and casts it to the input's dtype, so rules return broadcast-shaped gradients.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from ..._tensor import Tensor
+from . import derivative
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+# -- reading ctx --------------------------------------------------------------------------
+
+
+def _param(ctx: Any, index: int, name: str, default: Any = None) -> Any:
+    """The argument at positional ``index`` or keyword ``name`` of the call."""
+    if index < len(ctx.args):
+        return ctx.args[index]
+    return ctx.kwargs.get(name, default)
+
+
+def _wants(ctx: Any, index: int) -> bool:
+    """Whether positional argument ``index`` is a tensor that needs a gradient."""
+    return (index < len(ctx.args) and isinstance(ctx.args[index], Tensor)
+            and bool(ctx.needs_input_grad[index]))
+
+
+def _safe_denominator(x: Tensor) -> Tensor:
+    """``x`` with its zeros replaced by ones, for a quotient whose zero-denominator entries are
+    masked afterwards: the masked branch then has a finite derivative, so a second derivative
+    does not pick up ``0 * inf = nan`` from it."""
+    return torch.where(x == 0, 1.0, x)
+
+
+# -- unary ops: d/dx as a function of (x, result, grad) ------------------------------------
+
+UnaryRule = Callable[[Tensor, Tensor, Tensor], Tensor]
+
+
+def _trigamma(x: Tensor) -> Tensor:
+    """The derivative of digamma (``polygamma(1, x)``), composed of differentiable ops.
+
+    Below 1/2 the reflection ``ψ1(x) = π²/sin²(πx) - ψ1(1 - x)`` moves the argument up; the
+    recurrence ``ψ1(z) = 1/z² + ψ1(z + 1)`` then moves it past 10, where the asymptotic
+    series ``1/z + 1/(2z²) + Σ B₂ₖ/z²ᵏ⁺¹`` is exact to double precision with seven terms.
+    Poles (0, -1, -2...) give ``inf`` or a huge value, as PyTorch's.
+    """
+    reflect = x < 0.5
+    z = torch.where(reflect, 1 - x, x)
+    total = torch.zeros_like(z)
+    for _ in range(10):
+        total = total + (z * z).reciprocal()
+        z = z + 1
+    w = (z * z).reciprocal()
+    # Bernoulli numbers B2..B14: 1/6, -1/30, 1/42, -1/30, 5/66, -691/2730, 7/6
+    tail = w * (1 / 6 + w * (-1 / 30 + w * (1 / 42 + w * (-1 / 30 + w * (
+        5 / 66 + w * (-691 / 2730 + w * (7 / 6)))))))
+    total = total + (1 + 0.5 / z + tail) / z
+    # evaluate the reflection on 1/2 where it is not used, so its derivative stays finite
+    sin = torch.sin(math.pi * torch.where(reflect, x, 0.5))
+    return torch.where(reflect, (math.pi ** 2) / (sin * sin) - total, total)
+
+
+def _zero(x: Tensor, y: Tensor, g: Tensor) -> Tensor:
+    # piecewise constant: PyTorch returns zeros, not "no gradient"
+    return torch.zeros_like(g)
+
+
+UNARY: dict[str, UnaryRule] = {
+    "abs": lambda x, y, g: g * x.sgn(),
+    "neg": lambda x, y, g: g.neg(),
+    "sign": _zero,
+    "sgn": _zero,
+    "floor": _zero,
+    "ceil": _zero,
+    "trunc": _zero,
+    "exp": lambda x, y, g: g * y,
+    "exp2": lambda x, y, g: g * y * _LN2,
+    "expm1": lambda x, y, g: g * (y + 1),
+    "log": lambda x, y, g: g / x,
+    "log2": lambda x, y, g: g / (x * _LN2),
+    "log10": lambda x, y, g: g / (x * _LN10),
+    "log1p": lambda x, y, g: g / (x + 1),
+    "sqrt": lambda x, y, g: g / (2 * y),
+    "rsqrt": lambda x, y, g: -0.5 * g * y.pow(3),
+    "reciprocal": lambda x, y, g: -g * (y * y),
+    "sin": lambda x, y, g: g * x.cos(),
+    "cos": lambda x, y, g: g * -x.sin(),
+    "tan": lambda x, y, g: g * (1 + y * y),
+    "asin": lambda x, y, g: g * (1 - x * x).rsqrt(),
+    "acos": lambda x, y, g: g * -(1 - x * x).rsqrt(),
+    "atan": lambda x, y, g: g / (x * x + 1),
+    "sinh": lambda x, y, g: g * x.cosh(),
+    "cosh": lambda x, y, g: g * x.sinh(),
+    "tanh": lambda x, y, g: g * (1 - y * y),
+    "asinh": lambda x, y, g: g * (x * x + 1).rsqrt(),
+    "acosh": lambda x, y, g: g * (x * x - 1).rsqrt(),
+    "atanh": lambda x, y, g: g / (1 - x * x),
+    "erf": lambda x, y, g: g * (_TWO_OVER_SQRT_PI * (-x * x).exp()),
+    "erfc": lambda x, y, g: g * (-_TWO_OVER_SQRT_PI * (-x * x).exp()),
+    "erfinv": lambda x, y, g: g * (0.5 * math.sqrt(math.pi) * (y * y).exp()),
+    "lgamma": lambda x, y, g: g * x.digamma(),
+    "digamma": lambda x, y, g: g * _trigamma(x),
+}
+
+
+def _unary_rule(fn: UnaryRule) -> Callable[[Any, Tensor], tuple[Tensor | None]]:
+    def rule(ctx: Any, grad: Tensor) -> tuple[Tensor | None]:
+        if not _wants(ctx, 0):
+            return (None,)
+        return (fn(ctx.args[0], ctx.result, grad),)
+
+    rule.__name__ = fn.__name__
+    return rule
+
+
+for _name, _fn in UNARY.items():
+    derivative(f"aten::{_name}")(_unary_rule(_fn))
+
+
+# -- ops without a derivative: bool or integer results -------------------------------------
+
+NOT_DIFFERENTIABLE = (
+    "bitwise_not", "logical_not", "isnan",
+    *(f"{name}.Tensor" for name in (
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+        "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")),
+)
+
+
+@derivative(*(f"aten::{name}" for name in NOT_DIFFERENTIABLE))
+def _not_differentiable(ctx: Any, grad: Tensor) -> tuple[None, ...]:
+    return (None,) * len(ctx.args)
+
+
+# -- arithmetic ------------------------------------------------------------------------------
+
+
+def _times(grad: Tensor, alpha: Any) -> Tensor:
+    """``grad * alpha``, skipping the multiplication for the common ``alpha=1``."""
+    return grad if alpha == 1 and not isinstance(alpha, float) else grad * alpha
+
+
+@derivative("aten::add.Tensor")
+def _add(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    alpha = ctx.kwargs.get("alpha", 1)
+    return (grad if _wants(ctx, 0) else None,
+            _times(grad, alpha) if _wants(ctx, 1) else None)
+
+
+@derivative("aten::mul.Tensor")
+def _mul(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    self, other = ctx.args[:2]
+    return (grad * other if _wants(ctx, 0) else None,
+            grad * self if _wants(ctx, 1) else None)
+
+
+@derivative("aten::sub.Tensor")
+def _sub(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    alpha = ctx.kwargs.get("alpha", 1)
+    return (grad if _wants(ctx, 0) else None,
+            _times(grad, -alpha) if _wants(ctx, 1) else None)
+
+
+@derivative("aten::rsub.Scalar")
+def _rsub(ctx: Any, grad: Tensor) -> tuple[Tensor | None, None, None]:
+    # other - alpha * self
+    alpha = _param(ctx, 2, "alpha", 1)
+    return (_times(grad, -alpha) if _wants(ctx, 0) else None, None, None)
+
+
+@derivative("aten::div.Tensor_mode")
+def _div(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    self, other = ctx.args[:2]
+    if ctx.kwargs.get("rounding_mode") is not None:
+        # rounded quotients are piecewise constant
+        zero = torch.zeros_like(grad)
+        return (zero if _wants(ctx, 0) else None, zero if _wants(ctx, 1) else None)
+    return (grad / other if _wants(ctx, 0) else None,
+            -grad * ((self / other) / other) if _wants(ctx, 1) else None)
+
+
+def _pow_self(grad: Tensor, self: Tensor, exponent: Any) -> Tensor:
+    if not isinstance(exponent, Tensor):
+        if exponent == 0:
+            return torch.zeros_like(grad)
+        return grad * (exponent * self.pow(exponent - 1))
+    # x ** 0 is 1 everywhere, 0 ** 0 included: no gradient even where x ** -1 is infinite
+    return torch.where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)))
+
+
+def _pow_exponent(grad: Tensor, self: Any, exponent: Tensor, result: Tensor) -> Tensor:
+    if not isinstance(self, Tensor):
+        log_base = math.log(self) if self > 0 else (-math.inf if self == 0 else math.nan)
+        if self == 0:
+            # 0 ** e is 0 for every e > 0 (and 1 at e = 0): flat from the right
+            return torch.where(exponent >= 0, 0.0, grad * (result * log_base))
+        return grad * (result * log_base)
+    flat = torch.logical_and(self == 0, exponent >= 0)
+    return grad * torch.where(flat, 0.0, result * self.to(result.dtype).log())
+
+
+@derivative("aten::pow.Tensor_Tensor")
+def _pow(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    self, exponent = ctx.args[:2]
+    return (_pow_self(grad, self, exponent) if _wants(ctx, 0) else None,
+            _pow_exponent(grad, self, exponent, ctx.result) if _wants(ctx, 1) else None)
+
+
+@derivative("aten::remainder.Tensor")
+def _remainder(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    # self - floor(self / other) * other
+    self, other = ctx.args[:2]
+    return (grad if _wants(ctx, 0) else None,
+            -grad * torch.div(self, other, rounding_mode="floor") if _wants(ctx, 1) else None)
+
+
+@derivative("aten::fmod.Tensor")
+def _fmod(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    # self - trunc(self / other) * other
+    self, other = ctx.args[:2]
+    return (grad if _wants(ctx, 0) else None,
+            -grad * torch.div(self, other, rounding_mode="trunc") if _wants(ctx, 1) else None)
+
+
+# -- binary math ---------------------------------------------------------------------------
+
+
+def _extremum_rule(is_max: bool) -> Callable[[Any, Tensor], tuple[Tensor | None, ...]]:
+    """maximum / minimum: ties share the gradient evenly; where a NaN is involved neither side
+    is masked (both get all of it), as in PyTorch."""
+
+    def rule(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        self, other = ctx.args[:2]
+        shared = torch.where(self == other, grad / 2, grad)
+        self_loses, other_loses = ((self < other, self > other) if is_max
+                                   else (self > other, self < other))
+        return (torch.where(self_loses, 0.0, shared) if _wants(ctx, 0) else None,
+                torch.where(other_loses, 0.0, shared) if _wants(ctx, 1) else None)
+
+    return rule
+
+
+def _nan_ignoring_extremum_rule(is_max: bool) -> Callable[[Any, Tensor], tuple[Any, ...]]:
+    """fmax / fmin: self wins ties, and wherever other is NaN (these ops ignore NaN)."""
+
+    def rule(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        self, other = ctx.args[:2]
+        wins = self >= other if is_max else self <= other
+        self_wins = torch.logical_or(wins, other.isnan())
+        return (torch.where(self_wins, grad, 0.0) if _wants(ctx, 0) else None,
+                torch.where(self_wins, 0.0, grad) if _wants(ctx, 1) else None)
+
+    return rule
+
+
+derivative("aten::maximum.Tensor")(_extremum_rule(is_max=True))
+derivative("aten::minimum.Tensor")(_extremum_rule(is_max=False))
+derivative("aten::fmax.Tensor")(_nan_ignoring_extremum_rule(is_max=True))
+derivative("aten::fmin.Tensor")(_nan_ignoring_extremum_rule(is_max=False))
+
+
+@derivative("aten::atan2.Tensor")
+def _atan2(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    self, other = ctx.args[:2]
+    norm = self * self + other * other
+    # at the origin (or where the squares underflow) PyTorch gives 0, not inf * 0
+    recip = torch.where(norm == 0, 0.0, _safe_denominator(norm).reciprocal())
+    return (grad * other * recip if _wants(ctx, 0) else None,
+            grad * -self * recip if _wants(ctx, 1) else None)
+
+
+@derivative("aten::hypot.Tensor")
+def _hypot(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    self, other = ctx.args[:2]
+    return (grad * self / ctx.result if _wants(ctx, 0) else None,
+            grad * other / ctx.result if _wants(ctx, 1) else None)
+
+
+@derivative("aten::copysign.Tensor")
+def _copysign(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    self = ctx.args[0]
+    self_grad = None
+    if _wants(ctx, 0):
+        # result / self is +-1, and 0 at self == 0
+        ratio = torch.where(self == 0, 0.0, ctx.result / _safe_denominator(self))
+        self_grad = grad * ratio
+    return (self_grad, torch.zeros_like(grad) if _wants(ctx, 1) else None)
+
+
+@derivative("aten::nextafter.Tensor")
+def _nextafter(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    # the result differs from self by one ulp: PyTorch passes the gradient through to self
+    return (grad if _wants(ctx, 0) else None,
+            torch.zeros_like(grad) if _wants(ctx, 1) else None)
+
+
+# -- clamp and where -----------------------------------------------------------------------
+
+
+def _clamp_grads(ctx: Any, grad: Tensor, low: Any, high: Any,
+                 positions: tuple[int | None, int | None]) -> list[Tensor | None]:
+    """Gradients of ``clamp(self, low, high)`` for self and the bounds (either may be None).
+
+    self gets the gradient where ``low <= self <= high`` (NaN: nowhere); a bound gets it where
+    it is the result: ``low`` where ``self < low`` unless ``low > high`` (then ``high`` wins),
+    ``high`` where ``self > high`` or ``high < low``.
+    """
+    self = ctx.args[0]
+    inside = None
+    if low is not None:
+        inside = self >= low
+    if high is not None:
+        below_high = self <= high
+        inside = below_high if inside is None else torch.logical_and(inside, below_high)
+    grads: list[Tensor | None] = [torch.where(inside, grad, 0.0) if _wants(ctx, 0) else None]
+    low_at, high_at = positions
+    if low_at is not None:
+        low_grad = None
+        if _wants(ctx, low_at):
+            picks = self < low
+            if high is not None:
+                picks = torch.logical_and(picks, low < high)
+            low_grad = torch.where(picks, grad, 0.0)
+        grads.append(low_grad)
+    if high_at is not None:
+        high_grad = None
+        if _wants(ctx, high_at):
+            picks = self > high
+            if low is not None:
+                picks = torch.logical_or(picks, high < low)
+            high_grad = torch.where(picks, grad, 0.0)
+        grads.append(high_grad)
+    return grads
+
+
+@derivative("aten::clamp")
+def _clamp(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    low, high = _param(ctx, 1, "min"), _param(ctx, 2, "max")
+    grads = _clamp_grads(ctx, grad, low, high, (1, 2))
+    return tuple(grads[:len(ctx.args)])
+
+
+@derivative("aten::clamp_min")
+def _clamp_min(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    grads = _clamp_grads(ctx, grad, _param(ctx, 1, "min"), None, (1, None))
+    return tuple(grads[:len(ctx.args)])
+
+
+@derivative("aten::clamp_max")
+def _clamp_max(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    grads = _clamp_grads(ctx, grad, None, _param(ctx, 1, "max"), (None, 1))
+    return tuple(grads[:len(ctx.args)])
+
+
+@derivative("aten::where.self")
+def _where(ctx: Any, grad: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
+    condition = ctx.args[0]
+    return (None,
+            torch.where(condition, grad, 0.0) if _wants(ctx, 1) else None,
+            torch.where(condition, 0.0, grad) if _wants(ctx, 2) else None)
+
+
+# -- composites with a formula of their own ------------------------------------------------
+# These ops are CompositeImplicitAutograd: without a rule they differentiate through their
+# decomposition, which loses to PyTorch's formula where the decomposition saturates or masks:
+# sigmoid(-1000) backpropagates 0 * inf = NaN through exp, logit and xlogy mask the wrong
+# points, and round/float_power run their primitive directly (no graph at all).
+
+
+@derivative("aten::sigmoid")
+def _sigmoid(ctx: Any, grad: Tensor) -> tuple[Tensor | None]:
+    y = ctx.result
+    return (grad * (y * (1 - y)) if _wants(ctx, 0) else None,)
+
+
+@derivative("aten::logit")
+def _logit(ctx: Any, grad: Tensor) -> tuple[Tensor | None, None]:
+    if not _wants(ctx, 0):
+        return (None, None)
+    x = ctx.args[0]
+    eps = _param(ctx, 1, "eps")
+    dlogit = grad / (x * (1 - x))
+    if eps is None or eps < 0:
+        # outside [0, 1] logit is NaN, and so is its gradient
+        outside = torch.logical_or(x < 0, x > 1)
+        return (torch.where(outside, math.nan, dlogit), None)
+    # clamped to [eps, 1 - eps]: flat outside (NaN stays NaN)
+    outside = torch.logical_or(x < eps, x > 1 - eps)
+    return (torch.where(outside, 0.0, dlogit), None)
+
+
+@derivative("aten::xlogy.Tensor")
+def _xlogy(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    self, other = ctx.args[:2]
+    self_grad = other_grad = None
+    if _wants(ctx, 0):
+        # d/dx x*log(y) = log(y); PyTorch zeroes it where x == 0 and y <= 0 (log(y) undefined)
+        undefined = torch.logical_and(self == 0, other <= 0)
+        self_grad = torch.where(undefined, 0.0, torch.xlogy(grad, other))
+    if _wants(ctx, 1):
+        other_grad = grad * self / other
+    return (self_grad, other_grad)
+
+
+@derivative("aten::logaddexp")
+def _logaddexp(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    self, other = ctx.args[:2]
+    return (grad / (1 + (other - self).exp()) if _wants(ctx, 0) else None,
+            grad / (1 + (self - other).exp()) if _wants(ctx, 1) else None)
+
+
+@derivative("aten::logaddexp2")
+def _logaddexp2(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    self, other = ctx.args[:2]
+    return (grad / (1 + (other - self).exp2()) if _wants(ctx, 0) else None,
+            grad / (1 + (self - other).exp2()) if _wants(ctx, 1) else None)
+
+
+@derivative("aten::round.decimals")
+def _round(ctx: Any, grad: Tensor) -> tuple[Tensor | None]:
+    return (torch.zeros_like(grad) if _wants(ctx, 0) else None,)
+
+
+@derivative("aten::float_power.Tensor_Tensor")
+def _float_power(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    # pow computed in double precision: differentiate the double-precision pow
+    result = ctx.result
+    self, exponent = (a.to(result.dtype) if isinstance(a, Tensor) else a for a in ctx.args[:2])
+    return (_pow_self(grad, self, exponent) if _wants(ctx, 0) else None,
+            _pow_exponent(grad, self, exponent, result) if _wants(ctx, 1) else None)

@@ -1,0 +1,5 @@
+"""Derivative formulas: foundation."""
+
+from __future__ import annotations
+
+from . import derivative  # noqa: F401

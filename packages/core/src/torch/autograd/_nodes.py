@@ -1,0 +1,346 @@
+"""The nodes that ops record: one class per operator (``AddBackward0``...), view nodes, and the
+node of an op without a formula.
+
+Recording happens at the dispatcher's ``Autograd`` key (:func:`autograd_kernel`): the op runs
+below autograd with recording off, then a node remembers the arguments (tensors as
+:class:`~torch.autograd.graph.SavedTensor`) and the output, and the outputs get it as
+``grad_fn``. Views made by the metadata methods of ``Tensor`` record a :class:`ViewBackward`
+that replays the same view on a gradient buffer.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from .. import _config, _dispatch
+from .._tensor import Tensor
+from .graph import AccumulateGrad, Node, SavedTensor
+
+
+def edge_of(t: Tensor) -> tuple[Node | None, int]:
+    """Where a gradient for ``t`` goes: its grad_fn, or its leaf accumulator."""
+    if not t.requires_grad:
+        return (None, 0)
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t.__dict__.get("_output_nr", 0))
+    acc = t.__dict__.get("_grad_accumulator")
+    node = acc() if acc is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        import weakref
+
+        t.__dict__["_grad_accumulator"] = weakref.ref(node)
+    return (node, 0)
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_") if part)
+
+
+_classes: dict[str, type] = {}
+
+
+def node_class(op_name: str) -> type:
+    """``add`` -> ``AddBackward0`` (one class per op, so ``grad_fn.name()`` reads like PyTorch)."""
+    cls = _classes.get(op_name)
+    if cls is None:
+        cls = _classes[op_name] = type(f"{_camel(op_name)}Backward0", (OpBackward,), {})
+        cls.__module__ = "torch.autograd.graph"
+    return cls
+
+
+class _LazyArgs(tuple):
+    """The call's arguments; a saved tensor is unpacked (and version-checked) only when the rule
+    reads it, so an argument a formula does not need may change afterwards, as in PyTorch."""
+
+    def __new__(cls, node: OpBackward, raw: list[Any]) -> _LazyArgs:
+        self = super().__new__(cls, raw)
+        self._node = node
+        return self
+
+    def __getitem__(self, i: Any) -> Any:
+        v = tuple.__getitem__(self, i)
+        if isinstance(i, slice):
+            return tuple(self._node._unpack_arg(x) for x in v)
+        return self._node._unpack_arg(v)
+
+    def __iter__(self) -> Any:
+        for v in tuple.__iter__(self):
+            yield self._node._unpack_arg(v)
+
+
+class Ctx:
+    """What a derivative rule reads: ``args``, ``kwargs``, ``result``, ``needs_input_grad``."""
+
+    __slots__ = ("_node", "args", "kwargs", "needs_input_grad")
+
+    @property
+    def result(self) -> Any:
+        node = self._node
+        res = node._result
+        return tuple(node._unpack(r) for r in res) if isinstance(res, tuple) else \
+            node._unpack(res)
+
+
+class OpBackward(Node):
+    """The node of one operator call with a derivative rule."""
+
+    def __init__(self, rule: Callable[..., Any] | None, qualname: str, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> None:
+        super().__init__()
+        self._rule = rule
+        self._qualname = qualname
+        edges: list[tuple[Node | None, int]] = []
+        layout: list[Any] = []  # per positional arg: None, an edge index, or a list of them
+        saved: list[Any] = []
+        for a in args:
+            if isinstance(a, Tensor):
+                layout.append(len(edges))
+                edges.append(edge_of(a))
+                saved.append(SavedTensor(a, self, False))
+            elif isinstance(a, (list, tuple)) and any(isinstance(x, Tensor) for x in a):
+                idx = []
+                items = []
+                for x in a:
+                    if isinstance(x, Tensor):
+                        idx.append(len(edges))
+                        edges.append(edge_of(x))
+                        items.append(SavedTensor(x, self, False))
+                    else:
+                        idx.append(None)
+                        items.append(x)
+                layout.append(idx)
+                saved.append((type(a), items))
+            else:
+                layout.append(None)
+                saved.append(a)
+        self._next = tuple(edges)
+        self._layout = layout
+        self._saved_args = saved
+        self._kwargs = kwargs
+        self._inputs_meta = [(a._shape, a._dtype, a._device) if isinstance(a, Tensor) else None
+                             for a in args]
+        self._list_meta = [[(x._shape, x._dtype, x._device) if isinstance(x, Tensor) else None
+                            for x in a] if isinstance(lay, list) else None
+                           for a, lay in zip(args, layout)]
+        self._result: Any = None
+        self._n_outputs = 1
+        self._released = False
+        if _config.state.anomaly:
+            self.metadata["traceback_"] = "".join(traceback.format_stack()[:-4])
+
+    def _save_result(self, result: Any) -> None:
+        if isinstance(result, tuple):
+            self._n_outputs = len(result)
+            self._result = tuple(SavedTensor(r, self, True) if isinstance(r, Tensor) else r
+                                 for r in result)
+        else:
+            self._result = SavedTensor(result, self, True) if isinstance(result, Tensor) \
+                else result
+
+    def _unpack(self, v: Any) -> Any:
+        return v.unpack(self) if isinstance(v, SavedTensor) else v
+
+    def _unpack_arg(self, v: Any) -> Any:
+        if isinstance(v, SavedTensor):
+            return v.unpack(self)
+        if isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], list) and \
+                isinstance(v[0], type):  # a saved tensor list: (list or tuple type, items)
+            kind, items = v
+            return kind(self._unpack(x) for x in items)
+        return v
+
+    def apply(self, grads: list[Any]) -> list[Any]:
+        if self._released:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward.")
+        if self._rule is None:
+            raise RuntimeError(f"the derivative for '{self._qualname}' is not implemented.")
+        ctx = Ctx()
+        ctx._node = self
+        needs = []
+        for lay in self._layout:
+            if isinstance(lay, list):
+                needs.append(tuple(i is not None and self._next[i][0] is not None for i in lay))
+            else:
+                needs.append(lay is not None and self._next[lay][0] is not None)
+        ctx.args = _LazyArgs(self, self._saved_args)
+        ctx.kwargs = self._kwargs
+        ctx.needs_input_grad = tuple(needs)
+        out = self._rule(ctx, *grads)
+        if not isinstance(out, (tuple, list)):
+            out = (out,)
+        result: list[Any] = [None] * len(self._next)
+        for i, lay in enumerate(self._layout):
+            g = out[i] if i < len(out) else None
+            if lay is None or g is None:
+                continue
+            if isinstance(lay, list):
+                for j, (idx, gj) in enumerate(zip(lay, g)):
+                    if idx is not None and gj is not None:
+                        result[idx] = conform(gj, self._list_meta[i][j])
+            else:
+                result[lay] = conform(g, self._inputs_meta[i])
+        return result
+
+    def release(self) -> None:
+        self._released = True
+        for v in self._saved_args:
+            if isinstance(v, SavedTensor):
+                v.release()
+            elif isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], list):
+                for x in v[1]:
+                    if isinstance(x, SavedTensor):
+                        x.release()
+        res = self._result
+        for r in res if isinstance(res, tuple) else (res,):
+            if isinstance(r, SavedTensor):
+                r.release()
+
+
+def conform(grad: Tensor, meta: Any) -> Tensor:
+    """``grad`` summed down to an input's shape (undoing broadcasting), in its dtype."""
+    if meta is None or not isinstance(grad, Tensor):
+        return grad
+    shape, dtype, _device = meta
+    if grad._shape != shape:
+        grad = sum_to_size(grad, shape)
+    if grad._dtype is not dtype and (dtype.is_floating_point or dtype.is_complex):
+        grad = grad.to(dtype)
+    return grad
+
+
+def sum_to_size(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum ``grad`` over the dims broadcasting added to ``shape``."""
+    lead = grad.dim() - len(shape)
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape)
+                                if n == 1 and grad._shape[lead + i] != 1]
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    if lead:
+        grad = grad.reshape(shape)
+    return grad
+
+
+def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
+    """The Autograd kernel of ``op`` (registered on first need), or None when the op
+    differentiates through its ``CompositeImplicitAutograd`` decomposition."""
+    kernels = op.kernels
+    if op.namespace != "aten":
+        return None
+    from . import _formulas
+
+    rule = _formulas.load().get(op.qualname)
+    explicit = any(k != _dispatch.COMPOSITE_IMPLICIT and k not in _dispatch.FUNCTIONALITY_KEYS
+                   for k in kernels)
+    if not explicit and rule is None:
+        return None  # differentiated through its decomposition
+    # A composite with a formula uses it: dedicated formulas are faster or more stable.
+    cls = node_class(op.name.partition(".")[0])
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        prev = _config.set_grad_state(False)
+        try:
+            result = _dispatch.redispatch_below_autograd(op, *args, **kwargs)
+        finally:
+            _config.set_grad_state(prev)
+        node = cls(rule, op.qualname, args, kwargs)
+        outs = result if isinstance(result, tuple) else (result,)
+        for nr, out in enumerate(outs):
+            if isinstance(out, Tensor) and (out._dtype.is_floating_point or out._dtype.is_complex):
+                out.grad_fn = node
+                out.requires_grad = True
+                out.__dict__["_output_nr"] = nr
+        node._save_result(result)
+        return result
+
+    kernel.__name__ = f"autograd_{op.name}"
+    op.register(_dispatch.AUTOGRAD, kernel)
+    return kernel
+
+
+class ViewBackward(Node):
+    """The node of a metadata view: the gradient of the view goes back into a zero gradient
+    of the source through the same view (``replay``), or through ``backward`` directly."""
+
+    def __init__(self, source: Tensor, name: str,
+                 backward: Callable[[Tensor], Tensor]) -> None:
+        super().__init__()
+        self._next = (edge_of(source),)
+        self._name = name
+        self._backward = backward
+
+    def name(self) -> str:
+        return self._name
+
+    def apply(self, grads: list[Any]) -> list[Any]:
+        return [self._backward(grads[0])]
+
+
+_VIEW_NAMES = {"view": "ViewBackward0", "reshape": "ViewBackward0", "permute": "PermuteBackward0",
+               "transpose": "TransposeBackward0", "expand": "ExpandBackward0",
+               "select": "SelectBackward0", "narrow": "SliceBackward0",
+               "slice": "SliceBackward0", "squeeze": "SqueezeBackward0",
+               "unsqueeze": "UnsqueezeBackward0", "diagonal": "DiagonalBackward0",
+               "unfold": "UnfoldBackward0", "as_strided": "AsStridedBackward0",
+               "index": "SliceBackward0", "alias": "AliasBackward0"}
+
+
+def record_view(source: Tensor, view: Tensor, kind: str, args: tuple[Any, ...] = ()) -> None:
+    """Attach the backward of the metadata view ``view`` of ``source``."""
+    shape = source._shape
+
+    if kind in ("view", "reshape", "squeeze", "unsqueeze", "alias"):
+        def backward(g: Tensor) -> Tensor:
+            return g.reshape(shape)
+    elif kind == "expand":
+        def backward(g: Tensor) -> Tensor:
+            return sum_to_size(g, shape)
+    elif kind == "permute":
+        inverse = [0] * len(args)
+        for i, d in enumerate(args):
+            inverse[d] = i
+
+        def backward(g: Tensor) -> Tensor:
+            return g.permute(*inverse)
+    elif kind == "transpose":
+        def backward(g: Tensor) -> Tensor:
+            return g.transpose(*args)
+    else:  # select, narrow, slicing, diagonal, unfold, as_strided: through element positions
+        geometry = (view._shape, view._stride, view._offset - source._offset)
+
+        def backward(g: Tensor) -> Tensor:
+            return _scatter_backward(g, source, geometry)
+
+    node = ViewBackward(source, _VIEW_NAMES.get(kind, "AsStridedBackward0"), backward)
+    view.grad_fn = node
+    view.requires_grad = True
+    view.__dict__["_output_nr"] = 0
+
+
+def _scatter_backward(g: Tensor, source: Tensor, geometry: tuple[Any, ...]) -> Tensor:
+    """Send a view's gradient to the source elements each view element reads (adding where
+    view elements alias one source element), with out-of-place differentiable ops so that
+    double backward works."""
+    import torch
+
+    shape, stride, offset = geometry
+    with torch.no_grad():
+        n = source.numel()
+        idx = torch.empty_strided(source._shape, source._stride, dtype=torch.int64,
+                                  device=g.device)
+        idx.copy_(torch.arange(n, device=g.device).reshape(source._shape))
+        positions = idx.as_strided(shape, stride, idx._offset + offset)
+    flat = torch.zeros(n, dtype=g.dtype, device=g.device)
+    flat = flat.index_add(0, positions.reshape(-1), g.reshape(-1))
+    return flat.reshape(source._shape)
+
+
+__all__ = ["autograd_kernel", "edge_of", "node_class", "record_view", "sum_to_size"]

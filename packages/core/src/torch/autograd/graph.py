@@ -1,0 +1,223 @@
+"""The autograd graph: nodes (``grad_fn``), their edges, saved tensors and hooks.
+
+A node's ``next_functions`` are ``(node, input_nr)`` pairs, one per differentiable input, with
+``None`` for inputs that need no gradient. Leaves that require grad end in an
+:class:`AccumulateGrad` node that writes ``.grad``. Saved tensors carry the version they had
+when saved; reading one that changed since raises PyTorch's in-place modification error.
+Outputs are saved without their ``grad_fn`` (re-attached when read) so that an output and the
+node that made it never form a reference cycle.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from .._tensor import Tensor
+
+__all__ = ["Node", "saved_tensors_hooks", "save_on_cpu"]
+
+_seq = itertools.count()
+_local = threading.local()
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``: ``handle.remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict[int, Any]) -> None:
+        self._hooks = weakref.ref(hooks) if hooks is not None else None
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        hooks = self._hooks() if self._hooks is not None else None
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class _HookDict(dict):
+    """A dict that can be weakly referenced (for RemovableHandle)."""
+
+    __slots__ = ("__weakref__",)
+
+
+class Node:
+    """A function of the backward graph (what ``tensor.grad_fn`` is)."""
+
+    def __init__(self) -> None:
+        self._next: tuple[tuple[Node | None, int], ...] = ()
+        self._seq = next(_seq)
+        self._hooks: _HookDict | None = None
+        self._prehooks: _HookDict | None = None
+        self._tensor_prehooks: dict[int, _HookDict] | None = None  # output_nr -> hooks
+        self._retain: dict[int, Any] | None = None  # output_nr -> weakref of retained tensor
+        self.metadata: dict[str, Any] = {}
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        return self._next
+
+    def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` after this node ran; may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = _HookDict()
+        handle = RemovableHandle(self._hooks)
+        self._hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """``fn(grad_outputs)`` before this node runs; may return new grad_outputs."""
+        if self._prehooks is None:
+            self._prehooks = _HookDict()
+        handle = RemovableHandle(self._prehooks)
+        self._prehooks[handle.id] = fn
+        return handle
+
+    def _register_tensor_hook(self, output_nr: int, fn: Callable[..., Any]) -> RemovableHandle:
+        if self._tensor_prehooks is None:
+            self._tensor_prehooks = {}
+        hooks = self._tensor_prehooks.setdefault(output_nr, _HookDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
+        return handle
+
+    def apply(self, grads: list[Any]) -> list[Any]:
+        """Gradients of the inputs (one per edge) from those of the outputs."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Free what backward needed (after a backward without ``retain_graph``)."""
+
+    def __call__(self, *grads: Any) -> Any:
+        out = self.apply(list(grads))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The end of a leaf's edges: accumulates the incoming gradient into ``variable.grad``."""
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__()
+        self.variable = variable
+        self._post_hooks: _HookDict | None = None
+
+    def apply(self, grads: list[Any]) -> list[Any]:  # the engine accumulates; see _engine
+        return []
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had then."""
+
+    __slots__ = ("_is_output", "_name", "_node", "_packed", "_tensor", "_unpack", "_version")
+
+    def __init__(self, tensor: Tensor, node: Node | None, is_output: bool) -> None:
+        if tensor.__dict__.get("_inference"):
+            raise RuntimeError("Inference tensors cannot be saved for backward. To work around "
+                               "you can make a clone to get a normal tensor and use it in "
+                               "autograd.")
+        self._version = tensor._vc[0]
+        self._is_output = is_output
+        # An output is kept without its grad_fn (no cycle through the node that made it).
+        self._tensor = tensor.detach() if is_output else tensor
+        if is_output:
+            self._tensor.requires_grad = False
+        self._node = weakref.ref(node) if (is_output and node is not None) else None
+        self._packed = None
+        self._unpack = None
+        hooks = current_saved_tensors_hooks()
+        if hooks is not None:
+            pack, self._unpack = hooks
+            self._packed = pack(tensor)
+            self._tensor = None
+
+    def unpack(self, owner: Node) -> Tensor:
+        if self._unpack is not None:
+            return self._unpack(self._packed)
+        t = self._tensor
+        if t is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward.")
+        if t._vc[0] != self._version:
+            kind = "output 0 of " + owner.name() if self._is_output else "an input of " + \
+                owner.name()
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{t.type()} {list(t.shape)}], which is {kind}, is at "
+                f"version {t._vc[0]}; expected version {self._version} instead. Hint: enable "
+                "anomaly detection to find the operation that failed to compute its gradient, "
+                "with torch.autograd.set_detect_anomaly(True).")
+        if self._is_output and self._node is not None:
+            node = self._node()
+            if node is not None:  # re-attach, so double backward reaches the node
+                out = t._view(t._shape, t._stride, t._offset)
+                out.grad_fn = node
+                out.requires_grad = True
+                out.__dict__["_output_nr"] = 0
+                return out
+        return t
+
+    def release(self) -> None:
+        self._tensor = None
+        self._packed = None
+
+
+# -- saved tensor hooks ------------------------------------------------------------------------
+
+
+def current_saved_tensors_hooks() -> tuple[Callable[..., Any], Callable[..., Any]] | None:
+    stack = getattr(_local, "saved_hooks", None)
+    return stack[-1] if stack else None
+
+
+class saved_tensors_hooks:
+    """Context manager: tensors saved for backward inside go through ``pack_hook`` (its result
+    is stored) and come back through ``unpack_hook`` when backward needs them."""
+
+    def __init__(self, pack_hook: Callable[[Tensor], Any],
+                 unpack_hook: Callable[[Any], Tensor]) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> saved_tensors_hooks:
+        stack = getattr(_local, "saved_hooks", None)
+        if stack is None:
+            stack = _local.saved_hooks = []
+        stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _local.saved_hooks.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are moved to the CPU and back to their device when used."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack(t: Tensor) -> tuple[Any, Tensor]:
+            return t.device, t.cpu()
+
+        def unpack(packed: tuple[Any, Tensor]) -> Tensor:
+            device, t = packed
+            return t.to(device)
+
+        super().__init__(pack, unpack)

@@ -1,0 +1,346 @@
+"""The autograd engine, grad modes, views and in-place ops, hooks and custom Functions."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+
+import pytest
+
+import torch
+
+
+def leaf(values):
+    return torch.tensor(values, dtype=torch.float64, requires_grad=True)
+
+
+# -- recording and the engine --------------------------------------------------------------
+
+
+def test_recording_metadata():
+    x = leaf([1.0, 2.0])
+    y = x * 3
+    z = y.sum()
+    assert x.is_leaf and not y.is_leaf and y.requires_grad
+    assert z.grad_fn.name() == "SumBackward0"
+    (node, nr), = z.grad_fn.next_functions
+    assert node is y.grad_fn and node.name() == "MulBackward0" and nr == 0
+    acc = node.next_functions[0][0]
+    assert acc.name() == "AccumulateGrad" and acc.variable is x
+    assert torch.ones(2).requires_grad is False and (torch.ones(2) * 2).grad_fn is None
+
+
+def test_backward_accumulates_and_errors():
+    x = leaf([1.0, 2.0, 3.0])
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0, 6.0]
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [4.0, 6.0, 8.0]
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar"):
+        (x * 2).backward()
+    y = (x * x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        torch.ones(2).sum().backward()
+
+
+def test_retain_graph_and_gradient_argument():
+    x = leaf([1.0, 2.0])
+    y = x * x
+    y.backward(torch.tensor([1.0, 10.0], dtype=torch.float64), retain_graph=True)
+    y.backward(torch.tensor([1.0, 1.0], dtype=torch.float64))
+    assert x.grad.tolist() == [2.0 + 2.0, 40.0 + 4.0]
+
+
+def test_autograd_grad_options():
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    y = (x * w).sum()
+    (gx,) = torch.autograd.grad(y, x, retain_graph=True)
+    assert gx.tolist() == [3.0, 4.0] and x.grad is None and w.grad is None
+    unused = leaf([5.0])
+    with pytest.raises(RuntimeError, match="not have been used in the graph"):
+        torch.autograd.grad(y, [x, unused], retain_graph=True)
+    gx, gu = torch.autograd.grad(y, [x, unused], allow_unused=True, retain_graph=True)
+    assert gu is None
+    gx, gu = torch.autograd.grad(y, [x, unused], materialize_grads=True)
+    assert gu.tolist() == [0.0]
+
+
+def test_second_and_third_derivatives():
+    x = leaf([2.0])
+    y = x * x * x  # x^3
+    (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)  # 3x^2
+    (h,) = torch.autograd.grad(g.sum(), x, create_graph=True)  # 6x
+    (t,) = torch.autograd.grad(h.sum(), x)  # 6
+    assert (g.item(), h.item(), t.item()) == (12.0, 12.0, 6.0)
+
+
+def test_backward_inputs_only_accumulates_there():
+    x, w = leaf([1.0]), leaf([2.0])
+    (x * w).sum().backward(inputs=[w])
+    assert w.grad.tolist() == [1.0] and x.grad is None
+
+
+def test_deep_graph_without_recursion():
+    x = leaf([1.0])
+    y = x
+    for _ in range(10_000):
+        y = y * 1.0
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0]
+
+
+def test_graph_is_freed():
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    ref = weakref.ref(y.grad_fn)
+    y.backward()
+    del y
+    gc.collect()
+    assert ref() is None
+
+
+def test_saved_tensors_are_freed_by_backward():
+    x = leaf([1.0, 2.0])
+    big = x * 2
+    y = (big * big).sum()
+    node = y.grad_fn.next_functions[0][0]
+    saved = [s for s in node._saved_args if hasattr(s, "_tensor")]
+    assert saved and all(s._tensor is not None for s in saved)
+    y.backward()
+    assert all(s._tensor is None for s in saved)
+
+
+# -- grad modes --------------------------------------------------------------------------
+
+
+def test_grad_modes():
+    x = leaf([1.0])
+    with torch.no_grad():
+        assert not torch.is_grad_enabled()
+        assert (x * 2).requires_grad is False
+        with torch.enable_grad():
+            assert (x * 2).requires_grad
+    assert torch.is_grad_enabled()
+    torch.set_grad_enabled(False)
+    assert not torch.is_grad_enabled()
+    torch.set_grad_enabled(True)
+    with torch.set_grad_enabled(False):
+        assert (x * 2).grad_fn is None
+
+    @torch.no_grad()
+    def f():
+        return x * 2
+
+    @torch.no_grad
+    def g():
+        return x * 2
+
+    assert f().requires_grad is False and g().requires_grad is False
+    assert torch.is_grad_enabled()
+
+
+def test_grad_mode_is_thread_local():
+    seen = []
+    with torch.no_grad():
+        th = threading.Thread(target=lambda: seen.append(torch.is_grad_enabled()))
+        th.start()
+        th.join()
+    assert seen == [True]
+
+
+def test_inference_mode():
+    x = leaf([1.0])
+    with torch.inference_mode():
+        assert torch.is_inference_mode_enabled() and not torch.is_grad_enabled()
+        y = x * 2
+    assert y.requires_grad is False
+    assert not torch.is_inference_mode_enabled()
+
+
+# -- views and in-place --------------------------------------------------------------------
+
+
+def test_view_gradients():
+    x = leaf([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    y = x.t()[1:, :].reshape(-1).unsqueeze(0).expand(2, 4)
+    (y * torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)).sum().backward()
+    # y rows are [2, 5, 3, 6] twice: x[0,1]->w1, x[1,1]->w2, x[0,2]->w3, x[1,2]->w4, times 2
+    assert x.grad.tolist() == [[0.0, 2.0, 6.0], [0.0, 4.0, 8.0]]
+
+
+def test_overlapping_unfold_accumulates():
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    x.unfold(0, 2, 1).sum().backward()  # windows [1,2] [2,3] [3,4]
+    assert x.grad.tolist() == [1.0, 2.0, 2.0, 1.0]
+
+
+def test_leaf_in_place_error_and_version_error():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        x.add_(1)
+    with torch.no_grad():
+        x.add_(1)  # allowed without grad mode
+    y = x * 1
+    z = y * y
+    y.add_(1)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*version 1; "
+                                           r"expected version 0"):
+        z.sum().backward()
+
+
+def test_in_place_on_non_leaf():
+    x = leaf([1.0, 2.0])
+    y = x * 1
+    y.mul_(3)  # y = 3x: the original y was saved by mul_, not the new one
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_in_place_through_a_view_rebases_the_base():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1
+    y[1:].mul_(10)  # y = [x0, 10 x1, 10 x2]
+    assert y.grad_fn.name() == "CopySlices"
+    (y * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
+    assert x.grad.tolist() == [1.0, 20.0, 30.0]
+
+
+def test_setitem_with_grad_source():
+    x = leaf([1.0, 2.0])
+    buf = torch.zeros(3, dtype=torch.float64)
+    buf[1:] = x * 2
+    buf.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_detach_and_data():
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    d = y.detach()
+    assert d.grad_fn is None and not d.requires_grad and d._version == y._version
+    y.detach_()
+    assert y.grad_fn is None and not y.requires_grad
+    x.data = torch.tensor([5.0, 6.0], dtype=torch.float64)
+    assert x.tolist() == [5.0, 6.0] and x.requires_grad
+    assert not x.data.requires_grad
+
+
+# -- hooks -----------------------------------------------------------------------------------
+
+
+def test_tensor_hooks_retain_grad_and_post_accumulate():
+    x = leaf([1.0, 2.0])
+    seen = []
+    h = x.register_hook(lambda g: g * 10)
+    y = x * 2
+    y.retain_grad()
+    y.register_hook(lambda g: seen.append(g.tolist()))
+    acc = []
+    x.register_post_accumulate_grad_hook(lambda t: acc.append(t.grad.tolist()))
+    y.sum().backward()
+    assert seen == [[1.0, 1.0]] and y.retains_grad and y.grad.tolist() == [1.0, 1.0]
+    assert x.grad.tolist() == [20.0, 20.0] and acc == [[20.0, 20.0]]
+    h.remove()
+    x.grad = None
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_saved_tensors_hooks():
+    packed = []
+
+    def pack(t):
+        packed.append(t.shape)
+        return t.clone()
+
+    x = leaf([1.0, 2.0])
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = (x * x).sum()
+    y.backward()
+    assert packed and x.grad.tolist() == [2.0, 4.0]
+
+
+# -- custom Functions ------------------------------------------------------------------------
+
+
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        assert ctx.needs_input_grad == (True,)
+        return g * 3 * x * x
+
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(x, k):
+        return x * k
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.k = inputs[1]
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.k, None
+
+
+def test_function_forms():
+    x = leaf([2.0])
+    y = Cube.apply(x)
+    assert y.grad_fn.name() == "CubeBackward"
+    y.sum().backward()
+    assert x.grad.tolist() == [12.0]
+    x.grad = None
+    Scale.apply(x, 5.0).sum().backward()
+    assert x.grad.tolist() == [5.0]
+    (g,) = torch.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    assert h.tolist() == [12.0]  # 6x, through the differentiable backward
+
+
+def test_function_non_differentiable_and_once_differentiable():
+    class SortVals(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            idx = torch.tensor([1, 0])
+            ctx.mark_non_differentiable(idx)
+            return x * 1, idx
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, g, gi):
+            return g * 2
+
+    x = leaf([1.0, 2.0])
+    v, i = SortVals.apply(x)
+    assert v.requires_grad and not i.requires_grad
+    # the incoming gradient 2v depends on x, so the backward's result is marked as
+    # non-differentiable-twice
+    (g,) = torch.autograd.grad((v * v).sum(), x, create_graph=True)
+    assert g.tolist() == [4.0, 8.0]
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        torch.autograd.grad(g.sum(), x)
+
+
+def test_backward_frees_intermediate_memory_while_the_output_lives():
+    x = leaf([1.0] * 1000)
+    h = x * 2  # an intermediate only the graph holds once `h` is gone
+    storage = weakref.ref(h.untyped_storage())
+    y = (h * h).sum()
+    del h
+    gc.collect()
+    assert storage() is not None  # saved for backward
+    y.backward()
+    gc.collect()
+    assert storage() is None  # released by backward, though `y` and its grad_fn live on
+    assert y.grad_fn is not None
