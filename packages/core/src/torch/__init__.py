@@ -31,6 +31,8 @@ from ._config import (
     get_float32_matmul_precision,
     get_num_threads,
     is_deterministic_algorithms_warn_only_enabled,
+    is_grad_enabled,
+    is_inference_mode_enabled,
     is_warn_always_enabled,
     set_default_device,
     set_default_dtype,
@@ -162,7 +164,6 @@ def is_storage(obj: _Any) -> bool:
     return storage is not None and isinstance(obj, storage.UntypedStorage)
 
 
-from ._config import is_grad_enabled, is_inference_mode_enabled
 
 
 _subpackages.install_missing_distribution_finder()
