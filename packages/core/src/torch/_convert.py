@@ -89,7 +89,11 @@ def copy_(dst: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
     if src._shape != dst._shape:
         src = src.expand(dst._shape)
-    recorded = src.requires_grad or dst.requires_grad or dst._base is not None
+    # Only floating and complex tensors carry gradients: a copy into an integer or bool
+    # tensor is not recorded, so the result does not require grad (as in PyTorch).
+    differentiable = dst._dtype.is_floating_point or dst._dtype.is_complex
+    recorded = differentiable and (src.requires_grad or dst.requires_grad
+                                   or dst._base is not None)
     if recorded:
         from .autograd import _inplace
 

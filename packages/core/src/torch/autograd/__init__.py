@@ -18,16 +18,12 @@ from . import _engine, _nodes, _tensor_api, graph
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 
-__all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "grad", "graph",
-           "inference_mode", "no_grad", "once_differentiable", "set_grad_enabled"]
+__all__ = ["Function", "FunctionCtx", "backward", "detect_anomaly", "enable_grad", "grad",
+           "gradcheck", "gradgradcheck", "graph", "inference_mode", "no_grad",
+           "once_differentiable", "set_detect_anomaly", "set_grad_enabled"]
 
 _LAZY = {
-    "gradcheck": ("torch.autograd.gradcheck", "gradcheck"),
-    "gradgradcheck": ("torch.autograd.gradcheck", "gradgradcheck"),
     "functional": ("torch.autograd.functional", None),
-    "anomaly_mode": ("torch.autograd.anomaly_mode", None),
-    "set_detect_anomaly": ("torch.autograd.anomaly_mode", "set_detect_anomaly"),
-    "detect_anomaly": ("torch.autograd.anomaly_mode", "detect_anomaly"),
 }
 
 
@@ -36,7 +32,9 @@ def __getattr__(name: str) -> Any:
     if spec is None:
         raise AttributeError(f"module 'torch.autograd' has no attribute '{name}'")
     mod: ModuleType = importlib.import_module(spec[0])
-    return mod if spec[1] is None else getattr(mod, spec[1])
+    value = mod if spec[1] is None else getattr(mod, spec[1])
+    globals()[name] = value
+    return value
 
 
 def _tensors(x: Any) -> list[Tensor]:
@@ -112,3 +110,7 @@ def _install() -> None:
 
 
 _install()
+
+# Imported here (not lazily) because the functions share their modules' names, as in PyTorch.
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402

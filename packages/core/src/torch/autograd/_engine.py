@@ -127,8 +127,15 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
             if all(g is None for g in buf):
                 out = [None] * len(node._next)
             else:
-                out = node.apply([g if g is not None else _zeros_for(node, i)
-                                  for i, g in enumerate(buf)])
+                try:
+                    out = node.apply([g if g is not None else _zeros_for(node, i)
+                                      for i, g in enumerate(buf)])
+                except Exception as exc:
+                    if _config.state.anomaly:
+                        from . import anomaly_mode
+
+                        anomaly_mode.on_backward_error(node, exc)
+                    raise
             if node._hooks:
                 for hook in list(node._hooks.values()):
                     new = hook(tuple(out), tuple(buf))

@@ -118,7 +118,7 @@ class _ViewOfBase(Node):
 
         g = grads[0]
         flat = torch.zeros(self._base_numel, dtype=g.dtype, device=g.device)
-        flat = flat.index_add(0, self._positions.reshape(-1), g.reshape(-1))
+        flat = flat.scatter_reduce(0, self._positions.reshape(-1), g.reshape(-1), "sum")
         return [flat.reshape(self._base_shape)]
 
 

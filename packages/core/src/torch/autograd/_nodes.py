@@ -135,8 +135,8 @@ class OpBackward(Node):
     def _save_result(self, result: Any) -> None:
         if isinstance(result, tuple):
             self._n_outputs = len(result)
-            self._result = tuple(SavedTensor(r, self, True) if isinstance(r, Tensor) else r
-                                 for r in result)
+            self._result = tuple(SavedTensor(r, self, True, nr) if isinstance(r, Tensor) else r
+                                 for nr, r in enumerate(result))
         else:
             self._result = SavedTensor(result, self, True) if isinstance(result, Tensor) \
                 else result
@@ -339,7 +339,8 @@ def _scatter_backward(g: Tensor, source: Tensor, geometry: tuple[Any, ...]) -> T
         idx.copy_(torch.arange(n, device=g.device).reshape(source._shape))
         positions = idx.as_strided(shape, stride, idx._offset + offset)
     flat = torch.zeros(n, dtype=g.dtype, device=g.device)
-    flat = flat.index_add(0, positions.reshape(-1), g.reshape(-1))
+    # scatter_reduce is an aten op with a formula, so this stays differentiable
+    flat = flat.scatter_reduce(0, positions.reshape(-1), g.reshape(-1), "sum")
     return flat.reshape(source._shape)
 
 

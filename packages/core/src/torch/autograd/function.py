@@ -162,10 +162,17 @@ class Function(metaclass=_FunctionMeta):
                 o.requires_grad = True
                 o.__dict__["_output_nr"] = nr
         to_save = getattr(node, "_to_save", ())
-        node._saved = tuple(
-            SavedTensor(t, node, any(t is o for o in outs)) if isinstance(t, Tensor) else t
-            for t in to_save)
+        node._saved = tuple(_save(t, node, outs) for t in to_save)
         return output
+
+
+def _save(t: Any, node: BackwardCFunction, outs: tuple[Any, ...]) -> Any:
+    if not isinstance(t, Tensor):
+        return t
+    for nr, o in enumerate(outs):
+        if t is o:
+            return SavedTensor(t, node, True, nr)
+    return SavedTensor(t, node, False)
 
 
 def once_differentiable(fn: Any) -> Any:

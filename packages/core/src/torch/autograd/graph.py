@@ -124,15 +124,18 @@ class AccumulateGrad(Node):
 class SavedTensor:
     """A tensor saved for backward, with the version it had then."""
 
-    __slots__ = ("_is_output", "_name", "_node", "_packed", "_tensor", "_unpack", "_version")
+    __slots__ = ("_is_output", "_node", "_output_nr", "_packed", "_tensor", "_unpack",
+                 "_version")
 
-    def __init__(self, tensor: Tensor, node: Node | None, is_output: bool) -> None:
+    def __init__(self, tensor: Tensor, node: Node | None, is_output: bool,
+                 output_nr: int = 0) -> None:
         if tensor.__dict__.get("_inference"):
             raise RuntimeError("Inference tensors cannot be saved for backward. To work around "
                                "you can make a clone to get a normal tensor and use it in "
                                "autograd.")
         self._version = tensor._vc[0]
         self._is_output = is_output
+        self._output_nr = output_nr
         # An output is kept without its grad_fn (no cycle through the node that made it).
         self._tensor = tensor.detach() if is_output else tensor
         if is_output:
@@ -172,7 +175,7 @@ class SavedTensor:
                 out = t._view(t._shape, t._stride, t._offset)
                 out.grad_fn = node
                 out.requires_grad = True
-                out.__dict__["_output_nr"] = 0
+                out.__dict__["_output_nr"] = self._output_nr
                 return out
         return t
 

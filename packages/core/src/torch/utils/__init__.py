@@ -15,7 +15,11 @@ _LAZY_SUBPACKAGES = {"data": "utils.data"}
 
 
 def __getattr__(name: str) -> ModuleType:
-    """Import ``torch.utils.data`` on first attribute access."""
+    """Import ``torch.utils.data`` (and core's ``checkpoint``) on first attribute access."""
+    if name == "checkpoint":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.checkpoint")
     if name in _LAZY_SUBPACKAGES:
         from torch._subpackages import import_subpackage
 
