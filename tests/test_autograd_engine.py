@@ -344,3 +344,17 @@ def test_backward_frees_intermediate_memory_while_the_output_lives():
     gc.collect()
     assert storage() is None  # released by backward, though `y` and its grad_fn live on
     assert y.grad_fn is not None
+
+
+def test_in_place_aten_op_through_a_view_and_index_assignment():
+    a, v = leaf([1.0, 2.0, 3.0, 4.0]), leaf([10.0, 20.0])
+    w = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)
+    b = a * 1
+    b[torch.tensor([0, 2])] = v * 2
+    (b * w).sum().backward()
+    assert a.grad.tolist() == [0.0, 2.0, 0.0, 4.0] and v.grad.tolist() == [2.0, 6.0]
+    a.grad, v.grad = None, None
+    c = a * 1
+    c[1:].index_put_((torch.tensor([0]),), v[:1], accumulate=True)  # c[1] += v[0]
+    (c * w).sum().backward()
+    assert a.grad.tolist() == [1.0, 2.0, 3.0, 4.0] and v.grad.tolist() == [2.0, 0.0]

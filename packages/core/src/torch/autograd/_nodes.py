@@ -89,18 +89,20 @@ class OpBackward(Node):
     """The node of one operator call with a derivative rule."""
 
     def __init__(self, rule: Callable[..., Any] | None, qualname: str, args: tuple[Any, ...],
-                 kwargs: dict[str, Any]) -> None:
+                 kwargs: dict[str, Any], mutated: tuple[int, ...] = ()) -> None:
         super().__init__()
         self._rule = rule
         self._qualname = qualname
         edges: list[tuple[Node | None, int]] = []
         layout: list[Any] = []  # per positional arg: None, an edge index, or a list of them
         saved: list[Any] = []
-        for a in args:
+        for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 layout.append(len(edges))
                 edges.append(edge_of(a))
-                saved.append(SavedTensor(a, self, False))
+                # an argument the op writes to is saved as it was before the write
+                kept = a.detach().clone() if i in mutated else a
+                saved.append(SavedTensor(kept, self, False))
             elif isinstance(a, (list, tuple)) and any(isinstance(x, Tensor) for x in a):
                 idx = []
                 items = []
@@ -244,21 +246,36 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
         return None  # differentiated through its decomposition
     # A composite with a formula uses it: dedicated formulas are faster or more stable.
     cls = node_class(op.name.partition(".")[0])
+    mutated = tuple(i for i in op.schema.mutated if i == 0)  # in-place ops write `self`
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
+        target = args[0] if mutated and args and isinstance(args[0], Tensor) else None
+        if target is not None:
+            from . import _inplace
+
+            _inplace.before_write(target, None)
+        # The node captures edges and saved inputs before the op runs (it may write `self`).
+        node = cls(rule, op.qualname, args, kwargs, mutated)
         prev = _config.set_grad_state(False)
         try:
             result = _dispatch.redispatch_below_autograd(op, *args, **kwargs)
         finally:
             _config.set_grad_state(prev)
-        node = cls(rule, op.qualname, args, kwargs)
         outs = result if isinstance(result, tuple) else (result,)
         for nr, out in enumerate(outs):
             if isinstance(out, Tensor) and (out._dtype.is_floating_point or out._dtype.is_complex):
+                if out is target and target._base is not None:
+                    continue  # a view written in place: its base is rebased below
                 out.grad_fn = node
                 out.requires_grad = True
                 out.__dict__["_output_nr"] = nr
         node._save_result(result)
+        if target is not None and target._base is not None:
+            alias = target.detach()  # the written values, as the output of `node`
+            alias.grad_fn = node
+            alias.requires_grad = True
+            alias.__dict__["_output_nr"] = 0
+            _inplace.after_write(target, alias)
         return result
 
     kernel.__name__ = f"autograd_{op.name}"
