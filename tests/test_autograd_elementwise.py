@@ -141,26 +141,6 @@ def check_second(fn: Callable[..., torch.Tensor], inputs: Sequence[torch.Tensor]
 
 # -- the rows: (id, function of the tensors, sample values per tensor) ----------------------
 
-
-def _engine_uses_composite_rules() -> bool:
-    """Whether a CompositeImplicitAutograd op with a rule of its own (sigmoid) records that rule
-    instead of differentiating through its decomposition."""
-    y = torch.sigmoid(torch.zeros(1, requires_grad=True))
-    return y.grad_fn is not None and y.grad_fn.name() == "SigmoidBackward0"
-
-
-# Rows that need a composite's own rule: its decomposition differs from PyTorch's derivative
-# (round and float_power run their primitive directly, so they are not recorded at all).
-COMPOSITE_RULE = pytest.mark.xfail(
-    not _engine_uses_composite_rules(), strict=True,
-    reason="the engine differentiates CompositeImplicitAutograd ops through their "
-           "decomposition, ignoring their rules in autograd/_formulas/elementwise.py")
-
-
-def composite(*row: Any) -> Any:
-    return pytest.param(*row, marks=COMPOSITE_RULE, id=row[0])
-
-
 UNARY = [
     ("abs", torch.abs, away_from_zero()),
     ("neg", torch.neg, uniform(-2, 2)),
@@ -204,7 +184,7 @@ UNARY = [
     ("logit_eps", lambda x: torch.logit(x, 0.2), uniform(0.05, 0.95)),
     ("square", torch.square, uniform(-2, 2)),
     ("frac", torch.frac, uniform(-3, 3)),
-    composite("round", torch.round, uniform(-3, 3)),
+    ("round", torch.round, uniform(-3, 3)),
     ("deg2rad", torch.deg2rad, uniform(-90, 90)),
     ("rad2deg", torch.rad2deg, uniform(-2, 2)),
     ("positive", torch.positive, uniform(-2, 2)),
@@ -265,17 +245,13 @@ BINARY = [
      [uniform(-2, 2), uniform(-2, 2, (3,), seed=3), uniform(-2, 2, (2, 1), seed=4)]),
     ("addcdiv", lambda a, b, c: torch.addcdiv(a, b, c, value=2),
      [uniform(-2, 2), uniform(-2, 2, seed=3), away_from_zero(seed=4)]),
-    composite("float_power", torch.float_power, [uniform(0.3, 2), uniform(-2, 2, seed=3)]),
-    composite("float_power_number_exponent", lambda a: torch.float_power(a, 3),
-              [uniform(-2, 2)]),
+    ("float_power", torch.float_power, [uniform(0.3, 2), uniform(-2, 2, seed=3)]),
+    ("float_power_number_exponent", lambda a: torch.float_power(a, 3), [uniform(-2, 2)]),
 ]
 
 def _as_param(row: Any, unary: bool) -> Any:
-    marks = ()
-    if hasattr(row, "marks"):  # a pytest.param (itself a tuple)
-        row, marks = row.values, row.marks
     name, fn, values = row
-    return pytest.param(name, fn, [values] if unary else values, marks=marks, id=name)
+    return pytest.param(name, fn, [values] if unary else values, id=name)
 
 
 ROWS = [_as_param(r, True) for r in UNARY] + [_as_param(r, False) for r in BINARY]
@@ -373,24 +349,29 @@ CONVENTIONS = [
     ("rsub_alpha", lambda x: torch.rsub(x, 2, alpha=3), [[1.0]], [[-3.0]]),
     ("sub_alpha", lambda x, y: torch.sub(x, y, alpha=3), [[1.0], [1.0]], [[1.0], [-3.0]]),
     ("add_alpha", lambda x, y: torch.add(x, y, alpha=3), [[1.0], [1.0]], [[1.0], [3.0]]),
-    composite("sigmoid_saturated", torch.sigmoid, [[-1000.0, 1000.0]], [[0.0, 0.0]]),
-    composite("logit_eps", lambda x: torch.logit(x, 0.1), [[0.05, 0.1, 0.5, 0.9, 0.95, NAN]],
-              [[0.0, 11.111111111111109, 4.0, 11.111111111111112, 0.0, NAN]]),
-    composite("logit_ends", torch.logit, [[0.0, 1.0, 0.5, -0.1]], [[INF, INF, 4.0, NAN]]),
-    composite("xlogy_zero", torch.xlogy, [[0.0, 0.0, 0.0, 1.0], [2.0, 0.0, -1.0, 0.0]],
-              [[math.log(2.0), 0.0, 0.0, -INF], [0.0, NAN, 0.0, INF]]),
+    ("sigmoid_saturated", torch.sigmoid, [[-1000.0, 1000.0]], [[0.0, 0.0]]),
+    ("logit_eps", lambda x: torch.logit(x, 0.1), [[0.05, 0.1, 0.5, 0.9, 0.95, NAN]],
+     [[0.0, 11.111111111111109, 4.0, 11.111111111111112, 0.0, NAN]]),
+    ("logit_ends", torch.logit, [[0.0, 1.0, 0.5, -0.1]], [[INF, INF, 4.0, NAN]]),
+    ("xlogy_zero", torch.xlogy, [[0.0, 0.0, 0.0, 1.0], [2.0, 0.0, -1.0, 0.0]],
+     [[math.log(2.0), 0.0, 0.0, -INF], [0.0, NAN, 0.0, INF]]),
+    # a Python-number ``other`` (xlogy.Scalar_Other): log(other), masked at 0 only if other <= 0
+    ("xlogy_number_other", lambda x: torch.xlogy(x, 2.0), [[0.0, 1.5]],
+     [[math.log(2.0), math.log(2.0)]]),
+    ("xlogy_nonpositive_number_other", lambda x: torch.xlogy(x, -1.0), [[0.0, 1.5]],
+     [[0.0, NAN]]),
     ("logaddexp_infinities", torch.logaddexp, [[1.0, INF], [1.0, INF]],
      [[0.5, NAN], [0.5, NAN]]),
     ("lerp", torch.lerp, [[1.0, 2.0], [3.0, 5.0], [0.2, 0.7]],
      [[0.8, 0.3], [0.2, 0.7], [2.0, 3.0]]),
     ("frac", torch.frac, [[1.5]], [[1.0]]),
-    composite("round", torch.round, [[1.5]], [[0.0]]),
-    composite("round_decimals", lambda x: torch.round(x, decimals=1), [[1.55]], [[0.0]]),
+    ("round", torch.round, [[1.5]], [[0.0]]),
+    ("round_decimals", lambda x: torch.round(x, decimals=1), [[1.55]], [[0.0]]),
 ]
 
 
 @pytest.mark.parametrize(("name", "fn", "values", "expected"), CONVENTIONS,
-                         ids=[getattr(r, "id", None) or r[0] for r in CONVENTIONS])
+                         ids=[r[0] for r in CONVENTIONS])
 def test_pytorch_conventions(name: str, fn: Callable[..., torch.Tensor], values: list[Any],
                              expected: list[Any]) -> None:
     inputs = [leaf(v) for v in values]
@@ -443,7 +424,6 @@ def test_float32_gradients_keep_dtype() -> None:
     assert x.grad.dtype == torch.float32 and y.grad.dtype == torch.float32
 
 
-@COMPOSITE_RULE
 def test_float_power_gradient_comes_back_in_input_dtype() -> None:
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = torch.float_power(x, 2)
@@ -466,3 +446,16 @@ def test_integer_operands_get_no_gradient() -> None:
     n = torch.tensor([2, 3])
     (x * n + x ** n + torch.where(n > 2, x, n)).sum().backward()
     assert x.grad.tolist() == [2.0 + 2.0 + 0.0, 3.0 + 12.0 + 1.0]
+
+
+def test_cast_to_integer_or_bool_does_not_require_grad() -> None:
+    # only floating and complex tensors carry gradients: a cast (or copy_) into an integer or
+    # bool tensor is not recorded
+    x = leaf([1.5, -2.5])
+    for dt in (torch.int64, torch.int8, torch.uint8, torch.bool):
+        y = x.to(dt)
+        assert not y.requires_grad and y.grad_fn is None
+    dst = torch.zeros(2, dtype=torch.int32)
+    dst.copy_(x)
+    assert not dst.requires_grad and dst.grad_fn is None
+    assert x.to(torch.float32).grad_fn.name() == "CopyBackwards"

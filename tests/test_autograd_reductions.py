@@ -189,8 +189,6 @@ def test_logcumsumexp() -> None:
     check_grad(lambda x: torch.logcumsumexp(x, 1), X)
 
 
-@pytest.mark.xfail(reason="narrow's derivative does not record a graph yet (create_graph)",
-                   strict=False)
 def test_logcumsumexp_second_derivative() -> None:
     check_gradgrad(lambda x: torch.logcumsumexp(x, 1), X)
 

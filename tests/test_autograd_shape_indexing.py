@@ -196,26 +196,8 @@ CASES.append(("scatter_reduce_prod_larger_src",
               lambda: [distinct(2, 4), distinct(3, 4)]))
 
 
-# Known problems outside the formulas (see the reasons); non-strict so that the fix needs no
-# change here.
-VIEW_BACKWARD = ("engine: the backward of select/narrow/diagonal/unfold/as_strided/basic-index "
-                 "views (and of the all-slices view __getitem__ takes before aten::index) "
-                 "scatters with index_add, which records no graph, so the second derivative "
-                 "through them is lost")
-INPLACE_ON_VIEW = ("engine: an in-place aten op (index_put_) on a view does not rebase the "
-                   "view's base (no CopySlices), so t[idx] = v loses v's gradient")
-KNOWN: dict[str, str] = {
-    "second:index_int": VIEW_BACKWARD,
-    "second:index_two_adjacent": VIEW_BACKWARD,
-    "second:index_separated": VIEW_BACKWARD,
-    "second:index_mask": VIEW_BACKWARD,
-    "second:index_mask_row": VIEW_BACKWARD,
-    "first:setitem_mask": INPLACE_ON_VIEW,
-    "first:setitem_leading_ones": INPLACE_ON_VIEW,
-    **{f"view_second:{name}": VIEW_BACKWARD for name in (
-        "select", "narrow", "diagonal", "unfold_overlapping", "as_strided_overlapping",
-        "basic_index", "chain", "split_unbind")},
-}
+# Known problems outside the formulas, by case id (none open now); a mark here is non-strict.
+KNOWN: dict[str, str] = {}
 
 
 def params(kind: str, rows: list[Any]) -> list[Any]:
@@ -344,7 +326,6 @@ def test_index_put_overwritten_positions_and_duplicates() -> None:
     torch.testing.assert_close(v.grad, torch.tensor([1.0, 1.0, 3.0], dtype=F64))
 
 
-@pytest.mark.xfail(reason=INPLACE_ON_VIEW, strict=False)
 def test_setitem_on_nonleaf_routes_gradients() -> None:
     a = torch.randn(3, 3, dtype=F64, requires_grad=True)
     v = torch.randn(1, 3, dtype=F64, requires_grad=True)
@@ -427,7 +408,9 @@ UNRECORDED = [
     ("repeat_interleave_tensor",
      lambda a: a.repeat_interleave(torch.tensor([1, 0, 2]), dim=1), lambda: [rand(2, 3)]),
     ("narrow_copy", lambda a: torch.narrow_copy(a, 1, 1, 2), lambda: [rand(2, 4)]),
-    ("scatter__inplace", lambda a, s: (a * 1).scatter_(1, I2, s),
+    # distinct positions: an overwrite through duplicate indices has no defined gradient
+    ("scatter__inplace", lambda a, s: (a * 1).scatter_(1, torch.tensor([[0, 2, 1], [1, 3, 0]]),
+                                                       s),
      lambda: [rand(2, 4), rand(2, 3)]),
     ("scatter_add__inplace", lambda a, s: (a * 1).scatter_add_(1, I2, s),
      lambda: [rand(2, 4), rand(2, 3)]),
@@ -438,18 +421,6 @@ UNRECORDED = [
     ("diagonal_scatter", lambda a, s: torch.diagonal_scatter(a, s),
      lambda: [rand(3, 3), rand(3)]),
 ]
-
-
-SILENT = ("the public function clones its input through a recorded op, then writes through "
-          "primitives that record nothing: the gradient is silently wrong (identity to the "
-          "input, nothing to the source)")
-NOT_RECORDED = ("the public function computes through primitives only (no aten:: operator): "
-                "its result has no grad_fn")
-for _name in ("index_add", "index_copy", "index_fill", "index_reduce_prod", "put",
-              "scatter__inplace", "scatter_add__inplace"):
-    KNOWN[f"outside:{_name}"] = SILENT
-for _name in ("take", "repeat_interleave", "repeat_interleave_tensor", "narrow_copy"):
-    KNOWN[f"outside:{_name}"] = NOT_RECORDED
 
 
 @pytest.mark.parametrize("name,f,make", params("outside", UNRECORDED))

@@ -90,6 +90,8 @@ def encode(value: Any, strides: bool) -> Any:
         if strides:
             record["stride"] = tuple(t.stride())
         if t.device.type != "meta":
+            if getattr(t, "_is_zerotensor", lambda: False)():
+                t = torch.zeros_like(t)  # PyTorch's symbolic zero gradients have no storage
             host = t.cpu()
             if host.dtype == torch.bfloat16:
                 host = host.float()

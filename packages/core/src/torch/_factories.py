@@ -226,6 +226,7 @@ def tensor(data: Any, *, dtype: _dtype.dtype | None = None, device: Any = None,
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=_config.external_stacklevel())
+        data = data.detach()  # a new leaf: no history from the source
         dev = data._device if device is None else _storage._normalise(device)
         out = to_device(to_dtype(data, check_dtype(dtype) or data._dtype, copy=True), dev)
         return finish_factory(out, requires_grad)

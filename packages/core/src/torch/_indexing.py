@@ -518,6 +518,8 @@ def _scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, *, value: 
         src = value
     if src is None:
         raise TypeError("scatter_() missing required argument 'src' or 'value'")
+    if _records(self, src):
+        return copy_(self, ATEN["scatter"](self, dim, index, src, reduce=reduce))
     return _scatter_inplace(self, dim, index, src, _legacy_reduce(reduce), True, "scatter_")
 
 
@@ -529,6 +531,8 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *,
 
 
 def _scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    if _records(self, src):
+        return copy_(self, ATEN["scatter_reduce"](self, dim, index, src, "sum"))
     return _scatter_inplace(self, dim, index, src, "sum", True, "scatter_add_")
 
 
@@ -547,6 +551,9 @@ def _scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce:
     if reduce not in _SCATTER_REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
+    if _records(self, src):
+        return copy_(self, ATEN["scatter_reduce"](self, dim, index, src, reduce,
+                                                  include_self=include_self))
     return _scatter_inplace(self, dim, index, src, reduce, include_self, "scatter_reduce_")
 
 
@@ -581,12 +588,46 @@ def _index_along(self: Tensor, dim: int, index: Tensor, source_shape: tuple[int,
 
 def _index_scatter(self: Tensor, d: int, idx: Tensor, source: Tensor, reduce: str,
                    include_self: bool = True) -> Tensor:
+    """Combine ``source``'s slices into ``self``'s slices along ``d`` at ``idx``, in place
+    through the scatter primitive (records nothing: for calls autograd does not watch)."""
     target = self if self.ndim else self.view(1)
     src = source.reshape(target._shape[:d] + (idx._shape[0],) + target._shape[d + 1 :])
     if idx.numel() and target.numel():
         P.scatter_(target, d, along(idx, d, tuple(src._shape)), src, reduce, include_self)
     self._vc[0] += 1
     return self
+
+
+def _into_slices(self: Tensor, d: int, idx: Tensor, source: Tensor, reduce: str,
+                 include_self: bool = True) -> Tensor:
+    """Out of place :func:`_index_scatter`, through ``aten::scatter`` (``reduce="none"``) or
+    ``aten::scatter_reduce`` with ``idx`` spread along ``d``: recorded, so it differentiates
+    through their rules."""
+    target = self if self.ndim else self.reshape(1)
+    src = source.reshape(target._shape[:d] + (idx._shape[0],) + target._shape[d + 1 :])
+    spread = along(idx, d, tuple(src._shape))
+    if reduce == "none":
+        out = ATEN["scatter"](target, d, spread, src)
+    else:
+        out = ATEN["scatter_reduce"](target, d, spread, src, reduce, include_self=include_self)
+    return out if self.ndim else out.reshape(())
+
+
+def _records(self: Tensor, *others: Any) -> bool:
+    """Whether autograd watches an in-place call on ``self`` with ``others``: it then
+    computes out of place and writes back through ``copy_``, which records the write (and
+    rebases a view's base)."""
+    if not _config.is_grad_enabled():
+        return False
+    base = self._base
+    return self.requires_grad or (base is not None and base.requires_grad) or any(
+        isinstance(t, Tensor) and t.requires_grad for t in others)
+
+
+def _written_back(self: Tensor, compute: Any) -> Tensor:
+    """``self`` overwritten by ``compute(copy of self)``, recorded. The copy keeps the values
+    the out-of-place op saved for its backward from being changed by the write."""
+    return copy_(self, compute(clone(self)))
 
 
 def _same_dtype(self: Tensor, source: Tensor, fn: str) -> None:
@@ -605,8 +646,8 @@ def _bounds_error(prefix: str = "", exc: type = IndexError) -> Any:
     return make
 
 
-def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *,
-                alpha: Any = 1) -> Tensor:
+def _index_add_args(self: Tensor, dim: int, index: Tensor, source: Tensor,
+                    alpha: Any) -> tuple[int, Tensor, Tensor]:
     _same_dtype(self, source, "index_add_")
     d, idx = _index_along(self, dim, index, tuple(source._shape), "index_add_", False,
                           _bounds_error("", RuntimeError))
@@ -614,6 +655,14 @@ def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *,
         source = mul(source, alpha)
         if source._dtype is not self._dtype:
             source = to_dtype(source, self._dtype)
+    return d, idx, source
+
+
+def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *,
+                alpha: Any = 1) -> Tensor:
+    d, idx, source = _index_add_args(self, dim, index, source, alpha)
+    if _records(self, source):
+        return _written_back(self, lambda t: _into_slices(t, d, idx, source, "sum"))
     return _index_scatter(self, d, idx, source, "sum")
 
 
@@ -621,15 +670,22 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
               out: Tensor | None = None) -> Tensor:
     """A copy of ``input`` with ``alpha * source`` added to the slices along ``dim`` at
     ``index`` (duplicates accumulate)."""
-    result = _index_add_(clone(check_tensor(input, "index_add")), dim, index, source,
-                         alpha=alpha)
-    return write_out(out, result)
+    d, idx, source = _index_add_args(check_tensor(input, "index_add"), dim, index, source,
+                                     alpha)
+    return write_out(out, _into_slices(input, d, idx, source, "sum"))
+
+
+def _index_copy_args(self: Tensor, dim: int, index: Tensor,
+                     source: Tensor) -> tuple[int, Tensor]:
+    _same_dtype(self, source, "index_copy_")
+    return _index_along(self, dim, index, tuple(source._shape), "index_copy_", False,
+                        _bounds_error("index_copy_(): "))
 
 
 def _index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
-    _same_dtype(self, source, "index_copy_")
-    d, idx = _index_along(self, dim, index, tuple(source._shape), "index_copy_", False,
-                          _bounds_error("index_copy_(): "))
+    d, idx = _index_copy_args(self, dim, index, source)
+    if _records(self, source):
+        return _written_back(self, lambda t: _into_slices(t, d, idx, source, "none"))
     return _index_scatter(self, d, idx, source, "none")
 
 
@@ -637,8 +693,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
                out: Tensor | None = None) -> Tensor:
     """A copy of ``input`` whose slices along ``dim`` at ``index`` are replaced by
     ``source``'s."""
-    return write_out(out, _index_copy_(clone(check_tensor(input, "index_copy")), dim, index,
-                                       source))
+    d, idx = _index_copy_args(check_tensor(input, "index_copy"), dim, index, source)
+    return write_out(out, _into_slices(input, d, idx, source, "none"))
 
 
 def _fill_value(value: Any, fn: str) -> Any:
@@ -652,7 +708,24 @@ def _fill_value(value: Any, fn: str) -> Any:
     return value
 
 
+def _slice_mask(self: Tensor, d: int, idx: Tensor) -> Tensor:
+    """A bool tensor broadcastable to ``self``: True on the slices along ``d`` at ``idx``
+    (each slice once, however often ``idx`` names it)."""
+    n = _dim_size(self, d)
+    mask = new_tensor((n,), _dtype.bool_, self._device)
+    P.fill_(mask, False)
+    if idx.numel():
+        P.scatter_(mask, 0, idx, scalar_tensor(True, _dtype.bool_, self._device)
+                   .expand(idx._shape), "none", True)
+    view = [1] * self.ndim
+    if self.ndim:
+        view[d] = n
+    return mask.reshape(view)
+
+
 def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    if _records(self, value):
+        return _written_back(self, lambda t: index_fill(t, dim, index, value))
     value = _fill_value(value, "index_fill_")
     d, idx = _index_along(self, dim, index, None, "index_fill_", True, None)
     shape = list(self._shape) if self.ndim else [1]
@@ -663,17 +736,30 @@ def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """A copy of ``input`` whose slices along ``dim`` at ``index`` hold ``value``."""
-    return _index_fill_(clone(check_tensor(input, "index_fill")), dim, index, value)
+    check_tensor(input, "index_fill")
+    _fill_value(value, "index_fill_")  # checks; a 0-d tensor value stays one, for its grad
+    d, idx = _index_along(input, dim, index, None, "index_fill_", True, None)
+    # aten::masked_fill gives a tensor value the gradient of every filled position once, as
+    # PyTorch's index_fill does (duplicate indices fill a slice once)
+    return ATEN["masked_fill"](input, _slice_mask(input, d, idx), value)
 
 
-def _index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
-                   include_self: bool = True) -> Tensor:
+def _index_reduce_args(self: Tensor, dim: int, index: Tensor, source: Tensor,
+                       reduce: str) -> tuple[int, Tensor]:
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
     _same_dtype(self, source, "index_reduce_")
-    d, idx = _index_along(self, dim, index, tuple(source._shape), "index_reduce_", False,
-                          _bounds_error("", RuntimeError))
+    return _index_along(self, dim, index, tuple(source._shape), "index_reduce_", False,
+                        _bounds_error("", RuntimeError))
+
+
+def _index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    d, idx = _index_reduce_args(self, dim, index, source, reduce)
+    if _records(self, source):
+        return _written_back(self, lambda t: _into_slices(t, d, idx, source, reduce,
+                                                          include_self))
     return _index_scatter(self, d, idx, source, reduce, include_self)
 
 
@@ -681,9 +767,9 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
                  include_self: bool = True, out: Tensor | None = None) -> Tensor:
     """A copy of ``input`` with ``source``'s slices reduced (``"prod"``, ``"mean"``,
     ``"amax"``, ``"amin"``) into the slices along ``dim`` at ``index``."""
-    result = _index_reduce_(clone(check_tensor(input, "index_reduce")), dim, index, source,
-                            reduce, include_self=include_self)
-    return write_out(out, result)
+    d, idx = _index_reduce_args(check_tensor(input, "index_reduce"), dim, index, source,
+                                reduce)
+    return write_out(out, _into_slices(input, d, idx, source, reduce, include_self))
 
 
 # -- masked ops ----------------------------------------------------------------------------
@@ -776,10 +862,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {got}")
     n = input.numel()
     idx = checked_index(index, n, 0, error=_take_error(n))
-    out = new_tensor(index._shape, input._dtype, input._device)
-    if out.numel():
-        P.gather(out.view(-1), input.reshape(-1), 0, idx.reshape(-1))
-    return out
+    return ATEN["gather"](input.reshape(-1), 0, idx.reshape(-1)).view(index._shape)
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
@@ -808,7 +891,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
     return write_out(out, ATEN["gather"](input.expand(xs), d, idx.expand(ix)))
 
 
-def _put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+def _put_args(self: Tensor, index: Tensor, source: Tensor) -> Tensor:
+    """The checked int64 ``index`` of put/put_ (negative values wrapped)."""
     if not isinstance(index, Tensor) or index._dtype is not _dtype.int64:
         raise RuntimeError("put_(): Expected a long tensor for index")
     if source._dtype is not self._dtype:
@@ -819,7 +903,13 @@ def _put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False)
                            f"elements, but got source.numel() = {source.numel()}, "
                            f"index.numel() = {index.numel()}")
     n = self.numel()
-    idx = checked_index(index, n, 0, error=_take_error(n))
+    return checked_index(index, n, 0, error=_take_error(n))
+
+
+def _put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    if _records(self, source):
+        return _written_back(self, lambda t: put(t, index, source, accumulate))
+    idx = _put_args(self, index, source)
     target = self if self.is_contiguous() else clone(self, memory_format=_contiguous())
     flat = target.view(-1)
     if idx.numel():
@@ -841,7 +931,13 @@ def _contiguous() -> Any:
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """Out-of-place :meth:`Tensor.put_`: a copy with ``source`` written (or added) at the
     row-major positions ``index``."""
-    return _put_(clone(check_tensor(input, "put")), index, source, accumulate)
+    idx = _put_args(check_tensor(input, "put"), index, source).reshape(-1)
+    flat, src = input.reshape(-1), source.reshape(-1)
+    if accumulate:
+        out = ATEN["scatter_reduce"](flat, 0, idx, src, "sum")
+    else:
+        out = ATEN["scatter"](flat, 0, idx, src)
+    return out.view(input._shape)
 
 
 # -- nonzero ---------------------------------------------------------------------------------

@@ -427,7 +427,15 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
                            f"a floating point or complex dtype. Got: {scalar_type_name(dt)}")
     dims = _dims(dim, input.ndim)
     total = sum(input, dims, keepdim, dtype=dt)
-    return write_out(out, total / _count(input._shape, dims))
+    return write_out(out, _divide_count(total, _count(input._shape, dims)))
+
+
+def _divide_count(total: Tensor, count: Any) -> Tensor:
+    """``total / count`` for a mean. Over no elements the mean is NaN, but its gradient is an
+    empty one: adding the NaN as a constant keeps 0/0 out of the double backward."""
+    if isinstance(count, int) and count == 0:
+        return total + (total / 0).detach()
+    return total / count
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
@@ -436,8 +444,11 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     _check_tensor("nanmean", input)
     _float_input("nanmean", input)
     dims = _dims(dim, input.ndim)
+    total = nansum(input, dims, keepdim, dtype=dtype)
+    if _count(input._shape, dims) == 0:
+        return write_out(out, _divide_count(total, 0))
     present = torch.logical_not(torch.isnan(input)).sum(dims, keepdim)
-    return write_out(out, nansum(input, dims, keepdim, dtype=dtype) / present)
+    return write_out(out, total / present)
 
 
 # -- variance and standard deviation ------------------------------------------------------
@@ -485,12 +496,19 @@ def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
     return write_out(out, _variance(input, dim, correction, keepdim))
 
 
+def _sqrt_of_variance(var: Tensor) -> Tensor:
+    """``sqrt(var)`` whose gradient is 0 where ``var`` is 0 (a constant input), as PyTorch's,
+    instead of inf * 0 = NaN."""
+    zero = torch.eq(var, 0)
+    return torch.where(zero, 0, torch.sqrt(torch.where(zero, 1, var)))
+
+
 def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None, out: Tensor | None = None) -> Tensor:
     """Standard deviation: the square root of :func:`var`."""
     _check_tensor("std", input)
     dim, correction = _correction("std", dim, unbiased, correction)
-    return write_out(out, torch.sqrt(_variance(input, dim, correction, keepdim)))
+    return write_out(out, _sqrt_of_variance(_variance(input, dim, correction, keepdim)))
 
 
 def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
@@ -506,7 +524,8 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     """``(std, mean)`` over ``dim`` in one call."""
     _check_tensor("std_mean", input)
     dim, correction = _correction("std_mean", dim, unbiased, correction)
-    return (torch.sqrt(_variance(input, dim, correction, keepdim)), mean(input, dim, keepdim))
+    return (_sqrt_of_variance(_variance(input, dim, correction, keepdim)),
+            mean(input, dim, keepdim))
 
 
 # -- extremes -------------------------------------------------------------------------------
@@ -521,9 +540,9 @@ def _extreme(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any, out:
         if keepdim:
             raise TypeError(f"{name}() received an invalid combination of arguments: keepdim "
                             "needs a dim")
-        prim = "amax" if name == "max" else "amin"
         _require_nonempty(name, input, [], False)
-        return write_out(out, _reduce(prim, input, _dims(None, input.ndim), input._dtype, False))
+        # through the aten op, so that ties share the gradient as in PyTorch
+        return write_out(out, ATEN["amax" if name == "max" else "amin"](input, (), False))
     values, indices = ATEN[f"{name}.dim"](input, dim, keepdim)
     return getattr(return_types, name)(_write_outs(out, (values, indices)))
 
@@ -565,15 +584,13 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False,
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                                "operation has no identity.")
         dims = _dims(None, input.ndim)
-        results = (_reduce("amin", input, dims, input._dtype, keepdim),
-                   _reduce("amax", input, dims, input._dtype, keepdim))
     else:
         dims = _dims(dim, input.ndim)
         for d in dims:
             if input._shape[d] == 0:
                 raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
-        results = (_reduce("amin", input, dims, input._dtype, keepdim),
-                   _reduce("amax", input, dims, input._dtype, keepdim))
+    # through the aten ops, which are differentiable (ties share the gradient)
+    results = (ATEN["amin"](input, dims, keepdim), ATEN["amax"](input, dims, keepdim))
     return return_types.aminmax(_write_outs(out, results))
 
 
@@ -602,8 +619,9 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *,
     if _integral(x._dtype):
         x = to_dtype(x, _config.get_default_dtype())
     dims = _dims(dim, x.ndim)
-    if x.numel() == 0:  # an empty sum is 0: log gives -inf, and there is no maximum
-        return write_out(out, torch.log(sum(torch.exp(x), dims, keepdim)))
+    if x.numel() == 0:  # the log of an empty sum is -inf (and there is no maximum to shift by)
+        # -inf as a constant: log(0) would put 1/0 into the (empty) gradient's double backward
+        return write_out(out, sum(x, dims, keepdim) + (-math.inf))
     shift = amax(x, dims, keepdim=True)
     # an infinite maximum would turn inf - inf into NaN: shift by 0 there instead
     shift = torch.where(torch.isinf(shift), 0, shift)
@@ -654,7 +672,10 @@ def _median(name: str, input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool)
         if flat.numel() == 0:
             fill = math.nan if input._dtype.is_floating_point else _np_min(input._dtype)
             return torch.full((), fill, dtype=input._dtype, device=input._device)
-        return _median(name, flat, 0, False, ignore_nan)[0]
+        picked = _median(name, flat, 0, False, ignore_nan)[0]
+        if not input.requires_grad or not input._dtype.is_floating_point:
+            return picked
+        return _share_among_ties(flat, picked)
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         zero = torch.zeros((), dtype=_dtype.int64, device=input._device)
@@ -675,6 +696,19 @@ def _median(name: str, input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool)
         position = torch.full(_kept(input._shape, [d]), (n - 1) // 2, dtype=_dtype.int64,
                               device=input._device)
     return getattr(return_types, name)(_select_sorted(values, indices, d, position, keepdim))
+
+
+def _share_among_ties(flat: Tensor, picked: Tensor) -> Tensor:
+    """The 0-d ``picked`` element of ``flat`` again, with a gradient that every element equal to
+    it shares evenly (the amax of the ties), as PyTorch's median() and nanmedian() do; a NaN
+    result is shared by all the NaNs."""
+    ties = torch.eq(flat, picked.detach())
+    shared = amax(torch.where(ties, flat, -math.inf))
+    nans = torch.isnan(flat)
+    # NaN + ... is NaN: the value is right, and each NaN gets an even share of the gradient
+    nan_count = torch.clamp(sum(nans), min=1)  # 1 where there is none: that branch is unused
+    nan_shared = sum(torch.where(nans, flat, 0)) / nan_count
+    return torch.where(torch.isnan(picked.detach()), nan_shared, shared)
 
 
 def _np_min(dt: _dtype.dtype) -> int:
@@ -1015,14 +1049,23 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     ``return_inverse`` where each input element went, with ``return_counts`` how often each
     value occurs. NaN values never compare equal, so each is its own entry."""
     _check_tensor("unique", input)
-    return _unique(input, False, return_inverse, return_counts, dim)
+    from .autograd import _nodes, grad_mode
+
+    with grad_mode.no_grad():
+        result = _unique(input, False, return_inverse, return_counts, dim)
+    # PyTorch does not differentiate unique: its outputs require grad, backward raises
+    return _nodes.not_differentiable(result, "_unique2" if dim is None else "unique_dim", input)
 
 
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        dim: int | None = None) -> Any:
     """Collapse each run of equal consecutive elements (or slices along ``dim``) into one."""
     _check_tensor("unique_consecutive", input)
-    return _unique(input, True, return_inverse, return_counts, dim)
+    from .autograd import _nodes, grad_mode
+
+    with grad_mode.no_grad():
+        result = _unique(input, True, return_inverse, return_counts, dim)
+    return _nodes.not_differentiable(result, "unique_consecutive", input)
 
 
 # -- histograms and differences -------------------------------------------------------------

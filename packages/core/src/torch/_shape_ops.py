@@ -103,6 +103,15 @@ def _copy_of(src: Tensor) -> Tensor:
     return out
 
 
+def _recorded_copy(src: Tensor) -> Tensor:
+    """:func:`_copy_of` for public functions: the copy goes through ``copy_`` when ``src``
+    requires grad, so that autograd records it (kernels run below autograd and use
+    :func:`_copy_of`)."""
+    out = new_tensor(src._shape, src._dtype, src._device)
+    copy_(out, src) if src.requires_grad else P.copy_(out, src)
+    return out
+
+
 # -- aten operators: the copying shape ops go through the dispatcher ----------------------
 
 
@@ -597,14 +606,14 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
         expanded = input.unsqueeze(d + 1)
         shape = list(expanded._shape)
         shape[d + 1] = r
-        out = _copy_of(expanded.expand(shape))
+        out = _recorded_copy(expanded.expand(shape))
         return out.view(input._shape[:d] + (n * r,) + input._shape[d + 1 :])
     n = input._shape[d] if input.ndim else 1
     if repeats.ndim != 1 or repeats._shape[0] != n:
         raise RuntimeError("repeats must have the same size as input along dim, but got "
                            f"repeats.size(0) = {repeats._shape[0] if repeats.ndim else 1} and "
                            f"input.size({d}) = {n}")
-    return gather_slices(input, d, _repeat_indices(repeats))
+    return input.index_select(d, _repeat_indices(repeats))  # recorded: aten::index_select
 
 
 def _repeat_indices(repeats: Tensor) -> Tensor:
@@ -705,7 +714,7 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """Like :func:`narrow`, but a copy."""
-    return _copy_of(narrow(input, dim, start, length))
+    return _recorded_copy(narrow(input, dim, start, length))
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:

@@ -283,6 +283,38 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
     return kernel
 
 
+class NotImplementedBackward(Node):
+    """The node of an op PyTorch does not differentiate: its outputs require grad (the input
+    did), and a backward through them raises, as PyTorch's does."""
+
+    def __init__(self, name: str, inputs: tuple[Tensor, ...]) -> None:
+        super().__init__()
+        self._next = tuple(edge_of(t) for t in inputs)
+        self._op = name
+
+    def name(self) -> str:
+        return "NotImplemented"
+
+    def apply(self, grads: list[Any]) -> list[Any]:
+        raise NotImplementedError(f"the derivative for '{self._op}' is not implemented.")
+
+
+def not_differentiable(result: Any, name: str, *inputs: Tensor) -> Any:
+    """Mark the floating outputs of a non-differentiable op computed from ``inputs`` (when one
+    requires grad and grad mode is on) so that a backward through them raises."""
+    if not any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
+        return result
+    if _config.state.no_grad_active and not _config.is_grad_enabled():
+        return result
+    node = NotImplementedBackward(name, tuple(t for t in inputs if isinstance(t, Tensor)))
+    for nr, out in enumerate(result if isinstance(result, tuple) else (result,)):
+        if isinstance(out, Tensor) and out._dtype.is_floating_point:
+            out.grad_fn = node
+            out.requires_grad = True
+            out.__dict__["_output_nr"] = nr
+    return result
+
+
 class ViewBackward(Node):
     """The node of a metadata view: the gradient of the view goes back into a zero gradient
     of the source through the same view (``replay``), or through ``backward`` directly."""
@@ -361,4 +393,5 @@ def _scatter_backward(g: Tensor, source: Tensor, geometry: tuple[Any, ...]) -> T
     return flat.reshape(source._shape)
 
 
-__all__ = ["autograd_kernel", "edge_of", "node_class", "record_view", "sum_to_size"]
+__all__ = ["autograd_kernel", "edge_of", "node_class", "not_differentiable", "record_view",
+           "sum_to_size"]

@@ -27,7 +27,7 @@ from .._linalg_ops import _CPP_NAMES, ATEN, matmul, vdot
 from .._promotion import broadcast_shapes
 from .._refs.common import np_view, store
 from .._tensor import Tensor, wrap_dim
-from ..autograd.function import Function, once_differentiable
+from ..autograd.function import Function
 
 __all__ = [
     "LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
@@ -371,7 +371,7 @@ def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The determinant of square matrices (batched)."""
     _check_matrix("linalg.det", A, square=True)
     _check_float("linalg.det", A)
-    return write_out(out, _Det.apply(A))
+    return write_out(out, _Det.apply(A, False))
 
 
 def _det_value(A: Tensor) -> Tensor:
@@ -874,8 +874,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) ->
 #
 # The decompositions run on the host, out of autograd's sight, so each is a
 # torch.autograd.Function. The backward formulas are PyTorch's, written in differentiable torch
-# ops of the saved inputs and outputs, so second derivatives work (all but svdvals, whose
-# backward needs singular vectors that are not outputs).
+# ops of the saved inputs and outputs, so second derivatives work.
 
 
 def _mH(t: Tensor) -> Tensor:
@@ -915,22 +914,49 @@ class _Inverse(Function):
 
 class _Det(Function):
     @staticmethod
-    def forward(ctx: Any, A: Tensor) -> Tensor:
+    def forward(ctx: Any, A: Tensor, exact: bool) -> Tensor:
         result = _det_value(A)
         ctx.save_for_backward(A, result)
+        ctx.exact = exact
         return result
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> Tensor:
-        # d det = det * tr(A^-1 dA). A singular matrix gets 0, as in PyTorch 2.13 (not the
-        # adjugate): its det is 0, and the identity stands in for it in the inverse.
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+        # d det = det * tr(A^-1 dA), so gA = grad * conj(det) A^-H away from singular A.
+        # ``exact`` (the minors of _cofactors) always takes the cofactors at a singular A.
         A, d = ctx.saved_tensors
         if A.numel() == 0:
-            return torch.zeros_like(A)
+            return torch.zeros_like(A), None
         singular = (d == 0).unsqueeze(-1).unsqueeze(-1)
+        if (ctx.exact or torch.is_grad_enabled()) and bool(singular.any()):
+            # PyTorch 2.13 differentiates a singular det only when building a graph (it then
+            # goes through the SVD): the gradient is the conjugate of the cofactor matrix,
+            # whose entries are dets of minors, so it can be differentiated again.
+            cofactors = _cofactors(A)
+            cofactors = cofactors.conj() if cofactors.is_complex() else cofactors
+            return grad.unsqueeze(-1).unsqueeze(-1) * cofactors, None
+        # Without a graph PyTorch 2.13 gives 0 for an exactly singular A (not the adjugate):
+        # its det is 0, and the identity stands in for it in the inverse.
         A = torch.where(singular, _eye_like(A), A)
         scale = grad * (d.conj() if d.is_complex() else d)
-        return scale.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A))
+        return scale.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)), None
+
+
+def _cofactors(A: Tensor) -> Tensor:
+    """The cofactor matrix of square ``A`` (..., n, n): C_ij = (-1)^(i+j) det(A without row i
+    and column j), the gradient of det at any A, singular or not."""
+    n = A.shape[-1]
+    if n == 1:
+        return torch.ones_like(A)
+    rows = []
+    for i in range(n):
+        without_row = torch.cat([A[..., :i, :], A[..., i + 1:, :]], -2)  # (..., n-1, n)
+        minors = [torch.cat([without_row[..., :j], without_row[..., j + 1:]], -1)
+                  for j in range(n)]  # n x (..., n-1, n-1)
+        signs = [1.0 if (i + j) % 2 == 0 else -1.0 for j in range(n)]
+        row = [sign * _Det.apply(m, True) for sign, m in zip(signs, minors)]
+        rows.append(torch.stack(row, -1))  # (..., n)
+    return torch.stack(rows, -2)  # (..., n, n)
 
 
 class _Slogdet(Function):
@@ -1021,19 +1047,76 @@ class _Eigh(Function):
         return matmul(matmul(V, inner), _mH(V)), None
 
 
+class _SVD(Function):
+    """The reduced SVD ``A = U diag(S) Vh`` (k = min(m, n)) with a derivative for all three
+    outputs; svdvals' backward goes through it when a graph is built, so that its double
+    backward sees U and Vh move with A."""
+
+    @staticmethod
+    def forward(ctx: Any, A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        u, s, vh = _svd_host(A, False, True)
+        real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
+        U, S, Vh = (_tensor_like(u, A._dtype, A._device), _tensor_like(s, real, A._device),
+                    _tensor_like(vh, A._dtype, A._device))
+        ctx.save_for_backward(U, S, Vh)
+        ctx.set_materialize_grads(False)
+        return U, S, Vh
+
+    @staticmethod
+    def backward(ctx: Any, grad_u: Tensor | None, grad_s: Tensor | None,
+                 grad_vh: Tensor | None) -> Tensor:
+        # gA = U [(skew(U^H gU) / E) S + S (skew(V^H gV) / E) + diag(gS)] V^H
+        #      + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H),
+        # E_ij = s_j^2 - s_i^2 off the diagonal (1 on it), skew(X) = X - X^H
+        U, S, Vh = ctx.saved_tensors
+        if U.is_complex() and (grad_u is not None or grad_vh is not None):
+            raise NotImplementedError("the derivative of the singular vectors of a complex "
+                                      "matrix is not implemented; differentiate the singular "
+                                      "values only")
+        m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+        eye = torch.eye(k, dtype=S.dtype, device=S.device)
+        inner = torch.zeros(tuple(S.shape) + (k,), dtype=U.dtype, device=U.device)  # (..., k, k)
+        if grad_s is not None:
+            inner = inner + eye * grad_s.to(U.dtype).unsqueeze(-2)  # diag(gS)
+        if grad_u is None and grad_vh is None:
+            return matmul(matmul(U, inner), Vh)
+        s_sq = S * S
+        gaps = torch.where(eye != 0, 1, s_sq.unsqueeze(-2) - s_sq.unsqueeze(-1))  # s_j^2 - s_i^2
+        V = _mH(Vh)  # (..., n, k)
+        row_s, col_s = S.unsqueeze(-1), S.unsqueeze(-2)  # (..., k, 1), (..., 1, k)
+        result = None
+        if grad_u is not None:
+            UhgU = matmul(_mH(U), grad_u)  # (..., k, k)
+            inner = inner + torch.where(eye != 0, 0, (UhgU - _mH(UhgU)) / gaps) * col_s
+            if m > k:
+                off = grad_u - matmul(U, UhgU)  # (I - U U^H) gU, (..., m, k)
+                result = matmul(off / col_s, Vh)
+        if grad_vh is not None:
+            grad_v = _mH(grad_vh)  # (..., n, k)
+            VhgV = matmul(Vh, grad_v)  # (..., k, k)
+            inner = inner + row_s * torch.where(eye != 0, 0, (VhgV - _mH(VhgV)) / gaps)
+            if n > k:
+                off = grad_v - matmul(V, VhgV)  # (I - V V^H) gV, (..., n, k)
+                term = matmul(U / col_s, _mH(off))
+                result = term if result is None else result + term
+        core = matmul(matmul(U, inner), Vh)
+        return core if result is None else core + result
+
+
 class _Svdvals(Function):
     @staticmethod
     def forward(ctx: Any, A: Tensor) -> Tensor:
         u, s, vh = _svd_host(A, False, True)
         real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
-        ctx.save_for_backward(_tensor_like(u, A._dtype, A._device),
+        ctx.save_for_backward(A, _tensor_like(u, A._dtype, A._device),
                               _tensor_like(vh, A._dtype, A._device))
         return _tensor_like(s, real, A._device)
 
     @staticmethod
-    @once_differentiable
     def backward(ctx: Any, grad: Tensor) -> Tensor:
-        # dS = Re diag(U^H dA V): gA = U diag(gS) Vh (U and Vh are constants here, so this
-        # backward cannot be differentiated again)
-        U, Vh = ctx.saved_tensors
-        return matmul(U * grad.unsqueeze(-2), Vh)
+        # dS = Re diag(U^H dA V): gA = U diag(gS) Vh. For a double backward U and Vh must move
+        # with A, so when a graph is built they come from the differentiable _SVD.
+        A, U, Vh = ctx.saved_tensors
+        if torch.is_grad_enabled():
+            U, _, Vh = _SVD.apply(A)
+        return matmul(U * grad.unsqueeze(-2).to(U.dtype), Vh)

@@ -414,8 +414,12 @@ def _xlogy(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self_grad = other_grad = None
     if _wants(ctx, 0):
         # d/dx x*log(y) = log(y); PyTorch zeroes it where x == 0 and y <= 0 (log(y) undefined)
-        undefined = torch.logical_and(self == 0, other <= 0)
-        self_grad = torch.where(undefined, 0.0, torch.xlogy(grad, other))
+        self_grad = torch.xlogy(grad, other)
+        if isinstance(other, Tensor):
+            undefined = torch.logical_and(self == 0, other <= 0)
+            self_grad = torch.where(undefined, 0.0, self_grad)
+        elif other <= 0:  # a Python number (xlogy.Scalar_Other)
+            self_grad = torch.where(self == 0, 0.0, self_grad)
     if _wants(ctx, 1):
         other_grad = grad * self / other
     return (self_grad, other_grad)

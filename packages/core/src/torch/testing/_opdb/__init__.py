@@ -54,6 +54,8 @@ class OpInfo:
     :param differentiable: whether gradients are checked (the autograd issue).
     :param view: whether the result is a view (parity then compares strides too).
     :param random: the result depends on the RNG (parity compares statistics, not values).
+    :param gradcheck_wrapper: maps the input before the op in gradient checks (a symmetrizing
+        wrapper for ops that require symmetric input, as PyTorch's OpInfos do).
     :param layout_dependent: the result depends on the inputs' strides, not only their values
         (``as_strided``, ``stride``): the non-contiguous-inputs check does not apply.
     :param supports_meta: whether the op runs on the meta device: ``True`` must work,
@@ -74,6 +76,9 @@ class OpInfo:
     random: bool = False
     layout_dependent: bool = False
     supports_meta: bool | None = None
+    # Applied to the (first) input before the op when gradients are checked by finite
+    # differences: ops that read one triangle of a symmetric input need it symmetrized.
+    gradcheck_wrapper: Callable[[Any], Any] | None = None
 
 
 class Maker:
