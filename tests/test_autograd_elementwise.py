@@ -459,3 +459,15 @@ def test_cast_to_integer_or_bool_does_not_require_grad() -> None:
     dst.copy_(x)
     assert not dst.requires_grad and dst.grad_fn is None
     assert x.to(torch.float32).grad_fn.name() == "CopyBackwards"
+
+
+def test_angle_of_real_special_values_has_zero_grad() -> None:
+    # PyTorch 2.13: the gradient of angle on real input is zero everywhere, NaN included
+    inf, nan = math.inf, math.nan
+    x = torch.tensor([0.0, -0.0, 1.5, -2.5, inf, -inf, nan], dtype=torch.float64,
+                     requires_grad=True)
+    y = torch.angle(x)
+    assert y.requires_grad
+    assert y[:6].tolist() == [0.0, 0.0, 0.0, math.pi, 0.0, math.pi] and math.isnan(y[6].item())
+    (y * torch.arange(1.0, 8.0, dtype=torch.float64)).sum().backward()
+    assert x.grad.tolist() == [0.0] * 7

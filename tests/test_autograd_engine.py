@@ -358,3 +358,19 @@ def test_in_place_aten_op_through_a_view_and_index_assignment():
     c[1:].index_put_((torch.tensor([0]),), v[:1], accumulate=True)  # c[1] += v[0]
     (c * w).sum().backward()
     assert a.grad.tolist() == [1.0, 2.0, 3.0, 4.0] and v.grad.tolist() == [2.0, 0.0]
+
+
+def test_inference_tensors_and_their_errors():
+    x = leaf([1.0, 2.0])
+    with torch.inference_mode():
+        t = torch.ones(2, dtype=torch.float64)
+        assert t.is_inference()
+    assert not torch.ones(1).is_inference()
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        x * t
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside "
+                                           "InferenceMode"):
+        t.add_(1)
+    with torch.inference_mode():
+        t.add_(1)  # allowed inside
+    assert t.tolist() == [2.0, 2.0]

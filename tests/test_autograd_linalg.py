@@ -154,7 +154,7 @@ def test_vector_norm_keepdim_and_0d() -> None:
     check_grad(lambda t: torch.linalg.matrix_norm(t, 1), x)
 
 
-@pytest.mark.parametrize("ord", [2, 1, 3, 1.5, 0.5, 0, math.inf, -math.inf])
+@pytest.mark.parametrize("ord", [2, 1, 3, 1.5, 0.5, math.inf, -math.inf])
 def test_vector_norm_at_zero_by_hand(ord: float) -> None:
     # PyTorch 2.13: the gradient of a norm at the origin is 0 for every ord
     g = grad_of(lambda t: torch.linalg.vector_norm(t, ord), torch.zeros(3, dtype=F64))
@@ -271,3 +271,91 @@ def test_svdvals_second_derivatives() -> None:
     check_gradgrad(torch.linalg.svdvals, mat(4, 3, 13), atol=1e-5, rtol=1e-4)
     check_gradgrad(lambda t: torch.linalg.matrix_norm(t, "nuc"), mat(2, 4, 13), atol=1e-5,
                    rtol=1e-4)
+
+
+# -- pinv, lstsq, matrix_power(A, 0), beta=0 products, the 0-norm -----------------------------
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5)])
+def test_pinv(shape: tuple[int, ...]) -> None:
+    A = mat(shape[-2], shape[-1], 7, *shape[:-2])
+    check_grad(torch.linalg.pinv, A)
+    check_gradgrad(torch.linalg.pinv, A, atol=1e-4, rtol=1e-3)
+
+
+_G = t64([[0.3, -1.0, 0.2], [0.7, 0.1, -0.4], [1.2, -0.3, 0.5]])
+_T = t64([[1.0, 2, 3], [4, 5, 6.5], [7, 8, 10], [1, 1, 1]])
+
+
+@pytest.mark.parametrize(("A", "kwargs", "cotangent", "want"), [
+    # PyTorch 2.13's pinv_backward away from the smooth case: the values it returns
+    (t64([[4.0, 1, 0.5], [1, 3, 0.2], [0.5, 0.2, 2]]), {"hermitian": True}, _G,
+     [[-0.005920345335092704, 0.09472799632708613, -0.03857044932523862],
+      [-0.05792583176121833, -0.03083687854387765, 0.10281643748092997],
+      [-0.15881469545017995, 0.09107383532029115, -0.09528440483153168]]),
+    (torch.ones(3, 3, dtype=F64), {}, _G,
+     [[0.01481481481481483, 0.048148148148148114, 0.08518518518518509],
+      [-0.11111111111111088, -0.07777777777777764, -0.040740740740740626],
+      [-0.055555555555555435, -0.022222222222222164, 0.014814814814814822]]),
+    (_T, {"rtol": 0.5}, t64([[0.3, -1.0, 0.2, 0.4], [0.7, 0.1, -0.4, -0.9],
+                             [1.2, -0.3, 0.5, 0.6]]),
+     [[0.0016974819554435479, 0.0020709932414059223, 0.0031919564867721358],
+      [-0.0016799711366612315, -0.0018720535863552437, -0.0009843137105107337],
+      [-0.0009075201235694636, -0.0008765198127228955, 0.0011186770598911207],
+      [1.6704717824106977e-05, 4.368516653093303e-05, 0.0003168179075547329]]),
+])
+def test_pinv_by_hand(A: torch.Tensor, kwargs: dict, cotangent: torch.Tensor,
+                      want: list[list[float]]) -> None:
+    leaf = A.clone().requires_grad_(True)
+    (g,) = torch.autograd.grad(torch.linalg.pinv(leaf, **kwargs), leaf, cotangent)
+    torch.testing.assert_close(g, t64(want), atol=1e-12, rtol=1e-9)
+
+
+@pytest.mark.parametrize("driver", [None, "gelsd", "gelss", "gels"])
+@pytest.mark.parametrize("vector", [False, True])
+def test_lstsq(driver: str | None, vector: bool) -> None:
+    B = mat(4, 1, 3).squeeze(-1) if vector else mat(4, 2, 3)
+
+    def solution(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.linalg.lstsq(A, B, driver=driver).solution
+
+    check_grad(solution, _T, B, atol=1e-5, rtol=1e-5)
+    check_gradgrad(solution, _T, B, atol=1e-3, rtol=1e-3)
+
+
+def test_lstsq_batched() -> None:
+    check_grad(lambda A, B: torch.linalg.lstsq(A, B).solution, mat(5, 3, 1, 2), mat(5, 2, 2, 2))
+
+
+def test_matrix_power_0() -> None:
+    A = mat(3, 3, 4).requires_grad_(True)
+    identity = torch.linalg.matrix_power(A, 0)
+    assert identity.requires_grad
+    assert identity.tolist() == torch.eye(3, dtype=F64).tolist()
+    (g,) = torch.autograd.grad(identity.sum(), A)
+    assert g.tolist() == torch.zeros(3, 3, dtype=F64).tolist()
+
+
+@pytest.mark.parametrize(("call", "shapes"), [
+    (torch.addmm, [(3,), (2, 4), (4, 3)]),
+    (torch.addmv, [(2,), (2, 4), (4,)]),
+    (torch.baddbmm, [(1, 2, 3), (2, 2, 4), (2, 4, 3)]),
+    (torch.addbmm, [(2, 3), (2, 2, 4), (2, 4, 3)]),
+])
+def test_products_beta_0(call: Callable[..., torch.Tensor],
+                         shapes: list[tuple[int, ...]]) -> None:
+    # PyTorch gives ``input`` a zero gradient, and its NaN stays out of the result
+    input = torch.full(shapes[0], math.nan, dtype=F64).requires_grad_(True)
+    rest = [mat(s[-2] if len(s) > 1 else 1, s[-1], i + 1, *s[:-2]).reshape(s)
+            for i, s in enumerate(shapes[1:])]
+    out = call(input, *rest, beta=0)
+    assert not bool(torch.isnan(out).any())
+    (g,) = torch.autograd.grad(out.sum(), input)
+    assert g.tolist() == torch.zeros(shapes[0], dtype=F64).tolist()
+
+
+def test_vector_norm_0_has_no_gradient() -> None:
+    x = t64([[1.0, 0.0, -2.0]]).requires_grad_(True)
+    out = torch.linalg.vector_norm(x, 0)
+    assert float(out) == 2
+    assert torch.autograd.grad(out, x, allow_unused=True) == (None,)

@@ -4,6 +4,7 @@ subgradient conventions checked by hand against PyTorch 2.13."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pytest
@@ -258,3 +259,30 @@ def test_topk_by_hand() -> None:
 def test_statistics(call: Callable[[torch.Tensor], torch.Tensor]) -> None:
     check_grad(call, X)
     check_gradgrad(call, X)
+
+
+def test_mode_of_empty_rows_is_differentiable() -> None:
+    # PyTorch 2.13: the values of an empty result still require grad; the grad is empty
+    for shape, dim, keepdim, out_shape in (((0, 2), -1, False, (0,)), ((3, 0), 0, True, (1, 0))):
+        x = torch.empty(shape, dtype=torch.float64, requires_grad=True)
+        result = torch.mode(x, dim, keepdim)
+        assert result.values.requires_grad and not result.indices.requires_grad
+        assert tuple(result.values.shape) == out_shape
+        result.values.sum().backward()
+        assert x.grad is not None and tuple(x.grad.shape) == shape
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_nanquantile_all_nan_row_by_hand(interpolation: str) -> None:
+    # PyTorch 2.13 sends an all-NaN slice's gradient to its first element
+    nan = float("nan")
+    x = torch.tensor([[0.3, -1.2, 0.7], [nan, nan, nan]], dtype=torch.float64,
+                     requires_grad=True)
+    q = torch.tensor([0.5], dtype=torch.float64)
+    y = torch.nanquantile(x, q, 1, interpolation=interpolation)
+    assert y[0, 0].item() == 0.3 and math.isnan(y[0, 1].item())
+    y.backward(torch.tensor([[1.0, 2.0]], dtype=torch.float64))
+    assert x.grad.tolist() == [[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+    x = torch.tensor([[nan, nan, nan]], dtype=torch.float64, requires_grad=True)
+    torch.nanquantile(x, 0.3, 1).sum().backward()
+    assert x.grad.tolist() == [[1.0, 0.0, 0.0]]

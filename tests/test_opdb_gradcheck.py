@@ -29,6 +29,9 @@ SAMPLE_SKIPS = {
     ("put", "overwrite"),
     # tied values: the mode is locally constant, PyTorch sends the gradient to the chosen index
     ("mode", "default dim"),
+    # pinv where PyTorch's own gradcheck fails too: a step changes the rank (rank 1), cut-off
+    # singular values (rtol), a forward that reads one triangle only (hermitian)
+    ("linalg.pinv", "rank 1"), ("linalg.pinv", "rtol"), ("linalg.pinv", "hermitian"),
 }
 
 

@@ -266,6 +266,9 @@ def write_report(path: pathlib.Path, mine: dict[str, Any], ref: dict[str, Any],
               "| op | samples | passed | failed |", "|---|---|---|---|"]
     lines += [f"| `{op}` | {c[0]} | {c[1]} | {c[2]} |" for op, c in grad_table.items()
               if op in grad_ops]
+    lines += ["", "Not compared (PyTorch's own backward fails on these valid samples):", ""]
+    lines += [f"- `{op}` / {name}: {why}"
+              for (op, name), why in collect.GRAD_NOT_COMPARABLE.items()]
     if grad_failures:
         lines += ["", f"First gradient mismatches ({min(len(grad_failures), MAX_DETAILS)} of "
                   f"{len(grad_failures)}):", "", "| op | dtype | sample | what differs |",

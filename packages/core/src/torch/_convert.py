@@ -89,6 +89,8 @@ def copy_(dst: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
     if src._shape != dst._shape:
         src = src.expand(dst._shape)
+    if "_inference" in dst.__dict__ and not _config.is_inference_mode_enabled():
+        _inference_write_error()
     # Only floating and complex tensors carry gradients: a copy into an integer or bool
     # tensor is not recorded, so the result does not require grad (as in PyTorch).
     differentiable = dst._dtype.is_floating_point or dst._dtype.is_complex
@@ -119,6 +121,12 @@ def copy_(dst: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     if recorded:
         _inplace.after_write(dst, src if src.requires_grad else None)
     return dst
+
+
+def _inference_write_error() -> None:
+    raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                       "allowed. You can make a clone to get a normal tensor before doing "
+                       "inplace update.")
 
 
 def to_device(t: Tensor, device: Any) -> Tensor:
@@ -204,6 +212,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     if isinstance(value, complex) and not self._dtype.is_complex:
         raise RuntimeError(f"value cannot be converted to type {self._dtype._name} without "
                            "overflow")
+    if "_inference" in self.__dict__ and not _config.is_inference_mode_enabled():
+        _inference_write_error()
     recorded = self.requires_grad or self._base is not None
     if recorded:
         from .autograd import _inplace

@@ -423,8 +423,15 @@ def true_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
 
 
 def floor_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
-    """``input // other``: division rounded toward negative infinity, as Python's ``//``."""
-    return write_out(out, _aten_div(input, other, rounding_mode="floor"))
+    """``input // other``: division rounded toward negative infinity, as Python's ``//``.
+    Not differentiable, as in PyTorch: a backward through the result raises."""
+    from .autograd import _nodes, grad_mode
+
+    with grad_mode.no_grad():
+        result = _aten_div(input, other, rounding_mode="floor")
+    tensors = tuple(t for t in (input, other) if isinstance(t, Tensor))
+    error = RuntimeError("derivative for aten::floor_divide is not implemented")
+    return write_out(out, _nodes.not_differentiable(result, error, *tensors))
 
 
 def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:
@@ -587,7 +594,8 @@ def _angle_kernel(self: Tensor) -> Tensor:
     # pi for negative numbers, 0 otherwise; NaN stays NaN
     result = where(lt(x, 0), _as_tensor(math.pi, x._dtype, x), _as_tensor(0.0, x._dtype, x))
     if _is_float(self):
-        result = where(isnan(x), x, result)
+        # x * 0 keeps NaN (and the graph) but, like PyTorch, passes back a zero gradient
+        result = where(isnan(x), x * 0, result)
     return to_dtype(result, dt)
 
 

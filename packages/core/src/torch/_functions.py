@@ -32,6 +32,7 @@ OP_MODULES = (
     "_creation_ops",
     "_random_ops",
     "_linalg_ops",
+    "_softmax",
 )
 
 __all__: list[str] = []

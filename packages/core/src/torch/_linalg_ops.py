@@ -257,6 +257,13 @@ def _matmul_impl(self: Tensor, other: Tensor) -> Tensor:
     return out
 
 
+def _true_like(t: Tensor) -> Tensor:
+    """A 0-dim ``True`` on ``t``'s device (a ``where`` condition that always takes the first)."""
+    flag = new_tensor((), _dtype.bool_, t._device)
+    P.fill_(flag, True)
+    return flag
+
+
 def _scaled_sum(input: Tensor, product: Tensor, beta: Any, alpha: Any) -> Tensor:
     """``beta * input + alpha * product`` with ``input`` broadcast to ``product``'s shape; when
     ``beta`` is 0 ``input`` is ignored (its NaN and inf do not propagate), as in PyTorch."""
@@ -266,6 +273,10 @@ def _scaled_sum(input: Tensor, product: Tensor, beta: Any, alpha: Any) -> Tensor
     if alpha != 1:
         product = mul(product, alpha)
     if beta == 0:
+        if input.requires_grad and _torch().is_grad_enabled():
+            # PyTorch gives ``input`` a zero gradient (not None): keep it in the graph
+            # without letting its values (NaN, inf) into the result.
+            return _torch().where(_true_like(product), product, expanded)
         return product
     if beta != 1:
         expanded = mul(expanded, beta)

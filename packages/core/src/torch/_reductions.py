@@ -767,7 +767,9 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out: Any = None
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
     if input.numel() == 0:  # nothing to count; zero-size views trip numpy's bounds checks
         shape = tuple(s for i, s in enumerate(_kept(input._shape, [d])) if keepdim or i != d)
-        results = (torch.empty(shape, dtype=input._dtype, device=input._device),
+        # values as an (empty) slice of the input, so they stay differentiable like PyTorch's
+        picked = input.narrow(d, 0, 1)
+        results = ((picked if keepdim else picked.squeeze(d)).clone(),
                    torch.empty(shape, dtype=_dtype.int64, device=input._device))
         return return_types.mode(_write_outs(out, results))
     values, indices = sort(input, d)
@@ -840,8 +842,8 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool,
     else:
         weight = ranks - below if interpolation == "linear" else torch.full_like(ranks, 0.5)
         result = torch.lerp(lower, upper, weight)
-    if ignore_nan:  # an all-NaN slice has no quantile
-        result = torch.where(last < 0, math.nan, result)
+    # an all-NaN slice needs no masking: its rank is 0, so the result is its first (NaN)
+    # element, and like PyTorch the gradient flows there
     result = result.movedim(-1, 0)  # (Q, ...)
     if keepdim:
         kept = (1,) * input.ndim if dim is None else _kept(input._shape, [d])
@@ -1054,7 +1056,9 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     with grad_mode.no_grad():
         result = _unique(input, False, return_inverse, return_counts, dim)
     # PyTorch does not differentiate unique: its outputs require grad, backward raises
-    return _nodes.not_differentiable(result, "_unique2" if dim is None else "unique_dim", input)
+    name = "_unique2" if dim is None else "unique_dim"
+    error = NotImplementedError(f"the derivative for '{name}' is not implemented.")
+    return _nodes.not_differentiable(result, error, input)
 
 
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
@@ -1065,7 +1069,8 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
 
     with grad_mode.no_grad():
         result = _unique(input, True, return_inverse, return_counts, dim)
-    return _nodes.not_differentiable(result, "unique_consecutive", input)
+    error = NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")
+    return _nodes.not_differentiable(result, error, input)
 
 
 # -- histograms and differences -------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from . import _dtype
+from . import _config, _dtype
 from ._device import device as _device
 from ._symbolic import SymInt
 
@@ -161,6 +161,8 @@ class Tensor:
         t.grad_fn = None
         t.requires_grad = False
         t._fk = None
+        if _config.state.inference_active and _config.is_inference_mode_enabled():
+            t.__dict__["_inference"] = True  # made in inference mode: an inference tensor
         return t
 
     def _view(self, shape: tuple[int, ...], stride: tuple[int, ...], offset: int,

@@ -287,26 +287,30 @@ class NotImplementedBackward(Node):
     """The node of an op PyTorch does not differentiate: its outputs require grad (the input
     did), and a backward through them raises, as PyTorch's does."""
 
-    def __init__(self, name: str, inputs: tuple[Tensor, ...]) -> None:
+    def __init__(self, error: BaseException, inputs: tuple[Tensor, ...]) -> None:
         super().__init__()
         self._next = tuple(edge_of(t) for t in inputs)
-        self._op = name
+        self._error = error
 
     def name(self) -> str:
         return "NotImplemented"
 
     def apply(self, grads: list[Any]) -> list[Any]:
-        raise NotImplementedError(f"the derivative for '{self._op}' is not implemented.")
+        raise type(self._error)(*self._error.args)
 
 
-def not_differentiable(result: Any, name: str, *inputs: Tensor) -> Any:
+NotImplementedBackward.__name__ = NotImplementedBackward.__qualname__ = "NotImplemented"
+
+
+def not_differentiable(result: Any, error: BaseException, *inputs: Tensor) -> Any:
     """Mark the floating outputs of a non-differentiable op computed from ``inputs`` (when one
-    requires grad and grad mode is on) so that a backward through them raises."""
+    requires grad and grad mode is on) so that a backward through them raises ``error`` (the
+    error PyTorch raises for that op)."""
     if not any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
         return result
     if _config.state.no_grad_active and not _config.is_grad_enabled():
         return result
-    node = NotImplementedBackward(name, tuple(t for t in inputs if isinstance(t, Tensor)))
+    node = NotImplementedBackward(error, tuple(t for t in inputs if isinstance(t, Tensor)))
     for nr, out in enumerate(result if isinstance(result, tuple) else (result,)):
         if isinstance(out, Tensor) and out._dtype.is_floating_point:
             out.grad_fn = node

@@ -652,6 +652,12 @@ def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = N
                            "or cdouble types")
     if rcond is not None:
         rtol = rcond
+    if torch.is_grad_enabled() and A.requires_grad:
+        return write_out(out, _Pinv.apply(A, (hermitian, atol, rtol)))
+    return write_out(out, _pinv_value(A, hermitian, atol, rtol))
+
+
+def _pinv_value(A: Tensor, hermitian: bool, atol: Any, rtol: Any) -> Tensor:
     arr = _host(A)
     m, n = arr.shape[-2:]
     if hermitian:
@@ -664,15 +670,15 @@ def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = N
         result = (v * inv_w[..., None, :]) @ np.conj(np.swapaxes(v, -1, -2))
     else:
         if arr.size == 0:
-            return write_out(out, _tensor_like(np.zeros(arr.shape[:-2] + (n, m), arr.dtype),
-                                               A._dtype, A._device))
+            return _tensor_like(np.zeros(arr.shape[:-2] + (n, m), arr.dtype), A._dtype,
+                                A._device)
         u, s, vh = np.linalg.svd(arr, full_matrices=False)
         s_max = s.max(axis=-1, initial=0.0)
         cut = np.asarray(_tolerances(A, atol, rtol, s_max))[..., None]
         inv_s = np.where(s > cut, 1 / np.where(s == 0, 1, s), 0)
         result = np.conj(np.swapaxes(vh, -1, -2)) @ (inv_s[..., :, None] *
                                                        np.conj(np.swapaxes(u, -1, -2)))
-    return write_out(out, _tensor_like(result, A._dtype, A._device))
+    return _tensor_like(result, A._dtype, A._device)
 
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -736,7 +742,10 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
               else _tensor_like(ranks.reshape(batch), _dtype.int64, dev))
     sv_t = (_tensor_like(svals.reshape(batch + (min(m, n),)), real_dt, dev)
             if driver in ("gelsd", "gelss") else empty)
-    return _LstsqResult(_tensor_like(solution, dt, dev), res_t, rank_t, sv_t)
+    solution_t = _tensor_like(solution, dt, dev)
+    if torch.is_grad_enabled() and (A.requires_grad or B.requires_grad):
+        solution_t = _LstsqSolution.apply(A, B, (solution_t, vector))
+    return _LstsqResult(solution_t, res_t, rank_t, sv_t)
 
 
 def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: Any = None,
@@ -769,6 +778,11 @@ def matrix_power(A: Tensor, n: int, *, out: Tensor | None = None) -> Tensor:
         result = new_tensor(A._shape, A._dtype, A._device)
         fill_(result, 0)
         fill_(result.diagonal(0, -2, -1), 1)
+        if torch.is_grad_enabled() and A.requires_grad:
+            # PyTorch's identity requires grad, with a zero gradient for A
+            flag = new_tensor((), _dtype.bool_, A._device)
+            fill_(flag, True)
+            result = torch.where(flag, result, A)
         return write_out(out, result)
     if n < 0:
         A, n = inv(A), -n
@@ -1120,3 +1134,60 @@ class _Svdvals(Function):
         if torch.is_grad_enabled():
             U, _, Vh = _SVD.apply(A)
         return matmul(U * grad.unsqueeze(-2).to(U.dtype), Vh)
+
+
+def _pinv_backward(grad: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
+    """PyTorch's derivative of ``pinvA = pinv(A)`` (FunctionsManual ``pinv_backward``),
+    arranged so the products have the smaller of A's dims."""
+    m, n = A.shape[-2], A.shape[-1]
+    pinvAh, gradh = _mH(pinvA), _mH(grad)
+    if m <= n:
+        K = matmul(gradh, pinvA)
+        KpinvAh = matmul(K, pinvAh)
+        return (-_mH(matmul(pinvA, K)) + KpinvAh - matmul(matmul(A, pinvA), KpinvAh)
+                + matmul(matmul(pinvAh, pinvA), gradh - matmul(K, A)))
+    K = matmul(pinvA, gradh)
+    pinvAhK = matmul(pinvAh, K)
+    return (-_mH(matmul(K, pinvA)) + pinvAhK - matmul(pinvAhK, matmul(pinvA, A))
+            + matmul(gradh - matmul(A, K), matmul(pinvA, pinvAh)))
+
+
+class _Pinv(Function):
+    @staticmethod
+    def forward(ctx: Any, A: Tensor, options: tuple[Any, Any, Any]) -> Tensor:
+        result = _pinv_value(A, *options)
+        ctx.save_for_backward(A, result)
+        return result
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+        A, pinvA = ctx.saved_tensors
+        return _pinv_backward(grad, pinvA, A), None
+
+
+class _LstsqSolution(Function):
+    """The solution of lstsq (computed by the caller, passed in ``value``) with PyTorch's
+    derivative, that of ``pinv(A) @ B``."""
+
+    @staticmethod
+    def forward(ctx: Any, A: Tensor, B: Tensor, value: tuple[Tensor, bool]) -> Tensor:
+        solution, vector = value
+        ctx.save_for_backward(A, B)
+        ctx.vector = vector
+        return solution
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Any, Any, None]:
+        A, B = ctx.saved_tensors
+        pinvA = pinv(A)
+        Bm = B.unsqueeze(-1) if ctx.vector else B
+        gX = grad.unsqueeze(-1) if ctx.vector else grad
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = _sum_to(_pinv_backward(matmul(gX, _mH(Bm)), pinvA, A), tuple(A.shape))
+        if ctx.needs_input_grad[1]:
+            grad_b = matmul(_mH(pinvA), gX)
+            if ctx.vector:
+                grad_b = grad_b.squeeze(-1)
+            grad_b = _sum_to(grad_b, tuple(B.shape))
+        return grad_a, grad_b, None

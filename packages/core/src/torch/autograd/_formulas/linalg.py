@@ -88,8 +88,6 @@ def _vector_norm_grad(x: Tensor, ord: float, dims: list[int], norm: Tensor,
                       grad: Tensor) -> Tensor:
     """d norm / d x for the norm over ``dims``, ``norm`` and ``grad`` keepdim-shaped. Where
     the norm is 0 the gradient is 0 (PyTorch's choice of subgradient)."""
-    if ord == 0:  # a count of nonzeros: flat
-        return torch.zeros_like(x)
     if ord == 1:
         return _sgn(x) * grad
     if ord == 2:
@@ -114,6 +112,8 @@ def _vector_norm_grad(x: Tensor, ord: float, dims: list[int], norm: Tensor,
 def _(ctx, grad):
     x = ctx.args[0]
     ord = float(_arg(ctx, 1, "ord", 2))
+    if ord == 0:  # a count of nonzeros: PyTorch leaves x without a gradient (None)
+        return _only_first(ctx, None)
     dims = _reduced_dims(_arg(ctx, 2, "dim", None), x.ndim)
     keepdim = _arg(ctx, 3, "keepdim", False)
     norm = _restore(ctx.result, dims, keepdim)

@@ -126,3 +126,19 @@ OPS: list[OpInfo] = [
     OpInfo("result_type", result_type_samples, dtypes=ALL),
     OpInfo("broadcast_shapes", broadcast_shapes_samples, dtypes=("float32",)),
 ]
+
+
+def softmax_samples(torch, dtype, make):
+    yield SampleInput(make((3, 4), dtype), (1,), name="rows")
+    yield SampleInput(make((3, 4), dtype), (0,), name="columns")
+    yield SampleInput(make((2, 3, 4), dtype, noncontiguous=True), (-1,), name="noncontiguous")
+    yield SampleInput(make((5,), dtype, low=-60, high=60), (0,), name="wide range")
+    yield SampleInput(make((), dtype), (0,), name="0-d")
+    yield SampleInput(make((2, 0), dtype), (1,), name="empty")
+    yield SampleInput(make((3, 4), dtype), (1,), {"dtype": torch.float64}, name="dtype")
+
+
+OPS.extend([
+    OpInfo("softmax", softmax_samples, method="softmax", supports_out=True),
+    OpInfo("log_softmax", softmax_samples, method="log_softmax", supports_out=True),
+])
