@@ -745,6 +745,13 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
     solution_t = _tensor_like(solution, dt, dev)
     if torch.is_grad_enabled() and (A.requires_grad or B.requires_grad):
         solution_t = _LstsqSolution.apply(A, B, (solution_t, vector))
+        # the residuals are differentiable too, as in PyTorch (the singular values are not):
+        # recompute them from differentiable pieces (their values are those numpy gave)
+        if res_t.numel():
+            x = solution_t.unsqueeze(-1) if vector else solution_t
+            b = B.unsqueeze(-1) if vector else B
+            res_t = ((A @ x - b).abs() ** 2).sum(-2)
+            res_t = res_t.reshape(batch + (k,))
     return _LstsqResult(solution_t, res_t, rank_t, sv_t)
 
 

@@ -140,5 +140,10 @@ def softmax_samples(torch, dtype, make):
 
 OPS.extend([
     OpInfo("softmax", softmax_samples, method="softmax", supports_out=True),
-    OpInfo("log_softmax", softmax_samples, method="log_softmax", supports_out=True),
+    OpInfo("log_softmax", softmax_samples, dtypes=("float32", "float64"), method="log_softmax",
+           supports_out=True),
+    # PyTorch's half-precision log_softmax is not correctly rounded (it differs from the
+    # float32 result rounded once by a few half ulps near zero): compare with a looser bound.
+    OpInfo("log_softmax", softmax_samples, dtypes=("float16", "bfloat16"), method="log_softmax",
+           supports_out=True, atol=1e-3, rtol=1e-2),
 ])
