@@ -15,8 +15,8 @@ ROWS = [row for row in _opdb.load() if not row.random and "float64" in row.dtype
 MAX_ELEMENTS = 60  # keeps finite differences cheap
 # Ops whose second derivative PyTorch does not support or that have kinks at sample points.
 NO_GRADGRAD = set()
-# Floating arguments PyTorch does not differentiate (they get a zero gradient): not checked
-# by finite differences. Positions count the sample's args after the input.
+# Floating arguments not checked by finite differences (positions count the sample's args
+# after the input): quantile's q moves the interpolation rank, whose floor/ceil jump.
 FIXED_ARGS = {"quantile": (0,), "nanquantile": (0,)}
 # Known gaps, second derivative only (PyTorch passes; recorded in the issue notes):
 GRADGRAD_GAPS = {

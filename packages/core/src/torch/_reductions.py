@@ -811,8 +811,6 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool,
             raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
         if q.numel() and not bool(all(torch.logical_and(q >= 0, q <= 1))):
             raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
-        # PyTorch gives q a zero gradient (it is connected, but not differentiated)
-        q = q.detach() + q * 0
     q_dims = 0 if scalar_q else q.ndim  # whether the result has a leading q dim
     q = q.reshape(-1)
     if dim is None:
@@ -843,6 +841,8 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool,
         result = upper
     else:
         weight = ranks - below if interpolation == "linear" else torch.full_like(ranks, 0.5)
+        if ignore_nan:  # an all-NaN slice does not depend on q (PyTorch: zero gradient)
+            weight = torch.where(last < 0, weight.detach(), weight)
         result = torch.lerp(lower, upper, weight)
     # an all-NaN slice needs no masking: its rank is 0, so the result is its first (NaN)
     # element, and like PyTorch the gradient flows there

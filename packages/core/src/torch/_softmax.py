@@ -17,7 +17,7 @@ __all__ = ["log_softmax", "softmax"]
 def _shifted(x: Tensor, dim: int) -> Tensor:
     import torch
 
-    if x._shape[dim] == 0:
+    if x.ndim and x._shape[dim] == 0:
         return x  # nothing to normalize over (and no maximum to shift by)
     shift = torch.amax(x, dim, keepdim=True)
     # an all -inf (or +inf) slice: shift by 0 so that inf - inf does not make NaN here

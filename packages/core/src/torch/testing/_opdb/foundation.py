@@ -145,5 +145,5 @@ OPS.extend([
     # PyTorch's half-precision log_softmax is not correctly rounded (it differs from the
     # float32 result rounded once by a few half ulps near zero): compare with a looser bound.
     OpInfo("log_softmax", softmax_samples, dtypes=("float16", "bfloat16"), method="log_softmax",
-           supports_out=True, atol=1e-3, rtol=1e-2),
+           supports_out=True, atol=1e-2, rtol=2e-2),
 ])
