@@ -18,11 +18,8 @@ NO_GRADGRAD = set()
 # Floating arguments not checked by finite differences (positions count the sample's args
 # after the input): quantile's q moves the interpolation rank, whose floor/ceil jump.
 FIXED_ARGS = {"quantile": (0,), "nanquantile": (0,)}
-# Known gaps, second derivative only (PyTorch passes; recorded in the issue notes):
-GRADGRAD_GAPS = {
-    # logcumsumexp is composed of logaddexp steps, whose double backward is NaN at -inf
-    ("logcumsumexp", "wide range"),
-}
+# Known gaps, second derivative only (PyTorch passes; recorded in the issue notes): none.
+GRADGRAD_GAPS: set[tuple[str, str]] = set()
 # Samples where Plait follows PyTorch 2.13 rather than the true derivative (parity wins):
 SAMPLE_SKIPS = {
     # det at an exactly singular matrix: PyTorch returns a zero gradient without a graph

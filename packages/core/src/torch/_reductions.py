@@ -902,16 +902,26 @@ def logcumsumexp(input: Tensor, dim: int, *, out: Tensor | None = None) -> Tenso
     if not (input._dtype.is_floating_point or input._dtype.is_complex):
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                   f"'{scalar_type_name(input._dtype)}'")
-    d = wrap_dim(dim, input.ndim)
+    return write_out(out, _aten_logcumsumexp(input, wrap_dim(dim, input.ndim)))
+
+
+def _logcumsumexp_kernel(input: Tensor, dim: int) -> Tensor:
     y = input.clone()
-    n = input._shape[d] if input.ndim else 1
+    n = input._shape[dim] if input.ndim else 1
     step = 1
     while step < n:
-        head = y.narrow(d, 0, step)
-        tail = torch.logaddexp(y.narrow(d, step, n - step), y.narrow(d, 0, n - step))
-        y = torch.cat([head, tail], d)
+        head = y.narrow(dim, 0, step)
+        tail = torch.logaddexp(y.narrow(dim, step, n - step), y.narrow(dim, 0, n - step))
+        y = torch.cat([head, tail], dim)
         step *= 2
-    return write_out(out, y)
+    return y
+
+
+# An explicit op with its own derivative (autograd/_formulas/reductions.py): differentiating
+# the log-step scan would pass through logaddexp's NaN second derivative at -inf.
+_aten_logcumsumexp = _dispatch.define_aten({
+    "logcumsumexp": ("logcumsumexp(Tensor self, int dim) -> Tensor", _logcumsumexp_kernel),
+})["logcumsumexp"]
 
 
 # -- sorting --------------------------------------------------------------------------------

@@ -194,7 +194,7 @@ def tensor_repr(t: Any) -> str:
             suffixes.append(f"dtype={t._dtype!r}")
         body = _tensor_str(t, indent)
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)

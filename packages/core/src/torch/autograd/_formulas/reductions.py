@@ -9,6 +9,7 @@ extremes send it to the element(s) that won. Ops whose results are indices or tr
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -244,3 +245,21 @@ def _(ctx, grad, _grad_indices):
         return _only_first(ctx, grad)
     dim = wrap_dim(_arg(ctx, 2, "dim", -1), x.ndim)
     return _only_first(ctx, _scatter_to(x.shape, dim, ctx.result[1], grad))
+
+
+@derivative("aten::logcumsumexp")
+def _logcumsumexp(ctx, grad):
+    x, dim = ctx.args
+    if x.ndim == 0:
+        return grad, None
+    y = ctx.result
+    xd = x.movedim(dim, -1).unsqueeze(-1)  # (..., n, 1): x_j
+    yd = y.movedim(dim, -1).unsqueeze(-2)  # (..., 1, n): y_k
+    gd = grad.movedim(dim, -1).unsqueeze(-2)  # (..., 1, n): g_k
+    n = x._shape[dim]
+    later = torch.ones(n, n, dtype=torch.bool, device=x.device).triu()  # k >= j
+    finite = torch.logical_and(later, ~torch.isinf(yd) | (yd > 0))
+    # exp(x_j - y_k) for k >= j; pairs with y_k = -inf (an all -inf prefix) contribute 0
+    expo = torch.where(finite, xd - torch.where(finite, yd, 0), -math.inf)
+    gx = (gd * torch.exp(expo)).sum(-1)  # (..., n)
+    return gx.movedim(-1, dim), None
