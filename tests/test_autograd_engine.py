@@ -374,3 +374,41 @@ def test_inference_tensors_and_their_errors():
     with torch.inference_mode():
         t.add_(1)  # allowed inside
     assert t.tolist() == [2.0, 2.0]
+
+
+def test_function_mark_dirty_and_materialize_grads():
+    class AddOneInPlace(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2  # distinguishable from an identity
+
+    a = leaf([1.0, 2.0])
+    b = a * 3
+    c = AddOneInPlace.apply(b)
+    assert c is b and b.tolist() == [4.0, 7.0] and b.grad_fn.name() == "AddOneInPlaceBackward"
+    c.sum().backward()
+    assert a.grad.tolist() == [6.0, 6.0]
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        AddOneInPlace.apply(leaf([1.0]))
+
+    class TwoOut(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 1, x * 2
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            assert g2 is None  # not materialized: the second output got no gradient
+            return g1
+
+    x = leaf([1.0])
+    u, _ = TwoOut.apply(x)
+    u.sum().backward()
+    assert x.grad.tolist() == [1.0]
