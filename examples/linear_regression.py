@@ -1,10 +1,8 @@
-"""Fit y = w*x + b by gradient descent on Plait tensors, and plot the result.
+"""Fit y = w*x + b by gradient descent on Plait tensors with autograd, and plot the result.
 
-The foundation's op surface is small (creation, add, mul, sum), so the gradients are written
-by hand: for the mean squared error L = mean((w*x + b - y)^2),
-dL/dw = 2 * mean((w*x + b - y) * x) and dL/db = 2 * mean(w*x + b - y).
-The nn-based demo (a network trained with torch.nn and torch.optim) replaces this once plait-nn
-has its modules.
+The loss is the mean squared error; ``loss.backward()`` computes dL/dw and dL/db, and the
+update runs under ``torch.no_grad()``. The nn-based demo (a network trained with torch.nn and
+torch.optim) replaces this once plait-nn has its modules.
 """
 
 from __future__ import annotations
@@ -26,20 +24,22 @@ def make_data(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def train(x: torch.Tensor, y: torch.Tensor, steps: int, lr: float) -> tuple[float, float, list]:
-    w, b = 0.0, 0.0
-    inv_n = 1.0 / x.numel()
+    w = torch.zeros(1, requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
     losses = []
     for step in range(1, steps + 1):
-        err = torch.add(x * w + b, y, alpha=-1)  # (N,) residuals
-        loss = ((err * err).sum() * inv_n).item()
-        grad_w = ((err * x).sum() * (2 * inv_n)).item()
-        grad_b = (err.sum() * (2 * inv_n)).item()
-        w, b = w - lr * grad_w, b - lr * grad_b
-        losses.append(loss)
+        loss = ((x * w + b - y) ** 2).mean()  # (N,) residuals, squared and averaged
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+            b -= lr * b.grad
+        w.grad = None
+        b.grad = None
+        losses.append(loss.item())
         if step == 1 or step % 10 == 0:
-            print(f"step {step:4d}/{steps}  loss {loss:8.4f}  w {w:+.4f}  b {b:+.4f}",
-                  flush=True)
-    return w, b, losses
+            print(f"step {step:4d}/{steps}  loss {losses[-1]:8.4f}  w {w.item():+.4f}  "
+                  f"b {b.item():+.4f}", flush=True)
+    return w.item(), b.item(), losses
 
 
 def plot(x: torch.Tensor, y: torch.Tensor, w: float, b: float, losses: list,
