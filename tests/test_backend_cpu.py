@@ -56,12 +56,31 @@ def _np_fill(out: ArrayTensor, value: object) -> None:
         out.array[...] = np.array(value).astype(out.dtype, casting="unsafe")
 
 
+def _np_in_float64(fn):
+    def kernel(out: ArrayTensor, a: ArrayTensor) -> None:
+        out.array[...] = fn(a.array.astype(np.float64))
+
+    return kernel
+
+
 REFERENCE = {
     "add": lambda out, a, b: np.add(a.array, b.array, out=out.array),
     "mul": lambda out, a, b: np.multiply(a.array, b.array, out=out.array),
     "copy_": lambda out, src: out.array.__setitem__(..., src.array.astype(out.dtype)),
     "fill_": _np_fill,
     "sum": _np_sum,
+    "sub": lambda out, a, b: np.subtract(a.array, b.array, out=out.array),
+    "maximum": lambda out, a, b: np.maximum(a.array, b.array, out=out.array),
+    "minimum": lambda out, a, b: np.minimum(a.array, b.array, out=out.array),
+    "div": lambda out, a, b, rounding_mode=None: out.array.__setitem__(
+        ..., np.floor_divide(a.array, b.array) if rounding_mode else a.array / b.array
+    ),
+    "neg": lambda out, a: np.negative(a.array, out=out.array),
+    "abs": lambda out, a: np.abs(a.array, out=out.array),
+    **{
+        name: _np_in_float64(fn)
+        for name, fn in {"exp": np.exp, "log": np.log, "tanh": np.tanh}.items()
+    },
 }
 
 
@@ -452,6 +471,83 @@ def test_plugin_hooks_decline_other_device_types():
     assert plugin.torch_backend_synchronize(device_type="cpu", device_index=0) is True
 
 
+# -- more elementwise primitives ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", ["sub", "maximum", "minimum"])
+@pytest.mark.parametrize("dtype", ARITH_DTYPES, ids=str)
+def test_more_binary_ops_match_numpy(k, op, dtype):
+    rng = np.random.default_rng(8)
+    ufunc = {"sub": np.subtract, "maximum": np.maximum, "minimum": np.minimum}[op]
+    shape = (5, 7)
+    for a_name, a in layouts(shape, dtype, rng):
+        for b_name, b in layouts(shape, dtype, rng):
+            out = np.zeros(shape, dtype)
+            getattr(k, op)(out, a, b)
+            with np.errstate(over="ignore"):
+                expected = ufunc(a, b, dtype=dtype)
+            np.testing.assert_array_equal(out, expected, err_msg=f"{a_name} {op} {b_name}")
+    assert k.fallbacks == []
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64], ids=str)
+def test_integer_neg_abs_sub_wrap(k, dtype):
+    info = np.iinfo(dtype)
+    a = np.array([info.min, info.max, 0, 1, 7], dtype)
+    for op, fn in (("neg", np.negative), ("abs", np.abs)):
+        out = np.empty_like(a)
+        getattr(k, op)(out, a)
+        with np.errstate(over="ignore"):
+            np.testing.assert_array_equal(out, fn(a), err_msg=op)
+    out = np.empty_like(a)
+    k.sub(out, a, a[::-1].copy())
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out, a - a[::-1])
+    assert k.fallbacks == []
+
+
+def test_div_rounding_modes_and_integers_go_to_the_reference(k):
+    a = np.array([7.0, -7.0])
+    b = np.array([2.0, 2.0])
+    out = np.empty_like(a)
+    k.div(out, a, b)
+    np.testing.assert_array_equal(out, [3.5, -3.5])
+    assert k.fallbacks == []
+    k.div(out, a, b, "floor")
+    np.testing.assert_array_equal(out, [3.0, -4.0])
+    ints = np.array([7, -7])
+    out_i = np.empty_like(ints)
+    k.div(out_i, ints, np.array([2, 2]))
+    assert k.fallbacks == ["div", "div"]
+
+
+def test_transcendentals_of_int_and_float64_exp_go_to_the_reference(k):
+    ints = np.array([1, 2], np.int32)
+    k.exp(np.empty_like(ints), ints)
+    x = np.array([0.5, 2.0])
+    for op in ("exp", "log", "tanh"):
+        out = np.empty_like(x)
+        getattr(k, op)(out, x)
+    assert k.fallbacks == ["exp", "exp", "log", "tanh"]
+    for op in ("sqrt", "sin", "cos", "neg", "abs"):
+        getattr(k, op)(np.empty_like(x), x)
+    assert len(k.fallbacks) == 4
+
+
+def test_unary_partial_overlap_and_boundary(k):
+    a = np.arange(10, dtype=np.float32)
+    k.neg(a[1:], a[:-1])
+    assert k.fallbacks == ["neg"]
+    with pytest.raises(ValueError, match=r"prims\.abs"):
+        k.abs(np.empty(3, np.float32), np.empty(4, np.float32))
+    with pytest.raises(TypeError, match=r"prims\.abs"):
+        k.abs(np.empty(3, np.float32), np.empty(3, np.float64))
+    b = np.array([-1.0, 4.0])
+    k.sqrt(b, b)  # an exact alias runs natively
+    assert np.isnan(b[0]) and b[1] == 2.0
+    assert k.fallbacks == ["neg"]
+
+
 # -- through the public API of plait-core ----------------------------------------------------
 
 
@@ -523,3 +619,101 @@ def test_public_api_transposed_and_strided(torch):
     copied = torch.zeros(8, 6, dtype=torch.float64)
     copied.copy_(xt)
     np.testing.assert_array_equal(copied.numpy(), x_np.T.astype(np.float64))
+
+
+BINARY_REF_OPS = ["add", "sub", "mul", "div", "maximum", "minimum"]
+UNARY_REF_OPS = ["neg", "abs", "exp", "log", "sqrt", "tanh", "sin", "cos"]
+
+
+def _special_values(shape, np_dtype, rng):
+    """Normal values of both signs and magnitudes, with NaN, infinities, signed zeros and
+    overflowing/underflowing arguments scattered in."""
+    v = np.asarray(rng.standard_normal(shape) * np.exp(rng.uniform(-8, 8, shape)))
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, 100.0, -120.0, 800.0, -1.0])
+    mask = rng.random(shape) < 0.3
+    v[mask] = rng.choice(special, size=int(mask.sum()))
+    with np.errstate(over="ignore"):
+        return v.astype(np_dtype)
+
+
+def _assert_same_bits(actual, expected, msg):
+    """Equal bit for bit, except that any NaN matches any NaN (payloads are libm's)."""
+    nan = np.isnan(expected)
+    np.testing.assert_array_equal(np.isnan(actual), nan, err_msg=msg)
+    uint = np.uint32 if actual.dtype == np.float32 else np.uint64
+    np.testing.assert_array_equal(actual.view(uint)[~nan], expected.view(uint)[~nan], err_msg=msg)
+
+
+@pytest.mark.parametrize("op", BINARY_REF_OPS + UNARY_REF_OPS)
+@pytest.mark.parametrize("dtype_name", ["float32", "float64"])
+def test_native_matches_reference_kernels_bit_for_bit(torch, op, dtype_name):
+    """The native kernels against core's reference kernels (torch._refs.CPU_KERNELS) on
+    contiguous, transposed and stride-0 broadcast operands."""
+    dtype, np_dtype = getattr(torch, dtype_name), np.dtype(dtype_name)
+    codes = {getattr(torch, name): code for code, name in enumerate(C.DTYPES)}
+    fallbacks = []
+
+    def reference(name):
+        fallbacks.append(name)
+        return torch._refs.CPU_KERNELS[name]
+
+    native = make_kernels(C, codes, reference)[op]
+    ref = torch._refs.CPU_KERNELS[op]
+    rng = np.random.default_rng(9)
+    shape = (33, 65)  # odd sizes: vector loop tails
+
+    def operands():
+        yield "contiguous", torch.tensor(_special_values(shape, np_dtype, rng))
+        yield (
+            "transposed",
+            torch.tensor(_special_values(shape[::-1], np_dtype, rng)).transpose(0, 1),
+        )
+        yield "row", torch.tensor(_special_values((1, shape[1]), np_dtype, rng)).expand(*shape)
+        yield "scalar", torch.tensor(_special_values((), np_dtype, rng)).expand(*shape)
+
+    arity = 2 if op in BINARY_REF_OPS else 1
+    pairs = (
+        [(a, b) for a in operands() for b in operands()]
+        if arity == 2
+        else [(a,) for a in operands()]
+    )
+    for pair in pairs:
+        names = " ".join(name for name, _ in pair)
+        inputs = [t for _, t in pair]
+        for out_layout in ("contiguous", "transposed"):
+            if out_layout == "contiguous":
+                out = torch.empty(*shape, dtype=dtype)
+            else:
+                out = torch.empty(*shape[::-1], dtype=dtype).transpose(0, 1)
+            expected = torch.empty(*shape, dtype=dtype)
+            native(out, *inputs)
+            ref(expected, *inputs)
+            _assert_same_bits(
+                out.numpy(), expected.numpy(), f"{op} {dtype_name} {names} -> {out_layout}"
+            )
+    left_to_reference = dtype_name == "float64" and op in ("exp", "log", "tanh")
+    assert bool(fallbacks) == left_to_reference, fallbacks
+
+
+def test_float32_transcendentals_round_once_from_double(torch):
+    """On many values, float32 exp/log/tanh/sin/cos equal the double result rounded once."""
+    rng = np.random.default_rng(10)
+    x_np = np.concatenate([rng.standard_normal(50_000) * 20, rng.uniform(-105, 90, 50_000)]).astype(
+        np.float32
+    )
+    codes = {getattr(torch, name): code for code, name in enumerate(C.DTYPES)}
+    table = make_kernels(C, codes, lambda name: pytest.fail(f"{name} fell back"))
+    x = torch.tensor(x_np)
+    for op, fn in {
+        "exp": np.exp,
+        "log": np.log,
+        "tanh": np.tanh,
+        "sin": np.sin,
+        "cos": np.cos,
+        "sqrt": np.sqrt,
+    }.items():
+        out = torch.empty(x_np.size, dtype=torch.float32)
+        table[op](out, x)
+        with np.errstate(all="ignore"):
+            expected = fn(x_np.astype(np.float64)).astype(np.float32)
+        _assert_same_bits(out.numpy(), expected, op)

@@ -117,6 +117,13 @@ bool binary_entry(int dtype, const Dims& shape, uintptr_t out, const Dims& out_s
   return binary(Op, dtype, shape, out, out_strides, a, a_strides, b, b_strides);
 }
 
+template <UnaryOp Op>
+bool unary_entry(int dtype, const Dims& shape, uintptr_t out, const Dims& out_strides,
+                 uintptr_t a, const Dims& a_strides) {
+  MaybeReleaseGil nogil(shape);
+  return unary(Op, dtype, shape, out, out_strides, a, a_strides);
+}
+
 }  // namespace
 }  // namespace plait::cpu
 
@@ -143,10 +150,23 @@ NB_MODULE(_C, m) {
   m.def("reset_peak_memory_stats", [] { host_allocator().reset_peak(); });
 
   // Kernels: each returns False when it leaves the case to the reference kernel.
-  m.def("add", &binary_entry<BinaryOp::Add>, "dtype"_a, "shape"_a, "out"_a, "out_strides"_a,
-        "a"_a, "a_strides"_a, "b"_a, "b_strides"_a);
-  m.def("mul", &binary_entry<BinaryOp::Mul>, "dtype"_a, "shape"_a, "out"_a, "out_strides"_a,
-        "a"_a, "a_strides"_a, "b"_a, "b_strides"_a);
+  // BINARY_OPS and UNARY_OPS name the elementwise kernels, one function each.
+  nb::list binary_names;
+  nb::list unary_names;
+#define PLAIT_DEF_BINARY(NAME, PRIM)                                                      \
+  m.def(PRIM, &binary_entry<BinaryOp::NAME>, "dtype"_a, "shape"_a, "out"_a, "out_strides"_a, \
+        "a"_a, "a_strides"_a, "b"_a, "b_strides"_a);                                       \
+  binary_names.append(PRIM);
+  PLAIT_CPU_BINARY_OPS(PLAIT_DEF_BINARY)
+#undef PLAIT_DEF_BINARY
+#define PLAIT_DEF_UNARY(NAME, PRIM)                                                     \
+  m.def(PRIM, &unary_entry<UnaryOp::NAME>, "dtype"_a, "shape"_a, "out"_a, "out_strides"_a, \
+        "a"_a, "a_strides"_a);                                                           \
+  unary_names.append(PRIM);
+  PLAIT_CPU_UNARY_OPS(PLAIT_DEF_UNARY)
+#undef PLAIT_DEF_UNARY
+  m.attr("BINARY_OPS") = nb::tuple(binary_names);
+  m.attr("UNARY_OPS") = nb::tuple(unary_names);
   m.def(
       "fill_int",
       [](int dtype, const Dims& shape, uintptr_t out, const Dims& out_strides, int64_t value) {

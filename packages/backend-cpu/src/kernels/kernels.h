@@ -14,12 +14,40 @@
 
 namespace plait::cpu {
 
-// One row per elementwise binary primitive; adding one is adding a row here and an operator
-// struct in elementwise.cpp.
-enum class BinaryOp { Add, Mul };
+// One row per elementwise primitive: enum name, primitive name. Adding one is adding a row
+// here and an operator struct in elementwise.cpp (whose `supports<T>` says which dtypes it
+// runs natively; the others return false). `div` is true division only: the Python wrapper
+// leaves its rounding modes to the reference kernel.
+#define PLAIT_CPU_BINARY_OPS(X) \
+  X(Add, "add")                 \
+  X(Mul, "mul")                 \
+  X(Sub, "sub")                 \
+  X(Maximum, "maximum")         \
+  X(Minimum, "minimum")         \
+  X(Div, "div")
 
+#define PLAIT_CPU_UNARY_OPS(X) \
+  X(Neg, "neg")                \
+  X(Abs, "abs")                \
+  X(Exp, "exp")                \
+  X(Log, "log")                \
+  X(Sqrt, "sqrt")              \
+  X(Tanh, "tanh")              \
+  X(Sin, "sin")                \
+  X(Cos, "cos")
+
+#define PLAIT_CPU_ENUM_ROW(NAME, PRIM) NAME,
+enum class BinaryOp { PLAIT_CPU_BINARY_OPS(PLAIT_CPU_ENUM_ROW) };
+enum class UnaryOp { PLAIT_CPU_UNARY_OPS(PLAIT_CPU_ENUM_ROW) };
+#undef PLAIT_CPU_ENUM_ROW
+
+// `out = op(a, b)`, every operand of dtype `dtype`.
 bool binary(BinaryOp op, int dtype, const Dims& shape, uintptr_t out, const Dims& out_strides,
             uintptr_t a, const Dims& a_strides, uintptr_t b, const Dims& b_strides);
+
+// `out = op(a)`, both of dtype `dtype`.
+bool unary(UnaryOp op, int dtype, const Dims& shape, uintptr_t out, const Dims& out_strides,
+           uintptr_t a, const Dims& a_strides);
 
 // `fill_` with an integer value (integer and bool dtypes) or a float value (float dtypes; an
 // integer dtype truncates it).

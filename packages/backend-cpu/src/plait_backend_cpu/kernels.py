@@ -73,7 +73,8 @@ def make_kernels(
     :param dtype_codes: dtype object -> ``_C`` dtype code (the index in ``_C.DTYPES``).
     :param reference: primitive name -> the reference kernel with the same signature, looked
         up when a case is left to it.
-    :returns: ``{"add": add, "mul": mul, "fill_": fill_, "copy_": copy_, "sum": sum}``.
+    :returns: one wrapper per name in ``native.BINARY_OPS`` (``div`` leaves its rounding
+        modes to the reference) and ``native.UNARY_OPS``, and ``fill_``, ``copy_``, ``sum``.
     """
     float_codes = frozenset(
         code for code, name in enumerate(native.DTYPES) if name.startswith("float")
@@ -108,6 +109,37 @@ def make_kernels(
 
         kernel.__name__ = kernel.__qualname__ = name
         return kernel
+
+    def unary(name: str, native_op: Callable[..., bool]) -> Kernel:
+        def kernel(out: Any, a: Any) -> None:
+            shape = out.shape
+            if a.shape != shape:
+                raise _shape_error(name, out, (a,))
+            dtype = out.dtype
+            if a.dtype != dtype:
+                raise _dtype_error(name, out, (a,))
+            out_ptr, a_ptr = out.data_ptr(), a.data_ptr()
+            if not (out_ptr and a_ptr) and out.numel():
+                raise _null_pointer_error(name)
+            if not native_op(
+                dtype_codes.get(dtype, unknown), shape, out_ptr, out.stride(), a_ptr, a.stride()
+            ):
+                reference(name)(out, a)
+
+        kernel.__name__ = kernel.__qualname__ = name
+        return kernel
+
+    def div_kernel() -> Kernel:
+        # _C.div is true division; the rounding modes are the reference kernel's.
+        true_div = binary("div", native.div)
+
+        def div(out: Any, a: Any, b: Any, rounding_mode: str | None = None) -> None:
+            if rounding_mode is None:
+                true_div(out, a, b)
+            else:
+                reference("div")(out, a, b, rounding_mode)
+
+        return div
 
     def fill_(out: Any, value: Any) -> None:
         shape = out.shape
@@ -188,10 +220,10 @@ def make_kernels(
             reference("sum")(out, a, dims)
 
     sum_.__name__ = sum_.__qualname__ = "sum"
-    return {
-        "add": binary("add", native.add),
-        "mul": binary("mul", native.mul),
-        "fill_": fill_,
-        "copy_": copy_,
-        "sum": sum_,
+    kernels: dict[str, Kernel] = {
+        name: binary(name, getattr(native, name)) for name in native.BINARY_OPS
     }
+    kernels["div"] = div_kernel()
+    kernels.update({name: unary(name, getattr(native, name)) for name in native.UNARY_OPS})
+    kernels.update({"fill_": fill_, "copy_": copy_, "sum": sum_})
+    return kernels
