@@ -230,12 +230,17 @@ def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
 
+    return _finish(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
+
+
+def _finish(outputs: Any, result: Any, create_graph: bool, is_outputs_tuple: bool,
+            is_inputs_tuple: bool) -> tuple[Any, Any]:
+    """The ``(outputs, result)`` pair vjp/jvp/vhp/hvp return, detached unless
+    ``create_graph`` and unwrapped from tuples the caller did not pass."""
     outputs = _grad_postprocess(outputs, create_graph)
     result = _grad_postprocess(result, create_graph)
-    return (
-        _tuple_postprocess(outputs, is_outputs_tuple),
-        _tuple_postprocess(result, is_inputs_tuple),
-    )
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(result, is_inputs_tuple))
 
 
 def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
@@ -265,12 +270,8 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         grad_res = _autograd_grad(grad_inputs, dummy, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
 
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (
-        _tuple_postprocess(outputs, is_outputs_tuple),
-        _tuple_postprocess(result, is_outputs_tuple),
-    )
+    # J v has the outputs' structure
+    return _finish(outputs, result, create_graph, is_outputs_tuple, is_outputs_tuple)
 
 
 def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bool = False,
@@ -425,12 +426,7 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
 
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (
-        _tuple_postprocess(outputs, is_outputs_tuple),
-        _tuple_postprocess(result, is_inputs_tuple),
-    )
+    return _finish(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
 
 
 def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
@@ -452,9 +448,4 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         grad_res = _autograd_grad(double_back, dummy, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
 
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (
-        _tuple_postprocess(outputs, is_outputs_tuple),
-        _tuple_postprocess(result, is_inputs_tuple),
-    )
+    return _finish(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
