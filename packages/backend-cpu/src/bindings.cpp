@@ -13,6 +13,8 @@
 #include "kernels/allocator.h"
 #include "kernels/dtype.h"
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
+#include "bindings.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -21,20 +23,6 @@ namespace plait::cpu {
 namespace {
 
 using HostArray = nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>;
-
-// Kernels on fewer elements than this keep the GIL: releasing it costs more than they run.
-constexpr int64_t kReleaseGilAbove = int64_t{1} << 15;
-
-// Releases the GIL for the lifetime of the object when the kernel is large.
-class MaybeReleaseGil {
- public:
-  explicit MaybeReleaseGil(const Dims& shape) {
-    if (numel(shape) > kReleaseGilAbove) release_.emplace();
-  }
-
- private:
-  std::optional<nb::gil_scoped_release> release_;
-};
 
 // A 1-d uint8 numpy array over a fresh block; the block returns to the free list when the
 // array (and every view of it) is collected.
@@ -110,20 +98,6 @@ nb::tuple dtype_names() {
   return nb::tuple(names);
 }
 
-template <BinaryOp Op>
-bool binary_entry(int dtype, const Dims& shape, uintptr_t out, const Dims& out_strides,
-                  uintptr_t a, const Dims& a_strides, uintptr_t b, const Dims& b_strides) {
-  MaybeReleaseGil nogil(shape);
-  return binary(Op, dtype, shape, out, out_strides, a, a_strides, b, b_strides);
-}
-
-template <UnaryOp Op>
-bool unary_entry(int dtype, const Dims& shape, uintptr_t out, const Dims& out_strides,
-                 uintptr_t a, const Dims& a_strides) {
-  MaybeReleaseGil nogil(shape);
-  return unary(Op, dtype, shape, out, out_strides, a, a_strides);
-}
-
 }  // namespace
 }  // namespace plait::cpu
 
@@ -149,56 +123,14 @@ NB_MODULE(_C, m) {
         "bytes"_a, "Cap the bytes kept in free lists (trims the cache at once).");
   m.def("reset_peak_memory_stats", [] { host_allocator().reset_peak(); });
 
-  // Kernels: each returns False when it leaves the case to the reference kernel.
-  // BINARY_OPS and UNARY_OPS name the elementwise kernels, one function each.
-  nb::list binary_names;
-  nb::list unary_names;
-#define PLAIT_DEF_BINARY(NAME, PRIM)                                                      \
-  m.def(PRIM, &binary_entry<BinaryOp::NAME>, "dtype"_a, "shape"_a, "out"_a, "out_strides"_a, \
-        "a"_a, "a_strides"_a, "b"_a, "b_strides"_a);                                       \
-  binary_names.append(PRIM);
-  PLAIT_CPU_BINARY_OPS(PLAIT_DEF_BINARY)
-#undef PLAIT_DEF_BINARY
-#define PLAIT_DEF_UNARY(NAME, PRIM)                                                     \
-  m.def(PRIM, &unary_entry<UnaryOp::NAME>, "dtype"_a, "shape"_a, "out"_a, "out_strides"_a, \
-        "a"_a, "a_strides"_a);                                                           \
-  unary_names.append(PRIM);
-  PLAIT_CPU_UNARY_OPS(PLAIT_DEF_UNARY)
-#undef PLAIT_DEF_UNARY
-  m.attr("BINARY_OPS") = nb::tuple(binary_names);
-  m.attr("UNARY_OPS") = nb::tuple(unary_names);
-  m.def(
-      "fill_int",
-      [](int dtype, const Dims& shape, uintptr_t out, const Dims& out_strides, int64_t value) {
-        MaybeReleaseGil nogil(shape);
-        return fill_int(dtype, shape, out, out_strides, value);
-      },
-      "dtype"_a, "shape"_a, "out"_a, "out_strides"_a, "value"_a);
-  m.def(
-      "fill_float",
-      [](int dtype, const Dims& shape, uintptr_t out, const Dims& out_strides, double value) {
-        MaybeReleaseGil nogil(shape);
-        return fill_float(dtype, shape, out, out_strides, value);
-      },
-      "dtype"_a, "shape"_a, "out"_a, "out_strides"_a, "value"_a);
-  m.def(
-      "copy",
-      [](int out_dtype, int src_dtype, const Dims& shape, uintptr_t out,
-         const Dims& out_strides, uintptr_t src, const Dims& src_strides) {
-        MaybeReleaseGil nogil(shape);
-        return copy(out_dtype, src_dtype, shape, out, out_strides, src, src_strides);
-      },
-      "out_dtype"_a, "src_dtype"_a, "shape"_a, "out"_a, "out_strides"_a, "src"_a,
-      "src_strides"_a);
-  m.def(
-      "sum",
-      [](int out_dtype, int a_dtype, const Dims& shape, uintptr_t out, const Dims& out_strides,
-         uintptr_t a, const Dims& a_strides, uint64_t reduce_mask) {
-        MaybeReleaseGil nogil(shape);
-        return sum(out_dtype, a_dtype, shape, out, out_strides, a, a_strides, reduce_mask);
-      },
-      "out_dtype"_a, "a_dtype"_a, "shape"_a, "out"_a, "out_strides"_a, "a"_a, "a_strides"_a,
-      "reduce_mask"_a);
+  // Intra-op threads (kernels/parallel.h); torch.set_num_threads reaches set_num_threads.
+  m.def("get_num_threads", &num_threads, "Threads the kernels use, the caller included.");
+  m.def("set_num_threads", &set_num_threads, "n"_a,
+        "Set the threads the kernels use (values below 1 mean 1).");
+
+  // Kernels, area by area: each returns False when it leaves the case to the reference kernel.
+  bind_elementwise(m);
+  bind_reduce(m);
 
   m.def("build_info", &build_info, "Compiler, flags and SIMD features of this build.");
 }

@@ -98,6 +98,13 @@ def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
 
 
 @hookimpl
+def torch_backend_set_num_threads(device_type: str, num_threads: int) -> None:
+    if device_type != DEVICE_TYPE:
+        return
+    native().set_num_threads(num_threads)
+
+
+@hookimpl
 def torch_backend_device_module(device_type: str) -> ModuleType | None:
     # Core ships torch.cpu itself.
     return None

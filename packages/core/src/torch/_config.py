@@ -302,6 +302,9 @@ def set_num_threads(n: int) -> None:
     if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
         raise RuntimeError(f"set_num_threads expects a positive integer, but got {n!r}")
     state.num_threads = n
+    from .backends import _registry  # imports _config: loaded lazily
+
+    _registry.set_num_threads(n)
 
 
 def get_num_threads() -> int:

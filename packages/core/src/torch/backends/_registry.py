@@ -243,6 +243,8 @@ def _initialise(device_type: str) -> Runtime:
 
         lib = Library("prims", "IMPL", plugin.info.dispatch_key)
         _plugin_manager().hook.torch_backend_register_kernels(device_type=device_type, lib=lib)
+        _call_owner(plugin, "torch_backend_set_num_threads", device_type=device_type,
+                    num_threads=_config.state.num_threads)
     except Exception as exc:
         err = RuntimeError(
             f"The torch backend plugin '{plugin.name}' (from {plugin.distribution}) could not "
@@ -318,6 +320,14 @@ def synchronize(device_type: str, index: int) -> None:
     if rt.plugin is not None:
         _call_owner(rt.plugin, "torch_backend_synchronize", device_type=device_type,
                     device_index=index)
+
+
+def set_num_threads(n: int) -> None:
+    """Tell every initialised backend to use ``n`` intra-op threads."""
+    for rt in list(_runtimes.values()):
+        if rt.plugin is not None:
+            _call_owner(rt.plugin, "torch_backend_set_num_threads",
+                        device_type=rt.device_type, num_threads=n)
 
 
 # -- device modules ------------------------------------------------------------------------

@@ -205,6 +205,21 @@ def torch_backend_device_module(device_type: str) -> ModuleType | None:
     """
 
 
+@hookspec
+def torch_backend_set_num_threads(device_type: str, num_threads: int) -> None:
+    """Optional: use ``num_threads`` threads for intra-op parallelism from now on.
+
+    Called once when the device type's runtime initialises (with the current
+    ``torch.get_num_threads()``) and again on every ``torch.set_num_threads(n)``. Backends
+    whose kernels run on one thread, or on a device, ignore it.
+
+    :param device_type: the device type.
+    :param num_threads: a positive thread count.
+
+    versionadded: 0.2
+    """
+
+
 @hookspec(firstresult=True)
 def torch_backend_fast_path(device_type: str) -> Callable[..., Any] | None:
     """Optional: a fused "allocate and run" entry point for the eager hot path.

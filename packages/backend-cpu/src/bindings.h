@@ -1,0 +1,33 @@
+// Shared by the binding files of plait_backend_cpu._C: each kernel area binds its own functions
+// in a `bind_<area>(module)` declared here and called from bindings.cpp.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <optional>
+
+#include "kernels/strided.h"
+
+namespace plait::cpu {
+
+namespace nb = nanobind;
+
+// Kernels on fewer elements than this keep the GIL: releasing it costs more than they run.
+inline constexpr int64_t kReleaseGilAbove = int64_t{1} << 15;
+
+// Releases the GIL for the lifetime of the object when the kernel is large.
+class MaybeReleaseGil {
+ public:
+  explicit MaybeReleaseGil(const Dims& shape) {
+    if (numel(shape) > kReleaseGilAbove) release_.emplace();
+  }
+
+ private:
+  std::optional<nb::gil_scoped_release> release_;
+};
+
+// One per area (bind_<area>.cpp).
+void bind_elementwise(nb::module_& m);
+void bind_reduce(nb::module_& m);
+
+}  // namespace plait::cpu
