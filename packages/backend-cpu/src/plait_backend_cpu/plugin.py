@@ -93,7 +93,30 @@ def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
         # core has finished importing.
         return torch._refs.CPU_KERNELS[name]
 
-    for name, kernel in make_kernels(module, dtype_codes, reference).items():
+    kernels = make_kernels(module, dtype_codes, reference)
+    fused = {name: k for name, k in kernels.items() if "::" in name}
+    for name, kernel in kernels.items():
+        if "::" not in name:
+            lib.impl(name, kernel)
+    if fused:
+        _register_fused(fused, lib.dispatch_key)
+
+
+# Libraries holding the fused kernels' registrations, kept alive with the process.
+_FUSED_LIBRARIES: dict[str, Any] = {}
+
+
+def _register_fused(kernels: dict[str, Any], dispatch_key: str) -> None:
+    """Fused kernels override composite ops (``"aten::_softmax"``) under the CPU key; the
+    composite stays the other devices' kernel and the reference (DESIGN.md §4)."""
+    import torch._functions  # noqa: F401  (defines the aten ops the kernels override)
+    from torch.library import Library
+
+    for qualname, kernel in kernels.items():
+        ns, _, name = qualname.partition("::")
+        lib = _FUSED_LIBRARIES.get(ns)
+        if lib is None:
+            lib = _FUSED_LIBRARIES[ns] = Library(ns, "IMPL", dispatch_key)
         lib.impl(name, kernel)
 
 
