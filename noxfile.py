@@ -36,7 +36,8 @@ def _install(session: nox.Session, *args: str) -> None:
 @nox.session(python="3.11")
 def tests(session: nox.Session) -> None:
     """Build and install every package as a wheel, then run the whole suite."""
-    _install(session, *PACKAGE_DIRS, TOY_PLUGIN, "pytest")
+    # scikit-learn, tqdm and matplotlib: tests/test_examples.py runs the demo for one epoch.
+    _install(session, *PACKAGE_DIRS, TOY_PLUGIN, "pytest", "scikit-learn", "tqdm", "matplotlib")
     # The plugin that fails on purpose stays out of this environment (it would warn on every
     # `import torch`); the tests put it on sys.path of the subprocesses that need it.
     broken = Path(session.create_tmp()) / "broken-plugin-site"
@@ -46,6 +47,8 @@ def tests(session: nox.Session) -> None:
         "pytest", "tests", *session.posargs,
         env={"PLAIT_BROKEN_PLUGIN_SITE": str(broken), "PLAIT_EXPECT_INSTALL": "wheel", **ENV},
     )
+    # The backend conformance suite shipped in core (torch.testing), against the CPU backend.
+    session.run("pytest", "--torch-backend=cpu", "-q", env=ENV)
     session.notify("tests_editable")
 
 
@@ -78,25 +81,23 @@ def wheels(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def bench(session: nox.Session) -> None:
-    """Micro-benchmarks under Plait and, in a second venv, under real PyTorch (same run)."""
-    _install(session, *PACKAGE_DIRS)
-    # Kept beside the session venvs (which nox recreates) so the 200 MB install happens once.
-    real = ROOT / ".nox" / "_real-torch-2.13.0"
-    done = real / "installed.ok"
-    if not done.exists():
-        session.run("python", "-m", "venv", "--clear", str(real), external=True)
-        session.run(str(real / "bin" / "pip"), "install", "-q", REAL_TORCH, "numpy",
-                    external=True, env=ENV)
-        done.write_text(REAL_TORCH + "\n")
-    session.run("python", "benchmarks/run.py", "--reference-python",
-                str(real / "bin" / "python"), *session.posargs, env=ENV)
+    """The CPU benchmark suite under Plait (every package built from this checkout) and, in a
+    second venv, under real PyTorch, in one run: prints the ratio table and writes
+    benchmarks/results/cpu.md and cpu.png. ``nox -s bench -- --quick`` is a smoke run on tiny
+    sizes (written to a temporary folder); ``-- --only matmul`` picks workloads."""
+    _install(session, *PACKAGE_DIRS, "matplotlib")
+    reference = _real_torch_python(session)
+    session.run("python", "benchmarks/run.py", "--reference-python", reference,
+                *session.posargs, env={"OMP_NUM_THREADS": "2", **ENV})
 
 
 @nox.session(python="3.11")
 def demo(session: nox.Session) -> None:
-    """The main job: train a model on Plait tensors, print progress, write a plot."""
-    _install(session, "./packages/core", "./packages/backend-cpu", "matplotlib")
-    session.run("python", "examples/linear_regression.py", *session.posargs, env=ENV)
+    """The main job: train a small CNN on scikit-learn's digits with torch.nn and torch.optim,
+    with a progress bar per epoch; writes a checkpoint and a plot to demo-output/."""
+    _install(session, "./packages/core", "./packages/backend-cpu", "./packages/nn",
+             "matplotlib", "scikit-learn", "tqdm")
+    session.run("python", "examples/digits_cnn.py", *session.posargs, env=ENV)
 
 
 def _real_torch_python(session: nox.Session) -> str:

@@ -1,70 +1,429 @@
-"""Workloads timed under whichever ``torch`` this interpreter imports (Plait or PyTorch).
+"""The CPU benchmark workloads, timed under whichever ``torch`` this interpreter imports.
 
-Prints one JSON object: workload name -> median seconds. ``run.py`` runs this under both and
-compares. Each timing is the median of repeated runs after a warm-up.
+``python benchmarks/workloads.py [--quick]`` prints one JSON object: versions, then one entry per
+workload with its median time (or ``missing``/``error``), a checksum of its result and, for
+matmul and conv, its floating-point operation count. ``run.py`` runs it as a worker
+(``--serve``) under Plait and under real PyTorch and compares. The same code runs on both:
+models are written functionally (parameter tensors with ``requires_grad``,
+``torch.nn.functional``, ``torch.optim.Adam``) and inputs come from numpy with fixed seeds, so
+both sides compute the same numbers.
+
+Each timing is the median over rounds of the mean time of a call, after a warm-up; a round
+lasts about ``ROUND_S`` seconds. ``--quick`` uses tiny sizes and short rounds (a smoke run, and
+what ``tests/test_benchmarks.py`` uses).
 """
 
 from __future__ import annotations
 
+import argparse
+import itertools
 import json
+import math
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 
-def median_time(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
-    """Median over ``repeat`` rounds of the mean time of ``number`` calls."""
-    for _ in range(max(1, number // 10)):
+import torch
+
+ROUND_S = 0.25  # seconds per timing round (full run)
+ROUNDS = 7
+
+
+@dataclass
+class Case:
+    """A workload ready to run: ``fn()`` does one iteration and returns tensors whose checksum
+    proves the result (the checksum covers the first ``check_calls`` calls)."""
+
+    fn: Callable[[], Any]
+    flops: float | None = None  # per call, for a GFLOP/s figure
+    check_calls: int = 1
+    tol: float = 1e-4  # relative to the sum of absolute values of the checked results
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One table row: ``setup(quick)`` builds the inputs and returns a :class:`Case`."""
+
+    name: str
+    group: str
+    target: float  # the ratio Plait / PyTorch to stay at or under
+    setup: Callable[[bool], Case]
+    needs: Sequence[str] = field(default=())  # attribute paths under torch (missing -> row says so)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _tensor(array: np.ndarray, requires_grad: bool = False) -> torch.Tensor:
+    t = torch.from_numpy(np.ascontiguousarray(array))
+    return t.requires_grad_() if requires_grad else t
+
+
+def _randn(shape: Sequence[int], seed: int, requires_grad: bool = False) -> torch.Tensor:
+    data = np.random.RandomState(seed).standard_normal(shape).astype(np.float32)
+    return _tensor(data, requires_grad)
+
+
+def _rand(shape: Sequence[int], seed: int) -> torch.Tensor:
+    return _tensor(np.random.RandomState(seed).random_sample(shape).astype(np.float32))
+
+
+def _uniform_param(shape: Sequence[int], fan_in: int, rs: np.random.RandomState) -> torch.Tensor:
+    bound = 1.0 / math.sqrt(fan_in)  # nn.Linear's / nn.Conv2d's default init range
+    return _tensor(rs.uniform(-bound, bound, shape).astype(np.float32), requires_grad=True)
+
+
+# --------------------------------------------------------------------------- workload builders
+
+
+def small_op(op: Callable[..., Any], second: str = "b", requires_grad: bool = False
+             ) -> Callable[[bool], Case]:
+    """An op on 4-element float32 tensors: ``second`` is ``"b"`` (another (4,) tensor),
+    ``"scalar"`` (1.0) or ``"matrix"`` (``b`` is (2, 4) and broadcasts ``a``)."""
+
+    def setup(quick: bool) -> Case:
+        a = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=requires_grad)
+        if second == "scalar":
+            b: Any = 1.0
+        elif second == "matrix":
+            b = torch.ones(2, 4)
+        else:
+            b = torch.tensor([5.0, 6.0, 7.0, 8.0], requires_grad=requires_grad)
+        return Case(lambda: op(a, b))
+
+    return setup
+
+
+def unary(op: Callable[..., Any], n: int, quick_n: int, positive: bool = False
+          ) -> Callable[[bool], Case]:
+    """``op(a)`` on ``n`` float32 elements, standard normal or (``positive``) uniform [0, 1)."""
+
+    def setup(quick: bool) -> Case:
+        size = quick_n if quick else n
+        a = _rand((size,), 1) if positive else _randn((size,), 1)
+        return Case(lambda: op(a))
+
+    return setup
+
+
+def binary(op: Callable[..., Any], n: int, quick_n: int) -> Callable[[bool], Case]:
+    """``op(a, b)`` on two float32 tensors of ``n`` elements."""
+
+    def setup(quick: bool) -> Case:
+        size = quick_n if quick else n
+        a, b = _randn((size,), 1), _randn((size,), 2)
+        return Case(lambda: op(a, b))
+
+    return setup
+
+
+def rows(op: Callable[..., Any], shape: Sequence[int], quick_shape: Sequence[int],
+         positive: bool = False) -> Callable[[bool], Case]:
+    """``op(x)`` on a float32 matrix (row-wise ops: reductions over the last dim, softmax,
+    layer_norm)."""
+
+    def setup(quick: bool) -> Case:
+        s = quick_shape if quick else shape
+        x = _rand(s, 3) if positive else _randn(s, 3)
+        return Case(lambda: op(x), tol=1e-4)
+
+    return setup
+
+
+def layer_norm(quick: bool) -> Case:
+    import torch.nn.functional as F
+
+    rows_, cols = (8, 16) if quick else (4096, 1024)
+    x = _randn((rows_, cols), 3)
+    w, b = _randn((cols,), 4), _randn((cols,), 5)
+    return Case(lambda: F.layer_norm(x, (cols,), w, b))
+
+
+def matmul(n: int) -> Callable[[bool], Case]:
+    """``a @ b`` of two n x n float32 matrices (2 n^3 flops)."""
+
+    def setup(quick: bool) -> Case:
+        size = 16 if quick else n
+        a, b = _randn((size, size), 6), _randn((size, size), 7)
+        return Case(lambda: a @ b, flops=2.0 * size ** 3)
+
+    return setup
+
+
+def conv2d(backward: bool) -> Callable[[bool], Case]:
+    """conv2d of a (32, 64, 56, 56) input with 64 3x3 filters, padding 1; with ``backward``,
+    also the gradients of input and weight (through ``out.backward(grad)``)."""
+
+    def setup(quick: bool) -> Case:
+        import torch.nn.functional as F
+
+        n, c, hw = (2, 4, 8) if quick else (32, 64, 56)
+        x = _randn((n, c, hw, hw), 8, requires_grad=backward)
+        w = _randn((c, c, 3, 3), 9, requires_grad=backward)
+        flops = 2.0 * n * c * c * 9 * hw * hw
+        if not backward:
+            return Case(lambda: F.conv2d(x, w, padding=1), flops=flops, tol=1e-4)
+        gout = _randn((n, c, hw, hw), 10)
+
+        def step() -> tuple[Any, ...]:
+            x.grad = None
+            w.grad = None
+            out = F.conv2d(x, w, padding=1)
+            out.backward(gout)
+            return out.detach(), x.grad, w.grad
+
+        return Case(step, flops=3 * flops, tol=1e-4)
+
+    return setup
+
+
+def _train_step(params: list[Any], forward: Callable[[], Any]) -> Callable[[], Any]:
+    opt = torch.optim.Adam(params, lr=1e-3)
+
+    def step() -> Any:
+        loss = forward()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss.detach()
+
+    return step
+
+
+def mlp_step(quick: bool) -> Case:
+    """One Adam training step of a 784-512-512-10 ReLU MLP on a batch of 128 (cross-entropy)."""
+    import torch.nn.functional as F
+
+    sizes, batch = ((16, 8, 8, 4), 8) if quick else ((784, 512, 512, 10), 128)
+    rs = np.random.RandomState(11)
+    layers = [(_uniform_param((o, i), i, rs), _uniform_param((o,), i, rs))
+              for i, o in itertools.pairwise(sizes)]
+    x = _tensor(rs.standard_normal((batch, sizes[0])).astype(np.float32))
+    y = _tensor(rs.randint(0, sizes[-1], batch).astype(np.int64))
+
+    def forward() -> Any:
+        h = x
+        for i, (w, b) in enumerate(layers):
+            h = F.linear(h, w, b)
+            if i < len(layers) - 1:
+                h = F.relu(h)
+        return F.cross_entropy(h, y)
+
+    params = [p for layer in layers for p in layer]
+    return Case(_train_step(params, forward), check_calls=3, tol=1e-3)
+
+
+def cnn_step(quick: bool) -> Case:
+    """One Adam training step of a small CNN on a batch of 64 1x28x28 images: conv 1->16 3x3,
+    relu, conv 16->32 3x3 stride 2, relu, mean over space, linear 32->10, cross-entropy."""
+    import torch.nn.functional as F
+
+    batch, hw = (4, 8) if quick else (64, 28)
+    rs = np.random.RandomState(12)
+    w1, b1 = _uniform_param((16, 1, 3, 3), 9, rs), _uniform_param((16,), 9, rs)
+    w2, b2 = _uniform_param((32, 16, 3, 3), 144, rs), _uniform_param((32,), 144, rs)
+    w3, b3 = _uniform_param((10, 32), 32, rs), _uniform_param((10,), 32, rs)
+    x = _tensor(rs.standard_normal((batch, 1, hw, hw)).astype(np.float32))
+    y = _tensor(rs.randint(0, 10, batch).astype(np.int64))
+
+    def forward() -> Any:
+        h = F.relu(F.conv2d(x, w1, b1))  # (B, 16, hw-2, hw-2)
+        h = F.relu(F.conv2d(h, w2, b2, stride=2))  # (B, 32, ~hw/2, ~hw/2)
+        h = h.mean((2, 3))  # (B, 32)
+        return F.cross_entropy(F.linear(h, w3, b3), y)
+
+    return Case(_train_step([w1, b1, w2, b2, w3, b3], forward), check_calls=3, tol=1e-3)
+
+
+# --------------------------------------------------------------------------- the table
+
+N = 10_000_000
+ROW = (4096, 1024)
+QROW = (8, 16)
+IMPORT = "import torch (wall, fresh process)"
+_LOSS = ("torch.ops.aten.cross_entropy_loss", "torch.optim.Adam")
+
+WORKLOADS: tuple[Workload, ...] = (
+    # name, group, target ratio, setup, the ops it needs
+    Workload("a + b (4 floats)", "small-op overhead", 1.0, small_op(lambda a, b: a + b)),
+    Workload("a + 1.0 (4 floats)", "small-op overhead", 1.0,
+             small_op(lambda a, b: a + b, "scalar")),
+    Workload("(2,4) + (4,) broadcast", "small-op overhead", 1.0,
+             small_op(lambda a, b: b + a, "matrix")),
+    Workload("a + b, requires_grad inputs", "small-op overhead", 1.0,
+             small_op(lambda a, b: a + b, requires_grad=True)),
+    Workload("add 1e7 float32", "elementwise", 1.0, binary(lambda a, b: a + b, N, 1000)),
+    Workload("mul 1e7 float32", "elementwise", 1.0, binary(lambda a, b: a * b, N, 1000)),
+    Workload("exp 1e7 float32", "elementwise", 1.0, unary(torch.exp, N, 1000)),
+    Workload("sum 1e7 float32", "reduction", 1.0, unary(torch.sum, N, 1000, positive=True)),
+    Workload("amax 1e7 float32", "reduction", 1.0, unary(torch.amax, N, 1000)),
+    Workload("sum (4096,1024) last dim", "reduction", 1.0,
+             rows(lambda x: x.sum(-1), ROW, QROW, positive=True)),
+    Workload("amax (4096,1024) last dim", "reduction", 1.0,
+             rows(lambda x: x.amax(-1), ROW, QROW)),
+    Workload("softmax (4096,1024) last dim", "fused", 1.1,
+             rows(lambda x: torch.softmax(x, -1), ROW, QROW)),
+    Workload("layer_norm (4096,1024), weight+bias", "fused", 1.1, layer_norm,
+             ("torch.layer_norm",)),
+    Workload("matmul 256 float32", "matmul", 1.05, matmul(256)),
+    Workload("matmul 1024 float32", "matmul", 1.05, matmul(1024)),
+    Workload("matmul 2048 float32", "matmul", 1.05, matmul(2048)),
+    Workload("conv2d (32,64,56,56) 64x3x3 pad 1, forward", "conv", 1.5, conv2d(False),
+             ("torch.conv2d",)),
+    Workload("conv2d (32,64,56,56) 64x3x3 pad 1, forward+backward", "conv", 1.5,
+             conv2d(True), ("torch.conv2d",)),
+    Workload("MLP 784-512-512-10 train step (batch 128, Adam)", "training", 1.5, mlp_step,
+             _LOSS),
+    Workload("CNN train step (batch 64, 1x28x28, Adam)", "training", 1.5, cnn_step,
+             ("torch.conv2d",) + _LOSS),
+)
+TARGETS = {IMPORT: 0.15, **{w.name: w.target for w in WORKLOADS}}
+
+
+# --------------------------------------------------------------------------- running
+
+
+def missing_op(needs: Sequence[str]) -> str | None:
+    """The first of ``needs`` (dotted paths starting at ``torch``) this ``torch`` lacks."""
+    import importlib
+
+    for path in needs:
+        parts = path.split(".")
+        obj: Any = torch
+        for i, part in enumerate(parts[1:], start=1):
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                try:  # a subpackage not imported yet (torch.optim)
+                    obj = importlib.import_module(".".join(parts[:i + 1]))
+                except ImportError:
+                    return path
+            except Exception:  # an op namespace may raise its own error type
+                return path
+    return None
+
+
+def checksum(results: Sequence[Any]) -> tuple[float, float]:
+    """(sum, sum of absolute values) in float64 over every tensor in ``results``."""
+    total = scale = 0.0
+    for result in results:
+        for t in result if isinstance(result, tuple) else (result,):
+            values = np.asarray(t.detach().to(torch.float64).numpy(), dtype=np.float64)
+            total += float(values.sum())
+            scale += float(np.abs(values).sum())
+    return total, scale
+
+
+def median_time(fn: Callable[[], Any], quick: bool) -> tuple[float, int, int]:
+    """(median seconds per call, calls per round, rounds) after a warm-up."""
+    t0 = time.perf_counter()
+    fn()  # warm-up (the checksum calls before this were warm-up too)
+    once = max(time.perf_counter() - t0, 1e-7)
+    round_s = 0.01 if quick else ROUND_S
+    number = max(1, int(round_s / once))
+    rounds = 2 if quick else (ROUNDS if once < 1.0 else 3)
+    for _ in range(min(number, 50)):  # settle caches and allocators
         fn()
-    rounds = []
-    for _ in range(repeat):
+    times = []
+    for _ in range(rounds):
         t0 = time.perf_counter()
         for _ in range(number):
             fn()
-        rounds.append((time.perf_counter() - t0) / number)
-    return statistics.median(rounds)
+        times.append((time.perf_counter() - t0) / number)
+    return statistics.median(times), number, rounds
 
 
-def import_time(runs: int = 10) -> float:
-    """Median wall time of ``import torch`` in fresh processes."""
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import torch"], check=True)
-        times.append(time.perf_counter() - t0)
-    baseline = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        baseline.append(time.perf_counter() - t0)
-    return statistics.median(times), statistics.median(baseline)
+def run_workload(w: Workload, quick: bool) -> dict[str, Any]:
+    """Time one workload; never raises: a missing op or an error becomes the entry."""
+    entry: dict[str, Any] = {"group": w.group, "target": w.target}
+    missing = missing_op(w.needs)
+    if missing is not None:
+        entry["missing"] = missing.removeprefix("torch.ops.aten.")
+        return entry
+    try:
+        case = w.setup(quick)
+        results = [case.fn() for _ in range(case.check_calls)]
+        entry["checksum"], entry["scale"] = checksum(results)
+        entry["tol"] = case.tol
+        entry["time"], entry["number"], entry["rounds"] = median_time(case.fn, quick)
+        entry["flops"] = case.flops
+    except (AttributeError, NotImplementedError) as exc:
+        entry["missing"] = f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # one broken workload must not stop the suite
+        entry["error"] = f"{type(exc).__name__}: {exc}"
+    return entry
+
+
+def import_time(runs: int) -> tuple[float, float]:
+    """Median wall time of ``import torch`` in fresh processes, and of a bare interpreter."""
+
+    def wall(code: str) -> float:
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times)
+
+    return wall("import torch"), wall("pass")
+
+
+def selected(only: Sequence[str] = ()) -> list[str]:
+    """The row names, in table order (those containing one of ``only`` when given)."""
+    names = [IMPORT] + [w.name for w in WORKLOADS]
+    return [n for n in names if not only or any(o in n for o in only)]
+
+
+def run_one(name: str, quick: bool) -> dict[str, Any]:
+    """One row's entry (never raises for a workload's own failure)."""
+    if name == IMPORT:
+        imp, bare = import_time(3 if quick else 10)
+        return {"group": "import", "target": TARGETS[IMPORT], "time": imp, "bare_python": bare}
+    return run_workload(next(w for w in WORKLOADS if w.name == name), quick)
+
+
+def info() -> dict[str, Any]:
+    """Versions and settings of this side."""
+    return {"torch": torch.__version__, "numpy": np.__version__, "python": sys.version.split()[0],
+            "threads": torch.get_num_threads(), "workloads": selected()}
+
+
+def run_all(quick: bool, only: Sequence[str] = ()) -> dict[str, Any]:
+    """Every workload (or those whose name contains one of ``only``): ``info()`` plus
+    ``results`` (name -> entry)."""
+    torch.set_num_threads(2)
+    return {**info(), "results": {name: run_one(name, quick) for name in selected(only)}}
+
+
+def serve(quick: bool) -> None:
+    """Worker mode for ``run.py``: print ``info()`` as a JSON line, then answer each workload
+    name read from stdin with its entry as a JSON line. ``run.py`` keeps one worker per side and
+    alternates between them row by row, so both sides run each row under the same machine
+    load."""
+    torch.set_num_threads(2)
+    print(json.dumps(info()), flush=True)
+    for line in sys.stdin:
+        print(json.dumps(run_one(line.strip(), quick)), flush=True)
 
 
 def main() -> None:
-    import torch
-
-    torch.set_num_threads(2)
-    a = torch.tensor([1.0, 2.0, 3.0, 4.0])
-    b = torch.tensor([5.0, 6.0, 7.0, 8.0])
-    m = torch.ones(2, 4)
-    ga = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
-    gb = torch.tensor([5.0, 6.0, 7.0, 8.0], requires_grad=True)
-    n = 20000
-    results = {
-        "a + b (4 floats)": median_time(lambda: a + b, n),
-        "a + 1.0 (4 floats)": median_time(lambda: a + 1.0, n),
-        "(2,4) + (4,) broadcast": median_time(lambda: m + a, n),
-        "a + b, requires_grad inputs": median_time(lambda: ga + gb, n),
-        "a.sum() (4 floats)": median_time(lambda: a.sum(), n),
-        "torch.zeros(4)": median_time(lambda: torch.zeros(4), n),
-    }
-    imp, bare = import_time()
-    results["import torch (wall, fresh process)"] = imp
-    results["bare python start (wall)"] = bare
-    json.dump({"torch": torch.__version__, "results": results}, sys.stdout)
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, short rounds")
+    parser.add_argument("--only", action="append", default=[],
+                        help="run only workloads whose name contains this (repeatable)")
+    parser.add_argument("--serve", action="store_true",
+                        help="worker mode: read workload names on stdin (used by run.py)")
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.quick)
+    else:
+        json.dump(run_all(args.quick, args.only), sys.stdout)
 
 
 if __name__ == "__main__":

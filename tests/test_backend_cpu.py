@@ -19,7 +19,8 @@ import pytest
 C = pytest.importorskip("plait_backend_cpu._C", reason="plait-backend-cpu is not installed")
 from plait_backend_cpu.kernels import make_kernels  # noqa: E402
 
-NATIVE_DTYPES = [np.dtype(name) for name in C.DTYPES]
+# numpy has no bfloat16: its native kernels are tested in test_backend_cpu_elementwise.py.
+NATIVE_DTYPES = [np.dtype(name) for name in C.DTYPES if name != "bfloat16"]
 ARITH_DTYPES = [d for d in NATIVE_DTYPES if d != np.bool_]
 
 
@@ -89,7 +90,7 @@ class Kernels:
 
     def __init__(self) -> None:
         self.fallbacks: list[str] = []
-        codes = {np.dtype(name): code for code, name in enumerate(C.DTYPES)}
+        codes = {np.dtype(name): code for code, name in enumerate(C.DTYPES) if name != "bfloat16"}
         self.table = make_kernels(C, codes, self._reference)
 
     def _reference(self, name: str):
@@ -121,12 +122,23 @@ def values(shape, dtype, rng, low=0, high=100):
 # -- allocator -----------------------------------------------------------------------------
 
 
+def host(nbytes):
+    """A numpy view of a fresh block (the view keeps the block alive)."""
+    return C.host_view(C.allocate(nbytes))
+
+
+def ptr(view):
+    return view.ctypes.data
+
+
 @pytest.mark.parametrize("nbytes", [0, 1, 63, 64, 65, 255, 257, 1000, 4096, 1 << 20])
-def test_allocations_are_64_byte_aligned_uint8_arrays(nbytes):
+def test_allocations_are_64_byte_aligned_blocks(nbytes):
     block = C.allocate(nbytes)
-    assert isinstance(block, np.ndarray)
-    assert block.dtype == np.uint8 and block.shape == (nbytes,)
-    assert C.data_ptr(block) % 64 == 0
+    assert block.nbytes == nbytes and block.ptr % 64 == 0
+    view = C.host_view(block)
+    assert isinstance(view, np.ndarray)
+    assert view.dtype == np.uint8 and view.shape == (nbytes,)
+    assert ptr(view) == block.ptr or nbytes == 0
     assert C.size_class(nbytes) >= max(nbytes, 64)
     assert C.size_class(nbytes) % 64 == 0
 
@@ -140,19 +152,19 @@ def test_free_list_reuses_blocks_without_aliasing_live_ones():
     C.empty_cache()
     live = []
     for i in range(32):
-        block = C.allocate(1000)
+        block = host(1000)
         block[:] = i
         live.append(block)
-    ptrs = {C.data_ptr(b) for b in live}
+    ptrs = {ptr(b) for b in live}
     assert len(ptrs) == len(live)  # no two live blocks share memory
 
-    freed = {C.data_ptr(b) for b in live[::2]}
+    freed = {ptr(b) for b in live[::2]}
     del live[::2]
     gc.collect()
     hits_before = C.allocator_stats()["hits"]
-    again = [C.allocate(1000) for _ in range(16)]
+    again = [host(1000) for _ in range(16)]
     assert C.allocator_stats()["hits"] - hits_before == 16
-    assert {C.data_ptr(b) for b in again} == freed  # served from the free list
+    assert {ptr(b) for b in again} == freed  # served from the free list
     for block in again:
         block[:] = 255  # writing the reused blocks ...
     for i, block in zip(range(1, 32, 2), live):
@@ -162,13 +174,13 @@ def test_free_list_reuses_blocks_without_aliasing_live_ones():
 def test_a_view_keeps_its_block_alive():
     C.empty_cache()
     block = C.allocate(256)
-    block[:] = 7
-    view = block[10:20]
-    ptr = C.data_ptr(block)
+    address = block.ptr
+    view = C.host_view(block)[10:20]
+    view[:] = 7
     del block
     gc.collect()
-    other = C.allocate(256)  # must not get the block the view still uses
-    assert C.data_ptr(other) != ptr
+    other = host(256)  # must not get the block the view still uses
+    assert ptr(other) != address
     other[:] = 1
     assert (view == 7).all()
 
@@ -198,7 +210,7 @@ def test_allocator_is_thread_safe():
     def churn(seed):
         try:
             for i in range(2000):
-                block = C.allocate(64 * (1 + (seed + i) % 7))
+                block = host(64 * (1 + (seed + i) % 7))
                 block[:] = seed
                 assert (block == seed).all()
         except AssertionError as exc:  # pragma: no cover - reported below
@@ -218,7 +230,8 @@ def test_host_allocator_protocol():
     alloc = HostAllocator(C)
     handle = alloc.allocate(100, 0)
     assert alloc.data_ptr(handle) % 64 == 0
-    assert alloc.host_buffer(handle) is handle
+    buf = alloc.host_buffer(handle)
+    assert buf.ctypes.data == alloc.data_ptr(handle) and buf.nbytes == 100
     with pytest.raises(ValueError, match="negative"):
         alloc.allocate(-1, 0)
 
@@ -302,18 +315,22 @@ def test_zero_size_and_zero_dim(k):
 
 
 def test_unsupported_dtype_falls_back(k):
-    a = np.ones(4, np.float16)
+    a = np.ones(4, np.complex64)
     out = np.empty_like(a)
     k.add(out, a, a)
     np.testing.assert_array_equal(out, 2 * a)
     assert k.fallbacks == ["add"]
 
 
-def test_bool_arithmetic_is_left_to_the_reference(k):
-    a = np.array([True, False])
+def test_bool_arithmetic_is_logical(k):
+    a = np.array([True, False, True, False])
+    b = np.array([True, True, False, False])
     out = np.empty_like(a)
-    k.add(out, a, a)
-    assert k.fallbacks == ["add"]
+    k.add(out, a, b)
+    np.testing.assert_array_equal(out, a | b)
+    k.mul(out, a, b)
+    np.testing.assert_array_equal(out, a & b)
+    assert k.fallbacks == []
 
 
 def test_boundary_validation(k):
@@ -367,7 +384,7 @@ def test_fill(k, dtype):
 def test_fill_edge_values_go_to_the_reference(k):
     k.fill_(np.zeros(3, np.int32), float("nan"))
     k.fill_(np.zeros(3, np.int8), 300)  # overflow: the reference decides (PyTorch raises)
-    k.fill_(np.zeros(3, np.float16), 1.0)
+    k.fill_(np.zeros(3, np.complex64), 1.0)
     assert k.fallbacks == ["fill_", "fill_", "fill_"]
 
 
@@ -506,32 +523,31 @@ def test_integer_neg_abs_sub_wrap(k, dtype):
     assert k.fallbacks == []
 
 
-def test_div_rounding_modes_and_integers_go_to_the_reference(k):
+def test_div_rounding_modes_native_integer_true_division_to_the_reference(k):
     a = np.array([7.0, -7.0])
     b = np.array([2.0, 2.0])
     out = np.empty_like(a)
     k.div(out, a, b)
     np.testing.assert_array_equal(out, [3.5, -3.5])
-    assert k.fallbacks == []
     k.div(out, a, b, "floor")
     np.testing.assert_array_equal(out, [3.0, -4.0])
+    k.div(out, a, b, "trunc")
+    np.testing.assert_array_equal(out, [3.0, -3.0])
+    assert k.fallbacks == []
     ints = np.array([7, -7])
     out_i = np.empty_like(ints)
     k.div(out_i, ints, np.array([2, 2]))
-    assert k.fallbacks == ["div", "div"]
+    assert k.fallbacks == ["div"]
 
 
-def test_transcendentals_of_int_and_float64_exp_go_to_the_reference(k):
+def test_transcendentals_of_int_go_to_the_reference(k):
     ints = np.array([1, 2], np.int32)
     k.exp(np.empty_like(ints), ints)
+    assert k.fallbacks == ["exp"]
     x = np.array([0.5, 2.0])
-    for op in ("exp", "log", "tanh"):
-        out = np.empty_like(x)
-        getattr(k, op)(out, x)
-    assert k.fallbacks == ["exp", "exp", "log", "tanh"]
-    for op in ("sqrt", "sin", "cos", "neg", "abs"):
+    for op in ("exp", "log", "tanh", "sqrt", "sin", "cos", "neg", "abs"):
         getattr(k, op)(np.empty_like(x), x)
-    assert len(k.fallbacks) == 4
+    assert k.fallbacks == ["exp"]
 
 
 def test_unary_partial_overlap_and_boundary(k):
@@ -636,6 +652,29 @@ def _special_values(shape, np_dtype, rng):
         return v.astype(np_dtype)
 
 
+# Transcendental functions are not bit-exact with numpy: within a few ulp (vecmath.h).
+ULP_OPS = {"exp": 2, "log": 2, "tanh": 2, "sin": 2, "cos": 2}
+
+
+def _ulp_distance(actual, expected):
+    """Units in the last place between same-dtype floats (signed zeros are 0 apart)."""
+    bits = np.int32 if actual.dtype == np.float32 else np.int64
+    lowest = np.int64(np.iinfo(bits).min)
+
+    def ordered(x):
+        i = x.view(bits).astype(np.int64)
+        return np.where(i < 0, lowest - i, i)
+
+    return np.abs(ordered(actual) - ordered(expected))
+
+
+def _assert_ulp(actual, expected, ulps, msg):
+    nan = np.isnan(expected)
+    np.testing.assert_array_equal(np.isnan(actual), nan, err_msg=msg)
+    distance = _ulp_distance(actual[~nan], expected[~nan])
+    assert distance.max(initial=0) <= ulps, f"{msg}: {distance.max()} ulp"
+
+
 def _assert_same_bits(actual, expected, msg):
     """Equal bit for bit, except that any NaN matches any NaN (payloads are libm's)."""
     nan = np.isnan(expected)
@@ -646,9 +685,10 @@ def _assert_same_bits(actual, expected, msg):
 
 @pytest.mark.parametrize("op", BINARY_REF_OPS + UNARY_REF_OPS)
 @pytest.mark.parametrize("dtype_name", ["float32", "float64"])
-def test_native_matches_reference_kernels_bit_for_bit(torch, op, dtype_name):
+def test_native_matches_reference_kernels(torch, op, dtype_name):
     """The native kernels against core's reference kernels (torch._refs.CPU_KERNELS) on
-    contiguous, transposed and stride-0 broadcast operands."""
+    contiguous, transposed and stride-0 broadcast operands: bit for bit, but within ULP_OPS
+    ulp for the transcendental functions."""
     dtype, np_dtype = getattr(torch, dtype_name), np.dtype(dtype_name)
     codes = {getattr(torch, name): code for code, name in enumerate(C.DTYPES)}
     fallbacks = []
@@ -688,15 +728,17 @@ def test_native_matches_reference_kernels_bit_for_bit(torch, op, dtype_name):
             expected = torch.empty(*shape, dtype=dtype)
             native(out, *inputs)
             ref(expected, *inputs)
-            _assert_same_bits(
-                out.numpy(), expected.numpy(), f"{op} {dtype_name} {names} -> {out_layout}"
-            )
-    left_to_reference = dtype_name == "float64" and op in ("exp", "log", "tanh")
-    assert bool(fallbacks) == left_to_reference, fallbacks
+            msg = f"{op} {dtype_name} {names} -> {out_layout}"
+            if op in ULP_OPS:
+                _assert_ulp(out.numpy(), expected.numpy(), ULP_OPS[op], msg)
+            else:
+                _assert_same_bits(out.numpy(), expected.numpy(), msg)
+    assert not fallbacks
 
 
-def test_float32_transcendentals_round_once_from_double(torch):
-    """On many values, float32 exp/log/tanh/sin/cos equal the double result rounded once."""
+def test_float32_transcendentals_within_2_ulp_of_double(torch):
+    """On many values, float32 exp/log/tanh/sin/cos are within 2 ulp of the double result
+    rounded once; sqrt equals it."""
     rng = np.random.default_rng(10)
     x_np = np.concatenate([rng.standard_normal(50_000) * 20, rng.uniform(-105, 90, 50_000)]).astype(
         np.float32
@@ -716,4 +758,4 @@ def test_float32_transcendentals_round_once_from_double(torch):
         table[op](out, x)
         with np.errstate(all="ignore"):
             expected = fn(x_np.astype(np.float64)).astype(np.float32)
-        _assert_same_bits(out.numpy(), expected, op)
+        _assert_ulp(out.numpy(), expected, ULP_OPS.get(op, 0), op)

@@ -1,9 +1,15 @@
-"""The eager fast tier (DESIGN.md §4, "Hot path"): same-layout plain tensors skip the generic
-dispatcher. It must give exactly what the generic path gives, and step aside whenever the
-generic path has something to do (grad, modes, other layouts, subclasses, new kernels)."""
+"""The eager hot path's tiers (torch._fast; DESIGN.md §4, "Hot path").
+
+Every tier must give exactly what the generic dispatcher path gives (dtype, shape, strides,
+values bit for bit, autograd graph and gradients), and step aside whenever the generic path has
+something to do: grad mode changes, dispatch modes, inference mode, views, other dtypes,
+subclasses, kernels a library registered. The generic path is reached by calling the aten
+operator itself (``torch.ops.aten.add.Tensor``), which the tiers never do.
+"""
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 
@@ -11,61 +17,274 @@ import numpy as np
 import pytest
 
 import torch
-from torch import _arith, _dispatch
+from torch import _arith, _dispatch, _elementwise, _reductions
 
-DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
-          torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool]
-OPS = [(operator.add, torch.ops.aten.add.Tensor), (operator.mul, torch.ops.aten.mul.Tensor)]
+aten = torch.ops.aten
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+DTYPES = [*FLOATS, torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool]
+SHAPES = [(), (4,), (3, 5), (2, 0, 3), (70000,)]
+SPECIAL = [0.0, -0.0, 1.5, -2.25, math.inf, -math.inf, math.nan, 1e-40, 3e38, -7.0]
+
+# operator, the generic path (the aten op with the arguments the operator passes)
+BINARY = {
+    "add": (operator.add, lambda a, b: aten.add.Tensor(a, b)),
+    "sub": (operator.sub, lambda a, b: aten.sub.Tensor(a, b)),
+    "mul": (operator.mul, lambda a, b: aten.mul.Tensor(a, b)),
+    "div": (operator.truediv, lambda a, b: aten.div.Tensor_mode(a, b)),
+}
 
 
-def values(dtype, shape, seed):
+def values(dtype, shape, seed, special=False):
     rng = np.random.default_rng(seed)
     if dtype is torch.bool:
-        return torch.tensor(rng.integers(0, 2, shape).astype(bool).tolist())
+        return torch.tensor(rng.integers(0, 2, shape).astype(bool).tolist(), dtype=dtype)
     if dtype.is_floating_point:
-        return torch.tensor(rng.normal(0, 10, shape).tolist(), dtype=dtype)
-    return torch.tensor(rng.integers(0, 100, shape).tolist(), dtype=dtype)
+        data = rng.normal(0, 10, shape)
+        if special and data.size:
+            flat = data.reshape(-1)
+            flat[: len(SPECIAL)] = SPECIAL[: flat.size]
+        return torch.tensor(data.tolist(), dtype=dtype)
+    return torch.tensor(rng.integers(1, 100, shape).tolist(), dtype=dtype)
+
+
+def same(got, want):
+    assert got.dtype is want.dtype
+    assert got.shape == want.shape and got.stride() == want.stride()
+    assert got.device == want.device
+    assert got.requires_grad == want.requires_grad
+    g = got.detach().to(torch.float64) if got.dtype in (torch.float16, torch.bfloat16) else got
+    w = want.detach().to(torch.float64) if want.dtype in (torch.float16, torch.bfloat16) else want
+    np.testing.assert_array_equal(g.detach().numpy(), w.detach().numpy())
+
+
+def outcome(fn):
+    """The result of ``fn()``, or the type and message of the error it raised."""
+    try:
+        return fn()
+    except Exception as exc:
+        return (type(exc), str(exc))
+
+
+def same_outcome(got, want):
+    if isinstance(want, tuple):
+        assert got == want
+    else:
+        same(got, want)
 
 
 @pytest.fixture
-def generic_only(monkeypatch):
-    """Make the generic binary path fail, to prove a call took the fast tier."""
+def generic_forbidden(monkeypatch):
+    """Make the generic paths fail, to prove a call took a tier."""
 
     def boom(*args, **kwargs):
         raise AssertionError("generic path taken")
 
     monkeypatch.setattr(_arith, "_binary", boom)
+    monkeypatch.setattr(_elementwise, "run", boom)
+    monkeypatch.setattr(_reductions, "_reduce", boom)
+
+
+# -- tier 1: two tensors of one layout ----------------------------------------------------
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize(("fast", "generic"), OPS, ids=["add", "mul"])
-@pytest.mark.parametrize("shape", [(), (4,), (3, 5), (2, 0, 3)], ids=str)
-def test_fast_tier_matches_generic_path(fast, generic, dtype, shape):
-    a, b = values(dtype, shape, 0), values(dtype, shape, 1)
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_same_layout_matches_generic_path(name, dtype, shape):
+    a, b = values(dtype, shape, 0, special=True), values(dtype, shape, 1)
     assert a._fk is not None and a._fk is b._fk  # fresh tensors of one layout
-    want = generic(a, b)
-    got = fast(a, b)
-    assert got.dtype is want.dtype and got.shape == want.shape
-    assert got.stride() == want.stride() and got.device == want.device
-    assert got.tolist() == want.tolist()
+    fast, generic = BINARY[name]
+    same_outcome(outcome(lambda: fast(a, b)), outcome(lambda: generic(a, b)))
 
 
-def test_fast_tier_is_taken(generic_only):
+def test_integer_overflow_wraps_as_in_the_generic_path():
+    a = torch.tensor([127, -128, 100], dtype=torch.int8)
+    b = torch.tensor([1, -1, 100], dtype=torch.int8)
+    for name in ("add", "sub", "mul"):
+        fast, generic = BINARY[name]
+        same(fast(a, b), generic(a, b))
+
+
+def test_tiers_are_taken(generic_forbidden):
     a, b = torch.ones(3), torch.full((3,), 2.0)
     assert (a + b).tolist() == [3.0, 3.0, 3.0]
+    assert (a - b).tolist() == [-1.0, -1.0, -1.0]
     assert (a * b).tolist() == [2.0, 2.0, 2.0]
+    assert (a / b).tolist() == [0.5, 0.5, 0.5]
+    assert (a + 1.0).tolist() == [2.0, 2.0, 2.0]
+    assert (3 - b).tolist() == [1.0, 1.0, 1.0]
+    assert (2.0 * b).tolist() == [4.0, 4.0, 4.0]
+    assert (torch.ones(2, 3) + a).tolist() == [[2.0] * 3] * 2
+    assert (-b).tolist() == [-2.0, -2.0, -2.0]
+    assert b.exp().tolist() == torch.exp(b).tolist()
+    assert b.sum().item() == 6.0
+    ga = torch.ones(3, requires_grad=True)
+    assert (ga * b).grad_fn.name() == "MulBackward0"
 
 
-@pytest.mark.parametrize("case", ["view", "dtype", "shape", "scalar", "grad", "subclass"])
-def test_fast_tier_steps_aside(case, generic_only):
+# -- tier 2: a Python number --------------------------------------------------------------
+
+NUMBERS = [2.0, -0.5, 3, -7, 0, 1e-3, math.inf, math.nan, 2**53, 1e300]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("number", NUMBERS, ids=str)
+def test_number_operand_matches_generic_path(name, dtype, number):
+    a = values(dtype, (5,), 2, special=True)
+    fast, generic = BINARY[name]
+    same_outcome(outcome(lambda: fast(a, number)), outcome(lambda: generic(a, number)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64], ids=str)
+@pytest.mark.parametrize("number", [2.0, -3, 0.1], ids=str)
+def test_reflected_number_operand_matches_generic_path(dtype, number):
+    a = values(dtype, (6,), 3, special=True)
+    same_outcome(outcome(lambda: number - a), outcome(lambda: aten.rsub.Scalar(a, number)))
+    same_outcome(outcome(lambda: number + a), outcome(lambda: aten.add.Tensor(a, number)))
+    same_outcome(outcome(lambda: number * a), outcome(lambda: aten.mul.Tensor(a, number)))
+    # number / t is reciprocal(t) * number in PyTorch, and never takes a tier
+    same(number / a, torch.reciprocal(a) * number)
+
+
+def test_huge_integer_and_bool_numbers_take_the_generic_path():
+    a = torch.tensor([1.0, 2.0])
+    same((a + 2**80), aten.add.Tensor(a, 2**80))
+    same((a + True), aten.add.Tensor(a, True))
+
+
+# -- tier 3: broadcast between two layouts of one dtype ----------------------------------
+
+PAIRS = [((2, 4), (4,)), ((4,), (2, 4)), ((3, 1), (1, 4)), ((2, 3, 4), ()), ((), (5,)),
+         ((0, 3), (3,)), ((2, 1, 3), (4, 1)), ((1,), (6,))]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.float16],
+                         ids=str)
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize(("sa", "sb"), PAIRS, ids=str)
+def test_broadcast_matches_generic_path(name, dtype, sa, sb):
+    a, b = values(dtype, sa, 4), values(dtype, sb, 5)
+    fast, generic = BINARY[name]
+    for _ in range(2):  # the plan is made by the first call and reused by the second
+        same_outcome(outcome(lambda: fast(a, b)), outcome(lambda: generic(a, b)))
+
+
+def test_incompatible_shapes_raise_the_generic_error():
+    a, b = torch.ones(2, 3), torch.ones(4)
+    with pytest.raises(RuntimeError, match="must match the size"):
+        a + b
+
+
+def test_mixed_dtypes_take_the_generic_path():
+    a = torch.ones(2, 3)
+    b = torch.ones(3, dtype=torch.float64)
+    same(a + b, aten.add.Tensor(a, b))
+
+
+# -- tier 4: unary ops and the full sum ---------------------------------------------------
+
+UNARY = ["neg", "abs", "exp", "log", "sqrt", "tanh", "sin", "cos", "floor", "sign", "sigmoid"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", [n for n in UNARY if hasattr(torch, n)])
+@pytest.mark.parametrize("shape", [(), (7,), (2, 3)], ids=str)
+def test_unary_matches_generic_path(name, dtype, shape):
+    a = values(dtype, shape, 6, special=True)
+    op = getattr(torch.ops.aten, name)
+    same_outcome(outcome(lambda: getattr(torch, name)(a)), outcome(lambda: op(a)))
+    same_outcome(outcome(lambda: getattr(a, name)()), outcome(lambda: op(a)))
+
+
+def test_unary_with_out_takes_the_generic_path():
+    a, out = torch.tensor([1.0, 4.0]), torch.empty(2)
+    assert torch.sqrt(a, out=out) is out and out.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(), (7,), (3, 5), (0,), (200, 300)], ids=str)
+def test_sum_matches_generic_path(dtype, shape):
+    a = values(dtype, shape, 7)
+    want = aten.sum.dim_IntList(a, None, False)
+    same(a.sum(), want)
+    same(torch.sum(a), want)
+
+
+# -- tier 5: grad ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("which", ["both", "left", "right"])
+def test_grad_tier_records_the_generic_graph(name, which):
+    def leaves():
+        a = values(torch.float64, (3, 4), 8).requires_grad_(which in ("both", "left"))
+        b = (values(torch.float64, (3, 4), 9) + 20).requires_grad_(which in ("both", "right"))
+        return a, b
+
+    fast, generic = BINARY[name]
+    fa, fb = leaves()
+    ga, gb = leaves()
+    got, want = fast(fa, fb), generic(ga, gb)
+    same(got, want)
+    assert type(got.grad_fn) is type(want.grad_fn)
+    assert [type(n) for n, _ in got.grad_fn.next_functions] == \
+        [type(n) for n, _ in want.grad_fn.next_functions]
+    seed = values(torch.float64, (3, 4), 10)
+    (got * seed).sum().backward()
+    (want * seed).sum().backward()
+    for f, g in ((fa, ga), (fb, gb)):
+        if g.grad is None:
+            assert f.grad is None
+        else:
+            same(f.grad, g.grad)
+
+
+def test_grad_tier_double_backward():
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    y = x * x  # tier 5
+    (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), x)
+    assert g.tolist() == [2.0, 4.0, 6.0] and gg.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_grad_tier_keeps_the_in_place_check_of_saved_inputs():
+    a = torch.ones(3, requires_grad=True)
+    b = torch.ones(3) * 2
+    b.requires_grad_(True)
+    c = a.clone()
+    y = c * b  # saves c and b
+    c.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    # add saves nothing, in the tier as in the generic path: no error
+    c2 = a.clone()
+    z = c2 + b
+    c2.add_(1)
+    z.sum().backward()
+
+
+def test_grad_tier_steps_aside_under_no_grad():
+    a = torch.ones(3, requires_grad=True)
+    with torch.no_grad():
+        y = a * a
+    assert y.grad_fn is None and not y.requires_grad
+    with torch.enable_grad():
+        assert (a * a).requires_grad
+
+
+# -- stepping aside ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["view", "dtype", "subclass", "bool", "complex"])
+def test_tiers_step_aside(case, generic_forbidden):
     a = torch.ones(4)
     other = {
         "view": lambda: torch.ones(8)[::2],
         "dtype": lambda: torch.ones(4, dtype=torch.float64),
-        "shape": lambda: torch.ones(1, 4),
-        "scalar": lambda: 2.0,
-        "grad": lambda: torch.ones(4, requires_grad=True),
         "subclass": lambda: None,
+        "bool": lambda: None,
+        "complex": lambda: 1j,
     }[case]()
     if case == "subclass":
         class Sub(torch.Tensor):
@@ -73,11 +292,14 @@ def test_fast_tier_steps_aside(case, generic_only):
 
         a = Sub([1.0, 1.0, 1.0, 1.0])
         other = torch.ones(4)
+    if case == "bool":
+        a = torch.ones(4, dtype=torch.bool)
+        other = torch.ones(4, dtype=torch.bool)
     with pytest.raises(AssertionError, match="generic path taken"):
         a + other
 
 
-def test_fast_tier_respects_dispatch_modes():
+def test_tiers_respect_dispatch_modes():
     seen = []
 
     class Recorder:
@@ -89,30 +311,98 @@ def test_fast_tier_respects_dispatch_modes():
     _dispatch.push_mode(Recorder())
     try:
         a + b
+        a + 1.0
+        torch.ones(2, 2) - a
+        a.exp()
+        a.sum()
     finally:
         _dispatch.pop_mode()
-    assert seen == ["aten::add.Tensor"]
+    assert seen[0] == "aten::add.Tensor" and seen[-1] == "aten::sum.dim_IntList"
+    assert "aten::exp" in seen and "aten::sub.Tensor" in seen
 
 
-def test_fast_tier_sees_new_kernels_and_their_removal():
+def test_tiers_respect_inference_mode():
+    a, b = torch.ones(2), torch.ones(2)
+    with torch.inference_mode():
+        c = a + b
+        d = a.exp()
+    assert c.is_inference() and d.is_inference()
+
+
+def test_tiers_see_new_primitive_kernels_and_their_removal():
     a, b = torch.ones(3), torch.ones(3)
     lib = torch.library.Library("prims", "IMPL", "CPU")
     lib.impl("add", lambda out, x, y: out.fill_(42.0))
     try:
         assert (a + b).tolist() == [42.0, 42.0, 42.0]
+        assert (a + 1.0).tolist() == [42.0, 42.0, 42.0]
+        assert (torch.ones(2, 3) + a).tolist() == [[42.0] * 3] * 2
     finally:
         lib._destroy()
     assert (a + b).tolist() == [2.0, 2.0, 2.0]
+    assert (a + 1.0).tolist() == [2.0, 2.0, 2.0]
 
 
-def test_fast_tier_on_a_plugin_device():
+def test_tiers_see_new_aten_kernels():
+    a, b = torch.ones(3), torch.ones(3)
+    lib = torch.library.Library("aten", "IMPL", "CPU")
+    lib.impl("mul.Tensor", lambda x, y: torch.full((3,), 7.0))
+    lib.impl("exp", lambda x: torch.full((3,), 9.0))
+    try:
+        assert (a * b).tolist() == [7.0, 7.0, 7.0]
+        assert a.exp().tolist() == [9.0, 9.0, 9.0]
+    finally:
+        lib._destroy()
+    assert (a * b).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_grad_tier_sees_a_new_autograd_kernel():
+    a = torch.ones(3, requires_grad=True)
+    lib = torch.library.Library("aten", "IMPL", "Autograd")
+    lib.impl("sub.Tensor", lambda x, y, alpha=1: torch.full((3,), 5.0))
+    try:
+        assert (a - a).tolist() == [5.0, 5.0, 5.0]
+    finally:
+        lib._destroy()
+    assert (a - a).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_tier_on_a_plugin_device():
     from plait_toy_device import _runtime
 
     a = torch.tensor([1.0, 2.0], device="toy")
     b = torch.tensor([3.0, 4.0], device="toy")
     before = _runtime.CALLS["add"]
     assert (a + b).tolist() == [4.0, 6.0]
-    assert _runtime.CALLS["add"] == before + 1
+    assert _runtime.CALLS["add"] == before + 1  # no fast path there: the generic path ran
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # mul runs through the CPU fallback
         assert (a * b).tolist() == [3.0, 8.0]
+
+
+def test_storage_of_a_tier_result_is_usable():
+    a = torch.arange(6.0)
+    c = a + a
+    assert c.numpy().tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    c.numpy()[0] = 5.0  # numpy shares the memory
+    assert c[0].item() == 5.0
+    assert c.untyped_storage().nbytes() == 24
+    assert torch.from_numpy(c.numpy()).data_ptr() == c.data_ptr()
+
+
+def test_leaf_accumulators_outlive_graphs_and_hooks_keep_dropped_leaves():
+    x = torch.ones(3, requires_grad=True)
+    first = (x * x).grad_fn.next_functions[0][0]
+    second = (x + x).grad_fn.next_functions[0][0]
+    assert first is second and first.variable is x  # one accumulator per leaf
+    seen = []
+
+    def make():
+        leaf = torch.full((2,), 3.0, requires_grad=True)
+        leaf.register_hook(lambda g: seen.append(g.tolist()))
+        return (leaf * leaf).sum()
+
+    make().backward()  # the leaf is gone by now, but its hook must still run
+    assert seen == [[6.0, 6.0]]
+    loss = (torch.ones(2, requires_grad=True) * 2).sum()
+    loss.backward()  # a dropped leaf without hooks: nothing to observe, no error

@@ -35,6 +35,7 @@ RESULTS = HERE.parent / "results"
 sys.path.insert(0, str(HERE))
 
 import collect  # noqa: E402  (beside this file)
+import nn_compare  # noqa: E402
 
 MAX_DETAILS = 60
 
@@ -214,7 +215,8 @@ def _md_escape(text: str) -> str:
 def write_report(path: pathlib.Path, mine: dict[str, Any], ref: dict[str, Any],
                  table: dict[str, list[int]], failures: list[Any], printing: list[Any],
                  checkpoints: list[Any], totals: tuple[int, int],
-                 grads: tuple[dict[str, list[int]], list[Any], dict[str, Any]]) -> None:
+                 grads: tuple[dict[str, list[int]], list[Any], dict[str, Any]],
+                 nn_lines: list[str] = ()) -> None:
     passed, failed = totals
     grad_table, grad_failures, grad_ops = grads
     lines = [
@@ -283,6 +285,7 @@ def write_report(path: pathlib.Path, mine: dict[str, Any], ref: dict[str, Any],
     lines += ["", "## Checkpoint round trip", "", "| direction | result | detail |",
               "|---|---|---|"]
     lines += [f"| {d} | {s} | {_md_escape(x)} |" for d, s, x in checkpoints]
+    lines += list(nn_lines)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
 
@@ -308,6 +311,7 @@ def main() -> int:
                                 "--checkpoint-only", "--load-checkpoint", str(work / "mine.pt"))
             ref["checkpoint"].update(
                 {k: v for k, v in again["checkpoint"].items() if k in ("loaded", "load_error")})
+        nn_rows = nn_compare.run(args.reference_python, work)
 
     rows = row_table(collect.load_opdb())
     table, failures = compare_ops(mine["ops"], ref["ops"], rows)
@@ -341,8 +345,18 @@ def main() -> int:
     failed = (sum(c[2] for c in table.values()) + sum(s == "failed" for _, s, _ in printing)
               + sum(s == "failed" for _, s, _ in checkpoints)
               + sum(c[2] for c in grad_table.values()))
+    for kind, name, status, detail in nn_rows:
+        if status != "passed":
+            print(f"nn {status}: {kind} {name}" + (f": {detail}" if detail else ""))
+    passed += sum(status == "passed" for _, _, status, _ in nn_rows)
+    failed += sum(status == "failed" for _, _, status, _ in nn_rows)
+    unavailable = sum(status == "unavailable" for _, _, status, _ in nn_rows)
+    print(f"nn: {sum(s == 'passed' for _, _, s, _ in nn_rows)} passed, "
+          f"{sum(s == 'failed' for _, _, s, _ in nn_rows)} failed, {unavailable} not yet in "
+          "Plait")
     write_report(args.report, mine, ref, table, failures, printing, checkpoints,
-                 (passed, failed), (grad_table, grad_failures, grad_ops))
+                 (passed, failed), (grad_table, grad_failures, grad_ops),
+                 nn_compare.report(nn_rows))
     print(f"report: {args.report}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

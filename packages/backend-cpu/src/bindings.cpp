@@ -22,18 +22,6 @@ using namespace nb::literals;
 namespace plait::cpu {
 namespace {
 
-using HostArray = nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>;
-
-// A 1-d uint8 numpy array over a fresh block; the block returns to the free list when the
-// array (and every view of it) is collected.
-HostArray allocate(size_t nbytes) {
-  Block* block = host_allocator().allocate(nbytes);
-  nb::capsule owner(block, [](void* p) noexcept {
-    host_allocator().release(static_cast<Block*>(p));
-  });
-  return HostArray(block->data, {nbytes}, owner);
-}
-
 nb::dict allocator_stats() {
   const AllocatorStats s = host_allocator().stats();
   nb::dict d;
@@ -109,11 +97,11 @@ NB_MODULE(_C, m) {
   m.attr("ALIGNMENT") = kAlignment;
 
   // Allocator.
-  m.def("allocate", &allocate, "nbytes"_a,
-        "A 64-byte aligned 1-d uint8 numpy array of `nbytes` owning a block of the host "
-        "allocator; the block returns to the free list when the array is collected.");
-  m.def("data_ptr", [](const HostArray& a) { return reinterpret_cast<uintptr_t>(a.data()); },
-        "array"_a, "The address of an array returned by `allocate`.");
+  bind_fast(m);  // HostBlock, host_view and the hot path's fast_* entry points
+  m.def(
+      "allocate", [](size_t nbytes) { return new HostBlock(nbytes); }, "nbytes"_a,
+      nb::rv_policy::take_ownership,
+      "A HostBlock of `nbytes` (64-byte aligned) from the host allocator's free lists.");
   m.def("size_class", &size_class, "nbytes"_a, "The block size serving a request of `nbytes`.");
   m.def("allocator_stats", &allocator_stats,
         "allocated/peak/cached bytes, the cache limit, free-list hits and misses.");
@@ -131,6 +119,15 @@ NB_MODULE(_C, m) {
   // Kernels, area by area: each returns False when it leaves the case to the reference kernel.
   bind_elementwise(m);
   bind_reduce(m);
+  bind_scan(m);
+  bind_index(m);
+  bind_sort(m);
+  bind_random(m);
+  bind_linalg(m);
+  bind_optim(m);
+  bind_attention(m);
+  bind_conv(m);
+  bind_fused(m);
 
   m.def("build_info", &build_info, "Compiler, flags and SIMD features of this build.");
 }

@@ -26,8 +26,33 @@ class MaybeReleaseGil {
   std::optional<nb::gil_scoped_release> release_;
 };
 
+struct Block;
+
+// One block of the host allocator owned by a Python object (bind_fast.cpp): the block returns
+// to the free list when the object dies. Tensor storages on the CPU hold these.
+struct HostBlock {
+  explicit HostBlock(size_t nbytes);
+  ~HostBlock();
+  HostBlock(const HostBlock&) = delete;
+  HostBlock& operator=(const HostBlock&) = delete;
+
+  Block* block;
+  uintptr_t ptr;
+  size_t nbytes;
+};
+
 // One per area (bind_<area>.cpp).
+void bind_fast(nb::module_& m);
 void bind_elementwise(nb::module_& m);
 void bind_reduce(nb::module_& m);
+void bind_scan(nb::module_& m);
+void bind_index(nb::module_& m);
+void bind_sort(nb::module_& m);
+void bind_random(nb::module_& m);
+void bind_linalg(nb::module_& m);
+void bind_optim(nb::module_& m);
+void bind_attention(nb::module_& m);
+void bind_conv(nb::module_& m);
+void bind_fused(nb::module_& m);
 
 }  // namespace plait::cpu

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -21,6 +22,10 @@
 
 namespace plait::cpu {
 namespace {
+
+// How long a thread busy-waits for work (a worker) or for the last chunk (the caller) before
+// it blocks.
+constexpr std::chrono::microseconds kSpin{50};
 
 int initial_threads() {
   if (const char* env = std::getenv("OMP_NUM_THREADS")) {
@@ -73,6 +78,11 @@ class Pool {
     run_chunk(0);
     drain();
     t_in_region = false;
+    // The last chunk is usually a few microseconds away: spin before sleeping on done_.
+    spin_until([&] {
+      return pending_.load(std::memory_order_acquire) == 0 &&
+             active_.load(std::memory_order_acquire) == 0;
+    });
     std::exception_ptr error;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -125,14 +135,37 @@ class Pool {
     }
   }
 
+  // Busy-waits (with the CPU's pause hint) up to kSpin for `ready`; true if it became true.
+  // Waking a thread blocked on a condition variable costs tens of microseconds on a busy
+  // machine, more than a whole kernel on a small tensor: a worker that spins a little after
+  // each job catches the next one at once, as OpenMP's threads do.
+  template <class Ready>
+  static bool spin_until(const Ready& ready) {
+    const auto deadline = std::chrono::steady_clock::now() + kSpin;
+    while (true) {
+      for (int i = 0; i < 64; ++i) {
+        if (ready()) return true;
+        cpu_relax();
+      }
+      if (std::chrono::steady_clock::now() > deadline) return ready();
+    }
+  }
+
+  static void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
   void worker_loop() {
     t_in_region = true;
     uint64_t seen = 0;
     while (true) {
+      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return generation_ != seen && job_.fn != nullptr; });
-        seen = generation_;
+        wake_.wait(lock, [&] { return generation_.load() != seen && job_.fn != nullptr; });
+        seen = generation_.load();
         ++active_;
       }
       drain();
@@ -149,9 +182,10 @@ class Pool {
   std::vector<std::thread> workers_;
   Job job_;
   std::atomic<int> next_{0};
-  int pending_ = 0;
-  int active_ = 0;  // workers inside drain()
-  uint64_t generation_ = 0;
+  // Changed under mutex_ only; atomic so that spinning threads may read them without it.
+  std::atomic<int> pending_{0};
+  std::atomic<int> active_{0};  // workers inside drain()
+  std::atomic<uint64_t> generation_{0};
   std::exception_ptr error_;
 };
 

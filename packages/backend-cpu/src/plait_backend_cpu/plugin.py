@@ -82,11 +82,7 @@ def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
     from .kernels import make_kernels
 
     module = native()
-    dtype_codes = {
-        getattr(torch, name): code
-        for code, name in enumerate(module.DTYPES)
-        if hasattr(torch, name)
-    }
+    dtype_codes = _dtype_codes(module)
 
     def reference(name: str) -> Any:
         # Looked up at call time: the reference table is core's, and complete only once
@@ -94,6 +90,7 @@ def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
         return torch._refs.CPU_KERNELS[name]
 
     kernels = make_kernels(module, dtype_codes, reference)
+    _REGISTERED.update(kernels)
     fused = {name: k for name, k in kernels.items() if "::" in name}
     for name, kernel in kernels.items():
         if "::" not in name:
@@ -101,6 +98,10 @@ def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
     if fused:
         _register_fused(fused, lib.dispatch_key)
 
+
+# Every kernel registered, by name: the fast path (fast.py) runs a primitive's native code
+# directly only while the dispatcher still resolves the primitive to this kernel.
+_REGISTERED: dict[str, Any] = {}
 
 # Libraries holding the fused kernels' registrations, kept alive with the process.
 _FUSED_LIBRARIES: dict[str, Any] = {}
@@ -118,6 +119,27 @@ def _register_fused(kernels: dict[str, Any], dispatch_key: str) -> None:
         if lib is None:
             lib = _FUSED_LIBRARIES[ns] = Library(ns, "IMPL", dispatch_key)
         lib.impl(name, kernel)
+
+
+def _dtype_codes(module: ModuleType) -> dict[Any, int]:
+    """torch dtype -> ``_C`` dtype code."""
+    import torch
+
+    return {
+        getattr(torch, name): code
+        for code, name in enumerate(module.DTYPES)
+        if hasattr(torch, name)
+    }
+
+
+@hookimpl
+def torch_backend_fast_path(device_type: str) -> Any | None:
+    if device_type != DEVICE_TYPE:
+        return None
+    from .fast import FastPath
+
+    module = native()
+    return FastPath(module, _dtype_codes(module), _REGISTERED)
 
 
 @hookimpl

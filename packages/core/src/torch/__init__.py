@@ -115,6 +115,8 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "iinfo": ("torch._dtype_info", "iinfo"),
     "get_rng_state": ("torch._random", "get_rng_state"),
     "set_rng_state": ("torch._random", "set_rng_state"),
+    "_fused_adam_": ("torch._functions", "_fused_adam_"),
+    "_fused_adamw_": ("torch._functions", "_fused_adamw_"),
 }
 # The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
 for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage",

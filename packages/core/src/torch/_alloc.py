@@ -38,8 +38,8 @@ class Layout:
     the fast paths' key. Tensors made by :func:`new_tensor` carry theirs in the ``_fk`` slot,
     so "same layout" is one identity test (DESIGN.md §4, "Hot path")."""
 
-    __slots__ = ("_epoch", "_kernels", "device", "dtype", "index", "nbytes", "runtime",
-                 "shape", "stride")
+    __slots__ = ("_epoch", "_kernels", "dcode", "device", "dtype", "fast", "fast_codes",
+                 "fast_plans", "index", "meta", "nbytes", "numel", "runtime", "shape", "stride")
 
     def __init__(self, shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> None:
         numel = 1
@@ -49,11 +49,25 @@ class Layout:
         self.stride = contiguous_strides(shape)
         self.dtype = dt
         self.device = dev
+        self.meta = (self.shape, dt, dev)  # what an autograd node keeps of an input
+        self.numel = numel
         self.nbytes = numel * dt.itemsize
         self.runtime = _registry.runtime(dev.type)
         self.index = dev.index or 0
         self._kernels: dict[str, Any] = {}
         self._epoch = -1
+        # The hot path's (torch._fast) backend entry points, when they serve this dtype, and
+        # what the tiers decided for this layout (op codes, broadcast plans).
+        fast = self.runtime.fast
+        self.dcode = None if fast is None else fast.dtype_codes.get(dt)
+        self.fast = None if self.dcode is None else fast
+        self.fast_codes: dict[str, int] = {}
+        self.fast_plans: dict[Any, Any] = {}
+
+    def forget_fast(self) -> None:
+        """Drop the tiers' decisions (a kernel registration may have changed them)."""
+        self.fast_codes.clear()
+        self.fast_plans.clear()
 
     def kernel(self, prim: str) -> Any:
         """The kernel this layout's device runs for primitive ``prim`` (cached until the next
@@ -71,6 +85,14 @@ _LAYOUTS: dict[Any, Layout] = {}
 
 
 _MAX_LAYOUTS = 4096
+
+
+def _forget_fast() -> None:
+    for lay in list(_LAYOUTS.values()):
+        lay.forget_fast()
+
+
+_dispatch.on_invalidate.append(_forget_fast)
 
 
 def _interned(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Layout | None:

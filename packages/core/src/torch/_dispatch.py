@@ -127,6 +127,8 @@ class Operator:
 # Bumped by every (un)registration: caches of resolved kernels outside an Operator (the fast
 # paths' per-layout kernel tables) compare it to know they are stale.
 epoch = 0
+# Called by every (un)registration too: caches that must not outlive a kernel change.
+on_invalidate: list[Callable[[], None]] = []
 
 
 def _invalidate() -> None:
@@ -134,6 +136,8 @@ def _invalidate() -> None:
     epoch += 1
     for op in _ops.values():
         op._resolved.clear()
+    for forget in on_invalidate:
+        forget()
 
 
 def get(qualname: str) -> Operator | None:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import _config, _dispatch, _dtype
+from . import _config, _dispatch, _dtype, _fast
 from ._alloc import P, new_tensor
 from ._arith import add, inplace_method, mul, operand, scalar_operand
 from ._convert import copy_, scalar_type_name, to_dtype, write_out
@@ -304,8 +304,9 @@ ATEN: dict[str, _dispatch.Operator] = {}
 for _row in UNARY:
     ATEN[_row.name] = _op = _define(_row.name, f"{_row.name}(Tensor self) -> Tensor",
                                     _unary_kernel(_row))
-    _publish((_row.name, *_row.aliases), _public_unary(_op, _row.name), inplace=_row.inplace,
-             torch_inplace=_row.torch_inplace)
+    _publish((_row.name, *_row.aliases),
+             _fast.unary(_row.prim, _op, _public_unary(_op, _row.name), _row.rule),
+             inplace=_row.inplace, torch_inplace=_row.torch_inplace)
     if _row.name == "abs":
         FUNCTIONS.pop("absolute_")  # torch.abs_ exists, torch.absolute_ does not
 
@@ -1092,6 +1093,11 @@ for _stem, (_fwd, _rev) in _OPERATORS.items():
     METHODS[f"__{_stem}__"] = _operator(_fwd)
     METHODS[f"__r{_stem}__"] = _reflected(_rev)
     METHODS[f"__i{_stem}__"] = _python_inplace(_fwd, f"__i{_stem}__")
+# The hot path's tiers (torch._fast) in front of the common ones. `number / t` is not among
+# them: PyTorch computes it as reciprocal(t) * number.
+METHODS["__sub__"] = _fast.binary("sub", _aten_sub, METHODS["__sub__"])
+METHODS["__rsub__"] = _fast.binary("sub", _aten_rsub, METHODS["__rsub__"], reflected=True)
+METHODS["__truediv__"] = _fast.binary("div", _aten_div, METHODS["__truediv__"])
 for _stem, _name in (("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"),
                      ("ge", "ge")):
     METHODS[f"__{_stem}__"] = _operator(FUNCTIONS[_name])

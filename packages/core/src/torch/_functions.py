@@ -33,6 +33,11 @@ OP_MODULES = (
     "_random_ops",
     "_linalg_ops",
     "_softmax",
+    "_norms",
+    "_losses",
+    "_attention",
+    "_fused_adam",
+    "_conv",
 )
 
 __all__: list[str] = []

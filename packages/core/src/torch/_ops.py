@@ -54,6 +54,9 @@ class _Namespace(ModuleType):
     def __getattr__(self, name: str) -> OpOverloadPacket:
         if name.startswith("__"):
             raise AttributeError(name)
+        if self._ns in ("aten", "prims"):
+            # core's operators are defined when the op surface loads (on first use)
+            from . import _functions  # noqa: F401
         if _dispatch.get(f"{self._ns}::{name}") is None and not any(
             op.qualname.startswith(f"{self._ns}::{name}.") for op in _dispatch.operators(self._ns)
         ):

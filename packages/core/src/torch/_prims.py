@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-VERSION = 2
+VERSION = 3
 
 _UNARY = (
     "neg abs sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin cos tan asin "
@@ -88,6 +88,21 @@ def _table() -> dict[str, tuple[str, str]]:
         # Philox4x32-10 random 32-bit words from (seed, offset): out is int64 holding values
         # in [0, 2**32), element i from counter (offset + i // 4), lane i % 4
         "random_bits_": ("random", "random_bits_(Tensor(a!) out, int seed, int offset) -> ()"),
+        # N-d convolution without bias. input (N, G*Ci, *S), out (N, G*Co, *O), one stride,
+        # padding and dilation per spatial dim (padding >= 0, the others >= 1); out, input and
+        # weight share one dtype (float64 accumulation for floats, wrapping int64 for ints).
+        # transposed=False: weight (G*Co, Ci, *K) and
+        #   out[n, g*Co+o, y] = sum_{c,k} input[n, g*Ci+c, y*stride - padding + k*dilation]
+        #                                 * weight[g*Co+o, c, k]   (zero outside the input);
+        # transposed=True (the adjoint in input: transposed conv, and the input gradient):
+        #   weight (G*Ci, Co, *K) and out[n, g*Co+o, x*stride - padding + k*dilation] +=
+        #   input[n, g*Ci+c, x] * weight[g*Ci+c, o, k] over every (c, x, k) landing in out.
+        # out's shape fixes the output size (a transposed conv's output_padding is implied by
+        # it). The weight gradient is this primitive on rearranged operands (stride and
+        # dilation swapped; see torch/_conv.py).
+        "convolution": ("convolution", "convolution(Tensor(a!) out, Tensor input, Tensor weight, "
+                                       "int[] stride, int[] padding, int[] dilation, "
+                                       "bool transposed, int groups) -> ()"),
     })
     return rows
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from . import _config, _dispatch, _dtype
+from . import _config, _dispatch, _dtype, _fast
 from ._alloc import P, check_dtype, new_tensor
 from ._convert import scalar_type_name, to_dtype, write_out
 from ._promotion import result_type
@@ -1192,6 +1192,9 @@ _CPP_NAMES = {
     "complex128": "c10::complex<double>",
 }
 
+
+# torch.sum and Tensor.sum with the hot path's full-sum tier in front (torch._fast).
+sum = _fast.sum_method(ATEN["sum.dim_IntList"], sum)
 
 METHODS: dict[str, Any] = {
     name: globals()[name]

@@ -15,6 +15,7 @@ from ._device import device as _device
 from .backends import _registry
 
 _ALIGN = 64
+_UNSET: Any = object()  # a storage's host view not made yet
 
 
 class HostAllocator:
@@ -48,7 +49,7 @@ class MetaAllocator:
 class UntypedStorage:
     """Bytes on a device. ``UntypedStorage(n, device=...)`` allocates ``n`` bytes."""
 
-    __slots__ = ("__weakref__", "_device", "_handle", "_host", "_nbytes", "_ptr", "_runtime")
+    __slots__ = ("__weakref__", "_device", "_handle", "_hostbuf", "_nbytes", "_ptr", "_runtime")
 
     def __init__(self, size: int = 0, *, device: Any = None) -> None:
         if size < 0:
@@ -69,9 +70,23 @@ class UntypedStorage:
         self._device = dev
         self._runtime = runtime
         self._ptr = runtime.allocator.data_ptr(handle)
-        buf = runtime.allocator.host_buffer(handle)
-        self._host = None if buf is None else (
-            buf if isinstance(buf, np.ndarray) else np.frombuffer(buf, np.uint8))
+        self._hostbuf = _UNSET
+
+    @property
+    def _host(self) -> np.ndarray | None:
+        """The bytes as a host ``uint8`` array (memory the host can address), else None.
+        Made on first use: most storages (every eager op's output) never need one."""
+        buf = self._hostbuf
+        if buf is _UNSET:
+            raw = self._runtime.allocator.host_buffer(self._handle)
+            buf = None if raw is None else (
+                raw if isinstance(raw, np.ndarray) else np.frombuffer(raw, np.uint8))
+            self._hostbuf = buf
+        return buf
+
+    @_host.setter
+    def _host(self, buf: np.ndarray | None) -> None:
+        self._hostbuf = buf
 
     @property
     def device(self) -> _device:

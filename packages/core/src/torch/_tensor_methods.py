@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _config, _dtype, _tensor
-from ._alloc import from_layout
-from ._arith import add, inplace_method, mul, sum
+from . import _dtype, _fast, _tensor
+from ._arith import _aten_add, _aten_mul, add, inplace_method, mul, sum
 from ._convert import clone, contiguous, copy_, fill_, is_nonzero, item, numpy, to, tolist, zero_
 from ._device import device as _device
 from ._factories import _rewrap, empty, full, ones, tensor, zeros
@@ -27,32 +26,16 @@ def _index(self: Tensor) -> int:
     return int(item(self))
 
 
-def _binary_method(fn: Any, prim: str | None = None) -> Any:
-    """``Tensor.__add__`` and friends. With ``prim``, two plain tensors of one interned layout
-    (same shape, dtype and device, contiguous, no grad, no dispatch mode active) take the
-    first fast tier: allocate from the layout and run the device's kernel directly. It gives
-    exactly what the generic path gives: same dtype, same shape, the same kernel."""
+def _binary_method(fn: Any) -> Any:
+    """``Tensor.__add__`` and friends: numbers and tensors only, else ``NotImplemented``."""
 
     def method(self: Tensor, other: Any) -> Any:
         if not isinstance(other, (Tensor, bool, int, float, complex)):
             return NotImplemented
         return fn(self, other)
 
-    if prim is None:
-        return method
-    state = _config.state
-
-    def fast(self: Tensor, other: Any) -> Any:
-        fk = self._fk
-        if (fk is not None and other.__class__ is Tensor and other._fk is fk
-                and self.__class__ is Tensor and not state.modes_active
-                and not self.requires_grad and not other.requires_grad):
-            out = from_layout(fk)
-            fk.kernel(prim)(out, self, other)
-            return out
-        return method(self, other)
-
-    return fast
+    method.__name__ = fn.__name__
+    return method
 
 
 def _reflected(fn: Any) -> Any:
@@ -126,11 +109,11 @@ METHODS: dict[str, Any] = {
     "sum": sum,
     "add_": inplace_method(add),
     "mul_": inplace_method(mul),
-    "__add__": _binary_method(add, "add"),
-    "__radd__": _reflected(add),
+    "__add__": _fast.binary("add", _aten_add, _binary_method(add)),
+    "__radd__": _fast.binary("add", _aten_add, _reflected(add), reflected=True),
     "__iadd__": inplace_method(add),
-    "__mul__": _binary_method(mul, "mul"),
-    "__rmul__": _reflected(mul),
+    "__mul__": _fast.binary("mul", _aten_mul, _binary_method(mul)),
+    "__rmul__": _fast.binary("mul", _aten_mul, _reflected(mul), reflected=True),
     "__imul__": inplace_method(mul),
     "copy_": copy_,
     "fill_": fill_,

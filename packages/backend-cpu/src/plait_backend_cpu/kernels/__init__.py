@@ -16,7 +16,10 @@ from typing import Any
 from ._common import Kernel
 
 # Kernel areas, in registration order (a later area may replace an earlier one's kernel).
-AREAS = ("elementwise", "reduce")
+AREAS = (
+    "elementwise", "reduce", "scan", "index", "sort", "random", "optim", "linalg", "conv",
+    "attention", "fused",
+)
 
 
 def make_kernels(

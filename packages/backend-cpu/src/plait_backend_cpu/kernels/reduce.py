@@ -1,8 +1,8 @@
-"""Wrappers of the native reduction kernels."""
+"""Wrappers of the native reduction kernels: sum prod amax amin any all, argmax argmin."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -12,54 +12,115 @@ from ._common import UNKNOWN_DTYPE, Kernel, layout_error, null_pointer_error
 _MAX_REDUCE_DIMS = 64
 
 
+def reduce_mask(name: str, shape: tuple[int, ...], out_shape: tuple[int, ...],
+                dims: Sequence[int]) -> int:
+    """The bit mask of the reduced dimensions: those in ``dims`` and those where the output
+    has size 1 and the input not (the keepdim shape says which were reduced).
+
+    :raises ValueError: when ``out_shape`` is not ``shape`` with reduced dimensions set to 1.
+    :raises IndexError: for a dimension outside ``[-ndim, ndim)``.
+    """
+    ndim = len(shape)
+    if len(out_shape) != ndim:
+        raise layout_error(name, f"the output has {len(out_shape)} dimensions, the input {ndim}")
+    mask = 0
+    bound = max(ndim, 1)  # a 0-d tensor accepts dimension 0 and -1, like PyTorch
+    for d in dims:
+        if not -bound <= d < bound:
+            raise IndexError(
+                f"prims.{name} (plait-backend-cpu): dimension {d} out of range for a "
+                f"{ndim}-d input"
+            )
+        if ndim:
+            mask |= 1 << (d % ndim)
+    for d in range(ndim):
+        if out_shape[d] == shape[d]:
+            continue
+        if out_shape[d] != 1:
+            raise layout_error(
+                name,
+                f"output shape {out_shape} is not input shape {shape} with the reduced "
+                "dimensions set to 1",
+            )
+        mask |= 1 << d
+    for d in range(ndim):
+        if mask >> d & 1 and out_shape[d] != 1:
+            raise layout_error(name, f"reduced dimension {d} has size {out_shape[d]}")
+    return mask
+
+
+def wrap_dim(name: str, dim: int, ndim: int) -> int:
+    """``dim`` in ``[0, ndim)`` (a 0-d tensor accepts 0 and -1, and gives 0).
+
+    :raises IndexError: for a dimension outside ``[-ndim, ndim)``.
+    """
+    bound = max(ndim, 1)
+    if not -bound <= dim < bound:
+        raise IndexError(
+            f"prims.{name} (plait-backend-cpu): dimension {dim} out of range for a {ndim}-d "
+            "input"
+        )
+    return dim % bound
+
+
+def pointers(name: str, *tensors: Any) -> list[int]:
+    """The data pointers of ``tensors``; a tensor with elements must have a non-null one."""
+    ptrs = [t.data_ptr() for t in tensors]
+    for p, t in zip(ptrs, tensors):
+        if not p and t.numel():
+            raise null_pointer_error(name)
+    return ptrs
+
+
 def make_kernels(
     native: ModuleType,
     dtype_codes: Mapping[Any, int],
     reference: Callable[[str], Kernel],
 ) -> dict[str, Kernel]:
-    """``sum``."""
+    """``sum prod amax amin any all`` (``out, a, dims``) and ``argmax argmin``
+    (``out, a, dim``)."""
     unknown = UNKNOWN_DTYPE
+    int64 = native.DTYPES.index("int64")
 
-    def sum_(out: Any, a: Any, dims: Any) -> None:
-        shape = tuple(a.shape)
-        out_shape = tuple(out.shape)
-        ndim = len(shape)
-        if len(out_shape) != ndim:
-            raise layout_error(
-                "sum", f"the output has {len(out_shape)} dimensions, the input {ndim}"
-            )
-        mask = 0
-        bound = max(ndim, 1)  # a 0-d tensor accepts dimension 0 and -1, like PyTorch
-        for d in dims:
-            if not -bound <= d < bound:
-                raise IndexError(
-                    f"prims.sum (plait-backend-cpu): dimension {d} out of range for a "
-                    f"{ndim}-d input"
-                )
+    def reduction(name: str) -> Kernel:
+        native_fn = getattr(native, name)
+
+        def kernel(out: Any, a: Any, dims: Any) -> None:
+            shape = tuple(a.shape)
+            mask = reduce_mask(name, shape, tuple(out.shape), dims)
+            out_ptr, a_ptr = pointers(name, out, a)
+            out_code = dtype_codes.get(out.dtype, unknown)
+            a_code = dtype_codes.get(a.dtype, unknown)
+            if len(shape) > _MAX_REDUCE_DIMS or not native_fn(
+                out_code, a_code, shape, out_ptr, out.stride(), a_ptr, a.stride(), mask
+            ):
+                reference(name)(out, a, dims)
+
+        kernel.__name__ = kernel.__qualname__ = name
+        return kernel
+
+    def arg_reduction(name: str) -> Kernel:
+        native_fn = getattr(native, name)
+
+        def kernel(out: Any, a: Any, dim: int) -> None:
+            shape = tuple(a.shape)
+            ndim = len(shape)
+            d = wrap_dim(name, dim, ndim)
             if ndim:
-                mask |= 1 << (d % ndim)
-        for d in range(ndim):
-            if out_shape[d] == shape[d]:
-                continue
-            if out_shape[d] != 1:
-                raise layout_error(
-                    "sum",
-                    f"output shape {out_shape} is not input shape {shape} with the "
-                    "reduced dimensions set to 1",
-                )
-            mask |= 1 << d
-        for d in range(ndim):
-            if mask >> d & 1 and out_shape[d] != 1:
-                raise layout_error("sum", f"reduced dimension {d} has size {out_shape[d]}")
-        out_ptr, a_ptr = out.data_ptr(), a.data_ptr()
-        if (not out_ptr and out.numel()) or (not a_ptr and a.numel()):
-            raise null_pointer_error("sum")
-        out_code = dtype_codes.get(out.dtype, unknown)
-        a_code = dtype_codes.get(a.dtype, unknown)
-        if ndim > _MAX_REDUCE_DIMS or not native.sum(
-            out_code, a_code, shape, out_ptr, out.stride(), a_ptr, a.stride(), mask
-        ):
-            reference("sum")(out, a, dims)
+                reduce_mask(name, shape, tuple(out.shape), [d])
+            out_ptr, a_ptr = pointers(name, out, a)
+            native_ok = (
+                ndim > 0
+                and dtype_codes.get(out.dtype, unknown) == int64
+                and native_fn(dtype_codes.get(a.dtype, unknown), shape, out_ptr, out.stride(),
+                              a_ptr, a.stride(), d)
+            )
+            if not native_ok:
+                reference(name)(out, a, dim)
 
-    sum_.__name__ = sum_.__qualname__ = "sum"
-    return {"sum": sum_}
+        kernel.__name__ = kernel.__qualname__ = name
+        return kernel
+
+    kernels = {name: reduction(name) for name in native.REDUCE_OPS}
+    kernels.update({name: arg_reduction(name) for name in ("argmax", "argmin")})
+    return kernels

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _dispatch, _prims
-from . import elementwise, indexing, linalg, memory, random, reduction, sort
+from . import conv, elementwise, indexing, linalg, memory, random, reduction, sort
 from .common import (
     FROM_NP,
     NP_DTYPES,
@@ -29,7 +29,7 @@ __all__ = ["CPU_KERNELS", "FROM_NP", "NP_DTYPES", "bf16_to_f32", "check_scalar_f
            "f32_to_bf16", "load", "missing", "np_view", "store"]
 
 CPU_KERNELS: dict[str, Callable[..., Any]] = {}
-for _group in (memory, elementwise, reduction, indexing, sort, linalg, random):
+for _group in (memory, elementwise, reduction, indexing, sort, linalg, random, conv):
     CPU_KERNELS.update(_group.KERNELS)
 
 

@@ -219,7 +219,7 @@ def _tensor_prehooks(node: Node, buf: list[Any]) -> list[Any]:
 
 def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool) -> None:
     var = node.variable
-    if grad is None:
+    if grad is None or var is None:  # no gradient, or a leaf nobody can see any more
         return
     hooks = var.__dict__.get("_leaf_hooks")
     if hooks:

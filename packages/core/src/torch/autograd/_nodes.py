@@ -17,6 +17,9 @@ from typing import Any
 from .. import _config, _dispatch
 from .._tensor import Tensor
 from .graph import AccumulateGrad, Node, SavedTensor
+from .graph import _seq as _graph_seq
+
+_new = object.__new__
 
 
 def edge_of(t: Tensor) -> tuple[Node | None, int]:
@@ -26,13 +29,9 @@ def edge_of(t: Tensor) -> tuple[Node | None, int]:
     fn = t.grad_fn
     if fn is not None:
         return (fn, t.__dict__.get("_output_nr", 0))
-    acc = t.__dict__.get("_grad_accumulator")
-    node = acc() if acc is not None else None
+    node = t.__dict__.get("_grad_accumulator")
     if node is None:
-        node = AccumulateGrad(t)
-        import weakref
-
-        t.__dict__["_grad_accumulator"] = weakref.ref(node)
+        node = t.__dict__["_grad_accumulator"] = AccumulateGrad(t)
     return (node, 0)
 
 
@@ -88,11 +87,21 @@ class Ctx:
 class OpBackward(Node):
     """The node of one operator call with a derivative rule."""
 
+    # Defaults for the hot path's nodes (binary_node); __init__ sets them all.
+    _layout: Any = (0, 1)
+    _list_meta: Any = (None, None)
+    _result: Any = None
+    _keep_result = True
+    _n_outputs = 1
+    _released = False
+
     def __init__(self, rule: Callable[..., Any] | None, qualname: str, args: tuple[Any, ...],
-                 kwargs: dict[str, Any], mutated: tuple[int, ...] = ()) -> None:
+                 kwargs: dict[str, Any], mutated: tuple[int, ...] = (),
+                 saves: tuple[bool, bool] = (True, True)) -> None:
         super().__init__()
         self._rule = rule
         self._qualname = qualname
+        keep_args, self._keep_result = saves
         edges: list[tuple[Node | None, int]] = []
         layout: list[Any] = []  # per positional arg: None, an edge index, or a list of them
         saved: list[Any] = []
@@ -100,9 +109,12 @@ class OpBackward(Node):
             if isinstance(a, Tensor):
                 layout.append(len(edges))
                 edges.append(edge_of(a))
-                # an argument the op writes to is saved as it was before the write
-                kept = a.detach().clone() if i in mutated else a
-                saved.append(SavedTensor(kept, self, False))
+                if keep_args:
+                    # an argument the op writes to is saved as it was before the write
+                    kept = a.detach().clone() if i in mutated else a
+                    saved.append(SavedTensor(kept, self, False))
+                else:
+                    saved.append(None)  # the rule never reads it
             elif isinstance(a, (list, tuple)) and any(isinstance(x, Tensor) for x in a):
                 idx = []
                 items = []
@@ -110,7 +122,7 @@ class OpBackward(Node):
                     if isinstance(x, Tensor):
                         idx.append(len(edges))
                         edges.append(edge_of(x))
-                        items.append(SavedTensor(x, self, False))
+                        items.append(SavedTensor(x, self, False) if keep_args else None)
                     else:
                         idx.append(None)
                         items.append(x)
@@ -137,6 +149,9 @@ class OpBackward(Node):
     def _save_result(self, result: Any) -> None:
         if isinstance(result, tuple):
             self._n_outputs = len(result)
+        if not self._keep_result:
+            return
+        if isinstance(result, tuple):
             self._result = tuple(SavedTensor(r, self, True, nr) if isinstance(r, Tensor) else r
                                  for nr, r in enumerate(result))
         else:
@@ -207,6 +222,32 @@ class OpBackward(Node):
                 r.release()
 
 
+def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, kwargs: dict[str, Any],
+                meta: tuple[Any, ...], out: Tensor) -> None:
+    """Record ``out = op(a, b)`` for the hot path (torch._fast): the node the Autograd kernel
+    of ``op`` would record for this call (same class, rule, edges, saved tensors), built
+    without the generic argument walk. ``info`` is the kernel's ``_plait_node``; ``meta`` the
+    inputs' (shape, dtype, device), which the hot path only takes when equal."""
+    cls, rule, qualname, (keep_args, keep_result) = info
+    node = _new(cls)  # the class defaults of Node and OpBackward hold the other fields
+    node._seq = next(_graph_seq)
+    node._rule = rule
+    node._qualname = qualname
+    node._kwargs = kwargs
+    node._inputs_meta = (meta, meta)
+    node._next = (edge_of(a), edge_of(b))
+    node._saved_args = ([SavedTensor(a, node, False), SavedTensor(b, node, False)]
+                        if keep_args else (None, None))
+    if _config.state.anomaly:
+        node.metadata["traceback_"] = "".join(traceback.format_stack()[:-4])
+    out.grad_fn = node
+    out.requires_grad = True
+    if keep_result:
+        node._result = SavedTensor(out, node, True)
+    else:
+        node._keep_result = False
+
+
 def conform(grad: Tensor, meta: Any) -> Tensor:
     """``grad`` summed down to an input's shape (undoing broadcasting), in its dtype."""
     if meta is None or not isinstance(grad, Tensor):
@@ -247,6 +288,7 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
     # A composite with a formula uses it: dedicated formulas are faster or more stable.
     cls = node_class(op.name.partition(".")[0])
     mutated = tuple(i for i in op.schema.mutated if i == 0)  # in-place ops write `self`
+    saves = _formulas.SAVES.get(op.qualname, (True, True))
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
         target = args[0] if mutated and args and isinstance(args[0], Tensor) else None
@@ -255,7 +297,7 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
 
             _inplace.before_write(target, None)
         # The node captures edges and saved inputs before the op runs (it may write `self`).
-        node = cls(rule, op.qualname, args, kwargs, mutated)
+        node = cls(rule, op.qualname, args, kwargs, mutated, saves)
         prev = _config.set_grad_state(False)
         try:
             result = _dispatch.redispatch_below_autograd(op, *args, **kwargs)
@@ -279,6 +321,7 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
         return result
 
     kernel.__name__ = f"autograd_{op.name}"
+    kernel._plait_node = (cls, rule, op.qualname, saves)  # what binary_node records
     op.register(_dispatch.AUTOGRAD, kernel)
     return kernel
 

@@ -29,6 +29,9 @@ def register_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandl
     hooks = self.__dict__.get("_leaf_hooks")
     if hooks is None:
         hooks = self.__dict__["_leaf_hooks"] = _HookDict()
+        from ._nodes import edge_of
+
+        edge_of(self)[0]._keep = self  # the hooks run even if the leaf is dropped
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
     return handle
@@ -45,7 +48,7 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], No
     from ._nodes import edge_of
 
     node, _ = edge_of(self)
-    self.__dict__["_grad_accumulator_strong"] = node  # keep it (and its hooks) alive
+    node._keep = self  # the hooks run even if the leaf is dropped
     if node._post_hooks is None:
         node._post_hooks = _HookDict()
     handle = RemovableHandle(node._post_hooks)

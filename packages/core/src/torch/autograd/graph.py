@@ -54,14 +54,25 @@ class _HookDict(dict):
 class Node:
     """A function of the backward graph (what ``tensor.grad_fn`` is)."""
 
+    # Class-level defaults, replaced per instance on first write (never mutated in place), so
+    # a node built on the hot path (``_nodes.binary_node``) sets only what differs.
+    _next: tuple[tuple[Node | None, int], ...] = ()
+    _hooks: _HookDict | None = None
+    _prehooks: _HookDict | None = None
+    _tensor_prehooks: dict[int, _HookDict] | None = None  # output_nr -> hooks
+    _retain: dict[int, Any] | None = None  # output_nr -> weakref of retained tensor
+    _metadata: dict[str, Any] | None = None
+
     def __init__(self) -> None:
-        self._next: tuple[tuple[Node | None, int], ...] = ()
         self._seq = next(_seq)
-        self._hooks: _HookDict | None = None
-        self._prehooks: _HookDict | None = None
-        self._tensor_prehooks: dict[int, _HookDict] | None = None  # output_nr -> hooks
-        self._retain: dict[int, Any] | None = None  # output_nr -> weakref of retained tensor
-        self.metadata: dict[str, Any] = {}
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """A dict for whatever users attach to the node (made on first use)."""
+        meta = self._metadata
+        if meta is None:
+            meta = self._metadata = {}
+        return meta
 
     def name(self) -> str:
         return type(self).__name__
@@ -110,12 +121,27 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The end of a leaf's edges: accumulates the incoming gradient into ``variable.grad``."""
+    """The end of a leaf's edges: accumulates the incoming gradient into ``variable.grad``.
+
+    The leaf keeps its accumulator (``_grad_accumulator``) and the accumulator refers to the
+    leaf weakly, so one accumulator serves every graph the leaf takes part in. A leaf nobody
+    else holds can then die with a graph still pointing at it; its gradient is unobservable
+    then, unless hooks watch it: a leaf with hooks is held strongly (``_keep``), so they still
+    run, as in PyTorch where the accumulator always holds its leaf.
+    """
+
+    _post_hooks: _HookDict | None = None
+    _keep: Tensor | None = None
 
     def __init__(self, variable: Tensor) -> None:
-        super().__init__()
-        self.variable = variable
-        self._post_hooks: _HookDict | None = None
+        self._seq = next(_seq)
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self) -> Tensor | None:
+        """The leaf this node accumulates into (``None`` once it is gone)."""
+        keep = self._keep
+        return keep if keep is not None else self._variable()
 
     def apply(self, grads: list[Any]) -> list[Any]:  # the engine accumulates; see _engine
         return []
@@ -187,7 +213,15 @@ class SavedTensor:
 # -- saved tensor hooks ------------------------------------------------------------------------
 
 
+_hooks_lock = threading.Lock()
+# Open saved_tensors_hooks blocks, all threads: while there are none, saving a tensor reads
+# no thread-local.
+_hooks_active = 0
+
+
 def current_saved_tensors_hooks() -> tuple[Callable[..., Any], Callable[..., Any]] | None:
+    if not _hooks_active:
+        return None
     stack = getattr(_local, "saved_hooks", None)
     return stack[-1] if stack else None
 
@@ -206,10 +240,16 @@ class saved_tensors_hooks:
         if stack is None:
             stack = _local.saved_hooks = []
         stack.append((self.pack_hook, self.unpack_hook))
+        global _hooks_active
+        with _hooks_lock:
+            _hooks_active += 1
         return self
 
     def __exit__(self, *exc: object) -> None:
         _local.saved_hooks.pop()
+        global _hooks_active
+        with _hooks_lock:
+            _hooks_active -= 1
 
 
 class save_on_cpu(saved_tensors_hooks):

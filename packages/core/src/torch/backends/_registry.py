@@ -72,6 +72,7 @@ class Runtime:
     copier: Any
     capabilities: frozenset[str] = field(default_factory=frozenset)
     plugin: Plugin | None = None
+    fast: Any = None  # the backend's hookspecs.FastPath, or None
 
 
 _lock = threading.RLock()
@@ -222,7 +223,10 @@ def runtime(device_type: str) -> Runtime:
 
 def _initialise(device_type: str) -> Runtime:
     if device_type in _runtime_errors:
-        raise _runtime_errors[device_type]
+        # A fresh error each time, chained to the original: re-raising one object would grow
+        # its traceback on every use of the device.
+        first = _runtime_errors[device_type]
+        raise RuntimeError(str(first)) from first.__cause__
     plugin = _scan_installed().get(device_type)
     if plugin is None or plugin.status != "loaded":
         if device_type in BUILTIN:
@@ -245,6 +249,7 @@ def _initialise(device_type: str) -> Runtime:
         _plugin_manager().hook.torch_backend_register_kernels(device_type=device_type, lib=lib)
         _call_owner(plugin, "torch_backend_set_num_threads", device_type=device_type,
                     num_threads=_config.state.num_threads)
+        fast = _call_owner(plugin, "torch_backend_fast_path", device_type=device_type)
     except Exception as exc:
         err = RuntimeError(
             f"The torch backend plugin '{plugin.name}' (from {plugin.distribution}) could not "
@@ -253,7 +258,7 @@ def _initialise(device_type: str) -> Runtime:
         err.__cause__ = exc
         _runtime_errors[device_type] = err
         raise err from exc
-    return Runtime(device_type, plugin.info.dispatch_key, allocator, copier, caps, plugin)
+    return Runtime(device_type, plugin.info.dispatch_key, allocator, copier, caps, plugin, fast)
 
 
 def _unusable(device_type: str, plugin: Plugin | None) -> RuntimeError:

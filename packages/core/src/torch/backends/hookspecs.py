@@ -26,7 +26,7 @@ Hooks are listed in the order core calls them. None is ``historic``. Kernel sign
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -91,6 +91,47 @@ class Allocator(Protocol):
     def host_buffer(self, handle: Any) -> Any | None:
         """An object exposing the buffer protocol over the block, for host-accessible memory;
         ``None`` for memory the host cannot read directly."""
+
+
+class FastPath(Protocol):
+    """Allocate-and-run entry points for the eager hot path (DESIGN.md §4, "Hot path").
+    Returned by :func:`torch_backend_fast_path`.
+
+    Core calls them only for contiguous operands (offset 0) of the output's dtype, with no
+    grad and no dispatch mode involved, where they must give exactly what the primitive
+    kernels give. Each returns a new memory handle of the backend's allocator holding the
+    result, with the block's address in its ``ptr`` attribute, or ``None`` when it leaves the
+    case to the generic path (an unsupported dtype, say). Op codes come from the two tables.
+    """
+
+    binary_ops: Mapping[str, int]  # binary primitive name -> op code
+    unary_ops: Mapping[str, int]  # unary primitive name -> op code
+    dtype_codes: Mapping[Any, int]  # torch dtype -> dtype code (absent: not served)
+    # The primitive kernels the backend registered, by name: core takes a tier only while the
+    # dispatcher still resolves the primitive to that kernel (no library overrode it).
+    kernels: Mapping[str, Callable[..., Any]]
+
+    def binary(self, op: int, dtype: int, nbytes: int, numel: int, a: int, b: int) -> Any:
+        """``a op b`` for two contiguous operands of ``numel`` elements at addresses a, b."""
+
+    def binary_scalar(self, op: int, dtype: int, nbytes: int, numel: int, a: int,
+                      scalar: float, reversed: bool) -> Any:
+        """``a op scalar`` (``scalar op a`` when ``reversed``), the Python number converted
+        to the dtype first."""
+
+    def broadcast_plan(self, op: int, dtype: int, nbytes: int, shape: Sequence[int],
+                       a_strides: Sequence[int], b_strides: Sequence[int]) -> Any:
+        """A prepared broadcast ``a op b`` into a contiguous output of ``shape``; element
+        strides, 0 on broadcast dimensions. Core caches it per pair of layouts."""
+
+    def binary_plan(self, plan: Any, a: int, b: int) -> Any:
+        """Run a prepared broadcast op."""
+
+    def unary(self, op: int, dtype: int, nbytes: int, numel: int, a: int) -> Any:
+        """``op(a)`` for a contiguous operand."""
+
+    def sum_all(self, dtype: int, itemsize: int, numel: int, a: int) -> Any:
+        """The sum of every element into a 0-d result of the same dtype."""
 
 
 class Copier(Protocol):
@@ -221,17 +262,17 @@ def torch_backend_set_num_threads(device_type: str, num_threads: int) -> None:
 
 
 @hookspec(firstresult=True)
-def torch_backend_fast_path(device_type: str) -> Callable[..., Any] | None:
-    """Optional: a fused "allocate and run" entry point for the eager hot path.
+def torch_backend_fast_path(device_type: str) -> FastPath | None:
+    """Optional: the "allocate and run in one native call" entry points of the eager hot path.
 
-    Returns a callable ``fast(op_name, out_nbytes, *input_handles) -> handle`` that allocates
-    the output and runs the kernel in one native call, for same-layout contiguous inputs.
-    Core only takes this path when it would give the generic path's result.
+    Asked once when the device type's runtime initialises. Core's fast tiers use them for
+    small same-dtype contiguous operands and fall back to the generic dispatcher path whenever
+    they return ``None`` (DESIGN.md §4, "Hot path").
 
     :param device_type: the device type.
-    :returns: the callable, or ``None`` when the backend has none.
+    :returns: a :class:`FastPath`, or ``None`` when the backend has none.
 
-    ``firstresult``. versionadded: 0.1
+    ``firstresult``. versionadded: 0.1 (the :class:`FastPath` protocol: 0.2)
     """
 
 

@@ -1,8 +1,20 @@
 """``torch.nn``: modules, layers, losses and ``nn.functional`` (plait-nn, DESIGN.md §9).
 
-This distribution adds ``torch.nn`` to plait-core's ``torch`` package. ``nn.Module`` with
-PyTorch's semantics, containers, layers, losses, ``nn.functional``, ``nn.init`` and
-``nn.utils`` arrive with the nn issue; until then the package is empty.
+This distribution adds ``torch.nn`` to plait-core's ``torch`` package: ``Module`` with
+PyTorch's semantics, parameters, containers, layers, ``nn.init``, ``nn.utils`` and
+``nn.functional``.
 """
 
-__all__: list[str] = []
+from . import (
+    functional,  # `torch.nn.functional` after `import torch.nn`, as in PyTorch
+    init,
+    utils,
+)
+from .modules import *  # noqa: F403
+from .modules import __all__ as _modules_all
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
+
+__all__: list[str] = [
+    "Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "functional",
+    "init", "utils", *_modules_all,
+]

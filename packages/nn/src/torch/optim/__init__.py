@@ -1,8 +1,25 @@
 """``torch.optim``: optimizers and learning-rate schedulers (plait-nn, DESIGN.md §9).
 
-This distribution adds ``torch.optim`` to plait-core's ``torch`` package. Optimizers with
-``state_dict`` / ``load_state_dict`` and the LR schedulers arrive with the nn issue; until then
-the package is empty.
+This distribution adds ``torch.optim`` to plait-core's ``torch`` package: ``Optimizer`` (groups,
+state, ``state_dict`` in PyTorch's layout, step hooks), the optimizers (SGD, Adam, AdamW,
+Adamax, NAdam, RAdam, RMSprop, Adagrad, Adadelta, ASGD, Rprop, LBFGS), ``lr_scheduler`` and
+``swa_utils``.
 """
 
-__all__: list[str] = []
+from . import lr_scheduler, optimizer, swa_utils
+from .adadelta import Adadelta
+from .adagrad import Adagrad
+from .adam import Adam
+from .adamax import Adamax
+from .adamw import AdamW
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
+from .optimizer import Optimizer
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .rprop import Rprop
+from .sgd import SGD
+
+__all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "optimizer", "swa_utils"]

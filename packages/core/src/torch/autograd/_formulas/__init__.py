@@ -36,17 +36,28 @@ from typing import Any
 Rule = Callable[..., Any]
 
 FORMULAS: dict[str, Rule] = {}
-AREAS = ("foundation", "elementwise", "reductions", "shape", "indexing", "linalg")
+# qualname -> (save the arguments, save the result) for rules that read less than both; a
+# node saves only what its rule reads (PyTorch's AddBackward0 keeps no tensor either).
+SAVES: dict[str, tuple[bool, bool]] = {}
+AREAS = ("foundation", "elementwise", "reductions", "shape", "indexing", "linalg", "conv",
+         "attention", "norm")
 
 
-def derivative(*qualnames: str) -> Callable[[Rule], Rule]:
-    """Register the decorated rule for each ``aten::name[.overload]`` in ``qualnames``."""
+def derivative(*qualnames: str, args: bool = True, result: bool = True
+               ) -> Callable[[Rule], Rule]:
+    """Register the decorated rule for each ``aten::name[.overload]`` in ``qualnames``.
+
+    ``args=False`` / ``result=False``: the rule never reads ``ctx.args`` tensors /
+    ``ctx.result``, so nodes need not keep them (``ctx.kwargs`` and ``needs_input_grad`` are
+    always there)."""
 
     def register(rule: Rule) -> Rule:
         for name in qualnames:
             if name in FORMULAS:
                 raise RuntimeError(f"a derivative for {name} is already registered")
             FORMULAS[name] = rule
+            if not (args and result):
+                SAVES[name] = (args, result)
         return rule
 
     return register

@@ -38,9 +38,10 @@ def _param(ctx: Any, index: int, name: str, default: Any = None) -> Any:
 
 
 def _wants(ctx: Any, index: int) -> bool:
-    """Whether positional argument ``index`` is a tensor that needs a gradient."""
-    return (index < len(ctx.args) and isinstance(ctx.args[index], Tensor)
-            and bool(ctx.needs_input_grad[index]))
+    """Whether positional argument ``index`` is a tensor that needs a gradient (without
+    unpacking it: a rule that does not read an input must not trip its version check)."""
+    needs = ctx.needs_input_grad
+    return index < len(needs) and needs[index] is True
 
 
 def _safe_denominator(x: Tensor) -> Tensor:
@@ -159,35 +160,35 @@ def _times(grad: Tensor, alpha: Any) -> Tensor:
     return grad if alpha == 1 and not isinstance(alpha, float) else grad * alpha
 
 
-@derivative("aten::add.Tensor")
+@derivative("aten::add.Tensor", args=False, result=False)
 def _add(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     alpha = ctx.kwargs.get("alpha", 1)
     return (grad if _wants(ctx, 0) else None,
             _times(grad, alpha) if _wants(ctx, 1) else None)
 
 
-@derivative("aten::mul.Tensor")
+@derivative("aten::mul.Tensor", result=False)
 def _mul(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self, other = ctx.args[:2]
     return (grad * other if _wants(ctx, 0) else None,
             grad * self if _wants(ctx, 1) else None)
 
 
-@derivative("aten::sub.Tensor")
+@derivative("aten::sub.Tensor", args=False, result=False)
 def _sub(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     alpha = ctx.kwargs.get("alpha", 1)
     return (grad if _wants(ctx, 0) else None,
             _times(grad, -alpha) if _wants(ctx, 1) else None)
 
 
-@derivative("aten::rsub.Scalar")
+@derivative("aten::rsub.Scalar", args=False, result=False)
 def _rsub(ctx: Any, grad: Tensor) -> tuple[Tensor | None, None, None]:
     # other - alpha * self
     alpha = _param(ctx, 2, "alpha", 1)
     return (_times(grad, -alpha) if _wants(ctx, 0) else None, None, None)
 
 
-@derivative("aten::div.Tensor_mode")
+@derivative("aten::div.Tensor_mode", result=False)
 def _div(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self, other = ctx.args[:2]
     if ctx.kwargs.get("rounding_mode") is not None:

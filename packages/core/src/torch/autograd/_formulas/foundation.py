@@ -1,20 +1,26 @@
 """Derivative formulas: softmax and log_softmax (dedicated formulas: stabler and cheaper than
-differentiating their decomposition)."""
+differentiating their decomposition). The first derivatives are the aten ops
+``_softmax_backward_data`` / ``_log_softmax_backward_data``, which a backend may fuse; their own
+rules (second derivatives) live with the other normalisation formulas in ``norm.py``."""
 
 from __future__ import annotations
 
 from . import derivative
 
 
+def _aten(name):
+    from ... import _softmax
+
+    return _softmax.ATEN[name]
+
+
 @derivative("aten::_softmax")
 def _softmax(ctx, grad):
-    y = ctx.result
-    dim = ctx.args[1]
-    return (y * (grad - (grad * y).sum(dim, keepdim=True)), None, None)
+    y = ctx.result  # the input's dtype (half_to_float is not supported on the CPU)
+    return (_aten("_softmax_backward_data")(grad, y, ctx.args[1], y.dtype), None, None)
 
 
 @derivative("aten::_log_softmax")
 def _log_softmax(ctx, grad):
     y = ctx.result
-    dim = ctx.args[1]
-    return (grad - y.exp() * grad.sum(dim, keepdim=True), None, None)
+    return (_aten("_log_softmax_backward_data")(grad, y, ctx.args[1], y.dtype), None, None)

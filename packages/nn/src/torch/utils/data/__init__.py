@@ -1,8 +1,34 @@
-"""``torch.utils.data``: datasets, samplers and ``DataLoader`` (plait-nn, DESIGN.md §9).
+"""``torch.utils.data``: datasets, samplers, collation and ``DataLoader`` (plait-nn, DESIGN.md
+§9), with PyTorch's names and semantics.
 
 This distribution adds ``torch/utils/data`` to plait-core's ``torch.utils`` package (which
-extends its ``__path__`` for that). ``Dataset``, ``TensorDataset``, the samplers and
-``DataLoader`` arrive with the nn issue; until then the package is empty.
+extends its ``__path__`` for that).
 """
 
-__all__: list[str] = []
+from ._collate import default_collate, default_convert
+from .dataloader import DataLoader, get_worker_info
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
+from .sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
+
+__all__ = [
+    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+    "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset",
+    "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
+    "default_collate", "default_convert", "get_worker_info", "random_split",
+]

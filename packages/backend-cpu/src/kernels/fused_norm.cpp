@@ -1,0 +1,590 @@
+// Fused softmax / log_softmax and layer norm; see fused_norm.h.
+//
+// Hot loops are small PLAIT_CLONES functions over one contiguous row (or, for softmax along a
+// non-last dimension, over a block of `inner` columns) that keep lane-wise partial results in
+// arrays, so they vectorise without reassociation flags. T is the storage type, C =
+// ComputeType<T> the arithmetic type (float for float16 / bfloat16).
+#include "fused_norm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "dtype.h"
+#include "parallel.h"
+#include "simd.h"
+
+namespace plait::cpu {
+namespace {
+
+constexpr int kLanes = 16;
+
+// exp for float that vectorises (no libm call): n = round(x / ln 2) by the 1.5 * 2^23 trick,
+// r = x - n ln 2 (ln 2 in two parts), exp(r) by Cephes' degree-6 polynomial (within 2 ulp of
+// expf), times 2^n built in the exponent bits. Below -87.3 (and -inf) it gives 0, above 88 inf
+// (softmax only feeds it x - max(x) <= 0, or +inf), NaN stays NaN.
+inline float exp_f32(float x) {
+  const bool is_nan = x != x;
+  const bool tiny = x < -87.33654f;
+  const bool huge = x > 88.0f;
+  const float xs = (is_nan || tiny || huge) ? 0.0f : x;
+  const float t = xs * 1.44269504088896341f + 12582912.0f;
+  const float nf = t - 12582912.0f;               // round(xs / ln 2), in [-126, 127]
+  const int32_t n = static_cast<int32_t>(nf);     // exact: nf is a small integer
+  const float r = (xs - nf * 0.693359375f) - nf * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const float scale = bit_cast<float>(static_cast<uint32_t>(n + 127) << 23);
+  const float result = p * scale;
+  return is_nan ? x : (tiny ? 0.0f : (huge ? std::numeric_limits<float>::infinity() : result));
+}
+
+inline double exp_c(double x) { return std::exp(x); }
+inline float exp_c(float x) { return exp_f32(x); }
+
+template <class T>
+using C = ComputeType<T>;
+
+template <class T>
+inline C<T> load(T v) {
+  return cast<C<T>>(v);
+}
+
+template <class T>
+inline T store(C<T> v) {
+  return cast<T>(v);
+}
+
+// The shift of a softmax row: its maximum, or 0 when that is infinite (an all -inf row, or a
+// +inf entry), so that inf - inf makes no NaN there (the composite's rule).
+template <class Cv>
+inline Cv finite_shift(Cv m) {
+  return std::isinf(m) ? Cv(0) : m;
+}
+
+// -- softmax over a contiguous last dimension ---------------------------------------------------
+
+template <class T>
+PLAIT_CLONES C<T> row_max(const T* __restrict x, int64_t n) {
+  using Cv = C<T>;
+  Cv lanes[kLanes];
+  for (int j = 0; j < kLanes; ++j) lanes[j] = -std::numeric_limits<Cv>::infinity();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      const Cv v = load(x[i + j]);
+      lanes[j] = v > lanes[j] ? v : lanes[j];
+    }
+  }
+  Cv m = -std::numeric_limits<Cv>::infinity();
+  for (; i < n; ++i) {
+    const Cv v = load(x[i]);
+    m = v > m ? v : m;
+  }
+  for (int j = 0; j < kLanes; ++j) m = lanes[j] > m ? lanes[j] : m;
+  return m;
+}
+
+// sum(exp(x - shift)); also writes the exponentials to `e` when it is not null.
+template <class T>
+PLAIT_CLONES C<T> row_exp_sum(const T* __restrict x, C<T>* __restrict e, int64_t n,
+                              C<T> shift) {
+  using Cv = C<T>;
+  Cv lanes[kLanes] = {};
+  int64_t i = 0;
+  if (e != nullptr) {
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) {
+        const Cv v = exp_c(load(x[i + j]) - shift);
+        e[i + j] = v;
+        lanes[j] += v;
+      }
+    }
+  } else {
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) lanes[j] += exp_c(load(x[i + j]) - shift);
+    }
+  }
+  Cv s = 0;
+  for (; i < n; ++i) {
+    const Cv v = exp_c(load(x[i]) - shift);
+    if (e != nullptr) e[i] = v;
+    s += v;
+  }
+  for (int j = 0; j < kLanes; ++j) s += lanes[j];
+  return s;
+}
+
+// y = e * scale, in place (T == C).
+template <class Cv>
+PLAIT_CLONES void row_scale(Cv* __restrict y, int64_t n, Cv scale) {
+  for (int64_t i = 0; i < n; ++i) y[i] *= scale;
+}
+
+// y = exp(x - shift) * scale, recomputing the exponential (16-bit types: one rounding).
+template <class T>
+PLAIT_CLONES void row_exp_scale(T* __restrict y, const T* __restrict x, int64_t n, C<T> shift,
+                                C<T> scale) {
+  for (int64_t i = 0; i < n; ++i) y[i] = store<T>(exp_c(load(x[i]) - shift) * scale);
+}
+
+// y = (x - shift) - log_sum.
+template <class T>
+PLAIT_CLONES void row_log_softmax(T* __restrict y, const T* __restrict x, int64_t n,
+                                  C<T> shift, C<T> log_sum) {
+  for (int64_t i = 0; i < n; ++i) y[i] = store<T>((load(x[i]) - shift) - log_sum);
+}
+
+template <class T>
+void softmax_rows(bool log, int64_t rows, int64_t n, T* out, const T* in) {
+  using Cv = C<T>;
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1));
+  parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* x = in + r * n;
+      T* y = out + r * n;
+      const Cv shift = finite_shift(row_max(x, n));
+      if (log) {
+        const Cv s = row_exp_sum<T>(x, nullptr, n, shift);
+        row_log_softmax(y, x, n, shift, static_cast<Cv>(std::log(s)));
+      } else if constexpr (std::is_same_v<T, Cv>) {
+        const Cv s = row_exp_sum<T>(x, y, n, shift);
+        row_scale(y, n, Cv(1) / s);
+      } else {
+        const Cv s = row_exp_sum<T>(x, nullptr, n, shift);
+        row_exp_scale(y, x, n, shift, Cv(1) / s);
+      }
+    }
+  });
+}
+
+// sum(g * y) (softmax) or sum(g) (log_softmax, y ignored).
+template <class T>
+PLAIT_CLONES C<T> row_dot(const T* __restrict g, const T* __restrict y, int64_t n, bool log) {
+  using Cv = C<T>;
+  Cv lanes[kLanes] = {};
+  int64_t i = 0;
+  Cv s = 0;
+  if (log) {
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) lanes[j] += load(g[i + j]);
+    }
+    for (; i < n; ++i) s += load(g[i]);
+  } else {
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) lanes[j] += load(g[i + j]) * load(y[i + j]);
+    }
+    for (; i < n; ++i) s += load(g[i]) * load(y[i]);
+  }
+  for (int j = 0; j < kLanes; ++j) s += lanes[j];
+  return s;
+}
+
+// softmax: gi = y * (g - dot); log_softmax: gi = g - exp(y) * dot.
+template <class T>
+PLAIT_CLONES void row_softmax_grad(T* __restrict gi, const T* __restrict g,
+                                   const T* __restrict y, int64_t n, C<T> dot, bool log) {
+  if (log) {
+    for (int64_t i = 0; i < n; ++i) gi[i] = store<T>(load(g[i]) - exp_c(load(y[i])) * dot);
+  } else {
+    for (int64_t i = 0; i < n; ++i) gi[i] = store<T>(load(y[i]) * (load(g[i]) - dot));
+  }
+}
+
+template <class T>
+void softmax_backward_rows(bool log, int64_t rows, int64_t n, T* grad_in, const T* grad_out,
+                           const T* output) {
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1));
+  parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* g = grad_out + r * n;
+      const T* y = output + r * n;
+      row_softmax_grad(grad_in + r * n, g, y, n, row_dot(g, y, n, log), log);
+    }
+  });
+}
+
+// -- softmax along a dimension with inner > 1 ---------------------------------------------------
+//
+// For each outer index the (dim, inner) slab is walked row by row (rows of `inner` contiguous
+// elements), keeping per-column maxima and sums for a block of kColumns columns: every loop is
+// unit-stride over columns.
+
+constexpr int64_t kColumns = 256;
+
+template <class T>
+PLAIT_CLONES void col_max(C<T>* __restrict m, const T* __restrict x, int64_t w) {
+  for (int64_t j = 0; j < w; ++j) {
+    const C<T> v = load(x[j]);
+    m[j] = v > m[j] ? v : m[j];
+  }
+}
+
+template <class T>
+PLAIT_CLONES void col_exp_sum(C<T>* __restrict s, const T* __restrict x,
+                              const C<T>* __restrict m, int64_t w) {
+  for (int64_t j = 0; j < w; ++j) s[j] += exp_c(load(x[j]) - m[j]);
+}
+
+template <class T>
+PLAIT_CLONES void col_softmax_out(T* __restrict y, const T* __restrict x,
+                                  const C<T>* __restrict m, const C<T>* __restrict s, int64_t w,
+                                  bool log) {
+  if (log) {
+    for (int64_t j = 0; j < w; ++j) y[j] = store<T>((load(x[j]) - m[j]) - s[j]);
+  } else {
+    for (int64_t j = 0; j < w; ++j) y[j] = store<T>(exp_c(load(x[j]) - m[j]) * s[j]);
+  }
+}
+
+template <class T>
+PLAIT_CLONES void col_dot(C<T>* __restrict s, const T* __restrict g, const T* __restrict y,
+                          int64_t w, bool log) {
+  if (log) {
+    for (int64_t j = 0; j < w; ++j) s[j] += load(g[j]);
+  } else {
+    for (int64_t j = 0; j < w; ++j) s[j] += load(g[j]) * load(y[j]);
+  }
+}
+
+template <class T>
+PLAIT_CLONES void col_softmax_grad(T* __restrict gi, const T* __restrict g,
+                                   const T* __restrict y, const C<T>* __restrict s, int64_t w,
+                                   bool log) {
+  if (log) {
+    for (int64_t j = 0; j < w; ++j) gi[j] = store<T>(load(g[j]) - exp_c(load(y[j])) * s[j]);
+  } else {
+    for (int64_t j = 0; j < w; ++j) gi[j] = store<T>(load(y[j]) * (load(g[j]) - s[j]));
+  }
+}
+
+// Calls body(o, j0, w) for every outer index and block of columns, in parallel.
+template <class F>
+void for_column_blocks(int64_t outer, int64_t dim, int64_t inner, const F& body) {
+  const int64_t blocks = (inner + kColumns - 1) / kColumns;
+  const int64_t tasks = outer * blocks;
+  const int64_t per_task = dim * std::min(inner, kColumns);
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(per_task, 1));
+  parallel_for(tasks, grain, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / blocks;
+      const int64_t j0 = (t % blocks) * kColumns;
+      body(o, j0, std::min(kColumns, inner - j0));
+    }
+  });
+}
+
+template <class T>
+void softmax_columns(bool log, int64_t outer, int64_t dim, int64_t inner, T* out,
+                     const T* in) {
+  using Cv = C<T>;
+  for_column_blocks(outer, dim, inner, [&](int64_t o, int64_t j0, int64_t w) {
+    Cv m[kColumns];
+    Cv s[kColumns];
+    const T* x = in + o * dim * inner + j0;
+    T* y = out + o * dim * inner + j0;
+    for (int64_t j = 0; j < w; ++j) {
+      m[j] = -std::numeric_limits<Cv>::infinity();
+      s[j] = 0;
+    }
+    for (int64_t k = 0; k < dim; ++k) col_max(m, x + k * inner, w);
+    for (int64_t j = 0; j < w; ++j) m[j] = finite_shift(m[j]);
+    for (int64_t k = 0; k < dim; ++k) col_exp_sum(s, x + k * inner, m, w);
+    for (int64_t j = 0; j < w; ++j) s[j] = log ? static_cast<Cv>(std::log(s[j])) : Cv(1) / s[j];
+    for (int64_t k = 0; k < dim; ++k) col_softmax_out(y + k * inner, x + k * inner, m, s, w, log);
+  });
+}
+
+template <class T>
+void softmax_backward_columns(bool log, int64_t outer, int64_t dim, int64_t inner, T* grad_in,
+                              const T* grad_out, const T* output) {
+  using Cv = C<T>;
+  for_column_blocks(outer, dim, inner, [&](int64_t o, int64_t j0, int64_t w) {
+    Cv s[kColumns];
+    const int64_t base = o * dim * inner + j0;
+    for (int64_t j = 0; j < w; ++j) s[j] = 0;
+    for (int64_t k = 0; k < dim; ++k) {
+      col_dot(s, grad_out + base + k * inner, output + base + k * inner, w, log);
+    }
+    for (int64_t k = 0; k < dim; ++k) {
+      const int64_t at = base + k * inner;
+      col_softmax_grad(grad_in + at, grad_out + at, output + at, s, w, log);
+    }
+  });
+}
+
+// -- layer norm -------------------------------------------------------------------------------
+//
+// Row statistics accumulate in double (32 lanes: four independent vector chains); the
+// per-element arithmetic runs in C in the composite's order: ((x - mean) * rstd) * weight +
+// bias. Contraction into fused multiply-adds is off here: in the backward, h - mean(h) must be
+// exactly 0 where every h of a row is equal (a single column), and an FMA that skips the
+// rounding of h = g * w would leave its rounding error, amplified by rstd, in the gradient.
+// (Clang contracts only within one expression, which these loops keep apart already.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+constexpr int kSumLanes = 32;
+
+// Sums of (x - x0) and (x - x0)^2 in double for one row, x0 = x[0]: one pass over memory,
+// and the shift by a sample of the row keeps sum-of-squares cancellation harmless.
+template <class T>
+PLAIT_CLONES void row_moments(const T* __restrict x, int64_t n, double* moments) {
+  const double x0 = static_cast<double>(load(x[0]));
+  double s1[kSumLanes] = {};
+  double s2[kSumLanes] = {};
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    for (int j = 0; j < kSumLanes; ++j) {
+      const double d = static_cast<double>(load(x[i + j])) - x0;
+      s1[j] += d;
+      s2[j] += d * d;
+    }
+  }
+  double a = 0, b = 0;
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(load(x[i])) - x0;
+    a += d;
+    b += d * d;
+  }
+  for (int j = 0; j < kSumLanes; ++j) {
+    a += s1[j];
+    b += s2[j];
+  }
+  const double nd = static_cast<double>(n);
+  moments[0] = x0 + a / nd;                            // mean
+  moments[1] = std::max(0.0, (b - a * (a / nd)) / nd);  // biased variance
+}
+
+template <class T>
+PLAIT_CLONES void row_normalize(T* __restrict y, const T* __restrict x, int64_t n, C<T> mean,
+                                C<T> rstd, const T* __restrict w, const T* __restrict b) {
+  if (w != nullptr && b != nullptr) {
+    for (int64_t i = 0; i < n; ++i) {
+      y[i] = store<T>(((load(x[i]) - mean) * rstd) * load(w[i]) + load(b[i]));
+    }
+  } else if (w != nullptr) {
+    for (int64_t i = 0; i < n; ++i) y[i] = store<T>(((load(x[i]) - mean) * rstd) * load(w[i]));
+  } else if (b != nullptr) {
+    for (int64_t i = 0; i < n; ++i) y[i] = store<T>((load(x[i]) - mean) * rstd + load(b[i]));
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = store<T>((load(x[i]) - mean) * rstd);
+  }
+}
+
+template <class T>
+void layer_norm_rows(int64_t rows, int64_t n, C<T> eps, T* out, T* mean, T* rstd, const T* x,
+                     const T* w, const T* b) {
+  using Cv = C<T>;
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1));
+  parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + r * n;
+      if (n == 0) {  // nothing to normalise: PyTorch's mean 0 and rstd NaN
+        mean[r] = store<T>(Cv(0));
+        rstd[r] = store<T>(std::numeric_limits<Cv>::quiet_NaN());
+        continue;
+      }
+      double moments[2];
+      row_moments(xr, n, moments);
+      const Cv m = static_cast<Cv>(moments[0]);
+      const Cv var = static_cast<Cv>(moments[1]);
+      const Cv rs = Cv(1) / std::sqrt(var + eps);
+      row_normalize(out + r * n, xr, n, m, rs, w, b);
+      mean[r] = store<T>(m);
+      rstd[r] = store<T>(rs);
+    }
+  });
+}
+
+// (sum(h), sum(h * xhat)) with h = g * w (or g) and xhat = (x - mean) * rstd.
+template <class T>
+PLAIT_CLONES void row_grad_sums(const T* __restrict g, const T* __restrict x,
+                                const T* __restrict w, int64_t n, C<T> mean, C<T> rstd,
+                                double* sums) {
+  double a[kSumLanes] = {};
+  double c[kSumLanes] = {};
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    for (int j = 0; j < kSumLanes; ++j) {
+      const C<T> h = w != nullptr ? load(g[i + j]) * load(w[i + j]) : load(g[i + j]);
+      const C<T> xhat = (load(x[i + j]) - mean) * rstd;
+      a[j] += static_cast<double>(h);
+      c[j] += static_cast<double>(h * xhat);
+    }
+  }
+  double sa = 0, sc = 0;
+  for (; i < n; ++i) {
+    const C<T> h = w != nullptr ? load(g[i]) * load(w[i]) : load(g[i]);
+    const C<T> xhat = (load(x[i]) - mean) * rstd;
+    sa += static_cast<double>(h);
+    sc += static_cast<double>(h * xhat);
+  }
+  for (int j = 0; j < kSumLanes; ++j) {
+    sa += a[j];
+    sc += c[j];
+  }
+  sums[0] = sa;
+  sums[1] = sc;
+}
+
+// dx = rstd * (h - mean_h - xhat * mean_hx).
+template <class T>
+PLAIT_CLONES void row_grad_input(T* __restrict dx, const T* __restrict g,
+                                 const T* __restrict x, const T* __restrict w, int64_t n,
+                                 C<T> mean, C<T> rstd, C<T> mean_h, C<T> mean_hx) {
+  for (int64_t i = 0; i < n; ++i) {
+    const C<T> h = w != nullptr ? load(g[i]) * load(w[i]) : load(g[i]);
+    const C<T> xhat = (load(x[i]) - mean) * rstd;
+    dx[i] = store<T>(rstd * (h - mean_h - xhat * mean_hx));
+  }
+}
+
+// dw[i] += g * xhat (when dw is not null); db[i] += g (when db is not null), in the compute
+// type within a block of rows (the blocks are then added in double).
+template <class T>
+PLAIT_CLONES void row_grad_params(C<T>* __restrict dw, C<T>* __restrict db,
+                                  const T* __restrict g, const T* __restrict x, int64_t n,
+                                  C<T> mean, C<T> rstd) {
+  if (dw != nullptr && db != nullptr) {
+    for (int64_t i = 0; i < n; ++i) {
+      const C<T> gi = load(g[i]);
+      dw[i] += gi * ((load(x[i]) - mean) * rstd);
+      db[i] += gi;
+    }
+  } else if (dw != nullptr) {
+    for (int64_t i = 0; i < n; ++i) dw[i] += load(g[i]) * ((load(x[i]) - mean) * rstd);
+  } else if (db != nullptr) {
+    for (int64_t i = 0; i < n; ++i) db[i] += load(g[i]);
+  }
+}
+
+// Rows per block of the weight/bias gradient sums: each block sums its rows into its own
+// buffer and the buffers are added in block order, so the result does not depend on threads.
+constexpr int64_t kRowsPerBlock = 256;
+
+template <class T>
+void layer_norm_backward_rows(int64_t rows, int64_t n, T* dx, T* dw, T* db, const T* g,
+                              const T* x, const T* mean, const T* rstd, const T* w) {
+  using Cv = C<T>;
+  const bool params = dw != nullptr || db != nullptr;
+  const int64_t blocks = fixed_block_count(rows, kRowsPerBlock);
+  std::vector<Cv> partial;
+  if (params) partial.assign(static_cast<size_t>(blocks * 2 * n), Cv(0));
+  fixed_blocks(rows, kRowsPerBlock, [&](int64_t block, int64_t r0, int64_t r1) {
+    Cv* pw = dw != nullptr ? partial.data() + block * 2 * n : nullptr;
+    Cv* pb = db != nullptr ? partial.data() + block * 2 * n + n : nullptr;
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* gr = g + r * n;
+      const T* xr = x + r * n;
+      const Cv m = load(mean[r]);
+      const Cv rs = load(rstd[r]);
+      if (dx != nullptr && n > 0) {
+        double sums[2];
+        row_grad_sums(gr, xr, w, n, m, rs, sums);
+        const Cv mean_h = static_cast<Cv>(sums[0] / static_cast<double>(n));
+        const Cv mean_hx = static_cast<Cv>(sums[1] / static_cast<double>(n));
+        row_grad_input(dx + r * n, gr, xr, w, n, m, rs, mean_h, mean_hx);
+      }
+      if (params) row_grad_params(pw, pb, gr, xr, n, m, rs);
+    }
+  });
+  if (!params) return;
+  for (int64_t i = 0; i < n; ++i) {
+    double sw = 0, sb = 0;
+    for (int64_t b = 0; b < blocks; ++b) {
+      sw += static_cast<double>(partial[static_cast<size_t>(b * 2 * n + i)]);
+      sb += static_cast<double>(partial[static_cast<size_t>(b * 2 * n + n + i)]);
+    }
+    if (dw != nullptr) dw[i] = store<T>(static_cast<Cv>(sw));
+    if (db != nullptr) db[i] = store<T>(static_cast<Cv>(sb));
+  }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
+// Calls f(T{}) for the floating dtypes; false for the others.
+template <class F>
+bool visit_floating(int dtype, F&& f) {
+  bool ok = false;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_floating_v<T>) {
+      f(tag);
+      ok = true;
+    }
+  });
+  return ok;
+}
+
+template <class T>
+T* ptr(uintptr_t address) {
+  return reinterpret_cast<T*>(address);
+}
+
+}  // namespace
+
+bool softmax_forward(int dtype, bool log, int64_t outer, int64_t dim, int64_t inner,
+                     uintptr_t out, uintptr_t in) {
+  return visit_floating(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (outer <= 0 || dim <= 0 || inner <= 0) return;
+    if (inner == 1) {
+      softmax_rows(log, outer, dim, ptr<T>(out), ptr<const T>(in));
+    } else {
+      softmax_columns(log, outer, dim, inner, ptr<T>(out), ptr<const T>(in));
+    }
+  });
+}
+
+bool softmax_backward(int dtype, bool log, int64_t outer, int64_t dim, int64_t inner,
+                      uintptr_t grad_in, uintptr_t grad_out, uintptr_t output) {
+  return visit_floating(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (outer <= 0 || dim <= 0 || inner <= 0) return;
+    if (inner == 1) {
+      softmax_backward_rows(log, outer, dim, ptr<T>(grad_in), ptr<const T>(grad_out),
+                            ptr<const T>(output));
+    } else {
+      softmax_backward_columns(log, outer, dim, inner, ptr<T>(grad_in), ptr<const T>(grad_out),
+                               ptr<const T>(output));
+    }
+  });
+}
+
+bool layer_norm_forward(int dtype, int64_t rows, int64_t cols, double eps, uintptr_t out,
+                        uintptr_t mean, uintptr_t rstd, uintptr_t x, uintptr_t weight,
+                        uintptr_t bias) {
+  return visit_floating(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (rows <= 0) return;
+    layer_norm_rows(rows, cols, static_cast<C<T>>(eps), ptr<T>(out), ptr<T>(mean), ptr<T>(rstd),
+                    ptr<const T>(x), ptr<const T>(weight), ptr<const T>(bias));
+  });
+}
+
+bool layer_norm_backward(int dtype, int64_t rows, int64_t cols, uintptr_t grad_in,
+                         uintptr_t grad_weight, uintptr_t grad_bias, uintptr_t grad_out,
+                         uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t weight) {
+  return visit_floating(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (rows < 0 || cols < 0) return;
+    layer_norm_backward_rows(rows, cols, ptr<T>(grad_in), ptr<T>(grad_weight),
+                             ptr<T>(grad_bias), ptr<const T>(grad_out), ptr<const T>(x),
+                             ptr<const T>(mean), ptr<const T>(rstd), ptr<const T>(weight));
+  });
+}
+
+}  // namespace plait::cpu

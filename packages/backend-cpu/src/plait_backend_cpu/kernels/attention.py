@@ -1,0 +1,142 @@
+"""Wrappers of the fused attention kernels: ``aten::_scaled_dot_product_flash_attention_for_cpu``
+and its backward (the ops ``aten::scaled_dot_product_attention`` runs without dropout).
+
+The wrappers do the layout work once: they broadcast the batch dimensions (stride 0, no copy),
+hand query, key and value to the native kernel as row- or column-major matrices (copying an
+operand only when neither of its last two strides is 1), and give float16/bfloat16 inputs to
+the float32 kernel. Anything else (dropout, zero-size matrices, a dtype without a kernel)
+runs core's composite, which is also the reference the tests compare with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+from ._common import Kernel
+
+Operand = tuple[int, list[int], int, int]
+
+
+def _matrix(t: Any, batch: tuple[int, ...], rows: int, cols: int) -> tuple[Any, Operand]:
+    """``t`` as a (batch..., rows, cols) operand the gemm takes: row-major (column stride 1,
+    row stride >= cols) or column-major (row stride 1, column stride >= rows). Returns the
+    tensor that owns the memory (a contiguous copy if ``t`` is neither) and the operand."""
+    for attempt in (t, t.contiguous()):
+        view = attempt.expand(*batch, rows, cols)
+        strides = view.stride()
+        rs, cs = strides[-2], strides[-1]
+        # strides of size-1 dimensions are arbitrary: give them the value the gemm wants
+        if cols == 1:
+            cs = 1
+        if rows == 1:
+            rs = max(cols, 1) if cs == 1 else 1
+        if (cs == 1 and rs >= cols) or (rs == 1 and cs >= rows):
+            return attempt, (view.data_ptr(), list(strides[:-2]), rs, cs)
+    raise AssertionError("a contiguous tensor is always a row-major matrix")
+
+
+def _mask_operand(mask: Any, batch: tuple[int, ...], rows: int, cols: int) -> Operand:
+    view = mask.expand(*batch, rows, cols)  # any strides: the kernel reads it element-wise
+    strides = view.stride()
+    return (view.data_ptr(), list(strides[:-2]), strides[-2], strides[-1])
+
+
+def make_kernels(
+    native: ModuleType,
+    dtype_codes: Mapping[Any, int],
+    reference: Callable[[str], Kernel],
+) -> dict[str, Kernel]:
+    """The fused forward and backward of scaled dot-product attention."""
+
+    def prepare(query: Any, key: Any, value: Any, attn_mask: Any) -> Any:
+        """Compute dtype, its code, the inputs in it, the additive mask and the batch shape;
+        None when the case is left to the composite."""
+        import torch
+        from torch import _attention as core
+
+        dt = query.dtype
+        cdt = torch.float32 if dt in (torch.float16, torch.bfloat16) else dt
+        code = dtype_codes.get(cdt)
+        tensors = (query, key, value) + ((attn_mask,) if attn_mask is not None else ())
+        if code is None or cdt not in (torch.float32, torch.float64) or any(
+                t.device.type != "cpu" for t in tensors):
+            return None
+        L, E = query.shape[-2:]
+        S, Ev = value.shape[-2:]
+        if 0 in (L, S, E, Ev):
+            return None
+        q, k, v = (t if t.dtype == cdt else t.to(cdt) for t in (query, key, value))
+        mask = core.additive_mask(attn_mask, cdt)
+        shapes = [q.shape[:-2], k.shape[:-2], v.shape[:-2]]
+        if mask is not None and mask.ndim > 2:
+            shapes.append(mask.shape[:-2])
+        batch = tuple(torch.broadcast_shapes(*shapes))
+        return dt, cdt, code, q, k, v, mask, batch, (L, S, E, Ev)
+
+    def forward(query: Any, key: Any, value: Any, dropout_p: float = 0.0,
+                is_causal: bool = False, *, attn_mask: Any = None,
+                scale: float | None = None) -> tuple[Any, Any]:
+        import torch
+        from torch import _attention as core
+
+        core.check_args(query, key, value, attn_mask, dropout_p, is_causal)
+        prepared = prepare(query, key, value, attn_mask) if dropout_p == 0.0 else None
+        if prepared is None:
+            return core.flash_composite(query, key, value, dropout_p, is_causal,
+                                        attn_mask=attn_mask, scale=scale)
+        dt, cdt, code, q, k, v, mask, batch, (L, S, E, Ev) = prepared
+        q, qo = _matrix(q, batch, L, E)
+        k, ko = _matrix(k, batch, S, E)
+        v, vo = _matrix(v, batch, S, Ev)
+        mo = _mask_operand(mask, batch, L, S) if mask is not None else None
+        out = torch.empty(*batch, L, Ev, dtype=cdt)
+        lse = torch.empty(*batch, L, dtype=cdt)
+        if not native.attention_forward(code, list(batch), L, S, E, Ev, qo, ko, vo, mo,
+                                        out.data_ptr(), lse.data_ptr(),
+                                        core.softmax_scale(query, scale), bool(is_causal)):
+            return core.flash_composite(query, key, value, dropout_p, is_causal,
+                                        attn_mask=attn_mask, scale=scale)
+        return (out if dt == cdt else out.to(dt)), lse
+
+    def backward(grad_out: Any, query: Any, key: Any, value: Any, out: Any, logsumexp: Any,
+                 dropout_p: float, is_causal: bool, *, attn_mask: Any = None,
+                 scale: float | None = None) -> tuple[Any, Any, Any]:
+        import torch
+        from torch import _attention as core
+
+        def fallback() -> tuple[Any, Any, Any]:
+            return core.flash_backward_reference(grad_out, query, key, value, out, logsumexp,
+                                                 dropout_p, is_causal, attn_mask=attn_mask,
+                                                 scale=scale)
+
+        prepared = prepare(query, key, value, attn_mask) if dropout_p == 0.0 else None
+        if prepared is None:
+            return fallback()
+        dt, cdt, code, q, k, v, mask, batch, (L, S, E, Ev) = prepared
+        full = (*batch, L)
+        if (tuple(grad_out.shape) != (*full, Ev) or tuple(out.shape) != (*full, Ev)
+                or tuple(logsumexp.shape) != full):
+            return fallback()
+        q, qo = _matrix(q, batch, L, E)
+        k, ko = _matrix(k, batch, S, E)
+        v, vo = _matrix(v, batch, S, Ev)
+        mo = _mask_operand(mask, batch, L, S) if mask is not None else None
+        go, o, lse = (t.to(cdt).contiguous() for t in (grad_out, out, logsumexp))
+        gq = torch.empty(*batch, L, E, dtype=cdt)
+        gk = torch.empty(*batch, S, E, dtype=cdt)
+        gv = torch.empty(*batch, S, Ev, dtype=cdt)
+        if not native.attention_backward(code, list(batch), L, S, E, Ev, go.data_ptr(), qo, ko,
+                                         vo, mo, o.data_ptr(), lse.data_ptr(), gq.data_ptr(),
+                                         gk.data_ptr(), gv.data_ptr(),
+                                         core.softmax_scale(query, scale), bool(is_causal)):
+            return fallback()
+        if dt != cdt:
+            gq, gk, gv = gq.to(dt), gk.to(dt), gv.to(dt)
+        return gq, gk, gv
+
+    return {
+        "aten::_scaled_dot_product_flash_attention_for_cpu": forward,
+        "aten::_scaled_dot_product_flash_attention_for_cpu_backward": backward,
+    }

@@ -1,0 +1,190 @@
+"""Wrappers of the fused normalisation kernels: they override core's composite aten ops
+``_softmax``, ``_log_softmax``, their backward ops ``_softmax_backward_data`` /
+``_log_softmax_backward_data``, ``native_layer_norm`` and ``native_layer_norm_backward``
+under the CPU key (DESIGN.md §4).
+
+A wrapper receives the aten op's arguments, checks them, allocates its outputs and makes one
+native call over contiguous operands (a non-contiguous input is copied first; outputs are
+contiguous, as PyTorch's). Anything the native code does not take (a dtype without a code,
+``half_to_float``, mixed dtypes, layouts it cannot express) runs the op's composite kernel
+from core, which is also the reference the tests compare with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+from ._common import Kernel
+
+_FLOATING = ("float32", "float64", "float16", "bfloat16")
+
+
+def composite(qualname: str) -> Kernel:
+    """Core's backend-independent kernel of aten op ``qualname`` (the fallback)."""
+    from torch import _dispatch
+
+    op = _dispatch.get(qualname)
+    if op is None:
+        raise RuntimeError(f"{qualname} is not defined by core; plait-backend-cpu cannot "
+                           "override it (is plait-core older than this backend?)")
+    for key in (_dispatch.COMPOSITE_EXPLICIT, _dispatch.COMPOSITE_IMPLICIT):
+        if key in op.kernels:
+            return op.kernels[key]
+    raise RuntimeError(f"{qualname} has no composite kernel to fall back on")
+
+
+def _product(sizes: Sequence[int]) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def _addresses(*tensors: Any) -> list[int] | None:
+    """The data pointers of ``tensors`` (None entries give 0), or None when a tensor with
+    elements has no address (the native code would dereference it)."""
+    out = []
+    for t in tensors:
+        if t is None:
+            out.append(0)
+            continue
+        ptr = t.data_ptr()
+        if not ptr and t.numel():
+            return None
+        out.append(ptr)
+    return out
+
+
+def make_kernels(
+    native: ModuleType,
+    dtype_codes: Mapping[Any, int],
+    reference: Callable[[str], Kernel],
+) -> dict[str, Kernel]:
+    """The fused kernels, keyed by aten op (``"aten::_softmax"``...)."""
+    import torch
+
+    codes = {dt: code for dt, code in dtype_codes.items() if native.DTYPES[code] in _FLOATING}
+
+    def split(shape: Sequence[int], dim: int) -> tuple[int, int, int] | None:
+        """(outer, dim size, inner) for a softmax along ``dim``; None if ``dim`` is out of
+        range (the composite raises PyTorch's error)."""
+        ndim = len(shape)
+        bound = max(ndim, 1)  # a 0-d tensor takes dim 0 and -1
+        if not isinstance(dim, int) or not -bound <= dim < bound:
+            return None
+        if ndim == 0:
+            return 1, 1, 1
+        d = dim % ndim
+        return _product(shape[:d]), shape[d], _product(shape[d + 1:])
+
+    def softmax_like(name: str, log: bool) -> Kernel:
+        qualname = f"aten::{name}"
+
+        def kernel(self: Any, dim: int, half_to_float: bool = False) -> Any:
+            code = codes.get(self.dtype)
+            layout = split(tuple(self.shape), dim)
+            if code is None or half_to_float or layout is None:
+                return composite(qualname)(self, dim, half_to_float)
+            x = self.contiguous()
+            out = torch.empty(tuple(self.shape), dtype=self.dtype, device=self.device)
+            ptrs = _addresses(out, x)
+            if not out.numel():
+                return out
+            if ptrs is None or not native.softmax_forward(code, log, *layout, *ptrs):
+                return composite(qualname)(self, dim, half_to_float)
+            return out
+
+        kernel.__name__ = kernel.__qualname__ = f"{name}_cpu"
+        return kernel
+
+    def softmax_backward_like(name: str, log: bool) -> Kernel:
+        qualname = f"aten::{name}"
+
+        def kernel(grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Any:
+            code = codes.get(output.dtype)
+            layout = split(tuple(output.shape), dim)
+            if (code is None or layout is None or grad_output.dtype != output.dtype
+                    or input_dtype != output.dtype
+                    or tuple(grad_output.shape) != tuple(output.shape)):
+                return composite(qualname)(grad_output, output, dim, input_dtype)
+            g, y = grad_output.contiguous(), output.contiguous()
+            grad_in = torch.empty(tuple(output.shape), dtype=output.dtype, device=output.device)
+            if not grad_in.numel():
+                return grad_in
+            ptrs = _addresses(grad_in, g, y)
+            if ptrs is None or not native.softmax_backward(code, log, *layout, *ptrs):
+                return composite(qualname)(grad_output, output, dim, input_dtype)
+            return grad_in
+
+        kernel.__name__ = kernel.__qualname__ = f"{name}_cpu"
+        return kernel
+
+    def native_layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any,
+                          bias: Any, eps: float) -> Any:
+        from torch import _norms
+
+        axis, rows, cols = _norms.check_layer_norm(input, normalized_shape, weight, bias)
+        code = codes.get(input.dtype)
+        if code is None or any(t is not None and t.dtype != input.dtype for t in (weight, bias)):
+            return composite("aten::native_layer_norm")(input, normalized_shape, weight, bias,
+                                                        eps)
+        shape = tuple(input.shape)
+        stat_shape = shape[:axis] + (1,) * (len(shape) - axis)
+        x = input.contiguous()
+        w = weight.contiguous() if weight is not None else None
+        b = bias.contiguous() if bias is not None else None
+        out = torch.empty(shape, dtype=input.dtype, device=input.device)
+        mean = torch.empty(stat_shape, dtype=input.dtype, device=input.device)
+        rstd = torch.empty(stat_shape, dtype=input.dtype, device=input.device)
+        if rows == 0:
+            return out, mean, rstd
+        ptrs = _addresses(out, mean, rstd, x, w, b)
+        if ptrs is None or not native.layer_norm_forward(code, rows, cols, float(eps), *ptrs):
+            return composite("aten::native_layer_norm")(input, normalized_shape, weight, bias,
+                                                        eps)
+        return out, mean, rstd
+
+    def native_layer_norm_backward(grad_out: Any, input: Any, normalized_shape: Sequence[int],
+                                   mean: Any, rstd: Any, weight: Any, bias: Any,
+                                   output_mask: Sequence[bool]) -> Any:
+        from torch import _norms
+
+        args = (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+        _axis, rows, cols = _norms.check_layer_norm(input, normalized_shape, weight, bias)
+        code = codes.get(input.dtype)
+        same = all(t.dtype == input.dtype for t in (grad_out, mean, rstd, weight, bias)
+                   if t is not None)
+        if (code is None or not same or tuple(grad_out.shape) != tuple(input.shape)
+                or mean.numel() != rows or rstd.numel() != rows):
+            return composite("aten::native_layer_norm_backward")(*args)
+        mask = list(output_mask) + [False] * (3 - len(output_mask))
+        dev, dt = input.device, input.dtype
+        dx = torch.empty(tuple(input.shape), dtype=dt, device=dev) if mask[0] else None
+        dw = (torch.empty(tuple(weight.shape), dtype=dt, device=dev)
+              if mask[1] and weight is not None else None)
+        db = (torch.empty(tuple(bias.shape), dtype=dt, device=dev)
+              if mask[2] and bias is not None else None)
+        if dx is None and dw is None and db is None:
+            return None, None, None
+        # the contiguous operands stay referenced until the native call has returned
+        operands = (grad_out.contiguous(), input.contiguous(), mean.contiguous(),
+                    rstd.contiguous(), weight.contiguous() if weight is not None else None)
+        ptrs = _addresses(dx, dw, db, *operands)
+        if ptrs is None or not native.layer_norm_backward(code, rows, cols, *ptrs):
+            return composite("aten::native_layer_norm_backward")(*args)
+        return dx, dw, db
+
+    native_layer_norm.__name__ = native_layer_norm.__qualname__ = "native_layer_norm_cpu"
+    native_layer_norm_backward.__name__ = "native_layer_norm_backward_cpu"
+    native_layer_norm_backward.__qualname__ = "native_layer_norm_backward_cpu"
+    return {
+        "aten::_softmax": softmax_like("_softmax", False),
+        "aten::_log_softmax": softmax_like("_log_softmax", True),
+        "aten::_softmax_backward_data": softmax_backward_like("_softmax_backward_data", False),
+        "aten::_log_softmax_backward_data": softmax_backward_like("_log_softmax_backward_data",
+                                                                  True),
+        "aten::native_layer_norm": native_layer_norm,
+        "aten::native_layer_norm_backward": native_layer_norm_backward,
+    }

@@ -1,0 +1,125 @@
+"""Wrappers of the native matrix products, and loading OpenBLAS for them.
+
+float32/float64 products (float16/bfloat16 through float32) run on the OpenBLAS of the
+``scipy-openblas32`` wheel, which ``_C`` dlopens at run time: nothing is linked at build time,
+so a missing or broken wheel only costs speed. Every other dtype, and every dtype when OpenBLAS
+could not be loaded, runs the native cache-blocked kernel; ``_C.blas_info()`` says which and why.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+from ._common import UNKNOWN_DTYPE, Kernel, dtype_error, layout_error, null_pointer_error
+
+_log = logging.getLogger(__name__)
+
+# Set to a non-empty value other than "0" to keep OpenBLAS unloaded (the native kernel runs
+# every product): for debugging and for testing the fallback in a fresh process.
+DISABLE_ENV = "PLAIT_CPU_DISABLE_BLAS"
+
+_MAX_DIMS = 64  # _C's kMaxDims
+
+
+def openblas_library() -> str:
+    """The path of the scipy-openblas32 shared library.
+
+    :raises ImportError: the wheel is not installed.
+    :raises OSError: the wheel has no library for this platform.
+    """
+    import scipy_openblas32
+
+    lib_dir = scipy_openblas32.get_lib_dir()
+    path = os.path.join(lib_dir, scipy_openblas32.get_library(fullname=True))
+    if not os.path.isfile(path):
+        raise OSError(f"{path} does not exist")
+    return path
+
+
+def load_blas(native: ModuleType) -> bool:
+    """Load OpenBLAS into ``_C`` once; True when products use it.
+
+    A failure is logged (not raised): the native kernel then runs every product, and
+    ``_C.blas_info()["error"]`` keeps the reason.
+    """
+    if native.blas_info()["loaded"]:
+        return True
+    if os.environ.get(DISABLE_ENV, "0") not in ("", "0"):
+        native.blas_set_error(f"{DISABLE_ENV} is set")
+        _log.info("OpenBLAS not loaded: %s is set", DISABLE_ENV)
+        return False
+    try:
+        path = openblas_library()
+    except (ImportError, OSError) as exc:
+        native.blas_set_error(f"scipy-openblas32 unavailable ({exc})")
+        _log.warning(
+            "plait-backend-cpu: OpenBLAS unavailable (%s); matrix products use the slower "
+            "native kernel. Install scipy-openblas32 to fix this.",
+            exc,
+        )
+        return False
+    if not native.blas_load(path):
+        _log.warning(
+            "plait-backend-cpu: could not load OpenBLAS (%s); matrix products use the slower "
+            "native kernel.",
+            native.blas_info()["error"],
+        )
+        return False
+    return True
+
+
+def make_kernels(
+    native: ModuleType,
+    dtype_codes: Mapping[Any, int],
+    reference: Callable[[str], Kernel],
+) -> dict[str, Kernel]:
+    """``matmul`` (and loads OpenBLAS)."""
+    load_blas(native)
+    unknown = UNKNOWN_DTYPE
+    native_matmul = native.matmul
+
+    def matmul(out: Any, a: Any, b: Any) -> None:
+        # Sequences, not copied: this wrapper is most of a small product's cost.
+        shape = out.shape
+        a_shape = a.shape
+        b_shape = b.shape
+        nd = len(shape)
+        if nd < 2 or len(a_shape) != nd or len(b_shape) != nd:
+            raise layout_error(
+                "matmul",
+                f"operands of {len(a_shape)} and {len(b_shape)} dimensions, output of {nd}; "
+                "all need the same number, at least 2",
+            )
+        k = a_shape[-1]
+        if (
+            a_shape[:-1] != shape[:-1]
+            or b_shape[:-2] != shape[:-2]
+            or b_shape[-2] != k
+            or b_shape[-1] != shape[-1]
+        ):
+            raise layout_error(
+                "matmul",
+                f"shapes {tuple(a_shape)} @ {tuple(b_shape)} do not give the output's "
+                f"{tuple(shape)}",
+            )
+        dtype = out.dtype
+        if a.dtype != dtype or b.dtype != dtype:
+            raise dtype_error("matmul", out, (a, b))
+        out_ptr, a_ptr, b_ptr = out.data_ptr(), a.data_ptr(), b.data_ptr()
+        if (
+            (not out_ptr and out.numel())
+            or (not a_ptr and a.numel())
+            or (not b_ptr and b.numel())
+        ):
+            raise null_pointer_error("matmul")
+        code = dtype_codes.get(dtype, unknown)
+        if nd > _MAX_DIMS or not native_matmul(
+            code, shape, k, out_ptr, out.stride(), a_ptr, a.stride(), b_ptr, b.stride()
+        ):
+            reference("matmul")(out, a, b)
+
+    return {"matmul": matmul}

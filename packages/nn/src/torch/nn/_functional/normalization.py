@@ -1,0 +1,121 @@
+"""Group, RMS, instance and local-response normalisation and ``normalize`` of
+``nn.functional``, composite over differentiable core ops."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+from torch.nn import _ops
+
+__all__ = ["group_norm", "instance_norm", "local_response_norm", "normalize", "rms_norm"]
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise (N, C, *) over each group of ``C / num_groups`` channels and all spatial
+    positions, then apply the per-channel affine map."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    x = input.reshape(n, num_groups, math.prod(input.shape[1:]) // num_groups)
+    mean = x.mean(-1, keepdim=True)
+    var = x.var(-1, unbiased=False, keepdim=True)
+    out = ((x - mean) * torch.rsqrt(var + eps)).reshape(input.shape)
+    shape = [1, c] + [1] * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int,
+             weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims;
+    ``eps=None`` uses the machine epsilon of the input's dtype."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.dim() - len(shape):]) != shape or len(shape) > input.dim():
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
+                           f"{list(input.shape)}")
+    if eps is None:
+        eps = torch.finfo(input.dtype).eps
+    dims = tuple(range(-len(shape), 0))
+    out = input * torch.rsqrt((input * input).mean(dims, keepdim=True) + eps)
+    return out * weight if weight is not None else out
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise every (sample, channel) plane over its spatial dims. With
+    ``use_input_stats`` the running statistics (if given) are updated with the batch mean of the
+    per-instance statistics; otherwise the running ones are used."""
+    if input.dim() < 3:
+        raise ValueError(f"expected at least 3D input (got {input.dim()}D input)")
+    n, c = input.shape[0], input.shape[1]
+    shape = [1, c] + [1] * (input.dim() - 2)
+    if use_input_stats:
+        dims = tuple(range(2, input.dim()))
+        count = input.numel() // (n * c) if n * c else 0
+        if count <= 1 and input.numel():
+            raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                             f"size {list(input.shape)}")
+        mean = input.mean(dims, keepdim=True)
+        var = input.var(dims, unbiased=False, keepdim=True)
+        if running_mean is not None and running_var is not None:
+            with torch.no_grad():
+                bm = mean.detach().reshape(n, c).mean(0)
+                bv = var.detach().reshape(n, c).mean(0) * (count / (count - 1))
+                running_mean.mul_(1 - momentum).add_(bm * momentum)
+                running_var.mul_(1 - momentum).add_(bv * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+    out = (input - mean) * torch.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """``x / (k + alpha/size * sum of x**2 over the ``size`` neighbouring channels) ** beta``
+    (the window is centred, zero-padded: ``size // 2`` before, ``(size - 1) // 2`` after)."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = (input * input).unsqueeze(1)  # (N, 1, C, *)
+    sq = _ops.pad(sq.reshape(sq.shape[0], 1, sq.shape[2], -1),
+                  [0, 0, size // 2, (size - 1) // 2])
+    win = sq.unfold(2, size, 1).sum(-1)  # (N, 1, C, prod(spatial))
+    div = win.reshape(input.shape)
+    div = (div * (alpha / size) + k).pow(beta)
+    return input / div
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Tensor | None = None) -> Tensor:
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    denom = input.norm(p, dim=dim, keepdim=True).clamp_min(eps).expand_as(input)
+    result = input / denom
+    if out is not None:
+        with torch.no_grad():
+            out.copy_(result)
+        return out
+    return result

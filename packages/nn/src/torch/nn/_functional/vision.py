@@ -1,0 +1,425 @@
+"""Resampling and rearranging of ``nn.functional``: ``interpolate``/``upsample``,
+``grid_sample``, ``affine_grid``, pixel and channel shuffles.
+
+Interpolation is separable: each spatial dim in turn is a weighted sum of a few
+``index_select``-ed slices (1 tap for nearest, 2 for linear, 4 for cubic), so autograd flows
+through core ops without formulas of its own.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch.nn import _ops
+
+__all__ = [
+    "affine_grid", "channel_shuffle", "grid_sample", "interpolate", "native_channel_shuffle",
+    "pixel_shuffle", "pixel_unshuffle", "upsample", "upsample_bilinear", "upsample_nearest",
+]
+
+_MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
+_CUBIC_A = -0.75  # the cubic convolution coefficient PyTorch (and OpenCV) use
+
+
+def _cubic_weights(t: float) -> tuple[float, float, float, float]:
+    """Keys' cubic convolution weights of the taps at -1, 0, 1, 2 for fraction ``t``."""
+    a = _CUBIC_A
+
+    def near(x: float) -> float:  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: float) -> float:  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _resample_dim(x: Tensor, dim: int, out: int, mode: str, align_corners: bool,
+                  scale: float | None) -> Tensor:
+    """``x`` resampled along ``dim`` to ``out`` points. ``scale`` is the user's output/input
+    ratio when it is to be used as given (PyTorch's rule), else ``None``."""
+    size = x.shape[dim]
+    if size == out and mode not in ("nearest", "nearest-exact") and not scale:
+        return x
+    if mode in ("nearest", "nearest-exact"):
+        step = 1.0 / scale if scale else size / out
+        off = 0.5 if mode == "nearest-exact" else 0.0
+        idx = [min(math.floor((i + off) * step), size - 1) for i in range(out)]
+        return x.index_select(dim, torch.tensor(idx, dtype=torch.int64, device=x.device))
+    if align_corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+        src = [i * step for i in range(out)]
+    else:
+        step = 1.0 / scale if scale else size / out
+        src = [(i + 0.5) * step - 0.5 for i in range(out)]
+    taps: list[tuple[list[int], list[float]]]
+    if mode == "bicubic":
+        taps = [([], []) for _ in range(4)]
+        for s in src:
+            base = math.floor(s)
+            for k, w in enumerate(_cubic_weights(s - base)):
+                taps[k][0].append(min(max(base - 1 + k, 0), size - 1))
+                taps[k][1].append(w)
+    else:
+        taps = [([], []), ([], [])]
+        for s in src:
+            s = max(s, 0.0)
+            i0 = min(int(s), size - 1)
+            i1 = min(i0 + 1, size - 1)
+            lam = s - i0
+            taps[0][0].append(i0)
+            taps[0][1].append(1.0 - lam)
+            taps[1][0].append(i1)
+            taps[1][1].append(lam)
+    shape = [1] * x.dim()
+    shape[dim] = out
+    result = None
+    for idx, w in taps:
+        part = x.index_select(dim, torch.tensor(idx, dtype=torch.int64, device=x.device))
+        part = part * torch.tensor(w, dtype=x.dtype, device=x.device).reshape(shape)
+        result = part if result is None else result + part
+    return result
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
+                mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    """Resize the spatial dims of (N, C, *spatial) by ``size`` or ``scale_factor`` with
+    nearest, nearest-exact, (bi/tri)linear, bicubic or area interpolation."""
+    if mode not in _MODES:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {input.dim()}D) for the modes: nearest | linear | "
+                                  f"bilinear | bicubic | trilinear | area | nearest-exact "
+                                  f"(got {mode})")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    n = input.dim() - 2
+    if n < 1 or n > 3:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {input.dim()}D) for the modes: nearest | linear | "
+                                  f"bilinear | bicubic | trilinear | area | nearest-exact "
+                                  f"(got {mode})")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if mode in _MODE_DIMS and _MODE_DIMS[mode] != n:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                  f"{_MODE_DIMS[mode] + 2}D input")
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != n:
+                raise ValueError(f"Input and output must have the same number of spatial "
+                                 f"dimensions, but got input with spatial dimensions of "
+                                 f"{list(input.shape[2:])} and output size of {size}. Please "
+                                 "provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "output size in (o1, o2, ...,oK) format.")
+            outs = [int(v) for v in size]
+        else:
+            outs = [int(size)] * n
+        scales: list[float | None] = [None] * n
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != n:
+                raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                                 f"dimensions, but got input with spatial dimensions of "
+                                 f"{list(input.shape[2:])} and scale_factor of shape "
+                                 f"{scale_factor}. Please provide input tensor in (N, C, d1, "
+                                 "d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) "
+                                 "format.")
+            factors = [float(v) for v in scale_factor]
+        else:
+            factors = [float(scale_factor)] * n
+        outs = [math.floor(float(s) * f) for s, f in zip(input.shape[2:], factors)]
+        # the given factor drives the coordinate map unless the size is to be recomputed
+        scales = [None] * n if recompute_scale_factor else list(factors)
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if any(o <= 0 for o in outs) and input.numel():
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({', '.join(str(s) for s in input.shape[2:])}) and output "
+                           f"({', '.join(str(o) for o in outs)})")
+    if mode == "area":
+        return _ops.adaptive_avg_pool(input, n, outs)
+    x = input
+    for i in range(n):
+        x = _resample_dim(x, 2 + i, outs[i], mode, bool(align_corners), scales[i])
+    return x
+
+
+def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """Deprecated alias of ``interpolate``."""
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(..., mode='nearest')``."""
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use "
+                  "nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use "
+                  "nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# --------------------------------------------------------------------------- grid sampling
+
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False "
+                  "since 1.3.0. Please specify align_corners=True if the old behavior is "
+                  "desired. See the documentation of grid_sample for details.")
+
+
+def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
+    """Fold ``coord`` into [twice_low/2, twice_high/2] by reflecting at the ends."""
+    if twice_low == twice_high:
+        return torch.zeros_like(coord)
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    d = (coord - low).abs()
+    extra = torch.fmod(d, span)
+    flips = torch.floor(d.detach() / span)
+    even = torch.remainder(flips, 2) == 0
+    return torch.where(even, extra + low, span - extra + low)
+
+
+def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    return _pad_coord(_unnormalize(coord, size, align_corners), size, padding_mode,
+                      align_corners)
+
+
+def _pad_coord(x: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """Pixel coordinate ``x`` moved inside the input by the padding rule (``zeros`` leaves it:
+    out-of-range taps read 0)."""
+    if padding_mode == "border":
+        x = x.clamp(0, size - 1)
+    elif padding_mode == "reflection":
+        x = (_reflect(x, 0, 2 * (size - 1)) if align_corners else
+             _reflect(x, -1, 2 * size - 1))
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+    """Sample (N, C, [D,] H, W) by bilinear, nearest or (4-D only) bicubic interpolation at
+    the normalised (x, y[, z]) points of ``grid``
+    (N, [D_out,] H_out, W_out, 2|3); -1 and 1 are the outer pixel edges (centres with
+    ``align_corners``)."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    n = input.dim() - 2
+    if n not in (2, 3) or grid.dim() != input.dim() or grid.shape[-1] != n:
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same "
+                           f"number of dimensions, and grid's last dim equal to the number of "
+                           f"spatial dims, but got input with sizes {list(input.shape)} and "
+                           f"grid with sizes {list(grid.shape)}")
+    if mode == "bicubic" and n != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    batch, chans = input.shape[0], input.shape[1]
+    sizes = list(input.shape[2:])  # (H, W) or (D, H, W)
+    out_sp = list(grid.shape[1:-1])
+    pts = grid.reshape(batch, math.prod(out_sp), n)  # -1 is ambiguous when empty
+    # grid's last dim lists x (width) first: coordinate k addresses spatial dim n-1-k
+    raw = [_unnormalize(pts[..., n - 1 - d], sizes[d], align_corners) for d in range(n)]
+    coords = [_pad_coord(raw[d], sizes[d], padding_mode, align_corners) for d in range(n)]
+    flat = input.reshape(batch, chans, math.prod(sizes))
+
+    def tap(idx: list[Tensor]) -> tuple[Tensor, Tensor]:
+        """Values at integer positions ``idx`` (per dim) and whether each is inside."""
+        inside = None
+        lin = None
+        for d in range(n):
+            ok = (idx[d] >= 0) & (idx[d] <= sizes[d] - 1)
+            inside = ok if inside is None else inside & ok
+            c = idx[d].clamp(0, sizes[d] - 1)
+            lin = c if lin is None else lin * sizes[d] + c
+        gathered = flat.gather(2, lin.unsqueeze(1).expand(batch, chans, lin.shape[1]))
+        return gathered, inside
+
+    if mode == "bicubic":
+        # 4x4 taps around the unpadded point; the padding rule applies to each tap
+        lows = [torch.floor(c.detach()) for c in raw]
+        weights = [_cubic_coefficients(c - lo) for c, lo in zip(raw, lows)]
+        out = None
+        for i in range(4):
+            for j in range(4):
+                idx = []
+                for d, off in ((0, i), (1, j)):
+                    pos = _pad_coord(lows[d] + (off - 1), sizes[d], padding_mode,
+                                     align_corners)
+                    idx.append(torch.round(pos).to(torch.int64))
+                vals, inside = tap(idx)
+                w = weights[0][i] * weights[1][j] * inside.to(raw[0].dtype)
+                term = vals * w.unsqueeze(1)
+                out = term if out is None else out + term
+    elif mode == "nearest":
+        idx = [torch.round(c.detach()).to(torch.int64) for c in coords]
+        vals, inside = tap(idx)
+        out = vals * inside.unsqueeze(1).to(vals.dtype)
+    else:
+        lows = [torch.floor(c.detach()) for c in coords]
+        fracs = [c - lo for c, lo in zip(coords, lows)]
+        out = None
+        for corner in range(2 ** n):
+            bits = [(corner >> (n - 1 - d)) & 1 for d in range(n)]
+            idx = [(lows[d] + bits[d]).to(torch.int64) for d in range(n)]
+            w = None
+            for d in range(n):
+                wd = fracs[d] if bits[d] else 1 - fracs[d]
+                w = wd if w is None else w * wd
+            vals, inside = tap(idx)
+            term = vals * (w * inside.to(w.dtype)).unsqueeze(1)
+            out = term if out is None else out + term
+    return out.reshape(batch, chans, *out_sp)
+
+
+def _cubic_coefficients(t: Tensor) -> list[Tensor]:
+    """Keys' cubic convolution weights (as tensors, differentiable in ``t``) of the taps at
+    -1, 0, 1, 2 for fractions ``t``."""
+    a = _CUBIC_A
+
+    def near(x: Tensor) -> Tensor:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: Tensor) -> Tensor:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps ``theta``
+    (N, 2, 3) (or (N, 3, 4)) over the normalised output coordinates."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{size}. Got {list(theta.shape)}.")
+        spatial = size[2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{size}. Got {list(theta.shape)}.")
+        spatial = size[2:]
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    n = len(spatial)
+
+    def axis(steps: int) -> Tensor:
+        if steps <= 1:
+            return torch.zeros(max(steps, 0), dtype=theta.dtype)
+        line = torch.linspace(-1, 1, steps, dtype=theta.dtype)
+        return line if align_corners else line * ((steps - 1) / steps)
+
+    # base[..., k]: coordinate of spatial dim n-1-k (x first), then a 1 for the translation
+    grids = torch.meshgrid(*[axis(s) for s in spatial], indexing="ij")
+    cols = [grids[n - 1 - k] for k in range(n)] + [torch.ones(spatial, dtype=theta.dtype)]
+    base = torch.stack(cols, -1).reshape(1, -1, n + 1).to(theta.device)
+    out = torch.matmul(base.expand(theta.shape[0], -1, -1), theta.transpose(1, 2))
+    return out.reshape(theta.shape[0], *spatial, n)
+
+
+# --------------------------------------------------------------------------- shuffles
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
+    r = upscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c}"
+                           f" is not divisible by {r * r}")
+    k = len(lead)
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of ``pixel_shuffle``."""
+    r = downscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        which = "height" if h % r else "width"
+        size = h if h % r else w
+        raise RuntimeError(f"pixel_unshuffle expects {which} to be divisible by "
+                           f"downscale_factor, but input.size({-2 if h % r else -1})={size} is "
+                           f"not divisible by {r}")
+    k = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave the ``groups`` channel groups of (N, C, *): channel g*(C/g)+i moves to
+    i*groups+g."""
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value "
+                           f"of groups:{groups}")
+    c = input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    n, rest = input.shape[0], list(input.shape[2:])
+    x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
+    return x.reshape(n, c, *rest)
+
+
+native_channel_shuffle = channel_shuffle

@@ -1,0 +1,340 @@
+"""Composite functional ops the layers need that ``nn.functional`` does not have yet: padding
+by mode, pooling through strided windows, batch norm, leaky relu.
+
+Written in differentiable core ops (DESIGN.md §7: pooling is composite over strided windows),
+so autograd needs no formulas of its own. ``nn.functional`` re-exports them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def ntuple(x: Any, n: int, name: str = "argument") -> tuple[int, ...]:
+    """``x`` as an ``n``-tuple of ints (an int repeats)."""
+    if isinstance(x, (list, tuple)):
+        if len(x) == 1:
+            return (int(x[0]),) * n
+        if len(x) != n:
+            raise ValueError(f"{name} must have {n} elements, got {len(x)}")
+        return tuple(int(v) for v in x)
+    return (int(x),) * n
+
+
+def _mode_index(size: int, before: int, after: int, mode: str) -> Tensor:
+    """Input positions read by the ``size + before + after`` outputs of a padded dim."""
+    out = []
+    for i in range(-before, size + after):
+        if mode == "reflect":
+            if size == 1:
+                j = 0
+            else:
+                period = 2 * (size - 1)
+                j = abs(i) % period
+                j = period - j if j >= size else j
+        elif mode == "replicate":
+            j = min(max(i, 0), size - 1)
+        else:  # circular
+            j = i % size
+        out.append(j)
+    return torch.tensor(out, dtype=torch.int64)
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+        value: float | None = None) -> Tensor:
+    """``F.pad``: ``pad`` lists (before, after) pairs from the last dim backwards."""
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if len(pad) % 2:
+        raise ValueError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise ValueError("Padding length should be less than or equal to two times the input "
+                         "dimension but got padding length "
+                         f"{len(pad)} and input of dimension {input.dim()}")
+    out = input
+    for k in range(len(pad) // 2):
+        dim = input.dim() - 1 - k
+        before, after = int(pad[2 * k]), int(pad[2 * k + 1])
+        if before == 0 and after == 0:
+            continue
+        size = out.shape[dim]
+        if mode == "constant":
+            if before < 0:
+                out = out.narrow(dim, -before, out.shape[dim] + before)
+                before = 0
+            if after < 0:
+                out = out.narrow(dim, 0, out.shape[dim] + after)
+                after = 0
+            parts = []
+            for n in (before, None, after):
+                if n is None:
+                    parts.append(out)
+                elif n:
+                    shape = list(out.shape)
+                    shape[dim] = n
+                    parts.append(torch.full(shape, 0.0 if value is None else value,
+                                            dtype=out.dtype, device=out.device))
+            out = torch.cat(parts, dim) if len(parts) > 1 else out
+            continue
+        if mode == "reflect" and (before >= size or after >= size):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({before}, {after}) at "
+                               f"dimension {dim} of input {list(input.shape)}")
+        if mode == "circular" and (before > size or after > size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        out = out.index_select(dim, _mode_index(size, before, after, mode).to(out.device))
+    return out
+
+
+def _windows(x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...],
+             dilation: tuple[int, ...]) -> Tensor:
+    """(N, C, *out, *kernel) windows of the last ``len(kernel)`` dims of ``x``."""
+    for i in range(len(kernel)):
+        dim = 2 + i  # unfold keeps the other dims in place and appends the window dim
+        span = dilation[i] * (kernel[i] - 1) + 1
+        x = x.unfold(dim, span, stride[i])
+        if dilation[i] > 1:
+            x = x[..., :: dilation[i]]
+    # unfold appends each window dim at the end, in order: (N, C, *out, *kernel)
+    return x
+
+
+def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    span = d * (k - 1) + 1
+    num = size + 2 * p - span
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1  # the last window must start inside the input or the left padding
+    return out
+
+
+def _check_pool(input: Tensor, n: int, name: str) -> None:
+    if input.dim() not in (n + 1, n + 2):
+        raise RuntimeError(f"{name}: Expected {n + 1}D or {n + 2}D input tensor, but got "
+                           f"{list(input.shape)}")
+
+
+def max_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, padding: Any = 0,
+             dilation: Any = 1, ceil_mode: bool = False,
+             return_indices: bool = False) -> Any:
+    """``F.max_pool{n}d``: maximum over each window (padding counts as -inf)."""
+    _check_pool(input, n, f"max_pool{n}d")
+    batched = input.dim() == n + 2
+    x = input if batched else input.unsqueeze(0)
+    k = ntuple(kernel_size, n, "kernel_size")
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
+        ntuple(stride, n, "stride")
+    p, d = ntuple(padding, n, "padding"), ntuple(dilation, n, "dilation")
+    for ki, pi in zip(k, p):
+        if pi > ki // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pi}, kernel_size={ki} and dilation={d[0]}")
+    sizes = x.shape[2:]
+    outs = [_out_size(sz, ki, si, pi, di, ceil_mode) for sz, ki, si, pi, di in
+            zip(sizes, k, s, p, d)]
+    if any(o <= 0 for o in outs):
+        raise RuntimeError(f"max_pool{n}d: Output size is too small")
+    pads = []
+    for sz, ki, si, pi, di, o in zip(sizes, k, s, p, d, outs):
+        need = (o - 1) * si + di * (ki - 1) + 1 - sz - pi  # right padding the last window uses
+        pads.append((pi, max(need, 0)))
+    flat = [v for before_after in reversed(pads) for v in before_after]
+    padded = pad(x, flat, value=-math.inf) if any(flat) else x
+    win = _windows(padded, k, s, d)
+    win = win[(slice(None), slice(None), *(slice(0, o) for o in outs))]
+    red = tuple(range(-n, 0))
+    values = win.amax(red)
+    if not return_indices:
+        return values if batched else values.squeeze(0)
+    # flat index of the max inside each window -> index into the (unpadded) input plane
+    flat_win = win.reshape(*win.shape[: 2 + n], math.prod(win.shape[2 + n:]))
+    arg = flat_win.argmax(-1)
+    coords = []
+    rem = arg
+    for i in reversed(range(n)):
+        coords.append(rem % k[i])
+        rem = torch.div(rem, k[i], rounding_mode="floor")
+    coords = coords[::-1]
+    index = torch.zeros_like(arg)
+    for i in range(n):
+        shape = [1] * (2 + n)
+        shape[2 + i] = outs[i]
+        start = (torch.arange(outs[i]) * s[i] - p[i]).reshape(shape)
+        pos = start + coords[i] * d[i]
+        index = index * sizes[i] + pos
+    return (values, index) if batched else (values.squeeze(0), index.squeeze(0))
+
+
+def avg_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, padding: Any = 0,
+             ceil_mode: bool = False, count_include_pad: bool = True,
+             divisor_override: int | None = None) -> Tensor:
+    """``F.avg_pool{n}d``: mean over each window."""
+    _check_pool(input, n, f"avg_pool{n}d")
+    batched = input.dim() == n + 2
+    x = input if batched else input.unsqueeze(0)
+    k = ntuple(kernel_size, n, "kernel_size")
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
+        ntuple(stride, n, "stride")
+    p = ntuple(padding, n, "padding")
+    for ki, pi in zip(k, p):
+        if pi > ki // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pi}, kernel_size={ki} and dilation=1")
+    sizes = x.shape[2:]
+    outs = [_out_size(sz, ki, si, pi, 1, ceil_mode) for sz, ki, si, pi in zip(sizes, k, s, p)]
+    pads = []
+    for sz, ki, si, pi, o in zip(sizes, k, s, p, outs):
+        need = (o - 1) * si + ki - sz - pi
+        pads.append((pi, max(need, 0)))
+    flat = [v for ba in reversed(pads) for v in ba]
+    padded = pad(x, flat, value=0.0) if any(flat) else x
+    win = _windows(padded, k, s, (1,) * n)
+    win = win[(slice(None), slice(None), *(slice(0, o) for o in outs))]
+    total = win.sum(tuple(range(-n, 0)))
+    if divisor_override:
+        return (total / divisor_override) if batched else (total / divisor_override).squeeze(0)
+    # divisor per window: its size clipped to input + padding (count_include_pad) or input
+    div = None
+    for i in range(n):
+        starts = torch.arange(outs[i]) * s[i] - p[i]
+        ends = torch.clamp(starts + k[i], max=sizes[i] + p[i])
+        if count_include_pad:
+            size = ends - starts
+        else:
+            size = torch.clamp(ends, max=sizes[i]) - torch.clamp(starts, min=0)
+        shape = [1] * n
+        shape[i] = outs[i]
+        size = size.reshape(shape)
+        div = size if div is None else div * size
+    out = total / div.to(total.dtype)
+    return out if batched else out.squeeze(0)
+
+
+def adaptive_avg_pool(input: Tensor, n: int, output_size: Any) -> Tensor:
+    """``F.adaptive_avg_pool{n}d``: windows [floor(i*L/O), ceil((i+1)*L/O))."""
+    sizes = input.shape[-n:]
+    outs = [sz if o is None else int(o) for sz, o in
+            zip(sizes, output_size if isinstance(output_size, (list, tuple))
+                else (output_size,) * n)]
+    x = input
+    for i in range(n):
+        dim = x.dim() - n + i
+        length, o = sizes[i], outs[i]
+        if length % o == 0:
+            shape = list(x.shape)
+            shape[dim: dim + 1] = [o, length // o]
+            x = x.reshape(shape).mean(dim + 1)
+        else:
+            parts = [x.narrow(dim, (j * length) // o,
+                              -(-((j + 1) * length) // o) - (j * length) // o).mean(
+                                  dim, keepdim=True) for j in range(o)]
+            x = torch.cat(parts, dim)
+    return x
+
+
+def adaptive_max_pool(input: Tensor, n: int, output_size: Any,
+                      return_indices: bool = False) -> Any:
+    """``F.adaptive_max_pool{n}d``: the maximum of each window [floor(i*L/O), ceil((i+1)*L/O))
+    and, with ``return_indices``, its flat index in the input plane (first maximum wins)."""
+    if input.dim() not in (n + 1, n + 2):
+        raise RuntimeError(f"adaptive_max_pool{n}d(): Expected {n + 1}D or {n + 2}D tensor, "
+                           f"but got: {list(input.shape)}")
+    sizes = input.shape[-n:]
+    outs = [sz if o is None else int(o) for sz, o in
+            zip(sizes, output_size if isinstance(output_size, (list, tuple))
+                else (output_size,) * n)]
+    if len(outs) != n:
+        raise RuntimeError(f"adaptive_max_pool{n}d(): internal error: output_size.size() must "
+                           f"be {n}")
+    x = input
+    lead = input.dim() - n
+    positions = []  # per dim: (O, K) input position of every window tap
+    for i in range(n):
+        dim = lead + i
+        length, o = sizes[i], outs[i]
+        starts = [(j * length) // o for j in range(o)]
+        ends = [-(-((j + 1) * length) // o) for j in range(o)]
+        width = max(e - s for s, e in zip(starts, ends)) if o else 0
+        # windows are padded to a common width by repeating their last element (which cannot
+        # change the maximum, nor, coming later, which maximum is first)
+        pos = torch.tensor([[min(s + t, e - 1) for t in range(width)]
+                            for s, e in zip(starts, ends)], dtype=torch.int64)
+        positions.append(pos.reshape(o, width))
+        shape = list(x.shape)
+        shape[dim: dim + 1] = [o, width]
+        x = x.index_select(dim, pos.reshape(-1).to(x.device)).reshape(shape)
+        x = x.movedim(dim + 1, -1)
+    # x: (*lead, *outs, *widths)
+    win = x.reshape(*x.shape[: lead + n], math.prod(x.shape[lead + n:]))
+    values = win.amax(-1)
+    if not return_indices:
+        return values
+    arg = win.argmax(-1)
+    widths = [p.shape[1] for p in positions]
+    index = torch.zeros_like(arg)
+    rem = arg
+    taps = []
+    for i in reversed(range(n)):
+        taps.append(rem % widths[i])
+        rem = torch.div(rem, widths[i], rounding_mode="floor")
+    taps = taps[::-1]
+    for i in range(n):
+        shape = [1] * (lead + n)
+        shape[lead + i] = outs[i]
+        # position of tap t of window j along dim i: positions[i][j, t]
+        j = torch.arange(outs[i]).reshape(shape).to(arg.device).expand_as(arg)
+        flat_pos = positions[i].reshape(-1).to(arg.device)
+        pos = flat_pos.index_select(0, (j * widths[i] + taps[i]).reshape(-1)).reshape(
+            arg.shape)
+        index = index * sizes[i] + pos
+    return values, index
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """``F.batch_norm``: normalise over every dim but 1. In training the batch statistics are
+    used and the running ones updated (unbiased variance), as PyTorch does."""
+    if input.dim() < 2:
+        raise ValueError(f"expected 2D or more input (got {input.dim()}D input)")
+    dims = [0, *range(2, input.dim())]
+    shape = [1, input.shape[1]] + [1] * (input.dim() - 2)
+    if training:
+        count = input.numel() // input.shape[1]
+        if count <= 1:
+            raise ValueError("Expected more than 1 value per channel when training, got input "
+                             f"size {list(input.shape)}")
+        mean = input.mean(dims)
+        var = input.var(dims, unbiased=False)
+        if running_mean is not None and running_var is not None:
+            with torch.no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.detach() * momentum)
+                running_var.mul_(1 - momentum).add_(var.detach() * (momentum * count /
+                                                                    (count - 1)))
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation "
+                               "mode")
+        mean, var = running_mean, running_var
+    out = (input - mean.reshape(shape)) * torch.rsqrt(var.reshape(shape) + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``negative_slope * x`` elsewhere."""
+    if inplace:  # recorded as an in-place write, so gradients flow through it
+        from torch.nn._functional.activation import leaky_relu_
+
+        return leaky_relu_(input, negative_slope)
+    return torch.where(input > 0, input, input * negative_slope)

@@ -1,0 +1,35 @@
+"""``CosineSimilarity`` and ``PairwiseDistance``."""
+
+from __future__ import annotations
+
+from torch import Tensor
+from torch.nn._functional import distance as _dist
+
+from .module import Module
+
+__all__ = ["CosineSimilarity", "PairwiseDistance"]
+
+
+class CosineSimilarity(Module):
+    """Cosine similarity of two inputs along ``dim``."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return _dist.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """p-norm of ``x1 - x2 + eps`` over the last dim."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return _dist.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

@@ -1,0 +1,142 @@
+"""``torch.optim.Adam``: Adam with AMSGrad, maximisation and L2 or decoupled weight decay, as
+PyTorch documents the algorithm; the update runs through ``torch._fused_adam_`` /
+``torch._fused_adamw_`` (one native pass per parameter list) when the backend has them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from .optimizer import Optimizer, _scalar
+
+__all__ = ["Adam"]
+
+
+def _fused_kernel(decoupled: bool) -> Callable[..., Any] | None:
+    return getattr(torch, "_fused_adamw_" if decoupled else "_fused_adam_", None)
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba), with PyTorch's options.
+
+    Per parameter, at step ``t``: ``g = -g`` when maximizing; weight decay either adds
+    ``wd * p`` to ``g`` or, when decoupled (AdamW), scales ``p`` by ``1 - lr * wd``;
+    ``m = lerp(m, g, 1 - beta1)``; ``v = beta2 * v + (1 - beta2) * g * g``; with AMSGrad the
+    running maximum of ``v`` replaces ``v``; ``p -= lr / (1 - beta1^t) * m /
+    (sqrt(v) / sqrt(1 - beta2^t) + eps)``.
+
+    ``fused=None`` (the default) and ``fused=True`` use ``torch._fused_adam_`` when the
+    installed backend provides it (the same math in one pass), the plain per-tensor loop
+    otherwise; ``fused=False`` and ``foreach`` select the loop. ``capturable`` is accepted and
+    ignored (there are no CUDA graphs to capture).
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float | Tensor = 1e-3,
+                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None,
+                 decoupled_weight_decay: bool = False) -> None:
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        if fused and differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient once; ``closure`` re-evaluates the loss
+        (with gradients enabled) and its result is returned."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        with torch.no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _init_state(self, p: Tensor, amsgrad: bool) -> dict[str, Any]:
+        state = self.state[p]
+        if not state:
+            # PyTorch keeps the step count as a float32 0-d tensor; state_dict() shows it so.
+            state["step"] = torch.tensor(0.0, dtype=torch.float32)
+            state["exp_avg"] = torch.zeros_like(p)
+            state["exp_avg_sq"] = torch.zeros_like(p)
+            if amsgrad:
+                state["max_exp_avg_sq"] = torch.zeros_like(p)
+        return state
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        amsgrad = group["amsgrad"]
+        params = [p for p in group["params"] if p.grad is not None]
+        if not params:
+            return
+        states = [self._init_state(p, amsgrad) for p in params]
+        fused = group["fused"]
+        kernel = None
+        if fused is not False and not group["foreach"] and not group["differentiable"]:
+            kernel = _fused_kernel(group["decoupled_weight_decay"])
+            if kernel is not None and not all(p.dtype.is_floating_point for p in params):
+                kernel = None
+        if kernel is not None:
+            self._fused_step(kernel, group, params, states)
+        else:
+            for p, state in zip(params, states):
+                self._single_tensor_step(group, p, state)
+
+    def _fused_step(self, kernel: Callable[..., Any], group: dict[str, Any],
+                    params: list[Tensor], states: list[dict[str, Any]]) -> None:
+        beta1, beta2 = (_scalar(b) for b in group["betas"])
+        steps = [s["step"] for s in states]
+        for step in steps:
+            step.add_(1)  # the fused kernel reads the already-incremented count, as in PyTorch
+        kernel([p for p in params], [p.grad for p in params], [s["exp_avg"] for s in states],
+               [s["exp_avg_sq"] for s in states],
+               [s["max_exp_avg_sq"] for s in states] if group["amsgrad"] else [], steps,
+               lr=_scalar(group["lr"]), beta1=beta1, beta2=beta2,
+               weight_decay=_scalar(group["weight_decay"]), eps=group["eps"],
+               amsgrad=group["amsgrad"], maximize=group["maximize"])
+
+    def _single_tensor_step(self, group: dict[str, Any], p: Tensor,
+                            state: dict[str, Any]) -> None:
+        lr = _scalar(group["lr"])
+        beta1, beta2 = (_scalar(b) for b in group["betas"])
+        wd = _scalar(group["weight_decay"])
+        grad = p.grad if not group["maximize"] else -p.grad
+        state["step"].add_(1)
+        step = state["step"].item()
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * wd)
+            else:
+                grad = grad.add(p, alpha=wd)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        step_size = lr / (1 - beta1 ** step)
+        bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+        if group["amsgrad"]:
+            max_sq = state["max_exp_avg_sq"]
+            max_sq.copy_(torch.maximum(max_sq, exp_avg_sq))
+            denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(group["eps"])
+        else:
+            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(group["eps"])
+        p.addcdiv_(exp_avg, denom, value=-step_size)

@@ -1,0 +1,375 @@
+"""``DataLoader``: batches from a dataset, in the main process or in worker processes.
+
+With ``num_workers > 0`` each worker is a process (the platform's default start method) that
+receives batches of indices on its own queue and sends collated batches back on a shared one;
+the main process hands out up to ``prefetch_factor`` batches per worker and yields results in
+sampler order. A worker's exception comes back with its traceback and is re-raised in the main
+process; workers are shut down when the iterator is exhausted, deleted or fails (and kept
+between epochs with ``persistent_workers``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import queue
+import random
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ._collate import default_collate, default_convert
+from .dataset import Dataset, IterableDataset
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+__all__ = ["DataLoader", "get_worker_info"]
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """What ``get_worker_info()`` returns inside a worker."""
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
+
+
+_worker_info: WorkerInfo | None = None
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """The current worker's id, count, seed and dataset copy; ``None`` in the main process."""
+    return _worker_info
+
+
+class _ExceptionWrapper:
+    """An exception raised in a worker, carried back with its formatted traceback."""
+
+    def __init__(self, exc: BaseException, where: str) -> None:
+        self.exc_type = type(exc)
+        self.message = f"Caught {type(exc).__name__} {where}.\nOriginal " + "".join(
+            traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+    def reraise(self) -> None:
+        try:
+            err = self.exc_type(self.message)
+        except Exception:
+            err = RuntimeError(self.message)
+        raise err
+
+
+class _IterableEnd:
+    """Sent by a worker whose iterable dataset is exhausted."""
+
+    def __init__(self, worker_id: int) -> None:
+        self.worker_id = worker_id
+
+
+def _worker_loop(dataset: Any, index_queue: Any, result_queue: Any, collate: Callable[..., Any],
+                 auto_collation: bool, drop_last: bool, batch_size: int | None, seed: int,
+                 worker_id: int, num_workers: int, init_fn: Callable[[int], None] | None,
+                 iterable: bool) -> None:
+    global _worker_info
+    torch.set_num_threads(1)  # workers must not oversubscribe the cores
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed % 2**32)
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        pass
+    _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
+    init_error = None
+    try:
+        if init_fn is not None:
+            init_fn(worker_id)
+    except Exception as exc:
+        init_error = _ExceptionWrapper(exc, f"in DataLoader worker process {worker_id}")
+    stream = iter(dataset) if iterable and init_error is None else None
+    exhausted = False
+    while True:
+        try:
+            task = index_queue.get(timeout=5.0)
+        except queue.Empty:
+            if os.getppid() == 1:  # the main process died without saying goodbye
+                return
+            continue
+        if task is None:
+            return
+        idx, indices = task
+        if init_error is not None:
+            result_queue.put((idx, init_error))
+            continue
+        try:
+            if iterable:
+                if exhausted:
+                    data: Any = _IterableEnd(worker_id)
+                else:
+                    items = list(itertools.islice(stream, batch_size or 1))
+                    if not items or (auto_collation and drop_last and len(items) < batch_size):
+                        exhausted = True
+                        data = _IterableEnd(worker_id)
+                    else:
+                        data = collate(items) if auto_collation else collate(items[0])
+            elif auto_collation:
+                data = collate(_fetch(dataset, indices))
+            else:
+                data = collate(dataset[indices])
+        except Exception as exc:
+            data = _ExceptionWrapper(exc, f"in DataLoader worker process {worker_id}")
+        result_queue.put((idx, data))
+
+
+def _fetch(dataset: Any, indices: list[int]) -> list[Any]:
+    getitems = getattr(dataset, "__getitems__", None)
+    if callable(getitems):
+        return getitems(indices)
+    return [dataset[i] for i in indices]
+
+
+class DataLoader:
+    """Batches of a dataset: ``DataLoader(dataset, batch_size=1, shuffle=False, ...)`` with
+    PyTorch's arguments."""
+
+    def __init__(self, dataset: Dataset[Any], batch_size: int | None = 1,
+                 shuffle: bool | None = None, sampler: Sampler | Iterable[Any] | None = None,
+                 batch_sampler: Sampler | Iterable[list[int]] | None = None,
+                 num_workers: int = 0, collate_fn: Callable[[list[Any]], Any] | None = None,
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Callable[[int], None] | None = None,
+                 multiprocessing_context: Any = None,
+                 generator: torch.Generator | None = None, *,
+                 prefetch_factor: int | None = None, persistent_workers: bool = False,
+                 pin_memory_device: str = "", in_order: bool = True) -> None:
+        if not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
+                             "disable multiprocessing.")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in "
+                             "multiprocessing.let num_workers > 0 to enable multiprocessing, "
+                             "otherwise set prefetch_factor to None.")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        self.dataset = dataset
+        self.num_workers = num_workers
+        self.prefetch_factor = 2 if prefetch_factor is None and num_workers > 0 else \
+            prefetch_factor
+        self.pin_memory = pin_memory
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.persistent_workers = persistent_workers
+        self.generator = generator
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            if shuffle not in (None, False):
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle "
+                                 f"option, but got shuffle={shuffle}")
+            if sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler "
+                                 f"option, but got sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified "
+                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
+        else:
+            if sampler is not None and shuffle:
+                raise ValueError("sampler option is mutually exclusive with shuffle")
+            if batch_sampler is not None:
+                if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                    raise ValueError("batch_sampler option is mutually exclusive with "
+                                     "batch_size, shuffle, sampler, and drop_last")
+                batch_size = None
+                drop_last = False
+            elif batch_size is None and drop_last:
+                raise ValueError("batch_size=None option disables auto-batching and is "
+                                 "mutually exclusive with drop_last")
+            if sampler is None:
+                sampler = RandomSampler(dataset, generator=generator) if shuffle else \
+                    SequentialSampler(dataset)  # type: ignore[arg-type]
+            if batch_size is not None and batch_sampler is None:
+                batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        if collate_fn is None:
+            collate_fn = default_collate if self._auto_collation else default_convert
+        self.collate_fn = collate_fn
+        self._persistent: _WorkerPool | None = None
+
+    @property
+    def _auto_collation(self) -> bool:
+        return self.batch_sampler is not None or (self._iterable and self.batch_size is not None)
+
+    def _index_batches(self) -> Iterator[Any]:
+        if self._iterable:
+            return itertools.count()
+        return iter(self.batch_sampler if self._auto_collation else self.sampler)
+
+    def __len__(self) -> int:
+        if self._iterable:
+            n = len(self.dataset)  # type: ignore[arg-type]
+            if self.batch_size is not None:
+                return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+            return n
+        return len(self.batch_sampler if self._auto_collation else self.sampler)  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[Any]:
+        if self.num_workers == 0:
+            return self._single_process()
+        if self.persistent_workers:
+            if self._persistent is None or not self._persistent.alive:
+                self._persistent = _WorkerPool(self)
+            return self._persistent.epoch()
+        pool = _WorkerPool(self)
+        return pool.epoch(shutdown_after=True)
+
+    def _single_process(self) -> Iterator[Any]:
+        if self._iterable:
+            stream = iter(self.dataset)
+            if not self._auto_collation:
+                for item in stream:
+                    yield self.collate_fn(item)
+                return
+            while True:
+                items = list(itertools.islice(stream, self.batch_size))
+                if not items or (self.drop_last and len(items) < self.batch_size):
+                    return
+                yield self.collate_fn(items)
+        for indices in self._index_batches():
+            if self._auto_collation:
+                yield self.collate_fn(_fetch(self.dataset, indices))
+            else:
+                yield self.collate_fn(self.dataset[indices])
+
+
+class _WorkerPool:
+    """The worker processes of one DataLoader (one epoch, or many when persistent)."""
+
+    def __init__(self, loader: DataLoader) -> None:
+        self.loader = loader
+        ctx = loader.multiprocessing_context
+        if ctx is None:
+            ctx = multiprocessing.get_context()
+        elif isinstance(ctx, str):
+            ctx = multiprocessing.get_context(ctx)
+        base_seed = loader.generator.initial_seed() if loader.generator is not None else \
+            int(torch.empty((), dtype=torch.int64).random_().item())
+        self.result_queue = ctx.Queue()
+        self.index_queues = []
+        self.workers = []
+        for wid in range(loader.num_workers):
+            iq = ctx.Queue()
+            w = ctx.Process(target=_worker_loop, daemon=True, args=(
+                loader.dataset, iq, self.result_queue, loader.collate_fn,
+                loader._auto_collation, loader.drop_last, loader.batch_size,
+                base_seed + wid, wid, loader.num_workers, loader.worker_init_fn,
+                loader._iterable))
+            w.start()
+            self.index_queues.append(iq)
+            self.workers.append(w)
+        self.alive = True
+        self.epoch_id = 0
+
+    def epoch(self, shutdown_after: bool = False) -> Iterator[Any]:
+        loader = self.loader
+        tasks = loader._index_batches()
+        n = loader.num_workers
+        outstanding: dict[int, int] = {}  # task index -> worker
+        done: dict[int, Any] = {}
+        next_task = 0
+        next_yield = 0
+        finished_workers: set[int] = set()
+        exhausted = False
+        worker_cycle = itertools.cycle(range(n))
+        # Tasks carry the epoch: a persistent pool may still return results of an epoch the
+        # caller left early, and those must not be taken for this one's.
+        self.epoch_id += 1
+        epoch_id = self.epoch_id
+        try:
+            while True:
+                while not exhausted and len(outstanding) < n * loader.prefetch_factor:
+                    wid = next(worker_cycle)
+                    if wid in finished_workers:
+                        if len(finished_workers) == n:
+                            exhausted = True
+                            break
+                        continue
+                    try:
+                        indices = next(tasks)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    self.index_queues[wid].put(((epoch_id, next_task), indices))
+                    outstanding[next_task] = wid
+                    next_task += 1
+                if next_yield in done:
+                    data = done.pop(next_yield)
+                    next_yield += 1
+                    if isinstance(data, _IterableEnd):
+                        continue
+                    yield data
+                    continue
+                if not outstanding:
+                    return
+                (task_epoch, idx), data = self._get()
+                if task_epoch != epoch_id:
+                    continue
+                wid = outstanding.pop(idx)
+                if isinstance(data, _ExceptionWrapper):
+                    data.reraise()
+                if isinstance(data, _IterableEnd):
+                    finished_workers.add(wid)
+                done[idx] = data
+        finally:
+            if shutdown_after or sys.is_finalizing():
+                self.shutdown()
+
+    def _get(self) -> tuple[int, Any]:
+        timeout = self.loader.timeout or None
+        while True:
+            try:
+                return self.result_queue.get(timeout=timeout if timeout else 1.0)
+            except queue.Empty:
+                if timeout:
+                    self.shutdown()
+                    raise RuntimeError(f"DataLoader timed out after {timeout} seconds") from None
+                dead = [w for w in self.workers if not w.is_alive()]
+                if dead:
+                    codes = ", ".join(f"pid {w.pid} (exit code {w.exitcode})" for w in dead)
+                    self.shutdown()
+                    raise RuntimeError(f"DataLoader worker(s) {codes} exited unexpectedly"
+                                       ) from None
+
+    def shutdown(self) -> None:
+        if not self.alive:
+            return
+        self.alive = False
+        for q in self.index_queues:
+            try:
+                q.put(None)
+            except (OSError, ValueError):  # queue already closed
+                pass
+        for w in self.workers:
+            w.join(timeout=5)
+            if w.is_alive():
+                w.terminate()
+                w.join(timeout=1)
+        for q in [*self.index_queues, self.result_queue]:
+            q.cancel_join_thread()
+            q.close()
+
+    def __del__(self) -> None:
+        try:
+            self.shutdown()
+        except Exception:
+            pass

@@ -1,0 +1,411 @@
+"""The native ``matmul`` primitive of plait-backend-cpu (OpenBLAS and the native kernel).
+
+Every case runs twice, through OpenBLAS and with it disabled (``_C.blas_disable``), and is
+compared with core's reference kernel (exactly for integers, with a float tolerance since BLAS
+may sum in another order) and, through the public API, with numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+C = pytest.importorskip("plait_backend_cpu._C", reason="plait-backend-cpu is not installed")
+
+from conftest import run_json  # noqa: E402
+from plait_backend_cpu import plugin  # noqa: E402
+from plait_backend_cpu.kernels import linalg  # noqa: E402
+
+import torch  # noqa: E402
+import torch._refs  # noqa: E402
+
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
+DTYPES = FLOATS + INTS
+TOL = {
+    torch.float32: (1e-5, 1e-5),
+    torch.float64: (1e-12, 1e-12),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (2e-2, 2e-2),
+}
+
+
+def reference(out, a, b) -> None:
+    torch._refs.CPU_KERNELS["matmul"](out, a, b)
+
+
+@pytest.fixture(scope="module")
+def native_matmul():
+    """The wrapper that the plugin registers (loads OpenBLAS if it can)."""
+    codes = plugin._dtype_codes(C)
+    return linalg.make_kernels(C, codes, lambda name: torch._refs.CPU_KERNELS[name])["matmul"]
+
+
+@pytest.fixture(params=["blas", "native"])
+def path(request, native_matmul):
+    """Runs the test with OpenBLAS in use and with the native kernel forced."""
+    if request.param == "blas" and not C.blas_info()["loaded"]:
+        pytest.skip(f"OpenBLAS not loaded: {C.blas_info()['error']}")
+    C.blas_disable(request.param == "native")
+    try:
+        yield request.param
+    finally:
+        C.blas_disable(False)
+
+
+def make(shape, dtype, seed, layout="contiguous"):
+    """A tensor of `shape` with small values, in one of several memory layouts."""
+    rng = np.random.default_rng(seed)
+    if dtype.is_floating_point:
+        values = rng.standard_normal(shape).astype(np.float32)
+    else:
+        values = rng.integers(-20 if dtype != torch.uint8 else 0, 20, shape).astype(np.int64)
+    t = torch.from_numpy(values).to(dtype)
+    if layout == "transposed":  # same values, last two dims column-major
+        t = t.mT.contiguous().mT
+    elif layout == "strided":  # neither stride of the matrix is 1: BLAS needs a copy
+        big = torch.zeros(shape[:-2] + (shape[-2] * 2, shape[-1] * 3), dtype=dtype)
+        view = big[..., ::2, ::3]
+        view.copy_(t)
+        t = view
+    return t
+
+
+def check(out, expected):
+    dtype = out.dtype
+    got = out.to(torch.float64).numpy() if dtype.is_floating_point else out.numpy()
+    want = expected.to(torch.float64).numpy() if dtype.is_floating_point else expected.numpy()
+    if dtype.is_floating_point:
+        rtol, atol = TOL[dtype]
+        scale = max(1.0, float(np.abs(want).max(initial=0)))
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * scale)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def run_both(native_matmul, a, b, out_layout="contiguous"):
+    shape = tuple(a.shape[:-1]) + (b.shape[-1],)
+    out = torch.full(shape, 7, dtype=a.dtype)
+    if out_layout == "transposed":
+        out = out.mT.contiguous().mT
+    expected = torch.empty(shape, dtype=a.dtype)
+    native_matmul(out, a, b)
+    reference(expected, a, b)
+    check(out, expected)
+    return out
+
+
+LAYOUTS = ["contiguous", "transposed", "strided"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("a_layout", LAYOUTS)
+@pytest.mark.parametrize("b_layout", LAYOUTS)
+def test_layouts_match_reference(path, native_matmul, dtype, a_layout, b_layout):
+    a = make((37, 45), dtype, 1, a_layout)
+    b = make((45, 29), dtype, 2, b_layout)
+    run_both(native_matmul, a, b)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("out_layout", ["transposed", "strided"])
+def test_output_layouts(path, native_matmul, dtype, out_layout):
+    a = make((19, 33), dtype, 3)
+    b = make((33, 21), dtype, 4, "transposed")
+    expected = torch.empty((19, 21), dtype=dtype)
+    reference(expected, a, b)
+    if out_layout == "transposed":
+        out = torch.zeros((21, 19), dtype=dtype).mT
+    else:
+        out = torch.zeros((38, 63), dtype=dtype)[::2, ::3]
+    native_matmul(out, a, b)
+    check(out, expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(
+    "m, k, n",
+    [(1, 1, 1), (1, 50, 1), (1, 40, 30), (30, 40, 1), (5, 1, 7), (130, 300, 70), (300, 40, 270)],
+)
+def test_shapes(path, native_matmul, dtype, m, k, n):
+    run_both(native_matmul, make((m, k), dtype, 5), make((k, n), dtype, 6))
+    run_both(native_matmul, make((m, k), dtype, 7, "transposed"),
+             make((k, n), dtype, 8, "transposed"))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_batched_with_broadcast_batch_dims(path, native_matmul, dtype):
+    a = make((3, 1, 6, 9), dtype, 9).expand(3, 4, 6, 9)  # stride 0 on dim 1
+    b = make((1, 4, 9, 5), dtype, 10, "transposed").expand(3, 4, 9, 5)  # stride 0 on dim 0
+    assert a.stride()[1] == 0 and b.stride()[0] == 0
+    out = run_both(native_matmul, a, b)
+    # The same as the product of materialised (contiguous) operands.
+    materialised = torch.empty((3, 4, 6, 5), dtype=dtype)
+    native_matmul(materialised, a.contiguous(), b.contiguous())
+    check(out, materialised)
+    # A matrix broadcast over every batch item (both batch strides 0).
+    a = make((1, 1, 6, 9), dtype, 11).expand(2, 3, 6, 9)
+    b = make((2, 3, 9, 4), dtype, 12, "strided")
+    run_both(native_matmul, a, b)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_zero_sizes(path, native_matmul, dtype):
+    # k == 0: an empty sum is 0 (the output held 7s and NaNs before).
+    out = torch.full((4, 3), 7, dtype=dtype)
+    if dtype.is_floating_point:
+        out[0, 0] = float("nan")
+    native_matmul(out, make((4, 0), dtype, 1), make((0, 3), dtype, 2))
+    assert (out.to(torch.float64).numpy() == 0).all()
+    out = torch.full((2, 4, 3), 7, dtype=dtype)
+    native_matmul(out, make((2, 4, 0), dtype, 1), make((2, 0, 3), dtype, 2))
+    assert (out.to(torch.float64).numpy() == 0).all()
+    # Empty outputs: nothing to do, nothing touched.
+    for m, k, n, batch in [(0, 3, 4, ()), (3, 4, 0, ()), (2, 3, 4, (0,))]:
+        a = make(batch + (m, k), dtype, 3)
+        b = make(batch + (k, n), dtype, 4)
+        out = torch.empty(batch + (m, n), dtype=dtype)
+        native_matmul(out, a, b)
+        assert tuple(out.shape) == batch + (m, n)
+
+
+def test_large_products_threads_and_tiles(path, native_matmul):
+    """Big enough to be split into tiles over threads; 1 and 2 threads agree."""
+    a = make((300, 257), torch.float32, 13)
+    b = make((257, 513), torch.float32, 14, "transposed")
+    expected = torch.empty((300, 513))
+    reference(expected, a, b)
+    old = torch.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)
+            out = torch.empty((300, 513))
+            native_matmul(out, a, b)
+            check(out, expected)
+        # Few batch items with large matrices: tiles within each item.
+        a3 = make((2, 200, 128), torch.float64, 15)
+        b3 = make((2, 128, 300), torch.float64, 16)
+        run_both(native_matmul, a3, b3)
+        run_both(native_matmul, make((2, 150, 140), torch.int32, 17),
+                 make((2, 140, 160), torch.int32, 18))
+    finally:
+        torch.set_num_threads(old)
+
+
+def test_integers_wrap_like_pytorch(path, native_matmul):
+    a = torch.full((2, 300), 100, dtype=torch.int8)
+    out = torch.empty((2, 2), dtype=torch.int8)
+    native_matmul(out, a, a.mT)
+    assert (out.numpy() == -64).all()  # 300 * 10000 = 3000000 = -64 (mod 256), as PyTorch gives
+    big = torch.full((3, 4), 2**61 + 5, dtype=torch.int64)
+    out = torch.empty((3, 3), dtype=torch.int64)
+    native_matmul(out, big, torch.full((4, 3), 3, dtype=torch.int64))
+    # 12 * (2^61 + 5) = 3 * 2^63 + 60, which is -2^63 + 60 modulo 2^64 (as PyTorch gives).
+    assert (out.numpy() == np.int64(-(2**63) + 60)).all()
+    run_both(native_matmul, make((40, 70), torch.int16, 19) * 300,
+             make((70, 30), torch.int16, 20) * 300)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_half_types_accumulate_in_float32_and_round_once(path, native_matmul, dtype):
+    k = 4096
+    a = torch.full((2, k), 1.0, dtype=dtype)
+    b = torch.full((k, 3), 1.0, dtype=dtype)
+    out = torch.empty((2, 3), dtype=dtype)
+    native_matmul(out, a, b)
+    # A float16/bfloat16 accumulator would stop growing at 2048 / 256.
+    assert (out.to(torch.float64).numpy() == 4096).all()
+    a = make((33, 600), dtype, 21)
+    b = make((600, 17), dtype, 22)
+    out = torch.empty((33, 17), dtype=dtype)
+    native_matmul(out, a, b)
+    want = (a.float().numpy() @ b.float().numpy()).astype(np.float32)
+    got_bits = out.to(torch.float32).numpy()
+    rounded = torch.from_numpy(want).to(dtype).to(torch.float32).numpy()
+    np.testing.assert_allclose(got_bits, rounded, rtol=1e-2, atol=1e-2)
+
+
+def test_nan_and_inf_propagate(path, native_matmul):
+    a = make((5, 6), torch.float32, 23)
+    b = make((6, 4), torch.float32, 24)
+    a[1, 2] = float("nan")
+    b[3, 0] = float("inf")
+    run_both(native_matmul, a, b)
+    out = torch.empty((5, 4))
+    native_matmul(out, a, b)
+    assert np.isnan(out.numpy()[1]).all()
+
+
+def test_cases_left_to_the_reference(native_matmul):
+    # bool (PyTorch has no bool matmul kernel on CPU; core's reference defines it as "any").
+    a = torch.from_numpy(np.array([[True, False], [False, False]]))
+    out = torch.empty((2, 2), dtype=torch.bool)
+    native_matmul(out, a, a)
+    np.testing.assert_array_equal(out.numpy(), [[True, False], [False, False]])
+    # An output overlapping an input: the reference computes before it stores.
+    base = make((4, 4), torch.float32, 25)
+    a = base.clone()
+    expected = torch.empty((4, 4))
+    reference(expected, a, a)
+    native_matmul(a, a, a.clone())
+    check(a, expected)
+    # An output with a stride-0 dimension would be written twice: C returns False.
+    assert not C.matmul(6, (2, 2), 2, base.data_ptr(), (0, 1), base.data_ptr(), (2, 1),
+                        base.data_ptr(), (2, 1))
+
+
+def test_boundary_errors(native_matmul):
+    a = torch.zeros((3, 4))
+    with pytest.raises(ValueError, match="matmul"):
+        native_matmul(torch.empty((3, 5)), a, torch.zeros((5, 5)))
+    with pytest.raises(ValueError, match="matmul"):
+        native_matmul(torch.empty((3,)), torch.zeros((3,)), torch.zeros((3,)))
+    with pytest.raises(TypeError, match="matmul"):
+        native_matmul(torch.empty((3, 2)), a, torch.zeros((4, 2), dtype=torch.float64))
+    with pytest.raises(ValueError):
+        C.matmul(6, (3,), 1, 0, (1,), 0, (1,), 0, (1,))
+
+
+# -- blas.h's gemm, the interface other kernels (conv) build on ------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_gemm_interface(path, dtype, trans_a, trans_b):
+    m, n, k = 23, 17, 31
+    rng = np.random.default_rng(0)
+    npd = np.float32 if dtype == torch.float32 else np.float64
+    # Stored operands with padded rows (leading dimension larger than the row).
+    a_rows, a_cols = (k, m) if trans_a else (m, k)
+    b_rows, b_cols = (n, k) if trans_b else (k, n)
+    a = rng.standard_normal((a_rows, a_cols + 3)).astype(npd)
+    b = rng.standard_normal((b_rows, b_cols + 5)).astype(npd)
+    c = rng.standard_normal((m, n + 2)).astype(npd)
+    op_a = a[:, :a_cols].T if trans_a else a[:, :a_cols]
+    op_b = b[:, :b_cols].T if trans_b else b[:, :b_cols]
+    want = 0.5 * op_a @ op_b + 2.0 * c[:, :n]
+    code = C.DTYPES.index(str(dtype).removeprefix("torch."))
+    assert C.gemm(code, trans_a, trans_b, m, n, k, 0.5, a.ctypes.data, a.shape[1],
+                  b.ctypes.data, b.shape[1], 2.0, c.ctypes.data, c.shape[1])
+    rtol = 1e-5 if dtype == torch.float32 else 1e-12
+    np.testing.assert_allclose(c[:, :n], want, rtol=rtol, atol=rtol * 10)
+    # beta == 0 ignores C's old values (NaN included); k == 0 leaves beta * C.
+    c[:] = np.nan
+    C.gemm(code, trans_a, trans_b, m, n, k, 1.0, a.ctypes.data, a.shape[1], b.ctypes.data,
+           b.shape[1], 0.0, c.ctypes.data, c.shape[1])
+    np.testing.assert_allclose(c[:, :n], op_a @ op_b, rtol=rtol, atol=rtol * 10)
+    c[:] = 3.0
+    C.gemm(code, trans_a, trans_b, m, n, 0, 1.0, a.ctypes.data, a.shape[1], b.ctypes.data,
+           b.shape[1], 0.5, c.ctypes.data, c.shape[1])
+    assert (c[:, :n] == 1.5).all()
+
+
+def test_blas_info():
+    info = C.blas_info()
+    assert set(info) == {"loaded", "library", "config", "error", "library_threads"}
+    try:
+        linalg.openblas_library()
+    except (ImportError, OSError):
+        assert not info["loaded"] and info["error"]
+        return
+    assert info["loaded"], info["error"]
+    assert info["error"] == "" and "OpenBLAS" in info["config"]
+    # OpenBLAS never threads itself, whatever torch.set_num_threads says: products are tiled
+    # over the kernels' own threads.
+    old = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        torch.ones((2, 2)) @ torch.ones((2, 2))
+        assert C.get_num_threads() == 3
+        assert C.blas_info()["library_threads"] == 1
+    finally:
+        torch.set_num_threads(old)
+    C.blas_disable(True)
+    try:
+        assert not C.blas_info()["loaded"] and "disabled" in C.blas_info()["error"]
+    finally:
+        C.blas_disable(False)
+    assert C.blas_info()["loaded"]
+
+
+def test_fallback_when_openblas_is_not_loaded():
+    """A process where OpenBLAS never loads: the native kernel serves, and says why."""
+    result = run_json(
+        """
+        import json, numpy as np, torch
+        from plait_backend_cpu import plugin
+        a = torch.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
+        out = (a @ a.mT).numpy()
+        want = a.numpy() @ a.numpy().T
+        print(json.dumps({"info": plugin.native().blas_info(),
+                          "ok": bool(np.allclose(out, want))}))
+        """,
+        env={linalg.DISABLE_ENV: "1"},
+    )
+    assert result["ok"]
+    assert not result["info"]["loaded"]
+    assert result["info"]["error"] == f"not loaded: {linalg.DISABLE_ENV} is set"
+
+
+# -- the public API -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64], ids=str)
+def test_public_api_matches_numpy(path, dtype):
+    def np_of(t):
+        return t.numpy()
+
+    a = make((6, 5), dtype, 30)
+    b = make((5, 4), dtype, 31)
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype.is_floating_point else {"rtol": 0, "atol": 0}
+    want = np_of(a) @ np_of(b)
+    np.testing.assert_allclose(np_of(torch.matmul(a, b)), want, **tol)
+    np.testing.assert_allclose(np_of(a @ b), want, **tol)
+    np.testing.assert_allclose(np_of(torch.mm(a, b)), want, **tol)
+    np.testing.assert_allclose(np_of(torch.mm(b.mT, a.mT)), want.T, **tol)
+    x = make((3, 6, 5), dtype, 32)
+    y = make((3, 5, 4), dtype, 33, "transposed")
+    np.testing.assert_allclose(np_of(torch.bmm(x, y)), np_of(x) @ np_of(y), **tol)
+    # Broadcast batch dims, matrix @ vector and vector @ batch.
+    z = make((2, 1, 6, 5), dtype, 34)
+    w = make((3, 5, 4), dtype, 35)
+    np.testing.assert_allclose(np_of(z @ w), np_of(z) @ np_of(w), **tol)
+    v = torch.from_numpy(np_of(b)[:, 0].copy())
+    np.testing.assert_allclose(np_of(a @ v), np_of(a) @ np_of(v), **tol)
+    np.testing.assert_allclose(np_of(torch.from_numpy(np_of(a)[0].copy()) @ w),
+                               np_of(a)[0] @ np_of(w), **tol)
+
+
+def test_public_api_float32_large(path):
+    a = make((128, 96), torch.float32, 40)
+    b = make((96, 200), torch.float32, 41, "transposed")
+    np.testing.assert_allclose((a @ b).numpy(), a.numpy() @ b.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_concurrent_products_from_python_threads(path, native_matmul):
+    """Products on several Python threads at once (the GIL is released) stay correct: a
+    thread that finds the pool busy runs its tiles inline."""
+    import threading
+
+    a = make((2, 160, 120), torch.float32, 50)
+    b = make((2, 120, 140), torch.float32, 51, "transposed")
+    expected = torch.empty((2, 160, 140))
+    reference(expected, a, b)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(5):
+                out = torch.empty((2, 160, 140))
+                native_matmul(out, a, b)
+                check(out, expected)
+        except BaseException as exc:  # reported on the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
