@@ -38,6 +38,7 @@ OP_MODULES = (
     "_attention",
     "_fused_adam",
     "_conv",
+    "_activations",
 )
 
 __all__: list[str] = []

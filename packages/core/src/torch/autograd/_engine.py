@@ -217,6 +217,12 @@ def _tensor_prehooks(node: Node, buf: list[Any]) -> list[Any]:
     return buf
 
 
+def _empty_like(t: Any, dtype: Any) -> Any:
+    from .._factories import empty_like
+
+    return empty_like(t, dtype=dtype)
+
+
 def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool) -> None:
     var = node.variable
     if grad is None or var is None:  # no gradient, or a leaf nobody can see any more
@@ -228,9 +234,17 @@ def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool) -> None:
             if new is not None:
                 grad = new
     if var._grad is None:
-        var._grad = grad if create_graph else grad.detach()
-        if not create_graph and grad._base is not None:
-            var._grad = grad.detach().clone()
+        if create_graph:
+            var._grad = grad
+        elif grad._stride != var._stride or grad._base is not None:
+            # PyTorch's layout contract: .grad is a tensor of its own with the parameter's
+            # strides (a linear layer's weight gradient arrives transposed), which is what
+            # optimizers' fused kernels expect.
+            out = _empty_like(var, dtype=grad._dtype)
+            out.copy_(grad.detach())
+            var._grad = out
+        else:
+            var._grad = grad.detach()
     elif create_graph or var._grad.requires_grad:
         var._grad = var._grad + grad
     else:  # in place, as PyTorch: code holding p.grad sees the sum

@@ -91,14 +91,12 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(input, 0)``; NaN stays NaN and the gradient at 0 is 0, as in PyTorch."""
     if inplace:
         return relu_(input)
-    # NOTE: `input <= 0` (not `input > 0`) keeps NaN, and `where` sends no gradient to the
-    # zeroed entries, x == 0 included (clamp_min would pass gradient through at 0).
-    return torch.where(input <= 0, 0, input)
+    return torch.relu(input)
 
 
 def relu_(input: Tensor) -> Tensor:
     """In-place :func:`relu`."""
-    return input.masked_fill_(input <= 0, 0)
+    return torch.relu_(input)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)

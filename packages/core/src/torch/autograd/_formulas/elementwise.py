@@ -452,3 +452,10 @@ def _float_power(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self, exponent = (a.to(result.dtype) if isinstance(a, Tensor) else a for a in ctx.args[:2])
     return (_pow_self(grad, self, exponent) if _wants(ctx, 0) else None,
             _pow_exponent(grad, self, exponent, result) if _wants(ctx, 1) else None)
+
+
+@derivative("aten::relu", args=False)
+def _relu(ctx: Any, grad: Tensor) -> Tensor:
+    # PyTorch's threshold_backward: no gradient where the result is <= 0 (0 included); a NaN
+    # result passes the gradient through
+    return grad * (ctx.result <= 0).logical_not()
