@@ -39,7 +39,8 @@ class Layout:
     so "same layout" is one identity test (DESIGN.md §4, "Hot path")."""
 
     __slots__ = ("_epoch", "_kernels", "dcode", "device", "dtype", "fast", "fast_codes",
-                 "fast_plans", "index", "meta", "nbytes", "numel", "runtime", "shape", "stride")
+                 "fast_plans", "index", "meta", "meta2", "nbytes", "numel", "runtime", "shape",
+                 "stride")
 
     def __init__(self, shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> None:
         numel = 1
@@ -50,6 +51,7 @@ class Layout:
         self.dtype = dt
         self.device = dev
         self.meta = (self.shape, dt, dev)  # what an autograd node keeps of an input
+        self.meta2 = (self.meta, self.meta)  # ... of two inputs of this layout
         self.numel = numel
         self.nbytes = numel * dt.itemsize
         self.runtime = _registry.runtime(dev.type)

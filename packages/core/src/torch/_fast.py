@@ -147,11 +147,8 @@ _AUTOGRAD_KWARGS: dict[str, dict[str, Any]] = {
 def _node_info(lay: Layout, aten: _dispatch.Operator) -> Any:
     """What ``aten``'s Autograd kernel records (``_nodes.binary_node``), or False when that
     kernel is not core's own (a library registered another)."""
-    info = lay.fast_plans.get(aten)
-    if info is None:
-        kernel = aten.kernels.get(_dispatch.AUTOGRAD) or _dispatch._autograd_kernel(aten)
-        info = lay.fast_plans[aten] = getattr(kernel, "_plait_node", False)
-    return info
+    kernel = aten.kernels.get(_dispatch.AUTOGRAD) or _dispatch._autograd_kernel(aten)
+    return getattr(kernel, "_plait_node", False)
 
 
 def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any], Any],
@@ -171,14 +168,17 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
             # tier 5: same layout with grad: the tier-1 result and the node autograd records
             if (other.__class__ is Tensor and other._fk is fk and not reflected
                     and not _state.no_grad_active):
-                info = _node_info(fk, aten)
-                code = _binary_code(fk, aten, prim)
-                if info and code >= 0:
-                    h = fk.fast.binary(code, fk.dcode, fk.nbytes, fk.numel, self._storage._ptr,
-                                       other._storage._ptr)
+                plan = fk.fast_plans.get(aten)
+                if plan is None:
+                    info = _node_info(fk, aten)
+                    code = _binary_code(fk, aten, prim)
+                    plan = fk.fast_plans[aten] = (info, code) if info and code >= 0 else False
+                if plan:
+                    h = fk.fast.binary(plan[1], fk.dcode, fk.nbytes, fk.numel,
+                                       self._storage._ptr, other._storage._ptr)
                     if h is not None:
                         out = wrap(h, fk)
-                        _nodes.binary_node(info, self, other, kwargs, fk.meta, out)
+                        _nodes.binary_node(plan[0], self, other, kwargs, fk.meta2, out)
                         return out
             return generic(self, other)
         cls = other.__class__

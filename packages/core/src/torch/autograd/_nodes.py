@@ -222,20 +222,37 @@ class OpBackward(Node):
                 r.release()
 
 
+def _edge(t: Tensor) -> tuple[Node | None, int]:
+    """``edge_of`` for the hot path: a leaf's edge tuple is made once and kept on its
+    accumulator."""
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t.__dict__.get("_output_nr", 0))
+    if not t.requires_grad:
+        return (None, 0)
+    acc = t.__dict__.get("_grad_accumulator")
+    if acc is None:
+        acc = t.__dict__["_grad_accumulator"] = AccumulateGrad(t)
+    edge = acc._edge
+    if edge is None:
+        edge = acc._edge = (acc, 0)
+    return edge
+
+
 def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, kwargs: dict[str, Any],
-                meta: tuple[Any, ...], out: Tensor) -> None:
+                metas: tuple[Any, ...], out: Tensor) -> None:
     """Record ``out = op(a, b)`` for the hot path (torch._fast): the node the Autograd kernel
     of ``op`` would record for this call (same class, rule, edges, saved tensors), built
-    without the generic argument walk. ``info`` is the kernel's ``_plait_node``; ``meta`` the
-    inputs' (shape, dtype, device), which the hot path only takes when equal."""
+    without the generic argument walk. ``info`` is the kernel's ``_plait_node``; ``metas`` the
+    inputs' (shape, dtype, device) pair (the hot path takes equal ones only)."""
     cls, rule, qualname, (keep_args, keep_result) = info
     node = _new(cls)  # the class defaults of Node and OpBackward hold the other fields
     node._seq = next(_graph_seq)
     node._rule = rule
     node._qualname = qualname
     node._kwargs = kwargs
-    node._inputs_meta = (meta, meta)
-    node._next = (edge_of(a), edge_of(b))
+    node._inputs_meta = metas
+    node._next = (_edge(a), _edge(b))
     node._saved_args = ([SavedTensor(a, node, False), SavedTensor(b, node, False)]
                         if keep_args else (None, None))
     if _config.state.anomaly:

@@ -132,6 +132,7 @@ class AccumulateGrad(Node):
 
     _post_hooks: _HookDict | None = None
     _keep: Tensor | None = None
+    _edge: tuple[Node, int] | None = None  # (self, 0), made once (autograd._nodes._edge)
 
     def __init__(self, variable: Tensor) -> None:
         self._seq = next(_seq)
