@@ -111,6 +111,8 @@ def compare_results(mine: Any, ref: Any, tol: tuple[float, float] | None, random
             return f"{where}: {attr} {mine.get(attr)} != {ref[attr]}"
     if random or "values" not in ref or "values" not in mine:
         return None
+    if isinstance(tol, dict):  # per-dtype overrides of the row (OpInfo.dtype_tol)
+        tol = tol.get(ref["dtype"], tol.get(None))
     rtol, atol = tol if tol is not None else _TOLERANCES.get(ref["dtype"], (0.0, 0.0))
     try:
         assert_close(_values(mine), _values(ref), rtol=rtol, atol=atol, equal_nan=True,
@@ -138,9 +140,11 @@ def compare_outcomes(mine: dict[str, Any] | None, ref: dict[str, Any] | None,
         return f"Plait raised {mine['type']}: {mine['message']}"
     if ref["status"] != "ok":
         return f"PyTorch raised {ref['type']}: {ref['message']}, Plait returned {mine['repr']}"
-    tol = None
+    tol: Any = None
     if row is not None and (row.atol is not None or row.rtol is not None):
         tol = (row.rtol or 0.0, row.atol or 0.0)
+    if row is not None and getattr(row, "dtype_tol", ()):
+        tol = {None: tol, **{dt: (rtol, atol) for dt, atol, rtol in row.dtype_tol}}
     return compare_results(mine["result"], ref["result"], tol, bool(row and row.random))
 
 

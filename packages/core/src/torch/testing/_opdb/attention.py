@@ -44,6 +44,10 @@ def sdpa_samples(torch, dtype, make):
 
 
 OPS = [
+    # float16/bfloat16: PyTorch's CPU kernel rounds its intermediates to the half type at other
+    # points than ours (which rounds once from float32): an ulp apart (6e-5 in float16, 1e-3
+    # in bfloat16 at these magnitudes)
     OpInfo("nn.functional.scaled_dot_product_attention", sdpa_samples,
-           dtypes=FLOATS, differentiable=True),
+           dtypes=FLOATS, differentiable=True,
+           dtype_tol=(("float16", 1e-4, 3e-3), ("bfloat16", 2e-3, 1.6e-2))),
 ]
