@@ -17,32 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
+from ..utils.hooks import RemovableHandle
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu"]
 
 _seq = itertools.count()
 _local = threading.local()
-
-
-class RemovableHandle:
-    """Returned by ``register_hook``: ``handle.remove()`` unregisters the hook."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks: dict[int, Any]) -> None:
-        self._hooks = weakref.ref(hooks) if hooks is not None else None
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self) -> None:
-        hooks = self._hooks() if self._hooks is not None else None
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
 
 
 class _HookDict(dict):

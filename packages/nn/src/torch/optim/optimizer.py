@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch.utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "register_optimizer_step_post_hook",
            "register_optimizer_step_pre_hook", "required"]
@@ -31,37 +32,23 @@ required = _RequiredParameter()
 StepHook = Callable[..., Any]
 _global_pre_hooks: OrderedDict[int, StepHook] = OrderedDict()
 _global_post_hooks: OrderedDict[int, StepHook] = OrderedDict()
-_hook_ids = itertools.count()
 
 
-class _RemovableHandle:
-    """What ``register_*_hook`` returns: ``handle.remove()`` unregisters the hook."""
-
-    def __init__(self, hooks: OrderedDict[int, StepHook], hook: StepHook) -> None:
-        self._hooks = hooks
-        self.id = next(_hook_ids)
-        hooks[self.id] = hook
-
-    def remove(self) -> None:
-        """Unregister the hook (a second call does nothing)."""
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self) -> _RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
+def _register(hooks: OrderedDict[int, StepHook], hook: StepHook) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
 
 
-def register_optimizer_step_pre_hook(hook: StepHook) -> _RemovableHandle:
+def register_optimizer_step_pre_hook(hook: StepHook) -> RemovableHandle:
     """Run ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it may return
     ``(new_args, new_kwargs)``."""
-    return _RemovableHandle(_global_pre_hooks, hook)
+    return _register(_global_pre_hooks, hook)
 
 
-def register_optimizer_step_post_hook(hook: StepHook) -> _RemovableHandle:
+def register_optimizer_step_post_hook(hook: StepHook) -> RemovableHandle:
     """Run ``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
-    return _RemovableHandle(_global_post_hooks, hook)
+    return _register(_global_post_hooks, hook)
 
 
 def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
@@ -193,14 +180,14 @@ class Optimizer:
 
     # ------------------------------------------------------------------ hooks
 
-    def register_step_pre_hook(self, hook: StepHook) -> _RemovableHandle:
+    def register_step_pre_hook(self, hook: StepHook) -> RemovableHandle:
         """Run ``hook(self, args, kwargs)`` before this optimizer's ``step``; it may return
         ``(new_args, new_kwargs)``."""
-        return _RemovableHandle(self._optimizer_step_pre_hooks, hook)
+        return _register(self._optimizer_step_pre_hooks, hook)
 
-    def register_step_post_hook(self, hook: StepHook) -> _RemovableHandle:
+    def register_step_post_hook(self, hook: StepHook) -> RemovableHandle:
         """Run ``hook(self, args, kwargs)`` after this optimizer's ``step``."""
-        return _RemovableHandle(self._optimizer_step_post_hooks, hook)
+        return _register(self._optimizer_step_post_hooks, hook)
 
     # ------------------------------------------------------------------ state dict
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -17,35 +16,12 @@ from typing import Any
 import torch
 from torch import Tensor
 from torch.nn.parameter import Buffer, Parameter, is_lazy
+from torch.utils.hooks import RemovableHandle
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
 
-_handle_ids = itertools.count()
-
-
-class RemovableHandle:
-    """Returned by the ``register_*_hook`` methods: ``handle.remove()`` unregisters."""
-
-    def __init__(self, *dicts: dict[int, Any]) -> None:
-        self.id = next(_handle_ids)
-        self._refs = [weakref.ref(d) if isinstance(d, _HookDict) else (lambda d=d: d)
-                      for d in dicts]
-
-    def remove(self) -> None:
-        for ref in self._refs:
-            d = ref()
-            if d is not None:
-                d.pop(self.id, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
-
-
 class _HookDict(OrderedDict):
-    """An ordered dict that handles may refer to weakly."""
+    """Hooks by handle id, in call order (``prepend`` moves one to the front)."""
 
 
 # Global hooks (register_module_forward_*): run for every module, before the module's own.
@@ -670,7 +646,8 @@ class Module:
                                   with_kwargs: bool = False) -> RemovableHandle:
         """``hook(module, args)`` (or ``hook(module, args, kwargs)`` with ``with_kwargs``)
         before ``forward``; it may return new args (and kwargs)."""
-        handle = RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
+        handle = RemovableHandle(self._forward_pre_hooks,
+                                 extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
@@ -684,8 +661,8 @@ class Module:
         """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
         ``with_kwargs``) after ``forward``; it may return a new output. ``always_call``: run
         even when ``forward`` raised."""
-        handle = RemovableHandle(self._forward_hooks, self._forward_hooks_with_kwargs,
-                                 self._forward_hooks_always_called)
+        handle = RemovableHandle(self._forward_hooks, extra_dict=(
+            self._forward_hooks_with_kwargs, self._forward_hooks_always_called))
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
