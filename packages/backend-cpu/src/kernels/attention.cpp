@@ -1,5 +1,6 @@
 // Fused scaled dot-product attention; see attention.h.
 #include "attention.h"
+#include "vecmath.h"
 
 #include <cmath>
 #include <cstring>
@@ -15,30 +16,6 @@ namespace plait::cpu {
 namespace {
 
 // -- softmax rows ----------------------------------------------------------------------------
-
-// exp(x) for x <= 0 (a score minus its row maximum or logsumexp), vectorisable:
-// n = round(x / ln 2) by the 1.5 * 2^23 trick (a float add, no float-to-int conversion),
-// r = x - n ln 2 (ln 2 split in two for exactness), exp(r) by Cephes' degree-6 polynomial,
-// times 2^n built in the exponent bits. Within 1 ulp of expf where the result is normal;
-// below -88 (and -inf) it gives 0, NaN stays NaN. Out-of-range lanes compute garbage
-// (unsigned arithmetic, no UB) that the bit masks discard: selects or clamps before the
-// rounding would keep GCC from vectorising the loop under -ftrapping-math.
-inline float exp_nonpositive(float x) {
-  const float kf = x * 1.44269504088896341f + 12582912.0f;
-  const float nf = kf - 12582912.0f;
-  const float r = (x - nf * 0.693359375f) - nf * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const uint32_t pow2n = (bit_cast<uint32_t>(kf) - 0x4B400000u + 127u) << 23;
-  const uint32_t keep = 0u - static_cast<uint32_t>(x >= -88.0f);  // all ones or zero
-  const uint32_t nan = 0u - static_cast<uint32_t>(x != x);
-  return bit_cast<float>((bit_cast<uint32_t>(p * bit_cast<float>(pow2n)) & keep) | nan);
-}
 
 // The maximum of x[0, n) (NaNs ignored here; they reach the sum through exp and make the row
 // NaN, as the composite does). -inf for n == 0.
@@ -61,7 +38,7 @@ PLAIT_CLONES T row_max(const T* x, int64_t n) {
 template <class T>
 PLAIT_CLONES void exp_shift(T* x, int64_t n, T shift) {
   if constexpr (std::is_same_v<T, float>) {
-    for (int64_t i = 0; i < n; ++i) x[i] = exp_nonpositive(x[i] - shift);
+    for (int64_t i = 0; i < n; ++i) x[i] = vecmath::exp(x[i] - shift);
   } else {
     for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i] - shift);
   }

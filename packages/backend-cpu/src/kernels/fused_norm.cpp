@@ -5,6 +5,7 @@
 // arrays, so they vectorise without reassociation flags. T is the storage type, C =
 // ComputeType<T> the arithmetic type (float for float16 / bfloat16).
 #include "fused_norm.h"
+#include "vecmath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,33 +23,8 @@ namespace {
 
 constexpr int kLanes = 16;
 
-// exp for float that vectorises (no libm call): n = round(x / ln 2) by the 1.5 * 2^23 trick,
-// r = x - n ln 2 (ln 2 in two parts), exp(r) by Cephes' degree-6 polynomial (within 2 ulp of
-// expf), times 2^n built in the exponent bits. Below -87.3 (and -inf) it gives 0, above 88 inf
-// (softmax only feeds it x - max(x) <= 0, or +inf), NaN stays NaN.
-inline float exp_f32(float x) {
-  const bool is_nan = x != x;
-  const bool tiny = x < -87.33654f;
-  const bool huge = x > 88.0f;
-  const float xs = (is_nan || tiny || huge) ? 0.0f : x;
-  const float t = xs * 1.44269504088896341f + 12582912.0f;
-  const float nf = t - 12582912.0f;               // round(xs / ln 2), in [-126, 127]
-  const int32_t n = static_cast<int32_t>(nf);     // exact: nf is a small integer
-  const float r = (xs - nf * 0.693359375f) - nf * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const float scale = bit_cast<float>(static_cast<uint32_t>(n + 127) << 23);
-  const float result = p * scale;
-  return is_nan ? x : (tiny ? 0.0f : (huge ? std::numeric_limits<float>::infinity() : result));
-}
-
 inline double exp_c(double x) { return std::exp(x); }
-inline float exp_c(float x) { return exp_f32(x); }
+inline float exp_c(float x) { return vecmath::exp(x); }  // vectorisable, within 2 ulp
 
 template <class T>
 using C = ComputeType<T>;
