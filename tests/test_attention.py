@@ -166,8 +166,8 @@ def _qkv(*shapes, dtype=torch.float32):
      "attn_mask dtype"),
     (lambda: SDPA(*_qkv((2, 3), (2, 3), (2, 3)), torch.zeros(2, 2, dtype=torch.float64)),
      "attn_mask dtype"),
-    (lambda: SDPA(*_qkv((2, 3), (2, 3), (2, 3)), torch.zeros(2, 2), is_causal=True),
-     "should not be set when is_causal"),
+    (lambda: SDPA(*_qkv((2, 3), (2, 3), (2, 3)), torch.zeros(2, 2, requires_grad=True),
+                  is_causal=True), "should not be set when is_causal"),
     (lambda: SDPA(*_qkv((2, 3), (2, 3), (2, 3)), dropout_p=1.5), "between 0 and 1"),
     (lambda: SDPA(*_qkv((1, 3, 2, 4), (1, 2, 2, 4), (1, 2, 2, 4)), enable_gqa=True),
      "must divide"),
@@ -372,3 +372,32 @@ def test_fused_gradients_through_autograd():
     mask = torch.tensor(rng.random((6, 8)) > 0.3)
     check_grad(lambda a, b, c: SDPA(a, b, c, mask), q, k, v)
     check_grad(lambda a, b, c: SDPA(a, b, c, is_causal=True), q, k, v)
+
+
+def test_mask_and_is_causal_combine_as_pytorch():
+    # PyTorch 2.13's fused CPU path applies an explicit mask and the causal triangle together;
+    # its math path (dropout, a mask that needs grad) refuses the pair.
+    rs = np.random.RandomState(3)
+    q, k, v = (torch.tensor(rs.standard_normal((2, 2, n, 3))) for n in (4, 5, 5))
+    keep = torch.ones(4, 5, dtype=torch.bool).tril()
+    for mask in (torch.tensor(rs.standard_normal((4, 5))), torch.tensor(rs.rand(4, 5) > 0.3)):
+        both = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                                 is_causal=True)
+        additive = torch.where(mask, 0.0, -math.inf) if mask.dtype == torch.bool else mask
+        folded = torch.where(keep, additive, -math.inf).to(torch.float64)
+        expect = _np_attention(q.numpy(), k.numpy(), v.numpy(), folded.numpy())
+        np.testing.assert_allclose(both.numpy(), expect, rtol=1e-12, atol=1e-12)
+    mask = torch.zeros(4, 5, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set"):
+        torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set"):
+        torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=True,
+                                                         dropout_p=0.5)
+
+
+def _np_attention(q, k, v, mask):
+    """Softmax attention; a row that masks every key gives zeros (PyTorch's fused CPU path)."""
+    s = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]) + mask
+    hidden = np.isneginf(s).all(-1, keepdims=True)
+    s = np.exp(s - np.where(hidden, 0, s.max(-1, keepdims=True)))
+    return np.where(hidden, 0, s / np.where(hidden, 1, s.sum(-1, keepdims=True))) @ v

@@ -471,3 +471,13 @@ def test_angle_of_real_special_values_has_zero_grad() -> None:
     assert y[:6].tolist() == [0.0, 0.0, 0.0, math.pi, 0.0, math.pi] and math.isnan(y[6].item())
     (y * torch.arange(1.0, 8.0, dtype=torch.float64)).sum().backward()
     assert x.grad.tolist() == [0.0] * 7
+
+
+def test_relu_backward_selects_like_threshold_backward():
+    # PyTorch 2.13: a gradient at a result <= 0 is exactly 0 (not grad * 0, which is -0.0 for
+    # a negative and NaN for an infinite gradient); a NaN result passes the gradient.
+    x = torch.tensor([-1.0, 0.0, 2.0, math.nan, -3.0], requires_grad=True)
+    torch.relu(x).backward(torch.tensor([-3.0, math.inf, 4.0, 5.0, math.nan]))
+    got = x.grad.tolist()
+    assert got[:4] == [0.0, 0.0, 4.0, 5.0] and got[4] == 0.0
+    assert math.copysign(1.0, got[0]) == 1.0

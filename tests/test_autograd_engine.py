@@ -6,6 +6,7 @@ import gc
 import threading
 import weakref
 
+import numpy as np
 import pytest
 
 import torch
@@ -412,3 +413,37 @@ def test_function_mark_dirty_and_materialize_grads():
     u, _ = TwoOut.apply(x)
     u.sum().backward()
     assert x.grad.tolist() == [1.0]
+
+
+def test_mul_by_a_constant_saves_nothing_so_input_may_change_in_place():
+    # PyTorch keeps `self` for mul only when `other` requires grad (and the reverse).
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1.0
+    z = y * 3.0
+    y.add_(1)  # would fail the saved-tensor version check if y had been kept
+    z.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    w = torch.tensor([5.0, 7.0])
+    out = a * w
+    w.add_(1)  # w is needed for a's gradient: the version check must fire
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+def test_double_backward_through_an_in_place_mul_uses_the_old_value_with_history():
+    def second(inplace: bool) -> list[float]:
+        x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+        y = x * 1.0
+        s = torch.sigmoid(y)
+        z = y.mul_(s) if inplace else y * s
+        g, = torch.autograd.grad(z.sum(), x, create_graph=True)
+        g2, = torch.autograd.grad(g.sum(), x)
+        return g2.tolist()
+
+    x = np.array([0.5, -1.0, 2.0])
+    sig = 1 / (1 + np.exp(-x))
+    # d2/dx2 of x * sigmoid(x) = sig' * (2 + x * (1 - 2 sig))
+    expect = sig * (1 - sig) * (2 + x * (1 - 2 * sig))
+    np.testing.assert_allclose(second(True), expect, rtol=1e-12)
+    np.testing.assert_allclose(second(False), expect, rtol=1e-12)

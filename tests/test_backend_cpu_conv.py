@@ -18,6 +18,8 @@ pytest.importorskip("plait_backend_cpu._C", reason="plait-backend-cpu is not ins
 def _ops():
     from torch import _dispatch
 
+    # the backend registers its kernels when the first operator runs
+    torch.conv1d(torch.ones(1, 1, 1), torch.ones(1, 1, 1))
     return _dispatch.get("prims::convolution"), _dispatch.get("aten::convolution_backward")
 
 
@@ -47,6 +49,14 @@ CASES = [
     ((2, 4, 4, 3), (4, 3, 3, 2), [2, 1], [1, 0], [1, 2], 2, True),
     ((1, 4, 3, 3), (4, 2, 1, 1), [1, 1], [0, 0], [1, 1], 1, True),  # 1x1 transposed
     ((1, 2, 2, 3, 2), (2, 2, 2, 2, 2), [2, 1, 2], [0, 1, 0], [1, 1, 2], 1, True),
+    # float32 2-d with >= 32 reduction rows on a small grid: the direct kernel (two channel
+    # vectors, the second partial; full 6-column tiles and single columns; padding, dilation)
+    ((2, 8, 15, 13), (20, 8, 3, 3), [2, 1], [1, 0], [1, 2], 1, False),
+    ((2, 12, 10, 10), (8, 6, 3, 3), [1, 1], [1, 1], [1, 1], 2, False),  # grouped, direct
+    ((2, 6, 7, 7), (6, 8, 3, 3), [2, 2], [1, 1], [1, 1], 1, True),  # its input grad: direct
+    # a small grid with more reduction rows than channels: the weight gradient of runs of
+    # samples in one product
+    ((16, 16, 9, 9), (32, 16, 3, 3), [2, 2], [0, 0], [1, 1], 1, False),
 ]
 
 
@@ -81,9 +91,9 @@ def test_primitive_matches_reference(case, dtype) -> None:
     np.testing.assert_allclose(got.double().numpy(), want.double().numpy(), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("case", [CASES[2], CASES[12]])  # im2col + GEMM, direct
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_half_types_compute_in_float32(dtype) -> None:
-    case = CASES[2]
+def test_half_types_compute_in_float32(case, dtype) -> None:
     x, w = rand(case[0], 3, dtype), rand(case[1], 4, dtype)
     got = native(case, x, w)
     assert got.dtype is dtype
@@ -92,7 +102,7 @@ def test_half_types_compute_in_float32(dtype) -> None:
     np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
 
 
-def test_strided_operands_and_layouts() -> None:
+def test_strided_operands_and_layouts(monkeypatch) -> None:
     case = CASES[2]
     x = rand((1, 7, 6, 3), 5).permute(0, 3, 1, 2)  # channels last
     w = rand((5, 3, 2, 3), 6).transpose(2, 3)  # (5, 3, 3, 2), strided
@@ -100,11 +110,16 @@ def test_strided_operands_and_layouts() -> None:
     np.testing.assert_allclose(native(case, x, w).numpy(),
                                reference(case, x.contiguous(), w.contiguous()).numpy(),
                                rtol=1e-12, atol=1e-12)
-    # a non-contiguous output falls back to the reference kernel, with the same values
+    # a non-contiguous output: computed natively into a fresh block, then copied in
+    want = reference(case, x, w).numpy()
+    calls = []
+    real = CPU_KERNELS["convolution"]
+    monkeypatch.setitem(CPU_KERNELS, "convolution", lambda *a: calls.append(1) or real(*a))
     out = torch.empty(out_shape(case)[::-1], dtype=torch.float64).permute(3, 2, 1, 0)
     prim, _ = _ops()
     prim(out, x, w, case[2], case[3], case[4], False, 1)
-    np.testing.assert_allclose(out.numpy(), reference(case, x, w).numpy(), rtol=1e-12)
+    assert not calls
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-12)
 
 
 def test_zero_sizes() -> None:
@@ -121,11 +136,51 @@ def test_zero_sizes() -> None:
     assert x.grad.shape == x.shape and not w.grad.any()
 
 
-def test_integers_fall_back_to_the_reference() -> None:
-    case = CASES[0]
-    x = torch.arange(2 * 3 * 9).reshape(2, 3, 9) % 7 - 3
-    w = torch.arange(36).reshape(4, 3, 3) % 5 - 2
-    np.testing.assert_array_equal(native(case, x, w).numpy(), reference(case, x, w).numpy())
+INTEGERS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
+
+
+def int_values(shape, seed, dtype):
+    """Values that overflow every integer width in a few products (-120..119, 0..239)."""
+    gen = np.random.default_rng(seed)
+    low = 0 if dtype is torch.uint8 else -120
+    return torch.tensor(gen.integers(low, low + 240, shape).tolist(), dtype=torch.int64
+                        ).reshape(shape).to(dtype)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("dtype", INTEGERS)
+def test_integer_primitive_is_exact_and_wraps(case, dtype) -> None:
+    # every layout natively (core refuses dilated/transposed non-int64 before the primitive,
+    # as PyTorch does, but the primitive itself takes them)
+    x, w = int_values(case[0], 28, dtype), int_values(case[1], 29, dtype)
+    got, want = native(case, x, w), reference(case, x, w)
+    assert got.dtype is dtype
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dtype", INTEGERS)
+def test_integer_primitive_runs_natively(dtype, monkeypatch) -> None:
+    prim, _ = _ops()
+    case = CASES[2]
+    x, w = int_values(case[0], 30, dtype), int_values(case[1], 31, dtype)
+    calls = []
+    real = CPU_KERNELS["convolution"]
+    monkeypatch.setitem(CPU_KERNELS, "convolution",
+                        lambda *a: calls.append(1) or real(*a))
+    out = torch.empty(out_shape(case), dtype=dtype)
+    prim(out, x, w, case[2], case[3], case[4], False, 1)
+    assert not calls
+    np.testing.assert_array_equal(out.numpy(), reference(case, x, w).numpy())
+
+
+def test_integer_wraparound_matches_pytorch() -> None:
+    # values printed by PyTorch 2.13 on the CPU
+    full = lambda v, dt: torch.full((1, 1, 3, 3), v, dtype=dt)  # noqa: E731
+    assert torch.conv2d(full(100, torch.int8), full(100, torch.int8)).item() == -112
+    assert torch.conv2d(full(200, torch.uint8), full(200, torch.uint8)).item() == 64
+    assert torch.conv2d(full(2**30, torch.int32), full(3, torch.int32)).item() == -2**30
+    assert torch.conv2d(full(100, torch.int8), full(100, torch.int8),
+                        torch.tensor([100], dtype=torch.int8)).item() == -12
 
 
 def test_layout_errors_name_the_primitive() -> None:

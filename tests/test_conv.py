@@ -148,6 +148,51 @@ def test_integer_convolution_wraps_like_pytorch() -> None:
         torch.conv1d(xl.bool(), wl.bool())
 
 
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32,
+                                   torch.int64])
+def test_every_integer_dtype_matches_direct_loops(dtype: torch.dtype) -> None:
+    # PyTorch's plain convolution takes every integer dtype, wrapping in the output's width
+    gen = np.random.default_rng(40)
+    x = gen.integers(0, 200, (2, 4, 7, 6))
+    w = gen.integers(0, 200, (6, 2, 3, 3))
+    as_dtype = lambda a: torch.tensor(a.tolist()).to(dtype)  # noqa: E731 (wraps to int8)
+    got = torch.conv2d(as_dtype(x), as_dtype(w), stride=(2, 1), padding=1, groups=2)
+    assert got.dtype is dtype
+    want = direct_conv(x, w, (2, 1), (1, 1), (1, 1), 2).astype(np.int64)
+    np.testing.assert_array_equal(got.numpy(), want.astype(got.numpy().dtype))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda d: torch.conv2d(torch.ones(1, 2, 5, 5, dtype=d), torch.ones(3, 2, 3, 3, dtype=d),
+                            dilation=2), '"slow_conv_dilated<>" not implemented for'),
+    (lambda d: torch.conv_transpose2d(torch.ones(1, 2, 5, 5, dtype=d),
+                                      torch.ones(2, 3, 3, 3, dtype=d)),
+     '"slow_conv_transpose2d_out_cpu" not implemented for'),
+    (lambda d: torch.conv_transpose3d(torch.ones(1, 2, 3, 3, 3, dtype=d),
+                                      torch.ones(2, 3, 2, 2, 2, dtype=d)),
+     '"slow_conv_transpose3d_out_cpu" not implemented for'),
+])
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32,
+                                   torch.bool])
+def test_kernels_without_narrow_integers(call, message: str, dtype: torch.dtype) -> None:
+    # PyTorch 2.13's dilated and transposed CPU kernels take int64 only (and no kernel bool)
+    with pytest.raises(NotImplementedError, match=message):
+        call(dtype)
+
+
+def test_bool_convolution_is_refused_unless_empty() -> None:
+    b = torch.bool
+    with pytest.raises(NotImplementedError, match='"slow_conv2d_cpu" not implemented for '
+                                                  "'Bool'"):
+        torch.conv2d(torch.ones(1, 2, 5, 5, dtype=b), torch.ones(3, 2, 3, 3, dtype=b))
+    with pytest.raises(NotImplementedError, match='"compute_columns3d" not implemented'):
+        torch.conv3d(torch.ones(1, 2, 3, 3, 3, dtype=b), torch.ones(3, 2, 2, 2, 2, dtype=b))
+    # an empty input returns before PyTorch picks a kernel
+    got = torch.conv2d(torch.ones(0, 2, 5, 5, dtype=b), torch.ones(3, 2, 3, 3, dtype=b),
+                       dilation=2)
+    assert got.dtype is b and tuple(got.shape) == (0, 3, 1, 1)
+
+
 def test_unbatched_input_and_padding_strings() -> None:
     x, w = rand((3, 8), 8), rand((2, 3, 4), 9)
     batched = torch.conv1d(x.unsqueeze(0), w, padding=2)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import operator
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -118,6 +119,12 @@ def test_tiers_are_taken(generic_forbidden):
     assert (-b).tolist() == [-2.0, -2.0, -2.0]
     assert b.exp().tolist() == torch.exp(b).tolist()
     assert b.sum().item() == 6.0
+    m = torch.full((2, 3), 2.0)
+    assert m.sum(-1).tolist() == [6.0, 6.0] and torch.sum(m, 1).tolist() == [6.0, 6.0]
+    assert m.amax(-1).tolist() == [2.0, 2.0] and torch.amin(m, (1,), True).shape == (2, 1)
+    # fresh tensors of the factories and row-major numpy arrays have a layout key too
+    assert (torch.randn(3) + torch.rand(3)).shape == (3,)
+    assert (torch.from_numpy(np.ones(3, np.float32)) + b).tolist() == [3.0, 3.0, 3.0]
     ga = torch.ones(3, requires_grad=True)
     assert (ga * b).grad_fn.name() == "MulBackward0"
 
@@ -209,6 +216,38 @@ def test_sum_matches_generic_path(dtype, shape):
     want = aten.sum.dim_IntList(a, None, False)
     same(a.sum(), want)
     same(torch.sum(a), want)
+
+
+LAST_DIM = {
+    "sum": lambda a, dim, keepdim: aten.sum.dim_IntList(a, [dim], keepdim),
+    "amax": lambda a, dim, keepdim: aten.amax(a, [dim], keepdim),
+    "amin": lambda a, dim, keepdim: aten.amin(a, [dim], keepdim),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 70), (4, 0), (0, 3), (300, 1000)],
+                         ids=str)
+@pytest.mark.parametrize("name", LAST_DIM)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_last_dim_reductions_match_generic_path(dtype, shape, name, keepdim):
+    a = values(dtype, shape, 5, special=True)
+    for dim in (-1, len(shape) - 1, (-1,), [len(shape) - 1]):
+        plain = dim if isinstance(dim, int) else dim[0]
+        want = outcome(partial(LAST_DIM[name], a, plain, keepdim))
+        same_outcome(outcome(partial(getattr(a, name), dim, keepdim)), want)
+        same_outcome(outcome(partial(getattr(torch, name), a, dim, keepdim=keepdim)), want)
+
+
+def test_last_dim_tier_steps_aside_for_other_dims_and_views():
+    a = values(torch.float32, (4, 6), 3)
+    same(a.sum(0), aten.sum.dim_IntList(a, [0], False))
+    t = a.t()
+    same(t.amax(-1), aten.amax(t, [-1], False))
+    same(a.sum(-1, dtype=torch.float64), aten.sum.dim_IntList(a, [-1], False,
+                                                              dtype=torch.float64))
+    g = a.clone().requires_grad_()
+    assert g.sum(-1).grad_fn is not None and g.amax(-1).grad_fn is not None
 
 
 # -- tier 5: grad ------------------------------------------------------------------------
@@ -406,3 +445,54 @@ def test_leaf_accumulators_outlive_graphs_and_hooks_keep_dropped_leaves():
     assert seen == [[6.0, 6.0]]
     loss = (torch.ones(2, requires_grad=True) * 2).sum()
     loss.backward()  # a dropped leaf without hooks: nothing to observe, no error
+
+
+class _TwoOutputs(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, g0, g1):
+        return g0 * 2 + g1 * 3
+
+
+def test_grad_tier_edges_name_the_output_of_a_multi_output_node():
+    # The tier reads a single-output node's output number without the tensor's __dict__; an
+    # output of a node with several outputs must still give its own number, as generic does.
+    x = values(torch.float64, (3, 4), 11).requires_grad_()
+    first, second = _TwoOutputs.apply(x)
+    view = x.t().t()  # a view node's output (ViewBackward)
+    for a, b in ((second, first), (first, second), (second, second), (view, second)):
+        got, want = a + b, aten.add.Tensor(a, b)
+        same(got, want)
+        assert got.grad_fn.next_functions == want.grad_fn.next_functions
+    ((second + first) * values(torch.float64, (3, 4), 12)).sum().backward()
+    grad = x.grad.clone()
+    x.grad = None
+    (aten.add.Tensor(second, first) * values(torch.float64, (3, 4), 12)).sum().backward()
+    same(grad, x.grad)
+
+
+def test_ops_without_a_node_pick_up_a_later_autograd_kernel():
+    # The dispatcher remembers that an op differentiates through its decomposition until the
+    # next registration: a kernel registered afterwards is used.
+    op = aten.cross_entropy_loss.default
+    x = values(torch.float64, (4, 3), 13).requires_grad_()
+    t = torch.tensor([0, 2, 1, 1])
+    op(x, t)  # no Autograd kernel: through the decomposition (and remembered)
+    calls = []
+
+    def kernel(*args, **kwargs):
+        calls.append(1)
+        with torch.no_grad():
+            return _dispatch.redispatch_below_autograd(op, *args, **kwargs)
+
+    op.register(_dispatch.AUTOGRAD, kernel)
+    try:
+        op(x, t)
+        assert calls == [1]
+    finally:
+        op.unregister(_dispatch.AUTOGRAD, kernel)
+    op(x, t)
+    assert calls == [1]

@@ -344,6 +344,36 @@ def test_fused_softmax_handles_extreme_rows_like_the_composite():
         _same(_fused(name)(x, 1, False), _composite(name)(x, 1, False), torch.float32)
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_fused_softmax_rows_in_and_out_of_the_fast_exponential_range(dtype):
+    # Rows whose spread is under 104 take the kernel's range-checked exponential, the others
+    # (and rows with inf or NaN) the general one; both must match the composite, and the
+    # result must not depend on the thread count.
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((48, 300)) * 5
+    x[1, 7] = -103.0  # just inside the range
+    x[2, 7] = -105.0  # just outside
+    x[3, :] = -200.0
+    x[3, ::3] = 0.0  # a spread of 200
+    x[4, 5] = math.nan
+    x[5, 9] = -math.inf
+    x[6, :] = -math.inf
+    x[7, 2] = math.inf
+    t = torch.from_numpy(x).to(dtype)
+    before = torch.get_num_threads()
+    try:
+        for name in ("aten::_softmax", "aten::_log_softmax"):
+            results = []
+            for count in (1, 2, 3):
+                torch.set_num_threads(count)
+                y = _fused(name)(t, 1, False)
+                results.append(_np(y).tobytes())
+                _same(y, _composite(name)(t, 1, False), dtype)
+            assert results[0] == results[1] == results[2]
+    finally:
+        torch.set_num_threads(before)
+
+
 LAYER_NORM_LAYOUTS = [((5, 37), [37]), ((2, 3, 4), [3, 4]), ((0, 4), [4]), ((3, 1), [1]),
                       ((7,), [7]), ((600, 3), [3]), ((2, 0), [0])]
 

@@ -33,6 +33,7 @@ PROVIDERS = {
     "torch.nn": "plait-nn",
     "torch.optim": "plait-nn",
     "torch.utils.data": "plait-nn",
+    "torch.func": "plait-nn",
     "torch.fx": "plait-compile",
     "torch._dynamo": "plait-compile",
 }

@@ -56,8 +56,10 @@ def test_pad_modes_match_numpy(mode, np_mode):
 def test_pad_errors():
     with pytest.raises(RuntimeError, match="Padding size should be less than"):
         _ops.pad(torch.ones(1, 1, 2), [2, 0], mode="reflect")
-    with pytest.raises(ValueError, match="divisible by 2"):
+    with pytest.raises(RuntimeError, match="divisible by 2"):
         _ops.pad(torch.ones(2), [1])
+    with pytest.raises(RuntimeError, match="less than or equal to two times"):
+        _ops.pad(torch.ones(2), [1, 1, 1, 1])
 
 
 def np_pool(x, k, s, p, fn, fill):

@@ -375,7 +375,7 @@ def test_padding_layers(n):
 
 def test_padding_errors():
     bad = nn.ZeroPad2d((1, 2, 3))  # PyTorch checks the length in forward
-    with pytest.raises(ValueError, match="divisible by 2"):
+    with pytest.raises(RuntimeError, match="divisible by 2"):
         bad(torch.zeros(1, 2, 2))
     with pytest.raises(ValueError, match="expected 2D or 3D input"):
         nn.CircularPad1d(1)(torch.zeros(1, 1, 1, 4))

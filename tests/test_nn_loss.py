@@ -483,3 +483,17 @@ def test_size_mismatch_warns():
         F.l1_loss(torch.ones(2, 3), torch.ones(3))
     with pytest.warns(UserWarning, match="Using a target size"):
         F.smooth_l1_loss(torch.ones(2, 3), torch.ones(3))
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_every_target_ignored_gives_zero_gradients(smoothing):
+    # PyTorch: the mean over no targets is NaN, but the gradient is zero (not NaN).
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    target = torch.tensor([1, 1, 1])
+    F.nll_loss(x, target, ignore_index=1).backward()
+    assert x.grad.tolist() == [[0.0] * 4] * 3
+    x.grad = None
+    loss = F.cross_entropy(x, target, ignore_index=1, label_smoothing=smoothing)
+    assert math.isnan(loss.item())
+    loss.backward()
+    assert x.grad.tolist() == [[0.0] * 4] * 3

@@ -10,85 +10,23 @@ inputs and targets: a module's parameters and buffers are overwritten through
 from __future__ import annotations
 
 import argparse
+import inspect
 import pathlib
 import pickle
+import re
 import sys
 import traceback
+import warnings
 import zlib
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
+from nn_cases import ERRORS, FUNCTIONS, LOSSES, MODULES
 
 import torch
 import torch.nn as nn
-
-# name -> (constructor, input shapes, integer-input spec or None, mode)
-# Inputs are float64 normals unless the spec says ("int", high) for class indices/tokens.
-MODULES: dict[str, tuple[str, list[Any], str]] = {
-    "Linear": ("nn.Linear(5, 3)", [(4, 5)], "train"),
-    "Bilinear": ("nn.Bilinear(3, 4, 2)", [(5, 3), (5, 4)], "train"),
-    "Conv1d": ("nn.Conv1d(2, 3, 3, padding=1)", [(2, 2, 7)], "train"),
-    "Conv2d": ("nn.Conv2d(2, 4, 3, stride=2, padding=1)", [(2, 2, 7, 6)], "train"),
-    "Conv2d_same_reflect": ("nn.Conv2d(2, 3, 3, padding='same', padding_mode='reflect')",
-                            [(1, 2, 5, 5)], "train"),
-    "Conv2d_groups_dilation": ("nn.Conv2d(4, 4, 3, groups=2, dilation=2)", [(1, 4, 7, 7)],
-                               "train"),
-    "Conv3d": ("nn.Conv3d(1, 2, 2)", [(1, 1, 3, 4, 4)], "train"),
-    "ConvTranspose2d": ("nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1)",
-                        [(1, 2, 4, 4)], "train"),
-    "MaxPool2d": ("nn.MaxPool2d(3, stride=2, padding=1)", [(2, 3, 7, 7)], "train"),
-    "MaxPool2d_ceil": ("nn.MaxPool2d(2, ceil_mode=True)", [(1, 2, 5, 5)], "train"),
-    "AvgPool2d": ("nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False)",
-                  [(2, 3, 7, 7)], "train"),
-    "AdaptiveAvgPool2d": ("nn.AdaptiveAvgPool2d((3, 2))", [(2, 3, 7, 5)], "train"),
-    "BatchNorm1d_train": ("nn.BatchNorm1d(4)", [(6, 4)], "train"),
-    "BatchNorm2d_train": ("nn.BatchNorm2d(3)", [(4, 3, 5, 5)], "train"),
-    "BatchNorm2d_eval": ("nn.BatchNorm2d(3)", [(4, 3, 5, 5)], "eval"),
-    "LayerNorm": ("nn.LayerNorm([4, 5])", [(3, 4, 5)], "train"),
-    "GroupNorm": ("nn.GroupNorm(2, 4)", [(3, 4, 5)], "train"),
-    "ReLU": ("nn.ReLU()", [(4, 6)], "train"),
-    "LeakyReLU": ("nn.LeakyReLU(0.2)", [(4, 6)], "train"),
-    "GELU": ("nn.GELU()", [(4, 6)], "train"),
-    "GELU_tanh": ("nn.GELU(approximate='tanh')", [(4, 6)], "train"),
-    "SiLU": ("nn.SiLU()", [(4, 6)], "train"),
-    "ELU": ("nn.ELU()", [(4, 6)], "train"),
-    "Softplus": ("nn.Softplus(beta=2.0)", [(4, 6)], "train"),
-    "Softmax": ("nn.Softmax(dim=1)", [(4, 6)], "train"),
-    "LogSoftmax": ("nn.LogSoftmax(dim=-1)", [(4, 6)], "train"),
-    "Tanh": ("nn.Tanh()", [(4, 6)], "train"),
-    "Sigmoid": ("nn.Sigmoid()", [(4, 6)], "train"),
-    "Hardswish": ("nn.Hardswish()", [(4, 6)], "train"),
-    "Mish": ("nn.Mish()", [(4, 6)], "train"),
-    "PReLU": ("nn.PReLU(3)", [(2, 3, 4)], "train"),
-    "Flatten": ("nn.Flatten()", [(2, 3, 4)], "train"),
-    "Embedding": ("nn.Embedding(10, 4, padding_idx=0)", [("int", (3, 5), 10)], "train"),
-    "Sequential_MLP": ("nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))",
-                       [(5, 6)], "train"),
-    "CNN": ("nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), "
-            "nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 3 * 3, 5))", [(3, 1, 6, 6)], "train"),
-    "LSTM": ("nn.LSTM(4, 5, num_layers=2, batch_first=True)", [(2, 6, 4)], "train"),
-    "LSTM_bidirectional": ("nn.LSTM(3, 4, bidirectional=True)", [(5, 2, 3)], "train"),
-    "GRU": ("nn.GRU(4, 5)", [(6, 2, 4)], "train"),
-    "RNN": ("nn.RNN(3, 4, nonlinearity='relu')", [(5, 2, 3)], "train"),
-    "MultiheadAttention": ("nn.MultiheadAttention(8, 2, batch_first=True)",
-                           [(2, 5, 8), (2, 5, 8), (2, 5, 8)], "train"),
-    "TransformerEncoderLayer": ("nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, "
-                                "dropout=0.0, batch_first=True)", [(2, 5, 8)], "train"),
-}
-
-# Losses: (constructor, input shape, target spec, needs grad of input)
-LOSSES: dict[str, tuple[str, tuple[int, ...], Any]] = {
-    "MSELoss": ("nn.MSELoss()", (4, 3), ("float", (4, 3))),
-    "L1Loss": ("nn.L1Loss(reduction='sum')", (4, 3), ("float", (4, 3))),
-    "SmoothL1Loss": ("nn.SmoothL1Loss(beta=0.5)", (4, 3), ("float", (4, 3))),
-    "HuberLoss": ("nn.HuberLoss(delta=0.7)", (4, 3), ("float", (4, 3))),
-    "CrossEntropyLoss": ("nn.CrossEntropyLoss()", (5, 4), ("int", (5,), 4)),
-    "CrossEntropyLoss_smoothing": ("nn.CrossEntropyLoss(label_smoothing=0.1)", (5, 4),
-                                   ("int", (5,), 4)),
-    "NLLLoss": ("nn.NLLLoss(reduction='sum')", (5, 4), ("int", (5,), 4)),
-    "BCEWithLogitsLoss": ("nn.BCEWithLogitsLoss()", (4, 3), ("prob", (4, 3))),
-    "KLDivLoss": ("nn.KLDivLoss(reduction='batchmean')", (4, 3), ("float", (4, 3))),
-}
+import torch.nn.functional as F
 
 OPTIMIZERS: dict[str, str] = {
     "SGD": "torch.optim.SGD(params, lr=0.1)",
@@ -133,7 +71,10 @@ def _rng(name: str) -> np.random.Generator:
 
 def _encode(t: Any) -> Any:
     if isinstance(t, torch.Tensor):
-        a = t.detach().cpu().numpy()
+        t = t.detach().cpu()
+        if t.dtype == torch.bfloat16:  # numpy has no bfloat16: values via float32 (exact)
+            return ("tensor", "bfloat16", tuple(t.shape), t.float().numpy().tolist())
+        a = t.numpy()
         return ("tensor", str(a.dtype), a.shape, a.tolist())
     if isinstance(t, (tuple, list)):
         return tuple(_encode(x) for x in t)
@@ -143,6 +84,7 @@ def _encode(t: Any) -> Any:
 def _failure() -> dict[str, Any]:
     exc = sys.exc_info()[1]
     return {"status": "raised", "error": f"{type(exc).__name__}: {exc}",
+            "error_type": type(exc).__name__,
             "trace": traceback.format_exc(limit=3)}
 
 
@@ -154,7 +96,7 @@ def _tensors_of(value: Any) -> list[Any]:
     return []
 
 
-def _set_weights(module: Any, rng: np.random.Generator) -> None:
+def _set_weights(module: Any, rng: np.random.Generator, dtype: Any = torch.float64) -> None:
     state = module.state_dict()
     new = {}
     for key, value in state.items():
@@ -162,66 +104,203 @@ def _set_weights(module: Any, rng: np.random.Generator) -> None:
             data = rng.normal(0, 0.5, tuple(value.shape))
             if key.endswith("running_var"):
                 data = np.abs(data) + 0.5
-            new[key] = torch.tensor(data, dtype=torch.float64)
+            new[key] = torch.tensor(data, dtype=dtype)
         else:
             new[key] = value
     module.load_state_dict(new)
 
 
-def run_module(name: str, spec: tuple[str, list[Any], str]) -> dict[str, Any]:
-    expr, shapes, mode = spec
+class _Inputs:
+    """The input makers of ``nn_cases`` over one seeded generator; remembers the leaves."""
+
+    def __init__(self, rng: np.random.Generator, dtype: Any = torch.float64) -> None:
+        self.rng = rng
+        self.dtype = dtype
+        self.leaves: list[Any] = []
+
+    def _leaf(self, data: np.ndarray) -> Any:
+        t = torch.tensor(data, dtype=self.dtype, requires_grad=True)
+        self.leaves.append(t)
+        return t
+
+    def env(self) -> dict[str, Any]:
+        rng, dtype = self.rng, self.dtype
+
+        def R(*shape: int) -> Any:
+            return self._leaf(rng.normal(size=shape))
+
+        def RA(*shape: int) -> Any:
+            return self._leaf(np.abs(rng.normal(size=shape)) + 0.5)
+
+        def RU(*shape: int, lo: float = 0.05, hi: float = 0.95) -> Any:
+            return self._leaf(rng.uniform(lo, hi, size=shape))
+
+        def RT(values: Any) -> Any:
+            return self._leaf(np.array(values, dtype=float))
+
+        def N(*shape: int) -> Any:
+            return torch.tensor(rng.normal(size=shape), dtype=dtype)
+
+        def U(*shape: int) -> Any:
+            return torch.tensor(rng.uniform(0.05, 0.95, size=shape), dtype=dtype)
+
+        def P(*shape: int) -> Any:
+            e = np.exp(rng.normal(size=shape))
+            return torch.tensor(e / e.sum(-1, keepdims=True), dtype=dtype)
+
+        def S(*shape: int) -> Any:
+            return torch.tensor(np.where(rng.uniform(size=shape) < 0.5, -1.0, 1.0),
+                                dtype=dtype)
+
+        def I(high: int, *shape: int) -> Any:  # noqa: E743
+            return torch.tensor(rng.integers(0, high, shape), dtype=torch.int64)
+
+        def B(*shape: int) -> Any:
+            return torch.tensor(rng.uniform(size=shape) < 0.3)
+
+        def T(values: Any) -> Any:
+            return torch.tensor(values)
+
+        return {"R": R, "RA": RA, "RU": RU, "RT": RT, "N": N, "U": U, "P": P, "S": S, "I": I,
+                "B": B, "T": T, "DT": dtype, "torch": torch, "nn": nn, "F": F,
+                "OrderedDict": OrderedDict}
+
+
+def run_case(name: str, spec: tuple[str | None, str, str], dtype: Any = torch.float64
+             ) -> dict[str, Any]:
+    """Build the module (weights from the case's generator), call it, backprop fixed seeds.
+
+    Records the output, the gradients of every leaf input and parameter, every buffer and
+    parameter after the forward (running statistics, max_norm renormalisation), the
+    state-dict layout and the module's repr.
+    """
+    ctor, call, mode = spec
     rng = _rng(name)
+    inputs = _Inputs(rng, dtype)
+    env = inputs.env()
+    module = None
     try:
-        module = eval(expr, {"nn": nn, "torch": torch}).double()
+        if ctor is not None:
+            module = eval(ctor, env).to(dtype)
     except Exception:
         return {**_failure(), "status": "unavailable"}
     try:
-        _set_weights(module, rng)
-        module.train(mode == "train")
-        inputs = []
-        for s in shapes:
-            if s[0] == "int":
-                inputs.append(torch.tensor(rng.integers(0, s[2], s[1]), dtype=torch.int64))
-            else:
-                inputs.append(torch.tensor(rng.normal(size=s), dtype=torch.float64,
-                                           requires_grad=True))
-        out = module(*inputs)
+        if module is not None:
+            if "Lazy" in ctor:
+                # Lazy modules take their shapes from a first call; then seed the weights.
+                with torch.no_grad():
+                    eval(call, {**_Inputs(_rng("lazy:" + name), dtype).env(), "m": module})
+            _set_weights(module, rng, dtype)
+            module.train(mode == "train")
+            env["m"] = module
+        out = eval(call, env)
         outs = [o for o in _tensors_of(out) if o.dtype.is_floating_point and o.requires_grad]
-        total = sum((o * torch.tensor(rng.normal(size=tuple(o.shape)))).sum() for o in outs)
-        total.backward()
-        grads = {f"input{i}": x.grad for i, x in enumerate(inputs) if x.grad is not None}
-        grads.update({k: p.grad for k, p in module.named_parameters() if p.grad is not None})
-        buffers = {k: b for k, b in module.named_buffers() if b.dtype.is_floating_point}
-        return {"status": "ok", "output": _encode(out),
-                "grads": {k: _encode(v) for k, v in grads.items()},
-                "buffers": {k: _encode(v) for k, v in buffers.items()}}
+        if outs:
+            total = sum((o * torch.tensor(rng.normal(size=tuple(o.shape)), dtype=o.dtype)).sum()
+                        for o in outs)
+            total.backward()
+        grads = {f"input{i}": x.grad for i, x in enumerate(inputs.leaves) if x.grad is not None}
+        record: dict[str, Any] = {"status": "ok", "output": _encode(out)}
+        if module is not None:
+            grads.update({k: p.grad for k, p in module.named_parameters()
+                          if p.grad is not None})
+            record["buffers"] = {k: _encode(b) for k, b in module.named_buffers()}
+            record["params_after"] = {k: _encode(p) for k, p in module.named_parameters()}
+            record["repr"] = repr(module)
+            record["state_dict"] = ("value", repr([(k, tuple(v.shape))
+                                                   for k, v in module.state_dict().items()]))
+        record["grads"] = {k: _encode(v) for k, v in grads.items()}
+        return record
     except Exception:
         return _failure()
 
 
-def run_loss(name: str, spec: tuple[str, tuple[int, ...], Any]) -> dict[str, Any]:
-    expr, shape, target = spec
+def run_gradgrad(name: str, spec: tuple[str | None, str, str]) -> dict[str, Any]:
+    """Double backward (as a gradient penalty uses it): the first gradients of the case's
+    weighted output sum with ``create_graph=True``, then the gradients of a fixed weighted
+    sum of those with respect to the same inputs and parameters (unused ones read as 0)."""
+    ctor, call, mode = spec
     rng = _rng(name)
+    inputs = _Inputs(rng)
+    env = inputs.env()
+    module = None
     try:
-        loss_fn = eval(expr, {"nn": nn, "torch": torch})
+        if ctor is not None:
+            module = eval(ctor, env).double()
     except Exception:
         return {**_failure(), "status": "unavailable"}
     try:
-        leaf = torch.tensor(rng.normal(size=shape), dtype=torch.float64, requires_grad=True)
-        x = torch.log_softmax(leaf, -1) if name == "KLDivLoss" else leaf
-        if target[0] == "int":
-            y = torch.tensor(rng.integers(0, target[2], target[1]), dtype=torch.int64)
-        elif target[0] == "prob":
-            y = torch.tensor(rng.uniform(size=target[1]), dtype=torch.float64)
-        else:
-            y = torch.tensor(rng.normal(size=target[1]), dtype=torch.float64)
-            if name == "KLDivLoss":
-                y = torch.softmax(y, -1)
-        out = loss_fn(x, y)
-        out.backward()
-        return {"status": "ok", "output": _encode(out), "grads": {"input": _encode(leaf.grad)}}
+        if module is not None:
+            if "Lazy" in ctor:
+                with torch.no_grad():
+                    eval(call, {**_Inputs(_rng("lazy:" + name)).env(), "m": module})
+            _set_weights(module, rng)
+            module.train(mode == "train")
+            env["m"] = module
+        out = eval(call, env)
+        outs = [o for o in _tensors_of(out) if o.dtype.is_floating_point and o.requires_grad]
+        named = [(f"input{i}", x) for i, x in enumerate(inputs.leaves)]
+        if module is not None:
+            named += [(k, p) for k, p in module.named_parameters() if p.requires_grad]
+        if not outs or not named:
+            return {"status": "ok", "output": ("value", "no gradient"), "grads": {}}
+        total = sum((o * torch.tensor(rng.normal(size=tuple(o.shape)))).sum() for o in outs)
+        targets = [t for _, t in named]
+        firsts = torch.autograd.grad(total, targets, create_graph=True, allow_unused=True)
+        seeds = [torch.tensor(rng.normal(size=tuple(t.shape))) for t in targets]
+        second = None
+        for g, seed in zip(firsts, seeds):
+            if g is not None and g.requires_grad:
+                term = (g * seed).sum()
+                second = term if second is None else second + term
+        seconds = (torch.autograd.grad(second, targets, allow_unused=True)
+                   if second is not None else [None] * len(targets))
+
+        def dense(g: Any, t: Any) -> Any:
+            return torch.zeros_like(t) if g is None else g
+
+        return {"status": "ok",
+                "output": tuple(_encode(dense(g, t).detach()) for g, t in zip(firsts, targets)),
+                "grads": {k: _encode(dense(g, t)) for (k, t), g in zip(named, seconds)}}
     except Exception:
         return _failure()
+
+
+def _default(value: Any) -> str:
+    if value is inspect.Parameter.empty:
+        return "-"
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__  # functions as defaults (activation=F.relu): their name
+    return repr(value)
+
+
+def signature(obj: Any) -> str | None:
+    """Parameter names, kinds and defaults (not annotations) of ``obj``; None for builtins
+    without a signature."""
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return None
+    return repr([(p.name, p.kind.name, _default(p.default)) for p in sig.parameters.values()])
+
+
+def signatures() -> dict[str, str | None]:
+    """``nn.X.__init__``, ``nn.X.forward`` and ``F.f`` of every class and function the cases
+    call."""
+    exprs = [e for table in (MODULES, LOSSES, FUNCTIONS, ERRORS) for case in table.values()
+             for e in case[:2] if e]
+    out: dict[str, str | None] = {}
+    for name in sorted({m for e in exprs for m in re.findall(r"\bnn\.([A-Z]\w*)\(", e)}):
+        cls = getattr(nn, name, None)
+        for method in ("__init__", "forward"):
+            if cls is None:
+                out[f"nn.{name}.{method}"] = "missing"
+            elif hasattr(cls, method):
+                out[f"nn.{name}.{method}"] = signature(getattr(cls, method))
+    for name in sorted({f for e in exprs for f in re.findall(r"\bF\.(\w+)\(", e)}):
+        fn = getattr(F, name, None)
+        out[f"F.{name}"] = signature(fn) if fn is not None else "missing"
+    return out
 
 
 def _problem(name: str) -> tuple[list[Any], Any]:
@@ -303,16 +382,32 @@ def main() -> int:
     parser.add_argument("out", type=pathlib.Path)
     parser.add_argument("--save-dir", type=pathlib.Path)
     parser.add_argument("--load-dir", type=pathlib.Path)
+    parser.add_argument("--only", metavar="REGEX",
+                        help="run only the module/loss/function cases whose name matches "
+                             "(and no optimizers)")
     args = parser.parse_args()
     torch.manual_seed(0)
+    warnings.simplefilter("ignore")  # deprecation and shape warnings are not compared
     runs = {name: (expr, None) for name, expr in OPTIMIZERS.items()}
     runs.update({f"SGD+{name}": (OPTIMIZERS["SGD_momentum_nesterov"], sexpr)
                  for name, sexpr in SCHEDULERS.items()})
-    result: dict[str, Any] = {"modules": {}, "losses": {}, "optimizers": {}, "resumed": {}}
+    result: dict[str, Any] = {"modules": {}, "losses": {}, "functions": {}, "optimizers": {},
+                              "resumed": {}}
     if args.load_dir is None or args.save_dir is not None:
-        result["modules"] = {n: run_module(n, s) for n, s in MODULES.items()}
-        result["losses"] = {n: run_loss(n, s) for n, s in LOSSES.items()}
-        for name, (expr, sexpr) in runs.items():
+        def wanted(name: str) -> bool:
+            return args.only is None or re.search(args.only, name) is not None
+
+        for kind, cases in (("modules", MODULES), ("losses", LOSSES), ("functions", FUNCTIONS)):
+            result[kind] = {n: run_case(n, s) for n, s in cases.items() if wanted(n)}
+            # float32 too: the same numbers, looser tolerance; catches dtype promotion slips
+            result[kind + "_f32"] = {n: run_case(n, s, torch.float32)
+                                     for n, s in cases.items() if wanted(n)}
+        result["errors"] = {n: run_case(n, s) for n, s in ERRORS.items() if wanted(n)}
+        result["signatures"] = signatures()
+        for kind, cases in (("modules", MODULES), ("losses", LOSSES), ("functions", FUNCTIONS)):
+            result[kind + "_gg"] = {n: run_gradgrad(n, s) for n, s in cases.items()
+                                    if wanted(n) and not n.startswith("large_")}
+        for name, (expr, sexpr) in runs.items() if args.only is None else ():
             save = args.save_dir / f"{name}.pt" if args.save_dir else None
             result["optimizers"][name] = run_optimizer(name, expr, sexpr, save)
     if args.load_dir is not None:

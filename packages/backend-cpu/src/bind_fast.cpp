@@ -19,6 +19,7 @@
 #include "kernels/allocator.h"
 #include "kernels/dtype.h"
 #include "kernels/kernels.h"
+#include "kernels/reduce.h"
 
 using namespace nanobind::literals;
 
@@ -144,6 +145,26 @@ nb::object fast_sum_all(int dtype, size_t itemsize, int64_t numel, uintptr_t a) 
   return done ? release_to_python(std::move(out)) : nb::none();
 }
 
+// `op` (sum, amax or amin: the REDUCE_OPS index) over the last dimension of a contiguous
+// (rows, cols) tensor into a new block of `rows` elements of the same dtype.
+nb::object fast_reduce_rows(int op, int dtype, size_t itemsize, int64_t rows, int64_t cols,
+                            uintptr_t a) {
+  const auto kind = static_cast<ReduceOp>(op);
+  if (kind != ReduceOp::Sum && kind != ReduceOp::Amax && kind != ReduceOp::Amin)
+    throw std::invalid_argument("fast_reduce_rows: op must be sum, amax or amin");
+  if (rows <= 0 || cols <= 0) return nb::none();  // empty: the generic path decides
+  Owned out(new HostBlock(static_cast<size_t>(rows) * itemsize));
+  const Dims shape{rows, cols};
+  const Dims out_strides{1, 0};
+  const Dims a_strides{cols, 1};
+  bool done;
+  {
+    MaybeReleaseGil nogil(shape);
+    done = reduce(kind, dtype, dtype, shape, out->ptr, out_strides, a, a_strides, uint64_t{2});
+  }
+  return done ? release_to_python(std::move(out)) : nb::none();
+}
+
 }  // namespace
 
 void bind_fast(nb::module_& m) {
@@ -193,6 +214,10 @@ void bind_fast(nb::module_& m) {
         "A new block holding `op(a)` (op: an index into UNARY_OPS), or None.");
   m.def("fast_sum_all", &fast_sum_all, "dtype"_a, "itemsize"_a, "numel"_a, "a"_a,
         "A new block holding the sum of every element, in the same dtype, or None.");
+  m.def("fast_reduce_rows", &fast_reduce_rows, "op"_a, "dtype"_a, "itemsize"_a, "rows"_a,
+        "cols"_a, "a"_a,
+        "A new block holding sum/amax/amin (op: an index into REDUCE_OPS) of each row of a "
+        "contiguous (rows, cols) tensor, in its dtype, or None.");
 }
 
 }  // namespace plait::cpu

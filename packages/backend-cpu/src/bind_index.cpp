@@ -31,7 +31,7 @@ void bind_index(nb::module_& m) {
       },
       "dtype"_a, "out_shape"_a, "out"_a, "out_strides"_a, "dim"_a, "index_shape"_a,
       "index"_a, "index_strides"_a, "src"_a, "src_strides"_a, "reduce"_a, "include_self"_a,
-      "reduce: 0 none, 1 sum, 2 prod, 3 amax, 4 amin.");
+      "reduce: 0 none, 1 sum, 2 prod, 3 amax, 4 amin, 5 mean.");
   m.def(
       "count_nonzero",
       [](int dtype, const Dims& shape, uintptr_t a, const Dims& a_strides) {

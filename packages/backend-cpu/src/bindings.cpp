@@ -128,6 +128,8 @@ NB_MODULE(_C, m) {
   bind_attention(m);
   bind_conv(m);
   bind_fused(m);
+  bind_rnn(m);
+  bind_loss(m);
 
   m.def("build_info", &build_info, "Compiler, flags and SIMD features of this build.");
 }

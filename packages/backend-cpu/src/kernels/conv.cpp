@@ -1,4 +1,5 @@
-// Convolution as im2col / col2im + GEMM (see conv.h for the image/grid view of both layouts).
+// Convolution as im2col / col2im + GEMM, a direct kernel for small 2-d float ones, and an
+// exact wrapping product for the integer dtypes (see conv.h for the image/grid view).
 #include "conv.h"
 
 #include <algorithm>
@@ -183,6 +184,62 @@ PLAIT_CLONES void round_into(S* __restrict dst, const T* __restrict src, int64_t
   for (int64_t t = 0; t < n; ++t) dst[t] = S::from_float(src[t]);
 }
 
+// An unsigned compute value back into the integer storage type S, keeping the low bits (the
+// wrap-around PyTorch's integer convolution has); memcpy, not a cast, turns the unsigned
+// bits into a signed value without implementation-defined behaviour.
+template <class S, class T>
+PLAIT_CLONES void wrap_into(S* __restrict dst, const T* __restrict src, int64_t n) {
+  using U = std::make_unsigned_t<S>;
+  for (int64_t t = 0; t < n; ++t) {
+    const U bits = static_cast<U>(src[t]);
+    std::memcpy(dst + t, &bits, sizeof(S));
+  }
+}
+
+// Integer products in the unsigned type T (wrapping), row-major like blas::gemm with alpha 1
+// and beta 0 or 1; unit-stride inner loops the compiler vectorises.
+template <class T>
+PLAIT_CLONES void int_axpy(T* __restrict c, const T* __restrict b, T a, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) c[j] += a * b[j];
+}
+
+template <class T>
+PLAIT_CLONES T int_dot(const T* __restrict a, const T* __restrict b, int64_t n) {
+  T total = 0;
+  for (int64_t j = 0; j < n; ++j) total += a[j] * b[j];
+  return total;
+}
+
+template <class T>
+void int_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
+              int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    T* row = c + i * ldc;
+    if (beta == T(0)) std::fill(row, row + n, T(0));
+    if (trans_b) {  // B stored (n, k): each entry one dot product
+      const T* arow = a + i * lda;  // (trans_a with trans_b is never used here)
+      for (int64_t j = 0; j < n; ++j) row[j] += int_dot(arow, b + j * ldb, k);
+    } else {
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const T av = trans_a ? a[kk * lda + i] : a[i * lda + kk];
+        if (av != T(0)) int_axpy(row, b + kk * ldb, av, n);
+      }
+    }
+  }
+}
+
+// The products of this file: OpenBLAS (or its native fallback) for the float types, the
+// wrapping integer kernel above for the unsigned compute types of the integer dtypes.
+template <class T>
+void mm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+        const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if constexpr (std::is_floating_point_v<T>) {
+    blas::gemm(trans_a, trans_b, m, n, k, T(1), a, lda, b, ldb, beta, c, ldc);
+  } else {
+    int_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  }
+}
+
 void kernel_offset(const Geometry& g, int64_t kk, int64_t* k) {
   for (int d = g.nd - 1; d >= 0; --d) {
     k[d] = kk % g.kernel[d];
@@ -190,17 +247,78 @@ void kernel_offset(const Geometry& g, int64_t kk, int64_t* k) {
   }
 }
 
-// col[r][p - p0] = image value under kernel offset r at grid position p (zero in padding).
+// dst[t] = src[t * S] for t < n: stride 2 (common in small CNNs) gets a constant-stride loop
+// the compiler vectorises, stride 1 is a memcpy.
+template <class T, int S>
+PLAIT_CLONES void gather_fixed(T* __restrict dst, const T* __restrict src, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) dst[t] = src[t * S];
+}
+
 template <class T>
-void im2col(const Geometry& g, const T* img, int64_t p0, int64_t p1, T* col) {
-  const int64_t width = p1 - p0;
+void gather(T* __restrict dst, const T* __restrict src, int64_t n, int64_t s) {
+  if (s == 1) {
+    if (n > 0) std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+  } else if (s == 2) {
+    gather_fixed<T, 2>(dst, src, n);
+  } else {
+    for (int64_t t = 0; t < n; ++t) dst[t] = src[t * s];
+  }
+}
+
+// im2col of a 2-d convolution: the general walk below with its per-line bookkeeping reduced
+// to a few integer operations, which matters for the short lines (a dozen columns) of small
+// images.
+template <class T>
+void im2col_2d(const Geometry& g, const T* img, int64_t p0, int64_t p1, T* col, int64_t ld) {
+  const int64_t OW = g.grid[1], IH = g.img[0], IW = g.img[1];
+  const int64_t KH = g.kernel[0], KW = g.kernel[1];
+  const int64_t sh = g.stride[0], sw = g.stride[1];
+  for (int64_t c = 0; c < g.img_channels; ++c) {
+    const T* src = img + c * g.img_numel;
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      const int64_t y_shift = kh * g.dil[0] - g.pad[0];
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        T* dst = col + ((c * KH + kh) * KW + kw) * ld;
+        // columns ox in [lo, hi) read image column ox * sw + x_shift, the rest is padding
+        const int64_t x_shift = kw * g.dil[1] - g.pad[1];
+        const int64_t lo = std::min(x_shift >= 0 ? 0 : (-x_shift + sw - 1) / sw, OW);
+        const int64_t hi =
+            std::max(std::min(x_shift >= IW ? 0 : (IW - x_shift + sw - 1) / sw, OW), lo);
+        int64_t oy = p0 / OW, ox = p0 % OW;
+        for (int64_t p = p0; p < p1; ++oy, ox = 0) {
+          const int64_t end = std::min(OW, ox + (p1 - p));
+          const int64_t iy = oy * sh + y_shift;
+          if (iy < 0 || iy >= IH) {
+            std::fill(dst, dst + (end - ox), T(0));
+          } else {
+            const int64_t a = std::max(ox, lo), b = std::max(std::min(end, hi), a);
+            std::fill(dst, dst + (a - ox), T(0));
+            gather(dst + (a - ox), src + iy * IW + a * sw + x_shift, b - a, sw);
+            std::fill(dst + (b - ox), dst + (end - ox), T(0));
+          }
+          dst += end - ox;
+          p += end - ox;
+        }
+      }
+    }
+  }
+}
+
+// col[r * ld + p - p0] = image value under kernel offset r at grid position p (zero in
+// padding); ld (>= p1 - p0) lets several samples' columns sit side by side.
+template <class T>
+void im2col(const Geometry& g, const T* img, int64_t p0, int64_t p1, T* col, int64_t ld) {
+  if (g.nd == 2) {
+    im2col_2d(g, img, p0, p1, col, ld);
+    return;
+  }
   const int64_t s = g.stride[g.nd - 1];
   std::vector<int64_t> k(g.nd);
   for (int64_t c = 0; c < g.img_channels; ++c) {
     const T* src = img + c * g.img_numel;
     for (int64_t kk = 0; kk < g.kernel_numel; ++kk) {
       kernel_offset(g, kk, k.data());
-      T* dst = col + (c * g.kernel_numel + kk) * width;
+      T* dst = col + (c * g.kernel_numel + kk) * ld;
       walk_row(g, k.data(), p0, p1, [&](int64_t offset, int64_t lo, int64_t hi, int64_t len) {
         std::fill(dst, dst + lo, T(0));
         if (hi > lo) {
@@ -218,9 +336,63 @@ void im2col(const Geometry& g, const T* img, int64_t p0, int64_t p1, T* col) {
   }
 }
 
+// dst[t * S] += src[t] for t < n, with the strides col2im_2d specialises made constant.
+template <class T, int S>
+PLAIT_CLONES void scatter_add_fixed(T* __restrict dst, const T* __restrict src, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) dst[t * S] += src[t];
+}
+
+template <class T>
+void scatter_add(T* __restrict dst, const T* __restrict src, int64_t n, int64_t s) {
+  if (s == 1) {
+    scatter_add_fixed<T, 1>(dst, src, n);
+  } else if (s == 2) {
+    scatter_add_fixed<T, 2>(dst, src, n);
+  } else {
+    for (int64_t t = 0; t < n; ++t) dst[t * s] += src[t];
+  }
+}
+
+// col2im of a 2-d convolution: im2col_2d's loops with the copy turned into accumulation.
+template <class T>
+void col2im_2d(const Geometry& g, const T* col, int64_t p0, int64_t p1, T* img) {
+  const int64_t width = p1 - p0;
+  const int64_t OW = g.grid[1], IH = g.img[0], IW = g.img[1];
+  const int64_t KH = g.kernel[0], KW = g.kernel[1];
+  const int64_t sh = g.stride[0], sw = g.stride[1];
+  for (int64_t c = 0; c < g.img_channels; ++c) {
+    T* dst = img + c * g.img_numel;
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      const int64_t y_shift = kh * g.dil[0] - g.pad[0];
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const T* src = col + ((c * KH + kh) * KW + kw) * width;
+        const int64_t x_shift = kw * g.dil[1] - g.pad[1];
+        const int64_t lo = std::min(x_shift >= 0 ? 0 : (-x_shift + sw - 1) / sw, OW);
+        const int64_t hi =
+            std::max(std::min(x_shift >= IW ? 0 : (IW - x_shift + sw - 1) / sw, OW), lo);
+        int64_t oy = p0 / OW, ox = p0 % OW;
+        for (int64_t p = p0; p < p1; ++oy, ox = 0) {
+          const int64_t end = std::min(OW, ox + (p1 - p));
+          const int64_t iy = oy * sh + y_shift;
+          if (iy >= 0 && iy < IH) {
+            const int64_t a = std::max(ox, lo), b = std::max(std::min(end, hi), a);
+            scatter_add(dst + iy * IW + a * sw + x_shift, src + (a - ox), b - a, sw);
+          }
+          src += end - ox;
+          p += end - ox;
+        }
+      }
+    }
+  }
+}
+
 // The adjoint of im2col: image values under each kernel offset accumulate the column values.
 template <class T>
 void col2im(const Geometry& g, const T* col, int64_t p0, int64_t p1, T* img) {
+  if (g.nd == 2) {
+    col2im_2d(g, col, p0, p1, img);
+    return;
+  }
   const int64_t width = p1 - p0;
   const int64_t s = g.stride[g.nd - 1];
   std::vector<int64_t> k(g.nd);
@@ -260,9 +432,208 @@ std::unique_ptr<T[]> uninitialized(int64_t n) {
   return std::unique_ptr<T[]>(new T[static_cast<size_t>(std::max<int64_t>(n, 1))]);
 }
 
+// -- direct 2-d convolution (float) --------------------------------------------------------
+//
+// Small images make im2col + GEMM pay more for the column copy and the per-product overhead
+// than for the multiply-adds. The direct kernel instead keeps a register tile of kTileX
+// output columns x kLanesOut output channels (one 64-byte vector per column) and runs the
+// whole reduction over (input channel, kernel row, kernel column) into it: one broadcast
+// image value and one FMA per column and reduction step, nothing copied but a zero-padded
+// image when there is padding.
+
+constexpr int64_t kLanesOut = 16;  // output channels per vector
+constexpr int kTileX = 6;          // output columns per register tile
+
+#if defined(__GNUC__) || defined(__clang__)
+// tile[t][l] = init[l] + sum_r x[offs[r] + t * step] * wt[r][l] for t < XT, l < kLanesOut.
+template <int XT>
+PLAIT_CLONES void direct_tile(const float* __restrict x, const int64_t* __restrict offs,
+                              int64_t reduction, int64_t step, const float* __restrict wt,
+                              const float* __restrict init, float* __restrict tile) {
+  typedef float Vec __attribute__((vector_size(kLanesOut * sizeof(float))));
+  Vec acc[XT];
+  Vec start;
+  std::memcpy(&start, init, sizeof(Vec));
+  for (int t = 0; t < XT; ++t) acc[t] = start;
+  for (int64_t r = 0; r < reduction; ++r) {
+    Vec w;
+    std::memcpy(&w, wt + r * kLanesOut, sizeof(Vec));
+    const float* xr = x + offs[r];
+    for (int t = 0; t < XT; ++t) acc[t] += xr[t * step] * w;
+  }
+  for (int t = 0; t < XT; ++t) std::memcpy(tile + t * kLanesOut, &acc[t], sizeof(Vec));
+}
+// acc[t][l] += sum_p x[pos[p] + offs[t]] * gt[p][l] for t < RT: RT rows of a weight
+// gradient, accumulated in registers over every grid position of a sample.
+template <int RT>
+PLAIT_CLONES void direct_grad_tile(const float* __restrict x, const int64_t* __restrict offs,
+                                   const int64_t* __restrict pos, int64_t positions,
+                                   const float* __restrict gt, float* __restrict acc) {
+  typedef float Vec __attribute__((vector_size(kLanesOut * sizeof(float))));
+  Vec a[RT];
+  for (int t = 0; t < RT; ++t) std::memcpy(&a[t], acc + t * kLanesOut, sizeof(Vec));
+  for (int64_t p = 0; p < positions; ++p) {
+    Vec gv;
+    std::memcpy(&gv, gt + p * kLanesOut, sizeof(Vec));
+    const float* xp = x + pos[p];
+    for (int t = 0; t < RT; ++t) a[t] += xp[offs[t]] * gv;
+  }
+  for (int t = 0; t < RT; ++t) std::memcpy(acc + t * kLanesOut, &a[t], sizeof(Vec));
+}
+#else
+template <int RT>
+void direct_grad_tile(const float* x, const int64_t* offs, const int64_t* pos,
+                      int64_t positions, const float* gt, float* acc) {
+  for (int64_t p = 0; p < positions; ++p) {
+    for (int t = 0; t < RT; ++t) {
+      const float v = x[pos[p] + offs[t]];
+      for (int64_t l = 0; l < kLanesOut; ++l) acc[t * kLanesOut + l] += v * gt[p * kLanesOut + l];
+    }
+  }
+}
+
+template <int XT>
+void direct_tile(const float* x, const int64_t* offs, int64_t reduction, int64_t step,
+                 const float* wt, const float* init, float* tile) {
+  for (int t = 0; t < XT; ++t) {
+    for (int64_t l = 0; l < kLanesOut; ++l) tile[t * kLanesOut + l] = init[l];
+  }
+  for (int64_t r = 0; r < reduction; ++r) {
+    for (int t = 0; t < XT; ++t) {
+      const float v = x[offs[r] + t * step];
+      for (int64_t l = 0; l < kLanesOut; ++l) tile[t * kLanesOut + l] += v * wt[r * kLanesOut + l];
+    }
+  }
+}
+#endif
+
+// Whether the direct kernel takes this convolution: 2-d, a small grid (where im2col + GEMM
+// lose) with a long enough reduction (a short one leaves the tile's scattered stores
+// dominant, where one GEMM over the columns wins), and every read inside the zero-padded
+// image (make_geometry does not tie the grid size to the image size, so this is checked
+// here).
+bool direct_fits(const Geometry& g) {
+  if (g.nd != 2 || g.img_channels == 0) return false;
+  if (g.grid_numel == 0 || g.grid_numel > 1024 || g.rows() < 32) return false;
+  for (int d = 0; d < 2; ++d) {
+    const int64_t last = (g.grid[d] - 1) * g.stride[d] + (g.kernel[d] - 1) * g.dil[d];
+    if (last >= g.img[d] + 2 * g.pad[d]) return false;
+  }
+  return true;
+}
+
+// The image as the direct kernels read it: zero-padded by (pad_h, pad_w) on every side when
+// there is padding (a copy per sample), and the offset of each reduction row (input channel,
+// kernel row, kernel column) from a kernel placement's corner.
+struct DirectImage {
+  int64_t HP = 0, WP = 0;
+  bool padded = false;
+  std::unique_ptr<int64_t[]> offs;
+
+  explicit DirectImage(const Geometry& g)
+      : HP(g.img[0] + 2 * g.pad[0]), WP(g.img[1] + 2 * g.pad[1]),
+        padded(g.pad[0] || g.pad[1]), offs(uninitialized<int64_t>(g.rows())) {
+    for (int64_t c = 0, r = 0; c < g.img_channels; ++c) {
+      for (int64_t kh = 0; kh < g.kernel[0]; ++kh) {
+        for (int64_t kw = 0; kw < g.kernel[1]; ++kw, ++r) {
+          offs[r] = c * HP * WP + kh * g.dil[0] * WP + kw * g.dil[1];
+        }
+      }
+    }
+  }
+  // A zeroed buffer for `source` (null without padding).
+  std::unique_ptr<float[]> buffer(const Geometry& g) const {
+    if (!padded) return nullptr;
+    std::unique_ptr<float[]> buf = uninitialized<float>(g.img_channels * HP * WP);
+    std::fill(buf.get(), buf.get() + g.img_channels * HP * WP, 0.0f);
+    return buf;
+  }
+  // One sample's image as read by the kernels: `img` itself, or its padded copy in `buf`
+  // (whose border stays zero from `buffer`).
+  const float* source(const Geometry& g, const float* img, float* buf) const {
+    if (!padded) return img;
+    const int64_t IH = g.img[0], IW = g.img[1];
+    for (int64_t c = 0; c < g.img_channels; ++c) {
+      for (int64_t y = 0; y < IH; ++y) {
+        std::memcpy(buf + (c * HP + y + g.pad[0]) * WP + g.pad[1], img + (c * IH + y) * IW,
+                    static_cast<size_t>(IW) * sizeof(float));
+      }
+    }
+    return buf;
+  }
+};
+
+// grid[n, g] = bias + W_g (*) image[n, g] by direct_tile; `bias` (all channels) may be null.
+void grid_from_image_direct(const Geometry& g, const float* image, const float* weight,
+                            const float* bias, float* grid) {
+  const int64_t R = g.rows(), C = g.grid_channels, P = g.grid_numel;
+  const int64_t blocks = (C + kLanesOut - 1) / kLanesOut;
+  const int64_t OH = g.grid[0], OW = g.grid[1];
+  const int64_t sh = g.stride[0], sw = g.stride[1];
+  const DirectImage plan(g);
+  // weights as [group][block][r][lane] and the bias per [group][block][lane], zero-padded
+  std::unique_ptr<float[]> wt = uninitialized<float>(g.groups * blocks * R * kLanesOut);
+  std::unique_ptr<float[]> init = uninitialized<float>(g.groups * blocks * kLanesOut);
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      float* wb = wt.get() + (grp * blocks + b) * R * kLanesOut;
+      float* ib = init.get() + (grp * blocks + b) * kLanesOut;
+      for (int64_t l = 0; l < kLanesOut; ++l) {
+        const int64_t o = b * kLanesOut + l;
+        ib[l] = bias && o < C ? bias[grp * C + o] : 0.0f;
+        for (int64_t r = 0; r < R; ++r) {
+          wb[r * kLanesOut + l] = o < C ? weight[grp * g.weight_group() + o * R + r] : 0.0f;
+        }
+      }
+    }
+  }
+  const int64_t* offs = plan.offs.get();
+  const int64_t items = g.batch * g.groups;
+  parallel_for(items, item_grain(g), [&](int64_t i0, int64_t i1) {
+    std::unique_ptr<float[]> pad_buf = plan.buffer(g);
+    alignas(64) float tile[kTileX * kLanesOut];
+    for (int64_t i = i0; i < i1; ++i) {
+      const float* src = plan.source(g, image + i * g.img_item(), pad_buf.get());
+      const int64_t grp = i % g.groups;
+      float* out = grid + i * g.grid_item();
+      for (int64_t b = 0; b < blocks; ++b) {
+        const float* wb = wt.get() + (grp * blocks + b) * R * kLanesOut;
+        const float* ib = init.get() + (grp * blocks + b) * kLanesOut;
+        const int64_t lanes = std::min(kLanesOut, C - b * kLanesOut);
+        float* ob = out + b * kLanesOut * P;
+        auto scatter = [&](int64_t oy, int64_t ox, int n) {
+          for (int t = 0; t < n; ++t) {
+            for (int64_t l = 0; l < lanes; ++l) {
+              ob[l * P + oy * OW + ox + t] = tile[t * kLanesOut + l];
+            }
+          }
+        };
+        for (int64_t oy = 0; oy < OH; ++oy) {
+          const float* row = src + oy * sh * plan.WP;
+          int64_t ox = 0;
+          for (; ox + kTileX <= OW; ox += kTileX) {
+            direct_tile<kTileX>(row + ox * sw, offs, R, sw, wb, ib, tile);
+            scatter(oy, ox, kTileX);
+          }
+          for (; ox < OW; ++ox) {
+            direct_tile<1>(row + ox * sw, offs, R, sw, wb, ib, tile);
+            scatter(oy, ox, 1);
+          }
+        }
+      }
+    }
+  });
+}
+
 // grid[n, g] = W_g @ im2col(image[n, g]) for every (sample, group).
 template <class T>
 void grid_from_image(const Geometry& g, const T* image, const T* weight, T* grid) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (direct_fits(g)) {
+      grid_from_image_direct(g, image, weight, nullptr, grid);
+      return;
+    }
+  }
   const int64_t items = g.batch * g.groups;
   const int64_t P = g.grid_numel, K = g.rows(), C = g.grid_channels;
   const bool identity = g.identity();
@@ -274,13 +645,13 @@ void grid_from_image(const Geometry& g, const T* image, const T* weight, T* grid
       T* out = grid + i * g.grid_item();
       const T* w = weight + (i % g.groups) * g.weight_group();
       if (identity) {
-        blas::gemm(false, false, C, P, K, T(1), w, K, img, P, T(0), out, P);
+        mm(false, false, C, P, K, w, K, img, P, T(0), out, P);
         continue;
       }
       for (int64_t p0 = 0; p0 < P; p0 += tile) {
         const int64_t p1 = std::min(P, p0 + tile);
-        im2col(g, img, p0, p1, col.get());
-        blas::gemm(false, false, C, p1 - p0, K, T(1), w, K, col.get(), p1 - p0, T(0),
+        im2col(g, img, p0, p1, col.get(), p1 - p0);
+        mm(false, false, C, p1 - p0, K, w, K, col.get(), p1 - p0, T(0),
                    out + p0, P);
       }
     }
@@ -301,18 +672,68 @@ void image_from_grid(const Geometry& g, const T* grid, const T* weight, T* image
       T* img = image + i * g.img_item();
       const T* w = weight + (i % g.groups) * g.weight_group();
       if (identity) {
-        blas::gemm(true, false, K, P, C, T(1), w, K, in, P, T(0), img, P);
+        mm(true, false, K, P, C, w, K, in, P, T(0), img, P);
         continue;
       }
       std::fill(img, img + g.img_item(), T(0));
       for (int64_t p0 = 0; p0 < P; p0 += tile) {
         const int64_t p1 = std::min(P, p0 + tile);
-        blas::gemm(true, false, K, p1 - p0, C, T(1), w, K, in + p0, P, T(0), col.get(),
+        mm(true, false, K, p1 - p0, C, w, K, in + p0, P, T(0), col.get(),
                    p1 - p0);
         col2im(g, col.get(), p0, p1, img);
       }
     }
   });
+}
+
+constexpr int kTileRows = 6;  // weight-gradient rows per register tile
+
+// acc (wsize, [group][grid channel][row]) = the weight gradient of samples [n0, n1) by
+// direct_grad_tile: per sample and channel vector the grid transposed to [position][lane],
+// then each tile of rows sums over all positions in registers.
+void weight_grad_direct(const Geometry& g, const float* grid, const float* image, int64_t n0,
+                        int64_t n1, float* acc) {
+  const int64_t R = g.rows(), C = g.grid_channels, P = g.grid_numel, OW = g.grid[1];
+  const int64_t blocks = (C + kLanesOut - 1) / kLanesOut;
+  const DirectImage plan(g);
+  std::unique_ptr<int64_t[]> pos = uninitialized<int64_t>(P);
+  for (int64_t p = 0; p < P; ++p) {
+    pos[p] = (p / OW) * g.stride[0] * plan.WP + (p % OW) * g.stride[1];
+  }
+  std::unique_ptr<float[]> sums = uninitialized<float>(g.groups * blocks * R * kLanesOut);
+  std::fill(sums.get(), sums.get() + g.groups * blocks * R * kLanesOut, 0.0f);
+  std::unique_ptr<float[]> pad_buf = plan.buffer(g);
+  std::unique_ptr<float[]> gt = uninitialized<float>(P * kLanesOut);
+  for (int64_t n = n0; n < n1; ++n) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const int64_t i = n * g.groups + grp;
+      const float* src = plan.source(g, image + i * g.img_item(), pad_buf.get());
+      const float* gr = grid + i * g.grid_item();
+      for (int64_t b = 0; b < blocks; ++b) {
+        for (int64_t l = 0; l < kLanesOut; ++l) {
+          const int64_t o = b * kLanesOut + l;
+          for (int64_t p = 0; p < P; ++p) gt[p * kLanesOut + l] = o < C ? gr[o * P + p] : 0.0f;
+        }
+        float* a = sums.get() + (grp * blocks + b) * R * kLanesOut;
+        int64_t r = 0;
+        for (; r + kTileRows <= R; r += kTileRows) {
+          direct_grad_tile<kTileRows>(src, plan.offs.get() + r, pos.get(), P, gt.get(),
+                                      a + r * kLanesOut);
+        }
+        for (; r < R; ++r) {
+          direct_grad_tile<1>(src, plan.offs.get() + r, pos.get(), P, gt.get(),
+                              a + r * kLanesOut);
+        }
+      }
+    }
+  }
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    for (int64_t o = 0; o < C; ++o) {
+      const float* a = sums.get() + (grp * blocks + o / kLanesOut) * R * kLanesOut;
+      float* w = acc + grp * g.weight_group() + o * R;
+      for (int64_t r = 0; r < R; ++r) w[r] = a[r * kLanesOut + o % kLanesOut];
+    }
+  }
 }
 
 // dW_g = sum over samples of grid[n, g] @ im2col(image[n, g])^T. Partial sums per fixed block
@@ -331,9 +752,49 @@ void weight_grad(const Geometry& g, const T* grid, const T* image, T* dw) {
     std::fill(dw, dw + wsize, T(0));
     return;
   }
+  // Small grids (a few hundred positions) make per-sample products too thin for the GEMM:
+  // there, runs of `nb` samples put their columns side by side and one product
+  // dW_g^T += cols @ grads^T covers them all (the transposed product packs the short
+  // grid-channel side, the cheaper one).
+  const int64_t nb = identity || tile < P || K < C
+      ? 1 : std::min(per_block, kColumnBudget / std::max<int64_t>(K * P, 1));
   std::unique_ptr<T[]> partials = blocks > 1 ? uninitialized<T>(blocks * wsize) : nullptr;
+  bool direct = false;
+  if constexpr (std::is_same_v<T, float>) direct = direct_fits(g);
   fixed_blocks(g.batch, per_block, [&](int64_t b, int64_t n0, int64_t n1) {
     T* acc = blocks > 1 ? partials.get() + b * wsize : dw;
+    if constexpr (std::is_same_v<T, float>) {
+      if (direct) {
+        weight_grad_direct(g, grid, image, n0, n1, acc);
+        return;
+      }
+    }
+    if (nb >= 2) {
+      std::unique_ptr<T[]> col = uninitialized<T>(K * nb * P);
+      std::unique_ptr<T[]> grads = uninitialized<T>(C * nb * P);
+      std::unique_ptr<T[]> acc_t = uninitialized<T>(g.weight_group());
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        std::fill(acc_t.get(), acc_t.get() + g.weight_group(), T(0));
+        for (int64_t s0 = n0; s0 < n1; s0 += nb) {
+          const int64_t count = std::min(n1 - s0, nb), ld = count * P;
+          for (int64_t j = 0; j < count; ++j) {
+            const int64_t i = (s0 + j) * g.groups + grp;
+            im2col(g, image + i * g.img_item(), 0, P, col.get() + j * P, ld);
+            const T* gr = grid + i * g.grid_item();
+            for (int64_t c = 0; c < C; ++c) {
+              std::memcpy(grads.get() + c * ld + j * P, gr + c * P,
+                          static_cast<size_t>(P) * sizeof(T));
+            }
+          }
+          mm(false, true, K, C, ld, col.get(), ld, grads.get(), ld, T(1), acc_t.get(), C);
+        }
+        T* w = acc + grp * g.weight_group();
+        for (int64_t c = 0; c < C; ++c) {
+          for (int64_t r = 0; r < K; ++r) w[c * K + r] = acc_t[r * C + c];
+        }
+      }
+      return;
+    }
     std::fill(acc, acc + wsize, T(0));
     std::unique_ptr<T[]> col = identity ? nullptr : uninitialized<T>(K * tile);
     for (int64_t n = n0; n < n1; ++n) {
@@ -343,13 +804,13 @@ void weight_grad(const Geometry& g, const T* grid, const T* image, T* dw) {
         const T* img = image + i * g.img_item();
         T* w = acc + grp * g.weight_group();
         if (identity) {
-          blas::gemm(false, true, C, K, P, T(1), gr, P, img, P, T(1), w, K);
+          mm(false, true, C, K, P, gr, P, img, P, T(1), w, K);
           continue;
         }
         for (int64_t p0 = 0; p0 < P; p0 += tile) {
           const int64_t p1 = std::min(P, p0 + tile);
-          im2col(g, img, p0, p1, col.get());
-          blas::gemm(false, true, C, K, p1 - p0, T(1), gr + p0, P, col.get(), p1 - p0, T(1),
+          im2col(g, img, p0, p1, col.get(), p1 - p0);
+          mm(false, true, C, K, p1 - p0, gr + p0, P, col.get(), p1 - p0, T(1),
                      w, K);
         }
       }
@@ -366,6 +827,23 @@ void weight_grad(const Geometry& g, const T* grid, const T* image, T* dw) {
   }
 }
 
+// The sum of row[0, n) in double, over kLanes independent partial sums (a fixed order, so
+// the compiler vectorises it without reassociating anything).
+constexpr int kLanes = 16;
+
+template <class T>
+PLAIT_CLONES double row_sum(const T* __restrict row, int64_t n) {
+  double lanes[kLanes] = {};
+  int64_t x = 0;
+  for (; x + kLanes <= n; x += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lanes[l] += static_cast<double>(row[x + l]);
+  }
+  double total = 0;
+  for (int l = 0; l < kLanes; ++l) total += lanes[l];
+  for (; x < n; ++x) total += static_cast<double>(row[x]);
+  return total;
+}
+
 // grad_bias[c] = sum over samples and positions of grad[n, c, ...], accumulated in double.
 template <class T>
 void bias_grad(const T* grad, int64_t batch, int64_t channels, int64_t inner, T* out) {
@@ -375,8 +853,7 @@ void bias_grad(const T* grad, int64_t batch, int64_t channels, int64_t inner, T*
                  for (int64_t c = c0; c < c1; ++c) {
                    double total = 0;
                    for (int64_t n = 0; n < batch; ++n) {
-                     const T* row = grad + (n * channels + c) * inner;
-                     for (int64_t x = 0; x < inner; ++x) total += static_cast<double>(row[x]);
+                     total += row_sum(grad + (n * channels + c) * inner, inner);
                    }
                    out[c] = static_cast<T>(total);
                  }
@@ -439,7 +916,11 @@ class Output {
       S* out = reinterpret_cast<S*>(ptr_);
       const T* from = buffer_.get();
       parallel_for(n_, kElementwiseGrain, [&](int64_t i0, int64_t i1) {
-        round_into(out + i0, from + i0, i1 - i0);
+        if constexpr (is_reduced_float_v<S>) {
+          round_into(out + i0, from + i0, i1 - i0);
+        } else {
+          wrap_into(out + i0, from + i0, i1 - i0);
+        }
       });
     }
   }
@@ -450,14 +931,25 @@ class Output {
   std::unique_ptr<T[]> buffer_;
 };
 
-// Calls f(S{}, T{}) with the storage type and compute type of a floating dtype code.
+// Calls f(S{}, T{}) with the storage type and compute type of a floating dtype code, or with
+// `integers` of an integer one (computed in its unsigned WrapType, which wraps as PyTorch's
+// integer convolution does: the low bits of a sum of products do not depend on the width).
 template <class F>
-bool visit_float_dtype(int dtype, F&& f) {
+bool visit_conv_dtype(int dtype, bool integers, F&& f) {
   switch (dtype) {
     case dtype_code<float>(): f(float{}, float{}); return true;
     case dtype_code<double>(): f(double{}, double{}); return true;
     case dtype_code<Half>(): f(Half{}, float{}); return true;
     case dtype_code<BFloat16>(): f(BFloat16{}, float{}); return true;
+    default: break;
+  }
+  if (!integers) return false;
+  switch (dtype) {
+    case dtype_code<uint8_t>(): f(uint8_t{}, WrapType<uint8_t>{}); return true;
+    case dtype_code<int8_t>(): f(int8_t{}, WrapType<int8_t>{}); return true;
+    case dtype_code<int16_t>(): f(int16_t{}, WrapType<int16_t>{}); return true;
+    case dtype_code<int32_t>(): f(int32_t{}, WrapType<int32_t>{}); return true;
+    case dtype_code<int64_t>(): f(int64_t{}, WrapType<int64_t>{}); return true;
     default: return false;
   }
 }
@@ -473,7 +965,7 @@ bool convolution(int dtype, const Dims& out_shape, uintptr_t out, const Dims& ou
   check_layout(w_shape, {&w_strides});
   const Geometry g = make_geometry(in_shape, w_shape, out_shape, params);
   if (!is_contiguous(out_shape, out_strides)) return false;
-  return visit_float_dtype(dtype, [&](auto s_tag, auto t_tag) {
+  return visit_conv_dtype(dtype, true, [&](auto s_tag, auto t_tag) {
     using S = decltype(s_tag);
     using T = decltype(t_tag);
     const int64_t n_out = numel(out_shape);
@@ -500,7 +992,7 @@ bool convolution_backward(int dtype, const Dims& go_shape, uintptr_t grad_out,
   check_layout(in_shape, {&in_strides});
   check_layout(w_shape, {&w_strides});
   const Geometry g = make_geometry(in_shape, w_shape, go_shape, params);
-  return visit_float_dtype(dtype, [&](auto s_tag, auto t_tag) {
+  return visit_conv_dtype(dtype, false, [&](auto s_tag, auto t_tag) {
     using S = decltype(s_tag);
     using T = decltype(t_tag);
     std::unique_ptr<T[]> go_buf, in_buf, w_buf;

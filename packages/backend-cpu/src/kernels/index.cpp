@@ -4,7 +4,9 @@
 // so one instantiation serves every dtype of that size. Every index is checked against its
 // dimension (std::out_of_range, IndexError in Python) before anything is written.
 //
-// scatter_ applies its updates in the index's row-major order, as the reference does. Two
+// scatter_ applies its updates in the index's row-major order, as the reference does;
+// float16/bfloat16 reductions accumulate in float and round once, and mean divides each
+// target by its count at the end (scatter_scratch), as the reference does. Two
 // updates can only collide when they differ in the scattered dimension alone, so threads split
 // the other dimensions and each walks the scattered one in order: the result is the same as
 // the sequential one for any thread count.
@@ -90,7 +92,25 @@ void gather_bits(const Dims& shape, char* out, const Dims& out_strides, char* a,
   });
 }
 
-enum ScatterReduce { kNone = 0, kSum = 1, kProd = 2, kAmax = 3, kAmin = 4 };
+enum ScatterReduce { kNone = 0, kSum = 1, kProd = 2, kAmax = 3, kAmin = 4, kMean = 5 };
+
+template <class T>
+inline ComputeType<T> load(T x) {
+  if constexpr (is_reduced_float_v<T>) {
+    return static_cast<float>(x);
+  } else {
+    return x;
+  }
+}
+
+template <class T>
+inline T store_as(ComputeType<T> v) {
+  if constexpr (is_reduced_float_v<T>) {
+    return T::from_float(v);
+  } else {
+    return v;
+  }
+}
 
 template <class T>
 T combine(int reduce, T a, T b) {
@@ -171,6 +191,85 @@ void scatter_typed(char* out, const Dims& out_strides, int dim, const Dims& shap
     walk_range(batch, std::array<char*, 3>{out, index, src}, b, e,
                [&](char* const* p, int64_t len, const int64_t* s) {
                  for (int64_t j = 0; j < len; ++j) line(p[0] + j * s[0], p[1] + j * s[1], p[2] + j * s[2]);
+               });
+  });
+}
+
+// The reductions that cannot update `out` one step at a time: float16/bfloat16 (the
+// reference accumulates in float and rounds once at the end) and mean (a division by each
+// target's count at the end). Each line of the scattered dimension accumulates into a scratch
+// row of out's length along `dim` (per thread, in the compute type) with a count per target;
+// only the targets the line touches are read, finished and written back. Every target sees
+// its updates in index order, so the result is the reference's for any thread count.
+template <class T>
+void scatter_scratch(char* out, const Dims& out_strides, int64_t m, int dim, const Dims& shape,
+                     char* index, const Dims& index_strides, char* src, const Dims& src_strides,
+                     int reduce, bool include_self) {
+  using C = ComputeType<T>;
+  Dims out_walk(out_strides.begin(), out_strides.end());
+  out_walk[dim] = 0;
+  const int64_t out_step = out_strides[dim] * static_cast<int64_t>(sizeof(T));
+  const int64_t n = shape[dim];
+  const int64_t is = index_strides[dim] * static_cast<int64_t>(sizeof(int64_t));
+  const int64_t ss = src_strides[dim] * static_cast<int64_t>(sizeof(T));
+  const int op = reduce == kMean ? kSum : reduce;
+  Dims batch_shape(shape);
+  batch_shape[dim] = 1;
+  Strided<3> batch;
+  if (!batch.build(batch_shape, {&out_walk, &index_strides, &src_strides},
+                   {sizeof(T), sizeof(int64_t), sizeof(T)}, 1)) {
+    return;
+  }
+  auto finish = [&](C acc, int64_t updates) -> T {
+    if (reduce != kMean) return store_as<T>(acc);
+    const int64_t count = updates + (include_self ? 1 : 0);  // >= 1: the target was touched
+    if constexpr (std::is_same_v<T, bool>) {
+      return acc && count == 1;  // the reference's floor division of 0/1 by the count
+    } else if constexpr (std::is_floating_point_v<C>) {
+      // In double, as the reference divides (then rounds once to T's precision).
+      return store_as<T>(static_cast<C>(static_cast<double>(acc) / static_cast<double>(count)));
+    } else if constexpr (std::is_signed_v<T>) {
+      const int64_t v = acc;
+      int64_t q = v / count;
+      if (v % count != 0 && v < 0) --q;  // floor, as PyTorch's integer mean
+      return static_cast<T>(q);
+    } else {
+      return static_cast<T>(static_cast<uint64_t>(acc) / static_cast<uint64_t>(count));
+    }
+  };
+  const bool mean = reduce == kMean;
+  parallel_for(nest_size(batch), std::max<int64_t>(1, kMinWork / n), [&](int64_t b, int64_t e) {
+    // Per thread, rows of the line's length: each target's accumulator and, for mean, its
+    // update count. Three branch-free passes over the line's indices: start every target
+    // (a repeated target restarts from the same values: nothing is written before the last
+    // pass), accumulate in index order, write each target (a repeated one the same value
+    // again). Nothing is zeroed, so a few updates into a long line (index_put_ with
+    // accumulate into a big flat tensor) only touch the memory pages they use.
+    const size_t row = static_cast<size_t>(m);
+    const std::unique_ptr<C[]> acc(new C[row]);
+    const std::unique_ptr<int64_t[]> updates(new int64_t[mean ? row : 1]);
+    const C start = identity<C>(op);
+    auto line = [&](char* o, char* ix, char* sp) {
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = at<const int64_t>(ix, i * is);
+        acc[k] = include_self ? load(at<const T>(o, k * out_step)) : start;
+        if (mean) updates[k] = 0;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = at<const int64_t>(ix, i * is);
+        acc[k] = combine<C>(op, acc[k], load(at<const T>(sp, i * ss)));
+        if (mean) ++updates[k];
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = at<const int64_t>(ix, i * is);
+        at<T>(o, k * out_step) = finish(acc[k], mean ? updates[k] : 0);
+      }
+    };
+    walk_range(batch, std::array<char*, 3>{out, index, src}, b, e,
+               [&](char* const* p, int64_t len, const int64_t* s) {
+                 for (int64_t j = 0; j < len; ++j) {
+                   line(p[0] + j * s[0], p[1] + j * s[1], p[2] + j * s[2]);
+                 }
                });
   });
 }
@@ -268,7 +367,7 @@ bool scatter(int dtype, const Dims& out_shape, uintptr_t out, const Dims& out_st
   const size_t nd = out_shape.size();
   const size_t size = itemsize(dtype);
   if (size == 0 || nd == 0 || nd > static_cast<size_t>(kMaxDims) || index_shape.size() != nd ||
-      dim < 0 || static_cast<size_t>(dim) >= nd || reduce < kNone || reduce > kAmin) {
+      dim < 0 || static_cast<size_t>(dim) >= nd || reduce < kNone || reduce > kMean) {
     return false;
   }
   for (size_t d = 0; d < nd; ++d) {
@@ -309,18 +408,19 @@ bool scatter(int dtype, const Dims& out_shape, uintptr_t out, const Dims& out_st
         return false;
     }
   }
-  bool done = false;
-  visit_dtype(dtype, [&](auto tag) {
+  return visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    // float16/bfloat16 reductions stay with the reference: it rounds once at the end, while
-    // an update at a time would round after every step.
-    if constexpr (!is_reduced_float_v<T>) {
+    if constexpr (is_reduced_float_v<T>) {
+      scatter_scratch<T>(o, out_strides, out_shape[dim], dim, index_shape, ix, index_strides, s,
+                         src_strides, reduce, include_self);
+    } else if (reduce == kMean) {
+      scatter_scratch<T>(o, out_strides, out_shape[dim], dim, index_shape, ix, index_strides, s,
+                         src_strides, reduce, include_self);
+    } else {
       scatter_typed<T>(o, out_strides, dim, index_shape, ix, index_strides, s, src_strides,
                        reduce, include_self);
-      done = true;
     }
   });
-  return done;
 }
 
 int64_t count_nonzero(int dtype, const Dims& shape, uintptr_t a, const Dims& a_strides) {

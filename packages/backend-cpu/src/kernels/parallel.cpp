@@ -2,9 +2,11 @@
 //
 // One job at a time: the thread that wins `pool_mutex` publishes a job (a generation number,
 // the chunk function and its context), wakes the workers, runs chunk 0 itself, then waits
-// until every chunk is done and every worker has left the job. Workers take chunk indices from an atomic counter, so a chunk
-// runs exactly once whichever threads show up. Threads that lose the race for the pool run
-// their loop inline instead of waiting.
+// until every chunk is done and every worker has left the job. Workers take chunk indices
+// from an atomic counter, so a chunk runs exactly once whichever threads show up; only the
+// first `helpers` workers join a job (num_threads() - 1, fewer for fewer chunks), so a job
+// with more chunks than threads (parallel_for_balanced) still runs on num_threads() threads.
+// Threads that lose the race for the pool run their loop inline instead of waiting.
 #include "parallel.h"
 
 #include <algorithm>
@@ -23,9 +25,12 @@
 namespace plait::cpu {
 namespace {
 
-// How long a thread busy-waits for work (a worker) or for the last chunk (the caller) before
-// it blocks.
-constexpr std::chrono::microseconds kSpin{50};
+// How long a worker busy-waits for the next job, and the caller for the last chunk, before
+// it blocks. A blocked worker takes tens of microseconds to wake on a busy machine; the
+// next job of a loop of kernels is usually a few microseconds of Python away, but a worker
+// that finished its share early has been waiting since, so it spins for a while.
+constexpr std::chrono::microseconds kWorkerSpin{200};
+constexpr std::chrono::microseconds kCallerSpin{100};
 
 int initial_threads() {
   if (const char* env = std::getenv("OMP_NUM_THREADS")) {
@@ -64,10 +69,11 @@ class Pool {
       fn(ctx, 0, n);
       return;
     }
-    ensure_workers(chunks - 1);
+    const int helpers = std::min(chunks, threads()) - 1;
+    ensure_workers(helpers);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      job_ = Job{fn, ctx, n, chunks, (n + chunks - 1) / chunks};
+      job_ = Job{fn, ctx, n, chunks, (n + chunks - 1) / chunks, helpers};
       next_.store(1, std::memory_order_relaxed);  // chunk 0 is the caller's
       pending_ = chunks;
       error_ = nullptr;
@@ -79,7 +85,7 @@ class Pool {
     drain();
     t_in_region = false;
     // The last chunk is usually a few microseconds away: spin before sleeping on done_.
-    spin_until([&] {
+    spin_until(kCallerSpin, [&] {
       return pending_.load(std::memory_order_acquire) == 0 &&
              active_.load(std::memory_order_acquire) == 0;
     });
@@ -101,6 +107,7 @@ class Pool {
     int64_t n = 0;
     int chunks = 0;
     int64_t chunk_size = 0;
+    int helpers = 0;  // workers 0 .. helpers - 1 join
   };
 
   void run_chunk(int c) {
@@ -130,18 +137,19 @@ class Pool {
 
   void ensure_workers(int wanted) {
     while (static_cast<int>(workers_.size()) < wanted) {
-      workers_.emplace_back([this] { worker_loop(); });
+      const int index = static_cast<int>(workers_.size());
+      workers_.emplace_back([this, index] { worker_loop(index); });
       workers_.back().detach();
     }
   }
 
-  // Busy-waits (with the CPU's pause hint) up to kSpin for `ready`; true if it became true.
+  // Busy-waits (with the CPU's pause hint) up to `spin` for `ready`; true if it became true.
   // Waking a thread blocked on a condition variable costs tens of microseconds on a busy
   // machine, more than a whole kernel on a small tensor: a worker that spins a little after
   // each job catches the next one at once, as OpenMP's threads do.
   template <class Ready>
-  static bool spin_until(const Ready& ready) {
-    const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  static bool spin_until(std::chrono::microseconds spin, const Ready& ready) {
+    const auto deadline = std::chrono::steady_clock::now() + spin;
     while (true) {
       for (int i = 0; i < 64; ++i) {
         if (ready()) return true;
@@ -157,15 +165,16 @@ class Pool {
 #endif
   }
 
-  void worker_loop() {
+  void worker_loop(int index) {
     t_in_region = true;
     uint64_t seen = 0;
     while (true) {
-      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
+      spin_until(kWorkerSpin, [&] { return generation_.load(std::memory_order_acquire) != seen; });
       {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(lock, [&] { return generation_.load() != seen && job_.fn != nullptr; });
         seen = generation_.load();
+        if (index >= job_.helpers) continue;  // not needed for this job
         ++active_;
       }
       drain();

@@ -31,29 +31,47 @@ bool in_parallel_region();
 // it saves (waking a worker is a few microseconds).
 inline constexpr int64_t kElementwiseGrain = int64_t{1} << 15;
 
+// Chunks per thread of parallel_for_balanced.
+inline constexpr int64_t kBalanceChunks = 4;
+
 namespace detail {
 using ChunkFn = void (*)(const void* ctx, int64_t begin, int64_t end);
-// Runs `fn(ctx, begin, end)` over `chunks` equal chunks of [0, n) (the last one shorter).
+// Runs `fn(ctx, begin, end)` over `chunks` equal chunks of [0, n) (the last one shorter), on
+// at most num_threads() threads (the calling thread included) that take chunks in turn.
 void run_chunks(int64_t n, int chunks, ChunkFn fn, const void* ctx);
-}  // namespace detail
 
 template <class F>
-void parallel_for(int64_t n, int64_t grain, const F& body) {
+void run_split(int64_t n, int64_t grain, int64_t max_chunks, const F& body) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
   int64_t chunks = (n + grain - 1) / grain;
-  const int threads = num_threads();
-  if (chunks > threads) chunks = threads;
-  if (chunks <= 1 || in_parallel_region()) {
+  if (chunks > max_chunks) chunks = max_chunks;
+  if (chunks <= 1 || num_threads() <= 1 || in_parallel_region()) {
     body(int64_t{0}, n);
     return;
   }
-  detail::run_chunks(
+  run_chunks(
       n, static_cast<int>(chunks),
       [](const void* ctx, int64_t begin, int64_t end) {
         (*static_cast<const F*>(ctx))(begin, end);
       },
       &body);
+}
+}  // namespace detail
+
+template <class F>
+void parallel_for(int64_t n, int64_t grain, const F& body) {
+  detail::run_split(n, grain, num_threads(), body);
+}
+
+// parallel_for for long, memory-bound loops: [0, n) is cut into up to kBalanceChunks chunks
+// per thread (each at least `grain`), which the threads take in turn. A worker that starts
+// late (woken from sleep, or descheduled on a busy machine) then takes fewer chunks instead
+// of making the caller wait for its half. Same rules otherwise; `body` must not depend on
+// where the chunks begin.
+template <class F>
+void parallel_for_balanced(int64_t n, int64_t grain, const F& body) {
+  detail::run_split(n, grain, num_threads() * kBalanceChunks, body);
 }
 
 // Block size for thread-count-independent partitions: [0, n) in blocks of `block`
@@ -62,11 +80,11 @@ inline int64_t fixed_block_count(int64_t n, int64_t block) {
   return n <= 0 ? 0 : (n + block - 1) / block;
 }
 
-// Runs body(block_index, begin, end) for every fixed block, in parallel over blocks.
+// Runs body(block_index, begin, end) for every fixed block, in parallel over blocks (balanced).
 template <class F>
 void fixed_blocks(int64_t n, int64_t block, const F& body) {
   const int64_t blocks = fixed_block_count(n, block);
-  parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
+  parallel_for_balanced(blocks, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t begin = b * block;
       const int64_t end = begin + block < n ? begin + block : n;

@@ -9,6 +9,7 @@
 
 #include "parallel.h"
 #include "reduce.h"
+#include "reduce_nest.h"
 #include "simd.h"
 
 namespace plait::cpu {
@@ -62,9 +63,19 @@ bool random_bits(const Dims& shape, uintptr_t out, const Dims& out_strides, uint
   check_layout(shape, {&out_strides});
   const int64_t n = numel(shape);
   if (n == 0) return true;
-  // Element i is the i-th in row-major order: a contiguous output is written in place; other
-  // layouts (core allocates a fresh contiguous one) are the reference's.
-  if (!is_contiguous(shape, out_strides)) return false;
+  // Element i is the i-th in row-major order. An output with repeated elements (a stride 0)
+  // has no single answer (the last write wins): the reference's.
+  if (has_zero_stride(shape, out_strides) || shape.size() > static_cast<size_t>(kMaxDims)) {
+    return false;
+  }
+  const bool contiguous = is_contiguous(shape, out_strides);
+  // Other layouts walk the output in row-major order (no reordering of the dimensions).
+  Strided<1> nest;
+  nest.ndim = static_cast<int>(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    nest.shape[d] = shape[d];
+    nest.strides[0][d] = out_strides[d] * static_cast<int64_t>(sizeof(int64_t));
+  }
   int64_t* dst = reinterpret_cast<int64_t*>(out);
   const uint32_t k0 = static_cast<uint32_t>(seed);
   const uint32_t k1 = static_cast<uint32_t>(seed >> 32);
@@ -77,7 +88,17 @@ bool random_bits(const Dims& shape, uintptr_t out, const Dims& out_strides, uint
                    philox_batch(static_cast<uint64_t>(b) * kBatch, offset, k0, k1, words);
                    const int64_t begin = b * kWords;
                    const int64_t len = std::min(kWords, n - begin);
-                   for (int64_t i = 0; i < len; ++i) dst[begin + i] = words[i];
+                   if (contiguous) {
+                     for (int64_t i = 0; i < len; ++i) dst[begin + i] = words[i];
+                     continue;
+                   }
+                   const uint32_t* w = words;
+                   walk_range(nest, std::array<char*, 1>{reinterpret_cast<char*>(out)}, begin,
+                              begin + len, [&](char* const* p, int64_t run, const int64_t* s) {
+                                for (int64_t i = 0; i < run; ++i) {
+                                  at<int64_t>(p[0], i * s[0]) = *w++;
+                                }
+                              });
                  }
                });
   return true;

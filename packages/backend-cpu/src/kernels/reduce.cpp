@@ -20,6 +20,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "dtype.h"
@@ -29,7 +30,7 @@
 #include "reduce_nest.h"
 #include "simd.h"
 
-// The vector steps take and return 64-byte GCC vectors. They are always inlined into the
+// The vector steps take and return 32-byte GCC vectors. They are always inlined into the
 // PLAIT_CLONES loops, so the calling convention of such values (which differs between ISAs,
 // hence GCC's -Wpsabi note) never applies.
 #define PLAIT_INLINE __attribute__((always_inline)) inline
@@ -160,21 +161,51 @@ inline constexpr bool kHasVectorStep =
     (std::is_same_v<Op, SumOp<T>> || std::is_same_v<Op, SumDoubleOp<T>> ||
      std::is_same_v<Op, ProdOp<T>>);
 
-// The contiguous inner loop written with GCC vector types (64-byte vectors of the
+// Folds the lanes of a vector pairwise, lane j with lane j + w for w = width/2, ..., 1 (the
+// order a scalar tree over a lane array would take), with half-width vector extracts that stay
+// in registers: spilled to a lane array, each level waits on a store-to-load forward of a
+// different width, which cost a short row (1024 floats) a fifth of its time.
+template <class Op, class V, size_t... I>
+PLAIT_INLINE auto fold_half(V v, std::index_sequence<I...>) {
+  constexpr size_t kHalf = sizeof...(I);
+  return Op::vstep(__builtin_shufflevector(v, v, I...),
+                   __builtin_shufflevector(v, v, (I + kHalf)...));
+}
+
+template <class Op, class Acc, int kWidth, class V>
+PLAIT_INLINE Acc fold_lanes(V v) {
+  if constexpr (kWidth == 1) {
+    return v[0];
+  } else {
+    return fold_lanes<Op, Acc, kWidth / 2>(
+        fold_half<Op>(v, std::make_index_sequence<kWidth / 2>{}));
+  }
+}
+
+// Bytes of the GCC vectors of the contiguous loops. 32, not 64, in the AVX-512 clone too:
+// streaming a 40 MB float32 sum from memory took 6% longer with 64-byte loads on Zen 4 (both
+// on huge pages, one thread), and L3-resident rows were no faster. One width also gives
+// every clone the same lanes, so the same bits.
+constexpr int kVectorBytes = 32;
+
+// The contiguous inner loop written with GCC vector types (32-byte vectors of the
 // accumulator type, four of them in flight): the compiler emits it for every clone's ISA,
 // and selects and widening conversions stay in vector registers, which autovectorised
 // accumulator arrays do not guarantee.
+//
+// The order of operations (the result, bitwise): element i goes to lane i % (4 * width)
+// while whole groups of 4 * width remain; the four vectors fold as (v0 + v1) + (v2 + v3); the
+// remaining elements go to lane (i - start) % width in order; then the lanes fold pairwise.
 template <class Op, class T>
 PLAIT_INLINE typename Op::Acc reduce_vectors(const T* p, int64_t n) {
   using Acc = typename Op::Acc;
-  constexpr int kWidth = 64 / sizeof(Acc);
-  typedef Acc VAcc __attribute__((vector_size(64)));
+  constexpr int kWidth = kVectorBytes / sizeof(Acc);
+  typedef Acc VAcc __attribute__((vector_size(kVectorBytes)));
   typedef T VIn __attribute__((vector_size(kWidth * sizeof(T))));
   constexpr int kVectors = 4;  // the fold below assumes four
-  VAcc acc[kVectors];
-  Acc lane[kVectors * kWidth];
-  for (int j = 0; j < kVectors * kWidth; ++j) lane[j] = Op::identity();
-  std::memcpy(acc, lane, sizeof(acc));
+  const Acc id = Op::identity();
+  const VAcc identity = VAcc{} + id;  // the identity in every lane
+  VAcc acc[kVectors] = {identity, identity, identity, identity};
   int64_t i = 0;
   for (; i + kVectors * kWidth <= n; i += kVectors * kWidth) {
     for (int v = 0; v < kVectors; ++v) {
@@ -183,29 +214,39 @@ PLAIT_INLINE typename Op::Acc reduce_vectors(const T* p, int64_t n) {
       acc[v] = Op::vstep(acc[v], __builtin_convertvector(x, VAcc));
     }
   }
-  // Fold the vectors as vectors, then the lanes of one pairwise; the tail (fewer than
-  // kVectors * kWidth elements) goes into the lanes first.
   acc[0] = Op::vstep(Op::vstep(acc[0], acc[1]), Op::vstep(acc[2], acc[3]));
-  std::memcpy(lane, acc, sizeof(VAcc));
-  for (int j = 0; i < n; ++i, j = (j + 1) % kWidth) lane[j] = Op::step(lane[j], p[i]);
-  for (int w = kWidth / 2; w >= 1; w /= 2) {
-    for (int j = 0; j < w; ++j) lane[j] = Op::combine(lane[j], lane[j + w]);
+  // The tail, a vector at a time; the last, partial one padded with the identity (x + 0 and
+  // x * 1 are x, so the padding changes no lane).
+  for (; i + kWidth <= n; i += kWidth) {
+    VIn x;
+    std::memcpy(&x, p + i, sizeof(x));
+    acc[0] = Op::vstep(acc[0], __builtin_convertvector(x, VAcc));
   }
-  return lane[0];
+  if (i < n) {
+    Acc rest[kWidth];
+    for (int j = 0; j < kWidth; ++j) rest[j] = id;
+    for (int j = 0; i + j < n; ++j) rest[j] = static_cast<Acc>(load(p[i + j]));
+    VAcc x;
+    std::memcpy(&x, rest, sizeof(x));
+    acc[0] = Op::vstep(acc[0], x);
+  }
+  return fold_lanes<Op, Acc, kWidth>(acc[0]);
 }
 
 // amax/amin of a plain arithmetic dtype with GCC vector types: one compare-select per vector
 // (a vector max/min instruction) and, for floats, a separate running "saw a NaN" mask.
+// (Testing only the sum of a step's four vectors for NaN, with an exact search when it is,
+// measured slower on L3-resident rows and no faster on a 1e7 stream.)
 template <class T, bool kMax>
 PLAIT_INLINE T extreme_vectors(const T* p, int64_t n) {
-  constexpr int kWidth = 64 / sizeof(T);
+  constexpr int kWidth = kVectorBytes / sizeof(T);
   constexpr int kVectors = 4;
   // Signed integers of T's size: what a comparison yields and what a shuffle indexes with.
   using MaskElem = std::conditional_t<
       sizeof(T) == 1, int8_t,
       std::conditional_t<sizeof(T) == 2, int16_t,
                          std::conditional_t<sizeof(T) == 4, int32_t, int64_t>>>;
-  typedef T V __attribute__((vector_size(64)));
+  typedef T V __attribute__((vector_size(kVectorBytes)));
   typedef MaskElem M __attribute__((vector_size(kWidth * sizeof(MaskElem))));
   T lane[kWidth];
   for (int j = 0; j < kWidth; ++j) lane[j] = ExtremeOp<T, kMax>::identity();
@@ -255,8 +296,9 @@ PLAIT_INLINE T extreme_vectors(const T* p, int64_t n) {
   return result;
 }
 
+// One contiguous run; inlined into the PLAIT_CLONES functions below.
 template <class Op, class T>
-PLAIT_CLONES typename Op::Acc reduce_contiguous(const T* p, int64_t n) {
+PLAIT_INLINE typename Op::Acc reduce_row(const T* p, int64_t n) {
   if constexpr (kHasVectorStep<Op, T>) {
     return reduce_vectors<Op, T>(p, n);
   } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
@@ -281,6 +323,23 @@ PLAIT_CLONES typename Op::Acc reduce_contiguous(const T* p, int64_t n) {
     for (int j = 0; j < w; ++j) lane[j] = Op::combine(lane[j], lane[j + w]);
   }
   return lane[0];
+}
+
+template <class Op, class T>
+PLAIT_CLONES typename Op::Acc reduce_contiguous(const T* p, int64_t n) {
+  return reduce_row<Op, T>(p, n);
+}
+
+// out[r] = the reduction of the contiguous row r of `n` elements, for `rows` rows (strides in
+// bytes): one call per chunk of rows rather than a dispatched call per (short) row. Each row
+// takes reduce_contiguous's order of operations, so its result does not depend on the chunk.
+template <class Op, class T, class D>
+PLAIT_CLONES void reduce_rows(char* out, int64_t out_step, const char* a, int64_t a_step,
+                              int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    at<D>(out, r * out_step) =
+        to_out<D>(reduce_row<Op, T>(reinterpret_cast<const T*>(a + r * a_step), n));
+  }
 }
 
 template <class Op, class T>
@@ -389,14 +448,25 @@ void reduce_inner(const Plan& plan, char* out, char* a) {
     return acc;
   };
   auto store = [&](int64_t g, Acc acc) { at<D>(out, offsets(g)[1]) = to_out<D>(acc); };
+  if (!split && simple && plan.kept.ndim == 1 &&
+      plan.reduced.strides[0][0] == static_cast<int64_t>(sizeof(T)) &&
+      (!Op::kPairwise || n <= kPairwiseBlock)) {
+    // Contiguous rows that reduce_run would not split (`x.sum(-1)` of a row-major matrix).
+    const int64_t a_step = plan.kept.strides[0][0];
+    const int64_t out_step = plan.kept.strides[1][0];
+    parallel_for_balanced(groups, std::max<int64_t>(1, kMinWork / n), [&](int64_t g0, int64_t g1) {
+      reduce_rows<Op, T, D>(out + g0 * out_step, out_step, a + g0 * a_step, a_step, g1 - g0, n);
+    });
+    return;
+  }
   if (!split) {
-    parallel_for(groups, std::max<int64_t>(1, kMinWork / n), [&](int64_t g0, int64_t g1) {
+    parallel_for_balanced(groups, std::max<int64_t>(1, kMinWork / n), [&](int64_t g0, int64_t g1) {
       for (int64_t g = g0; g < g1; ++g) store(g, partial(g, 0, n));
     });
     return;
   }
   std::unique_ptr<Acc[]> partials(new Acc[static_cast<size_t>(groups * blocks)]);
-  parallel_for(groups * blocks, 1, [&](int64_t t0, int64_t t1) {
+  parallel_for_balanced(groups * blocks, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t % blocks;
       partials[t] = partial(t / blocks, b * block, std::min(n, (b + 1) * block));
@@ -451,7 +521,7 @@ void reduce_outer(const Plan& plan, char* out, char* a) {
   };
   if (!split) {
     const int64_t grain = std::max<int64_t>(1, kMinWork / std::max<int64_t>(1, n * width));
-    parallel_for(groups, grain, [&](int64_t g0, int64_t g1) {
+    parallel_for_balanced(groups, grain, [&](int64_t g0, int64_t g1) {
       Acc acc[kOuterWidth];
       for (int64_t g = g0; g < g1; ++g) store(g, acc, partial(g, 0, n, acc));
     });
@@ -459,7 +529,7 @@ void reduce_outer(const Plan& plan, char* out, char* a) {
   }
   // Not std::vector: vector<bool> is not an array of bool.
   std::unique_ptr<Acc[]> partials(new Acc[static_cast<size_t>(groups * blocks * width)]);
-  parallel_for(groups * blocks, 1, [&](int64_t t0, int64_t t1) {
+  parallel_for_balanced(groups * blocks, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t % blocks;
       partial(t / blocks, b * block, std::min(n, (b + 1) * block), &partials[t * width]);
@@ -617,7 +687,7 @@ void arg_typed(const Dims& shape, char* out, const Dims& out_strides, char* a,
     const int64_t block = split ? kBlockElems : n;
     const int64_t blocks = fixed_block_count(n, block);
     std::vector<Best<T, kMax>> partials(static_cast<size_t>(groups * blocks));
-    parallel_for(groups * blocks, split ? 1 : std::max<int64_t>(1, kMinWork / n),
+    parallel_for_balanced(groups * blocks, split ? 1 : std::max<int64_t>(1, kMinWork / n),
                  [&](int64_t t0, int64_t t1) {
                    for (int64_t t = t0; t < t1; ++t) {
                      const int64_t g = t / blocks;
@@ -645,7 +715,7 @@ void arg_typed(const Dims& shape, char* out, const Dims& out_strides, char* a,
   const int64_t chunks = (m + kOuterWidth - 1) / kOuterWidth;
   const int64_t groups = plan.outputs / m * chunks;
   const int64_t width = std::min(m, kOuterWidth);
-  parallel_for(groups, std::max<int64_t>(1, kMinWork / (n * width)), [&](int64_t g0, int64_t g1) {
+  parallel_for_balanced(groups, std::max<int64_t>(1, kMinWork / (n * width)), [&](int64_t g0, int64_t g1) {
     C best[kOuterWidth];
     int64_t index[kOuterWidth];
     T row[kOuterWidth];
@@ -739,10 +809,16 @@ bool sum(int out_dtype, int a_dtype, const Dims& shape, uintptr_t out, const Dim
 
 bool arg_reduce(bool is_max, int a_dtype, const Dims& shape, uintptr_t out,
                 const Dims& out_strides, uintptr_t a, const Dims& a_strides, int dim) {
+  if (shape.empty() && dim == 0) {  // a 0-d input: its one element is the extreme, index 0
+    check_layout(shape, {&out_strides, &a_strides});
+    if (itemsize(a_dtype) == 0 || out == 0) return false;
+    at<int64_t>(reinterpret_cast<char*>(out), 0) = 0;
+    return true;
+  }
   if (dim < 0 || static_cast<size_t>(dim) >= shape.size() ||
       shape.size() > static_cast<size_t>(kMaxDims)) {
     check_layout(shape, {&out_strides, &a_strides});
-    return false;  // 0-d: the reference writes 0
+    return false;
   }
   const uint64_t mask = uint64_t{1} << dim;
   if (!check_reduce_args(shape, out, out_strides, sizeof(int64_t), a, a_strides,

@@ -61,7 +61,7 @@ bool gather(int dtype, const Dims& index_shape, uintptr_t out, const Dims& out_s
 
 // scatter_ into `out` (shape `out_shape`) from `src` at `index` (shape `index_shape`, src's
 // strides over it), applied in index's row-major order. `reduce`: 0 none, 1 sum, 2 prod,
-// 3 amax, 4 amin ("mean" stays with the reference).
+// 3 amax, 4 amin, 5 mean.
 bool scatter(int dtype, const Dims& out_shape, uintptr_t out, const Dims& out_strides,
              int dim, const Dims& index_shape, uintptr_t index, const Dims& index_strides,
              uintptr_t src, const Dims& src_strides, int reduce, bool include_self);

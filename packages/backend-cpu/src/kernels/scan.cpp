@@ -48,13 +48,21 @@ template <class T>
 struct ScanAccOf<T, false> {
   using type = WrapType<T>;
 };
+// bool scans in bool: a sum is a running "or", a product a running "and" (numpy's bool add
+// and multiply, which the reference uses).
+template <>
+struct ScanAccOf<bool, false> {
+  using type = bool;
+};
 template <class T>
 using ScanAcc = typename ScanAccOf<T>::type;
 
 template <class T, bool kProd>
 inline ScanAcc<T> scan_step(ScanAcc<T> acc, T x) {
   const ScanAcc<T> v = static_cast<ScanAcc<T>>(load(x));
-  if constexpr (kProd) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return kProd ? (acc && v) : (acc || v);
+  } else if constexpr (kProd) {
     return acc * v;
   } else {
     return acc + v;
@@ -245,7 +253,7 @@ bool scan(bool is_prod, int dtype, const Dims& shape, uintptr_t out, const Dims&
           uintptr_t a, const Dims& a_strides, int dim) {
   if (!scan_args_ok(shape, dim, {&out_strides, &a_strides})) return false;
   const size_t size = itemsize(dtype);
-  if (size == 0 || dtype == dtype_code<bool>()) return false;
+  if (size == 0) return false;
   if (numel(shape) == 0) return true;
   if (has_zero_stride(shape, out_strides) ||
       extents_overlap(out, shape, out_strides, size, a, shape, a_strides, size)) {
@@ -255,12 +263,10 @@ bool scan(bool is_prod, int dtype, const Dims& shape, uintptr_t out, const Dims&
   char* p = reinterpret_cast<char*>(a);
   return visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, bool>) {
-      if (is_prod) {
-        scan_typed<T, true>(shape, o, out_strides, p, a_strides, dim);
-      } else {
-        scan_typed<T, false>(shape, o, out_strides, p, a_strides, dim);
-      }
+    if (is_prod) {
+      scan_typed<T, true>(shape, o, out_strides, p, a_strides, dim);
+    } else {
+      scan_typed<T, false>(shape, o, out_strides, p, a_strides, dim);
     }
   });
 }

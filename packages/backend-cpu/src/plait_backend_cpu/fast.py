@@ -25,3 +25,6 @@ class FastPath:
         self.binary_plan = native.fast_binary_plan
         self.unary = native.fast_unary
         self.sum_all = native.fast_sum_all
+        self.reduce_ops = {name: code for code, name in enumerate(native.REDUCE_OPS)
+                           if name in ("sum", "amax", "amin")}
+        self.reduce_rows = native.fast_reduce_rows

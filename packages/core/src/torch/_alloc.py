@@ -98,7 +98,9 @@ _dispatch.on_invalidate.append(_forget_fast)
 
 
 def _interned(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Layout | None:
-    key = (shape, dt, dev)
+    # The device by its fields: hashing them is C-level, device.__hash__ is a Python call
+    # (and this runs for every tensor an op allocates).
+    key = (shape, dt, dev._type, dev._index)
     try:
         lay = _LAYOUTS.get(key)
     except TypeError:  # symbolic sizes are not hashable: no interning
@@ -111,12 +113,39 @@ def _interned(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Layout 
 
 
 def from_layout(lay: Layout) -> Tensor:
+    """A new tensor of layout ``lay``: ``UntypedStorage._from_handle`` and ``Tensor._make``
+    written out, since every op's output comes through here (two Python calls less)."""
     rt = lay.runtime
-    storage = _storage.UntypedStorage._from_handle(
-        rt.allocator.allocate(lay.nbytes, lay.index), lay.nbytes, lay.device, rt)
-    t = Tensor._make(storage, lay.shape, lay.stride, 0, lay.dtype, lay.device)
+    alloc = rt.allocator
+    handle = alloc.allocate(lay.nbytes, lay.index)
+    st = _new(_Storage)
+    st._handle = handle
+    st._nbytes = lay.nbytes
+    st._device = lay.device
+    st._runtime = rt
+    st._ptr = alloc.data_ptr(handle)
+    st._hostbuf = _storage._UNSET
+    t = _new(Tensor)
+    t._storage = st
+    t._shape = lay.shape
+    t._stride = lay.stride
+    t._offset = 0
+    t._dtype = lay.dtype
+    t._device = lay.device
+    t._vc = [0]
+    t._base = None
+    t._grad = None
+    t.grad_fn = None
+    t.requires_grad = False
     t._fk = lay
+    if _state.inference_active and _config.is_inference_mode_enabled():
+        t.__dict__["_inference"] = True  # made in inference mode: an inference tensor
     return t
+
+
+_new = object.__new__
+_Storage = _storage.UntypedStorage
+_state = _config.state
 
 
 def new_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor:

@@ -32,7 +32,7 @@ def operand(x: Any, dt: _dtype.dtype, dev: _device, shape: tuple[int, ...]) -> T
     else:
         if x._dtype is not dt:
             x = to_dtype(x, dt)
-        if x._device != dev:
+        if x._device is not dev and x._device != dev:
             x = to_device(x, dev)
     return x if x._shape == shape else x.expand(shape)
 

@@ -137,11 +137,19 @@ def _sdpa(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = 
           enable_gqa: bool = False) -> Tensor:
     import torch
 
-    check_args(query, key, value, attn_mask, dropout_p, is_causal)
+    check_args(query, key, value, attn_mask, dropout_p, is_causal and attn_mask is None)
     if enable_gqa:
         key, value = _repeat_kv_heads(query, key, value)
     mask = additive_mask(attn_mask, query._dtype)
     mask_needs_grad = mask is not None and mask.requires_grad and torch.is_grad_enabled()
+    if is_causal and mask is not None:
+        # PyTorch 2.13's fused CPU path applies both; its math path (dropout, a mask that
+        # needs grad) refuses the pair, with the message check_args gives.
+        if dropout_p > 0.0 or mask_needs_grad:
+            check_args(query, key, value, attn_mask, dropout_p, True)
+        keep = _causal_keep(query.shape[-2], key.shape[-2], query.device)
+        mask = torch.where(keep, mask, _NEG_INF)
+        is_causal = False
     if dropout_p > 0.0 or mask_needs_grad:
         return ATEN["_scaled_dot_product_attention_math"](
             query, key, value, mask, dropout_p, is_causal, scale=scale)[0]

@@ -19,7 +19,22 @@ from typing import Any
 
 from . import _dtype
 
-_local = threading.local()
+
+class _Local(threading.local):
+    """This thread's settings, each set to its default when a thread first reads one: a
+    thread-local attribute that is missing costs ~0.9 us to look up (an AttributeError is
+    raised and dropped), one that is there ~0.1 us, and ``is_grad_enabled`` runs on most
+    dispatcher calls."""
+
+    def __init__(self) -> None:
+        self.grad = True
+        self.inference = False
+        self.dtype = _dtype.float32
+        self.device: Any = None
+        self.device_stack: list[Any] | None = None
+
+
+_local = _Local()
 
 
 class _State:
@@ -71,12 +86,12 @@ _counter_lock = threading.Lock()
 
 def is_grad_enabled() -> bool:
     """Whether operations record the autograd graph in this thread."""
-    return getattr(_local, "grad", True)
+    return _local.grad
 
 
 def set_grad_state(mode: bool) -> bool:
     """Turn graph recording on or off for this thread; returns the previous setting."""
-    prev = getattr(_local, "grad", True)
+    prev = _local.grad
     if prev != mode:
         _local.grad = mode
         with _counter_lock:
@@ -85,11 +100,11 @@ def set_grad_state(mode: bool) -> bool:
 
 
 def is_inference_mode_enabled() -> bool:
-    return getattr(_local, "inference", False)
+    return _local.inference
 
 
 def set_inference_state(mode: bool) -> bool:
-    prev = getattr(_local, "inference", False)
+    prev = _local.inference
     if prev != mode:
         _local.inference = mode
         with _counter_lock:
@@ -102,7 +117,7 @@ def set_inference_state(mode: bool) -> bool:
 
 def get_default_dtype() -> _dtype.dtype:
     """The floating dtype that factory functions and Python floats default to (this thread)."""
-    return getattr(_local, "dtype", _dtype.float32)
+    return _local.dtype
 
 
 def set_default_dtype(d: _dtype.dtype) -> None:
@@ -143,23 +158,29 @@ def set_default_tensor_type(t: Any) -> None:
 
 
 def _device_stack() -> list[Any]:
-    stack = getattr(_local, "device_stack", None)
+    stack = _local.device_stack
     if stack is None:
         stack = _local.device_stack = []
     return stack
 
 
+_cpu: Any = None  # torch.device("cpu"), once _device has loaded
+
+
 def get_default_device() -> Any:
     """The device factory functions use: the innermost ``with torch.device(...)`` context of
     this thread, else this thread's ``set_default_device`` value, else ``cpu``."""
-    stack = getattr(_local, "device_stack", None)
+    stack = _local.device_stack
     if stack:
         return stack[-1]
-    d = getattr(_local, "device", None)
+    d = _local.device
     if d is None:
-        from ._device import CPU
+        global _cpu
+        if _cpu is None:  # (a function-level import costs ~0.2 us a call)
+            from ._device import CPU
 
-        return CPU
+            _cpu = CPU
+        return _cpu
     if d.index is None and d.type not in ("cpu", "meta"):
         d = _with_current_index(d)
     return d

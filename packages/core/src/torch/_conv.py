@@ -139,14 +139,12 @@ def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
     if bias is not None and bias._dtype is not input._dtype:
         raise RuntimeError(f"Input type ({_cpp(input._dtype)}) and bias type "
                            f"({_cpp(bias._dtype)}) should be the same")
-    if input._dtype is _dtype.bool_:
-        raise NotImplementedError("\"slow_conv2d_cpu\" not implemented for 'Bool'")
 
 
 def _check_integer_paths(input: Tensor, weight: Tensor, dilation: list[int],
                          transposed: bool) -> None:
     """PyTorch's CPU kernels for dilated and transposed convolutions take int64 as their only
-    integer type (its plain convolution takes them all)."""
+    integer type (its plain convolution takes them all); none takes bool."""
     dt = input._dtype
     if dt._category > _dtype.INT or dt is _dtype.int64 or input.numel() == 0:
         return  # (an empty input returns before PyTorch picks a kernel)
@@ -157,6 +155,9 @@ def _check_integer_paths(input: Tensor, weight: Tensor, dilation: list[int],
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
     if any(d != 1 for d in dilation):
         raise NotImplementedError(f"\"slow_conv_dilated<>\" not implemented for '{name}'")
+    if dt is _dtype.bool_:
+        kernel = "compute_columns3d" if weight.ndim == 5 else "slow_conv2d_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
 
 
 def _legacy(t: Tensor) -> str:
@@ -229,6 +230,8 @@ def check_backward(grad_output: Tensor, input: Tensor, weight: Tensor, stride: I
                                                         output_padding)
     _check(input, weight, None, stride, padding, dilation, transposed, output_padding, groups)
     _check_dtypes(input, weight, None)
+    if input._dtype is _dtype.bool_:
+        _check_integer_paths(input, weight, dilation, transposed)
     expected = output_size(input._shape, weight._shape, stride, padding, dilation, transposed,
                            output_padding, groups)
     if tuple(grad_output._shape) != expected:

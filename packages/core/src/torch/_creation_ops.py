@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 
 from . import _config, _dispatch, _dtype, _refs, _storage
-from ._alloc import P, check_dtype, device_of, finish_factory, new_tensor
+from ._alloc import P, _interned, check_dtype, device_of, finish_factory, new_tensor
 from ._alloc import scalar_tensor as _scalar
 from ._convert import copy_, scalar_type_name, to, to_dtype, write_out
 from ._factories import _np_to_dtype, tensor
 from ._promotion import broadcast_shapes
-from ._tensor import Tensor
+from ._tensor import Tensor, contiguous_strides
 
 __all__ = ["arange", "as_tensor", "asarray", "complex", "eye", "from_dlpack", "from_numpy",
            "frombuffer", "linspace", "logspace", "polar", "range", "scalar_tensor", "tril",
@@ -450,7 +450,11 @@ def _wrap_array(array: np.ndarray, dt: _dtype.dtype | None = None) -> Tensor:
         buffer = np.asarray(_BytesOf(array, span))
         strides = tuple(s // size for s in array.strides)
     storage = _storage.wrap_host(buffer)
-    return Tensor._make(storage, shape, strides, 0, dt, storage._device)
+    t = Tensor._make(storage, shape, strides, 0, dt, storage._device)
+    if array.size and strides == contiguous_strides(shape):
+        # row-major from byte 0, like an allocated tensor: the hot path's tiers take it too
+        t._fk = _interned(shape, dt, storage._device)
+    return t
 
 
 def _check_array(array: np.ndarray) -> None:

@@ -23,7 +23,7 @@ from . import _config, _dispatch, _dtype, _fast
 from ._alloc import P, new_tensor
 from ._arith import add, inplace_method, mul, operand, scalar_operand
 from ._convert import copy_, scalar_type_name, to_dtype, write_out
-from ._promotion import broadcast_shapes, common_device, result_type
+from ._promotion import broadcast_shape_tuples, broadcast_shapes, common_device, result_type
 from ._tensor import Tensor
 
 _NUMBER = (bool, int, float, complex)
@@ -61,7 +61,11 @@ def run(prim: str, operands: list[Any], compute: _dtype.dtype, out_dtype: _dtype
     allocate the output and run primitive ``prim`` once."""
     tensors = [o for o in operands if isinstance(o, Tensor)]
     dev = common_device(tensors)
-    shape = broadcast_shapes(*(t._shape for t in tensors))
+    shape = tensors[0]._shape if tensors else ()
+    for t in tensors:
+        if t._shape is not shape:  # (tensors of one interned layout share the shape object)
+            shape = broadcast_shape_tuples(*(t._shape for t in tensors))
+            break
     out = new_tensor(shape, out_dtype, dev)
     getattr(P, prim)(out, *(operand(o, compute, dev, shape) for o in operands), **kwargs)
     return out

@@ -10,8 +10,9 @@ output and runs the kernel (the backend's ``hookspecs.FastPath``):
 2. a Python number operand on a floating tensor (``a + 1.0``, ``2.0 * a``);
 3. a cached broadcast plan for two different interned layouts of one dtype
    (``(2, 4) + (4,)``);
-4. unary ops whose result keeps the dtype (``a.exp()``, ``-a``), and ``a.sum()`` of a
-   floating tensor;
+4. unary ops whose result keeps the dtype (``a.exp()``, ``-a``), ``a.sum()`` of a
+   floating tensor, and ``sum``/``amax``/``amin`` over the last dimension of a float32/float64
+   tensor;
 5. tier 1 with inputs that require grad: the same native call, then the node the op's
    Autograd kernel would record (``autograd._nodes.binary_node``).
 
@@ -25,6 +26,7 @@ to the generic path.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from . import _config, _dispatch, _dtype
@@ -35,6 +37,7 @@ from .autograd import _nodes
 
 _state = _config.state
 _new = object.__new__
+_binary_node = _nodes.binary_node
 
 # Tier 2 only for these: a Python number converts to them exactly as the generic path's 0-d
 # operand does (float16/bfloat16 would round twice through float32; integer dtypes have their
@@ -144,11 +147,13 @@ _AUTOGRAD_KWARGS: dict[str, dict[str, Any]] = {
 }
 
 
-def _node_info(lay: Layout, aten: _dispatch.Operator) -> Any:
-    """What ``aten``'s Autograd kernel records (``_nodes.binary_node``), or False when that
-    kernel is not core's own (a library registered another)."""
+def _node_info(lay: Layout, aten: _dispatch.Operator, kwargs: dict[str, Any]) -> Any:
+    """What ``aten``'s Autograd kernel records (``_nodes.hot_info``) for two inputs of
+    layout ``lay``, or False when that kernel is not core's own (a library registered
+    another)."""
     kernel = aten.kernels.get(_dispatch.AUTOGRAD) or _dispatch._autograd_kernel(aten)
-    return getattr(kernel, "_plait_node", False)
+    info = None if kernel is None else _nodes.hot_info(kernel, kwargs, lay.meta2)
+    return info if info is not None else False
 
 
 def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any], Any],
@@ -170,15 +175,35 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
                     and not _state.no_grad_active):
                 plan = fk.fast_plans.get(aten)
                 if plan is None:
-                    info = _node_info(fk, aten)
+                    info = _node_info(fk, aten, kwargs)
                     code = _binary_code(fk, aten, prim)
-                    plan = fk.fast_plans[aten] = (info, code) if info and code >= 0 else False
+                    # the native call with this layout's arguments bound (fewer loads a call)
+                    plan = fk.fast_plans[aten] = (
+                        info, partial(fk.fast.binary, code, fk.dcode, fk.nbytes, fk.numel)
+                    ) if info and code >= 0 else False
                 if plan:
-                    h = fk.fast.binary(plan[1], fk.dcode, fk.nbytes, fk.numel,
-                                       self._storage._ptr, other._storage._ptr)
+                    h = plan[1](self._storage._ptr, other._storage._ptr)
                     if h is not None:
-                        out = wrap(h, fk)
-                        _nodes.binary_node(plan[0], self, other, kwargs, fk.meta2, out)
+                        # wrap(h, fk), inlined: this tier's cost is mostly object creation
+                        st = _new(UntypedStorage)
+                        st._handle = h
+                        st._nbytes = fk.nbytes
+                        st._device = fk.device
+                        st._runtime = fk.runtime
+                        st._ptr = h.ptr
+                        st._hostbuf = _UNSET
+                        out = _new(Tensor)
+                        out._storage = st
+                        out._shape = fk.shape
+                        out._stride = fk.stride
+                        out._offset = 0
+                        out._dtype = fk.dtype
+                        out._device = fk.device
+                        out._vc = [0]
+                        out._base = None
+                        out._grad = None
+                        out._fk = fk
+                        _binary_node(plan[0], self, other, out)
                         return out
             return generic(self, other)
         cls = other.__class__
@@ -249,8 +274,40 @@ def unary(prim: str, aten: _dispatch.Operator, generic: Callable[..., Any],
     return fn
 
 
+def _last_dim(dim: Any, ndim: int) -> bool:
+    """Whether ``dim`` names exactly the last dimension (an int or a one-int list/tuple)."""
+    if dim.__class__ in (list, tuple) and len(dim) == 1:
+        dim = dim[0]
+    return dim.__class__ is int and (dim == -1 or dim == ndim - 1)
+
+
+def _rows(prim: str, aten: _dispatch.Operator, input: Tensor, keepdim: bool) -> Any:
+    """Tier 4 for ``prim`` (sum, amax, amin) over the last dimension of a contiguous float32/
+    float64 tensor that requires no grad: the result, or None for the generic path."""
+    fk = input._fk if input.__class__ is Tensor else None
+    if (fk is None or fk.fast is None or fk.dtype not in _SCALAR_DTYPES or input.requires_grad
+            or _state.modes_active or _state.inference_active):
+        return None
+    key = (prim, keepdim)
+    plan = fk.fast_plans.get(key)
+    if plan is None:
+        plan = False
+        shape = fk.shape
+        code = getattr(fk.fast, "reduce_ops", {}).get(prim)
+        if code is not None and shape and fk.numel and _unchanged(fk, aten, prim):
+            lay = _interned(shape[:-1] + ((1,) if keepdim else ()), fk.dtype, fk.device)
+            plan = (code, fk.numel // shape[-1], shape[-1], lay)
+        fk.fast_plans[key] = plan
+    if not plan:
+        return None
+    code, rows, cols, lay = plan
+    h = fk.fast.reduce_rows(code, fk.dcode, fk.dtype.itemsize, rows, cols, input._storage._ptr)
+    return None if h is None else wrap(h, lay)
+
+
 def sum_method(aten: _dispatch.Operator, generic: Callable[..., Any]) -> Callable[..., Any]:
-    """``Tensor.sum`` with tier 4: the full sum of a floating tensor, in its dtype."""
+    """``Tensor.sum`` with tier 4: the full sum of a floating tensor, in its dtype, and the sum
+    over the last dimension (see :func:`_rows`)."""
 
     def fn(input: Tensor, dim: Any = None, keepdim: bool = False, *,
            dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
@@ -267,8 +324,31 @@ def sum_method(aten: _dispatch.Operator, generic: Callable[..., Any]) -> Callabl
                 h = fk.fast.sum_all(fk.dcode, fk.dtype.itemsize, fk.numel, input._storage._ptr)
                 if h is not None:
                     return wrap(h, scalar)
+        elif (dim is not None and dtype is None and out is None and fk is not None
+              and _last_dim(dim, len(fk.shape))):
+            result = _rows("sum", aten, input, keepdim)
+            if result is not None:
+                return result
         return generic(input, dim, keepdim, dtype=dtype, out=out)
 
     fn.__name__ = fn.__qualname__ = "sum"
+    fn.__doc__ = generic.__doc__
+    return fn
+
+
+def extreme_method(prim: str, aten: _dispatch.Operator,
+                   generic: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.amax``/``amin`` (and the methods) with tier 4 over the last dimension."""
+
+    def fn(input: Tensor, dim: Any = (), keepdim: bool = False, *,
+           out: Tensor | None = None) -> Tensor:
+        if out is None and input.__class__ is Tensor and input._fk is not None and \
+                _last_dim(dim, len(input._shape)):
+            result = _rows(prim, aten, input, keepdim)
+            if result is not None:
+                return result
+        return generic(input, dim, keepdim, out=out)
+
+    fn.__name__ = fn.__qualname__ = prim
     fn.__doc__ = generic.__doc__
     return fn

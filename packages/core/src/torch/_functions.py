@@ -39,6 +39,7 @@ OP_MODULES = (
     "_fused_adam",
     "_conv",
     "_activations",
+    "_rnn_cells",
 )
 
 __all__: list[str] = []

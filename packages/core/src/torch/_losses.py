@@ -6,11 +6,18 @@
   derivative formulas, so a backend may fuse either;
 - ``aten::nll_loss`` (1-d or 2-d) and ``aten::nll_loss_nd`` (any (N, C, d1, ...) input: the
   class dim moves last and the rest flattens to rows), written in ``nll_loss_forward``;
+- ``aten::_cross_entropy_forward(self, target, weight, reduction, ignore_index) -> (output,
+  logsumexp)`` for (N, C) / (C,) floating logits and int64 class indices (N,) / (), and its
+  backward ``aten::_cross_entropy_backward(grad_output, self, target, weight, reduction,
+  ignore_index, logsumexp) -> grad_self`` (``(softmax - onehot) * weight`` scaled by the
+  reduction, zero for ignored targets): composites over ``logsumexp`` and the nll ops with
+  explicit derivative formulas, so a backend may fuse either into one pass per row;
 - ``aten::cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100,
-  label_smoothing=0.0)``: ``log_softmax`` over the class dim then ``nll_loss_nd`` for class
+  label_smoothing=0.0)``: ``_cross_entropy_forward`` for the case above without label
+  smoothing; otherwise ``log_softmax`` over the class dim then ``nll_loss_nd`` for class
   indices (plus the label-smoothing term), or the probability-target formula when ``target``
   has ``self``'s shape. It is written in other ops (CompositeImplicitAutograd), so autograd
-  goes through the fused ``_log_softmax`` / ``_log_softmax_backward_data`` of a backend.
+  goes through the fused ops' formulas.
 
 ``reduction`` is PyTorch's enum: 0 none, 1 mean, anything else sum. "mean" divides by the
 summed weights of the targets that are not ``ignore_index`` (NaN when there are none), as in
@@ -21,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _dispatch, _dtype
+from . import _config, _dispatch, _dtype
 from ._tensor import Tensor
 
 __all__: list[str] = []
@@ -63,29 +70,61 @@ def check_nll_loss(self: Tensor, target: Tensor, weight: Tensor | None) -> int:
 def _check_weight_not_differentiable(weight: Tensor | None) -> None:
     """PyTorch's nll_loss has no derivative for ``weight`` and refuses one that requires grad
     (checked by the public composites, which run with the caller's grad mode)."""
-    from . import _config
-
     if weight is not None and weight.requires_grad and _config.is_grad_enabled():
         raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect "
                            "to argument 'weight'. This input cannot have requires_grad True.")
 
 
 def _picked(self: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
-            classes: int) -> tuple[Tensor, Tensor, Tensor]:
-    """(safe index (rows, 1), per-row weight (rows,), rows' mask of kept targets), over a
-    2-d view of the input; raises PyTorch's error for a target out of range."""
+            classes: int) -> tuple[Tensor, Tensor]:
+    """(safe index (rows, 1), per-row weight (rows,): 0 for an ignored target), over a 2-d
+    view of the input; raises PyTorch's error for a target out of range."""
     import torch
 
     t = target.reshape(-1).to(torch.int64)  # (rows,)
-    keep = t != ignore_index
-    bad = keep & ((t < 0) | (t >= classes))
-    if bool(bad.any()):
-        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
-    safe = torch.where(keep, t, 0).unsqueeze(1)  # (rows, 1)
+    if t._device.type == "cpu" and t.__class__ is Tensor and not _config.state.modes_active:
+        # The checks need the values on the host anyway (the error names the first bad
+        # target): do them there, in a few numpy calls instead of eight dispatched ops.
+        safe, keep = _host_picked(t, ignore_index, classes)
+    else:
+        keep = t != ignore_index
+        bad = keep & ((t < 0) | (t >= classes))
+        if bool(bad.any()):
+            raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+        safe = torch.where(keep, t, 0).unsqueeze(1)  # (rows, 1)
     w = keep.to(self._dtype)
     if weight is not None:
         w = weight[safe.squeeze(1)] * w
-    return safe, w, keep
+    return safe, w
+
+
+def _host_picked(t: Tensor, ignore_index: int, classes: int) -> tuple[Tensor, Tensor]:
+    """``_picked``'s (safe index, keep mask) of a CPU int64 target ``t``, computed with
+    numpy (fresh arrays, so the tensors may share their memory)."""
+    import numpy as np
+
+    from ._creation_ops import from_numpy
+
+    a = t.numpy()
+    keep = a != ignore_index
+    bad = keep & ((a < 0) | (a >= classes))
+    if bad.any():
+        raise IndexError(f"Target {int(a[bad][0])} is out of bounds.")
+    safe = np.where(keep, a, 0).reshape(-1, 1)
+    return from_numpy(safe), from_numpy(keep)
+
+
+def _gather_rows(x: Tensor, safe: Tensor) -> Tensor:
+    """``x.gather(1, safe)`` for indices ``_picked`` already checked: the primitive directly
+    (the public op would check them again, with two reductions and two host reads)."""
+    from ._alloc import P, new_tensor
+
+    if not x._shape[1]:  # no classes: every index is out of range, the op raises
+        return x.gather(1, safe)
+    out = new_tensor(safe._shape, x._dtype, x._device)
+    if out.numel():
+        P.gather(out, x, 1, safe)
+    return out
 
 
 def _nll_loss_forward_kernel(self: Tensor, target: Tensor, weight: Tensor | None,
@@ -94,8 +133,8 @@ def _nll_loss_forward_kernel(self: Tensor, target: Tensor, weight: Tensor | None
 
     classes = check_nll_loss(self, target, weight)
     x = self.reshape(-1, classes)  # (rows, C)
-    safe, w, _keep = _picked(self, target, weight, ignore_index, classes)
-    loss = -x.gather(1, safe).squeeze(1) * w  # (rows,)
+    safe, w = _picked(self, target, weight, ignore_index, classes)
+    loss = -_gather_rows(x, safe).squeeze(1) * w  # (rows,)
     if reduction == NONE:
         return loss.reshape(target._shape), torch.zeros((), dtype=self._dtype,
                                                         device=self.device)
@@ -111,14 +150,22 @@ def _nll_loss_backward_kernel(grad_output: Tensor, self: Tensor, target: Tensor,
     import torch
 
     classes = check_nll_loss(self, target, weight)
-    safe, w, _keep = _picked(self, target, weight, ignore_index, classes)
+    safe, w = _picked(self, target, weight, ignore_index, classes)
     g = grad_output.reshape(-1) if reduction == NONE else grad_output
     if reduction == MEAN:
         g = g / total_weight
-    src = (-w * g).to(self._dtype).unsqueeze(1)  # (rows, 1): the gradient of each picked entry
+    src = -w * g
+    if reduction == MEAN:  # every target ignored: total_weight is 0, yet the gradient is 0
+        src = torch.where(w != 0, src, 0)
+    src = src.to(self._dtype).unsqueeze(1)  # (rows, 1): the gradient of each picked entry
     rows = safe._shape[0]
     grad = torch.zeros((rows, classes), dtype=self._dtype, device=self.device)
-    grad.scatter_(1, safe, src)  # in place: a fresh buffer no one else sees
+    if rows and classes:  # in place: a fresh buffer no one else sees; indices checked
+        from ._alloc import P
+
+        P.scatter_(grad, 1, safe, src, "none", True)
+    else:
+        grad.scatter_(1, safe, src)  # (the op's checks and errors)
     return grad.reshape(self._shape)
 
 
@@ -147,6 +194,41 @@ def _nll_loss_nd_kernel(self: Tensor, target: Tensor, weight: Tensor | None = No
     out = ATEN["nll_loss_forward"](rows, target.reshape(-1), weight, reduction,
                                    ignore_index)[0]
     return out.reshape(target._shape) if reduction == NONE else out
+
+
+# -- cross-entropy over logits: the fusable pair ------------------------------------------------
+
+
+def _cross_entropy_forward_kernel(self: Tensor, target: Tensor, weight: Tensor | None,
+                                  reduction: int, ignore_index: int) -> tuple[Tensor, Tensor]:
+    """The reference of ``_cross_entropy_forward``: ``nll_loss_forward`` of ``self`` minus its
+    row logsumexp; returns (loss, logsumexp (rows,) or () for a (C,) input)."""
+    import torch
+
+    check_nll_loss(self, target, weight)
+    lse = torch.logsumexp(self, -1)
+    loss = ATEN["nll_loss_forward"](self - lse.unsqueeze(-1), target, weight, reduction,
+                                    ignore_index)[0]
+    return loss, lse
+
+
+def _cross_entropy_backward_kernel(grad: Tensor, self: Tensor, target: Tensor,
+                                   weight: Tensor | None, reduction: int, ignore_index: int,
+                                   logsumexp: Tensor) -> Tensor:
+    """The reference of ``_cross_entropy_backward``: log_softmax's backward of
+    ``nll_loss_backward``, with the probabilities recomputed from the saved logsumexp."""
+    classes = check_nll_loss(self, target, weight)
+    total = _picked(self, target, weight, ignore_index, classes)[1].sum()
+    g = ATEN["nll_loss_backward"](grad, self, target, weight, reduction, ignore_index, total)
+    p = (self - logsumexp.unsqueeze(-1)).exp()
+    return g - p * g.sum(-1, keepdim=True)
+
+
+def _fused_cross_entropy_case(self: Tensor, target: Tensor) -> bool:
+    """Whether ``cross_entropy_loss`` takes the fused pair: (N, C) / (C,) floating logits with
+    int64 class indices (N,) / ()."""
+    return (self._dtype.is_floating_point and target._dtype is _dtype.int64
+            and self.ndim in (1, 2) and target.ndim == self.ndim - 1)
 
 
 def _reduce(loss: Tensor, reduction: int) -> Tensor:
@@ -220,6 +302,9 @@ def _cross_entropy_loss_kernel(self: Tensor, target: Tensor, weight: Tensor | No
         logp = log_softmax(self, class_dim)
         return _prob_target_loss(logp, target, weight, reduction, ignore_index,
                                  label_smoothing, class_dim)
+    if label_smoothing <= 0 and _fused_cross_entropy_case(self, target):
+        _check_weight_not_differentiable(weight)
+        return ATEN["_cross_entropy_forward"](self, target, weight, reduction, ignore_index)[0]
     logp = log_softmax(self, class_dim)
     nll = ATEN["nll_loss_nd"](logp, target, weight, reduction, ignore_index)
     if label_smoothing <= 0:
@@ -236,6 +321,16 @@ ATEN = _dispatch.define_aten({
     "nll_loss_backward": ("nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, "
                           "Tensor? weight, int reduction, SymInt ignore_index, "
                           "Tensor total_weight) -> Tensor", _nll_loss_backward_kernel),
+    # cross-entropy of (N, C) / (C,) logits against class indices, which a backend may fuse:
+    # (loss, row logsumexp), and the logits' gradient from that logsumexp
+    "_cross_entropy_forward": ("_cross_entropy_forward(Tensor self, Tensor target, "
+                               "Tensor? weight, int reduction, SymInt ignore_index) -> "
+                               "(Tensor output, Tensor logsumexp)",
+                               _cross_entropy_forward_kernel),
+    "_cross_entropy_backward": ("_cross_entropy_backward(Tensor grad_output, Tensor self, "
+                                "Tensor target, Tensor? weight, int reduction, "
+                                "SymInt ignore_index, Tensor logsumexp) -> Tensor",
+                                _cross_entropy_backward_kernel),
     # written in nll_loss_forward and log_softmax: autograd goes through their formulas
     "nll_loss": ("nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
                  "SymInt ignore_index=-100) -> Tensor", _nll_loss_kernel,
@@ -248,5 +343,28 @@ ATEN = _dispatch.define_aten({
                            "float label_smoothing=0.0) -> Tensor", _cross_entropy_loss_kernel,
                            _dispatch.COMPOSITE_IMPLICIT),
 })
+
+
+# The generic Autograd kernel marks every floating output as differentiable; the logsumexp of
+# _cross_entropy_forward is an internal output (saved for the backward) that is not, as
+# native_layer_norm's mean and rstd: this Autograd kernel runs the recording kernel and hands
+# it back detached, so the rule never sees (nor has to test) a gradient for it.
+
+_recording: list[Any] = []
+
+
+def _cross_entropy_forward_autograd(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
+    if not _recording:
+        from .autograd import _nodes
+
+        op = ATEN["_cross_entropy_forward"]
+        kernel = _nodes.autograd_kernel(op)  # registers itself under Autograd ...
+        op.unregister(_dispatch.AUTOGRAD, kernel)  # ... which gives the key back to us
+        _recording.append(kernel)
+    loss, lse = _recording[0](*args, **kwargs)
+    return loss, lse.detach()
+
+
+ATEN["_cross_entropy_forward"].register(_dispatch.AUTOGRAD, _cross_entropy_forward_autograd)
 
 METHODS: dict[str, Any] = {}

@@ -88,7 +88,7 @@ def common_device(tensors: list[Tensor]) -> _device:
         scalar = t._device.type == "cpu" and not t._shape
         if dev is None or (weak and not scalar):
             dev, weak = t._device, scalar
-        elif t._device != dev and not scalar:
+        elif t._device is not dev and t._device != dev and not scalar:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
                                f"least two devices, {dev} and {t._device}!")
     return dev if dev is not None else _storage._normalise("cpu")

@@ -104,7 +104,9 @@ def _uniform01(shape: tuple[int, ...], dt: _dtype.dtype, gen: Generator, dev: _d
     """Uniform values in ``[0, 1)`` of float dtype ``dt`` (exact multiples of ``2**-p``)."""
     p = _SIGNIFICAND_BITS[dt._name]
     m = _top_bits(_numel(shape), p, gen, dev)
-    return _apply("mul", _cast(m, dt), 2.0 ** -p).view(shape)
+    # shaped before the multiply, so that the result is a fresh tensor of its own layout
+    # (the hot path's tiers serve those: torch._fast)
+    return _apply("mul", _cast(m, dt).view(shape), 2.0 ** -p)
 
 
 def _compute_dtype(dt: _dtype.dtype) -> _dtype.dtype:
@@ -169,7 +171,12 @@ def _fill_normal(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device, gen: Ge
         z = _apply("mul", z, std)
     if mean != 0.0:
         z = _apply("add", z, mean)
-    return _cast(z, dt)
+    z = _cast(z, dt)
+    if z._base is not None:  # still the view of Box-Muller's buffer: a tensor of its own
+        own = new_tensor(z._shape, z._dtype, z._device)
+        P.copy_(own, z)
+        z = own
+    return z
 
 
 def _from_real_pairs(real: Tensor, dt: _dtype.dtype) -> Tensor:

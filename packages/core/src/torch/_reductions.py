@@ -1193,8 +1193,11 @@ _CPP_NAMES = {
 }
 
 
-# torch.sum and Tensor.sum with the hot path's full-sum tier in front (torch._fast).
+# torch.sum/amax/amin and the methods with the hot path's reduction tiers in front
+# (torch._fast).
 sum = _fast.sum_method(ATEN["sum.dim_IntList"], sum)
+amax = _fast.extreme_method("amax", ATEN["amax"], amax)
+amin = _fast.extreme_method("amin", ATEN["amin"], amin)
 
 METHODS: dict[str, Any] = {
     name: globals()[name]

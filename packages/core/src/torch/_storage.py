@@ -134,7 +134,7 @@ UntypedStorage.__module__ = "torch"
 def _normalise(dev: Any) -> _device:
     """Give accelerator devices an index (``cuda`` -> ``cuda:0``); cpu and meta keep none."""
     d = dev if isinstance(dev, _device) else _device(dev)
-    if d.index is None and d.type not in _registry.BUILTIN:
+    if d._index is None and d._type not in _registry.BUILTIN:
         _registry.runtime(d.type)  # raises the backend's own error before we ask for an index
         mod = _registry.device_module(d.type)
         idx = mod.current_device() if mod is not None and hasattr(mod, "current_device") else 0

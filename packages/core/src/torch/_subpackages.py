@@ -38,6 +38,8 @@ SUBPACKAGES: Mapping[str, str] = MappingProxyType(
         "nn": "plait-nn",
         "optim": "plait-nn",
         "utils.data": "plait-nn",
+        "utils.safetensors": "plait-nn",
+        "func": "plait-nn",
         "fx": "plait-compile",
         "_dynamo": "plait-compile",
     }

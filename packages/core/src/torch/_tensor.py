@@ -19,9 +19,7 @@ _F: Any = None  # torch._functions, bound on load
 
 
 def _grad_recording() -> bool:
-    from ._config import is_grad_enabled, state
-
-    return not state.no_grad_active or is_grad_enabled()
+    return not _config.state.no_grad_active or _config.is_grad_enabled()
 _layout_cache: dict[Any, Any] = {}
 
 
@@ -304,10 +302,10 @@ class Tensor:
         return self._base is not None
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
+        if 0 in self._shape:
+            return True  # an empty tensor is contiguous whatever its strides, as in PyTorch
         expected = 1
         for size, stride in zip(reversed(self._shape), reversed(self._stride)):
-            if size == 0:
-                return True
             if size != 1:
                 if stride != expected:
                     return False

@@ -1,9 +1,11 @@
 """Wrappers of the native convolution kernels: the ``convolution`` primitive and a fused
 ``aten::convolution_backward`` (im2col / col2im + OpenBLAS GEMM, float32/float64 and
-float16/bfloat16 through float32 buffers).
+float16/bfloat16 through float32 buffers; the primitive also takes the integer dtypes, exact
+and wrapping like PyTorch).
 
-Integer dtypes, more than ``_MAX_SPATIAL`` spatial dims and non-contiguous outputs run core's
-reference kernel (the primitive) or composite (the backward).
+bool, more than ``_MAX_SPATIAL`` spatial dims and non-contiguous outputs run core's reference
+kernel (the primitive) or composite (the backward, which is native for the float dtypes only:
+integer tensors have no gradients).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from .linalg import load_blas
 
 _MAX_SPATIAL = 16
 _FLOATS = ("float32", "float64", "float16", "bfloat16")
+_INTEGERS = ("uint8", "int8", "int16", "int32", "int64")
 
 
 def _check_layout(out: Any, input: Any, weight: Any, stride: Any, padding: Any,
@@ -48,6 +51,8 @@ def make_kernels(
     native_conv = native.convolution
     native_backward = native.convolution_backward
     float_codes = {code for code, name in enumerate(native.DTYPES) if name in _FLOATS}
+    forward_codes = float_codes | {code for code, name in enumerate(native.DTYPES)
+                                   if name in _INTEGERS}
 
     def convolution(out: Any, input: Any, weight: Any, stride: Any, padding: Any,
                     dilation: Any, transposed: bool, groups: int) -> None:
@@ -58,17 +63,27 @@ def make_kernels(
         if any(not p and t.numel() for p, t in zip(ptrs, (out, input, weight))):
             raise null_pointer_error("convolution")
         code = dtype_codes.get(out.dtype, unknown)
+        target = out
+        if code in forward_codes and out.numel() and not out.is_contiguous():
+            # the native kernel writes row-major: run it into a fresh block, then copy
+            import torch
+            from torch._alloc import P
+
+            target = torch.empty(tuple(out.shape), dtype=out.dtype, device=out.device)
         if (
-            code not in float_codes
+            code not in forward_codes
             or len(out.shape) - 2 > _MAX_SPATIAL
             or not native_conv(
-                code, tuple(out.shape), ptrs[0], out.stride(), tuple(input.shape), ptrs[1],
-                input.stride(), tuple(weight.shape), ptrs[2], weight.stride(), list(stride),
-                list(padding), list(dilation), bool(transposed), int(groups),
+                code, tuple(target.shape), target.data_ptr(), target.stride(),
+                tuple(input.shape), ptrs[1], input.stride(), tuple(weight.shape), ptrs[2],
+                weight.stride(), list(stride), list(padding), list(dilation),
+                bool(transposed), int(groups),
             )
         ):
             reference("convolution")(out, input, weight, stride, padding, dilation,
                                      transposed, groups)
+        elif target is not out:
+            P.copy_(out, target)
 
     convolution.__name__ = convolution.__qualname__ = "convolution"
 

@@ -88,6 +88,10 @@ def make_kernels(
                 out_code, code_of(a.dtype, unknown), shape, out_ptr, out.stride(), a_ptr,
                 a.stride(),
             ):
+                # Reaches here (issue 5 audit): complex dtypes; dtypes PyTorch has no kernel
+                # for, which core promotes or refuses first (floating functions of integers
+                # or bool, `abs`/`neg` of bool, `bitwise_not` of floats); an output with
+                # repeated elements (stride 0) or partly overlapping its input; > 64 dims.
                 reference(name)(out, a)
 
         kernel.__name__ = kernel.__qualname__ = name
@@ -122,6 +126,12 @@ def make_kernels(
                 code_of(dtype, unknown), shape, out_ptr, out.stride(), a_ptr, a.stride(),
                 b_ptr, b.stride(),
             ):
+                # Reaches here (issue 5 audit): complex dtypes; dtypes PyTorch has no kernel
+                # for, which core promotes or refuses first (integer true division, floating
+                # functions of integers, `remainder`/`fmod`/rounded `div` of bool, bit
+                # operations and shifts of floats); integer division or remainder by zero
+                # (the reference raises PyTorch's error; nothing was written); an output with
+                # repeated elements (stride 0) or partly overlapping an input; > 64 dims.
                 (fallback or reference(name))(out, a, b)
 
         kernel.__name__ = kernel.__qualname__ = name
@@ -168,6 +178,9 @@ def make_kernels(
             code_of(dtype, unknown), shape, ptrs[0], out.stride(), ptrs[1], condition.stride(),
             ptrs[2], a.stride(), ptrs[3], b.stride(),
         ):
+            # Reaches here (issue 5 audit): a condition that is not bool (core converts it),
+            # complex dtypes, an output with repeated elements (stride 0) or partly
+            # overlapping an input, > 64 dims.
             reference("where")(out, condition, a, b)
 
     def fill_(out: Any, value: Any) -> None:
@@ -193,6 +206,9 @@ def make_kernels(
             except (OverflowError, ValueError, TypeError):
                 done = False  # NaN or inf into an integer, or beyond int64: the reference's call
         if not done:
+            # Reaches here (issue 5 audit): complex dtypes or values; an integer value out of
+            # the dtype's range, NaN or inf into an integer tensor (the reference raises or
+            # converts as PyTorch does); an output with repeated elements; > 64 dims.
             reference("fill_")(out, value)
 
     def copy_(out: Any, src: Any) -> None:
@@ -206,6 +222,9 @@ def make_kernels(
             code_of(out.dtype, unknown), code_of(src.dtype, unknown), shape, out_ptr,
             out.stride(), src_ptr, src.stride(),
         ):
+            # Reaches here (issue 5 audit): complex on either side; an output with repeated
+            # elements (stride 0) or partly overlapping the source (`x[1:].copy_(x[:-1])`:
+            # the reference reads everything before it writes); > 64 dims.
             reference("copy_")(out, src)
 
     def arange_(out: Any, start: Any, step: Any) -> None:
@@ -229,6 +248,9 @@ def make_kernels(
             except (OverflowError, TypeError):
                 done = False  # beyond int64 or float: the reference's call
         if not done:
+            # Reaches here (issue 5 audit): an output that is not 1-d (core's is) or that
+            # repeats elements; bool or complex dtypes (PyTorch has no such arange); bounds
+            # that are not Python numbers or overflow int64/float.
             reference("arange_")(out, start, step)
 
     kernels: dict[str, Kernel] = {

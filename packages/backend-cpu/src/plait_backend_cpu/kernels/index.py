@@ -1,4 +1,11 @@
-"""Wrappers of the native indexing kernels: gather scatter_ nonzero."""
+"""Wrappers of the native indexing kernels: gather scatter_ nonzero.
+
+Every case core can pass runs natively: every dtype, any strides, stride-0 (broadcast)
+inputs, zero-size and 0-d tensors (a 0-d tensor is a 1-element vector to the kernels), and
+every reduction of ``scatter_`` (float16/bfloat16 accumulate in float32 and round once, mean
+divides by each target's count, integers with floor division, as PyTorch does). What is left
+to core's reference kernel is said at each fallback; none of it comes from core's own calls.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +16,15 @@ from typing import Any
 from ._common import UNKNOWN_DTYPE, Kernel, layout_error
 from .reduce import pointers, wrap_dim
 
-# scatter_'s reduce argument -> _C.scatter's code; "mean" stays with the reference kernel.
-_SCATTER_REDUCE = {"none": 0, "sum": 1, "prod": 2, "amax": 3, "amin": 4}
+# scatter_'s reduce argument -> _C.scatter's code.
+_SCATTER_REDUCE = {"none": 0, "sum": 1, "prod": 2, "amax": 3, "amin": 4, "mean": 5}
+
+
+def as_1d(t: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``t``'s shape and strides, a 0-d tensor's as a 1-element vector's (what the
+    reference kernels do with 0-d operands too)."""
+    shape = tuple(t.shape)
+    return (shape, tuple(t.stride())) if shape else ((1,), (1,))
 
 
 def make_kernels(
@@ -23,31 +37,42 @@ def make_kernels(
     int64 = native.DTYPES.index("int64")
 
     def gather(out: Any, a: Any, dim: int, index: Any) -> None:
-        shape = tuple(index.shape)
-        if tuple(out.shape) != shape:
+        if tuple(out.shape) != tuple(index.shape):
             raise layout_error("gather", f"output shape {tuple(out.shape)} is not the index "
-                               f"shape {shape}")
-        d = wrap_dim("gather", dim, len(shape))
+                               f"shape {tuple(index.shape)}")
+        shape, index_strides = as_1d(index)
+        out_strides = as_1d(out)[1]
+        a_shape, a_strides = as_1d(a)
+        d = wrap_dim("gather", dim, index.ndim)
         out_ptr, a_ptr, index_ptr = pointers("gather", out, a, index)
+        # Left to the reference (core never passes them: it checks and converts first): an
+        # index that is not int64, an output of another dtype than `a` (a converting copy),
+        # `a` and the index of different ranks or an index larger than `a` off `dim`, an
+        # output with repeated elements (stride 0) or sharing memory with an operand, more
+        # than 64 dimensions.
         native_ok = (
-            len(shape) > 0
-            and out.dtype == a.dtype
+            out.dtype == a.dtype
             and dtype_codes.get(index.dtype, unknown) == int64
-            and native.gather(dtype_codes.get(a.dtype, unknown), shape, out_ptr, out.stride(),
-                              tuple(a.shape), a_ptr, a.stride(), d, index_ptr, index.stride())
+            and native.gather(dtype_codes.get(a.dtype, unknown), shape, out_ptr, out_strides,
+                              a_shape, a_ptr, a_strides, d, index_ptr, index_strides)
         )
         if not native_ok:
             reference("gather")(out, a, dim, index)
 
     def scatter_(out: Any, dim: int, index: Any, src: Any, reduce: str = "none",
                  include_self: bool = True) -> None:
-        shape = tuple(index.shape)
-        d = wrap_dim("scatter_", dim, len(shape))
+        shape, index_strides = as_1d(index)
+        out_shape, out_strides = as_1d(out)
+        src_shape, src_strides = as_1d(src)
+        d = wrap_dim("scatter_", dim, index.ndim)
         code = _SCATTER_REDUCE.get(reduce)
-        src_shape = tuple(src.shape)
+        # Left to the reference: an unknown `reduce` (its RuntimeError is PyTorch's message);
+        # and, never from core (it checks and converts first): an index that is not int64, a
+        # src of another dtype than the output, ranks that differ or a src smaller than the
+        # index, an output with repeated elements (stride 0) or sharing memory with the
+        # index or src, more than 64 dimensions.
         native_ok = (
             code is not None
-            and len(shape) > 0
             and len(src_shape) == len(shape)
             and all(s >= i for s, i in zip(src_shape, shape))  # src may be larger than index
             and out.dtype == src.dtype
@@ -56,8 +81,8 @@ def make_kernels(
         if native_ok:
             out_ptr, index_ptr, src_ptr = pointers("scatter_", out, index, src)
             native_ok = native.scatter(
-                dtype_codes.get(out.dtype, unknown), tuple(out.shape), out_ptr, out.stride(), d,
-                shape, index_ptr, index.stride(), src_ptr, src.stride(), code,
+                dtype_codes.get(out.dtype, unknown), out_shape, out_ptr, out_strides, d,
+                shape, index_ptr, index_strides, src_ptr, src_strides[: len(shape)], code,
                 bool(include_self),
             )
         if not native_ok:
@@ -68,7 +93,7 @@ def make_kernels(
         (a_ptr,) = pointers("nonzero", a)
         code = dtype_codes.get(a.dtype, unknown)
         count = native.count_nonzero(code, shape, a_ptr, a.stride())
-        if count < 0:
+        if count < 0:  # a dtype _C does not know (complex), or more than 64 dimensions
             return reference("nonzero")(a)
         # core's allocator, imported late: the backend loads before core has finished.
         from torch import _dtype
@@ -79,6 +104,7 @@ def make_kernels(
         if count and len(shape):
             if not native.nonzero(code, shape, a_ptr, a.stride(), count, out.data_ptr(), 1,
                                   count):
+                # The count changed between the two calls: another thread wrote `a`.
                 return reference("nonzero")(a)
         return out.t()
 

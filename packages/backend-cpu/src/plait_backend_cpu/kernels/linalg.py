@@ -120,6 +120,10 @@ def make_kernels(
         if nd > _MAX_DIMS or not native_matmul(
             code, shape, k, out_ptr, out.stride(), a_ptr, a.stride(), b_ptr, b.stride()
         ):
+            # Reaches here (issue 5 audit): bool (PyTorch has no bool matmul: core raises
+            # first; only the conformance suite's bool row gets here) and complex dtypes; an
+            # output with repeated elements (stride 0) or overlapping an operand (the
+            # reference computes the whole product before it stores); > 64 dims.
             reference("matmul")(out, a, b)
 
     return {"matmul": matmul}

@@ -10,6 +10,8 @@ from ._common import UNKNOWN_DTYPE, Kernel, layout_error, null_pointer_error
 
 # _C's reduce_mask is a 64-bit mask, one bit per dimension.
 _MAX_REDUCE_DIMS = 64
+# Entries of each reduction's mask cache (its keys are small tuples of ints).
+_MASK_CACHE_SIZE = 4096
 
 
 def reduce_mask(name: str, shape: tuple[int, ...], out_shape: tuple[int, ...],
@@ -84,13 +86,29 @@ def make_kernels(
 
     def reduction(name: str) -> Kernel:
         native_fn = getattr(native, name)
+        # reduce_mask's answers by (shape, out shape, dims): a model reduces the same few
+        # shapes over and over, and checking them again cost a tenth of a small reduction.
+        masks: dict[tuple[Any, ...], int] = {}
 
         def kernel(out: Any, a: Any, dims: Any) -> None:
             shape = tuple(a.shape)
-            mask = reduce_mask(name, shape, tuple(out.shape), dims)
-            out_ptr, a_ptr = pointers(name, out, a)
+            key = (shape, tuple(out.shape), *dims)
+            mask = masks.get(key)
+            if mask is None:
+                mask = reduce_mask(name, shape, key[1], dims)
+                if len(masks) < _MASK_CACHE_SIZE:
+                    masks[key] = mask
+            out_ptr = out.data_ptr()
+            a_ptr = a.data_ptr()
+            if not (out_ptr and a_ptr):
+                out_ptr, a_ptr = pointers(name, out, a)  # raises for a null pointer with data
             out_code = dtype_codes.get(out.dtype, unknown)
             a_code = dtype_codes.get(a.dtype, unknown)
+            # The native kernel declines (returns False) only for: a dtype it does not know
+            # (complex), an out/input dtype pair the primitive does not define natively (e.g.
+            # amax into another dtype), a broadcast (stride-0) output, an output that shares
+            # memory with its input, and more than 64 dimensions. 0-d, zero-size, strided and
+            # broadcast inputs run natively.
             if len(shape) > _MAX_REDUCE_DIMS or not native_fn(
                 out_code, a_code, shape, out_ptr, out.stride(), a_ptr, a.stride(), mask
             ):
@@ -108,13 +126,17 @@ def make_kernels(
             d = wrap_dim(name, dim, ndim)
             if ndim:
                 reduce_mask(name, shape, tuple(out.shape), [d])
+            elif out.numel() != 1:
+                raise layout_error(name, f"the output of a 0-d input has shape {tuple(out.shape)}")
             out_ptr, a_ptr = pointers(name, out, a)
             native_ok = (
-                ndim > 0
-                and dtype_codes.get(out.dtype, unknown) == int64
+                dtype_codes.get(out.dtype, unknown) == int64
                 and native_fn(dtype_codes.get(a.dtype, unknown), shape, out_ptr, out.stride(),
                               a_ptr, a.stride(), d)
             )
+            # Declined: an index output that is not int64, an unknown dtype, an empty reduced
+            # dimension (the reference raises PyTorch's error), a broadcast or overlapping
+            # output, more than 64 dimensions.
             if not native_ok:
                 reference(name)(out, a, dim)
 

@@ -1,4 +1,9 @@
-"""Wrappers of the native scan kernels: cumsum cumprod cummax cummin."""
+"""Wrappers of the native scan kernels: cumsum cumprod cummax cummin.
+
+Every dtype (bool sums and products are running "or" and "and", float16/bfloat16 accumulate
+in float32), any strides, stride-0 inputs, zero-size and 0-d tensors run natively; the
+fallbacks left to core's reference kernel are said at each one.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from ._common import UNKNOWN_DTYPE, Kernel, layout_error
+from .index import as_1d
 from .reduce import pointers, wrap_dim
 
 
@@ -30,10 +36,13 @@ def make_kernels(
             d = wrap_dim(name, dim, len(shape))
             out_ptr, a_ptr = pointers(name, out, a)
             code = dtype_codes.get(a.dtype, unknown)
-            native_ok = (
-                len(shape) > 0
-                and out.dtype == a.dtype
-                and native_fn(code, shape, out_ptr, out.stride(), a_ptr, a.stride(), d)
+            (shape, a_strides), out_strides = as_1d(a), as_1d(out)[1]
+            # Left to the reference (never from core, whose outputs are fresh and of the
+            # input's dtype): an output of another dtype (a converting store), an output with
+            # repeated elements (stride 0) or sharing memory with the input, more than 64
+            # dimensions.
+            native_ok = out.dtype == a.dtype and native_fn(
+                code, shape, out_ptr, out_strides, a_ptr, a_strides, d
             )
             if not native_ok:
                 reference(name)(out, a, dim)
@@ -51,12 +60,15 @@ def make_kernels(
                     raise layout_error(name, f"output shape {tuple(t.shape)} is not {shape}")
             d = wrap_dim(name, dim, len(shape))
             v_ptr, i_ptr, a_ptr = pointers(name, values, indices, a)
+            (shape, a_strides), v_strides, i_strides = as_1d(a), as_1d(values)[1], as_1d(indices)[1]
+            # Left to the reference (never from core): values of another dtype than the
+            # input, indices that are not int64, outputs with repeated elements (stride 0)
+            # or sharing memory with the input or each other, more than 64 dimensions.
             native_ok = (
-                len(shape) > 0
-                and values.dtype == a.dtype
+                values.dtype == a.dtype
                 and dtype_codes.get(indices.dtype, unknown) == int64
-                and native_fn(dtype_codes.get(a.dtype, unknown), shape, v_ptr, values.stride(),
-                              i_ptr, indices.stride(), a_ptr, a.stride(), d)
+                and native_fn(dtype_codes.get(a.dtype, unknown), shape, v_ptr, v_strides,
+                              i_ptr, i_strides, a_ptr, a_strides, d)
             )
             if not native_ok:
                 reference(name)(values, indices, a, dim)

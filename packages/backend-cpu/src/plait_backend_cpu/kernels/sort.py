@@ -1,4 +1,9 @@
-"""Wrappers of the native sort kernels: sort topk searchsorted."""
+"""Wrappers of the native sort kernels: sort topk searchsorted.
+
+Every dtype, any strides, stride-0 inputs, zero-size and 0-d tensors run natively (a 0-d
+tensor sorts as a 1-element vector; a 1-d sorted sequence serves every row of the values);
+the fallbacks left to core's reference kernel are said at each one.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from ._common import UNKNOWN_DTYPE, Kernel, layout_error
+from .index import as_1d
 from .reduce import pointers, wrap_dim
 
 
@@ -20,6 +26,10 @@ def make_kernels(
     int64 = native.DTYPES.index("int64")
 
     def outputs_ok(values: Any, indices: Any, a: Any) -> bool:
+        # Left to the reference (never from core, whose outputs are fresh): values of another
+        # dtype than the input, indices that are not int64; and, in the kernels, outputs with
+        # repeated elements (stride 0) or sharing memory with the input or each other, more
+        # than 64 dimensions.
         return values.dtype == a.dtype and dtype_codes.get(indices.dtype, unknown) == int64
 
     def sort(values: Any, indices: Any, a: Any, dim: int, descending: bool = False,
@@ -31,11 +41,10 @@ def make_kernels(
         d = wrap_dim("sort", dim, len(shape))
         v_ptr, i_ptr, a_ptr = pointers("sort", values, indices, a)
         # Always stable: a stable order is a valid unstable one too.
-        native_ok = (
-            len(shape) > 0
-            and outputs_ok(values, indices, a)
-            and native.sort(dtype_codes.get(a.dtype, unknown), shape, v_ptr, values.stride(),
-                            i_ptr, indices.stride(), a_ptr, a.stride(), d, bool(descending))
+        (shape, a_strides), v_strides, i_strides = as_1d(a), as_1d(values)[1], as_1d(indices)[1]
+        native_ok = outputs_ok(values, indices, a) and native.sort(
+            dtype_codes.get(a.dtype, unknown), shape, v_ptr, v_strides, i_ptr, i_strides,
+            a_ptr, a_strides, d, bool(descending)
         )
         if not native_ok:
             reference("sort")(values, indices, a, dim, descending, stable)
@@ -52,11 +61,11 @@ def make_kernels(
                 raise layout_error("topk", f"output shape {tuple(t.shape)} is not {expected}")
         v_ptr, i_ptr, a_ptr = pointers("topk", values, indices, a)
         # The results come sorted whatever `sorted` says, as the reference's do.
-        native_ok = (
-            len(shape) > 0
-            and outputs_ok(values, indices, a)
-            and native.topk(dtype_codes.get(a.dtype, unknown), shape, v_ptr, values.stride(),
-                            i_ptr, indices.stride(), a_ptr, a.stride(), k, d, bool(largest))
+        native_k = k if shape else 1  # a 0-d input gives its value for k = 0 or 1, as PyTorch
+        (shape, a_strides), v_strides, i_strides = as_1d(a), as_1d(values)[1], as_1d(indices)[1]
+        native_ok = outputs_ok(values, indices, a) and native.topk(
+            dtype_codes.get(a.dtype, unknown), shape, v_ptr, v_strides, i_ptr, i_strides, a_ptr,
+            a_strides, native_k, d, bool(largest)
         )
         if not native_ok:
             reference("topk")(values, indices, a, k, dim, largest, sorted)
@@ -67,14 +76,33 @@ def make_kernels(
             raise layout_error("searchsorted", f"output shape {tuple(out.shape)} is not the "
                                f"values' shape {values_shape}")
         out_ptr, seq_ptr, values_ptr = pointers("searchsorted", out, sorted_sequence, values)
+        values_shape, values_strides = as_1d(values)
+        out_strides = as_1d(out)[1]
+        seq_strides = tuple(sorted_sequence.stride())
+        if len(seq_shape) == 1:
+            # One sequence for every row of the values: repeat it with stride 0.
+            seq_shape = values_shape[:-1] + seq_shape
+            seq_strides = (0,) * (len(values_shape) - 1) + seq_strides
+        elif len(seq_shape) == len(values_shape) and all(
+            s in (1, v) for s, v in zip(seq_shape[:-1], values_shape[:-1])
+        ):
+            # Size-1 leading dimensions of the sequence broadcast (as the reference's do).
+            seq_strides = tuple(
+                0 if s != v else st for s, v, st in zip(seq_shape, values_shape, seq_strides)
+            )[:-1] + seq_strides[-1:]
+            seq_shape = values_shape[:-1] + seq_shape[-1:]
+        # Left to the reference: a 0-d sequence (core raises PyTorch's error first) and, never
+        # from core (it promotes and checks first), a sequence and values of different dtypes
+        # or leading dimensions, an output that is not int64, an output with repeated elements
+        # (stride 0) or sharing memory with an input, more than 64 dimensions.
         native_ok = (
-            len(seq_shape) == len(values_shape) > 0
+            len(seq_shape) == len(values_shape)
             and seq_shape[:-1] == values_shape[:-1]
             and sorted_sequence.dtype == values.dtype
             and dtype_codes.get(out.dtype, unknown) == int64
             and native.searchsorted(dtype_codes.get(values.dtype, unknown), seq_shape, seq_ptr,
-                                    sorted_sequence.stride(), values_shape, values_ptr,
-                                    values.stride(), out_ptr, out.stride(), bool(right))
+                                    seq_strides, values_shape, values_ptr, values_strides,
+                                    out_ptr, out_strides, bool(right))
         )
         if not native_ok:
             reference("searchsorted")(out, sorted_sequence, values, right)

@@ -108,7 +108,8 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
             _, key = heapq.heappop(ready)
             node = nodes[key]
             buf = buffers.pop(key, None) or [None] * _n_outputs(node)
-            buf = _tensor_prehooks(node, buf)
+            if node._tensor_prehooks or node._retain:
+                buf = _tensor_prehooks(node, buf)
             for nr, g in enumerate(buf):
                 slot = capture.get((key, nr))
                 if slot is not None and g is not None:
@@ -124,11 +125,13 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                     new = hook(tuple(buf))
                     if new is not None:
                         buf = list(new)
-            if all(g is None for g in buf):
+            single = len(buf) == 1  # the usual case: no generator, no comprehension
+            if (buf[0] is None) if single else all(g is None for g in buf):
                 out = [None] * len(node._next)
             else:
                 try:
-                    out = node.apply([g if g is not None else _zeros_for(node, i)
+                    out = node.apply([buf[0]] if single else
+                                     [g if g is not None else _zeros_for(node, i)
                                       for i, g in enumerate(buf)])
                 except Exception as exc:
                     if _config.state.anomaly:

@@ -40,12 +40,13 @@ def before_write(dst: Tensor, src: Tensor | None) -> None:
                            "allowed. You can make a clone to get a normal tensor before doing "
                            "inplace update.")
     # The op that computed src may have saved dst itself (``a.mul_(b)`` saves ``a``): keep the
-    # value it had, since the write below changes it.
+    # value it had, since the write below changes it: a clone that keeps dst's history, so
+    # that a double backward through the saved value still reaches it.
     node = src.grad_fn if src is not None else None
     if isinstance(node, OpBackward):
         for i, v in enumerate(node._saved_args):
             if isinstance(v, SavedTensor) and v._tensor is dst:
-                node._saved_args[i] = SavedTensor(dst.detach().clone(), node, False)
+                node._saved_args[i] = SavedTensor(dst.clone(), node, False)
 
 
 class CopyBackwards(Node):

@@ -20,6 +20,7 @@ from .graph import AccumulateGrad, Node, SavedTensor
 from .graph import _seq as _graph_seq
 
 _new = object.__new__
+_state = _config.state
 
 
 def edge_of(t: Tensor) -> tuple[Node | None, int]:
@@ -102,6 +103,11 @@ class OpBackward(Node):
         self._rule = rule
         self._qualname = qualname
         keep_args, self._keep_result = saves
+        if keep_args == "cross":  # keep an argument only while another one requires grad
+            wanted = [isinstance(a, Tensor) and a.requires_grad for a in args]
+            keep = [any(w for j, w in enumerate(wanted) if j != i) for i in range(len(args))]
+        else:
+            keep = [bool(keep_args)] * len(args)
         edges: list[tuple[Node | None, int]] = []
         layout: list[Any] = []  # per positional arg: None, an edge index, or a list of them
         saved: list[Any] = []
@@ -109,9 +115,10 @@ class OpBackward(Node):
             if isinstance(a, Tensor):
                 layout.append(len(edges))
                 edges.append(edge_of(a))
-                if keep_args:
-                    # an argument the op writes to is saved as it was before the write
-                    kept = a.detach().clone() if i in mutated else a
+                if keep[i]:
+                    # an argument the op writes to is saved as it was before the write: a
+                    # clone that keeps its history, so that a double backward reaches it
+                    kept = a.clone() if i in mutated else a
                     saved.append(SavedTensor(kept, self, False))
                 else:
                     saved.append(None)  # the rule never reads it
@@ -122,7 +129,7 @@ class OpBackward(Node):
                     if isinstance(x, Tensor):
                         idx.append(len(edges))
                         edges.append(edge_of(x))
-                        items.append(SavedTensor(x, self, False) if keep_args else None)
+                        items.append(SavedTensor(x, self, False) if keep[i] else None)
                     else:
                         idx.append(None)
                         items.append(x)
@@ -182,29 +189,36 @@ class OpBackward(Node):
             raise RuntimeError(f"the derivative for '{self._qualname}' is not implemented.")
         ctx = Ctx()
         ctx._node = self
+        edges = self._next
         needs = []
         for lay in self._layout:
-            if isinstance(lay, list):
-                needs.append(tuple(i is not None and self._next[i][0] is not None for i in lay))
+            if lay.__class__ is list:
+                needs.append(tuple(i is not None and edges[i][0] is not None for i in lay))
             else:
-                needs.append(lay is not None and self._next[lay][0] is not None)
+                needs.append(lay is not None and edges[lay][0] is not None)
         ctx.args = _LazyArgs(self, self._saved_args)
         ctx.kwargs = self._kwargs
         ctx.needs_input_grad = tuple(needs)
         out = self._rule(ctx, *grads)
         if not isinstance(out, (tuple, list)):
             out = (out,)
-        result: list[Any] = [None] * len(self._next)
+        result: list[Any] = [None] * len(edges)
+        metas = self._inputs_meta
+        n = len(out)
         for i, lay in enumerate(self._layout):
-            g = out[i] if i < len(out) else None
+            g = out[i] if i < n else None
             if lay is None or g is None:
                 continue
-            if isinstance(lay, list):
+            if lay.__class__ is list:
                 for j, (idx, gj) in enumerate(zip(lay, g)):
                     if idx is not None and gj is not None:
                         result[idx] = conform(gj, self._list_meta[i][j])
             else:
-                result[lay] = conform(g, self._inputs_meta[i])
+                meta = metas[i]
+                # conform's usual answer (the gradient as it is), without the call
+                result[lay] = g if (meta is not None and g.__class__ is Tensor
+                                    and g._dtype is meta[1] and g._shape == meta[0]) \
+                    else conform(g, meta)
         return result
 
     def release(self) -> None:
@@ -227,9 +241,12 @@ def _edge(t: Tensor) -> tuple[Node | None, int]:
     accumulator."""
     fn = t.grad_fn
     if fn is not None:
+        # a single-output node's outputs are all output 0: no __dict__ read (or creation)
+        if getattr(fn, "_n_outputs", 0) == 1:
+            return (fn, 0)
         return (fn, t.__dict__.get("_output_nr", 0))
     if not t.requires_grad:
-        return (None, 0)
+        return _NO_EDGE
     acc = t.__dict__.get("_grad_accumulator")
     if acc is None:
         acc = t.__dict__["_grad_accumulator"] = AccumulateGrad(t)
@@ -239,30 +256,71 @@ def _edge(t: Tensor) -> tuple[Node | None, int]:
     return edge
 
 
-def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, kwargs: dict[str, Any],
-                metas: tuple[Any, ...], out: Tensor) -> None:
+_NO_EDGE = (None, 0)
+
+
+def hot_info(kernel: Callable[..., Any], kwargs: dict[str, Any], metas: tuple[Any, ...]
+             ) -> tuple[Any, ...] | None:
+    """What :func:`binary_node` needs to record the node of ``kernel`` (an Autograd kernel of
+    :func:`autograd_kernel`) for two inputs of one layout (``metas``: their (shape, dtype,
+    device) pair) called with ``kwargs``; None when ``kernel`` is not core's own."""
+    node = getattr(kernel, "_plait_node", None)
+    if node is None:
+        return None
+    cls, rule, qualname, (keep_args, keep_result) = node
+    return (cls, rule, qualname, kwargs, metas, keep_args, keep_result)
+
+
+def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> None:
     """Record ``out = op(a, b)`` for the hot path (torch._fast): the node the Autograd kernel
     of ``op`` would record for this call (same class, rule, edges, saved tensors), built
-    without the generic argument walk. ``info`` is the kernel's ``_plait_node``; ``metas`` the
-    inputs' (shape, dtype, device) pair (the hot path takes equal ones only)."""
-    cls, rule, qualname, (keep_args, keep_result) = info
-    node = _new(cls)  # the class defaults of Node and OpBackward hold the other fields
+    without the generic argument walk. ``info`` comes from :func:`hot_info` (the hot path
+    takes inputs of one layout only).
+
+    This runs for every ``a + b`` with grad, so it is written flat: the node's class holds
+    every default (``OpBackward``, ``Node``) and only what differs per call is set; the edges
+    of the two usual cases (a leaf's cached edge, output 0 of a single-output node) are
+    inlined."""
+    cls, rule, qualname, kwargs, metas, keep_args, keep_result = info
+    node = _new(cls)
     node._seq = next(_graph_seq)
     node._rule = rule
     node._qualname = qualname
     node._kwargs = kwargs
     node._inputs_meta = metas
-    node._next = (_edge(a), _edge(b))
-    node._saved_args = ([SavedTensor(a, node, False), SavedTensor(b, node, False)]
-                        if keep_args else (None, None))
-    if _config.state.anomaly:
+    fn = a.grad_fn
+    if fn is None and a.requires_grad:
+        acc = a.__dict__.get("_grad_accumulator")
+        ea = acc._edge if acc is not None else None
+        if ea is None:
+            ea = _edge(a)
+    else:
+        ea = _edge(a)
+    fn = b.grad_fn
+    if fn is None and b.requires_grad:
+        acc = b.__dict__.get("_grad_accumulator")
+        eb = acc._edge if acc is not None else None
+        if eb is None:
+            eb = _edge(b)
+    else:
+        eb = _edge(b)
+    node._next = (ea, eb)
+    if keep_args is True:
+        node._saved_args = [SavedTensor(a, node, False), SavedTensor(b, node, False)]
+    elif keep_args:  # "cross": each is read only for the other's gradient
+        node._saved_args = [SavedTensor(a, node, False) if eb[0] is not None else None,
+                            SavedTensor(b, node, False) if ea[0] is not None else None]
+    else:
+        node._saved_args = _NO_ARGS
+    if _state.anomaly:
         node.metadata["traceback_"] = "".join(traceback.format_stack()[:-4])
     out.grad_fn = node
     out.requires_grad = True
-    if keep_result:
+    if keep_result:  # (only the generic kernel's _save_result reads _keep_result)
         node._result = SavedTensor(out, node, True)
-    else:
-        node._keep_result = False
+
+
+_NO_ARGS = (None, None)
 
 
 def conform(grad: Tensor, meta: Any) -> Tensor:
@@ -289,11 +347,14 @@ def sum_to_size(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     return grad
 
 
+_implicit: dict[_dispatch.Operator, int] = {}  # op -> the dispatcher epoch it had no kernel
+
+
 def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
     """The Autograd kernel of ``op`` (registered on first need), or None when the op
     differentiates through its ``CompositeImplicitAutograd`` decomposition."""
     kernels = op.kernels
-    if op.namespace != "aten":
+    if op.namespace != "aten" or _implicit.get(op) == _dispatch.epoch:
         return None
     from . import _formulas
 
@@ -301,7 +362,10 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
     explicit = any(k != _dispatch.COMPOSITE_IMPLICIT and k not in _dispatch.FUNCTIONALITY_KEYS
                    for k in kernels)
     if not explicit and rule is None:
-        return None  # differentiated through its decomposition
+        # differentiated through its decomposition; remembered until the next registration
+        # (the dispatcher asks again on every call with grad)
+        _implicit[op] = _dispatch.epoch
+        return None
     # A composite with a formula uses it: dedicated formulas are faster or more stable.
     cls = node_class(op.name.partition(".")[0])
     mutated = tuple(i for i in op.schema.mutated if i == 0)  # in-place ops write `self`
@@ -382,6 +446,8 @@ def not_differentiable(result: Any, error: BaseException, *inputs: Tensor) -> An
 class ViewBackward(Node):
     """The node of a metadata view: the gradient of the view goes back into a zero gradient
     of the source through the same view (``replay``), or through ``backward`` directly."""
+
+    _n_outputs = 1  # (what the hot path's edge reads: its output is output 0)
 
     def __init__(self, source: Tensor, name: str,
                  backward: Callable[[Tensor], Tensor]) -> None:

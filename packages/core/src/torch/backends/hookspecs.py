@@ -133,6 +133,14 @@ class FastPath(Protocol):
     def sum_all(self, dtype: int, itemsize: int, numel: int, a: int) -> Any:
         """The sum of every element into a 0-d result of the same dtype."""
 
+    # Optional (core checks with getattr): reductions over the last dimension.
+    reduce_ops: Mapping[str, int]  # "sum"/"amax"/"amin" -> op code
+
+    def reduce_rows(self, op: int, dtype: int, itemsize: int, rows: int, cols: int,
+                    a: int) -> Any:
+        """``op`` over the last dimension of a contiguous (rows, cols) operand into ``rows``
+        results of the same dtype."""
+
 
 class Copier(Protocol):
     """Byte copies between host and device. Returned by :func:`torch_backend_copy`.

@@ -11,11 +11,12 @@ from types import ModuleType
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
 # attribute -> key in torch._subpackages.SUBPACKAGES
-_LAZY_SUBPACKAGES = {"data": "utils.data"}
+_LAZY_SUBPACKAGES = {"data": "utils.data", "safetensors": "utils.safetensors"}
 
 
 def __getattr__(name: str) -> ModuleType:
-    """Import ``torch.utils.data`` (and core's ``checkpoint``) on first attribute access."""
+    """Import ``torch.utils.data``/``safetensors`` (and core's ``checkpoint``) on first
+    attribute access."""
     if name == "checkpoint":
         import importlib
 

@@ -41,8 +41,9 @@ def _mode_index(size: int, before: int, after: int, mode: str) -> Tensor:
                 j = period - j if j >= size else j
         elif mode == "replicate":
             j = min(max(i, 0), size - 1)
-        else:  # circular
-            j = i % size
+        else:  # circular: negative pads crop first, the rest wraps around what is left
+            lo, hi = max(-before, 0), size - max(-after, 0)
+            j = lo + (i - lo) % (hi - lo) if hi > lo else i
         out.append(j)
     return torch.tensor(out, dtype=torch.int64)
 
@@ -53,9 +54,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if len(pad) % 2:
-        raise ValueError("Padding length must be divisible by 2")
+        raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.dim():
-        raise ValueError("Padding length should be less than or equal to two times the input "
+        raise RuntimeError("Padding length should be less than or equal to two times the input "
                          "dimension but got padding length "
                          f"{len(pad)} and input of dimension {input.dim()}")
     out = input
@@ -121,6 +122,20 @@ def _check_pool(input: Tensor, n: int, name: str) -> None:
                            f"{list(input.shape)}")
 
 
+def window_max(win: Tensor, source: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """Maximum over the last dim of ``win`` and its index, as PyTorch's max-pooling kernels
+    pick it: the first maximum, or the last NaN when the window holds one. The value is a
+    gather at that index, so the gradient goes to that one element (``amax`` would share it
+    among ties, and give NaN gradients around a NaN). ``source``, the tensor the windows read
+    (smaller than the windows), is where to look for NaN."""
+    arg = win.argmax(-1, keepdim=True)
+    if win.is_floating_point() and bool((win if source is None else source).isnan().any()):
+        nan = win.isnan()
+        last_nan = (win.shape[-1] - 1) - nan.flip(-1).to(torch.uint8).argmax(-1, True)
+        arg = torch.where(nan.any(-1, keepdim=True), last_nan, arg)
+    return win.gather(-1, arg).squeeze(-1), arg.squeeze(-1)
+
+
 def max_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, padding: Any = 0,
              dilation: Any = 1, ceil_mode: bool = False,
              return_indices: bool = False) -> Any:
@@ -149,13 +164,14 @@ def max_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, paddin
     padded = pad(x, flat, value=-math.inf) if any(flat) else x
     win = _windows(padded, k, s, d)
     win = win[(slice(None), slice(None), *(slice(0, o) for o in outs))]
-    red = tuple(range(-n, 0))
-    values = win.amax(red)
-    if not return_indices:
+    if not return_indices and not (input.requires_grad and torch.is_grad_enabled()):
+        values = win.amax(tuple(range(-n, 0)))
         return values if batched else values.squeeze(0)
     # flat index of the max inside each window -> index into the (unpadded) input plane
     flat_win = win.reshape(*win.shape[: 2 + n], math.prod(win.shape[2 + n:]))
-    arg = flat_win.argmax(-1)
+    values, arg = window_max(flat_win, x)
+    if not return_indices:
+        return values if batched else values.squeeze(0)
     coords = []
     rem = arg
     for i in reversed(range(n)):
@@ -273,10 +289,9 @@ def adaptive_max_pool(input: Tensor, n: int, output_size: Any,
         x = x.movedim(dim + 1, -1)
     # x: (*lead, *outs, *widths)
     win = x.reshape(*x.shape[: lead + n], math.prod(x.shape[lead + n:]))
-    values = win.amax(-1)
+    values, arg = window_max(win, input)
     if not return_indices:
         return values
-    arg = win.argmax(-1)
     widths = [p.shape[1] for p in positions]
     index = torch.zeros_like(arg)
     rem = arg
@@ -304,6 +319,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     used and the running ones updated (unbiased variance), as PyTorch does."""
     if input.dim() < 2:
         raise ValueError(f"expected 2D or more input (got {input.dim()}D input)")
+    if input.dtype in (torch.float16, torch.bfloat16):
+        # PyTorch normalises half precision in float32 (its rsqrt(var + eps)**3 in the
+        # backward overflows float16), then rounds the result back
+        return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
+                          momentum, eps).to(input.dtype)
     dims = [0, *range(2, input.dim())]
     shape = [1, input.shape[1]] + [1] * (input.dim() - 2)
     if training:

@@ -38,33 +38,44 @@ Rule = Callable[..., Any]
 FORMULAS: dict[str, Rule] = {}
 # qualname -> (save the arguments, save the result) for rules that read less than both; a
 # node saves only what its rule reads (PyTorch's AddBackward0 keeps no tensor either).
-SAVES: dict[str, tuple[bool, bool]] = {}
+# ``CROSS`` for the arguments: each one is read only for the other arguments' gradients.
+SAVES: dict[str, tuple[bool | str, bool]] = {}
+CROSS = "cross"
 AREAS = ("foundation", "elementwise", "reductions", "shape", "indexing", "linalg", "conv",
-         "attention", "norm")
+         "attention", "norm", "rnn")
 
 
-def derivative(*qualnames: str, args: bool = True, result: bool = True
+def derivative(*qualnames: str, args: bool | str = True, result: bool = True
                ) -> Callable[[Rule], Rule]:
     """Register the decorated rule for each ``aten::name[.overload]`` in ``qualnames``.
 
     ``args=False`` / ``result=False``: the rule never reads ``ctx.args`` tensors /
     ``ctx.result``, so nodes need not keep them (``ctx.kwargs`` and ``needs_input_grad`` are
-    always there)."""
+    always there). ``args=CROSS``: the rule reads an argument only to compute another
+    argument's gradient (``mul``), so a node keeps an argument only while some other one
+    requires grad — ``(x * 2)`` keeps nothing and ``x`` may be written in place afterwards, as
+    in PyTorch."""
 
     def register(rule: Rule) -> Rule:
         for name in qualnames:
             if name in FORMULAS:
                 raise RuntimeError(f"a derivative for {name} is already registered")
             FORMULAS[name] = rule
-            if not (args and result):
+            if args is not True or not result:
                 SAVES[name] = (args, result)
         return rule
 
     return register
 
 
+_loaded: tuple[str, ...] = ()  # the areas imported so far
+
+
 def load() -> dict[str, Rule]:
     """Import every area's rules and return the table."""
-    for area in AREAS:
-        importlib.import_module(f"{__name__}.{area}")
+    global _loaded
+    if _loaded != AREAS:  # (the dispatcher asks on every call of an op without a node)
+        for area in AREAS:
+            importlib.import_module(f"{__name__}.{area}")
+        _loaded = AREAS
     return FORMULAS

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from ..._tensor import Tensor
-from . import derivative
+from . import CROSS, derivative
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -167,7 +167,7 @@ def _add(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
             _times(grad, alpha) if _wants(ctx, 1) else None)
 
 
-@derivative("aten::mul.Tensor", result=False)
+@derivative("aten::mul.Tensor", args=CROSS, result=False)
 def _mul(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self, other = ctx.args[:2]
     return (grad * other if _wants(ctx, 0) else None,
@@ -457,5 +457,7 @@ def _float_power(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
 @derivative("aten::relu", args=False)
 def _relu(ctx: Any, grad: Tensor) -> Tensor:
     # PyTorch's threshold_backward: no gradient where the result is <= 0 (0 included); a NaN
-    # result passes the gradient through
-    return grad * (ctx.result <= 0).logical_not()
+    # result passes the gradient through. One select, not a mask cast to grad's dtype and a
+    # product (two more passes over a big activation, and -0.0 / NaN where grad is
+    # negative / infinite: threshold_backward writes 0)
+    return torch.where(ctx.result <= 0, 0, grad)

@@ -144,3 +144,48 @@ def _nll_loss_backward(ctx, w):
     if ctx.needs_input_grad[0]:
         dg = _aten("_losses", "nll_loss_forward")(w, target, weight, reduction, ignore_index)[0]
     return (dg,) + (None,) * 6
+
+
+# -- cross-entropy over logits ------------------------------------------------------------------
+
+
+@derivative("aten::_cross_entropy_forward")
+def _cross_entropy_forward(ctx, grad, _grad_logsumexp):
+    # no gradient for the class weights, as in PyTorch; the logsumexp output is not
+    # differentiable (its Autograd kernel in _losses.py hands it back detached)
+    self, target, weight, reduction, ignore_index = _args(
+        ctx, ("self", "target", "weight", "reduction", "ignore_index"))
+    if not ctx.needs_input_grad[0]:
+        return (None,) * 5
+    return (_aten("_losses", "_cross_entropy_backward")(grad, self, target, weight, reduction,
+                                                        ignore_index, ctx.result[1].detach()),
+            None, None, None, None)
+
+
+@derivative("aten::_cross_entropy_backward")
+def _cross_entropy_backward(ctx, w):
+    # out = g - softmax(self) * g.sum(-1) with g = nll_loss_backward(grad_output): with
+    # v = w - sum(w * p), d grad_output = nll_loss(v) and d self = -g.sum(-1) * p * v
+    # (the saved logsumexp is a constant: p is recomputed as a differentiable softmax)
+    grad, self, target, weight, reduction, ignore_index, _lse = _args(
+        ctx, ("grad_output", "self", "target", "weight", "reduction", "ignore_index",
+              "logsumexp"))
+    losses = _losses_module()
+    p = self.softmax(-1)
+    v = w - (w * p).sum(-1, keepdim=True)
+    dg = dself = None
+    if ctx.needs_input_grad[0]:
+        dg = losses.ATEN["nll_loss_forward"](v, target, weight, reduction, ignore_index)[0]
+    if ctx.needs_input_grad[1]:
+        classes = self.shape[-1]
+        total = losses._picked(self, target, weight, ignore_index, classes)[1].sum()
+        g = losses.ATEN["nll_loss_backward"](grad, self, target, weight, reduction,
+                                             ignore_index, total)
+        dself = -g.sum(-1, keepdim=True) * p * v
+    return (dg, dself) + (None,) * 5
+
+
+def _losses_module():
+    from importlib import import_module
+
+    return import_module("torch._losses")

@@ -97,7 +97,11 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         w = w.reshape([channels] + [1] * (input.ndim - 2))  # (C, 1, ..., 1) against (N, C, ...)
     elif w.numel() == 1:
         w = w.reshape(())
-    return torch.where(input > 0, input, input * w)
+    # At x == 0 PyTorch's first derivatives are the negative side's (slope w) but its second
+    # derivatives the positive side's (zero): ``n`` is x below 0 and a constant 0 at and above
+    # it, and ``(input - n) * w.detach()`` (zero in value there) supplies the slope at 0.
+    n = torch.where(input >= 0, 0, input)
+    return torch.where(input > 0, input, n * w + (input - n) * w.detach())
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
@@ -158,8 +162,11 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
     if inplace:
         return _inplace(elu, input, alpha)
-    negative = torch.where(input > 0, 0, input)  # keeps exp() finite on the unused branch
-    return torch.where(input > 0, input, alpha * torch.expm1(negative))
+    # ``n`` keeps exp() finite on the unused branch, and is a constant 0 at x == 0 so that, as
+    # in PyTorch, the derivative there is the negative side's (alpha, from the zero-valued
+    # ``input - n``) but the second derivative the positive side's (0)
+    n = torch.where(input >= 0, 0, input)
+    return torch.where(input > 0, input, alpha * (torch.expm1(n) + (input - n)))
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -185,8 +192,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     if inplace:
         return _inplace(celu, input, alpha)
-    negative = torch.where(input > 0, 0, input)
-    return torch.where(input > 0, input, alpha * torch.expm1(negative / alpha))
+    n = torch.where(input >= 0, 0, input)  # (as in elu: PyTorch's derivatives at x == 0)
+    return torch.where(input > 0, input, alpha * torch.expm1(n / alpha) + (input - n))
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -198,8 +205,14 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     """``log(1 + exp(beta * x)) / beta``, the identity where ``beta * x > threshold``."""
     scaled = input * beta
     linear = scaled > threshold
-    safe = torch.where(linear, 0, scaled)
-    return torch.where(linear, input, torch.log1p(torch.exp(safe)) / beta)
+    # log(1 + exp(z)) as z + log(1 + exp(-z)) for z > 0: exp() never overflows, which in
+    # float16 it would from z > 11 (PyTorch computes half in float32). At z == 0 the
+    # log1p(exp(z)) branch gives the gradient 1/2.
+    pos = scaled > 0
+    hi = torch.where(pos & ~linear, scaled, 0)
+    lo = torch.where(pos, 0, scaled)
+    soft = torch.where(pos, hi + torch.log1p(torch.exp(-hi)), torch.log1p(torch.exp(lo)))
+    return torch.where(linear, input, soft / beta)
 
 
 def logsigmoid(input: Tensor) -> Tensor:

@@ -121,7 +121,7 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     return _alpha(input, p, training, inplace, True)
 
 
-def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
                    dim: int = -1) -> Tensor:
     """Softmax of ``(logits + Gumbel noise) / tau``; ``hard`` returns the one-hot argmax whose
     gradient is the soft sample's (straight-through)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -108,6 +109,28 @@ def _clamped_log(x: Tensor) -> Tensor:
     return torch.where(keep, torch.log(torch.where(keep, x, 1)), -100.0)
 
 
+class _BinaryCrossEntropy(torch.autograd.Function):
+    """Unreduced ``-(y log x + (1 - y) log(1 - x))`` (logs clamped to >= -100) with PyTorch's
+    gradients: ``(x - y) / max(x (1 - x), 1e-12)`` for ``x`` (so a saturated ``x`` in {0, 1}
+    gets a huge or a zero gradient, not the clamped log's) and ``log(1 - x) - log(x)``
+    (unclamped: infinite at a saturated ``x``) for ``y``."""
+
+    @staticmethod
+    def forward(ctx: Any, input: Tensor, target: Tensor) -> Tensor:
+        ctx.save_for_backward(input, target)
+        return -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        input, target = ctx.saved_tensors
+        grad_input = grad_target = None
+        if ctx.needs_input_grad[0]:
+            grad_input = grad * (input - target) / ((1 - input) * input).clamp_min(1e-12)
+        if ctx.needs_input_grad[1]:
+            grad_target = grad * (torch.log(1 - input) - torch.log(input))
+        return grad_input, grad_target
+
+
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
@@ -120,7 +143,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          "the same size.")
     if bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    loss = -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
+    loss = _BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight.expand(torch.broadcast_shapes(weight.shape, target.shape))
     return _reduce(loss, reduction)
@@ -421,6 +444,23 @@ def _lengths(values: Tensor | Sequence[int]) -> list[int]:
     return [int(v) for v in values]
 
 
+class _NanGradWhereInfinite(torch.autograd.Function):
+    """Identity on the per-sample losses; adds NaN to the gradient of ``log_probs`` where
+    ``mask`` (T, N, 1) marks the steps of samples whose loss is infinite."""
+
+    @staticmethod
+    def forward(ctx: Any, loss: Tensor, lp: Tensor, mask: Tensor) -> Tensor:
+        ctx.save_for_backward(mask)
+        ctx.lp_shape = tuple(lp.shape)
+        return loss.clone()
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor, None]:
+        (mask,) = ctx.saved_tensors
+        nan = torch.where(mask, math.nan, 0.0).to(grad.dtype).expand(ctx.lp_shape)
+        return grad, nan, None
+
+
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
              target_lengths: Tensor | Sequence[int], blank: int = 0, reduction: str = "mean",
              zero_infinity: bool = False) -> Tensor:
@@ -508,6 +548,9 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     loss = torch.where(finite, -total + (mass - mass.detach()), math.inf)
     if zero_infinity:
         loss = torch.where(finite, loss, 0)
+    elif lp.requires_grad and torch.is_grad_enabled() and not bool(finite.all()):
+        # PyTorch's gradient of an infinite loss is NaN over the steps that sample uses
+        loss = _NanGradWhereInfinite.apply(loss, lp, (~finite).unsqueeze(0).unsqueeze(2) & used)
     if reduction == "mean":
         divisor = torch.tensor([max(s, 1) for s in tg_lens], dtype=lp.dtype, device=lp.device)
         return (loss / divisor).mean()

@@ -25,6 +25,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
+    if input.dtype in (torch.float16, torch.bfloat16):  # in float32, as PyTorch does
+        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     x = input.reshape(n, num_groups, math.prod(input.shape[1:]) // num_groups)
     mean = x.mean(-1, keepdim=True)
     var = x.var(-1, unbiased=False, keepdim=True)
@@ -46,6 +48,9 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int,
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
                            f"{list(input.shape)}")
+    if input.dtype in (torch.float16, torch.bfloat16):
+        # in float32, as PyTorch does (eps=None then means float32's machine epsilon too)
+        return rms_norm(input.float(), shape, weight, eps).to(input.dtype)
     if eps is None:
         eps = torch.finfo(input.dtype).eps
     dims = tuple(range(-len(shape), 0))

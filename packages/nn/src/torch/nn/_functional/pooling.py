@@ -178,11 +178,10 @@ def _fractional(n: int, with_indices: bool) -> Any:
         taps = math.prod(k)
         idx = lin.reshape(batch, chans, math.prod(outs) * taps)
         win = flat.gather(2, idx).reshape(batch, chans, *outs, taps)
-        values = win.amax(-1)
+        values, arg = _ops.window_max(win)
         if not (return_indices or with_indices):
             return values if batched else values.squeeze(0)
-        arg = win.argmax(-1, keepdim=True)
-        index = lin.reshape(batch, chans, *outs, taps).gather(-1, arg).squeeze(-1)
+        index = lin.reshape(batch, chans, *outs, taps).gather(-1, arg.unsqueeze(-1)).squeeze(-1)
         if not batched:
             values, index = values.squeeze(0), index.squeeze(0)
         return values, index

@@ -398,10 +398,12 @@ class ParameterDict(Module):
             del self[k]
 
     def update(self, parameters: Any) -> None:
-        if isinstance(parameters, Mapping):
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
             items = parameters.items()
-        elif isinstance(parameters, ParameterDict):
-            items = parameters.items()
+        elif isinstance(parameters, Mapping):
+            # PyTorch keeps the order of an OrderedDict, a ParameterDict or a sequence of
+            # pairs, but sorts the keys of any other mapping (a plain dict).
+            items = sorted(parameters.items())
         else:
             items = parameters
         for j, p in enumerate(items):

@@ -403,7 +403,10 @@ class Module:
             for module in self.children():
                 module._apply(fn)
         for param in self._parameters.values():
-            if param is None or is_lazy(param):
+            if param is None:
+                continue
+            if is_lazy(param):
+                _retype_placeholder(param, fn)
                 continue
             with torch.no_grad():
                 new = fn(param)
@@ -413,7 +416,9 @@ class Module:
                     grad = fn(param.grad)
                 param.grad = grad
         for key, buf in self._buffers.items():
-            if buf is not None:
+            if buf is not None and is_lazy(buf):
+                _retype_placeholder(buf, fn)
+            elif buf is not None:
                 self._buffers[key] = fn(buf)
         return self
 
@@ -498,9 +503,11 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        # the hooks get this module's own metadata entry (spectral_norm writes its version there)
+        local_metadata: dict[str, Any] = {"version": self._version}
         meta = getattr(destination, "_metadata", None)
         if meta is not None:
-            meta[prefix[:-1]] = {"version": self._version}
+            meta[prefix[:-1]] = local_metadata
         for hook in self._state_dict_pre_hooks.values():
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
@@ -509,7 +516,7 @@ class Module:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
-            result = hook(self, destination, prefix, {})
+            result = hook(self, destination, prefix, local_metadata)
             if result is not None:
                 destination = result
         return destination
@@ -775,6 +782,15 @@ def _as_tensor(t: Tensor) -> Tensor:
     out = t.detach()
     out.requires_grad = t.requires_grad
     return out
+
+
+def _retype_placeholder(placeholder: Tensor, fn: Callable[[Tensor], Tensor]) -> None:
+    """A lazy placeholder holds no data but takes ``fn``'s dtype and device, so that
+    ``LazyLinear(3).double()`` materializes float64 weights (as in PyTorch)."""
+    with torch.no_grad():
+        new = fn(torch.empty(0, dtype=placeholder._dtype, device=placeholder._device))
+    placeholder._dtype = new._dtype
+    placeholder._device = new._device
 
 
 def _swap_data(param: Tensor, new: Tensor) -> None:

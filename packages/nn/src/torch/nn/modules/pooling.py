@@ -80,6 +80,11 @@ class _AvgPoolNd(Module):
 class AvgPool1d(_AvgPoolNd):
     _n = 1
 
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
+        # (PyTorch's 1-d average pooling has no divisor_override)
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
+
     def extra_repr(self) -> str:
         k, s, p = (_ops.ntuple(v, 1) for v in (self.kernel_size, self.stride, self.padding))
         return f"kernel_size={k}, stride={s}, padding={p}"

@@ -1,9 +1,11 @@
 """Recurrent layers: ``RNN``, ``LSTM``, ``GRU`` and their single-step cells.
 
-The layers are composites over core ops, so autograd needs no formulas of its own. Each layer
-and direction projects the whole input sequence at once (one matmul for ``W_ih x + b_ih`` over
-every time step), then runs the recurrence step by step in Python. Padded and packed inputs
-share one loop: a padded batch is a packed one whose every step has the full batch size.
+The layers are composites over core ops; an LSTM or GRU step is one matmul and one fused cell
+op (``aten::_thnn_fused_lstm_cell`` / ``_thnn_fused_gru_cell``, with derivative formulas). Each
+layer and direction projects the whole input sequence at once (one matmul for ``W_ih x +
+b_ih`` over every time step), then runs the recurrence step by step in Python. Padded and
+packed inputs share one loop: a padded batch is a packed one whose every step has the full
+batch size.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch import Tensor
+from torch import Tensor, _rnn_cells
 from torch.nn import functional as F
 from torch.nn import init
 from torch.nn.parameter import Parameter
@@ -33,6 +35,11 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 # and returns the new state (a tensor, or the pair (h, c) for the LSTM).
 
 
+# the aten ops themselves (a torch.ops.aten lookup costs microseconds, once per step)
+_LSTM_CELL = _rnn_cells.ATEN["_thnn_fused_lstm_cell"]
+_GRU_CELL = _rnn_cells.ATEN["_thnn_fused_gru_cell"]
+
+
 def _rnn_step(act: Callable[[Tensor], Tensor]) -> Callable[..., Any]:
     def step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None,
              w_hr: Tensor | None) -> Tensor:
@@ -43,9 +50,9 @@ def _rnn_step(act: Callable[[Tensor], Tensor]) -> Callable[..., Any]:
 def _lstm_step(gi: Tensor, state: tuple[Tensor, Tensor], w_hh: Tensor, b_hh: Tensor | None,
                w_hr: Tensor | None) -> tuple[Tensor, Tensor]:
     h, c = state
-    i, f, g, o = (gi + F.linear(h, w_hh, b_hh)).chunk(4, -1)
-    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-    h = torch.sigmoid(o) * torch.tanh(c)
+    # one fused op for the dozen elementwise ops of a step (sigmoid(f) * c + sigmoid(i) *
+    # tanh(g), sigmoid(o) * tanh(c)); b_hh is already in the hidden gates
+    h, c, _workspace = _LSTM_CELL(gi, F.linear(h, w_hh, b_hh), c)
     if w_hr is not None:
         h = F.linear(h, w_hr)
     return h, c
@@ -53,12 +60,10 @@ def _lstm_step(gi: Tensor, state: tuple[Tensor, Tensor], w_hh: Tensor, b_hh: Ten
 
 def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None,
               w_hr: Tensor | None) -> Tensor:
-    i_r, i_z, i_n = gi.chunk(3, -1)
-    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
-    r = torch.sigmoid(i_r + h_r)
-    z = torch.sigmoid(i_z + h_z)
-    n = torch.tanh(i_n + r * h_n)
-    return n + z * (h - n)  # (1 - z) * n + z * h
+    # one fused op: r, z = sigmoid(i_r + h_r), sigmoid(i_z + h_z); n = tanh(i_n + r * h_n)
+    # with b_hn inside r * (...) (it is in the hidden gates); n + z * (h - n)
+    h, _workspace = _GRU_CELL(gi, F.linear(h, w_hh, b_hh), h)
+    return h
 
 
 def _relu(x: Tensor) -> Tensor:
@@ -386,6 +391,15 @@ class RNNBase(Module):
         return out, state
 
     def forward(self, input: Any, hx: Any = None) -> tuple[Any, Any]:
+        # (PyTorch's LSTM skips this check for packed input: its matmul raises instead)
+        packed = isinstance(input, PackedSequence)
+        data = None if packed and self.mode == "LSTM" else input.data if packed else input
+        weight = getattr(self, "weight_ih_l0", None)
+        if (isinstance(data, Tensor) and isinstance(weight, Tensor) and data.is_floating_point()
+                and data.dtype != weight.dtype):
+            raise ValueError(f"RNN input dtype ({data.dtype}) does not match weight dtype "
+                             f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
+                             f"convert model: model.to({data.dtype})")
         return self._forward_impl(input, hx)
 
 

@@ -9,6 +9,7 @@ and ``Dropout``; parameter names, initialisation and ``repr`` follow PyTorch.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ from torch.nn import functional as F
 from torch.nn import init
 from torch.nn.parameter import Parameter
 
+from .activation import GELU, ReLU
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -171,6 +173,11 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation)
+        # 1 relu, 2 gelu, 0 other (as PyTorch records it for its inference fast path)
+        act = self.activation
+        self.activation_relu_or_gelu = (
+            1 if act is F.relu or isinstance(act, ReLU) else
+            2 if act is F.gelu or isinstance(act, GELU) else 0)
 
     def _sa_block(self, x: Tensor, attn_mask: Tensor | None,
                   key_padding_mask: Tensor | None, is_causal: bool) -> Tensor:
@@ -261,8 +268,12 @@ class TransformerDecoderLayer(Module):
 
 
 class TransformerEncoder(Module):
-    """``num_layers`` deep copies of ``encoder_layer`` applied in turn, then ``norm`` if given
-    (``enable_nested_tensor`` and ``mask_check`` are accepted; nested tensors are not used)."""
+    """``num_layers`` deep copies of ``encoder_layer`` applied in turn, then ``norm`` if given.
+
+    Plait has no nested tensors, but keeps what PyTorch's nested-tensor inference path does to
+    the result: with ``use_nested_tensor`` (``enable_nested_tensor`` and a layer that path
+    supports), in eval mode without autograd, a right-padded ``src_key_padding_mask`` and no
+    ``mask``, the padded positions come out as 0 (before ``norm``)."""
 
     __constants__ = ["norm"]
 
@@ -274,7 +285,11 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False
+        why_not = _why_not_nested(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why_not}", stacklevel=2)
+        self.use_nested_tensor = enable_nested_tensor and not why_not
         self.mask_check = mask_check
 
     def forward(self, src: Tensor, mask: Tensor | None = None,
@@ -286,9 +301,54 @@ class TransformerEncoder(Module):
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=causal,
                          src_key_padding_mask=src_key_padding_mask)
+        padded = self._nested_padding(src, mask, src_key_padding_mask)
+        if padded is not None:
+            output = output.masked_fill(padded.unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+    def _nested_padding(self, src: Tensor, mask: Tensor | None,
+                        src_key_padding_mask: Tensor | None) -> Tensor | None:
+        """The (N, S) padded positions when PyTorch would take its nested-tensor path."""
+        if (not self.use_nested_tensor or src_key_padding_mask is None or mask is not None
+                or src.dim() != 3 or not self.layers or self.layers[0].training):
+            return None
+        layer = self.layers[0]
+        if torch.is_grad_enabled() and (src.requires_grad or any(
+                p.requires_grad for p in layer.parameters())):
+            return None
+        pad = (src_key_padding_mask if src_key_padding_mask.dtype == torch.bool
+               else src_key_padding_mask != 0)
+        if pad.shape != src.shape[:2]:
+            return None
+        # the path needs each sequence's padding at its end (it checks with mask_check)
+        if self.mask_check and bool((pad[:, :-1] & ~pad[:, 1:]).any()):
+            return None
+        return pad
+
+
+def _why_not_nested(layer: Module) -> str:
+    """Why PyTorch's nested-tensor encoder path would not take ``layer`` ("" if it would)."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return f"{name}.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return (f"{name}.self_attn.batch_first was not True(use batch_first for better "
+                "inference performance)")
+    if not layer.self_attn._qkv_same_embed_dim:
+        return f"{name}.self_attn._qkv_same_embed_dim was not True"
+    if layer.self_attn.in_proj_bias is None:
+        return f"{name}.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return f"{name}.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return f"{name}.norm1.eps was not equal to {name}.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return f"{name}.self_attn.num_heads is odd"
+    return ""
 
 
 class TransformerDecoder(Module):

@@ -1,0 +1,58 @@
+// Bindings of the fused LSTM / GRU cells (kernels/rnn_cells.cpp). Operands are contiguous;
+// plait_backend_cpu/kernels/rnn.py checks them and allocates the outputs.
+#include "bindings.h"
+#include "kernels/rnn_cells.h"
+
+using namespace nanobind::literals;
+
+namespace plait::cpu {
+
+void bind_rnn(nb::module_& m) {
+  m.def(
+      "lstm_cell_forward",
+      [](int dtype, int64_t batch, int64_t hidden, uintptr_t hy, uintptr_t cy, uintptr_t ws,
+         uintptr_t input_gates, uintptr_t hidden_gates, uintptr_t cx, uintptr_t input_bias,
+         uintptr_t hidden_bias) {
+        MaybeReleaseGil nogil(Dims{batch, 4 * hidden});
+        return lstm_cell_forward(dtype, batch, hidden, hy, cy, ws, input_gates, hidden_gates,
+                                 cx, input_bias, hidden_bias);
+      },
+      "dtype"_a, "batch"_a, "hidden"_a, "hy"_a, "cy"_a, "workspace"_a, "input_gates"_a,
+      "hidden_gates"_a, "cx"_a, "input_bias"_a, "hidden_bias"_a,
+      "One LSTM step from its gate pre-activations (a bias address of 0: none).");
+  m.def(
+      "lstm_cell_backward",
+      [](int dtype, int64_t batch, int64_t hidden, uintptr_t grad_gates, uintptr_t grad_cx,
+         uintptr_t grad_hy, uintptr_t grad_cy, uintptr_t cx, uintptr_t cy, uintptr_t ws) {
+        MaybeReleaseGil nogil(Dims{batch, 4 * hidden});
+        return lstm_cell_backward(dtype, batch, hidden, grad_gates, grad_cx, grad_hy, grad_cy,
+                                  cx, cy, ws);
+      },
+      "dtype"_a, "batch"_a, "hidden"_a, "grad_gates"_a, "grad_cx"_a, "grad_hy"_a, "grad_cy"_a,
+      "cx"_a, "cy"_a, "workspace"_a,
+      "Gradients of the gates and cx of lstm_cell_forward (a gradient address of 0: zero).");
+  m.def(
+      "gru_cell_forward",
+      [](int dtype, int64_t batch, int64_t hidden, uintptr_t hy, uintptr_t ws,
+         uintptr_t input_gates, uintptr_t hidden_gates, uintptr_t hx, uintptr_t input_bias,
+         uintptr_t hidden_bias) {
+        MaybeReleaseGil nogil(Dims{batch, 3 * hidden});
+        return gru_cell_forward(dtype, batch, hidden, hy, ws, input_gates, hidden_gates, hx,
+                                input_bias, hidden_bias);
+      },
+      "dtype"_a, "batch"_a, "hidden"_a, "hy"_a, "workspace"_a, "input_gates"_a,
+      "hidden_gates"_a, "hx"_a, "input_bias"_a, "hidden_bias"_a,
+      "One GRU step from its gate pre-activations (a bias address of 0: none).");
+  m.def(
+      "gru_cell_backward",
+      [](int dtype, int64_t batch, int64_t hidden, uintptr_t grad_input, uintptr_t grad_hidden,
+         uintptr_t grad_hx, uintptr_t grad_hy, uintptr_t ws) {
+        MaybeReleaseGil nogil(Dims{batch, 3 * hidden});
+        return gru_cell_backward(dtype, batch, hidden, grad_input, grad_hidden, grad_hx,
+                                 grad_hy, ws);
+      },
+      "dtype"_a, "batch"_a, "hidden"_a, "grad_input"_a, "grad_hidden"_a, "grad_hx"_a,
+      "grad_hy"_a, "workspace"_a, "Gradients of the gates and hx of gru_cell_forward.");
+}
+
+}  // namespace plait::cpu

@@ -1,0 +1,107 @@
+"""Wrappers of the fused cross-entropy kernels: they override core's composite aten ops
+``_cross_entropy_forward`` (loss and row logsumexp of (N, C) / (C,) logits against int64
+class indices) and ``_cross_entropy_backward`` (the logits' gradient) under the CPU key
+(DESIGN.md §4).
+
+A wrapper checks the arguments, allocates the outputs and makes one native call over
+contiguous operands. Anything the native code does not take (a dtype without a code, a
+weight of another dtype or shape, no rows or no classes, mismatched shapes) runs the op's
+composite kernel from core, the reference the tests compare with; so does a target out of
+range, detected by the native code before it writes anything, so that the composite raises
+PyTorch's error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+from ._common import Kernel
+from .fused import _addresses, composite
+
+_FLOATING = ("float32", "float64", "float16", "bfloat16")
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def make_kernels(
+    native: ModuleType,
+    dtype_codes: Mapping[Any, int],
+    reference: Callable[[str], Kernel],
+) -> dict[str, Kernel]:
+    """The fused cross-entropy kernels, keyed by aten op."""
+    import torch
+
+    # outputs: uninitialised contiguous tensors without torch.empty's argument handling
+    from torch._alloc import new_tensor
+
+    codes = {dt: code for dt, code in dtype_codes.items() if native.DTYPES[code] in _FLOATING}
+
+    def layout(self: Any, target: Any, weight: Any, reduction: Any,
+               ignore_index: Any) -> tuple[int, int, int, int] | None:
+        """(code, rows, classes, reduction code) when the native kernel takes the case."""
+        code = codes.get(self.dtype)
+        if (code is None or target.dtype != torch.int64 or self.ndim not in (1, 2)
+                or target.ndim != self.ndim - 1 or not isinstance(reduction, int)
+                or not isinstance(ignore_index, int)
+                or not _INT64_MIN <= ignore_index <= _INT64_MAX):
+            return None
+        rows = self.shape[0] if self.ndim == 2 else 1
+        classes = self.shape[-1]
+        if rows == 0 or classes == 0 or (self.ndim == 2 and target.shape[0] != rows):
+            return None
+        if weight is not None and (weight.dtype != self.dtype
+                                   or tuple(weight.shape) != (classes,)):
+            return None
+        return code, rows, classes, reduction if reduction in (0, 1) else 2
+
+    def cross_entropy_forward(self: Any, target: Any, weight: Any, reduction: int,
+                              ignore_index: int) -> Any:
+        args = (self, target, weight, reduction, ignore_index)
+        case = layout(*args)
+        if case is None:
+            return composite("aten::_cross_entropy_forward")(*args)
+        code, rows, classes, red = case
+        dev, dt = self.device, self.dtype
+        loss = new_tensor(tuple(target.shape) if red == 0 else (), dt, dev)
+        lse = new_tensor(tuple(self.shape[:-1]), dt, dev)
+        # the contiguous operands stay referenced until the native call has returned
+        operands = (self.contiguous(), target.contiguous(),
+                    weight.contiguous() if weight is not None else None)
+        ptrs = _addresses(loss, lse, *operands)
+        if ptrs is None or native.cross_entropy_forward(
+                code, rows, classes, red, ignore_index, *ptrs) != native.LOSS_OK:
+            return composite("aten::_cross_entropy_forward")(*args)
+        return loss, lse
+
+    def cross_entropy_backward(grad_output: Any, self: Any, target: Any, weight: Any,
+                               reduction: int, ignore_index: int, logsumexp: Any) -> Any:
+        args = (grad_output, self, target, weight, reduction, ignore_index, logsumexp)
+        case = layout(self, target, weight, reduction, ignore_index)
+        if case is not None:
+            grad_shape = tuple(target.shape) if case[3] == 0 else ()
+            if (grad_output.dtype != self.dtype or tuple(grad_output.shape) != grad_shape
+                    or logsumexp.dtype != self.dtype
+                    or tuple(logsumexp.shape) != tuple(self.shape[:-1])):
+                case = None
+        if case is None:
+            return composite("aten::_cross_entropy_backward")(*args)
+        code, rows, classes, red = case
+        grad_in = new_tensor(tuple(self.shape), self.dtype, self.device)
+        operands = (grad_output.contiguous(), self.contiguous(), target.contiguous(),
+                    weight.contiguous() if weight is not None else None,
+                    logsumexp.contiguous())
+        ptrs = _addresses(grad_in, *operands)
+        if ptrs is None or native.cross_entropy_backward(
+                code, rows, classes, red, ignore_index, *ptrs) != native.LOSS_OK:
+            return composite("aten::_cross_entropy_backward")(*args)
+        return grad_in
+
+    cross_entropy_forward.__name__ = "_cross_entropy_forward_cpu"
+    cross_entropy_forward.__qualname__ = "_cross_entropy_forward_cpu"
+    cross_entropy_backward.__name__ = "_cross_entropy_backward_cpu"
+    cross_entropy_backward.__qualname__ = "_cross_entropy_backward_cpu"
+    return {
+        "aten::_cross_entropy_forward": cross_entropy_forward,
+        "aten::_cross_entropy_backward": cross_entropy_backward,
+    }

@@ -1,0 +1,134 @@
+"""Wrappers of the fused LSTM / GRU cell kernels: they override core's composite aten ops
+``_thnn_fused_lstm_cell``, ``_thnn_fused_lstm_cell_backward_impl``, ``_thnn_fused_gru_cell``
+and ``_thnn_fused_gru_cell_backward`` (``torch/_rnn_cells.py``) under the CPU key.
+
+A wrapper checks its operands (one floating dtype, 2-d states and gates of matching shapes,
+1-d biases), copies non-contiguous ones, allocates contiguous outputs and makes one native
+call. Anything else (broadcast states, mixed dtypes, empty batches) runs the op's composite
+from core, which is also the reference the tests compare with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+from ._common import Kernel
+from .fused import _addresses, composite
+
+_FLOATING = ("float32", "float64", "float16", "bfloat16")
+
+
+def _matrix(t: Any, rows: int, cols: int) -> bool:
+    return t is not None and tuple(t.shape) == (rows, cols)
+
+
+def make_kernels(
+    native: ModuleType,
+    dtype_codes: Mapping[Any, int],
+    reference: Callable[[str], Kernel],
+) -> dict[str, Kernel]:
+    """The fused cell kernels, keyed by aten op (``"aten::_thnn_fused_lstm_cell"``...)."""
+    import torch
+
+    codes = {dt: code for dt, code in dtype_codes.items() if native.DTYPES[code] in _FLOATING}
+
+    def layout(state: Any, *operands: Any) -> tuple[int, int, int] | None:
+        """(dtype code, batch, hidden) when ``state`` is a non-empty (batch, hidden) matrix
+        and every operand (None allowed) has its dtype; None otherwise."""
+        code = codes.get(state.dtype)
+        if code is None or len(state.shape) != 2 or not state.numel():
+            return None
+        if any(t is not None and (t.dtype != state.dtype or t.device != state.device)
+               for t in operands):
+            return None
+        return code, state.shape[0], state.shape[1]
+
+    def biases_ok(width: int, *biases: Any) -> bool:
+        return all(b is None or tuple(b.shape) == (width,) for b in biases)
+
+    def contiguous(*tensors: Any) -> list[Any]:
+        return [t.contiguous() if t is not None else None for t in tensors]
+
+    def empty(state: Any, rows: int, cols: int) -> Any:
+        return torch.empty((rows, cols), dtype=state.dtype, device=state.device)
+
+    def lstm_cell(input_gates: Any, hidden_gates: Any, cx: Any, input_bias: Any = None,
+                  hidden_bias: Any = None) -> Any:
+        args = (input_gates, hidden_gates, cx, input_bias, hidden_bias)
+        lay = layout(cx, *args)
+        if lay is None:
+            return composite("aten::_thnn_fused_lstm_cell")(*args)
+        code, b, h = lay
+        if not (_matrix(input_gates, b, 4 * h) and _matrix(hidden_gates, b, 4 * h)
+                and biases_ok(4 * h, input_bias, hidden_bias)):
+            return composite("aten::_thnn_fused_lstm_cell")(*args)
+        operands = contiguous(*args)  # referenced until the native call returns
+        hy, cy, ws = empty(cx, b, h), empty(cx, b, h), empty(cx, b, 4 * h)
+        ptrs = _addresses(hy, cy, ws, *operands)
+        if ptrs is None or not native.lstm_cell_forward(code, b, h, *ptrs):
+            return composite("aten::_thnn_fused_lstm_cell")(*args)
+        return hy, cy, ws
+
+    def lstm_cell_backward(grad_hy: Any, grad_cy: Any, cx: Any, cy: Any, workspace: Any,
+                           has_bias: bool) -> Any:
+        args = (grad_hy, grad_cy, cx, cy, workspace, has_bias)
+        lay = layout(cx, grad_hy, grad_cy, cy, workspace)
+        if lay is None:
+            return composite("aten::_thnn_fused_lstm_cell_backward_impl")(*args)
+        code, b, h = lay
+        if not (_matrix(cy, b, h) and _matrix(workspace, b, 4 * h)
+                and all(g is None or _matrix(g, b, h) for g in (grad_hy, grad_cy))):
+            return composite("aten::_thnn_fused_lstm_cell_backward_impl")(*args)
+        operands = contiguous(grad_hy, grad_cy, cx, cy, workspace)
+        grad_gates, grad_cx = empty(cx, b, 4 * h), empty(cx, b, h)
+        ptrs = _addresses(grad_gates, grad_cx, *operands)
+        if ptrs is None or not native.lstm_cell_backward(code, b, h, *ptrs):
+            return composite("aten::_thnn_fused_lstm_cell_backward_impl")(*args)
+        return grad_gates, grad_cx, grad_gates.sum(0) if has_bias else None
+
+    def gru_cell(input_gates: Any, hidden_gates: Any, hx: Any, input_bias: Any = None,
+                 hidden_bias: Any = None) -> Any:
+        args = (input_gates, hidden_gates, hx, input_bias, hidden_bias)
+        lay = layout(hx, *args)
+        if lay is None:
+            return composite("aten::_thnn_fused_gru_cell")(*args)
+        code, b, h = lay
+        if not (_matrix(input_gates, b, 3 * h) and _matrix(hidden_gates, b, 3 * h)
+                and biases_ok(3 * h, input_bias, hidden_bias)):
+            return composite("aten::_thnn_fused_gru_cell")(*args)
+        operands = contiguous(*args)
+        hy, ws = empty(hx, b, h), empty(hx, b, 5 * h)
+        ptrs = _addresses(hy, ws, *operands)
+        if ptrs is None or not native.gru_cell_forward(code, b, h, *ptrs):
+            return composite("aten::_thnn_fused_gru_cell")(*args)
+        return hy, ws
+
+    def gru_cell_backward(grad_hy: Any, workspace: Any, has_bias: bool) -> Any:
+        args = (grad_hy, workspace, has_bias)
+        lay = layout(grad_hy, workspace)
+        if lay is None:
+            return composite("aten::_thnn_fused_gru_cell_backward")(*args)
+        code, b, h = lay
+        if not _matrix(workspace, b, 5 * h):
+            return composite("aten::_thnn_fused_gru_cell_backward")(*args)
+        operands = contiguous(grad_hy, workspace)
+        grad_input, grad_hidden = empty(grad_hy, b, 3 * h), empty(grad_hy, b, 3 * h)
+        grad_hx = empty(grad_hy, b, h)
+        ptrs = _addresses(grad_input, grad_hidden, grad_hx, *operands)
+        if ptrs is None or not native.gru_cell_backward(code, b, h, *ptrs):
+            return composite("aten::_thnn_fused_gru_cell_backward")(*args)
+        if has_bias:
+            return grad_input, grad_hidden, grad_hx, grad_input.sum(0), grad_hidden.sum(0)
+        return grad_input, grad_hidden, grad_hx, None, None
+
+    kernels = {
+        "aten::_thnn_fused_lstm_cell": lstm_cell,
+        "aten::_thnn_fused_lstm_cell_backward_impl": lstm_cell_backward,
+        "aten::_thnn_fused_gru_cell": gru_cell,
+        "aten::_thnn_fused_gru_cell_backward": gru_cell_backward,
+    }
+    for name, fn in kernels.items():
+        fn.__name__ = fn.__qualname__ = f"{name[len('aten::'):]}_cpu"
+    return kernels
