@@ -5,7 +5,6 @@
 // arrays, so they vectorise without reassociation flags. T is the storage type, C =
 // ComputeType<T> the arithmetic type (float for float16 / bfloat16).
 #include "fused_norm.h"
-#include "vecmath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +15,7 @@
 
 #include "dtype.h"
 #include "parallel.h"
+#include "row_math.h"
 #include "simd.h"
 
 namespace plait::cpu {
@@ -23,99 +23,7 @@ namespace {
 
 constexpr int kLanes = 16;
 
-inline double exp_c(double x) { return std::exp(x); }
-inline float exp_c(float x) { return vecmath::exp(x); }  // vectorisable, within 2 ulp
-
-// Bounds of the arguments for which exp_in_range gives vecmath::exp's result.
-constexpr float kExpLow = -104.0f;
-constexpr float kExpHigh = 89.0f;
-
-// vecmath::exp(x) for x in [kExpLow, kExpHigh] (and NaN, as a NaN): the same steps without its
-// clamps to that range and its NaN select, which change nothing there, so the results are
-// bitwise the same. A softmax row whose shifted values all lie in the range (every row whose
-// spread is under 104) takes this: a fifth fewer instructions per element.
-inline float exp_in_range(float x) {
-  int32_t n;
-  const float k = vecmath::round_magic(x * 1.44269504088896341f, &n);
-  float r = x - k * 0.693359375f;
-  r = r - k * -2.12194440e-4f;
-  return vecmath::exp_scale(r, n);
-}
-
-// exp_c, or exp_in_range when the caller knows the argument is in range (float only).
-template <bool kInRange, class Cv>
-inline Cv exp_t(Cv x) {
-  if constexpr (kInRange && std::is_same_v<Cv, float>) {
-    return exp_in_range(x);
-  } else {
-    return exp_c(x);
-  }
-}
-
-template <class T>
-using C = ComputeType<T>;
-
-template <class T>
-inline C<T> load(T v) {
-  return cast<C<T>>(v);
-}
-
-template <class T>
-inline T store(C<T> v) {
-  return cast<T>(v);
-}
-
-// The shift of a softmax row: its maximum, or 0 when that is infinite (an all -inf row, or a
-// +inf entry), so that inf - inf makes no NaN there (the composite's rule).
-template <class Cv>
-inline Cv finite_shift(Cv m) {
-  return std::isinf(m) ? Cv(0) : m;
-}
-
 // -- softmax over a contiguous last dimension ---------------------------------------------------
-
-// The largest and smallest value of a row (NaN ignored; -inf and +inf for an empty row).
-template <class Cv>
-struct Range {
-  Cv max;
-  Cv min;
-};
-
-// The extremes take 32 lanes each (two AVX-512 vectors of float): with one vector, each max
-// waits for the previous one, and that latency chain cost as much as the exponentials' pass.
-// The result does not depend on the lane count (a maximum is exact).
-constexpr int kRangeLanes = 32;
-
-template <class T>
-PLAIT_CLONES Range<C<T>> row_range(const T* __restrict x, int64_t n) {
-  using Cv = C<T>;
-  constexpr Cv kInf = std::numeric_limits<Cv>::infinity();
-  Cv hi[kRangeLanes];
-  Cv lo[kRangeLanes];
-  for (int j = 0; j < kRangeLanes; ++j) {
-    hi[j] = -kInf;
-    lo[j] = kInf;
-  }
-  int64_t i = 0;
-  for (; i + kRangeLanes <= n; i += kRangeLanes) {
-    for (int j = 0; j < kRangeLanes; ++j) {
-      const Cv v = load(x[i + j]);
-      hi[j] = v > hi[j] ? v : hi[j];
-      lo[j] = v < lo[j] ? v : lo[j];
-    }
-  }
-  Range<Cv> r{-kInf, kInf};
-  for (; i < n; ++i) {
-    const Cv v = load(x[i]);
-    r.max = v > r.max ? v : r.max;
-    r.min = v < r.min ? v : r.min;
-  }
-  for (int j = 0; j < kRangeLanes; ++j) {
-    r.max = hi[j] > r.max ? hi[j] : r.max;
-    r.min = lo[j] < r.min ? lo[j] : r.min;
-  }
-  return r;
-}
 
 // sum(exp(x - shift)); also writes the exponentials to `e` when it is not null.
 template <bool kInRange, class T>
