@@ -109,6 +109,26 @@ inline constexpr bool is_floating_v = std::is_floating_point_v<T> || is_reduced_
 template <class T>
 using ComputeType = std::conditional_t<is_reduced_float_v<T>, float, T>;
 
+// A value of T in its compute type (exact), and a compute-type value stored back as T (the
+// 16-bit floats round to nearest even; other types are unchanged).
+template <class T>
+inline ComputeType<T> load(T x) {
+  if constexpr (is_reduced_float_v<T>) {
+    return static_cast<float>(x);
+  } else {
+    return x;
+  }
+}
+
+template <class T>
+inline T store_as(ComputeType<T> v) {
+  if constexpr (is_reduced_float_v<T>) {
+    return T::from_float(v);
+  } else {
+    return v;
+  }
+}
+
 // One row per dtype: code, C++ type, name. Adding a dtype is adding a row.
 #define PLAIT_CPU_DTYPES(X) \
   X(0, bool, "bool")        \

@@ -65,14 +65,14 @@ PLAIT_CLONES void row_scale(Cv* __restrict y, int64_t n, Cv scale) {
 template <bool kInRange, class T>
 PLAIT_CLONES void row_exp_scale(T* __restrict y, const T* __restrict x, int64_t n, C<T> shift,
                                 C<T> scale) {
-  for (int64_t i = 0; i < n; ++i) y[i] = store<T>(exp_t<kInRange>(load(x[i]) - shift) * scale);
+  for (int64_t i = 0; i < n; ++i) y[i] = store_as<T>(exp_t<kInRange>(load(x[i]) - shift) * scale);
 }
 
 // y = (x - shift) - log_sum.
 template <class T>
 PLAIT_CLONES void row_log_softmax(T* __restrict y, const T* __restrict x, int64_t n,
                                   C<T> shift, C<T> log_sum) {
-  for (int64_t i = 0; i < n; ++i) y[i] = store<T>((load(x[i]) - shift) - log_sum);
+  for (int64_t i = 0; i < n; ++i) y[i] = store_as<T>((load(x[i]) - shift) - log_sum);
 }
 
 // One softmax / log_softmax row, with exp_in_range when kInRange.
@@ -140,9 +140,9 @@ template <class T>
 PLAIT_CLONES void row_softmax_grad(T* __restrict gi, const T* __restrict g,
                                    const T* __restrict y, int64_t n, C<T> dot, bool log) {
   if (log) {
-    for (int64_t i = 0; i < n; ++i) gi[i] = store<T>(load(g[i]) - exp_c(load(y[i])) * dot);
+    for (int64_t i = 0; i < n; ++i) gi[i] = store_as<T>(load(g[i]) - exp_c(load(y[i])) * dot);
   } else {
-    for (int64_t i = 0; i < n; ++i) gi[i] = store<T>(load(y[i]) * (load(g[i]) - dot));
+    for (int64_t i = 0; i < n; ++i) gi[i] = store_as<T>(load(y[i]) * (load(g[i]) - dot));
   }
 }
 
@@ -186,9 +186,9 @@ PLAIT_CLONES void col_softmax_out(T* __restrict y, const T* __restrict x,
                                   const C<T>* __restrict m, const C<T>* __restrict s, int64_t w,
                                   bool log) {
   if (log) {
-    for (int64_t j = 0; j < w; ++j) y[j] = store<T>((load(x[j]) - m[j]) - s[j]);
+    for (int64_t j = 0; j < w; ++j) y[j] = store_as<T>((load(x[j]) - m[j]) - s[j]);
   } else {
-    for (int64_t j = 0; j < w; ++j) y[j] = store<T>(exp_c(load(x[j]) - m[j]) * s[j]);
+    for (int64_t j = 0; j < w; ++j) y[j] = store_as<T>(exp_c(load(x[j]) - m[j]) * s[j]);
   }
 }
 
@@ -207,9 +207,9 @@ PLAIT_CLONES void col_softmax_grad(T* __restrict gi, const T* __restrict g,
                                    const T* __restrict y, const C<T>* __restrict s, int64_t w,
                                    bool log) {
   if (log) {
-    for (int64_t j = 0; j < w; ++j) gi[j] = store<T>(load(g[j]) - exp_c(load(y[j])) * s[j]);
+    for (int64_t j = 0; j < w; ++j) gi[j] = store_as<T>(load(g[j]) - exp_c(load(y[j])) * s[j]);
   } else {
-    for (int64_t j = 0; j < w; ++j) gi[j] = store<T>(load(y[j]) * (load(g[j]) - s[j]));
+    for (int64_t j = 0; j < w; ++j) gi[j] = store_as<T>(load(y[j]) * (load(g[j]) - s[j]));
   }
 }
 
@@ -318,14 +318,14 @@ PLAIT_CLONES void row_normalize(T* __restrict y, const T* __restrict x, int64_t 
                                 C<T> rstd, const T* __restrict w, const T* __restrict b) {
   if (w != nullptr && b != nullptr) {
     for (int64_t i = 0; i < n; ++i) {
-      y[i] = store<T>(((load(x[i]) - mean) * rstd) * load(w[i]) + load(b[i]));
+      y[i] = store_as<T>(((load(x[i]) - mean) * rstd) * load(w[i]) + load(b[i]));
     }
   } else if (w != nullptr) {
-    for (int64_t i = 0; i < n; ++i) y[i] = store<T>(((load(x[i]) - mean) * rstd) * load(w[i]));
+    for (int64_t i = 0; i < n; ++i) y[i] = store_as<T>(((load(x[i]) - mean) * rstd) * load(w[i]));
   } else if (b != nullptr) {
-    for (int64_t i = 0; i < n; ++i) y[i] = store<T>((load(x[i]) - mean) * rstd + load(b[i]));
+    for (int64_t i = 0; i < n; ++i) y[i] = store_as<T>((load(x[i]) - mean) * rstd + load(b[i]));
   } else {
-    for (int64_t i = 0; i < n; ++i) y[i] = store<T>((load(x[i]) - mean) * rstd);
+    for (int64_t i = 0; i < n; ++i) y[i] = store_as<T>((load(x[i]) - mean) * rstd);
   }
 }
 
@@ -338,8 +338,8 @@ void layer_norm_rows(int64_t rows, int64_t n, C<T> eps, T* out, T* mean, T* rstd
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * n;
       if (n == 0) {  // nothing to normalise: PyTorch's mean 0 and rstd NaN
-        mean[r] = store<T>(Cv(0));
-        rstd[r] = store<T>(std::numeric_limits<Cv>::quiet_NaN());
+        mean[r] = store_as<T>(Cv(0));
+        rstd[r] = store_as<T>(std::numeric_limits<Cv>::quiet_NaN());
         continue;
       }
       double moments[2];
@@ -348,8 +348,8 @@ void layer_norm_rows(int64_t rows, int64_t n, C<T> eps, T* out, T* mean, T* rstd
       const Cv var = static_cast<Cv>(moments[1]);
       const Cv rs = Cv(1) / std::sqrt(var + eps);
       row_normalize(out + r * n, xr, n, m, rs, w, b);
-      mean[r] = store<T>(m);
-      rstd[r] = store<T>(rs);
+      mean[r] = store_as<T>(m);
+      rstd[r] = store_as<T>(rs);
     }
   });
 }
@@ -393,7 +393,7 @@ PLAIT_CLONES void row_grad_input(T* __restrict dx, const T* __restrict g,
   for (int64_t i = 0; i < n; ++i) {
     const C<T> h = w != nullptr ? load(g[i]) * load(w[i]) : load(g[i]);
     const C<T> xhat = (load(x[i]) - mean) * rstd;
-    dx[i] = store<T>(rstd * (h - mean_h - xhat * mean_hx));
+    dx[i] = store_as<T>(rstd * (h - mean_h - xhat * mean_hx));
   }
 }
 
@@ -453,8 +453,8 @@ void layer_norm_backward_rows(int64_t rows, int64_t n, T* dx, T* dw, T* db, cons
       sw += static_cast<double>(partial[static_cast<size_t>(b * 2 * n + i)]);
       sb += static_cast<double>(partial[static_cast<size_t>(b * 2 * n + n + i)]);
     }
-    if (dw != nullptr) dw[i] = store<T>(static_cast<Cv>(sw));
-    if (db != nullptr) db[i] = store<T>(static_cast<Cv>(sb));
+    if (dw != nullptr) dw[i] = store_as<T>(static_cast<Cv>(sw));
+    if (db != nullptr) db[i] = store_as<T>(static_cast<Cv>(sb));
   }
 }
 

@@ -95,24 +95,6 @@ void gather_bits(const Dims& shape, char* out, const Dims& out_strides, char* a,
 enum ScatterReduce { kNone = 0, kSum = 1, kProd = 2, kAmax = 3, kAmin = 4, kMean = 5 };
 
 template <class T>
-inline ComputeType<T> load(T x) {
-  if constexpr (is_reduced_float_v<T>) {
-    return static_cast<float>(x);
-  } else {
-    return x;
-  }
-}
-
-template <class T>
-inline T store_as(ComputeType<T> v) {
-  if constexpr (is_reduced_float_v<T>) {
-    return T::from_float(v);
-  } else {
-    return v;
-  }
-}
-
-template <class T>
 T combine(int reduce, T a, T b) {
   if constexpr (std::is_same_v<T, bool>) {
     return (reduce == kSum || reduce == kAmax) ? (a || b) : (a && b);

@@ -54,15 +54,6 @@ constexpr int64_t kOuterWidth = 256;
 constexpr int kLanes = 64;
 constexpr int64_t kPairwiseBlock = 1024;
 
-template <class T>
-inline ComputeType<T> load(T x) {
-  if constexpr (is_reduced_float_v<T>) {
-    return static_cast<float>(x);
-  } else {
-    return x;
-  }
-}
-
 // An op: `Acc`, `identity()`, `step(acc, x)` folding in one input element and
 // `combine(earlier, later)` of two partial results. `kPairwise` asks for pairwise runs.
 

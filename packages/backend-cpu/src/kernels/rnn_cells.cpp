@@ -21,16 +21,6 @@ namespace {
 template <class T>
 using C = ComputeType<T>;
 
-template <class T>
-inline C<T> load(T v) {
-  return cast<C<T>>(v);
-}
-
-template <class T>
-inline T store(C<T> v) {
-  return cast<T>(v);
-}
-
 inline float tanh_c(float x) { return vecmath::tanh(x); }
 inline double tanh_c(double x) { return std::tanh(x); }
 inline float sigmoid_c(float x) { return 1.0f / (1.0f + vecmath::exp(-x)); }
@@ -51,12 +41,12 @@ PLAIT_CLONES void lstm_forward_row(int64_t h, T* __restrict hy, T* __restrict cy
     const Cv g = tanh_c(load(ig[2 * h + k]) + load(hg[2 * h + k]) + bias[2 * h + k]);
     const Cv o = sigmoid_c(load(ig[3 * h + k]) + load(hg[3 * h + k]) + bias[3 * h + k]);
     const Cv c = f * load(cx[k]) + i * g;
-    hy[k] = store<T>(o * tanh_c(c));
-    cy[k] = store<T>(c);
-    ws[k] = store<T>(i);
-    ws[h + k] = store<T>(f);
-    ws[2 * h + k] = store<T>(g);
-    ws[3 * h + k] = store<T>(o);
+    hy[k] = store_as<T>(o * tanh_c(c));
+    cy[k] = store_as<T>(c);
+    ws[k] = store_as<T>(i);
+    ws[h + k] = store_as<T>(f);
+    ws[2 * h + k] = store_as<T>(g);
+    ws[3 * h + k] = store_as<T>(o);
   }
 }
 
@@ -73,11 +63,11 @@ PLAIT_CLONES void lstm_backward_row(int64_t h, T* __restrict dgates, T* __restri
     const Cv tc = tanh_c(load(cy[k]));
     const Cv gh = load(ghy[k]);
     const Cv gc = load(gcy[k]) + gh * o * (Cv(1) - tc * tc);
-    dgates[k] = store<T>(gc * g * i * (Cv(1) - i));
-    dgates[h + k] = store<T>(gc * load(cx[k]) * f * (Cv(1) - f));
-    dgates[2 * h + k] = store<T>(gc * i * (Cv(1) - g * g));
-    dgates[3 * h + k] = store<T>(gh * tc * o * (Cv(1) - o));
-    dcx[k] = store<T>(gc * f);
+    dgates[k] = store_as<T>(gc * g * i * (Cv(1) - i));
+    dgates[h + k] = store_as<T>(gc * load(cx[k]) * f * (Cv(1) - f));
+    dgates[2 * h + k] = store_as<T>(gc * i * (Cv(1) - g * g));
+    dgates[3 * h + k] = store_as<T>(gh * tc * o * (Cv(1) - o));
+    dcx[k] = store_as<T>(gc * f);
   }
 }
 
@@ -96,12 +86,12 @@ PLAIT_CLONES void gru_forward_row(int64_t h, T* __restrict hy, T* __restrict ws,
     const Cv hn = load(hg[2 * h + k]) + hb[2 * h + k];
     const Cv n = tanh_c((load(ig[2 * h + k]) + ib[2 * h + k]) + r * hn);
     const Cv x = load(hx[k]);
-    hy[k] = store<T>(n + z * (x - n));
-    ws[k] = store<T>(r);
-    ws[h + k] = store<T>(z);
-    ws[2 * h + k] = store<T>(n);
+    hy[k] = store_as<T>(n + z * (x - n));
+    ws[k] = store_as<T>(r);
+    ws[h + k] = store_as<T>(z);
+    ws[2 * h + k] = store_as<T>(n);
     ws[3 * h + k] = hx[k];
-    ws[4 * h + k] = store<T>(hn);
+    ws[4 * h + k] = store_as<T>(hn);
   }
 }
 
@@ -117,13 +107,13 @@ PLAIT_CLONES void gru_backward_row(int64_t h, T* __restrict dinput, T* __restric
     const Cv dn = g * (Cv(1) - z) * (Cv(1) - n * n);
     const Cv dz = g * (x - n) * z * (Cv(1) - z);
     const Cv dr = dn * hn * r * (Cv(1) - r);
-    dinput[k] = store<T>(dr);
-    dinput[h + k] = store<T>(dz);
-    dinput[2 * h + k] = store<T>(dn);
-    dhidden[k] = store<T>(dr);
-    dhidden[h + k] = store<T>(dz);
-    dhidden[2 * h + k] = store<T>(dn * r);
-    dhx[k] = store<T>(g * z);
+    dinput[k] = store_as<T>(dr);
+    dinput[h + k] = store_as<T>(dz);
+    dinput[2 * h + k] = store_as<T>(dn);
+    dhidden[k] = store_as<T>(dr);
+    dhidden[h + k] = store_as<T>(dz);
+    dhidden[2 * h + k] = store_as<T>(dn * r);
+    dhx[k] = store_as<T>(g * z);
   }
 }
 
@@ -195,7 +185,7 @@ bool lstm_cell_backward(int dtype, int64_t batch, int64_t hidden, uintptr_t grad
     using T = decltype(tag);
     const int64_t g = 4 * hidden;
     // An absent gradient reads as one row of zeros, repeated (row stride 0).
-    const std::vector<T> zeros(static_cast<size_t>(hidden), store<T>(C<T>(0)));
+    const std::vector<T> zeros(static_cast<size_t>(hidden), store_as<T>(C<T>(0)));
     const T* ghy = grad_hy ? ptr<T>(grad_hy) : zeros.data();
     const T* gcy = grad_cy ? ptr<T>(grad_cy) : zeros.data();
     const int64_t shy = grad_hy ? hidden : 0, scy = grad_cy ? hidden : 0;

@@ -51,16 +51,6 @@ inline Cv exp_t(Cv x) {
 template <class T>
 using C = ComputeType<T>;
 
-template <class T>
-inline C<T> load(T v) {
-  return cast<C<T>>(v);
-}
-
-template <class T>
-inline T store(C<T> v) {
-  return cast<T>(v);
-}
-
 // The shift of a softmax row: its maximum, or 0 when that is infinite (an all -inf row, or a
 // +inf entry), so that inf - inf makes no NaN there (the composite's rule).
 template <class Cv>

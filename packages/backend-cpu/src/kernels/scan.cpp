@@ -21,24 +21,6 @@ namespace {
 constexpr int64_t kMinWork = int64_t{1} << 15;
 constexpr int64_t kColumns = 256;
 
-template <class T>
-inline ComputeType<T> load(T x) {
-  if constexpr (is_reduced_float_v<T>) {
-    return static_cast<float>(x);
-  } else {
-    return x;
-  }
-}
-
-template <class T>
-inline T store_as(ComputeType<T> v) {
-  if constexpr (is_reduced_float_v<T>) {
-    return T::from_float(v);
-  } else {
-    return v;
-  }
-}
-
 // Integers accumulate in a wrapping unsigned type; floats in their compute type.
 template <class T, bool = is_floating_v<T>>
 struct ScanAccOf {

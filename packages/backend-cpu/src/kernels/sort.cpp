@@ -19,15 +19,6 @@ namespace {
 
 constexpr int64_t kMinWork = int64_t{1} << 14;
 
-template <class T>
-inline ComputeType<T> load(T x) {
-  if constexpr (is_reduced_float_v<T>) {
-    return static_cast<float>(x);
-  } else {
-    return x;
-  }
-}
-
 // 32-bit keys for dtypes whose values fit a float or 32-bit integer, 64-bit keys otherwise.
 template <class T>
 using Key = std::conditional_t<(sizeof(ComputeType<T>) <= 4), uint32_t, uint64_t>;
