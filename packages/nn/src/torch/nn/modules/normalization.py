@@ -1,5 +1,5 @@
 """Normalisation layers: ``LayerNorm``, ``BatchNorm1d/2d/3d``, ``GroupNorm``, ``RMSNorm``,
-``InstanceNorm1d/2d/3d`` and ``LocalResponseNorm``."""
+``InstanceNorm1d/2d/3d``, their lazy forms and ``LocalResponseNorm``."""
 
 from __future__ import annotations
 
@@ -11,13 +11,16 @@ from torch import Tensor
 from torch.nn import _ops, init
 from torch.nn import functional as F
 from torch.nn._functional import normalization as _norm
-from torch.nn.parameter import Parameter
+from torch.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
 
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
-    "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LocalResponseNorm", "RMSNorm",
+    "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+    "LocalResponseNorm", "RMSNorm",
 ]
 
 
@@ -286,6 +289,81 @@ class InstanceNorm3d(_InstanceNorm):
     """Instance norm over (N, C, D, H, W) or (C, D, H, W)."""
 
     _batched_dim = 5
+
+
+class _LazyNorm(LazyModuleMixin):
+    """A batch or instance norm whose ``num_features`` is the first input's channel count.
+    As in PyTorch, the lazy instance norms default to ``affine=True`` and
+    ``track_running_stats=True``."""
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
+        # the norm with no features, then placeholders where it has tensors of num_features
+        super().__init__(0, eps, momentum, False, False, bias=bias)  # type: ignore[call-arg]
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = torch.tensor(0, dtype=torch.long, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()  # type: ignore[misc]
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if self.has_uninitialized_params():
+            self._check_input_dim(input)  # type: ignore[attr-defined]
+            # channels: dim 1 of a batched input, dim 0 of an unbatched instance-norm input
+            unbatched = input.dim() == getattr(self, "_batched_dim", 0) - 1
+            self.num_features = input.shape[0 if unbatched else 1]
+            with torch.no_grad():
+                for name in ("weight", "bias", "running_mean", "running_var"):
+                    tensor = getattr(self, name, None)
+                    if tensor is not None:
+                        tensor.materialize((self.num_features,))
+                self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNorm, BatchNorm1d):
+    """A ``BatchNorm1d`` whose ``num_features`` is taken from the first input."""
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNorm, BatchNorm2d):
+    """A ``BatchNorm2d`` whose ``num_features`` is taken from the first input."""
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNorm, BatchNorm3d):
+    """A ``BatchNorm3d`` whose ``num_features`` is taken from the first input."""
+
+    cls_to_become = BatchNorm3d
+
+
+class LazyInstanceNorm1d(_LazyNorm, InstanceNorm1d):
+    """An ``InstanceNorm1d`` whose ``num_features`` is taken from the first input."""
+
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNorm, InstanceNorm2d):
+    """An ``InstanceNorm2d`` whose ``num_features`` is taken from the first input."""
+
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNorm, InstanceNorm3d):
+    """An ``InstanceNorm3d`` whose ``num_features`` is taken from the first input."""
+
+    cls_to_become = InstanceNorm3d
 
 
 class LocalResponseNorm(Module):
