@@ -228,8 +228,14 @@ PLAIT_INLINE typename Op::Acc reduce_vectors(const T* p, int64_t n) {
 // (a vector max/min instruction) and, for floats, a separate running "saw a NaN" mask.
 // (Testing only the sum of a step's four vectors for NaN, with an exact search when it is,
 // measured slower on L3-resident rows and no faster on a 1e7 stream.)
+// 64-byte vectors here, unlike the sums: a maximum is exact (the lane count changes no bit),
+// and its compare-select plus NaN mask per vector made 32-byte vectors compute-bound on
+// cache-resident rows.
+constexpr int kExtremeVectorBytes = 64;
+
 template <class T, bool kMax>
 PLAIT_INLINE T extreme_vectors(const T* p, int64_t n) {
+  constexpr int kVectorBytes = kExtremeVectorBytes;
   constexpr int kWidth = kVectorBytes / sizeof(T);
   constexpr int kVectors = 4;
   // Signed integers of T's size: what a comparison yields and what a shuffle indexes with.
