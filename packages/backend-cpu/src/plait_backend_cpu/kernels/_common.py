@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 Kernel = Callable[..., None]
@@ -39,3 +39,42 @@ def null_pointer_error(name: str) -> RuntimeError:
 
 
 UNKNOWN_DTYPE = -1  # not a _C dtype code: _C returns False for it and the reference kernel runs
+
+
+# -- what the wrappers of fused aten ops share (areas fused, loss, rnn) --------------------
+
+FLOATING = ("float32", "float64", "float16", "bfloat16")
+
+
+def floating_codes(native: Any, dtype_codes: Mapping[Any, int]) -> dict[Any, int]:
+    """torch dtype -> ``_C`` code for the floating dtypes: what the fused kernels take."""
+    return {dt: code for dt, code in dtype_codes.items() if native.DTYPES[code] in FLOATING}
+
+
+def composite(qualname: str) -> Kernel:
+    """Core's backend-independent kernel of aten op ``qualname`` (the fallback)."""
+    from torch import _dispatch
+
+    op = _dispatch.get(qualname)
+    if op is None:
+        raise RuntimeError(f"{qualname} is not defined by core; plait-backend-cpu cannot "
+                           "override it (is plait-core older than this backend?)")
+    for key in (_dispatch.COMPOSITE_EXPLICIT, _dispatch.COMPOSITE_IMPLICIT):
+        if key in op.kernels:
+            return op.kernels[key]
+    raise RuntimeError(f"{qualname} has no composite kernel to fall back on")
+
+
+def addresses(*tensors: Any) -> list[int] | None:
+    """The data pointers of ``tensors`` (None entries give 0), or None when a tensor with
+    elements has no address (the native code would dereference it)."""
+    out = []
+    for t in tensors:
+        if t is None:
+            out.append(0)
+            continue
+        ptr = t.data_ptr()
+        if not ptr and t.numel():
+            return None
+        out.append(ptr)
+    return out

@@ -16,23 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from ._common import Kernel
-
-_FLOATING = ("float32", "float64", "float16", "bfloat16")
-
-
-def composite(qualname: str) -> Kernel:
-    """Core's backend-independent kernel of aten op ``qualname`` (the fallback)."""
-    from torch import _dispatch
-
-    op = _dispatch.get(qualname)
-    if op is None:
-        raise RuntimeError(f"{qualname} is not defined by core; plait-backend-cpu cannot "
-                           "override it (is plait-core older than this backend?)")
-    for key in (_dispatch.COMPOSITE_EXPLICIT, _dispatch.COMPOSITE_IMPLICIT):
-        if key in op.kernels:
-            return op.kernels[key]
-    raise RuntimeError(f"{qualname} has no composite kernel to fall back on")
+from ._common import Kernel, addresses, composite, floating_codes
 
 
 def _product(sizes: Sequence[int]) -> int:
@@ -40,21 +24,6 @@ def _product(sizes: Sequence[int]) -> int:
     for s in sizes:
         n *= s
     return n
-
-
-def _addresses(*tensors: Any) -> list[int] | None:
-    """The data pointers of ``tensors`` (None entries give 0), or None when a tensor with
-    elements has no address (the native code would dereference it)."""
-    out = []
-    for t in tensors:
-        if t is None:
-            out.append(0)
-            continue
-        ptr = t.data_ptr()
-        if not ptr and t.numel():
-            return None
-        out.append(ptr)
-    return out
 
 
 def make_kernels(
@@ -65,7 +34,7 @@ def make_kernels(
     """The fused kernels, keyed by aten op (``"aten::_softmax"``...)."""
     import torch
 
-    codes = {dt: code for dt, code in dtype_codes.items() if native.DTYPES[code] in _FLOATING}
+    codes = floating_codes(native, dtype_codes)
 
     def split(shape: Sequence[int], dim: int) -> tuple[int, int, int] | None:
         """(outer, dim size, inner) for a softmax along ``dim``; None if ``dim`` is out of
@@ -89,7 +58,7 @@ def make_kernels(
                 return composite(qualname)(self, dim, half_to_float)
             x = self.contiguous()
             out = torch.empty(tuple(self.shape), dtype=self.dtype, device=self.device)
-            ptrs = _addresses(out, x)
+            ptrs = addresses(out, x)
             if not out.numel():
                 return out
             if ptrs is None or not native.softmax_forward(code, log, *layout, *ptrs):
@@ -113,7 +82,7 @@ def make_kernels(
             grad_in = torch.empty(tuple(output.shape), dtype=output.dtype, device=output.device)
             if not grad_in.numel():
                 return grad_in
-            ptrs = _addresses(grad_in, g, y)
+            ptrs = addresses(grad_in, g, y)
             if ptrs is None or not native.softmax_backward(code, log, *layout, *ptrs):
                 return composite(qualname)(grad_output, output, dim, input_dtype)
             return grad_in
@@ -140,7 +109,7 @@ def make_kernels(
         rstd = torch.empty(stat_shape, dtype=input.dtype, device=input.device)
         if rows == 0:
             return out, mean, rstd
-        ptrs = _addresses(out, mean, rstd, x, w, b)
+        ptrs = addresses(out, mean, rstd, x, w, b)
         if ptrs is None or not native.layer_norm_forward(code, rows, cols, float(eps), *ptrs):
             return composite("aten::native_layer_norm")(input, normalized_shape, weight, bias,
                                                         eps)
@@ -171,7 +140,7 @@ def make_kernels(
         # the contiguous operands stay referenced until the native call has returned
         operands = (grad_out.contiguous(), input.contiguous(), mean.contiguous(),
                     rstd.contiguous(), weight.contiguous() if weight is not None else None)
-        ptrs = _addresses(dx, dw, db, *operands)
+        ptrs = addresses(dx, dw, db, *operands)
         if ptrs is None or not native.layer_norm_backward(code, rows, cols, *ptrs):
             return composite("aten::native_layer_norm_backward")(*args)
         return dx, dw, db

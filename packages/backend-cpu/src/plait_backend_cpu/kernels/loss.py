@@ -17,10 +17,8 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from ._common import Kernel
-from .fused import _addresses, composite
+from ._common import Kernel, addresses, composite, floating_codes
 
-_FLOATING = ("float32", "float64", "float16", "bfloat16")
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
@@ -35,7 +33,7 @@ def make_kernels(
     # outputs: uninitialised contiguous tensors without torch.empty's argument handling
     from torch._alloc import new_tensor
 
-    codes = {dt: code for dt, code in dtype_codes.items() if native.DTYPES[code] in _FLOATING}
+    codes = floating_codes(native, dtype_codes)
 
     def layout(self: Any, target: Any, weight: Any, reduction: Any,
                ignore_index: Any) -> tuple[int, int, int, int] | None:
@@ -68,7 +66,7 @@ def make_kernels(
         # the contiguous operands stay referenced until the native call has returned
         operands = (self.contiguous(), target.contiguous(),
                     weight.contiguous() if weight is not None else None)
-        ptrs = _addresses(loss, lse, *operands)
+        ptrs = addresses(loss, lse, *operands)
         if ptrs is None or native.cross_entropy_forward(
                 code, rows, classes, red, ignore_index, *ptrs) != native.LOSS_OK:
             return composite("aten::_cross_entropy_forward")(*args)
@@ -91,7 +89,7 @@ def make_kernels(
         operands = (grad_output.contiguous(), self.contiguous(), target.contiguous(),
                     weight.contiguous() if weight is not None else None,
                     logsumexp.contiguous())
-        ptrs = _addresses(grad_in, *operands)
+        ptrs = addresses(grad_in, *operands)
         if ptrs is None or native.cross_entropy_backward(
                 code, rows, classes, red, ignore_index, *ptrs) != native.LOSS_OK:
             return composite("aten::_cross_entropy_backward")(*args)

@@ -14,10 +14,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from ._common import Kernel
-from .fused import _addresses, composite
-
-_FLOATING = ("float32", "float64", "float16", "bfloat16")
+from ._common import Kernel, addresses, composite, floating_codes
 
 
 def _matrix(t: Any, rows: int, cols: int) -> bool:
@@ -32,7 +29,7 @@ def make_kernels(
     """The fused cell kernels, keyed by aten op (``"aten::_thnn_fused_lstm_cell"``...)."""
     import torch
 
-    codes = {dt: code for dt, code in dtype_codes.items() if native.DTYPES[code] in _FLOATING}
+    codes = floating_codes(native, dtype_codes)
 
     def layout(state: Any, *operands: Any) -> tuple[int, int, int] | None:
         """(dtype code, batch, hidden) when ``state`` is a non-empty (batch, hidden) matrix
@@ -66,7 +63,7 @@ def make_kernels(
             return composite("aten::_thnn_fused_lstm_cell")(*args)
         operands = contiguous(*args)  # referenced until the native call returns
         hy, cy, ws = empty(cx, b, h), empty(cx, b, h), empty(cx, b, 4 * h)
-        ptrs = _addresses(hy, cy, ws, *operands)
+        ptrs = addresses(hy, cy, ws, *operands)
         if ptrs is None or not native.lstm_cell_forward(code, b, h, *ptrs):
             return composite("aten::_thnn_fused_lstm_cell")(*args)
         return hy, cy, ws
@@ -83,7 +80,7 @@ def make_kernels(
             return composite("aten::_thnn_fused_lstm_cell_backward_impl")(*args)
         operands = contiguous(grad_hy, grad_cy, cx, cy, workspace)
         grad_gates, grad_cx = empty(cx, b, 4 * h), empty(cx, b, h)
-        ptrs = _addresses(grad_gates, grad_cx, *operands)
+        ptrs = addresses(grad_gates, grad_cx, *operands)
         if ptrs is None or not native.lstm_cell_backward(code, b, h, *ptrs):
             return composite("aten::_thnn_fused_lstm_cell_backward_impl")(*args)
         return grad_gates, grad_cx, grad_gates.sum(0) if has_bias else None
@@ -100,7 +97,7 @@ def make_kernels(
             return composite("aten::_thnn_fused_gru_cell")(*args)
         operands = contiguous(*args)
         hy, ws = empty(hx, b, h), empty(hx, b, 5 * h)
-        ptrs = _addresses(hy, ws, *operands)
+        ptrs = addresses(hy, ws, *operands)
         if ptrs is None or not native.gru_cell_forward(code, b, h, *ptrs):
             return composite("aten::_thnn_fused_gru_cell")(*args)
         return hy, ws
@@ -116,7 +113,7 @@ def make_kernels(
         operands = contiguous(grad_hy, workspace)
         grad_input, grad_hidden = empty(grad_hy, b, 3 * h), empty(grad_hy, b, 3 * h)
         grad_hx = empty(grad_hy, b, h)
-        ptrs = _addresses(grad_input, grad_hidden, grad_hx, *operands)
+        ptrs = addresses(grad_input, grad_hidden, grad_hx, *operands)
         if ptrs is None or not native.gru_cell_backward(code, b, h, *ptrs):
             return composite("aten::_thnn_fused_gru_cell_backward")(*args)
         if has_bias:
