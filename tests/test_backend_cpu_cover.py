@@ -16,57 +16,25 @@ import numpy as np
 import pytest
 
 C = pytest.importorskip("plait_backend_cpu._C", reason="plait-backend-cpu is not installed")
-from plait_backend_cpu.kernels import make_kernels  # noqa: E402
+from cpu_wrappers import (  # noqa: E402
+    DTYPES,
+    LAYOUTS,
+    Native,
+    tensor,
+    thread_count,
+)
 
 import torch  # noqa: E402
 from torch._refs import CPU_KERNELS  # noqa: E402
 from torch._refs.common import load  # noqa: E402
 
-DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
-          torch.float32, torch.float64, torch.float16, torch.bfloat16]
 HALF = (torch.float16, torch.bfloat16)
-LAYOUTS = ["contiguous", "transposed", "broadcast", "sliced"]
 REDUCES = ["none", "sum", "prod", "amax", "amin", "mean"]
 
 
-class Native:
-    """The backend's wrappers, with a reference that records the cases left to it."""
-
-    def __init__(self) -> None:
-        self.fallbacks: list[str] = []
-        codes = {getattr(torch, name): code for code, name in enumerate(C.DTYPES)}
-        self.table = make_kernels(C, codes, self._reference)
-
-    def _reference(self, name: str):
-        self.fallbacks.append(name)
-        return CPU_KERNELS[name]
-
-    def __getattr__(self, name: str):
-        return self.table[name]
-
-
-@pytest.fixture
-def native() -> Native:
-    return Native()
-
-
-@pytest.fixture
-def threads():
-    """Restores the thread count a test changes."""
-    before = C.get_num_threads()
-    yield C.set_num_threads
-    C.set_num_threads(before)
-
-
-def np_dtype(dtype) -> np.dtype:
-    return np.dtype("float32") if dtype is torch.bfloat16 else np.dtype(str(dtype).split(".")[1])
-
-
-def tensor(values: np.ndarray, dtype) -> torch.Tensor:
-    """A contiguous Plait tensor of ``values`` converted to ``dtype`` (0-d stays 0-d)."""
-    if dtype is torch.bfloat16:
-        return torch.from_numpy(np.array(values, np.float32)).to(torch.bfloat16)
-    return torch.from_numpy(np.array(values, np_dtype(dtype)))
+native = pytest.fixture(Native.fresh, name="native")
+# yields set_num_threads, restores the count after
+threads = pytest.fixture(thread_count, name="threads")
 
 
 def sample(shape, dtype, rng, low=-4, high=5, nan=False) -> np.ndarray:
