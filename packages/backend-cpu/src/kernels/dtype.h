@@ -159,6 +159,21 @@ bool visit_dtype(int code, F&& f) {
   }
 }
 
+// Calls `f(T{})` for the floating dtypes (float, double, Half, BFloat16); false for the
+// others (the fused kernels, which leave those to core's composites).
+template <class F>
+bool visit_floating(int code, F&& f) {
+  bool ok = false;
+  visit_dtype(code, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_floating_v<T>) {
+      f(tag);
+      ok = true;
+    }
+  });
+  return ok;
+}
+
 // Bytes per element of dtype `code`, 0 for an unknown code.
 inline size_t itemsize(int code) {
   size_t size = 0;

@@ -462,20 +462,6 @@ void layer_norm_backward_rows(int64_t rows, int64_t n, T* dx, T* dw, T* db, cons
 #pragma GCC pop_options
 #endif
 
-// Calls f(T{}) for the floating dtypes; false for the others.
-template <class F>
-bool visit_floating(int dtype, F&& f) {
-  bool ok = false;
-  visit_dtype(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (is_floating_v<T>) {
-      f(tag);
-      ok = true;
-    }
-  });
-  return ok;
-}
-
 template <class T>
 T* ptr(uintptr_t address) {
   return reinterpret_cast<T*>(address);

@@ -140,19 +140,6 @@ int64_t rows_per_block(int64_t classes) {
   return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(classes, 1));
 }
 
-template <class F>
-bool visit_floating(int dtype, F&& f) {
-  bool ok = false;
-  visit_dtype(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (is_floating_v<T>) {
-      f(tag);
-      ok = true;
-    }
-  });
-  return ok;
-}
-
 template <class T>
 void forward(int64_t rows, int64_t classes, int64_t reduction, int64_t ignore_index, T* loss,
              T* lse, const T* x, const int64_t* target, const T* weight) {

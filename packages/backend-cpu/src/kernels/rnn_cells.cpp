@@ -145,19 +145,6 @@ std::vector<C<T>> bias_row(int64_t n, uintptr_t a, uintptr_t b) {
   return out;
 }
 
-template <class F>
-bool visit_floating(int code, F&& f) {
-  bool ok = false;
-  visit_dtype(code, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (is_floating_v<T>) {
-      f(tag);
-      ok = true;
-    }
-  });
-  return ok;
-}
-
 }  // namespace
 
 bool lstm_cell_forward(int dtype, int64_t batch, int64_t hidden, uintptr_t hy, uintptr_t cy,
