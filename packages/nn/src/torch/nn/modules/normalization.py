@@ -24,6 +24,15 @@ __all__ = [
 ]
 
 
+def _affine(module: Module, enabled: bool, bias: bool, shape: tuple[int, ...], device: Any,
+            dtype: Any) -> None:
+    """Register ``weight`` and ``bias`` of ``shape`` (uninitialised: ``reset_parameters``
+    fills them), or None for each one the options leave out."""
+    make = (lambda: Parameter(torch.empty(shape, device=device, dtype=dtype)))  # noqa: E731
+    module.register_parameter("weight", make() if enabled else None)
+    module.register_parameter("bias", make() if enabled and bias else None)
+
+
 class LayerNorm(Module):
     """Normalise over the last ``len(normalized_shape)`` dims, with an affine map."""
 
@@ -36,17 +45,7 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(torch.empty(self.normalized_shape, device=device,
-                                                dtype=dtype))
-            if bias:
-                self.bias = Parameter(torch.empty(self.normalized_shape, device=device,
-                                                  dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -76,15 +75,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(torch.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(torch.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, affine, bias, (num_features,), device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", torch.zeros(num_features, device=device,
                                                              dtype=dtype))
@@ -180,15 +171,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(torch.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(torch.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, affine, bias, (num_channels,), device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
