@@ -196,17 +196,9 @@ CASES.append(("scatter_reduce_prod_larger_src",
               lambda: [distinct(2, 4), distinct(3, 4)]))
 
 
-# Known problems outside the formulas, by case id (none open now); a mark here is non-strict.
-KNOWN: dict[str, str] = {}
-
-
-def params(kind: str, rows: list[Any]) -> list[Any]:
-    out = []
-    for row in rows:
-        reason = KNOWN.get(f"{kind}:{row[0]}")
-        marks = [pytest.mark.xfail(reason=reason, strict=False)] if reason else []
-        out.append(pytest.param(*row, id=row[0], marks=marks))
-    return out
+def params(rows: list[Any]) -> list[Any]:
+    """One pytest case per row, named by the row's id."""
+    return [pytest.param(*row, id=row[0]) for row in rows]
 
 
 def _setitem(a: torch.Tensor, index: Any, v: torch.Tensor) -> torch.Tensor:
@@ -215,7 +207,7 @@ def _setitem(a: torch.Tensor, index: Any, v: torch.Tensor) -> torch.Tensor:
     return b
 
 
-@pytest.mark.parametrize("name,f,make", params("first", CASES))
+@pytest.mark.parametrize("name,f,make", params(CASES))
 def test_first_derivative(name: str, f: Callable[..., Any], make: Any) -> None:
     torch.manual_seed(0)
     check_grad(f, *make())
@@ -226,7 +218,7 @@ def test_first_derivative(name: str, f: Callable[..., Any], make: Any) -> None:
 GRADGRAD = [c for c in CASES if "amax" not in c[0] and "amin" not in c[0]]
 
 
-@pytest.mark.parametrize("name,f,make", params("second", GRADGRAD))
+@pytest.mark.parametrize("name,f,make", params(GRADGRAD))
 def test_second_derivative(name: str, f: Callable[..., Any], make: Any) -> None:
     torch.manual_seed(1)
     check_gradgrad(f, *make())
@@ -255,13 +247,13 @@ VIEWS: list[tuple[str, Callable[..., Any], tuple[int, ...]]] = [
 ]
 
 
-@pytest.mark.parametrize("name,f,shape", params("view_first", VIEWS))
+@pytest.mark.parametrize("name,f,shape", params(VIEWS))
 def test_view_first_derivative(name: str, f: Callable[..., Any], shape: tuple[int, ...]) -> None:
     torch.manual_seed(2)
     check_grad(f, rand(*shape))
 
 
-@pytest.mark.parametrize("name,f,shape", params("view_second", VIEWS))
+@pytest.mark.parametrize("name,f,shape", params(VIEWS))
 def test_view_second_derivative(name: str, f: Callable[..., Any],
                                 shape: tuple[int, ...]) -> None:
     torch.manual_seed(3)
@@ -423,7 +415,7 @@ UNRECORDED = [
 ]
 
 
-@pytest.mark.parametrize("name,f,make", params("outside", UNRECORDED))
+@pytest.mark.parametrize("name,f,make", params(UNRECORDED))
 def test_ops_outside_the_aten_table(name: str, f: Callable[..., Any], make: Any) -> None:
     """These public functions have no ``aten::`` operator of their own: their gradients are
     right only if every step they take is a recorded op."""
