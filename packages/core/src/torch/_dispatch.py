@@ -126,7 +126,20 @@ class Operator:
     def _lookup(self, key: str) -> Callable[..., Any]:
         k = self.kernels
         if key in k:
-            return k[key]
+            fn = k[key]
+            # A kernel that may raise Decline gets a wrapper that serves the declined call;
+            # the others are returned as they are (no cost on their calls).
+            return _declinable(self, fn, key) if getattr(fn, "may_decline", False) else fn
+        return self._lookup_below(key)
+
+    def _lookup_below(self, key: str, own: Callable[..., Any] | None = None) -> Callable[..., Any]:
+        """What serves ``key`` without its own kernel ``own``: the kernel ``own`` overrode
+        under the same key (the reference kernel, for the CPU), else a composite, else the
+        CPU fallback."""
+        k = self.kernels
+        shadowed = self._shadowed.get(key) if own is not None else None
+        if shadowed:
+            return shadowed[-1]
         for alias in ALIAS_KEYS:
             if alias in k:
                 return k[alias]
@@ -137,6 +150,32 @@ class Operator:
             f"Could not run '{self.qualname}' with arguments from the '{key}' backend. This "
             f"could be because the operator doesn't exist for this backend. '{self.qualname}' is "
             f"only available for these backends: [{', '.join(available)}].")
+
+
+class Decline(Exception):
+    """Raised by a backend kernel marked ``may_decline`` to leave a call to what would serve it
+    without that kernel (see ``torch.backends.contract.Decline``). Raise it before writing any
+    output."""
+
+
+def _declinable(op: Operator, fn: Callable[..., Any], key: str) -> Callable[..., Any]:
+    try:
+        below = op._lookup_below(key, fn)
+    except NotImplementedError as exc:
+        error = exc
+
+        def below(*args: Any, **kwargs: Any) -> Any:  # nothing else serves it: say so
+            raise NotImplementedError(str(error)) from None
+
+    def declinable(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Decline:
+            return below(*args, **kwargs)
+
+    declinable.__name__ = getattr(fn, "__name__", op.name)
+    declinable.__wrapped__ = fn  # type: ignore[attr-defined]
+    return declinable
 
 
 # Bumped by every (un)registration: caches of resolved kernels outside an Operator (the fast
