@@ -264,13 +264,15 @@ def backend_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
             elif a._device is not dev:
                 return _general_key(args, kwargs)
         elif a.__class__ is list or a.__class__ is tuple:
-            return _general_key(args, kwargs)
+            for x in a:  # a size (factories) holds no tensor: it does not decide the key
+                if isinstance(x, Tensor):
+                    return _general_key(args, kwargs)
     if kwargs:
         for v in kwargs.values():
             if isinstance(v, Tensor):
                 return _general_key(args, kwargs)
     if dev is None:
-        return "CPU"
+        return _factory_key(kwargs)
     rt = _registry._runtimes.get(dev._type)  # initialised: skip runtime()'s call
     return (rt if rt is not None else _registry.runtime(dev._type)).dispatch_key
 
@@ -287,8 +289,20 @@ def _general_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
                                f"least two devices, {dev} and {d}!")
     if dev is None:
-        return "CPU"
+        return _factory_key(kwargs)
     return _registry.runtime(dev.type).dispatch_key
+
+
+def _factory_key(kwargs: dict[str, Any]) -> str:
+    """The backend key of a call without tensor arguments (a factory): the one of its
+    ``device`` argument (a ``torch.device`` or its string), the CPU's when there is none, as
+    PyTorch's BackendSelect picks it."""
+    dev = kwargs.get("device") if kwargs else None
+    if dev is None:
+        return "CPU"
+    device_type = dev.type if hasattr(dev, "type") else str(dev).partition(":")[0]
+    rt = _registry._runtimes.get(device_type)
+    return (rt if rt is not None else _registry.runtime(device_type)).dispatch_key
 
 
 def _tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
