@@ -120,8 +120,9 @@ def test_xpu_device_module_without_a_device():
     assert xpu.is_available() is False and xpu.device_count() == 0
     assert xpu.devices() == []
     assert xpu.memory_allocated() == 0
-    xpu.manual_seed(3)
-    with pytest.raises(NotImplementedError, match="random generator"):
+    xpu.manual_seed(3)  # core's generator: no device needed
+    assert xpu.initial_seed() == 3
+    with pytest.raises(RuntimeError, match="no OpenCL"):
         xpu.get_rng_state()
     with pytest.raises(RuntimeError, match="no OpenCL"):
         xpu.synchronize()
@@ -168,8 +169,8 @@ def test_mps_device_module_without_a_device():
     assert mps.current_allocated_memory() == 0
     mps.manual_seed(4)
     assert mps.initial_seed() == 4
-    with pytest.raises(NotImplementedError, match="random generator"):
-        mps.set_rng_state(None)
+    with pytest.raises(RuntimeError, match="no MPS device"):
+        mps.set_rng_state(mps.default_generator().get_state())
     with pytest.raises(RuntimeError, match="no MPS device"):
         mps.synchronize()
     with pytest.raises(RuntimeError, match="one device"):

@@ -37,7 +37,6 @@ class Backend:
             require=self.require,
             activate=lambda index: self.calls.append(("activate", index)),
             synchronize=lambda index: self.calls.append(("synchronize", index)),
-            why_no_generator="acme-npu has no device random generator yet",
             **kwargs,
         )
 
@@ -110,7 +109,7 @@ def test_set_current_checks_activates_and_is_per_thread(kit, backend):
 
 def test_a_fixed_count_checks_indices_at_once(backend):
     kit = devicekit.DeviceKit(
-        "npu", device_count=1, synchronize=lambda index: None, why_no_generator="none",
+        "npu", device_count=1, synchronize=lambda index: None,
         invalid_index="invalid npu device index {index}: one device, 0",
     )
     assert kit.devices.parse(None) == kit.devices.parse("npu:0") == 0
@@ -177,7 +176,7 @@ def test_streams_compare_by_device_type_and_index(kit, backend):
     assert kit.Stream(1) == kit.Stream("npu:1") and hash(kit.Stream(1)) == hash(kit.Stream(1))
     assert kit.Stream(0) != kit.Stream(1)
     other = devicekit.DeviceKit(
-        "tpu", device_count=2, synchronize=lambda index: None, why_no_generator="none"
+        "tpu", device_count=2, synchronize=lambda index: None
     )
     assert other.Stream(1) != kit.Stream(1)
     assert other.Stream is not kit.Stream and issubclass(kit.Stream, devicekit.Stream)
@@ -188,7 +187,7 @@ def test_stream_device_is_a_torch_device():
     import torch
 
     kit = devicekit.DeviceKit(
-        "toy", device_count=2, synchronize=lambda index: None, why_no_generator="none"
+        "toy", device_count=2, synchronize=lambda index: None
     )
     assert kit.Stream(1).device == torch.device("toy", 1)
 
@@ -244,43 +243,58 @@ def test_event_accepts_pytorchs_arguments(kit):
     assert kit.Event(enable_timing=False, blocking=True, interprocess=False).enable_timing is False
 
 
-# -- seeds -----------------------------------------------------------------------------------
+# -- random numbers: core's generators ------------------------------------------------------
 
 
-def test_seeds_are_recorded_per_device_and_for_all(kit):
-    seeds = kit.seeds
-    assert seeds.initial_seed() == 0
-    seeds.manual_seed("3")
-    assert seeds.initial_seed() == 3
-    with kit.device(1):
-        assert seeds.initial_seed() == 0  # device 1 has no seed of its own
-        seeds.manual_seed(5)
-        assert seeds.initial_seed() == 5
-    assert seeds.initial_seed() == 3
-    seeds.manual_seed_all(7)  # replaces the per-device seeds
-    assert seeds.initial_seed() == 7
-    with kit.device(1):
-        assert seeds.initial_seed() == 7
-        seeds.manual_seed(8)
-        assert seeds.initial_seed() == 8
-    assert seeds.initial_seed() == 7
+@pytest.fixture
+def toy_kit(backend) -> devicekit.DeviceKit:
+    """A kit of the installed ``toy`` device type (a generator's device must parse)."""
+    return devicekit.DeviceKit("toy", device_count=lambda: backend.count, require=backend.require,
+                               synchronize=lambda index: backend.calls.append(("sync", index)))
 
 
-def test_seeding_never_touches_the_device(backend):
+def test_seeds_go_to_cores_generator_of_each_device(toy_kit):
+    import torch
+
+    rnd = toy_kit.random
+    rnd.manual_seed("3")
+    assert rnd.initial_seed() == 3
+    assert rnd.default_generator("toy:0").initial_seed() == 3
+    assert rnd.default_generator(0) is rnd.default_generator(torch.device("toy", 0))
+    assert rnd.default_generator(0).device == torch.device("toy", 0)
+    with toy_kit.device(1):
+        rnd.manual_seed(5)
+        assert rnd.initial_seed() == 5
+    assert rnd.initial_seed() == 3
+    rnd.manual_seed_all(7)  # every device, made or not
+    assert rnd.initial_seed() == 7 and rnd.default_generator(1).initial_seed() == 7
+    torch.manual_seed(11)  # reaches every device's generator too
+    assert rnd.default_generator(1).initial_seed() == 11
+
+
+def test_rng_state_round_trips_through_cores_generator(toy_kit):
+    import torch
+
+    rnd = toy_kit.random
+    rnd.manual_seed_all(21)
+    state = rnd.get_rng_state(1)
+    assert state.dtype == torch.uint8 and state.shape == (16,)
+    assert int.from_bytes(bytes(state[:8].tolist()), "little") == 21
+    gen = rnd.default_generator(1)
+    gen.set_offset(40)
+    rnd.set_rng_state(state, 1)
+    assert gen.get_offset() == 0 and gen.initial_seed() == 21
+    assert [s.tolist() for s in rnd.get_rng_state_all()] == [
+        rnd.get_rng_state(0).tolist(), state.tolist()]
+
+
+def test_seeding_never_touches_the_device(backend, toy_kit):
     backend.count = 0
-    kit = backend.kit()
-    kit.seeds.manual_seed(1)
-    kit.seeds.manual_seed_all(2)
-    assert kit.seeds.initial_seed() == 2 and backend.calls == []
-
-
-def test_rng_state_error_names_the_function_and_the_reason(kit):
-    error = kit.seeds.not_implemented("get_rng_state")
-    assert isinstance(error, NotImplementedError)
-    assert str(error) == (
-        "torch.npu.get_rng_state: acme-npu has no device random generator yet. Seeds given to "
-        "manual_seed are recorded and will seed it."
-    )
+    toy_kit.random.manual_seed(1)
+    toy_kit.random.manual_seed_all(2)
+    assert toy_kit.random.initial_seed() == 2 and backend.calls == []
+    with pytest.raises(RuntimeError, match="no npu device"):  # a state needs a usable device
+        toy_kit.random.get_rng_state()
 
 
 # -- the in-tree device modules --------------------------------------------------------------

@@ -77,19 +77,14 @@ def torch_backend_synchronize(device_type: str, device_index: int) -> bool | Non
 def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
     if device_type != DEVICE_TYPE:
         return
-    import torch
+    from torch.backends import contract
 
     from .kernels import make_kernels
 
     module = native()
-    dtype_codes = _dtype_codes(module)
-
-    def reference(name: str) -> Any:
-        # Looked up at call time: the reference table is core's, and complete only once
-        # core has finished importing.
-        return torch._refs.CPU_KERNELS[name]
-
-    kernels = make_kernels(module, dtype_codes, reference)
+    # contract.reference is looked up at call time: the reference table is core's, and
+    # complete only once core has finished importing.
+    kernels = make_kernels(module, contract.dtype_codes(module.DTYPES), contract.reference)
     _REGISTERED.update(kernels)
     fused = {name: k for name, k in kernels.items() if "::" in name}
     for name, kernel in kernels.items():
@@ -109,11 +104,12 @@ _FUSED_LIBRARIES: dict[str, Any] = {}
 
 def _register_fused(kernels: dict[str, Any], dispatch_key: str) -> None:
     """Fused kernels override composite ops (``"aten::_softmax"``) under the CPU key; the
-    composite stays the other devices' kernel and the reference (DESIGN.md §4)."""
-    import torch._functions  # noqa: F401  (defines the aten ops the kernels override)
+    composite stays the other devices' kernel and the reference (docs/architecture.md)."""
+    from torch.backends import contract
     from torch.library import Library
 
     for qualname, kernel in kernels.items():
+        contract.composite(qualname)  # defines the op, and checks it has a composite to override
         ns, _, name = qualname.partition("::")
         lib = _FUSED_LIBRARIES.get(ns)
         if lib is None:
@@ -121,25 +117,16 @@ def _register_fused(kernels: dict[str, Any], dispatch_key: str) -> None:
         lib.impl(name, kernel)
 
 
-def _dtype_codes(module: ModuleType) -> dict[Any, int]:
-    """torch dtype -> ``_C`` dtype code."""
-    import torch
-
-    return {
-        getattr(torch, name): code
-        for code, name in enumerate(module.DTYPES)
-        if hasattr(torch, name)
-    }
-
-
 @hookimpl
 def torch_backend_fast_path(device_type: str) -> Any | None:
     if device_type != DEVICE_TYPE:
         return None
+    from torch.backends import contract
+
     from .fast import FastPath
 
     module = native()
-    return FastPath(module, _dtype_codes(module), _REGISTERED)
+    return FastPath(module, contract.dtype_codes(module.DTYPES), _REGISTERED)
 
 
 @hookimpl

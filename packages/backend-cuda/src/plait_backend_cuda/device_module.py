@@ -6,8 +6,9 @@ loads on the first question about devices; a machine without a driver or a GPU g
 ``is_available() == False`` and :func:`unavailable_reason`, never an exception.
 
 What every device module shares (device indices and the current device, the ``device`` context,
-placeholder streams and events, seed recording) is :mod:`torch.backends.devicekit`'s, bound to
-CUDA once, at import, as ``_kit``; ``device``, ``Stream`` and ``Event`` are the kit's classes.
+placeholder streams and events, random functions over core's generators) is
+:mod:`torch.backends.devicekit`'s, bound to CUDA once, at import, as ``_kit``; ``device``,
+``Stream`` and ``Event`` are the kit's classes.
 
 Streams and events are minimal until the CUDA kernels land: all work runs on each device's
 default stream, so ``Stream`` and ``Event`` order nothing beyond it, and ``Event.record``
@@ -160,8 +161,6 @@ _kit = devicekit.DeviceKit(
     synchronize=synchronize,
     invalid_index="CUDA error: invalid device ordinal {index}; {count} device(s) available",
     stream_class=_DefaultStream,
-    why_no_generator="plait-backend-cuda has no device random generator yet "
-    "(it comes with the Philox kernels, DESIGN.md §8)",
 )
 
 device = _kit.device  # lower case: PyTorch's name
@@ -185,38 +184,18 @@ def stream(s: devicekit.Stream | None) -> AbstractContextManager[None]:
     return _kit.stream(s)
 
 
-# -- random numbers ------------------------------------------------------------------------
+# -- random numbers: core's generators, one per device (torch.backends.devicekit) ----------
 
-
-def manual_seed(seed: int) -> None:
-    """Record ``seed`` for the current device (lazily, like PyTorch: it never initialises
-    CUDA, so ``torch.manual_seed`` works on machines without a GPU)."""
-    _kit.seeds.manual_seed(seed)
-
-
-def manual_seed_all(seed: int) -> None:
-    """Record ``seed`` for every device."""
-    _kit.seeds.manual_seed_all(seed)
-
-
-def initial_seed() -> int:
-    return _kit.seeds.initial_seed()
-
-
-def get_rng_state(device: Any = "cuda") -> Any:
-    raise _kit.seeds.not_implemented("get_rng_state")
-
-
-def set_rng_state(new_state: Any, device: Any = "cuda") -> None:
-    raise _kit.seeds.not_implemented("set_rng_state")
-
-
-def get_rng_state_all() -> list[Any]:
-    raise _kit.seeds.not_implemented("get_rng_state_all")
-
-
-def set_rng_state_all(new_states: Any) -> None:
-    raise _kit.seeds.not_implemented("set_rng_state_all")
+manual_seed = _kit.random.manual_seed  # seeds without touching the device
+manual_seed_all = _kit.random.manual_seed_all
+seed = _kit.random.seed
+seed_all = _kit.random.seed_all
+initial_seed = _kit.random.initial_seed
+get_rng_state = _kit.random.get_rng_state
+set_rng_state = _kit.random.set_rng_state
+get_rng_state_all = _kit.random.get_rng_state_all
+set_rng_state_all = _kit.random.set_rng_state_all
+default_generator = _kit.random.default_generator
 
 
 # -- memory --------------------------------------------------------------------------------

@@ -3,11 +3,12 @@
 No native code at import. MPS has one device, the system's default Metal GPU. Off macOS the
 native extension is a stub and :func:`is_available` is False with :func:`unavailable_reason`,
 never an exception. Until device memory and kernels land, ``synchronize`` has nothing to wait
-for and the random generator is not there yet.
+for; random numbers use core's generators like every device's.
 
 What every device module shares (device indices, the ``device`` context, placeholder streams and
-events, seed recording) is :mod:`torch.backends.devicekit`'s, bound to ``mps`` once, at import,
-as ``_kit``; ``device``, ``Stream`` and ``Event`` are the kit's classes.
+events, random functions over core's generators) is :mod:`torch.backends.devicekit`'s, bound to
+``mps`` once, at import, as ``_kit``; ``device``, ``Stream`` and ``Event`` are the kit's
+classes.
 """
 
 from __future__ import annotations
@@ -115,8 +116,6 @@ _kit = devicekit.DeviceKit(
     device_count=1,
     synchronize=synchronize,
     invalid_index="invalid mps device index {index}: MPS has one device, 0",
-    why_no_generator="plait-backend-mps has no device random generator yet "
-    "(it comes with device memory and the Philox kernels, DESIGN.md §8)",
 )
 
 device = _kit.device  # lower case: PyTorch's name
@@ -133,27 +132,18 @@ def stream(s: devicekit.Stream | None) -> AbstractContextManager[None]:
     return _kit.stream(s)
 
 
-# -- random numbers ------------------------------------------------------------------------
+# -- random numbers: core's generators, one per device (torch.backends.devicekit) ----------
 
-
-def manual_seed(seed: int) -> None:
-    """Record ``seed`` without touching the device."""
-    _kit.seeds.manual_seed(seed)
-
-
-manual_seed_all = manual_seed  # one device
-
-
-def initial_seed() -> int:
-    return _kit.seeds.initial_seed()
-
-
-def get_rng_state(device: Any = "mps") -> Any:
-    raise _kit.seeds.not_implemented("get_rng_state")
-
-
-def set_rng_state(new_state: Any, device: Any = "mps") -> None:
-    raise _kit.seeds.not_implemented("set_rng_state")
+manual_seed = _kit.random.manual_seed  # seeds without touching the device
+manual_seed_all = _kit.random.manual_seed_all
+seed = _kit.random.seed
+seed_all = _kit.random.seed_all
+initial_seed = _kit.random.initial_seed
+get_rng_state = _kit.random.get_rng_state
+set_rng_state = _kit.random.set_rng_state
+get_rng_state_all = _kit.random.get_rng_state_all
+set_rng_state_all = _kit.random.set_rng_state_all
+default_generator = _kit.random.default_generator
 
 
 # -- memory (nothing is allocated yet) ------------------------------------------------------

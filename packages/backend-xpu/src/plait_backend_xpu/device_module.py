@@ -9,9 +9,9 @@ Which OpenCL devices count as ``xpu`` devices: GPUs, unless the environment vari
 device for tests). It is read once, at the first device query.
 
 What every device module shares (device indices and the current device, the ``device`` context,
-placeholder streams and events, seed recording) is :mod:`torch.backends.devicekit`'s, bound to
-``xpu`` once, at import, as ``_kit``; ``device``, ``Stream`` and ``Event`` are the kit's
-classes.
+placeholder streams and events, random functions over core's generators) is
+:mod:`torch.backends.devicekit`'s, bound to ``xpu`` once, at import, as ``_kit``; ``device``,
+``Stream`` and ``Event`` are the kit's classes.
 
 Until device memory and kernels land, ``synchronize`` has nothing to wait for, streams and
 events are placeholders with PyTorch's names, and the random generator is not there yet.
@@ -154,8 +154,6 @@ _kit = devicekit.DeviceKit(
     device_count=device_count,
     require=require_device,
     synchronize=synchronize,
-    why_no_generator="plait-backend-xpu has no device random generator yet "
-    "(it comes with device memory and the Philox kernels, DESIGN.md §8)",
 )
 
 device = _kit.device  # lower case: PyTorch's name
@@ -172,29 +170,18 @@ def stream(s: devicekit.Stream | None) -> AbstractContextManager[None]:
     return _kit.stream(s)
 
 
-# -- random numbers ------------------------------------------------------------------------
+# -- random numbers: core's generators, one per device (torch.backends.devicekit) ----------
 
-
-def manual_seed(seed: int) -> None:
-    """Record ``seed`` for the current device without touching it."""
-    _kit.seeds.manual_seed(seed)
-
-
-def manual_seed_all(seed: int) -> None:
-    """Record ``seed`` for every device."""
-    _kit.seeds.manual_seed_all(seed)
-
-
-def initial_seed() -> int:
-    return _kit.seeds.initial_seed()
-
-
-def get_rng_state(device: Any = "xpu") -> Any:
-    raise _kit.seeds.not_implemented("get_rng_state")
-
-
-def set_rng_state(new_state: Any, device: Any = "xpu") -> None:
-    raise _kit.seeds.not_implemented("set_rng_state")
+manual_seed = _kit.random.manual_seed  # seeds without touching the device
+manual_seed_all = _kit.random.manual_seed_all
+seed = _kit.random.seed
+seed_all = _kit.random.seed_all
+initial_seed = _kit.random.initial_seed
+get_rng_state = _kit.random.get_rng_state
+set_rng_state = _kit.random.set_rng_state
+get_rng_state_all = _kit.random.get_rng_state_all
+set_rng_state_all = _kit.random.set_rng_state_all
+default_generator = _kit.random.default_generator
 
 
 # -- memory (nothing is allocated yet) ------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Random generators (DESIGN.md §8): ``torch.Generator``, the default generators and seeds.
+"""Random generators: ``torch.Generator``, the default generators of every device, seeds.
 
 A generator is two numbers: a 64-bit ``seed`` (the Philox key) and a 64-bit ``offset`` (the
 next unused Philox counter). Every random op reserves the counters it needs with
@@ -150,52 +150,59 @@ def _check_seed(seed: Any) -> int:
 
 default_generator = Generator()
 
-# (device type, index) -> the default generator of an accelerator, made on first use.
+# Every accelerator's default generators are core's, one per (device type, index), made on
+# first use without touching the device (a generator is two integers), so that seeding works
+# on a machine without the device and whether or not its module was ever imported.
 _device_generators: dict[tuple[str, int], Generator] = {}
+# The seed new device generators start from: the last torch.manual_seed, unless the device
+# type's manual_seed_all gave its own since.
+_seed_for_all = _DEFAULT_SEED
+_type_seeds: dict[str, int] = {}
 
 
 def default_generator_for(device: Any) -> Generator:
     """The default generator of ``device`` (a normalised ``torch.device``): the CPU's
-    :data:`default_generator`, or one per accelerator index, made on first use and seeded
-    with the seed the device module recorded (else the CPU generator's initial seed)."""
+    :data:`default_generator`, or one per accelerator index, made on first use."""
     if device.type == "cpu" or device.type == "meta":
         return default_generator
-    key = (device.type, device.index or 0)
+    return device_generator(device.type, device.index or 0)
+
+
+def device_generator(device_type: str, index: int) -> Generator:
+    """The default generator of device ``device_type:index``, made on first use (it starts
+    from the seed last given for every device, or for its device type)."""
+    key = (device_type, index)
     gen = _device_generators.get(key)
     if gen is None:
+        from ._device import device as _device
+
         gen = Generator.__new__(Generator)
-        gen.device = device
-        gen._seed, gen._offset = _recorded_seed(device.type), 0
-        gen = _device_generators.setdefault(key, gen)
+        gen.device = _device(device_type, index)
+        gen._seed, gen._offset = _type_seeds.get(device_type, _seed_for_all), 0
+        with _lock:
+            gen = _device_generators.setdefault(key, gen)
     return gen
 
 
-def _recorded_seed(device_type: str) -> int:
-    from .backends import _registry
-
-    mod = _registry._device_modules.get(device_type)
-    fn = getattr(mod, "initial_seed", None) if mod is not None else None
-    if fn is not None:
-        try:
-            return int(fn()) & _MASK64
-        except (NotImplementedError, RuntimeError):
-            pass
-    return default_generator.initial_seed()
+def manual_seed_device_type(device_type: str, seed: Any) -> None:
+    """Seed every device of ``device_type``: the generators made so far and those to come
+    (``torch.<device_type>.manual_seed_all``)."""
+    value = _check_seed(seed) & _MASK64
+    _type_seeds[device_type] = value
+    for (kind, _index), gen in list(_device_generators.items()):
+        if kind == device_type:
+            gen.manual_seed(value)
 
 
 def manual_seed(seed: Any) -> Generator:
-    """Seed the CPU generator, every accelerator generator made so far, and every mounted
-    device module (its ``manual_seed_all``). Returns the CPU generator."""
-    seed = int(seed)
-    default_generator.manual_seed(seed)
+    """Seed the CPU generator and every device's, made or to come. Returns the CPU
+    generator."""
+    global _seed_for_all
+    default_generator.manual_seed(int(seed))  # int(): PyTorch accepts any number here
+    _seed_for_all = default_generator.initial_seed()
+    _type_seeds.clear()
     for gen in list(_device_generators.values()):
-        gen.manual_seed(seed)
-    from .backends import _registry
-
-    for mod in list(_registry._device_modules.values()):
-        fn = getattr(mod, "manual_seed_all", None)
-        if fn is not None:
-            fn(seed)
+        gen.manual_seed(_seed_for_all)
     return default_generator
 
 

@@ -10,7 +10,7 @@ Kernel = Callable[..., None]
 def layout_error(name: str, message: str) -> ValueError:
     return ValueError(
         f"prims.{name} (plait-backend-cpu): {message}; core must pass operands already "
-        "broadcast to the output's shape (torch._prims conventions)"
+        "broadcast to the output's shape (torch.backends.contract.schema conventions)"
     )
 
 
@@ -53,16 +53,9 @@ def floating_codes(native: Any, dtype_codes: Mapping[Any, int]) -> dict[Any, int
 
 def composite(qualname: str) -> Kernel:
     """Core's backend-independent kernel of aten op ``qualname`` (the fallback)."""
-    from torch import _dispatch
+    from torch.backends import contract
 
-    op = _dispatch.get(qualname)
-    if op is None:
-        raise RuntimeError(f"{qualname} is not defined by core; plait-backend-cpu cannot "
-                           "override it (is plait-core older than this backend?)")
-    for key in (_dispatch.COMPOSITE_EXPLICIT, _dispatch.COMPOSITE_IMPLICIT):
-        if key in op.kernels:
-            return op.kernels[key]
-    raise RuntimeError(f"{qualname} has no composite kernel to fall back on")
+    return contract.composite(qualname)
 
 
 def addresses(*tensors: Any) -> list[int] | None:

@@ -10,6 +10,7 @@ runs core's composite, which is also the reference the tests compare with.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
@@ -17,6 +18,28 @@ from typing import Any
 from ._common import Kernel
 
 Operand = tuple[int, list[int], int, int]
+
+FORWARD = "aten::_scaled_dot_product_flash_attention_for_cpu"
+BACKWARD = "aten::_scaled_dot_product_flash_attention_for_cpu_backward"
+
+
+def _additive_mask(mask: Any, dtype: Any) -> Any:
+    """A bool mask (True takes part) as 0 / -inf in ``dtype``; a float mask cast to it."""
+    import torch
+
+    if mask is None:
+        return None
+    if mask.dtype == torch.bool:
+        return torch.where(mask, 0.0, -math.inf).to(dtype)
+    return mask if mask.dtype == dtype else mask.to(dtype)
+
+
+def _softmax_scale(query: Any, scale: float | None) -> float:
+    """PyTorch's default scale, 1/sqrt(E), unless one is given."""
+    if scale is not None:
+        return float(scale)
+    e = query.shape[-1]
+    return 1.0 / math.sqrt(e) if e else math.inf
 
 
 def _matrix(t: Any, batch: tuple[int, ...], rows: int, cols: int) -> tuple[Any, Operand]:
@@ -54,7 +77,6 @@ def make_kernels(
         """Compute dtype, its code, the inputs in it, the additive mask and the batch shape;
         None when the case is left to the composite."""
         import torch
-        from torch import _attention as core
 
         dt = query.dtype
         cdt = torch.float32 if dt in (torch.float16, torch.bfloat16) else dt
@@ -68,7 +90,7 @@ def make_kernels(
         if 0 in (L, S, E, Ev):
             return None
         q, k, v = (t if t.dtype == cdt else t.to(cdt) for t in (query, key, value))
-        mask = core.additive_mask(attn_mask, cdt)
+        mask = _additive_mask(attn_mask, cdt)
         shapes = [q.shape[:-2], k.shape[:-2], v.shape[:-2]]
         if mask is not None and mask.ndim > 2:
             shapes.append(mask.shape[:-2])
@@ -79,13 +101,14 @@ def make_kernels(
                 is_causal: bool = False, *, attn_mask: Any = None,
                 scale: float | None = None) -> tuple[Any, Any]:
         import torch
-        from torch import _attention as core
+        from torch.backends import contract
 
-        core.check_args(query, key, value, attn_mask, dropout_p, is_causal)
+        contract.check_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
+                                                    is_causal)
         prepared = prepare(query, key, value, attn_mask) if dropout_p == 0.0 else None
         if prepared is None:
-            return core.flash_composite(query, key, value, dropout_p, is_causal,
-                                        attn_mask=attn_mask, scale=scale)
+            return contract.composite(FORWARD)(query, key, value, dropout_p, is_causal,
+                                               attn_mask=attn_mask, scale=scale)
         dt, cdt, code, q, k, v, mask, batch, (L, S, E, Ev) = prepared
         q, qo = _matrix(q, batch, L, E)
         k, ko = _matrix(k, batch, S, E)
@@ -95,21 +118,21 @@ def make_kernels(
         lse = torch.empty(*batch, L, dtype=cdt)
         if not native.attention_forward(code, list(batch), L, S, E, Ev, qo, ko, vo, mo,
                                         out.data_ptr(), lse.data_ptr(),
-                                        core.softmax_scale(query, scale), bool(is_causal)):
-            return core.flash_composite(query, key, value, dropout_p, is_causal,
-                                        attn_mask=attn_mask, scale=scale)
+                                        _softmax_scale(query, scale), bool(is_causal)):
+            return contract.composite(FORWARD)(query, key, value, dropout_p, is_causal,
+                                               attn_mask=attn_mask, scale=scale)
         return (out if dt == cdt else out.to(dt)), lse
 
     def backward(grad_out: Any, query: Any, key: Any, value: Any, out: Any, logsumexp: Any,
                  dropout_p: float, is_causal: bool, *, attn_mask: Any = None,
                  scale: float | None = None) -> tuple[Any, Any, Any]:
         import torch
-        from torch import _attention as core
+        from torch.backends import contract
 
         def fallback() -> tuple[Any, Any, Any]:
-            return core.flash_backward_reference(grad_out, query, key, value, out, logsumexp,
-                                                 dropout_p, is_causal, attn_mask=attn_mask,
-                                                 scale=scale)
+            return contract.composite(BACKWARD)(grad_out, query, key, value, out, logsumexp,
+                                                dropout_p, is_causal, attn_mask=attn_mask,
+                                                scale=scale)
 
         prepared = prepare(query, key, value, attn_mask) if dropout_p == 0.0 else None
         if prepared is None:
@@ -130,13 +153,10 @@ def make_kernels(
         if not native.attention_backward(code, list(batch), L, S, E, Ev, go.data_ptr(), qo, ko,
                                          vo, mo, o.data_ptr(), lse.data_ptr(), gq.data_ptr(),
                                          gk.data_ptr(), gv.data_ptr(),
-                                         core.softmax_scale(query, scale), bool(is_causal)):
+                                         _softmax_scale(query, scale), bool(is_causal)):
             return fallback()
         if dt != cdt:
             gq, gk, gv = gq.to(dt), gk.to(dt), gv.to(dt)
         return gq, gk, gv
 
-    return {
-        "aten::_scaled_dot_product_flash_attention_for_cpu": forward,
-        "aten::_scaled_dot_product_flash_attention_for_cpu_backward": backward,
-    }
+    return {FORWARD: forward, BACKWARD: backward}

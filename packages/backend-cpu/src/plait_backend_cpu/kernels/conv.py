@@ -67,7 +67,6 @@ def make_kernels(
         if code in forward_codes and out.numel() and not out.is_contiguous():
             # the native kernel writes row-major: run it into a fresh block, then copy
             import torch
-            from torch._alloc import P
 
             target = torch.empty(tuple(out.shape), dtype=out.dtype, device=out.device)
         if (
@@ -83,7 +82,9 @@ def make_kernels(
             reference("convolution")(out, input, weight, stride, padding, dilation,
                                      transposed, groups)
         elif target is not out:
-            P.copy_(out, target)
+            from torch.backends import contract
+
+            contract.primitive("copy_")(out, target)
 
     convolution.__name__ = convolution.__qualname__ = "convolution"
 
@@ -91,14 +92,14 @@ def make_kernels(
                              stride: Any, padding: Any, dilation: Any, transposed: bool,
                              output_padding: Any, groups: int, output_mask: Any) -> Any:
         import torch
-        from torch import _conv
+        from torch.backends import contract
 
-        stride, padding, dilation, _ = _conv.check_backward(
+        stride, padding, dilation, _ = contract.check_convolution_backward(
             grad_output, input, weight, stride, padding, dilation, transposed,
             output_padding, groups)
         code = dtype_codes.get(input.dtype, unknown)
         if code not in float_codes or input.dim() - 2 > _MAX_SPATIAL:
-            return _conv.convolution_backward_composite(
+            return contract.composite("aten::convolution_backward")(
                 grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                 output_padding, groups, output_mask)
 
@@ -117,7 +118,7 @@ def make_kernels(
                            for t in (grad_input, grad_weight, grad_bias)),
         )
         if not ok:
-            return _conv.convolution_backward_composite(
+            return contract.composite("aten::convolution_backward")(
                 grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                 output_padding, groups, output_mask)
         return grad_input, grad_weight, grad_bias

@@ -1,11 +1,12 @@
 """Wrappers of the native elementwise kernels: the unary, binary, compare and ternary groups
 and the memory group (``copy_``, ``fill_``, ``arange_``).
 
-Each wrapper has the signature of its primitive's schema in ``torch._prims`` (output first,
-preallocated by core; inputs already broadcast with stride 0), checks the call at the boundary,
-and passes addresses, shapes and element strides to ``_C``. Cases the native code leaves out
-(complex dtypes, an output overlapping an input other than exactly, more than 64 dimensions,
-integer division by zero, ...) run the core's reference kernel with the same arguments.
+Each wrapper has the signature of its primitive's schema (``torch.backends.contract.schema``:
+output first, preallocated by core; inputs already broadcast with stride 0), checks the call at
+the boundary, and passes addresses, shapes and element strides to ``_C``. Cases the native code
+leaves out (complex dtypes, an output overlapping an input other than exactly, more than 64
+dimensions, integer division by zero, ...) run the core's reference kernel with the same
+arguments.
 
 These wrappers are on the hot path of every small op: one generic closure per family, built
 once; a call does a few attribute reads and comparisons and one native call.

@@ -1,7 +1,7 @@
 """Wrappers of the fused normalisation kernels: they override core's composite aten ops
 ``_softmax``, ``_log_softmax``, their backward ops ``_softmax_backward_data`` /
 ``_log_softmax_backward_data``, ``native_layer_norm`` and ``native_layer_norm_backward``
-under the CPU key (DESIGN.md §4).
+under the CPU key (docs/architecture.md).
 
 A wrapper receives the aten op's arguments, checks them, allocates its outputs and makes one
 native call over contiguous operands (a non-contiguous input is copied first; outputs are
@@ -92,9 +92,9 @@ def make_kernels(
 
     def native_layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any,
                           bias: Any, eps: float) -> Any:
-        from torch import _norms
+        from torch.backends import contract
 
-        axis, rows, cols = _norms.check_layer_norm(input, normalized_shape, weight, bias)
+        axis, rows, cols = contract.check_layer_norm(input, normalized_shape, weight, bias)
         code = codes.get(input.dtype)
         if code is None or any(t is not None and t.dtype != input.dtype for t in (weight, bias)):
             return composite("aten::native_layer_norm")(input, normalized_shape, weight, bias,
@@ -118,10 +118,10 @@ def make_kernels(
     def native_layer_norm_backward(grad_out: Any, input: Any, normalized_shape: Sequence[int],
                                    mean: Any, rstd: Any, weight: Any, bias: Any,
                                    output_mask: Sequence[bool]) -> Any:
-        from torch import _norms
+        from torch.backends import contract
 
         args = (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
-        _axis, rows, cols = _norms.check_layer_norm(input, normalized_shape, weight, bias)
+        _axis, rows, cols = contract.check_layer_norm(input, normalized_shape, weight, bias)
         code = codes.get(input.dtype)
         same = all(t.dtype == input.dtype for t in (grad_out, mean, rstd, weight, bias)
                    if t is not None)

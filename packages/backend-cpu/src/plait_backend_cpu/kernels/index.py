@@ -96,11 +96,10 @@ def make_kernels(
         if count < 0:  # a dtype _C does not know (complex), or more than 64 dimensions
             return reference("nonzero")(a)
         # core's allocator, imported late: the backend loads before core has finished.
-        from torch import _dtype
-        from torch._alloc import new_tensor
+        from torch.backends import contract
 
         # PyTorch's layout: (n, ndim) with each dimension's coordinates contiguous.
-        out = new_tensor((len(shape), count), _dtype.int64, a._device)
+        out = contract.empty((len(shape), count), contract.dtype("int64"), a.device)
         if count and len(shape):
             if not native.nonzero(code, shape, a_ptr, a.stride(), count, out.data_ptr(), 1,
                                   count):

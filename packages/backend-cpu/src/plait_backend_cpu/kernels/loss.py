@@ -1,7 +1,7 @@
 """Wrappers of the fused cross-entropy kernels: they override core's composite aten ops
 ``_cross_entropy_forward`` (loss and row logsumexp of (N, C) / (C,) logits against int64
 class indices) and ``_cross_entropy_backward`` (the logits' gradient) under the CPU key
-(DESIGN.md §4).
+(docs/architecture.md).
 
 A wrapper checks the arguments, allocates the outputs and makes one native call over
 contiguous operands. Anything the native code does not take (a dtype without a code, a
@@ -31,7 +31,7 @@ def make_kernels(
     import torch
 
     # outputs: uninitialised contiguous tensors without torch.empty's argument handling
-    from torch._alloc import new_tensor
+    from torch.backends.contract import empty as new_tensor
 
     codes = floating_codes(native, dtype_codes)
 

@@ -48,13 +48,13 @@ def make_kernels(
                    *, lr: Any, beta1: float, beta2: float, weight_decay: float, eps: float,
                    amsgrad: bool, maximize: bool, grad_scale: Any = None,
                    found_inf: Any = None) -> None:
-            from torch import _fused_adam as core
+            from torch.backends import contract
 
-            core.check_lists(name, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
-                             state_steps, amsgrad, grad_scale, found_inf)
-            if core.skip_step(found_inf):
+            rate = contract.check_fused_adam(name, self, grads, exp_avgs, exp_avg_sqs,
+                                             max_exp_avg_sqs, state_steps, amsgrad, lr,
+                                             grad_scale, found_inf)
+            if rate is None:  # gradient scaling found an overflow: the step is skipped
                 return None
-            rate = core.learning_rate(lr)
             groups: dict[int, list[int]] = {}
             rest: list[int] = []
             rows: list[list[Any]] = []
@@ -83,7 +83,7 @@ def make_kernels(
                 if not done:
                     rest.extend(idx)
             if rest:
-                composite = core.adamw_composite if decoupled else core.adam_composite
+                composite = contract.composite(f"aten::{name}")
                 rest.sort()
                 composite([self[i] for i in rest], [grads[i] for i in rest],
                           [exp_avgs[i] for i in rest], [exp_avg_sqs[i] for i in rest],

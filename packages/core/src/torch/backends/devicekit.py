@@ -3,10 +3,10 @@
 Every device module answers some questions the same way whatever the device: which index
 ``None``, ``1``, ``"npu:1"`` or ``torch.device("npu", 1)`` names, which device is the calling
 thread's current one, what ``with torch.npu.device(1):`` restores, how streams and events behave
-before a backend has real queues, and where ``manual_seed`` keeps a seed before a device random
-generator exists. This module holds those answers once, for the in-tree backends and for any
-vendor's. A backend keeps what is its own (probing the driver, choosing devices, native calls)
-and hands it in as a few callables::
+before a backend has real queues, and the random functions over core's per-device generators.
+This module holds those answers once, for the in-tree backends and for any vendor's. A backend
+keeps what is its own (probing the driver, choosing devices, native calls) and hands it in as a
+few callables::
 
     from torch.backends.devicekit import DeviceKit
 
@@ -15,19 +15,19 @@ and hands it in as a few callables::
         device_count=device_count,        # the backend's probe; 0 without a device
         require=require_device,           # raises RuntimeError saying why no device is usable
         synchronize=synchronize,          # the module's own synchronize(device=None)
-        why_no_generator="acme-npu has no device random generator yet",
     )
     current_device = kit.devices.current
     set_device = kit.devices.set_current
     device, Stream, Event = kit.device, kit.Stream, kit.Event
-    manual_seed = kit.seeds.manual_seed
+    manual_seed = kit.random.manual_seed  # core's generator of the current device
 
 Importing this module imports ``torch``, which is loaded already when a device module is
 reached as ``torch.<device>``: a device module makes its kit once, at import, as above.
 
 The parts also work alone: :class:`DeviceIndex` (index parsing and the current device),
-:class:`SeedRecorder` (seeds before a generator), and :class:`DeviceContext`, :class:`Stream`
-and :class:`Event`, the bases of the classes a kit binds to its device type.
+:class:`DeviceRandom` (``manual_seed``, ``get_rng_state``... over core's generators), and
+:class:`DeviceContext`, :class:`Stream` and :class:`Event`, the bases of the classes a kit
+binds to its device type.
 
 Pure Python and light: standard library only, no numpy, no native code, so a device module may
 use it before its native extension loads.
@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
-__all__ = ["DeviceContext", "DeviceIndex", "DeviceKit", "Event", "SeedRecorder", "Stream"]
+__all__ = ["DeviceContext", "DeviceIndex", "DeviceKit", "DeviceRandom", "Event", "Stream"]
 
 INVALID_INDEX = "invalid {device_type} device index {index}; {count} available"
 
@@ -140,48 +140,74 @@ class DeviceIndex:
         self._local.index = index
 
 
-class SeedRecorder:
-    """Seeds given to ``manual_seed`` before the device has a random generator.
+class DeviceRandom:
+    """``torch.<device_type>``'s random-number functions, over core's generators.
 
-    They are recorded without touching the device (``torch.manual_seed`` seeds every device
-    module and must work on a machine without one), per device or for all devices, and will
-    seed the generator when it comes.
+    Every device's default generators are core's (``torch.Generator`` objects, one per device
+    index, made on first use without touching the device), so these work on a machine without
+    the device, and a random kernel only ever receives ``(seed, offset)``.
+    ``torch.manual_seed`` seeds them all, whether or not the device module was imported.
 
-    :param device_type: the device type, for messages (``torch.<device_type>.get_rng_state``).
-    :param current_device: the calling thread's current device index.
-    :param why_no_generator: the start of the ``NotImplementedError`` that the generator's
-        state functions raise: who lacks it and when it comes.
+    :param device_type: the device type, e.g. ``"cuda"``.
+    :param devices: the device type's :class:`DeviceIndex`: which device is current, how an
+        index is parsed, how many there are.
     """
 
-    ALL = -1  # the key of a seed given to manual_seed_all
-
-    def __init__(
-        self, device_type: str, current_device: Callable[[], int], *, why_no_generator: str
-    ) -> None:
+    def __init__(self, device_type: str, devices: DeviceIndex) -> None:
         self.device_type = device_type
-        self._current_device = current_device
-        self.why_no_generator = why_no_generator
-        self._seeds: dict[int, int] = {}
+        self.devices = devices
+
+    def _generator(self, index: int) -> Any:
+        from .. import _random
+
+        return _random.device_generator(self.device_type, index)
+
+    def default_generator(self, device: Any = None) -> Any:
+        """The default ``torch.Generator`` of ``device`` (default: the current device)."""
+        return self._generator(self.devices.parse(device))
 
     def manual_seed(self, seed: int) -> None:
-        """Record ``seed`` for the current device."""
-        self._seeds[self._current_device()] = int(seed)
+        """Seed the current device's generator."""
+        self._generator(self.devices.current()).manual_seed(int(seed))
 
     def manual_seed_all(self, seed: int) -> None:
-        """Record ``seed`` for every device, replacing the per-device seeds."""
-        self._seeds.clear()
-        self._seeds[self.ALL] = int(seed)
+        """Seed every device's generator, including those not made yet."""
+        from .. import _random
+
+        _random.manual_seed_device_type(self.device_type, int(seed))
+
+    def seed(self) -> int:
+        """Seed the current device's generator from a non-deterministic source."""
+        return self._generator(self.devices.current()).seed()
+
+    def seed_all(self) -> int:
+        """Seed every device's generator with one non-deterministic seed; returns it."""
+        from .. import _random
+
+        value = _random.Generator().seed()
+        _random.manual_seed_device_type(self.device_type, value)
+        return value
 
     def initial_seed(self) -> int:
-        """The current device's seed, else the seed for all devices, else 0."""
-        return self._seeds.get(self._current_device(), self._seeds.get(self.ALL, 0))
+        """The seed the current device's generator started from."""
+        return self._generator(self.devices.current()).initial_seed()
 
-    def not_implemented(self, what: str) -> NotImplementedError:
-        """The error for ``torch.<device_type>.<what>`` (``get_rng_state``...) to raise."""
-        return NotImplementedError(
-            f"torch.{self.device_type}.{what}: {self.why_no_generator}. Seeds given to "
-            "manual_seed are recorded and will seed it."
-        )
+    def get_rng_state(self, device: Any = None) -> Any:
+        """The generator state of ``device`` (a ``uint8`` CPU tensor)."""
+        return self._generator(self.devices.checked(device)).get_state()
+
+    def set_rng_state(self, new_state: Any, device: Any = None) -> None:
+        """Restore a state from :meth:`get_rng_state`."""
+        self._generator(self.devices.checked(device)).set_state(new_state)
+
+    def get_rng_state_all(self) -> list[Any]:
+        """Every device's generator state, by index."""
+        return [self._generator(i).get_state() for i in range(self.devices.count())]
+
+    def set_rng_state_all(self, new_states: Any) -> None:
+        """Restore every device's generator state from :meth:`get_rng_state_all`."""
+        for i, state in enumerate(new_states):
+            self.set_rng_state(state, i)
 
 
 # -- classes a kit binds to its device type -------------------------------------------------
@@ -313,13 +339,12 @@ class DeviceKit:
     :param synchronize: the device module's ``synchronize(device=None)``: what
         ``Stream.synchronize`` and ``Event.record`` call with a device index (``None`` for the
         current device).
-    :param why_no_generator: see :class:`SeedRecorder`.
     :param require: see :class:`DeviceIndex`.
     :param activate: see :class:`DeviceIndex`.
     :param invalid_index: the ``invalid`` message of :class:`DeviceIndex`.
     :param stream_class: a :class:`Stream` subclass with the backend's details.
 
-    ``devices`` is the :class:`DeviceIndex`, ``seeds`` the :class:`SeedRecorder`; ``device``,
+    ``devices`` is the :class:`DeviceIndex`, ``random`` the :class:`DeviceRandom`; ``device``,
     ``Stream`` and ``Event`` are subclasses of :class:`DeviceContext`, ``stream_class`` and
     :class:`Event` of this kit's own, so that ``torch.cuda.Stream()`` knows its device type.
     """
@@ -330,7 +355,6 @@ class DeviceKit:
         *,
         device_count: int | Callable[[], int],
         synchronize: Callable[[int | None], None],
-        why_no_generator: str,
         require: Callable[[], None] | None = None,
         activate: Callable[[int], None] | None = None,
         invalid_index: str = INVALID_INDEX,
@@ -341,9 +365,7 @@ class DeviceKit:
         self.devices = DeviceIndex(
             device_type, device_count, require=require, activate=activate, invalid=invalid_index
         )
-        self.seeds = SeedRecorder(
-            device_type, self.devices.current, why_no_generator=why_no_generator
-        )
+        self.random = DeviceRandom(device_type, self.devices)
         # Named as PyTorch names them (torch.cuda.Stream): torch.<device_type> finds them again.
         bound = {"kit": self, "__module__": f"torch.{device_type}"}
         self.device = type("device", (DeviceContext,), bound)
