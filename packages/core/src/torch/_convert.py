@@ -11,7 +11,7 @@ import numpy as np
 from . import _config, _dtype, _layout, _refs, _storage
 from ._alloc import P, check_dtype, new_like, new_tensor
 from ._device import device as _device
-from ._tensor import Tensor, storage_extent
+from ._tensor import Tensor, check_no_internal_overlap, storage_extent
 from .backends import _registry
 
 __all__ = ["clone", "is_nonzero"]
@@ -89,6 +89,8 @@ def copy_(dst: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
     if src._shape != dst._shape:
         src = src.expand(dst._shape)
+    if 0 in dst._stride:
+        check_no_internal_overlap(dst)
     if "_inference" in dst.__dict__ and not _config.is_inference_mode_enabled():
         _inference_write_error()
     # Only floating and complex tensors carry gradients: a copy into an integer or bool
@@ -206,6 +208,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.dim()} dimensions.")
+        if 0 in self._stride:  # PyTorch fills from a tensor through copy_, which checks
+            check_no_internal_overlap(self)
         value = value.item()
     if not isinstance(value, (bool, int, float, complex)):
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")

@@ -27,7 +27,7 @@ from ._arith import add, mul
 from ._convert import clone, copy_, scalar_type_name, to_dtype, write_out
 from ._promotion import broadcast_shapes
 from ._shape_ops import along, arange_index, check_tensor, gather_slices
-from ._tensor import Size, Tensor, _basic_index, _is_basic, wrap_dim
+from ._tensor import Size, Tensor, _basic_index, _is_basic, check_no_internal_overlap, wrap_dim
 
 __all__ = [
     "argwhere", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_reduce",
@@ -259,6 +259,8 @@ def _scatter_inplace(self: Tensor, dim: int, index: Tensor, src: Any, reduce: st
                      include_self: bool, fn: str) -> Tensor:
     """The shared body of scatter_/scatter_add_/scatter_reduce_ (checks, then one
     primitive)."""
+    if 0 in self._stride:
+        check_no_internal_overlap(self)
     d = wrap_dim(dim, self.ndim)
     _check_index_dtype(index, fn, (_dtype.int64,))
     if isinstance(src, Tensor):
@@ -453,6 +455,8 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         if isinstance(value, Tensor):
             copy_(view, _broadcast_value(value, tuple(view._shape)))
         else:
+            if 0 in view._stride:  # PyTorch writes a number through copy_, which checks
+                check_no_internal_overlap(view)
             view.fill_(value)
         return
     view, indices = _split_index(self, items)
@@ -661,6 +665,8 @@ def _index_add_args(self: Tensor, dim: int, index: Tensor, source: Tensor,
 def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *,
                 alpha: Any = 1) -> Tensor:
     d, idx, source = _index_add_args(self, dim, index, source, alpha)
+    if 0 in self._stride:
+        check_no_internal_overlap(self)
     if _records(self, source):
         return _written_back(self, lambda t: _into_slices(t, d, idx, source, "sum"))
     return _index_scatter(self, d, idx, source, "sum")
@@ -684,6 +690,8 @@ def _index_copy_args(self: Tensor, dim: int, index: Tensor,
 
 def _index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     d, idx = _index_copy_args(self, dim, index, source)
+    if 0 in self._stride:
+        check_no_internal_overlap(self)
     if _records(self, source):
         return _written_back(self, lambda t: _into_slices(t, d, idx, source, "none"))
     return _index_scatter(self, d, idx, source, "none")
@@ -757,6 +765,8 @@ def _index_reduce_args(self: Tensor, dim: int, index: Tensor, source: Tensor,
 def _index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     d, idx = _index_reduce_args(self, dim, index, source, reduce)
+    if 0 in self._stride:
+        check_no_internal_overlap(self)
     if _records(self, source):
         return _written_back(self, lambda t: _into_slices(t, d, idx, source, reduce,
                                                           include_self))
@@ -802,6 +812,17 @@ def _masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
         raise RuntimeError(f"The size of tensor a ({self._shape}) must match the size of tensor "
                            f"b ({mask._shape})") from None
     result = ATEN["masked_fill"](self, mask_b, value)
+    if 0 in self._stride and not _records(self, value):
+        # PyTorch still allows (and warns about) this one write into a broadcast tensor
+        try:
+            check_no_internal_overlap(self)
+        except RuntimeError:
+            warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() "
+                          "the tensor before performing this operation.", UserWarning,
+                          stacklevel=_config.external_stacklevel())
+            P.copy_(self, result)
+            self._vc[0] += 1
+            return self
     return copy_(self, result)
 
 
