@@ -138,9 +138,7 @@ def __getattr__(name: str) -> _Any:
     if name in _subpackages.SUBPACKAGES:
         return _subpackages.import_subpackage(name)
     if name in _backend_registry._plugins:  # torch.<device type> of a plugin's device
-        mod = _backend_registry.device_module(name)
-        if mod is not None:
-            return mod
+        return _dm.plugin_module(name)
     if not name.startswith("_"):
         _functions = _importlib.import_module("torch._functions")
         if name in _functions.__all__:

@@ -56,6 +56,7 @@ class Layout:
         self.nbytes = numel * dt.itemsize
         self.runtime = _registry.runtime(dev.type)
         self.index = dev.index or 0
+        _registry.check_index(dev.type, self.index)  # once per layout, before the allocator
         self._kernels: dict[str, Any] = {}
         self._epoch = -1
         # The hot path's (torch._fast) backend entry points, when they serve this dtype, and

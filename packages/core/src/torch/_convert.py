@@ -68,9 +68,9 @@ def _host_copy(src: Tensor) -> Tensor:
     if st._host is not None:
         if src._device.type == "cpu":
             return src
-        # host-accessible device memory: view it in place
-        host_st = _storage.UntypedStorage._from_handle(
-            st._host, st._nbytes, cpu, _registry.runtime("cpu"))
+        # host-accessible device memory: view it in place (a CPU storage over the host view,
+        # whatever allocator the CPU has: its handles are not this backend's)
+        host_st = _storage.wrap_host(st._host)
         return Tensor._make(host_st, src._shape, src._stride, src._offset, src._dtype, cpu)
     if src.numel() == 0:
         return new_tensor(src._shape, src._dtype, cpu)

@@ -56,6 +56,7 @@ class UntypedStorage:
             raise RuntimeError(f"Storage size must be non-negative, got {size}")
         dev = _normalise(device if device is not None else "cpu")
         runtime = _registry.runtime(dev.type)
+        _registry.check_index(dev.type, dev.index or 0)
         self._setup(runtime.allocator.allocate(int(size), dev.index or 0), int(size), dev, runtime)
 
     @classmethod
@@ -174,6 +175,7 @@ def read_bytes(storage: UntypedStorage, offset: int, nbytes: int) -> np.ndarray:
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     out = np.empty(nbytes, np.uint8)
     if nbytes:
+    _registry.check_index(dev.type, dev.index or 0)
         storage._runtime.copier.to_host(out, storage._handle, offset)
     return out
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 import threading
 import time
 import warnings
@@ -84,6 +83,9 @@ _pm: Any = None
 _installed_scanned = False
 autoload_setting: str = ""
 autoload_seconds: float = 0.0
+# Called once autoload has run (whatever it loaded): how torch.<device> and the Tensor methods
+# of plugin devices are made without this registry importing the layers above it.
+on_autoload: list[Any] = []
 
 
 # -- phase 1 -------------------------------------------------------------------------------
@@ -120,16 +122,32 @@ def autoload() -> None:
     t0 = time.perf_counter()
     autoload_setting = os.environ.get(ENV_VAR, "")
     selected = parse_autoload(autoload_setting)
-    if selected is False:
-        return
-    with _lock:
-        plugins = _scan_installed()
-        for name, plugin in plugins.items():
-            if selected is not True and name not in selected:
-                plugin.status = "skipped"
-                continue
-            _load_plugin(plugin)
+    if selected is not False:
+        with _lock:
+            plugins = _scan_installed()
+            for name, plugin in plugins.items():
+                if selected is not True and name not in selected:
+                    plugin.status = "skipped"
+                    continue
+                _load_plugin(plugin)
+            if selected is not True:
+                _warn_unknown(selected, plugins)
+    for callback in on_autoload:
+        callback()
     autoload_seconds = time.perf_counter() - t0
+
+
+def _warn_unknown(selected: frozenset[str], plugins: dict[str, Plugin]) -> None:
+    """A name in the allowlist that no installed plugin serves is most likely a typo."""
+    unknown = sorted(selected - set(plugins) - BUILTIN)
+    if unknown:
+        listing = ", ".join(sorted(plugins)) or "none"
+        warnings.warn(
+            f"{ENV_VAR}={autoload_setting!r} names {', '.join(map(repr, unknown))}, which no "
+            f"installed backend plugin serves (installed: {listing}).",
+            RuntimeWarning,
+            stacklevel=_config.external_stacklevel(),
+        )
 
 
 def _plugin_manager() -> Any:
@@ -321,6 +339,7 @@ def cpu_fallback_enabled() -> bool:
 
 
 def synchronize(device_type: str, index: int) -> None:
+    """Call the backend's ``torch_backend_synchronize`` hook for one device."""
     rt = runtime(device_type)
     if rt.plugin is not None:
         _call_owner(rt.plugin, "torch_backend_synchronize", device_type=device_type,
@@ -339,17 +358,27 @@ def set_num_threads(n: int) -> None:
 
 
 def register_device_module(device_type: str, module: ModuleType) -> None:
-    """Mount ``module`` as ``torch.<device_type>``; a second registration is an error."""
+    """Record ``module`` as the backend's module of ``device_type`` (what ``torch.<type>``
+    forwards to); a second registration is an error."""
     with _lock:
         existing = _device_modules.get(device_type)
         if existing is not None:
             raise RuntimeError(f"The runtime module of '{device_type}' has already been "
                                f"registered with '{getattr(existing, '__name__', existing)}'")
         _device_modules[device_type] = module
-        torch = sys.modules["torch"]
-        if device_type not in WELL_KNOWN:
-            setattr(torch, device_type, module)
-            sys.modules[f"torch.{device_type}"] = module
+
+
+def check_index(device_type: str, index: int) -> None:
+    """Raise before a backend sees an index its device module does not count (a negative one,
+    or one past ``device_count()``)."""
+    if device_type in BUILTIN:
+        return
+    mod = device_module(device_type)
+    count = getattr(mod, "device_count", None) if mod is not None else None
+    if index < 0 or (count is not None and index >= int(count())):
+        total = "" if count is None else f"; {int(count())} available"
+        raise RuntimeError(f"Invalid device index {index} for device type '{device_type}'"
+                           f"{total}")
 
 
 def device_module(device_type: str) -> ModuleType | None:

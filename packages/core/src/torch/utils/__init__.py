@@ -17,10 +17,14 @@ _LAZY_SUBPACKAGES = {"data": "utils.data", "safetensors": "utils.safetensors"}
 def __getattr__(name: str) -> ModuleType:
     """Import ``torch.utils.data``/``safetensors`` (and core's ``checkpoint``) on first
     attribute access."""
-    if name == "checkpoint":
+    if name in ("checkpoint", "backend_registration"):
         import importlib
 
-        return importlib.import_module(f"{__name__}.checkpoint")
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "generate_methods_for_privateuse1_backend":
+        from .backend_registration import generate_methods_for_privateuse1_backend
+
+        return generate_methods_for_privateuse1_backend
     if name in _LAZY_SUBPACKAGES:
         from torch._subpackages import import_subpackage
 

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from torch import Tensor
 from torch.nn.parameter import Buffer, Parameter, is_lazy
+from torch.utils.backend_registration import generate_methods_for_privateuse1_backend
 from torch.utils.hooks import RemovableHandle
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
@@ -775,6 +776,11 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+# Module.<device type>() for every backend plugin's device (npu(), toy()...), as PyTorch's
+# generate_methods_for_privateuse1_backend makes them; cpu/cuda/xpu/mps are defined above.
+generate_methods_for_privateuse1_backend(for_tensor=False, for_module=True)
 
 
 def _as_tensor(t: Tensor) -> Tensor:
