@@ -9,6 +9,7 @@ library owns becomes a storage through :func:`torch._storage.wrap_host`, without
 
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 import warnings
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _config, _dispatch, _dtype, _refs, _storage
+from . import _config, _dispatch, _dtype, _factories, _refs, _storage
 from ._alloc import P, _interned, check_dtype, device_of, finish_factory, new_tensor
 from ._alloc import scalar_tensor as _scalar
 from ._convert import copy_, scalar_type_name, to, to_dtype, write_out
@@ -45,20 +46,10 @@ def _number(x: Any, name: str) -> Any:
 # -- ranges --------------------------------------------------------------------------------
 
 
-def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None = None,
-           dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
-           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """``[start, end)`` in steps of ``step`` (``arange(end)`` starts at 0): int64 when every
-    bound is an integer, the default dtype otherwise; ``ceil((end - start) / step)``
-    elements."""
-    if end is None:
-        start, end = 0, start
-    start, end, step = (_number(v, n) for v, n in ((start, "start"), (end, "end"),
-                                                    (step, "step")))
+def _arange_kernel(start: Any, end: Any, step: Any = 1, *, dtype: _dtype.dtype | None = None,
+                   layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
     if any(isinstance(v, _builtin_complex) for v in (start, end, step)):
         raise RuntimeError("value cannot be converted to type double without overflow")
-    if dtype is None and out is not None:
-        dtype = out._dtype
     integral = all(isinstance(v, int) for v in (start, end, step))
     dt = check_dtype(dtype) or (_dtype.int64 if integral else _config.get_default_dtype())
     if dt is _dtype.bool_ or dt.is_complex:
@@ -82,7 +73,41 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None
     t = new_tensor((size,), dt, device_of(device))
     if size:
         P.arange_(t, start, step)
+    return t
+
+
+def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None = None,
+           dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``[start, end)`` in steps of ``step`` (``arange(end)`` starts at 0): int64 when every
+    bound is an integer, the default dtype otherwise; ``ceil((end - start) / step)``
+    elements."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = (_number(v, n) for v, n in ((start, "start"), (end, "end"),
+                                                    (step, "step")))
+    if dtype is None and out is not None:
+        dtype = out._dtype
+    t = ATEN["arange.start_step"](start, end, step, dtype=check_dtype(dtype),
+                                  device=device_of(device))
     return finish_factory(write_out(out, t), requires_grad)
+
+
+def _range_kernel(start: Any, end: Any, step: Any = 1, *, dtype: _dtype.dtype | None = None,
+                  layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
+    dt = check_dtype(dtype) or _config.get_default_dtype()
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    size = math.floor((end - start) / step) + 1
+    t = new_tensor((size,), dt, device_of(device))
+    if dt._category <= _dtype.INT:
+        start, step = int(start), int(step)
+    P.arange_(t, start, step)
+    return t
 
 
 def range(start: Any, end: Any, step: Any = 1, *, out: Tensor | None = None,
@@ -97,17 +122,7 @@ def range(start: Any, end: Any, step: Any = 1, *, out: Tensor | None = None,
     start, end, step = (_number(v, n) for v, n in ((start, "start"), (end, "end"),
                                                     (step, "step")))
     dt = check_dtype(dtype) or (out._dtype if out is not None else _config.get_default_dtype())
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if not (math.isfinite(start) and math.isfinite(end)):
-        raise RuntimeError(f"unsupported range: {start} -> {end}")
-    if (step > 0 and end < start) or (step < 0 and end > start):
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    size = math.floor((end - start) / step) + 1
-    t = new_tensor((size,), dt, device_of(device))
-    if dt._category <= _dtype.INT:
-        start, step = int(start), int(step)
-    P.arange_(t, start, step)
+    t = ATEN["range.step"](start, end, step, dtype=dt, device=device_of(device))
     return finish_factory(write_out(out, t), requires_grad)
 
 
@@ -183,6 +198,14 @@ def _check_steps(steps: Any) -> int:
     return steps
 
 
+def _linspace_kernel(start: Any, end: Any, steps: int, *, dtype: _dtype.dtype | None = None,
+                     layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
+    steps = _check_steps(steps)
+    dt = _range_dtype(dtype, None, start, end)
+    values = _linspace_values(start, end, steps, dt, device_of(device))
+    return to_dtype(values, dt)
+
+
 def linspace(start: Any, end: Any, steps: int, *, out: Tensor | None = None,
              dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
@@ -190,9 +213,22 @@ def linspace(start: Any, end: Any, steps: int, *, out: Tensor | None = None,
     start, end = _number(start, "start"), _number(end, "end")
     steps = _check_steps(steps)
     dt = _range_dtype(dtype, out, start, end)
+    t = ATEN["linspace"](start, end, steps, dtype=dt, device=device_of(device))
+    return finish_factory(write_out(out, t), requires_grad)
+
+
+def _logspace_kernel(start: Any, end: Any, steps: int, base: float = 10.0, *,
+                     dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+                     pin_memory: Any = None) -> Tensor:
+    steps = _check_steps(steps)
+    dt = _range_dtype(dtype, None, start, end)
     dev = device_of(device)
-    values = _linspace_values(start, end, steps, dt, dev)
-    return finish_factory(write_out(out, to_dtype(values, dt)), requires_grad)
+    exponents = _linspace_values(start, end, steps, dt, dev)
+    ct = exponents._dtype
+    values = new_tensor((steps,), ct, dev)
+    if steps:
+        P.pow(values, _scalar(base, ct, dev).expand((steps,)), exponents)
+    return to_dtype(values, dt)
 
 
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *,
@@ -202,13 +238,22 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *,
     start, end = _number(start, "start"), _number(end, "end")
     steps = _check_steps(steps)
     dt = _range_dtype(dtype, out, start, end)
-    dev = device_of(device)
-    exponents = _linspace_values(start, end, steps, dt, dev)
-    ct = exponents._dtype
-    values = new_tensor((steps,), ct, dev)
-    if steps:
-        P.pow(values, _scalar(base, ct, dev).expand((steps,)), exponents)
-    return finish_factory(write_out(out, to_dtype(values, dt)), requires_grad)
+    t = ATEN["logspace"](start, end, steps, base, dtype=dt, device=device_of(device))
+    return finish_factory(write_out(out, t), requires_grad)
+
+
+def _eye_kernel(n: int, m: int, *, dtype: _dtype.dtype | None = None, layout: Any = None,
+                device: Any = None, pin_memory: Any = None) -> Tensor:
+    n, m = operator.index(n), operator.index(m)
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    t = new_tensor((n, m), check_dtype(dtype) or _config.get_default_dtype(), device_of(device))
+    P.fill_(t, 0)
+    if n and m:
+        P.fill_(t.diagonal(), 1)
+    return t
 
 
 def eye(n: int, m: int | None = None, *, out: Tensor | None = None,
@@ -217,15 +262,8 @@ def eye(n: int, m: int | None = None, *, out: Tensor | None = None,
     """An ``n x m`` matrix (``m = n`` by default) with ones on the diagonal."""
     n = operator.index(n)
     m = n if m is None else operator.index(m)
-    if n < 0:
-        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
-    if m < 0:
-        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     dt = check_dtype(dtype) or (out._dtype if out is not None else _config.get_default_dtype())
-    t = new_tensor((n, m), dt, device_of(device))
-    P.fill_(t, 0)
-    if n and m:
-        P.fill_(t.diagonal(), 1)
+    t = ATEN["eye.m"](n, m, dtype=dt, device=device_of(device))
     return finish_factory(write_out(out, t), requires_grad)
 
 
@@ -233,11 +271,9 @@ def scalar_tensor(s: Any, *, dtype: _dtype.dtype | None = None, layout: Any = No
                   device: Any = None, requires_grad: bool = False,
                   pin_memory: bool = False) -> Tensor:
     """A 0-d tensor holding ``s``, in the default dtype unless ``dtype`` is given."""
-    s = _number(s, "s")
-    dt = check_dtype(dtype) or _config.get_default_dtype()
-    if isinstance(s, _builtin_complex) and not dt.is_complex:
-        raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
-    return finish_factory(_scalar(s, dt, device_of(device)), requires_grad)
+    t = _factories.ATEN["scalar_tensor"](_number(s, "s"), dtype=check_dtype(dtype),
+                                         device=device_of(device))
+    return finish_factory(t, requires_grad)
 
 
 # -- triangles -----------------------------------------------------------------------------
@@ -269,19 +305,6 @@ def _triangle(input: Tensor, diagonal: int, lower: bool) -> Tensor:
     P.where(out, mask.expand(input._shape), input,
             _scalar(0, input._dtype, input._device).expand(input._shape))
     return out
-
-
-def _define_aten() -> dict[str, _dispatch.Operator]:
-    table = {
-        "tril": ("tril(Tensor self, int diagonal=0) -> Tensor",
-                 lambda self, diagonal=0: _triangle(self, diagonal, True)),
-        "triu": ("triu(Tensor self, int diagonal=0) -> Tensor",
-                 lambda self, diagonal=0: _triangle(self, diagonal, False)),
-    }
-    return _dispatch.define_aten(table)
-
-
-ATEN = _define_aten()
 
 
 def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -316,22 +339,46 @@ def _triangle_indices(row: int, col: int, offset: int, lower: bool, dtype: Any,
         name = "tril_indices" if lower else "triu_indices"
         raise NotImplementedError(f"\"{name}\" not implemented for '{scalar_type_name(dt)}'")
     dev = device_of(device)
+    if dev.type == "meta":  # nonzero cannot run there, but the count follows from the sizes
+        return new_tensor((2, _triangle_count(row, col, offset, lower)), dt, dev)
     coords = P.nonzero(_triangle_mask(row, col, offset, lower, dev))  # (n, 2), row-major
     return to_dtype(coords.t().contiguous(), dt)
+
+
+def _triangle_count(rows: int, cols: int, offset: int, lower: bool) -> int:
+    """How many elements of a ``rows x cols`` matrix satisfy ``col - row <= offset`` (lower)
+    or ``>= offset``."""
+    if lower:
+        return sum(min(max(r + offset + 1, 0), cols) for r in builtins.range(rows))
+    return sum(cols - min(max(r + offset, 0), cols) for r in builtins.range(rows))
+
+
+def _tril_indices_kernel(row: int, col: int, offset: int = 0, *, dtype: Any = None,
+                         layout: Any = None, device: Any = None, pin_memory: Any = None
+                         ) -> Tensor:
+    return _triangle_indices(row, col, offset, True, dtype, device)
+
+
+def _triu_indices_kernel(row: int, col: int, offset: int = 0, *, dtype: Any = None,
+                         layout: Any = None, device: Any = None, pin_memory: Any = None
+                         ) -> Tensor:
+    return _triangle_indices(row, col, offset, False, dtype, device)
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: _dtype.dtype | None = None,
                  device: Any = None, layout: Any = None) -> Tensor:
     """The ``(2, n)`` coordinates of the lower triangle of a ``row x col`` matrix, row by
     row."""
-    return _triangle_indices(row, col, offset, True, dtype, device)
+    return ATEN["tril_indices"](row, col, offset, dtype=check_dtype(dtype) or _dtype.int64,
+                                device=device_of(device))
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: _dtype.dtype | None = None,
                  device: Any = None, layout: Any = None) -> Tensor:
     """The ``(2, n)`` coordinates of the upper triangle of a ``row x col`` matrix, row by
     row."""
-    return _triangle_indices(row, col, offset, False, dtype, device)
+    return ATEN["triu_indices"](row, col, offset, dtype=check_dtype(dtype) or _dtype.int64,
+                                device=device_of(device))
 
 
 # -- complex -------------------------------------------------------------------------------
@@ -378,15 +425,19 @@ def _from_parts(real: Tensor, imag: Tensor) -> Tensor:
     return out
 
 
+def _complex_kernel(real: Tensor, imag: Tensor) -> Tensor:
+    _check_complex_parts(real, imag, ("real", "imag"))
+    return _from_parts(real, imag)
+
+
 def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The complex tensor ``real + imag * 1j`` (float32 -> complex64, float64 ->
     complex128), broadcasting the two parts."""
     _check_complex_parts(real, imag, ("real", "imag"))
-    return write_out(out, _from_parts(real, imag))
+    return write_out(out, ATEN["complex"](real, imag))
 
 
-def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The complex tensor ``abs * (cos(angle) + sin(angle) * 1j)``."""
+def _polar_kernel(abs: Tensor, angle: Tensor) -> Tensor:
     _check_complex_parts(abs, angle, ("abs", "angle"))
     shape = tuple(broadcast_shapes(abs._shape, angle._shape))
     parts = []
@@ -396,7 +447,50 @@ def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
         part = new_tensor(shape, abs._dtype, abs._device)
         P.mul(part, abs.expand(shape), trig.expand(shape))
         parts.append(part)
-    return write_out(out, _from_parts(parts[0], parts[1]))
+    return _from_parts(parts[0], parts[1])
+
+
+def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The complex tensor ``abs * (cos(angle) + sin(angle) * 1j)``."""
+    _check_complex_parts(abs, angle, ("abs", "angle"))
+    return write_out(out, ATEN["polar"](abs, angle))
+
+
+# -- the aten operators ---------------------------------------------------------------------
+#
+# As for the basic factories (torch._factories), each kernel is the op's whole semantics on
+# any device, meta included, and so also its meta function.
+
+
+def _define_aten() -> dict[str, _dispatch.Operator]:
+    options = _factories._OPTIONS
+    table = {
+        "arange.start_step": ("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, "
+                              f"{options}) -> Tensor", _arange_kernel),
+        "range.step": (f"range.step(Scalar start, Scalar end, Scalar step=1, *, {options}) -> "
+                       "Tensor", _range_kernel),
+        "linspace": (f"linspace(Scalar start, Scalar end, int steps, *, {options}) -> Tensor",
+                     _linspace_kernel),
+        "logspace": ("logspace(Scalar start, Scalar end, int steps, float base=10.0, *, "
+                     f"{options}) -> Tensor", _logspace_kernel),
+        "eye.m": (f"eye.m(SymInt n, SymInt m, *, {options}) -> Tensor", _eye_kernel),
+        "tril_indices": ("tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, "
+                         "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
+                         "Tensor", _tril_indices_kernel),
+        "triu_indices": ("triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, "
+                         "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
+                         "Tensor", _triu_indices_kernel),
+        "tril": ("tril(Tensor self, int diagonal=0) -> Tensor",
+                 lambda self, diagonal=0: _triangle(self, diagonal, True)),
+        "triu": ("triu(Tensor self, int diagonal=0) -> Tensor",
+                 lambda self, diagonal=0: _triangle(self, diagonal, False)),
+        "complex": ("complex(Tensor real, Tensor imag) -> Tensor", _complex_kernel),
+        "polar": ("polar(Tensor abs, Tensor angle) -> Tensor", _polar_kernel),
+    }
+    return _dispatch.define_aten(table)
+
+
+ATEN = _define_aten()
 
 
 # -- numpy, buffers, DLPack ----------------------------------------------------------------
@@ -454,7 +548,7 @@ def _wrap_array(array: np.ndarray, dt: _dtype.dtype | None = None) -> Tensor:
     if array.size and strides == contiguous_strides(shape):
         # row-major from byte 0, like an allocated tensor: the hot path's tiers take it too
         t._fk = _interned(shape, dt, storage._device)
-    return t
+    return _factories.lift_fresh(t)
 
 
 def _check_array(array: np.ndarray) -> None:
@@ -502,7 +596,7 @@ def frombuffer(buffer: Any, *, dtype: _dtype.dtype, count: int = -1, offset: int
     window = raw[offset:offset + count * dt.itemsize]
     storage = _storage.wrap_host(window)
     t = Tensor._make(storage, (count,), (1,), 0, dt, storage._device)
-    return finish_factory(t, requires_grad)
+    return finish_factory(_factories.lift_fresh(t), requires_grad)
 
 
 def as_tensor(data: Any, dtype: _dtype.dtype | None = None, device: Any = None) -> Tensor:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _config, _dtype, _refs, _storage
+from . import _config, _dispatch, _dtype, _refs, _storage
 from ._alloc import P, check_dtype, check_shape, device_of, finish_factory, new_like, new_tensor
 from ._convert import to_device, to_dtype, write_out
 from ._device import device as _device
@@ -28,6 +28,156 @@ def _size_args(args: tuple[Any, ...], size: Any, name: str) -> tuple[Any, ...]:
     return (size,)
 
 
+# -- the aten operators -----------------------------------------------------------------------
+#
+# Each kernel is the op's whole semantics on any device, meta included (where the fill
+# primitive writes nothing): shapes, dtypes and strides come out as on a real device, so the
+# kernel is also the op's meta function. ``requires_grad`` and ``out=`` are the Python
+# functions' business, as in PyTorch, whose schemas have neither.
+
+_OPTIONS = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
+
+
+def _empty_kernel(size: Any, *, dtype: _dtype.dtype | None = None, layout: Any = None,
+                  device: Any = None, pin_memory: Any = None, memory_format: Any = None
+                  ) -> Tensor:
+    shape = _shape_arg((size,))
+    check_shape(shape)
+    return new_tensor(shape, check_dtype(dtype) or _config.get_default_dtype(), device_of(device))
+
+
+def _empty_strided_kernel(size: Any, stride: Any, *, dtype: _dtype.dtype | None = None,
+                          layout: Any = None, device: Any = None, pin_memory: Any = None
+                          ) -> Tensor:
+    shape, strides = _shape_arg((size,)), _shape_arg((stride,))
+    if len(shape) != len(strides):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(shape)} sizes, "
+                           f"{len(strides)} strides")
+    check_shape(shape)
+    dt = check_dtype(dtype) or _config.get_default_dtype()
+    dev = device_of(device)
+    storage = _storage.allocate(storage_extent(shape, strides) * dt.itemsize, dev)
+    return Tensor._make(storage, shape, strides, 0, dt, dev)
+
+
+def _full_kernel(size: Any, fill_value: Any, *, dtype: _dtype.dtype | None = None,
+                 layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
+    shape = _shape_arg((size,))
+    check_shape(shape)
+    t = new_tensor(shape, check_dtype(dtype) or scalar_dtype(fill_value), device_of(device))
+    P.fill_(t, fill_value)
+    return t
+
+
+def _filled_kernel(value: int) -> Any:
+    def kernel(size: Any, *, dtype: _dtype.dtype | None = None, layout: Any = None,
+               device: Any = None, pin_memory: Any = None) -> Tensor:
+        shape = _shape_arg((size,))
+        check_shape(shape)
+        dt = check_dtype(dtype) or _config.get_default_dtype()
+        t = new_tensor(shape, dt, device_of(device))
+        P.fill_(t, value)
+        return t
+
+    return kernel
+
+
+def _like_kernel(value: Any) -> Any:
+    """``empty_like`` (``value`` None), ``zeros_like``, ``ones_like``: PyTorch's
+    ``preserve_format`` keeps a dense input's strides."""
+
+    def kernel(self: Tensor, *, dtype: _dtype.dtype | None = None, layout: Any = None,
+               device: Any = None, pin_memory: Any = None, memory_format: Any = None) -> Tensor:
+        dt, dev = _like(self, dtype, device)
+        t = new_like(self, dt, dev, memory_format)
+        if value is not None:
+            P.fill_(t, value)
+        return t
+
+    return kernel
+
+
+def _full_like_kernel(self: Tensor, fill_value: Any, *, dtype: _dtype.dtype | None = None,
+                      layout: Any = None, device: Any = None, pin_memory: Any = None,
+                      memory_format: Any = None) -> Tensor:
+    dt, dev = _like(self, dtype, device)
+    t = new_like(self, dt, dev, memory_format)
+    P.fill_(t, fill_value)
+    return t
+
+
+def _scalar_tensor_kernel(s: Any, *, dtype: _dtype.dtype | None = None, layout: Any = None,
+                          device: Any = None, pin_memory: Any = None) -> Tensor:
+    dt = check_dtype(dtype) or _config.get_default_dtype()
+    if isinstance(s, complex) and not dt.is_complex:
+        raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+    t = new_tensor((), dt, device_of(device))
+    P.fill_(t, s)
+    return t
+
+
+def _lift_fresh_kernel(self: Tensor) -> Tensor:
+    return self
+
+
+def _like(t: Tensor, dtype: Any, device: Any) -> tuple[_dtype.dtype, _device]:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"argument 'input' must be Tensor, not {type(t).__name__}")
+    return (check_dtype(dtype) or t._dtype,
+            t._device if device is None else _storage._normalise(device))
+
+
+def not_differentiable(op: _dispatch.Operator) -> None:
+    """Give ``op`` an Autograd kernel that records nothing: its result never requires grad,
+    even from an input that does (``zeros_like(x)``, ``rand_like(x)``), as in PyTorch."""
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        return _dispatch.redispatch_below_autograd(op, *args, **kwargs)
+
+    kernel.__name__ = f"autograd_{op.name}"
+    op.register(_dispatch.AUTOGRAD, kernel)
+
+
+def _define_aten() -> dict[str, _dispatch.Operator]:
+    like = f"{_OPTIONS}, MemoryFormat? memory_format=None"
+    table = {
+        "empty.memory_format": (f"empty.memory_format(SymInt[] size, *, {like}) -> Tensor",
+                                _empty_kernel),
+        "empty_strided": (f"empty_strided(SymInt[] size, SymInt[] stride, *, {_OPTIONS}) -> "
+                          "Tensor", _empty_strided_kernel),
+        "full": (f"full(SymInt[] size, Scalar fill_value, *, {_OPTIONS}) -> Tensor",
+                 _full_kernel),
+        "zeros": (f"zeros(SymInt[] size, *, {_OPTIONS}) -> Tensor", _filled_kernel(0)),
+        "ones": (f"ones(SymInt[] size, *, {_OPTIONS}) -> Tensor", _filled_kernel(1)),
+        "empty_like": (f"empty_like(Tensor self, *, {like}) -> Tensor", _like_kernel(None)),
+        "zeros_like": (f"zeros_like(Tensor self, *, {like}) -> Tensor", _like_kernel(0)),
+        "ones_like": (f"ones_like(Tensor self, *, {like}) -> Tensor", _like_kernel(1)),
+        "full_like": (f"full_like(Tensor self, Scalar fill_value, *, {like}) -> Tensor",
+                      _full_like_kernel),
+        "scalar_tensor": (f"scalar_tensor(Scalar s, *, {_OPTIONS}) -> Tensor",
+                          _scalar_tensor_kernel),
+        # torch.tensor and the memory-sharing bridges build a CPU tensor from host data below
+        # the dispatcher, then hand it through this identity, so that a dispatch mode (a fake
+        # tensor mode) sees every such tensor, as in PyTorch.
+        "lift_fresh": ("lift_fresh(Tensor(a) self) -> Tensor(a)", _lift_fresh_kernel),
+    }
+    ops = _dispatch.define_aten(table)
+    for name in ("empty_like", "zeros_like", "ones_like", "full_like", "lift_fresh"):
+        not_differentiable(ops[name])
+    return ops
+
+
+ATEN = _define_aten()
+_EMPTY = ATEN["empty.memory_format"]
+_FULL = ATEN["full"]
+_ZEROS = ATEN["zeros"]
+_ONES = ATEN["ones"]
+_LIFT_FRESH = ATEN["lift_fresh"]
+
+
+# -- the Python functions ------------------------------------------------------------------
+
+
 def empty(*args: Any, size: Any = None, out: Tensor | None = None,
           dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
           requires_grad: bool = False, pin_memory: bool = False,
@@ -35,9 +185,8 @@ def empty(*args: Any, size: Any = None, out: Tensor | None = None,
     """An uninitialised tensor of ``size`` (``empty(2, 3)``, ``empty((2, 3))`` or
     ``empty(size=(2, 3))``)."""
     shape = _shape_arg(_size_args(args, size, "empty"))
-    check_shape(shape)
-    dt = check_dtype(dtype) or _config.get_default_dtype()
-    t = new_tensor(shape, dt, device_of(device))
+    t = _EMPTY(shape, dtype=check_dtype(dtype) or _config.get_default_dtype(),
+               device=device_of(device))
     return finish_factory(write_out(out, t), requires_grad)
 
 
@@ -45,16 +194,10 @@ def empty_strided(size: Any, stride: Any, *, dtype: _dtype.dtype | None = None,
                   layout: Any = None, device: Any = None, requires_grad: bool = False,
                   pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor with explicit strides (storage sized to fit them)."""
-    shape, strides = _shape_arg(size), _shape_arg(stride)
-    if len(shape) != len(strides):
-        raise RuntimeError(f"mismatch in length of strides and shape: {len(shape)} sizes, "
-                           f"{len(strides)} strides")
-    check_shape(shape)
-    dt = check_dtype(dtype) or _config.get_default_dtype()
-    dev = device_of(device)
-    extent = storage_extent(shape, strides)
-    storage = _storage.allocate(extent * dt.itemsize, dev)
-    return finish_factory(Tensor._make(storage, shape, strides, 0, dt, dev), requires_grad)
+    t = ATEN["empty_strided"](_shape_arg((size,)), _shape_arg((stride,)),
+                              dtype=check_dtype(dtype) or _config.get_default_dtype(),
+                              device=device_of(device))
+    return finish_factory(t, requires_grad)
 
 
 def full(size: Any, fill_value: Any, *, out: Tensor | None = None,
@@ -64,20 +207,8 @@ def full(size: Any, fill_value: Any, *, out: Tensor | None = None,
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     shape = _shape_arg((size,) if isinstance(size, int) else tuple(size))
-    check_shape(shape)
-    dt = check_dtype(dtype) or scalar_dtype(fill_value)
-    t = new_tensor(shape, dt, device_of(device))
-    P.fill_(t, fill_value)
-    return finish_factory(write_out(out, t), requires_grad)
-
-
-def _filled(value: int, size: tuple[Any, ...], out: Tensor | None, dtype: Any, device: Any,
-            requires_grad: bool) -> Tensor:
-    shape = _shape_arg(size)
-    check_shape(shape)
-    dt = check_dtype(dtype) or _config.get_default_dtype()
-    t = new_tensor(shape, dt, device_of(device))
-    P.fill_(t, value)
+    t = _FULL(shape, fill_value, dtype=check_dtype(dtype) or scalar_dtype(fill_value),
+              device=device_of(device))
     return finish_factory(write_out(out, t), requires_grad)
 
 
@@ -85,43 +216,68 @@ def zeros(*args: Any, size: Any = None, out: Tensor | None = None,
           dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ``size`` filled with 0."""
-    return _filled(0, _size_args(args, size, "zeros"), out, dtype, device, requires_grad)
+    t = _ZEROS(_shape_arg(_size_args(args, size, "zeros")),
+               dtype=check_dtype(dtype) or _config.get_default_dtype(), device=device_of(device))
+    return finish_factory(write_out(out, t), requires_grad)
 
 
 def ones(*args: Any, size: Any = None, out: Tensor | None = None,
          dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ``size`` filled with 1."""
-    return _filled(1, _size_args(args, size, "ones"), out, dtype, device, requires_grad)
+    t = _ONES(_shape_arg(_size_args(args, size, "ones")),
+              dtype=check_dtype(dtype) or _config.get_default_dtype(), device=device_of(device))
+    return finish_factory(write_out(out, t), requires_grad)
 
 
-def _like(t: Tensor, dtype: Any, device: Any) -> tuple[_dtype.dtype, _device]:
-    return (check_dtype(dtype) or t._dtype,
-            t._device if device is None else _storage._normalise(device))
+def _like_options(dtype: Any, device: Any, memory_format: Any) -> dict[str, Any]:
+    """The keyword arguments of a ``*_like`` operator call (only those given)."""
+    options: dict[str, Any] = {}
+    if dtype is not None:
+        options["dtype"] = check_dtype(dtype)
+    if device is not None:
+        options["device"] = _storage._normalise(device)
+    if memory_format is not None:
+        options["memory_format"] = memory_format
+    return options
 
 
 def empty_like(input: Tensor, *, dtype: _dtype.dtype | None = None, layout: Any = None,
                device: Any = None, requires_grad: bool = False, memory_format: Any = None
                ) -> Tensor:
-    dt, dev = _like(input, dtype, device)
-    return finish_factory(new_like(input, dt, dev, memory_format), requires_grad)
+    """An uninitialised tensor shaped like ``input`` (its dtype and device by default)."""
+    t = ATEN["empty_like"](input, **_like_options(dtype, device, memory_format))
+    return finish_factory(t, requires_grad)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: _dtype.dtype | None = None,
               layout: Any = None, device: Any = None, requires_grad: bool = False,
               memory_format: Any = None) -> Tensor:
-    dt, dev = _like(input, dtype, device)
-    t = new_like(input, dt, dev, memory_format)
-    P.fill_(t, fill_value)
+    """A tensor shaped like ``input`` filled with ``fill_value``."""
+    t = ATEN["full_like"](input, fill_value, **_like_options(dtype, device, memory_format))
     return finish_factory(t, requires_grad)
 
 
-def zeros_like(input: Tensor, **kwargs: Any) -> Tensor:
-    return full_like(input, 0, **kwargs)
+def zeros_like(input: Tensor, *, dtype: _dtype.dtype | None = None, layout: Any = None,
+               device: Any = None, requires_grad: bool = False, memory_format: Any = None
+               ) -> Tensor:
+    """A tensor of zeros shaped like ``input``."""
+    t = ATEN["zeros_like"](input, **_like_options(dtype, device, memory_format))
+    return finish_factory(t, requires_grad)
 
 
-def ones_like(input: Tensor, **kwargs: Any) -> Tensor:
-    return full_like(input, 1, **kwargs)
+def ones_like(input: Tensor, *, dtype: _dtype.dtype | None = None, layout: Any = None,
+              device: Any = None, requires_grad: bool = False, memory_format: Any = None
+              ) -> Tensor:
+    """A tensor of ones shaped like ``input``."""
+    t = ATEN["ones_like"](input, **_like_options(dtype, device, memory_format))
+    return finish_factory(t, requires_grad)
+
+
+def lift_fresh(t: Tensor) -> Tensor:
+    """``t``, a tensor just built from host data below the dispatcher, handed through the
+    ``lift_fresh`` operator (what a dispatch mode sees of ``torch.tensor``)."""
+    return _LIFT_FRESH(t)
 
 
 _SEQUENCES = (list, tuple, range)  # what torch.tensor() reads as a dimension
@@ -241,12 +397,16 @@ def tensor(data: Any, *, dtype: _dtype.dtype | None = None, device: Any = None,
     return finish_factory(from_host(host, dt, dev), requires_grad)
 
 
+_CPU = _storage._normalise("cpu")
+
+
 def from_host(host: np.ndarray, dt: _dtype.dtype, dev: _device) -> Tensor:
     """A new tensor on ``dev`` holding the numpy array ``host`` (already in ``dt``'s storage
-    representation)."""
-    cpu = _storage._normalise("cpu")
-    t = new_tensor(tuple(host.shape), dt, dev if dev.type == "cpu" else cpu)
+    representation): written into a fresh CPU tensor, lifted (:func:`lift_fresh`), then moved
+    to ``dev``."""
+    t = new_tensor(tuple(host.shape), dt, _CPU)
     _refs.np_view(t)[...] = host
+    t = _LIFT_FRESH(t)
     return t if dev.type == "cpu" else to_device(t, dev)
 
 
