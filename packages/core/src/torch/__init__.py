@@ -59,6 +59,9 @@ from ._dtype import (
     int32,
     int64,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._layout import (
     channels_last,
@@ -92,6 +95,8 @@ __version__ = "0.1.0"
 # Attributes that load their module on first access: name -> (module, attribute or None).
 _LAZY: dict[str, tuple[str, "str | None"]] = {
     "library": ("torch.library", None),
+    "overrides": ("torch.overrides", None),
+    "_C": ("torch._C", None),
     "ops": ("torch._ops", "ops"),
     "UntypedStorage": ("torch._storage", "UntypedStorage"),
     "cpu": ("torch.cpu", None),

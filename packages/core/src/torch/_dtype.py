@@ -1,4 +1,8 @@
-"""dtypes: the twelve scalar types, their names, sizes and PyTorch's promotion lattice."""
+"""dtypes: the scalar types, their names, sizes and PyTorch's promotion lattice.
+
+``uint16``/``uint32``/``uint64`` are PyTorch's "barebones" unsigned types: storage dtypes that
+checkpoints and ``from_numpy`` carry, with limited op support and no promotion with other
+integer types (as in PyTorch)."""
 
 from __future__ import annotations
 
@@ -67,6 +71,9 @@ _TABLE = [
     ("int16", 2, INT, "int16", True),
     ("int32", 4, INT, "int32", True),
     ("int64", 8, INT, "int64", True),
+    ("uint16", 2, INT, "uint16", False),
+    ("uint32", 4, INT, "uint32", False),
+    ("uint64", 8, INT, "uint64", False),
     ("float16", 2, FLOAT, "float16", True),
     ("bfloat16", 2, FLOAT, "uint16", True),
     ("float32", 4, FLOAT, "float32", True),
@@ -82,6 +89,9 @@ int8 = DTYPES["int8"]
 int16 = DTYPES["int16"]
 int32 = DTYPES["int32"]
 int64 = DTYPES["int64"]
+uint16 = DTYPES["uint16"]
+uint32 = DTYPES["uint32"]
+uint64 = DTYPES["uint64"]
 float16 = DTYPES["float16"]
 bfloat16 = DTYPES["bfloat16"]
 float32 = DTYPES["float32"]
@@ -119,6 +129,8 @@ _RANK = {
     complex64: 1,
     complex128: 2,
 }
+# The barebones unsigned types promote only with themselves and with floating types.
+_BAREBONES_UNSIGNED = frozenset((uint16, uint32, uint64))
 _SPECIAL = {
     frozenset((uint8, int8)): int16,
     frozenset((float16, bfloat16)): float32,
@@ -129,6 +141,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` can be cast to without losing category."""
     if a is b:
         return a
+    if a in _BAREBONES_UNSIGNED or b in _BAREBONES_UNSIGNED:
+        return _promote_barebones(a, b)
     special = _SPECIAL.get(frozenset((a, b)))
     if special is not None:
         return special
@@ -142,6 +156,15 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if ca == BOOL:
         return a
     return a if _RANK[a] >= _RANK[b] else b
+
+
+def _promote_barebones(a: dtype, b: dtype) -> dtype:
+    if a._category == FLOAT:
+        return a
+    if b._category == FLOAT:
+        return b
+    raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+                       f"attempted to promote {a!r} and {b!r}")
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:

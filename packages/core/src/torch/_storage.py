@@ -129,7 +129,20 @@ class UntypedStorage:
                 f"of size {self._nbytes}]")
 
 
-UntypedStorage.__module__ = "torch"
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Plain pickle (copy, multiprocessing): a torch.save archive read back by the restricted
+        # loader, never the raw slots (a handle with a byte count chosen by the pickle).
+        import io
+
+        from . import _utils, serialization
+
+        buffer = io.BytesIO()
+        serialization.save(self, buffer)
+        return (_utils._storage_from_bytes, (buffer.getvalue(),))
+
+
+# PyTorch's own module for the class: checkpoints name it torch.storage.UntypedStorage.
+UntypedStorage.__module__ = "torch.storage"
 
 
 def _normalise(dev: Any) -> _device:
@@ -162,6 +175,7 @@ def wrap_host(buffer: np.ndarray) -> UntypedStorage:
 def allocate(nbytes: int, dev: _device) -> UntypedStorage:
     """A new storage of ``nbytes`` on ``dev`` (which must already be normalised)."""
     runtime = _registry.runtime(dev.type)
+    _registry.check_index(dev.type, dev.index or 0)
     handle = runtime.allocator.allocate(nbytes, dev.index or 0)
     return UntypedStorage._from_handle(handle, nbytes, dev, runtime)
 
@@ -175,7 +189,6 @@ def read_bytes(storage: UntypedStorage, offset: int, nbytes: int) -> np.ndarray:
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     out = np.empty(nbytes, np.uint8)
     if nbytes:
-    _registry.check_index(dev.type, dev.index or 0)
         storage._runtime.copier.to_host(out, storage._handle, offset)
     return out
 

@@ -7,6 +7,8 @@ Loaded on first use by :mod:`torch.serialization`; nothing here imports numpy at
 
 from __future__ import annotations
 
+import math
+import pickle
 import sys
 from collections import OrderedDict
 from typing import Any
@@ -113,6 +115,12 @@ _STORAGE_TYPE_OF_DTYPE = {cls._dtype: cls for cls in STORAGE_TYPES.values()}  # 
 globals().update(STORAGE_TYPES)
 
 
+def has_storage_type(dt: _dtype.dtype) -> bool:
+    """Whether ``dt`` has a legacy storage class (``uint16``/``uint32``/``uint64`` have none: a
+    checkpoint saves their storages untyped, with ``_rebuild_tensor_v3``)."""
+    return dt in _STORAGE_TYPE_OF_DTYPE
+
+
 def storage_type_of(dt: _dtype.dtype) -> type:
     """The legacy storage class (``torch.FloatStorage``...) that names ``dt`` in a checkpoint."""
     return _STORAGE_TYPE_OF_DTYPE[dt]
@@ -142,6 +150,13 @@ def _install_names() -> None:
 
 
 # -- rebuild functions (called by torch.load; their names and arguments are PyTorch's) ---------
+#
+# Every tensor a checkpoint describes is checked against the storage it views before it exists:
+# sizes, strides and the offset are non-negative int64 values, and the last element it addresses
+# lies inside the storage's bytes (measured in the tensor's own dtype). A file therefore cannot
+# make a tensor that reads or writes memory it does not own, whatever its pickle says.
+
+_INT64_LIMIT = 2**63  # sizes, strides, offsets and byte counts are int64 in PyTorch
 
 
 def _unwrap_storage(storage: Any) -> tuple[Any, _dtype.dtype]:
@@ -151,7 +166,8 @@ def _unwrap_storage(storage: Any) -> tuple[Any, _dtype.dtype]:
         return storage._untyped, storage.dtype
     if isinstance(storage, UntypedStorage):
         return storage, _dtype.uint8
-    raise TypeError(f"expected a storage to rebuild a tensor from, got {type(storage).__name__}")
+    raise RuntimeError(f"expected a storage to rebuild a tensor from, got "
+                       f"{type(storage).__name__}")
 
 
 def _check_int_tuple(name: str, value: Any) -> tuple[int, ...]:
@@ -161,23 +177,62 @@ def _check_int_tuple(name: str, value: Any) -> tuple[int, ...]:
     return tuple(value)
 
 
-def _rebuild_tensor(storage: Any, storage_offset: int, size: Any, stride: Any) -> Tensor:
-    """A tensor viewing ``storage`` (checked to hold every element it addresses)."""
-    untyped, dt = _unwrap_storage(storage)
+def check_layout(nbytes: int, dt: _dtype.dtype, storage_offset: Any, size: Any,
+                 stride: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(size, stride)`` as int tuples once they, with ``storage_offset``, describe a view of
+    ``dt`` elements that lies inside a storage of ``nbytes`` bytes; else a RuntimeError."""
+    if not isinstance(dt, _dtype.dtype):
+        raise RuntimeError(f"invalid dtype in checkpoint: {dt!r}")
     shape = _check_int_tuple("size", size)
     strides = _check_int_tuple("stride", stride)
     if (len(shape) != len(strides) or not isinstance(storage_offset, int)
-            or storage_offset < 0 or any(s < 0 for s in shape + strides)):
+            or isinstance(storage_offset, bool)
+            or not all(0 <= v < _INT64_LIMIT for v in (storage_offset, *shape, *strides))
+            or math.prod(shape) >= _INT64_LIMIT):
         raise RuntimeError(f"invalid tensor layout in checkpoint: size {list(shape)}, stride "
-                           f"{list(strides)}, storage offset {storage_offset}")
-    extent = storage_extent(shape, strides)
-    needed = (storage_offset + extent) * dt.itemsize if extent else 0
-    if needed > untyped.nbytes():
+                           f"{list(strides)}, storage offset {storage_offset!r}")
+    needed = (storage_offset + storage_extent(shape, strides)) * dt.itemsize
+    if needed > nbytes:
         raise RuntimeError(
             f"setStorage: sizes {list(shape)}, strides {list(strides)}, storage offset "
             f"{storage_offset}, and itemsize {dt.itemsize} requiring a storage size of {needed} "
-            f"are out of bounds for storage of size {untyped.nbytes()}")
+            f"are out of bounds for storage of size {nbytes}")
+    return shape, strides
+
+
+def check_tensor(t: Any) -> Any:
+    """``t`` once its own size, stride, offset and dtype lie inside its storage (a tensor that a
+    rebuild function or restored state produced); else a RuntimeError."""
+    from ._storage import UntypedStorage
+
+    if not isinstance(t, Tensor):
+        raise RuntimeError(f"expected a tensor in checkpoint, got {type(t).__name__}")
+    storage = t._storage
+    if not isinstance(storage, UntypedStorage):
+        raise RuntimeError("invalid tensor in checkpoint: it has no storage")
+    check_layout(storage.nbytes(), t._dtype, t._offset, t._shape, t._stride)
+    return t
+
+
+def _view_of(storage: Any, storage_offset: Any, size: Any, stride: Any,
+             dt: _dtype.dtype | None = None) -> Tensor:
+    untyped, storage_dt = _unwrap_storage(storage)
+    dt = storage_dt if dt is None else dt
+    shape, strides = check_layout(untyped.nbytes(), dt, storage_offset, size, stride)
     return Tensor._make(untyped, shape, strides, storage_offset, dt, untyped.device)
+
+
+def _set_requires_grad(t: Tensor, requires_grad: Any) -> Tensor:
+    if not isinstance(requires_grad, bool):
+        raise RuntimeError(f"invalid requires_grad in checkpoint: {requires_grad!r}")
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _rebuild_tensor(storage: Any, storage_offset: int, size: Any, stride: Any) -> Tensor:
+    """A tensor viewing ``storage`` (checked to hold every element it addresses)."""
+    return _view_of(storage, storage_offset, size, stride)
 
 
 def _rebuild_tensor_v2(storage: Any, storage_offset: int, size: Any, stride: Any,
@@ -187,10 +242,18 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: int, size: Any, stride: Any
     ``backward_hooks`` are not restored (PyTorch warns that they are not serialized either);
     ``metadata`` (PyTorch's extra tensor flags) is accepted and ignored.
     """
-    t = _rebuild_tensor(storage, storage_offset, size, stride)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return _set_requires_grad(_view_of(storage, storage_offset, size, stride), requires_grad)
+
+
+def _rebuild_tensor_v3(storage: Any, storage_offset: int, size: Any, stride: Any,
+                       requires_grad: bool, backward_hooks: Any, dtype: _dtype.dtype,
+                       metadata: Any = None) -> Tensor:
+    """``_rebuild_tensor_v2`` for dtypes without a legacy storage class (``uint16``...): the
+    storage is untyped and ``dtype`` says how to read it."""
+    if not isinstance(dtype, _dtype.dtype):
+        raise RuntimeError(f"invalid dtype in checkpoint: {dtype!r}")
+    return _set_requires_grad(_view_of(storage, storage_offset, size, stride, dtype),
+                              requires_grad)
 
 
 def _rebuild_meta_tensor_no_storage(dtype: _dtype.dtype, size: Any, stride: Any,
@@ -198,16 +261,11 @@ def _rebuild_meta_tensor_no_storage(dtype: _dtype.dtype, size: Any, stride: Any,
     """Rebuild a ``meta`` tensor (saved without data)."""
     from ._storage import _normalise, allocate
 
-    if not isinstance(dtype, _dtype.dtype):
-        raise RuntimeError(f"invalid dtype in checkpoint: {dtype!r}")
-    shape = _check_int_tuple("size", size)
-    strides = _check_int_tuple("stride", stride)
+    shape, strides = check_layout(_INT64_LIMIT, dtype, 0, size, stride)
     dev = _normalise("meta")
     storage = allocate(storage_extent(shape, strides) * dtype.itemsize, dev)
-    t = Tensor._make(storage, shape, strides, 0, dtype, dev)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return _set_requires_grad(Tensor._make(storage, shape, strides, 0, dtype, dev),
+                              requires_grad)
 
 
 def _parameter_class() -> Any:
@@ -221,29 +279,66 @@ def _parameter_class() -> Any:
 
 def _rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any) -> Tensor:
     """Rebuild an ``nn.Parameter``; without plait-nn, a tensor with ``requires_grad``."""
+    check_tensor(data)
+    if not isinstance(requires_grad, bool):
+        raise RuntimeError(f"invalid requires_grad in checkpoint: {requires_grad!r}")
     param = _parameter_class()
     if param is not None:
-        return param(data, requires_grad)
-    if requires_grad:
-        data.requires_grad_(True)
-    return data
+        return check_tensor(param(data, requires_grad))
+    return _set_requires_grad(data, requires_grad)
+
+
+# What core keeps in a tensor's ``__dict__`` for itself (autograd bookkeeping, inference mode):
+# never written to a checkpoint, never taken from one.
+_CORE_TENSOR_KEYS = frozenset(
+    ("_inference", "_output_nr", "_leaf_hooks", "_retains_grad", "_grad_accumulator"))
+
+
+def restorable_attribute(name: Any) -> bool:
+    """Whether a checkpoint may set the tensor attribute ``name``: a user's Python attribute,
+    i.e. a string that ``torch.Tensor`` does not define (no slot such as ``_shape`` or
+    ``_storage``, property such as ``data`` or method) and core does not keep for itself."""
+    return (isinstance(name, str) and name not in _CORE_TENSOR_KEYS
+            and not hasattr(Tensor, name))
+
+
+def tensor_state(t: Tensor) -> dict[str, Any]:
+    """The Python attributes ``torch.save`` records with ``t`` (see
+    :func:`restorable_attribute`)."""
+    attrs = vars(t) if hasattr(t, "__dict__") else {}
+    return {k: v for k, v in attrs.items() if restorable_attribute(k)}
 
 
 def _set_state(obj: Any, state: Any) -> Any:
     """Restore Python attributes saved with a tensor (a dict, or PyTorch's
-    ``(dict, slots dict)`` pair)."""
+    ``(dict, slots dict)`` pair). On a tensor only :func:`restorable_attribute` names are
+    accepted (anything else raises :class:`pickle.UnpicklingError`), and the tensor is checked
+    against its storage afterwards."""
     if state is None:
         return obj
     setstate = getattr(type(obj), "__setstate__", None)
     if setstate is not None and setstate is not getattr(Tensor, "__setstate__", None):
-        setstate(obj, state)
-        return obj
-    dict_state, slots_state = state if isinstance(state, tuple) else (state, None)
-    for part in (dict_state, slots_state):
-        if part:
-            for key, value in part.items():
-                setattr(obj, key, value)
-    return obj
+        setstate(obj, state)  # the subclass's own (a class the user allowed)
+        return check_tensor(obj) if isinstance(obj, Tensor) else obj
+    if isinstance(state, tuple):
+        if len(state) != 2:
+            raise pickle.UnpicklingError(f"invalid tensor state in checkpoint: {state!r}")
+        parts = state
+    else:
+        parts = (state, None)
+    is_tensor = isinstance(obj, Tensor)
+    for part in parts:
+        if part is None:
+            continue
+        if not isinstance(part, dict):
+            raise pickle.UnpicklingError(f"invalid tensor state in checkpoint: {part!r}")
+        for key, value in part.items():
+            if is_tensor and not restorable_attribute(key):
+                raise pickle.UnpicklingError(
+                    f"the checkpoint sets {key!r} on a tensor: only Python attributes that "
+                    f"torch.Tensor does not define can be restored, never its internal fields")
+            setattr(obj, key, value)
+    return check_tensor(obj) if is_tensor else obj
 
 
 def _rebuild_parameter_with_state(data: Tensor, requires_grad: bool, backward_hooks: Any,
@@ -255,13 +350,14 @@ def _rebuild_parameter_with_state(data: Tensor, requires_grad: bool, backward_ho
 def _rebuild_from_type_v2(func: Any, new_type: Any, args: tuple[Any, ...], state: Any) -> Any:
     """Rebuild a tensor subclass (or a tensor carrying Python attributes): ``func(*args)``,
     re-typed to ``new_type``, with ``state`` restored."""
+    if not isinstance(args, tuple):
+        raise pickle.UnpicklingError("_rebuild_from_type_v2 needs a tuple of arguments")
     ret = func(*args)
-    if type(ret) is not new_type and isinstance(new_type, type) and issubclass(new_type, Tensor):
-        view = object.__new__(new_type)
-        for slot in ("_storage", "_shape", "_stride", "_offset", "_dtype", "_device", "_vc",
-                     "_base", "_grad", "grad_fn", "requires_grad", "_fk"):
-            object.__setattr__(view, slot, getattr(ret, slot))
-        view._fk = None
+    if (isinstance(ret, Tensor) and type(ret) is not new_type and isinstance(new_type, type)
+            and issubclass(new_type, Tensor)):
+        view = new_type._make(ret._storage, ret._shape, ret._stride, ret._offset, ret._dtype,
+                              ret._device, ret._vc)
+        view.requires_grad = ret.requires_grad
         ret = view
     return _set_state(ret, state)
 
@@ -271,6 +367,17 @@ def _tensor_reduce_args(t: Tensor, storage_ref: Any) -> tuple[Any, ...]:
     storage in the pickle)."""
     return (storage_ref, int(t._offset), tuple(int(s) for s in t._shape),
             tuple(int(s) for s in t._stride), bool(t.requires_grad), OrderedDict())
+
+
+def _storage_from_bytes(data: bytes) -> Any:
+    """Unpickle a storage that ``UntypedStorage.__reduce__`` wrote as a ``torch.save``
+    archive."""
+    import io
+
+    from . import serialization
+
+    loaded = serialization.load(io.BytesIO(data), weights_only=True)
+    return loaded.untyped_storage() if isinstance(loaded, TypedStorage) else loaded
 
 
 def _tensor_from_bytes(data: bytes) -> Any:

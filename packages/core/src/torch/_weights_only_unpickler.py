@@ -1,12 +1,24 @@
-"""The unpickler ``torch.load(weights_only=True)`` uses: it resolves only an allowlist of
-globals (containers, primitive types, dtypes, devices, ``torch.Size``, storage types and the
-tensor rebuild functions) plus those the user declared safe, and refuses every other global
-*before* anything can call it, with a :class:`pickle.UnpicklingError` that says how to allow it.
+"""The unpickler ``torch.load(weights_only=True)`` uses: a pickle machine that resolves only an
+allowlist of globals (containers, primitive types, dtypes, devices, ``torch.Size``, storage type
+tags and the tensor rebuild functions) plus those the user declared safe, and refuses every other
+global *before* anything can call it, with a :class:`pickle.UnpicklingError` that says how to
+allow it.
 
-This is Python's documented "restricting globals" pattern: ``find_class`` is the only way a
-pickle reaches a callable or a class (GLOBAL, STACK_GLOBAL, INST, EXT all go through it), so a
-checkpoint can only call what this module hands out. Modules are never imported on a pickle's
-behalf.
+Resolving names is not enough: a pickle also *calls* what it resolved (REDUCE, NEWOBJ) and *sets
+attributes* on what it built (BUILD, whose slot-state form is a ``setattr`` on any object). So
+this machine is Python's own pickle machine with those opcodes replaced, as PyTorch's
+weights-only unpickler has its own:
+
+- REDUCE and NEWOBJ call only allowlisted callables; storage classes and ``torch.Tensor`` are
+  *tags* (they name a storage type, or a tensor class to ``_rebuild_from_type_v2``) and are never
+  called, so a storage only ever comes from a record of the archive, with the record's bytes;
+- BUILD sets state only on tensors (their user attributes: see ``torch._utils._set_state``),
+  ``OrderedDict``/``Counter`` and instances of user-allowed classes; never on a dtype, a device,
+  a storage, a class or a function;
+- APPEND(S), SETITEM(S) and ADDITEMS only fill lists, dicts and sets;
+- INST, OBJ and EXT (protocol 0/1 object creation, the copyreg extension registry) are refused.
+
+Modules are never imported on a pickle's behalf.
 """
 
 from __future__ import annotations
@@ -73,6 +85,7 @@ def _builtin_allowlist() -> dict[str, Any]:
         "torch.serialization._get_layout": _get_layout,
         "torch._utils._rebuild_tensor": _utils._rebuild_tensor,
         "torch._utils._rebuild_tensor_v2": _utils._rebuild_tensor_v2,
+        "torch._utils._rebuild_tensor_v3": _utils._rebuild_tensor_v3,
         "torch._utils._rebuild_parameter": _utils._rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _utils._rebuild_parameter_with_state,
         "torch._utils._rebuild_meta_tensor_no_storage": _utils._rebuild_meta_tensor_no_storage,
@@ -90,8 +103,8 @@ def _builtin_allowlist() -> dict[str, Any]:
 
 
 def _rebuild_from_type_v2(func: Any, new_type: Any, args: tuple[Any, ...], state: Any) -> Any:
-    """``_rebuild_from_type_v2`` restricted to allowed rebuild functions and tensor types."""
-    if func not in _ALLOWED.values() or not (
+    """``_rebuild_from_type_v2`` restricted to the tensor rebuild functions and tensor types."""
+    if func not in _TENSOR_REBUILDERS or not (
             isinstance(new_type, type) and issubclass(new_type, Tensor)):
         raise pickle.UnpicklingError(
             f"_rebuild_from_type_v2 with {func!r} and {new_type!r} is not allowed")
@@ -101,6 +114,15 @@ def _rebuild_from_type_v2(func: Any, new_type: Any, args: tuple[Any, ...], state
 
 
 _ALLOWED = _builtin_allowlist()
+_TENSOR_REBUILDERS = (
+    _utils._rebuild_tensor, _utils._rebuild_tensor_v2, _utils._rebuild_tensor_v3,
+    _utils._rebuild_parameter, _utils._rebuild_parameter_with_state,
+    _utils._rebuild_meta_tensor_no_storage,
+)
+# Allowed names that are tags, never called: a storage is made from an archive record only,
+# a tensor by a rebuild function only (torch.Tensor(n) would hand out uninitialised memory).
+_TAGS = frozenset(id(obj) for obj in (
+    Tensor, _storage.UntypedStorage, _utils.TypedStorage, *_utils.STORAGE_TYPES.values()))
 _TORCH_LAZY = {"torch.nn.parameter.Parameter", "torch.nn.Parameter"}
 
 
@@ -184,12 +206,145 @@ def refusal(full_name: str) -> pickle.UnpicklingError:
         f"with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
 
 
-class Unpickler(pickle.Unpickler):
-    """A pickle reader that resolves only allowed globals (see the module docstring)."""
+def _may_call(func: Any) -> bool:
+    """Whether a pickle may call ``func`` (it reached the stack through ``find_class``, so it is
+    allowed; tags are not callables)."""
+    return callable(func) and id(func) not in _TAGS
+
+
+def _user_types() -> tuple[type, ...]:
+    scopes = [*(getattr(_context_globals, "stack", None) or []), _user_globals]
+    return tuple(obj for scope in scopes for obj in scope.values() if isinstance(obj, type))
+
+
+def _build(inst: Any, state: Any) -> None:
+    """The BUILD opcode: set ``state`` on ``inst`` where that is safe (module docstring)."""
+    if isinstance(inst, Tensor):
+        _utils._set_state(inst, state)
+    elif type(inst) in (collections.OrderedDict, collections.Counter):
+        if not isinstance(state, dict):
+            raise pickle.UnpicklingError(f"invalid state for {type(inst).__name__}: {state!r}")
+        inst.__dict__.update(state)
+    elif isinstance(inst, _user_types()) and not isinstance(inst, type):
+        setstate = getattr(inst, "__setstate__", None)
+        if setstate is not None:
+            setstate(state)
+            return
+        dict_state, slot_state = state if isinstance(state, tuple) else (state, None)
+        if dict_state:
+            inst.__dict__.update(dict_state)
+        for key, value in (slot_state or {}).items():
+            setattr(inst, key, value)
+    else:
+        raise pickle.UnpicklingError(
+            f"Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
+            f"add_safe_globals, but got {type(inst).__name__}")
+
+
+def _refuse_opcode(self: Unpickler) -> None:
+    raise pickle.UnpicklingError("Unsupported operand in weights-only checkpoint: the pickle "
+                                 "uses INST, OBJ or EXT, which torch.save never writes")
+
+
+class Unpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
+    """A pickle machine that resolves only allowed globals and calls, builds and fills only
+    what is safe (see the module docstring)."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)  # type: ignore[attr-defined]
 
     def find_class(self, module: str, name: str) -> Any:
+        if not isinstance(module, str) or not isinstance(name, str):
+            raise pickle.UnpicklingError("STACK_GLOBAL requires str")
         full_name = normalise_name(module, name)
         obj = lookup(full_name)
         if obj is None:
             raise refusal(full_name)
         return obj
+
+    def load_reduce(self) -> None:
+        stack = self.stack
+        args = stack.pop()
+        func = stack[-1]
+        if not _may_call(func) or not isinstance(args, tuple):
+            raise pickle.UnpicklingError(f"the checkpoint calls {func!r}, which is not allowed "
+                                         f"(only allowlisted functions and classes are)")
+        stack[-1] = func(*args)
+
+    def load_newobj(self) -> None:
+        args = self.stack.pop()
+        cls = self.stack.pop()
+        self.append(self._new(cls, args, {}))
+
+    def load_newobj_ex(self) -> None:
+        kwargs = self.stack.pop()
+        args = self.stack.pop()
+        cls = self.stack.pop()
+        if not isinstance(kwargs, dict):
+            raise pickle.UnpicklingError("NEWOBJ_EX keyword arguments must be a dict")
+        self.append(self._new(cls, args, kwargs))
+
+    @staticmethod
+    def _new(cls: Any, args: Any, kwargs: dict[str, Any]) -> Any:
+        if not isinstance(cls, type) or not _may_call(cls) or not isinstance(args, tuple):
+            raise pickle.UnpicklingError(f"the checkpoint creates {cls!r}, which is not allowed")
+        if issubclass(cls, Tensor):  # nn.Parameter: through its constructor, as PyTorch
+            return cls(*args, **kwargs)
+        return cls.__new__(cls, *args, **kwargs)
+
+    def load_build(self) -> None:
+        state = self.stack.pop()
+        _build(self.stack[-1], state)
+
+    def load_append(self) -> None:
+        value = self.stack.pop()
+        self._list().append(value)
+
+    def _list(self) -> list[Any]:
+        target = self.stack[-1]
+        if not isinstance(target, list):
+            raise pickle.UnpicklingError(f"can only append to a list, not "
+                                         f"{type(target).__name__}")
+        return target
+
+    def load_appends(self) -> None:
+        items = self.pop_mark()
+        self._list().extend(items)
+
+    def load_setitem(self) -> None:
+        value = self.stack.pop()
+        key = self.stack.pop()
+        self._dict()[key] = value
+
+    def load_setitems(self) -> None:
+        items = self.pop_mark()
+        target = self._dict()
+        if len(items) % 2:
+            raise pickle.UnpicklingError("SETITEMS needs key/value pairs")
+        for i in range(0, len(items), 2):
+            target[items[i]] = items[i + 1]
+
+    def _dict(self) -> dict[Any, Any]:
+        target = self.stack[-1]
+        if not isinstance(target, dict):
+            raise pickle.UnpicklingError(f"can only set items of a dict, not "
+                                         f"{type(target).__name__}")
+        return target
+
+    def load_additems(self) -> None:
+        items = self.pop_mark()
+        target = self.stack[-1]
+        if not isinstance(target, set):
+            raise pickle.UnpicklingError(f"can only add items to a set, not "
+                                         f"{type(target).__name__}")
+        target.update(items)
+
+    for _op, _method in (
+            (pickle.REDUCE, load_reduce), (pickle.NEWOBJ, load_newobj),
+            (pickle.NEWOBJ_EX, load_newobj_ex), (pickle.BUILD, load_build),
+            (pickle.APPEND, load_append), (pickle.APPENDS, load_appends),
+            (pickle.SETITEM, load_setitem), (pickle.SETITEMS, load_setitems),
+            (pickle.ADDITEMS, load_additems), (pickle.INST, _refuse_opcode),
+            (pickle.OBJ, _refuse_opcode), (pickle.EXT1, _refuse_opcode),
+            (pickle.EXT2, _refuse_opcode), (pickle.EXT4, _refuse_opcode)):
+        dispatch[_op[0]] = _method
+    del _op, _method

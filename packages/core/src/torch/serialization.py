@@ -7,6 +7,9 @@ A checkpoint is an uncompressed zip archive whose records all live under one fol
   *persistent id* ``('storage', storage_type, key, location, numel)``, e.g.
   ``('storage', torch.FloatStorage, '0', 'cpu', 6)``, and each tensor is the call
   ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)``;
+  dtypes without a legacy storage class (``uint16``/``uint32``/``uint64``) are saved as PyTorch
+  does, with ``torch.storage.UntypedStorage`` (numel in bytes) and
+  ``_rebuild_tensor_v3(storage, offset, size, stride, requires_grad, hooks, dtype)``;
 - ``data/<key>``: the bytes of storage ``key``, starting on a 64-byte boundary of the file (so a
   file can be memory-mapped and viewed in place);
 - ``version`` (``3``), ``.format_version`` (``1``), ``.storage_alignment`` (``64``),
@@ -16,6 +19,12 @@ Views of one storage are saved as one record and come back sharing one storage. 
 here load in PyTorch, and PyTorch's files load here. By default ``torch.load`` reads with the
 restricted unpickler of :mod:`torch._weights_only_unpickler`, which runs nothing a checkpoint
 names unless it is on its allowlist.
+
+Loading is safe against crafted files (the rules are in packages/core/README.md): every tensor
+is checked against the storage it views (``torch._utils.check_layout``), a storage only comes
+from an archive record and holds that record's bytes, internal tensor fields are never set from
+a file, and a damaged archive raises RuntimeError (``PytorchStreamReader failed ...``), a
+malformed or unsafe pickle :class:`pickle.UnpicklingError`.
 """
 
 from __future__ import annotations
@@ -89,7 +98,7 @@ def default_restore_location(storage: Any, location: str) -> Any:
     try:
         dev = _storage._normalise(_device(location))
         _registry.runtime(dev.type)  # the backend's own error when the device is not served
-    except RuntimeError as err:
+    except (RuntimeError, ValueError, TypeError) as err:
         raise RuntimeError(
             f"Attempting to deserialize object on device '{location}', which is not available "
             f"here: {err} If you are running on a machine without it, please use torch.load "
@@ -153,7 +162,7 @@ def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
 
     with _open_for_read(f) as fh:
         archive = _open_zip(fh)
-        data = archive.read(_archive_prefix(archive) + "data.pkl")
+        data = _read_record(archive, _archive_prefix(archive) + "data.pkl")
     found: list[str] = []
     strings: list[str] = []
     memo: dict[Any, Any] = {}
@@ -182,13 +191,16 @@ def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
 
 
 class _StorageRef:
-    """Stands for a tensor's storage in the pickle; the pickler turns it into a persistent id."""
+    """Stands for a tensor's storage in the pickle; the pickler turns it into a persistent id
+    (``untyped``: named ``torch.storage.UntypedStorage`` with its size in bytes, as PyTorch
+    saves the storage of a dtype that has no legacy storage class)."""
 
-    __slots__ = ("dtype", "storage")
+    __slots__ = ("dtype", "storage", "untyped")
 
-    def __init__(self, storage: Any, dtype: _dtype.dtype) -> None:
+    def __init__(self, storage: Any, dtype: _dtype.dtype, untyped: bool = False) -> None:
         self.storage = storage
         self.dtype = dtype
+        self.untyped = untyped
 
 
 def _parameter_class() -> Any:
@@ -206,12 +218,18 @@ def _make_pickler(pickle_module: Any, buffer: IO[bytes], protocol: int,
 
     class _Pickler(pickle_module.Pickler):  # type: ignore[name-defined,misc]
         def persistent_id(self, obj: Any) -> Any:
-            if isinstance(obj, _StorageRef):
+            if isinstance(obj, _StorageRef) and obj.untyped:
+                storage, dt = obj.storage, _dtype.uint8
+                storage_type = _storage.UntypedStorage
+            elif isinstance(obj, _StorageRef):
                 storage, dt = obj.storage, obj.dtype
                 storage_type = _utils.storage_type_of(dt)
-            elif isinstance(obj, _utils.TypedStorage):
+            elif isinstance(obj, _utils.TypedStorage) and _utils.has_storage_type(obj.dtype):
                 storage, dt = obj.untyped_storage(), obj.dtype
                 storage_type = _utils.storage_type_of(dt)
+            elif isinstance(obj, _utils.TypedStorage):  # uint16...: untyped, as PyTorch
+                storage, dt = obj.untyped_storage(), _dtype.uint8
+                storage_type = _storage.UntypedStorage
             elif isinstance(obj, _storage.UntypedStorage):
                 # named as bytes (ByteStorage): PyTorch's weights-only reader refuses the name
                 # torch.UntypedStorage, and loads a bare storage as uint8 elements either way
@@ -245,7 +263,7 @@ def _make_pickler(pickle_module: Any, buffer: IO[bytes], protocol: int,
 def _reduce_tensor(t: Tensor, param_cls: Any) -> tuple[Any, ...]:
     """How a tensor is pickled: the rebuild call and its arguments (PyTorch's form)."""
     cls = type(t)
-    state = dict(vars(t)) if hasattr(t, "__dict__") else {}
+    state = _utils.tensor_state(t)
     if param_cls is not None and cls is param_cls:
         data = Tensor._make(t._storage, t._shape, t._stride, t._offset, t._dtype, t._device)
         if state:
@@ -256,9 +274,13 @@ def _reduce_tensor(t: Tensor, param_cls: Any) -> tuple[Any, ...]:
         args: tuple[Any, ...] = (t._dtype, tuple(int(s) for s in t._shape),
                                  tuple(int(s) for s in t._stride), bool(t.requires_grad))
         func: Any = _utils._rebuild_meta_tensor_no_storage
-    else:
+    elif _utils.has_storage_type(t._dtype):
         args = _utils._tensor_reduce_args(t, _StorageRef(t._storage, t._dtype))
         func = _utils._rebuild_tensor_v2
+    else:
+        ref = _StorageRef(t._storage, t._dtype, untyped=True)
+        args = (*_utils._tensor_reduce_args(t, ref), t._dtype)
+        func = _utils._rebuild_tensor_v3
     if cls is not Tensor or state:
         rebuild = sys.modules["torch._tensor"]._rebuild_from_type_v2  # type: ignore[attr-defined]
         return (rebuild, (func, cls, args, state))
@@ -365,7 +387,7 @@ def _open_zip(fh: IO[bytes]) -> zipfile.ZipFile:
         raise _not_a_zip(fh, start, magic)
     try:
         return zipfile.ZipFile(fh)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
+    except Exception as err:  # whatever zipfile raises on a damaged central directory
         raise RuntimeError(
             f"PytorchStreamReader failed reading zip archive: {err}. The checkpoint file is "
             f"probably corrupted (it was not saved completely, or was damaged in transfer)."
@@ -387,6 +409,28 @@ def _not_a_zip(fh: IO[bytes], start: int, magic: bytes) -> BaseException:
     return RuntimeError(
         "Invalid checkpoint: the file is not a PyTorch zip archive (it does not start with a "
         "zip header). It may be corrupted, truncated, or not written by torch.save.")
+
+
+# Compression a record may use: PyTorch writes stored records; its reader also inflates
+# deflated ones. At most this many bytes come out of one compressed byte (deflate's limit), so a
+# record's claimed size is checked before anything is allocated for it.
+_COMPRESSIONS = {zipfile.ZIP_STORED: 1, zipfile.ZIP_DEFLATED: 1032}
+
+
+def _corrupt(name: str, err: BaseException | str) -> RuntimeError:
+    """PyTorch's error for a record that cannot be read (CRC mismatch, truncation...)."""
+    return RuntimeError(f"PytorchStreamReader failed reading file {name}: invalid header or "
+                        f"archive is corrupted ({err})")
+
+
+def _read_record(archive: zipfile.ZipFile, name: str) -> bytes:
+    """A small record's bytes (``data.pkl``, ``byteorder``), checked against its CRC."""
+    try:
+        return archive.read(name)
+    except KeyError:
+        raise RuntimeError(f"Invalid checkpoint: record {name} is missing") from None
+    except Exception as err:  # BadZipFile (CRC), zlib.error, EOFError...: a damaged archive
+        raise _corrupt(name, err) from err
 
 
 def _archive_prefix(archive: zipfile.ZipFile) -> str:
@@ -418,9 +462,11 @@ class _Reader:
         self.mapped = mapped
         self.restore = restore
         self.loaded: dict[str, Any] = {}
+        fh.seek(0, os.SEEK_END)
+        self.file_size = fh.tell()
         swap = False
         if prefix + "byteorder" in archive.namelist():
-            order = archive.read(prefix + "byteorder").decode().strip()
+            order = _read_record(archive, prefix + "byteorder").decode("latin-1").strip()
             if order not in ("little", "big"):
                 raise RuntimeError(f"Invalid checkpoint: unknown byteorder {order!r}")
             swap = order != sys.byteorder
@@ -448,27 +494,46 @@ class _Reader:
             info = self.archive.getinfo(name)
         except KeyError:
             raise RuntimeError(f"Invalid checkpoint: record {name} is missing") from None
-        if info.file_size < nbytes:
-            raise RuntimeError(f"Invalid checkpoint: record {name} holds {info.file_size} "
-                               f"bytes, but the checkpoint expects {nbytes}")
+        self._check_size(info, name, nbytes)
         if self.mapped is not None:
             if info.compress_type != zipfile.ZIP_STORED:
                 raise RuntimeError(f"mmap=True needs uncompressed records; {name} is "
                                    f"compressed")
             start = _record_offset(self.fh, info)
             buf = self.mapped[start : start + nbytes]
+            if buf.size != nbytes:
+                raise _corrupt(name, "the record runs past the end of the file")
             if self.swap:
                 buf = _swapped(np.array(buf), dt)  # a byte-swapped copy cannot be mapped
             return _storage.wrap_host(buf)
         out = _storage.allocate(nbytes, _storage._normalise("cpu"))
         if nbytes:
-            with self.archive.open(info) as src:
-                got = src.readinto(memoryview(out._host))  # type: ignore[attr-defined]
+            try:
+                with self.archive.open(info) as src:
+                    got = src.readinto(memoryview(out._host))  # type: ignore[attr-defined]
+                    if got == nbytes == info.file_size:
+                        src.read(1)  # at the record's end: zipfile checks the CRC here
+            except Exception as err:  # BadZipFile (CRC), zlib.error, EOFError...
+                raise _corrupt(name, err) from err
             if got != nbytes:
-                raise RuntimeError(f"Invalid checkpoint: record {name} is truncated")
+                raise _corrupt(name, "the record is truncated")
             if self.swap:
                 out._host[:] = _swapped(out._host, dt)
         return out
+
+    def _check_size(self, info: zipfile.ZipInfo, name: str, nbytes: int) -> None:
+        """Refuse a record too small for the storage the pickle asks for, or one whose sizes
+        the archive cannot hold (before anything is allocated for it)."""
+        if info.file_size < nbytes:
+            raise RuntimeError(f"Invalid checkpoint: record {name} holds {info.file_size} "
+                               f"bytes, but the checkpoint expects {nbytes}")
+        ratio = _COMPRESSIONS.get(info.compress_type)
+        if ratio is None:
+            raise RuntimeError(f"Invalid checkpoint: record {name} uses an unsupported "
+                               f"compression method ({info.compress_type})")
+        if (info.header_offset + info.compress_size > self.file_size
+                or info.file_size > info.compress_size * ratio):
+            raise _corrupt(name, "its sizes do not fit the archive")
 
 
 def _swapped(raw: np.ndarray, dt: _dtype.dtype) -> np.ndarray:
@@ -551,7 +616,7 @@ def load(f: FileLike, map_location: MapLocation = None, pickle_module: Any = Non
             if mmap and os.path.getsize(f) > 0:  # type: ignore[arg-type]
                 mapped = np.memmap(f, dtype=np.uint8, mode="c")
             reader = _Reader(archive, prefix, fh, mapped, restore)
-            data = archive.read(prefix + "data.pkl")
+            data = _read_record(archive, prefix + "data.pkl")
             return _unpickle(data, reader, pickle_module, weights_only, pickle_load_args)
 
 
@@ -566,9 +631,11 @@ def _unpickle(data: bytes, reader: _Reader, pickle_module: Any, weights_only: bo
                                          f"'storage' but got '{typename}'")
         storage_type, key, location, numel = saved_id[1:5]
         if (not isinstance(key, str) or not isinstance(location, str)
-                or not isinstance(numel, int) or numel < 0):
+                or not isinstance(numel, int) or isinstance(numel, bool) or numel < 0):
             raise pickle.UnpicklingError(f"invalid storage persistent id: {saved_id!r}")
         dt = _utils.dtype_of_storage_type(storage_type)
+        if numel * dt.itemsize >= _utils._INT64_LIMIT:
+            raise RuntimeError(f"invalid storage size in checkpoint: {numel} elements")
         untyped = reader.storage(key, numel * dt.itemsize, location, dt)
         return _utils.TypedStorage(wrap_storage=untyped, dtype=dt)
 
@@ -580,11 +647,27 @@ def _unpickle(data: bytes, reader: _Reader, pickle_module: Any, weights_only: bo
     unpickler.persistent_load = persistent_load
     try:
         return unpickler.load()
-    except pickle.UnpicklingError:
+    except (pickle.UnpicklingError, RuntimeError):
         raise
     except (EOFError, struct.error) as err:
         raise RuntimeError(f"Invalid checkpoint: data.pkl is truncated or corrupt ({err})") \
             from err
+    except Exception as err:
+        if not weights_only:
+            raise
+        # a malformed pickle (a bad stack, memo or argument) fails as a pickle error, whatever
+        # Python error the machine met
+        raise pickle.UnpicklingError(f"Weights only load failed: the checkpoint's pickle is "
+                                     f"malformed ({type(err).__name__}: "
+                                     f"{_describe(err)})") from err
+
+
+def _describe(err: BaseException) -> str:
+    try:
+        text = str(err)
+    except Exception:
+        text = "?"
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _full_unpickler(pickle_module: Any) -> type:
