@@ -1,7 +1,10 @@
 """The "native" side of the toy device: memory, copies and a few kernels, all numpy.
 
-Kernels are given only ``add``, ``copy_`` and ``fill_``; every other primitive reaches the toy
-device through core's CPU fallback. ``CALLS`` counts kernel calls so tests can tell them apart.
+Written against the public backend contract only (``torch.backends.contract``), as a vendor
+would from ``docs/backend-guide.md``. Kernels are given for ``add``, ``copy_`` and ``fill_``;
+each declines what it does not take (bfloat16), and every other primitive reaches the toy
+device through core's CPU fallback. ``CALLS`` counts kernel calls so tests can tell the paths
+apart.
 """
 
 from __future__ import annotations
@@ -11,9 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from torch.backends import contract
+
 CALLS: Counter[str] = Counter()
 SYNCS: list[int] = []
 ALLOCATIONS: list[tuple[int, int]] = []  # (nbytes, device index)
+
+# numpy has no bfloat16: kernels decline it and the CPU fallback serves those calls.
+_NUMPY_DTYPES = {name: np.dtype(name) for name in contract.DTYPE_NAMES if name != "bfloat16"}
 
 
 class Block:
@@ -27,6 +35,8 @@ class Block:
 
 
 class Allocator:
+    """``contract.Allocator``: one numpy byte array per block."""
+
     def allocate(self, nbytes: int, device_index: int) -> Block:
         ALLOCATIONS.append((nbytes, device_index))
         return Block(nbytes, device_index)
@@ -35,10 +45,12 @@ class Allocator:
         return int(handle.mem.ctypes.data)
 
     def host_buffer(self, handle: Block) -> None:
-        return None
+        return None  # the host cannot address toy memory: core copies through the Copier
 
 
 class Copier:
+    """``contract.Copier``: byte copies between host arrays and blocks."""
+
     def to_device(self, dst: Block, dst_offset: int, src: np.ndarray) -> None:
         CALLS["to_device"] += 1
         dst.mem[dst_offset : dst_offset + src.size] = src
@@ -52,35 +64,43 @@ class Copier:
         dst.mem[dst_offset : dst_offset + nbytes] = src.mem[src_offset : src_offset + nbytes]
 
 
-def _np_dtype(t: Any) -> np.dtype:
-    name = str(t.dtype).removeprefix("torch.")
-    if name == "bfloat16":
-        raise TypeError("the toy device has no bfloat16 kernels")
-    return np.dtype(name)
+def synchronize(index: int) -> None:
+    """Toy kernels run synchronously: only record that core asked."""
+    SYNCS.append(index)
 
 
 def _view(t: Any) -> np.ndarray:
-    dt = _np_dtype(t)
-    block = t.untyped_storage()._handle
-    size = dt.itemsize
-    return np.ndarray(tuple(t.shape), dt, block.mem, t.storage_offset() * size,
-                      tuple(s * size for s in t.stride()))
+    """A numpy view of a toy tensor (its block, at its byte offset, with its strides)."""
+    dt = _NUMPY_DTYPES.get(str(t.dtype).removeprefix("torch."))
+    if dt is None:
+        raise contract.Decline  # before anything is written: the CPU fallback serves the call
+    block, offset = contract.memory(t)
+    return np.ndarray(tuple(t.shape), dt, block.mem, offset,
+                      tuple(s * dt.itemsize for s in t.stride()))
 
 
+@contract.may_decline
 def add(out: Any, a: Any, b: Any) -> None:
+    """``add(Tensor(a!) out, Tensor a, Tensor b)``: operands share out's dtype and shape."""
+    views = _view(out), _view(a), _view(b)
     CALLS["add"] += 1
-    np.add(_view(a), _view(b), out=_view(out))
+    np.add(views[1], views[2], out=views[0])
 
 
+@contract.may_decline
 def copy_(out: Any, src: Any) -> None:
+    """``copy_(Tensor(a!) out, Tensor src)``: casting, on one device."""
+    dst, values = _view(out), _view(src)
     CALLS["copy_"] += 1
-    values = _view(src)
-    _view(out)[...] = values != 0 if out.dtype.__repr__() == "torch.bool" else values
+    dst[...] = values != 0 if out.dtype == contract.dtype("bool") else values
 
 
+@contract.may_decline
 def fill_(out: Any, value: Any) -> None:
+    """``fill_(Tensor(a!) out, Scalar value)``."""
+    dst = _view(out)
     CALLS["fill_"] += 1
-    _view(out)[...] = value
+    dst[...] = value
 
 
 KERNELS = {"add": add, "copy_": copy_, "fill_": fill_}

@@ -1,10 +1,18 @@
-"""``torch.toy``: two pretend devices."""
+"""``torch.toy``: two pretend devices, built from ``torch.backends.devicekit``.
+
+Core serves ``torch.toy.synchronize`` (through the plugin's ``torch_backend_synchronize``
+hook) and the random functions (its own generators); this module answers the device
+questions only.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-_current = 0
+from torch.backends import devicekit
+
+DEVICE_TYPE = "toy"
+COUNT = 2
 
 
 def is_available() -> bool:
@@ -12,23 +20,18 @@ def is_available() -> bool:
 
 
 def device_count() -> int:
-    return 2
-
-
-def current_device() -> int:
-    return _current
-
-
-def set_device(index: int) -> None:
-    global _current
-    if not 0 <= index < device_count():
-        raise RuntimeError(f"toy device index {index} out of range [0, {device_count()})")
-    _current = index
+    return COUNT
 
 
 def synchronize(device: Any = None) -> None:
-    import torch
-    from torch.backends import _registry
+    """Wait for the device's work (toy kernels are synchronous: only recorded)."""
+    from . import plugin
 
-    index = _current if device is None else torch.device(device).index or 0
-    _registry.synchronize("toy", index)
+    plugin.runtime().synchronize(_kit.devices.checked(device))
+
+
+_kit = devicekit.DeviceKit(DEVICE_TYPE, device_count=COUNT, synchronize=synchronize)
+
+current_device = _kit.devices.current
+set_device = _kit.devices.set_current
+device, Stream, Event = _kit.device, _kit.Stream, _kit.Event

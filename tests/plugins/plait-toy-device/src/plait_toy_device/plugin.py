@@ -1,17 +1,23 @@
-"""Entry point of the ``toy`` backend: hook implementations only, nothing heavy imported."""
+"""Entry point of the ``toy`` backend: hook implementations only, nothing heavy imported.
+
+Phase 1 (``import torch``) imports this module and calls :func:`torch_backend_info`; the
+"native" part (``_runtime``: numpy) is imported on the first use of the device (phase 2).
+"""
 
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 from typing import Any
 
 import pluggy
 
-hookimpl = pluggy.HookimplMarker("torch")
+hookimpl = pluggy.HookimplMarker("torch")  # what torch.backends.contract.hookimpl is
 DEVICE = "toy"
 
 
-def _runtime() -> Any:
+def runtime() -> ModuleType:
+    """The "native extension", imported on first use."""
     return importlib.import_module("plait_toy_device._runtime")
 
 
@@ -27,19 +33,19 @@ def torch_backend_info(device_type: str) -> Any:
 
 @hookimpl
 def torch_backend_allocator(device_type: str) -> Any:
-    return _runtime().Allocator() if device_type == DEVICE else None
+    return runtime().Allocator() if device_type == DEVICE else None
 
 
 @hookimpl
 def torch_backend_copy(device_type: str) -> Any:
-    return _runtime().Copier() if device_type == DEVICE else None
+    return runtime().Copier() if device_type == DEVICE else None
 
 
 @hookimpl
 def torch_backend_synchronize(device_type: str, device_index: int) -> Any:
     if device_type != DEVICE:
         return None
-    _runtime().SYNCS.append(device_index)
+    runtime().synchronize(device_index)
     return True
 
 
@@ -47,7 +53,7 @@ def torch_backend_synchronize(device_type: str, device_index: int) -> Any:
 def torch_backend_register_kernels(device_type: str, lib: Any) -> None:
     if device_type != DEVICE:
         return
-    for name, kernel in _runtime().KERNELS.items():
+    for name, kernel in runtime().KERNELS.items():
         lib.impl(name, kernel)
 
 
