@@ -21,7 +21,9 @@ implementation returns ``None`` for device types it does not serve. A plugin wri
         return BackendInfo(device_type="npu", distribution="acme-npu", version="1.0")
 
 Hooks are listed in the order core calls them. None is ``historic``. Kernel signatures (what
-``torch_backend_register_kernels`` registers) are the primitive schemas of ``torch._prims``.
+``torch_backend_register_kernels`` registers) are the primitive schemas
+(``torch.backends.contract.schema``); what a kernel may call in core is
+:mod:`torch.backends.contract`. ``docs/backend-guide.md`` walks through a whole plugin.
 """
 
 from __future__ import annotations
@@ -94,7 +96,8 @@ class Allocator(Protocol):
 
 
 class FastPath(Protocol):
-    """Allocate-and-run entry points for the eager hot path (DESIGN.md §4, "Hot path").
+    """Allocate-and-run entry points for the eager hot path (docs/architecture.md, "The op
+    path").
     Returned by :func:`torch_backend_fast_path`.
 
     Core calls them only for contiguous operands (offset 0) of the output's dtype, with no
@@ -207,7 +210,11 @@ def torch_backend_copy(device_type: str) -> Copier | None:
 
 @hookspec(firstresult=True)
 def torch_backend_synchronize(device_type: str, device_index: int) -> bool | None:
-    """Wait for all queued work on one device (``torch.<device>.synchronize()``).
+    """Wait for all queued work on one device.
+
+    ``torch.<device>.synchronize(device)`` calls it after checking the index against the
+    device module's ``device_count()``, and so do ``Stream.synchronize`` and
+    ``Event.record`` of :mod:`torch.backends.devicekit` through the device module.
 
     :param device_type: the device type.
     :param device_index: the device's index.
@@ -224,9 +231,12 @@ def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
     Called once in phase 2 with a ``torch.library.Library("prims", "IMPL", <dispatch_key>)``.
     Register with ``lib.impl("add", kernel)``. A kernel receives preallocated outputs and inputs
     of one dtype, already broadcast (stride-0 expansion), in the argument order of the
-    primitive's schema (``torch._prims.SCHEMAS``). Primitives left out run through the CPU
-    fallback: inputs are copied to the CPU, the reference kernel runs, results are copied back.
-    Composite ops can be overridden with ``torch.library.Library("aten", "IMPL", key)``.
+    primitive's schema (``torch.backends.contract.schema(name)``). A kernel decorated with
+    ``torch.backends.contract.may_decline`` may raise ``contract.Decline`` for a case it does
+    not take (before writing anything). Primitives left out, and declined calls, run through
+    the CPU fallback: inputs are copied to the CPU, the reference kernel runs, results are
+    copied back. Composite ops can be overridden with ``torch.library.Library("aten", "IMPL",
+    key)``; ``contract.composite(qualname)`` is the kernel such an override leaves cases to.
 
     :param device_type: the device type being initialised.
     :param lib: the registration handle for the device's dispatch key.
@@ -240,12 +250,15 @@ def torch_backend_device_module(device_type: str) -> ModuleType | None:
     """Return the ``torch.<device_type>`` module (``is_available``, ``device_count``, ...).
 
     Called in phase 1 when the module is first touched, so it must stay light: it is how
-    ``torch.cuda.is_available()`` answers without initialising the device. Core mounts it with
-    ``torch._register_device_module``. The module should provide ``is_available``,
-    ``device_count``, ``current_device``, ``set_device``, ``device`` (context manager),
-    ``synchronize``, ``Stream``, ``Event``, ``manual_seed``, ``manual_seed_all``,
-    ``get_rng_state``, ``set_rng_state``, ``memory_allocated``, ``max_memory_allocated`` and
-    ``get_amp_supported_dtype``.
+    ``torch.cuda.is_available()`` answers without initialising the device. ``torch.<device_type>``
+    forwards to it, except for what core serves for every device: ``synchronize`` (index
+    checked, then :func:`torch_backend_synchronize`) and the random functions
+    (``manual_seed``, ``manual_seed_all``, ``seed``, ``initial_seed``, ``get_rng_state``,
+    ``set_rng_state`` and their ``_all`` forms: core's generators). The module should provide
+    ``is_available`` and ``device_count`` (core checks indices against it), and may provide
+    ``current_device``, ``set_device``, ``device`` (context manager), ``Stream``, ``Event``,
+    ``memory_allocated``, ``max_memory_allocated`` and ``get_amp_supported_dtype``;
+    :class:`torch.backends.devicekit.DeviceKit` makes most of them.
 
     :param device_type: the device type.
     :returns: a module, or ``None``.
@@ -275,7 +288,7 @@ def torch_backend_fast_path(device_type: str) -> FastPath | None:
 
     Asked once when the device type's runtime initialises. Core's fast tiers use them for
     small same-dtype contiguous operands and fall back to the generic dispatcher path whenever
-    they return ``None`` (DESIGN.md §4, "Hot path").
+    they return ``None`` (docs/architecture.md, "The op path").
 
     :param device_type: the device type.
     :returns: a :class:`FastPath`, or ``None`` when the backend has none.
