@@ -288,6 +288,70 @@ def test_reads_pytorch_dtypes_file():
     assert nested["device"] == torch.device("cpu") and nested["set"] == {3}
 
 
+def test_reads_pytorch_unsigned_file():
+    # uint16/32/64 have no legacy storage class: PyTorch saves them untyped, with
+    # _rebuild_tensor_v3 and the dtype as its last argument
+    pkl = zipfile.ZipFile(DATA / "unsigned.pt").read("unsigned/data.pkl")
+    assert b"_rebuild_tensor_v3" in pkl and b"torch.storage\nUntypedStorage" in pkl
+    r = torch.load(DATA / "unsigned.pt")
+    assert r["uint16"].dtype is torch.uint16 and r["uint16"].tolist() == [0, 1, 65535]
+    assert layout(r["uint32"]) == (torch.uint32, (2, 3), (3, 1), 0)
+    assert r["uint32"].tolist() == [[0, 1, 2], [3, 2**32 - 1, 5]]
+    assert layout(r["uint32_t"]) == (torch.uint32, (3, 2), (1, 3), 0)
+    assert r["uint32_t"].untyped_storage() is r["uint32"].untyped_storage()
+    assert layout(r["uint64"]) == (torch.uint64, (2,), (1,), 1)
+    assert r["uint64"].tolist() == [0, 2**63]
+    assert r["uint64"].untyped_storage().nbytes() == 24
+    assert r["float"].tolist() == [1.5]
+
+
+def test_unsigned_dtypes_roundtrip_as_pytorch_writes_them():
+    u64 = torch.tensor([2**64 - 1, 7, 2**63], dtype=torch.uint64)
+    obj = {"u16": torch.tensor([[1, 65535]], dtype=torch.uint16),
+           "u32": torch.tensor([2**32 - 1], dtype=torch.uint32), "u64": u64, "tail": u64[1:]}
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    pkl = zipfile.ZipFile(buf).read("archive/data.pkl")
+    assert b"torch._utils\n_rebuild_tensor_v3" in pkl
+    assert b"torch.storage\nUntypedStorage" in pkl and b"_rebuild_tensor_v2" not in pkl
+    buf.seek(0)
+    back = torch.load(buf)
+    for name, t in obj.items():
+        assert layout(back[name]) == layout(t), name
+        assert back[name].tolist() == t.tolist(), name
+    assert back["tail"].untyped_storage() is back["u64"].untyped_storage()
+    with pytest.raises(RuntimeError, match="Promotion for uint16, uint32, uint64"):
+        torch.promote_types(torch.uint16, torch.int32)
+    assert torch.promote_types(torch.uint32, torch.float64) is torch.float64
+    assert not torch.uint64.is_signed and torch.uint16.itemsize == 2
+
+
+def _flip_byte_in_record(src: bytes, record: str) -> bytes:
+    """``src`` with the first byte of ``record``'s data changed (its CRC no longer matches)."""
+    archive = zipfile.ZipFile(io.BytesIO(src))
+    info = archive.getinfo(record)
+    header = src[info.header_offset:info.header_offset + 30]
+    name_len, extra_len = struct.unpack("<HH", header[26:30])
+    at = info.header_offset + 30 + name_len + extra_len
+    return src[:at] + bytes([src[at] ^ 0xFF]) + src[at + 1:]
+
+
+@pytest.mark.parametrize("record", ["archive/data/0", "archive/data.pkl"])
+def test_crc_error_is_a_runtime_error(tmp_path, record):
+    good = io.BytesIO()
+    torch.save({"x": torch.tensor([1.0, 2.0, 3.0])}, good)
+    bad = _flip_byte_in_record(good.getvalue(), record)
+    short = record.removeprefix("archive/")
+    with pytest.raises(RuntimeError, match=f"PytorchStreamReader failed reading file "
+                                           f"archive/{short}: invalid header or archive is "
+                                           f"corrupted") as info:
+        torch.load(io.BytesIO(bad))
+    assert isinstance(info.value.__cause__, zipfile.BadZipFile)  # the CRC mismatch underneath
+    (tmp_path / "bad.pt").write_bytes(bad)
+    with pytest.raises(RuntimeError, match="PytorchStreamReader failed"):
+        torch.load(tmp_path / "bad.pt", weights_only=False)
+
+
 def test_reads_pytorch_module_file():
     r = torch.load(DATA / "module.pt")
     sd = r["state_dict"]
@@ -553,6 +617,8 @@ def test_real_pytorch_reads_plait_files(tmp_path):
            for (dtype, values), name in zip(DTYPE_VALUES, map(str, range(len(DTYPE_VALUES))))}
     obj.update({"base": base, "col": base[:, 1], "t": base.t(), "scalar": torch.tensor(5),
                 "empty": torch.zeros(0, 2), "grad": torch.tensor([1.0], requires_grad=True),
+                "u16": torch.tensor([1, 65535], dtype=torch.uint16),
+                "u64": torch.tensor([2**64 - 1, 5], dtype=torch.uint64)[1:],
                 "other": OrderedDict(a=[1, "s", None, (2.5, b"b")], d=torch.float16,
                                      s=torch.Size([1, 2]))})
     path = tmp_path / "plait.pt"

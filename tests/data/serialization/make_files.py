@@ -49,8 +49,21 @@ def dtypes_checkpoint() -> dict:
     }
 
 
+def unsigned_checkpoint() -> dict:
+    """The barebones unsigned dtypes, which PyTorch saves untyped with _rebuild_tensor_v3."""
+    u32 = torch.tensor([[0, 1, 2], [3, 2**32 - 1, 5]], dtype=torch.uint32)
+    return {
+        "uint16": torch.tensor([0, 1, 65535], dtype=torch.uint16),
+        "uint32": u32,
+        "uint32_t": u32.t(),  # a view sharing u32's storage
+        "uint64": torch.tensor([2**64 - 1, 0, 2**63], dtype=torch.uint64)[1:],
+        "float": torch.tensor([1.5]),
+    }
+
+
 def main() -> None:
     torch.save(dtypes_checkpoint(), os.path.join(HERE, "dtypes.pt"))
+    torch.save(unsigned_checkpoint(), os.path.join(HERE, "unsigned.pt"))
     # nn.Module state dict (detached tensors) and a bare Parameter
     torch.manual_seed(0)
     lin = torch.nn.Linear(3, 2)
