@@ -97,6 +97,8 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "library": ("torch.library", None),
     "overrides": ("torch.overrides", None),
     "_C": ("torch._C", None),
+    "overrides": ("torch.overrides", None),
+    "_C": ("torch._C", None),
     "ops": ("torch._ops", "ops"),
     "UntypedStorage": ("torch._storage", "UntypedStorage"),
     "cpu": ("torch.cpu", None),

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _config, _schema
+from . import _tensor as _tensor_module
 from ._tensor import Tensor
 from .backends import _registry
 
@@ -77,7 +78,7 @@ class Operator:
         # The body of `call`, repeated here: every primitive a kernel runs comes through this,
         # and one Python frame less is a measurable share of a small op's cost.
         state = _state
-        if state.modes_active:
+        if state.keys_active:  # the Python or Autocast key may be on: the full path
             return call(self, args, kwargs)
         if (not state.no_grad_active or _config.is_grad_enabled()) and \
                 _requires_grad(args, kwargs):
@@ -243,13 +244,24 @@ def push_mode(mode: Any) -> None:
     _modes().append(mode)
     with _lock:
         _config.state.modes_active += 1
+        _config.state.keys_active += 1
 
 
 def pop_mode() -> Any:
-    mode = _modes().pop()
+    """Deactivate the innermost dispatch mode of this thread and return it."""
+    stack = _modes()
+    if not stack:
+        raise RuntimeError("no dispatch mode is active on this thread")
+    mode = stack.pop()
     with _lock:
         _config.state.modes_active -= 1
+        _config.state.keys_active -= 1
     return mode
+
+
+def mode_stack() -> list[Any]:
+    """This thread's dispatch modes, outermost first (the list itself)."""
+    return _modes()
 
 
 def backend_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
@@ -317,25 +329,23 @@ def _tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
 
 def call(op: Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Run ``op`` through the key stack: modes, autocast, autograd, then the backend."""
-    if _config.state.modes_active:
-        stack = getattr(_local, "modes", None)
-        if stack:
-            mode = stack[-1]
-            pop_mode()
-            try:
-                return mode.__torch_dispatch__(op, (), args, kwargs)
-            finally:
-                push_mode(mode)
+    """Run ``op`` through the key stack: autocast, autograd, the Python key (dispatch modes
+    and ``__torch_dispatch__`` subclasses, below autograd as in PyTorch), then the backend."""
+    if _state.keys_active:
+        autocast = op.kernels.get(AUTOCAST)
+        if autocast is not None:
+            return autocast(*args, **kwargs)
+    return redispatch_below_autocast(op, args, kwargs)
+
+
+def redispatch_below_autocast(op: Operator, args: tuple[Any, ...],
+                              kwargs: dict[str, Any]) -> Any:
+    """Run ``op`` from the Autograd key down (for autocast kernels, after their casts)."""
     if _needs_grad(args, kwargs):
         kernel = op.kernels.get(AUTOGRAD) or _autograd_kernel(op)
         if kernel is not None:
             return kernel(*args, **kwargs)
-    key = backend_key(args, kwargs)
-    fn = op._resolved.get(key)
-    if fn is None:
-        fn = op.resolve(key)
-    return fn(*args, **kwargs)
+    return redispatch_below_autograd(op, *args, **kwargs)
 
 
 def _no_autograd(op: Operator) -> Callable[..., Any] | None:
@@ -348,12 +358,57 @@ _autograd_kernel: Callable[[Operator], Callable[..., Any] | None] = _no_autograd
 
 
 def redispatch_below_autograd(op: Operator, *args: Any, **kwargs: Any) -> Any:
-    """Run ``op`` at its backend key, skipping the functionality keys (for autograd kernels)."""
+    """Run ``op`` from the Python key down (for autograd kernels)."""
+    if _state.keys_active:
+        result = _python_key(op, args, kwargs)
+        if result is not _UNHANDLED:
+            return result
     key = backend_key(args, kwargs)
     fn = op._resolved.get(key)
     if fn is None:
         fn = op.resolve(key)
     return fn(*args, **kwargs)
+
+
+# -- the Python key: dispatch modes and __torch_dispatch__ subclasses ------------------------
+
+_UNHANDLED: Any = object()  # the Python key had nothing to do: go on to the backend
+
+
+def _python_key(op: Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Hand the call to this thread's innermost dispatch mode (off while it runs), else to
+    the ``__torch_dispatch__`` of its subclass tensor arguments, else return ``_UNHANDLED``."""
+    stack = getattr(_local, "modes", None)
+    if stack:
+        mode = pop_mode()
+        try:
+            return mode.__torch_dispatch__(op, _python_types(args, kwargs), args, kwargs)
+        finally:
+            push_mode(mode)
+    if not _tensor_module.python_dispatch_classes:
+        return _UNHANDLED
+    types = _python_types(args, kwargs)
+    if not types:
+        return _UNHANDLED
+    for cls in types:
+        result = cls.__torch_dispatch__(op, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    raise TypeError(f"Multiple dispatch failed for '{op.qualname}'; all __torch_dispatch__ "
+                    f"handlers returned NotImplemented: {[t.__name__ for t in types]}")
+
+
+def _python_types(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[type, ...]:
+    """The classes defining ``__torch_dispatch__`` among the call's tensors, subclasses
+    before their bases, otherwise in argument order."""
+    classes = _tensor_module.python_dispatch_classes
+    found: list[type] = []
+    for t in _tensors(args, kwargs):
+        cls = t.__class__
+        if cls in classes and cls not in found:
+            at = next((i for i, c in enumerate(found) if issubclass(cls, c)), len(found))
+            found.insert(at, cls)
+    return tuple(found)
 
 
 def _needs_grad(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

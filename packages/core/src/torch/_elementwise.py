@@ -130,6 +130,34 @@ def _to_bool(dt: _dtype.dtype, name: str) -> tuple[_dtype.dtype, _dtype.dtype]:
     return dt, _dtype.bool_
 
 
+def _ordered(dt: _dtype.dtype, name: str) -> tuple[_dtype.dtype, _dtype.dtype]:
+    """Comparisons that order values (lt/le/gt/ge): complex numbers have no order."""
+    if dt.is_complex:
+        raise _not_implemented(name, dt)
+    return dt, _dtype.bool_
+
+
+def _ordered_same(dt: _dtype.dtype, name: str) -> tuple[_dtype.dtype, _dtype.dtype]:
+    """maximum/minimum/fmax/fmin: complex numbers have no order."""
+    if dt.is_complex:
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+    return dt, dt
+
+
+def _real_sign(dt: _dtype.dtype, name: str) -> tuple[_dtype.dtype, _dtype.dtype]:
+    if dt.is_complex:
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
+                                  "numbers. Please use torch.sgn instead.")
+    return dt, dt
+
+
+def _rounding(dt: _dtype.dtype, name: str) -> tuple[_dtype.dtype, _dtype.dtype]:
+    """floor/ceil/trunc: complex numbers have no order to round in."""
+    if dt.is_complex:
+        raise NotImplementedError(f"{name} is not supported for complex inputs")
+    return _no_bool(dt, name)
+
+
 def _negation(dt: _dtype.dtype, name: str) -> tuple[_dtype.dtype, _dtype.dtype]:
     if dt is _dtype.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
@@ -169,16 +197,16 @@ _FLOAT_UNARY = (
 UNARY: list[Unary] = [
     Unary("abs", "abs", _no_bool, ("absolute",)),
     Unary("neg", "neg", _negation, ("negative",)),
-    Unary("sign", "sign", _same, torch_inplace=False),
+    Unary("sign", "sign", _real_sign, torch_inplace=False),
     Unary("sgn", "sign", _same, torch_inplace=False),
     *(Unary(n.partition(":")[0], n.partition(":")[0], _floating,
             (n.partition(":")[2],) if ":" in n else ()) for n in _FLOAT_UNARY),
     Unary("erfinv", "erfinv", _floating, torch_inplace=False),
     Unary("lgamma", "lgamma", _floating, torch_inplace=False),
     Unary("digamma", "digamma", _floating, torch_inplace=False),
-    Unary("floor", "floor", _no_bool),
-    Unary("ceil", "ceil", _no_bool),
-    Unary("trunc", "trunc", _no_bool, ("fix",)),
+    Unary("floor", "floor", _rounding),
+    Unary("ceil", "ceil", _rounding),
+    Unary("trunc", "trunc", _rounding, ("fix",)),
     Unary("bitwise_not", "bitwise_not", _integral, torch_inplace=False),
     Unary("logical_not", "logical_not", _to_bool, torch_inplace=False),
     Unary("isnan", "isnan", _to_bool, inplace=False, torch_inplace=False),
@@ -210,10 +238,10 @@ class Binary:
 BINARY: list[Binary] = [
     Binary("remainder", "remainder", _no_bool, number_input=True),
     Binary("fmod", "fmod", _no_bool),
-    Binary("maximum", "maximum", _same, number_other=False, inplace=False),
-    Binary("minimum", "minimum", _same, number_other=False, inplace=False),
-    Binary("fmax", "fmax", _same, number_other=False, inplace=False),
-    Binary("fmin", "fmin", _same, number_other=False, inplace=False),
+    Binary("maximum", "maximum", _ordered_same, number_other=False, inplace=False),
+    Binary("minimum", "minimum", _ordered_same, number_other=False, inplace=False),
+    Binary("fmax", "fmax", _ordered_same, number_other=False, inplace=False),
+    Binary("fmin", "fmin", _ordered_same, number_other=False, inplace=False),
     Binary("atan2", "atan2", _floating, number_other=False, aliases=("arctan2",)),
     Binary("hypot", "hypot", _floating_only, number_other=False),
     Binary("copysign", "copysign", _floating),
@@ -225,10 +253,10 @@ BINARY: list[Binary] = [
     Binary("bitwise_right_shift", "bitwise_right_shift", _integral_no_bool, number_input=True),
     Binary("eq", "eq", _to_bool),
     Binary("ne", "ne", _to_bool, aliases=("not_equal",)),
-    Binary("lt", "lt", _to_bool, aliases=("less",)),
-    Binary("le", "le", _to_bool, aliases=("less_equal",)),
-    Binary("gt", "gt", _to_bool, aliases=("greater",)),
-    Binary("ge", "ge", _to_bool, aliases=("greater_equal",)),
+    Binary("lt", "lt", _ordered, aliases=("less",)),
+    Binary("le", "le", _ordered, aliases=("less_equal",)),
+    Binary("gt", "gt", _ordered, aliases=("greater",)),
+    Binary("ge", "ge", _ordered, aliases=("greater_equal",)),
     Binary("logical_and", "logical_and", _to_bool, number_other=False),
     Binary("logical_or", "logical_or", _to_bool, number_other=False),
     Binary("logical_xor", "logical_xor", _to_bool, number_other=False),
@@ -783,6 +811,8 @@ def _clamp_kernel(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
         if b is not None:
             _require_operand(b, "clamp", name, 2)
     dt = result_type(self, *bounds)
+    if dt.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     result = self
     # maximum then minimum: NaN propagates from any operand, and min > max gives max
     if min is not None:
@@ -992,7 +1022,10 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     a, b = to_dtype(input, float_of(input._dtype)), to_dtype(other, float_of(other._dtype))
     allowed = add(abs(mul(b, rtol)), atol)
     actual = abs(sub(a, b))
-    return logical_or(close, logical_and(isfinite(actual), le(actual, allowed)))
+    # the primitive itself: magnitudes of complex values are real numbers that stay in the
+    # complex dtype, which ``le`` refuses to order
+    within = run("le", [actual, allowed], actual._dtype, _dtype.bool_)
+    return logical_or(close, logical_and(isfinite(actual), within))
 
 
 def _count_true(t: Tensor) -> int:

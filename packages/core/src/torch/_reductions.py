@@ -92,6 +92,33 @@ def _check_tensor(name: str, input: Any) -> None:
                         f"{type(input).__name__}")
 
 
+# How PyTorch refuses complex inputs to the ops that order values (complex numbers have no
+# order): the error type and message of each public function.
+_UNORDERED: dict[str, tuple[type[Exception], str]] = {
+    **{name: (RuntimeError, f"{name}(): does not support complex input")
+       for name in ("max", "min", "argmax", "argmin")},
+    **{name: (NotImplementedError, f'"{kernel}" not implemented for \'{{}}\'')
+       for name, kernel in (("amax", "max_values_cpu"), ("amin", "min_values_cpu"),
+                            ("aminmax", "aminmax_cpu"), ("median", "median_cpu"),
+                            ("nanmedian", "median_cpu"), ("kthvalue", "kthvalue_cpu"),
+                            ("mode", "mode_cpu"), ("cummax", "cummax_cpu"),
+                            ("max_all", "max_all"), ("min_all", "min_all"),
+                            ("cummin", "cummin_cpu"), ("searchsorted", "searchsorted_out_cpu"),
+                            ("unique", "unique"), ("unique_consecutive", "unique_consecutive"))},
+    "sort": (RuntimeError, "Sort does not support complex dtypes on CPU"),
+    "topk": (RuntimeError, "topk does not support complex dtypes on CPU"),
+}
+
+
+def _check_ordered(name: str, *inputs: Any) -> None:
+    """``_check_tensor`` for an op that orders values: complex inputs are refused."""
+    _check_tensor(name, inputs[0])
+    for t in inputs:
+        if isinstance(t, Tensor) and t._dtype.is_complex:
+            exc, message = _UNORDERED[name]
+            raise exc(message.format(scalar_type_name(t._dtype)))
+
+
 def _dims(dim: Any, ndim: int) -> list[int]:
     """The dims a reduction runs over, wrapped and sorted; ``None`` or ``()`` means all."""
     if dim is None:
@@ -536,6 +563,7 @@ def _extreme(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any, out:
     if isinstance(dim, Tensor) or other is not None:  # the binary form: maximum / minimum
         other = dim if other is None else other
         return getattr(torch, "maximum" if name == "max" else "minimum")(input, other, out=out)
+    _check_ordered(name if dim is not None else f"{name}_all", input)
     if dim is None:
         if keepdim:
             raise TypeError(f"{name}() received an invalid combination of arguments: keepdim "
@@ -564,21 +592,21 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Tensor 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False, *,
          out: Tensor | None = None) -> Tensor:
     """The largest values over ``dim`` (all dims by default); NaN propagates."""
-    _check_tensor("amax", input)
+    _check_ordered("amax", input)
     return write_out(out, ATEN["amax"](input, dim, keepdim))
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False, *,
          out: Tensor | None = None) -> Tensor:
     """The smallest values over ``dim`` (all dims by default); NaN propagates."""
-    _check_tensor("amin", input)
+    _check_ordered("amin", input)
     return write_out(out, ATEN["amin"](input, dim, keepdim))
 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False,
             out: Any = None) -> Any:
     """``(min, max)`` over ``dim`` (all elements by default)."""
-    _check_tensor("aminmax", input)
+    _check_ordered("aminmax", input)
     if dim is None:
         if input.numel() == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
@@ -598,7 +626,7 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
            out: Tensor | None = None) -> Tensor:
     """The index of the largest value along ``dim`` (of the flattened input by default); the
     first one on ties, the first NaN if there is one."""
-    _check_tensor("argmax", input)
+    _check_ordered("argmax", input)
     return write_out(out, ATEN["argmax"](input, dim, keepdim))
 
 
@@ -606,7 +634,7 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
            out: Tensor | None = None) -> Tensor:
     """The index of the smallest value along ``dim`` (of the flattened input by default); the
     first one on ties, the first NaN if there is one."""
-    _check_tensor("argmin", input)
+    _check_ordered("argmin", input)
     return write_out(out, ATEN["argmin"](input, dim, keepdim))
 
 
@@ -666,7 +694,7 @@ def _select_sorted(values: Tensor, indices: Tensor, dim: int, position: Tensor,
 
 
 def _median(name: str, input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
-    _check_tensor(name, input)
+    _check_ordered(name, input)
     if dim is None:
         flat = input.reshape(-1)
         if flat.numel() == 0:
@@ -738,7 +766,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
              out: Any = None) -> Any:
     """The ``k``-th smallest element (1-based) along ``dim`` and its index."""
-    _check_tensor("kthvalue", input)
+    _check_ordered("kthvalue", input)
     d = wrap_dim(dim, input.ndim)
     size = input._shape[d] if input.ndim else 1
     if not 1 <= k <= size:
@@ -757,7 +785,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out: Any = None) -> Any:
     """The most frequent value along ``dim`` (the smallest one on ties) and the index of its
     last occurrence."""
-    _check_tensor("mode", input)
+    _check_ordered("mode", input)
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         zero = torch.zeros((), dtype=_dtype.int64, device=input._device)
@@ -885,13 +913,13 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None, out: Tensor | None = 
 
 def cummax(input: Tensor, dim: int, *, out: Any = None) -> Any:
     """Running maxima along ``dim`` and where they sit (the later index on ties)."""
-    _check_tensor("cummax", input)
+    _check_ordered("cummax", input)
     return return_types.cummax(_write_outs(out, ATEN["cummax"](input, dim)))
 
 
 def cummin(input: Tensor, dim: int, *, out: Any = None) -> Any:
     """Running minima along ``dim`` and where they sit (the later index on ties)."""
-    _check_tensor("cummin", input)
+    _check_ordered("cummin", input)
     return return_types.cummin(_write_outs(out, ATEN["cummin"](input, dim)))
 
 
@@ -931,7 +959,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
          out: Any = None) -> Any:
     """``(values, indices)`` sorted along ``dim``; NaN counts as the largest value. The sort is
     stable: equal values keep their order."""
-    _check_tensor("sort", input)
+    _check_ordered("sort", input)
     values, indices = ATEN["sort.stable"](input, stable=stable, dim=dim, descending=descending)
     return return_types.sort(_write_outs(out, (values, indices)))
 
@@ -950,7 +978,7 @@ def msort(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *,
          out: Any = None) -> Any:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, in order."""
-    _check_tensor("topk", input)
+    _check_ordered("topk", input)
     return return_types.topk(_write_outs(out, ATEN["topk"](input, k, dim, largest, sorted)))
 
 
@@ -959,7 +987,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
                  out: Tensor | None = None) -> Tensor:
     """Where each value of ``input`` would go in ``sorted_sequence`` (its last dim) to keep it
     sorted: the first such place, or the last with ``right=True`` / ``side="right"``."""
-    _check_tensor("searchsorted", sorted_sequence)
+    _check_ordered("searchsorted", sorted_sequence, input)
     if not isinstance(input, Tensor):
         input = torch.tensor(input, device=sorted_sequence._device)
     return write_out(out, ATEN["searchsorted.Tensor"](
@@ -1062,7 +1090,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     """The distinct elements (sorted), or distinct slices along ``dim``; with
     ``return_inverse`` where each input element went, with ``return_counts`` how often each
     value occurs. NaN values never compare equal, so each is its own entry."""
-    _check_tensor("unique", input)
+    _check_ordered("unique", input)
     from .autograd import _nodes, grad_mode
 
     with grad_mode.no_grad():
@@ -1076,7 +1104,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        dim: int | None = None) -> Any:
     """Collapse each run of equal consecutive elements (or slices along ``dim``) into one."""
-    _check_tensor("unique_consecutive", input)
+    _check_ordered("unique_consecutive", input)
     from .autograd import _nodes, grad_mode
 
     with grad_mode.no_grad():

@@ -16,6 +16,20 @@ from ._device import device as _device
 from ._symbolic import SymInt
 
 _F: Any = None  # torch._functions, bound on load
+_TF: Any = None  # torch._torch_function, bound on load (before any override can run)
+
+# Tensor classes that define ``__torch_dispatch__``: their instances reach the dispatcher's
+# Python key. Filled by ``Tensor.__init_subclass__``; classes are never removed (a class may
+# outlive every name bound to it), so ``_config.state.keys_active`` keeps one count per entry.
+python_dispatch_classes: set[type] = set()
+
+
+def _disabled_torch_function_impl(func: Any, types: Any, args: Any = (),
+                                  kwargs: Any = None) -> Any:
+    """Set as a subclass's ``__torch_function__`` to opt it out of the protocol: its
+    instances take the plain path and ops on them return plain tensors (``nn.Parameter``)."""
+    return func(*args, **(kwargs or {}))
+
 
 
 def _grad_recording() -> bool:
@@ -336,6 +350,70 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
+    # -- subclasses: __torch_function__ / __torch_dispatch__ -----------------------------------
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # The protocol's entry checks cost nothing until a class can use them: the first
+        # subclass that keeps a __torch_function__ installs them (torch._torch_function).
+        super().__init_subclass__(**kwargs)
+        tf = cls.__torch_function__
+        if getattr(tf, "__func__", tf) is not _disabled_torch_function_impl:
+            from . import _torch_function
+
+            _torch_function.install()
+        td = getattr(cls, "__torch_dispatch__", None)
+        if td is not None and getattr(td, "__func__", td) is not _disabled_torch_function_impl \
+                and cls not in python_dispatch_classes:
+            python_dispatch_classes.add(cls)
+            _config.state.keys_active += 1
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        """The default override: run ``func`` with subclass dispatch off and return results
+        as ``cls`` (``torch.overrides``); a subclass overrides it to intercept calls."""
+        return _TF.default_torch_function(cls, func, types, args, kwargs)
+
+    def as_subclass(self, cls: type) -> Tensor:
+        """A ``cls`` instance viewing ``self``'s data (an alias that stays in the autograd
+        graph)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, "
+                            f"not {getattr(cls, '__name__', type(cls).__name__)}")
+        out = self._view(self._shape, self._stride, self._offset, "alias")
+        return _with_class(out, cls)
+
+    @staticmethod
+    def _make_subclass(cls: type, data: Tensor, require_grad: bool = False, **_: Any) -> Tensor:
+        """A ``cls`` leaf sharing ``data``'s memory and version counter (``nn.Parameter``)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError("_make_subclass(): argument 'cls' must be a subclass of Tensor")
+        if not isinstance(data, Tensor):
+            raise TypeError(f"_make_subclass(): argument 'data' must be Tensor, not "
+                            f"{type(data).__name__}")
+        out = cls._make(data._storage, data._shape, data._stride, data._offset, data._dtype,
+                        data._device, data._vc)
+        if require_grad:
+            out.requires_grad_(True)
+        return out
+
+    @staticmethod
+    def _make_wrapper_subclass(cls: type, size: Any, strides: Any = None,
+                               storage_offset: int | None = None, memory_format: Any = None,
+                               dtype: _dtype.dtype | None = None, layout: Any = None,
+                               device: Any = None, pin_memory: bool = False,
+                               requires_grad: bool = False, **_: Any) -> Tensor:
+        """A ``cls`` instance with the given metadata and no data of its own: the shell of
+        a wrapper subclass whose ``__torch_dispatch__`` computes on what it wraps."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError("_make_wrapper_subclass(): argument 'cls' must be a subclass of "
+                            "Tensor")
+        from . import _torch_function
+
+        return _torch_function.wrapper_shell(cls, _shape_arg((size,)), strides, storage_offset,
+                                             dtype, device, requires_grad)
+
+
     # -- views: metadata only ------------------------------------------------------------------
 
     def as_strided(self, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
@@ -586,6 +664,21 @@ class Tensor:
 
 
 Tensor.__module__ = "torch"
+
+
+def _with_class(t: Tensor, cls: type) -> Tensor:
+    """``t`` (a tensor nobody else holds yet) as an instance of ``cls``."""
+    if cls is Tensor or t.__class__ is cls:
+        return t
+    try:
+        t.__class__ = cls
+        return t
+    except TypeError:  # cls adds slots: copy the fields into a new instance
+        out = object.__new__(cls)
+        for name in Tensor.__slots__[2:]:
+            setattr(out, name, getattr(t, name))
+        out.__dict__.update(t.__dict__)
+        return out
 
 
 def _tensor_type(t: Tensor) -> str:
