@@ -47,6 +47,7 @@ class _State:
         "deterministic_warn_only",
         "float32_matmul_precision",
         "inference_active",
+        "keys_active",
         "modes_active",
         "no_grad_active",
         "num_threads",
@@ -61,6 +62,12 @@ class _State:
         # Counters: how many threads currently have a dispatch mode / grad disabled.
         self.modes_active = 0
         self.no_grad_active = 0
+        # Non-zero while the dispatcher must take its full path for every call: a dispatch
+        # mode or an autocast region is active on some thread, or a Tensor subclass defining
+        # ``__torch_dispatch__`` exists (the Python and Autocast keys). Dispatch modes and
+        # autocast regions also count in ``modes_active``, which makes the fast tiers step
+        # aside; a subclass does not need that (the tiers take plain Tensors only).
+        self.keys_active = 0
         self.inference_active = 0
         self.anomaly = False
         self.anomaly_check_nan = True

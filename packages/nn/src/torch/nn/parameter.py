@@ -2,7 +2,8 @@
 
 A parameter is a ``Tensor`` subclass that a :class:`~torch.nn.Module` registers when it is
 assigned as an attribute. It shares memory (and the version counter) with the tensor it wraps,
-is a leaf, and requires grad by default. Ops on parameters return plain tensors.
+is a leaf, and requires grad by default. Like PyTorch's, it opts out of ``__torch_function__``
+(``torch._C._disabled_torch_function_impl``), so ops on parameters return plain tensors.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ __all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter
 
 def _share(cls: type, data: Tensor) -> Tensor:
     """A leaf of class ``cls`` over ``data``'s memory and version counter."""
-    return cls._make(data._storage, data._shape, data._stride, data._offset, data._dtype,
-                     data._device, data._vc)
+    return Tensor._make_subclass(cls, data)
 
 
 class Parameter(Tensor):
     """A tensor that is a module parameter: ``Parameter(data=None, requires_grad=True)``."""
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:
@@ -60,6 +62,8 @@ class Buffer(Tensor):
     """Marks a tensor assigned to a module attribute as a buffer: ``Buffer(data,
     persistent=True)``; the module registers the plain tensor, not this wrapper."""
 
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Buffer:
         if data is None:
             data = torch.empty(0)
@@ -74,6 +78,8 @@ class Buffer(Tensor):
 
 class UninitializedTensorMixin:
     """Shared by the placeholders of lazy modules: no data until ``materialize``."""
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
 
     _allowed = frozenset(("__class__", "__dict__", "materialize", "requires_grad", "grad",
                           "grad_fn", "is_leaf", "data", "_fk", "__repr__", "device", "dtype",

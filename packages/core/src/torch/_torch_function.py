@@ -1,0 +1,339 @@
+"""The ``__torch_function__`` protocol's machinery (the public face is :mod:`torch.overrides`).
+
+A call of a public ``torch`` function or ``Tensor`` method on an argument whose type defines
+``__torch_function__`` (a Tensor subclass that keeps the default, or overrides it; any
+tensor-like object), or inside a :class:`~torch.overrides.TorchFunctionMode`, is handed to that
+override instead of running.
+
+Plain calls must not pay for this, so the entry checks are not in the functions themselves:
+:func:`install` replaces each public function and method by a checking entry the first time
+the protocol can matter (a Tensor subclass keeping ``__torch_function__`` is defined, a mode is
+entered, or ``torch.overrides`` is imported). Until then a call is exactly what it was; after
+it, a call with plain tensors pays one process-wide counter read and a scan of its arguments'
+classes. The entries stay installed for the life of the process.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from . import _tensor
+from ._tensor import Tensor, _disabled_torch_function_impl
+
+
+class _Local(threading.local):
+    """This thread's TorchFunctionMode stack and disable depths."""
+
+    def __init__(self) -> None:
+        self.modes: list[Any] = []
+        self.subclass_disabled = 0
+        self.all_disabled = 0
+
+
+class _Counts:
+    """Process-wide: how many modes are entered and how many disable blocks are open on all
+    threads. While both are zero an entry reads no thread-local state."""
+
+    __slots__ = ("disabled", "modes")
+
+    def __init__(self) -> None:
+        self.modes = 0
+        self.disabled = 0
+
+
+_local = _Local()
+_counts = _Counts()
+_lock = threading.RLock()
+_installed = False
+
+# class -> 0 (no override), 1 (overrides: a relevant argument), 2 (a list or tuple to look into)
+_KIND: dict[type, int] = {Tensor: 0, int: 0, float: 0, bool: 0, type(None): 0, str: 0,
+                          list: 2, tuple: 2}
+
+# Tensor dunders that are ops (and take part in the protocol); other dunders are plumbing.
+_OP_DUNDERS = frozenset(
+    f"__{name}__" for name in (
+        "abs", "neg", "pos", "invert", "add", "radd", "iadd", "sub", "rsub", "isub", "mul",
+        "rmul", "imul", "matmul", "rmatmul", "imatmul", "truediv", "rtruediv", "itruediv",
+        "floordiv", "rfloordiv", "ifloordiv", "mod", "rmod", "imod", "pow", "rpow", "ipow",
+        "and", "rand", "iand", "or", "ror", "ior", "xor", "rxor", "ixor", "lshift", "rlshift",
+        "ilshift", "rshift", "rrshift", "irshift", "eq", "ne", "lt", "le", "gt", "ge",
+        "getitem", "setitem", "len", "iter", "reversed", "contains", "bool", "float", "int",
+        "index", "complex", "array", "format",
+    )
+)
+
+# Modules whose public functions take part, when loaded at install time.
+_NAMESPACES = ("torch.linalg", "torch.special", "torch.fft", "torch.nn.functional")
+
+originals: dict[Callable[..., Any], Callable[..., Any]] = {}  # entry -> the function it guards
+
+
+def _kind(cls: type) -> int:
+    kind = _KIND.get(cls)
+    if kind is None:
+        tf = getattr(cls, "__torch_function__", None)
+        kind = 0 if tf is None or getattr(tf, "__func__", tf) is _disabled_torch_function_impl \
+            else 1
+        _KIND[cls] = kind
+    return kind
+
+
+def overloaded_args(relevant: Any) -> list[Any]:
+    """The arguments among ``relevant`` (and inside list/tuple arguments) whose type
+    overrides ``__torch_function__``: one per type, subclasses before their bases, otherwise
+    left to right, as PyTorch orders them."""
+    found: list[Any] = []
+    seen: list[type] = []
+    for a in relevant:
+        kind = _kind(a.__class__)
+        if kind == 2:
+            for x in a:
+                if _kind(x.__class__) == 1:
+                    _insert(found, seen, x)
+        elif kind == 1:
+            _insert(found, seen, a)
+    return found
+
+
+def _insert(found: list[Any], seen: list[type], arg: Any) -> None:
+    cls = arg.__class__
+    if cls in seen:
+        return
+    at = len(found)
+    for i, other in enumerate(found):
+        if issubclass(cls, other.__class__):
+            at = i
+            break
+    found.insert(at, arg)
+    seen.insert(at, cls)
+
+
+def _scan(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any] | None:
+    """``overloaded_args`` of a call, or None when there are none (the common case, so the
+    loop is written for classes that are known plain)."""
+    for a in args:
+        if _KIND.get(a.__class__) != 0:
+            break
+    else:
+        if not kwargs:
+            return None
+    found = overloaded_args((*args, *kwargs.values()))
+    return found or None
+
+
+def handle_torch_function(public_api: Callable[..., Any], relevant_args: Any, *args: Any,
+                          **kwargs: Any) -> Any:
+    """Call the override of ``public_api`` for ``relevant_args``: the innermost
+    TorchFunctionMode's, then each overloaded argument type's, until one does not return
+    ``NotImplemented``."""
+    overloaded = overloaded_args(relevant_args)
+    return _dispatch(public_api, overloaded, args, kwargs)
+
+
+def _dispatch(public_api: Callable[..., Any], overloaded: list[Any], args: tuple[Any, ...],
+              kwargs: dict[str, Any]) -> Any:
+    types_ = tuple(a.__class__ for a in overloaded)
+    loc = _local
+    if loc.all_disabled:
+        return originals.get(public_api, public_api)(*args, **kwargs)
+    if loc.modes:
+        with _pop_mode_temporarily() as mode:
+            result = mode.__torch_function__(public_api, types_, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    if loc.subclass_disabled or not overloaded:
+        return originals.get(public_api, public_api)(*args, **kwargs)
+    for arg in overloaded:
+        result = arg.__torch_function__(public_api, types_, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    name = getattr(public_api, "__qualname__", repr(public_api))
+    raise TypeError(f"no implementation found for '{name}' on types that implement "
+                    f"__torch_function__: {list(types_)}")
+
+
+def _entry(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` behind the protocol's check."""
+
+    @functools.wraps(fn)
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        if _counts.modes or _counts.disabled:
+            loc = _local
+            if loc.all_disabled or (not loc.modes and loc.subclass_disabled):
+                return fn(*args, **kwargs)
+            if loc.modes:
+                return _dispatch(entry, overloaded_args((*args, *kwargs.values())), args,
+                                 kwargs)
+        overloaded = _scan(args, kwargs)
+        if overloaded is None:
+            return fn(*args, **kwargs)
+        return _dispatch(entry, overloaded, args, kwargs)
+
+    originals[entry] = fn
+    return entry
+
+
+def _public_functions(namespace: dict[str, Any], names: Any) -> Iterator[tuple[str, Any]]:
+    for name in names:
+        value = namespace.get(name)
+        if isinstance(value, types.FunctionType) and value not in originals:
+            yield name, value
+
+
+def install() -> None:
+    """Put the protocol's entry in front of every public ``torch`` function and ``Tensor``
+    method (idempotent, thread-safe)."""
+    global _installed
+    if _installed:
+        return
+    with _lock:
+        if _installed:
+            return
+        from . import _functions  # binds the Tensor methods
+
+        torch = sys.modules["torch"]
+        facade = vars(torch)
+        surface = vars(_functions)
+        for name, fn in list(_public_functions(surface, _functions.__all__)):
+            entry = _entry(fn)
+            surface[name] = entry
+            if facade.get(name) is fn:
+                facade[name] = entry
+        tensor_names = [n for n, v in vars(Tensor).items()
+                        if not n.startswith("_") or n in _OP_DUNDERS]
+        for name, fn in list(_public_functions(dict(vars(Tensor)), tensor_names)):
+            setattr(Tensor, name, _entry(fn))
+        for modname in _NAMESPACES:
+            mod = sys.modules.get(modname)
+            if mod is not None:
+                names = getattr(mod, "__all__", [n for n in vars(mod) if not n.startswith("_")])
+                ns = vars(mod)
+                for name, fn in list(_public_functions(ns, names)):
+                    if fn.__module__ == modname or fn.__module__.startswith("torch."):
+                        ns[name] = _entry(fn)
+        _installed = True
+
+
+def default_torch_function(cls: type, func: Callable[..., Any], types_: Any, args: Any,
+                           kwargs: Any) -> Any:
+    """``Tensor.__torch_function__``: run ``func`` with subclass dispatch off, then give
+    tensor results the class ``cls`` (unless ``func`` is one PyTorch never wraps)."""
+    if kwargs is None:
+        kwargs = {}
+    if not all(issubclass(cls, t) for t in types_):
+        return NotImplemented
+    with disable_subclass():
+        result = func(*args, **kwargs)
+    if func in nowrap_functions():
+        return result
+    return convert(result, cls)
+
+
+@functools.cache
+def nowrap_functions() -> frozenset[Any]:
+    """Functions whose results the default ``__torch_function__`` returns as they are."""
+    return frozenset((Tensor._base.__get__, Tensor.grad.__get__, Tensor._grad.__get__))
+
+
+def convert(result: Any, cls: type) -> Any:
+    """``result`` with each tensor in it (through tuples and lists) an instance of ``cls``."""
+    if cls is Tensor:
+        return result
+    if isinstance(result, Tensor):
+        return result if isinstance(result, cls) else result.as_subclass(cls)
+    if isinstance(result, (tuple, list)):
+        items = [convert(r, cls) for r in result]
+        if hasattr(result, "_make"):  # a named tuple
+            return result._make(items)
+        return type(result)(items)
+    return result
+
+
+@contextmanager
+def disable_subclass() -> Iterator[None]:
+    """Subclass overrides off on this thread (modes still apply)."""
+    _local.subclass_disabled += 1
+    with _lock:
+        _counts.disabled += 1
+    try:
+        yield
+    finally:
+        _local.subclass_disabled -= 1
+        with _lock:
+            _counts.disabled -= 1
+
+
+@contextmanager
+def disable_all() -> Iterator[None]:
+    """Every override off on this thread, modes included."""
+    _local.all_disabled += 1
+    with _lock:
+        _counts.disabled += 1
+    try:
+        yield
+    finally:
+        _local.all_disabled -= 1
+        with _lock:
+            _counts.disabled -= 1
+
+
+def push_mode(mode: Any) -> None:
+    """Enter a TorchFunctionMode on this thread."""
+    install()
+    _local.modes.append(mode)
+    with _lock:
+        _counts.modes += 1
+
+
+def pop_mode() -> Any:
+    """Leave the innermost TorchFunctionMode of this thread and return it."""
+    if not _local.modes:
+        raise RuntimeError("no TorchFunctionMode is active on this thread")
+    mode = _local.modes.pop()
+    with _lock:
+        _counts.modes -= 1
+    return mode
+
+
+def mode_stack() -> list[Any]:
+    """This thread's TorchFunctionMode stack, outermost first (a copy)."""
+    return list(_local.modes)
+
+
+@contextmanager
+def _pop_mode_temporarily() -> Iterator[Any]:
+    mode = pop_mode()
+    try:
+        yield mode
+    finally:
+        push_mode(mode)
+
+
+def wrapper_shell(cls: type, shape: tuple[Any, ...], strides: Any, storage_offset: Any,
+                  dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+    """``Tensor._make_wrapper_subclass``: metadata on ``device`` over a storage that holds no
+    memory (a meta allocation), so nothing can read data through the shell itself."""
+    from . import _alloc, _config, _storage
+
+    dt = dtype if dtype is not None else _config.get_default_dtype()
+    dev = _alloc.device_of(device)
+    stride = (_tensor.contiguous_strides(shape) if strides is None
+              else _tensor._shape_arg((strides,)))
+    offset = 0 if storage_offset is None else storage_offset
+    extent = _tensor.storage_extent(shape, stride) if all(
+        isinstance(s, int) for s in shape) else 0
+    storage = _storage.allocate((offset + extent) * dt.itemsize, _alloc.device_of("meta"))
+    out = cls._make(storage, shape, stride, offset, dt, dev)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+_tensor._TF = sys.modules[__name__]

@@ -1,0 +1,107 @@
+"""``torch.utils._python_dispatch``: ``TorchDispatchMode`` and helpers, as in PyTorch.
+
+A dispatch mode sees every aten operator call made inside its ``with`` block, below autograd,
+through ``__torch_dispatch__(func, types, args=(), kwargs=None)`` where ``func`` is the
+operator overload (``torch.ops.aten.add.Tensor``). The mode is off while its handler runs, so
+calling ``func`` inside it runs the operator (and the ops a composite kernel is written in are
+not seen again). Modes nest: the innermost handles a call first and sees what its handler
+calls reach the mode outside it. Tensor subclasses take part the same way by defining
+``__torch_dispatch__`` as a classmethod (see ``Tensor._make_wrapper_subclass``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from torch import _dispatch
+
+__all__ = [
+    "TorchDispatchMode",
+    "is_in_torch_dispatch_mode",
+    "return_and_correct_aliasing",
+]
+
+
+class TorchDispatchMode:
+    """Base class of dispatch modes: override ``__torch_dispatch__``; enter with ``with``."""
+
+    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        raise NotImplementedError
+
+    def __enter__(self) -> TorchDispatchMode:
+        _dispatch.push_mode(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        stack = _dispatch.mode_stack()
+        if not stack or stack[-1] is not self:
+            raise RuntimeError(f"{type(self).__name__} exited out of order: it is not the "
+                               "innermost active dispatch mode")
+        _dispatch.pop_mode()
+
+    @classmethod
+    def push(cls, *args: Any, **kwargs: Any) -> TorchDispatchMode:
+        """Deprecated in PyTorch: ``with Mode(...)`` instead; kept for old code."""
+        return cls(*args, **kwargs)
+
+
+def _get_current_dispatch_mode() -> TorchDispatchMode | None:
+    """The innermost dispatch mode of this thread, or None."""
+    stack = _dispatch.mode_stack()
+    return stack[-1] if stack else None
+
+
+def _get_current_dispatch_mode_stack() -> list[TorchDispatchMode]:
+    """This thread's dispatch modes, outermost first (a copy)."""
+    return list(_dispatch.mode_stack())
+
+
+def _len_torch_dispatch_stack() -> int:
+    return len(_dispatch.mode_stack())
+
+
+def _push_mode(mode: TorchDispatchMode) -> None:
+    _dispatch.push_mode(mode)
+
+
+def _pop_mode() -> TorchDispatchMode:
+    return _dispatch.pop_mode()
+
+
+@contextmanager
+def _pop_mode_temporarily() -> Iterator[TorchDispatchMode]:
+    """The innermost dispatch mode, off for the block."""
+    mode = _dispatch.pop_mode()
+    try:
+        yield mode
+    finally:
+        _dispatch.push_mode(mode)
+
+
+@contextmanager
+def _disable_current_modes() -> Iterator[list[TorchDispatchMode]]:
+    """Every dispatch mode of this thread off for the block (yields them, outermost first)."""
+    popped = []
+    while _dispatch.mode_stack():
+        popped.append(_dispatch.pop_mode())
+    popped.reverse()
+    try:
+        yield popped
+    finally:
+        for mode in popped:
+            _dispatch.push_mode(mode)
+
+
+def is_in_torch_dispatch_mode() -> bool:
+    """Whether a dispatch mode is active on this thread."""
+    return bool(_dispatch.mode_stack())
+
+
+def return_and_correct_aliasing(func: Callable[..., Any], args: Any, kwargs: Any,
+                                out: Any) -> Any:
+    """PyTorch's helper for wrapper subclasses; Plait's views keep their own aliasing, so the
+    result is returned as it is."""
+    return out
