@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _dispatch, _dtype
-from ._alloc import P, check_dtype, new_tensor, scalar_tensor
+from . import _dispatch, _dtype, _plan
+from ._alloc import P, new_tensor, scalar_tensor
 from ._convert import check_castable, copy_, to_device, to_dtype, write_out
 from ._device import device as _device
 from ._promotion import broadcast_shape_tuples, common_device, result_type
-from ._tensor import Tensor, wrap_dim
+from ._tensor import Tensor
 
 __all__ = ["add", "is_floating_point", "mul", "numel", "sum"]
 
@@ -53,6 +53,8 @@ def _binary(prim: _dispatch.Operator, a: Any, b: Any) -> Tensor:
     shape = broadcast_shape_tuples(a._shape, b._shape) if isinstance(b, Tensor) else a._shape
     out = new_tensor(shape, dt, dev)
     prim(out, _operand(a, dt, dev, shape), _operand(b, dt, dev, shape))
+    if _plan.recording is not None:  # the dispatcher is planning this call
+        _plan.note(prim.name, [a, b], dt, dt, {}, out)
     return out
 
 
@@ -77,49 +79,22 @@ def _mul_kernel(self: Tensor, other: Any) -> Tensor:
     return _binary(P.mul, self, other)
 
 
-def _reduce_dims(dim: Any, ndim: int) -> list[int]:
-    if dim is None:
-        return list(range(ndim))
-    dims = [dim] if isinstance(dim, int) else list(dim)
-    wrapped = [wrap_dim(d, ndim) for d in dims]
-    seen = set()
-    for d in wrapped:
-        if d in seen:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        seen.add(d)
-    return sorted(wrapped) if dims or ndim == 0 else list(range(ndim))
-
-
-def _sum_kernel(self: Tensor, dim: Any = None, keepdim: bool = False, *,
-                dtype: _dtype.dtype | None = None) -> Tensor:
-    dims = _reduce_dims(dim, self.ndim)
-    if dtype is None:
-        dtype = _dtype.int64 if self._dtype._category <= _dtype.INT else self._dtype
-    src = to_dtype(self, check_dtype(dtype))
-    kept = tuple(1 if i in dims else s for i, s in enumerate(self._shape))
-    out = new_tensor(kept, dtype, self._device)
-    if self.ndim:
-        P.sum(out, src, dims)
-    else:
-        P.copy_(out, src)
-    if keepdim or not self.ndim:
-        return out
-    return out.view(tuple(s for i, s in enumerate(self._shape) if i not in dims))
-
-
 def _define_aten() -> dict[str, _dispatch.Operator]:
     table = {
         "add.Tensor": ("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
                        _add_kernel),
         "mul.Tensor": ("mul.Tensor(Tensor self, Tensor other) -> Tensor", _mul_kernel),
-        "sum.dim_IntList": ("sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, "
-                            "*, ScalarType? dtype=None) -> Tensor", _sum_kernel),
     }
     return _dispatch.define_aten(table)
 
 
 ATEN = _define_aten()
-_aten_add, _aten_mul, _aten_sum = ATEN["add"], ATEN["mul"], ATEN["sum"]
+_plan.enable(ATEN["add"], ATEN["mul"])  # kernels decided by the call signature alone
+_aten_add, _aten_mul = ATEN["add"], ATEN["mul"]
+# Declared here, where sum() is; its kernel is torch._reductions' (one kernel per op and key).
+_aten_sum = _dispatch.define("aten::sum.dim_IntList",
+                             "sum.dim_IntList(Tensor self, int[1]? dim=None, "
+                             "bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
 
 
 def add(input: Tensor, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:

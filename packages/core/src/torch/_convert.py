@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _config, _dtype, _layout, _refs, _storage
+from . import _config, _dispatch, _dtype, _layout, _refs, _storage
 from ._alloc import P, check_dtype, new_like, new_tensor
 from ._device import device as _device
 from ._tensor import Tensor, check_no_internal_overlap, storage_extent
@@ -82,28 +82,9 @@ def _host_copy(src: Tensor) -> Tensor:
     return Tensor._make(host_st, src._shape, src._stride, 0, src._dtype, cpu)
 
 
-def copy_(dst: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
-    """Copy ``src`` (broadcast to ``dst``'s shape) into ``dst``, casting dtype and crossing
-    devices as needed. In place; bumps ``dst``'s version."""
-    if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
-    if src._shape != dst._shape:
-        src = src.expand(dst._shape)
-    if 0 in dst._stride:
-        check_no_internal_overlap(dst)
-    if "_inference" in dst.__dict__ and not _config.is_inference_mode_enabled():
-        _inference_write_error()
-    # Only floating and complex tensors carry gradients: a copy into an integer or bool
-    # tensor is not recorded, so the result does not require grad (as in PyTorch).
-    differentiable = dst._dtype.is_floating_point or dst._dtype.is_complex
-    recorded = differentiable and (src.requires_grad or dst.requires_grad
-                                   or dst._base is not None)
-    if recorded:
-        from .autograd import _inplace
-
-        recorded = _inplace.tracking(dst, src)
-        if recorded:
-            _inplace.before_write(dst, src)
+def _move(dst: Tensor, src: Tensor) -> None:
+    """Write ``src``'s values (already of ``dst``'s shape) into ``dst``, casting dtype and
+    crossing devices as needed."""
     if src._device == dst._device:
         P.copy_(dst, src)
     elif dst._device.type == "cpu" or dst._storage._host is not None:
@@ -119,10 +100,107 @@ def copy_(dst: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
                              _refs.np_view(staged).reshape(-1).view(np.uint8))
         if target is not dst:
             P.copy_(dst, target)
-    dst._vc[0] += 1
-    if recorded:
-        _inplace.after_write(dst, src if src.requires_grad else None)
-    return dst
+
+
+def _copy_kernel(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    if src._shape != self._shape:
+        src = src.expand(self._shape)
+    if 0 in self._stride:
+        check_no_internal_overlap(self)
+    if "_inference" in self.__dict__ and not _config.is_inference_mode_enabled():
+        _inference_write_error()
+    _move(self, src)
+    self._vc[0] += 1
+    return self
+
+
+def _to_copy_kernel(self: Tensor, *, dtype: _dtype.dtype | None = None, layout: Any = None,
+                    device: Any = None, pin_memory: bool | None = None,
+                    non_blocking: bool = False, memory_format: Any = None) -> Tensor:
+    dt = self._dtype if dtype is None else dtype
+    dev = self._device if device is None else _storage._normalise(device)
+    out = new_like(self, dt, dev, memory_format)
+    if out.numel():
+        _move(out, self)
+    return out
+
+
+def _clone_kernel(self: Tensor, *, memory_format: Any = None) -> Tensor:
+    out = new_like(self, self._dtype, self._device, memory_format)
+    if out.numel():
+        P.copy_(out, self)
+    return out
+
+
+def _contiguous_kernel(self: Tensor, *, memory_format: Any = None) -> Tensor:
+    if self.is_contiguous():
+        return self
+    return ATEN["clone"](self, memory_format=_layout.contiguous_format)
+
+
+def _to_kernel(self: Tensor, *, dtype: _dtype.dtype | None = None, layout: Any = None,
+               device: Any = None, pin_memory: bool | None = None, non_blocking: bool = False,
+               copy: bool = False, memory_format: Any = None) -> Tensor:
+    dt = self._dtype if dtype is None else dtype
+    dev = self._device if device is None else _storage._normalise(device)
+    if dt is self._dtype and dev == self._device and not copy:
+        return self
+    return ATEN["_to_copy"](self, dtype=dt, device=dev, non_blocking=non_blocking,
+                            memory_format=memory_format)
+
+
+def _local_scalar_dense_kernel(self: Tensor) -> Any:
+    n = self.numel()
+    if n != 1:
+        raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+    return _host_values(self).reshape(()).item()
+
+
+def _is_nonzero_kernel(self: Tensor) -> bool:
+    n = self.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(ATEN["_local_scalar_dense"](self))
+
+
+_IMPLICIT = _dispatch.COMPOSITE_IMPLICIT
+ATEN = _dispatch.define_aten({
+    "copy_": ("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+              _copy_kernel),
+    "_to_copy": ("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
+                 "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
+                 "MemoryFormat? memory_format=None) -> Tensor", _to_copy_kernel),
+    "clone": ("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+              _clone_kernel),
+    "_local_scalar_dense": ("_local_scalar_dense(Tensor self) -> Scalar",
+                            _local_scalar_dense_kernel),
+    # written in the operators above
+    "contiguous": ("contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format)"
+                   " -> Tensor(a)", _contiguous_kernel, _IMPLICIT),
+    "to.dtype_layout": ("to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, "
+                        "Layout? layout=None, Device? device=None, bool? pin_memory=None, "
+                        "bool non_blocking=False, bool copy=False, "
+                        "MemoryFormat? memory_format=None) -> Tensor(a)", _to_kernel, _IMPLICIT),
+    "is_nonzero": ("is_nonzero(Tensor self) -> bool", _is_nonzero_kernel, _IMPLICIT),
+})
+_COPY = ATEN["copy_"]
+_TO_COPY = ATEN["_to_copy"]
+_CLONE = ATEN["clone"]
+_TO = ATEN["to.dtype_layout"]
+
+
+def copy_(dst: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast to ``dst``'s shape) into ``dst``, casting dtype and crossing
+    devices as needed. In place; bumps ``dst``'s version."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if src._device != dst._device and (src._shape or src._device.type != "cpu"):
+        # across devices: first to dst's device (an operator of its own, as the dispatcher
+        # runs an op on one device; a 0-d CPU tensor mixes with any device)
+        src = _TO_COPY(src, device=dst._device)
+    return _COPY(dst, src, non_blocking)
 
 
 def _inference_write_error() -> None:
@@ -138,17 +216,13 @@ def to_device(t: Tensor, device: Any) -> Tensor:
         _storage._normalise(device))
     if t._device == dev:
         return t
-    out = copy_(new_tensor(t._shape, t._dtype, dev), t)
-    out._vc[0] = 0  # a new tensor starts at version 0
-    return out
+    return _TO_COPY(t, device=dev)
 
 
 def to_dtype(t: Tensor, dt: _dtype.dtype, copy: bool = False) -> Tensor:
     if t._dtype is dt and not copy:
         return t
-    out = new_tensor(t._shape, dt, t._device)
-    copy_(out, t) if t.requires_grad else P.copy_(out, t)  # copy_ records for autograd
-    return out
+    return _TO_COPY(t, dtype=dt, memory_format=_layout.contiguous_format)
 
 
 _TO_KW = ("device", "dtype", "non_blocking", "copy", "memory_format")
@@ -160,6 +234,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if unknown:
         raise TypeError(f"to() got an unexpected keyword argument '{sorted(unknown)[0]}'")
     device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    non_blocking = kwargs.get("non_blocking", False)
     copy = kwargs.get("copy", False)
     rest = list(args)
     if rest and isinstance(rest[0], Tensor):
@@ -175,31 +250,22 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if not all(isinstance(x, bool) for x in rest) or len(rest) > 2:
             raise TypeError(f"to() received an invalid combination of arguments: "
                             f"{tuple(type(a).__name__ for a in args)}")
+        non_blocking = rest[0]
         if len(rest) == 2:
             copy = rest[1]
-    dt = check_dtype(dtype) or self._dtype
-    dev = self._device if device is None else _storage._normalise(device)
-    if dt is self._dtype and dev == self._device and not copy:
-        return self
-    out = new_like(self, dt, dev, kwargs.get("memory_format"))
-    copy_(out, self)
-    out._vc[0] = 0
-    if self.requires_grad and (dt.is_floating_point or dt.is_complex):
-        out.requires_grad = True  # autograd arrives with its own issue; keep the flag
-    return out
+    return _TO(self, dtype=check_dtype(dtype), device=device, non_blocking=non_blocking,
+               copy=copy, memory_format=kwargs.get("memory_format"))
 
 
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     """A copy with its own storage (keeping a dense layout's strides, as PyTorch does)."""
-    out = new_like(input, input._dtype, input._device, memory_format)
-    copy_(out, input) if input.requires_grad else P.copy_(out, input)  # copy_ records
-    return out
+    return _CLONE(input, memory_format=memory_format)
 
 
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
-    if self.is_contiguous():
+    if self.is_contiguous():  # (checked here too: the common case needs no dispatch)
         return self
-    return clone(self, memory_format=_layout.contiguous_format)
+    return _CLONE(self, memory_format=_layout.contiguous_format)
 
 
 def fill_(self: Tensor, value: Any) -> Tensor:
@@ -265,23 +331,14 @@ def tolist(self: Tensor) -> Any:
 
 def item(self: Tensor) -> Any:
     """The value of a one-element tensor as a Python number."""
-    n = self.numel()
-    if n != 1:
-        raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
-    return _host_values(self).reshape(()).item()
+    return ATEN["_local_scalar_dense"](self)
 
 
 def is_nonzero(input: Tensor) -> bool:
-    n = input.numel()
-    if n == 0:
-        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
-    if n > 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    return bool(item(input))
+    """Whether a one-element tensor's value is nonzero (``bool(t)``)."""
+    return ATEN["is_nonzero"](input)
 
 
 def view_dtype(t: Tensor, dt: _dtype.dtype) -> Tensor:
-    if dt.itemsize != t._dtype.itemsize:
-        raise RuntimeError("view(dtype) with a different element size is not supported yet")
-    return Tensor._make(t._storage, t._shape, t._stride, t._offset, dt, t._device, t._vc,
-                        t._base if t._base is not None else t)
+    """``t.view(dt)``: the same bytes read as ``dt`` (an operator: ``aten::view.dtype``)."""
+    return t.view(dt)

@@ -68,6 +68,8 @@ class Operator:
         self._shadowed: dict[str, list[Callable[..., Any]]] = {}
         self._resolved: dict[str, Callable[..., Any]] = {}
         self._fallback_warned = False
+        # Plans of repeated calls by signature (torch._plan), for operators that opted in.
+        self._plans: dict[Any, Any] | None = None
         self.__name__ = self.name
         self.__qualname__ = qualname
 
@@ -80,6 +82,10 @@ class Operator:
         state = _state
         if state.keys_active:  # the Python or Autocast key may be on: the full path
             return call(self, args, kwargs)
+        if self._plans is not None:
+            result = plan_call(self, args, kwargs)
+            if result is not None:
+                return result
         if (not state.no_grad_active or _config.is_grad_enabled()) and \
                 _requires_grad(args, kwargs):
             kernel = self.kernels.get(AUTOGRAD) or _autograd_kernel(self)
@@ -214,12 +220,20 @@ def define_aten(table: dict[str, tuple[Any, ...]],
                 key: str = COMPOSITE_EXPLICIT) -> dict[str, Operator]:
     """Define ``aten::<name>`` for each row ``name: (schema, kernel[, key])`` unless it exists,
     and register the kernel (under ``key`` unless the row names its own). Returns the
-    operators by full name (``"add.Tensor"``) and by base name (``"add"``)."""
+    operators by full name (``"add.Tensor"``) and by base name (``"add"``).
+
+    Core defines each operator's kernel for a key once: a second one is a mistake (two
+    modules claiming one op), so it raises instead of silently replacing the first."""
     ops: dict[str, Operator] = {}
     for name, row in table.items():
         schema, kernel = row[0], row[1]
         op = _ops.get(f"aten::{name}") or define(f"aten::{name}", schema)
-        op.register(row[2] if len(row) > 2 else key, kernel)
+        k = key_for(row[2] if len(row) > 2 else key)
+        if k in op.kernels:
+            raise RuntimeError(f"aten::{name} already has a core kernel for {k} "
+                               f"({getattr(op.kernels[k], '__qualname__', op.kernels[k])}); "
+                               "core registers one kernel per operator and key")
+        op.register(k, kernel)
         ops[name] = op
         ops.setdefault(name.partition(".")[0], op)
     return ops
@@ -350,6 +364,15 @@ def redispatch_below_autocast(op: Operator, args: tuple[Any, ...],
 
 def _no_autograd(op: Operator) -> Callable[..., Any] | None:
     return None
+
+
+def _no_plan(op: Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return None
+
+
+# Set by torch._plan when it loads: runs a call of an operator that keeps plans by the plan of
+# its signature, or returns None for the generic path.
+plan_call: Callable[[Operator, tuple[Any, ...], dict[str, Any]], Any] = _no_plan
 
 
 # Set by torch.autograd when it loads: builds (and registers) the Autograd kernel of an op that

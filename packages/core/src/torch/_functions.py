@@ -20,6 +20,7 @@ from . import _tensor
 from ._tensor import Tensor
 
 OP_MODULES = (
+    "_view_ops",
     "_promotion",
     "_factories",
     "_convert",

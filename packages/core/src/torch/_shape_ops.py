@@ -21,6 +21,7 @@ from ._convert import clone, copy_, write_out
 from ._device import device as _device
 from ._promotion import broadcast_shapes
 from ._tensor import Tensor, _shape_arg, wrap_dim
+from ._view_ops import ATEN as VIEWS
 
 __all__ = [
     "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "broadcast_to",
@@ -344,30 +345,9 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
     """Views of ``tensor`` along ``dim``: chunks of ``split_size`` (the last may be smaller), or
     of the given sizes, which must add up to the dim's size."""
     check_tensor(tensor, "split", "tensor")
-    d = wrap_dim(dim, tensor.ndim)
-    n = tensor._shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
-        sizes = [operator.index(s) for s in split_size_or_sections]
-        if sum(sizes) != n or any(s < 0 for s in sizes):
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
-                               f"(input tensor's size at dimension {d}), but got "
-                               f"split_sizes={sizes}")
-    else:
-        size = operator.index(split_size_or_sections)
-        if size < 0:
-            raise RuntimeError(f"split expects split_size be non-negative, but got "
-                               f"split_size={size}")
-        if size == 0 and n != 0:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
-                               f"dimension size of {n}")
-        count = max(-(-n // size), 1) if size else 1
-        sizes = [size] * (count - 1) + [n - size * (count - 1)]
-    out = []
-    at = 0
-    for s in sizes:
-        out.append(tensor.narrow(d, at, s))
-        at += s
-    return tuple(out)
+        return tuple(VIEWS["split_with_sizes"](tensor, list(split_size_or_sections), dim))
+    return tuple(VIEWS["split.Tensor"](tensor, split_size_or_sections, dim))
 
 
 def _split_method(self: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -376,15 +356,7 @@ def _split_method(self: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` views of equal size (``ceil(size / chunks)``), possibly fewer."""
-    check_tensor(input, "chunk")
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = wrap_dim(dim, input.ndim)
-    n = input._shape[d]
-    size = -(-n // chunks)
-    if size == 0:  # an empty dim gives `chunks` empty pieces
-        return split(input, [0] * chunks, d)
-    return split(input, size, d)
+    return tuple(VIEWS["chunk"](check_tensor(input, "chunk"), chunks, dim))
 
 
 def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -461,11 +433,7 @@ def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim``, each a view without that dim."""
-    check_tensor(input, "unbind")
-    if input.ndim == 0:
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    d = wrap_dim(dim, input.ndim)
-    return tuple(input.select(d, i) for i in range(input._shape[d]))
+    return tuple(VIEWS["unbind.int"](check_tensor(input, "unbind"), dim))
 
 
 # -- reordering dims -------------------------------------------------------------------------
@@ -475,25 +443,7 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     """A view with the dims at ``source`` moved to ``destination``; the others keep their
     order."""
     check_tensor(input, "movedim")
-    src, dst = _dims_arg(source), _dims_arg(destination)
-    if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
-                           f"should contain the same number of dims as destination ({dst} dims)")
-    n = input.ndim
-    src = [wrap_dim(d, n) for d in src]
-    dst = [wrap_dim(d, n) for d in dst]
-    if len(set(src)) != len(src):
-        raise RuntimeError(f"movedim: repeated dim in `source` ({_dims_arg(source)})")
-    if len(set(dst)) != len(dst):
-        raise RuntimeError(f"movedim: repeated dim in `destination` ({_dims_arg(destination)})")
-    if n == 0:
-        return input.view(())
-    order: list[int | None] = [None] * n
-    for s, d in zip(src, dst):
-        order[d] = s
-    rest = iter(d for d in range(n) if d not in src)
-    perm = [o if o is not None else next(rest) for o in order]
-    return input.permute(perm)
+    return VIEWS["movedim.intlist"](input, _dims_arg(source), _dims_arg(destination))
 
 
 moveaxis = movedim

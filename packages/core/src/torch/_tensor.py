@@ -16,6 +16,7 @@ from ._device import device as _device
 from ._symbolic import SymInt
 
 _F: Any = None  # torch._functions, bound on load
+_A: Any = None  # the view operators by name (torch._view_ops), bound on load
 _TF: Any = None  # torch._torch_function, bound on load (before any override can run)
 
 # Tensor classes that define ``__torch_dispatch__``: their instances reach the dispatcher's
@@ -31,9 +32,6 @@ def _disabled_torch_function_impl(func: Any, types: Any, args: Any = (),
     return func(*args, **(kwargs or {}))
 
 
-
-def _grad_recording() -> bool:
-    return not _config.state.no_grad_active or _config.is_grad_enabled()
 _layout_cache: dict[Any, Any] = {}
 
 
@@ -188,18 +186,12 @@ class Tensor:
             t.__dict__["_inference"] = True  # made in inference mode: an inference tensor
         return t
 
-    def _view(self, shape: tuple[int, ...], stride: tuple[int, ...], offset: int,
-              kind: str = "as_strided", args: tuple[Any, ...] = ()) -> Tensor:
-        """A view sharing storage and version counter with ``self``; under autograd it records
-        how to send the view's gradient back (``kind``: which view op, ``args``: its dims)."""
+    def _view(self, shape: tuple[int, ...], stride: tuple[int, ...], offset: int) -> Tensor:
+        """A view sharing storage and version counter with ``self`` (what the view kernels of
+        torch._view_ops build; their Autograd kernels record the backward)."""
         base = self._base if self._base is not None else self
-        out = Tensor._make(self._storage, shape, stride, offset, self._dtype, self._device,
-                           self._vc, base)
-        if self.requires_grad and _grad_recording():
-            from .autograd import _nodes
-
-            _nodes.record_view(self, out, kind, args)
-        return out
+        return Tensor._make(self._storage, shape, stride, offset, self._dtype, self._device,
+                            self._vc, base)
 
     # -- metadata ----------------------------------------------------------------------------
 
@@ -380,7 +372,7 @@ class Tensor:
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, "
                             f"not {getattr(cls, '__name__', type(cls).__name__)}")
-        out = self._view(self._shape, self._stride, self._offset, "alias")
+        out = _A.alias(self)  # an aten op: its Autograd kernel keeps the graph
         return _with_class(out, cls)
 
     @staticmethod
@@ -413,246 +405,85 @@ class Tensor:
         return _torch_function.wrapper_shell(cls, _shape_arg((size,)), strides, storage_offset,
                                              dtype, device, requires_grad)
 
-
-    # -- views: metadata only ------------------------------------------------------------------
+    # -- views: each calls its aten operator (torch._view_ops) --------------------------------
 
     def as_strided(self, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
-        size, stride = tuple(size), tuple(stride)
-        if len(size) != len(stride):
-            raise RuntimeError(f"mismatch in length of strides and shape: {len(size)} sizes, "
-                               f"{len(stride)} strides")
-        if any(s < 0 for s in size) or any(s < 0 for s in stride):
-            raise RuntimeError("as_strided: negative sizes and strides are not supported, got "
-                               f"size {list(size)} and stride {list(stride)}")
-        offset = self._offset if storage_offset is None else storage_offset
-        extent = storage_extent(size, stride)
-        if extent and self._device.type != "meta":
-            last = offset + extent - 1
-            if (last + 1) * self._dtype.itemsize > self._storage._nbytes:
-                raise RuntimeError(
-                    f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
-                    f"{offset}, and itemsize {self._dtype.itemsize} requiring a storage size of "
-                    f"{(last + 1) * self._dtype.itemsize} are out of bounds for storage of size "
-                    f"{self._storage._nbytes}")
-        return self._view(size, stride, offset, "as_strided")
+        return _A.as_strided(self, tuple(size), tuple(stride), storage_offset)
 
     def view(self, *shape: Any) -> Tensor:
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
-            return _F.view_dtype(self, shape[0])
-        new_shape = _infer_size(_shape_arg(shape), self.numel())
-        stride = _view_strides(self._shape, self._stride, new_shape)
-        if stride is None:
-            raise RuntimeError(
-                "view size is not compatible with input tensor's size and stride (at least one "
-                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-        return self._view(new_shape, stride, self._offset, "view")
+            return _A.view_dtype(self, shape[0])
+        return _A.view(self, _shape_arg(shape))
 
     def view_as(self, other: Tensor) -> Tensor:
-        return self.view(other._shape)
+        return _A.view(self, other._shape)
 
     def reshape(self, *shape: Any) -> Tensor:
-        new_shape = _infer_size(_shape_arg(shape), self.numel())
-        stride = _view_strides(self._shape, self._stride, new_shape)
-        if stride is not None:
-            return self._view(new_shape, stride, self._offset, "reshape")
-        return self.contiguous().view(new_shape)
+        return _A.reshape(self, _shape_arg(shape))
 
     def reshape_as(self, other: Tensor) -> Tensor:
-        return self.reshape(other._shape)
+        return _A.reshape(self, other._shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        n = len(self._shape)
-        if n == 0:
-            return self.reshape(1)
-        s, e = wrap_dim(start_dim, n), wrap_dim(end_dim, n)
-        if s > e:
-            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-        if s == e:
-            return self
-        mid = 1
-        for d in self._shape[s : e + 1]:
-            mid *= d
-        return self.reshape(self._shape[:s] + (mid,) + self._shape[e + 1 :])
+        return _A.flatten(self, start_dim, end_dim)
 
     def unflatten(self, dim: int, sizes: Any) -> Tensor:
-        d = wrap_dim(dim, len(self._shape))
-        sizes = _infer_size(tuple(sizes), self._shape[d])
-        return self.view(self._shape[:d] + sizes + self._shape[d + 1 :])
+        return _A.unflatten(self, dim, _shape_arg((sizes,)))
 
     def permute(self, *dims: Any) -> Tensor:
-        n = len(self._shape)
-        dims = _shape_arg(dims)
-        if len(dims) != n:
-            raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does"
-                               f" not match the length of the desired ordering of dimensions i.e. "
-                               f"input.dim() = {n} is not equal to len(dims) = {len(dims)}"
-                               .replace("(sparse_coo)", ""))
-        wrapped = [wrap_dim(d, n) for d in dims]
-        if len(set(wrapped)) != n:
-            raise RuntimeError("permute(): duplicate dims are not allowed.")
-        return self._view(tuple(self._shape[d] for d in wrapped),
-                          tuple(self._stride[d] for d in wrapped), self._offset, "permute",
-                          tuple(wrapped))
+        return _A.permute(self, _shape_arg(dims))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
-        n = len(self._shape)
-        if n == 0:
-            wrap_dim(dim0, 0)
-            wrap_dim(dim1, 0)
-            return self._view((), (), self._offset, "alias")
-        a, b = wrap_dim(dim0, n), wrap_dim(dim1, n)
-        shape, stride = list(self._shape), list(self._stride)
-        shape[a], shape[b] = shape[b], shape[a]
-        stride[a], stride[b] = stride[b], stride[a]
-        return self._view(tuple(shape), tuple(stride), self._offset, "transpose", (a, b))
+        return _A.transpose(self, dim0, dim1)
 
     swapaxes = transpose
     swapdims = transpose
 
     def t(self) -> Tensor:
-        if len(self._shape) > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                               f"{len(self._shape)}D")
-        return self.transpose(0, 1) if len(self._shape) == 2 else self._view(
-            self._shape, self._stride, self._offset, "alias")
+        return _A.t(self)
 
     @property
     def T(self) -> Tensor:
-        return self.permute(*range(len(self._shape) - 1, -1, -1))
+        return _A.permute(self, tuple(range(len(self._shape) - 1, -1, -1)))
 
     @property
     def mT(self) -> Tensor:
         if len(self._shape) < 2:
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                                f"Got {len(self._shape)}-D tensor.")
-        return self.transpose(-2, -1)
+        return _A.transpose(self, -2, -1)
 
     def expand(self, *sizes: Any) -> Tensor:
-        sizes = _shape_arg(sizes)
-        n, m = len(sizes), len(self._shape)
-        if n < m:
-            raise RuntimeError(f"expand(torch.{_tensor_type(self)}{{{list(self._shape)}}}, "
-                               f"size={list(sizes)}): the number of sizes provided ({n}) must be "
-                               f"greater or equal to the number of dimensions in the tensor ({m})")
-        shape, stride = [], []
-        for i, target in enumerate(sizes):
-            j = i - (n - m)
-            if j < 0:
-                if target < 0:
-                    raise RuntimeError(f"The expanded size of the tensor ({target}) isn't allowed "
-                                       f"in a leading, non-existing dimension {i}")
-                shape.append(target)
-                stride.append(0)
-                continue
-            cur = self._shape[j]
-            if target == -1:
-                target = cur
-            if cur == target:
-                shape.append(cur)
-                stride.append(self._stride[j])
-            elif cur == 1 and target >= 0:
-                shape.append(target)
-                stride.append(0)
-            else:
-                raise RuntimeError(
-                    f"The expanded size of the tensor ({target}) must match the existing size "
-                    f"({cur}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
-                    f"Tensor sizes: {list(self._shape)}")
-        return self._view(tuple(shape), tuple(stride), self._offset, "expand")
+        return _A.expand(self, _shape_arg(sizes))
 
     def expand_as(self, other: Tensor) -> Tensor:
-        return self.expand(other._shape)
+        return _A.expand(self, other._shape)
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:
-        n = len(self._shape)
-        if n == 0:
-            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
-        d = wrap_dim(dim, n)
-        size = self._shape[d]
-        if not -size <= start <= size:
-            raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
-                             f"but got {start})")
-        if start < 0:
-            start += size
-        if length < 0 or start + length > size:
-            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
-                               f"({size}).")
-        shape = self._shape[:d] + (length,) + self._shape[d + 1 :]
-        return self._view(shape, self._stride, self._offset + start * self._stride[d], "narrow")
+        return _A.narrow(self, dim, start, length)
 
     def select(self, dim: int, index: int) -> Tensor:
-        n = len(self._shape)
-        if n == 0:
-            raise IndexError("select() cannot be applied to a 0-dim tensor.")
-        d = wrap_dim(dim, n)
-        size = self._shape[d]
-        index = operator.index(index)
-        if not -size <= index < size:
-            raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
-        if index < 0:
-            index += size
-        return self._view(self._shape[:d] + self._shape[d + 1 :],
-                          self._stride[:d] + self._stride[d + 1 :],
-                          self._offset + index * self._stride[d], "select")
+        return _A.select(self, dim, index)
 
     def squeeze(self, dim: Any = None) -> Tensor:
-        n = len(self._shape)
         if dim is None:
-            drop = {i for i, s in enumerate(self._shape) if s == 1}
-        else:
-            dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-            drop = {d for d in (wrap_dim(x, n) for x in dims) if n and self._shape[d] == 1}
-        keep = [i for i in range(n) if i not in drop]
-        return self._view(tuple(self._shape[i] for i in keep), tuple(self._stride[i] for i in keep),
-                          self._offset, "squeeze")
+            return _A.squeeze(self)
+        if isinstance(dim, (tuple, list)):
+            return _A.squeeze_dims(self, list(dim))
+        return _A.squeeze_dim(self, dim)
 
     def unsqueeze(self, dim: int) -> Tensor:
-        n = len(self._shape)
-        d = wrap_dim(dim, n + 1)
-        inner = self._stride[d] * self._shape[d] if d < n else 1
-        return self._view(self._shape[:d] + (1,) + self._shape[d:],
-                          self._stride[:d] + (inner,) + self._stride[d:], self._offset,
-                          "unsqueeze")
+        return _A.unsqueeze(self, dim)
 
     def unfold(self, dimension: int, size: int, step: int) -> Tensor:
-        n = len(self._shape)
-        d = wrap_dim(dimension, n) if n else 0
-        dim_size = self._shape[d] if n else 1
-        if size > dim_size:
-            raise RuntimeError(f"maximum size for tensor at dimension {d} is {dim_size} but size "
-                               f"is {size}")
-        if step <= 0:
-            raise RuntimeError(f"step is {step} but must be > 0")
-        if not n:
-            return self._view((size,), (1,), self._offset, "unsqueeze")
-        count = (dim_size - size) // step + 1
-        shape = self._shape[:d] + (count,) + self._shape[d + 1 :] + (size,)
-        stride = (self._stride[:d] + (self._stride[d] * step,) + self._stride[d + 1 :]
-                  + (self._stride[d],))
-        return self._view(shape, stride, self._offset, "unfold")
+        return _A.unfold(self, dimension, size, step)
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-        n = len(self._shape)
-        a, b = wrap_dim(dim1, n), wrap_dim(dim2, n)
-        if a == b:
-            raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-        start = self._offset
-        if offset >= 0:
-            length = max(min(self._shape[a], self._shape[b] - offset), 0)
-            start += offset * self._stride[b] if length else 0
-        else:
-            length = max(min(self._shape[a] + offset, self._shape[b]), 0)
-            start -= offset * self._stride[a] if length else 0
-        keep = [i for i in range(n) if i not in (a, b)]
-        diag_stride = self._stride[a] + self._stride[b]
-        return self._view(tuple(self._shape[i] for i in keep) + (length,),
-                          tuple(self._stride[i] for i in keep) + (diag_stride,), start,
-                          "diagonal")
+        return _A.diagonal(self, offset, dim1, dim2)
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, cut from the autograd graph."""
-        return Tensor._make(self._storage, self._shape, self._stride, self._offset, self._dtype,
-                            self._device, self._vc, self._base)
+        return _A.detach(self)
 
     def __getitem__(self, index: Any) -> Tensor:
         return _basic_index(self, index)
@@ -750,7 +581,11 @@ def _view_strides(old_shape: tuple[int, ...], old_stride: tuple[int, ...],
 
 
 def _basic_index(t: Tensor, index: Any) -> Tensor:
-    """Indexing with ints, slices, ``None`` and ``...``: always a view."""
+    """Indexing with ints, slices, ``None`` and ``...``: always a view, built as PyTorch
+    builds it, one ``select`` / ``slice`` / ``unsqueeze`` operator per index item (``alias``
+    when nothing changes)."""
+    if index.__class__ is int and t._shape:  # x[i]: the common case, one operator
+        return _A.select(t, 0, index)
     if not isinstance(index, tuple):
         if not _is_basic(index):  # torch._indexing reads the index as the user wrote it
             return _F.advanced_index(t, index)
@@ -760,44 +595,29 @@ def _basic_index(t: Tensor, index: Any) -> Tensor:
     n_ellipsis = sum(1 for i in index if i is Ellipsis)
     if n_ellipsis > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
+    ndim = len(t._shape)
     consumed = sum(1 for i in index if i is not None and i is not Ellipsis)
-    if consumed > len(t._shape):
-        raise IndexError(f"too many indices for tensor of dimension {len(t._shape)}")
-    if n_ellipsis:
-        at = index.index(Ellipsis)
-        index = index[:at] + (slice(None),) * (len(t._shape) - consumed) + index[at + 1 :]
-    shape: list[int] = []
-    stride: list[int | None] = []  # None marks a new axis, filled in below
-    offset = t._offset
-    dim = 0
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    out = t
+    dim = 0  # the dim of `out` the next item applies to
     for item in index:
         if item is None:
-            shape.append(1)
-            stride.append(None)
-            continue
-        size = t._shape[dim]
-        if isinstance(item, slice):
-            if item.step is not None and item.step <= 0:
-                raise ValueError("slice step cannot be zero" if item.step == 0
+            out = _A.unsqueeze(out, dim)
+            dim += 1
+        elif item is Ellipsis:
+            dim += ndim - consumed
+        elif isinstance(item, slice):
+            step = 1 if item.step is None else item.step
+            if step <= 0:
+                raise ValueError("slice step cannot be zero" if step == 0
                                  else "step must be greater than zero")
-            start, stop, step = item.indices(size)
-            length = max(0, (stop - start + step - 1) // step)
-            offset += start * t._stride[dim]  # even for an empty slice, as in PyTorch
-            shape.append(length)
-            stride.append(t._stride[dim] * step)
+            if not (item.start in (None, 0) and item.stop is None and step == 1):
+                out = _A.slice(out, dim, item.start, item.stop, step)
+            dim += 1
         else:
-            i = operator.index(item)
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size "
-                                 f"{size}")
-            offset += (i % size) * t._stride[dim]
-        dim += 1
-    shape.extend(t._shape[dim:])
-    stride.extend(t._stride[dim:])
-    for k in range(len(stride) - 1, -1, -1):  # a new axis steps over the dim inside it
-        if stride[k] is None:
-            stride[k] = stride[k + 1] * shape[k + 1] if k + 1 < len(stride) else 1
-    return t._view(tuple(shape), tuple(stride), offset, "slice")
+            out = _A.select(out, dim, item)
+    return _A.alias(t) if out is t else out
 
 
 def _is_basic(i: Any) -> bool:

@@ -4,8 +4,8 @@ node of an op without a formula.
 Recording happens at the dispatcher's ``Autograd`` key (:func:`autograd_kernel`): the op runs
 below autograd with recording off, then a node remembers the arguments (tensors as
 :class:`~torch.autograd.graph.SavedTensor`) and the output, and the outputs get it as
-``grad_fn``. Views made by the metadata methods of ``Tensor`` record a :class:`ViewBackward`
-that replays the same view on a gradient buffer.
+``grad_fn``. The view operators' Autograd kernels record a :class:`ViewBackward` that sends
+the view's gradient back to its source.
 """
 
 from __future__ import annotations
@@ -323,6 +323,55 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
 _NO_ARGS = (None, None)
 
 
+def plan_recipe(node: Node, args: tuple[Any, ...], result: Tensor) -> tuple[Any, ...] | None:
+    """What :func:`plan_node` needs to record, for another call of the same signature (same
+    layouts, same tensors requiring grad, same other arguments: ``torch._plan``), the node
+    that the Autograd kernel recorded as ``result.grad_fn`` for ``args``; None for a node of
+    another shape (list arguments, several outputs)."""
+    if node.__class__.__bases__ != (OpBackward,) or node._n_outputs != 1 or \
+            result.__dict__.get("_output_nr", 0) != 0 or node._metadata:
+        return None
+    layout = tuple(node._layout)
+    if len(layout) != len(args) or any(i.__class__ is list for i in layout):
+        return None
+    saved = node._saved_args
+    keep = tuple(isinstance(s, SavedTensor) for s in saved)
+    for i, a in enumerate(args):
+        # a kept tensor is the argument itself (no clone: the op writes nothing); a number
+        # is kept as given
+        if (keep[i] and saved[i]._tensor is not a) or (layout[i] is None and saved[i] is not a):
+            return None
+    return (node.__class__, node._rule, node._qualname, node._kwargs, node._inputs_meta,
+            layout, keep, isinstance(node._result, SavedTensor))
+
+
+def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> None:
+    """Record ``out = op(*args)`` from a :func:`plan_recipe`: the node the Autograd kernel
+    would record (same class, rule, edges, saved tensors), without its argument walk."""
+    cls, rule, qualname, kwargs, metas, layout, keep, keep_result = recipe
+    node = _new(cls)
+    node._seq = next(_graph_seq)
+    node._rule = rule
+    node._qualname = qualname
+    node._kwargs = kwargs
+    node._inputs_meta = metas
+    node._layout = layout
+    edges = []
+    saved: list[Any] = []
+    for i, a in enumerate(args):
+        if layout[i] is None:
+            saved.append(a)
+        else:
+            edges.append(_edge(a))
+            saved.append(SavedTensor(a, node, False) if keep[i] else None)
+    node._next = tuple(edges)
+    node._saved_args = saved
+    out.grad_fn = node
+    out.requires_grad = True
+    if keep_result:
+        node._result = SavedTensor(out, node, True)
+
+
 def conform(grad: Tensor, meta: Any) -> Tensor:
     """``grad`` summed down to an input's shape (undoing broadcasting), in its dtype."""
     if meta is None or not isinstance(grad, Tensor):
@@ -356,6 +405,11 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
     kernels = op.kernels
     if op.namespace != "aten" or _implicit.get(op) == _dispatch.epoch:
         return None
+    special = _special_kernel(op)
+    if special is not None:
+        special.__name__ = f"autograd_{op.name}"
+        op.register(_dispatch.AUTOGRAD, special)
+        return special
     from . import _formulas
 
     rule = _formulas.load().get(op.qualname)
@@ -463,36 +517,125 @@ class ViewBackward(Node):
         return [self._backward(grads[0])]
 
 
-_VIEW_NAMES = {"view": "ViewBackward0", "reshape": "ViewBackward0", "permute": "PermuteBackward0",
-               "transpose": "TransposeBackward0", "expand": "ExpandBackward0",
-               "select": "SelectBackward0", "narrow": "SliceBackward0",
+_VIEW_NAMES = {"view": "ViewBackward0", "_unsafe_view": "UnsafeViewBackward0",
+               "permute": "PermuteBackward0", "transpose": "TransposeBackward0",
+               "t": "TBackward0", "expand": "ExpandBackward0", "select": "SelectBackward0",
                "slice": "SliceBackward0", "squeeze": "SqueezeBackward0",
                "unsqueeze": "UnsqueezeBackward0", "diagonal": "DiagonalBackward0",
                "unfold": "UnfoldBackward0", "as_strided": "AsStridedBackward0",
-               "index": "SliceBackward0", "alias": "AliasBackward0"}
+               "alias": "AliasBackward0", "split": "SplitBackward0",
+               "split_with_sizes": "SplitWithSizesBackward0", "unbind": "UnbindBackward0"}
+
+# The view operators (torch._view_ops) -> how their gradient goes back (a kind of
+# record_view). Their Autograd kernels record a ViewBackward node per output.
+VIEW_OPS = {
+    "aten::view": "view", "aten::_reshape_alias": "view", "aten::_unsafe_view": "_unsafe_view",
+    "aten::as_strided": "as_strided", "aten::permute": "permute",
+    "aten::transpose.int": "transpose", "aten::t": "t", "aten::expand": "expand",
+    "aten::slice.Tensor": "slice", "aten::select.int": "select", "aten::squeeze": "squeeze",
+    "aten::squeeze.dim": "squeeze", "aten::squeeze.dims": "squeeze",
+    "aten::unsqueeze": "unsqueeze", "aten::unfold": "unfold", "aten::diagonal": "diagonal",
+    "aten::alias": "alias", "aten::split.Tensor": "split",
+    "aten::split_with_sizes": "split_with_sizes", "aten::unbind.int": "unbind",
+}
+# Operators whose outputs carry no gradient (PyTorch's output_differentiability: False): their
+# Autograd kernel only passes the call down.
+NOT_DIFFERENTIABLE = frozenset({"aten::detach", "aten::view.dtype",
+                                "aten::_local_scalar_dense"})
+
+
+def _view_kernel(op: _dispatch.Operator, kind: str) -> Callable[..., Any]:
+    """The Autograd kernel of view operator ``op``: run it, then record its backward."""
+    redispatch = _dispatch.redispatch_below_autograd
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        out = redispatch(op, *args, **kwargs)
+        if kwargs:
+            args = tuple(op.schema.bind(args, kwargs))
+        source = args[0]
+        if out.__class__ is list:  # split, unbind: one node per piece
+            for piece in out:
+                record_view(source, piece, kind)
+        else:
+            record_view(source, out, kind, args[1:])
+        return out
+
+    return kernel
+
+
+def _passthrough_kernel(op: _dispatch.Operator) -> Callable[..., Any]:
+    redispatch = _dispatch.redispatch_below_autograd
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        return redispatch(op, *args, **kwargs)
+
+    return kernel
+
+
+def _copy_kernel(op: _dispatch.Operator) -> Callable[..., Any]:
+    """The Autograd kernel of ``aten::copy_``: the write's history (torch.autograd._inplace)."""
+    from . import _inplace
+
+    redispatch = _dispatch.redispatch_below_autograd
+
+    def kernel(dst: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+        if src._shape != dst._shape:
+            src = src.expand(dst._shape)  # recorded: the gradient sums back to src's shape
+        # Only floating and complex tensors carry gradients: a copy into an integer or bool
+        # tensor is not recorded, so the result does not require grad (as in PyTorch).
+        recorded = (dst._dtype.is_floating_point or dst._dtype.is_complex) and \
+            _inplace.tracking(dst, src)
+        if recorded:
+            _inplace.before_write(dst, src)
+        redispatch(op, dst, src, non_blocking)
+        if recorded:
+            _inplace.after_write(dst, src if src.requires_grad else None)
+        return dst
+
+    return kernel
+
+
+def _special_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
+    """The Autograd kernel of an operator autograd treats itself (views, copy_, the
+    non-differentiable ones), or None."""
+    kind = VIEW_OPS.get(op.qualname)
+    if kind is not None:
+        return _view_kernel(op, kind)
+    if op.qualname in NOT_DIFFERENTIABLE:
+        return _passthrough_kernel(op)
+    if op.qualname == "aten::copy_":
+        return _copy_kernel(op)
+    return None
 
 
 def record_view(source: Tensor, view: Tensor, kind: str, args: tuple[Any, ...] = ()) -> None:
-    """Attach the backward of the metadata view ``view`` of ``source``."""
+    """Attach the backward of the view ``view`` of ``source`` (``kind``: which view, as in
+    ``VIEW_OPS``; ``args``: the view op's arguments after ``self``)."""
     shape = source._shape
 
-    if kind in ("view", "reshape", "squeeze", "unsqueeze", "alias"):
+    if kind in ("view", "_unsafe_view", "squeeze", "unsqueeze", "alias"):
         def backward(g: Tensor) -> Tensor:
             return g.reshape(shape)
     elif kind == "expand":
         def backward(g: Tensor) -> Tensor:
             return sum_to_size(g, shape)
     elif kind == "permute":
-        inverse = [0] * len(args)
-        for i, d in enumerate(args):
-            inverse[d] = i
+        n = len(shape)
+        inverse = [0] * n
+        for i, d in enumerate(args[0]):
+            inverse[d % n if n else 0] = i
 
         def backward(g: Tensor) -> Tensor:
             return g.permute(*inverse)
     elif kind == "transpose":
+        dim0, dim1 = args[0], args[1]
+
         def backward(g: Tensor) -> Tensor:
-            return g.transpose(*args)
-    else:  # select, narrow, slicing, diagonal, unfold, as_strided: through element positions
+            return g.transpose(dim0, dim1)
+    elif kind == "t":
+        def backward(g: Tensor) -> Tensor:
+            return g.t()
+    else:  # select, slicing, diagonal, unfold, as_strided, split: through element positions
         geometry = (view._shape, view._stride, view._offset - source._offset)
 
         def backward(g: Tensor) -> Tensor:

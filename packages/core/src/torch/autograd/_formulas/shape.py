@@ -1,9 +1,10 @@
-"""Derivative formulas: the copying shape ops (cat, flip, roll, repeat) and the triangles
-(tril, triu).
+"""Derivative formulas: the copying shape ops (cat, flip, roll, repeat), the triangles
+(tril, triu) and the copies (clone, _to_copy).
 
-The view ops (view, reshape, permute, transpose, expand, select, narrow, squeeze, unsqueeze,
-diagonal, unfold, as_strided, basic indexing) need no rule: the engine differentiates views
-itself. stack, tile, rot90, hstack, ... reach these rules through their decompositions.
+The view operators (view, permute, transpose, expand, select, slice, squeeze, unsqueeze,
+diagonal, unfold, as_strided, split, unbind...) need no rule: their Autograd kernels record a
+view node (torch.autograd._nodes.VIEW_OPS). stack, tile, rot90, hstack, reshape, narrow, ...
+reach these through their decompositions.
 """
 
 from __future__ import annotations
@@ -92,3 +93,16 @@ def _tril(ctx: Any, grad: Any) -> tuple[Any, ...]:
 @derivative("aten::triu")
 def _triu(ctx: Any, grad: Any) -> tuple[Any, ...]:
     return positional(ctx, torch.triu(grad, arg(ctx, 1, "diagonal", 0)), None)
+
+
+@derivative("aten::clone", args=False, result=False)
+def _clone(ctx: Any, grad: Any) -> tuple[Any, ...]:
+    return positional(ctx, grad)
+
+
+@derivative("aten::_to_copy", args=False, result=False)
+def _to_copy(ctx: Any, grad: Any) -> tuple[Any, ...]:
+    # back to the input's dtype and device, read from the node's input metadata so that the
+    # input itself is not kept (it may be written in place afterwards, as in PyTorch)
+    _shape, dtype, device = ctx._node._inputs_meta[0]
+    return positional(ctx, grad.to(device=device, dtype=dtype))
