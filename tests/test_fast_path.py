@@ -496,3 +496,229 @@ def test_ops_without_a_node_pick_up_a_later_autograd_kernel():
         op.unregister(_dispatch.AUTOGRAD, kernel)
     op(x, t)
     assert calls == [1]
+
+
+# -- the dispatcher's plan cache (torch._plan) ---------------------------------------------
+#
+# A plan replays a signature's first (generic) call. Each case runs with plans off (the
+# generic path), then three times with plans on (the first call records, the others replay),
+# and every result must be the generic one: values, dtype, shape, strides, and the graph.
+
+
+@pytest.fixture
+def no_plans(monkeypatch):
+    """A switch: ``no_plans()`` is a context in which every call takes the generic path."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def off():
+        with monkeypatch.context() as m:
+            m.setattr(_dispatch, "plan_call", _dispatch._no_plan)
+            yield
+
+    return off
+
+
+def _strided(dtype):
+    return values(dtype, (4, 3), 21).t()  # (3, 4) with strides (1, 3)
+
+
+PLAN_CASES = {
+    "sub": lambda a, b: torch.sub(a, b),
+    "sub alpha": lambda a, b: torch.sub(a, b, alpha=2),
+    "rsub number": lambda a, b: torch.rsub(a, 3),
+    "mul number": lambda a, b: torch.mul(a, 2.5),
+    "mul int number": lambda a, b: torch.mul(a, -3),
+    "div": lambda a, b: torch.div(a, b),
+    "div floor": lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    "div trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    "maximum": lambda a, b: torch.maximum(a, b),
+    "atan2": lambda a, b: torch.atan2(a, b),
+    "pow": lambda a, b: torch.pow(a, b),
+    "eq": lambda a, b: torch.eq(a, b),
+    "relu": lambda a, b: torch.relu(a),
+    "exp": lambda a, b: torch.exp(a),
+    "tanh": lambda a, b: torch.ops.aten.tanh(a),
+    "neg": lambda a, b: torch.ops.aten.neg(a),
+    "transposed add": lambda a, b: a.t() + b.t(),
+    "transposed and contiguous": lambda a, b: a.t().contiguous() * b.t(),
+    "broadcast": lambda a, b: a[:, :1] - b[:1],
+    "mixed dtypes": lambda a, b: a + b.double(),
+    "strided unary": lambda a, b: torch.exp(a.t()),
+}
+PLAN_DTYPES = [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32,
+               torch.bool]
+
+
+@pytest.mark.parametrize("dtype", PLAN_DTYPES, ids=str)
+@pytest.mark.parametrize("name", PLAN_CASES)
+def test_plans_match_the_generic_path(name, dtype, no_plans):
+    fn = PLAN_CASES[name]
+    a = values(dtype, (3, 4), 11, special=True)
+    b = values(dtype, (3, 4), 12)
+    with no_plans():
+        want = outcome(lambda: fn(a, b))
+    for _ in range(3):
+        same_outcome(outcome(lambda: fn(a, b)), want)
+
+
+GRAD_CASES = ["sub", "sub alpha", "rsub number", "mul number", "div", "maximum", "atan2",
+              "pow", "relu", "exp", "tanh", "neg", "transposed add",
+              "transposed and contiguous", "broadcast", "mixed dtypes"]
+
+
+@pytest.mark.parametrize("which", ["both", "left", "right"])
+@pytest.mark.parametrize("name", GRAD_CASES)
+def test_plans_record_the_generic_graph(name, which, no_plans):
+    fn = PLAN_CASES[name]
+
+    def leaves():
+        a = (values(torch.float64, (3, 4), 13) + 30).requires_grad_(which != "right")
+        b = (values(torch.float64, (3, 4), 14) + 40).requires_grad_(which != "left")
+        return a, b
+
+    ga, gb = leaves()
+    with no_plans():
+        want = fn(ga, gb)
+        seed = values(torch.float64, tuple(want.shape), 15)
+        if want.requires_grad:  # (a unary op of the input that does not)
+            (want * seed).sum().backward()
+    for _ in range(3):
+        fa, fb = leaves()
+        got = fn(fa, fb)
+        same(got, want)
+        assert type(got.grad_fn) is type(want.grad_fn)
+        if not want.requires_grad:
+            continue
+        assert [(type(n), nr) for n, nr in got.grad_fn.next_functions] == \
+            [(type(n), nr) for n, nr in want.grad_fn.next_functions]
+        (got * seed).sum().backward()
+        for f, g in ((fa, ga), (fb, gb)):
+            if g.grad is None:
+                assert f.grad is None
+            else:
+                same(f.grad, g.grad)
+
+
+def _served(op):
+    """The signatures of ``op`` that have a plan (not left to the generic path)."""
+    return [key for key, plan in (op._plans or {}).items() if plan is not False]
+
+
+@pytest.mark.parametrize(("call", "op"), [
+    (lambda a, b: torch.sub(a, b), aten.sub.Tensor),
+    (lambda a, b: a.t() + b.t(), aten.add.Tensor),
+    (lambda a, b: torch.relu(a), aten.relu.default),
+    (lambda a, b: torch.mul(a, 2.0), aten.mul.Tensor),
+    (lambda a, b: torch.div(a, b, rounding_mode="floor"), aten.div.Tensor_mode),
+    (lambda a, b: torch.maximum(a[:, :1], b), aten.maximum.Tensor),
+], ids=["sub", "transposed add", "relu", "mul number", "div floor", "broadcast maximum"])
+@pytest.mark.parametrize("grad", [False, True])
+def test_plans_are_taken(call, op, grad, monkeypatch):
+    a = values(torch.float32, (3, 4), 16).requires_grad_(grad)
+    b = values(torch.float32, (3, 4), 17) + 30
+    want = call(a, b)  # the first call records the plan
+    assert _served(op)
+
+    def boom(*args, **kwargs):
+        raise AssertionError("generic path taken")
+
+    monkeypatch.setattr(_arith, "_binary", boom)
+    monkeypatch.setattr(_elementwise, "run", boom)
+    monkeypatch.setattr(_dispatch, "call", boom)
+    got = call(a, b)
+    same(got, want)
+    if grad:
+        assert type(got.grad_fn) is type(want.grad_fn)
+
+
+def test_plans_are_dropped_when_kernels_change():
+    a, b = torch.ones(3), torch.ones(3)
+    assert torch.sub(a, b).tolist() == [0.0, 0.0, 0.0]
+    assert torch.sub(a, b).tolist() == [0.0, 0.0, 0.0]  # by its plan
+    lib = torch.library.Library("prims", "IMPL", "CPU")
+    lib.impl("sub", lambda out, x, y: out.fill_(42.0))
+    try:
+        assert not _served(aten.sub.Tensor)
+        assert torch.sub(a, b).tolist() == [42.0, 42.0, 42.0]
+        assert torch.sub(a, b).tolist() == [42.0, 42.0, 42.0]
+        assert not _served(aten.sub.Tensor)  # the primitive is not the backend's own
+    finally:
+        lib._destroy()
+    assert torch.sub(a, b).tolist() == [0.0, 0.0, 0.0]
+    lib = torch.library.Library("aten", "IMPL", "CPU")
+    lib.impl("sub.Tensor", lambda x, y, alpha=1: torch.full((3,), 7.0))
+    try:
+        assert torch.sub(a, b).tolist() == [7.0, 7.0, 7.0]
+        assert torch.sub(a, b).tolist() == [7.0, 7.0, 7.0]
+    finally:
+        lib._destroy()
+    assert torch.sub(a, b).tolist() == [0.0, 0.0, 0.0]
+    assert _served(aten.sub.Tensor)
+
+
+def test_plans_see_a_new_autograd_kernel():
+    a = torch.ones(3, requires_grad=True)
+    b = torch.ones(3)
+    assert torch.sub(a, b).grad_fn.name() == "SubBackward0"
+    assert torch.sub(a, b).grad_fn.name() == "SubBackward0"
+    lib = torch.library.Library("aten", "IMPL", "Autograd")
+    lib.impl("sub.Tensor", lambda x, y, alpha=1: torch.full((3,), 5.0))
+    try:
+        assert torch.sub(a, b).tolist() == [5.0, 5.0, 5.0]
+        assert torch.sub(a, b).tolist() == [5.0, 5.0, 5.0]
+    finally:
+        lib._destroy()
+    assert torch.sub(a, b).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_plans_respect_modes_grad_mode_and_inference_mode():
+    a, b = torch.ones(2, requires_grad=True), torch.ones(2)
+    for _ in range(2):
+        torch.sub(a, b), torch.sub(b, b), torch.relu(b)  # plans for both signatures
+    seen = []
+
+    class Recorder:
+        def __torch_dispatch__(self, func, types, args, kwargs):
+            seen.append(func.qualname)
+            return func(*args, **kwargs)
+
+    _dispatch.push_mode(Recorder())
+    try:
+        torch.sub(b, b)
+        torch.relu(b)
+    finally:
+        _dispatch.pop_mode()
+    assert seen[:1] == ["aten::sub.Tensor"] and "aten::relu" in seen
+    with torch.no_grad():
+        y = torch.sub(a, b)
+    assert y.grad_fn is None and not y.requires_grad
+    assert torch.sub(a, b).grad_fn.name() == "SubBackward0"
+    with torch.inference_mode():
+        c = torch.sub(b, b)
+        d = torch.relu(b)
+    assert c.is_inference() and d.is_inference()
+    with torch.autograd.detect_anomaly():
+        y = torch.sub(a, b)
+    assert "traceback_" in y.grad_fn.metadata
+
+
+def test_plans_keep_numbers_apart_by_type():
+    a = torch.tensor([1, 2, 3])
+    assert torch.sub(a, a, alpha=1).tolist() == [0, 0, 0]
+    assert torch.sub(a, a, alpha=1).tolist() == [0, 0, 0]
+    # alpha=True equals alpha=1 as a dict key, but the generic path refuses it
+    with pytest.raises(RuntimeError, match="Boolean alpha"):
+        torch.sub(a, a, alpha=True)
+    f = torch.tensor([1.0, 2.0])
+    assert torch.mul(f, 2).dtype is torch.float32 and torch.mul(a, 2.5).dtype is torch.float32
+
+
+def test_plans_keep_the_in_place_check_of_saved_inputs():
+    a = torch.ones(3, requires_grad=True)
+    for _ in range(3):
+        c = a.clone()
+        y = torch.atan2(c, a)  # saves both inputs
+        c.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()

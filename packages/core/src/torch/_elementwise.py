@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import _config, _dispatch, _dtype, _fast
+from . import _config, _dispatch, _dtype, _fast, _plan
 from ._alloc import P, new_tensor
 from ._arith import add, inplace_method, mul, operand, scalar_operand
 from ._convert import copy_, scalar_type_name, to_dtype, write_out
@@ -68,6 +68,8 @@ def run(prim: str, operands: list[Any], compute: _dtype.dtype, out_dtype: _dtype
             break
     out = new_tensor(shape, out_dtype, dev)
     getattr(P, prim)(out, *(operand(o, compute, dev, shape) for o in operands), **kwargs)
+    if _plan.recording is not None:  # the dispatcher is planning this call
+        _plan.note(prim, operands, compute, out_dtype, kwargs, out)
     return out
 
 
@@ -430,6 +432,9 @@ _aten_div = _define("div.Tensor_mode", "div.Tensor_mode(Tensor self, Tensor othe
                     "str? rounding_mode=None) -> Tensor", _div_kernel)
 _aten_pow = _define("pow.Tensor_Tensor", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> "
                     "Tensor", _pow_kernel)
+# Kernels decided by the call signature alone (they read no tensor values): the dispatcher
+# may replay their plans (torch._plan).
+_plan.enable(*ATEN.values(), _aten_sub, _aten_rsub, _aten_div, _aten_pow)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:

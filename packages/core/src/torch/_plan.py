@@ -1,0 +1,283 @@
+"""The dispatcher's plan cache: a repeated call is a lookup and one native call.
+
+An operator that opts in (:func:`enable`) keeps, per *call signature* — the layout of each
+tensor argument (the interned contiguous :class:`~torch._alloc.Layout`, or shape, strides and
+dtype of a strided one), whether it requires grad, and the class and value of every other
+argument — the *plan* of that call: the output's layout, the backend's allocate-and-run entry
+point with its arguments bound, and the recipe of the autograd node the call records.
+
+The generic path stays the single source of semantics. A signature's first call runs it,
+recorded (:data:`recording`): the op's kernel reports the one primitive it ran on its
+broadcast operands (``_elementwise.run``, ``_arith._binary`` call :func:`note`), and the call's
+result carries the node autograd recorded. A plan is made only when that record pins the
+whole call down — one primitive, operands that are the call's own tensors or numbers, an
+output of an interned layout, a node of core's own Autograd kernel — and the backend has an
+entry point serving it; otherwise the signature is remembered as "generic" and costs one
+lookup. Plans are dropped on every kernel (un)registration (``_dispatch.on_invalidate``), and
+none is used under a dispatch mode (the dispatcher takes the ``Python`` key first), under
+inference mode, with anomaly detection on, or for tensor subclasses.
+
+The opt-in is per operator, for kernels that are functions of the signature alone: they read
+no tensor values (a kernel that branches on ``.item()`` would replay the first call's branch).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from . import _config, _dispatch, _dtype
+from ._alloc import P
+from ._fast import wrap
+from ._tensor import Tensor
+from .autograd import _nodes
+
+_state = _config.state
+_SCALAR_TYPES = frozenset((int, float, bool))
+_KWARG_TYPES = frozenset((int, float, bool, str, type(None)))
+# A Python number converts to these exactly as the generic path's 0-d operand does (see
+# ``_fast``'s number tier); ints beyond 2**53 do not convert exactly to float64.
+_SCALAR_DTYPES = frozenset((_dtype.float32, _dtype.float64))
+_EXACT = 2**53
+# The native op of a primitive with a keyword argument (div's rounding modes).
+_PRIM_VARIANTS = {("div", "trunc"): "div_trunc", ("div", "floor"): "div_floor"}
+# Signatures kept per operator; a loop over changing scalar values must not grow it forever.
+_MAX_PLANS = 512
+_GENERIC = False  # the plan of a signature the cache does not serve
+
+# The record of the call being planned (a list of ``note`` entries), or None. Process-wide:
+# an entry from another thread only makes the record ambiguous, and ambiguous records make no
+# plan.
+recording: list[Any] | None = None
+_lock = threading.Lock()
+
+
+def note(prim: str, operands: list[Any], compute: _dtype.dtype, out_dtype: _dtype.dtype,
+         kwargs: dict[str, Any], out: Tensor) -> None:
+    """Report, while a call is being planned, that its kernel ran primitive ``prim`` once into
+    the new tensor ``out`` on ``operands`` (tensors or Python numbers, before conversion to
+    ``compute`` and broadcasting)."""
+    rec = recording
+    if rec is not None:
+        rec.append((prim, operands, compute, out_dtype, kwargs, out))
+
+
+def enable(*ops: _dispatch.Operator) -> None:
+    """Let ``ops`` keep plans (their kernels must be functions of the call signature)."""
+    for op in ops:
+        if op._plans is None:
+            op._plans = {}
+
+
+def _forget() -> None:
+    for op in _dispatch.operators():
+        if op._plans:
+            op._plans = {}
+
+
+_dispatch.on_invalidate.append(_forget)
+
+
+def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run ``op`` by its plan for this signature (made on the signature's first call, from the
+    generic path's own run); None when the generic path must run it."""
+    if _state.inference_active or _state.anomaly or recording is not None:
+        return None
+    # The signature, written out flat (this runs for every call of every such operator): a
+    # contiguous tensor by its interned layout, a strided one by its geometry (the plan binds
+    # the strides; the offset is read per call), True after a tensor that requires grad, a
+    # number by its class and value (1, 1.0 and True differ).
+    parts: list[Any] = []
+    add = parts.append
+    grad = False
+    for a in args:
+        cls = a.__class__
+        if cls is Tensor:
+            lay = a._fk
+            if lay is None:
+                dev = a._device
+                lay = (a._shape, a._stride, a._dtype, dev._type, dev._index)
+            add(lay)
+            if a.requires_grad:
+                grad = True
+                add(True)
+        elif cls in _SCALAR_TYPES:
+            add(cls)
+            add(a)
+        elif a is None:
+            add(None)
+        else:
+            return None  # lists, subclasses, dtypes...: the generic path
+    if kwargs:
+        for name, v in kwargs.items():
+            cls = v.__class__
+            if cls in _KWARG_TYPES:
+                add(name)
+                add(cls)
+                add(v)
+            else:
+                return None
+    if grad:
+        # no_grad (read from the thread only when some thread has it on)
+        grad = not _state.no_grad_active or _config.is_grad_enabled()
+        add(grad)
+    key = tuple(parts)
+    plan = op._plans.get(key)
+    if plan is None:
+        return _first_call(op, args, kwargs, key, grad)
+    if plan is _GENERIC:
+        return None
+    return plan(args)
+
+
+def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any],
+                key: tuple[Any, ...], grad: bool) -> Any:
+    """Run the generic path recorded, keep the plan it allows, and return its result."""
+    global recording
+    with _lock:
+        if recording is not None:
+            return None  # another thread is planning: this call takes the generic path
+        rec = recording = []
+    try:
+        result = _dispatch.call(op, args, kwargs)
+    finally:
+        recording = None
+    plan = _make(op, args, rec, result, grad)
+    plans = op._plans
+    if plans is not None:
+        if len(plans) >= _MAX_PLANS:
+            plans.clear()
+        plans[key] = plan if plan is not None else _GENERIC
+    return result
+
+
+def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result: Any,
+          grad: bool) -> Callable[[tuple[Any, ...], bool], Any] | None:
+    """The plan that the record ``rec`` of a generic call allows, or None."""
+    if len(rec) != 1 or result.__class__ is not Tensor:
+        return None
+    prim, operands, compute, out_dtype, prim_kwargs, out = rec[0]
+    lay = out._fk
+    if out is not result or lay is None or lay.fast is None or compute is _dtype.bool_:
+        return None
+    fast = lay.fast
+    key = lay.runtime.dispatch_key
+    # The generic path ran core's composite and the backend's own primitive kernel.
+    if (op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT)
+            or getattr(P, prim).resolve(key) is not fast.kernels.get(prim)):
+        return None
+    if prim_kwargs:
+        if list(prim_kwargs) != ["rounding_mode"]:
+            return None
+        mode = prim_kwargs["rounding_mode"]
+        if mode is not None:
+            prim = _PRIM_VARIANTS.get((prim, mode))
+            if prim is None:
+                return None
+    node = None
+    if grad:
+        node = _node_recipe(op, args, result)
+        if node is None:
+            return None
+    elif result.requires_grad:
+        return None
+    native = _native(fast, prim, operands, args, compute, out_dtype, lay)
+    if native is None:
+        return None
+    if node is None:
+        return native
+
+    def plan_with_grad(args: tuple[Any, ...]) -> Any:
+        out = native(args)
+        if out is not None:
+            _nodes.plan_node(node, args, out)
+        return out
+    return plan_with_grad
+
+
+def _position(x: Any, args: tuple[Any, ...]) -> int | None:
+    for i, a in enumerate(args):
+        if a is x:
+            return i
+    return None
+
+
+def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
+            compute: _dtype.dtype, out_dtype: _dtype.dtype, lay: Any
+            ) -> Callable[[tuple[Any, ...]], Any] | None:
+    """The allocate-and-run call of the record, as a function of the call's arguments."""
+    if out_dtype is not compute:
+        return None
+    dcode = lay.dcode
+    tensors = [o for o in operands if o.__class__ is Tensor]
+    if any(t._dtype is not compute for t in tensors):
+        return None
+    places = [_position(t, args) for t in tensors]
+    if None in places or len(operands) not in (1, 2):
+        return None
+    nbytes, numel = lay.nbytes, lay.numel
+    if len(operands) == 1:
+        code = fast.unary_ops.get(prim)
+        (i,) = places
+        if code is None or tensors[0]._fk is not lay:
+            return None
+        unary = fast.unary
+
+        def run_unary(args: tuple[Any, ...]) -> Any:
+            h = unary(code, dcode, nbytes, numel, args[i]._storage._ptr)
+            return None if h is None else wrap(h, lay)
+        return run_unary
+    code = fast.binary_ops.get(prim)
+    if code is None:
+        return None
+    if len(tensors) == 1:  # a tensor and a Python number
+        (i,) = places
+        scalar = operands[1] if operands[0] is tensors[0] else operands[0]
+        reversed_ = operands[0] is not tensors[0]
+        if (tensors[0]._fk is not lay or compute not in _SCALAR_DTYPES
+                or scalar.__class__ not in (int, float)
+                or (scalar.__class__ is int and not -_EXACT <= scalar <= _EXACT)):
+            return None
+        binary_scalar = fast.binary_scalar
+
+        def run_scalar(args: tuple[Any, ...]) -> Any:
+            h = binary_scalar(code, dcode, nbytes, numel, args[i]._storage._ptr, scalar,
+                              reversed_)
+            return None if h is None else wrap(h, lay)
+        return run_scalar
+    i, j = places
+    itemsize = compute.itemsize
+    shape = lay.shape
+    bplan = fast.broadcast_plan(code, dcode, nbytes, shape, _expanded(tensors[0], shape),
+                                _expanded(tensors[1], shape))
+    binary_plan = fast.binary_plan
+
+    def run_binary(args: tuple[Any, ...]) -> Any:
+        a = args[i]
+        b = args[j]
+        h = binary_plan(bplan, a._storage._ptr + a._offset * itemsize,
+                        b._storage._ptr + b._offset * itemsize)
+        return None if h is None else wrap(h, lay)
+    return run_binary
+
+
+def _expanded(t: Tensor, shape: tuple[int, ...]) -> list[int]:
+    """``t``'s element strides broadcast to ``shape`` (0 on the dimensions it is expanded on)."""
+    lead = len(shape) - len(t._shape)
+    strides = [0] * lead
+    for size, full, st in zip(t._shape, shape[lead:], t._stride):
+        strides.append(st if size == full else 0)
+    return strides
+
+
+def _node_recipe(op: _dispatch.Operator, args: tuple[Any, ...], result: Tensor) -> Any:
+    """What :func:`_nodes.plan_node` needs to record the node the generic call recorded."""
+    kernel = op.kernels.get(_dispatch.AUTOGRAD)
+    node = result.grad_fn
+    if kernel is None or getattr(kernel, "_plait_node", None) is None or node is None:
+        return None
+    return _nodes.plan_recipe(node, args, result)
+
+
+_dispatch.plan_call = call
