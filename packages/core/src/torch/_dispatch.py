@@ -478,20 +478,27 @@ def _cpu_fallback(op: Operator, cpu_kernel: Callable[..., Any], key: str) -> Cal
                 UserWarning,
                 stacklevel=_config.external_stacklevel(),
             )
+        from ._convert import _host_copy
         from ._functions import to_device
+
+        def on_host(t: Tensor) -> Tensor:
+            # Host-accessible device memory is viewed, not copied: the CPU kernel works in
+            # place, and a written argument needs no copy back (nor a device copy_ kernel).
+            return _host_copy(t) if t._storage._host is not None else to_device(t, "cpu")
 
         device = None
         cpu_args = []
         for a in args:
             if isinstance(a, Tensor) and a._device.type != "cpu":
                 device = a._device
-                a = to_device(a, "cpu")
+                a = on_host(a)
             cpu_args.append(a)
-        cpu_kwargs = {n: to_device(v, "cpu") if isinstance(v, Tensor) else v
+        cpu_kwargs = {n: on_host(v) if isinstance(v, Tensor) and v._device.type != "cpu" else v
                       for n, v in kwargs.items()}
         result = cpu_kernel(*cpu_args, **cpu_kwargs)
         for i in mutated:
-            if i < len(args) and isinstance(args[i], Tensor) and args[i] is not cpu_args[i]:
+            if (i < len(args) and isinstance(args[i], Tensor) and args[i] is not cpu_args[i]
+                    and args[i]._storage._host is None):
                 args[i].copy_(cpu_args[i])
         if device is None:
             return result

@@ -234,3 +234,6 @@ def check_fused_adam(name: str, params: Sequence[Any], grads: Sequence[Any],
     adam.check_lists(name, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
                      amsgrad, grad_scale, found_inf)
     return None if adam.skip_step(found_inf) else adam.learning_rate(lr)
+
+
+Decline.__module__ = __name__  # its public home (the dispatcher, below, defines it)

@@ -20,8 +20,11 @@ CALLS: Counter[str] = Counter()
 SYNCS: list[int] = []
 ALLOCATIONS: list[tuple[int, int]] = []  # (nbytes, device index)
 
-# numpy has no bfloat16: kernels decline it and the CPU fallback serves those calls.
+# numpy has no bfloat16: kernels decline arithmetic on it and the CPU fallback serves those
+# calls. A copy between two bfloat16 tensors is a move of 16-bit words, which the toy does
+# itself (the CPU fallback needs that copy to bring its results back).
 _NUMPY_DTYPES = {name: np.dtype(name) for name in contract.DTYPE_NAMES if name != "bfloat16"}
+_WORDS = {"bfloat16": np.dtype(np.uint16)}
 
 
 class Block:
@@ -69,9 +72,11 @@ def synchronize(index: int) -> None:
     SYNCS.append(index)
 
 
-def _view(t: Any) -> np.ndarray:
-    """A numpy view of a toy tensor (its block, at its byte offset, with its strides)."""
-    dt = _NUMPY_DTYPES.get(str(t.dtype).removeprefix("torch."))
+def _view(t: Any, raw: bool = False) -> np.ndarray:
+    """A numpy view of a toy tensor (its block, at its byte offset, with its strides);
+    ``raw``: bfloat16 as its 16-bit words, for moves that need no arithmetic."""
+    name = str(t.dtype).removeprefix("torch.")
+    dt = _NUMPY_DTYPES.get(name) or (_WORDS.get(name) if raw else None)
     if dt is None:
         raise contract.Decline  # before anything is written: the CPU fallback serves the call
     block, offset = contract.memory(t)
@@ -90,7 +95,8 @@ def add(out: Any, a: Any, b: Any) -> None:
 @contract.may_decline
 def copy_(out: Any, src: Any) -> None:
     """``copy_(Tensor(a!) out, Tensor src)``: casting, on one device."""
-    dst, values = _view(out), _view(src)
+    same = out.dtype == src.dtype
+    dst, values = _view(out, raw=same), _view(src, raw=same)
     CALLS["copy_"] += 1
     dst[...] = values != 0 if out.dtype == contract.dtype("bool") else values
 
