@@ -43,9 +43,8 @@ class Layout:
                  "stride")
 
     def __init__(self, shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> None:
-        numel = 1
-        for s in shape:
-            numel *= s
+        nbytes = _storage.contiguous_nbytes(shape, dt.itemsize)  # refuses overflowing sizes
+        numel = nbytes // dt.itemsize
         self.shape = Size(shape)
         self.stride = contiguous_strides(shape)
         self.dtype = dt
@@ -53,7 +52,7 @@ class Layout:
         self.meta = (self.shape, dt, dev)  # what an autograd node keeps of an input
         self.meta2 = (self.meta, self.meta)  # ... of two inputs of this layout
         self.numel = numel
-        self.nbytes = numel * dt.itemsize
+        self.nbytes = nbytes
         self.runtime = _registry.runtime(dev.type)
         self.index = dev.index or 0
         _registry.check_index(dev.type, self.index)  # once per layout, before the allocator
@@ -118,7 +117,10 @@ def from_layout(lay: Layout) -> Tensor:
     written out, since every op's output comes through here (two Python calls less)."""
     rt = lay.runtime
     alloc = rt.allocator
-    handle = alloc.allocate(lay.nbytes, lay.index)
+    try:
+        handle = alloc.allocate(lay.nbytes, lay.index)
+    except MemoryError:
+        handle = _storage.allocate_handle(rt, lay.nbytes, lay.device)  # the RuntimeError
     st = _new(_Storage)
     st._handle = handle
     st._nbytes = lay.nbytes
@@ -154,10 +156,7 @@ def new_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor
     lay = _interned(shape, dt, dev)
     if lay is not None:
         return from_layout(lay)
-    numel = 1
-    for s in shape:
-        numel *= s
-    storage = _storage.allocate(numel * dt.itemsize, dev)
+    storage = _storage.allocate(_storage.contiguous_nbytes(shape, dt.itemsize), dev)
     return Tensor._make(storage, shape, contiguous_strides(shape), 0, dt, dev)
 
 

@@ -57,7 +57,7 @@ class UntypedStorage:
         dev = _normalise(device if device is not None else "cpu")
         runtime = _registry.runtime(dev.type)
         _registry.check_index(dev.type, dev.index or 0)
-        self._setup(runtime.allocator.allocate(int(size), dev.index or 0), int(size), dev, runtime)
+        self._setup(allocate_handle(runtime, int(size), dev), int(size), dev, runtime)
 
     @classmethod
     def _from_handle(cls, handle: Any, nbytes: int, dev: _device, runtime: Any) -> UntypedStorage:
@@ -176,8 +176,38 @@ def allocate(nbytes: int, dev: _device) -> UntypedStorage:
     """A new storage of ``nbytes`` on ``dev`` (which must already be normalised)."""
     runtime = _registry.runtime(dev.type)
     _registry.check_index(dev.type, dev.index or 0)
-    handle = runtime.allocator.allocate(nbytes, dev.index or 0)
+    handle = allocate_handle(runtime, nbytes, dev)
     return UntypedStorage._from_handle(handle, nbytes, dev, runtime)
+
+
+_STORAGE_MAX = 2**63 - 1  # bytes: what a signed 64-bit size holds, PyTorch's limit too
+
+
+def contiguous_nbytes(shape: tuple[int, ...], itemsize: int) -> int:
+    """The bytes of a contiguous tensor of ``shape``; PyTorch's RuntimeError when the product
+    overflows 64 bits (in the order of the sizes, as PyTorch multiplies them), before an
+    allocator sees a number it cannot take."""
+    n = 1
+    overflowed = False
+    for s in shape:
+        n *= s
+        overflowed = overflowed or n >= 2**64
+    n *= itemsize
+    if overflowed or n > _STORAGE_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    return n
+
+
+def allocate_handle(runtime: Any, nbytes: int, dev: _device) -> Any:
+    """``runtime``'s allocation of ``nbytes``; running out of memory is a RuntimeError, as in
+    PyTorch, whatever the allocator raised."""
+    try:
+        if nbytes > _STORAGE_MAX:
+            raise MemoryError(nbytes)
+        return runtime.allocator.allocate(nbytes, dev.index or 0)
+    except MemoryError as exc:
+        raise RuntimeError(f"{dev.type}: can't allocate memory: you tried to allocate {nbytes} "
+                           "bytes.") from exc
 
 
 def read_bytes(storage: UntypedStorage, offset: int, nbytes: int) -> np.ndarray:
