@@ -73,6 +73,7 @@ __all__ = [
     "primitive",
     "reference",
     "schema",
+    "table_version",
 ]
 
 Kernel = Callable[..., Any]
@@ -107,6 +108,12 @@ class _Primitives(Mapping[str, str]):
 
 
 PRIMITIVES: Mapping[str, str] = _Primitives()
+
+
+def table_version() -> int:
+    """The version of the primitive table: bumped when a primitive is added or its schema
+    changes, so a backend can say which table it was written against."""
+    return _core("_prims").VERSION
 
 
 def schema(name: str) -> str:
