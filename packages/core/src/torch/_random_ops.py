@@ -4,7 +4,7 @@ randperm, normal, bernoulli, multinomial and the ``Tensor.*_`` samplers.
 Every op is composite: it reserves Philox counters from a generator (``torch._random``), asks
 the ``random_bits_`` primitive for 32-bit words, and turns them into values with ordinary
 primitives (shifts, casts, ``log``, ``cos``...). So a backend that implements the primitives
-gives the same numbers as the CPU for the same seed (DESIGN.md §8).
+gives the same numbers as the CPU for the same seed (docs/architecture.md).
 
 How words become numbers (the spec every backend follows by construction):
 
@@ -25,11 +25,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import _config, _dtype, _storage
+from . import _config, _dispatch, _dtype, _storage
 from ._alloc import P, check_dtype, check_shape, device_of, finish_factory, new_tensor
 from ._alloc import scalar_tensor as _scalar
 from ._convert import copy_, scalar_type_name, to_dtype, write_out
 from ._device import device as _device
+from ._factories import not_differentiable
 from ._promotion import broadcast_shapes
 from ._random import Generator, default_generator_for
 from ._tensor import Size, Tensor, _shape_arg
@@ -247,7 +248,106 @@ def _finish(t: Tensor, out: Tensor | None, requires_grad: bool) -> Tensor:
     return finish_factory(write_out(out, t), requires_grad)
 
 
-# -- factories -----------------------------------------------------------------------------
+# -- the aten operators: factories ----------------------------------------------------------
+#
+# Each kernel is the op's whole semantics on any device. On ``meta`` no counter is reserved
+# (``_words``), the primitives write nothing and the checks that need values pass (``_all``),
+# so the kernel is also the op's meta function. ``out=`` and ``requires_grad`` belong to the
+# Python functions, as in PyTorch.
+
+
+def _check_floating(dt: _dtype.dtype, kernel: str) -> None:
+    if not (dt.is_floating_point or dt.is_complex):
+        _require_float(dt, kernel)
+
+
+def _rand_kernel(size: Any, *, generator: Generator | None = None,
+                 dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+                 pin_memory: Any = None) -> Tensor:
+    shape = _size((size,), None)
+    dt = _factory_dtype(dtype)
+    _check_floating(dt, "check_uniform_bounds")
+    dev = device_of(device)
+    return _fill_uniform(shape, dt, dev, _generator(generator, dev))
+
+
+def _randn_kernel(size: Any, *, generator: Generator | None = None,
+                  dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+                  pin_memory: Any = None) -> Tensor:
+    shape = _size((size,), None)
+    dt = _factory_dtype(dtype)
+    _check_floating(dt, "normal_kernel_cpu")
+    dev = device_of(device)
+    return _fill_normal(shape, dt, dev, _generator(generator, dev))
+
+
+def _randint_kernel(low: int, high: int, size: Any, *, generator: Generator | None = None,
+                    dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+                    pin_memory: Any = None) -> Tensor:
+    shape = _size((size,), None)
+    dt = check_dtype(dtype) or _dtype.int64
+    _check_int_bounds(low, high, dt)
+    dev = device_of(device)
+    return _cast(_randint_values(shape, low, high, _generator(generator, dev), dev), dt)
+
+
+def _rand_like_kernel(self: Tensor, *, generator: Generator | None = None,
+                      dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+                      pin_memory: Any = None, memory_format: Any = None) -> Tensor:
+    dt, dev = _like(self, dtype, device)
+    _check_floating(dt, "check_uniform_bounds")
+    return _fill_uniform(tuple(self._shape), dt, dev, _generator(generator, dev))
+
+
+def _randn_like_kernel(self: Tensor, *, generator: Generator | None = None,
+                       dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+                       pin_memory: Any = None, memory_format: Any = None) -> Tensor:
+    dt, dev = _like(self, dtype, device)
+    _check_floating(dt, "normal_kernel_cpu")
+    return _fill_normal(tuple(self._shape), dt, dev, _generator(generator, dev))
+
+
+def _randint_like_kernel(self: Tensor, low: int, high: int, *,
+                         generator: Generator | None = None, dtype: _dtype.dtype | None = None,
+                         layout: Any = None, device: Any = None, pin_memory: Any = None,
+                         memory_format: Any = None) -> Tensor:
+    dt, dev = _like(self, dtype, device)
+    _check_int_bounds(low, high, dt)
+    return _cast(_randint_values(tuple(self._shape), low, high, _generator(generator, dev), dev),
+                 dt)
+
+
+def _randperm_kernel(n: int, *, generator: Generator | None = None,
+                     dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+                     pin_memory: Any = None) -> Tensor:
+    check_shape((n,))
+    dt = check_dtype(dtype) or _dtype.int64
+    if dt is _dtype.bool_ or dt.is_complex:
+        raise NotImplementedError(f'"randperm" not implemented for \'{scalar_type_name(dt)}\'')
+    if dt._category <= _dtype.INT and n > _int_range(dt)[1] + 1:
+        raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
+    dev = device_of(device)
+    keys = _top_bits(n, 63, _generator(generator, dev), dev)
+    values = new_tensor((n,), _dtype.int64, dev)
+    order = new_tensor((n,), _dtype.int64, dev)
+    if n:
+        P.sort(values, order, keys, 0, False, True)
+    return _cast(order, dt)
+
+
+def _like(input: Tensor, dtype: Any, device: Any) -> tuple[_dtype.dtype, _device]:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"argument 'input' must be Tensor, not {type(input).__name__}")
+    dt = check_dtype(dtype) or input._dtype
+    dev = input._device if device is None else _storage._normalise(device)
+    return dt, dev
+
+
+# -- the Python functions: factories -------------------------------------------------------
+
+
+def _factory_device(device: Any, out: Tensor | None) -> _device:
+    return device_of(device if device is not None or out is None else out._device)
 
 
 def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
@@ -257,10 +357,11 @@ def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = No
     shape = _size(size, kwargs.pop("size", None))
     _no_extra("rand", kwargs)
     dt = _factory_dtype(dtype if dtype is not None or out is None else out._dtype)
-    if not (dt.is_floating_point or dt.is_complex):
-        _require_float(dt, "check_uniform_bounds")
-    dev = device_of(device if device is not None or out is None else out._device)
-    t = _fill_uniform(shape, dt, dev, _generator(generator, dev))
+    dev = _factory_device(device, out)
+    if generator is None:
+        t = _RAND(shape, dtype=dt, device=dev)
+    else:
+        t = ATEN["rand.generator"](shape, generator=generator, dtype=dt, device=dev)
     return _finish(t, out, requires_grad)
 
 
@@ -272,41 +373,42 @@ def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = N
     shape = _size(size, kwargs.pop("size", None))
     _no_extra("randn", kwargs)
     dt = _factory_dtype(dtype if dtype is not None or out is None else out._dtype)
-    if not (dt.is_floating_point or dt.is_complex):
-        _require_float(dt, "normal_kernel_cpu")
-    dev = device_of(device if device is not None or out is None else out._device)
-    t = _fill_normal(shape, dt, dev, _generator(generator, dev))
+    dev = _factory_device(device, out)
+    if generator is None:
+        t = _RANDN(shape, dtype=dt, device=dev)
+    else:
+        t = ATEN["randn.generator"](shape, generator=generator, dtype=dt, device=dev)
     return _finish(t, out, requires_grad)
 
 
-def _like(input: Tensor, dtype: Any, device: Any) -> tuple[_dtype.dtype, _device]:
-    if not isinstance(input, Tensor):
-        raise TypeError(f"argument 'input' must be Tensor, not {type(input).__name__}")
-    dt = check_dtype(dtype) or input._dtype
-    dev = input._device if device is None else _storage._normalise(device)
-    return dt, dev
+def _like_options(generator: Any, dtype: Any, device: Any) -> dict[str, Any]:
+    """The keyword arguments of a random ``*_like`` operator call (only those given)."""
+    options: dict[str, Any] = {}
+    if generator is not None:
+        options["generator"] = generator
+    if dtype is not None:
+        options["dtype"] = check_dtype(dtype)
+    if device is not None:
+        options["device"] = _storage._normalise(device)
+    return options
 
 
 def rand_like(input: Tensor, *, generator: Generator | None = None,
               dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """Uniform random values in ``[0, 1)`` shaped like ``input``."""
-    dt, dev = _like(input, dtype, device)
-    if not (dt.is_floating_point or dt.is_complex):
-        _require_float(dt, "check_uniform_bounds")
-    t = _fill_uniform(tuple(input._shape), dt, dev, _generator(generator, dev))
-    return finish_factory(t, requires_grad)
+    _like(input, dtype, device)
+    op = ATEN["rand_like"] if generator is None else ATEN["rand_like.generator"]
+    return finish_factory(op(input, **_like_options(generator, dtype, device)), requires_grad)
 
 
 def randn_like(input: Tensor, *, generator: Generator | None = None,
                dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """Standard normal random values shaped like ``input``."""
-    dt, dev = _like(input, dtype, device)
-    if not (dt.is_floating_point or dt.is_complex):
-        _require_float(dt, "normal_kernel_cpu")
-    t = _fill_normal(tuple(input._shape), dt, dev, _generator(generator, dev))
-    return finish_factory(t, requires_grad)
+    _like(input, dtype, device)
+    op = ATEN["randn_like"] if generator is None else ATEN["randn_like.generator"]
+    return finish_factory(op(input, **_like_options(generator, dtype, device)), requires_grad)
 
 
 def _int_arg(value: Any, name: str) -> int:
@@ -347,9 +449,12 @@ def randint(*args: Any, size: Any = None, low: Any = None, high: Any = None,
     lo, hi = _int_arg(0 if low is None else low, "low"), _int_arg(high, "high")
     shape = _size((), size)
     dt = check_dtype(dtype) or (out._dtype if out is not None else _dtype.int64)
-    _check_int_bounds(lo, hi, dt)
-    dev = device_of(device if device is not None or out is None else out._device)
-    t = _cast(_randint_values(shape, lo, hi, _generator(generator, dev), dev), dt)
+    dev = _factory_device(device, out)
+    if generator is None:
+        t = ATEN["randint.low"](lo, hi, shape, dtype=dt, device=dev)
+    else:
+        t = ATEN["randint.low_generator"](lo, hi, shape, generator=generator, dtype=dt,
+                                          device=dev)
     return _finish(t, out, requires_grad)
 
 
@@ -361,10 +466,11 @@ def randint_like(input: Tensor, low: Any = 0, high: Any = None, *,
     or ``randint_like(x, low, high)``)."""
     if high is None:
         low, high = 0, low
-    dt, dev = _like(input, dtype, device)
+    _like(input, dtype, device)
     lo, hi = _int_arg(low, "low"), _int_arg(high, "high")
-    _check_int_bounds(lo, hi, dt)
-    t = _cast(_randint_values(tuple(input._shape), lo, hi, _generator(generator, dev), dev), dt)
+    op = (ATEN["randint_like.low_dtype"] if generator is None
+          else ATEN["randint_like.low_generator_dtype"])
+    t = op(input, lo, hi, **_like_options(generator, dtype, device))
     return finish_factory(t, requires_grad)
 
 
@@ -374,19 +480,13 @@ def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None =
     """A random permutation of ``0 .. n-1``: the order that sorts ``n`` random 63-bit
     keys."""
     n = _int_arg(n, "n")
-    check_shape((n,))
     dt = check_dtype(dtype) or (out._dtype if out is not None else _dtype.int64)
-    if dt is _dtype.bool_ or dt.is_complex:
-        raise NotImplementedError(f'"randperm" not implemented for \'{scalar_type_name(dt)}\'')
-    if dt._category <= _dtype.INT and n > _int_range(dt)[1] + 1:
-        raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
-    dev = device_of(device if device is not None or out is None else out._device)
-    keys = _top_bits(n, 63, _generator(generator, dev), dev)
-    values = new_tensor((n,), _dtype.int64, dev)
-    order = new_tensor((n,), _dtype.int64, dev)
-    if n:
-        P.sort(values, order, keys, 0, False, True)
-    return _finish(_cast(order, dt), out, requires_grad)
+    dev = _factory_device(device, out)
+    if generator is None:
+        t = ATEN["randperm"](n, dtype=dt, device=dev)
+    else:
+        t = ATEN["randperm.generator"](n, generator=generator, dtype=dt, device=dev)
+    return _finish(t, out, requires_grad)
 
 
 # -- normal, bernoulli, multinomial -----------------------------------------------------
@@ -402,8 +502,9 @@ def _fmt(x: float) -> str:
 
 
 def _all(mask: Tensor) -> bool:
-    """Whether every element of a bool tensor is true."""
-    if mask.numel() == 0:
+    """Whether every element of a bool tensor is true (on ``meta``, which has no values:
+    yes, as PyTorch's meta kernels skip the checks that need values)."""
+    if mask.numel() == 0 or mask._device.type == "meta":
         return True
     res = new_tensor((1,) * mask.ndim, _dtype.bool_, mask._device)
     P.all(res, mask, list(range(mask.ndim)))
@@ -414,30 +515,25 @@ def _all_nonnegative(t: Tensor) -> bool:
     return _all(_apply("ge", t, 0.0, _dtype.bool_))
 
 
-def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
-           generator: Generator | None = None, out: Tensor | None = None,
-           dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
-           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """Normal random values: ``normal(mean, std)`` with tensor ``mean`` and/or ``std``
-    (broadcast; the result has ``mean``'s dtype, else ``std``'s), or
-    ``normal(mean, std, size)`` with numbers."""
+def _normal_float_float_kernel(mean: float, std: float, size: Any, *,
+                               generator: Generator | None = None,
+                               dtype: _dtype.dtype | None = None, layout: Any = None,
+                               device: Any = None, pin_memory: Any = None) -> Tensor:
+    _check_std(float(std))
+    shape = _size((size,), None)
+    dt = _factory_dtype(dtype)
+    _require_float(dt, "normal_kernel_cpu")
+    dev = device_of(device)
+    return _fill_normal(shape, dt, dev, _generator(generator, dev), float(mean), float(std))
+
+
+def _normal_kernel(mean: Any, std: Any, *, generator: Generator | None = None) -> Tensor:
+    """``normal.Tensor_Tensor``, ``.Tensor_float`` and ``.float_Tensor``: standard normals of
+    the broadcast shape, times ``std``, plus ``mean``; the dtype of the tensor ``mean``, else
+    of ``std``."""
     from ._arith import add, mul
 
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
-    if not mean_t and not std_t:
-        if size is None:
-            raise TypeError("normal() received an invalid combination of arguments - got "
-                            f"({type(mean).__name__}, {type(std).__name__}), but expected a "
-                            "Tensor mean or std, or a size")
-        _check_std(float(std))
-        shape = _size((), size)
-        dt = _factory_dtype(dtype if dtype is not None or out is None else out._dtype)
-        _require_float(dt, "normal_kernel_cpu")
-        dev = device_of(device if device is not None or out is None else out._device)
-        t = _fill_normal(shape, dt, dev, _generator(generator, dev), float(mean), float(std))
-        return _finish(t, out, requires_grad)
-    if size is not None:
-        raise TypeError("normal(): size is only accepted with a number mean and std")
     ref = mean if mean_t else std
     dt = ref._dtype
     _require_float(dt, "normal_kernel_cpu")
@@ -450,7 +546,48 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
     shape = broadcast_shapes(mean._shape if mean_t else (), std._shape if std_t else ())
     dev = ref._device
     z = _fill_normal(tuple(shape), dt, dev, _generator(generator, dev))
-    return write_out(out, add(mul(z, std), mean))
+    return add(mul(z, std), mean)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
+           generator: Generator | None = None, out: Tensor | None = None,
+           dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Normal random values: ``normal(mean, std)`` with tensor ``mean`` and/or ``std``
+    (broadcast; the result has ``mean``'s dtype, else ``std``'s), or
+    ``normal(mean, std, size)`` with numbers."""
+    mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mean_t and not std_t:
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments - got "
+                            f"({type(mean).__name__}, {type(std).__name__}), but expected a "
+                            "Tensor mean or std, or a size")
+        dt = _factory_dtype(dtype if dtype is not None or out is None else out._dtype)
+        t = ATEN["normal.float_float"](float(mean), float(std), _size((), size),
+                                       generator=generator, dtype=dt,
+                                       device=_factory_device(device, out))
+        return _finish(t, out, requires_grad)
+    if size is not None:
+        raise TypeError("normal(): size is only accepted with a number mean and std")
+    if mean_t and std_t:
+        op = ATEN["normal.Tensor_Tensor"]
+    elif mean_t:
+        op, std = ATEN["normal.Tensor_float"], float(std)
+    else:
+        op, mean = ATEN["normal.float_Tensor"], float(mean)
+    return write_out(out, op(mean, std, generator=generator))
+
+
+def _bernoulli_kernel(self: Tensor, *, generator: Generator | None = None) -> Tensor:
+    _require_float(self._dtype, "bernoulli_tensor_cpu_p_")
+    result = new_tensor(self._shape, self._dtype, self._device)
+    return _bernoulli_into(result, self, generator)
+
+
+def _bernoulli_p_kernel(self: Tensor, p: float, *, generator: Generator | None = None
+                        ) -> Tensor:
+    result = new_tensor(self._shape, self._dtype, self._device)
+    return _bernoulli_into(result, float(p), generator)
 
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None,
@@ -460,12 +597,9 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
         raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
     if p is None:
-        _require_float(input._dtype, "bernoulli_tensor_cpu_p_")
-        probs: Any = input
+        result = ATEN["bernoulli"](input, generator=generator)
     else:
-        probs = float(p)
-    result = new_tensor(input._shape, input._dtype, input._device)
-    _bernoulli_into(result, probs, generator)
+        result = ATEN["bernoulli.p"](input, float(p), generator=generator)
     return write_out(out, result)
 
 
@@ -489,14 +623,11 @@ def _bernoulli_into(self: Tensor, p: Any, generator: Generator | None) -> Tensor
     return self
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
-                generator: Generator | None = None, out: Tensor | None = None) -> Tensor:
-    """Category indices drawn from the rows of ``input`` (non-negative weights, 1-d or 2-d).
-    Without replacement it keeps the ``num_samples`` largest ``w / E`` with ``E ~ Exp(1)``,
-    which draws categories one by one proportionally to the weights left."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"multinomial(): argument 'input' must be Tensor, not "
-                        f"{type(input).__name__}")
+def _multinomial_kernel(self: Tensor, num_samples: int, replacement: bool = False, *,
+                        generator: Generator | None = None) -> Tensor:
+    """Without replacement it keeps the ``num_samples`` largest ``w / E`` with
+    ``E ~ Exp(1)``, which draws categories one by one proportionally to the weights left."""
+    input = self
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not input._dtype.is_floating_point:
@@ -536,10 +667,21 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         P.topk(values, result, keys, num_samples, 1, True, True)
     if input.ndim == 1:
         result = result.view(num_samples)
-    return write_out(out, result)
+    return result
 
 
-# -- in-place samplers (Tensor methods) ----------------------------------------------------
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None, out: Tensor | None = None) -> Tensor:
+    """Category indices drawn from the rows of ``input`` (non-negative weights, 1-d or 2-d),
+    with or without replacement."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"multinomial(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    return write_out(out, ATEN["multinomial"](input, num_samples, replacement,
+                                              generator=generator))
+
+
+# -- in-place samplers: kernels ------------------------------------------------------------
 
 
 def _fill_from(self: Tensor, values: Tensor) -> Tensor:
@@ -547,15 +689,13 @@ def _fill_from(self: Tensor, values: Tensor) -> Tensor:
     return copy_(self, values)
 
 
-def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *,
-             generator: Generator | None = None, **kwargs: Any) -> Tensor:
-    """Fill with uniform values in ``[from, to)``. In place."""
-    if "from" in kwargs:
+def _uniform_kernel(self: Tensor, from_: float = 0.0, to: float = 1.0, *,
+                    generator: Generator | None = None, **kwargs: Any) -> Tensor:
+    if "from" in kwargs:  # the schema's name, a Python keyword
         from_ = kwargs.pop("from")
     _no_extra("uniform_", kwargs)
     dt = self._dtype
-    if not (dt.is_floating_point or dt.is_complex):
-        _require_float(dt, "check_uniform_bounds")
+    _check_floating(dt, "check_uniform_bounds")
     from_, to = float(from_), float(to)
     for name, v in (("from", from_), ("to", to)):
         if math.isinf(v) or math.isnan(v):
@@ -568,9 +708,8 @@ def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *,
     return _fill_from(self, values)
 
 
-def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
-            generator: Generator | None = None) -> Tensor:
-    """Fill with normal values of ``mean`` and ``std``. In place."""
+def _normal__kernel(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
+                    generator: Generator | None = None) -> Tensor:
     if not self._dtype.is_complex:
         _require_float(self._dtype, "normal_kernel_cpu")
     _check_std(float(std))
@@ -580,55 +719,52 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
     return _fill_from(self, values)
 
 
-def random_(self: Tensor, *args: Any, generator: Generator | None = None,
-            **kwargs: Any) -> Tensor:
-    """Fill with integers: ``random_()`` over ``[0, 2**p]`` for floats with ``p`` significand
-    bits (``[0, max]`` for integers), ``random_(to)`` over ``[0, to)``, ``random_(from, to)``
-    over ``[from, to)`` (``to=None``: up to the dtype's maximum). In place."""
-    dt = self._dtype
+def _random_top(dt: _dtype.dtype) -> int:
+    """The largest value ``random_()`` draws: ``2**p`` for floats with ``p`` significand
+    bits, the maximum for integers."""
     if dt.is_complex:
         raise NotImplementedError(f'"random_" not implemented for \'{scalar_type_name(dt)}\'')
-    top = (1 << _SIGNIFICAND_BITS[dt._name]) if dt.is_floating_point else _int_range(dt)[1]
-    if len(args) > 2 or set(kwargs) - {"from", "to"}:
-        raise TypeError("random_() received an invalid combination of arguments - expected "
-                        "(), (to), or (from, to)")
-    if len(args) == 2 or "from" in kwargs:
-        low_arg = args[0] if args else kwargs["from"]
-        high_arg = args[1] if len(args) == 2 else kwargs.get("to")
-        low = _int_arg(low_arg, "from")
-        high = top + 1 if high_arg is None else _int_arg(high_arg, "to")
-    elif args or "to" in kwargs:
-        low, high = 0, _int_arg(args[0] if args else kwargs["to"], "to")
-    else:
-        low, high = 0, top + 1
-    _check_int_bounds(low, high, dt)
+    return (1 << _SIGNIFICAND_BITS[dt._name]) if dt.is_floating_point else _int_range(dt)[1]
+
+
+def _random_fill(self: Tensor, low: int, high: int, generator: Generator | None) -> Tensor:
+    _check_int_bounds(low, high, self._dtype)
     dev = self._device
     values = _randint_values(tuple(self._shape), low, high, _generator(generator, dev), dev)
     return _fill_from(self, values)
 
 
-def exponential_(self: Tensor, lambd: float = 1.0, *,
-                 generator: Generator | None = None) -> Tensor:
-    """Fill with exponential values of rate ``lambd``: ``-log(u) / lambd``. In place."""
+def _random_from_kernel(self: Tensor, from_: int, to: int | None, *,
+                        generator: Generator | None = None) -> Tensor:
+    top = _random_top(self._dtype)
+    return _random_fill(self, from_, top + 1 if to is None else to, generator)
+
+
+def _random_to_kernel(self: Tensor, to: int, *, generator: Generator | None = None) -> Tensor:
+    _random_top(self._dtype)
+    return _random_fill(self, 0, to, generator)
+
+
+def _random_kernel(self: Tensor, *, generator: Generator | None = None) -> Tensor:
+    return _random_fill(self, 0, _random_top(self._dtype) + 1, generator)
+
+
+def _exponential_kernel(self: Tensor, lambd: float = 1.0, *,
+                        generator: Generator | None = None) -> Tensor:
     if not self._dtype.is_floating_point:
         raise RuntimeError("Exponential distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified "
                            f"{scalar_type_name(self._dtype)}")
     if not lambd > 0.0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
-    return _fill_from(self, _exponential(self, float(lambd), generator))
+    dev = self._device
+    ct = _compute_dtype(self._dtype)
+    u = _uniform_open(self.numel(), ct, _generator(generator, dev), dev)
+    values = _apply("mul", _apply("log", u), -1.0 / float(lambd)).view(self._shape)
+    return _fill_from(self, values)
 
 
-def _exponential(like: Tensor, lambd: float, generator: Generator | None) -> Tensor:
-    dev = like._device
-    ct = _compute_dtype(like._dtype)
-    u = _uniform_open(like.numel(), ct, _generator(generator, dev), dev)
-    return _apply("mul", _apply("log", u), -1.0 / lambd).view(like._shape)
-
-
-def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
-    """Fill with the number of Bernoulli(``p``) trials up to the first success (>= 1):
-    ``ceil(log(u) / log(1 - p))``. In place."""
+def _geometric_kernel(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
     if not 0.0 < p < 1.0:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_fmt(p)}")
     dev = self._device
@@ -637,9 +773,8 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
     return _fill_from(self, trials.view(self._shape))
 
 
-def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
-                generator: Generator | None = None) -> Tensor:
-    """Fill with ``exp(N(mean, std))``. In place."""
+def _log_normal_kernel(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
+                       generator: Generator | None = None) -> Tensor:
     _require_float(self._dtype, "log_normal_cpu")
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
@@ -650,9 +785,8 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
     return _fill_from(self, _apply("exp", z))
 
 
-def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
-            generator: Generator | None = None) -> Tensor:
-    """Fill with Cauchy values: ``median + sigma * tan(pi * (u - 1/2))``. In place."""
+def _cauchy_kernel(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
+                   generator: Generator | None = None) -> Tensor:
     if not self._dtype.is_floating_point:
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified "
@@ -667,10 +801,158 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
     return _fill_from(self, values.view(self._shape))
 
 
+def _bernoulli__kernel(self: Tensor, p: Any = 0.5, *,
+                       generator: Generator | None = None) -> Tensor:
+    return _bernoulli_into(self, p if isinstance(p, Tensor) else float(p), generator)
+
+
+def _define_aten() -> dict[str, _dispatch.Operator]:
+    options = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, " \
+              "bool? pin_memory=None"
+    long_options = options.replace("dtype=None", "dtype=long")
+    like = f"{options}, MemoryFormat? memory_format=None"
+    gen = "Generator? generator=None"
+    table = {
+        "rand": (f"rand(SymInt[] size, *, {options}) -> Tensor", _rand_kernel),
+        "rand.generator": (f"rand.generator(SymInt[] size, *, Generator? generator, {options}) "
+                           "-> Tensor", _rand_kernel),
+        "randn": (f"randn(SymInt[] size, *, {options}) -> Tensor", _randn_kernel),
+        "randn.generator": (f"randn.generator(SymInt[] size, *, Generator? generator, "
+                            f"{options}) -> Tensor", _randn_kernel),
+        "randint.low": (f"randint.low(SymInt low, SymInt high, SymInt[] size, *, "
+                        f"{long_options}) -> Tensor", _randint_kernel),
+        "randint.low_generator": ("randint.low_generator(SymInt low, SymInt high, "
+                                  f"SymInt[] size, *, Generator? generator, {long_options}) -> "
+                                  "Tensor", _randint_kernel),
+        "rand_like": (f"rand_like(Tensor self, *, {like}) -> Tensor", _rand_like_kernel),
+        "rand_like.generator": (f"rand_like.generator(Tensor self, *, Generator? generator, "
+                                f"{like}) -> Tensor", _rand_like_kernel),
+        "randn_like": (f"randn_like(Tensor self, *, {like}) -> Tensor", _randn_like_kernel),
+        "randn_like.generator": (f"randn_like.generator(Tensor self, *, Generator? generator, "
+                                 f"{like}) -> Tensor", _randn_like_kernel),
+        "randint_like.low_dtype": ("randint_like.low_dtype(Tensor self, SymInt low, "
+                                   f"SymInt high, *, {like}) -> Tensor", _randint_like_kernel),
+        "randint_like.low_generator_dtype": (
+            "randint_like.low_generator_dtype(Tensor self, SymInt low, SymInt high, *, "
+            f"Generator? generator, {like}) -> Tensor", _randint_like_kernel),
+        "randperm": (f"randperm(SymInt n, *, {long_options}) -> Tensor", _randperm_kernel),
+        "randperm.generator": (f"randperm.generator(SymInt n, *, Generator? generator, "
+                               f"{long_options}) -> Tensor", _randperm_kernel),
+        "normal.float_float": (f"normal.float_float(float mean, float std, SymInt[] size, *, "
+                               f"{gen}, {options}) -> Tensor", _normal_float_float_kernel),
+        "normal.Tensor_Tensor": (f"normal.Tensor_Tensor(Tensor mean, Tensor std, *, {gen}) -> "
+                                 "Tensor", _normal_kernel),
+        "normal.Tensor_float": (f"normal.Tensor_float(Tensor mean, float std=1, *, {gen}) -> "
+                                "Tensor", _normal_kernel),
+        "normal.float_Tensor": (f"normal.float_Tensor(float mean, Tensor std, *, {gen}) -> "
+                                "Tensor", _normal_kernel),
+        "bernoulli": (f"bernoulli(Tensor self, *, {gen}) -> Tensor", _bernoulli_kernel),
+        "bernoulli.p": (f"bernoulli.p(Tensor self, float p, *, {gen}) -> Tensor",
+                        _bernoulli_p_kernel),
+        "multinomial": (f"multinomial(Tensor self, int num_samples, bool replacement=False, *, "
+                        f"{gen}) -> Tensor", _multinomial_kernel),
+        "uniform_": (f"uniform_(Tensor(a!) self, float from=0, float to=1, *, {gen}) -> "
+                     "Tensor(a!)", _uniform_kernel),
+        "normal_": (f"normal_(Tensor(a!) self, float mean=0, float std=1, *, {gen}) -> "
+                    "Tensor(a!)", _normal__kernel),
+        "random_.from": (f"random_.from(Tensor(a!) self, int from, int? to, *, {gen}) -> "
+                         "Tensor(a!)", _random_from_kernel),
+        "random_.to": (f"random_.to(Tensor(a!) self, int to, *, {gen}) -> Tensor(a!)",
+                       _random_to_kernel),
+        "random_": (f"random_(Tensor(a!) self, *, {gen}) -> Tensor(a!)", _random_kernel),
+        "exponential_": (f"exponential_(Tensor(a!) self, float lambd=1, *, {gen}) -> "
+                         "Tensor(a!)", _exponential_kernel),
+        "geometric_": (f"geometric_(Tensor(a!) self, float p, *, {gen}) -> Tensor(a!)",
+                       _geometric_kernel),
+        "log_normal_": (f"log_normal_(Tensor(a!) self, float mean=1, float std=2, *, {gen}) -> "
+                        "Tensor(a!)", _log_normal_kernel),
+        "cauchy_": (f"cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, {gen}) -> "
+                    "Tensor(a!)", _cauchy_kernel),
+        "bernoulli_.float": (f"bernoulli_.float(Tensor(a!) self, float p=0.5, *, {gen}) -> "
+                             "Tensor(a!)", _bernoulli__kernel),
+        "bernoulli_.Tensor": (f"bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, {gen}) -> "
+                              "Tensor(a!)", _bernoulli__kernel),
+    }
+    ops = _dispatch.define_aten(table)
+    # Results that never require grad, whatever the input (PyTorch: not differentiable).
+    for name in ("rand_like", "rand_like.generator", "randn_like", "randn_like.generator",
+                 "randint_like.low_dtype", "randint_like.low_generator_dtype", "multinomial"):
+        not_differentiable(ops[name])
+    return ops
+
+
+ATEN = _define_aten()
+_RAND = ATEN["rand"]
+_RANDN = ATEN["randn"]
+
+
+# -- in-place samplers (Tensor methods) ----------------------------------------------------
+
+
+def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *,
+             generator: Generator | None = None, **kwargs: Any) -> Tensor:
+    """Fill with uniform values in ``[from, to)``. In place."""
+    if "from" in kwargs:
+        from_ = kwargs.pop("from")
+    _no_extra("uniform_", kwargs)
+    return ATEN["uniform_"](self, from_, to, generator=generator)
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fill with normal values of ``mean`` and ``std``. In place."""
+    return ATEN["normal_"](self, mean, std, generator=generator)
+
+
+def random_(self: Tensor, *args: Any, generator: Generator | None = None,
+            **kwargs: Any) -> Tensor:
+    """Fill with integers: ``random_()`` over ``[0, 2**p]`` for floats with ``p`` significand
+    bits (``[0, max]`` for integers), ``random_(to)`` over ``[0, to)``, ``random_(from, to)``
+    over ``[from, to)`` (``to=None``: up to the dtype's maximum). In place."""
+    if len(args) > 2 or set(kwargs) - {"from", "to"}:
+        raise TypeError("random_() received an invalid combination of arguments - expected "
+                        "(), (to), or (from, to)")
+    if len(args) == 2 or "from" in kwargs:
+        low = _int_arg(args[0] if args else kwargs["from"], "from")
+        high_arg = args[1] if len(args) == 2 else kwargs.get("to")
+        high = None if high_arg is None else _int_arg(high_arg, "to")
+        return ATEN["random_.from"](self, low, high, generator=generator)
+    if args or "to" in kwargs:
+        high = _int_arg(args[0] if args else kwargs["to"], "to")
+        return ATEN["random_.to"](self, high, generator=generator)
+    return ATEN["random_"](self, generator=generator)
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *,
+                 generator: Generator | None = None) -> Tensor:
+    """Fill with exponential values of rate ``lambd``: ``-log(u) / lambd``. In place."""
+    return ATEN["exponential_"](self, lambd, generator=generator)
+
+
+def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
+    """Fill with the number of Bernoulli(``p``) trials up to the first success (>= 1):
+    ``ceil(log(u) / log(1 - p))``. In place."""
+    return ATEN["geometric_"](self, p, generator=generator)
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
+                generator: Generator | None = None) -> Tensor:
+    """Fill with ``exp(N(mean, std))``. In place."""
+    return ATEN["log_normal_"](self, mean, std, generator=generator)
+
+
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fill with Cauchy values: ``median + sigma * tan(pi * (u - 1/2))``. In place."""
+    return ATEN["cauchy_"](self, median, sigma, generator=generator)
+
+
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
     """Fill with 0/1 draws of probability ``p`` (a number or a tensor broadcast to
     ``self``). In place."""
-    return _bernoulli_into(self, p if isinstance(p, Tensor) else float(p), generator)
+    if isinstance(p, Tensor):
+        return ATEN["bernoulli_.Tensor"](self, p, generator=generator)
+    return ATEN["bernoulli_.float"](self, float(p), generator=generator)
 
 
 def _bernoulli_method(self: Tensor, p: Any = None, *,

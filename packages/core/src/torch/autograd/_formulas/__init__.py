@@ -42,7 +42,7 @@ FORMULAS: dict[str, Rule] = {}
 SAVES: dict[str, tuple[bool | str, bool]] = {}
 CROSS = "cross"
 AREAS = ("foundation", "elementwise", "reductions", "shape", "indexing", "linalg", "conv",
-         "attention", "norm", "rnn")
+         "attention", "norm", "rnn", "random")
 
 
 def derivative(*qualnames: str, args: bool | str = True, result: bool = True
