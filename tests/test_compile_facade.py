@@ -1,4 +1,4 @@
-"""``torch.compile``'s front door (DESIGN.md §2, §10): checks, decorator forms, hand-off.
+"""``torch.compile``'s front door (docs/architecture.md): checks, decorator forms, hand-off.
 
 Core validates the arguments and hands off to plait-compile's ``torch._dynamo.optimize``, which
 runs the model eagerly until graph capture lands; without plait-compile, ``torch.compile``

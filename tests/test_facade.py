@@ -1,4 +1,4 @@
-"""The facade's switches (DESIGN.md §2): defaults, determinism, precision, warnings, helpers."""
+"""The facade's switches: defaults, determinism, precision, warnings, helpers."""
 
 from __future__ import annotations
 
@@ -174,7 +174,7 @@ def test_import_leaves_no_numpy_and_reports_time():
 
 SRC = pathlib.Path(__file__).resolve().parents[1] / "packages"
 # Only the registry, the device modules and Tensor's is_<device> properties may name
-# accelerator device types; everything else asks the registry (DESIGN.md §7).
+# accelerator device types; everything else asks the registry (docs/backend-guide.md).
 ALLOWED = {"_registry.py", "_device_modules.py", "_device.py", "_tensor.py", "cudnn.py",
            "mps.py", "hookspecs.py"}
 COMPARE = re.compile(r"""(==|!=|\bin\b)\s*\(?\s*["'](cuda|mps|xpu|hip)["']|"""

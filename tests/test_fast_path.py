@@ -1,4 +1,4 @@
-"""The eager hot path's tiers (torch._fast; DESIGN.md §4, "Hot path").
+"""The eager hot path's tiers (torch._fast; docs/architecture.md, "The op path").
 
 Every tier must give exactly what the generic dispatcher path gives (dtype, shape, strides,
 values bit for bit, autograd graph and gradients), and step aside whenever the generic path has

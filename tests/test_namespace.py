@@ -1,4 +1,4 @@
-"""The ``torch`` package spans distributions (DESIGN.md §1).
+"""The ``torch`` package spans distributions (docs/architecture.md).
 
 plait-core owns ``torch/__init__.py`` (and ``torch/utils/__init__.py``); plait-nn adds
 ``torch.nn``, ``torch.optim`` and ``torch.utils.data``, plait-compile adds ``torch.fx`` and

@@ -1,4 +1,4 @@
-"""Symbolic scalars (DESIGN.md §6): SymNode, SymInt/SymFloat/SymBool, ShapeEnv, sym_* helpers.
+"""Symbolic scalars: SymNode, SymInt/SymFloat/SymBool, ShapeEnv, sym_* helpers.
 
 Every value is checked against plain Python computing the same thing on the hints.
 """

@@ -1,4 +1,4 @@
-"""Views and meta computations accept symbolic sizes (DESIGN.md §6): shapes stay expressions
+"""Views and meta computations accept symbolic sizes (docs/architecture.md): shapes stay expressions
 in the symbols, their hints are the concrete sizes, and conditions taken on the way are
 recorded as guards."""
 

@@ -1,5 +1,5 @@
 // Host blocks as Python objects, and the eager hot path's "allocate and run in one native call"
-// entry points (DESIGN.md §4, "Hot path"; hookspecs.torch_backend_fast_path).
+// entry points (docs/architecture.md, "The op path"; hookspecs.torch_backend_fast_path).
 //
 // A HostBlock owns one block of the host allocator and returns it to the free list when the
 // Python object dies; `host_view` gives numpy a view that keeps the block alive. The fast

@@ -2,7 +2,7 @@
 
 Run by hand only (never by the tests), with a Python that has real PyTorch 2.13:
 
-    /work/realtorch/venv/bin/python tests/data/serialization/make_files.py
+    <python with torch==2.13.0> tests/data/serialization/make_files.py
 
 The values are small and fixed; the tests spell them out, so a change here needs the same change
 there.

@@ -1,6 +1,6 @@
 // Fused normalisation kernels: softmax / log_softmax (forward and backward) and layer norm
 // (forward and backward). They override the composite aten ops of core (`aten::_softmax`,
-// `aten::native_layer_norm`...; DESIGN.md §4), whose composites stay the reference.
+// `aten::native_layer_norm`...; docs/architecture.md), whose composites stay the reference.
 //
 // Every operand is contiguous (the Python wrappers in plait_backend_cpu/kernels/fused.py make
 // sure of it) and of dtype `dtype`: float32, float64, float16 or bfloat16 (the 16-bit types

@@ -1,4 +1,4 @@
-// Native CPU kernels for the primitives of torch._prims (DESIGN.md §7).
+// Native CPU kernels for the primitives of torch._prims (docs/backend-guide.md).
 //
 // Every kernel writes into a preallocated output. Pointers are addresses of the first element
 // (storage offset included), strides are in elements, and every operand has `shape`.

@@ -1,6 +1,6 @@
 // Fused cross-entropy over logits: the forward (loss and row logsumexp) and the backward
 // (the logits' gradient), overriding core's composite aten ops `aten::_cross_entropy_forward`
-// and `aten::_cross_entropy_backward` (DESIGN.md §4), whose composites stay the reference.
+// and `aten::_cross_entropy_backward` (docs/architecture.md), whose composites stay the reference.
 //
 // `x` is a contiguous (rows, classes) matrix of dtype `dtype` (float32, float64, or float16 /
 // bfloat16 computed in float and rounded once on store), `target` `rows` int64 class indices,

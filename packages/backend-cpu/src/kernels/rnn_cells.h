@@ -1,7 +1,7 @@
 // Fused LSTM and GRU cells: one step of the recurrence after both matrix products, forward and
 // backward. They override core's composite aten ops `_thnn_fused_lstm_cell`,
 // `_thnn_fused_lstm_cell_backward_impl`, `_thnn_fused_gru_cell` and
-// `_thnn_fused_gru_cell_backward` (torch/_rnn_cells.py, the reference; DESIGN.md §4).
+// `_thnn_fused_gru_cell_backward` (torch/_rnn_cells.py, the reference; docs/architecture.md).
 //
 // Every operand is contiguous, row-major (batch, k * hidden) or (batch, hidden), and of dtype
 // `dtype`: float32, float64, float16 or bfloat16 (the 16-bit types load into float, compute in

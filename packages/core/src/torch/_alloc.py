@@ -36,7 +36,7 @@ def device_of(device: Any) -> _device:
 class Layout:
     """An interned contiguous (shape, dtype, device): what allocating such a tensor needs, and
     the fast paths' key. Tensors made by :func:`new_tensor` carry theirs in the ``_fk`` slot,
-    so "same layout" is one identity test (DESIGN.md §4, "Hot path")."""
+    so "same layout" is one identity test (docs/architecture.md, "The op path")."""
 
     __slots__ = ("_epoch", "_kernels", "dcode", "device", "dtype", "fast", "fast_codes",
                  "fast_plans", "index", "meta", "meta2", "nbytes", "numel", "runtime", "shape",

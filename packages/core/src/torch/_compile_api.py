@@ -1,4 +1,4 @@
-"""``torch.compile``: argument checks in core, the work in plait-compile (DESIGN.md §2, §10).
+"""``torch.compile``: argument checks in core, the work in plait-compile (docs/architecture.md).
 
 Core validates the arguments with PyTorch's rules and messages, handles the decorator form and
 ``disable=True``, and then hands off to ``torch._dynamo.optimize``, which the ``plait-compile``

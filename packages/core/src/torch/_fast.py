@@ -1,4 +1,5 @@
-"""The eager hot path: tiers in front of the generic dispatcher path (DESIGN.md §4, "Hot path").
+"""The eager hot path: tiers in front of the generic dispatcher path (docs/architecture.md,
+"The op path").
 
 A tier is taken only when it gives exactly what the generic path gives, and every test of the
 op surface runs through both (``tests/test_fast_path.py`` compares them case by case). What a

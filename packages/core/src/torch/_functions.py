@@ -4,7 +4,7 @@ that implement them, one concern per module, and binds their Tensor methods.
 Loaded on first use (through the facade's ``__getattr__`` or ``Tensor.__new__``), because it
 imports numpy; loading also binds this module into :mod:`torch._tensor` as ``_F``. Core does the
 shared work of every op once (argument parsing, promotion, broadcasting, output allocation) and
-hands primitives outputs plus inputs of one dtype, already broadcast (DESIGN.md §4).
+hands primitives outputs plus inputs of one dtype, already broadcast (docs/architecture.md).
 
 An op module defines ``__all__`` (its public ``torch.*`` functions) and ``METHODS`` (Tensor
 method name -> function). Adding a module is adding a row to ``OP_MODULES``.

@@ -1,9 +1,9 @@
-"""The primitive set: the kernels a backend implements (DESIGN.md §7, "Primitive groups").
+"""The primitive set: the kernels a backend implements (docs/ops.md, "The primitive table").
 
 Everything else in the API is composite over these. The table is versioned: a backend
 declares kernels against ``VERSION`` and the conformance suite checks every row.
 
-Conventions shared by every primitive (STYLE.md, "Kernels write into out"):
+Conventions shared by every primitive (docs/ops.md, "The primitive table"):
 
 - the first argument(s) are outputs, preallocated by core on the right device with the result's
   dtype and shape; kernels write into them and return nothing (``nonzero``, whose size depends

@@ -1,4 +1,4 @@
-"""Subpackages of ``torch`` that other distributions provide (DESIGN.md §1).
+"""Subpackages of ``torch`` that other distributions provide (docs/architecture.md).
 
 ``torch`` extends its ``__path__`` with :func:`pkgutil.extend_path`, so ``plait-nn`` and
 ``plait-compile`` add ``torch/nn``, ``torch/optim``, ``torch/utils/data``, ``torch/fx`` and

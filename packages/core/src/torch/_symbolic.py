@@ -1,7 +1,7 @@
 """Symbolic scalars: ``SymInt``, ``SymFloat``, ``SymBool`` and the expressions behind them.
 
-DESIGN.md §6. A symbolic scalar stands for a size (or a float, or a condition) that is not fixed
-while a program is traced. It wraps a :class:`SymNode`, a small immutable expression over named
+A symbolic scalar stands for a size (or a float, or a condition) that is not fixed while a
+program is traced. It wraps a :class:`SymNode`, a small immutable expression over named
 symbols and constants. Every node carries a ``hint``: its concrete value for the values the
 symbols had when they were created, computed from the children's hints as the node is built.
 

@@ -1,4 +1,4 @@
-"""``torch._dynamo``: the machinery behind ``torch.compile`` (plait-compile, DESIGN.md §10).
+"""``torch._dynamo``: the machinery behind ``torch.compile`` (plait-compile, docs/architecture.md).
 
 This distribution adds ``torch._dynamo`` to plait-core's ``torch`` package; core's
 ``torch.compile`` validates its arguments and calls :func:`optimize`. Graph capture, guards,

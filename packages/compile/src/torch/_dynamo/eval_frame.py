@@ -1,4 +1,4 @@
-"""``optimize``: what ``torch.compile`` hands a model to (DESIGN.md §10).
+"""``optimize``: what ``torch.compile`` hands a model to (docs/architecture.md).
 
 Graph capture (tracing through the dispatcher's Python key with fake tensors and symbolic
 sizes), guards, recompilation and the backends themselves arrive with the compile issue. Until

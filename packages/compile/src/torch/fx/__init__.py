@@ -1,4 +1,4 @@
-"""``torch.fx``: graphs of tensor programs (plait-compile, DESIGN.md §10).
+"""``torch.fx``: graphs of tensor programs (plait-compile, docs/architecture.md).
 
 This distribution adds ``torch.fx`` to plait-core's ``torch`` package. ``Graph``, ``Node``,
 ``GraphModule``, ``symbolic_trace``, ``Interpreter`` and readable ``.code`` arrive with the

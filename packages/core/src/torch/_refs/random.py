@@ -1,4 +1,4 @@
-"""Reference kernels of the random group: Philox4x32-10 random bits (DESIGN.md §8).
+"""Reference kernels of the random group: Philox4x32-10 random bits (docs/architecture.md).
 
 Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011) maps a
 128-bit counter and a 64-bit key to 128 random bits through ten rounds of two 32x32->64-bit

@@ -1,4 +1,4 @@
-"""``torch.autograd``: reverse-mode automatic differentiation (DESIGN.md §5).
+"""``torch.autograd``: reverse-mode automatic differentiation (docs/architecture.md).
 
 Ops record the graph at the dispatcher's ``Autograd`` key (:mod:`._nodes`), with derivative
 formulas from :mod:`._formulas`; :mod:`._engine` runs it backwards. This module is the public

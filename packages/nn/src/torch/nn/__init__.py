@@ -1,4 +1,4 @@
-"""``torch.nn``: modules, layers, losses and ``nn.functional`` (plait-nn, DESIGN.md §9).
+"""``torch.nn``: modules, layers, losses and ``nn.functional`` (plait-nn, docs/architecture.md).
 
 This distribution adds ``torch.nn`` to plait-core's ``torch`` package: ``Module`` with
 PyTorch's semantics, parameters, containers, layers, ``nn.init``, ``nn.utils`` and

@@ -1,7 +1,7 @@
 """Composite functional ops the layers need that ``nn.functional`` does not have yet: padding
 by mode, pooling through strided windows, batch norm, leaky relu.
 
-Written in differentiable core ops (DESIGN.md §7: pooling is composite over strided windows),
+Written in differentiable core ops (docs/ops.md: pooling is composite over strided windows),
 so autograd needs no formulas of its own. ``nn.functional`` re-exports them.
 """
 

@@ -1,4 +1,4 @@
-"""``torch.optim``: optimizers and learning-rate schedulers (plait-nn, DESIGN.md §9).
+"""``torch.optim``: optimizers and learning-rate schedulers (plait-nn, docs/architecture.md).
 
 This distribution adds ``torch.optim`` to plait-core's ``torch`` package: ``Optimizer`` (groups,
 state, ``state_dict`` in PyTorch's layout, step hooks), the optimizers (SGD, Adam, AdamW,

@@ -1,4 +1,4 @@
-"""The backends ``torch.compile(backend=...)`` knows, by name (DESIGN.md §10).
+"""The backends ``torch.compile(backend=...)`` knows, by name (docs/architecture.md).
 
 Built-in backends are rows of :data:`BUILTIN_BACKENDS`; third-party ones are entry points in
 the group ``torch_dynamo_backends`` (the entry point's name is the backend's name). Until graph

@@ -1,6 +1,6 @@
-"""The backend conformance suite (DESIGN.md §7): every primitive of ``torch._prims``, dtype by
-dtype, on a backend's device against core's reference kernels; gradients through the op
-database; and a coverage summary (native / reference / composite / CPU fallback per op).
+"""The backend conformance suite (docs/backend-guide.md): every primitive, dtype by dtype, on a
+backend's device against core's reference kernels; gradients through the op database; and a
+coverage summary (native / reference / composite / CPU fallback per op).
 
 Run it with pytest, in any directory, once plait-core is installed (the ``pytest11`` entry
 point registers :mod:`.plugin`)::

@@ -1,4 +1,4 @@
-"""The op database (DESIGN.md §11): one row per public op, with sample inputs, dtypes and
+"""The op database (docs/architecture.md): one row per public op, with sample inputs, dtypes and
 tolerances. It drives the reference tests, the backend conformance suite, gradchecks and the
 parity run against real PyTorch.
 

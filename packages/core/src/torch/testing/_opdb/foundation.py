@@ -89,7 +89,7 @@ def result_type_samples(torch, dtype, make):
     yield SampleInput(make((3,), dtype), (True,), name="python bool")
     if dtype != "float16":
         # float16 with a complex scalar is complex32 in PyTorch, a dtype Plait does not have
-        # (DESIGN.md §3 lists twelve); the gap is recorded in the core README.
+        # (docs/architecture.md lists twelve); the gap is recorded in the core README.
         yield SampleInput(make((3,), dtype), (1j,), name="python complex")
     yield SampleInput(make((3,), dtype), (make((), "float64"),), name="0-d float64")
     yield SampleInput(make((), dtype), (make((3,), "int8"),), name="0-d with int8")

@@ -1,5 +1,5 @@
-"""``torch.utils.data``: datasets, samplers, collation and ``DataLoader`` (plait-nn, DESIGN.md
-§9), with PyTorch's names and semantics.
+"""``torch.utils.data``: datasets, samplers, collation and ``DataLoader`` (plait-nn), with
+PyTorch's names and semantics.
 
 This distribution adds ``torch/utils/data`` to plait-core's ``torch.utils`` package (which
 extends its ``__path__`` for that).
