@@ -116,6 +116,42 @@ def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int
     return out
 
 
+# How PyTorch's pooling errors name each dim's value: (kT, kH, kW) for 3-d windows.
+_DIM_LETTERS = {1: ("W",), 2: ("H", "W"), 3: ("T", "H", "W")}
+
+
+def _check_window(n: int, k: tuple[int, ...], s: tuple[int, ...], p: tuple[int, ...],
+                  d: tuple[int, ...]) -> None:
+    """PyTorch's checks of a pooling window, in its order: a zero stride first (the output
+    size divides by it), then signs, then padding against the window."""
+    letters = _DIM_LETTERS[n]
+
+    def values(prefix: str, vs: tuple[int, ...]) -> str:
+        return " ".join(f"{prefix}{letter}: {v}" for letter, v in zip(letters, vs))
+
+    if 0 in s:
+        raise RuntimeError("stride should not be zero")
+    for pi in p:
+        if pi < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pi}")
+    for label, prefix, vs in (("kernel size", "k", k), ("stride", "d", s),
+                              ("dilation", "dilation", d)):
+        if any(v <= 0 for v in vs):
+            raise RuntimeError(f"{label} should be greater than zero, but got "
+                               f"{values(prefix, vs)}")
+    for ki, pi, di in zip(k, p, d):
+        if pi > (di * (ki - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pi}, kernel_size={ki} and dilation={di}")
+
+
+def _check_out_size(x: Tensor, n: int, outs: list[int]) -> None:
+    if any(o <= 0 for o in outs):
+        sizes, plane = list(x.shape[1:]), list(x.shape[1:-n]) + outs
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, sizes))}). Calculated output "
+                           f"size: ({'x'.join(map(str, plane))}). Output size is too small")
+
+
 def _check_pool(input: Tensor, n: int, name: str) -> None:
     if input.dim() not in (n + 1, n + 2):
         raise RuntimeError(f"{name}: Expected {n + 1}D or {n + 2}D input tensor, but got "
@@ -147,15 +183,11 @@ def max_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, paddin
     s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
         ntuple(stride, n, "stride")
     p, d = ntuple(padding, n, "padding"), ntuple(dilation, n, "dilation")
-    for ki, pi in zip(k, p):
-        if pi > ki // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={pi}, kernel_size={ki} and dilation={d[0]}")
+    _check_window(n, k, s, p, d)
     sizes = x.shape[2:]
     outs = [_out_size(sz, ki, si, pi, di, ceil_mode) for sz, ki, si, pi, di in
             zip(sizes, k, s, p, d)]
-    if any(o <= 0 for o in outs):
-        raise RuntimeError(f"max_pool{n}d: Output size is too small")
+    _check_out_size(x, n, outs)
     pads = []
     for sz, ki, si, pi, di, o in zip(sizes, k, s, p, d, outs):
         need = (o - 1) * si + di * (ki - 1) + 1 - sz - pi  # right padding the last window uses
@@ -199,12 +231,12 @@ def avg_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, paddin
     s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
         ntuple(stride, n, "stride")
     p = ntuple(padding, n, "padding")
-    for ki, pi in zip(k, p):
-        if pi > ki // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={pi}, kernel_size={ki} and dilation=1")
+    _check_window(n, k, s, p, (1,) * n)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
     sizes = x.shape[2:]
     outs = [_out_size(sz, ki, si, pi, 1, ceil_mode) for sz, ki, si, pi in zip(sizes, k, s, p)]
+    _check_out_size(x, n, outs)
     pads = []
     for sz, ki, si, pi, o in zip(sizes, k, s, p, outs):
         need = (o - 1) * si + ki - sz - pi
@@ -239,6 +271,9 @@ def adaptive_avg_pool(input: Tensor, n: int, output_size: Any) -> Tensor:
     outs = [sz if o is None else int(o) for sz, o in
             zip(sizes, output_size if isinstance(output_size, (list, tuple))
                 else (output_size,) * n)]
+    empty = _adaptive_empty(input, n, outs, f"adaptive_avg_pool{n}d")
+    if empty is not None:
+        return empty
     x = input
     for i in range(n):
         dim = x.dim() - n + i
@@ -255,6 +290,17 @@ def adaptive_avg_pool(input: Tensor, n: int, output_size: Any) -> Tensor:
     return x
 
 
+def _adaptive_empty(input: Tensor, n: int, outs: list[int], name: str) -> Tensor | None:
+    """Refuse negative output sizes; for an output size of 0, the empty result (still in the
+    graph, as PyTorch's is)."""
+    if any(o < 0 for o in outs):
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{', '.join(map(str, outs))}}}")
+    if 0 not in outs:
+        return None
+    return input.reshape(-1)[:0].reshape(*input.shape[:-n], *outs)
+
+
 def adaptive_max_pool(input: Tensor, n: int, output_size: Any,
                       return_indices: bool = False) -> Any:
     """``F.adaptive_max_pool{n}d``: the maximum of each window [floor(i*L/O), ceil((i+1)*L/O))
@@ -269,6 +315,10 @@ def adaptive_max_pool(input: Tensor, n: int, output_size: Any,
     if len(outs) != n:
         raise RuntimeError(f"adaptive_max_pool{n}d(): internal error: output_size.size() must "
                            f"be {n}")
+    empty = _adaptive_empty(input, n, outs, f"adaptive_max_pool{n}d")
+    if empty is not None:
+        return (empty, torch.zeros(empty.shape, dtype=torch.int64, device=input.device)) \
+            if return_indices else empty
     x = input
     lead = input.dim() - n
     positions = []  # per dim: (O, K) input position of every window tap

@@ -27,6 +27,19 @@ def _conv_transpose(n: int) -> Any:
 conv_transpose1d, conv_transpose2d, conv_transpose3d = (_conv_transpose(n) for n in (1, 2, 3))
 
 
+def _check_blocks(k: tuple[int, ...], d: tuple[int, ...], p: tuple[int, ...],
+                  s: tuple[int, ...]) -> None:
+    """PyTorch's checks of fold/unfold's block geometry (im2col/col2im shape checks)."""
+    for label, (name, vs), low in (("kernel size", ("kernel", k), 1),
+                                   ("stride", ("stride", s), 1),
+                                   ("dilation", ("dilation", d), 1),
+                                   ("padding", ("pad", p), 0)):
+        if any(v < low for v in vs):
+            bound = "greater than zero" if low else "non-negative"
+            raise RuntimeError(f"{label} should be {bound}, but got {name}_height: {vs[0]} "
+                               f"{name}_width: {vs[1]}")
+
+
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
            stride: Any = 1) -> Tensor:
     """im2col: (N, C, H, W) -> (N, C*kH*kW, L), one column per sliding block (blocks in
@@ -38,9 +51,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     x = input if batched else input.unsqueeze(0)
     k, d = _ops.ntuple(kernel_size, 2, "kernel_size"), _ops.ntuple(dilation, 2, "dilation")
     p, s = _ops.ntuple(padding, 2, "padding"), _ops.ntuple(stride, 2, "stride")
-    if any(v <= 0 for v in (*k, *d, *s)) or any(v < 0 for v in p):
-        raise RuntimeError("unfold: kernel_size, dilation and stride must be positive and "
-                           "padding non-negative")
+    _check_blocks(k, d, p, s)
     if any(p):
         x = _ops.pad(x, [p[1], p[1], p[0], p[0]])
     n, c = x.shape[0], x.shape[1]
@@ -67,6 +78,7 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
     size = _ops.ntuple(output_size, 2, "output_size")
     k, d = _ops.ntuple(kernel_size, 2, "kernel_size"), _ops.ntuple(dilation, 2, "dilation")
     p, s = _ops.ntuple(padding, 2, "padding"), _ops.ntuple(stride, 2, "stride")
+    _check_blocks(k, d, p, s)
     kk = k[0] * k[1]
     if x.shape[1] % kk:
         raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
