@@ -49,8 +49,10 @@ def tests(session: nox.Session) -> None:
         "pytest", "tests", *session.posargs,
         env={"PLAIT_BROKEN_PLUGIN_SITE": str(broken), "PLAIT_EXPECT_INSTALL": "wheel", **ENV},
     )
-    # The backend conformance suite shipped in core (torch.testing), against the CPU backend.
+    # The backend conformance suite shipped in core (torch.testing), against the CPU backend,
+    # and against the toy plugin: a third-party backend written from docs/ alone.
     session.run("pytest", "--torch-backend=cpu", "-q", env=ENV)
+    session.run("pytest", "--torch-backend=toy", "-q", env=ENV)
     session.notify("tests_editable")
 
 
