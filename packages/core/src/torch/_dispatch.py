@@ -359,6 +359,12 @@ def redispatch_below_autocast(op: Operator, args: tuple[Any, ...],
         kernel = op.kernels.get(AUTOGRAD) or _autograd_kernel(op)
         if kernel is not None:
             return kernel(*args, **kwargs)
+        implicit = op.kernels.get(COMPOSITE_IMPLICIT)
+        if implicit is not None and _state.keys_active and _only_implicit(op):
+            # Differentiated through its decomposition: decompose here, above the Python key
+            # (PyTorch's CompositeImplicitAutograd sits at the Autograd key), so that autograd
+            # records the ops it is written in even when a mode or subclass handles them.
+            return implicit(*args, **kwargs)
     return redispatch_below_autograd(op, *args, **kwargs)
 
 
@@ -419,6 +425,11 @@ def _python_key(op: Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
             return result
     raise TypeError(f"Multiple dispatch failed for '{op.qualname}'; all __torch_dispatch__ "
                     f"handlers returned NotImplemented: {[t.__name__ for t in types]}")
+
+
+def _only_implicit(op: Operator) -> bool:
+    """Whether no backend or explicit kernel would serve ``op`` before its decomposition."""
+    return all(k in FUNCTIONALITY_KEYS or k == COMPOSITE_IMPLICIT for k in op.kernels)
 
 
 def _python_types(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[type, ...]:

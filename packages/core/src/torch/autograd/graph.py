@@ -180,6 +180,9 @@ class SavedTensor:
             node = self._node()
             if node is not None:  # re-attach, so double backward reaches the node
                 out = t._view(t._shape, t._stride, t._offset)
+                if t.__class__ is not Tensor:  # a subclass (a fake tensor) stays one
+                    out.__class__ = t.__class__
+                    out.__dict__.update(t.__dict__)
                 out.grad_fn = node
                 out.requires_grad = True
                 out.__dict__["_output_nr"] = self._output_nr

@@ -1,0 +1,241 @@
+"""Fake tensors (``torch._subclasses``): metadata-only tensors on a stand-in device.
+
+The op-database check runs every sample that succeeds on the CPU again on fake copies of its
+inputs inside a ``FakeTensorMode`` and requires fake results with the real results' shapes,
+dtypes, strides and device. Rows whose samples cannot run fake are listed in
+``EXPECTED_FAILURES`` with the reason; a listed row whose samples all pass fails the test, so
+the table only ever shrinks.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+
+import torch
+from torch._subclasses import FakeTensor, FakeTensorMode
+from torch._subclasses.fake_tensor import DataDependentOutputException
+from torch._symbolic import ShapeEnv
+from torch.testing import _opdb
+
+ROWS = _opdb.load()
+
+# Why a value-dependent result has no fake form (PyTorch's fake tensors raise here too).
+DATA = "the output's size or value depends on the input's data"
+# Not yet an aten operator with a meta function (issue #11, item 1 moves them): the public
+# function computes on host memory or allocates outside any aten operator.
+HOST_LINALG = "the linalg decomposition reads host memory outside an aten operator"
+OUTSIDE_ATEN = "the public function allocates a tensor outside any aten operator"
+INDEX_CHECK = "the index bounds check reads the index values outside an aten operator"
+ITEM = "the composite reads a value with item() (data the fake tensor does not hold)"
+
+EXPECTED_FAILURES: dict[str, str] = {
+    "Tensor.__getitem__": DATA + " (boolean masks)",
+    "argwhere": DATA,
+    "bincount": DATA,
+    "equal": DATA + " (a Python bool)",
+    "histc": DATA + " (the range defaults to the data's min and max)",
+    "index_put": DATA + " (boolean masks)",
+    "is_nonzero": DATA + " (a Python bool)",
+    "masked_scatter": DATA,
+    "masked_select": DATA,
+    "nonzero": DATA,
+    "tensor_split": DATA + " (sections given as a tensor)",
+    "unique": DATA,
+    "unique_consecutive": DATA,
+    "det": HOST_LINALG,
+    "inverse": HOST_LINALG,
+    "linalg.cholesky": HOST_LINALG,
+    "linalg.det": HOST_LINALG,
+    "linalg.eigvalsh": HOST_LINALG,
+    "linalg.inv": HOST_LINALG,
+    "linalg.lstsq": HOST_LINALG,
+    "linalg.matrix_norm": HOST_LINALG + " (the nuclear norm)",
+    "linalg.matrix_power": HOST_LINALG,
+    "linalg.matrix_rank": HOST_LINALG,
+    "linalg.pinv": HOST_LINALG,
+    "linalg.slogdet": HOST_LINALG,
+    "linalg.solve": HOST_LINALG,
+    "linalg.svdvals": HOST_LINALG,
+    "logdet": HOST_LINALG,
+    "matrix_power": HOST_LINALG,
+    "norm": HOST_LINALG + " (the nuclear norm)",
+    "allclose": OUTSIDE_ATEN,
+    "isclose": OUTSIDE_ATEN,
+    "mode": OUTSIDE_ATEN,
+    "narrow_copy": OUTSIDE_ATEN,
+    "repeat_interleave": OUTSIDE_ATEN,
+    "index_add": INDEX_CHECK,
+    "index_copy": INDEX_CHECK,
+    "index_fill": INDEX_CHECK,
+    "index_reduce": INDEX_CHECK,
+    "put": INDEX_CHECK,
+    "take": INDEX_CHECK,
+    "take_along_dim": INDEX_CHECK,
+    "masked_fill": ITEM + " (a 0-d tensor value)",
+    "ops.aten.cross_entropy_loss": ITEM,
+    "quantile": ITEM + " (q given as a tensor)",
+    "nanquantile": ITEM + " (q given as a tensor)",
+}
+
+
+def _quiet(fn: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn()
+
+
+def _ids(rows: list[Any]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for row in rows:
+        seen[row.name] = seen.get(row.name, 0) + 1
+        out.append(row.name if seen[row.name] == 1 else f"{row.name}#{seen[row.name]}")
+    return out
+
+
+@pytest.mark.parametrize("row", ROWS, ids=_ids(ROWS))
+def test_fake_run_matches_the_real_run(row: Any) -> None:
+    checked = failed = 0
+    for dtype in row.dtypes:
+        for sample in _opdb.samples(row, torch, dtype):
+            if not _opdb.has_tensors(torch, sample):
+                continue
+            try:
+                expected = _quiet(lambda s=sample: _opdb.call(torch, row, s))
+            except Exception:  # a sample the op refuses: nothing to compare the fake run with
+                continue
+            mode = FakeTensorMode()
+            fake_sample = _opdb.map_sample(torch, sample, mode.from_tensor)
+            where = f"{row.name} [{dtype}] {sample.name!r}"
+            try:
+                with mode:
+                    got = _quiet(lambda s=fake_sample: _opdb.call(torch, row, s))
+            except Exception as exc:
+                assert row.name in EXPECTED_FAILURES, (
+                    f"{where}: the fake run raised {type(exc).__name__}: {exc}")
+                failed += 1
+                continue
+            got_leaves, exp_leaves = _opdb.leaves(got), _opdb.leaves(expected)
+            assert len(got_leaves) == len(exp_leaves), where
+            for i, (x, y) in enumerate(zip(got_leaves, exp_leaves)):
+                if isinstance(y, torch.Tensor):
+                    assert isinstance(x, FakeTensor), f"{where}, result {i}: {type(x).__name__}"
+                    assert x.fake_mode is mode
+                    assert (tuple(x.shape), x.dtype, x.device) == (
+                        tuple(y.shape), y.dtype, y.device), (
+                        f"{where}, result {i}: fake {tuple(x.shape)} {x.dtype} {x.device}, "
+                        f"real {tuple(y.shape)} {y.dtype} {y.device}")
+                    if not row.random:
+                        assert x.stride() == y.stride(), (
+                            f"{where}, result {i}: fake strides {x.stride()}, real {y.stride()}")
+                    assert x.untyped_storage().device.type == "meta"
+                else:
+                    assert type(x) is type(y), f"{where}, result {i}"
+            checked += 1
+    if row.name in EXPECTED_FAILURES:
+        assert failed, (f"{row.name} now runs fake in every sample: remove it from "
+                        "EXPECTED_FAILURES")
+    elif checked == 0:
+        pytest.skip(f"{row.name}: no sample with tensors succeeds on the CPU")
+
+
+def test_expected_failures_name_rows_of_the_database() -> None:
+    names = {row.name for row in ROWS}
+    assert set(EXPECTED_FAILURES) <= names, set(EXPECTED_FAILURES) - names
+
+
+# -- the mode and the tensor ------------------------------------------------------------------
+
+
+def test_from_tensor_keeps_metadata_and_holds_no_data() -> None:
+    real = torch.arange(12.0).reshape(3, 4).t()
+    mode = FakeTensorMode()
+    fake = mode.from_tensor(real)
+    assert isinstance(fake, FakeTensor) and fake.fake_mode is mode
+    assert (fake.shape, fake.stride(), fake.dtype, fake.device) == (
+        torch.Size([4, 3]), (1, 4), torch.float32, torch.device("cpu"))
+    assert fake.untyped_storage().device.type == "meta"
+    assert mode.from_tensor(real) is fake  # memoised per tensor
+    with pytest.raises(DataDependentOutputException):
+        fake.tolist()
+    with mode, pytest.raises(DataDependentOutputException):
+        fake.sum().item()
+
+
+def test_ops_inside_the_mode_give_fake_tensors_on_the_real_device() -> None:
+    mode = FakeTensorMode()
+    x = mode.from_tensor(torch.ones(2, 3))
+    with mode:
+        y = x @ x.T
+        z = torch.zeros(5, dtype=torch.int32)  # a factory inside the mode
+        v = x.view(3, 2)
+        same = x.add_(1)
+        c = torch.tensor([1.0, 2.0])  # a constant made outside any op: lifted
+    assert isinstance(y, FakeTensor) and y.shape == (2, 2) and y.device.type == "cpu"
+    assert isinstance(z, FakeTensor) and z.dtype is torch.int32 and z.shape == (5,)
+    assert isinstance(v, FakeTensor) and v.stride() == (2, 1)
+    assert same is x
+    assert isinstance(c, FakeTensor) and c.shape == (2,)
+    assert "FakeTensor(..., device='cpu', size=(2, 2))" == repr(y)
+
+
+def test_a_factory_device_and_to_report_the_requested_device() -> None:
+    mode = FakeTensorMode()
+    with mode:
+        m = torch.empty(3, device="meta")
+        x = torch.ones(2)
+        y = x.to("meta")
+    assert m.device.type == "meta" and x.device.type == "cpu" and y.device.type == "meta"
+    assert all(isinstance(t, FakeTensor) for t in (m, x, y))
+
+
+def test_real_inputs_are_refused_unless_allowed() -> None:
+    real = torch.ones(2)
+    mode = FakeTensorMode()
+    fake = mode.from_tensor(torch.ones(2))
+    with mode, pytest.raises(RuntimeError, match="real tensor reached FakeTensorMode"):
+        fake + real
+    lenient = FakeTensorMode(allow_non_fake_inputs=True)
+    other = lenient.from_tensor(torch.ones(2))
+    with lenient:
+        out = other + real
+    assert isinstance(out, FakeTensor) and out.shape == (2,)
+
+
+def test_fake_tensors_go_through_autograd() -> None:
+    mode = FakeTensorMode()
+    w = mode.from_tensor(torch.ones(3, 2, requires_grad=True))
+    x = mode.from_tensor(torch.ones(4, 3))
+    with mode:
+        loss = (x @ w).tanh().sum()
+        loss.backward()
+    assert loss.requires_grad and loss.grad_fn is not None
+    assert isinstance(w.grad, FakeTensor) and w.grad.shape == (3, 2)
+
+
+def test_symbolic_sizes_from_a_shape_env() -> None:
+    env = ShapeEnv()
+    mode = FakeTensorMode(shape_env=env)
+    x = mode.from_tensor(torch.ones(4, 3))
+    one = mode.from_tensor(torch.ones(1, 1))
+    s0, s1 = x.shape
+    assert isinstance(s0, torch.SymInt) and isinstance(s1, torch.SymInt)
+    assert one.shape == (1, 1) and isinstance(one.shape[0], int)  # size 1 is specialised
+    assert x.stride() == (s1, 1)
+    with mode:
+        y = torch.cat([x, x])
+        z = (x * 2).sum(0)
+        w = x + one  # broadcasting a size-1 dim
+    assert (str(y.shape[0]), str(y.shape[1])) == ("s0 + s0", "s1")
+    assert str(z.shape[0]) == "s1" and tuple(str(s) for s in w.shape) == ("s0", "s1")
+    assert env.var_to_val == {"s0": 4, "s1": 3}
+
+
+def test_static_shapes_false_makes_its_own_env() -> None:
+    mode = FakeTensorMode(static_shapes=False)
+    assert isinstance(mode.shape_env, ShapeEnv)
+    assert isinstance(mode.from_tensor(torch.ones(5)).shape[0], torch.SymInt)
+    assert FakeTensorMode().shape_env is None
