@@ -241,6 +241,156 @@ def cnn_step(quick: bool) -> Case:
     return Case(_train_step([w1, b1, w2, b2, w3, b3], forward), check_calls=3, tol=1e-3)
 
 
+def small_call(make: Callable[[], tuple[Any, ...]], op: Callable[..., Any]
+               ) -> Callable[[bool], Case]:
+    """``op(*make())``: one small call whose inputs ``make`` builds (a layout or dtype the
+    tiers of ``a + b`` do not serve: the dispatcher's own path)."""
+
+    def setup(quick: bool) -> Case:
+        args = make()
+        return Case(lambda: op(*args))
+
+    return setup
+
+
+def _four() -> tuple[Any, ...]:
+    return (torch.tensor([1.0, -2.0, 3.0, -4.0]), torch.tensor([5.0, 6.0, 7.0, 8.0]))
+
+
+def _transposed() -> tuple[Any, ...]:
+    t = _randn((4, 4), 5).t()  # strides (1, 4)
+    return (t, t)
+
+
+def _mixed() -> tuple[Any, ...]:
+    return (torch.tensor([1.0, 2.0, 3.0, 4.0]),
+            torch.tensor([5.0, 6.0, 7.0, 8.0], dtype=torch.float64))
+
+
+def lstm_cell_step(quick: bool) -> Case:
+    """One LSTM-cell step, forward and backward (batch 16, input 64, hidden 128), written in
+    functional ops as ``nn.LSTMCell`` computes it; the gradients of the four parameters."""
+    import torch.nn.functional as F
+
+    batch, n_in, hidden = (2, 4, 8) if quick else (16, 64, 128)
+    rs = np.random.RandomState(13)
+    w_ih = _uniform_param((4 * hidden, n_in), hidden, rs)
+    w_hh = _uniform_param((4 * hidden, hidden), hidden, rs)
+    b_ih = _uniform_param((4 * hidden,), hidden, rs)
+    b_hh = _uniform_param((4 * hidden,), hidden, rs)
+    x = _tensor(rs.standard_normal((batch, n_in)).astype(np.float32))
+    h = _tensor(rs.standard_normal((batch, hidden)).astype(np.float32))
+    c = _tensor(rs.standard_normal((batch, hidden)).astype(np.float32))
+    params = (w_ih, w_hh, b_ih, b_hh)
+
+    def step() -> Any:
+        gates = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)  # (B, 4H)
+        i, f, g, o = gates.chunk(4, 1)
+        c2 = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h2 = torch.sigmoid(o) * torch.tanh(c2)
+        grads = torch.autograd.grad((h2 * h2).sum() + c2.sum(), params)
+        return (h2.detach(), *grads)
+
+    return Case(step, tol=1e-3)
+
+
+class _GPT:
+    """nanoGPT's model in functional form: token and position embeddings, pre-norm blocks of
+    causal self-attention and a GELU MLP, a final layer norm and an lm head tied to the token
+    embedding."""
+
+    def __init__(self, layers: int, width: int, heads: int, block: int, vocab: int,
+                 seed: int) -> None:
+        rs = np.random.RandomState(seed)
+
+        def param(*shape: int) -> Any:
+            return _tensor((rs.standard_normal(shape) * 0.02).astype(np.float32), True)
+
+        def ones(n: int) -> Any:
+            return _tensor(np.ones(n, np.float32), True)
+
+        def zeros(n: int) -> Any:
+            return _tensor(np.zeros(n, np.float32), True)
+
+        self.heads = heads
+        self.wte, self.wpe = param(vocab, width), param(block, width)
+        self.blocks = [
+            {"ln1": (ones(width), zeros(width)),
+             "attn": (param(3 * width, width), zeros(3 * width)),
+             "proj": (param(width, width), zeros(width)), "ln2": (ones(width), zeros(width)),
+             "fc": (param(4 * width, width), zeros(4 * width)),
+             "fc2": (param(width, 4 * width), zeros(width))}
+            for _ in range(layers)]
+        self.ln_f = (ones(width), zeros(width))
+
+    def parameters(self) -> list[Any]:
+        out = [self.wte, self.wpe, *self.ln_f]
+        for blk in self.blocks:
+            for pair in blk.values():
+                out.extend(pair)
+        return out
+
+    def block(self, blk: dict[str, Any], x: Any) -> Any:
+        import torch.nn.functional as F
+
+        B, T, C = x.shape
+        h = F.layer_norm(x, (C,), *blk["ln1"])
+        q, k, v = F.linear(h, *blk["attn"]).split(C, dim=2)  # 3 x (B, T, C)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)  # (B, nh, T, hs)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        x = x + F.linear(y, *blk["proj"])
+        h = F.layer_norm(x, (C,), *blk["ln2"])
+        return x + F.linear(F.gelu(F.linear(h, *blk["fc"])), *blk["fc2"])
+
+    def loss(self, idx: Any, targets: Any) -> Any:
+        import torch.nn.functional as F
+
+        T = idx.shape[1]
+        x = F.embedding(idx, self.wte) + F.embedding(self.pos[:T], self.wpe)  # (B, T, C)
+        for blk in self.blocks:
+            x = self.block(blk, x)
+        x = F.layer_norm(x, (x.shape[-1],), *self.ln_f)
+        logits = F.linear(x, self.wte)  # (B, T, vocab)
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+
+
+def _gpt_data(batch: int, block: int, vocab: int, seed: int) -> tuple[Any, Any]:
+    rs = np.random.RandomState(seed)
+    idx = _tensor(rs.randint(0, vocab, (batch, block)).astype(np.int64))
+    return idx, _tensor(rs.randint(0, vocab, (batch, block)).astype(np.int64))
+
+
+def gpt_block(quick: bool) -> Case:
+    """One GPT block (128 wide, 4 heads) forward and backward on a (12, 64, 128) input: the
+    input's gradient and the block's weight gradients."""
+    batch, block, width = (2, 8, 16) if quick else (12, 64, 128)
+    model = _GPT(1, width, 4, block, 65, 14)
+    blk = model.blocks[0]
+    params = [p for pair in blk.values() for p in pair]
+    x = _randn((batch, block, width), 15, requires_grad=True)
+
+    def step() -> Any:
+        out = model.block(blk, x)
+        grads = torch.autograd.grad((out * out).mean(), [x, *params])
+        return (out.detach(), grads[0], grads[1])
+
+    return Case(step, tol=1e-3)
+
+
+def nanogpt_step(quick: bool) -> Case:
+    """One Adam training step of a nanoGPT-shaped model: 4 layers, 128 wide, 4 heads, block
+    64, batch 12, vocabulary 65 (characters)."""
+    layers, batch, block, width = (1, 2, 8, 16) if quick else (4, 12, 64, 128)
+    model = _GPT(layers, width, 4, block, 65, 16)
+    model.pos = torch.arange(block)
+    idx, targets = _gpt_data(batch, block, 65, 17)
+    return Case(_train_step(model.parameters(), lambda: model.loss(idx, targets)),
+                check_calls=3, tol=1e-3)
+
+
 # --------------------------------------------------------------------------- the table
 
 N = 10_000_000
@@ -248,6 +398,8 @@ ROW = (4096, 1024)
 QROW = (8, 16)
 IMPORT = "import torch (wall, fresh process)"
 _LOSS = ("torch.ops.aten.cross_entropy_loss", "torch.optim.Adam")
+_GPT_NEEDS = ("torch.nn.functional.scaled_dot_product_attention", "torch.nn.functional.gelu",
+              "torch.nn.functional.embedding", "torch.nn.functional.layer_norm")
 
 WORKLOADS: tuple[Workload, ...] = (
     # name, group, target ratio, setup, the ops it needs
@@ -258,6 +410,14 @@ WORKLOADS: tuple[Workload, ...] = (
              small_op(lambda a, b: b + a, "matrix")),
     Workload("a + b, requires_grad inputs", "small-op overhead", 1.0,
              small_op(lambda a, b: a + b, requires_grad=True)),
+    Workload("torch.sub(a, b) (4 floats)", "small-op overhead", 1.0,
+             small_call(_four, torch.sub)),
+    Workload("(4,4).t() + (4,4).t() transposed", "small-op overhead", 1.0,
+             small_call(_transposed, lambda a, b: a + b)),
+    Workload("float32 + float64 (4 each)", "small-op overhead", 1.0,
+             small_call(_mixed, lambda a, b: a + b)),
+    Workload("F.relu (4 floats)", "small-op overhead", 1.0,
+             small_call(_four, lambda a, b: torch.nn.functional.relu(a))),
     Workload("add 1e7 float32", "elementwise", 1.0, binary(lambda a, b: a + b, N, 1000)),
     Workload("mul 1e7 float32", "elementwise", 1.0, binary(lambda a, b: a * b, N, 1000)),
     Workload("exp 1e7 float32", "elementwise", 1.0, unary(torch.exp, N, 1000)),
@@ -282,6 +442,12 @@ WORKLOADS: tuple[Workload, ...] = (
              _LOSS),
     Workload("CNN train step (batch 64, 1x28x28, Adam)", "training", 1.5, cnn_step,
              ("torch.conv2d",) + _LOSS),
+    Workload("LSTM-cell step, forward+backward (batch 16, 64 -> 128)", "training", 1.0,
+             lstm_cell_step),
+    Workload("GPT block forward+backward (12x64x128, 4 heads)", "training", 1.0, gpt_block,
+             _GPT_NEEDS),
+    Workload("nanoGPT train step (4 layers, 128 wide, block 64, batch 12, Adam)", "training",
+             1.0, nanogpt_step, _GPT_NEEDS + _LOSS),
 )
 TARGETS = {IMPORT: 0.15, **{w.name: w.target for w in WORKLOADS}}
 

@@ -99,12 +99,14 @@ _aten_sum = _dispatch.define("aten::sum.dim_IntList",
 
 def add(input: Tensor, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other`` with broadcasting and type promotion."""
-    return write_out(out, _aten_add(input, other, alpha=alpha))
+    result = _aten_add(input, other, alpha=alpha)
+    return result if out is None else write_out(out, result)
 
 
 def mul(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """``input * other`` with broadcasting and type promotion."""
-    return write_out(out, _aten_mul(input, other))
+    result = _aten_mul(input, other)
+    return result if out is None else write_out(out, result)
 
 
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,

@@ -297,7 +297,8 @@ def _binary_kernel(row: Binary) -> Callable[[Any, Any], Tensor]:
 
 def _public_unary(op: _dispatch.Operator, name: str) -> Callable[..., Tensor]:
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        return write_out(out, op(input))
+        # (write_out only with an out tensor: one call less on every small op)
+        return op(input) if out is None else write_out(out, op(input))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{name}`` of each element of ``input``."
@@ -306,7 +307,7 @@ def _public_unary(op: _dispatch.Operator, name: str) -> Callable[..., Tensor]:
 
 def _public_binary(op: _dispatch.Operator, name: str) -> Callable[..., Tensor]:
     def fn(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
-        return write_out(out, op(input, other))
+        return op(input, other) if out is None else write_out(out, op(input, other))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"``{name}`` of ``input`` and ``other`` elementwise, with broadcasting and "
@@ -439,7 +440,8 @@ _plan.enable(*ATEN.values(), _aten_sub, _aten_rsub, _aten_div, _aten_pow)
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other`` with broadcasting and type promotion (not for bool)."""
-    return write_out(out, _aten_sub(input, other, alpha=alpha))
+    result = _aten_sub(input, other, alpha=alpha)
+    return result if out is None else write_out(out, result)
 
 
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -452,7 +454,8 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
     """``input / other``: true division (integers give the default float dtype), or rounded
     with ``rounding_mode="trunc"`` (toward zero) or ``"floor"`` (keeping integer dtypes).
     Integer division by zero raises."""
-    return write_out(out, _aten_div(input, other, rounding_mode=rounding_mode))
+    result = _aten_div(input, other, rounding_mode=rounding_mode)
+    return result if out is None else write_out(out, result)
 
 
 def true_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:

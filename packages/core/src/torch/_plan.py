@@ -29,11 +29,12 @@ from typing import Any
 
 from . import _config, _dispatch, _dtype
 from ._alloc import P
-from ._fast import wrap
+from ._storage import _UNSET, UntypedStorage
 from ._tensor import Tensor
 from .autograd import _nodes
 
 _state = _config.state
+_new = object.__new__
 _SCALAR_TYPES = frozenset((int, float, bool))
 _KWARG_TYPES = frozenset((int, float, bool, str, type(None)))
 # A Python number converts to these exactly as the generic path's 0-d operand does (see
@@ -128,7 +129,35 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         return _first_call(op, args, kwargs, key, grad)
     if plan is _GENERIC:
         return None
-    return plan(args)
+    native, lay, recipe = plan
+    h = native(args)
+    if h is None:
+        return None  # the backend left this call to its kernels: the generic path
+    # _fast.wrap(h, lay), written out: a new tensor's objects are most of a plan's cost
+    st = _new(UntypedStorage)
+    st._handle = h
+    st._nbytes = lay.nbytes
+    st._device = lay.device
+    st._runtime = lay.runtime
+    st._ptr = h.ptr
+    st._hostbuf = _UNSET
+    out = _new(Tensor)
+    out._storage = st
+    out._shape = lay.shape
+    out._stride = lay.stride
+    out._offset = 0
+    out._dtype = lay.dtype
+    out._device = lay.device
+    out._vc = [0]
+    out._base = None
+    out._grad = None
+    out._fk = lay
+    if recipe is None:
+        out.grad_fn = None
+        out.requires_grad = False
+    else:
+        _nodes.plan_node(recipe, args, out)
+    return out
 
 
 def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -153,8 +182,10 @@ def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str,
 
 
 def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result: Any,
-          grad: bool) -> Callable[[tuple[Any, ...], bool], Any] | None:
-    """The plan that the record ``rec`` of a generic call allows, or None."""
+          grad: bool) -> tuple[Any, ...] | None:
+    """The plan that the record ``rec`` of a generic call allows, or None: the native call (a
+    function of the call's arguments returning the output's memory), the output's layout and
+    the recipe of the autograd node (None: the call records none)."""
     if len(rec) != 1 or result.__class__ is not Tensor:
         return None
     prim, operands, compute, out_dtype, prim_kwargs, out = rec[0]
@@ -185,15 +216,7 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     native = _native(fast, prim, operands, args, compute, out_dtype, lay)
     if native is None:
         return None
-    if node is None:
-        return native
-
-    def plan_with_grad(args: tuple[Any, ...]) -> Any:
-        out = native(args)
-        if out is not None:
-            _nodes.plan_node(node, args, out)
-        return out
-    return plan_with_grad
+    return (native, lay, node)
 
 
 def _position(x: Any, args: tuple[Any, ...]) -> int | None:
@@ -206,7 +229,8 @@ def _position(x: Any, args: tuple[Any, ...]) -> int | None:
 def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
             compute: _dtype.dtype, out_dtype: _dtype.dtype, lay: Any
             ) -> Callable[[tuple[Any, ...]], Any] | None:
-    """The allocate-and-run call of the record, as a function of the call's arguments."""
+    """The allocate-and-run call of the record: a function of the call's arguments that
+    returns the output's memory, or None when the backend leaves the call to its kernels."""
     if out_dtype is not compute:
         return None
     dcode = lay.dcode
@@ -225,8 +249,7 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
         unary = fast.unary
 
         def run_unary(args: tuple[Any, ...]) -> Any:
-            h = unary(code, dcode, nbytes, numel, args[i]._storage._ptr)
-            return None if h is None else wrap(h, lay)
+            return unary(code, dcode, nbytes, numel, args[i]._storage._ptr)
         return run_unary
     code = fast.binary_ops.get(prim)
     if code is None:
@@ -242,9 +265,8 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
         binary_scalar = fast.binary_scalar
 
         def run_scalar(args: tuple[Any, ...]) -> Any:
-            h = binary_scalar(code, dcode, nbytes, numel, args[i]._storage._ptr, scalar,
-                              reversed_)
-            return None if h is None else wrap(h, lay)
+            return binary_scalar(code, dcode, nbytes, numel, args[i]._storage._ptr, scalar,
+                                 reversed_)
         return run_scalar
     i, j = places
     itemsize = compute.itemsize
@@ -256,9 +278,8 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
     def run_binary(args: tuple[Any, ...]) -> Any:
         a = args[i]
         b = args[j]
-        h = binary_plan(bplan, a._storage._ptr + a._offset * itemsize,
-                        b._storage._ptr + b._offset * itemsize)
-        return None if h is None else wrap(h, lay)
+        return binary_plan(bplan, a._storage._ptr + a._offset * itemsize,
+                           b._storage._ptr + b._offset * itemsize)
     return run_binary
 
 
