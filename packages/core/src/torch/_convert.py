@@ -188,7 +188,6 @@ ATEN = _dispatch.define_aten({
 _COPY = ATEN["copy_"]
 _TO_COPY = ATEN["_to_copy"]
 _CLONE = ATEN["clone"]
-_TO = ATEN["to.dtype_layout"]
 
 
 def copy_(dst: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
@@ -253,8 +252,13 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         non_blocking = rest[0]
         if len(rest) == 2:
             copy = rest[1]
-    return _TO(self, dtype=check_dtype(dtype), device=device, non_blocking=non_blocking,
-               copy=copy, memory_format=kwargs.get("memory_format"))
+    # aten::to.dtype_layout's decomposition, here without its dispatch: self, or _to_copy
+    dt = check_dtype(dtype) or self._dtype
+    dev = self._device if device is None else _storage._normalise(device)
+    if dt is self._dtype and dev == self._device and not copy:
+        return self
+    return _TO_COPY(self, dtype=dt, device=dev, non_blocking=non_blocking,
+                    memory_format=kwargs.get("memory_format"))
 
 
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:

@@ -20,8 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from . import _dispatch, _dtype, _tensor
-from ._tensor import (Tensor, _infer_size, _tensor_type, _view_strides, storage_extent,
-                      wrap_dim)
+from ._tensor import Tensor, _infer_size, _tensor_type, _view_strides, storage_extent, wrap_dim
 
 __all__: list[str] = []
 
@@ -107,7 +106,9 @@ def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     shape, stride = list(self._shape), list(self._stride)
     shape[a], shape[b] = shape[b], shape[a]
     stride[a], stride[b] = stride[b], stride[a]
-    return self._view(tuple(shape), tuple(stride), self._offset)
+    base = self._base
+    return Tensor._make(self._storage, tuple(shape), tuple(stride), self._offset,
+                        self._dtype, self._device, self._vc, self if base is None else base)
 
 
 def t(self: Tensor) -> Tensor:
@@ -117,7 +118,10 @@ def t(self: Tensor) -> Tensor:
     if n < 2:
         return self._view(self._shape, self._stride, self._offset)
     (r, c), (sr, sc) = self._shape, self._stride
-    return self._view((c, r), (sc, sr), self._offset)
+    base = self._base
+    # (Tensor._make directly, here and in transpose and select: a frame less than _view)
+    return Tensor._make(self._storage, (c, r), (sc, sr), self._offset, self._dtype,
+                        self._device, self._vc, self if base is None else base)
 
 
 def expand(self: Tensor, size: Any, *, implicit: bool = False) -> Tensor:
@@ -186,9 +190,11 @@ def select(self: Tensor, dim: int, index: Any) -> Tensor:
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
     if index < 0:
         index += size
-    return self._view(self._shape[:d] + self._shape[d + 1 :],
-                      self._stride[:d] + self._stride[d + 1 :],
-                      self._offset + index * self._stride[d])
+    stride = self._stride
+    base = self._base
+    return Tensor._make(self._storage, self._shape[:d] + self._shape[d + 1 :],
+                        stride[:d] + stride[d + 1 :], self._offset + index * stride[d],
+                        self._dtype, self._device, self._vc, self if base is None else base)
 
 
 def _squeeze_dims(self: Tensor, drop: set[int]) -> Tensor:
@@ -311,8 +317,9 @@ def unbind(self: Tensor, dim: int = 0) -> list[Tensor]:
 
 def reshape(self: Tensor, shape: Any) -> Tensor:
     new_shape = _infer_size(tuple(shape), self.numel())
-    if _view_strides(self._shape, self._stride, new_shape) is not None:
-        return ATEN["view"](self, new_shape)
+    stride = _view_strides(self._shape, self._stride, new_shape)
+    if stride is not None:
+        return ATEN["_reshape_alias"](self, new_shape, stride)
     return ATEN["_unsafe_view"](_copy_op()(self, memory_format=_contiguous_format()), new_shape)
 
 
