@@ -140,6 +140,13 @@ class UntypedStorage:
         serialization.save(self, buffer)
         return (_utils._storage_from_bytes, (buffer.getvalue(),))
 
+    def __setstate__(self, state: Any) -> None:
+        # A pickle's BUILD would otherwise set the slots (a byte count larger than the memory)
+        import pickle
+
+        raise pickle.UnpicklingError("a storage is restored from its bytes only; a pickle "
+                                     "cannot set its fields")
+
 
 # PyTorch's own module for the class: checkpoints name it torch.storage.UntypedStorage.
 UntypedStorage.__module__ = "torch.storage"

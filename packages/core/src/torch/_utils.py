@@ -141,7 +141,11 @@ def dtype_of_storage_type(storage_type: Any) -> _dtype.dtype:
 def _install_names() -> None:
     """Make ``torch._tensor._rebuild_from_type_v2`` exist where PyTorch keeps it, so the
     pickler can name it (the facade serves ``torch.FloatStorage``... and ``torch.TypedStorage``
-    from this module lazily)."""
+    from this module lazily), and give ``Tensor`` its ``__setstate__``: the BUILD opcode of a
+    full (``weights_only=False``) unpickle then follows the rules of :func:`_set_state` too,
+    instead of ``setattr`` on whatever slot the pickle names."""
+    if "__setstate__" not in vars(Tensor):
+        Tensor.__setstate__ = _set_state  # type: ignore[attr-defined]
     tensor_mod = sys.modules["torch._tensor"]
     if "_rebuild_from_type_v2" not in vars(tensor_mod):
         # pickled as torch._tensor._rebuild_from_type_v2, where PyTorch keeps it
@@ -188,7 +192,8 @@ def check_layout(nbytes: int, dt: _dtype.dtype, storage_offset: Any, size: Any,
     if (len(shape) != len(strides) or not isinstance(storage_offset, int)
             or isinstance(storage_offset, bool)
             or not all(0 <= v < _INT64_LIMIT for v in (storage_offset, *shape, *strides))
-            or math.prod(shape) >= _INT64_LIMIT):
+            # the contiguous strides of the shape (what an op's result gets) fit int64 too
+            or math.prod(max(n, 1) for n in shape) >= _INT64_LIMIT):
         raise RuntimeError(f"invalid tensor layout in checkpoint: size {list(shape)}, stride "
                            f"{list(strides)}, storage offset {storage_offset!r}")
     needed = (storage_offset + storage_extent(shape, strides)) * dt.itemsize
@@ -317,7 +322,7 @@ def _set_state(obj: Any, state: Any) -> Any:
     if state is None:
         return obj
     setstate = getattr(type(obj), "__setstate__", None)
-    if setstate is not None and setstate is not getattr(Tensor, "__setstate__", None):
+    if setstate is not None and setstate is not _set_state:
         setstate(obj, state)  # the subclass's own (a class the user allowed)
         return check_tensor(obj) if isinstance(obj, Tensor) else obj
     if isinstance(state, tuple):
