@@ -37,9 +37,10 @@ def _install(session: nox.Session, *args: str) -> None:
 def tests(session: nox.Session) -> None:
     """Build and install every package as a wheel, then run the whole suite."""
     # scikit-learn, tqdm and matplotlib: tests/test_examples.py runs the examples briefly;
-    # safetensors: tests/test_safetensors.py checks files against the package's own reader.
-    _install(session, *PACKAGE_DIRS, TOY_PLUGIN, "pytest", "scikit-learn", "tqdm", "matplotlib",
-             "safetensors")
+    # safetensors: tests/test_safetensors.py checks files against the package's own reader;
+    # hypothesis: tests/test_load_safety.py fuzzes torch.load.
+    _install(session, *PACKAGE_DIRS, TOY_PLUGIN, "pytest", "hypothesis", "scikit-learn", "tqdm",
+             "matplotlib", "safetensors")
     # The plugin that fails on purpose stays out of this environment (it would warn on every
     # `import torch`); the tests put it on sys.path of the subprocesses that need it.
     broken = Path(session.create_tmp()) / "broken-plugin-site"
