@@ -18,15 +18,16 @@ import numpy as np
 
 import torch
 
-from .. import _dispatch, _dtype
+from .. import _dispatch, _dtype, _storage
 from .._alloc import P, new_tensor
 from .._arith import sum
 from .._convert import fill_, scalar_type_name, to_device, to_dtype, write_out
 from .._device import device as _device
+from .._factories import not_differentiable
 from .._linalg_ops import _CPP_NAMES, ATEN, matmul, vdot
 from .._promotion import broadcast_shapes
 from .._refs.common import np_view, store
-from .._tensor import Tensor, wrap_dim
+from .._tensor import Tensor, contiguous_strides, storage_extent, wrap_dim
 from ..autograd.function import Function
 
 __all__ = [
@@ -341,20 +342,83 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
 
 
-# -- decompositions and solvers (numpy on a host copy) ---------------------------------------
+# -- decompositions and solvers: aten operators ----------------------------------------------
+#
+# Each decomposition is an aten operator: a CompositeExplicitAutograd kernel that computes on a
+# host copy with numpy's LAPACK bindings (in the input's precision, batch by batch), a Meta
+# kernel that only lays out the results, and a derivative formula (autograd/_formulas/
+# linalg.py). One layout function per operator serves both kernels, so the meta device gives
+# the real results' shapes, dtypes and strides by construction. Matrices come out batched
+# column-major (each matrix transposed in memory), as LAPACK writes them and PyTorch returns
+# them; vectors and scalars come out contiguous.
+
+Layout = tuple[tuple[int, ...], _dtype.dtype, bool]  # shape, dtype, column-major
 
 
-def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The inverse of square matrices (batched). Raises :class:`LinAlgError` when singular."""
+def _column_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Strides of a batch of matrices each stored column by column."""
+    t = contiguous_strides(shape[:-2] + (shape[-1], shape[-2]))
+    return t[:-2] + (t[-1], t[-2])
+
+
+def _new(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device, column_major: bool) -> Tensor:
+    shape = tuple(shape)
+    if not column_major or len(shape) < 2:
+        return new_tensor(shape, dt, dev)
+    strides = _column_major_strides(shape)
+    storage = _storage.allocate(storage_extent(shape, strides) * dt.itemsize, dev)
+    return Tensor._make(storage, shape, strides, 0, dt, dev)
+
+
+def _result(values: Any, layout: Layout, dev: _device) -> Tensor:
+    """A new tensor of ``layout`` on ``dev`` holding the numpy ``values``."""
+    shape, dt, column_major = layout
+    arr = np.asarray(values)
+    if not dt.is_complex and np.iscomplexobj(arr):
+        arr = arr.real
+    host = _new(shape, dt, _CPU, column_major)
+    if host.numel():
+        store(host, arr.reshape(shape))
+    return host if dev.type == "cpu" else to_device(host, dev)
+
+
+def _results(values: Sequence[Any], layouts: Sequence[Layout], dev: _device) -> tuple[Any, ...]:
+    return tuple(_result(v, lay, dev) for v, lay in zip(values, layouts))
+
+
+def _meta(layouts_of: Any) -> Any:
+    """The Meta kernel of an operator whose results ``layouts_of(*args, **kwargs)`` lays
+    out."""
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        dev = next(a._device for a in args if isinstance(a, Tensor))
+        outs = tuple(_new(*lay[:2], dev, lay[2]) for lay in layouts_of(*args, **kwargs))
+        return outs[0] if len(outs) == 1 else outs
+
+    return kernel
+
+
+def _real(dt: _dtype.dtype) -> _dtype.dtype:
+    return dt.to_real() if dt.is_complex else dt
+
+
+_EMPTY_SHAPE = (0,)
+
+
+# inverse, determinants -----------------------------------------------------------------------
+
+
+def _inv_layouts(A: Tensor) -> list[Layout]:
     _check_matrix("linalg.inv", A, square=True)
     _check_float("linalg.inv", A)
-    return write_out(out, _Inverse.apply(A))
+    return [(tuple(A._shape), A._dtype, True)]
 
 
-def _inv_value(A: Tensor) -> Tensor:
+def _inv_kernel(A: Tensor) -> Tensor:
+    (layout,) = _inv_layouts(A)
     arr = _host(A)
     if arr.size == 0:
-        return _tensor_like(arr, A._dtype, A._device)
+        return _result(arr, layout, A._device)
     try:
         result = np.linalg.inv(arr)
     except np.linalg.LinAlgError:
@@ -364,38 +428,56 @@ def _inv_value(A: Tensor) -> Tensor:
         raise _batch_error("linalg.inv", arr, index, f"The diagonal element {pivot or 1} is "
                            "zero, the inversion could not be completed because the input matrix "
                            "is singular.")
-    return _tensor_like(result, A._dtype, A._device)
+    return _result(result, layout, A._device)
+
+
+def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The inverse of square matrices (batched). Raises :class:`LinAlgError` when singular."""
+    _check_matrix("linalg.inv", A, square=True)
+    return write_out(out, _OPS["linalg_inv"](A))
+
+
+def _det_layouts(A: Tensor) -> list[Layout]:
+    _check_matrix("linalg.det", A, square=True)
+    _check_float("linalg.det", A)
+    return [(tuple(A._shape[:-2]), A._dtype, False)]
+
+
+def _det_kernel(A: Tensor) -> Tensor:
+    (layout,) = _det_layouts(A)
+    arr = _host(A)
+    result = np.linalg.det(arr) if arr.size else np.ones(arr.shape[:-2], arr.dtype)
+    return _result(result, layout, A._device)
 
 
 def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The determinant of square matrices (batched)."""
     _check_matrix("linalg.det", A, square=True)
-    _check_float("linalg.det", A)
-    return write_out(out, _Det.apply(A, False))
+    return write_out(out, _OPS["linalg_det"](A))
 
 
-def _det_value(A: Tensor) -> Tensor:
+def _slogdet_layouts(A: Tensor) -> list[Layout]:
+    _check_matrix("linalg.slogdet", A, square=True)
+    _check_float("linalg.slogdet", A)
+    batch = tuple(A._shape[:-2])
+    return [(batch, A._dtype, False), (batch, _real(A._dtype), False)]
+
+
+def _slogdet_kernel(A: Tensor) -> tuple[Tensor, Tensor]:
+    layouts = _slogdet_layouts(A)
     arr = _host(A)
-    result = np.linalg.det(arr) if arr.size else np.ones(arr.shape[:-2], arr.dtype)
-    return _tensor_like(result, A._dtype, A._device)
+    if arr.size:
+        sign, logabs = np.linalg.slogdet(arr)
+    else:
+        sign, logabs = np.ones(arr.shape[:-2], arr.dtype), np.zeros(arr.shape[:-2])
+    return _results((sign, logabs), layouts, A._device)  # type: ignore[return-value]
 
 
 def slogdet(A: Tensor, *, out: Any = None) -> Any:
     """``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)``; sign 0 and logabsdet -inf
     for a singular matrix; complex inputs get a complex sign."""
     _check_matrix("linalg.slogdet", A, square=True)
-    _check_float("linalg.slogdet", A)
-    return _SlogdetResult(*_Slogdet.apply(A))
-
-
-def _slogdet_value(A: Tensor) -> tuple[Tensor, Tensor]:
-    arr = _host(A)
-    if arr.size:
-        sign, logabs = np.linalg.slogdet(arr)
-    else:
-        sign, logabs = np.ones(arr.shape[:-2], arr.dtype), np.zeros(arr.shape[:-2])
-    real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
-    return (_tensor_like(sign, A._dtype, A._device), _tensor_like(logabs, real, A._device))
+    return _SlogdetResult(*_OPS["linalg_slogdet"](A))
 
 
 def logdet(A: Tensor) -> Tensor:
@@ -413,6 +495,9 @@ def logdet(A: Tensor) -> Tensor:
     return _tensor_like(values, A._dtype, A._device)
 
 
+# solve -----------------------------------------------------------------------------------------
+
+
 def _solve_shapes(fn: str, A: Tensor, B: Tensor, left: bool) -> bool:
     """Whether ``B`` is a (batch of) vector(s) for ``A X = B``."""
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B._shape == A._shape[:-1])
@@ -426,20 +511,24 @@ def _solve_shapes(fn: str, A: Tensor, B: Tensor, left: bool) -> bool:
     return vector
 
 
-def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None) -> Tensor:
-    """The solution X of ``A X = B`` (``X A = B`` with ``left=False``) for square ``A``;
-    batch dims broadcast, and ``B`` may be a (batch of) vector(s)."""
+def _solve_layouts(A: Tensor, B: Tensor, *, left: bool = True) -> list[Layout]:
     _check_matrix("linalg.solve", A, square=True)
     _check_float("linalg.solve", A)
     if A._dtype is not B._dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
                            f"of type {scalar_type_name(A._dtype)} and B of type "
                            f"{scalar_type_name(B._dtype)} instead")
+    if _solve_shapes("linalg.solve", A, B, left):
+        batch = tuple(broadcast_shapes(A._shape[:-2], B._shape[:-1]))
+        return [(batch + (A._shape[-1],), A._dtype, False)]
+    batch = tuple(broadcast_shapes(A._shape[:-2], B._shape[:-2]))
+    # X A = B is solved as A^T X^T = B^T: X comes out transposed from LAPACK's layout
+    return [(batch + tuple(B._shape[-2:]), A._dtype, left)]
+
+
+def _solve_kernel(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    (layout,) = _solve_layouts(A, B, left=left)
     vector = _solve_shapes("linalg.solve", A, B, left)
-    return write_out(out, _Solve.apply(A, B, left, vector))
-
-
-def _solve_value(A: Tensor, B: Tensor, left: bool, vector: bool) -> Tensor:
     a, b = _host(A), _host(B)
     if vector:
         b = b[..., None]
@@ -462,19 +551,27 @@ def _solve_value(A: Tensor, B: Tensor, left: bool, vector: bool) -> Tensor:
         x = np.swapaxes(x, -1, -2)
     if vector:
         x = x[..., 0]
-    return _tensor_like(x, A._dtype, A._device)
+    return _result(x, layout, A._device)
 
 
-def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
-    """The Cholesky factor L (lower, ``A = L L^H``) of Hermitian positive-definite matrices,
-    read from the lower triangle of ``A``; ``upper=True`` reads the upper one and returns
-    ``U = L^H``."""
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None) -> Tensor:
+    """The solution X of ``A X = B`` (``X A = B`` with ``left=False``) for square ``A``;
+    batch dims broadcast, and ``B`` may be a (batch of) vector(s)."""
+    _check_matrix("linalg.solve", A, square=True)
+    return write_out(out, _OPS["linalg_solve"](A, B, left=left))
+
+
+# cholesky, qr --------------------------------------------------------------------------------
+
+
+def _cholesky_layouts(A: Tensor, *, upper: bool = False) -> list[Layout]:
     _check_matrix("linalg.cholesky", A, square=True)
     _check_float("linalg.cholesky", A)
-    return write_out(out, _Cholesky.apply(A, upper))
+    return [(tuple(A._shape), A._dtype, True)]
 
 
-def _cholesky_value(A: Tensor, upper: bool) -> Tensor:
+def _cholesky_kernel(A: Tensor, *, upper: bool = False) -> Tensor:
+    (layout,) = _cholesky_layouts(A, upper=upper)
     arr = _host(A)
     if upper:
         arr = np.conj(np.swapaxes(arr, -1, -2))
@@ -493,7 +590,15 @@ def _cholesky_value(A: Tensor, upper: bool) -> Tensor:
     result = factors.reshape(arr.shape)
     if upper:
         result = np.conj(np.swapaxes(result, -1, -2))
-    return _tensor_like(result, A._dtype, A._device)
+    return _result(result, layout, A._device)
+
+
+def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
+    """The Cholesky factor L (lower, ``A = L L^H``) of Hermitian positive-definite matrices,
+    read from the lower triangle of ``A``; ``upper=True`` reads the upper one and returns
+    ``U = L^H``."""
+    _check_matrix("linalg.cholesky", A, square=True)
+    return write_out(out, _OPS["linalg_cholesky"](A, upper=upper))
 
 
 def _is_positive_definite(m: np.ndarray) -> bool:
@@ -504,90 +609,127 @@ def _is_positive_definite(m: np.ndarray) -> bool:
     return True
 
 
-def qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> Any:
-    """The QR decomposition ``A = Q R`` (Q with orthonormal columns, R upper triangular);
-    ``mode`` "reduced" (k = min(m, n) columns), "complete" (square Q) or "r" (R only; Q is
-    an empty tensor)."""
+def _qr_layouts(A: Tensor, mode: str = "reduced") -> list[Layout]:
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
     _check_matrix("linalg.qr", A)
     _check_float("linalg.qr", A)
+    batch, (m, n) = tuple(A._shape[:-2]), tuple(A._shape[-2:])
+    k = m if mode == "complete" else min(m, n)
+    q_shape = _EMPTY_SHAPE if mode == "r" else batch + (m, k)
+    return [(q_shape, A._dtype, True), (batch + (k, n), A._dtype, True)]
+
+
+def _qr_kernel(A: Tensor, mode: str = "reduced") -> tuple[Tensor, Tensor]:
+    layouts = _qr_layouts(A, mode)
     arr = _host(A)
     m, n = arr.shape[-2:]
-    k = min(m, n)
-    qcols = m if mode == "complete" else k
-    rrows = m if mode == "complete" else k
+    k = m if mode == "complete" else min(m, n)
     if arr.size:
         q, r = np.linalg.qr(arr, mode="complete" if mode == "complete" else "reduced")
     else:
         batch = arr.shape[:-2]
-        q = np.zeros(batch + (m, qcols), arr.dtype)
-        q[..., range(min(m, qcols)), range(min(m, qcols))] = 1
-        r = np.zeros(batch + (rrows, n), arr.dtype)
+        q = np.zeros(batch + (m, k), arr.dtype)
+        q[..., range(min(m, k)), range(min(m, k))] = 1
+        r = np.zeros(batch + (k, n), arr.dtype)
     if mode == "r":
-        q = np.zeros((0,), arr.dtype)
-    return _QRResult(_tensor_like(q, A._dtype, A._device), _tensor_like(r, A._dtype, A._device))
+        q = np.zeros(_EMPTY_SHAPE, arr.dtype)
+    return _results((q, r), layouts, A._device)  # type: ignore[return-value]
 
 
-def _svd_host(A: Tensor, full_matrices: bool, compute_uv: bool) -> Any:
+def qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> Any:
+    """The QR decomposition ``A = Q R`` (Q with orthonormal columns, R upper triangular);
+    ``mode`` "reduced" (k = min(m, n) columns), "complete" (square Q) or "r" (R only; Q is
+    an empty tensor)."""
+    _check_matrix("linalg.qr", A)
+    return _QRResult(*_OPS["linalg_qr"](A, mode))
+
+
+# svd -----------------------------------------------------------------------------------------
+
+
+def _svd_layouts(A: Tensor, full_matrices: bool = False, compute_uv: bool = True, *,
+                 driver: str | None = None) -> list[Layout]:
     _check_matrix("linalg.svd", A)
     _check_float("linalg.svd", A)
+    batch, (m, n) = tuple(A._shape[:-2]), tuple(A._shape[-2:])
+    k = min(m, n)
+    um, vn = (m, n) if full_matrices else (k, k)
+    u_shape = batch + (m, um) if compute_uv else _EMPTY_SHAPE
+    vh_shape = batch + (vn, n) if compute_uv else _EMPTY_SHAPE
+    return [(u_shape, A._dtype, True), (batch + (k,), _real(A._dtype), False),
+            (vh_shape, A._dtype, True)]
+
+
+def _svd_kernel(A: Tensor, full_matrices: bool = False, compute_uv: bool = True, *,
+                driver: str | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    layouts = _svd_layouts(A, full_matrices, compute_uv)
     arr = _host(A)
     m, n = arr.shape[-2:]
     k = min(m, n)
     batch = arr.shape[:-2]
-    real = np.zeros((), arr.dtype).real.dtype
+    none = np.zeros(_EMPTY_SHAPE, arr.dtype)
     if not arr.size:
-        s = np.zeros(batch + (k,), real)
+        s = np.zeros(batch + (k,))
         if not compute_uv:
-            return s
+            return _results((none, s, none), layouts, A._device)  # type: ignore[return-value]
         um, vn = (m, n) if full_matrices else (k, k)
         u = np.zeros(batch + (m, um), arr.dtype)
         u[..., range(min(m, um)), range(min(m, um))] = 1
         vh = np.zeros(batch + (vn, n), arr.dtype)
         vh[..., range(min(vn, n)), range(min(vn, n))] = 1
-        return u, s, vh
+        return _results((u, s, vh), layouts, A._device)  # type: ignore[return-value]
     if not compute_uv:
-        return np.linalg.svd(arr, compute_uv=False)
-    return np.linalg.svd(arr, full_matrices=full_matrices)
+        s = np.linalg.svd(arr, compute_uv=False)
+        return _results((none, s, none), layouts, A._device)  # type: ignore[return-value]
+    u, s, vh = np.linalg.svd(arr, full_matrices=full_matrices)
+    return _results((u, s, vh), layouts, A._device)  # type: ignore[return-value]
+
+
+def _check_driver(driver: str | None) -> None:
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None,
         out: Any = None) -> Any:
     """The singular value decomposition ``A = U diag(S) Vh`` (S real, descending);
     ``full_matrices=False`` gives the reduced U (m, k) and Vh (k, n)."""
-    if driver is not None:
-        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
-                           "CUDA inputs with cuSOLVER backend.")
-    u, s, vh = _svd_host(A, full_matrices, True)
-    real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
-    return _SVDResult(_tensor_like(u, A._dtype, A._device), _tensor_like(s, real, A._device),
-                      _tensor_like(vh, A._dtype, A._device))
+    _check_driver(driver)
+    _check_matrix("linalg.svd", A)
+    return _SVDResult(*_OPS["_linalg_svd"](A, full_matrices, True))
 
 
 def svd_legacy(A: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
     """``torch.svd``: (U, S, V) with V, not Vh; without ``compute_uv`` U and V are zeros of
     the full shapes."""
-    real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
+    _check_matrix("linalg.svd", A)
     if not compute_uv:
-        s = _svd_host(A, True, False)
+        s = svdvals(A)
         m, n = A._shape[-2:]
         batch = tuple(A._shape[:-2])
-        return _LegacySVDResult(_tensor_like(np.zeros(batch + (m, m)), A._dtype, A._device),
-                                _tensor_like(s, real, A._device),
-                                _tensor_like(np.zeros(batch + (n, n)), A._dtype, A._device))
-    u, s, vh = _svd_host(A, not some, True)
-    v = np.conj(np.swapaxes(vh, -1, -2))
-    return _LegacySVDResult(_tensor_like(u, A._dtype, A._device),
-                            _tensor_like(s, real, A._device), _tensor_like(v, A._dtype, A._device))
+        return _LegacySVDResult(torch.zeros(batch + (m, m), dtype=A._dtype, device=A._device),
+                                s, torch.zeros(batch + (n, n), dtype=A._dtype,
+                                               device=A._device))
+    u, s, vh = _OPS["_linalg_svd"](A, not some, True)
+    return _LegacySVDResult(u, s, _mH(vh))
+
+
+def _wants_grad(A: Tensor) -> bool:
+    """Whether a backward may need what only the full decomposition has (its vectors)."""
+    return A.requires_grad and torch.is_grad_enabled()
 
 
 def svdvals(A: Tensor, *, driver: str | None = None, out: Tensor | None = None) -> Tensor:
     """The singular values of ``A`` (real, descending), shape (..., min(m, n))."""
     _check_matrix("linalg.svd", A)
-    _check_float("linalg.svd", A)
-    return write_out(out, _Svdvals.apply(A))
+    # the vectors only when a backward will need them, as PyTorch does
+    return write_out(out, _OPS["_linalg_svd"](A, False, _wants_grad(A))[1])
+
+
+# eigh ----------------------------------------------------------------------------------------
 
 
 def _check_eigh(fn: str, A: Tensor, UPLO: str) -> None:
@@ -614,17 +756,36 @@ def _eigh_host(fn: str, A: Tensor, UPLO: str, vectors: bool) -> Any:
     return np.linalg.eigvalsh(arr, UPLO=UPLO)
 
 
+def _eigh_layouts(A: Tensor, UPLO: str = "L", compute_v: bool = True) -> list[Layout]:
+    _check_eigh("linalg.eigh", A, UPLO)
+    v_shape = tuple(A._shape) if compute_v else _EMPTY_SHAPE
+    return [(tuple(A._shape[:-1]), _real(A._dtype), False), (v_shape, A._dtype, True)]
+
+
+def _eigh_kernel(A: Tensor, UPLO: str = "L", compute_v: bool = True) -> tuple[Tensor, Tensor]:
+    layouts = _eigh_layouts(A, UPLO, compute_v)
+    if compute_v:
+        w, v = _eigh_host("linalg.eigh", A, UPLO, True)
+    else:
+        w = _eigh_host("linalg.eigh", A, UPLO, False)
+        v = np.zeros(_EMPTY_SHAPE)
+    return _results((w, v), layouts, A._device)  # type: ignore[return-value]
+
+
 def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Any:
     """Eigenvalues (real, ascending) and eigenvectors (columns) of Hermitian matrices, read from
     the ``UPLO`` ("L" or "U") triangle."""
     _check_eigh("linalg.eigh", A, UPLO)
-    return _EighResult(*_Eigh.apply(A, UPLO))
+    return _EighResult(*_OPS["_linalg_eigh"](A, UPLO, True))
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Tensor | None = None) -> Tensor:
     """The eigenvalues (real, ascending) of Hermitian matrices."""
     _check_eigh("linalg.eigh", A, UPLO)
-    return write_out(out, _Eigh.apply(A, UPLO)[0])
+    return write_out(out, _OPS["_linalg_eigh"](A, UPLO, _wants_grad(A))[0])
+
+
+# pinv, lstsq, matrix_rank --------------------------------------------------------------------
 
 
 def _tolerances(A: Tensor, atol: Any, rtol: Any, s_max: np.ndarray) -> np.ndarray:
@@ -636,30 +797,32 @@ def _tolerances(A: Tensor, atol: Any, rtol: Any, s_max: np.ndarray) -> np.ndarra
     atol, rtol = value(atol), value(rtol)
     if rtol is None:
         positive_atol = atol is not None and np.all(np.asarray(atol) > 0)
-        eps = np.finfo(np.zeros((), _host(A[..., :0, :0]).dtype).real.dtype).eps
+        eps = np.finfo(np.zeros((), _NP_REAL[_real(A._dtype)]).dtype).eps
         rtol = 0.0 if positive_atol else eps * max(A._shape[-2], A._shape[-1])
     return np.maximum(0.0 if atol is None else atol, rtol * s_max)
 
 
-def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = None,
-         rtol: Any = None, out: Tensor | None = None) -> Tensor:
-    """The Moore-Penrose pseudo-inverse, from the SVD (the eigendecomposition when
-    ``hermitian``), dropping singular values at or below ``max(atol, rtol * max(S))``
-    (``rcond`` is the older name of ``rtol``)."""
+_NP_REAL = {_dtype.float32: np.float32, _dtype.float64: np.float64,
+            _dtype.float16: np.float16, _dtype.bfloat16: np.float32}
+
+
+def _check_pinv(A: Tensor) -> None:
     if not (A._dtype in (_dtype.float32, _dtype.float64) or A._dtype.is_complex) or A.ndim < 2:
         raise RuntimeError(f"linalg.pinv({scalar_type_name(A._dtype)}{list(A._shape)}): "
                            "expected a tensor with 2 or more dimensions of float, double, cfloat "
                            "or cdouble types")
-    if rcond is not None:
-        rtol = rcond
-    if torch.is_grad_enabled() and A.requires_grad:
-        return write_out(out, _Pinv.apply(A, (hermitian, atol, rtol)))
-    return write_out(out, _pinv_value(A, hermitian, atol, rtol))
 
 
-def _pinv_value(A: Tensor, hermitian: bool, atol: Any, rtol: Any) -> Tensor:
+def _pinv_layouts(A: Tensor, *, atol: Any = None, rtol: Any = None,
+                  hermitian: bool = False) -> list[Layout]:
+    _check_pinv(A)
+    return [(tuple(A._shape[:-2]) + (A._shape[-1], A._shape[-2]), A._dtype, False)]
+
+
+def _pinv_kernel(A: Tensor, *, atol: Any = None, rtol: Any = None,
+                 hermitian: bool = False) -> Tensor:
+    (layout,) = _pinv_layouts(A)
     arr = _host(A)
-    m, n = arr.shape[-2:]
     if hermitian:
         w, v = _eigh_host("linalg.eigh", A, "L", True)
         mags = np.abs(w)
@@ -668,30 +831,36 @@ def _pinv_value(A: Tensor, hermitian: bool, atol: Any, rtol: Any) -> Tensor:
         with np.errstate(divide="ignore"):
             inv_w = np.where(mags > cut, 1 / np.where(w == 0, 1, w), 0)
         result = (v * inv_w[..., None, :]) @ np.conj(np.swapaxes(v, -1, -2))
+    elif arr.size == 0:
+        result = np.zeros(layout[0], arr.dtype)
     else:
-        if arr.size == 0:
-            return _tensor_like(np.zeros(arr.shape[:-2] + (n, m), arr.dtype), A._dtype,
-                                A._device)
         u, s, vh = np.linalg.svd(arr, full_matrices=False)
         s_max = s.max(axis=-1, initial=0.0)
         cut = np.asarray(_tolerances(A, atol, rtol, s_max))[..., None]
         inv_s = np.where(s > cut, 1 / np.where(s == 0, 1, s), 0)
         result = np.conj(np.swapaxes(vh, -1, -2)) @ (inv_s[..., :, None] *
                                                        np.conj(np.swapaxes(u, -1, -2)))
-    return _tensor_like(result, A._dtype, A._device)
+    return _result(result, layout, A._device)
+
+
+def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *, atol: Any = None,
+         rtol: Any = None, out: Tensor | None = None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse, from the SVD (the eigendecomposition when
+    ``hermitian``), dropping singular values at or below ``max(atol, rtol * max(S))``
+    (``rcond`` is the older name of ``rtol``)."""
+    _check_pinv(A)
+    if rcond is not None:
+        rtol = rcond
+    tensors = isinstance(atol, Tensor) or isinstance(rtol, Tensor)
+    op = _OPS["linalg_pinv.atol_rtol_tensor" if tensors else "linalg_pinv.atol_rtol_float"]
+    return write_out(out, op(A, atol=atol, rtol=rtol, hermitian=hermitian))
 
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
-def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
-          driver: str | None = None) -> Any:
-    """The least-squares solution of ``A X = B`` with ``(solution, residuals, rank,
-    singular_values)`` as PyTorch fills them per driver (CPU default "gelsy"): residuals when
-    m > n and A has full rank (not for gelsy), rank except for gels, singular values for
-    gelsd/gelss; the others are empty tensors."""
-    if driver is None:
-        driver = "gelsy"
+def _lstsq_checks(A: Tensor, B: Tensor, driver: str) -> bool:
+    """Check the arguments; whether ``B`` is a (batch of) vector(s)."""
     if driver not in _DRIVERS:
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
                            "gelsy, gelsd, gelss)")
@@ -703,11 +872,37 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
                            f"other's dtype {scalar_type_name(B._dtype)}")
     _check_matrix("torch.linalg.lstsq", A)
     vector = B.ndim == A.ndim - 1
+    rows = B._shape[-1] if vector else B._shape[-2]
+    if A._shape[-2] != rows:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    return vector
+
+
+def _lstsq_layouts(A: Tensor, B: Tensor, rcond: float | None = None, *,
+                   driver: str | None = None, full_rank: bool = True) -> list[Layout]:
+    """The results' layouts; the residuals' depend on the rank, assumed full on meta (which
+    has no values), as the common case."""
+    driver = driver or "gelsy"
+    vector = _lstsq_checks(A, B, driver)
+    m, n = A._shape[-2:]
+    k = 1 if vector else B._shape[-1]
+    batch = tuple(broadcast_shapes(A._shape[:-2], B._shape[:-1] if vector else B._shape[:-2]))
+    real = _real(A._dtype)
+    solution = (batch + (n,), A._dtype, False) if vector else (batch + (n, k), A._dtype, True)
+    with_residuals = m > n and full_rank and driver != "gelsy"
+    return [solution, (batch + (k,) if with_residuals else _EMPTY_SHAPE, real, False),
+            (_EMPTY_SHAPE if driver == "gels" else batch, _dtype.int64, False),
+            (batch + (min(m, n),) if driver in ("gelsd", "gelss") else _EMPTY_SHAPE, real,
+             False)]
+
+
+def _lstsq_kernel(A: Tensor, B: Tensor, rcond: float | None = None, *,
+                  driver: str | None = None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    driver = driver or "gelsy"
+    vector = _lstsq_checks(A, B, driver)
     a, b = _host(A), _host(B)
     if vector:
         b = b[..., None]
-    if a.shape[-2] != b.shape[-2]:
-        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     batch = tuple(broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     m, n = a.shape[-2:]
     k = b.shape[-1]
@@ -727,51 +922,112 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
         solutions[i], ranks[i], svals[i] = x, rank, s
         residuals[i] = (np.abs(a[i] @ x - b[i]) ** 2).sum(axis=0)
     full_rank = bool(np.all(ranks == min(m, n)))
-    dt, dev = A._dtype, A._device
-    real_dt = dt.to_real() if dt.is_complex else dt
-    solution = solutions.reshape(batch + (n, k))
-    if vector:
-        solution = solution[..., 0]
-    empty = _tensor_like(np.zeros((0,), real), real_dt, dev)
-    if m > n and full_rank and driver != "gelsy":
-        res = residuals.reshape(batch + (k,))
-        res_t = _tensor_like(res, real_dt, dev)
-    else:
-        res_t = empty
-    rank_t = (_tensor_like(np.zeros((0,), np.int64), _dtype.int64, dev) if driver == "gels"
-              else _tensor_like(ranks.reshape(batch), _dtype.int64, dev))
-    sv_t = (_tensor_like(svals.reshape(batch + (min(m, n),)), real_dt, dev)
-            if driver in ("gelsd", "gelss") else empty)
-    solution_t = _tensor_like(solution, dt, dev)
-    if torch.is_grad_enabled() and (A.requires_grad or B.requires_grad):
-        solution_t = _LstsqSolution.apply(A, B, (solution_t, vector))
+    layouts = _lstsq_layouts(A, B, rcond, driver=driver, full_rank=full_rank)
+    values = (solutions, residuals, ranks, svals)
+    return tuple(_result(v if lay[0] != _EMPTY_SHAPE else np.zeros(_EMPTY_SHAPE), lay,
+                         A._device)
+                 for v, lay in zip(values, layouts))  # type: ignore[return-value]
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
+          driver: str | None = None) -> Any:
+    """The least-squares solution of ``A X = B`` with ``(solution, residuals, rank,
+    singular_values)`` as PyTorch fills them per driver (CPU default "gelsy"): residuals when
+    m > n and A has full rank (not for gelsy), rank except for gels, singular values for
+    gelsd/gelss; the others are empty tensors."""
+    vector = _lstsq_checks(A, B, driver or "gelsy")
+    solution, res, rank, sv = _OPS["linalg_lstsq"](A, B, rcond, driver=driver)
+    if res.numel() and torch.is_grad_enabled() and (A.requires_grad or B.requires_grad):
         # the residuals are differentiable too, as in PyTorch (the singular values are not):
         # recompute them from differentiable pieces (their values are those numpy gave)
-        if res_t.numel():
-            x = solution_t.unsqueeze(-1) if vector else solution_t
-            b = B.unsqueeze(-1) if vector else B
-            res_t = ((A @ x - b).abs() ** 2).sum(-2)
-            res_t = res_t.reshape(batch + (k,))
-    return _LstsqResult(solution_t, res_t, rank_t, sv_t)
+        x = solution.unsqueeze(-1) if vector else solution
+        b = B.unsqueeze(-1) if vector else B
+        res = ((A @ x - b).abs() ** 2).sum(-2).reshape(res.shape)
+    return _LstsqResult(solution, res, rank, sv)
+
+
+def _matrix_rank_layouts(A: Tensor, *, atol: Any = None, rtol: Any = None,
+                         hermitian: bool = False) -> list[Layout]:
+    if A._dtype not in (_dtype.float32, _dtype.float64) and not A._dtype.is_complex:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    _check_matrix("linalg.matrix_rank", A)
+    return [(tuple(A._shape[:-2]), _dtype.int64, False)]
+
+
+def _matrix_rank_kernel(A: Tensor, *, atol: Any = None, rtol: Any = None,
+                        hermitian: bool = False) -> Tensor:
+    (layout,) = _matrix_rank_layouts(A)
+    if hermitian:
+        s = np.abs(_eigh_host("linalg.eigh", A, "L", False))
+    else:
+        arr = _host(A)
+        k = min(arr.shape[-2:])
+        s = np.linalg.svd(arr, compute_uv=False) if arr.size else np.zeros(
+            arr.shape[:-2] + (k,))
+    s_max = s.max(axis=-1, initial=0.0)
+    cut = np.asarray(_tolerances(A, atol, rtol, s_max))[..., None]
+    rank = (s > cut).sum(axis=-1).astype(np.int64)
+    return _result(rank, layout, A._device)
 
 
 def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: Any = None,
                 rtol: Any = None, out: Tensor | None = None) -> Tensor:
     """The number of singular values (|eigenvalues| when ``hermitian``) above
     ``max(atol, rtol * max(S))``; ``tol`` is the older spelling of ``atol`` with rtol 0."""
-    if A._dtype not in (_dtype.float32, _dtype.float64) and not A._dtype.is_complex:
-        raise RuntimeError("This function doesn't handle types other than float and double")
-    _check_matrix("linalg.matrix_rank", A)
+    _matrix_rank_layouts(A)
     if tol is not None:
         atol, rtol = tol, 0.0
-    if hermitian:
-        s = np.abs(_eigh_host("linalg.eigh", A, "L", False))
-    else:
-        s = _svd_host(A, False, False)
-    s_max = s.max(axis=-1, initial=0.0)
-    cut = np.asarray(_tolerances(A, atol, rtol, s_max))[..., None]
-    rank = (s > cut).sum(axis=-1).astype(np.int64)
-    return write_out(out, _tensor_like(rank, _dtype.int64, A._device))
+    tensors = isinstance(atol, Tensor) or isinstance(rtol, Tensor)
+    op = _OPS["linalg_matrix_rank.atol_rtol_tensor" if tensors
+              else "linalg_matrix_rank.atol_rtol_float"]
+    return write_out(out, op(A, atol=atol, rtol=rtol, hermitian=hermitian))
+
+
+def _define_decompositions() -> dict[str, _dispatch.Operator]:
+    rows = {
+        "linalg_inv": ("linalg_inv(Tensor A) -> Tensor", _inv_kernel, _inv_layouts),
+        "linalg_det": ("linalg_det(Tensor A) -> Tensor", _det_kernel, _det_layouts),
+        "linalg_slogdet": ("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)",
+                           _slogdet_kernel, _slogdet_layouts),
+        "linalg_solve": ("linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor",
+                         _solve_kernel, _solve_layouts),
+        "linalg_cholesky": ("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor",
+                            _cholesky_kernel, _cholesky_layouts),
+        "linalg_qr": ("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)",
+                      _qr_kernel, _qr_layouts),
+        "_linalg_eigh": ("_linalg_eigh(Tensor A, str UPLO=\"L\", bool compute_v=True) -> "
+                         "(Tensor eigenvalues, Tensor eigenvectors)", _eigh_kernel,
+                         _eigh_layouts),
+        "_linalg_svd": ("_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, "
+                        "*, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)", _svd_kernel,
+                        _svd_layouts),
+        "linalg_pinv.atol_rtol_float": (
+            "linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, "
+            "bool hermitian=False) -> Tensor", _pinv_kernel, _pinv_layouts),
+        "linalg_pinv.atol_rtol_tensor": (
+            "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, "
+            "bool hermitian=False) -> Tensor", _pinv_kernel, _pinv_layouts),
+        "linalg_lstsq": ("linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, "
+                         "str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, "
+                         "Tensor singular_values)", _lstsq_kernel, _lstsq_layouts),
+        "linalg_matrix_rank.atol_rtol_float": (
+            "linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, "
+            "float? rtol=None, bool hermitian=False) -> Tensor", _matrix_rank_kernel,
+            _matrix_rank_layouts),
+        "linalg_matrix_rank.atol_rtol_tensor": (
+            "linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, "
+            "Tensor? rtol=None, bool hermitian=False) -> Tensor", _matrix_rank_kernel,
+            _matrix_rank_layouts),
+    }
+    ops = _dispatch.define_aten({name: row[:2] for name, row in rows.items()})
+    for name, (_schema, _kernel, layouts_of) in rows.items():
+        ops[name].register(_dispatch.META, _meta(layouts_of))
+    for name in ("linalg_matrix_rank.atol_rtol_float", "linalg_matrix_rank.atol_rtol_tensor"):
+        not_differentiable(ops[name])
+    return ops
+
+
+_OPS = _define_decompositions()
 
 
 def matrix_power(A: Tensor, n: int, *, out: Tensor | None = None) -> Tensor:
@@ -893,9 +1149,8 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) ->
 
 # -- derivatives of the decompositions -------------------------------------------------------
 #
-# The decompositions run on the host, out of autograd's sight, so each is a
-# torch.autograd.Function. The backward formulas are PyTorch's, written in differentiable torch
-# ops of the saved inputs and outputs, so second derivatives work.
+# The rules themselves are in autograd/_formulas/linalg.py, keyed by the operators above; these
+# are the pieces they share with the functions here.
 
 
 def _mH(t: Tensor) -> Tensor:
@@ -904,63 +1159,44 @@ def _mH(t: Tensor) -> Tensor:
     return t.conj() if t.is_complex() else t
 
 
-def _sum_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """``grad`` summed over the batch dims that broadcasting added to ``shape``."""
-    lead = grad.ndim - len(shape)
-    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape)
-                                if n == 1 and grad.shape[lead + i] != 1]
-    if dims:
-        grad = grad.sum(dims, keepdim=True)
-    return grad.reshape(shape) if grad.shape != shape else grad
-
-
 def _eye_like(A: Tensor) -> Tensor:
     return torch.eye(A.shape[-1], dtype=A.dtype, device=A.device)
 
 
-class _Inverse(Function):
+def det_backward(A: Tensor, d: Tensor, grad: Tensor, exact: bool) -> Tensor:
+    """The gradient of ``d = det(A)`` for the output gradient ``grad``: ``grad * conj(det) *
+    A^-H`` away from singular A; at a singular A, the conjugate cofactor matrix when a graph
+    is built or ``exact`` (PyTorch 2.13 goes through the SVD there), else 0, as PyTorch 2.13
+    gives without a graph."""
+    if A.numel() == 0:
+        return torch.zeros_like(A)
+    singular = (d == 0).unsqueeze(-1).unsqueeze(-1)
+    if (exact or torch.is_grad_enabled()) and bool(singular.any()):
+        # the cofactors are dets of minors, so they can be differentiated again
+        cofactors = _cofactors(A)
+        cofactors = cofactors.conj() if cofactors.is_complex() else cofactors
+        return grad.unsqueeze(-1).unsqueeze(-1) * cofactors
+    # the identity stands in for a singular A in the inverse (its det is 0 anyway)
+    A = torch.where(singular, _eye_like(A), A)
+    scale = grad * (d.conj() if d.is_complex() else d)
+    return scale.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A))
+
+
+class _MinorDet(Function):
+    """The determinant of a minor inside the cofactor matrix: its gradient at a singular minor
+    is always the cofactors (``exact``), so that a second derivative of a singular det gets
+    PyTorch's values."""
+
     @staticmethod
     def forward(ctx: Any, A: Tensor) -> Tensor:
-        result = _inv_value(A)
-        ctx.save_for_backward(result)
-        return result
+        d = _OPS["linalg_det"](A)
+        ctx.save_for_backward(A, d)
+        return d
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> Tensor:
-        # d(A^-1) = -A^-1 dA A^-1
-        (inverse,) = ctx.saved_tensors
-        inverse_h = _mH(inverse)
-        return -matmul(matmul(inverse_h, grad), inverse_h)
-
-
-class _Det(Function):
-    @staticmethod
-    def forward(ctx: Any, A: Tensor, exact: bool) -> Tensor:
-        result = _det_value(A)
-        ctx.save_for_backward(A, result)
-        ctx.exact = exact
-        return result
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
-        # d det = det * tr(A^-1 dA), so gA = grad * conj(det) A^-H away from singular A.
-        # ``exact`` (the minors of _cofactors) always takes the cofactors at a singular A.
         A, d = ctx.saved_tensors
-        if A.numel() == 0:
-            return torch.zeros_like(A), None
-        singular = (d == 0).unsqueeze(-1).unsqueeze(-1)
-        if (ctx.exact or torch.is_grad_enabled()) and bool(singular.any()):
-            # PyTorch 2.13 differentiates a singular det only when building a graph (it then
-            # goes through the SVD): the gradient is the conjugate of the cofactor matrix,
-            # whose entries are dets of minors, so it can be differentiated again.
-            cofactors = _cofactors(A)
-            cofactors = cofactors.conj() if cofactors.is_complex() else cofactors
-            return grad.unsqueeze(-1).unsqueeze(-1) * cofactors, None
-        # Without a graph PyTorch 2.13 gives 0 for an exactly singular A (not the adjugate):
-        # its det is 0, and the identity stands in for it in the inverse.
-        A = torch.where(singular, _eye_like(A), A)
-        scale = grad * (d.conj() if d.is_complex() else d)
-        return scale.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)), None
+        return det_backward(A, d, grad, True)
 
 
 def _cofactors(A: Tensor) -> Tensor:
@@ -975,175 +1211,12 @@ def _cofactors(A: Tensor) -> Tensor:
         minors = [torch.cat([without_row[..., :j], without_row[..., j + 1:]], -1)
                   for j in range(n)]  # n x (..., n-1, n-1)
         signs = [1.0 if (i + j) % 2 == 0 else -1.0 for j in range(n)]
-        row = [sign * _Det.apply(m, True) for sign, m in zip(signs, minors)]
+        row = [sign * _MinorDet.apply(m) for sign, m in zip(signs, minors)]
         rows.append(torch.stack(row, -1))  # (..., n)
     return torch.stack(rows, -2)  # (..., n, n)
 
 
-class _Slogdet(Function):
-    @staticmethod
-    def forward(ctx: Any, A: Tensor) -> tuple[Tensor, Tensor]:
-        sign, logabsdet = _slogdet_value(A)
-        ctx.save_for_backward(A)
-        if not sign.is_complex():
-            ctx.mark_non_differentiable(sign)
-        return sign, logabsdet
-
-    @staticmethod
-    def backward(ctx: Any, grad_sign: Tensor, grad_logabsdet: Tensor) -> Tensor:
-        # d log|det A| = Re tr(A^-1 dA)
-        (A,) = ctx.saved_tensors
-        if A.is_complex() and bool((grad_sign != 0).any()):
-            raise NotImplementedError("the derivative of slogdet's complex sign is not "
-                                      "implemented; differentiate logabsdet only")
-        if A.numel() == 0:
-            return torch.zeros_like(A)
-        return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A))
-
-
-class _Solve(Function):
-    @staticmethod
-    def forward(ctx: Any, A: Tensor, B: Tensor, left: bool, vector: bool) -> Tensor:
-        X = _solve_value(A, B, left, vector)
-        ctx.save_for_backward(A, X)
-        ctx.left, ctx.vector, ctx.shapes = left, vector, (A.shape, B.shape)
-        return X
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor, None, None]:
-        # A X = B: gB = A^-H G, gA = -gB X^H;  X A = B: gB = G A^-H, gA = -X^H gB
-        A, X = ctx.saved_tensors
-        if ctx.vector:
-            grad, X = grad.unsqueeze(-1), X.unsqueeze(-1)
-        grad_b = solve(_mH(A), grad, left=ctx.left)
-        grad_a = -(matmul(grad_b, _mH(X)) if ctx.left else matmul(_mH(X), grad_b))
-        if ctx.vector:
-            grad_b = grad_b.squeeze(-1)
-        shape_a, shape_b = ctx.shapes
-        return _sum_to(grad_a, shape_a), _sum_to(grad_b, shape_b), None, None
-
-
-class _Cholesky(Function):
-    @staticmethod
-    def forward(ctx: Any, A: Tensor, upper: bool) -> Tensor:
-        factor = _cholesky_value(A, upper)
-        ctx.save_for_backward(factor)
-        ctx.upper = upper
-        return factor
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
-        # A = L L^H: gA = L^-H Phi(L^H gL) L^-1, Phi = the lower triangle with half the
-        # diagonal, made Hermitian (A is)
-        (factor,) = ctx.saved_tensors
-        L, grad_l = (_mH(factor), _mH(grad)) if ctx.upper else (factor, grad)
-        P = matmul(_mH(L), grad_l)
-        phi = P.tril(-1) + 0.5 * P * _eye_like(P)
-        L_inv = inv(L)
-        grad_a = matmul(matmul(_mH(L_inv), phi), L_inv)
-        return 0.5 * (grad_a + _mH(grad_a)), None
-
-
-class _Eigh(Function):
-    @staticmethod
-    def forward(ctx: Any, A: Tensor, UPLO: str) -> tuple[Tensor, Tensor]:
-        w, v = _eigh_host("linalg.eigh", A, UPLO, True)
-        real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
-        w, v = _tensor_like(w, real, A._device), _tensor_like(v, A._dtype, A._device)
-        ctx.save_for_backward(w, v)
-        ctx.set_materialize_grads(False)
-        return w, v
-
-    @staticmethod
-    def backward(ctx: Any, grad_w: Tensor | None, grad_v: Tensor | None) -> tuple[Any, None]:
-        # gA = V (diag(gw) + skew(V^H gV) / (w_j - w_i) off the diagonal) V^H
-        w, V = ctx.saved_tensors
-        eye = _eye_like(V)
-        inner = torch.zeros_like(V) if grad_w is None else eye * grad_w.unsqueeze(-2)
-        if grad_v is not None:
-            VhgV = matmul(_mH(V), grad_v)
-            VhgV = 0.5 * (VhgV - _mH(VhgV))
-            gaps = torch.where(eye != 0, 1, w.unsqueeze(-2) - w.unsqueeze(-1))  # w_j - w_i
-            inner = inner + torch.where(eye != 0, 0, VhgV / gaps)
-        return matmul(matmul(V, inner), _mH(V)), None
-
-
-class _SVD(Function):
-    """The reduced SVD ``A = U diag(S) Vh`` (k = min(m, n)) with a derivative for all three
-    outputs; svdvals' backward goes through it when a graph is built, so that its double
-    backward sees U and Vh move with A."""
-
-    @staticmethod
-    def forward(ctx: Any, A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        u, s, vh = _svd_host(A, False, True)
-        real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
-        U, S, Vh = (_tensor_like(u, A._dtype, A._device), _tensor_like(s, real, A._device),
-                    _tensor_like(vh, A._dtype, A._device))
-        ctx.save_for_backward(U, S, Vh)
-        ctx.set_materialize_grads(False)
-        return U, S, Vh
-
-    @staticmethod
-    def backward(ctx: Any, grad_u: Tensor | None, grad_s: Tensor | None,
-                 grad_vh: Tensor | None) -> Tensor:
-        # gA = U [(skew(U^H gU) / E) S + S (skew(V^H gV) / E) + diag(gS)] V^H
-        #      + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H),
-        # E_ij = s_j^2 - s_i^2 off the diagonal (1 on it), skew(X) = X - X^H
-        U, S, Vh = ctx.saved_tensors
-        if U.is_complex() and (grad_u is not None or grad_vh is not None):
-            raise NotImplementedError("the derivative of the singular vectors of a complex "
-                                      "matrix is not implemented; differentiate the singular "
-                                      "values only")
-        m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
-        eye = torch.eye(k, dtype=S.dtype, device=S.device)
-        inner = torch.zeros(tuple(S.shape) + (k,), dtype=U.dtype, device=U.device)  # (..., k, k)
-        if grad_s is not None:
-            inner = inner + eye * grad_s.to(U.dtype).unsqueeze(-2)  # diag(gS)
-        if grad_u is None and grad_vh is None:
-            return matmul(matmul(U, inner), Vh)
-        s_sq = S * S
-        gaps = torch.where(eye != 0, 1, s_sq.unsqueeze(-2) - s_sq.unsqueeze(-1))  # s_j^2 - s_i^2
-        V = _mH(Vh)  # (..., n, k)
-        row_s, col_s = S.unsqueeze(-1), S.unsqueeze(-2)  # (..., k, 1), (..., 1, k)
-        result = None
-        if grad_u is not None:
-            UhgU = matmul(_mH(U), grad_u)  # (..., k, k)
-            inner = inner + torch.where(eye != 0, 0, (UhgU - _mH(UhgU)) / gaps) * col_s
-            if m > k:
-                off = grad_u - matmul(U, UhgU)  # (I - U U^H) gU, (..., m, k)
-                result = matmul(off / col_s, Vh)
-        if grad_vh is not None:
-            grad_v = _mH(grad_vh)  # (..., n, k)
-            VhgV = matmul(Vh, grad_v)  # (..., k, k)
-            inner = inner + row_s * torch.where(eye != 0, 0, (VhgV - _mH(VhgV)) / gaps)
-            if n > k:
-                off = grad_v - matmul(V, VhgV)  # (I - V V^H) gV, (..., n, k)
-                term = matmul(U / col_s, _mH(off))
-                result = term if result is None else result + term
-        core = matmul(matmul(U, inner), Vh)
-        return core if result is None else core + result
-
-
-class _Svdvals(Function):
-    @staticmethod
-    def forward(ctx: Any, A: Tensor) -> Tensor:
-        u, s, vh = _svd_host(A, False, True)
-        real = A._dtype.to_real() if A._dtype.is_complex else A._dtype
-        ctx.save_for_backward(A, _tensor_like(u, A._dtype, A._device),
-                              _tensor_like(vh, A._dtype, A._device))
-        return _tensor_like(s, real, A._device)
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> Tensor:
-        # dS = Re diag(U^H dA V): gA = U diag(gS) Vh. For a double backward U and Vh must move
-        # with A, so when a graph is built they come from the differentiable _SVD.
-        A, U, Vh = ctx.saved_tensors
-        if torch.is_grad_enabled():
-            U, _, Vh = _SVD.apply(A)
-        return matmul(U * grad.unsqueeze(-2).to(U.dtype), Vh)
-
-
-def _pinv_backward(grad: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
+def pinv_backward(grad: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
     """PyTorch's derivative of ``pinvA = pinv(A)`` (FunctionsManual ``pinv_backward``),
     arranged so the products have the smaller of A's dims."""
     m, n = A.shape[-2], A.shape[-1]
@@ -1157,44 +1230,3 @@ def _pinv_backward(grad: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
     pinvAhK = matmul(pinvAh, K)
     return (-_mH(matmul(K, pinvA)) + pinvAhK - matmul(pinvAhK, matmul(pinvA, A))
             + matmul(gradh - matmul(A, K), matmul(pinvA, pinvAh)))
-
-
-class _Pinv(Function):
-    @staticmethod
-    def forward(ctx: Any, A: Tensor, options: tuple[Any, Any, Any]) -> Tensor:
-        result = _pinv_value(A, *options)
-        ctx.save_for_backward(A, result)
-        return result
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
-        A, pinvA = ctx.saved_tensors
-        return _pinv_backward(grad, pinvA, A), None
-
-
-class _LstsqSolution(Function):
-    """The solution of lstsq (computed by the caller, passed in ``value``) with PyTorch's
-    derivative, that of ``pinv(A) @ B``."""
-
-    @staticmethod
-    def forward(ctx: Any, A: Tensor, B: Tensor, value: tuple[Tensor, bool]) -> Tensor:
-        solution, vector = value
-        ctx.save_for_backward(A, B)
-        ctx.vector = vector
-        return solution
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Any, Any, None]:
-        A, B = ctx.saved_tensors
-        pinvA = pinv(A)
-        Bm = B.unsqueeze(-1) if ctx.vector else B
-        gX = grad.unsqueeze(-1) if ctx.vector else grad
-        grad_a = grad_b = None
-        if ctx.needs_input_grad[0]:
-            grad_a = _sum_to(_pinv_backward(matmul(gX, _mH(Bm)), pinvA, A), tuple(A.shape))
-        if ctx.needs_input_grad[1]:
-            grad_b = matmul(_mH(pinvA), gX)
-            if ctx.vector:
-                grad_b = grad_b.squeeze(-1)
-            grad_b = _sum_to(grad_b, tuple(B.shape))
-        return grad_a, grad_b, None

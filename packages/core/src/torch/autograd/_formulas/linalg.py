@@ -3,7 +3,7 @@
 
 Complex inputs follow PyTorch's convention (the gradient is the conjugate Wirtinger
 derivative), which is why the transposes below are conjugate transposes. The decompositions
-of :mod:`torch.linalg` are not operators; their derivatives live beside them there.
+of :mod:`torch.linalg` are at the end.
 """
 
 from __future__ import annotations
@@ -119,3 +119,165 @@ def _(ctx, grad):
     norm = _restore(ctx.result, dims, keepdim)
     grad = _restore(grad, dims, keepdim)
     return _only_first(ctx, _vector_norm_grad(x, ord, dims, norm, grad))
+
+
+# -- decompositions -------------------------------------------------------------------------
+#
+# The operators of torch.linalg (computed on the host with LAPACK). Each rule is PyTorch's,
+# written in differentiable torch ops of the saved inputs and outputs, so second derivatives
+# work. Outputs that got no gradient arrive as zeros: the eigen- and singular-vector terms are
+# skipped for an all-zero gradient, which also keeps repeated eigenvalues (0 / 0) out of them.
+
+
+def _linalg():
+    return torch.linalg
+
+
+def _nonzero(g: Tensor | None) -> bool:
+    return g is not None and bool((g != 0).any())
+
+
+def _eye(n: int, like: Tensor) -> Tensor:
+    return torch.eye(n, dtype=like.dtype, device=like.device)
+
+
+@derivative("aten::linalg_inv", args=False)
+def _(ctx, grad):
+    # d(A^-1) = -A^-1 dA A^-1
+    inverse_h = _h(ctx.result)
+    return (-torch.matmul(torch.matmul(inverse_h, grad), inverse_h),)
+
+
+@derivative("aten::linalg_det")
+def _(ctx, grad):
+    return (_linalg().det_backward(ctx.args[0], ctx.result, grad, False),)
+
+
+@derivative("aten::linalg_slogdet", result=False)
+def _(ctx, grad_sign, grad_logabsdet):
+    # d log|det A| = Re tr(A^-1 dA)
+    A = ctx.args[0]
+    if A.is_complex() and _nonzero(grad_sign):
+        raise NotImplementedError("the derivative of slogdet's complex sign is not "
+                                  "implemented; differentiate logabsdet only")
+    if A.numel() == 0:
+        return (torch.zeros_like(A),)
+    return (grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * _h(torch.linalg.inv(A)),)
+
+
+@derivative("aten::linalg_solve")
+def _(ctx, grad):
+    # A X = B: gB = A^-H G, gA = -gB X^H;  X A = B: gB = G A^-H, gA = -X^H gB
+    A, B = ctx.args[0], ctx.args[1]
+    left = ctx.kwargs.get("left", True)
+    X = ctx.result
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if vector:
+        grad, X = grad.unsqueeze(-1), X.unsqueeze(-1)
+    grad_b = torch.linalg.solve(_h(A), grad, left=left)
+    grad_a = -(torch.matmul(grad_b, _h(X)) if left else torch.matmul(_h(X), grad_b))
+    if vector:
+        grad_b = grad_b.squeeze(-1)
+    need_a, need_b = ctx.needs_input_grad[:2]
+    return (grad_a if need_a else None, grad_b if need_b else None)
+
+
+@derivative("aten::linalg_cholesky", args=False)
+def _(ctx, grad):
+    # A = L L^H: gA = L^-H Phi(L^H gL) L^-1, Phi = the lower triangle with half the diagonal,
+    # made Hermitian (A is)
+    factor = ctx.result
+    upper = ctx.kwargs.get("upper", False)
+    L, grad_l = (_h(factor), _h(grad)) if upper else (factor, grad)
+    P = torch.matmul(_h(L), grad_l)
+    phi = P.tril(-1) + 0.5 * P * _eye(P.shape[-1], P)
+    L_inv = torch.linalg.inv(L)
+    grad_a = torch.matmul(torch.matmul(_h(L_inv), phi), L_inv)
+    return (0.5 * (grad_a + _h(grad_a)),)
+
+
+@derivative("aten::_linalg_eigh", args=False)
+def _(ctx, grad_w, grad_v):
+    # gA = V (diag(gw) + skew(V^H gV) / (w_j - w_i) off the diagonal) V^H
+    w, V = ctx.result
+    if V.numel() == 0:
+        raise RuntimeError("linalg.eigh: the eigenvalues' derivative needs the eigenvectors; "
+                           "call _linalg_eigh with compute_v=True")
+    eye = _eye(V.shape[-1], V)
+    inner = eye * grad_w.unsqueeze(-2)
+    if _nonzero(grad_v):
+        VhgV = torch.matmul(_h(V), grad_v)
+        VhgV = 0.5 * (VhgV - _h(VhgV))
+        gaps = torch.where(eye != 0, 1, w.unsqueeze(-2) - w.unsqueeze(-1))  # w_j - w_i
+        inner = inner + torch.where(eye != 0, 0, VhgV / gaps)
+    return (torch.matmul(torch.matmul(V, inner), _h(V)),)
+
+
+@derivative("aten::_linalg_svd")
+def _(ctx, grad_u, grad_s, grad_vh):
+    # gA = U [(skew(U^H gU) / E) S + S (skew(V^H gV) / E) + diag(gS)] V^H
+    #      + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H),
+    # E_ij = s_j^2 - s_i^2 off the diagonal (1 on it), skew(X) = X - X^H
+    U, S, Vh = ctx.result
+    if U.numel() == 0 and S.numel():
+        raise RuntimeError("linalg.svd: the singular values' derivative needs the singular "
+                           "vectors; call _linalg_svd with compute_uv=True")
+    k = S.shape[-1]
+    if ctx.kwargs.get("full_matrices", False) or (len(ctx.args) > 1 and ctx.args[1]):
+        # only the first k vectors take part in A (PyTorch narrows them too)
+        U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+        grad_u, grad_vh = grad_u.narrow(-1, 0, k), grad_vh.narrow(-2, 0, k)
+    vectors = _nonzero(grad_u) or _nonzero(grad_vh)
+    if U.is_complex() and vectors:
+        raise NotImplementedError("the derivative of the singular vectors of a complex matrix "
+                                  "is not implemented; differentiate the singular values only")
+    m, n = U.shape[-2], Vh.shape[-1]
+    eye = torch.eye(k, dtype=S.dtype, device=S.device)
+    inner = eye * grad_s.to(U.dtype).unsqueeze(-2)  # diag(gS), (..., k, k)
+    if not vectors:
+        return (torch.matmul(torch.matmul(U, inner), Vh),)
+    s_sq = S * S
+    gaps = torch.where(eye != 0, 1, s_sq.unsqueeze(-2) - s_sq.unsqueeze(-1))  # s_j^2 - s_i^2
+    V = _h(Vh)  # (..., n, k)
+    row_s, col_s = S.unsqueeze(-1), S.unsqueeze(-2)  # (..., k, 1), (..., 1, k)
+    result = None
+    if _nonzero(grad_u):
+        UhgU = torch.matmul(_h(U), grad_u)  # (..., k, k)
+        inner = inner + torch.where(eye != 0, 0, (UhgU - _h(UhgU)) / gaps) * col_s
+        if m > k:
+            off = grad_u - torch.matmul(U, UhgU)  # (I - U U^H) gU, (..., m, k)
+            result = torch.matmul(off / col_s, Vh)
+    if _nonzero(grad_vh):
+        grad_v = _h(grad_vh)  # (..., n, k)
+        VhgV = torch.matmul(Vh, grad_v)  # (..., k, k)
+        inner = inner + row_s * torch.where(eye != 0, 0, (VhgV - _h(VhgV)) / gaps)
+        if n > k:
+            off = grad_v - torch.matmul(V, VhgV)  # (I - V V^H) gV, (..., n, k)
+            term = torch.matmul(U / col_s, _h(off))
+            result = term if result is None else result + term
+    core = torch.matmul(torch.matmul(U, inner), Vh)
+    return (core if result is None else core + result,)
+
+
+@derivative("aten::linalg_pinv.atol_rtol_float", "aten::linalg_pinv.atol_rtol_tensor")
+def _(ctx, grad):
+    return (_linalg().pinv_backward(grad, ctx.result, ctx.args[0]),)
+
+
+@derivative("aten::linalg_lstsq", result=False)
+def _(ctx, grad, *_others):
+    # the solution is pinv(A) @ B; the residuals' gradient comes through torch.linalg.lstsq's
+    # recomputation from the solution, and rank and the singular values have none
+    A, B = ctx.args[0], ctx.args[1]
+    vector = B.ndim == A.ndim - 1
+    pinvA = torch.linalg.pinv(A)
+    Bm = B.unsqueeze(-1) if vector else B
+    gX = grad.unsqueeze(-1) if vector else grad
+    need_a, need_b = ctx.needs_input_grad[:2]
+    grad_a = _linalg().pinv_backward(torch.matmul(gX, _h(Bm)), pinvA, A) if need_a else None
+    grad_b = None
+    if need_b:
+        grad_b = torch.matmul(_h(pinvA), gX)
+        if vector:
+            grad_b = grad_b.squeeze(-1)
+    return (grad_a, grad_b)
