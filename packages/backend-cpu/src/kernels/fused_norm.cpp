@@ -100,7 +100,8 @@ void softmax_rows(bool log, int64_t rows, int64_t n, T* out, const T* in) {
       const T* x = in + r * n;
       T* y = out + r * n;
       const Range<Cv> range = row_range(x, n);
-      const Cv shift = finite_shift(range.max);
+      // An infinite maximum makes the whole row NaN (inf - inf), as in PyTorch.
+      const Cv shift = range.max;
       // Every shifted value in exp_in_range's range; NaNs do not count (the range ignores
       // them, and exp_in_range turns them into NaN as exp_c does).
       const bool in_range = range.min - shift >= Cv(kExpLow) && range.max - shift <= Cv(kExpHigh);
@@ -243,7 +244,6 @@ void softmax_columns(bool log, int64_t outer, int64_t dim, int64_t inner, T* out
       s[j] = 0;
     }
     for (int64_t k = 0; k < dim; ++k) col_max(m, x + k * inner, w);
-    for (int64_t j = 0; j < w; ++j) m[j] = finite_shift(m[j]);
     for (int64_t k = 0; k < dim; ++k) col_exp_sum(s, x + k * inner, m, w);
     for (int64_t j = 0; j < w; ++j) s[j] = log ? static_cast<Cv>(std::log(s[j])) : Cv(1) / s[j];
     for (int64_t k = 0; k < dim; ++k) col_softmax_out(y + k * inner, x + k * inner, m, s, w, log);

@@ -51,13 +51,6 @@ inline Cv exp_t(Cv x) {
 template <class T>
 using C = ComputeType<T>;
 
-// The shift of a softmax row: its maximum, or 0 when that is infinite (an all -inf row, or a
-// +inf entry), so that inf - inf makes no NaN there (the composite's rule).
-template <class Cv>
-inline Cv finite_shift(Cv m) {
-  return std::isinf(m) ? Cv(0) : m;
-}
-
 // The largest and smallest value of a row (NaN ignored; -inf and +inf for an empty row).
 template <class Cv>
 struct Range {

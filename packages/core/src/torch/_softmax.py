@@ -22,10 +22,9 @@ def _shifted(x: Tensor, dim: int) -> Tensor:
 
     if x.ndim and x._shape[dim] == 0:
         return x  # nothing to normalize over (and no maximum to shift by)
-    shift = torch.amax(x, dim, keepdim=True)
-    # an all -inf (or +inf) slice: shift by 0 so that inf - inf does not make NaN here
-    shift = torch.where(torch.isinf(shift), 0, shift)
-    return x - shift
+    # an infinite maximum (a +inf entry, or an all -inf slice) makes the slice NaN through
+    # inf - inf, which is PyTorch's result
+    return x - torch.amax(x, dim, keepdim=True)
 
 
 def _compute_dtype(x: Tensor, dtype: Any) -> Tensor:
