@@ -16,6 +16,7 @@ import os
 import queue
 import random
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -62,6 +63,11 @@ class _ExceptionWrapper:
         except Exception:
             err = RuntimeError(self.message)
         raise err
+
+
+# How often the main process, waiting for a batch, checks that its workers are alive: a dead
+# worker is reported within this, whatever the loader's timeout.
+_STATUS_INTERVAL = 0.1
 
 
 class _IterableEnd:
@@ -317,6 +323,10 @@ class _WorkerPool:
                     next_yield += 1
                     if isinstance(data, _IterableEnd):
                         continue
+                    if isinstance(data, _ExceptionWrapper):
+                        # a worker's error surfaces at its batch's turn, after the batches
+                        # before it, as in PyTorch
+                        data.reraise()
                     yield data
                     continue
                 if not outstanding:
@@ -325,8 +335,6 @@ class _WorkerPool:
                 if task_epoch != epoch_id:
                     continue
                 wid = outstanding.pop(idx)
-                if isinstance(data, _ExceptionWrapper):
-                    data.reraise()
                 if isinstance(data, _IterableEnd):
                     finished_workers.add(wid)
                 done[idx] = data
@@ -335,20 +343,29 @@ class _WorkerPool:
                 self.shutdown()
 
     def _get(self) -> tuple[int, Any]:
-        timeout = self.loader.timeout or None
+        """The next result of any worker. Waits in short slices, checking between them that
+        the workers are alive, so that a dead worker is reported at once rather than after
+        the loader's ``timeout`` (or never, without one)."""
+        timeout = self.loader.timeout
+        deadline = time.monotonic() + timeout if timeout else None
         while True:
+            wait = _STATUS_INTERVAL
+            if deadline is not None:
+                wait = min(wait, max(deadline - time.monotonic(), 0.0))
             try:
-                return self.result_queue.get(timeout=timeout if timeout else 1.0)
+                return self.result_queue.get(timeout=wait)
             except queue.Empty:
-                if timeout:
-                    self.shutdown()
-                    raise RuntimeError(f"DataLoader timed out after {timeout} seconds") from None
-                dead = [w for w in self.workers if not w.is_alive()]
-                if dead:
-                    codes = ", ".join(f"pid {w.pid} (exit code {w.exitcode})" for w in dead)
-                    self.shutdown()
-                    raise RuntimeError(f"DataLoader worker(s) {codes} exited unexpectedly"
-                                       ) from None
+                pass
+            dead = [w for w in self.workers if not w.is_alive()]
+            if dead:
+                pids = ", ".join(str(w.pid) for w in dead)
+                codes = ", ".join(str(w.exitcode) for w in dead)
+                self.shutdown()
+                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly "
+                                   f"(exit code(s) {codes})")
+            if deadline is not None and time.monotonic() >= deadline:
+                self.shutdown()
+                raise RuntimeError(f"DataLoader timed out after {timeout} seconds")
 
     def shutdown(self) -> None:
         if not self.alive:
