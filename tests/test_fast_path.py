@@ -545,6 +545,15 @@ PLAN_CASES = {
     "broadcast": lambda a, b: a[:, :1] - b[:1],
     "mixed dtypes": lambda a, b: a + b.double(),
     "strided unary": lambda a, b: torch.exp(a.t()),
+    "int and float number": lambda a, b: torch.mul(a.to(torch.int32), 2.5),
+    "sum dim": lambda a, b: a.sum(0),
+    "sum dims keepdim": lambda a, b: torch.sum(a, (0, 1), keepdim=True),
+    "sum transposed": lambda a, b: a.t().sum(1),
+    "amax dim": lambda a, b: torch.amax(a, 0),
+    "amin keepdim": lambda a, b: torch.amin(a, 1, True),
+    "prod": lambda a, b: torch.prod(a, 1),
+    "any": lambda a, b: torch.any(a, 0),
+    "mean": lambda a, b: a.mean(0),
 }
 PLAN_DTYPES = [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32,
                torch.bool]
@@ -564,7 +573,8 @@ def test_plans_match_the_generic_path(name, dtype, no_plans):
 
 GRAD_CASES = ["sub", "sub alpha", "rsub number", "mul number", "div", "maximum", "atan2",
               "pow", "relu", "exp", "tanh", "neg", "transposed add",
-              "transposed and contiguous", "broadcast", "mixed dtypes"]
+              "transposed and contiguous", "broadcast", "mixed dtypes", "sum dim",
+              "sum dims keepdim", "sum transposed", "amax dim", "prod", "mean"]
 
 
 @pytest.mark.parametrize("which", ["both", "left", "right"])
@@ -612,7 +622,13 @@ def _served(op):
     (lambda a, b: torch.mul(a, 2.0), aten.mul.Tensor),
     (lambda a, b: torch.div(a, b, rounding_mode="floor"), aten.div.Tensor_mode),
     (lambda a, b: torch.maximum(a[:, :1], b), aten.maximum.Tensor),
-], ids=["sub", "transposed add", "relu", "mul number", "div floor", "broadcast maximum"])
+    (lambda a, b: a + b.double(), aten.add.Tensor),
+    (lambda a, b: torch.eq(a, b), aten.eq.Tensor),
+    (lambda a, b: torch.exp(a.t()), aten.exp.default),
+    (lambda a, b: a.sum(0), aten.sum.dim_IntList),
+    (lambda a, b: torch.amax(a, (0, 1)), aten.amax.default),
+], ids=["sub", "transposed add", "relu", "mul number", "div floor", "broadcast maximum",
+        "mixed dtypes", "eq", "strided exp", "sum dim", "amax dims"])
 @pytest.mark.parametrize("grad", [False, True])
 def test_plans_are_taken(call, op, grad, monkeypatch):
     a = values(torch.float32, (3, 4), 16).requires_grad_(grad)
@@ -626,9 +642,10 @@ def test_plans_are_taken(call, op, grad, monkeypatch):
     monkeypatch.setattr(_arith, "_binary", boom)
     monkeypatch.setattr(_elementwise, "run", boom)
     monkeypatch.setattr(_dispatch, "call", boom)
+    monkeypatch.setattr(_reductions, "_reduce", boom)
     got = call(a, b)
     same(got, want)
-    if grad:
+    if grad and want.requires_grad:
         assert type(got.grad_fn) is type(want.grad_fn)
 
 

@@ -1,13 +1,28 @@
 """The hot path's allocate-and-run entry points (``torch.backends.hookspecs.FastPath``).
 
 Thin: every method is the ``_C`` function itself, so a fast tier costs core one native call.
+``prepare`` binds a primitive's strided native kernel to one call geometry, for the plans the
+dispatcher keeps per call signature (``torch._plan``): a prepared call allocates the output
+block and runs the kernel, two native calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
+
+from .kernels.reduce import reduce_mask
+
+_MAX_DIMS = 64  # what the native kernels take (more: the reference kernel serves the call)
+
+
+def _contiguous(shape: Sequence[int]) -> list[int]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return strides[::-1]
 
 
 class FastPath:
@@ -28,3 +43,65 @@ class FastPath:
         self.reduce_ops = {name: code for code, name in enumerate(native.REDUCE_OPS)
                            if name in ("sum", "amax", "amin")}
         self.reduce_rows = native.fast_reduce_rows
+        self._native = native
+        self._families = {
+            **dict.fromkeys(native.UNARY_OPS, "unary"),
+            **dict.fromkeys(native.COMPARE_OPS, "binary"),
+            **dict.fromkeys(native.REDUCE_OPS, "reduce"),
+            "copy": "unary",
+        }
+
+    def prepare(self, prim: str, out_dtype: int, in_dtype: int, shape: Sequence[int],
+                nbytes: int, strides: Sequence[Sequence[int]],
+                dims: Sequence[int] | None = None) -> Callable[..., Any] | None:
+        """A function of the operands' addresses that allocates a contiguous output of
+        ``nbytes`` and runs primitive ``prim`` on it, returning the block (None when the
+        native kernel declines the call: the caller's generic path serves it), or None when
+        this primitive or geometry has no native kernel.
+
+        :param prim: a unary primitive, a comparison, a reduction or ``copy`` (a cast).
+        :param out_dtype: the output's dtype code; ``in_dtype``: the inputs'.
+        :param shape: the iteration shape (the inputs' shape, broadcast; for a reduction the
+            input's shape, the output keeping the reduced dimensions with size 1).
+        :param strides: each input's element strides over ``shape`` (0 where broadcast).
+        :param dims: the reduced dimensions (reductions only).
+        """
+        family = self._families.get(prim)
+        if family is None or len(shape) > _MAX_DIMS or any(s < 0 for s in shape):
+            return None
+        native_fn = getattr(self._native, prim)
+        allocate = self._native.allocate
+        shape = tuple(shape)
+        if family == "reduce":
+            if dims is None:
+                return None
+            out_shape = tuple(1 if d in dims else s for d, s in enumerate(shape))
+            mask = reduce_mask(prim, shape, out_shape, dims)
+            out_strides = tuple(_contiguous(out_shape))
+            (a_strides,) = (tuple(s) for s in strides)
+
+            def reduce(a: int) -> Any:
+                block = allocate(nbytes)
+                ok = native_fn(out_dtype, in_dtype, shape, block.ptr, out_strides, a, a_strides,
+                               mask)
+                return block if ok else None
+            return reduce
+        out_strides = tuple(_contiguous(shape))
+        if family == "unary" and len(strides) == 1:
+            a_strides = tuple(strides[0])
+
+            def unary(a: int) -> Any:
+                block = allocate(nbytes)
+                ok = native_fn(out_dtype, in_dtype, shape, block.ptr, out_strides, a, a_strides)
+                return block if ok else None
+            return unary
+        if family == "binary" and len(strides) == 2:
+            a_strides, b_strides = (tuple(s) for s in strides)
+
+            def binary(a: int, b: int) -> Any:
+                block = allocate(nbytes)
+                ok = native_fn(in_dtype, shape, block.ptr, out_strides, a, a_strides, b,
+                               b_strides)
+                return block if ok else None
+            return binary
+        return None

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _config, _dispatch, _dtype
-from ._alloc import P
+from ._alloc import P, _interned
 from ._storage import _UNSET, UntypedStorage
 from ._tensor import Tensor
 from .autograd import _nodes
@@ -108,8 +108,11 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
             add(a)
         elif a is None:
             add(None)
+        elif (cls is list or cls is tuple) and all(x.__class__ is int for x in a):
+            add(cls)  # dims
+            add(tuple(a))
         else:
-            return None  # lists, subclasses, dtypes...: the generic path
+            return None  # tensor lists, subclasses, dtypes...: the generic path
     if kwargs:
         for name, v in kwargs.items():
             cls = v.__class__
@@ -190,7 +193,7 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
         return None
     prim, operands, compute, out_dtype, prim_kwargs, out = rec[0]
     lay = out._fk
-    if out is not result or lay is None or lay.fast is None or compute is _dtype.bool_:
+    if lay is None or lay.fast is None or compute is _dtype.bool_:
         return None
     fast = lay.fast
     key = lay.runtime.dispatch_key
@@ -198,22 +201,30 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     if (op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT)
             or getattr(P, prim).resolve(key) is not fast.kernels.get(prim)):
         return None
+    dims = None
     if prim_kwargs:
-        if list(prim_kwargs) != ["rounding_mode"]:
-            return None
-        mode = prim_kwargs["rounding_mode"]
-        if mode is not None:
-            prim = _PRIM_VARIANTS.get((prim, mode))
-            if prim is None:
+        if "dims" in prim_kwargs:  # a reduction: its result is `out` reshaped
+            dims = prim_kwargs["dims"]
+            lay = _interned(tuple(result._shape), out_dtype, result._device)
+            if (lay is None or result._storage is not out._storage or result._offset
+                    or result._stride != lay.stride):
                 return None
+        elif list(prim_kwargs) == ["rounding_mode"]:
+            mode = prim_kwargs["rounding_mode"]
+            if mode is not None:
+                prim = _PRIM_VARIANTS.get((prim, mode))
+                if prim is None:
+                    return None
+        else:
+            return None
+    elif out is not result:
+        return None
     node = None
-    if grad:
-        node = _node_recipe(op, args, result)
+    if result.requires_grad:  # (a bool or integer result records nothing)
+        node = _node_recipe(op, args, result) if grad else None
         if node is None:
             return None
-    elif result.requires_grad:
-        return None
-    native = _native(fast, prim, operands, args, compute, out_dtype, lay)
+    native = _native(fast, prim, operands, args, compute, out_dtype, lay, dims)
     if native is None:
         return None
     return (native, lay, node)
@@ -226,20 +237,66 @@ def _position(x: Any, args: tuple[Any, ...]) -> int | None:
     return None
 
 
+def _address(t: Tensor) -> int:
+    return t._storage._ptr + t._offset * t._dtype.itemsize
+
+
 def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
-            compute: _dtype.dtype, out_dtype: _dtype.dtype, lay: Any
+            compute: _dtype.dtype, out_dtype: _dtype.dtype, lay: Any, dims: Any
             ) -> Callable[[tuple[Any, ...]], Any] | None:
     """The allocate-and-run call of the record: a function of the call's arguments that
     returns the output's memory, or None when the backend leaves the call to its kernels."""
-    if out_dtype is not compute:
-        return None
-    dcode = lay.dcode
     tensors = [o for o in operands if o.__class__ is Tensor]
-    if any(t._dtype is not compute for t in tensors):
-        return None
     places = [_position(t, args) for t in tensors]
-    if None in places or len(operands) not in (1, 2):
+    if not tensors or None in places or len(operands) > 2:
         return None
+    codes = fast.dtype_codes
+    prepare = getattr(fast, "prepare", None)
+    if dims is not None:  # a reduction of an argument in its own dtype
+        (x,) = tensors
+        (i,) = places
+        if x._dtype is not compute or prepare is None or codes.get(x._dtype) is None:
+            return None
+        reduce = prepare(prim, lay.dcode, codes[compute], x._shape, lay.nbytes, [x._stride],
+                         list(dims))
+        if reduce is None:
+            return None
+        return lambda args: reduce(_address(args[i]))
+    if out_dtype is compute and all(t._dtype is compute for t in tensors):
+        served = _same_dtype(fast, prim, operands, tensors, places, compute, lay)
+        if served is not None:
+            return served
+    if prepare is None or codes.get(compute) is None:
+        return None
+    if len(operands) == 1:  # a unary op of a strided tensor, or one with another out dtype
+        (x,) = tensors
+        (i,) = places
+        if x._dtype is not compute:
+            return None
+        unary = prepare(prim, lay.dcode, codes[compute], lay.shape, lay.nbytes,
+                        [_expanded(x._shape, x._stride, lay.shape)])
+        if unary is None:
+            return None
+        return lambda args: unary(_address(args[i]))
+    if len(tensors) != 2:
+        return None
+    if out_dtype is not compute:  # a comparison: two operands of one dtype
+        if any(t._dtype is not compute for t in tensors):
+            return None
+        compare = prepare(prim, lay.dcode, codes[compute], lay.shape, lay.nbytes,
+                          [_expanded(t._shape, t._stride, lay.shape) for t in tensors])
+        if compare is None:
+            return None
+        i, j = places
+        return lambda args: compare(_address(args[i]), _address(args[j]))
+    return _converted_binary(fast, prepare, prim, tensors, places, compute, lay)
+
+
+def _same_dtype(fast: Any, prim: str, operands: list[Any], tensors: list[Tensor],
+                places: list[Any], compute: _dtype.dtype, lay: Any) -> Any:
+    """The one-call entry points of operands already in the output's dtype: a contiguous
+    unary op, a tensor and a Python number, a broadcast binary op of any strides."""
+    dcode = lay.dcode
     nbytes, numel = lay.nbytes, lay.numel
     if len(operands) == 1:
         code = fast.unary_ops.get(prim)
@@ -271,8 +328,10 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
     i, j = places
     itemsize = compute.itemsize
     shape = lay.shape
-    bplan = fast.broadcast_plan(code, dcode, nbytes, shape, _expanded(tensors[0], shape),
-                                _expanded(tensors[1], shape))
+    a, b = tensors
+    bplan = fast.broadcast_plan(code, dcode, nbytes, shape,
+                                _expanded(a._shape, a._stride, shape),
+                                _expanded(b._shape, b._stride, shape))
     binary_plan = fast.binary_plan
 
     def run_binary(args: tuple[Any, ...]) -> Any:
@@ -283,12 +342,58 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
     return run_binary
 
 
-def _expanded(t: Tensor, shape: tuple[int, ...]) -> list[int]:
-    """``t``'s element strides broadcast to ``shape`` (0 on the dimensions it is expanded on)."""
-    lead = len(shape) - len(t._shape)
+def _converted_binary(fast: Any, prepare: Any, prim: str, tensors: list[Tensor],
+                      places: list[Any], compute: _dtype.dtype, lay: Any) -> Any:
+    """A binary op whose operands the generic path converted to ``compute`` first (float32 +
+    float64): each converted into a temporary block (the backend's cast, as the generic
+    path's ``to_dtype``), then the broadcast op."""
+    code = fast.binary_ops.get(prim)
+    if code is None:
+        return None
+    shape = lay.shape
+    converters = []
+    strides = []
+    for t in tensors:
+        if t._dtype is compute:
+            converters.append(None)
+            strides.append(_expanded(t._shape, t._stride, shape))
+            continue
+        src = fast.dtype_codes.get(t._dtype)
+        numel = 1
+        for size in t._shape:
+            numel *= size
+        convert = None if src is None else prepare(
+            "copy", lay.dcode, src, t._shape, numel * compute.itemsize, [t._stride])
+        if convert is None:
+            return None
+        converters.append(convert)
+        dense = _interned(tuple(t._shape), compute, t._device)
+        if dense is None:
+            return None
+        strides.append(_expanded(t._shape, dense.stride, shape))
+    bplan = fast.broadcast_plan(code, lay.dcode, lay.nbytes, shape, *strides)
+    binary_plan = fast.binary_plan
+    i, j = places
+    ca, cb = converters
+
+    def run_converted(args: tuple[Any, ...]) -> Any:
+        # the temporary blocks live until the op has read them
+        a = ca(_address(args[i])) if ca is not None else None
+        b = cb(_address(args[j])) if cb is not None else None
+        if (ca is not None and a is None) or (cb is not None and b is None):
+            return None
+        return binary_plan(bplan, a.ptr if a is not None else _address(args[i]),
+                           b.ptr if b is not None else _address(args[j]))
+    return run_converted
+
+
+def _expanded(shape: tuple[int, ...], stride: tuple[int, ...],
+              full: tuple[int, ...]) -> list[int]:
+    """Element strides ``stride`` of ``shape`` broadcast to ``full`` (0 where expanded)."""
+    lead = len(full) - len(shape)
     strides = [0] * lead
-    for size, full, st in zip(t._shape, shape[lead:], t._stride):
-        strides.append(st if size == full else 0)
+    for size, target, st in zip(shape, full[lead:], stride):
+        strides.append(st if size == target else 0)
     return strides
 
 

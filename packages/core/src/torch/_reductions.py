@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from . import _config, _dispatch, _dtype, _fast
+from . import _config, _dispatch, _dtype, _fast, _plan
 from ._alloc import P, check_dtype, new_tensor
 from ._convert import scalar_type_name, to_dtype, write_out
 from ._promotion import result_type
@@ -155,7 +155,10 @@ def _reduce(prim: str, x: Tensor, dims: list[int], dt: _dtype.dtype, keepdim: bo
     """One reduction primitive over ``dims`` into a fresh ``dt`` tensor."""
     out = new_tensor(_kept(x._shape, dims), dt, x._device)
     getattr(P, prim)(out, x, dims)
-    return _drop(out, dims, keepdim)
+    result = _drop(out, dims, keepdim)
+    if _plan.recording is not None:  # the dispatcher is planning this call
+        _plan.note(prim, [x], x._dtype, dt, {"dims": dims}, out)
+    return result
 
 
 def _require_nonempty(name: str, x: Tensor, dims: list[int], dim_given: bool,
@@ -405,6 +408,10 @@ def _define_aten() -> dict[str, _dispatch.Operator]:
 
 
 ATEN = _define_aten()
+# Kernels decided by the call signature alone (they read no tensor values): the dispatcher
+# may replay their plans (torch._plan).
+_plan.enable(*(ATEN[n] for n in ("sum.dim_IntList", "prod.dim_int", "amax", "amin", "any.dims",
+                                 "all.dims")))
 
 
 # -- sums, products, means -----------------------------------------------------------------
