@@ -1,9 +1,10 @@
 """``torch.linalg``: norms, decompositions, solvers and products of matrices.
 
 Norms are operators over primitives (``linalg_vector_norm``) and composites of it. The
-decompositions (inv, det, slogdet, solve, cholesky, qr, svd, eigh, lstsq...) compute on a host
-copy with numpy's LAPACK bindings, in the input's precision, batch by batch, and return new
-tensors on the input's device. The signs of singular and eigen vectors are LAPACK's, which
+decompositions (inv, det, slogdet, solve, cholesky, qr, svd, eigh, lstsq...) are aten operators
+whose kernels compute on a host copy with numpy's LAPACK bindings, in the input's precision,
+batch by batch, and return new tensors on the input's device; their Meta kernels lay out the
+same results without values. The signs of singular and eigen vectors are LAPACK's, which
 PyTorch leaves implementation-defined too.
 """
 
