@@ -277,7 +277,8 @@ def test_from_numpy_errors_and_warning():
     with pytest.raises(TypeError, match=r"expected np\.ndarray"):
         torch.from_numpy([1])
     with pytest.raises(TypeError, match="can't convert"):
-        torch.from_numpy(np.zeros(2, dtype=np.uint16))
+        torch.from_numpy(np.zeros(2, dtype=np.longdouble))
+    assert torch.from_numpy(np.zeros(2, dtype=np.uint16)).dtype is torch.uint16  # PyTorch 2.3+
     odd = np.ndarray((3,), np.int32, np.zeros(13, np.uint8).data, 1, (3,))
     with pytest.raises(ValueError, match="multiple of the element byte size"):
         torch.from_numpy(odd)

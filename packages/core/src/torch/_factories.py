@@ -344,7 +344,7 @@ def _np_to_dtype(npdt: np.dtype) -> _dtype.dtype:
     if dt is None:
         raise TypeError(f"can't convert np.ndarray of type numpy.{np.dtype(npdt).name}. The only "
                         "supported types are: float64, float32, float16, complex64, complex128, "
-                        "int64, int32, int16, int8, uint8, and bool.")
+                        "int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
     return dt
 
 
