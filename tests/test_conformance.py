@@ -297,7 +297,13 @@ def test_the_suite_passes_on_the_toy_device(toy, tmp_path):
     assert "native:" in proc.stdout and "cpu fallback:" in proc.stdout
 
 
-def test_the_toy_devices_missing_bfloat16_is_caught(toy, tmp_path):
+def test_the_toy_devices_declined_bfloat16_is_served_by_the_fallback_else_caught(
+        toy, tmp_path, monkeypatch):
+    # The toy's add declines bfloat16 (contract.Decline): the CPU fallback serves the case...
+    proc = run_pytest(tmp_path, "--torch-backend=toy", "-q", "-k", "prims::add[bfloat16]")
+    assert proc.returncode == 0 and "1 passed" in proc.stdout
+    # ...and with the fallback turned off, the suite reports the case the device lacks.
+    monkeypatch.setenv("TORCH_DEVICE_CPU_FALLBACK", "0")
     proc = run_pytest(tmp_path, "--torch-backend=toy", "-q", "-k", "prims::add[bfloat16]")
     assert proc.returncode == 1
-    assert "the toy device has no bfloat16 kernels" in proc.stdout
+    assert "prims::add" in proc.stdout and "TORCH_DEVICE_CPU_FALLBACK=0" in proc.stdout
