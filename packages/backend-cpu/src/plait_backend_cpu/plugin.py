@@ -25,7 +25,8 @@ hookimpl = pluggy.HookimplMarker("torch")
 
 DEVICE_TYPE = "cpu"
 DISTRIBUTION = "plait-backend-cpu"
-CAPABILITIES = frozenset({"host_accessible", "float64"})
+CAPABILITIES = frozenset({"host_accessible", "float64", "amp"})
+AMP_DTYPES = ("bfloat16", "float16")  # autocast's default first, as PyTorch's CPU autocast
 
 
 def native() -> ModuleType:
@@ -48,6 +49,7 @@ def torch_backend_info(device_type: str) -> BackendInfo | None:
         distribution=DISTRIBUTION,
         version=__version__,
         capabilities=CAPABILITIES,
+        amp_dtypes=AMP_DTYPES,
     )
 
 

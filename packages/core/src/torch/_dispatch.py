@@ -1,8 +1,13 @@
 """The dispatcher: one table per operator, keyed by dispatch key, consulted in priority order.
 
-Keys, highest priority first: ``Python`` (dispatch modes: tracing, fake tensors,
-``TorchDispatchMode``), ``Autocast``, ``Autograd``, then one backend key per device type
-(``CPU``, ``CUDA``, ``NPU``...) and ``Meta``. Alias keys fill gaps in a backend's column:
+Keys, highest priority first: ``Autocast`` (kernels registered by :mod:`torch.amp` cast the
+inputs of listed ops inside ``torch.autocast``), ``Autograd``, ``Python`` (dispatch modes:
+tracing, fake tensors, ``TorchDispatchMode``; and tensor subclasses defining
+``__torch_dispatch__``; below autograd, as in PyTorch), then one backend key per device type
+(``CPU``, ``CUDA``, ``NPU``...) and ``Meta``. The Autocast and Python keys cost nothing until
+used: a call reads ``_config.state.keys_active``, non-zero only while an autocast region or
+dispatch mode is active or a ``__torch_dispatch__`` class exists. Alias keys fill gaps in a
+backend's column:
 ``CompositeExplicitAutograd`` (one backend-agnostic kernel) and ``CompositeImplicitAutograd``
 (written in other ops; autograd comes through the decomposition).
 

@@ -311,7 +311,7 @@ def _builtin_runtime(device_type: str) -> Runtime:
     from .. import _refs  # noqa: F401  (registers the reference CPU kernels)
 
     return Runtime("cpu", "CPU", _storage.HostAllocator(), None,
-                   frozenset(("host_accessible", "float64")))
+                   frozenset(("host_accessible", "float64", "amp")))
 
 
 def capabilities(device_type: str) -> frozenset[str]:
@@ -322,8 +322,23 @@ def capabilities(device_type: str) -> frozenset[str]:
     if plugin is not None and plugin.info is not None:
         return plugin.info.capabilities
     if device_type == "cpu":
-        return frozenset(("host_accessible", "float64"))
+        return frozenset(("host_accessible", "float64", "amp"))
     return frozenset()
+
+
+# What autocast may use on the devices core serves itself (its reference kernels compute both).
+_BUILTIN_AMP_DTYPES = {"cpu": ("bfloat16", "float16")}
+
+
+def amp_dtypes(device_type: str) -> tuple[str, ...]:
+    """The dtype names autocast may use on a device type, its default first; empty when its
+    backend does not declare the ``"amp"`` capability."""
+    if "amp" not in capabilities(device_type):
+        return ()
+    plugin = _plugins.get(device_type)
+    if plugin is not None and plugin.info is not None:
+        return tuple(plugin.info.amp_dtypes)
+    return _BUILTIN_AMP_DTYPES.get(device_type, ())
 
 
 def dispatch_key(device_type: str) -> str:

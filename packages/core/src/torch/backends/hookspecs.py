@@ -60,7 +60,8 @@ class BackendInfo:
         device-type strings. Core reads ``"host_accessible"`` (device memory can be viewed by
         numpy through the buffer protocol, so no copies are needed to reach the host),
         ``"float64"`` (double precision supported) and ``"amp"`` (autocast supported).
-    :param amp_dtypes: dtype names autocast may use on this device (``("float16", "bfloat16")``).
+    :param amp_dtypes: dtype names autocast may use on this device, its default first
+        (``("float16", "bfloat16")``).
     """
 
     device_type: str

@@ -38,3 +38,12 @@ class Stream:
 
 def current_stream(device: Any = None) -> Stream:
     return Stream()
+
+
+def __getattr__(name: str) -> Any:
+    """``torch.cpu.amp`` on first access (it loads the op surface)."""
+    if name == "amp":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.amp")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

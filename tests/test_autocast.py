@@ -1,0 +1,175 @@
+"""``torch.autocast`` through the dispatcher's Autocast key, checked against explicit casts."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Any
+
+import pytest
+
+import torch
+import torch.nn.functional as F
+from torch import _config
+from torch.utils._python_dispatch import TorchDispatchMode
+
+BF16, F16, F32, F64 = torch.bfloat16, torch.float16, torch.float32, torch.float64
+
+
+def ints(*shape: int, seed: int = 0) -> torch.Tensor:
+    """Small integers as float32: exact in bfloat16 and float16, so products compare exactly."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(-3, 4, shape, generator=g).to(F32)
+
+
+def test_the_registry_answers_what_cpu_supports() -> None:
+    assert torch.amp.is_autocast_available("cpu")
+    assert torch.get_autocast_dtype("cpu") is BF16  # PyTorch's CPU default
+    assert not torch.amp.is_autocast_available("meta")
+    with pytest.raises(RuntimeError, match="unsupported autocast device_type 'meta'"):
+        torch.autocast("meta")
+
+
+def test_lower_precision_ops_cast_their_inputs_down() -> None:
+    a, b = ints(4, 3), ints(3, 5, seed=1)
+    batch, batch2 = ints(2, 4, 3, seed=2), ints(2, 3, 5, seed=3)
+    bias = ints(4, 5, seed=4)
+    with torch.autocast("cpu"):
+        results = {
+            "matmul": a @ b,
+            "mm": torch.mm(a, b),
+            "bmm": torch.bmm(batch, batch2),
+            "addmm": torch.addmm(bias, a, b),
+            "baddbmm": torch.baddbmm(bias, batch, batch2),
+        }
+    expected = {
+        "matmul": a.to(BF16) @ b.to(BF16),
+        "mm": torch.mm(a.to(BF16), b.to(BF16)),
+        "bmm": torch.bmm(batch.to(BF16), batch2.to(BF16)),
+        "addmm": torch.addmm(bias.to(BF16), a.to(BF16), b.to(BF16)),
+        "baddbmm": torch.baddbmm(bias.to(BF16), batch.to(BF16), batch2.to(BF16)),
+    }
+    for name, got in results.items():
+        assert got.dtype is BF16, name
+        assert torch.equal(got, expected[name]), name
+
+
+def test_convolution_and_linear_run_in_the_autocast_dtype() -> None:
+    x, w, bias = ints(1, 2, 5, 5), ints(3, 2, 3, 3, seed=1), ints(3, seed=2)
+    lin_w = ints(4, 6, seed=3)
+    with torch.autocast("cpu", dtype=F16):
+        conv = F.conv2d(x, w, bias)
+        lin = F.linear(ints(2, 6, seed=4), lin_w)
+    assert conv.dtype is F16 and lin.dtype is F16
+    assert torch.equal(conv, F.conv2d(x.to(F16), w.to(F16), bias.to(F16)))
+    assert torch.equal(lin, F.linear(ints(2, 6, seed=4).to(F16), lin_w.to(F16)))
+
+
+def test_fp32_ops_cast_half_precision_inputs_up() -> None:
+    x = torch.tensor([[0.5, -1.25], [2.0, 0.75]], dtype=BF16)
+    with torch.autocast("cpu"):
+        exp, total, soft, logs = x.exp(), x.sum(), torch.softmax(x, 1), torch.log_softmax(x, 1)
+        power = x.pow(2)
+    assert all(t.dtype is F32 for t in (exp, total, soft, logs, power))
+    up = x.to(F32)
+    assert torch.equal(exp, up.exp()) and torch.equal(total, up.sum())
+    assert torch.equal(soft, torch.softmax(up, 1)) and torch.equal(logs, torch.log_softmax(up, 1))
+    assert torch.equal(power, up.pow(2))
+
+
+def test_unlisted_ops_float64_and_other_devices_are_left_alone() -> None:
+    a, d = ints(2, 2), ints(2, 2).to(F64)
+    with torch.autocast("cpu"):
+        assert (a + a).dtype is F32  # not listed: ordinary promotion
+        assert (d @ d).dtype is F64  # float64 is never cast
+        assert (d.exp()).dtype is F64
+        assert torch.equal(a.to(BF16) + a, a.to(BF16).to(F32) + a)
+
+
+def test_nesting_disabling_and_the_decorator() -> None:
+    a = ints(2, 2)
+    with torch.autocast("cpu"):
+        with torch.autocast("cpu", enabled=False):
+            assert not torch.is_autocast_enabled("cpu")
+            assert (a @ a).dtype is F32
+        with torch.autocast("cpu", dtype=F16):
+            assert (a @ a).dtype is F16 and torch.get_autocast_dtype("cpu") is F16
+        assert torch.is_autocast_enabled("cpu") and (a @ a).dtype is BF16
+        assert torch.get_autocast_dtype("cpu") is BF16
+    assert not torch.is_autocast_enabled("cpu") and (a @ a).dtype is F32
+
+    @torch.autocast("cpu")
+    def product(x: torch.Tensor) -> torch.Tensor:
+        return x @ x
+
+    assert product(a).dtype is BF16 and (a @ a).dtype is F32
+
+
+def test_costs_nothing_outside_a_region() -> None:
+    before = (_config.state.keys_active, _config.state.modes_active)
+    with torch.autocast("cpu"):
+        inside = (_config.state.keys_active, _config.state.modes_active)
+    assert inside == (before[0] + 1, before[1] + 1)
+    assert (_config.state.keys_active, _config.state.modes_active) == before
+
+
+def test_gradients_come_back_in_the_inputs_dtype() -> None:
+    x = ints(3, 4)
+    w = ints(4, 2, seed=1).requires_grad_()
+    with torch.autocast("cpu"):
+        out = x @ w
+    assert out.dtype is BF16
+    out.float().sum().backward()
+    assert w.grad.dtype is F32
+    # d(sum(x @ w))/dw = x^T @ ones, computed in bfloat16 and cast back
+    expected = (x.to(BF16).t() @ torch.ones(3, 2, dtype=BF16)).to(F32)
+    assert torch.equal(w.grad, expected)
+
+
+class CastCounter(TorchDispatchMode):
+    def __init__(self) -> None:
+        self.casts = 0
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        if func is torch.ops.aten._to_copy.default:
+            self.casts += 1
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("cache_enabled", [True, False])
+def test_weight_casts_are_cached_within_a_region(cache_enabled: bool) -> None:
+    weight = ints(3, 3).requires_grad_()
+    x = ints(2, 3, seed=1)
+    with torch.autocast("cpu", cache_enabled=cache_enabled), CastCounter() as counter:
+        x @ weight
+        x @ weight
+    # x is cast in both calls; the leaf weight once when cached, twice when not
+    assert counter.casts == (3 if cache_enabled else 4)
+
+
+def test_an_unsupported_dtype_warns_and_disables() -> None:
+    with pytest.warns(UserWarning, match="not supported"):
+        region = torch.autocast("cpu", dtype=F64)
+    with region:
+        assert not torch.is_autocast_enabled("cpu")
+        assert (ints(2, 2) @ ints(2, 2)).dtype is F32
+
+
+def test_autocast_is_per_thread() -> None:
+    seen: list[torch.dtype] = []
+    a = ints(2, 2)
+    with torch.autocast("cpu"):
+        worker = threading.Thread(target=lambda: seen.append((a @ a).dtype))
+        worker.start()
+        worker.join()
+        assert (a @ a).dtype is BF16
+    assert seen == [F32]
+
+
+def test_the_deprecated_cpu_spelling() -> None:
+    with pytest.warns(FutureWarning, match="torch.amp.autocast"):
+        region = torch.cpu.amp.autocast()
+    with warnings.catch_warnings(), region:
+        assert (ints(2, 2) @ ints(2, 2)).dtype is BF16
+    assert torch.amp.autocast is torch.autocast
