@@ -13,7 +13,7 @@ from ._alloc import P, check_dtype, check_shape, device_of, finish_factory, new_
 from ._convert import to_device, to_dtype, write_out
 from ._device import device as _device
 from ._promotion import scalar_dtype
-from ._tensor import Tensor, _shape_arg, storage_extent
+from ._tensor import Size, Tensor, _shape_arg, sizes_or_keyword, storage_extent
 
 __all__ = ["empty", "empty_like", "empty_strided", "full", "full_like", "ones", "ones_like",
            "tensor", "zeros", "zeros_like"]
@@ -411,16 +411,25 @@ def from_host(host: np.ndarray, dt: _dtype.dtype, dev: _device) -> Tensor:
 
 
 def legacy_tensor_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
-    """``torch.Tensor(2, 3)`` (uninitialised float) or ``torch.Tensor([1, 2])`` (data)."""
+    """``torch.Tensor(2, 3)``, ``torch.Tensor(torch.Size([2, 3]))`` or ``torch.Tensor(size=(2,
+    3))`` (uninitialised float), ``torch.Tensor([1, 2])`` (data), ``torch.Tensor()`` (shape
+    ``(0,)``). ``dtype`` is ``Tensor.new``'s (the default dtype otherwise)."""
     device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None) or _config.get_default_dtype()
+    size = kwargs.pop("size", None)
     if kwargs:
         raise TypeError(f"Tensor(): unexpected keyword arguments {sorted(kwargs)}")
-    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
-        t = tensor(args[0], dtype=_config.get_default_dtype(), device=device)
+    if size is not None:
+        args = sizes_or_keyword(args, size, "Tensor", "size")
+    if not args:
+        t = empty(0, dtype=dtype, device=device)
+    elif len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)) and \
+            not (size is not None or isinstance(args[0], Size)):  # a Size is a size, as in PyTorch
+        t = tensor(args[0], dtype=dtype, device=device)
     elif len(args) == 1 and isinstance(args[0], Tensor):
         return args[0].detach()
     else:
-        t = empty(*args, device=device)
+        t = empty(*args, dtype=dtype, device=device)
     if cls is not Tensor:
         t = _rewrap(t, cls)
     return t

@@ -20,7 +20,7 @@ from ._alloc import P, new_tensor
 from ._convert import clone, copy_, write_out
 from ._device import device as _device
 from ._promotion import broadcast_shapes
-from ._tensor import Tensor, _shape_arg, wrap_dim
+from ._tensor import Tensor, _shape_arg, sizes_or_keyword, wrap_dim
 from ._view_ops import ATEN as VIEWS
 
 __all__ = [
@@ -512,8 +512,9 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     return clone(input)
 
 
-def _repeat_method(self: Tensor, *sizes: Any) -> Tensor:
+def _repeat_method(self: Tensor, *sizes: Any, repeats: Any = None) -> Tensor:
     """Tensor.repeat: tile the tensor ``sizes[i]`` times along each dim (a copy)."""
+    sizes = sizes_or_keyword(sizes, repeats, "repeat", "repeats")
     return ATEN["repeat"](self, list(_shape_arg(sizes)))
 
 
@@ -527,7 +528,11 @@ def tile(input: Tensor, dims: Any) -> Tensor:
     return ATEN["repeat"](input, reps)
 
 
-def _tile_method(self: Tensor, *dims: Any) -> Tensor:
+def _tile_method(self: Tensor, *dims: Any, **kwargs: Any) -> Tensor:
+    if kwargs:  # tile(dims=...): a keyword that is also the varargs' name
+        if set(kwargs) != {"dims"}:
+            raise TypeError(f"tile() got an unexpected keyword argument '{min(kwargs)}'")
+        dims = sizes_or_keyword(dims, kwargs["dims"], "tile", "dims")
     return tile(self, _shape_arg(dims))
 
 
@@ -583,6 +588,24 @@ def _repeat_indices(repeats: Tensor) -> Tensor:
 def broadcast_to(input: Tensor, size: Any) -> Tensor:
     """A view of ``input`` expanded (stride 0) to ``size``."""
     return check_tensor(input, "broadcast_to").expand(_shape_arg((size,)))
+
+
+def _broadcast_to_method(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
+    return self.expand(_shape_arg(sizes_or_keyword(sizes, size, "broadcast_to", "size")))
+
+
+def _sum_to_size_method(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
+    """Tensor.sum_to_size: sum over the dims that broadcasting ``size`` to ``self``'s shape
+    would expand, giving a tensor of ``size``."""
+    shape = _shape_arg(sizes_or_keyword(sizes, size, "sum_to_size", "size"))
+    lead = self.ndim - len(shape)
+    if lead < 0 or any(n not in (1, m) for n, m in zip(shape, self._shape[lead:])):
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size "
+                           f"{{{list(self._shape)}}}.")
+    dims = [*range(lead), *(lead + i for i, n in enumerate(shape)
+                            if n == 1 and self._shape[lead + i] != 1)]
+    out = self.sum(dims, keepdim=True) if dims else self
+    return out.reshape(shape) if lead else out
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
@@ -758,7 +781,8 @@ METHODS: dict[str, Any] = {
     "repeat": _repeat_method,
     "tile": _tile_method,
     "repeat_interleave": repeat_interleave,
-    "broadcast_to": broadcast_to,
+    "broadcast_to": _broadcast_to_method,
+    "sum_to_size": _sum_to_size_method,
     "ravel": ravel,
     "narrow_copy": narrow_copy,
     "select_scatter": select_scatter,

@@ -190,6 +190,14 @@ def allocate(nbytes: int, dev: _device) -> UntypedStorage:
 _STORAGE_MAX = 2**63 - 1  # bytes: what a signed 64-bit size holds, PyTorch's limit too
 
 
+def grow(storage: UntypedStorage, nbytes: int) -> None:
+    """Enlarge ``storage`` in place to ``nbytes`` (its bytes kept, the new ones
+    uninitialised), as ``Tensor.resize_`` does: every tensor over it sees the new memory."""
+    fresh = allocate(nbytes, storage._device)
+    write_bytes(fresh, 0, read_bytes(storage, 0, storage._nbytes))
+    storage._setup(fresh._handle, nbytes, storage._device, storage._runtime)
+
+
 def contiguous_nbytes(shape: tuple[int, ...], itemsize: int) -> int:
     """The bytes of a contiguous tensor of ``shape``; PyTorch's RuntimeError when the product
     overflows 64 bits (in the order of the sizes, as PyTorch multiplies them), before an

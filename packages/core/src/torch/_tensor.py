@@ -110,6 +110,17 @@ def check_no_internal_overlap(t: Tensor) -> None:
                            "tensor before performing the operation.")
 
 
+def check_no_internal_overlap(t: Tensor) -> None:
+    """Refuse a write into ``t`` when several of its elements share one memory location (a
+    broadcast dimension: size > 1, stride 0), which would leave the result depending on the
+    order of the writes. Like PyTorch, only this sure case is checked; callers test
+    ``0 in t._stride`` first, so the common layouts pay nothing more."""
+    if any(st == 0 and n > 1 for n, st in zip(t._shape, t._stride)) and 0 not in t._shape:
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+
+
 def wrap_dim(dim: Any, ndim: int) -> int:
     """Map a possibly negative ``dim`` into ``[0, ndim)``; 0-d tensors accept -1 and 0."""
     try:
@@ -142,6 +153,25 @@ def _shape_arg(args: tuple[Any, ...]) -> tuple[int, ...]:
             raise TypeError(f"expected a sequence of integers for a size, but got an element "
                             f"of type {type(s).__name__}") from None
     return tuple(out)
+
+
+def sizes_or_keyword(args: tuple[Any, ...], value: Any, fn: str, keyword: str
+                     ) -> tuple[Any, ...]:
+    """The sizes of ``f(*sizes)`` or ``f(keyword=sizes)`` (``view(size=...)``,
+    ``permute(dims=...)``), for :func:`_shape_arg`; not both."""
+    if value is None:
+        return args
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument '{keyword}'")
+    return (value,)
+
+
+def _only_keyword(kwargs: dict[str, Any], fn: str, keyword: str) -> Any:
+    """The value of ``keyword``, the one keyword ``fn`` takes besides its varargs."""
+    unexpected = set(kwargs) - {keyword}
+    if unexpected:
+        raise TypeError(f"{fn}() got an unexpected keyword argument '{min(unexpected)}'")
+    return kwargs[keyword]
 
 
 class Tensor:
@@ -425,7 +455,9 @@ class Tensor:
     def as_strided(self, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
         return _A.as_strided(self, tuple(size), tuple(stride), storage_offset)
 
-    def view(self, *shape: Any) -> Tensor:
+    def view(self, *shape: Any, size: Any = None) -> Tensor:
+        if size is not None:
+            shape = sizes_or_keyword(shape, size, "view", "size")
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
             return _A.view_dtype(self, shape[0])
         return _A.view(self, _shape_arg(shape))
@@ -433,7 +465,10 @@ class Tensor:
     def view_as(self, other: Tensor) -> Tensor:
         return _A.view(self, other._shape)
 
-    def reshape(self, *shape: Any) -> Tensor:
+    def reshape(self, *shape: Any, **kwargs: Any) -> Tensor:
+        if kwargs:  # reshape(shape=...): a keyword that is also the varargs' name
+            shape = sizes_or_keyword(shape, _only_keyword(kwargs, "reshape", "shape"),
+                                     "reshape", "shape")
         return _A.reshape(self, _shape_arg(shape))
 
     def reshape_as(self, other: Tensor) -> Tensor:
@@ -445,7 +480,10 @@ class Tensor:
     def unflatten(self, dim: int, sizes: Any) -> Tensor:
         return _A.unflatten(self, dim, _shape_arg((sizes,)))
 
-    def permute(self, *dims: Any) -> Tensor:
+    def permute(self, *dims: Any, **kwargs: Any) -> Tensor:
+        if kwargs:  # permute(dims=...): a keyword that is also the varargs' name
+            dims = sizes_or_keyword(dims, _only_keyword(kwargs, "permute", "dims"), "permute",
+                                    "dims")
         return _A.permute(self, _shape_arg(dims))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
@@ -468,7 +506,9 @@ class Tensor:
                                f"Got {len(self._shape)}-D tensor.")
         return _A.transpose(self, -2, -1)
 
-    def expand(self, *sizes: Any) -> Tensor:
+    def expand(self, *sizes: Any, size: Any = None) -> Tensor:
+        if size is not None:
+            sizes = sizes_or_keyword(sizes, size, "expand", "size")
         return _A.expand(self, _shape_arg(sizes))
 
     def expand_as(self, other: Tensor) -> Tensor:

@@ -5,12 +5,41 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _dtype, _fast, _tensor
+from . import _dtype, _fast, _storage, _tensor
+from ._alloc import check_shape
 from ._arith import _aten_add, _aten_mul, add, inplace_method, mul, sum
 from ._convert import clone, contiguous, copy_, fill_, is_nonzero, item, numpy, to, tolist, zero_
 from ._device import device as _device
-from ._factories import _rewrap, empty, full, ones, tensor, zeros
-from ._tensor import Tensor
+from ._factories import _rewrap, empty, empty_strided, full, ones, tensor, zeros
+from ._tensor import Size, Tensor, _shape_arg, contiguous_strides, sizes_or_keyword
+
+
+def _resize_(self: Tensor, *sizes: Any, size: Any = None, memory_format: Any = None) -> Tensor:
+    """``Tensor.resize_``: ``self`` takes the shape ``sizes`` (contiguous, unless it has that
+    shape already) over its storage, which grows in place when too small (old bytes kept, new
+    elements uninitialised; the other tensors over it see the growth)."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = _shape_arg(sizes_or_keyword(sizes, size, "resize_", "size"))
+    check_shape(shape)
+    if shape == tuple(self._shape):
+        return self
+    size = self._dtype.itemsize
+    needed = _storage.contiguous_nbytes(shape, size)
+    if needed and self._offset * size + needed > self._storage._nbytes:
+        _storage.grow(self._storage, self._offset * size + needed)
+    self._shape, self._stride = Size(shape), contiguous_strides(shape)
+    self._fk = None  # the layout changed: no stale fast-path key
+    return self
+
+
+def _legacy_new(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``Tensor.new``: the legacy constructor (``torch.Tensor(...)``) in ``self``'s dtype and
+    device: sizes give an uninitialised tensor, a sequence gives its data."""
+    from ._factories import legacy_tensor_new
+
+    return legacy_tensor_new(Tensor, *args, **{"device": self._device, **kwargs},
+                             dtype=self._dtype)
 
 
 def _scalar_method(conv: type) -> Any:
@@ -135,12 +164,17 @@ METHODS: dict[str, Any] = {
     "__int__": _scalar_method(int),
     "__complex__": _scalar_method(complex),
     "__index__": _index,
-    "new_empty": lambda self, size, **kw: empty(size, **{"dtype": self._dtype,
+    # sizes as varargs, one sequence or size=, as torch.empty/zeros/ones take them
+    "new_empty": lambda self, *size, **kw: empty(*size, **{"dtype": self._dtype,
+                                                           "device": self._device, **kw}),
+    "new_zeros": lambda self, *size, **kw: zeros(*size, **{"dtype": self._dtype,
+                                                           "device": self._device, **kw}),
+    "new_ones": lambda self, *size, **kw: ones(*size, **{"dtype": self._dtype,
                                                          "device": self._device, **kw}),
-    "new_zeros": lambda self, size, **kw: zeros(size, **{"dtype": self._dtype,
-                                                         "device": self._device, **kw}),
-    "new_ones": lambda self, size, **kw: ones(size, **{"dtype": self._dtype,
-                                                       "device": self._device, **kw}),
+    "new_empty_strided": lambda self, size, stride, **kw: empty_strided(
+        size, stride, **{"dtype": self._dtype, "device": self._device, **kw}),
+    "new": _legacy_new,
+    "resize_": _resize_,
     "new_full": lambda self, size, fill_value, **kw: full(
         size, fill_value, **{"dtype": self._dtype, "device": self._device, **kw}),
     "new_tensor": lambda self, data, **kw: tensor(data, **{"dtype": self._dtype,
