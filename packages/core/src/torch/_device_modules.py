@@ -61,7 +61,8 @@ class _ModuleDevices:
         from .backends.devicekit import DeviceIndex
 
         self.device_type = device_type
-        self.index = DeviceIndex(device_type, self.count, require=self.require)
+        self.index = DeviceIndex(device_type, self.count, require=self.require,
+                                 current=self.current)
 
     def module(self) -> ModuleType | None:
         return _registry.device_module(self.device_type)
@@ -86,9 +87,7 @@ def _core_table(device_type: str) -> dict[str, Callable[..., Any]]:
     """What ``torch.<device_type>`` serves itself, whatever the backend's module has."""
     from .backends.devicekit import DeviceRandom
 
-    devices = _ModuleDevices(device_type)
-    index = devices.index
-    index.current = devices.current  # type: ignore[method-assign]  # the backend's current
+    index = _ModuleDevices(device_type).index
     rnd = DeviceRandom(device_type, index)
 
     def synchronize(device: Any = None) -> None:

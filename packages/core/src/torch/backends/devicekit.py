@@ -57,6 +57,8 @@ class DeviceIndex:
         :meth:`checked` before the range check. ``None``: nothing to require.
     :param activate: called with the index :meth:`set_current` makes current (the native
         ``cudaSetDevice``). ``None``: nothing to tell the device.
+    :param current: the calling thread's current device when the backend keeps it itself.
+        ``None``: this index keeps it (per thread, 0 until :meth:`set_current`).
     :param invalid: the message of an index out of range, formatted with ``device_type``,
         ``index`` and ``count``.
     """
@@ -69,8 +71,11 @@ class DeviceIndex:
         require: Callable[[], None] | None = None,
         activate: Callable[[int], None] | None = None,
         invalid: str = INVALID_INDEX,
+        current: Callable[[], int] | None = None,
     ) -> None:
         self.device_type = device_type
+        if current is not None:
+            self.current = current  # type: ignore[method-assign]
         if callable(device_count):
             self.fixed_count: int | None = None
             self._device_count = device_count
