@@ -391,3 +391,28 @@ def test_hookspec_docstrings_name_things_that_exist():
     assert "torch._prims" not in text and "_register_device_module" not in text
     assert "DESIGN.md" not in text
     assert "contract.schema" in text and "may_decline" in text
+
+
+def test_failed_plugins_device_module_raises_the_devices_error(tmp_path):
+    info = tmp_path / "crashdev-0.1.dist-info"
+    info.mkdir()
+    (info / "entry_points.txt").write_text("[torch.backends]\ncrashdev = crashdev_plugin\n")
+    (tmp_path / "crashdev_plugin.py").write_text("raise ImportError('libcrash.so.1')\n")
+    out = run_json("""
+        import json, warnings
+        warnings.simplefilter("ignore")
+        import torch
+        res = {"available": torch.crashdev.is_available()}
+        for name, call in (("sync", lambda: torch.crashdev.synchronize()),
+                           ("seed_state", lambda: torch.crashdev.get_rng_state()),
+                           ("tensor", lambda: torch.empty(1, device="crashdev"))):
+            try:
+                call()
+                res[name] = None
+            except RuntimeError as e:
+                res[name] = str(e)
+        print(json.dumps(res))
+    """, extra_path=str(tmp_path))
+    assert out["available"] is False
+    assert "failed to load" in out["tensor"] and "libcrash.so.1" in out["tensor"]
+    assert out["sync"] == out["seed_state"] == out["tensor"]
