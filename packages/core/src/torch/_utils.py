@@ -141,11 +141,7 @@ def dtype_of_storage_type(storage_type: Any) -> _dtype.dtype:
 def _install_names() -> None:
     """Make ``torch._tensor._rebuild_from_type_v2`` exist where PyTorch keeps it, so the
     pickler can name it (the facade serves ``torch.FloatStorage``... and ``torch.TypedStorage``
-    from this module lazily), and give ``Tensor`` its ``__setstate__``: the BUILD opcode of a
-    full (``weights_only=False``) unpickle then follows the rules of :func:`_set_state` too,
-    instead of ``setattr`` on whatever slot the pickle names."""
-    if "__setstate__" not in vars(Tensor):
-        Tensor.__setstate__ = _set_state  # type: ignore[attr-defined]
+    from this module lazily)."""
     tensor_mod = sys.modules["torch._tensor"]
     if "_rebuild_from_type_v2" not in vars(tensor_mod):
         # pickled as torch._tensor._rebuild_from_type_v2, where PyTorch keeps it
@@ -344,6 +340,13 @@ def _set_state(obj: Any, state: Any) -> Any:
                     f"torch.Tensor does not define can be restored, never its internal fields")
             setattr(obj, key, value)
     return check_tensor(obj) if is_tensor else obj
+
+
+# ``Tensor.__setstate__``: the BUILD opcode of any full unpickle (``weights_only=False``, plain
+# pickle) that reaches a tensor follows the rules above too, instead of ``setattr`` on whatever
+# slot the pickle names. Set here, where every pickle that rebuilds a tensor leads.
+if "__setstate__" not in vars(Tensor):
+    Tensor.__setstate__ = _set_state  # type: ignore[attr-defined]
 
 
 def _rebuild_parameter_with_state(data: Tensor, requires_grad: bool, backward_hooks: Any,

@@ -163,10 +163,17 @@ def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
     with _open_for_read(f) as fh:
         archive = _open_zip(fh)
         data = _read_record(archive, _archive_prefix(archive) + "data.pkl")
+    try:
+        return _globals_named(pickletools.genops(data))
+    except (ValueError, TypeError, struct.error, UnicodeDecodeError) as err:
+        raise pickle.UnpicklingError(f"the checkpoint's pickle is malformed: {err}") from err
+
+
+def _globals_named(ops: Iterator[Any]) -> list[str]:
     found: list[str] = []
     strings: list[str] = []
     memo: dict[Any, Any] = {}
-    for op, arg, _pos in pickletools.genops(data):
+    for op, arg, _pos in ops:
         if op.name in ("GLOBAL", "INST"):
             module, name = arg.split(" ", 1)
             full = _wo.normalise_name(module, name)
