@@ -331,7 +331,7 @@ def _factory_key(kwargs: dict[str, Any]) -> str:
     dev = kwargs.get("device") if kwargs else None
     if dev is None:
         return "CPU"
-    device_type = dev.type if hasattr(dev, "type") else str(dev).partition(":")[0]
+    device_type = getattr(dev, "_type", None) or str(dev).partition(":")[0]
     rt = _registry._runtimes.get(device_type)
     return (rt if rt is not None else _registry.runtime(device_type)).dispatch_key
 
