@@ -229,8 +229,8 @@ def test_saved_internal_fields_do_not_come_back():
 
 
 INTERNAL = ["_shape", "_stride", "_offset", "_storage", "_dtype", "_device", "_base", "_fk",
-            "data", "grad", "requires_grad", "grad_fn", "shape", "__class__", "__dict__", "add",
-            "_inference", "_output_nr", "_grad_accumulator", "_leaf_hooks"]
+            "data", "grad", "requires_grad", "grad_fn", "shape", "__class__", "__dict__", "add"]
+CORE_KEYS = ["_inference", "_output_nr", "_grad_accumulator", "_leaf_hooks", "_retains_grad"]
 
 
 def _plain_tensor() -> bytes:
@@ -259,6 +259,21 @@ def test_checkpoint_cannot_set_internal_fields(name, route):
     for weights_only in (True, False):
         with pytest.raises(pickle.UnpicklingError, match=f"sets '{name}' on a tensor"):
             load(program(pkl), {"0": FOUR_FLOATS}, weights_only=weights_only)
+
+
+@pytest.mark.parametrize("name", CORE_KEYS)
+def test_core_bookkeeping_keys_are_skipped(name):
+    # what core keeps in a tensor's __dict__ is never saved, and skipped if a file has it
+    t = torch.tensor([1.0, 2.0])
+    vars(t)[name] = 0
+    assert name.encode() not in zipfile.ZipFile(io.BytesIO(_save_bytes(t))).read(
+        "archive/data.pkl")
+    for weights_only in (True, False):
+        back = load(program(build(_plain_tensor(), dct((prim(name), prim(0)),
+                                                          (prim("note"), prim(1))))),
+                    {"0": FOUR_FLOATS}, weights_only=weights_only)
+        assert name not in vars(back) and back.note == 1
+        exercise(back)
 
 
 def test_user_attributes_are_restored():

@@ -290,7 +290,8 @@ def _rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any) -
 
 
 # What core keeps in a tensor's ``__dict__`` for itself (autograd bookkeeping, inference mode):
-# never written to a checkpoint, never taken from one.
+# never written to a checkpoint, and skipped when a file has it (files saved before this rule
+# carry ``_inference`` for tensors made under inference mode; a loaded tensor is a plain one).
 _CORE_TENSOR_KEYS = frozenset(
     ("_inference", "_output_nr", "_leaf_hooks", "_retains_grad", "_grad_accumulator"))
 
@@ -303,6 +304,19 @@ def restorable_attribute(name: Any) -> bool:
             and not hasattr(Tensor, name))
 
 
+def _check_state_name(name: Any) -> bool:
+    """Whether to restore ``name`` on a tensor: True for a user attribute, False for core's
+    bookkeeping (skipped); anything ``torch.Tensor`` defines raises."""
+    if restorable_attribute(name):
+        return True
+    if name in _CORE_TENSOR_KEYS:
+        return False
+    shown = repr(name) if isinstance(name, str) else f"a {type(name).__name__}"
+    raise pickle.UnpicklingError(
+        f"the checkpoint sets {shown} on a tensor: only Python attributes that torch.Tensor "
+        f"does not define can be restored, never its internal fields")
+
+
 def tensor_state(t: Tensor) -> dict[str, Any]:
     """The Python attributes ``torch.save`` records with ``t`` (see
     :func:`restorable_attribute`)."""
@@ -313,8 +327,9 @@ def tensor_state(t: Tensor) -> dict[str, Any]:
 def _set_state(obj: Any, state: Any) -> Any:
     """Restore Python attributes saved with a tensor (a dict, or PyTorch's
     ``(dict, slots dict)`` pair). On a tensor only :func:`restorable_attribute` names are
-    accepted (anything else raises :class:`pickle.UnpicklingError`), and the tensor is checked
-    against its storage afterwards."""
+    set (core's bookkeeping keys are skipped, any name ``torch.Tensor`` defines raises
+    :class:`pickle.UnpicklingError`), and the tensor is checked against its storage
+    afterwards."""
     if state is None:
         return obj
     setstate = getattr(type(obj), "__setstate__", None)
@@ -323,7 +338,8 @@ def _set_state(obj: Any, state: Any) -> Any:
         return check_tensor(obj) if isinstance(obj, Tensor) else obj
     if isinstance(state, tuple):
         if len(state) != 2:
-            raise pickle.UnpicklingError(f"invalid tensor state in checkpoint: {state!r}")
+            raise pickle.UnpicklingError(f"invalid tensor state in checkpoint: a tuple of "
+                                         f"{len(state)}")
         parts = state
     else:
         parts = (state, None)
@@ -332,13 +348,11 @@ def _set_state(obj: Any, state: Any) -> Any:
         if part is None:
             continue
         if not isinstance(part, dict):
-            raise pickle.UnpicklingError(f"invalid tensor state in checkpoint: {part!r}")
+            raise pickle.UnpicklingError(f"invalid tensor state in checkpoint: a "
+                                         f"{type(part).__name__}")
         for key, value in part.items():
-            if is_tensor and not restorable_attribute(key):
-                raise pickle.UnpicklingError(
-                    f"the checkpoint sets {key!r} on a tensor: only Python attributes that "
-                    f"torch.Tensor does not define can be restored, never its internal fields")
-            setattr(obj, key, value)
+            if not is_tensor or _check_state_name(key):
+                setattr(obj, key, value)
     return check_tensor(obj) if is_tensor else obj
 
 
