@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import reprlib
 import sys
 from collections import OrderedDict
 from typing import Any
@@ -135,7 +136,7 @@ def dtype_of_storage_type(storage_type: Any) -> _dtype.dtype:
 
     if storage_type is UntypedStorage:
         return _dtype.uint8
-    raise RuntimeError(f"unknown storage type in checkpoint: {storage_type!r}")
+    raise RuntimeError(f"unknown storage type in checkpoint: {shown(storage_type)}")
 
 
 def _install_names() -> None:
@@ -159,6 +160,12 @@ def _install_names() -> None:
 _INT64_LIMIT = 2**63  # sizes, strides, offsets and byte counts are int64 in PyTorch
 
 
+def shown(value: Any) -> str:
+    """``value`` for an error message: a short repr (a crafted value may be huge, or nested
+    deeper than ``repr`` can go)."""
+    return reprlib.repr(value)
+
+
 def _unwrap_storage(storage: Any) -> tuple[Any, _dtype.dtype]:
     from ._storage import UntypedStorage
 
@@ -173,7 +180,7 @@ def _unwrap_storage(storage: Any) -> tuple[Any, _dtype.dtype]:
 def _check_int_tuple(name: str, value: Any) -> tuple[int, ...]:
     if not isinstance(value, (tuple, list)) or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in value):
-        raise RuntimeError(f"invalid tensor {name} in checkpoint: {value!r}")
+        raise RuntimeError(f"invalid tensor {name} in checkpoint: {shown(value)}")
     return tuple(value)
 
 
@@ -182,7 +189,7 @@ def check_layout(nbytes: int, dt: _dtype.dtype, storage_offset: Any, size: Any,
     """``(size, stride)`` as int tuples once they, with ``storage_offset``, describe a view of
     ``dt`` elements that lies inside a storage of ``nbytes`` bytes; else a RuntimeError."""
     if not isinstance(dt, _dtype.dtype):
-        raise RuntimeError(f"invalid dtype in checkpoint: {dt!r}")
+        raise RuntimeError(f"invalid dtype in checkpoint: {shown(dt)}")
     shape = _check_int_tuple("size", size)
     strides = _check_int_tuple("stride", stride)
     if (len(shape) != len(strides) or not isinstance(storage_offset, int)
@@ -191,7 +198,7 @@ def check_layout(nbytes: int, dt: _dtype.dtype, storage_offset: Any, size: Any,
             # the contiguous strides of the shape (what an op's result gets) fit int64 too
             or math.prod(max(n, 1) for n in shape) >= _INT64_LIMIT):
         raise RuntimeError(f"invalid tensor layout in checkpoint: size {list(shape)}, stride "
-                           f"{list(strides)}, storage offset {storage_offset!r}")
+                           f"{list(strides)}, storage offset {shown(storage_offset)}")
     needed = (storage_offset + storage_extent(shape, strides)) * dt.itemsize
     if needed > nbytes:
         raise RuntimeError(
@@ -225,7 +232,7 @@ def _view_of(storage: Any, storage_offset: Any, size: Any, stride: Any,
 
 def _set_requires_grad(t: Tensor, requires_grad: Any) -> Tensor:
     if not isinstance(requires_grad, bool):
-        raise RuntimeError(f"invalid requires_grad in checkpoint: {requires_grad!r}")
+        raise RuntimeError(f"invalid requires_grad in checkpoint: {shown(requires_grad)}")
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -252,7 +259,7 @@ def _rebuild_tensor_v3(storage: Any, storage_offset: int, size: Any, stride: Any
     """``_rebuild_tensor_v2`` for dtypes without a legacy storage class (``uint16``...): the
     storage is untyped and ``dtype`` says how to read it."""
     if not isinstance(dtype, _dtype.dtype):
-        raise RuntimeError(f"invalid dtype in checkpoint: {dtype!r}")
+        raise RuntimeError(f"invalid dtype in checkpoint: {shown(dtype)}")
     return _set_requires_grad(_view_of(storage, storage_offset, size, stride, dtype),
                               requires_grad)
 
@@ -282,7 +289,7 @@ def _rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any) -
     """Rebuild an ``nn.Parameter``; without plait-nn, a tensor with ``requires_grad``."""
     check_tensor(data)
     if not isinstance(requires_grad, bool):
-        raise RuntimeError(f"invalid requires_grad in checkpoint: {requires_grad!r}")
+        raise RuntimeError(f"invalid requires_grad in checkpoint: {shown(requires_grad)}")
     param = _parameter_class()
     if param is not None:
         return check_tensor(param(data, requires_grad))

@@ -107,7 +107,8 @@ def _rebuild_from_type_v2(func: Any, new_type: Any, args: tuple[Any, ...], state
     if func not in _TENSOR_REBUILDERS or not (
             isinstance(new_type, type) and issubclass(new_type, Tensor)):
         raise pickle.UnpicklingError(
-            f"_rebuild_from_type_v2 with {func!r} and {new_type!r} is not allowed")
+            f"_rebuild_from_type_v2 with {_utils.shown(func)} and {_utils.shown(new_type)} is "
+            f"not allowed")
     if state is not None and not isinstance(state, (dict, tuple)):
         raise pickle.UnpicklingError("tensor state must be a dict")
     return _utils._rebuild_from_type_v2(func, new_type, args, state)
@@ -223,7 +224,8 @@ def _build(inst: Any, state: Any) -> None:
         _utils._set_state(inst, state)
     elif type(inst) in (collections.OrderedDict, collections.Counter):
         if not isinstance(state, dict):
-            raise pickle.UnpicklingError(f"invalid state for {type(inst).__name__}: {state!r}")
+            raise pickle.UnpicklingError(f"invalid state for {type(inst).__name__}: "
+                                         f"{_utils.shown(state)}")
         inst.__dict__.update(state)
     elif isinstance(inst, _user_types()) and not isinstance(inst, type):
         setstate = getattr(inst, "__setstate__", None)
@@ -266,8 +268,9 @@ class Unpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
         args = stack.pop()
         func = stack[-1]
         if not _may_call(func) or not isinstance(args, tuple):
-            raise pickle.UnpicklingError(f"the checkpoint calls {func!r}, which is not allowed "
-                                         f"(only allowlisted functions and classes are)")
+            raise pickle.UnpicklingError(f"the checkpoint calls {_utils.shown(func)}, which is "
+                                         f"not allowed (only allowlisted functions and classes "
+                                         f"are)")
         stack[-1] = func(*args)
 
     def load_newobj(self) -> None:
@@ -286,7 +289,8 @@ class Unpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
     @staticmethod
     def _new(cls: Any, args: Any, kwargs: dict[str, Any]) -> Any:
         if not isinstance(cls, type) or not _may_call(cls) or not isinstance(args, tuple):
-            raise pickle.UnpicklingError(f"the checkpoint creates {cls!r}, which is not allowed")
+            raise pickle.UnpicklingError(f"the checkpoint creates {_utils.shown(cls)}, which is "
+                                         f"not allowed")
         if issubclass(cls, Tensor):  # nn.Parameter: through its constructor, as PyTorch
             return cls(*args, **kwargs)
         return cls.__new__(cls, *args, **kwargs)

@@ -121,7 +121,7 @@ def _get_layout(name: str) -> Any:
     short = name.removeprefix("torch.")
     value = getattr(_layout, short, None)
     if not isinstance(value, _layout.layout):
-        raise RuntimeError(f"unknown layout in checkpoint: {name!r}")
+        raise RuntimeError(f"unknown layout in checkpoint: {_utils.shown(name)}")
     return value
 
 
@@ -475,7 +475,7 @@ class _Reader:
         if prefix + "byteorder" in archive.namelist():
             order = _read_record(archive, prefix + "byteorder").decode("latin-1").strip()
             if order not in ("little", "big"):
-                raise RuntimeError(f"Invalid checkpoint: unknown byteorder {order!r}")
+                raise RuntimeError(f"Invalid checkpoint: unknown byteorder {_utils.shown(order)}")
             swap = order != sys.byteorder
         self.swap = swap
 
@@ -631,7 +631,8 @@ def _unpickle(data: bytes, reader: _Reader, pickle_module: Any, weights_only: bo
               pickle_load_args: dict[str, Any]) -> Any:
     def persistent_load(saved_id: Any) -> Any:
         if not isinstance(saved_id, tuple) or len(saved_id) < 5:
-            raise pickle.UnpicklingError(f"unknown persistent id in checkpoint: {saved_id!r}")
+            raise pickle.UnpicklingError(f"unknown persistent id in checkpoint: "
+                                         f"{_utils.shown(saved_id)}")
         typename = saved_id[0].decode() if isinstance(saved_id[0], bytes) else saved_id[0]
         if typename != "storage":
             raise pickle.UnpicklingError(f"Unknown typename for persistent_load, expected "
@@ -639,7 +640,7 @@ def _unpickle(data: bytes, reader: _Reader, pickle_module: Any, weights_only: bo
         storage_type, key, location, numel = saved_id[1:5]
         if (not isinstance(key, str) or not isinstance(location, str)
                 or not isinstance(numel, int) or isinstance(numel, bool) or numel < 0):
-            raise pickle.UnpicklingError(f"invalid storage persistent id: {saved_id!r}")
+            raise pickle.UnpicklingError(f"invalid storage persistent id: {_utils.shown(saved_id)}")
         dt = _utils.dtype_of_storage_type(storage_type)
         if numel * dt.itemsize >= _utils._INT64_LIMIT:
             raise RuntimeError(f"invalid storage size in checkpoint: {numel} elements")
