@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import torch
-from torch import _arith, _dispatch, _elementwise, _reductions
+from torch import _arith, _dispatch, _elementwise, _linalg_ops, _reductions
 
 aten = torch.ops.aten
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
@@ -554,6 +554,9 @@ PLAN_CASES = {
     "prod": lambda a, b: torch.prod(a, 1),
     "any": lambda a, b: torch.any(a, 0),
     "mean": lambda a, b: a.mean(0),
+    "mm": lambda a, b: torch.mm(a, b.t()),
+    "matmul of transposed": lambda a, b: a.t() @ b,
+    "bmm": lambda a, b: torch.bmm(a.view(3, 2, 2), b.view(3, 2, 2)),
 }
 PLAN_DTYPES = [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32,
                torch.bool]
@@ -574,7 +577,8 @@ def test_plans_match_the_generic_path(name, dtype, no_plans):
 GRAD_CASES = ["sub", "sub alpha", "rsub number", "mul number", "div", "maximum", "atan2",
               "pow", "relu", "exp", "tanh", "neg", "transposed add",
               "transposed and contiguous", "broadcast", "mixed dtypes", "sum dim",
-              "sum dims keepdim", "sum transposed", "amax dim", "prod", "mean"]
+              "sum dims keepdim", "sum transposed", "amax dim", "prod", "mean", "mm",
+              "matmul of transposed", "bmm"]
 
 
 @pytest.mark.parametrize("which", ["both", "left", "right"])
@@ -627,8 +631,9 @@ def _served(op):
     (lambda a, b: torch.exp(a.t()), aten.exp.default),
     (lambda a, b: a.sum(0), aten.sum.dim_IntList),
     (lambda a, b: torch.amax(a, (0, 1)), aten.amax.default),
+    (lambda a, b: a @ b.t(), aten.mm.default),
 ], ids=["sub", "transposed add", "relu", "mul number", "div floor", "broadcast maximum",
-        "mixed dtypes", "eq", "strided exp", "sum dim", "amax dims"])
+        "mixed dtypes", "eq", "strided exp", "sum dim", "amax dims", "mm"])
 @pytest.mark.parametrize("grad", [False, True])
 def test_plans_are_taken(call, op, grad, monkeypatch):
     a = values(torch.float32, (3, 4), 16).requires_grad_(grad)
@@ -641,8 +646,8 @@ def test_plans_are_taken(call, op, grad, monkeypatch):
 
     monkeypatch.setattr(_arith, "_binary", boom)
     monkeypatch.setattr(_elementwise, "run", boom)
-    monkeypatch.setattr(_dispatch, "call", boom)
     monkeypatch.setattr(_reductions, "_reduce", boom)
+    monkeypatch.setattr(_linalg_ops, "_product", boom)
     got = call(a, b)
     same(got, want)
     if grad and want.requires_grad:
@@ -739,3 +744,15 @@ def test_plans_keep_the_in_place_check_of_saved_inputs():
         c.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             y.sum().backward()
+
+
+def test_plans_tell_apart_one_tensor_passed_twice():
+    x, y = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.5])
+    for _ in range(2):
+        assert torch.eq(x, x).tolist() == [True, True]
+        assert torch.rsub(y, y).tolist() == [0.0, 0.0]
+        assert torch.sub(y, y).tolist() == [0.0, 0.0]
+    for _ in range(2):
+        assert torch.eq(x, y).tolist() == [True, False]
+        assert torch.sub(x, y).tolist() == [0.0, -0.5]
+        assert torch.atan2(x, y).tolist() == torch.atan2(x.double(), y.double()).float().tolist()

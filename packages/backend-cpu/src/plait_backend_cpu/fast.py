@@ -49,11 +49,13 @@ class FastPath:
             **dict.fromkeys(native.COMPARE_OPS, "binary"),
             **dict.fromkeys(native.REDUCE_OPS, "reduce"),
             "copy": "unary",
+            "matmul": "matmul",
         }
 
     def prepare(self, prim: str, out_dtype: int, in_dtype: int, shape: Sequence[int],
                 nbytes: int, strides: Sequence[Sequence[int]],
-                dims: Sequence[int] | None = None) -> Callable[..., Any] | None:
+                dims: Sequence[int] | None = None,
+                inner: int | None = None) -> Callable[..., Any] | None:
         """A function of the operands' addresses that allocates a contiguous output of
         ``nbytes`` and runs primitive ``prim`` on it, returning the block (None when the
         native kernel declines the call: the caller's generic path serves it), or None when
@@ -65,6 +67,7 @@ class FastPath:
             input's shape, the output keeping the reduced dimensions with size 1).
         :param strides: each input's element strides over ``shape`` (0 where broadcast).
         :param dims: the reduced dimensions (reductions only).
+        :param inner: the contracted size (``matmul`` only; ``shape`` is the output's).
         """
         family = self._families.get(prim)
         if family is None or len(shape) > _MAX_DIMS or any(s < 0 for s in shape):
@@ -87,6 +90,15 @@ class FastPath:
                 return block if ok else None
             return reduce
         out_strides = tuple(_contiguous(shape))
+        if family == "matmul" and inner is not None and len(strides) == 2 and len(shape) >= 2:
+            a_strides, b_strides = (tuple(s) for s in strides)
+
+            def matmul(a: int, b: int) -> Any:
+                block = allocate(nbytes)
+                ok = native_fn(in_dtype, shape, inner, block.ptr, out_strides, a, a_strides, b,
+                               b_strides)
+                return block if ok else None
+            return matmul
         if family == "unary" and len(strides) == 1:
             a_strides = tuple(strides[0])
 

@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from . import _config, _dispatch, _dtype
+from . import _config, _dispatch, _dtype, _plan
 from ._alloc import P, new_tensor
 from ._arith import add, mul, sum
 from ._convert import copy_, scalar_type_name, write_out
@@ -78,6 +78,8 @@ def _product(a: Tensor, b: Tensor) -> Tensor:
     dev = common_device([a, b])
     out = new_tensor(a._shape[:-1] + b._shape[-1:], a._dtype, dev)
     P.matmul(out, a, b)
+    if _plan.recording is not None:  # the dispatcher is planning this call
+        _plan.note("matmul", [a, b], a._dtype, a._dtype, {}, out)
     return out
 
 
@@ -603,6 +605,7 @@ def _numel(shape: Sequence[int]) -> int:
 
 
 ATEN = _define_aten()
+_plan.enable(ATEN["mm"], ATEN["bmm"])  # kernels decided by the call signature alone
 
 
 # -- public functions ------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from .autograd import _nodes
 _state = _config.state
 _new = object.__new__
 _SCALAR_TYPES = frozenset((int, float, bool))
-_KWARG_TYPES = frozenset((int, float, bool, str, type(None)))
+_KWARG_TYPES = frozenset((int, float, bool, str, type(None), _dtype.dtype))
 # A Python number converts to these exactly as the generic path's 0-d operand does (see
 # ``_fast``'s number tier); ints beyond 2**53 do not convert exactly to float64.
 _SCALAR_DTYPES = frozenset((_dtype.float32, _dtype.float64))
@@ -175,6 +175,11 @@ def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str,
         result = _dispatch.call(op, args, kwargs)
     finally:
         recording = None
+    tensors = [a for a in args if a.__class__ is Tensor]
+    if len({id(t) for t in tensors}) != len(tensors):
+        # One tensor passed twice (`eq(d, d)`): the record cannot say which operand is which
+        # argument, and the signature's next call may pass two. Plan on a later call.
+        return result
     plan = _make(op, args, rec, result, grad)
     plans = op._plans
     if plans is not None:
@@ -241,6 +246,12 @@ def _address(t: Tensor) -> int:
     return t._storage._ptr + t._offset * t._dtype.itemsize
 
 
+def _dense(t: Tensor, lay: Any) -> bool:
+    """Whether ``t`` has the geometry of the contiguous layout ``lay`` (a signature pins the
+    geometry of every later call's tensor too)."""
+    return t._shape == lay.shape and t._stride == lay.stride
+
+
 def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
             compute: _dtype.dtype, out_dtype: _dtype.dtype, lay: Any, dims: Any
             ) -> Callable[[tuple[Any, ...]], Any] | None:
@@ -262,6 +273,16 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
         if reduce is None:
             return None
         return lambda args: reduce(_address(args[i]))
+    if prim == "matmul":  # two operands of the output's dtype, any strides
+        a, b = tensors
+        if prepare is None or a._dtype is not compute or b._dtype is not compute:
+            return None
+        product = prepare(prim, lay.dcode, lay.dcode, lay.shape, lay.nbytes,
+                          [a._stride, b._stride], inner=a._shape[-1])
+        if product is None:
+            return None
+        i, j = places
+        return lambda args: product(_address(args[i]), _address(args[j]))
     if out_dtype is compute and all(t._dtype is compute for t in tensors):
         served = _same_dtype(fast, prim, operands, tensors, places, compute, lay)
         if served is not None:
@@ -301,12 +322,12 @@ def _same_dtype(fast: Any, prim: str, operands: list[Any], tensors: list[Tensor]
     if len(operands) == 1:
         code = fast.unary_ops.get(prim)
         (i,) = places
-        if code is None or tensors[0]._fk is not lay:
+        if code is None or not _dense(tensors[0], lay):
             return None
         unary = fast.unary
 
         def run_unary(args: tuple[Any, ...]) -> Any:
-            return unary(code, dcode, nbytes, numel, args[i]._storage._ptr)
+            return unary(code, dcode, nbytes, numel, _address(args[i]))
         return run_unary
     code = fast.binary_ops.get(prim)
     if code is None:
@@ -315,14 +336,14 @@ def _same_dtype(fast: Any, prim: str, operands: list[Any], tensors: list[Tensor]
         (i,) = places
         scalar = operands[1] if operands[0] is tensors[0] else operands[0]
         reversed_ = operands[0] is not tensors[0]
-        if (tensors[0]._fk is not lay or compute not in _SCALAR_DTYPES
+        if (not _dense(tensors[0], lay) or compute not in _SCALAR_DTYPES
                 or scalar.__class__ not in (int, float)
                 or (scalar.__class__ is int and not -_EXACT <= scalar <= _EXACT)):
             return None
         binary_scalar = fast.binary_scalar
 
         def run_scalar(args: tuple[Any, ...]) -> Any:
-            return binary_scalar(code, dcode, nbytes, numel, args[i]._storage._ptr, scalar,
+            return binary_scalar(code, dcode, nbytes, numel, _address(args[i]), scalar,
                                  reversed_)
         return run_scalar
     i, j = places
