@@ -141,6 +141,9 @@ def _sign(x: np.ndarray) -> np.ndarray:
     # (0 < x) - (x < 0): sign(NaN) and sign(-0.0) are 0, as in PyTorch
     if x.dtype == np.bool_:
         return x
+    if x.dtype.kind == "c":  # sgn: z / |z|, and 0 at 0
+        with np.errstate(all="ignore"):
+            return np.where(x == 0, 0, x / np.abs(x)).astype(x.dtype)
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
