@@ -129,6 +129,23 @@ def test_containers_and_python_values():
     assert back["layout"] is torch.strided
 
 
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_every_pickle_protocol_loads_weights_only(protocol):
+    # protocols 4 and 5 use STACK_GLOBAL, MEMOIZE and FRAME: the weights-only machine reads them
+    t = torch.arange(6.0).reshape(2, 3).t()
+    t.note = "n"
+    obj = OrderedDict(t=t, u=torch.tensor([7], dtype=torch.uint32), b=[b"raw", 1 + 2j, None],
+                      s={1, 2}, c=Counter("aab"), size=torch.Size([2]), ba=bytearray(b"q"))
+    buf = io.BytesIO()
+    torch.save(obj, buf, pickle_protocol=protocol)
+    buf.seek(0)
+    back = torch.load(buf)
+    assert layout(back["t"]) == layout(t) and back["t"].tolist() == t.tolist()
+    assert back["t"].note == "n" and back["u"].tolist() == [7]
+    assert (back["b"], back["s"], back["c"]) == ([b"raw", 1 + 2j, None], {1, 2}, Counter("aab"))
+    assert back["size"] == (2,) and back["ba"] == bytearray(b"q")
+
+
 def test_requires_grad_and_python_attributes():
     t = torch.tensor([1.0, 2.0], requires_grad=True)
     plain = torch.tensor([3.0])
