@@ -143,8 +143,15 @@ class SavedTensor:
         self._version = tensor._vc[0]
         self._is_output = is_output
         self._output_nr = output_nr
-        # An output is kept without its grad_fn (no cycle through the node that made it).
-        self._tensor = tensor.detach() if is_output else tensor
+        # An output is kept without its grad_fn (no cycle through the node that made it): a
+        # plain tensor's alias is made here, as detach makes it, without a dispatcher call on
+        # every recorded op; a subclass detaches through its own dispatch.
+        if is_output:
+            self._tensor = tensor.detach() if tensor.__class__ is not Tensor else Tensor._make(
+                tensor._storage, tensor._shape, tensor._stride, tensor._offset, tensor._dtype,
+                tensor._device, tensor._vc, tensor._base)
+        else:
+            self._tensor = tensor
         if is_output:
             self._tensor.requires_grad = False
         self._node = weakref.ref(node) if (is_output and node is not None) else None
