@@ -184,10 +184,13 @@ def empty(*args: Any, size: Any = None, out: Tensor | None = None,
           memory_format: Any = None) -> Tensor:
     """An uninitialised tensor of ``size`` (``empty(2, 3)``, ``empty((2, 3))`` or
     ``empty(size=(2, 3))``)."""
-    shape = _shape_arg(_size_args(args, size, "empty"))
-    t = _EMPTY(shape, dtype=check_dtype(dtype) or _config.get_default_dtype(),
+    # the kernel checks the dtype and fills in the default one; the two tests below spare
+    # the hot path two calls
+    t = _EMPTY(_shape_arg(_size_args(args, size, "empty")), dtype=dtype,
                device=device_of(device))
-    return finish_factory(write_out(out, t), requires_grad)
+    if out is not None:
+        t = write_out(out, t)
+    return finish_factory(t, requires_grad) if requires_grad else t
 
 
 def empty_strided(size: Any, stride: Any, *, dtype: _dtype.dtype | None = None,
@@ -216,18 +219,20 @@ def zeros(*args: Any, size: Any = None, out: Tensor | None = None,
           dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ``size`` filled with 0."""
-    t = _ZEROS(_shape_arg(_size_args(args, size, "zeros")),
-               dtype=check_dtype(dtype) or _config.get_default_dtype(), device=device_of(device))
-    return finish_factory(write_out(out, t), requires_grad)
+    t = _ZEROS(_shape_arg(_size_args(args, size, "zeros")), dtype=dtype, device=device_of(device))
+    if out is not None:
+        t = write_out(out, t)
+    return finish_factory(t, requires_grad) if requires_grad else t
 
 
 def ones(*args: Any, size: Any = None, out: Tensor | None = None,
          dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ``size`` filled with 1."""
-    t = _ONES(_shape_arg(_size_args(args, size, "ones")),
-              dtype=check_dtype(dtype) or _config.get_default_dtype(), device=device_of(device))
-    return finish_factory(write_out(out, t), requires_grad)
+    t = _ONES(_shape_arg(_size_args(args, size, "ones")), dtype=dtype, device=device_of(device))
+    if out is not None:
+        t = write_out(out, t)
+    return finish_factory(t, requires_grad) if requires_grad else t
 
 
 def _like_options(dtype: Any, device: Any, memory_format: Any) -> dict[str, Any]:
