@@ -756,3 +756,20 @@ def test_plans_tell_apart_one_tensor_passed_twice():
         assert torch.eq(x, y).tolist() == [True, False]
         assert torch.sub(x, y).tolist() == [0.0, -0.5]
         assert torch.atan2(x, y).tolist() == torch.atan2(x.double(), y.double()).float().tolist()
+    assert len(_served(aten.eq.Tensor)) >= 2  # `eq(x, x)` and `eq(x, y)` each have a plan
+
+
+def test_plans_of_one_tensor_passed_twice_record_the_generic_graph(no_plans):
+    def run():
+        w = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        t = w.t()
+        y = torch.atan2(t, t) + torch.mm(t, t)
+        y.sum().backward()
+        return y, w.grad
+
+    with no_plans():
+        want, want_grad = run()
+    for _ in range(3):
+        got, got_grad = run()
+        same(got, want)
+        same(got_grad, want_grad)

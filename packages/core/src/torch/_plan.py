@@ -46,6 +46,7 @@ _PRIM_VARIANTS = {("div", "trunc"): "div_trunc", ("div", "floor"): "div_floor"}
 # Signatures kept per operator; a loop over changing scalar values must not grow it forever.
 _MAX_PLANS = 512
 _GENERIC = False  # the plan of a signature the cache does not serve
+_ALIAS = object()  # in a signature: this argument is the first tensor argument again
 
 # The record of the call being planned (a list of ``note`` entries), or None. Process-wide:
 # an entry from another thread only makes the record ambiguous, and ambiguous records make no
@@ -92,9 +93,14 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     parts: list[Any] = []
     add = parts.append
     grad = False
+    first = None
     for a in args:
         cls = a.__class__
         if cls is Tensor:
+            if first is None:
+                first = a
+            elif a is first:
+                add(_ALIAS)  # `t + t`: a call of two tensors plans apart from this one
             lay = a._fk
             if lay is None:
                 dev = a._device
@@ -127,7 +133,10 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         grad = not _state.no_grad_active or _config.is_grad_enabled()
         add(grad)
     key = tuple(parts)
-    plan = op._plans.get(key)
+    try:
+        plan = op._plans.get(key)
+    except TypeError:  # symbolic sizes (fake tensors with a shape env) do not hash
+        return None
     if plan is None:
         return _first_call(op, args, kwargs, key, grad)
     if plan is _GENERIC:
@@ -176,9 +185,10 @@ def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str,
     finally:
         recording = None
     tensors = [a for a in args if a.__class__ is Tensor]
-    if len({id(t) for t in tensors}) != len(tensors):
-        # One tensor passed twice (`eq(d, d)`): the record cannot say which operand is which
-        # argument, and the signature's next call may pass two. Plan on a later call.
+    if len({id(t) for t in tensors}) != len(tensors) - sum(t is tensors[0] for t in tensors[1:]):
+        # A tensor other than the first passed twice: the signature does not say so, and its
+        # next call may pass two (the record could not tell which operand is which argument).
+        # Plan on a later call.
         return result
     plan = _make(op, args, rec, result, grad)
     plans = op._plans
