@@ -242,3 +242,70 @@ def test_svdvals_computes_the_vectors_only_for_a_backward() -> None:
     finally:
         _dispatch.pop_mode()
     assert seen == [False, True]
+
+
+# -- the _ex forms, eig and LU ------------------------------------------------------------------
+
+
+def test_inv_ex_and_cholesky_ex_report_failures_in_info() -> None:
+    singular = torch.tensor([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 0.0], [0.0, 3.0]]],
+                            dtype=torch.float64)
+    inverse, info = torch.linalg.inv_ex(singular)
+    assert info.dtype == torch.int32 and info.tolist() == [2, 0]
+    torch.testing.assert_close(inverse[1], torch.tensor([[0.5, 0.0], [0.0, 1 / 3]],
+                                                        dtype=torch.float64))
+    with pytest.raises(torch.linalg.LinAlgError, match="singular"):
+        torch.linalg.inv_ex(singular, check_errors=True)
+    L, info = torch.linalg.cholesky_ex(torch.tensor([[4.0, 2.0], [2.0, -1.0]]))
+    assert info.item() == 2
+    L, info = torch.linalg.cholesky_ex(_spd(A))
+    assert info.item() == 0
+    torch.testing.assert_close(L @ L.mT, _spd(A))
+
+
+def test_inv_ex_and_cholesky_ex_gradients_match_their_plain_forms() -> None:
+    x = _spd(A).requires_grad_(True)
+    (g_ex,) = torch.autograd.grad(torch.linalg.inv_ex(x).inverse.sum(), x)
+    (g,) = torch.autograd.grad(torch.linalg.inv(x).sum(), x)
+    torch.testing.assert_close(g_ex, g)
+    (g_ex,) = torch.autograd.grad(torch.linalg.cholesky_ex(x, upper=True).L.sum(), x)
+    (g,) = torch.autograd.grad(torch.linalg.cholesky(x, upper=True).sum(), x)
+    torch.testing.assert_close(g_ex, g)
+
+
+def test_eig_of_a_rotation_is_complex() -> None:
+    rotation = torch.tensor([[0.0, -1.0], [1.0, 0.0]], dtype=torch.float64)
+    w, v = torch.linalg.eig(rotation)
+    assert w.dtype == v.dtype == torch.complex128
+    assert sorted(w.tolist(), key=lambda z: z.imag) == [-1j, 1j]
+    torch.testing.assert_close(torch.linalg.eigvals(rotation), w)
+    assert v.stride() == (1, 2)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 5), (2, 5, 3)])
+def test_lu_reconstructs_its_input(shape: tuple[int, ...]) -> None:
+    a = torch.randn(shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    k = min(shape[-2:])
+    P, L, U = torch.linalg.lu(a)
+    torch.testing.assert_close(P @ L @ U, a)
+    assert torch.equal(L.diagonal(dim1=-2, dim2=-1), torch.ones(shape[:-2] + (k,),
+                                                                  dtype=a.dtype))
+    assert torch.equal(U, U.triu()) and torch.equal(L, L.tril())
+    LU, pivots = torch.linalg.lu_factor(a)
+    assert pivots.dtype == torch.int32 and pivots.shape == shape[:-2] + (k,)
+    torch.testing.assert_close(LU.triu()[..., :k, :], U)
+    meta = torch.linalg.lu(torch.empty(shape, dtype=torch.float64, device="meta"))
+    assert [m.stride() for m in meta] == [x.stride() for x in (P, L, U)]
+
+
+def test_lu_factor_pivots_are_lapacks() -> None:
+    # the largest entry of the first column (row 2, 1-based) is the first pivot; the second
+    # column has one row left, its own
+    LU, pivots = torch.linalg.lu_factor(torch.tensor([[1.0, 2.0], [3.0, 4.0]],
+                                                     dtype=torch.float64))
+    assert pivots.tolist() == [2, 2]
+    torch.testing.assert_close(LU, torch.tensor([[3.0, 4.0], [1 / 3, 2 - 4 / 3]],
+                                                dtype=torch.float64))
+    with pytest.raises(torch.linalg.LinAlgError, match="is zero"):
+        torch.linalg.lu_factor(torch.ones(2, 2, dtype=torch.float64))
+    assert torch.linalg.lu_factor_ex(torch.ones(2, 2, dtype=torch.float64)).info.item() == 2

@@ -32,7 +32,8 @@ from .._tensor import Tensor, contiguous_strides, storage_extent, wrap_dim
 from ..autograd.function import Function
 
 __all__ = [
-    "LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
+    "LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eig", "eigh", "eigvals",
+    "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "matmul",
     "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
     "solve", "svd", "svdvals", "vecdot", "vector_norm",
 ]
@@ -58,6 +59,12 @@ _SVDResult = _result_type("linalg_svd", "U S Vh")
 _LegacySVDResult = _result_type("svd", "U S V")
 _EighResult = _result_type("linalg_eigh", "eigenvalues eigenvectors")
 _LstsqResult = _result_type("linalg_lstsq", "solution residuals rank singular_values")
+_InvExResult = _result_type("linalg_inv_ex", "inverse info")
+_CholeskyExResult = _result_type("linalg_cholesky_ex", "L info")
+_EigResult = _result_type("linalg_eig", "eigenvalues eigenvectors")
+_LUFactorExResult = _result_type("linalg_lu_factor_ex", "LU pivots info")
+_LUFactorResult = _result_type("linalg_lu_factor", "LU pivots")
+_LUResult = _result_type("linalg_lu", "P L U")
 
 
 def slogdet_result(sign: Tensor, logabsdet: Tensor) -> Any:
@@ -984,6 +991,240 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
     return write_out(out, op(A, atol=atol, rtol=rtol, hermitian=hermitian))
 
 
+# the _ex forms, eig, LU ----------------------------------------------------------------------
+
+
+def _info_layout(A: Tensor) -> Layout:
+    return (tuple(A._shape[:-2]), _dtype.int32, False)
+
+
+def _inv_ex_layouts(A: Tensor, *, check_errors: bool = False) -> list[Layout]:
+    return _inv_layouts(A) + [_info_layout(A)]
+
+
+def _inv_ex_kernel(A: Tensor, *, check_errors: bool = False) -> tuple[Tensor, Tensor]:
+    layouts = _inv_ex_layouts(A)
+    arr = _host(A)
+    flat = arr.reshape((-1,) + arr.shape[-2:])
+    infos = np.array([_first_zero_pivot(m) for m in flat], np.int32)
+    if check_errors and infos.any():
+        index = int(np.argmax(infos > 0))
+        raise _batch_error("linalg.inv_ex", arr, index, f"The diagonal element "
+                           f"{infos[index]} is zero, the inversion could not be completed "
+                           "because the input matrix is singular.")
+    inverse = np.full_like(flat, np.nan)  # LAPACK leaves a singular matrix's result undefined
+    for i, m in enumerate(flat):
+        if not infos[i]:
+            inverse[i] = np.linalg.inv(m)
+    return _results((inverse, infos), layouts, A._device)  # type: ignore[return-value]
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> Any:
+    """``(inverse, info)``: the inverse of square matrices and, per matrix, LAPACK's ``info``
+    (0, or the 1-based index of the first zero pivot of a singular matrix, whose inverse is
+    then undefined). ``check_errors=True`` raises for a singular matrix instead."""
+    _check_matrix("linalg.inv_ex", A, square=True)
+    return _InvExResult(*_OPS["linalg_inv_ex"](A, check_errors=check_errors))
+
+
+def _cholesky_ex_layouts(A: Tensor, *, upper: bool = False,
+                         check_errors: bool = False) -> list[Layout]:
+    return _cholesky_layouts(A) + [_info_layout(A)]
+
+
+def _cholesky_ex_kernel(A: Tensor, *, upper: bool = False,
+                        check_errors: bool = False) -> tuple[Tensor, Tensor]:
+    layouts = _cholesky_ex_layouts(A)
+    arr = _host(A)
+    if upper:
+        arr = np.conj(np.swapaxes(arr, -1, -2))
+    flat = arr.reshape((-1,) + arr.shape[-2:])
+    factors = np.zeros_like(flat)
+    infos = np.zeros(flat.shape[0], np.int32)
+    for i, m in enumerate(flat):
+        try:
+            factors[i] = np.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            infos[i] = next(k for k in range(1, m.shape[0] + 1)
+                            if not _is_positive_definite(m[:k, :k]))
+            factors[i] = np.nan  # LAPACK leaves a failed factorization undefined
+    if check_errors and infos.any():
+        index = int(np.argmax(infos > 0))
+        raise _batch_error("linalg.cholesky_ex", arr, index, f"The factorization could not be "
+                           f"completed because the input is not positive-definite (the leading "
+                           f"minor of order {infos[index]} is not positive-definite).")
+    result = factors.reshape(arr.shape)
+    if upper:
+        result = np.conj(np.swapaxes(result, -1, -2))
+    return _results((result, infos), layouts, A._device)  # type: ignore[return-value]
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
+                out: Any = None) -> Any:
+    """``(L, info)``: the Cholesky factor and, per matrix, LAPACK's ``info`` (0, or the order
+    of the first leading minor that is not positive-definite, L then being undefined)."""
+    _check_matrix("linalg.cholesky_ex", A, square=True)
+    return _CholeskyExResult(*_OPS["linalg_cholesky_ex"](A, upper=upper,
+                                                         check_errors=check_errors))
+
+
+_COMPLEX_OF = {_dtype.float32: _dtype.complex64, _dtype.float64: _dtype.complex128,
+               _dtype.complex64: _dtype.complex64, _dtype.complex128: _dtype.complex128}
+
+
+def _eig_layouts(A: Tensor) -> list[Layout]:
+    _check_matrix("linalg.eig", A, square=True)
+    _check_float("linalg.eig", A)
+    ct = _COMPLEX_OF[A._dtype]
+    return [(tuple(A._shape[:-1]), ct, False), (tuple(A._shape), ct, True)]
+
+
+def _eig_kernel(A: Tensor) -> tuple[Tensor, Tensor]:
+    layouts = _eig_layouts(A)
+    arr = _host(A)
+    if arr.size:
+        w, v = np.linalg.eig(arr)
+    else:
+        w, v = np.zeros(arr.shape[:-1]), np.zeros(arr.shape)
+    return _results((w, v), layouts, A._device)  # type: ignore[return-value]
+
+
+def eig(A: Tensor, *, out: Any = None) -> Any:
+    """Eigenvalues and eigenvectors (columns, unit norm) of square matrices, always complex;
+    their order and the vectors' phases are LAPACK's (PyTorch leaves them unspecified)."""
+    _check_matrix("linalg.eig", A, square=True)
+    return _EigResult(*_OPS["linalg_eig"](A))
+
+
+def _eigvals_layouts(A: Tensor) -> list[Layout]:
+    return _eig_layouts(A)[:1]
+
+
+def _eigvals_kernel(A: Tensor) -> Tensor:
+    (layout,) = _eigvals_layouts(A)
+    arr = _host(A)
+    return _result(np.linalg.eigvals(arr) if arr.size else np.zeros(arr.shape[:-1]), layout,
+                   A._device)
+
+
+def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The eigenvalues of square matrices (complex)."""
+    _check_matrix("linalg.eigvals", A, square=True)
+    return write_out(out, _OPS["linalg_eigvals"](A))
+
+
+def _lu_host(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """LU with partial pivoting of one (m, n) matrix, as LAPACK's getrf: the packed factors
+    (unit-diagonal L below the diagonal, U on and above it), the 1-based pivots (row i was
+    swapped with row pivots[i]) and ``info`` (the 1-based index of the first zero pivot)."""
+    a = np.array(a)
+    m, n = a.shape
+    k = min(m, n)
+    pivots = np.zeros(k, np.int32)
+    info = 0
+    for j in range(k):
+        p = j + int(np.argmax(np.abs(a[j:, j])))
+        pivots[j] = p + 1
+        if p != j:
+            a[[j, p]] = a[[p, j]]
+        if a[j, j] == 0:
+            info = info or j + 1
+            continue
+        a[j + 1:, j] /= a[j, j]
+        a[j + 1:, j + 1:] -= np.outer(a[j + 1:, j], a[j, j + 1:])
+    return a, pivots, info
+
+
+def _lu_factor_ex_layouts(A: Tensor, *, pivot: bool = True,
+                          check_errors: bool = False) -> list[Layout]:
+    _check_matrix("torch.linalg.lu_factor_ex", A)
+    _check_float("torch.linalg.lu_factor_ex", A)
+    batch = tuple(A._shape[:-2])
+    return [(tuple(A._shape), A._dtype, True),
+            (batch + (min(A._shape[-2:]),), _dtype.int32, False), (batch, _dtype.int32, False)]
+
+
+def _lu_check_pivot(pivot: bool) -> None:
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+
+
+def _lu_factor_ex_kernel(A: Tensor, *, pivot: bool = True,
+                         check_errors: bool = False) -> tuple[Tensor, Tensor, Tensor]:
+    layouts = _lu_factor_ex_layouts(A)
+    _lu_check_pivot(pivot)
+    arr = _host(A)
+    flat = arr.reshape((-1,) + arr.shape[-2:])
+    parts = [_lu_host(m) for m in flat]
+    infos = np.array([info for _, _, info in parts], np.int32)
+    if check_errors and infos.any():
+        index = int(np.argmax(infos > 0))
+        raise _batch_error("torch.linalg.lu_factor_ex", arr, index, f"U[{infos[index]},"
+                           f"{infos[index]}] is zero and using it on lu_solve would result in a "
+                           "division by zero. If you still want to perform the factorization, "
+                           "consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
+                           "pivot)")
+    k = min(arr.shape[-2:])
+    lu = np.array([f for f, _, _ in parts]).reshape(arr.shape) if parts else arr
+    pivots = np.array([p for _, p, _ in parts], np.int32).reshape(arr.shape[:-2] + (k,))
+    return _results((lu, pivots, infos), layouts, A._device)  # type: ignore[return-value]
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False,
+                 out: Any = None) -> Any:
+    """``(LU, pivots, info)``: the packed LU factorization with partial pivoting (L unit
+    lower triangular below the diagonal, U on and above it), LAPACK's 1-based int32 pivots
+    and ``info`` (the first zero pivot of U, 0 if none)."""
+    _check_matrix("torch.linalg.lu_factor_ex", A)
+    return _LUFactorExResult(*_OPS["linalg_lu_factor_ex"](A, pivot=pivot,
+                                                          check_errors=check_errors))
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True, out: Any = None) -> Any:
+    """``(LU, pivots)`` of :func:`lu_factor_ex`, raising for a singular matrix."""
+    LU, pivots, _ = lu_factor_ex(A, pivot=pivot, check_errors=True)
+    return _LUFactorResult(LU, pivots)
+
+
+def _lu_layouts(A: Tensor, *, pivot: bool = True) -> list[Layout]:
+    _check_matrix("linalg.lu", A)
+    _check_float("linalg.lu", A)
+    batch, (m, n) = tuple(A._shape[:-2]), tuple(A._shape[-2:])
+    k = min(m, n)
+    return [(batch + (m, m), A._dtype, True), (batch + (m, k), A._dtype, True),
+            (batch + (k, n), A._dtype, True)]
+
+
+def _lu_kernel(A: Tensor, *, pivot: bool = True) -> tuple[Tensor, Tensor, Tensor]:
+    layouts = _lu_layouts(A)
+    _lu_check_pivot(pivot)
+    arr = _host(A)
+    m, n = arr.shape[-2:]
+    k = min(m, n)
+    flat = arr.reshape((-1, m, n))
+    Ps = np.zeros((flat.shape[0], m, m), arr.dtype)
+    Ls = np.zeros((flat.shape[0], m, k), arr.dtype)
+    Us = np.zeros((flat.shape[0], k, n), arr.dtype)
+    for i, a in enumerate(flat):
+        lu, pivots, _ = _lu_host(a)
+        order = np.arange(m)
+        for j, p in enumerate(pivots):  # apply the swaps in turn: A[order] = L U
+            order[[j, p - 1]] = order[[p - 1, j]]
+        Ps[i][order, np.arange(m)] = 1  # A = P L U with P[order[r], r] = 1
+        Ls[i] = np.tril(lu[:, :k], -1) + np.eye(m, k, dtype=arr.dtype)
+        Us[i] = np.triu(lu[:k, :])
+    batch = arr.shape[:-2]
+    return _results((Ps.reshape(batch + (m, m)), Ls.reshape(batch + (m, k)),
+                     Us.reshape(batch + (k, n))), layouts, A._device)  # type: ignore[return-value]
+
+
+def lu(A: Tensor, *, pivot: bool = True, out: Any = None) -> Any:
+    """``(P, L, U)`` with ``A = P L U``: P a permutation matrix, L unit lower triangular
+    (m, k), U upper triangular (k, n), k = min(m, n)."""
+    _check_matrix("linalg.lu", A)
+    return _LUResult(*_OPS["linalg_lu"](A, pivot=pivot))
+
+
 def _define_decompositions() -> dict[str, _dispatch.Operator]:
     rows = {
         "linalg_inv": ("linalg_inv(Tensor A) -> Tensor", _inv_kernel, _inv_layouts),
@@ -1020,6 +1261,22 @@ def _define_decompositions() -> dict[str, _dispatch.Operator]:
             "Tensor? rtol=None, bool hermitian=False) -> Tensor", _matrix_rank_kernel,
             _matrix_rank_layouts),
     }
+    rows.update({
+        "linalg_inv_ex": ("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> "
+                          "(Tensor inverse, Tensor info)", _inv_ex_kernel, _inv_ex_layouts),
+        "linalg_cholesky_ex": ("linalg_cholesky_ex(Tensor self, *, bool upper=False, "
+                               "bool check_errors=False) -> (Tensor L, Tensor info)",
+                               _cholesky_ex_kernel, _cholesky_ex_layouts),
+        "linalg_eig": ("linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)",
+                       _eig_kernel, _eig_layouts),
+        "linalg_eigvals": ("linalg_eigvals(Tensor self) -> Tensor", _eigvals_kernel,
+                           _eigvals_layouts),
+        "linalg_lu_factor_ex": ("linalg_lu_factor_ex(Tensor A, *, bool pivot=True, "
+                                "bool check_errors=False) -> (Tensor LU, Tensor pivots, "
+                                "Tensor info)", _lu_factor_ex_kernel, _lu_factor_ex_layouts),
+        "linalg_lu": ("linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, "
+                      "Tensor U)", _lu_kernel, _lu_layouts),
+    })
     ops = _dispatch.define_aten({name: row[:2] for name, row in rows.items()})
     for name, (_schema, _kernel, layouts_of) in rows.items():
         ops[name].register(_dispatch.META, _meta(layouts_of))

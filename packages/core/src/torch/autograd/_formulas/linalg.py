@@ -141,11 +141,20 @@ def _eye(n: int, like: Tensor) -> Tensor:
     return torch.eye(n, dtype=like.dtype, device=like.device)
 
 
+def _inv_grad(inverse: Tensor, grad: Tensor) -> Tensor:
+    # d(A^-1) = -A^-1 dA A^-1
+    inverse_h = _h(inverse)
+    return -torch.matmul(torch.matmul(inverse_h, grad), inverse_h)
+
+
 @derivative("aten::linalg_inv", args=False)
 def _(ctx, grad):
-    # d(A^-1) = -A^-1 dA A^-1
-    inverse_h = _h(ctx.result)
-    return (-torch.matmul(torch.matmul(inverse_h, grad), inverse_h),)
+    return (_inv_grad(ctx.result, grad),)
+
+
+@derivative("aten::linalg_inv_ex", args=False)
+def _(ctx, grad, _grad_info):
+    return (_inv_grad(ctx.result[0], grad),)
 
 
 @derivative("aten::linalg_det")
@@ -182,18 +191,25 @@ def _(ctx, grad):
     return (grad_a if need_a else None, grad_b if need_b else None)
 
 
-@derivative("aten::linalg_cholesky", args=False)
-def _(ctx, grad):
+def _cholesky_grad(factor: Tensor, grad: Tensor, upper: bool) -> Tensor:
     # A = L L^H: gA = L^-H Phi(L^H gL) L^-1, Phi = the lower triangle with half the diagonal,
     # made Hermitian (A is)
-    factor = ctx.result
-    upper = ctx.kwargs.get("upper", False)
     L, grad_l = (_h(factor), _h(grad)) if upper else (factor, grad)
     P = torch.matmul(_h(L), grad_l)
     phi = P.tril(-1) + 0.5 * P * _eye(P.shape[-1], P)
     L_inv = torch.linalg.inv(L)
     grad_a = torch.matmul(torch.matmul(_h(L_inv), phi), L_inv)
-    return (0.5 * (grad_a + _h(grad_a)),)
+    return 0.5 * (grad_a + _h(grad_a))
+
+
+@derivative("aten::linalg_cholesky", args=False)
+def _(ctx, grad):
+    return (_cholesky_grad(ctx.result, grad, ctx.kwargs.get("upper", False)),)
+
+
+@derivative("aten::linalg_cholesky_ex", args=False)
+def _(ctx, grad, _grad_info):
+    return (_cholesky_grad(ctx.result[0], grad, ctx.kwargs.get("upper", False)),)
 
 
 @derivative("aten::_linalg_eigh", args=False)
