@@ -46,7 +46,16 @@ _DEVICE_ALIASES = {"cpu": "CPU", "meta": META, "default": COMPOSITE_EXPLICIT}
 _lock = threading.RLock()
 _state = _config.state
 _ops: dict[str, Operator] = {}
-_local = threading.local()
+class _Local(threading.local):
+    """This thread's dispatch modes, and how many regions that need the full path (dispatch
+    modes, autocast regions) it has open."""
+
+    def __init__(self) -> None:
+        self.modes: list[Any] = []
+        self.keys = 0
+
+
+_local = _Local()
 
 
 def key_for(name: str) -> str:
@@ -85,7 +94,7 @@ class Operator:
         # The body of `call`, repeated here: every primitive a kernel runs comes through this,
         # and one Python frame less is a measurable share of a small op's cost.
         state = _state
-        if state.keys_active:  # the Python or Autocast key may be on: the full path
+        if state.keys_active and _full_path(args, kwargs):  # the Python or Autocast key
             return call(self, args, kwargs)
         if self._plans is not None:
             result = plan_call(self, args, kwargs)
@@ -261,9 +270,7 @@ def _modes() -> list[Any]:
 def push_mode(mode: Any) -> None:
     """Activate a ``__torch_dispatch__`` mode on this thread (the ``Python`` key)."""
     _modes().append(mode)
-    with _lock:
-        _config.state.modes_active += 1
-        _config.state.keys_active += 1
+    count_region(+1)
 
 
 def pop_mode() -> Any:
@@ -272,10 +279,40 @@ def pop_mode() -> Any:
     if not stack:
         raise RuntimeError("no dispatch mode is active on this thread")
     mode = stack.pop()
-    with _lock:
-        _config.state.modes_active -= 1
-        _config.state.keys_active -= 1
+    count_region(-1)
     return mode
+
+
+def count_region(step: int) -> None:
+    """Count a region of this thread that needs every call on the full path (a dispatch mode,
+    an autocast region): +1 on entering it, -1 on leaving. The fast tiers step aside too."""
+    _local.keys += step
+    with _lock:
+        _state.keys_active += step
+        _state.modes_active += step
+
+
+def _full_path(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """While ``keys_active``: whether this call needs the Autocast or Python key (a region is
+    open on this thread, or an argument is a ``__torch_dispatch__`` tensor); a plain call on a
+    thread without regions keeps the plain path (and its plans)."""
+    if _local.keys:
+        return True
+    classes = _tensor_module.python_dispatch_classes
+    if classes:
+        for a in args:
+            cls = a.__class__
+            if cls in classes:
+                return True
+            if cls is list or cls is tuple:
+                for x in a:
+                    if x.__class__ in classes:
+                        return True
+        if kwargs:
+            for v in kwargs.values():
+                if v.__class__ in classes:
+                    return True
+    return False
 
 
 def mode_stack() -> list[Any]:

@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from torch import _config, _dispatch, _dtype, _functions
+from torch import _dispatch, _dtype, _functions
 from torch._tensor import Tensor
 from torch.backends import _registry
 
@@ -58,7 +58,6 @@ class _Local(threading.local):
 
 
 _local = _Local()
-_lock = threading.Lock()
 
 
 # -- the registry's answers --------------------------------------------------------------
@@ -123,9 +122,7 @@ def set_autocast_enabled(device_type: str, enabled: bool) -> None:
 def _count(step: int) -> None:
     # One count per (thread, device type) with autocast on: the dispatcher's full path and no
     # fast tiers while any is on.
-    with _lock:
-        _config.state.keys_active += step
-        _config.state.modes_active += step
+    _dispatch.count_region(step)
 
 
 def is_autocast_cache_enabled() -> bool:
