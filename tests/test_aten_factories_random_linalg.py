@@ -309,3 +309,24 @@ def test_lu_factor_pivots_are_lapacks() -> None:
     with pytest.raises(torch.linalg.LinAlgError, match="is zero"):
         torch.linalg.lu_factor(torch.ones(2, 2, dtype=torch.float64))
     assert torch.linalg.lu_factor_ex(torch.ones(2, 2, dtype=torch.float64)).info.item() == 2
+
+
+@pytest.mark.parametrize(("shape", "mode"), [((4, 3), "reduced"), ((3, 3), "complete"),
+                                             ((3, 5), "reduced"), ((2, 4, 3), "reduced")])
+def test_qr_derivatives(shape: tuple[int, ...], mode: str) -> None:
+    a = torch.randn(shape, generator=torch.Generator().manual_seed(1),
+                    dtype=torch.float64).requires_grad_(True)
+
+    def qr(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return tuple(torch.linalg.qr(x, mode=mode))
+
+    assert torch.autograd.gradcheck(qr, (a,))
+    assert torch.autograd.gradgradcheck(qr, (a,))
+
+
+def test_qr_derivative_needs_q() -> None:
+    a = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="mode='r'"):
+        torch.linalg.qr(a, mode="r").R.sum().backward()
+    with pytest.raises(RuntimeError, match="not differentiable when mode='complete'"):
+        torch.linalg.qr(a, mode="complete").Q.sum().backward()

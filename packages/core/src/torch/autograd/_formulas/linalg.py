@@ -297,3 +297,40 @@ def _(ctx, grad, *_others):
         if vector:
             grad_b = grad_b.squeeze(-1)
     return (grad_a, grad_b)
+
+
+def _copyltu(M: Tensor) -> Tensor:
+    """The Hermitian matrix whose lower triangle (diagonal included) is ``M``'s."""
+    lower = M.tril(-1)
+    return lower + _h(lower) + M * _eye(M.shape[-1], M)
+
+
+def _qr_square_grad(Q: Tensor, R: Tensor, gQ: Tensor, gR: Tensor) -> Tensor:
+    """The gradient of A = Q R for m >= n (R square, invertible):
+    gA = (gQ + Q copyltu(M)) R^-H with M = R gR^H - gQ^H Q."""
+    M = torch.matmul(R, _h(gR)) - torch.matmul(_h(gQ), Q)
+    B = gQ + torch.matmul(Q, _copyltu(M))
+    return torch.linalg.solve(_h(R), B, left=False)  # B R^-H
+
+
+@derivative("aten::linalg_qr")
+def _(ctx, grad_q, grad_r):
+    A = ctx.args[0]
+    mode = ctx.args[1] if len(ctx.args) > 1 else ctx.kwargs.get("mode", "reduced")
+    Q, R = ctx.result
+    m, n = A.shape[-2], A.shape[-1]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
+                           "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going "
+                           "to differentiate through linalg.qr.")
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                           "nrows > ncols.")
+    if m >= n:
+        return (_qr_square_grad(Q, R, grad_q, grad_r),)
+    # m < n: A = Q [X | Y] with X square; Y = Q^H A[:, m:] passes gY on to Q
+    X = R[..., :m]
+    gX, gY = grad_r[..., :m], grad_r[..., m:]
+    V = A[..., m:]
+    grad_u = _qr_square_grad(Q, X, grad_q + torch.matmul(V, _h(gY)), gX)
+    return (torch.cat([grad_u, torch.matmul(Q, gY)], -1),)
