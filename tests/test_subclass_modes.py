@@ -157,6 +157,14 @@ def test_has_torch_function_and_handle_torch_function() -> None:
     assert type(double(sub)) is Sub and double(sub).tolist() == [2.0]
 
 
+def test_overridable_functions_list_the_namespaces() -> None:
+    table = torch.overrides.get_overridable_functions()
+    assert torch.add in table[torch] and torch.Tensor.add in table[torch.Tensor]
+    assert torch.Tensor.__add__ in table[torch.Tensor]
+    assert torch.overrides.is_tensor_method_or_property(torch.Tensor.add)
+    assert not torch.overrides.is_tensor_method_or_property(torch.add)
+
+
 def test_not_implemented_everywhere_is_a_type_error() -> None:
     class Refuses(torch.Tensor):
         @classmethod
