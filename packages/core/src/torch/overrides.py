@@ -13,7 +13,6 @@ tensor-like that is not a Tensor subclass is only seen after that.
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -82,21 +81,24 @@ def is_tensor_method_or_property(func: Callable[..., Any]) -> bool:
         isinstance(attr, property) and attr.fget is func)
 
 
-@functools.cache
 def _overridable() -> dict[Any, list[Callable[..., Any]]]:
     import torch
 
+    from . import _functions
+
     _tf.install()
-    table: dict[Any, list[Callable[..., Any]]] = {torch: [], Tensor: []}
-    for entry in _tf.originals:
-        module = sys.modules.get(getattr(entry, "__module__", ""), None)
-        if getattr(Tensor, entry.__name__, None) is entry:
-            table[Tensor].append(entry)
-        if getattr(torch, entry.__name__, None) is entry:
-            table[torch].append(entry)
-        elif module is not None and getattr(module, entry.__name__, None) is entry and \
-                module.__name__ in _tf._NAMESPACES:
-            table.setdefault(module, []).append(entry)
+    entries = _tf.originals
+    table: dict[Any, list[Callable[..., Any]]] = {
+        torch: [v for n, v in vars(_functions).items() if n in _functions.__all__ and
+                v in entries],
+        Tensor: [v for v in vars(Tensor).values() if callable(v) and v in entries],
+    }
+    for name in _tf._NAMESPACES:
+        module = sys.modules.get(name)
+        if module is not None:
+            fns = [v for v in vars(module).values() if callable(v) and v in entries]
+            if fns:
+                table[module] = fns
     return table
 
 
