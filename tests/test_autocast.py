@@ -28,6 +28,9 @@ def test_the_registry_answers_what_cpu_supports() -> None:
     assert not torch.amp.is_autocast_available("meta")
     with pytest.raises(RuntimeError, match="unsupported autocast device_type 'meta'"):
         torch.autocast("meta")
+    with torch.autocast("meta", enabled=False):  # PyTorch's `enabled=<is available>` idiom
+        assert not torch.is_autocast_enabled("meta")
+        assert (ints(2, 2) @ ints(2, 2)).dtype is F32
 
 
 def test_lower_precision_ops_cast_their_inputs_down() -> None:

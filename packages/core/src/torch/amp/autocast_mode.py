@@ -149,10 +149,19 @@ class autocast:
 
     def __init__(self, device_type: str, dtype: _dtype.dtype | None = None,
                  enabled: bool = True, cache_enabled: bool | None = None) -> None:
-        _check_device(device_type)
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         self.device = device_type
-        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self._enabled = bool(enabled)
+        # `autocast("cuda", enabled=torch.cuda.is_available())` on a machine without it: a
+        # region that changes nothing
+        self._noop = not self._enabled and not is_autocast_available(device_type)
+        if self._noop:
+            self.fast_dtype = dtype
+            self._cache_enabled = bool(cache_enabled)
+            return
+        _check_device(device_type)
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None \
             else bool(cache_enabled)
         if self._enabled and self.fast_dtype not in _supported(device_type):
@@ -165,6 +174,8 @@ class autocast:
 
     def __enter__(self) -> autocast:
         loc = _local
+        if self._noop:
+            return self
         self._prev = (self.device in loc.enabled, loc.dtypes.get(self.device),
                       loc.cache_enabled)
         set_autocast_dtype(self.device, self.fast_dtype)
@@ -174,6 +185,8 @@ class autocast:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._noop:
+            return
         loc = _local
         loc.depth -= 1
         if loc.depth == 0:
