@@ -654,6 +654,9 @@ def _scatter_backward(g: Tensor, source: Tensor, geometry: tuple[Any, ...]) -> T
     import torch
 
     shape, stride, offset = geometry
+    starts = _box_starts(source, shape, stride, offset)
+    if starts is not None:
+        return _pad_to(g, source._shape, starts)
     with torch.no_grad():
         n = source.numel()
         idx = torch.empty_strided(source._shape, source._stride, dtype=torch.int64,
@@ -664,6 +667,53 @@ def _scatter_backward(g: Tensor, source: Tensor, geometry: tuple[Any, ...]) -> T
     # scatter_reduce is an aten op with a formula, so this stays differentiable
     flat = flat.scatter_reduce(0, positions.reshape(-1), g.reshape(-1), "sum")
     return flat.reshape(source._shape)
+
+
+def _box_starts(source: Tensor, shape: tuple[int, ...], stride: tuple[int, ...],
+                offset: int) -> list[int] | None:
+    """Where a view of ``source`` starts in each dimension when it is a box of it (the same
+    strides, a smaller or equal size per dimension: ``narrow``, ``chunk``, ``split``, basic
+    slices with step 1), or None."""
+    src_shape, src_stride = source._shape, source._stride
+    if len(shape) != len(src_shape) or tuple(stride) != tuple(src_stride) or offset < 0:
+        return None
+    starts = [0] * len(shape)
+    rest = offset
+    # peel the offset off the largest strides first (a dense source: one decomposition)
+    for d in sorted(range(len(shape)), key=lambda d: -src_stride[d]):
+        if src_stride[d] <= 0:
+            return None
+        if src_shape[d] > 1:
+            starts[d], rest = divmod(rest, src_stride[d])
+    if rest:
+        return None
+    for d, size in enumerate(shape):
+        if starts[d] + size > src_shape[d]:
+            return None
+    if sum(st * sd for st, sd in zip(starts, src_stride)) != offset:
+        return None
+    return starts
+
+
+def _pad_to(g: Tensor, shape: tuple[int, ...], starts: list[int]) -> Tensor:
+    """``g`` placed at ``starts`` in zeros of ``shape``, with ``cat`` (differentiable), one
+    dimension at a time: the gradient of a box view, without the element scatter."""
+    import torch
+
+    for d, start in enumerate(starts):
+        size = g._shape[d]
+        after = shape[d] - start - size
+        if start == 0 and after == 0:
+            continue
+        parts = []
+        for n in (start, None, after):
+            if n is None:
+                parts.append(g)
+            elif n:
+                parts.append(torch.zeros(g._shape[:d] + (n,) + g._shape[d + 1:], dtype=g.dtype,
+                                         device=g.device))
+        g = torch.cat(parts, d)
+    return g
 
 
 __all__ = ["autograd_kernel", "edge_of", "node_class", "not_differentiable", "record_view",
