@@ -19,6 +19,7 @@ import traceback
 import warnings
 from typing import Any
 
+import layout_collect  # beside this file (the meta and fake-tensor sections)
 import numpy as np
 
 import torch
@@ -26,6 +27,7 @@ import torch
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OPDB_DIR = ROOT / "packages" / "core" / "src" / "torch" / "testing" / "_opdb"
 REPR_LIMIT = 400
+SECTIONS = ("ops", "grads", "printing", "meta", "fake")
 
 # Printing parity: expressions evaluated under both libraries, and the attributes each needs
 # (missing ones make the sample "not available" rather than a mismatch).
@@ -278,18 +280,27 @@ def main() -> int:
     parser.add_argument("out", type=pathlib.Path)
     parser.add_argument("--library", default="?", help="a label for the report")
     parser.add_argument("--checkpoint-only", action="store_true",
-                        help="skip the op database and printing")
+                        help="skip the op database and printing (every section)")
     parser.add_argument("--save-checkpoint", type=pathlib.Path)
     parser.add_argument("--load-checkpoint", type=pathlib.Path)
+    parser.add_argument("--sections", default=",".join(SECTIONS),
+                        help=f"comma-separated op-database sections to run ({', '.join(SECTIONS)})")
     args = parser.parse_args()
+    sections = tuple(args.sections.split(",")) if args.sections else ()
     started = time.perf_counter()
     result: dict[str, Any] = {"library": args.library,
                               "version": str(getattr(torch, "__version__", "?"))}
     if not args.checkpoint_only:
         opdb = load_opdb()
-        result["ops"] = collect_ops(opdb)
-        result["grads"] = collect_grads(opdb)
-        result["printing"] = collect_printing()
+        if "ops" in sections:
+            result["ops"] = collect_ops(opdb)
+        if "grads" in sections:
+            result["grads"] = collect_grads(opdb)
+        if "printing" in sections:
+            result["printing"] = collect_printing()
+        # last: a library's fake-tensor mode left in a bad state cannot spoil the sections above
+        result.update(layout_collect.collect_layouts(
+            opdb, tuple(s for s in ("meta", "fake") if s in sections)))
     checkpoint: dict[str, Any] = {"expected": encode(checkpoint_contents(), True)}
     save, load = getattr(torch, "save", None), getattr(torch, "load", None)
     if save is None or load is None:

@@ -12,7 +12,10 @@ built-in category (``TypeError``, ``RuntimeError``, ``IndexError``...), or both 
 of the same structure whose tensors agree in dtype, shape (strides too for ``view`` rows) and
 values within the row's tolerances (``assert_close``'s defaults when the row gives none); rows
 marked ``random`` compare dtype and shape only. Printing samples compare ``repr()`` exactly.
-The checkpoint round trip saves with each library and loads with the other.
+The checkpoint round trip saves with each library and loads with the other. The meta-device and
+fake-tensor sections (``layout_collect.py``, ``layout_compare.py``) run every sample on meta
+inputs and under ``FakeTensorMode`` and compare result layouts (no values). ``--sections``
+runs a subset while working on one part.
 """
 
 from __future__ import annotations
@@ -35,9 +38,11 @@ RESULTS = HERE.parent / "results"
 sys.path.insert(0, str(HERE))
 
 import collect  # noqa: E402  (beside this file)
+import layout_compare  # noqa: E402
 import nn_compare  # noqa: E402
 
 MAX_DETAILS = 60
+SECTIONS = (*collect.SECTIONS, "nn")  # the checkpoint round trip always runs
 
 
 def run_collect(python: str, label: str, out: pathlib.Path, *extra: str) -> dict[str, Any]:
@@ -220,7 +225,9 @@ def write_report(path: pathlib.Path, mine: dict[str, Any], ref: dict[str, Any],
                  table: dict[str, list[int]], failures: list[Any], printing: list[Any],
                  checkpoints: list[Any], totals: tuple[int, int],
                  grads: tuple[dict[str, list[int]], list[Any], dict[str, Any]],
-                 nn_lines: list[str] = ()) -> None:
+                 nn_lines: list[str] = (),
+                 layouts: dict[str, tuple[dict[str, list[int]], list[Any]]] | None = None
+                 ) -> None:
     passed, failed = totals
     grad_table, grad_failures, grad_ops = grads
     lines = [
@@ -245,6 +252,9 @@ def write_report(path: pathlib.Path, mine: dict[str, Any], ref: dict[str, Any],
         f"{sum(s == 'failed' for _, s, _ in checkpoints)} |",
         f"| gradients (float64 samples; {len(grad_ops)} ops differentiable in PyTorch) | "
         f"{sum(c[1] for c in grad_table.values())} | {sum(c[2] for c in grad_table.values())} |",
+        *(f"| op database on {layout_compare.SECTIONS[section]} ({len(t)} rows) | "
+          f"{sum(c[1] for c in t.values())} | {len(f)} |"
+          for section, (t, f) in (layouts or {}).items()),
         f"| **total** | **{passed}** | **{failed}** |",
         "",
         "A sample passes when both libraries raise the same kind of error, or return results of "
@@ -289,6 +299,8 @@ def write_report(path: pathlib.Path, mine: dict[str, Any], ref: dict[str, Any],
     lines += ["", "## Checkpoint round trip", "", "| direction | result | detail |",
               "|---|---|---|"]
     lines += [f"| {d} | {s} | {_md_escape(x)} |" for d, s, x in checkpoints]
+    for section, (layout_table, layout_failures) in (layouts or {}).items():
+        lines += layout_compare.report(section, layout_table, layout_failures)
     lines += list(nn_lines)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
@@ -299,29 +311,39 @@ def main() -> int:
     parser.add_argument("--reference-python", required=True,
                         help="an interpreter with real PyTorch 2.13 and numpy")
     parser.add_argument("--report", type=pathlib.Path, default=RESULTS / "parity.md")
+    parser.add_argument("--sections", default=",".join(SECTIONS),
+                        help=f"comma-separated parts to run ({', '.join(SECTIONS)}; default all): "
+                        "a shorter run while working on one part")
     args = parser.parse_args()
+    sections = set(args.sections.split(","))
+    if sections - set(SECTIONS):
+        parser.error(f"unknown sections {sorted(sections - set(SECTIONS))}")
+    only = ("--sections", ",".join(s for s in collect.SECTIONS if s in sections))
 
     with tempfile.TemporaryDirectory(prefix="parity-") as tmp:
         work = pathlib.Path(tmp)
         # PyTorch saves a checkpoint; Plait saves one and loads PyTorch's; a short second run
         # of PyTorch loads Plait's.
         ref = run_collect(args.reference_python, "pytorch", work / "ref.pickle",
-                          "--save-checkpoint", str(work / "ref.pt"))
+                          "--save-checkpoint", str(work / "ref.pt"), *only)
         mine = run_collect(sys.executable, "plait", work / "mine.pickle",
                            "--save-checkpoint", str(work / "mine.pt"),
-                           "--load-checkpoint", str(work / "ref.pt"))
+                           "--load-checkpoint", str(work / "ref.pt"), *only)
         if (work / "mine.pt").exists():
             again = run_collect(args.reference_python, "pytorch", work / "ref2.pickle",
                                 "--checkpoint-only", "--load-checkpoint", str(work / "mine.pt"))
             ref["checkpoint"].update(
                 {k: v for k, v in again["checkpoint"].items() if k in ("loaded", "load_error")})
-        nn_rows = nn_compare.run(args.reference_python, work)
+        nn_rows = nn_compare.run(args.reference_python, work) if "nn" in sections else []
 
     rows = row_table(collect.load_opdb())
-    table, failures = compare_ops(mine["ops"], ref["ops"], rows)
+    table, failures = compare_ops(mine.get("ops", {}), ref.get("ops", {}), rows)
     grad_table, grad_failures = compare_ops(mine.get("grads", {}), ref.get("grads", {}), rows)
-    printing = compare_printing(mine["printing"], ref["printing"])
+    printing = compare_printing(mine.get("printing", {}), ref.get("printing", {}))
+    layouts = {section: layout_compare.compare(mine[section], ref[section], rows, section)
+               for section in layout_compare.SECTIONS if section in mine and section in ref}
     checkpoints = compare_checkpoints(mine["checkpoint"], ref["checkpoint"])
+    passed = failed = 0
 
     width = max([len(op) for op in table] + [2])
     print(f"{'op':<{width}}  samples  passed  failed")
@@ -342,11 +364,19 @@ def main() -> int:
             print(f"printing {status}: {expr}" + (f"\n{detail}" if status == "failed" else ""))
     for direction, status, detail in checkpoints:
         print(f"checkpoint {direction}: {status}" + (f": {detail}" if detail else ""))
+    for section, (layout_table, layout_failures) in layouts.items():
+        title = layout_compare.SECTIONS[section]
+        print(f"{title}: {sum(c[1] for c in layout_table.values())} samples passed, "
+              f"{len(layout_failures)} failed")
+        for category, n, ops in layout_compare.categories(layout_failures):
+            print(f"  {title} MISMATCH {category}: {n} samples: {' '.join(ops)}")
+        passed += sum(c[1] for c in layout_table.values())
+        failed += len(layout_failures)
 
-    passed = (sum(c[1] for c in table.values()) + sum(s == "passed" for _, s, _ in printing)
+    passed += (sum(c[1] for c in table.values()) + sum(s == "passed" for _, s, _ in printing)
               + sum(s == "passed" for _, s, _ in checkpoints)
               + sum(c[1] for c in grad_table.values()))
-    failed = (sum(c[2] for c in table.values()) + sum(s == "failed" for _, s, _ in printing)
+    failed += (sum(c[2] for c in table.values()) + sum(s == "failed" for _, s, _ in printing)
               + sum(s == "failed" for _, s, _ in checkpoints)
               + sum(c[2] for c in grad_table.values()))
     for kind, name, status, detail in nn_rows:
@@ -360,7 +390,7 @@ def main() -> int:
           "Plait")
     write_report(args.report, mine, ref, table, failures, printing, checkpoints,
                  (passed, failed), (grad_table, grad_failures, grad_ops),
-                 nn_compare.report(nn_rows))
+                 nn_compare.report(nn_rows) if nn_rows else [], layouts)
     print(f"report: {args.report}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
