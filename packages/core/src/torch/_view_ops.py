@@ -363,7 +363,7 @@ def movedim(self: Tensor, source: list[int], destination: list[int]) -> Tensor:
     if len(set(wdst)) != len(wdst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
     order: list[int | None] = [None] * n
-    for s, d in zip(wsrc, wdst):
+    for s, d in zip(wsrc, wdst) if n else ():  # a 0-d tensor's dim 0 (or -1) stays in place
         order[d] = s
     rest = iter(d for d in range(n) if d not in wsrc)
     return ATEN["permute"](self, [o if o is not None else next(rest) for o in order])
