@@ -113,7 +113,9 @@ def _run(opdb: Any, row: Any, sample: Any) -> Any:
 
 def _real_layout(opdb: Any, row: Any, sample: Any) -> Any:
     out = _outcome(lambda: _run(opdb, row, sample))
-    return out.get("result") if out["status"] == "ok" else f"raised {out['type']}"
+    if out["status"] == "ok":
+        return out["result"]
+    return {"kind": "raised", "type": out["type"], "category": out["category"]}
 
 
 def _fake_mode() -> Any:
