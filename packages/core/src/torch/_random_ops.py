@@ -33,7 +33,7 @@ from ._device import device as _device
 from ._factories import not_differentiable
 from ._promotion import broadcast_shapes
 from ._random import Generator, default_generator_for
-from ._tensor import Size, Tensor, _shape_arg
+from ._tensor import Size, Tensor, _shape_arg, contiguous_strides
 
 __all__ = ["bernoulli", "multinomial", "normal", "rand", "rand_like", "randint",
            "randint_like", "randn", "randn_like", "randperm"]
@@ -69,6 +69,26 @@ def _words(n: int, gen: Generator, dev: _device) -> Tensor:
     return out
 
 
+def _view(t: Tensor, shape: tuple[int, ...], stride: tuple[int, ...], offset: int = 0
+          ) -> Tensor:
+    """A view of ``t``'s memory made here, below the dispatcher: these kernels slice and reshape
+    their own fresh scratch tensors at every step, where a view operator would cost a
+    dispatch each."""
+    base = t._base if t._base is not None else t
+    return Tensor._make(t._storage, shape, stride, t._offset + offset, t._dtype, t._device,
+                        t._vc, base)
+
+
+def _shaped(t: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Contiguous ``t`` seen with ``shape`` (as many elements)."""
+    return _view(t, tuple(shape), contiguous_strides(tuple(shape)))
+
+
+def _part(t: Tensor, start: int, stop: int) -> Tensor:
+    """Elements ``start:stop`` of a contiguous 1-d ``t``."""
+    return _view(t, (stop - start,), (1,), start)
+
+
 def _const(value: Any, like: Tensor) -> Tensor:
     """``value`` as a tensor of ``like``'s dtype and device, broadcast to its shape."""
     return _scalar(value, like._dtype, like._device).expand(like._shape)
@@ -96,9 +116,10 @@ def _top_bits(n: int, bits: int, gen: Generator, dev: _device) -> Tensor:
     if bits <= 32:
         w = _words(n, gen, dev)
         return w if bits == 32 else _apply("bitwise_right_shift", w, 32 - bits)
-    pairs = _words(2 * n, gen, dev).view(n, 2)
-    hi = _apply("mul", pairs[:, 0], 1 << (bits - 32))
-    return _apply("add", hi, _apply("bitwise_right_shift", pairs[:, 1], 64 - bits))
+    pairs = _words(2 * n, gen, dev)  # (2n,): word 2i is the high half of value i
+    hi = _apply("mul", _view(pairs, (n,), (2,)), 1 << (bits - 32))
+    return _apply("add", hi, _apply("bitwise_right_shift", _view(pairs, (n,), (2,), 1),
+                                     64 - bits))
 
 
 def _uniform01(shape: tuple[int, ...], dt: _dtype.dtype, gen: Generator, dev: _device) -> Tensor:
@@ -107,7 +128,7 @@ def _uniform01(shape: tuple[int, ...], dt: _dtype.dtype, gen: Generator, dev: _d
     m = _top_bits(_numel(shape), p, gen, dev)
     # shaped before the multiply, so that the result is a fresh tensor of its own layout
     # (the hot path's tiers serve those: torch._fast)
-    return _apply("mul", _cast(m, dt).view(shape), 2.0 ** -p)
+    return _apply("mul", _shaped(_cast(m, dt), shape), 2.0 ** -p)
 
 
 def _compute_dtype(dt: _dtype.dtype) -> _dtype.dtype:
@@ -125,13 +146,13 @@ def _standard_normal(n: int, ct: _dtype.dtype, gen: Generator, dev: _device) -> 
     """``n`` standard normal values in compute dtype ``ct`` (Box-Muller), shape ``(n,)``."""
     half = (n + 1) // 2
     u = _uniform_open(2 * half, ct, gen, dev)
-    u1, u2 = u[:half], u[half:]
+    u1, u2 = _part(u, 0, half), _part(u, half, 2 * half)
     radius = _apply("sqrt", _apply("mul", _apply("log", u1), -2.0))  # (half,)
     theta = _apply("mul", u2, _TWO_PI)
     z = new_tensor((2 * half,), ct, dev)
-    P.mul(z[:half], radius, _apply("cos", theta))
-    P.mul(z[half:], radius, _apply("sin", theta))
-    return z[:n]
+    P.mul(_part(z, 0, half), radius, _apply("cos", theta))
+    P.mul(_part(z, half, 2 * half), radius, _apply("sin", theta))
+    return _part(z, 0, n)
 
 
 def _numel(shape: tuple[int, ...]) -> int:
@@ -167,7 +188,7 @@ def _fill_normal(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device, gen: Ge
         return _apply("add", _from_real_pairs(real, dt), complex(mean)) if mean else \
             _from_real_pairs(real, dt)
     ct = _compute_dtype(dt)
-    z = _standard_normal(_numel(shape), ct, gen, dev).view(shape)
+    z = _shaped(_standard_normal(_numel(shape), ct, gen, dev), shape)
     if std != 1.0:
         z = _apply("mul", z, std)
     if mean != 0.0:
@@ -200,7 +221,7 @@ def _randint_values(shape: tuple[int, ...], low: int, high: int, gen: Generator,
         r = _apply("remainder", r, span)
     if low:
         r = _apply("add", r, low)
-    return r.view(shape)
+    return _shaped(r, shape)
 
 
 def _check_int_bounds(low: int, high: int, dt: _dtype.dtype) -> None:
@@ -661,12 +682,12 @@ def _multinomial_kernel(self: Tensor, num_samples: int, replacement: bool = Fals
         P.searchsorted(result, cdf, targets, True)
         result = _apply("minimum", result, n - 1)
     else:
-        e = _apply("neg", _apply("log", _uniform_open(r * n, ct, gen, dev))).view(r, n)
+        e = _shaped(_apply("neg", _apply("log", _uniform_open(r * n, ct, gen, dev))), (r, n))
         keys = _apply("div", to_dtype(w, ct), e)
         values = new_tensor((r, num_samples), ct, dev)
         P.topk(values, result, keys, num_samples, 1, True, True)
     if input.ndim == 1:
-        result = result.view(num_samples)
+        result = _shaped(result, (num_samples,))
     return result
 
 
@@ -760,7 +781,7 @@ def _exponential_kernel(self: Tensor, lambd: float = 1.0, *,
     dev = self._device
     ct = _compute_dtype(self._dtype)
     u = _uniform_open(self.numel(), ct, _generator(generator, dev), dev)
-    values = _apply("mul", _apply("log", u), -1.0 / float(lambd)).view(self._shape)
+    values = _shaped(_apply("mul", _apply("log", u), -1.0 / float(lambd)), self._shape)
     return _fill_from(self, values)
 
 
@@ -770,7 +791,7 @@ def _geometric_kernel(self: Tensor, p: float, *, generator: Generator | None = N
     dev = self._device
     u = _uniform_open(self.numel(), _dtype.float64, _generator(generator, dev), dev)
     trials = _apply("ceil", _apply("div", _apply("log", u), math.log1p(-p)))
-    return _fill_from(self, trials.view(self._shape))
+    return _fill_from(self, _shaped(trials, self._shape))
 
 
 def _log_normal_kernel(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
@@ -798,7 +819,7 @@ def _cauchy_kernel(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
     u = _uniform_open(self.numel(), ct, _generator(generator, dev), dev)
     t = _apply("tan", _apply("mul", _apply("add", u, -0.5), math.pi))
     values = _apply("add", _apply("mul", t, float(sigma)), float(median))
-    return _fill_from(self, values.view(self._shape))
+    return _fill_from(self, _shaped(values, self._shape))
 
 
 def _bernoulli__kernel(self: Tensor, p: Any = 0.5, *,
