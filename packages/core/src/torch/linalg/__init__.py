@@ -1296,13 +1296,12 @@ def matrix_power(A: Tensor, n: int, *, out: Tensor | None = None) -> Tensor:
                         f"{type(n).__name__}")
     _check_matrix("linalg.matrix_power", A, square=True)
     if n == 0:
-        result = new_tensor(A._shape, A._dtype, A._device)
-        fill_(result, 0)
+        # made by operators (a dispatch mode sees it), detached from A's graph
+        result = torch.zeros_like(A.detach(), memory_format=torch.contiguous_format)
         fill_(result.diagonal(0, -2, -1), 1)
         if torch.is_grad_enabled() and A.requires_grad:
             # PyTorch's identity requires grad, with a zero gradient for A
-            flag = new_tensor((), _dtype.bool_, A._device)
-            fill_(flag, True)
+            flag = torch.ones((), dtype=_dtype.bool_, device=A.device)
             result = torch.where(flag, result, A)
         return write_out(out, result)
     if n < 0:
