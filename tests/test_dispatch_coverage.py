@@ -29,23 +29,6 @@ ROWS: list[OpInfo] = _opdb.load()
 METADATA_ONLY = {"is_floating_point", "numel", "promote_types", "can_cast", "result_type",
                  "broadcast_shapes"}
 
-# Factories, random ops and linalg decompositions: their operators are being written (the
-# same issue, another part). Row -> why it fails today.
-FACTORIES_RANDOM_LINALG_NOT_YET = {
-    "linalg.slogdet": "the decomposition runs in numpy, outside an operator",
-    "linalg.svdvals": "the decomposition runs in numpy, outside an operator",
-    "linalg.pinv": "the decomposition runs in numpy, outside an operator",
-    "linalg.lstsq": "the decomposition runs in numpy, outside an operator",
-    "linalg.matrix_rank": "the decomposition runs in numpy, outside an operator",
-}
-FACTORIES_RANDOM_LINALG_NOT_YET_ON_META = {
-    name: "the decomposition reads the values (numpy), which meta tensors do not have"
-    for name in ("linalg.matrix_norm", "norm", "linalg.inv", "inverse", "linalg.det", "det",
-                 "linalg.slogdet", "logdet", "linalg.solve", "linalg.cholesky",
-                 "linalg.svdvals", "linalg.eigvalsh", "linalg.pinv", "linalg.lstsq",
-                 "linalg.matrix_rank", "matrix_power")
-}
-
 # Other families, not yet (neither views/conversions nor factories/random/linalg).
 OTHERS_NOT_YET = {
     "equal": "tensors of different shapes are answered before aten::equal is called",
@@ -161,7 +144,7 @@ def _returns_its_inputs(sample: Any, result: Any) -> bool:
     return bool(outs) and all(any(o is i for i in inputs) for o in outs)
 
 
-@pytest.mark.parametrize("row", _params(FACTORIES_RANDOM_LINALG_NOT_YET, OTHERS_NOT_YET))
+@pytest.mark.parametrize("row", _params(OTHERS_NOT_YET))
 def test_every_sample_reaches_an_aten_operator(row: OpInfo,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     ran = 0
@@ -201,8 +184,7 @@ def _metadata(x: Any) -> Any:
     return type(x).__name__
 
 
-@pytest.mark.parametrize("row", _params(FACTORIES_RANDOM_LINALG_NOT_YET_ON_META,
-                                        OTHERS_NOT_YET_ON_META))
+@pytest.mark.parametrize("row", _params(OTHERS_NOT_YET_ON_META))
 def test_meta_gives_the_real_metadata(row: OpInfo) -> None:
     compared = 0
     for dtype in row.dtypes:
