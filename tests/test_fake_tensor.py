@@ -26,7 +26,6 @@ ROWS = _opdb.load()
 DATA = "the output's size or value depends on the input's data"
 # Not yet an aten operator with a meta function (issue #11, item 1 moves them): the public
 # function computes on host memory or allocates outside any aten operator.
-HOST_LINALG = "the linalg decomposition reads host memory outside an aten operator"
 OUTSIDE_ATEN = "the public function allocates a tensor outside any aten operator"
 INDEX_CHECK = "the index bounds check reads the index values outside an aten operator"
 ITEM = "the composite reads a value with item() (data the fake tensor does not hold)"
@@ -45,7 +44,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "tensor_split": DATA + " (sections given as a tensor)",
     "unique": DATA,
     "unique_consecutive": DATA,
-    "linalg.matrix_power": HOST_LINALG,
     "allclose": OUTSIDE_ATEN,
     "isclose": OUTSIDE_ATEN,
     "mode": OUTSIDE_ATEN,
