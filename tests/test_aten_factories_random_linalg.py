@@ -330,3 +330,18 @@ def test_qr_derivative_needs_q() -> None:
         torch.linalg.qr(a, mode="r").R.sum().backward()
     with pytest.raises(RuntimeError, match="not differentiable when mode='complete'"):
         torch.linalg.qr(a, mode="complete").Q.sum().backward()
+
+
+def test_channels_last_factories() -> None:
+    x = torch.empty(2, 3, 4, 5)
+    assert torch.empty(2, 3, 4, 5, memory_format=torch.channels_last).stride() == (60, 1, 15, 3)
+    assert torch.empty(1, 2, 3, 4, 5, memory_format=torch.channels_last_3d).stride() == (
+        120, 1, 40, 10, 2)
+    assert torch.zeros_like(x, memory_format=torch.channels_last).stride() == (60, 1, 15, 3)
+    nhwc = torch.empty_like(x, memory_format=torch.channels_last)
+    assert torch.empty_like(nhwc).stride() == (60, 1, 15, 3)  # preserve_format keeps it
+    assert torch.ones_like(nhwc, memory_format=torch.contiguous_format).stride() == (60, 20, 5, 1)
+    assert torch.empty(2, 3, 4, 5, device="meta",
+                       memory_format=torch.channels_last).stride() == (60, 1, 15, 3)
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last"):
+        torch.empty(2, 3, memory_format=torch.channels_last)

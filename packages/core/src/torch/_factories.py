@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _config, _dispatch, _dtype, _refs, _storage
+from . import _config, _dispatch, _dtype, _layout, _refs, _storage
 from ._alloc import P, check_dtype, check_shape, device_of, finish_factory, new_like, new_tensor
 from ._convert import to_device, to_dtype, write_out
 from ._device import device as _device
@@ -38,12 +38,51 @@ def _size_args(args: tuple[Any, ...], size: Any, name: str) -> tuple[Any, ...]:
 _OPTIONS = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
 
 
+# memory format -> (rank it needs, PyTorch's name of it in the error)
+_CHANNELS_LAST = {_layout.channels_last: (4, "channels_last"),
+                  _layout.channels_last_3d: (5, "channels_last_3d")}
+
+
+def _format_strides(shape: tuple[int, ...], memory_format: Any) -> tuple[int, ...] | None:
+    """The strides ``memory_format`` asks for (None: row-major). Channels-last keeps the
+    channels (dim 1) innermost: (N, C, H, W) is laid out as (N, H, W, C)."""
+    if memory_format is None or memory_format is _layout.contiguous_format or \
+            memory_format is _layout.preserve_format:
+        return None
+    rank, name = _CHANNELS_LAST.get(memory_format, (None, None))
+    if rank is None:
+        raise RuntimeError(f"unsupported memory format {memory_format}")
+    if len(shape) != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {name} format")
+    order = (0,) + tuple(range(2, rank)) + (1,)  # outermost to innermost
+    strides = [0] * rank
+    acc = 1
+    for d in reversed(order):  # sizes as they are, 0 included, as c10 computes them
+        strides[d] = acc
+        acc *= shape[d]
+    return tuple(strides)
+
+
+def _allocate(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device, memory_format: Any
+              ) -> Tensor:
+    strides = _format_strides(shape, memory_format)
+    if strides is None:
+        return new_tensor(shape, dt, dev)
+    storage = _storage.allocate(storage_extent(shape, strides) * dt.itemsize, dev)
+    return Tensor._make(storage, shape, strides, 0, dt, dev)
+
+
 def _empty_kernel(size: Any, *, dtype: _dtype.dtype | None = None, layout: Any = None,
                   device: Any = None, pin_memory: Any = None, memory_format: Any = None
                   ) -> Tensor:
     shape = _shape_arg((size,))
     check_shape(shape)
-    return new_tensor(shape, check_dtype(dtype) or _config.get_default_dtype(), device_of(device))
+    dt = check_dtype(dtype) or _config.get_default_dtype()
+    if memory_format is None:
+        return new_tensor(shape, dt, device_of(device))
+    if memory_format is _layout.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return _allocate(shape, dt, device_of(device), memory_format)
 
 
 def _empty_strided_kernel(size: Any, stride: Any, *, dtype: _dtype.dtype | None = None,
@@ -89,7 +128,7 @@ def _like_kernel(value: Any) -> Any:
     def kernel(self: Tensor, *, dtype: _dtype.dtype | None = None, layout: Any = None,
                device: Any = None, pin_memory: Any = None, memory_format: Any = None) -> Tensor:
         dt, dev = _like(self, dtype, device)
-        t = new_like(self, dt, dev, memory_format)
+        t = _new_like(self, dt, dev, memory_format)
         if value is not None:
             P.fill_(t, value)
         return t
@@ -101,9 +140,17 @@ def _full_like_kernel(self: Tensor, fill_value: Any, *, dtype: _dtype.dtype | No
                       layout: Any = None, device: Any = None, pin_memory: Any = None,
                       memory_format: Any = None) -> Tensor:
     dt, dev = _like(self, dtype, device)
-    t = new_like(self, dt, dev, memory_format)
+    t = _new_like(self, dt, dev, memory_format)
     P.fill_(t, fill_value)
     return t
+
+
+def _new_like(self: Tensor, dt: _dtype.dtype, dev: _device, memory_format: Any) -> Tensor:
+    """Shaped like ``self``: its strides when dense (``preserve_format``, the default),
+    row-major, or a channels-last layout."""
+    if memory_format in _CHANNELS_LAST:
+        return _allocate(tuple(self._shape), dt, dev, memory_format)
+    return new_like(self, dt, dev, memory_format)
 
 
 def _scalar_tensor_kernel(s: Any, *, dtype: _dtype.dtype | None = None, layout: Any = None,
@@ -186,8 +233,11 @@ def empty(*args: Any, size: Any = None, out: Tensor | None = None,
     ``empty(size=(2, 3))``)."""
     # the kernel checks the dtype and fills in the default one; the two tests below spare
     # the hot path two calls
-    t = _EMPTY(_shape_arg(_size_args(args, size, "empty")), dtype=dtype,
-               device=device_of(device))
+    shape = _shape_arg(_size_args(args, size, "empty"))
+    if memory_format is None:
+        t = _EMPTY(shape, dtype=dtype, device=device_of(device))
+    else:
+        t = _EMPTY(shape, dtype=dtype, device=device_of(device), memory_format=memory_format)
     if out is not None:
         t = write_out(out, t)
     return finish_factory(t, requires_grad) if requires_grad else t
