@@ -87,14 +87,6 @@ def _host(t: Tensor) -> np.ndarray:
     return np.array(np_view(to_device(t, _CPU)))
 
 
-def _tensor_like(values: Any, dt: _dtype.dtype, dev: _device) -> Tensor:
-    """A new tensor of ``dt`` on ``dev`` holding ``values``."""
-    arr = np.asarray(values)
-    out = new_tensor(tuple(arr.shape), dt, _CPU)
-    store(out, arr.real if not dt.is_complex and np.iscomplexobj(arr) else arr)
-    return to_device(out, dev)
-
-
 def _check_float(fn: str, A: Tensor, low_precision: bool = True) -> None:
     if not (A._dtype.is_floating_point or A._dtype.is_complex):
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
@@ -493,14 +485,9 @@ def logdet(A: Tensor) -> Tensor:
     sign, logabs = slogdet(A)
     if not A._dtype.is_complex:  # differentiable through logabsdet
         return torch.where(sign < 0, math.nan, torch.where(sign == 0, -math.inf, logabs))
-    s = _host(sign)
-    values = _host(logabs).astype(s.dtype)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if np.iscomplexobj(s):
-            values = values + np.log(s)
-        else:
-            values = np.where(s < 0, np.nan, np.where(s == 0, -np.inf, values))
-    return _tensor_like(values, A._dtype, A._device)
+    # log det = log|det| + log(sign), sign on the unit circle (0 for a singular matrix)
+    return torch.where(sign == 0, complex(-math.inf, 0.0),
+                       logabs.to(A._dtype) + torch.log(sign))
 
 
 # solve -----------------------------------------------------------------------------------------
