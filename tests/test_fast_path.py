@@ -557,6 +557,10 @@ PLAN_CASES = {
     "mm": lambda a, b: torch.mm(a, b.t()),
     "matmul of transposed": lambda a, b: a.t() @ b,
     "bmm": lambda a, b: torch.bmm(a.view(3, 2, 2), b.view(3, 2, 2)),
+    "view": lambda a, b: a.view(2, 6) * 1,
+    "reshape of transposed": lambda a, b: a.t().reshape(-1) * 1,
+    "views": lambda a, b: a.t()[1:3].unsqueeze(0).expand(2, 2, 3).permute(2, 0, 1) * 1,
+    "select": lambda a, b: a[1] * b[2],
 }
 PLAN_DTYPES = [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32,
                torch.bool]
@@ -578,7 +582,8 @@ GRAD_CASES = ["sub", "sub alpha", "rsub number", "mul number", "div", "maximum",
               "pow", "relu", "exp", "tanh", "neg", "transposed add",
               "transposed and contiguous", "broadcast", "mixed dtypes", "sum dim",
               "sum dims keepdim", "sum transposed", "amax dim", "prod", "mean", "mm",
-              "matmul of transposed", "bmm"]
+              "matmul of transposed", "bmm", "view", "reshape of transposed", "views",
+              "select"]
 
 
 @pytest.mark.parametrize("which", ["both", "left", "right"])
@@ -811,3 +816,24 @@ def test_box_view_gradients_match_the_element_scatter(name, monkeypatch):
     want = grads()
     for a, b in zip(got, want):
         same(a.detach(), b.detach())
+
+
+def test_view_plans_alias_as_the_generic_views_do(no_plans):
+    x = torch.arange(12.0).reshape(3, 4)
+    with no_plans():
+        want = x.t()[1:3]
+    for _ in range(3):
+        v = x.t()[1:3]
+        assert (v.shape, v.stride(), v.storage_offset()) == \
+            (want.shape, want.stride(), want.storage_offset())
+        assert v._base is want._base  # (the arange that x views)
+        assert v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    assert _served(aten.t.default) and _served(aten.slice.Tensor)
+    v.mul_(0)  # one version counter, one memory
+    assert x._version == v._version and x[:, 1:3].sum().item() == 0
+    leaf = torch.ones(2, 3, requires_grad=True)
+    for _ in range(3):
+        y = leaf.view(3, 2)
+        assert y.grad_fn.name() == "ViewBackward0"
+    with torch.no_grad():
+        assert not leaf.view(3, 2).requires_grad

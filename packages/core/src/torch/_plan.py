@@ -72,6 +72,12 @@ def enable(*ops: _dispatch.Operator) -> None:
             op._plans = {}
 
 
+def enable_views(ops: Any) -> None:
+    """Let the view operators among ``ops`` keep plans (one tensor out: not split/unbind)."""
+    enable(*(op for op in ops if _nodes.VIEW_OPS.get(op.qualname) not in
+             (None, "split", "split_with_sizes", "unbind")))
+
+
 def _forget() -> None:
     for op in _dispatch.operators():
         if op._plans:
@@ -143,6 +149,8 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         return None
     native, lay, recipe = plan
     h = native(args)
+    if lay is None:
+        return h  # a view's plan makes its tensor itself
     if h is None:
         return None  # the backend left this call to its kernels: the generic path
     # _fast.wrap(h, lay), written out: a new tensor's objects are most of a plan's cost
@@ -190,7 +198,8 @@ def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str,
         # next call may pass two (the record could not tell which operand is which argument).
         # Plan on a later call.
         return result
-    plan = _make(op, args, rec, result, grad)
+    plan = _make(op, args, rec, result, grad) if rec or kwargs else _view_plan(op, args, result,
+                                                                             grad)
     plans = op._plans
     if plans is not None:
         if len(plans) >= _MAX_PLANS:
@@ -243,6 +252,39 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     if native is None:
         return None
     return (native, lay, node)
+
+
+def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
+               grad: bool) -> tuple[Any, ...] | None:
+    """The plan of a view operator's call: the same geometry over the next call's storage
+    (what ``Tensor._view`` builds), and the backward the view's Autograd kernel records."""
+    kind = _nodes.VIEW_OPS.get(op.qualname)
+    source = args[0] if args else None
+    if (kind is None or result.__class__ is not Tensor or source.__class__ is not Tensor
+            or result._storage is not source._storage or result._vc is not source._vc
+            or result._dtype is not source._dtype or result._device is not source._device):
+        return None
+    base = source._base if source._base is not None else source
+    key = _dispatch.backend_key(args, {})
+    if (result._base is not base
+            or op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT)):
+        return None
+    if result.requires_grad:
+        autograd = op.kernels.get(_dispatch.AUTOGRAD)
+        if not grad or getattr(autograd, "_plait_view", None) != kind:
+            return None
+    shape, stride, delta = result._shape, result._stride, result._offset - source._offset
+    make = Tensor._make
+    record = _nodes.record_view if result.requires_grad else None
+
+    def run_view(args: tuple[Any, ...]) -> Tensor:
+        src = args[0]
+        out = make(src._storage, shape, stride, src._offset + delta, src._dtype, src._device,
+                   src._vc, src._base if src._base is not None else src)
+        if record is not None:
+            record(src, out, kind, args[1:])
+        return out
+    return (run_view, None, None)
 
 
 def _position(x: Any, args: tuple[Any, ...]) -> int | None:

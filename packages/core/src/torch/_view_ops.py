@@ -19,7 +19,7 @@ import operator
 from types import SimpleNamespace
 from typing import Any
 
-from . import _dispatch, _dtype, _tensor
+from . import _dispatch, _dtype, _plan, _tensor
 from ._tensor import Tensor, _infer_size, _tensor_type, _view_strides, storage_extent, wrap_dim
 
 __all__: list[str] = []
@@ -454,6 +454,7 @@ TABLE: dict[str, tuple[Any, ...]] = {
 }
 
 ATEN = _dispatch.define_aten(TABLE)
+_plan.enable_views(set(ATEN.values()))  # views replay their geometry (torch._plan)
 
 # What the Tensor methods call: the operators by attribute, so a method is one lookup away
 # from the dispatcher.

@@ -560,6 +560,7 @@ def _view_kernel(op: _dispatch.Operator, kind: str) -> Callable[..., Any]:
             record_view(source, out, kind, args[1:])
         return out
 
+    kernel._plait_view = kind  # what torch._plan replays for a call of this view
     return kernel
 
 
