@@ -345,3 +345,27 @@ def test_channels_last_factories() -> None:
                        memory_format=torch.channels_last).stride() == (60, 1, 15, 3)
     with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last"):
         torch.empty(2, 3, memory_format=torch.channels_last)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("unitriangular", [False, True])
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_triangular(upper: bool, unitriangular: bool, left: bool) -> None:
+    g = torch.Generator().manual_seed(0)
+    eye = torch.eye(3, dtype=torch.float64)
+    A = torch.randn(2, 3, 3, generator=g, dtype=torch.float64) + 3 * eye
+    B = torch.randn(3, 4, generator=g, dtype=torch.float64)  # broadcast over A's batch
+    if not left:
+        B = B.mT
+    T = A.triu() if upper else A.tril()  # the other triangle is not read
+    if unitriangular:
+        T = T * (1 - eye) + eye
+    X = torch.linalg.solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
+    torch.testing.assert_close(T @ X if left else X @ T, B.expand(X.shape))
+    meta = torch.linalg.solve_triangular(A.to("meta"), B.to("meta"), upper=upper, left=left,
+                                         unitriangular=unitriangular)
+    assert meta.stride() == X.stride() == ((12, 1, 3) if left else (12, 3, 1))
+    a, b = A.clone().requires_grad_(True), B.clone().requires_grad_(True)
+    assert torch.autograd.gradcheck(
+        lambda x, y: torch.linalg.solve_triangular(x, y, upper=upper, left=left,
+                                                   unitriangular=unitriangular), (a, b))

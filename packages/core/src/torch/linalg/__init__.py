@@ -35,7 +35,7 @@ __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eig", "eigh", "eigvals",
     "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "matmul",
     "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
-    "solve", "svd", "svdvals", "vecdot", "vector_norm",
+    "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
 ]
 
 
@@ -554,6 +554,71 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None)
     batch dims broadcast, and ``B`` may be a (batch of) vector(s)."""
     _check_matrix("linalg.solve", A, square=True)
     return write_out(out, _OPS["linalg_solve"](A, B, left=left))
+
+
+# triangular solve ----------------------------------------------------------------------------
+
+
+def _solve_triangular_layouts(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                              unitriangular: bool = False) -> list[Layout]:
+    _check_matrix("linalg.solve_triangular", A, square=True)
+    _check_float("linalg.solve_triangular", A)
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if A._dtype is not B._dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
+                           f"but found A of type {scalar_type_name(A._dtype)} and B of type "
+                           f"{scalar_type_name(B._dtype)} instead")
+    n = A._shape[-1]
+    if (B._shape[-2] if left else B._shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {eq} ({n}x{n} and {B._shape[-2]}x{B._shape[-1]})")
+    batch = tuple(broadcast_shapes(A._shape[:-2], B._shape[:-2]))
+    return [(batch + tuple(B._shape[-2:]), A._dtype, left)]
+
+
+def _substitute(a: np.ndarray, b: np.ndarray, upper: bool) -> np.ndarray:
+    """X with ``a @ X = b`` for triangular ``a`` (..., n, n), by substitution row by row (a
+    zero on the diagonal gives inf/NaN, as LAPACK's trtrs does, rather than an error)."""
+    n = a.shape[-1]
+    x = np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+                 np.result_type(a, b))
+    rows = range(n - 1, -1, -1) if upper else range(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in rows:
+            done = slice(i + 1, n) if upper else slice(0, i)
+            rest = np.einsum("...j,...jk->...k", a[..., i, done], x[..., done, :])
+            x[..., i, :] = (b[..., i, :] - rest) / a[..., i, i, None]
+    return x
+
+
+def _solve_triangular_kernel(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                             unitriangular: bool = False) -> Tensor:
+    (layout,) = _solve_triangular_layouts(A, B, upper=upper, left=left,
+                                          unitriangular=unitriangular)
+    a, b = _host(A), _host(B)
+    a = np.triu(a) if upper else np.tril(a)  # the other triangle is never read
+    if unitriangular:
+        a = a.copy()
+        a[..., range(a.shape[-1]), range(a.shape[-1])] = 1
+    if left:
+        x = _substitute(a, b, upper)
+    else:  # X A = B  <=>  A^T X^T = B^T, A^T triangular the other way
+        x = np.swapaxes(_substitute(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2),
+                                    not upper), -1, -2)
+    return _result(x, layout, A._device)
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False, out: Tensor | None = None) -> Tensor:
+    """The solution X of ``A X = B`` (``X A = B`` with ``left=False``) for triangular ``A``
+    (the ``upper`` or lower triangle is read; ``unitriangular`` takes its diagonal as ones);
+    batch dims broadcast."""
+    _check_matrix("linalg.solve_triangular", A, square=True)
+    return write_out(out, _OPS["linalg_solve_triangular"](A, B, upper=upper, left=left,
+                                                          unitriangular=unitriangular))
 
 
 # cholesky, qr --------------------------------------------------------------------------------
@@ -1263,6 +1328,10 @@ def _define_decompositions() -> dict[str, _dispatch.Operator]:
                                 "Tensor info)", _lu_factor_ex_kernel, _lu_factor_ex_layouts),
         "linalg_lu": ("linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, "
                       "Tensor U)", _lu_kernel, _lu_layouts),
+        "linalg_solve_triangular": ("linalg_solve_triangular(Tensor self, Tensor B, *, "
+                                    "bool upper, bool left=True, bool unitriangular=False) -> "
+                                    "Tensor", _solve_triangular_kernel,
+                                    _solve_triangular_layouts),
     })
     ops = _dispatch.define_aten({name: row[:2] for name, row in rows.items()})
     for name, (_schema, _kernel, layouts_of) in rows.items():

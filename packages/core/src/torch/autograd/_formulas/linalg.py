@@ -334,3 +334,23 @@ def _(ctx, grad_q, grad_r):
     V = A[..., m:]
     grad_u = _qr_square_grad(Q, X, grad_q + torch.matmul(V, _h(gY)), gX)
     return (torch.cat([grad_u, torch.matmul(Q, gY)], -1),)
+
+
+@derivative("aten::linalg_solve_triangular")
+def _(ctx, grad):
+    # A X = B: gB = A^-H G (A^H is triangular the other way), gA = -gB X^H on A's triangle;
+    # X A = B: gB = G A^-H, gA = -X^H gB
+    A = ctx.args[0]
+    upper = ctx.kwargs["upper"]
+    left = ctx.kwargs.get("left", True)
+    unit = ctx.kwargs.get("unitriangular", False)
+    X = ctx.result
+    grad_b = torch.linalg.solve_triangular(_h(A), grad, upper=not upper, left=left,
+                                           unitriangular=unit)
+    need_a, need_b = ctx.needs_input_grad[:2]
+    grad_a = None
+    if need_a:
+        grad_a = -(torch.matmul(grad_b, _h(X)) if left else torch.matmul(_h(X), grad_b))
+        offset = 1 if unit else 0  # a unit diagonal is not read, so it gets no gradient
+        grad_a = grad_a.triu(offset) if upper else grad_a.tril(-offset)
+    return (grad_a, grad_b if need_b else None)
