@@ -344,7 +344,8 @@ def test_storages_and_tensors_cannot_be_constructed(expr):
     b"\x80\x02R.",  # REDUCE on an empty stack
     b"\x80\x02h\x07.",  # BINGET of nothing
     b"\x80\x02K\x01K\x02a.",  # APPEND to an int
-], ids=["global", "inst", "obj", "ext1", "empty-reduce", "binget", "append-int"])
+    b"\x80\x05\x96" + struct.pack("<Q", 2**40) + b"ab.",  # a 1 TiB bytearray of 3 bytes
+], ids=["global", "inst", "obj", "ext1", "empty-reduce", "binget", "append-int", "bytearray8"])
 def test_malformed_or_unsafe_opcodes_are_pickle_errors(pkl):
     with pytest.raises(pickle.UnpicklingError):
         load(pkl)
@@ -621,7 +622,7 @@ programs = st.one_of(
                            max_leaves=12), st.just(False)))
 
 
-@settings(FUZZ, max_examples=1200)
+@settings(FUZZ, max_examples=900)
 @given(case=programs)
 def test_fuzz_crafted_pickles_over_the_allowlist(case):
     expr, weights_only = case

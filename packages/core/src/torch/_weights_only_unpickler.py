@@ -16,7 +16,8 @@ weights-only unpickler has its own:
   ``OrderedDict``/``Counter`` and instances of user-allowed classes; never on a dtype, a device,
   a storage, a class or a function;
 - APPEND(S), SETITEM(S) and ADDITEMS only fill lists, dicts and sets;
-- INST, OBJ and EXT (protocol 0/1 object creation, the copyreg extension registry) are refused.
+- INST, OBJ and EXT (protocol 0/1 object creation, the copyreg extension registry) are refused;
+- BYTEARRAY8 reads its bytes before allocating (Python's allocates the length the pickle states).
 
 Modules are never imported on a pickle's behalf.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 import codecs
 import collections
 import pickle
+import struct
 import threading
 from typing import Any
 
@@ -342,8 +344,18 @@ class Unpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
                                          f"{type(target).__name__}")
         target.update(items)
 
+    def load_bytearray8(self) -> None:
+        # Python's machine allocates the length the pickle states before reading: a few bytes
+        # could ask for terabytes. Read first (never more than the pickle holds), then copy.
+        (size,) = struct.unpack("<Q", self.read(8))
+        data = self.read(size)
+        if len(data) != size:
+            raise pickle.UnpicklingError("BYTEARRAY8 runs past the end of the pickle")
+        self.append(bytearray(data))
+
     for _op, _method in (
-            (pickle.REDUCE, load_reduce), (pickle.NEWOBJ, load_newobj),
+            (pickle.BYTEARRAY8, load_bytearray8), (pickle.REDUCE, load_reduce),
+            (pickle.NEWOBJ, load_newobj),
             (pickle.NEWOBJ_EX, load_newobj_ex), (pickle.BUILD, load_build),
             (pickle.APPEND, load_append), (pickle.APPENDS, load_appends),
             (pickle.SETITEM, load_setitem), (pickle.SETITEMS, load_setitems),
