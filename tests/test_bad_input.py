@@ -124,7 +124,7 @@ COMPLEX_REFUSED = {
                      '"searchsorted_out_cpu"'),
     "unique": (lambda: torch.unique(A), NotImplementedError, '"unique" not implemented'),
     "clamp": (lambda: A.clamp(0, 1), NotImplementedError, "clamp is not supported for complex"),
-    "clamp_min": (lambda: torch.clamp_min(A, 0), NotImplementedError, "(?i)complex"),
+    "clamp_min": (lambda: torch.clamp_min(A, 0), NotImplementedError, r"(?i)complex"),
     "sign": (lambda: A.sign(), NotImplementedError, "torch.sign is not intended to support"),
     "floor": (lambda: A.floor(), NotImplementedError, "floor is not supported for complex"),
     "trunc": (lambda: A.trunc(), NotImplementedError, "trunc is not supported for complex"),
@@ -443,3 +443,30 @@ def test_the_warning_free_paths_stay_warning_free():
         warnings.simplefilter("error")
         torch.zeros(2, 3).add_(1)
         torch.zeros(2, 3).masked_fill_(torch.ones(2, 3, dtype=torch.bool), 1.0)
+
+
+# -- requires_grad is for floating and complex tensors ---------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool], ids=str)
+def test_only_floating_and_complex_tensors_can_require_grad(dtype):
+    t = torch.zeros(2, dtype=dtype)
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype "
+                                           "can require gradients"):
+        t.requires_grad = True
+    with pytest.raises(RuntimeError, match=r"(?i)only Tensors of floating point"):
+        torch.nn.Parameter(torch.zeros(2, dtype=dtype))
+    t.requires_grad = False  # allowed, as in PyTorch
+    assert not t.requires_grad
+    assert not torch.nn.Parameter(t, requires_grad=False).requires_grad
+
+
+def test_requires_grad_as_an_attribute():
+    for dtype in (torch.float16, torch.float64, torch.complex64):
+        t = torch.zeros(2, dtype=dtype)
+        t.requires_grad = True
+        assert t.requires_grad and t.is_leaf
+    with pytest.raises(RuntimeError, match="requires_grad must be a bool"):
+        torch.zeros(2).requires_grad = 1
+    computed = torch.zeros(2, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
+        computed.requires_grad = False

@@ -139,7 +139,7 @@ def from_layout(lay: Layout) -> Tensor:
     t._base = None
     t._grad = None
     t.grad_fn = None
-    t.requires_grad = False
+    t._requires_grad = False
     t._fk = lay
     if _state.inference_active and _config.is_inference_mode_enabled():
         t.__dict__["_inference"] = True  # made in inference mode: an inference tensor

@@ -288,7 +288,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
                            "overflow")
     if "_inference" in self.__dict__ and not _config.is_inference_mode_enabled():
         _inference_write_error()
-    recorded = self.requires_grad or self._base is not None
+    recorded = self._requires_grad or self._base is not None
     if recorded:
         from .autograd import _inplace
 
@@ -314,7 +314,7 @@ def numpy(self: Tensor, *, force: bool = False) -> np.ndarray:
         raise TypeError(f"can't convert {self._device.type}:{self._device.index or 0} device type "
                         "tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory "
                         "first.")
-    if self.requires_grad:
+    if self._requires_grad:
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                            "tensor.detach().numpy() instead.")
     if self._dtype is _dtype.bfloat16:

@@ -497,15 +497,15 @@ def _requires_grad(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """Whether a tensor argument (or one in a list argument) requires grad."""
     for a in args:
         if a.__class__ is Tensor or isinstance(a, Tensor):
-            if a.requires_grad:
+            if a._requires_grad:
                 return True
         elif a.__class__ is list or a.__class__ is tuple:
             for x in a:
-                if isinstance(x, Tensor) and x.requires_grad:
+                if isinstance(x, Tensor) and x._requires_grad:
                     return True
     if kwargs:
         for v in kwargs.values():
-            if isinstance(v, Tensor) and v.requires_grad:
+            if isinstance(v, Tensor) and v._requires_grad:
                 return True
     return False
 

@@ -71,7 +71,7 @@ def wrap(handle: Any, lay: Layout) -> Tensor:
     t._base = None
     t._grad = None
     t.grad_fn = None
-    t.requires_grad = False
+    t._requires_grad = False
     t._fk = lay
     return t
 
@@ -170,7 +170,7 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
         if fk is None or fk.fast is None or self.__class__ is not Tensor or \
                 _state.modes_active or _state.inference_active:
             return generic(self, other)
-        if self.requires_grad or (other.__class__ is Tensor and other.requires_grad):
+        if self._requires_grad or (other.__class__ is Tensor and other._requires_grad):
             # tier 5: same layout with grad: the tier-1 result and the node autograd records
             if (other.__class__ is Tensor and other._fk is fk and not reflected
                     and not _state.no_grad_active):
@@ -261,7 +261,7 @@ def unary(prim: str, aten: _dispatch.Operator, generic: Callable[..., Any],
 
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         fk = input._fk if input.__class__ is Tensor else None
-        if (fk is not None and out is None and fk.fast is not None and not input.requires_grad
+        if (fk is not None and out is None and fk.fast is not None and not input._requires_grad
                 and not _state.modes_active and not _state.inference_active):
             code = code_of(fk)
             if code >= 0:
@@ -286,7 +286,7 @@ def _rows(prim: str, aten: _dispatch.Operator, input: Tensor, keepdim: bool) -> 
     """Tier 4 for ``prim`` (sum, amax, amin) over the last dimension of a contiguous float32/
     float64 tensor that requires no grad: the result, or None for the generic path."""
     fk = input._fk if input.__class__ is Tensor else None
-    if (fk is None or fk.fast is None or fk.dtype not in _SCALAR_DTYPES or input.requires_grad
+    if (fk is None or fk.fast is None or fk.dtype not in _SCALAR_DTYPES or input._requires_grad
             or _state.modes_active or _state.inference_active):
         return None
     key = (prim, keepdim)
@@ -315,7 +315,7 @@ def sum_method(aten: _dispatch.Operator, generic: Callable[..., Any]) -> Callabl
         fk = input._fk if input.__class__ is Tensor else None
         if (fk is not None and dim is None and dtype is None and out is None and not keepdim
                 and fk.fast is not None and fk.dtype in _FLOATING
-                and not input.requires_grad and not _state.modes_active
+                and not input._requires_grad and not _state.modes_active
                 and not _state.inference_active):
             scalar = fk.fast_plans.get("sum")
             if scalar is None:

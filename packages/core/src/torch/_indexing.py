@@ -624,8 +624,8 @@ def _records(self: Tensor, *others: Any) -> bool:
     if not _config.is_grad_enabled():
         return False
     base = self._base
-    return self.requires_grad or (base is not None and base.requires_grad) or any(
-        isinstance(t, Tensor) and t.requires_grad for t in others)
+    return self._requires_grad or (base is not None and base._requires_grad) or any(
+        isinstance(t, Tensor) and t._requires_grad for t in others)
 
 
 def _written_back(self: Tensor, compute: Any) -> Tensor:

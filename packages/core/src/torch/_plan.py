@@ -112,7 +112,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                 dev = a._device
                 lay = (a._shape, a._stride, a._dtype, dev._type, dev._index)
             add(lay)
-            if a.requires_grad:
+            if a._requires_grad:
                 grad = True
                 add(True)
         elif cls in _SCALAR_TYPES:
@@ -174,7 +174,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     out._fk = lay
     if recipe is None:
         out.grad_fn = None
-        out.requires_grad = False
+        out._requires_grad = False
     else:
         _nodes.plan_node(recipe, args, out)
     return out
@@ -244,7 +244,7 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     elif out is not result:
         return None
     node = None
-    if result.requires_grad:  # (a bool or integer result records nothing)
+    if result._requires_grad:  # (a bool or integer result records nothing)
         node = _node_recipe(op, args, result) if grad else None
         if node is None:
             return None
@@ -269,13 +269,13 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
     if (result._base is not base
             or op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT)):
         return None
-    if result.requires_grad:
+    if result._requires_grad:
         autograd = op.kernels.get(_dispatch.AUTOGRAD)
         if not grad or getattr(autograd, "_plait_view", None) != kind:
             return None
     shape, stride, delta = result._shape, result._stride, result._offset - source._offset
     make = Tensor._make
-    record = _nodes.record_view if result.requires_grad else None
+    record = _nodes.record_view if result._requires_grad else None
 
     def run_view(args: tuple[Any, ...]) -> Tensor:
         src = args[0]

@@ -109,7 +109,7 @@ def _recorded_copy(src: Tensor) -> Tensor:
     requires grad, so that autograd records it (kernels run below autograd and use
     :func:`_copy_of`)."""
     out = new_tensor(src._shape, src._dtype, src._device)
-    copy_(out, src) if src.requires_grad else P.copy_(out, src)
+    copy_(out, src) if src._requires_grad else P.copy_(out, src)
     return out
 
 

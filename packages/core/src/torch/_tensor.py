@@ -186,12 +186,12 @@ class Tensor:
         "_fk",
         "_grad",
         "_offset",
+        "_requires_grad",
         "_shape",
         "_storage",
         "_stride",
         "_vc",
         "grad_fn",
-        "requires_grad",
     )
 
     # The fast-key slot ``_fk`` holds an interned layout object when the tensor is contiguous,
@@ -225,7 +225,7 @@ class Tensor:
         t._base = base
         t._grad = None
         t.grad_fn = None
-        t.requires_grad = False
+        t._requires_grad = False
         t._fk = None
         if _config.state.inference_active and _config.is_inference_mode_enabled():
             t.__dict__["_inference"] = True  # made in inference mode: an inference tensor
@@ -356,8 +356,27 @@ class Tensor:
         if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
-        self.requires_grad = requires_grad
+        self._requires_grad = bool(requires_grad)
         return self
+
+    # Core reads and writes the slot ``_requires_grad`` (a property read costs several times a
+    # slot read, on every op); the property is the public face, checked as in PyTorch.
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if value.__class__ is not bool:
+            raise RuntimeError("requires_grad must be a bool")
+        if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        if not value and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
+        self._requires_grad = value
 
     @property
     def _is_view(self) -> bool:

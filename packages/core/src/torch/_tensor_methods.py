@@ -121,7 +121,7 @@ def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
     out = clone(self.detach())
     if type(self) is not Tensor:
         out = _rewrap(out, type(self))
-    out.requires_grad = self.requires_grad
+    out._requires_grad = self.requires_grad
     memo[id(self)] = out
     if self._grad is not None:
         import copy

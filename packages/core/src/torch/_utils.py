@@ -386,7 +386,7 @@ def _rebuild_from_type_v2(func: Any, new_type: Any, args: tuple[Any, ...], state
             and issubclass(new_type, Tensor)):
         view = new_type._make(ret._storage, ret._shape, ret._stride, ret._offset, ret._dtype,
                               ret._device, ret._vc)
-        view.requires_grad = ret.requires_grad
+        view._requires_grad = ret.requires_grad
         ret = view
     return _set_state(ret, state)
 

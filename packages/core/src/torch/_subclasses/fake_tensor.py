@@ -166,7 +166,7 @@ class FakeTensorMode(TorchDispatchMode):
                                 tensor._device)
         fake.fake_mode = self
         if tensor.requires_grad:
-            fake.requires_grad = True
+            fake._requires_grad = True
         self._memo[id(tensor)] = (weakref.ref(tensor), fake)
         return fake
 

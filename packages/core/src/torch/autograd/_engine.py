@@ -54,7 +54,7 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
     return the gradients reaching them (``autograd.grad``); with ``inputs`` and
     ``accumulate``, accumulate into those leaves only."""
     for out in outputs:
-        if not out.requires_grad:
+        if not out._requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                                "grad_fn")
     grads = _make_grads(outputs, grads)
@@ -64,7 +64,7 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
     targets: set[int] = set()
     if inputs is not None:
         for i, t in enumerate(inputs):
-            if not t.requires_grad:
+            if not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             node, nr = edge_of(t)
             capture[(id(node), nr)] = i
@@ -248,7 +248,7 @@ def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool) -> None:
             var._grad = out
         else:
             var._grad = grad.detach()
-    elif create_graph or var._grad.requires_grad:
+    elif create_graph or var._grad._requires_grad:
         var._grad = var._grad + grad
     else:  # in place, as PyTorch: code holding p.grad sees the sum
         var._grad.add_(grad.detach())

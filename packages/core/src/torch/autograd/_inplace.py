@@ -19,20 +19,20 @@ from .graph import Node, SavedTensor
 
 def tracking(dst: Tensor, src: Tensor | None) -> bool:
     """Whether this in-place write must be recorded."""
-    if not (dst.requires_grad or (src is not None and src.requires_grad)):
+    if not (dst._requires_grad or (src is not None and src._requires_grad)):
         base = dst._base
-        if base is None or not base.requires_grad:
+        if base is None or not base._requires_grad:
             return False
     return not _config.state.no_grad_active or _config.is_grad_enabled()
 
 
 def before_write(dst: Tensor, src: Tensor | None) -> None:
     """Checks and bookkeeping before the bytes of ``dst`` change."""
-    if dst.requires_grad and dst.grad_fn is None:
+    if dst._requires_grad and dst.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
     base = dst._base
-    if base is not None and base.requires_grad and base.grad_fn is None:
+    if base is not None and base._requires_grad and base.grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     if dst.__dict__.get("_inference") and not _config.is_inference_mode_enabled():
@@ -128,13 +128,13 @@ def after_write(dst: Tensor, src: Tensor | None) -> None:
     base = dst._base
     if base is None:
         dst.grad_fn = CopyBackwards(src)
-        dst.requires_grad = True
+        dst._requires_grad = True
         dst.__dict__["_output_nr"] = 0
         return
     node = CopySlices(base, dst, src)
     base.grad_fn = node
-    base.requires_grad = True
+    base._requires_grad = True
     base.__dict__["_output_nr"] = 0
     dst.grad_fn = _ViewOfBase(base, node._positions)
-    dst.requires_grad = True
+    dst._requires_grad = True
     dst.__dict__["_output_nr"] = 0

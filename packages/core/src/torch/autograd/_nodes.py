@@ -25,7 +25,7 @@ _state = _config.state
 
 def edge_of(t: Tensor) -> tuple[Node | None, int]:
     """Where a gradient for ``t`` goes: its grad_fn, or its leaf accumulator."""
-    if not t.requires_grad:
+    if not t._requires_grad:
         return (None, 0)
     fn = t.grad_fn
     if fn is not None:
@@ -104,7 +104,7 @@ class OpBackward(Node):
         self._qualname = qualname
         keep_args, self._keep_result = saves
         if keep_args == "cross":  # keep an argument only while another one requires grad
-            wanted = [isinstance(a, Tensor) and a.requires_grad for a in args]
+            wanted = [isinstance(a, Tensor) and a._requires_grad for a in args]
             keep = [any(w for j, w in enumerate(wanted) if j != i) for i in range(len(args))]
         else:
             keep = [bool(keep_args)] * len(args)
@@ -245,7 +245,7 @@ def _edge(t: Tensor) -> tuple[Node | None, int]:
         if getattr(fn, "_n_outputs", 0) == 1:
             return (fn, 0)
         return (fn, t.__dict__.get("_output_nr", 0))
-    if not t.requires_grad:
+    if not t._requires_grad:
         return _NO_EDGE
     acc = t.__dict__.get("_grad_accumulator")
     if acc is None:
@@ -289,7 +289,7 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
     node._kwargs = kwargs
     node._inputs_meta = metas
     fn = a.grad_fn
-    if fn is None and a.requires_grad:
+    if fn is None and a._requires_grad:
         acc = a.__dict__.get("_grad_accumulator")
         ea = acc._edge if acc is not None else None
         if ea is None:
@@ -297,7 +297,7 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
     else:
         ea = _edge(a)
     fn = b.grad_fn
-    if fn is None and b.requires_grad:
+    if fn is None and b._requires_grad:
         acc = b.__dict__.get("_grad_accumulator")
         eb = acc._edge if acc is not None else None
         if eb is None:
@@ -315,7 +315,7 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
     if _state.anomaly:
         node.metadata["traceback_"] = "".join(traceback.format_stack()[:-4])
     out.grad_fn = node
-    out.requires_grad = True
+    out._requires_grad = True
     if keep_result:  # (only the generic kernel's _save_result reads _keep_result)
         node._result = SavedTensor(out, node, True)
 
@@ -367,7 +367,7 @@ def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> No
     node._next = tuple(edges)
     node._saved_args = saved
     out.grad_fn = node
-    out.requires_grad = True
+    out._requires_grad = True
     if keep_result:
         node._result = SavedTensor(out, node, True)
 
@@ -444,13 +444,13 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
                 if out is target and target._base is not None:
                     continue  # a view written in place: its base is rebased below
                 out.grad_fn = node
-                out.requires_grad = True
+                out._requires_grad = True
                 out.__dict__["_output_nr"] = nr
         node._save_result(result)
         if target is not None and target._base is not None:
             alias = target.detach()  # the written values, as the output of `node`
             alias.grad_fn = node
-            alias.requires_grad = True
+            alias._requires_grad = True
             alias.__dict__["_output_nr"] = 0
             _inplace.after_write(target, alias)
         return result
@@ -484,7 +484,7 @@ def not_differentiable(result: Any, error: BaseException, *inputs: Tensor) -> An
     """Mark the floating outputs of a non-differentiable op computed from ``inputs`` (when one
     requires grad and grad mode is on) so that a backward through them raises ``error`` (the
     error PyTorch raises for that op)."""
-    if not any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
+    if not any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
         return result
     if _config.state.no_grad_active and not _config.is_grad_enabled():
         return result
@@ -492,7 +492,7 @@ def not_differentiable(result: Any, error: BaseException, *inputs: Tensor) -> An
     for nr, out in enumerate(result if isinstance(result, tuple) else (result,)):
         if isinstance(out, Tensor) and out._dtype.is_floating_point:
             out.grad_fn = node
-            out.requires_grad = True
+            out._requires_grad = True
             out.__dict__["_output_nr"] = nr
     return result
 
@@ -590,7 +590,7 @@ def _copy_kernel(op: _dispatch.Operator) -> Callable[..., Any]:
             _inplace.before_write(dst, src)
         redispatch(op, dst, src, non_blocking)
         if recorded:
-            _inplace.after_write(dst, src if src.requires_grad else None)
+            _inplace.after_write(dst, src if src._requires_grad else None)
         return dst
 
     return kernel
@@ -644,7 +644,7 @@ def record_view(source: Tensor, view: Tensor, kind: str, args: tuple[Any, ...] =
 
     node = ViewBackward(source, _VIEW_NAMES.get(kind, "AsStridedBackward0"), backward)
     view.grad_fn = node
-    view.requires_grad = True
+    view._requires_grad = True
     view.__dict__["_output_nr"] = 0
 
 

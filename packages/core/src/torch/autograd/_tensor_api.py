@@ -78,7 +78,7 @@ def detach_(self: Tensor) -> Tensor:
     if self._base is not None and self._base.requires_grad:
         raise RuntimeError("Can't detach views in-place. Use detach() instead.")
     self.grad_fn = None
-    self.requires_grad = False
+    self._requires_grad = False
     return self
 
 

@@ -159,7 +159,7 @@ class Function(metaclass=_FunctionMeta):
                     raise RuntimeError("a leaf Variable that requires grad is being used in an "
                                        "in-place operation.")
                 o.grad_fn = node
-                o.requires_grad = True
+                o._requires_grad = True
                 o.__dict__["_output_nr"] = nr
         to_save = getattr(node, "_to_save", ())
         node._saved = tuple(_save(t, node, outs) for t in to_save)
@@ -202,7 +202,7 @@ def once_differentiable(fn: Any) -> Any:
         for o in outs:
             if isinstance(o, Tensor) and (o._dtype.is_floating_point or o._dtype.is_complex):
                 o.grad_fn = err
-                o.requires_grad = True
+                o._requires_grad = True
         return out
 
     return wrapper

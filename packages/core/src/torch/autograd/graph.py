@@ -153,7 +153,7 @@ class SavedTensor:
         else:
             self._tensor = tensor
         if is_output:
-            self._tensor.requires_grad = False
+            self._tensor._requires_grad = False
         self._node = weakref.ref(node) if (is_output and node is not None) else None
         self._packed = None
         self._unpack = None
@@ -191,7 +191,7 @@ class SavedTensor:
                     out.__class__ = t.__class__
                     out.__dict__.update(t.__dict__)
                 out.grad_fn = node
-                out.requires_grad = True
+                out._requires_grad = True
                 out.__dict__["_output_nr"] = self._output_nr
                 return out
         return t
