@@ -99,28 +99,6 @@ def check_no_internal_overlap(t: Tensor) -> None:
                            "tensor before performing the operation.")
 
 
-def check_no_internal_overlap(t: Tensor) -> None:
-    """Refuse a write into ``t`` when several of its elements share one memory location (a
-    broadcast dimension: size > 1, stride 0), which would leave the result depending on the
-    order of the writes. Like PyTorch, only this sure case is checked; callers test
-    ``0 in t._stride`` first, so the common layouts pay nothing more."""
-    if any(st == 0 and n > 1 for n, st in zip(t._shape, t._stride)) and 0 not in t._shape:
-        raise RuntimeError("unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location. Please clone() the "
-                           "tensor before performing the operation.")
-
-
-def check_no_internal_overlap(t: Tensor) -> None:
-    """Refuse a write into ``t`` when several of its elements share one memory location (a
-    broadcast dimension: size > 1, stride 0), which would leave the result depending on the
-    order of the writes. Like PyTorch, only this sure case is checked; callers test
-    ``0 in t._stride`` first, so the common layouts pay nothing more."""
-    if any(st == 0 and n > 1 for n, st in zip(t._shape, t._stride)) and 0 not in t._shape:
-        raise RuntimeError("unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location. Please clone() the "
-                           "tensor before performing the operation.")
-
-
 def wrap_dim(dim: Any, ndim: int) -> int:
     """Map a possibly negative ``dim`` into ``[0, ndim)``; 0-d tensors accept -1 and 0."""
     try:
