@@ -96,4 +96,16 @@ bool searchsorted(int dtype, const Dims& seq_shape, uintptr_t seq, const Dims& s
 bool random_bits(const Dims& shape, uintptr_t out, const Dims& out_strides, uint64_t seed,
                  uint64_t offset);
 
+// Core's composite samplers in one call, value for value (same words, formulas and rounding),
+// into n contiguous elements of floating dtype `dtype` (false for another dtype); the caller
+// reserved the counters from `offset`. Uniform: [0, 1) in `dtype` when `unit`, else
+// u * scale + low in the compute dtype (float64 for float64, float32 otherwise). Normal:
+// Box-Muller, times std when `scaled`, plus mean when `shifted`. Bernoulli: u < p, as 1 or 0.
+bool random_uniform(int dtype, int64_t n, uintptr_t out, uint64_t seed, uint64_t offset,
+                    bool unit, double scale, double low);
+bool random_normal(int dtype, int64_t n, uintptr_t out, uint64_t seed, uint64_t offset,
+                   double mean, double std, bool scaled, bool shifted);
+bool random_bernoulli(int dtype, int64_t n, uintptr_t out, uint64_t seed, uint64_t offset,
+                      double p);
+
 }  // namespace plait::cpu

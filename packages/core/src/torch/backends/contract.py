@@ -31,6 +31,7 @@ What a kernel may use:
 
 Random generators of every device are core's (:mod:`torch.backends.devicekit` exposes them
 to device modules); a random kernel receives ``(seed, offset)`` arguments, never a generator.
+A kernel that overrides a composite sampler takes its counters with :func:`reserve_counters`.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ __all__ = [
     "memory",
     "primitive",
     "reference",
+    "reserve_counters",
     "schema",
     "table_version",
 ]
@@ -189,6 +191,14 @@ def empty(shape: Sequence[int], dtype: Any, device: Any) -> Any:
     argument parsing, defaults and autograd, so it costs one allocation."""
     alloc, storage = _core("_alloc"), _core("_storage")
     return alloc.new_tensor(tuple(int(s) for s in shape), dtype, storage._normalise(device))
+
+
+def reserve_counters(generator: Any, device: Any, n_counters: int) -> tuple[int, int]:
+    """Take the next ``n_counters`` Philox counters of ``generator`` (None: the default
+    generator of ``device``, a ``torch.device``) for a random kernel that overrides a composite
+    sampler: returns ``(seed, first counter)``, the arguments core's own samplers hand to
+    ``random_bits_``. Raises PyTorch's errors for a generator of the wrong type or device."""
+    return _core("_random_ops")._generator(generator, device)._reserve(n_counters)
 
 
 def dtype(name: str) -> Any:
