@@ -24,10 +24,6 @@ ROWS = _opdb.load()
 
 # Why a value-dependent result has no fake form (PyTorch's fake tensors raise here too).
 DATA = "the output's size or value depends on the input's data"
-# Not yet an aten operator with a meta function (issue #11, item 1 moves them): the public
-# function computes on host memory or allocates outside any aten operator.
-OUTSIDE_ATEN = "the public function allocates a tensor outside any aten operator"
-INDEX_CHECK = "the index bounds check reads the index values outside an aten operator"
 ITEM = "the composite reads a value with item() (data the fake tensor does not hold)"
 
 EXPECTED_FAILURES: dict[str, str] = {
@@ -44,18 +40,9 @@ EXPECTED_FAILURES: dict[str, str] = {
     "tensor_split": DATA + " (sections given as a tensor)",
     "unique": DATA,
     "unique_consecutive": DATA,
-    "allclose": OUTSIDE_ATEN,
-    "isclose": OUTSIDE_ATEN,
-    "mode": OUTSIDE_ATEN,
-    "narrow_copy": OUTSIDE_ATEN,
-    "repeat_interleave": OUTSIDE_ATEN,
-    "index_add": INDEX_CHECK,
-    "index_copy": INDEX_CHECK,
-    "index_fill": INDEX_CHECK,
-    "index_reduce": INDEX_CHECK,
-    "put": INDEX_CHECK,
-    "take": INDEX_CHECK,
-    "take_along_dim": INDEX_CHECK,
+    "allclose": DATA + " (a Python bool)",
+    "repeat_interleave": DATA + " (repeats given as a tensor)",
+    "index_fill": ITEM + " (a 0-d tensor value)",
     "masked_fill": ITEM + " (a 0-d tensor value)",
     "ops.aten.cross_entropy_loss": ITEM,
     "quantile": ITEM + " (q given as a tensor)",
@@ -221,3 +208,50 @@ def test_static_shapes_false_makes_its_own_env() -> None:
     assert isinstance(mode.shape_env, ShapeEnv)
     assert isinstance(mode.from_tensor(torch.ones(5)).shape[0], torch.SymInt)
     assert FakeTensorMode().shape_env is None
+
+
+def test_internal_allocations_inside_the_mode_are_fake() -> None:
+    # composites allocate scratch tensors (index bounds, positions, comparisons): inside the
+    # mode those are fake too, so no real tensor reaches the mode's operators
+    mode = FakeTensorMode()
+    x = mode.from_tensor(torch.randn(4, 3))
+    with mode:
+        idx = torch.tensor([3, 0, -1])
+        results = [torch.take(x, idx), x.index_add(0, idx, torch.ones(3, 3)), torch.mode(x)[1],
+                   torch.isclose(x, x), x.narrow_copy(0, 1, 2), x[True]]
+    assert all(isinstance(r, FakeTensor) and r.fake_mode is mode for r in results)
+    assert [tuple(r.shape) for r in results] == [(3,), (4, 3), (4,), (4, 3), (2, 3), (1, 4, 3)]
+    assert torch.tensor([1.5]).item() == 1.5  # outside the mode: real again
+
+
+def test_a_logging_mode_sees_internal_allocations() -> None:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: list[str] = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = torch.arange(6.0).reshape(2, 3)
+    with Log():
+        out = torch.take(x, torch.tensor([5, 0]))
+    assert out.tolist() == [5.0, 0.0]
+    assert any("empty" in name for name in seen), seen
+
+
+def test_values_of_fake_and_meta_tensors_raise_as_in_pytorch() -> None:
+    meta = torch.ones(2, device="meta")
+    for read in (lambda t: t[0].item(), lambda t: bool(t[0]), lambda t: t[0].is_nonzero(),
+                 lambda t: torch.allclose(t, t)):
+        with pytest.raises(RuntimeError, match="cannot be called on meta tensors"):
+            read(meta)
+    mode = FakeTensorMode()
+    fake = mode.from_tensor(torch.ones(2))
+    with mode:
+        for read in (lambda t: t[0].item(), lambda t: bool(t[0]), lambda t: t[0].is_nonzero(),
+                     lambda t: torch.allclose(t, t)):
+            with pytest.raises(DataDependentOutputException):
+                read(fake)

@@ -151,8 +151,37 @@ _Storage = _storage.UntypedStorage
 _state = _config.state
 
 
+def _in_mode() -> bool:
+    """Whether a dispatch mode is active on this thread (one of its handlers is not running)."""
+    return bool(getattr(_dispatch._local, "modes", None))
+
+
+def _mode_empty(shape: tuple[int, ...], strides: tuple[int, ...] | None, dt: _dtype.dtype,
+                dev: _device) -> Tensor:
+    """Allocate through ``aten::empty``/``aten::empty_strided`` so the active dispatch mode
+    sees the new tensor made (a fake mode makes it fake, as PyTorch's modes see every
+    allocation an op makes)."""
+    if strides is None:
+        return _dispatch.get("aten::empty.memory_format")(shape, dtype=dt, device=dev)
+    return _dispatch.get("aten::empty_strided")(shape, strides, dtype=dt, device=dev)
+
+
 def new_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor:
-    """An uninitialised contiguous tensor (``dev`` already normalised)."""
+    """An uninitialised contiguous tensor (``dev`` already normalised); inside a dispatch
+    mode, one that mode made."""
+    if _state.modes_active and _in_mode():  # one attribute read when no mode is active
+        return _mode_empty(shape, None, dt, dev)
+    lay = _interned(shape, dt, dev)
+    if lay is not None:
+        return from_layout(lay)
+    storage = _storage.allocate(_storage.contiguous_nbytes(shape, dt.itemsize), dev)
+    return Tensor._make(storage, shape, contiguous_strides(shape), 0, dt, dev)
+
+
+def constant_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor:
+    """An uninitialised contiguous tensor that no dispatch mode sees: the buffer a factory
+    fills with given data before ``aten::lift_fresh`` hands it to the modes (as PyTorch
+    builds ``torch.tensor``'s constant below them)."""
     lay = _interned(shape, dt, dev)
     if lay is not None:
         return from_layout(lay)
@@ -179,6 +208,8 @@ def new_like(src: Tensor, dt: _dtype.dtype, dev: _device, memory_format: Any = N
     if (memory_format in (None, _layout.preserve_format)
             and src._stride != contiguous_strides(src._shape)
             and _is_non_overlapping_and_dense(src)):
+        if _state.modes_active and _in_mode():
+            return _mode_empty(src._shape, src._stride, dt, dev)
         storage = _storage.allocate(src.numel() * dt.itemsize, dev)
         return Tensor._make(storage, src._shape, src._stride, 0, dt, dev)
     return new_tensor(src._shape, dt, dev)

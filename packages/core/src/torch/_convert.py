@@ -185,6 +185,18 @@ ATEN = _dispatch.define_aten({
                         "MemoryFormat? memory_format=None) -> Tensor(a)", _to_kernel, _IMPLICIT),
     "is_nonzero": ("is_nonzero(Tensor self) -> bool", _is_nonzero_kernel, _IMPLICIT),
 })
+
+
+class MetaValueError(RuntimeError):
+    """A meta tensor's value was asked for (``item()``, ``bool()``): PyTorch's RuntimeError,
+    a class of its own so that a fake tensor mode can tell it apart."""
+
+
+def _local_scalar_dense_meta(self: Tensor) -> Any:
+    raise MetaValueError("Tensor.item() cannot be called on meta tensors")
+
+
+ATEN["_local_scalar_dense"].register(_dispatch.META, _local_scalar_dense_meta)
 _COPY = ATEN["copy_"]
 _TO_COPY = ATEN["_to_copy"]
 _CLONE = ATEN["clone"]

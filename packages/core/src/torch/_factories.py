@@ -9,7 +9,16 @@ from typing import Any
 import numpy as np
 
 from . import _config, _dispatch, _dtype, _layout, _refs, _storage
-from ._alloc import P, check_dtype, check_shape, device_of, finish_factory, new_like, new_tensor
+from ._alloc import (
+    P,
+    check_dtype,
+    check_shape,
+    constant_tensor,
+    device_of,
+    finish_factory,
+    new_like,
+    new_tensor,
+)
 from ._convert import to_device, to_dtype, write_out
 from ._device import device as _device
 from ._promotion import scalar_dtype
@@ -459,7 +468,7 @@ def from_host(host: np.ndarray, dt: _dtype.dtype, dev: _device) -> Tensor:
     """A new tensor on ``dev`` holding the numpy array ``host`` (already in ``dt``'s storage
     representation): written into a fresh CPU tensor, lifted (:func:`lift_fresh`), then moved
     to ``dev``."""
-    t = new_tensor(tuple(host.shape), dt, _CPU)
+    t = constant_tensor(tuple(host.shape), dt, _CPU)
     _refs.np_view(t)[...] = host
     t = _LIFT_FRESH(t)
     return t if dev.type == "cpu" else to_device(t, dev)

@@ -27,7 +27,15 @@ from ._arith import add, mul
 from ._convert import clone, copy_, scalar_type_name, to_dtype, write_out
 from ._promotion import broadcast_shapes
 from ._shape_ops import along, arange_index, check_tensor, gather_slices
-from ._tensor import Size, Tensor, _basic_index, _is_basic, check_no_internal_overlap, wrap_dim
+from ._tensor import (
+    Size,
+    Tensor,
+    _basic_index,
+    _is_basic,
+    check_no_internal_overlap,
+    has_data,
+    wrap_dim,
+)
 
 __all__ = [
     "argwhere", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_reduce",
@@ -56,7 +64,7 @@ def checked_index(idx: Tensor, size: int, dim: int, *, negative: bool = True,
     naming the index, the dim and its size."""
     if idx._dtype is not _dtype.int64:
         idx = to_dtype(idx, _dtype.int64)
-    if idx.numel() == 0 or idx._device.type == "meta":  # meta has no values to check
+    if idx.numel() == 0 or not has_data(idx):  # meta and fake have no values to check
         return idx
     lo, hi = _extreme(P.amin, idx), _extreme(P.amax, idx)
     low = -size if negative else 0

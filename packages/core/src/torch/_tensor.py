@@ -99,6 +99,13 @@ def check_no_internal_overlap(t: Tensor) -> None:
                            "tensor before performing the operation.")
 
 
+def has_data(t: Tensor) -> bool:
+    """Whether ``t``'s elements hold values: false for meta tensors and for fake tensors
+    (whose storage is a meta allocation while their device names the one they stand for), so
+    checks that read values step aside for both."""
+    return t._storage._device.type != "meta"
+
+
 def wrap_dim(dim: Any, ndim: int) -> int:
     """Map a possibly negative ``dim`` into ``[0, ndim)``; 0-d tensors accept -1 and 0."""
     try:

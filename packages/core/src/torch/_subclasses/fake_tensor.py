@@ -15,7 +15,7 @@ import weakref
 from typing import Any
 
 import torch
-from torch import _dispatch, _functions, _symbolic
+from torch import _convert, _dispatch, _functions, _symbolic
 from torch._tensor import Tensor, _disabled_torch_function_impl, contiguous_strides
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -231,7 +231,11 @@ class FakeTensorMode(TorchDispatchMode):
         meta_args = [type(a)(v) if isinstance(a, tuple) else v for a, v in zip(args, meta_args)]
         meta_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
         out_device = self._output_device(func, devices, meta_args, meta_kwargs)
-        result = func(*meta_args, **meta_kwargs)
+        try:
+            result = func(*meta_args, **meta_kwargs)
+        except _convert.MetaValueError as exc:  # a composite asked a value (is_nonzero...)
+            raise DataDependentOutputException(
+                f"{func}: depends on a value a FakeTensor does not hold") from exc
         return self._wrap_result(result, originals, out_device)
 
     def _output_device(self, func: Any, devices: list[tuple[torch.device, bool]],
