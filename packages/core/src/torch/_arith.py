@@ -9,6 +9,7 @@ from . import _dispatch, _dtype, _plan
 from ._alloc import P, new_tensor, scalar_tensor
 from ._convert import check_castable, copy_, to_device, to_dtype, write_out
 from ._device import device as _device
+from ._output_layout import new_elementwise
 from ._promotion import broadcast_shape_tuples, common_device, result_type
 from ._tensor import Tensor
 
@@ -51,7 +52,10 @@ def _binary(prim: _dispatch.Operator, a: Any, b: Any) -> Tensor:
     tensors = [a, b] if isinstance(b, Tensor) else [a]
     dev = common_device(tensors)
     shape = broadcast_shape_tuples(a._shape, b._shape) if isinstance(b, Tensor) else a._shape
-    out = new_tensor(shape, dt, dev)
+    if a._fk is None or (len(tensors) == 2 and b._fk is None):  # follow a strided input
+        out = new_elementwise(shape, dt, dev, tensors)
+    else:
+        out = new_tensor(shape, dt, dev)
     prim(out, _operand(a, dt, dev, shape), _operand(b, dt, dev, shape))
     if _plan.recording is not None:  # the dispatcher is planning this call
         _plan.note(prim.name, [a, b], dt, dt, {}, out)

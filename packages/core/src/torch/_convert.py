@@ -233,7 +233,7 @@ def to_device(t: Tensor, device: Any) -> Tensor:
 def to_dtype(t: Tensor, dt: _dtype.dtype, copy: bool = False) -> Tensor:
     if t._dtype is dt and not copy:
         return t
-    return _TO_COPY(t, dtype=dt, memory_format=_layout.contiguous_format)
+    return _TO_COPY(t, dtype=dt, memory_format=_layout.preserve_format)
 
 
 _TO_KW = ("device", "dtype", "non_blocking", "copy", "memory_format")

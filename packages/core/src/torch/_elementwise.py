@@ -23,6 +23,7 @@ from . import _config, _dispatch, _dtype, _fast, _plan
 from ._alloc import P, new_tensor
 from ._arith import add, inplace_method, mul, operand, scalar_operand
 from ._convert import copy_, scalar_type_name, to_dtype, write_out
+from ._output_layout import new_elementwise
 from ._promotion import broadcast_shape_tuples, broadcast_shapes, common_device, result_type
 from ._tensor import Tensor
 
@@ -66,7 +67,12 @@ def run(prim: str, operands: list[Any], compute: _dtype.dtype, out_dtype: _dtype
         if t._shape is not shape:  # (tensors of one interned layout share the shape object)
             shape = broadcast_shape_tuples(*(t._shape for t in tensors))
             break
-    out = new_tensor(shape, out_dtype, dev)
+    for t in tensors:
+        if t._fk is None:  # an input that is not an interned contiguous one: follow its layout
+            out = new_elementwise(shape, out_dtype, dev, tensors)
+            break
+    else:
+        out = new_tensor(shape, out_dtype, dev)
     getattr(P, prim)(out, *(operand(o, compute, dev, shape) for o in operands), **kwargs)
     if _plan.recording is not None:  # the dispatcher is planning this call
         _plan.note(prim, operands, compute, out_dtype, kwargs, out)
@@ -577,7 +583,7 @@ def _scaled(factor: float) -> Callable[[Tensor], Tensor]:
 
 
 def _bool_like(self: Tensor, value: bool) -> Tensor:
-    out = new_tensor(self._shape, _dtype.bool_, self._device)
+    out = new_elementwise(self._shape, _dtype.bool_, self._device, [self])
     P.fill_(out, value)
     return out
 
@@ -921,7 +927,7 @@ def _where_kernel(condition: Tensor, self: Any, other: Any) -> Tensor:
     tensors = [t for t in (condition, self, other) if isinstance(t, Tensor)]
     dev = common_device(tensors)
     shape = broadcast_shapes(*(t._shape for t in tensors))
-    out = new_tensor(shape, dt, dev)
+    out = new_elementwise(shape, dt, dev, tensors)
     P.where(out, operand(condition, _dtype.bool_, dev, shape), operand(self, dt, dev, shape),
             operand(other, dt, dev, shape))
     return out

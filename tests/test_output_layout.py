@@ -1,0 +1,85 @@
+"""The strides of elementwise ops' new outputs follow their inputs' layout, as in PyTorch.
+
+Every expected stride tuple below was observed on PyTorch 2.x with the same call."""
+
+import pytest
+
+import torch
+
+
+def seq(*shape):
+    return torch.arange(float(torch.Size(shape).numel())).reshape(shape)
+
+
+def transposed():  # (3, 4) with strides (1, 3)
+    return seq(4, 3).t()
+
+
+def channels_last():  # (2, 3, 4, 5) with strides (60, 1, 15, 3)
+    return seq(2, 4, 5, 3).permute(0, 3, 1, 2)
+
+
+CASES = {
+    "unary transposed": (lambda: torch.exp(transposed()), (1, 3)),
+    "neg transposed": (lambda: -transposed(), (1, 3)),
+    "transposed + contiguous": (lambda: transposed() + seq(3, 4), (1, 3)),
+    "contiguous + transposed": (lambda: seq(3, 4) + transposed(), (4, 1)),
+    "transposed + number": (lambda: transposed() + 1, (1, 3)),
+    "transposed + 0-d": (lambda: transposed() + torch.tensor(2.0), (1, 3)),
+    "transposed + row": (lambda: transposed() + seq(4), (1, 3)),
+    "row + transposed": (lambda: seq(4) + transposed(), (1, 3)),
+    "transposed + column": (lambda: transposed() + seq(3, 1), (1, 3)),
+    "column + row": (lambda: seq(3, 1) + seq(1, 4), (4, 1)),
+    "channels_last unary": (lambda: torch.sin(channels_last()), (60, 1, 15, 3)),
+    "channels_last + contiguous": (lambda: channels_last() + seq(2, 3, 4, 5), (60, 1, 15, 3)),
+    "contiguous + channels_last": (lambda: seq(2, 3, 4, 5) + channels_last(), (60, 20, 5, 1)),
+    "channels_last + bias": (lambda: channels_last() + seq(3, 1, 1), (60, 1, 15, 3)),
+    "expanded column": (lambda: torch.exp(seq(3, 1).expand(3, 4)), (4, 1)),
+    "expanded transposed": (lambda: torch.exp(seq(1, 3).expand(4, 3).t()), (4, 1)),
+    "sliced (not dense)": (lambda: torch.exp(seq(4, 6)[:, ::2]), (3, 1)),
+    "sliced transposed": (lambda: torch.exp(seq(6, 4)[::2].t()), (1, 4)),
+    "dense with a free size-1 stride": (
+        lambda: torch.exp(torch.as_strided(seq(20), (3, 1, 4), (1, 100, 3))), (1, 100, 3)),
+    "contiguous with a free size-1 stride": (
+        lambda: torch.exp(torch.as_strided(seq(20), (3, 1, 4), (4, 100, 1))), (4, 4, 1)),
+    "permuted 3-d": (lambda: torch.exp(seq(2, 3, 4).permute(2, 0, 1)), (1, 12, 4)),
+    "permuted + contiguous": (lambda: seq(2, 3, 4).permute(2, 0, 1) + seq(4, 2, 3), (1, 12, 4)),
+    "broadcast batch": (lambda: transposed()[None] + seq(2, 1, 1), (12, 1, 3)),
+    "batch + broadcast": (lambda: seq(2, 1, 1) + transposed()[None], (12, 1, 3)),
+    "transposed + sliced": (lambda: transposed() + seq(3, 8)[:, ::2], (1, 3)),
+    "comparison": (lambda: transposed() > 2, (1, 3)),
+    "where": (lambda: torch.where(transposed() > 3, transposed(), seq(3, 4)), (1, 3)),
+    "integer * float": (lambda: torch.arange(12).reshape(4, 3).t() * 2.5, (1, 3)),
+    "sigmoid (a composite)": (lambda: torch.sigmoid(transposed()), (1, 3)),
+    "clamp": (lambda: torch.clamp(transposed(), 1, 5), (1, 3)),
+    "empty transposed": (lambda: torch.exp(torch.empty(0, 3).t()), (1, 1)),
+    "empty permuted": (lambda: torch.exp(torch.empty(2, 0, 3).permute(2, 0, 1)), (2, 1, 1)),
+    "in-place keeps self": (lambda: seq(3, 4).add_(transposed()), (4, 1)),
+    "out= keeps out": (lambda: torch.add(transposed(), 1, out=torch.empty(3, 4)), (4, 1)),
+}
+
+
+# PyTorch's own meta kernels keep a size-1 dim's free stride only on real devices
+META_CASES = [name for name in CASES if name != "dense with a free size-1 stride"]
+
+
+@pytest.mark.parametrize(("name", "device"), [(name, "cpu") for name in CASES]
+                         + [(name, "meta") for name in META_CASES])
+def test_elementwise_output_strides(name, device):
+    call, expected = CASES[name]
+    if device == "meta":
+        with torch.device("meta"):
+            result = call()
+        assert result.device.type == "meta"
+    else:
+        result = call()
+    assert result.stride() == expected
+    assert result.storage_offset() == 0
+
+
+def test_values_are_unchanged_by_the_layout():
+    a = transposed()
+    assert (a + seq(3, 4)).tolist() == [[x + y for x, y in zip(r, s)]
+                                        for r, s in zip(a.tolist(), seq(3, 4).tolist())]
+    assert torch.exp(channels_last()).contiguous().tolist() == \
+        torch.exp(channels_last().contiguous()).tolist()
