@@ -31,10 +31,7 @@ EXPECTED_FAILURES: dict[str, str] = {
     "argwhere": DATA,
     "bincount": DATA,
     "equal": DATA + " (a Python bool)",
-    "histc": DATA + " (the range defaults to the data's min and max)",
-    "index_put": DATA + " (boolean masks)",
     "is_nonzero": DATA + " (a Python bool)",
-    "masked_scatter": DATA,
     "masked_select": DATA,
     "nonzero": DATA,
     "tensor_split": DATA + " (sections given as a tensor)",
@@ -42,11 +39,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "unique_consecutive": DATA,
     "allclose": DATA + " (a Python bool)",
     "repeat_interleave": DATA + " (repeats given as a tensor)",
-    "index_fill": ITEM + " (a 0-d tensor value)",
-    "masked_fill": ITEM + " (a 0-d tensor value)",
-    "ops.aten.cross_entropy_loss": ITEM,
-    "quantile": ITEM + " (q given as a tensor)",
-    "nanquantile": ITEM + " (q given as a tensor)",
 }
 
 
@@ -255,3 +247,47 @@ def test_values_of_fake_and_meta_tensors_raise_as_in_pytorch() -> None:
                      lambda t: torch.allclose(t, t)):
             with pytest.raises(DataDependentOutputException):
                 read(fake)
+
+
+def _layout(t: torch.Tensor) -> tuple[Any, ...]:
+    return tuple(t.shape), t.stride(), t.dtype
+
+
+# Ops whose result layout PyTorch's meta kernels give although their values steer the
+# computation: a tensor fill value, a tensor q, the data's range, a bool mask, the targets.
+VALUE_STEERED = {
+    "index_fill with a 0-d tensor value": lambda x: x.index_fill(0, torch.tensor([1]),
+                                                                  torch.tensor(2.0)),
+    "masked_fill with a 0-d tensor value": lambda x: x.masked_fill(x > 0, torch.tensor(2.0)),
+    "quantile with a tensor q": lambda x: torch.quantile(x, torch.tensor([0.2, 0.5]), dim=1),
+    "nanquantile with a tensor q": lambda x: torch.nanquantile(x, torch.tensor([0.5]), dim=0),
+    "histc over the data's range": lambda x: torch.histc(x, bins=4),
+    "index_put with a bool mask": lambda x: x.index_put((x > 0,), torch.tensor(1.0)),
+    "masked_scatter": lambda x: x.masked_scatter(x > 0, torch.ones(2, 3)),
+    "cross_entropy": lambda x: torch.nn.functional.cross_entropy(x, torch.tensor([0, 2])),
+}
+
+
+@pytest.mark.parametrize("name", list(VALUE_STEERED))
+def test_value_steered_ops_give_the_real_layout_on_meta_and_fake(name: str) -> None:
+    fn = VALUE_STEERED[name]
+    real = fn(torch.randn(2, 3))
+    with torch.device("meta"):
+        on_meta = fn(torch.randn(2, 3))
+    assert on_meta.device.type == "meta"
+    mode = FakeTensorMode()
+    x = mode.from_tensor(torch.randn(2, 3))
+    with mode:
+        fake = fn(x)
+    assert isinstance(fake, FakeTensor) and fake.device.type == "cpu"
+    assert _layout(on_meta) == _layout(fake) == _layout(real)
+
+
+def test_data_dependent_sizes_on_meta_raise_as_in_pytorch() -> None:
+    x = torch.randn(2, 3, device="meta")
+    repeats = torch.tensor([1, 2], device="meta")
+    with pytest.raises(RuntimeError, match="without output_size"):
+        x.repeat_interleave(repeats, dim=0)
+    assert tuple(x.repeat_interleave(repeats, dim=0, output_size=3).shape) == (3, 3)
+    with pytest.raises(RuntimeError, match="to be on cpu, but it's on meta"):
+        x.tensor_split(torch.tensor(2, device="meta"))

@@ -24,7 +24,7 @@ import numpy as np
 from . import _config, _dispatch, _dtype
 from ._alloc import P, new_tensor, scalar_tensor
 from ._arith import add, mul
-from ._convert import clone, copy_, scalar_type_name, to_dtype, write_out
+from ._convert import clone, copy_, scalar_type_name, to_device, to_dtype, write_out
 from ._promotion import broadcast_shapes
 from ._shape_ops import along, arange_index, check_tensor, gather_slices
 from ._tensor import (
@@ -185,6 +185,10 @@ def _index_put_kernel(self: Tensor, indices: list[Any], values: Tensor,
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{scalar_type_name(self._dtype)} for the destination and "
                            f"{scalar_type_name(values._dtype)} for the source.")
+    if any(_is_mask(i) and not has_data(i) for i in indices):
+        # meta and fake: which elements a mask selects is data; the result is self's layout
+        self._vc[0] += 1
+        return self
     shape, offsets = _index_plan(self, list(indices))
     src = _broadcast_value(values, tuple(shape))
     if offsets.numel():
@@ -193,6 +197,10 @@ def _index_put_kernel(self: Tensor, indices: list[Any], values: Tensor,
                    "sum" if accumulate else "none", True)
     self._vc[0] += 1
     return self
+
+
+def _is_mask(index: Any) -> bool:
+    return isinstance(index, Tensor) and index._dtype in (_dtype.bool_, _dtype.uint8)
 
 
 def _broadcast_value(values: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -332,7 +340,7 @@ def _masked_fill_kernel(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     value = _fill_value(value, "masked_fill_")
     shape = tuple(broadcast_shapes(self._shape, mask._shape))
     out = new_tensor(shape, self._dtype, self._device)
-    fill = scalar_tensor(value, self._dtype, self._device).expand(shape)
+    fill = _fill_source(value, self, shape)
     if out.numel():
         P.where(out, mask.expand(shape), fill, self.expand(shape))
     return out
@@ -714,14 +722,27 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
 
 
 def _fill_value(value: Any, fn: str) -> Any:
+    """``value`` checked: a number, or a 0-d tensor kept a tensor (read through an operator,
+    never with item(), so that meta and fake tensors need no data)."""
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"{fn} only supports a 0-dimensional value tensor, but got tensor "
                                f"with {value.ndim} dimension(s).")
-        return value.item()
+        return value
     if not isinstance(value, (bool, int, float, complex)):
         raise TypeError(f"{fn}(): argument 'value' must be Number, not {type(value).__name__}")
     return value
+
+
+def _fill_source(value: Any, like: Tensor, shape: Any) -> Tensor:
+    """The fill ``value`` (a number or a 0-d tensor) as ``like``'s dtype and device, broadcast
+    to ``shape``."""
+    if not isinstance(value, Tensor):
+        return scalar_tensor(value, like._dtype, like._device).expand(shape)
+    src = to_dtype(value, like._dtype)
+    if src._device != like._device:
+        src = to_device(src, like._device)
+    return src.expand(shape)
 
 
 def _slice_mask(self: Tensor, d: int, idx: Tensor) -> Tensor:
@@ -746,8 +767,7 @@ def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     d, idx = _index_along(self, dim, index, None, "index_fill_", True, None)
     shape = list(self._shape) if self.ndim else [1]
     shape[d] = idx._shape[0]
-    src = scalar_tensor(value, self._dtype, self._device).expand(shape)
-    return _index_scatter(self, d, idx, src, "none")
+    return _index_scatter(self, d, idx, _fill_source(value, self, shape), "none")
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
@@ -857,11 +877,12 @@ def _masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     mask_b = mask.expand(self._shape)
     target = self if self.ndim else self.view(1)
     mask_t = mask_b if self.ndim else mask_b.reshape(1)
-    coords = P.nonzero(mask_t)
-    n = coords._shape[0]
-    if source.numel() < n:
-        raise RuntimeError("Number of elements of source < number of ones in mask")
-    values = source.reshape(-1).narrow(0, 0, n)
+    values = source.reshape(-1)
+    if has_data(mask_t):  # meta and fake masks have no count: the layout is self's anyway
+        n = ATEN["nonzero"](mask_t)._shape[0]  # an operator, so modes see the count made
+        if source.numel() < n:
+            raise RuntimeError("Number of elements of source < number of ones in mask")
+        values = values.narrow(0, 0, n)
     ATEN["index_put_"](target, [mask_t], values, False)
     return self
 

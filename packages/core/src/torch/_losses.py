@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _config, _dispatch, _dtype
-from ._tensor import Tensor
+from ._tensor import Tensor, has_data
 
 __all__: list[str] = []
 
@@ -89,7 +89,7 @@ def _picked(self: Tensor, target: Tensor, weight: Tensor | None, ignore_index: i
     else:
         keep = t != ignore_index
         bad = keep & ((t < 0) | (t >= classes))
-        if bool(bad.any()):
+        if has_data(t) and bool(bad.any()):  # meta and fake targets have no values to check
             raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
         safe = torch.where(keep, t, 0).unsqueeze(1)  # (rows, 1)
     w = keep.to(self._dtype)

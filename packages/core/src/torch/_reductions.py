@@ -25,7 +25,7 @@ from . import _config, _dispatch, _dtype, _fast, _plan
 from ._alloc import P, check_dtype, new_tensor
 from ._convert import scalar_type_name, to_dtype, write_out
 from ._promotion import result_type
-from ._tensor import Tensor, wrap_dim
+from ._tensor import Tensor, has_data, wrap_dim
 
 __all__ = [
     "aminmax", "all", "amax", "amin", "any", "argmax", "argmin", "argsort", "bincount",
@@ -844,7 +844,9 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool,
             raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
         if q._dtype is not input._dtype:
             raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
-        if q.numel() and not bool(all(torch.logical_and(q >= 0, q <= 1))):
+        # the range check reads values: meta and fake q have none (PyTorch checks on the
+        # host only too)
+        if q.numel() and has_data(q) and not bool(all(torch.logical_and(q >= 0, q <= 1))):
             raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     q_dims = 0 if scalar_q else q.ndim  # whether the result has a leading q dim
     q = q.reshape(-1)
@@ -1135,7 +1137,9 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *,
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
     if lo == hi and input.numel():
-        lo, hi = float(amin(input)), float(amax(input))
+        # the data's range; meta and fake tensors have none, and the layout does not
+        # depend on it (any finite range serves)
+        lo, hi = (float(amin(input)), float(amax(input))) if has_data(input) else (0.0, 1.0)
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not (math.isfinite(lo) and math.isfinite(hi)):

@@ -20,7 +20,7 @@ from ._alloc import P, new_tensor
 from ._convert import clone, copy_, write_out
 from ._device import device as _device
 from ._promotion import broadcast_shapes
-from ._tensor import Tensor, _shape_arg, sizes_or_keyword, wrap_dim
+from ._tensor import Tensor, _shape_arg, has_data, sizes_or_keyword, wrap_dim
 from ._view_ops import ATEN as VIEWS
 
 __all__ = [
@@ -372,6 +372,9 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a "
                                f"zero-dimensional or one-dimensional tensor, but got a tensor "
                                f"with {ios.ndim} dims")
+        if ios._device.type != "cpu":  # its values steer the split: PyTorch reads them on the host
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be on cpu, "
+                               f"but it's on {ios._device.type}")
         indices_or_sections = ios.item() if ios.ndim == 0 else ios.tolist()
     d = wrap_dim(dim, input.ndim)
     n = input._shape[d]
@@ -543,7 +546,7 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
     ``repeats[i]`` times."""
     check_tensor(input, "repeat_interleave")
     if repeats is None:  # the one-tensor overload
-        return _repeat_indices(input)
+        return _repeat_indices(input, output_size)
     if dim is None:
         input, d = input.flatten(), 0
     else:
@@ -568,14 +571,20 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
         raise RuntimeError("repeats must have the same size as input along dim, but got "
                            f"repeats.size(0) = {repeats._shape[0] if repeats.ndim else 1} and "
                            f"input.size({d}) = {n}")
-    return input.index_select(d, _repeat_indices(repeats))  # recorded: aten::index_select
+    # recorded: aten::index_select
+    return input.index_select(d, _repeat_indices(repeats, output_size))
 
 
-def _repeat_indices(repeats: Tensor) -> Tensor:
+def _repeat_indices(repeats: Tensor, output_size: int | None = None) -> Tensor:
     if repeats.ndim != 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
     if repeats._dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError("repeats has to be Long or Int tensor")
+    if not has_data(repeats):
+        # meta and fake: the size comes from the values, unless the caller gives it
+        if output_size is None:
+            raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")
+        return new_tensor((output_size,), _dtype.int64, repeats._device)
     counts = np.asarray(repeats.tolist(), np.int64)
     if (counts < 0).any():
         raise RuntimeError("repeats can not be negative")
