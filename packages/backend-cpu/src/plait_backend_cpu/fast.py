@@ -46,6 +46,7 @@ class FastPath:
         self._native = native
         self._families = {
             **dict.fromkeys(native.UNARY_OPS, "unary"),
+            **dict.fromkeys(native.BINARY_OPS, "binary"),
             **dict.fromkeys(native.COMPARE_OPS, "binary"),
             **dict.fromkeys(native.REDUCE_OPS, "reduce"),
             "copy": "unary",
@@ -54,8 +55,8 @@ class FastPath:
 
     def prepare(self, prim: str, out_dtype: int, in_dtype: int, shape: Sequence[int],
                 nbytes: int, strides: Sequence[Sequence[int]],
-                dims: Sequence[int] | None = None,
-                inner: int | None = None) -> Callable[..., Any] | None:
+                dims: Sequence[int] | None = None, inner: int | None = None,
+                out_strides: Sequence[int] | None = None) -> Callable[..., Any] | None:
         """A function of the operands' addresses that allocates a contiguous output of
         ``nbytes`` and runs primitive ``prim`` on it, returning the block (None when the
         native kernel declines the call: the caller's generic path serves it), or None when
@@ -68,6 +69,8 @@ class FastPath:
         :param strides: each input's element strides over ``shape`` (0 where broadcast).
         :param dims: the reduced dimensions (reductions only).
         :param inner: the contracted size (``matmul`` only; ``shape`` is the output's).
+        :param out_strides: the output's element strides when not contiguous (a dense
+            permutation: an elementwise result following a transposed input).
         """
         family = self._families.get(prim)
         if family is None or len(shape) > _MAX_DIMS or any(s < 0 for s in shape):
@@ -89,7 +92,7 @@ class FastPath:
                                mask)
                 return block if ok else None
             return reduce
-        out_strides = tuple(_contiguous(shape))
+        out_strides = tuple(_contiguous(shape) if out_strides is None else out_strides)
         if family == "matmul" and inner is not None and len(strides) == 2 and len(shape) >= 2:
             a_strides, b_strides = (tuple(s) for s in strides)
 

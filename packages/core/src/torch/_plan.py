@@ -112,7 +112,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                 dev = a._device
                 lay = (a._shape, a._stride, a._dtype, dev._type, dev._index)
             add(lay)
-            if a._requires_grad:
+            if a.requires_grad:
                 grad = True
                 add(True)
         elif cls in _SCALAR_TYPES:
@@ -147,7 +147,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         return _first_call(op, args, kwargs, key, grad)
     if plan is _GENERIC:
         return None
-    native, lay, recipe = plan
+    native, lay, recipe, fk = plan
     h = native(args)
     if lay is None:
         return h  # a view's plan makes its tensor itself
@@ -171,10 +171,10 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     out._vc = [0]
     out._base = None
     out._grad = None
-    out._fk = lay
+    out._fk = fk
     if recipe is None:
         out.grad_fn = None
-        out._requires_grad = False
+        out.requires_grad = False
     else:
         _nodes.plan_node(recipe, args, out)
     return out
@@ -216,7 +216,7 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     if len(rec) != 1 or result.__class__ is not Tensor:
         return None
     prim, operands, compute, out_dtype, prim_kwargs, out = rec[0]
-    lay = out._fk
+    lay = out._fk if out._fk is not None else _Geometry.of(out)
     if lay is None or lay.fast is None or compute is _dtype.bool_:
         return None
     fast = lay.fast
@@ -244,14 +244,14 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     elif out is not result:
         return None
     node = None
-    if result._requires_grad:  # (a bool or integer result records nothing)
+    if result.requires_grad:  # (a bool or integer result records nothing)
         node = _node_recipe(op, args, result) if grad else None
         if node is None:
             return None
     native = _native(fast, prim, operands, args, compute, out_dtype, lay, dims)
     if native is None:
         return None
-    return (native, lay, node)
+    return (native, lay, node, lay if lay.__class__ is not _Geometry else None)
 
 
 def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
@@ -269,13 +269,13 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
     if (result._base is not base
             or op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT)):
         return None
-    if result._requires_grad:
+    if result.requires_grad:
         autograd = op.kernels.get(_dispatch.AUTOGRAD)
         if not grad or getattr(autograd, "_plait_view", None) != kind:
             return None
     shape, stride, delta = result._shape, result._stride, result._offset - source._offset
     make = Tensor._make
-    record = _nodes.record_view if result._requires_grad else None
+    record = _nodes.record_view if result.requires_grad else None
 
     def run_view(args: tuple[Any, ...]) -> Tensor:
         src = args[0]
@@ -284,7 +284,33 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
         if record is not None:
             record(src, out, kind, args[1:])
         return out
-    return (run_view, None, None)
+    return (run_view, None, None, None)
+
+
+class _Geometry:
+    """A plan's output that is not contiguous (an elementwise result that follows a strided
+    input's layout): what the plan's wrapping reads of a Layout."""
+
+    __slots__ = ("dcode", "device", "dtype", "fast", "nbytes", "numel", "runtime", "shape",
+                 "stride")
+
+    @classmethod
+    def of(cls, t: Tensor) -> _Geometry | None:
+        """``t``'s geometry when it is dense (its elements tile its storage) at offset 0."""
+        numel = 1
+        for size in t._shape:
+            numel *= size
+        nbytes = numel * t._dtype.itemsize
+        if t._offset or t._storage._nbytes != nbytes or not numel:
+            return None
+        geo = cls()
+        geo.shape, geo.stride, geo.dtype, geo.device = t._shape, t._stride, t._dtype, t._device
+        geo.numel, geo.nbytes = numel, nbytes
+        geo.runtime = t._storage._runtime
+        fast = geo.runtime.fast
+        geo.dcode = None if fast is None else fast.dtype_codes.get(t._dtype)
+        geo.fast = None if geo.dcode is None else fast
+        return geo
 
 
 def _position(x: Any, args: tuple[Any, ...]) -> int | None:
@@ -335,29 +361,32 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
             return None
         i, j = places
         return lambda args: product(_address(args[i]), _address(args[j]))
-    if out_dtype is compute and all(t._dtype is compute for t in tensors):
+    strided = lay.__class__ is _Geometry  # an output following a strided input's layout
+    if out_dtype is compute and all(t._dtype is compute for t in tensors) and not strided:
         served = _same_dtype(fast, prim, operands, tensors, places, compute, lay)
         if served is not None:
             return served
     if prepare is None or codes.get(compute) is None:
         return None
+    out_strides = lay.stride if strided else None
     if len(operands) == 1:  # a unary op of a strided tensor, or one with another out dtype
         (x,) = tensors
         (i,) = places
         if x._dtype is not compute:
             return None
         unary = prepare(prim, lay.dcode, codes[compute], lay.shape, lay.nbytes,
-                        [_expanded(x._shape, x._stride, lay.shape)])
+                        [_expanded(x._shape, x._stride, lay.shape)], out_strides=out_strides)
         if unary is None:
             return None
         return lambda args: unary(_address(args[i]))
     if len(tensors) != 2:
         return None
-    if out_dtype is not compute:  # a comparison: two operands of one dtype
+    if out_dtype is not compute or strided:  # a comparison, or a strided output
         if any(t._dtype is not compute for t in tensors):
             return None
         compare = prepare(prim, lay.dcode, codes[compute], lay.shape, lay.nbytes,
-                          [_expanded(t._shape, t._stride, lay.shape) for t in tensors])
+                          [_expanded(t._shape, t._stride, lay.shape) for t in tensors],
+                          out_strides=out_strides)
         if compare is None:
             return None
         i, j = places
