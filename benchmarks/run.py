@@ -60,6 +60,15 @@ NOTES = {
     "Plait's recording is pure Python.",
     "MLP 784-512-512-10 train step (batch 128, Adam)": "forward, backward, `Adam.step()` "
     "(each side's default implementation) and `zero_grad()`; the same functional code on both.",
+    "torch.sub(a, b) (4 floats)": "no hand-made tier serves it: the dispatcher's plan of the "
+    "call signature (`torch._plan`), as for the three rows below.",
+    "(4,4).t() + (4,4).t() transposed": "the result follows the inputs' transposed layout, as "
+    "in PyTorch.",
+    "LSTM-cell step, forward+backward (batch 16, 64 -> 128)": "`nn.LSTMCell`'s arithmetic in "
+    "functional ops (two linears, chunk, sigmoid/tanh), then `autograd.grad` of the four "
+    "parameters.",
+    "nanoGPT train step (4 layers, 128 wide, block 64, batch 12, Adam)": "nanoGPT's model in "
+    "functional form (`scaled_dot_product_attention`, GELU MLP, tied lm head) and Adam.",
 }
 
 
