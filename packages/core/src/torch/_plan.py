@@ -19,6 +19,11 @@ inference mode, with anomaly detection on, or for tensor subclasses.
 
 The opt-in is per operator, for kernels that are functions of the signature alone: they read
 no tensor values (a kernel that branches on ``.item()`` would replay the first call's branch).
+Served today: the elementwise ops of ``_elementwise``/``_arith`` and ``relu`` (one primitive
+on broadcast operands, numbers, dtype casts, outputs that follow a strided input), the
+reductions over dims, ``mm``/``bmm``, and the view operators (their geometry replayed over the
+next call's storage). The tiers of ``torch._fast`` stay in front of all this for the few
+calls where even this lookup is too much (``a + b``: two slot reads and one native call).
 """
 
 from __future__ import annotations
@@ -112,7 +117,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                 dev = a._device
                 lay = (a._shape, a._stride, a._dtype, dev._type, dev._index)
             add(lay)
-            if a.requires_grad:
+            if a._requires_grad:
                 grad = True
                 add(True)
         elif cls in _SCALAR_TYPES:
@@ -174,7 +179,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     out._fk = fk
     if recipe is None:
         out.grad_fn = None
-        out.requires_grad = False
+        out._requires_grad = False
     else:
         _nodes.plan_node(recipe, args, out)
     return out
@@ -244,7 +249,7 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     elif out is not result:
         return None
     node = None
-    if result.requires_grad:  # (a bool or integer result records nothing)
+    if result._requires_grad:  # (a bool or integer result records nothing)
         node = _node_recipe(op, args, result) if grad else None
         if node is None:
             return None
