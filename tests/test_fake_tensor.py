@@ -291,3 +291,31 @@ def test_data_dependent_sizes_on_meta_raise_as_in_pytorch() -> None:
     assert tuple(x.repeat_interleave(repeats, dim=0, output_size=3).shape) == (3, 3)
     with pytest.raises(RuntimeError, match="to be on cpu, but it's on meta"):
         x.tensor_split(torch.tensor(2, device="meta"))
+
+
+def test_a_0d_integer_tensor_index_selects_and_needs_its_value() -> None:
+    x = torch.arange(12.0).reshape(3, 4)
+    view = x[torch.tensor(1)]  # read as an int: a view, as PyTorch's select
+    assert view.storage_offset() == 4 and view.data_ptr() == x.data_ptr() + 16
+    assert x[torch.tensor(-1, dtype=torch.int32), [0, 3]].tolist() == [8.0, 11.0]
+    with pytest.raises(RuntimeError, match="cannot be called on meta tensors"):
+        x.to("meta")[torch.tensor(1, device="meta")]
+    mode = FakeTensorMode()
+    fake = mode.from_tensor(x)
+    index = mode.from_tensor(torch.tensor(1))
+    with mode, pytest.raises(DataDependentOutputException):
+        fake[index]
+
+
+def test_data_dependent_sizes_under_a_fake_mode_raise_pytorchs_exception() -> None:
+    from torch._subclasses import DynamicOutputShapeException
+
+    mode = FakeTensorMode()
+    x = mode.from_tensor(torch.randn(3, 4))
+    with mode:
+        for fn in (torch.nonzero, lambda t: torch.masked_select(t, t > 0),
+                   lambda t: t[t > 0]):
+            with pytest.raises(DynamicOutputShapeException):
+                fn(x)
+    with pytest.raises(NotImplementedError):  # on the meta device: PyTorch's meta error
+        torch.nonzero(torch.randn(3, device="meta"))

@@ -48,7 +48,6 @@ GETITEM_CASES = [
      (Ellipsis, np.array([[True, False, True, False, True]] * 4))),
     ((slice(None), L([True, False, True, True])), (slice(None), [True, False, True, True])),
     ((L([], dtype=torch.int64),), (np.array([], dtype=np.int64),)),
-    ((L(2),), (np.array(2),)),
     ((True,), (True,)),
     ((False,), (False,)),
     ((L([1, 2], dtype=torch.int32), L([0, 0], dtype=torch.int16)), ([1, 2], [0, 0])),
@@ -62,6 +61,16 @@ def test_getitem_matches_numpy(index, np_index):
     r = t[index]
     check(r, a[np_index])
     assert r.untyped_storage() is not t.untyped_storage()  # advanced indexing copies
+
+
+def test_getitem_0d_integer_tensor_selects_a_view():
+    # PyTorch reads a 0-d integer tensor index as an int: select, a view of the same storage
+    t, a = make(3, 4, 5)
+    r = t[L(2)]
+    check(r, a[2])
+    assert r.untyped_storage().data_ptr() == t.untyped_storage().data_ptr()
+    assert r.storage_offset() == 40
+    check(t[L(1, dtype=torch.int16), L([0, 3])], a[1][[0, 3]])
 
 
 def test_getitem_ints_apply_first():

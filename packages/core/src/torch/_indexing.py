@@ -450,9 +450,27 @@ def _split_index(t: Tensor, index: Any) -> tuple[Tensor, list[Any]]:
     return view, [i for i in per_dim if not (isinstance(i, str) and i == "consumed")]
 
 
+def _is_index_scalar(item: Any) -> bool:
+    """A 0-d integer tensor used as an index: PyTorch reads its value and selects, as with an
+    int (bool and uint8 ones are masks)."""
+    return (isinstance(item, Tensor) and not item._shape and item._dtype in _INDEX_DTYPES)
+
+
+def _scalars_as_ints(items: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``items`` with each 0-d integer tensor read as an int (on meta this raises PyTorch's
+    item() error, under a fake mode its data-dependent error)."""
+    if not any(_is_index_scalar(i) for i in items):
+        return items
+    return tuple(int(i.item()) if _is_index_scalar(i) else i for i in items)
+
+
 def getitem(t: Tensor, index: tuple[Any, ...]) -> Tensor:
-    """``t[index]`` for an index holding tensors, lists or booleans (a copy)."""
-    view, indices = _split_index(t, index)
+    """``t[index]`` for an index holding tensors, lists or booleans (a copy; 0-d integer
+    tensors select like ints, so an index of only those and basic items gives a view)."""
+    items = _scalars_as_ints(_normalise_index(index))
+    if all(_is_basic(i) and not isinstance(i, bool) for i in items):
+        return _basic_index(t, items)
+    view, indices = _split_index(t, items)
     return ATEN["index"](view, _trim(indices))
 
 

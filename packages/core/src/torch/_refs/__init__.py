@@ -84,8 +84,14 @@ def _meta_kernel(*args: Any, **kwargs: Any) -> None:
     """Primitives write into preallocated outputs: on ``meta`` there is nothing to write."""
 
 
+class DataDependentSizeError(NotImplementedError):
+    """A meta kernel cannot size its output: the size depends on values (PyTorch's meta
+    raises NotImplementedError; a fake mode turns this one into its own exception)."""
+
+
 def _meta_nonzero(a: Any) -> Any:
-    raise NotImplementedError("nonzero on the meta device: its output size depends on the data")
+    raise DataDependentSizeError("nonzero on the meta device: its output size depends on the "
+                                 "data")
 
 
 def _register() -> None:

@@ -2,10 +2,11 @@
 
 from .fake_tensor import (
     DataDependentOutputException,
+    DynamicOutputShapeException,
     FakeTensor,
     FakeTensorMode,
     UnsupportedFakeTensorException,
 )
 
-__all__ = ["DataDependentOutputException", "FakeTensor", "FakeTensorMode",
-           "UnsupportedFakeTensorException"]
+__all__ = ["DataDependentOutputException", "DynamicOutputShapeException", "FakeTensor",
+           "FakeTensorMode", "UnsupportedFakeTensorException"]

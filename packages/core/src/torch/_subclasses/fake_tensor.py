@@ -15,12 +15,12 @@ import weakref
 from typing import Any
 
 import torch
-from torch import _convert, _dispatch, _functions, _symbolic
+from torch import _convert, _dispatch, _functions, _refs, _symbolic
 from torch._tensor import Tensor, _disabled_torch_function_impl, contiguous_strides
 from torch.utils._python_dispatch import TorchDispatchMode
 
-__all__ = ["DataDependentOutputException", "FakeTensor", "FakeTensorMode",
-           "UnsupportedFakeTensorException"]
+__all__ = ["DataDependentOutputException", "DynamicOutputShapeException", "FakeTensor",
+           "FakeTensorMode", "UnsupportedFakeTensorException"]
 
 
 class UnsupportedFakeTensorException(RuntimeError):
@@ -29,6 +29,10 @@ class UnsupportedFakeTensorException(RuntimeError):
 
 class DataDependentOutputException(RuntimeError):
     """A fake tensor was asked for a value it does not have (``item``, ``tolist``...)."""
+
+
+class DynamicOutputShapeException(RuntimeError):
+    """An op's output size depends on values a fake tensor does not hold (``nonzero``...)."""
 
 
 def _meta_storage(nbytes: int) -> Any:
@@ -236,6 +240,10 @@ class FakeTensorMode(TorchDispatchMode):
         except _convert.MetaValueError as exc:  # a composite asked a value (is_nonzero...)
             raise DataDependentOutputException(
                 f"{func}: depends on a value a FakeTensor does not hold") from exc
+        except _refs.DataDependentSizeError as exc:  # nonzero, masked_select...
+            raise DynamicOutputShapeException(
+                f"{func}: its output size depends on values a FakeTensor does not hold"
+            ) from exc
         return self._wrap_result(result, originals, out_device)
 
     def _output_device(self, func: Any, devices: list[tuple[torch.device, bool]],
