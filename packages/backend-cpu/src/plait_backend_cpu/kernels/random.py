@@ -88,6 +88,11 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
         if target is not out:
             contract.primitive("copy_")(out, target)
 
+    def writable(out: Any) -> bool:
+        """False for an output with a zero stride (repeated elements: the composite refuses
+        the write, after taking its counters)."""
+        return out.is_contiguous() or 0 not in out.stride()
+
     def uniform_into(out: Any, entry: tuple[int, int, int], generator: Any, unit: bool,
                      low: float, high: float) -> Any:
         code, bits, compute_bits = entry
@@ -148,7 +153,8 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
         entry = info.get(self.dtype)
         low, high = float(from_), float(to)
         # inf, nan and from > to are the composite's errors to raise
-        if entry is None or kwargs or not -math.inf < low <= high < math.inf:
+        if (entry is None or kwargs or not -math.inf < low <= high < math.inf
+                or not writable(self)):
             raise Decline
         return uniform_into(self, entry, generator, low == 0.0 and high == 1.0, low, high)
 
@@ -157,7 +163,7 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
                 generator: Any = None) -> Any:
         entry = info.get(self.dtype)
         mean, std = float(mean), float(std)
-        if entry is None or not std >= 0.0:
+        if entry is None or not std >= 0.0 or not writable(self):
             raise Decline
         return normal_into(self, entry, generator, mean, std)
 
@@ -165,7 +171,7 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
     def bernoulli_float(self: Any, p: float = 0.5, *, generator: Any = None) -> Any:
         entry = info.get(self.dtype)
         p = float(p)
-        if entry is None or not 0.0 <= p <= 1.0:
+        if entry is None or not 0.0 <= p <= 1.0 or not writable(self):
             raise Decline
         return bernoulli_into(self, entry, generator, p)
 
