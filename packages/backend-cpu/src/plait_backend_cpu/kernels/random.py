@@ -79,22 +79,22 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
             n *= s
         return n
 
-    def fill(out: Any, run: Callable[[int], bool]) -> None:
+    def fill(out: Any, run: Callable[[int], bool], contiguous: bool) -> None:
         """Run ``run(address)`` into ``out`` (through a contiguous scratch tensor when
-        ``out`` is not contiguous: the composite writes values in row-major order)."""
-        target = out if out.is_contiguous() else empty(tuple(out.shape), out.dtype, out.device)
+        ``out`` is not ``contiguous``: the composite writes values in row-major order)."""
+        target = out if contiguous else empty(tuple(out.shape), out.dtype, out.device)
         if not run(contract.data_ptr(target)):
             raise RuntimeError("plait-backend-cpu: a fused sampler refused a floating dtype")
         if target is not out:
             contract.primitive("copy_")(out, target)
 
-    def writable(out: Any) -> bool:
+    def writable(out: Any, contiguous: bool) -> bool:
         """False for an output with a zero stride (repeated elements: the composite refuses
         the write, after taking its counters)."""
-        return out.is_contiguous() or 0 not in out.stride()
+        return contiguous or 0 not in out.stride()
 
     def uniform_into(out: Any, entry: tuple[int, int, int], generator: Any, unit: bool,
-                     low: float, high: float) -> Any:
+                     low: float, high: float, contiguous: bool) -> Any:
         code, bits, compute_bits = entry
         n = out.numel()
         if not unit:
@@ -102,11 +102,11 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
         seed, offset = reserve(generator, out.device, _counters(n, bits) if n else 0)
         if n:
             fill(out, lambda ptr: native.random_uniform(code, n, ptr, seed, offset, unit,
-                                                           high - low, low))
+                                                        high - low, low), contiguous)
         return out
 
     def normal_into(out: Any, entry: tuple[int, int, int], generator: Any, mean: float,
-                    std: float) -> Any:
+                    std: float, contiguous: bool) -> Any:
         code, _bits, compute_bits = entry
         n = out.numel()
         half = (n + 1) // 2
@@ -114,15 +114,17 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
                                _counters(2 * half, compute_bits - 1) if n else 0)
         if n:
             fill(out, lambda ptr: native.random_normal(code, n, ptr, seed, offset, mean, std,
-                                                          std != 1.0, mean != 0.0))
+                                                       std != 1.0, mean != 0.0), contiguous)
         return out
 
-    def bernoulli_into(out: Any, entry: tuple[int, int, int], generator: Any, p: float) -> Any:
+    def bernoulli_into(out: Any, entry: tuple[int, int, int], generator: Any, p: float,
+                       contiguous: bool) -> Any:
         code, _bits, compute_bits = entry
         n = out.numel()
         seed, offset = reserve(generator, out.device, _counters(n, compute_bits) if n else 0)
         if n:
-            fill(out, lambda ptr: native.random_bernoulli(code, n, ptr, seed, offset, p))
+            fill(out, lambda ptr: native.random_bernoulli(code, n, ptr, seed, offset, p),
+                 contiguous)
         return out
 
     @contract.may_decline
@@ -133,7 +135,7 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
             raise Decline
         numel_of(size)
         out = empty(tuple(size), dtype, "cpu" if device is None else device)
-        return uniform_into(out, entry, generator, True, 0.0, 1.0)
+        return uniform_into(out, entry, generator, True, 0.0, 1.0, True)
 
     @contract.may_decline
     def randn(size: Any, *, generator: Any = None, dtype: Any = None, layout: Any = None,
@@ -143,7 +145,7 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
             raise Decline
         numel_of(size)
         out = empty(tuple(size), dtype, "cpu" if device is None else device)
-        return normal_into(out, entry, generator, 0.0, 1.0)
+        return normal_into(out, entry, generator, 0.0, 1.0, True)
 
     @contract.may_decline
     def uniform_(self: Any, from_: float = 0.0, to: float = 1.0, *, generator: Any = None,
@@ -151,29 +153,33 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
         if "from" in kwargs:  # the schema's name, a Python keyword
             from_ = kwargs.pop("from")
         entry = info.get(self.dtype)
+        contiguous = self.is_contiguous()
         low, high = float(from_), float(to)
         # inf, nan and from > to are the composite's errors to raise
         if (entry is None or kwargs or not -math.inf < low <= high < math.inf
-                or not writable(self)):
+                or not writable(self, contiguous)):
             raise Decline
-        return uniform_into(self, entry, generator, low == 0.0 and high == 1.0, low, high)
+        return uniform_into(self, entry, generator, low == 0.0 and high == 1.0, low, high,
+                            contiguous)
 
     @contract.may_decline
     def normal_(self: Any, mean: float = 0.0, std: float = 1.0, *,
                 generator: Any = None) -> Any:
         entry = info.get(self.dtype)
         mean, std = float(mean), float(std)
-        if entry is None or not std >= 0.0 or not writable(self):
+        contiguous = self.is_contiguous()
+        if entry is None or not std >= 0.0 or not writable(self, contiguous):
             raise Decline
-        return normal_into(self, entry, generator, mean, std)
+        return normal_into(self, entry, generator, mean, std, contiguous)
 
     @contract.may_decline
     def bernoulli_float(self: Any, p: float = 0.5, *, generator: Any = None) -> Any:
         entry = info.get(self.dtype)
         p = float(p)
-        if entry is None or not 0.0 <= p <= 1.0 or not writable(self):
+        contiguous = self.is_contiguous()
+        if entry is None or not 0.0 <= p <= 1.0 or not writable(self, contiguous):
             raise Decline
-        return bernoulli_into(self, entry, generator, p)
+        return bernoulli_into(self, entry, generator, p, contiguous)
 
     @contract.may_decline
     def bernoulli_p(self: Any, p: float, *, generator: Any = None) -> Any:
@@ -182,7 +188,7 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
         if entry is None or not 0.0 <= p <= 1.0:
             raise Decline
         out = empty(tuple(self.shape), self.dtype, self.device)
-        return bernoulli_into(out, entry, generator, p)
+        return bernoulli_into(out, entry, generator, p, True)
 
     return {
         "aten::rand": rand,

@@ -37,6 +37,7 @@ A kernel that overrides a composite sampler takes its counters with :func:`reser
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -89,8 +90,11 @@ DTYPE_NAMES: tuple[str, ...] = (
 
 
 def _core(name: str) -> Any:
-    """A private core module, imported on first use (the backend loads while core imports)."""
-    return importlib.import_module(f"torch.{name}")
+    """A private core module, imported on first use (the backend loads while core imports).
+    Looked up in ``sys.modules`` first: kernels call this on every call, and the import
+    machinery costs a microsecond or two even for a loaded module."""
+    module = sys.modules.get(f"torch.{name}")
+    return module if module is not None else importlib.import_module(f"torch.{name}")
 
 
 class _Primitives(Mapping[str, str]):
