@@ -13,11 +13,11 @@ import pytest
 C = pytest.importorskip("plait_backend_cpu._C", reason="plait-backend-cpu is not installed")
 
 from conftest import run_json  # noqa: E402
-from plait_backend_cpu import plugin  # noqa: E402
 from plait_backend_cpu.kernels import linalg  # noqa: E402
 
 import torch  # noqa: E402
 import torch._refs  # noqa: E402
+from torch.backends import contract  # noqa: E402
 
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
@@ -37,8 +37,8 @@ def reference(out, a, b) -> None:
 @pytest.fixture(scope="module")
 def native_matmul():
     """The wrapper that the plugin registers (loads OpenBLAS if it can)."""
-    codes = plugin._dtype_codes(C)
-    return linalg.make_kernels(C, codes, lambda name: torch._refs.CPU_KERNELS[name])["matmul"]
+    codes = contract.dtype_codes(C.DTYPES)
+    return linalg.make_kernels(C, codes, contract.reference)["matmul"]
 
 
 @pytest.fixture(params=["blas", "native"])
