@@ -83,3 +83,44 @@ def test_values_are_unchanged_by_the_layout():
                                         for r, s in zip(a.tolist(), seq(3, 4).tolist())]
     assert torch.exp(channels_last()).contiguous().tolist() == \
         torch.exp(channels_last().contiguous()).tolist()
+
+
+def strided_columns():  # (4, 3) with strides (6, 2): not dense
+    return seq(5, 6)[1:, 1::2]
+
+
+SCATTER_CASES = {  # (call, strides, storage offset), as PyTorch returns them
+    "select_scatter transposed": (
+        lambda: torch.select_scatter(transposed(), torch.zeros(4), 0, 1), (1, 3), 0),
+    "select_scatter strided": (
+        lambda: torch.select_scatter(strided_columns(), torch.zeros(4), 1, 1), (6, 2), 7),
+    "slice_scatter strided": (
+        lambda: torch.slice_scatter(strided_columns(), torch.zeros(4, 1), 1, 0, 1), (6, 2), 7),
+    "diagonal_scatter strided": (
+        lambda: torch.diagonal_scatter(strided_columns(), torch.zeros(3)), (6, 2), 7),
+    "select_scatter expanded": (
+        lambda: torch.select_scatter(torch.zeros(3, 1).expand(3, 4), torch.ones(3), 1, 1),
+        (4, 1), 0),
+}
+
+
+@pytest.mark.parametrize("name", list(SCATTER_CASES))
+def test_scatter_ops_keep_the_input_layout(name):
+    call, strides, offset = SCATTER_CASES[name]
+    result = call()
+    assert (result.stride(), result.storage_offset()) == (strides, offset)
+
+
+def test_scatter_values_with_a_kept_layout():
+    result = torch.select_scatter(strided_columns(), torch.zeros(4), 1, 1)
+    assert result.tolist() == [[7.0, 0.0, 11.0], [13.0, 0.0, 17.0], [19.0, 0.0, 23.0],
+                               [25.0, 0.0, 29.0]]
+    expanded = torch.select_scatter(torch.zeros(3, 1).expand(3, 4), torch.ones(3), 1, 1)
+    assert expanded.tolist() == [[0.0, 1.0, 0.0, 0.0]] * 3
+
+
+@pytest.mark.parametrize("kernel", [3, 4])
+def test_unbatched_same_conv1d_is_a_fresh_tensor(kernel):
+    x, w = seq(2, 7), torch.ones(1, 2, kernel)
+    result = torch.nn.functional.conv1d(x, w, padding="same")
+    assert (tuple(result.shape), result.stride(), result.storage_offset()) == ((1, 7), (7, 1), 0)

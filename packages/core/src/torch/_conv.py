@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import _dispatch, _dtype
+from . import _dispatch, _dtype, _layout
 from ._alloc import P, new_tensor
-from ._convert import scalar_type_name
+from ._convert import clone, scalar_type_name
 from ._promotion import common_device
 from ._tensor import Tensor
 
@@ -358,7 +358,9 @@ def _conv(fn: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
     if any(start for start, _ in cuts):
         for d, (start, length) in enumerate(cuts):
             out = out.narrow(d + 2, start, length)
-        out = out.contiguous()  # PyTorch's result is contiguous (it pads the input instead)
+        # PyTorch's result is a fresh contiguous tensor (it pads the input instead); a copy
+        # even where the cut is "contiguous" already (size-1 dims) but starts at an offset
+        out = clone(out, memory_format=_layout.contiguous_format)
     return out if batched else out.squeeze(0)
 
 

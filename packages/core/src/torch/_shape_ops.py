@@ -20,7 +20,15 @@ from ._alloc import P, new_tensor
 from ._convert import clone, copy_, write_out
 from ._device import device as _device
 from ._promotion import broadcast_shapes
-from ._tensor import Tensor, _shape_arg, has_data, sizes_or_keyword, wrap_dim
+from ._tensor import (
+    Tensor,
+    _shape_arg,
+    contiguous_strides,
+    has_data,
+    sizes_or_keyword,
+    storage_extent,
+    wrap_dim,
+)
 from ._view_ops import ATEN as VIEWS
 
 __all__ = [
@@ -372,7 +380,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a "
                                f"zero-dimensional or one-dimensional tensor, but got a tensor "
                                f"with {ios.ndim} dims")
-        if ios._device.type != "cpu":  # its values steer the split: PyTorch reads them on the host
+        if ios._device.type == "meta":  # its values steer the split: meta has none
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be on cpu, "
                                f"but it's on {ios._device.type}")
         indices_or_sections = ios.item() if ios.ndim == 0 else ios.tolist()
@@ -738,8 +746,26 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 # -- *_scatter: a copy of input with one view of it overwritten ----------------------------
 
 
+def _clone_keeping_strides(t: Tensor) -> Tensor:
+    """A copy of ``t`` with its strides and storage offset, as PyTorch's scatter ops return
+    it: a view of a new block as long as ``t``'s storage up to its last element. A tensor
+    whose elements share memory (a broadcast dim) gets a contiguous clone."""
+    shape, stride, offset = t._shape, t._stride, t._offset
+    if (not offset and stride == contiguous_strides(shape)) or 0 in shape or \
+            any(st == 0 and n > 1 for n, st in zip(shape, stride)):
+        return clone(t)
+    block = new_tensor((offset + storage_extent(shape, stride),), t._dtype, t._device)
+    out = block.as_strided(shape, stride, offset)
+    copy_(out, t)  # (the block's other elements are never read)
+    return out
+
+
 def _scatter_into_view(input: Tensor, src: Tensor, view: Any, name: str) -> Tensor:
-    out = clone(check_tensor(input, name))
+    check_tensor(input, name)
+    # (while autograd records, a contiguous clone: a copy into a view of a new block does not
+    # yet carry the gradient back to ``input``)
+    recording = _config.is_grad_enabled() and (input.requires_grad or src.requires_grad)
+    out = clone(input) if recording else _clone_keeping_strides(input)
     target = view(out)
     if target._shape != src._shape:
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
