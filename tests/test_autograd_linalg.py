@@ -47,7 +47,9 @@ def spd(n: int, seed: int) -> torch.Tensor:
 def test_products(call: Callable[..., torch.Tensor], shapes: list[tuple[int, ...]]) -> None:
     inputs = [mat(s[-2], s[-1], i, *s[:-2]) for i, s in enumerate(shapes)]
     inputs = [x.reshape(-1) if s[0] == 1 and len(s) == 2 else x for x, s in zip(inputs, shapes)]
-    if call is torch.mv:
+    # by name: torch.mv is rebound to a checking wrapper once a subclass defines
+    # __torch_function__ (another test may have made one already)
+    if getattr(call, "__name__", "") == "mv":
         inputs[1] = inputs[1].reshape(-1)
     check_grad(call, *inputs)
     check_gradgrad(call, *inputs)
