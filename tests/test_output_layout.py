@@ -124,3 +124,42 @@ def test_unbatched_same_conv1d_is_a_fresh_tensor(kernel):
     x, w = seq(2, 7), torch.ones(1, 2, kernel)
     result = torch.nn.functional.conv1d(x, w, padding="same")
     assert (tuple(result.shape), result.stride(), result.storage_offset()) == ((1, 7), (7, 1), 0)
+
+
+def well_conditioned(*shape):
+    return torch.eye(shape[-2], shape[-1]) * 4 + torch.arange(float(torch.Size(shape).numel())).reshape(
+        shape).remainder(3) * 0.25
+
+
+SOLVE_CASES = {  # (A's shape, B's shape, the solution's strides), as PyTorch returns them
+    "batch of vectors": ((4, 3, 3), (4, 3), (1, 4)),
+    "two batch dims of vectors": ((2, 5, 3, 3), (2, 5, 3), (15, 1, 5)),
+    "batched A, one vector": ((2, 5, 3, 3), (3,), (15, 1, 5)),
+    "one vector": ((3, 3), (3,), (1,)),
+    "batch of matrices": ((2, 3, 3), (2, 3, 4), (12, 1, 3)),
+}
+
+
+@pytest.mark.parametrize("name", list(SOLVE_CASES))
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_linalg_solve_layouts(name, device):
+    a_shape, b_shape, strides = SOLVE_CASES[name]
+    A, B = well_conditioned(*a_shape).to(device), seq(*b_shape).to(device)
+    assert torch.linalg.solve(A, B).stride() == strides
+
+
+LSTSQ_CASES = {  # the solution is the first n rows of a column-major max(m, n)-row array
+    "tall": ((4, 3), (4, 2), (1, 4)),
+    "batched tall": ((5, 4, 3), (5, 4, 2), (8, 1, 4)),
+    "wide": ((2, 3), (2, 2), (1, 3)),
+    "vector": ((4, 3), (4,), (1,)),
+    "batched vectors": ((2, 4, 3), (2, 4), (4, 1)),
+    "batched single column": ((2, 4, 3), (2, 4, 1), (4, 1, 4)),
+}
+
+
+@pytest.mark.parametrize("name", list(LSTSQ_CASES))
+def test_linalg_lstsq_solution_layout(name):
+    a_shape, b_shape, strides = LSTSQ_CASES[name]
+    solution = torch.linalg.lstsq(well_conditioned(*a_shape), seq(*b_shape)).solution
+    assert (solution.stride(), solution.storage_offset()) == (strides, 0)

@@ -352,7 +352,9 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
 # column-major (each matrix transposed in memory), as LAPACK writes them and PyTorch returns
 # them; vectors and scalars come out contiguous.
 
-Layout = tuple[tuple[int, ...], _dtype.dtype, bool]  # shape, dtype, column-major
+# shape, dtype, column-major (or the strides themselves, for a result that is a view of a
+# larger work array)
+Layout = tuple[tuple[int, ...], _dtype.dtype, "bool | tuple[int, ...]"]
 
 
 def _column_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -361,11 +363,15 @@ def _column_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return t[:-2] + (t[-1], t[-2])
 
 
-def _new(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device, column_major: bool) -> Tensor:
+def _new(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device,
+         column_major: bool | tuple[int, ...]) -> Tensor:
     shape = tuple(shape)
-    if not column_major or len(shape) < 2:
+    if isinstance(column_major, tuple):
+        strides = column_major
+    elif not column_major or len(shape) < 2:
         return new_tensor(shape, dt, dev)
-    strides = _column_major_strides(shape)
+    else:
+        strides = _column_major_strides(shape)
     storage = _storage.allocate(storage_extent(shape, strides) * dt.itemsize, dev)
     return Tensor._make(storage, shape, strides, 0, dt, dev)
 
@@ -515,7 +521,9 @@ def _solve_layouts(A: Tensor, B: Tensor, *, left: bool = True) -> list[Layout]:
                            f"{scalar_type_name(B._dtype)} instead")
     if _solve_shapes("linalg.solve", A, B, left):
         batch = tuple(broadcast_shapes(A._shape[:-2], B._shape[:-1]))
-        return [(batch + (A._shape[-1],), A._dtype, False)]
+        # PyTorch solves a batch of vectors as one matrix, the last batch dim its columns:
+        # (*batch, n) comes out column-major over its last two dims
+        return [(batch + (A._shape[-1],), A._dtype, bool(batch))]
     batch = tuple(broadcast_shapes(A._shape[:-2], B._shape[:-2]))
     # X A = B is solved as A^T X^T = B^T: X comes out transposed from LAPACK's layout
     return [(batch + tuple(B._shape[-2:]), A._dtype, left)]
@@ -948,7 +956,12 @@ def _lstsq_layouts(A: Tensor, B: Tensor, rcond: float | None = None, *,
     k = 1 if vector else B._shape[-1]
     batch = tuple(broadcast_shapes(A._shape[:-2], B._shape[:-1] if vector else B._shape[:-2]))
     real = _real(A._dtype)
-    solution = (batch + (n,), A._dtype, False) if vector else (batch + (n, k), A._dtype, True)
+    # LAPACK overwrites B, widened to max(m, n) rows, with the solution: PyTorch's solution
+    # is the first n rows of that column-major array
+    rows = max(m, n)
+    strides = tuple(s * rows * k for s in contiguous_strides(batch)) + (1, rows)
+    solution = (batch + (n,), A._dtype, strides[:-1]) if vector else \
+        (batch + (n, k), A._dtype, strides)
     with_residuals = m > n and full_rank and driver != "gelsy"
     return [solution, (batch + (k,) if with_residuals else _EMPTY_SHAPE, real, False),
             (_EMPTY_SHAPE if driver == "gels" else batch, _dtype.int64, False),
