@@ -56,6 +56,20 @@ def test_the_cpu_kernel_is_the_backends(qualname):
     assert kernel.__module__.startswith("plait_backend_cpu")
 
 
+def test_reserve_counters_takes_them_from_the_generator_it_resolves():
+    cpu = torch.device("cpu")
+    g = torch.Generator().manual_seed(21)
+    g.set_offset(10)
+    assert contract.reserve_counters(g, cpu, 3) == (21, 10)
+    assert g.get_offset() == 13
+    torch.manual_seed(4)
+    assert contract.reserve_counters(None, cpu, 0) == (4, 0)
+    assert contract.reserve_counters(None, cpu, 2) == (4, 0)
+    assert torch.default_generator.get_offset() == 2
+    with pytest.raises(TypeError, match=r"must be a torch\.Generator"):
+        contract.reserve_counters(3, cpu, 1)
+
+
 # -- factories ----------------------------------------------------------------------------
 
 
