@@ -52,6 +52,11 @@ CASES = {
     "integer * float": (lambda: torch.arange(12).reshape(4, 3).t() * 2.5, (1, 3)),
     "sigmoid (a composite)": (lambda: torch.sigmoid(transposed()), (1, 3)),
     "clamp": (lambda: torch.clamp(transposed(), 1, 5), (1, 3)),
+    "lerp (a composite)": (lambda: torch.lerp(transposed(), seq(3, 4), 0.75), (1, 3)),
+    "lerp, contiguous start": (lambda: torch.lerp(seq(3, 4), transposed(), 0.75), (4, 1)),
+    "lerp, tensor weight": (
+        lambda: torch.lerp(seq(3, 4) + transposed(), transposed(), torch.full((4, 3), 0.3).t()),
+        (4, 1)),
     "empty transposed": (lambda: torch.exp(torch.empty(0, 3).t()), (1, 1)),
     "empty permuted": (lambda: torch.exp(torch.empty(2, 0, 3).permute(2, 0, 1)), (2, 1, 1)),
     "in-place keeps self": (lambda: seq(3, 4).add_(transposed()), (4, 1)),

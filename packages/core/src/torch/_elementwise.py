@@ -23,7 +23,7 @@ from . import _config, _dispatch, _dtype, _fast, _plan
 from ._alloc import P, new_tensor
 from ._arith import add, inplace_method, mul, operand, scalar_operand
 from ._convert import copy_, scalar_type_name, to_dtype, write_out
-from ._output_layout import new_elementwise
+from ._output_layout import follow_inputs, new_elementwise
 from ._promotion import broadcast_shape_tuples, broadcast_shapes, common_device, result_type
 from ._tensor import Tensor
 
@@ -874,7 +874,9 @@ def _lerp_kernel(self: Tensor, end: Tensor, weight: Any) -> Tensor:
         result = add(start, mul(diff, weight))
     else:
         result = sub(stop, mul(diff, 1 - weight))
-    return to_dtype(result, self._dtype)
+    # (the steps above order their operands for exactness, not for the output's layout)
+    inputs = [self, end, weight] if isinstance(weight, Tensor) else [self, end]
+    return to_dtype(follow_inputs(result, inputs), self._dtype)
 
 
 def _scalar_in(value: Any, dt: _dtype.dtype) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 
 from . import _dispatch, _dtype
 from ._alloc import new_tensor
+from ._convert import copy_
 from ._device import device as _device
 from ._tensor import Tensor, contiguous_strides
 
@@ -121,6 +122,18 @@ def new_elementwise(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device,
         return new_tensor(shape, dt, dev)
     # Through the operator, so a dispatch mode (fake tensors) sees the allocation.
     return _empty_strided(shape, strides, dtype=dt, device=dev)
+
+
+def follow_inputs(result: Tensor, tensors: list[Tensor]) -> Tensor:
+    """``result`` of a composite (several ops) in the layout that one elementwise kernel over
+    ``tensors`` gives, as PyTorch's fused kernel does: a copy only where the composite's
+    steps ordered it otherwise."""
+    shape = tuple(result._shape)
+    if tuple(result._stride) == (elementwise_strides(shape, tensors) or contiguous_strides(shape)):
+        return result
+    out = new_elementwise(shape, result._dtype, result._device, tensors)
+    copy_(out, result)
+    return out
 
 
 class _EmptyStrided:
