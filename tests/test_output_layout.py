@@ -132,8 +132,7 @@ def test_unbatched_same_conv1d_is_a_fresh_tensor(kernel):
 
 
 def well_conditioned(*shape):
-    return torch.eye(shape[-2], shape[-1]) * 4 + torch.arange(float(torch.Size(shape).numel())).reshape(
-        shape).remainder(3) * 0.25
+    return torch.eye(shape[-2], shape[-1]) * 4 + seq(*shape).remainder(3) * 0.25
 
 
 SOLVE_CASES = {  # (A's shape, B's shape, the solution's strides), as PyTorch returns them
@@ -168,3 +167,14 @@ def test_linalg_lstsq_solution_layout(name):
     a_shape, b_shape, strides = LSTSQ_CASES[name]
     solution = torch.linalg.lstsq(well_conditioned(*a_shape), seq(*b_shape)).solution
     assert (solution.stride(), solution.storage_offset()) == (strides, 0)
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_einsum_with_a_lone_size_one_label(device):
+    # the ellipsis dims: (2, 1) on the left, (4,) on the right; PyTorch contracts the size-1
+    # one as the right's free dim, which its result's strides show
+    a, b = seq(2, 1, 2, 3).to(device), seq(4, 3, 5).to(device)
+    result = torch.einsum("...ij,...jk", a, b)
+    assert (tuple(result.shape), result.stride()) == ((2, 4, 2, 5), (40, 5, 20, 1))
+    if device == "cpu":
+        assert result.tolist() == torch.matmul(a, b).tolist()

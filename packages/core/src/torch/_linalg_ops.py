@@ -567,6 +567,17 @@ def _einsum_pair(a: Tensor, la: list[str], b: Tensor, lb: list[str], needed: set
         la = [c for c in la if c not in ones]
         lb = [c for c in lb if c not in ones]
         summed = [c for c in summed if c not in ones]
+    # A kept label of size 1 on one side only is the other side's free dim (as in PyTorch,
+    # whose result's layout follows from it): squeezed out of the side where it is 1.
+    lone_a = [c for c in la if c in lb and c in needed and a._shape[la.index(c)] == 1
+              and b._shape[lb.index(c)] != 1]
+    lone_b = [c for c in lb if c in la and c in needed and b._shape[lb.index(c)] == 1
+              and a._shape[la.index(c)] != 1]
+    if lone_a or lone_b:
+        a = a.squeeze([la.index(c) for c in lone_a]) if lone_a else a
+        b = b.squeeze([lb.index(c) for c in lone_b]) if lone_b else b
+        la = [c for c in la if c not in lone_a]
+        lb = [c for c in lb if c not in lone_b]
     batch = [c for c in la if c in lb and c in needed]
     free_a = [c for c in la if c not in lb]
     free_b = [c for c in lb if c not in la]
