@@ -197,7 +197,8 @@ def _column_major(shape: tuple[int, ...]) -> tuple[int, ...]:
     (lambda a: torch.linalg.pinv(a), [((2, 3, 4), False)]),
     (lambda a: torch.linalg.solve(_spd(a), a.mT), [((2, 3, 4), True)]),
     (lambda a: torch.linalg.solve(_spd(a), a, left=False), [((2, 4, 3), False)]),
-    (lambda a: torch.linalg.solve(_spd(a), a[..., 0, :]), [((2, 3), False)]),
+    # batched vectors come back column-major over their last two dims, as in PyTorch
+    (lambda a: torch.linalg.solve(_spd(a), a[..., 0, :]), [((2, 3), True)]),
     (lambda a: torch.linalg.eigh(_spd(a)), [((2, 3), False), ((2, 3, 3), True)]),
     (lambda a: torch.linalg.cholesky(_spd(a)), [((2, 3, 3), True)]),
     (lambda a: torch.linalg.inv(_spd(a)), [((2, 3, 3), True)]),

@@ -114,6 +114,7 @@ def get_device_name(device: Any = None) -> str:
 _kit = devicekit.DeviceKit(
     DEVICE_TYPE,
     device_count=1,
+    require=require_device,  # generator states need a usable device, as in PyTorch
     synchronize=synchronize,
     invalid_index="invalid mps device index {index}: MPS has one device, 0",
 )

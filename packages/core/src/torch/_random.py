@@ -95,12 +95,12 @@ class Generator:
 
     def get_state(self) -> Any:
         """The state as a 16-byte ``uint8`` CPU tensor: seed then offset, little-endian."""
+        from . import _functions  # the op surface, which binds the state tensor's methods
         from ._dtype import uint8
-        from ._factories import tensor
 
         with _lock:
             raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
-        return tensor(list(raw), dtype=uint8, device="cpu")
+        return _functions.tensor(list(raw), dtype=uint8, device="cpu")
 
     def set_state(self, new_state: Any) -> Generator:
         """Restore a state from :meth:`get_state`. Returns the generator."""
