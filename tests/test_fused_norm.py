@@ -82,7 +82,8 @@ def test_softmax_and_log_softmax_match_numpy(dim):
 def test_softmax_of_infinite_rows_follows_the_composite_rule():
     x = torch.tensor([[-math.inf, -math.inf], [math.inf, 1.0], [0.0, -math.inf]])
     y = torch.softmax(x, 1)
-    assert torch.isnan(y[0]).all() and math.isnan(y[1, 0]) and y[1, 1] == 0
+    # an infinite maximum makes the whole row NaN, as in PyTorch
+    assert torch.isnan(y[0]).all() and torch.isnan(y[1]).all()
     assert y[2].tolist() == [1.0, 0.0]
     assert torch.log_softmax(x, 1)[2, 1] == -math.inf
 

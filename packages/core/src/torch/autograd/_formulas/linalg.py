@@ -169,6 +169,8 @@ def _(ctx, grad_sign, grad_logabsdet):
     if A.is_complex() and _nonzero(grad_sign):
         raise NotImplementedError("the derivative of slogdet's complex sign is not "
                                   "implemented; differentiate logabsdet only")
+    if grad_logabsdet is None:  # only the sign was used: a real sign has no gradient
+        return (None,)
     if A.numel() == 0:
         return (torch.zeros_like(A),)
     return (grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * _h(torch.linalg.inv(A)),)
@@ -284,6 +286,8 @@ def _(ctx, grad):
 def _(ctx, grad, *_others):
     # the solution is pinv(A) @ B; the residuals' gradient comes through torch.linalg.lstsq's
     # recomputation from the solution, and rank and the singular values have none
+    if grad is None:  # only the residuals, rank or singular values were used
+        return (None, None)
     A, B = ctx.args[0], ctx.args[1]
     vector = B.ndim == A.ndim - 1
     pinvA = torch.linalg.pinv(A)
