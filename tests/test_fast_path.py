@@ -839,3 +839,80 @@ def test_view_plans_alias_as_the_generic_views_do(no_plans):
         assert y.grad_fn.name() == "ViewBackward0"
     with torch.no_grad():
         assert not leaf.view(3, 2).requires_grad
+
+
+def test_advanced_index_assignment_in_a_loop_writes_its_own_cells():
+    # t[[0], c] scatters through views of t at offset c (select, then the storage as 1-d):
+    # a replayed view must not carry the first call's offset into the next one
+    t = torch.zeros(2, 4)
+    for c in range(4):
+        t[[0], c] = c + 1
+    assert t.tolist() == [[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 0.0, 0.0]]
+
+
+# A view's plan is keyed on its input's layout and its int arguments, not on the input's
+# storage offset: each case runs over inputs of one layout at several offsets, with several
+# int arguments, in both orders (so the planning call's offset differs), and every view must be
+# the generic path's, in values, shape, strides, storage offset and memory.
+VIEW_PLAN_CASES = {
+    "select": lambda x, k: x.select(1, k),
+    "select dim 0": lambda x, k: x.select(0, k),
+    "select negative": lambda x, k: aten.select.int(x, 1, -1 - k),
+    "slice": lambda x, k: x[:, k : k + 1],
+    "slice step": lambda x, k: aten.slice.Tensor(x, 0, k, None, 2),
+    "narrow": lambda x, k: x.narrow(1, k, 2 - k // 2),
+    "as_strided": lambda x, k: x.as_strided((2, 2), (1, 2), k),
+    "as_strided own offset": lambda x, k: x.as_strided((2, 2), (k + 1, 1)),
+    "diagonal": lambda x, k: x.diagonal(k - 1),
+    "diagonal dims": lambda x, k: torch.diagonal(x, -k, 1, 0),
+    "unfold": lambda x, k: x.unfold(1, 1 + k % 2, 1 + k // 2),
+    "transpose then select": lambda x, k: x.t().select(0, k),
+}
+
+
+def _view_inputs():
+    base = torch.arange(60.0).reshape(12, 5)
+    contiguous = [base[o : o + 4, :] for o in (0, 1, 3, 7)]  # (4, 5), offsets 0, 5, 15, 35
+    strided = [base.t()[:, o : o + 4] for o in (0, 2, 5)]  # (5, 4) strides (1, 5), offsets 0, 10, 25
+    inner = [base[o : o + 4, 1:] for o in (0, 4)]  # (4, 4) strides (5, 1), offsets 1, 21
+    return [contiguous, strided, inner]
+
+
+@pytest.mark.parametrize("name", VIEW_PLAN_CASES)
+@pytest.mark.parametrize("reverse", [False, True])
+def test_view_plans_follow_offsets_and_int_arguments(name, reverse, no_plans):
+    fn = VIEW_PLAN_CASES[name]
+    for group in _view_inputs():
+        inputs = group[::-1] if reverse else group
+        for _ in range(2):  # the first round plans, the second replays
+            for x in inputs:
+                for k in (0, 1, 2):
+                    with no_plans():
+                        want = outcome(lambda: fn(x, k))
+                    got = outcome(lambda: fn(x, k))
+                    if isinstance(want, tuple):
+                        assert got == want
+                        continue
+                    assert (got.shape, got.stride(), got.storage_offset()) == \
+                        (want.shape, want.stride(), want.storage_offset())
+                    assert got.tolist() == want.tolist()
+                    assert got.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+
+
+def test_view_plans_are_made_and_as_strided_keeps_its_bounds_check(no_plans):
+    x = torch.arange(20.0).reshape(4, 5)
+    for _ in range(3):
+        x.select(1, 2), x[:, 1:3], x.diagonal(1), x.unfold(1, 2, 1)
+    assert _served(aten.select.int) and _served(aten.slice.Tensor)
+    assert _served(aten.diagonal.default) and _served(aten.unfold.default)
+    # as_strided reads the storage's size, which no signature holds: a (2, 2) input over a
+    # larger storage first, then one that owns only its 4 elements
+    big = torch.arange(20.0)[:4].view(2, 2)
+    small = torch.arange(4.0).view(2, 2)
+    for _ in range(3):
+        assert big.as_strided((2, 2), (2, 1), 8).tolist() == [[8.0, 9.0], [10.0, 11.0]]
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        small.as_strided((2, 2), (2, 1), 8)
+    with no_plans():
+        with pytest.raises(RuntimeError, match="out of bounds"):
+            small.as_strided((2, 2), (2, 1), 8)

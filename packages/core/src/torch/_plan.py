@@ -22,7 +22,7 @@ no tensor values (a kernel that branches on ``.item()`` would replay the first c
 Served today: the elementwise ops of ``_elementwise``/``_arith`` and ``relu`` (one primitive
 on broadcast operands, numbers, dtype casts, outputs that follow a strided input), the
 reductions over dims, ``mm``/``bmm``, and the view operators (their geometry replayed over the
-next call's storage). The tiers of ``torch._fast`` stay in front of all this for the few
+next call's storage, shifted from its offset; not ``as_strided``, whose offset is absolute). The tiers of ``torch._fast`` stay in front of all this for the few
 calls where even this lookup is too much (``a + b``: two slot reads and one native call).
 """
 
@@ -77,10 +77,18 @@ def enable(*ops: _dispatch.Operator) -> None:
             op._plans = {}
 
 
+# Views no plan serves: several tensors out (split, unbind), or a result that depends on more
+# than the signature says. A plan replays a view at the next call's own storage offset plus the
+# first call's shift, and keys only shapes, strides and int arguments; as_strided's
+# storage_offset is absolute (a replay would shift it by the input's offset) and its bounds
+# check reads the storage's size, neither of which the signature holds.
+_UNPLANNED_VIEWS = frozenset((None, "split", "split_with_sizes", "unbind", "as_strided"))
+
+
 def enable_views(ops: Any) -> None:
-    """Let the view operators among ``ops`` keep plans (one tensor out: not split/unbind)."""
-    enable(*(op for op in ops if _nodes.VIEW_OPS.get(op.qualname) not in
-             (None, "split", "split_with_sizes", "unbind")))
+    """Let the view operators among ``ops`` whose result is a function of the call signature
+    and the input's storage offset keep plans."""
+    enable(*(op for op in ops if _nodes.VIEW_OPS.get(op.qualname) not in _UNPLANNED_VIEWS))
 
 
 def _forget() -> None:
@@ -265,7 +273,7 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
     (what ``Tensor._view`` builds), and the backward the view's Autograd kernel records."""
     kind = _nodes.VIEW_OPS.get(op.qualname)
     source = args[0] if args else None
-    if (kind is None or result.__class__ is not Tensor or source.__class__ is not Tensor
+    if (kind in _UNPLANNED_VIEWS or result.__class__ is not Tensor or source.__class__ is not Tensor
             or result._storage is not source._storage or result._vc is not source._vc
             or result._dtype is not source._dtype or result._device is not source._device):
         return None
