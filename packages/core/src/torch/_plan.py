@@ -22,8 +22,9 @@ no tensor values (a kernel that branches on ``.item()`` would replay the first c
 Served today: the elementwise ops of ``_elementwise``/``_arith`` and ``relu`` (one primitive
 on broadcast operands, numbers, dtype casts, outputs that follow a strided input), the
 reductions over dims, ``mm``/``bmm``, and the view operators (their geometry replayed over the
-next call's storage, shifted from its offset; not ``as_strided``, whose offset is absolute). The tiers of ``torch._fast`` stay in front of all this for the few
-calls where even this lookup is too much (``a + b``: two slot reads and one native call).
+next call's storage, shifted from its offset; not ``as_strided``, whose offset is absolute).
+The tiers of ``torch._fast`` stay in front of all this for the few calls where even this
+lookup is too much (``a + b``: two slot reads and one native call).
 """
 
 from __future__ import annotations
