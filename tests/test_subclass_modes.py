@@ -325,10 +325,47 @@ def test_entry_checks_are_installed_only_when_needed() -> None:
         "class Opted(torch.Tensor):\n"
         "    __torch_function__ = torch._C._disabled_torch_function_impl\n"
         "import torch.nn\n"
-        "assert not tf.originals and torch.add is add and torch.Tensor.add is method\n"
+        "assert not tf._possible.on and method not in tf.originals and add in tf.originals\n"
+        "assert torch.add is add and torch.Tensor.add is method\n"
         "class Kept(torch.Tensor):\n"
         "    pass\n"
-        "assert tf.originals[torch.add] is add and tf.originals[torch.Tensor.add] is method\n"
+        "assert tf._possible.on and torch.add is add\n"
+        "assert tf.originals[torch.Tensor.add] is method\n"
     )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_function_identity_is_stable_and_late_namespaces_take_part() -> None:
+    # A fresh process: nothing has defined an override yet when the functions are captured,
+    # and torch.nn.functional is loaded only after the subclass exists.
+    script = """
+import sys
+import torch
+import torch.linalg
+assert "torch.nn.functional" not in sys.modules and "torch.overrides" not in sys.modules
+mv, norm = torch.mv, torch.linalg.norm
+
+class Seen(torch.Tensor):
+    calls = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(func)
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+import torch.nn.functional as F
+relu = F.relu
+assert torch.mv is mv and torch.linalg.norm is norm, "identity changed"
+import torch.overrides
+assert torch.mv is mv and torch.linalg.norm is norm and F.relu is relu, "identity changed"
+x = torch.tensor([-1.0, 2.0]).as_subclass(Seen)
+out = F.relu(x)
+assert F.relu in Seen.calls, Seen.calls
+assert type(out) is Seen and out.tolist() == [0.0, 2.0]
+Seen.calls.clear()
+torch.linalg.norm(x)
+assert torch.linalg.norm in Seen.calls, Seen.calls
+"""
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -16,7 +16,7 @@ import importlib
 import sys
 from typing import Any
 
-from . import _tensor
+from . import _tensor, _torch_function
 from ._tensor import Tensor
 
 OP_MODULES = (
@@ -51,6 +51,9 @@ for _name in OP_MODULES:
         globals()[_public] = getattr(_mod, _public)
         __all__.append(_public)
     _methods.update(getattr(_mod, "METHODS", {}))
+# Each torch.* function behind the __torch_function__ entry, once, so its identity never
+# changes (the Tensor methods get theirs only when an override can first exist).
+_torch_function.wrap_namespace(globals(), __all__)
 for _method, _fn in _methods.items():
     setattr(Tensor, _method, _fn)
 importlib.import_module("torch.autograd")  # the Autograd key: recording and Tensor.backward

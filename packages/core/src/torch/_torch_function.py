@@ -5,12 +5,14 @@ A call of a public ``torch`` function or ``Tensor`` method on an argument whose 
 tensor-like object), or inside a :class:`~torch.overrides.TorchFunctionMode`, is handed to that
 override instead of running.
 
-Plain calls must not pay for this, so the entry checks are not in the functions themselves:
-:func:`install` replaces each public function and method by a checking entry the first time
-the protocol can matter (a Tensor subclass keeping ``__torch_function__`` is defined, a mode is
-entered, or ``torch.overrides`` is imported). Until then a call is exactly what it was; after
-it, a call with plain tensors pays one process-wide counter read and a scan of its arguments'
-classes. The entries stay installed for the life of the process.
+Function identity never changes: each public module-level function (``torch.*``,
+``torch.linalg``, ``torch.nn.functional``) is wrapped once, when its namespace is gathered or
+loaded (:func:`wrap_namespace`), by an entry whose cost while no override can exist is one
+process-wide flag read. :func:`install` raises that flag the first time the protocol can
+matter (a Tensor subclass keeping ``__torch_function__`` is defined, a mode is entered, or
+``torch.overrides`` is imported) and only then puts entries in front of the ``Tensor`` methods
+(class attributes, so no captured reference changes). After it, a call with plain tensors pays
+one process-wide counter read and a scan of its arguments' classes.
 """
 
 from __future__ import annotations
@@ -52,6 +54,18 @@ _counts = _Counts()
 _lock = threading.RLock()
 _installed = False
 
+
+class _Possible:
+    """Process-wide: whether an override can exist yet (set once by :func:`install`)."""
+
+    __slots__ = ("on",)
+
+    def __init__(self) -> None:
+        self.on = False
+
+
+_possible = _Possible()
+
 # class -> 0 (no override), 1 (overrides: a relevant argument), 2 (a list or tuple to look into)
 _KIND: dict[type, int] = {Tensor: 0, int: 0, float: 0, bool: 0, type(None): 0, str: 0,
                           list: 2, tuple: 2}
@@ -69,10 +83,8 @@ _OP_DUNDERS = frozenset(
     )
 )
 
-# Modules whose public functions take part, when loaded at install time.
-_NAMESPACES = ("torch.linalg", "torch.special", "torch.fft", "torch.nn.functional")
-
 originals: dict[Callable[..., Any], Callable[..., Any]] = {}  # entry -> the function it guards
+wrapped_modules: list[str] = []  # the namespaces besides torch whose functions take part
 
 
 def _kind(cls: type) -> int:
@@ -162,8 +174,12 @@ def _dispatch(public_api: Callable[..., Any], overloaded: list[Any], args: tuple
 def _entry(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` behind the protocol's check."""
 
+    possible = _possible
+
     @functools.wraps(fn)
     def entry(*args: Any, **kwargs: Any) -> Any:
+        if not possible.on:
+            return fn(*args, **kwargs)
         if _counts.modes or _counts.disabled:
             loc = _local
             if loc.all_disabled or (not loc.modes and loc.subclass_disabled):
@@ -187,37 +203,40 @@ def _public_functions(namespace: dict[str, Any], names: Any) -> Iterator[tuple[s
             yield name, value
 
 
+def wrap_namespace(namespace: dict[str, Any], names: Any, module: str | None = None) -> None:
+    """Put the protocol's entry, once and for good, in front of the public functions ``names``
+    of ``namespace`` (a module's globals). With ``module``, only functions defined in torch
+    (not helpers the module imported from elsewhere) are wrapped."""
+    for name, fn in list(_public_functions(namespace, names)):
+        if module is None or fn.__module__ == module or fn.__module__.startswith("torch."):
+            namespace[name] = _entry(fn)
+
+
+def wrap_module(module: str) -> None:
+    """:func:`wrap_namespace` for a loaded module's public functions (its ``__all__``, or
+    every name without a leading underscore)."""
+    ns = vars(sys.modules[module])
+    names = ns.get("__all__", [n for n in ns if not n.startswith("_")])
+    wrap_namespace(ns, names, module)
+    wrapped_modules.append(module)
+
+
 def install() -> None:
-    """Put the protocol's entry in front of every public ``torch`` function and ``Tensor``
-    method (idempotent, thread-safe)."""
+    """Turn the protocol on: raise the process-wide flag the module-level entries read and put
+    the entry in front of every public ``Tensor`` method (idempotent, thread-safe)."""
     global _installed
     if _installed:
         return
     with _lock:
         if _installed:
             return
-        from . import _functions  # binds the Tensor methods
+        from . import _functions  # noqa: F401  (binds the Tensor methods)
 
-        torch = sys.modules["torch"]
-        facade = vars(torch)
-        surface = vars(_functions)
-        for name, fn in list(_public_functions(surface, _functions.__all__)):
-            entry = _entry(fn)
-            surface[name] = entry
-            if facade.get(name) is fn:
-                facade[name] = entry
         tensor_names = [n for n, v in vars(Tensor).items()
                         if not n.startswith("_") or n in _OP_DUNDERS]
         for name, fn in list(_public_functions(dict(vars(Tensor)), tensor_names)):
             setattr(Tensor, name, _entry(fn))
-        for modname in _NAMESPACES:
-            mod = sys.modules.get(modname)
-            if mod is not None:
-                names = getattr(mod, "__all__", [n for n in vars(mod) if not n.startswith("_")])
-                ns = vars(mod)
-                for name, fn in list(_public_functions(ns, names)):
-                    if fn.__module__ == modname or fn.__module__.startswith("torch."):
-                        ns[name] = _entry(fn)
+        _possible.on = True
         _installed = True
 
 

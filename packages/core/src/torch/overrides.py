@@ -93,7 +93,7 @@ def _overridable() -> dict[Any, list[Callable[..., Any]]]:
                 v in entries],
         Tensor: [v for v in vars(Tensor).values() if callable(v) and v in entries],
     }
-    for name in _tf._NAMESPACES:
+    for name in _tf.wrapped_modules:
         module = sys.modules.get(name)
         if module is not None:
             fns = [v for v in vars(module).values() if callable(v) and v in entries]

@@ -1556,3 +1556,9 @@ def pinv_backward(grad: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
     pinvAhK = matmul(pinvAh, K)
     return (-_mH(matmul(K, pinvA)) + pinvAhK - matmul(pinvAhK, matmul(pinvA, A))
             + matmul(gradh - matmul(A, K), matmul(pinvA, pinvAh)))
+
+
+# The public functions behind the __torch_function__ entry, once (identity never changes).
+from .. import _torch_function  # noqa: E402
+
+_torch_function.wrap_module(__name__)

@@ -288,3 +288,8 @@ from ._functional import *  # noqa: E402, F403
 from ._functional import __all__ as _areas_all  # noqa: E402
 
 __all__ += _areas_all
+
+# The public functions behind the __torch_function__ entry, once (identity never changes).
+from torch import _torch_function  # noqa: E402
+
+_torch_function.wrap_module(__name__)
