@@ -42,3 +42,14 @@ def broken_plugin_site() -> str:
         pytest.skip("PLAIT_BROKEN_PLUGIN_SITE is not set: run the suite with `nox -s tests`, "
                     "which installs the failing test plugin there")
     return site
+
+
+def row_ids(rows: list[Any]) -> list[str]:
+    """Test ids for op-database rows: the row's name, numbered from the second row that shares
+    it (``"sum"``, ``"sum#2"``)."""
+    seen: dict[str, int] = {}
+    out = []
+    for row in rows:
+        seen[row.name] = seen.get(row.name, 0) + 1
+        out.append(row.name if seen[row.name] == 1 else f"{row.name}#{seen[row.name]}")
+    return out

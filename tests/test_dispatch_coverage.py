@@ -17,6 +17,7 @@ import warnings
 from typing import Any
 
 import pytest
+from conftest import row_ids
 
 import torch
 from torch import _dispatch
@@ -44,18 +45,10 @@ DATA_DEPENDENT = {
 }
 
 
-def _ids(rows: list[OpInfo]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for row in rows:
-        seen[row.name] = seen.get(row.name, 0) + 1
-        out.append(row.name if seen[row.name] == 1 else f"{row.name}#{seen[row.name]}")
-    return out
-
 
 def _params(*expected_failures: dict[str, str]) -> list[Any]:
     params = []
-    for row, rid in zip(ROWS, _ids(ROWS)):
+    for row, rid in zip(ROWS, row_ids(ROWS)):
         reason = next((table[row.name] for table in expected_failures if row.name in table),
                       None)
         marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []

@@ -13,6 +13,7 @@ import warnings
 from typing import Any
 
 import pytest
+from conftest import row_ids
 
 import torch
 from torch._subclasses import FakeTensor, FakeTensorMode
@@ -48,16 +49,8 @@ def _quiet(fn: Any) -> Any:
         return fn()
 
 
-def _ids(rows: list[Any]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for row in rows:
-        seen[row.name] = seen.get(row.name, 0) + 1
-        out.append(row.name if seen[row.name] == 1 else f"{row.name}#{seen[row.name]}")
-    return out
 
-
-@pytest.mark.parametrize("row", ROWS, ids=_ids(ROWS))
+@pytest.mark.parametrize("row", ROWS, ids=row_ids(ROWS))
 def test_fake_run_matches_the_real_run(row: Any) -> None:
     checked = failed = 0
     for dtype in row.dtypes:
