@@ -127,24 +127,24 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
                  contiguous)
         return out
 
-    @contract.may_decline
-    def rand(size: Any, *, generator: Any = None, dtype: Any = None, layout: Any = None,
-             device: Any = None, pin_memory: Any = None) -> Any:
+    def factory_output(size: Any, dtype: Any, device: Any) -> tuple[Any, tuple[int, int, int]]:
+        """A new output of ``rand``/``randn`` and its dtype's entry; other dtypes decline."""
         entry = info.get(dtype)
         if entry is None:
             raise Decline
         numel_of(size)
-        out = empty(tuple(size), dtype, "cpu" if device is None else device)
+        return empty(tuple(size), dtype, "cpu" if device is None else device), entry
+
+    @contract.may_decline
+    def rand(size: Any, *, generator: Any = None, dtype: Any = None, layout: Any = None,
+             device: Any = None, pin_memory: Any = None) -> Any:
+        out, entry = factory_output(size, dtype, device)
         return uniform_into(out, entry, generator, True, 0.0, 1.0, True)
 
     @contract.may_decline
     def randn(size: Any, *, generator: Any = None, dtype: Any = None, layout: Any = None,
               device: Any = None, pin_memory: Any = None) -> Any:
-        entry = info.get(dtype)
-        if entry is None:
-            raise Decline
-        numel_of(size)
-        out = empty(tuple(size), dtype, "cpu" if device is None else device)
+        out, entry = factory_output(size, dtype, device)
         return normal_into(out, entry, generator, 0.0, 1.0, True)
 
     @contract.may_decline
