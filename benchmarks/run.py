@@ -61,7 +61,7 @@ NOTES = {
     "MLP 784-512-512-10 train step (batch 128, Adam)": "forward, backward, `Adam.step()` "
     "(each side's default implementation) and `zero_grad()`; the same functional code on both.",
     "torch.sub(a, b) (4 floats)": "no hand-made tier serves it: the dispatcher's plan of the "
-    "call signature (`torch._plan`), as for the three rows below.",
+    "call signature (`torch._core.plan`), as for the three rows below.",
     "(4,4).t() + (4,4).t() transposed": "the result follows the inputs' transposed layout, as "
     "in PyTorch.",
     "LSTM-cell step, forward+backward (batch 16, 64 -> 128)": "`nn.LSTMCell`'s arithmetic in "

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import torch
-from torch import _dispatch
+from torch._core import dispatch as _dispatch
 
 
 class Recorder:

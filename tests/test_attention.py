@@ -11,7 +11,8 @@ import pytest
 from numgrad import check_grad, check_gradgrad
 
 import torch
-from torch import _attention, _dispatch
+from torch._core import dispatch as _dispatch
+from torch._fused import attention as _attention
 
 torch.ones(1) + 1  # the first op registers the backend's kernels (fused ones included)
 

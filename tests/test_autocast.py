@@ -10,7 +10,7 @@ import pytest
 
 import torch
 import torch.nn.functional as F
-from torch import _config
+from torch._core import config as _config
 from torch.utils._python_dispatch import TorchDispatchMode
 
 BF16, F16, F32, F64 = torch.bfloat16, torch.float16, torch.float32, torch.float64

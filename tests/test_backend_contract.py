@@ -67,7 +67,7 @@ def test_the_scan_finds_every_kind_of_private_use():
     source = textwrap.dedent("""
         import torch._refs
         from torch import _dispatch
-        from torch._alloc import new_tensor
+        from torch._core.alloc import new_tensor
         from torch.backends import _registry
         import torch
         from torch.backends import contract
@@ -77,7 +77,7 @@ def test_the_scan_finds_every_kind_of_private_use():
         ok = torch.float32, contract.reference, self._own, torch.__version__
     """)
     assert sorted(private_uses(source)) == sorted([
-        "import torch._refs", "from torch import _dispatch", "from torch._alloc import ...",
+        "import torch._refs", "from torch import _dispatch", "from torch._core.alloc import ...",
         "from torch.backends import _registry", "torch._C (line 8)",
         "contract._core (line 9)", "torch.backends._registry (line 10)",
     ])
@@ -388,7 +388,7 @@ def test_hookspec_docstrings_name_things_that_exist():
     text = json.dumps([hookspecs.__doc__] + [getattr(hookspecs, n).__doc__ or ""
                                              for n in dir(hookspecs)
                                              if n.startswith("torch_backend_")])
-    assert "torch._prims" not in text and "_register_device_module" not in text
+    assert "torch._core.prims" not in text and "_register_device_module" not in text
     assert "DESIGN.md" not in text
     assert "contract.schema" in text and "may_decline" in text
 

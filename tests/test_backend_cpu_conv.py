@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 import torch
-from torch import _conv
+from torch._aten import conv as _conv
 from torch._refs import CPU_KERNELS
 
 pytest.importorskip("plait_backend_cpu._C", reason="plait-backend-cpu is not installed")
 
 
 def _ops():
-    from torch import _dispatch
+    from torch._core import dispatch as _dispatch
 
     # the backend registers its kernels when the first operator runs
     torch.conv1d(torch.ones(1, 1, 1), torch.ones(1, 1, 1))

@@ -12,7 +12,7 @@ from plait_backend_cpu import _C as C
 
 import torch
 import torch.nn.functional as F
-from torch import _dispatch
+from torch._core import dispatch as _dispatch
 from torch.backends import contract
 
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]

@@ -276,7 +276,7 @@ def _same_values(actual: torch.Tensor, expected: list[float]) -> None:
 
 
 def _composite(name: str) -> Any:
-    return torch._dispatch.get(f"aten::{name}").kernels["CompositeExplicitAutograd"]
+    return torch._core.dispatch.get(f"aten::{name}").kernels["CompositeExplicitAutograd"]
 
 
 @pytest.mark.parametrize("row, soft, log", SOFTMAX_ROWS)

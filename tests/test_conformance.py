@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import torch
-from torch import _dispatch, _prims, _refs
+from torch import _refs
+from torch._core import dispatch as _dispatch, prims as _prims
 from torch.library import Library
 from torch.testing import _conformance
 from torch.testing._conformance import harness, samples
@@ -135,7 +136,7 @@ def test_a_wrong_kernel_or_a_stray_write_fails_the_suite(tmp_path):
 
 def test_a_primitive_without_samples_fails(tmp_path):
     conftest = """
-        from torch import _prims
+        from torch._core import prims as _prims
         _prims.PRIMITIVES["frobnicate"] = ("unary", "frobnicate(Tensor(a!) out, Tensor a) -> ()")
     """
     proc = run_pytest(tmp_path, "--torch-backend=cpu", "-k", "frobnicate or prims::abs[int8]",

@@ -361,5 +361,5 @@ def test_third_derivative_through_the_backward_formula() -> None:
 
 def test_the_primitive_reference_kernel_is_registered() -> None:
     assert "convolution" in CPU_KERNELS
-    assert torch._prims.PRIMITIVES["convolution"][0] == "convolution"
-    assert torch._prims.VERSION >= 3
+    assert torch._core.prims.PRIMITIVES["convolution"][0] == "convolution"
+    assert torch._core.prims.VERSION >= 3

@@ -282,7 +282,7 @@ def test_from_numpy_errors_and_warning():
     odd = np.ndarray((3,), np.int32, np.zeros(13, np.uint8).data, 1, (3,))
     with pytest.raises(ValueError, match="multiple of the element byte size"):
         torch.from_numpy(odd)
-    from torch import _creation_ops
+    from torch._aten import creation as _creation_ops
 
     _creation_ops._warned_not_writable = False
     ro = np.arange(3.0)

@@ -20,7 +20,7 @@ import pytest
 from conftest import row_ids
 
 import torch
-from torch import _dispatch
+from torch._core import dispatch as _dispatch
 from torch.testing import _opdb
 from torch.testing._opdb import OpInfo
 

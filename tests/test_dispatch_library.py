@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import torch
-from torch import _dispatch, _schema
+from torch._core import dispatch as _dispatch, schema as _schema
 
 _ids = itertools.count()
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import torch
-from torch import _dispatch
+from torch._core import dispatch as _dispatch
 
 F32, F64, F16, BF16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
 I64, I32, I16, I8, U8, BOOL = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8,
@@ -584,7 +584,7 @@ def test_public_ops_run_through_aten_operators():
 
 
 def test_reference_kernels_handle_strides_and_bfloat16():
-    from torch._alloc import P
+    from torch._core.alloc import P
 
     src = t([[1.0, 2.0, 3.0, 4.0]] * 2, BF16)[:, ::2]  # (2, 2), strided
     out = torch.empty(2, 2, dtype=BF16)

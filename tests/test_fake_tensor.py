@@ -16,9 +16,9 @@ import pytest
 from conftest import row_ids
 
 import torch
+from torch._core.symbolic import ShapeEnv
 from torch._subclasses import FakeTensor, FakeTensorMode
 from torch._subclasses.fake_tensor import DataDependentOutputException
-from torch._symbolic import ShapeEnv
 from torch.testing import _opdb
 
 ROWS = _opdb.load()

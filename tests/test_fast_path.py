@@ -1,4 +1,4 @@
-"""The eager hot path's tiers (torch._fast; docs/architecture.md, "The op path").
+"""The eager hot path's tiers (torch._core.fast; docs/architecture.md, "The op path").
 
 Every tier must give exactly what the generic dispatcher path gives (dtype, shape, strides,
 values bit for bit, autograd graph and gradients), and step aside whenever the generic path has
@@ -18,7 +18,13 @@ import numpy as np
 import pytest
 
 import torch
-from torch import _arith, _dispatch, _elementwise, _linalg_ops, _reductions
+from torch._aten import (
+    arith as _arith,
+    elementwise as _elementwise,
+    linalg as _linalg_ops,
+    reductions as _reductions,
+)
+from torch._core import dispatch as _dispatch
 
 aten = torch.ops.aten
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
@@ -498,7 +504,7 @@ def test_ops_without_a_node_pick_up_a_later_autograd_kernel():
     assert calls == [1]
 
 
-# -- the dispatcher's plan cache (torch._plan) ---------------------------------------------
+# -- the dispatcher's plan cache (torch._core.plan) ---------------------------------------------
 #
 # A plan replays a signature's first (generic) call. Each case runs with plans off (the
 # generic path), then three times with plans on (the first call records, the others replay),

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import torch
-from torch import _dispatch, _fused_adam
+from torch._core import dispatch as _dispatch
+from torch._fused import adam as _fused_adam
 
 torch.ones(1) + 1  # the first op registers the backend's kernels (fused ones included)
 

@@ -12,7 +12,7 @@ from numgrad import check_grad, check_gradgrad
 
 import torch
 import torch.nn.functional as F
-from torch import _dispatch
+from torch._core import dispatch as _dispatch
 
 A = torch.ops.aten
 F64 = torch.float64

@@ -11,7 +11,7 @@ import pytest
 from numgrad import check_grad, check_gradgrad
 
 import torch
-from torch import _dispatch
+from torch._core import dispatch as _dispatch
 
 A = torch.ops.aten
 F64 = torch.float64

@@ -501,7 +501,7 @@ def test_nonzero_edge_cases():
 
 
 def test_reference_scatter_kernel_reduces_half_in_float32():
-    from torch._alloc import P
+    from torch._core.alloc import P
 
     out = torch.tensor([0.0, 0.0], dtype=torch.float16)
     src = torch.full((4,), 0.1, dtype=torch.float16)

@@ -13,8 +13,7 @@ from collections.abc import Callable
 import pytest
 
 import torch
-from torch.optim import SGD, Adam, Optimizer
-from torch.optim import lr_scheduler as sched
+from torch.optim import SGD, Adam, Optimizer, lr_scheduler as sched
 
 EPOCHS = 25
 BASES = (0.1, 0.5)

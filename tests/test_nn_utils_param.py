@@ -20,8 +20,7 @@ from numgrad import F64, check_grad
 import torch
 import torch.nn as nn
 from torch.func import functional_call
-from torch.nn.utils import parametrizations as P
-from torch.nn.utils import parametrize, stateless
+from torch.nn.utils import parametrizations as P, parametrize, stateless
 
 # -- helpers --------------------------------------------------------------------------------
 

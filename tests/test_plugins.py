@@ -15,11 +15,11 @@ import pytest
 from conftest import run_json, run_python
 
 import torch
-from torch.backends import _entry_points, _registry
+from torch._core import entry_points as _entry_points, registry as _registry
 
 STATUS = """
 import json, sys, torch
-from torch.backends import _registry
+from torch._core import registry as _registry
 print(json.dumps({
     "status": {n: p.status for n, p in _registry.installed().items()},
     "modules": sorted(m for m in sys.modules if m.startswith(("plait_", "pluggy"))),
@@ -88,7 +88,7 @@ def test_native_part_loads_on_first_use_only():
 def test_import_torch_stays_light():
     out = run_json("""
         import json, sys, torch
-        print(json.dumps(sorted(m for m in ("numpy", "torch._functions", "torch._dispatch",
+        print(json.dumps(sorted(m for m in ("numpy", "torch._functions", "torch._core.dispatch",
                                             "importlib.metadata", "torch._dynamo", "torch.nn")
                                 if m in sys.modules)))
     """)
@@ -112,7 +112,7 @@ def test_toy_tensors_round_trip_and_use_toy_kernels():
 
 
 def test_toy_missing_kernels_fall_back_to_cpu_with_one_warning():
-    from torch import _dispatch
+    from torch._core import dispatch as _dispatch
 
     _dispatch.get("prims::mul")._fallback_warned = False
     a = torch.tensor([1.0, 2.0, 3.0], device="toy")

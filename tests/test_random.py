@@ -173,7 +173,7 @@ def test_generator_device_checks():
 
 
 def test_lock_is_recreated_after_fork():
-    from torch import _random
+    from torch._core import generators as _random
 
     old = _random._lock
     _random._reinit_lock_after_fork()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import torch
-from torch import _dispatch
+from torch._core import dispatch as _dispatch
 from torch.autograd import gradcheck, gradgradcheck
 from torch.nn import functional as F
 
@@ -96,7 +96,7 @@ def test_gru_cell_matches_numpy():
 
 
 def test_cell_shape_errors():
-    from torch._rnn_cells import fused_gru_cell, fused_lstm_cell
+    from torch._fused.rnn_cells import fused_gru_cell, fused_lstm_cell
 
     with pytest.raises(RuntimeError, match="4 \\* hidden"):
         fused_lstm_cell(_rand((3, 6)), _rand((3, 6)), _rand((3, 2)))

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from torch._symbolic import (
+from torch._core.symbolic import (
     Guard,
     ShapeEnv,
     SymBool,
@@ -822,7 +822,7 @@ def test_shared_subexpressions_are_visited_once():
 
 def test_facade_reexports():
     import torch
-    import torch._symbolic as symbolic
+    import torch._core.symbolic as symbolic
 
     for name in (
         "SymInt",

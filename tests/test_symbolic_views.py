@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import torch
-from torch._symbolic import ShapeEnv, SymInt
+from torch._core.symbolic import ShapeEnv, SymInt
 
 
 @pytest.fixture

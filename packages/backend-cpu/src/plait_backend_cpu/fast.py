@@ -2,7 +2,7 @@
 
 Thin: every method is the ``_C`` function itself, so a fast tier costs core one native call.
 ``prepare`` binds a primitive's strided native kernel to one call geometry, for the plans the
-dispatcher keeps per call signature (``torch._plan``): a prepared call allocates the output
+dispatcher keeps per call signature (``torch._core.plan``): a prepared call allocates the output
 block and runs the kernel, two native calls.
 """
 

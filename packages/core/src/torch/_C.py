@@ -8,7 +8,7 @@ no native core module.
 
 from typing import Any
 
-from ._tensor import _disabled_torch_function_impl
+from ._core.tensor import _disabled_torch_function_impl
 
 
 def DisableTorchFunctionSubclass() -> Any:  # PyTorch's name

@@ -17,13 +17,16 @@ import sys as _sys
 import threading as _threading
 from typing import Any as _Any
 
-from . import _config, _dtype, _layout, _subpackages, backends
-from . import _device_modules as _dm
+from . import _device_modules as _dm, _subpackages, backends
 from ._compile_api import compile
-from ._config import (
-    alert_not_deterministic as _alert_not_deterministic,
+from ._core import (
+    config as _config,
+    dtype as _dtype,
+    layout as _layout,
+    registry as _backend_registry,
 )
-from ._config import (
+from ._core.config import (
+    alert_not_deterministic as _alert_not_deterministic,
     are_deterministic_algorithms_enabled,
     get_default_device,
     get_default_dtype,
@@ -43,10 +46,8 @@ from ._config import (
     set_warn_always,
     use_deterministic_algorithms,
 )
-from ._device import device
-from ._device_modules import get_device_module
-from ._device_modules import register_device_module as _register_device_module
-from ._dtype import (
+from ._core.device import device
+from ._core.dtype import (
     bfloat16,
     complex64,
     complex128,
@@ -63,7 +64,8 @@ from ._dtype import (
     uint32,
     uint64,
 )
-from ._layout import (
+from ._core.generators import Generator, default_generator, initial_seed, manual_seed, seed
+from ._core.layout import (
     channels_last,
     channels_last_3d,
     contiguous_format,
@@ -73,8 +75,7 @@ from ._layout import (
     sparse_coo,
     strided,
 )
-from ._random import Generator, default_generator, initial_seed, manual_seed, seed
-from ._symbolic import (
+from ._core.symbolic import (
     SymBool,
     SymFloat,
     SymInt,
@@ -86,9 +87,9 @@ from ._symbolic import (
     sym_not,
     sym_sum,
 )
-from ._tensor import Size, Tensor
+from ._core.tensor import Size, Tensor
+from ._device_modules import get_device_module, register_device_module as _register_device_module
 from ._tensor_str import get_printoptions, set_printoptions
-from .backends import _registry as _backend_registry
 
 __version__ = "0.1.0"
 
@@ -107,12 +108,12 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "is_autocast_cache_enabled": ("torch.amp.autocast_mode", "is_autocast_cache_enabled"),
     "set_autocast_cache_enabled": ("torch.amp.autocast_mode", "set_autocast_cache_enabled"),
     "ops": ("torch._ops", "ops"),
-    "UntypedStorage": ("torch._storage", "UntypedStorage"),
+    "UntypedStorage": ("torch._core.storage", "UntypedStorage"),
     "cpu": ("torch.cpu", None),
     "utils": ("torch.utils", None),
     "linalg": ("torch.linalg", None),
     "testing": ("torch.testing", None),
-    "return_types": ("torch._reductions", "return_types"),
+    "return_types": ("torch._aten.reductions", "return_types"),
     "autograd": ("torch.autograd", None),
     "is_anomaly_enabled": ("torch.autograd.anomaly_mode", "is_anomaly_enabled"),
     "is_anomaly_check_nan_enabled": ("torch.autograd.anomaly_mode",
@@ -127,8 +128,8 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "load": ("torch.serialization", "load"),
     "finfo": ("torch._dtype_info", "finfo"),
     "iinfo": ("torch._dtype_info", "iinfo"),
-    "get_rng_state": ("torch._random", "get_rng_state"),
-    "set_rng_state": ("torch._random", "set_rng_state"),
+    "get_rng_state": ("torch._core.generators", "get_rng_state"),
+    "set_rng_state": ("torch._core.generators", "set_rng_state"),
     "_fused_adam_": ("torch._functions", "_fused_adam_"),
     "_fused_adamw_": ("torch._functions", "_fused_adamw_"),
 }
@@ -178,7 +179,7 @@ def is_tensor(obj: _Any) -> bool:
 
 def is_storage(obj: _Any) -> bool:
     """Whether ``obj`` is a storage. Without numpy loaded no storage can exist yet."""
-    storage = _sys.modules.get("torch._storage")
+    storage = _sys.modules.get("torch._core.storage")
     return storage is not None and isinstance(obj, storage.UntypedStorage)
 
 

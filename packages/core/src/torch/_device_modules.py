@@ -26,7 +26,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .backends import _registry
+from ._core import registry as _registry
 
 PLACEHOLDER_TYPES = ("cuda", "mps", "xpu")
 
@@ -247,7 +247,7 @@ _module_classes: list[type] = []
 def add_methods(device_type: str) -> None:
     """``Tensor.<type>()``, ``Tensor.is_<type>`` and ``Module.<type>()`` where absent (a
     device type named like an existing attribute gets none, as in PyTorch)."""
-    from ._tensor import Tensor
+    from ._core.tensor import Tensor
 
     if not hasattr(Tensor, device_type):
         setattr(Tensor, device_type, _tensor_method(device_type))

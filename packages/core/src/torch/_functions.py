@@ -2,9 +2,9 @@
 that implement them, one concern per module, and binds their Tensor methods.
 
 Loaded on first use (through the facade's ``__getattr__`` or ``Tensor.__new__``), because it
-imports numpy; loading also binds this module into :mod:`torch._tensor` as ``_F``. Core does the
-shared work of every op once (argument parsing, promotion, broadcasting, output allocation) and
-hands primitives outputs plus inputs of one dtype, already broadcast (docs/architecture.md).
+imports numpy; loading also binds this module into :mod:`torch._core.tensor` as ``_F``. Core does
+the shared work of every op once (argument parsing, promotion, broadcasting, output allocation)
+and hands primitives outputs plus inputs of one dtype, already broadcast (docs/architecture.md).
 
 An op module defines ``__all__`` (its public ``torch.*`` functions) and ``METHODS`` (Tensor
 method name -> function). Adding a module is adding a row to ``OP_MODULES``.
@@ -16,31 +16,32 @@ import importlib
 import sys
 from typing import Any
 
-from . import _tensor, _torch_function
-from ._tensor import Tensor
+from . import _torch_function
+from ._core import tensor as _tensor
+from ._core.tensor import Tensor
 
 OP_MODULES = (
-    "_view_ops",
-    "_promotion",
-    "_factories",
-    "_convert",
-    "_arith",
+    "_aten.views",
+    "_core.promotion",
+    "_aten.factories",
+    "_aten.convert",
+    "_aten.arith",
     "_tensor_methods",
-    "_elementwise",
-    "_reductions",
-    "_shape_ops",
-    "_indexing",
-    "_creation_ops",
-    "_random_ops",
-    "_linalg_ops",
-    "_softmax",
-    "_norms",
-    "_losses",
-    "_attention",
-    "_fused_adam",
-    "_conv",
-    "_activations",
-    "_rnn_cells",
+    "_aten.elementwise",
+    "_aten.reductions",
+    "_aten.shape",
+    "_aten.indexing",
+    "_aten.creation",
+    "_aten.random",
+    "_aten.linalg",
+    "_fused.softmax",
+    "_fused.norms",
+    "_fused.losses",
+    "_fused.attention",
+    "_fused.adam",
+    "_aten.conv",
+    "_fused.activations",
+    "_fused.rnn_cells",
 )
 
 __all__: list[str] = []
@@ -58,15 +59,15 @@ for _method, _fn in _methods.items():
     setattr(Tensor, _method, _fn)
 importlib.import_module("torch.autograd")  # the Autograd key: recording and Tensor.backward
 
-# What torch._tensor and the dispatcher call back into (indexing, view(dtype), Tensor(...),
+# What torch._core.tensor and the dispatcher call back into (indexing, view(dtype), Tensor(...),
 # the CPU fallback).
-from ._convert import to_device, view_dtype  # noqa: E402
-from ._factories import legacy_tensor_new  # noqa: E402
+from ._aten.convert import to_device, view_dtype  # noqa: E402
+from ._aten.factories import legacy_tensor_new  # noqa: E402
 
 
 def advanced_index(t: Tensor, index: tuple[Any, ...]) -> Tensor:
-    """Indexing with tensors, lists or booleans: served by torch._indexing once it has it."""
-    fn = getattr(sys.modules["torch._indexing"], "getitem", None)
+    """Indexing with tensors, lists or booleans: served by torch._aten.indexing once it has it."""
+    fn = getattr(sys.modules["torch._aten.indexing"], "getitem", None)
     if fn is None:
         raise IndexError("indexing with tensors, lists or booleans is not supported yet (only "
                          "ints, slices, None and ... are)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from . import _dispatch
+from ._core import dispatch as _dispatch
 
 
 class OpOverloadPacket:

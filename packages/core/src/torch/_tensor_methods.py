@@ -1,17 +1,28 @@
 """The computing methods of ``Tensor`` (operators, casts, conversions), bound onto the class
-when the op surface loads. Metadata and views live in :mod:`torch._tensor`."""
+when the op surface loads. Metadata and views live in :mod:`torch._core.tensor`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import _dtype, _fast, _storage, _tensor
-from ._alloc import check_shape
-from ._arith import _aten_add, _aten_mul, add, inplace_method, mul, sum
-from ._convert import clone, contiguous, copy_, fill_, is_nonzero, item, numpy, to, tolist, zero_
-from ._device import device as _device
-from ._factories import _rewrap, empty, empty_strided, full, ones, tensor, zeros
-from ._tensor import Size, Tensor, _shape_arg, contiguous_strides, sizes_or_keyword
+from ._aten.arith import _aten_add, _aten_mul, add, inplace_method, mul, sum
+from ._aten.convert import (
+    clone,
+    contiguous,
+    copy_,
+    fill_,
+    is_nonzero,
+    item,
+    numpy,
+    to,
+    tolist,
+    zero_,
+)
+from ._aten.factories import _rewrap, empty, empty_strided, full, ones, tensor, zeros
+from ._core import dtype as _dtype, fast as _fast, storage as _storage, tensor as _tensor
+from ._core.alloc import check_shape
+from ._core.device import device as _device
+from ._core.tensor import Size, Tensor, _shape_arg, contiguous_strides, sizes_or_keyword
 
 
 def _resize_(self: Tensor, *sizes: Any, size: Any = None, memory_format: Any = None) -> Tensor:
@@ -36,7 +47,7 @@ def _resize_(self: Tensor, *sizes: Any, size: Any = None, memory_format: Any = N
 def _legacy_new(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``Tensor.new``: the legacy constructor (``torch.Tensor(...)``) in ``self``'s dtype and
     device: sizes give an uninitialised tensor, a sequence gives its data."""
-    from ._factories import legacy_tensor_new
+    from ._aten.factories import legacy_tensor_new
 
     return legacy_tensor_new(Tensor, *args, **{"device": self._device, **kwargs},
                              dtype=self._dtype)

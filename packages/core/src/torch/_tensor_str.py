@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from . import _config, _dtype
+from ._core import config as _config, dtype as _dtype
 
 
 @dataclass

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from . import _tensor
-from ._tensor import Tensor, _disabled_torch_function_impl
+from ._core import tensor as _tensor
+from ._core.tensor import Tensor, _disabled_torch_function_impl
 
 
 class _Local(threading.local):
@@ -339,7 +339,7 @@ def wrapper_shell(cls: type, shape: tuple[Any, ...], strides: Any, storage_offse
                   dtype: Any, device: Any, requires_grad: bool) -> Tensor:
     """``Tensor._make_wrapper_subclass``: metadata on ``device`` over a storage that holds no
     memory (a meta allocation), so nothing can read data through the shell itself."""
-    from . import _alloc, _config, _storage
+    from ._core import alloc as _alloc, config as _config, storage as _storage
 
     dt = dtype if dtype is not None else _config.get_default_dtype()
     dev = _alloc.device_of(device)

@@ -10,12 +10,11 @@ from __future__ import annotations
 import math
 import pickle
 import reprlib
-import sys
 from collections import OrderedDict
 from typing import Any
 
-from . import _dtype
-from ._tensor import Tensor, storage_extent
+from ._core import dtype as _dtype
+from ._core.tensor import Tensor, storage_extent
 
 
 class TypedStorage:
@@ -29,7 +28,7 @@ class TypedStorage:
     __slots__ = ("_untyped", "dtype")
 
     def __init__(self, *, wrap_storage: Any, dtype: _dtype.dtype) -> None:
-        from ._storage import UntypedStorage
+        from ._core.storage import UntypedStorage
 
         if not isinstance(wrap_storage, UntypedStorage):
             raise TypeError(f"wrap_storage must be an UntypedStorage, not "
@@ -132,22 +131,11 @@ def dtype_of_storage_type(storage_type: Any) -> _dtype.dtype:
     dt = getattr(storage_type, "_dtype", None)
     if isinstance(dt, _dtype.dtype):
         return dt
-    from ._storage import UntypedStorage
+    from ._core.storage import UntypedStorage
 
     if storage_type is UntypedStorage:
         return _dtype.uint8
     raise RuntimeError(f"unknown storage type in checkpoint: {shown(storage_type)}")
-
-
-def _install_names() -> None:
-    """Make ``torch._tensor._rebuild_from_type_v2`` exist where PyTorch keeps it, so the
-    pickler can name it (the facade serves ``torch.FloatStorage``... and ``torch.TypedStorage``
-    from this module lazily)."""
-    tensor_mod = sys.modules["torch._tensor"]
-    if "_rebuild_from_type_v2" not in vars(tensor_mod):
-        # pickled as torch._tensor._rebuild_from_type_v2, where PyTorch keeps it
-        _rebuild_from_type_v2.__module__ = "torch._tensor"
-        tensor_mod._rebuild_from_type_v2 = _rebuild_from_type_v2  # type: ignore[attr-defined]
 
 
 # -- rebuild functions (called by torch.load; their names and arguments are PyTorch's) ---------
@@ -167,7 +155,7 @@ def shown(value: Any) -> str:
 
 
 def _unwrap_storage(storage: Any) -> tuple[Any, _dtype.dtype]:
-    from ._storage import UntypedStorage
+    from ._core.storage import UntypedStorage
 
     if isinstance(storage, TypedStorage):
         return storage._untyped, storage.dtype
@@ -211,7 +199,7 @@ def check_layout(nbytes: int, dt: _dtype.dtype, storage_offset: Any, size: Any,
 def check_tensor(t: Any) -> Any:
     """``t`` once its own size, stride, offset and dtype lie inside its storage (a tensor that a
     rebuild function or restored state produced); else a RuntimeError."""
-    from ._storage import UntypedStorage
+    from ._core.storage import UntypedStorage
 
     if not isinstance(t, Tensor):
         raise RuntimeError(f"expected a tensor in checkpoint, got {type(t).__name__}")
@@ -267,7 +255,7 @@ def _rebuild_tensor_v3(storage: Any, storage_offset: int, size: Any, stride: Any
 def _rebuild_meta_tensor_no_storage(dtype: _dtype.dtype, size: Any, stride: Any,
                                     requires_grad: bool) -> Tensor:
     """Rebuild a ``meta`` tensor (saved without data)."""
-    from ._storage import _normalise, allocate
+    from ._core.storage import _normalise, allocate
 
     shape, strides = check_layout(_INT64_LIMIT, dtype, 0, size, stride)
     dev = _normalise("meta")

@@ -31,9 +31,10 @@ import struct
 import threading
 from typing import Any
 
-from . import _dtype, _layout, _storage, _utils
-from ._device import device as _device
-from ._tensor import Size, Tensor
+from . import _utils
+from ._core import dtype as _dtype, layout as _layout, storage as _storage
+from ._core.device import device as _device
+from ._core.tensor import Size, Tensor
 
 UNSAFE_MESSAGE = (
     "Weights only load failed. In PyTorch 2.6, we changed the default value of the "

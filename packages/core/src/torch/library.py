@@ -23,7 +23,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import _dispatch, _schema
+from ._core import dispatch as _dispatch, schema as _schema
 
 __all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "register_fake",
            "register_kernel"]
@@ -190,7 +190,7 @@ _TYPE_NAMES = {int: "SymInt", float: "float", bool: "bool", str: "str"}
 
 
 def _annotation_to_type(ann: Any, where: str) -> str:
-    from ._tensor import Tensor
+    from ._core.tensor import Tensor
 
     if ann is Tensor:
         return "Tensor"

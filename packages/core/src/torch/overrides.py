@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from . import _torch_function as _tf
-from ._tensor import Tensor, _disabled_torch_function_impl
+from ._core.tensor import Tensor, _disabled_torch_function_impl
 
 __all__ = [
     "TorchFunctionMode",

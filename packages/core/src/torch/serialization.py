@@ -43,11 +43,10 @@ from typing import IO, Any, Union
 
 import numpy as np
 
-from . import _dtype, _functions, _layout, _storage, _utils
-from . import _weights_only_unpickler as _wo
-from ._device import device as _device
-from ._tensor import Tensor
-from .backends import _registry
+from . import _functions, _tensor, _utils, _weights_only_unpickler as _wo
+from ._core import dtype as _dtype, layout as _layout, registry as _registry, storage as _storage
+from ._core.device import device as _device
+from ._core.tensor import Tensor
 
 __all__ = [
     "DEFAULT_PROTOCOL",
@@ -73,7 +72,6 @@ _LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")  # a zip local file header, 30 byt
 FileLike = Union[str, "os.PathLike[str]", IO[bytes]]
 MapLocation = str | _device | dict | Callable[[Any, str], Any] | None
 
-_utils._install_names()
 del _functions  # imported for its side effect: loaded tensors need their methods bound
 
 
@@ -289,7 +287,7 @@ def _reduce_tensor(t: Tensor, param_cls: Any) -> tuple[Any, ...]:
         args = (*_utils._tensor_reduce_args(t, ref), t._dtype)
         func = _utils._rebuild_tensor_v3
     if cls is not Tensor or state:
-        rebuild = sys.modules["torch._tensor"]._rebuild_from_type_v2  # type: ignore[attr-defined]
+        rebuild = _tensor._rebuild_from_type_v2
         return (rebuild, (func, cls, args, state))
     return (func, args)
 

@@ -4,7 +4,7 @@ use for them (``torch.storage.UntypedStorage`` is the storage type of a tensor s
 
 from __future__ import annotations
 
-from ._storage import UntypedStorage
+from ._core.storage import UntypedStorage
 from ._utils import TypedStorage
 
 __all__ = ["TypedStorage", "UntypedStorage"]

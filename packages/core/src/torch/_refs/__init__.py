@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import _dispatch, _prims
-from .._tensor import Tensor
+from .._core import dispatch as _dispatch, prims as _prims
+from .._core.tensor import Tensor
 from . import conv, elementwise, indexing, linalg, memory, random, reduction, sort
 from .common import (
     FROM_NP,

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _config, _dtype
-from .._tensor import Tensor
+from .._core import config as _config, dtype as _dtype
+from .._core.tensor import Tensor
 
 NP_DTYPES: dict[_dtype.dtype, np.dtype] = {d: np.dtype(d._np) for d in _dtype.DTYPES.values()}
 FROM_NP: dict[np.dtype, _dtype.dtype] = {

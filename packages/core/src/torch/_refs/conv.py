@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .. import _dtype
-from .._tensor import Tensor
+from .._core import dtype as _dtype
+from .._core.tensor import Tensor
 from .common import load, np_view, store
 
 

@@ -1,6 +1,6 @@
 """Reference kernels of the unary, binary, compare and ternary groups.
 
-Every kernel follows the primitive conventions of :mod:`torch._prims`: the output is
+Every kernel follows the primitive conventions of :mod:`torch._core.prims`: the output is
 preallocated, inputs already have the output's dtype (compare/logical kernels: a common dtype,
 output bool; ``where``: a bool condition) and the output's shape (stride-0 broadcast).
 float16 and bfloat16 compute in float32; the special functions numpy lacks (erf, erfc, erfinv,
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
-from .._tensor import Tensor
+from .._core import dtype as _dtype
+from .._core.tensor import Tensor
 from .common import bf16_to_f32, load, np_view, store
 
 Kernel = Callable[..., None]

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
-from .._alloc import new_tensor
-from .._tensor import Tensor
+from .._core import dtype as _dtype
+from .._core.alloc import new_tensor
+from .._core.tensor import Tensor
 from .common import NP_DTYPES, load, np_view, store
 
 

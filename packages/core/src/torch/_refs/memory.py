@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
-from .._tensor import Tensor
+from .._core import dtype as _dtype
+from .._core.tensor import Tensor
 from .common import NP_DTYPES, check_scalar_fits, convert, f32_to_bf16, np_view, store
 
 

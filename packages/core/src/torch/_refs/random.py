@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._core.tensor import Tensor
 from .common import np_view
 
 # The round multipliers and the Weyl key increments of Philox4x32 (Random123's constants).

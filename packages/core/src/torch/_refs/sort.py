@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._core.tensor import Tensor
 from .common import load, np_view, store
 
 

@@ -15,8 +15,10 @@ import weakref
 from typing import Any
 
 import torch
-from torch import _convert, _dispatch, _functions, _refs, _symbolic
-from torch._tensor import Tensor, _disabled_torch_function_impl, contiguous_strides
+from torch import _functions, _refs
+from torch._aten import convert as _convert
+from torch._core import dispatch as _dispatch, symbolic as _symbolic
+from torch._core.tensor import Tensor, _disabled_torch_function_impl, contiguous_strides
 from torch.utils._python_dispatch import TorchDispatchMode
 
 __all__ = ["DataDependentOutputException", "DynamicOutputShapeException", "FakeTensor",
@@ -124,7 +126,7 @@ class FakeTensorMode(TorchDispatchMode):
 
     :param allow_non_fake_inputs: accept real tensors as op inputs (they are faked on the
         fly); otherwise they raise, as in PyTorch, so that no real data leaks into a trace.
-    :param shape_env: the :class:`torch._symbolic.ShapeEnv` that symbolic sizes come from.
+    :param shape_env: the :class:`torch._core.symbolic.ShapeEnv` that symbolic sizes come from.
     :param static_shapes: keep sizes concrete (the default without a ``shape_env``); with
         ``False`` and no ``shape_env`` a new environment is made.
     """

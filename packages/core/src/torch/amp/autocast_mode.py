@@ -23,9 +23,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from torch import _dispatch, _dtype, _functions
-from torch._tensor import Tensor
-from torch.backends import _registry
+from torch import _functions
+from torch._core import dispatch as _dispatch, dtype as _dtype, registry as _registry
+from torch._core.tensor import Tensor
 
 from . import _policy
 

@@ -12,8 +12,8 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from .. import _dispatch
-from .._tensor import Tensor
+from .._core import dispatch as _dispatch
+from .._core.tensor import Tensor
 from . import _engine, _nodes, _tensor_api, graph
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled

@@ -13,8 +13,8 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
-from .. import _config
-from .._tensor import Tensor
+from .._core import config as _config
+from .._core.tensor import Tensor
 from ._nodes import edge_of
 from .graph import AccumulateGrad, Node
 
@@ -221,7 +221,7 @@ def _tensor_prehooks(node: Node, buf: list[Any]) -> list[Any]:
 
 
 def _empty_like(t: Any, dtype: Any) -> Any:
-    from .._factories import empty_like
+    from .._aten.factories import empty_like
 
     return empty_like(t, dtype=dtype)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _config
-from .._tensor import Tensor
+from .._core import config as _config
+from .._core.tensor import Tensor
 from ._nodes import OpBackward, conform, edge_of
 from .graph import Node, SavedTensor
 

@@ -14,10 +14,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from .. import _config, _dispatch
-from .._tensor import Tensor
-from .graph import AccumulateGrad, Node, SavedTensor
-from .graph import _seq as _graph_seq
+from .._core import config as _config, dispatch as _dispatch
+from .._core.tensor import Tensor
+from .graph import AccumulateGrad, Node, SavedTensor, _seq as _graph_seq
 
 _new = object.__new__
 _state = _config.state
@@ -272,7 +271,7 @@ def hot_info(kernel: Callable[..., Any], kwargs: dict[str, Any], metas: tuple[An
 
 
 def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> None:
-    """Record ``out = op(a, b)`` for the hot path (torch._fast): the node the Autograd kernel
+    """Record ``out = op(a, b)`` for the hot path (torch._core.fast): the node the Autograd kernel
     of ``op`` would record for this call (same class, rule, edges, saved tensors), built
     without the generic argument walk. ``info`` comes from :func:`hot_info` (the hot path
     takes inputs of one layout only).
@@ -325,7 +324,7 @@ _NO_ARGS = (None, None)
 
 def plan_recipe(node: Node, args: tuple[Any, ...], result: Tensor) -> tuple[Any, ...] | None:
     """What :func:`plan_node` needs to record, for another call of the same signature (same
-    layouts, same tensors requiring grad, same other arguments: ``torch._plan``), the node
+    layouts, same tensors requiring grad, same other arguments: ``torch._core.plan``), the node
     that the Autograd kernel recorded as ``result.grad_fn`` for ``args``; None for a node of
     another shape (list arguments, several outputs)."""
     if node.__class__.__bases__ != (OpBackward,) or node._n_outputs != 1 or \
@@ -526,7 +525,7 @@ _VIEW_NAMES = {"view": "ViewBackward0", "_unsafe_view": "UnsafeViewBackward0",
                "alias": "AliasBackward0", "split": "SplitBackward0",
                "split_with_sizes": "SplitWithSizesBackward0", "unbind": "UnbindBackward0"}
 
-# The view operators (torch._view_ops) -> how their gradient goes back (a kind of
+# The view operators (torch._aten.views) -> how their gradient goes back (a kind of
 # record_view). Their Autograd kernels record a ViewBackward node per output.
 VIEW_OPS = {
     "aten::view": "view", "aten::_reshape_alias": "view", "aten::_unsafe_view": "_unsafe_view",
@@ -560,7 +559,7 @@ def _view_kernel(op: _dispatch.Operator, kind: str) -> Callable[..., Any]:
             record_view(source, out, kind, args[1:])
         return out
 
-    kernel._plait_view = kind  # what torch._plan replays for a call of this view
+    kernel._plait_view = kind  # what torch._core.plan replays for a call of this view
     return kernel
 
 

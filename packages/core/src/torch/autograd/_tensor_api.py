@@ -8,7 +8,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .._tensor import Tensor
+from .._core.tensor import Tensor
 from .graph import RemovableHandle, _HookDict
 
 

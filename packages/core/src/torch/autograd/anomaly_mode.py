@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import torch
-from torch import _config
+from torch._core import config as _config
 
 __all__ = [
     "detect_anomaly",

@@ -1,7 +1,7 @@
 """Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
 
 Each is a context manager and a decorator, and thread-local (a thread starts with grad enabled
-and inference mode off). They flip the switches in :mod:`torch._config`.
+and inference mode off). They flip the switches in :mod:`torch._core.config`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .. import _config
+from .._core import config as _config
 
 __all__ = ["enable_grad", "inference_mode", "no_grad", "set_grad_enabled"]
 

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .._tensor import Tensor
+from .._core.tensor import Tensor
 from ..utils.hooks import RemovableHandle
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu"]

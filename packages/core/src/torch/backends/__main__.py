@@ -7,7 +7,7 @@ import sys
 
 def report() -> str:
     import torch
-    from torch.backends import _registry
+    from torch._core import registry as _registry
 
     info = _registry.summary()
     lines = [

@@ -41,7 +41,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from .._dispatch import Decline
+from .._core.dispatch import Decline
 from .hookspecs import (
     ENTRY_POINT_GROUP,
     Allocator,
@@ -101,7 +101,7 @@ class _Primitives(Mapping[str, str]):
     """Primitive name -> its group (``"elementwise"``, ``"reduction"``...), read lazily."""
 
     def _table(self) -> Mapping[str, tuple[str, str]]:
-        return _core("_prims").PRIMITIVES
+        return _core("_core.prims").PRIMITIVES
 
     def __getitem__(self, name: str) -> str:
         return self._table()[name][0]
@@ -119,7 +119,7 @@ PRIMITIVES: Mapping[str, str] = _Primitives()
 def table_version() -> int:
     """The version of the primitive table: bumped when a primitive is added or its schema
     changes, so a backend can say which table it was written against."""
-    return _core("_prims").VERSION
+    return _core("_core.prims").VERSION
 
 
 def schema(name: str) -> str:
@@ -127,7 +127,7 @@ def schema(name: str) -> str:
 
     :raises KeyError: when ``name`` is not a primitive.
     """
-    return _core("_prims").PRIMITIVES[name][1]
+    return _core("_core.prims").PRIMITIVES[name][1]
 
 
 def primitive(name: str) -> Any:
@@ -135,7 +135,7 @@ def primitive(name: str) -> Any:
     runs the kernel registered for its operands' device."""
     import torch
 
-    if name not in _core("_prims").PRIMITIVES:
+    if name not in _core("_core.prims").PRIMITIVES:
         raise KeyError(f"no primitive named {name!r}")
     return getattr(torch.ops.prims, name)
 
@@ -158,7 +158,7 @@ def composite(qualname: str) -> Kernel:
     :raises RuntimeError: when core defines no such operator or it has no composite kernel.
     """
     _core("_functions")  # defines every aten operator of the op library
-    op = _core("_dispatch").get(qualname)
+    op = _core("_core.dispatch").get(qualname)
     if op is None:
         raise RuntimeError(f"{qualname} is not defined by core (is plait-core older than the "
                            "backend?)")
@@ -193,7 +193,7 @@ def memory(t: Any) -> tuple[Any, int]:
 def empty(shape: Sequence[int], dtype: Any, device: Any) -> Any:
     """An uninitialised contiguous tensor: a kernel's output. Unlike ``torch.empty`` it skips
     argument parsing, defaults and autograd, so it costs one allocation."""
-    alloc, storage = _core("_alloc"), _core("_storage")
+    alloc, storage = _core("_core.alloc"), _core("_core.storage")
     return alloc.new_tensor(tuple(int(s) for s in shape), dtype, storage._normalise(device))
 
 
@@ -202,20 +202,20 @@ def reserve_counters(generator: Any, device: Any, n_counters: int) -> tuple[int,
     generator of ``device``, a ``torch.device``) for a random kernel that overrides a composite
     sampler: returns ``(seed, first counter)``, the arguments core's own samplers hand to
     ``random_bits_``. Raises PyTorch's errors for a generator of the wrong type or device."""
-    return _core("_random_ops")._generator(generator, device)._reserve(n_counters)
+    return _core("_aten.random")._generator(generator, device)._reserve(n_counters)
 
 
 def dtype(name: str) -> Any:
     """The ``torch.dtype`` named ``name`` (``"float32"``).
 
     :raises KeyError: for a name not in :data:`DTYPE_NAMES`."""
-    return _core("_dtype").DTYPES[name]
+    return _core("_core.dtype").DTYPES[name]
 
 
 def dtype_codes(names: Iterable[str]) -> dict[Any, int]:
     """``torch.dtype -> code`` for a native library that numbers dtypes by its own list of
     names (code = position in ``names``); names core does not know are left out."""
-    table = _core("_dtype").DTYPES
+    table = _core("_core.dtype").DTYPES
     return {table[name]: code for code, name in enumerate(names) if name in table}
 
 
@@ -226,7 +226,7 @@ def check_layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any,
                      bias: Any) -> tuple[int, int, int]:
     """``aten::native_layer_norm``'s checks (PyTorch's errors); returns ``(axis, rows,
     cols)``: the input is normalised over its dims ``axis:``, seen as a (rows, cols) matrix."""
-    return _core("_norms").check_layer_norm(input, normalized_shape, weight, bias)
+    return _core("_fused.norms").check_layer_norm(input, normalized_shape, weight, bias)
 
 
 def check_convolution_backward(grad_output: Any, input: Any, weight: Any, stride: Any,
@@ -234,7 +234,7 @@ def check_convolution_backward(grad_output: Any, input: Any, weight: Any, stride
                                output_padding: Any, groups: int) -> tuple[list[int], ...]:
     """``aten::convolution_backward``'s checks; returns stride, padding, dilation and
     output_padding with one value per spatial dimension."""
-    return _core("_conv").check_backward(grad_output, input, weight, stride, padding, dilation,
+    return _core("_aten.conv").check_backward(grad_output, input, weight, stride, padding, dilation,
                                          transposed, output_padding, groups)
 
 
@@ -242,7 +242,7 @@ def check_scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_ma
                                        dropout_p: float, is_causal: bool) -> None:
     """``aten::_scaled_dot_product_flash_attention_for_cpu``'s checks (types, ranks, the
     mask's dtype, dropout and causality arguments)."""
-    _core("_attention").check_args(query, key, value, attn_mask, dropout_p, is_causal)
+    _core("_fused.attention").check_args(query, key, value, attn_mask, dropout_p, is_causal)
 
 
 def check_fused_adam(name: str, params: Sequence[Any], grads: Sequence[Any],
@@ -251,7 +251,7 @@ def check_fused_adam(name: str, params: Sequence[Any], grads: Sequence[Any],
                      lr: Any, grad_scale: Any, found_inf: Any) -> float | None:
     """``aten::_fused_adam_``'s checks; returns the learning rate as a float, or ``None`` when
     the step is skipped (``found_inf`` is 1, gradient scaling found an overflow)."""
-    adam = _core("_fused_adam")
+    adam = _core("_fused.adam")
     adam.check_lists(name, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
                      amsgrad, grad_scale, found_inf)
     return None if adam.skip_step(found_inf) else adam.learning_rate(lr)

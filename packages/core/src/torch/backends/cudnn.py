@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _registry
+from .._core import registry as _registry
 
 enabled = True
 benchmark = False

@@ -163,7 +163,7 @@ class DeviceRandom:
         self.devices = devices
 
     def _generator(self, index: int) -> Any:
-        from .. import _random
+        from .._core import generators as _random
 
         return _random.device_generator(self.device_type, index)
 
@@ -177,7 +177,7 @@ class DeviceRandom:
 
     def manual_seed_all(self, seed: int) -> None:
         """Seed every device's generator, including those not made yet."""
-        from .. import _random
+        from .._core import generators as _random
 
         _random.manual_seed_device_type(self.device_type, int(seed))
 
@@ -187,7 +187,7 @@ class DeviceRandom:
 
     def seed_all(self) -> int:
         """Seed every device's generator with one non-deterministic seed; returns it."""
-        from .. import _random
+        from .._core import generators as _random
 
         value = _random.Generator().seed()
         _random.manual_seed_device_type(self.device_type, value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import _registry
+from .._core import registry as _registry
 
 
 def is_built() -> bool:

@@ -19,16 +19,16 @@ import numpy as np
 
 import torch
 
-from .. import _dispatch, _dtype, _storage
-from .._alloc import P, new_tensor
-from .._arith import sum
-from .._convert import fill_, scalar_type_name, to_device, to_dtype, write_out
-from .._device import device as _device
-from .._factories import not_differentiable
-from .._linalg_ops import _CPP_NAMES, ATEN, matmul, vdot
-from .._promotion import broadcast_shapes
+from .._aten.arith import sum
+from .._aten.convert import fill_, scalar_type_name, to_device, to_dtype, write_out
+from .._aten.factories import not_differentiable
+from .._aten.linalg import _CPP_NAMES, ATEN, matmul, vdot
+from .._core import dispatch as _dispatch, dtype as _dtype, storage as _storage
+from .._core.alloc import P, new_tensor
+from .._core.device import device as _device
+from .._core.promotion import broadcast_shapes
+from .._core.tensor import Tensor, contiguous_strides, storage_extent, wrap_dim
 from .._refs.common import np_view, store
-from .._tensor import Tensor, contiguous_strides, storage_extent, wrap_dim
 from ..autograd.function import Function
 
 __all__ = [

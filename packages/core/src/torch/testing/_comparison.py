@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
-from .._tensor import Tensor
+from .._core import dtype as _dtype
+from .._core.tensor import Tensor
 
 __all__ = ["assert_close", "default_tolerances"]
 
@@ -249,7 +249,7 @@ def _compare_tensors(actual: Any, expected: Any, rtol: float | None, atol: float
                      check_stride: bool) -> None:
     a, e = _Values(actual), _Values(expected)
     if a.shape != e.shape:
-        from .._tensor import Size
+        from .._core.tensor import Size
 
         raise _attribute_mismatch("shape", repr(Size(a.shape)), repr(Size(e.shape)))
     # PyTorch's order: layout and strides before device and dtype

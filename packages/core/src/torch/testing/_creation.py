@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype, _layout, _random
+from .._core import dtype as _dtype, generators as _random, layout as _layout
+from .._core.tensor import Tensor
 from .._refs.common import bf16_to_f32, f32_to_bf16
-from .._tensor import Tensor
 
 __all__ = ["make_tensor"]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from torch import _dispatch
+from torch._core import dispatch as _dispatch
 
 __all__ = [
     "TorchDispatchMode",

@@ -14,7 +14,7 @@ from . import derivative
 
 @derivative("aten::_scaled_dot_product_flash_attention_for_cpu")
 def _flash_attention(ctx, grad_out, grad_logsumexp):
-    from torch import _attention
+    from torch._fused import attention as _attention
 
     query, key, value = ctx.args[:3]
     is_causal = ctx.args[4] if len(ctx.args) > 4 else ctx.kwargs.get("is_causal", False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import _conv
+from ..._aten import conv as _conv
 from . import derivative
 
 # Positions of the parameters shared by both operators' schemas, after the tensors.

@@ -1,4 +1,4 @@
-"""Derivative formulas: elementwise (``torch._elementwise`` and ``torch._arith``).
+"""Derivative formulas: elementwise (``torch._aten.elementwise`` and ``torch._aten.arith``).
 
 Every rule is written in differentiable ``torch`` ops, so it can itself be differentiated, and
 follows PyTorch's conventions where the derivative is not defined: ``abs`` and ``sign`` give 0
@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from ..._tensor import Tensor
+from ..._core.tensor import Tensor
 from . import CROSS, derivative
 
 _LN2 = math.log(2.0)

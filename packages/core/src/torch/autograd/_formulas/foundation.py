@@ -9,7 +9,7 @@ from . import derivative
 
 
 def _aten(name):
-    from ... import _softmax
+    from ..._fused import softmax as _softmax
 
     return _softmax.ATEN[name]
 

@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from ..._tensor import Tensor
+from ..._core.tensor import Tensor
 from . import derivative
 from .reductions import _arg, _only_first, _reduced_dims, _restore
 

@@ -63,7 +63,7 @@ def _native_layer_norm(ctx, grad, _grad_mean, _grad_rstd):
     _out, mean, rstd = ctx.result
     needs = ctx.needs_input_grad
     mask = [needs[0], weight is not None and needs[2], bias is not None and needs[3]]
-    dx, dw, db = _aten("_norms", "native_layer_norm_backward")(
+    dx, dw, db = _aten("_fused.norms", "native_layer_norm_backward")(
         grad, x, shape, mean.detach(), rstd.detach(), weight, bias, mask)
     return dx, None, dw, db, None
 
@@ -129,7 +129,7 @@ def _nll_loss_forward(ctx, grad, _grad_total_weight):
     self, target, weight, reduction, ignore_index = _args(
         ctx, ("self", "target", "weight", "reduction", "ignore_index"))
     total_weight = ctx.result[1]
-    return (_aten("_losses", "nll_loss_backward")(grad, self, target, weight, reduction,
+    return (_aten("_fused.losses", "nll_loss_backward")(grad, self, target, weight, reduction,
                                                   ignore_index, total_weight.detach()),
             None, None, None, None)
 
@@ -142,7 +142,8 @@ def _nll_loss_backward(ctx, w):
         ctx, ("grad_output", "self", "target", "weight", "reduction", "ignore_index"))
     dg = None
     if ctx.needs_input_grad[0]:
-        dg = _aten("_losses", "nll_loss_forward")(w, target, weight, reduction, ignore_index)[0]
+        nll = _aten("_fused.losses", "nll_loss_forward")
+        dg = nll(w, target, weight, reduction, ignore_index)[0]
     return (dg,) + (None,) * 6
 
 
@@ -157,7 +158,7 @@ def _cross_entropy_forward(ctx, grad, _grad_logsumexp):
         ctx, ("self", "target", "weight", "reduction", "ignore_index"))
     if not ctx.needs_input_grad[0]:
         return (None,) * 5
-    return (_aten("_losses", "_cross_entropy_backward")(grad, self, target, weight, reduction,
+    return (_aten("_fused.losses", "_cross_entropy_backward")(grad, self, target, weight, reduction,
                                                         ignore_index, ctx.result[1].detach()),
             None, None, None, None)
 
@@ -188,4 +189,4 @@ def _cross_entropy_backward(ctx, w):
 def _losses_module():
     from importlib import import_module
 
-    return import_module("torch._losses")
+    return import_module("torch._fused.losses")

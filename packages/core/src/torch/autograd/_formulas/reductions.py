@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from ..._tensor import Tensor, wrap_dim
+from ..._core.tensor import Tensor, wrap_dim
 from . import derivative
 
 # -- reading the call -----------------------------------------------------------------------

@@ -16,7 +16,7 @@ from . import derivative
 
 
 def _aten(name):
-    from torch import _rnn_cells
+    from torch._fused import rnn_cells as _rnn_cells
 
     return _rnn_cells.ATEN[name]
 
@@ -26,7 +26,7 @@ def _saved_or_recomputed(ctx, cell, names):
     composite's recomputed from the inputs, so that the graph of the backward reaches them."""
     if not torch.is_grad_enabled():
         return ctx.result
-    from torch import _rnn_cells
+    from torch._fused import rnn_cells as _rnn_cells
 
     return getattr(_rnn_cells, cell)(*_args(ctx, names))
 

@@ -48,8 +48,8 @@ def format_coverage(device_type: str, rows: list[CoverageRow] | None = None) -> 
 
 
 def missing_samples() -> list[str]:
-    """Primitives of ``torch._prims.PRIMITIVES`` the suite has no samples for (each fails)."""
-    from ... import _prims
+    """Primitives of ``torch._core.prims.PRIMITIVES`` the suite has no samples for (each fails)."""
+    from ..._core import prims as _prims
     from .samples import SAMPLES
 
     return [name for name in _prims.PRIMITIVES if name not in SAMPLES]
@@ -68,7 +68,7 @@ def check_primitive(name: str, dtype: str, device: Any = "cpu", seed: int = 0,
     :returns: one line per failing case; empty when the backend conforms.
     :raises KeyError: when the suite has no samples for ``name``.
     """
-    from ... import _storage
+    from ..._core import storage as _storage
     from .harness import run_cases
     from .samples import cases
 

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..._tensor import Tensor
+from ..._core.tensor import Tensor
 from .. import _opdb
 
 MAX_ELEMENTS = 24  # differentiable input elements per sample: finite differences stay cheap

@@ -1,6 +1,6 @@
 """Running one primitive call on a device and on the reference kernels, and comparing.
 
-A :class:`Case` describes one call in the primitive's own conventions (``torch._prims``):
+A :class:`Case` describes one call in the primitive's own conventions (``torch._core.prims``):
 preallocated outputs first, then the inputs, already of the output's dtype and already
 broadcast. Every tensor of a case is laid out in device memory by hand, not through tensor
 ops, so that a broken backend cannot build its own inputs wrong and still agree with itself:
@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from ... import _dispatch, _dtype, _refs, _storage
-from ..._device import device as _device
-from ..._tensor import Tensor, contiguous_strides
+from ... import _refs
+from ..._core import dispatch as _dispatch, dtype as _dtype, storage as _storage
+from ..._core.device import device as _device
+from ..._core.tensor import Tensor, contiguous_strides
 from .._comparison import assert_close
 
 GUARD = 4  # pattern elements before and after every storage

@@ -63,11 +63,11 @@ class ConformanceSuite:
         skip = frozenset(d.strip().removeprefix("torch.")
                          for d in config.getoption("torch_backend_skip_dtypes").split(",")
                          if d.strip())
-        unknown = sorted(skip - set(torch._dtype.DTYPES))
+        unknown = sorted(skip - set(torch._core.dtype.DTYPES))
         if unknown:
             raise pytest.UsageError(f"--torch-backend-skip-dtypes: unknown dtype(s) "
                                     f"{', '.join(unknown)}; known: "
-                                    f"{', '.join(torch._dtype.DTYPES)}")
+                                    f"{', '.join(torch._core.dtype.DTYPES)}")
         root = BackendCollector.from_parent(
             session, name=f"torch-backend[{device.type}]", nodeid=f"torch-backend[{device.type}]",
             device_type=device.type, gradient_samples=config.getoption("torch_backend_gradients"),
@@ -105,8 +105,7 @@ class BackendCollector(pytest.Collector):
         self.skip_dtypes = skip_dtypes
 
     def collect(self) -> list[pytest.Item]:
-        from ... import _prims
-        from ...backends import _registry
+        from ..._core import prims as _prims, registry as _registry
         from .samples import SAMPLES
 
         try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ... import _dispatch, _prims, _refs
-from ...backends import _registry
+from ... import _refs
+from ..._core import dispatch as _dispatch, prims as _prims, registry as _registry
 
 NATIVE = "native"
 REFERENCE = "reference"
@@ -46,7 +46,7 @@ def _status(op: _dispatch.Operator | None, key: str, reference: object) -> str:
 
 def coverage(device_type: str) -> list[CoverageRow]:
     """The coverage table of the backend serving ``device_type`` (initialising it): one row
-    per primitive of ``torch._prims.PRIMITIVES``, in table order, then one per fused ``aten``
+    per primitive of ``torch._core.prims.PRIMITIVES``, in table order, then one per fused ``aten``
     kernel the backend registered (sorted by name).
 
     :param device_type: ``"cpu"``, ``"cuda"``, a plugin's device type...

@@ -1,6 +1,6 @@
 """The conformance samples: for each primitive, its dtypes and the calls that test it.
 
-:data:`SAMPLES` maps a primitive name (a row of ``torch._prims.PRIMITIVES``) to a
+:data:`SAMPLES` maps a primitive name (a row of ``torch._core.prims.PRIMITIVES``) to a
 :class:`Samples` row: the dtypes the reference kernel supports for it and a function making
 the :class:`~.harness.Case` list for one dtype. A primitive of the table with no row here
 fails the suite ("no samples"), so a new primitive cannot pass unnoticed.
@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ... import _dtype, _refs
+from ... import _refs
+from ..._core import dtype as _dtype
 from .harness import Alias, Case, Operand, Output, storage_dtype
 
 FLOATS = ("float32", "float64", "float16", "bfloat16")

@@ -6,8 +6,7 @@ import warnings
 
 import torch
 from torch import Tensor
-from torch.nn import _ops
-from torch.nn import functional as F
+from torch.nn import _ops, functional as F
 from torch.nn.parameter import Parameter
 
 from .module import Module

@@ -8,8 +8,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch.nn import _ops, init
-from torch.nn import functional as F
+from torch.nn import _ops, functional as F, init
 from torch.nn._functional import normalization as _norm
 from torch.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
 

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch import Tensor, _rnn_cells
-from torch.nn import functional as F
-from torch.nn import init
+from torch import Tensor
+from torch._fused import rnn_cells as _rnn_cells
+from torch.nn import functional as F, init
 from torch.nn.parameter import Parameter
 from torch.nn.utils.rnn import PackedSequence
 

@@ -1,0 +1,147 @@
+"""Arithmetic over primitives: the shared work (promotion, broadcasting, output allocation)
+done once, then one primitive call with inputs of one dtype already broadcast."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._core import dispatch as _dispatch, dtype as _dtype, plan as _plan
+from .._core.alloc import P, new_tensor, scalar_tensor
+from .._core.device import device as _device
+from .._core.output_layout import new_elementwise
+from .._core.promotion import broadcast_shape_tuples, common_device, result_type
+from .._core.tensor import Tensor
+from .convert import check_castable, copy_, to_device, to_dtype, write_out
+
+__all__ = ["add", "is_floating_point", "mul", "numel", "sum"]
+
+def scalar_operand(value: Any, dt: _dtype.dtype, dev: _device) -> Tensor:
+    """A Python number as a 0-d tensor of ``dt``. An integer beyond an integer dtype's range
+    wraps, as PyTorch's arithmetic does with it (``uint8_tensor + 300``)."""
+    if dt._category == _dtype.INT and isinstance(value, int) and not isinstance(value, bool):
+        bits = 8 * dt.itemsize
+        low = -(1 << (bits - 1)) if dt.is_signed else 0
+        value = (value - low) % (1 << bits) + low
+    return scalar_tensor(value, dt, dev)
+
+
+def operand(x: Any, dt: _dtype.dtype, dev: _device, shape: tuple[int, ...]) -> Tensor:
+    """``x`` (a tensor or a Python number) as a tensor of ``dt`` on ``dev``, broadcast (stride
+    0) to ``shape``."""
+    if not isinstance(x, Tensor):
+        x = scalar_operand(x, dt, dev)
+    else:
+        if x._dtype is not dt:
+            x = to_dtype(x, dt)
+        if x._device is not dev and x._device != dev:
+            x = to_device(x, dev)
+    return x if x._shape == shape else x.expand(shape)
+
+
+_operand = operand
+
+
+def _binary(prim: _dispatch.Operator, a: Any, b: Any) -> Tensor:
+    if not isinstance(a, Tensor):
+        raise TypeError(f"{prim.name}(): argument 'input' must be Tensor, not "
+                        f"{type(a).__name__}")
+    if not isinstance(b, (Tensor, bool, int, float, complex)):
+        raise TypeError(f"{prim.name}(): argument 'other' must be Tensor or Number, not "
+                        f"{type(b).__name__}")
+    dt = result_type(a, b)
+    tensors = [a, b] if isinstance(b, Tensor) else [a]
+    dev = common_device(tensors)
+    shape = broadcast_shape_tuples(a._shape, b._shape) if isinstance(b, Tensor) else a._shape
+    if a._fk is None or (len(tensors) == 2 and b._fk is None):  # follow a strided input
+        out = new_elementwise(shape, dt, dev, tensors)
+    else:
+        out = new_tensor(shape, dt, dev)
+    prim(out, _operand(a, dt, dev, shape), _operand(b, dt, dev, shape))
+    if _plan.recording is not None:  # the dispatcher is planning this call
+        _plan.note(prim.name, [a, b], dt, dt, {}, out)
+    return out
+
+
+def _apply_alpha(other: Any, alpha: Any, input: Tensor) -> Any:
+    if isinstance(alpha, bool) and result_type(input, other) is not _dtype.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if alpha == 1 and not isinstance(alpha, float):
+        return other
+    if isinstance(alpha, float) and not (input._dtype.is_floating_point or input._dtype.is_complex):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if isinstance(other, Tensor):
+        return _binary(P.mul, other, alpha)
+    return other * alpha
+
+
+def _add_kernel(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    return _binary(P.add, self, _apply_alpha(other, alpha, self))
+
+
+def _mul_kernel(self: Tensor, other: Any) -> Tensor:
+    return _binary(P.mul, self, other)
+
+
+def _define_aten() -> dict[str, _dispatch.Operator]:
+    table = {
+        "add.Tensor": ("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+                       _add_kernel),
+        "mul.Tensor": ("mul.Tensor(Tensor self, Tensor other) -> Tensor", _mul_kernel),
+    }
+    return _dispatch.define_aten(table)
+
+
+ATEN = _define_aten()
+_plan.enable(ATEN["add"], ATEN["mul"])  # kernels decided by the call signature alone
+_aten_add, _aten_mul = ATEN["add"], ATEN["mul"]
+# Declared here, where sum() is; its kernel is torch._aten.reductions' (one kernel per op and key).
+_aten_sum = _dispatch.define("aten::sum.dim_IntList",
+                             "sum.dim_IntList(Tensor self, int[1]? dim=None, "
+                             "bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
+
+
+def add(input: Tensor, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
+    """``input + alpha * other`` with broadcasting and type promotion."""
+    result = _aten_add(input, other, alpha=alpha)
+    return result if out is None else write_out(out, result)
+
+
+def mul(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
+    """``input * other`` with broadcasting and type promotion."""
+    result = _aten_mul(input, other)
+    return result if out is None else write_out(out, result)
+
+
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+        dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
+    """Sum over ``dim`` (all dims by default); integer and bool inputs sum to int64."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"sum(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return write_out(out, _aten_sum(input, dim, keepdim, dtype=dtype))
+
+
+def inplace_method(op: Any, name: str | None = None) -> Any:
+    """The in-place form of ``op`` (``Tensor.sub_``, ``__isub__``...): compute out of place,
+    then write into ``self``, which must be able to hold the result's dtype and shape
+    (in-place ops never broadcast ``self``)."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        result = op(self, *args, **kwargs)
+        if result._shape != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "
+                               f"broadcast shape {list(result._shape)}")
+        check_castable(result._dtype, self._dtype)
+        return copy_(self, result)
+
+    method.__name__ = method.__qualname__ = name or f"{getattr(op, '__name__', 'op')}_"
+    method.__doc__ = f"In-place version of ``{getattr(op, '__name__', 'op')}``."
+    return method
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input._dtype.is_floating_point

@@ -1,0 +1,247 @@
+"""Allocation: interned contiguous layouts (the fast paths' keys), new tensors on any
+device, and the small argument checks every factory shares."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import (
+    config as _config,
+    dispatch as _dispatch,
+    dtype as _dtype,
+    layout as _layout,
+    registry as _registry,
+    storage as _storage,
+)
+from .device import device as _device
+from .tensor import Size, Tensor, contiguous_strides
+
+
+class _Prims:
+    """``prims::<name>`` operators by attribute, resolved once."""
+
+    def __getattr__(self, name: str) -> _dispatch.Operator:
+        op = _dispatch.get(f"prims::{name}")
+        if op is None:
+            raise AttributeError(f"no primitive named {name!r}")
+        setattr(self, name, op)
+        return op
+
+
+P = _Prims()
+
+
+def _default_device() -> _device:
+    return _config.get_default_device()
+
+
+def device_of(device: Any) -> _device:
+    return _storage._normalise(device if device is not None else _default_device())
+
+
+class Layout:
+    """An interned contiguous (shape, dtype, device): what allocating such a tensor needs, and
+    the fast paths' key. Tensors made by :func:`new_tensor` carry theirs in the ``_fk`` slot,
+    so "same layout" is one identity test (docs/architecture.md, "The op path")."""
+
+    __slots__ = ("_epoch", "_kernels", "dcode", "device", "dtype", "fast", "fast_codes",
+                 "fast_plans", "index", "meta", "meta2", "nbytes", "numel", "runtime", "shape",
+                 "stride")
+
+    def __init__(self, shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> None:
+        nbytes = _storage.contiguous_nbytes(shape, dt.itemsize)  # refuses overflowing sizes
+        numel = nbytes // dt.itemsize
+        self.shape = Size(shape)
+        self.stride = contiguous_strides(shape)
+        self.dtype = dt
+        self.device = dev
+        self.meta = (self.shape, dt, dev)  # what an autograd node keeps of an input
+        self.meta2 = (self.meta, self.meta)  # ... of two inputs of this layout
+        self.numel = numel
+        self.nbytes = nbytes
+        self.runtime = _registry.runtime(dev.type)
+        self.index = dev.index or 0
+        _registry.check_index(dev.type, self.index)  # once per layout, before the allocator
+        self._kernels: dict[str, Any] = {}
+        self._epoch = -1
+        # The hot path's (torch._core.fast) backend entry points, when they serve this dtype, and
+        # what the tiers decided for this layout (op codes, broadcast plans).
+        fast = self.runtime.fast
+        self.dcode = None if fast is None else fast.dtype_codes.get(dt)
+        self.fast = None if self.dcode is None else fast
+        self.fast_codes: dict[str, int] = {}
+        self.fast_plans: dict[Any, Any] = {}
+
+    def forget_fast(self) -> None:
+        """Drop the tiers' decisions (a kernel registration may have changed them)."""
+        self.fast_codes.clear()
+        self.fast_plans.clear()
+
+    def kernel(self, prim: str) -> Any:
+        """The kernel this layout's device runs for primitive ``prim`` (cached until the next
+        registration anywhere)."""
+        if self._epoch != _dispatch.epoch:
+            self._kernels.clear()
+            self._epoch = _dispatch.epoch
+        fn = self._kernels.get(prim)
+        if fn is None:
+            fn = self._kernels[prim] = getattr(P, prim).resolve(self.runtime.dispatch_key)
+        return fn
+
+
+_LAYOUTS: dict[Any, Layout] = {}
+
+
+_MAX_LAYOUTS = 4096
+
+
+def _forget_fast() -> None:
+    for lay in list(_LAYOUTS.values()):
+        lay.forget_fast()
+
+
+_dispatch.on_invalidate.append(_forget_fast)
+
+
+def _interned(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Layout | None:
+    # The device by its fields: hashing them is C-level, device.__hash__ is a Python call
+    # (and this runs for every tensor an op allocates).
+    key = (shape, dt, dev._type, dev._index)
+    try:
+        lay = _LAYOUTS.get(key)
+    except TypeError:  # symbolic sizes are not hashable: no interning
+        return None
+    if lay is None:
+        if len(_LAYOUTS) >= _MAX_LAYOUTS:
+            _LAYOUTS.clear()
+        lay = _LAYOUTS[key] = Layout(shape, dt, dev)
+    return lay
+
+
+def from_layout(lay: Layout) -> Tensor:
+    """A new tensor of layout ``lay``: ``UntypedStorage._from_handle`` and ``Tensor._make``
+    written out, since every op's output comes through here (two Python calls less)."""
+    rt = lay.runtime
+    alloc = rt.allocator
+    try:
+        handle = alloc.allocate(lay.nbytes, lay.index)
+    except MemoryError:
+        handle = _storage.allocate_handle(rt, lay.nbytes, lay.device)  # the RuntimeError
+    st = _new(_Storage)
+    st._handle = handle
+    st._nbytes = lay.nbytes
+    st._device = lay.device
+    st._runtime = rt
+    st._ptr = alloc.data_ptr(handle)
+    st._hostbuf = _storage._UNSET
+    t = _new(Tensor)
+    t._storage = st
+    t._shape = lay.shape
+    t._stride = lay.stride
+    t._offset = 0
+    t._dtype = lay.dtype
+    t._device = lay.device
+    t._vc = [0]
+    t._base = None
+    t._grad = None
+    t.grad_fn = None
+    t._requires_grad = False
+    t._fk = lay
+    if _state.inference_active and _config.is_inference_mode_enabled():
+        t.__dict__["_inference"] = True  # made in inference mode: an inference tensor
+    return t
+
+
+_new = object.__new__
+_Storage = _storage.UntypedStorage
+_state = _config.state
+
+
+def _in_mode() -> bool:
+    """Whether a dispatch mode is active on this thread (one of its handlers is not running)."""
+    return bool(getattr(_dispatch._local, "modes", None))
+
+
+def _mode_empty(shape: tuple[int, ...], strides: tuple[int, ...] | None, dt: _dtype.dtype,
+                dev: _device) -> Tensor:
+    """Allocate through ``aten::empty``/``aten::empty_strided`` so the active dispatch mode
+    sees the new tensor made (a fake mode makes it fake, as PyTorch's modes see every
+    allocation an op makes)."""
+    if strides is None:
+        return _dispatch.get("aten::empty.memory_format")(shape, dtype=dt, device=dev)
+    return _dispatch.get("aten::empty_strided")(shape, strides, dtype=dt, device=dev)
+
+
+def new_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor:
+    """An uninitialised contiguous tensor (``dev`` already normalised); inside a dispatch
+    mode, one that mode made."""
+    if _state.modes_active and _in_mode():  # one attribute read when no mode is active
+        return _mode_empty(shape, None, dt, dev)
+    lay = _interned(shape, dt, dev)
+    if lay is not None:
+        return from_layout(lay)
+    storage = _storage.allocate(_storage.contiguous_nbytes(shape, dt.itemsize), dev)
+    return Tensor._make(storage, shape, contiguous_strides(shape), 0, dt, dev)
+
+
+def constant_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor:
+    """An uninitialised contiguous tensor that no dispatch mode sees: the buffer a factory
+    fills with given data before ``aten::lift_fresh`` hands it to the modes (as PyTorch
+    builds ``torch.tensor``'s constant below them)."""
+    lay = _interned(shape, dt, dev)
+    if lay is not None:
+        return from_layout(lay)
+    storage = _storage.allocate(_storage.contiguous_nbytes(shape, dt.itemsize), dev)
+    return Tensor._make(storage, shape, contiguous_strides(shape), 0, dt, dev)
+
+
+def _is_non_overlapping_and_dense(t: Tensor) -> bool:
+    """Whether ``t``'s elements exactly tile one block of memory (a contiguous layout with its
+    dims in some order, e.g. a transposed matrix)."""
+    dims = sorted((d for d in range(t.ndim) if t._shape[d] > 1), key=lambda d: t._stride[d])
+    expected = 1
+    for d in dims:
+        if t._stride[d] != expected:
+            return False
+        expected *= t._shape[d]
+    return True
+
+
+def new_like(src: Tensor, dt: _dtype.dtype, dev: _device, memory_format: Any = None) -> Tensor:
+    """An uninitialised tensor shaped like ``src``. PyTorch's default ``preserve_format`` keeps
+    ``src``'s strides when it is non-overlapping and dense (a transposed tensor's clone is
+    transposed too); otherwise, or with ``contiguous_format``, the result is contiguous."""
+    if (memory_format in (None, _layout.preserve_format)
+            and src._stride != contiguous_strides(src._shape)
+            and _is_non_overlapping_and_dense(src)):
+        if _state.modes_active and _in_mode():
+            return _mode_empty(src._shape, src._stride, dt, dev)
+        storage = _storage.allocate(src.numel() * dt.itemsize, dev)
+        return Tensor._make(storage, src._shape, src._stride, 0, dt, dev)
+    return new_tensor(src._shape, dt, dev)
+
+
+def check_shape(shape: tuple[int, ...]) -> None:
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
+
+
+def finish_factory(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def check_dtype(dtype: Any) -> _dtype.dtype | None:
+    if dtype is None or isinstance(dtype, _dtype.dtype):
+        return dtype
+    raise TypeError(f"dtype must be torch.dtype, not {type(dtype).__name__}")
+
+
+def scalar_tensor(value: Any, dt: _dtype.dtype, dev: _device) -> Tensor:
+    """A 0-d tensor holding ``value`` (Scalars enter kernels as 0-d tensors)."""
+    t = new_tensor((), dt, dev)
+    P.fill_(t, value)
+    return t

@@ -1,0 +1,355 @@
+"""The eager hot path: tiers in front of the generic dispatcher path (docs/architecture.md,
+"The op path").
+
+A tier is taken only when it gives exactly what the generic path gives, and every test of the
+op surface runs through both (``tests/test_fast_path.py`` compares them case by case). What a
+tier needs is decided once per interned :class:`~torch._core.alloc.Layout` and cached on it, so the
+per-call work is a few slot reads, identity tests and one native call that allocates the
+output and runs the kernel (the backend's ``hookspecs.FastPath``):
+
+1. same layout: two contiguous tensors of one interned layout (``a + b``);
+2. a Python number operand on a floating tensor (``a + 1.0``, ``2.0 * a``);
+3. a cached broadcast plan for two different interned layouts of one dtype
+   (``(2, 4) + (4,)``);
+4. unary ops whose result keeps the dtype (``a.exp()``, ``-a``), ``a.sum()`` of a
+   floating tensor, and ``sum``/``amax``/``amin`` over the last dimension of a float32/float64
+   tensor;
+5. tier 1 with inputs that require grad: the same native call, then the node the op's
+   Autograd kernel would record (``autograd._nodes.binary_node``).
+
+Every tier requires: plain ``Tensor`` operands, no dispatch mode and no inference mode active
+(read from the process-wide counters, not thread-locals), kernels nobody has overridden, and a
+backend with a fast path serving the dtype; tiers 1-4 also need operands that require no grad,
+tier 5 no thread with grad disabled. Anything else — and any ``None`` from the backend — goes
+to the generic path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from ..autograd import _nodes
+from . import config as _config, dispatch as _dispatch, dtype as _dtype
+from .alloc import Layout, P, _interned
+from .storage import _UNSET, UntypedStorage
+from .tensor import Tensor
+
+_state = _config.state
+_new = object.__new__
+_binary_node = _nodes.binary_node
+
+# Tier 2 only for these: a Python number converts to them exactly as the generic path's 0-d
+# operand does (float16/bfloat16 would round twice through float32; integer dtypes have their
+# own overflow rules for numbers).
+_SCALAR_DTYPES = frozenset((_dtype.float32, _dtype.float64))
+# Binary primitives on floating layouts only (true division promotes integers to float).
+_FLOATING_ONLY = frozenset(("div",))
+_EXACT = 2**53  # ints up to this convert to float64 exactly, as the generic path's do
+_FLOATING = frozenset((_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64))
+
+
+def wrap(handle: Any, lay: Layout) -> Tensor:
+    """A new contiguous tensor of layout ``lay`` over the memory ``handle`` a fast entry point
+    returned (what ``_alloc.from_layout`` builds, without the allocator round trip)."""
+    st = _new(UntypedStorage)
+    st._handle = handle
+    st._nbytes = lay.nbytes
+    st._device = lay.device
+    st._runtime = lay.runtime
+    st._ptr = handle.ptr
+    st._hostbuf = _UNSET
+    t = _new(Tensor)
+    t._storage = st
+    t._shape = lay.shape
+    t._stride = lay.stride
+    t._offset = 0
+    t._dtype = lay.dtype
+    t._device = lay.device
+    t._vc = [0]
+    t._base = None
+    t._grad = None
+    t.grad_fn = None
+    t._requires_grad = False
+    t._fk = lay
+    return t
+
+
+def _unchanged(lay: Layout, aten: _dispatch.Operator, prim: str) -> bool:
+    """Whether the generic path would run ``aten``'s core composite and the backend's own
+    kernel of ``prim`` on ``lay``'s device: no library has overridden either since. (The
+    cached answers are dropped on every registration: see ``Layout.forget_fast``.)"""
+    key = lay.runtime.dispatch_key
+    mine = lay.fast.kernels.get(prim)
+    return (mine is not None and getattr(P, prim).resolve(key) is mine
+            and aten.resolve(key) is aten.kernels.get(_dispatch.COMPOSITE_EXPLICIT))
+
+
+def _binary_code(lay: Layout, aten: _dispatch.Operator, prim: str) -> int:
+    """The backend's op code of binary ``prim`` for tensors of ``lay``, or -1 (no tier)."""
+    codes = lay.fast_codes
+    code = codes.get(prim)
+    if code is None:
+        code = -1
+        if lay.dtype is not _dtype.bool_ and (
+                prim not in _FLOATING_ONLY or lay.dtype in _FLOATING) and \
+                _unchanged(lay, aten, prim):
+            code = lay.fast.binary_ops.get(prim, -1)
+        codes[prim] = code
+    return code
+
+
+def _plan(lay: Layout, other: Layout, prim: str, code: int) -> Any:
+    """The cached broadcast plan of ``prim`` between ``lay`` and ``other`` (and the output's
+    layout), or False when the pair takes the generic path."""
+    key = (prim, other)
+    entry = lay.fast_plans.get(key)
+    if entry is None:
+        entry = False
+        if other.dtype is lay.dtype and other.device == lay.device:
+            shape = _broadcast(lay.shape, other.shape)
+            if shape is not None:
+                out = _interned(shape, lay.dtype, lay.device)
+                if out is not None:
+                    plan = lay.fast.broadcast_plan(code, lay.dcode, out.nbytes, shape,
+                                                   _expanded(lay, shape), _expanded(other, shape))
+                    entry = (plan, out)
+        if len(lay.fast_plans) > 64:
+            lay.fast_plans.clear()
+        lay.fast_plans[key] = entry
+    return entry
+
+
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            return None  # the generic path raises the error
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def _expanded(lay: Layout, shape: tuple[int, ...]) -> list[int]:
+    """``lay``'s contiguous strides expanded (stride 0) to ``shape``."""
+    lead = len(shape) - len(lay.shape)
+    strides = [0] * lead
+    for size, full, st in zip(lay.shape, shape[lead:], lay.stride):
+        strides.append(st if size == full else 0)
+    return strides
+
+
+# The keyword arguments the generic path passes the aten op for `a <op> b` (what a node keeps).
+_AUTOGRAD_KWARGS: dict[str, dict[str, Any]] = {
+    "add": {"alpha": 1}, "sub": {"alpha": 1}, "div": {"rounding_mode": None},
+}
+
+
+def _node_info(lay: Layout, aten: _dispatch.Operator, kwargs: dict[str, Any]) -> Any:
+    """What ``aten``'s Autograd kernel records (``_nodes.hot_info``) for two inputs of
+    layout ``lay``, or False when that kernel is not core's own (a library registered
+    another)."""
+    kernel = aten.kernels.get(_dispatch.AUTOGRAD) or _dispatch._autograd_kernel(aten)
+    info = None if kernel is None else _nodes.hot_info(kernel, kwargs, lay.meta2)
+    return info if info is not None else False
+
+
+def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any], Any],
+           reflected: bool = False) -> Callable[[Tensor, Any], Any]:
+    """``Tensor.__add__`` and friends with tiers 1-3 and 5 in front of ``generic``, which calls
+    ``aten`` (whose composite runs primitive ``prim``). ``reflected``: the method computes
+    ``other <prim> self`` (``__rsub__``), which only tier 2 serves."""
+
+    kwargs = _AUTOGRAD_KWARGS.get(prim, {})
+
+    def method(self: Tensor, other: Any) -> Any:
+        fk = self._fk
+        if fk is None or fk.fast is None or self.__class__ is not Tensor or \
+                _state.modes_active or _state.inference_active:
+            return generic(self, other)
+        if self._requires_grad or (other.__class__ is Tensor and other._requires_grad):
+            # tier 5: same layout with grad: the tier-1 result and the node autograd records
+            if (other.__class__ is Tensor and other._fk is fk and not reflected
+                    and not _state.no_grad_active):
+                plan = fk.fast_plans.get(aten)
+                if plan is None:
+                    info = _node_info(fk, aten, kwargs)
+                    code = _binary_code(fk, aten, prim)
+                    # the native call with this layout's arguments bound (fewer loads a call)
+                    plan = fk.fast_plans[aten] = (
+                        info, partial(fk.fast.binary, code, fk.dcode, fk.nbytes, fk.numel)
+                    ) if info and code >= 0 else False
+                if plan:
+                    h = plan[1](self._storage._ptr, other._storage._ptr)
+                    if h is not None:
+                        # wrap(h, fk), inlined: this tier's cost is mostly object creation
+                        st = _new(UntypedStorage)
+                        st._handle = h
+                        st._nbytes = fk.nbytes
+                        st._device = fk.device
+                        st._runtime = fk.runtime
+                        st._ptr = h.ptr
+                        st._hostbuf = _UNSET
+                        out = _new(Tensor)
+                        out._storage = st
+                        out._shape = fk.shape
+                        out._stride = fk.stride
+                        out._offset = 0
+                        out._dtype = fk.dtype
+                        out._device = fk.device
+                        out._vc = [0]
+                        out._base = None
+                        out._grad = None
+                        out._fk = fk
+                        _binary_node(plan[0], self, other, out)
+                        return out
+            return generic(self, other)
+        cls = other.__class__
+        if cls is Tensor:
+            ofk = other._fk
+            if ofk is not None and not reflected:
+                code = _binary_code(fk, aten, prim)
+                if code >= 0:
+                    if ofk is fk:
+                        h = fk.fast.binary(code, fk.dcode, fk.nbytes, fk.numel,
+                                           self._storage._ptr, other._storage._ptr)
+                        if h is not None:
+                            return wrap(h, fk)
+                    else:
+                        entry = _plan(fk, ofk, prim, code)
+                        if entry:
+                            h = fk.fast.binary_plan(entry[0], self._storage._ptr,
+                                                    other._storage._ptr)
+                            if h is not None:
+                                return wrap(h, entry[1])
+        elif (cls is float or (cls is int and -_EXACT <= other <= _EXACT)) and \
+                fk.dtype in _SCALAR_DTYPES:
+            code = _binary_code(fk, aten, prim)
+            if code >= 0:
+                h = fk.fast.binary_scalar(code, fk.dcode, fk.nbytes, fk.numel,
+                                          self._storage._ptr, other, reflected)
+                if h is not None:
+                    return wrap(h, fk)
+        return generic(self, other)
+
+    method.__name__ = getattr(generic, "__name__", prim)
+    return method
+
+
+def unary(prim: str, aten: _dispatch.Operator, generic: Callable[..., Any],
+          rule: Callable[[_dtype.dtype, str], tuple[_dtype.dtype, _dtype.dtype]]
+          ) -> Callable[..., Any]:
+    """``torch.exp``/``Tensor.exp`` and friends with tier 4 in front of ``generic`` (which
+    calls ``aten``); taken when ``rule`` (the op's dtype rule) keeps the dtype."""
+    key = "unary:" + prim
+
+    def code_of(lay: Layout) -> int:
+        code = lay.fast_codes.get(key)
+        if code is None:
+            code = -1
+            try:
+                same = rule(lay.dtype, prim) == (lay.dtype, lay.dtype)
+            except Exception:  # the dtype is refused: the generic path raises the error
+                same = False
+            if same and _unchanged(lay, aten, prim):
+                code = lay.fast.unary_ops.get(prim, -1)
+            lay.fast_codes[key] = code
+        return code
+
+    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        fk = input._fk if input.__class__ is Tensor else None
+        if (fk is not None and out is None and fk.fast is not None and not input._requires_grad
+                and not _state.modes_active and not _state.inference_active):
+            code = code_of(fk)
+            if code >= 0:
+                h = fk.fast.unary(code, fk.dcode, fk.nbytes, fk.numel, input._storage._ptr)
+                if h is not None:
+                    return wrap(h, fk)
+        return generic(input, out=out) if out is not None else generic(input)
+
+    fn.__name__ = fn.__qualname__ = getattr(generic, "__name__", prim)
+    fn.__doc__ = generic.__doc__
+    return fn
+
+
+def _last_dim(dim: Any, ndim: int) -> bool:
+    """Whether ``dim`` names exactly the last dimension (an int or a one-int list/tuple)."""
+    if dim.__class__ in (list, tuple) and len(dim) == 1:
+        dim = dim[0]
+    return dim.__class__ is int and (dim == -1 or dim == ndim - 1)
+
+
+def _rows(prim: str, aten: _dispatch.Operator, input: Tensor, keepdim: bool) -> Any:
+    """Tier 4 for ``prim`` (sum, amax, amin) over the last dimension of a contiguous float32/
+    float64 tensor that requires no grad: the result, or None for the generic path."""
+    fk = input._fk if input.__class__ is Tensor else None
+    if (fk is None or fk.fast is None or fk.dtype not in _SCALAR_DTYPES or input._requires_grad
+            or _state.modes_active or _state.inference_active):
+        return None
+    key = (prim, keepdim)
+    plan = fk.fast_plans.get(key)
+    if plan is None:
+        plan = False
+        shape = fk.shape
+        code = getattr(fk.fast, "reduce_ops", {}).get(prim)
+        if code is not None and shape and fk.numel and _unchanged(fk, aten, prim):
+            lay = _interned(shape[:-1] + ((1,) if keepdim else ()), fk.dtype, fk.device)
+            plan = (code, fk.numel // shape[-1], shape[-1], lay)
+        fk.fast_plans[key] = plan
+    if not plan:
+        return None
+    code, rows, cols, lay = plan
+    h = fk.fast.reduce_rows(code, fk.dcode, fk.dtype.itemsize, rows, cols, input._storage._ptr)
+    return None if h is None else wrap(h, lay)
+
+
+def sum_method(aten: _dispatch.Operator, generic: Callable[..., Any]) -> Callable[..., Any]:
+    """``Tensor.sum`` with tier 4: the full sum of a floating tensor, in its dtype, and the sum
+    over the last dimension (see :func:`_rows`)."""
+
+    def fn(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+           dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
+        fk = input._fk if input.__class__ is Tensor else None
+        if (fk is not None and dim is None and dtype is None and out is None and not keepdim
+                and fk.fast is not None and fk.dtype in _FLOATING
+                and not input._requires_grad and not _state.modes_active
+                and not _state.inference_active):
+            scalar = fk.fast_plans.get("sum")
+            if scalar is None:
+                scalar = fk.fast_plans["sum"] = (
+                    _unchanged(fk, aten, "sum") and _interned((), fk.dtype, fk.device))
+            if scalar:
+                h = fk.fast.sum_all(fk.dcode, fk.dtype.itemsize, fk.numel, input._storage._ptr)
+                if h is not None:
+                    return wrap(h, scalar)
+        elif (dim is not None and dtype is None and out is None and fk is not None
+              and _last_dim(dim, len(fk.shape))):
+            result = _rows("sum", aten, input, keepdim)
+            if result is not None:
+                return result
+        return generic(input, dim, keepdim, dtype=dtype, out=out)
+
+    fn.__name__ = fn.__qualname__ = "sum"
+    fn.__doc__ = generic.__doc__
+    return fn
+
+
+def extreme_method(prim: str, aten: _dispatch.Operator,
+                   generic: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.amax``/``amin`` (and the methods) with tier 4 over the last dimension."""
+
+    def fn(input: Tensor, dim: Any = (), keepdim: bool = False, *,
+           out: Tensor | None = None) -> Tensor:
+        if out is None and input.__class__ is Tensor and input._fk is not None and \
+                _last_dim(dim, len(input._shape)):
+            result = _rows(prim, aten, input, keepdim)
+            if result is not None:
+                return result
+        return generic(input, dim, keepdim, out=out)
+
+    fn.__name__ = fn.__qualname__ = prim
+    fn.__doc__ = generic.__doc__
+    return fn

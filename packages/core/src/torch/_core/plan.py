@@ -1,0 +1,525 @@
+"""The dispatcher's plan cache: a repeated call is a lookup and one native call.
+
+An operator that opts in (:func:`enable`) keeps, per *call signature* — the layout of each
+tensor argument (the interned contiguous :class:`~torch._core.alloc.Layout`, or shape, strides and
+dtype of a strided one), whether it requires grad, and the class and value of every other
+argument — the *plan* of that call: the output's layout, the backend's allocate-and-run entry
+point with its arguments bound, and the recipe of the autograd node the call records.
+
+The generic path stays the single source of semantics. A signature's first call runs it,
+recorded (:data:`recording`): the op's kernel reports the one primitive it ran on its
+broadcast operands (``_elementwise.run``, ``_arith._binary`` call :func:`note`), and the call's
+result carries the node autograd recorded. A plan is made only when that record pins the
+whole call down — one primitive, operands that are the call's own tensors or numbers, an
+output of an interned layout, a node of core's own Autograd kernel — and the backend has an
+entry point serving it; otherwise the signature is remembered as "generic" and costs one
+lookup. Plans are dropped on every kernel (un)registration (``_dispatch.on_invalidate``), and
+none is used under a dispatch mode (the dispatcher takes the ``Python`` key first), under
+inference mode, with anomaly detection on, or for tensor subclasses.
+
+The opt-in is per operator, for kernels that are functions of the signature alone: they read
+no tensor values (a kernel that branches on ``.item()`` would replay the first call's branch).
+Served today: the elementwise ops of ``_elementwise``/``_arith`` and ``relu`` (one primitive
+on broadcast operands, numbers, dtype casts, outputs that follow a strided input), the
+reductions over dims, ``mm``/``bmm``, and the view operators (their geometry replayed over the
+next call's storage, shifted from its offset; not ``as_strided``, whose offset is absolute).
+The tiers of ``torch._core.fast`` stay in front of all this for the few calls where even this
+lookup is too much (``a + b``: two slot reads and one native call).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..autograd import _nodes
+from . import config as _config, dispatch as _dispatch, dtype as _dtype
+from .alloc import P, _interned
+from .storage import _UNSET, UntypedStorage
+from .tensor import Tensor
+
+_state = _config.state
+_new = object.__new__
+_SCALAR_TYPES = frozenset((int, float, bool))
+_KWARG_TYPES = frozenset((int, float, bool, str, type(None), _dtype.dtype))
+# A Python number converts to these exactly as the generic path's 0-d operand does (see
+# ``_fast``'s number tier); ints beyond 2**53 do not convert exactly to float64.
+_SCALAR_DTYPES = frozenset((_dtype.float32, _dtype.float64))
+_EXACT = 2**53
+# The native op of a primitive with a keyword argument (div's rounding modes).
+_PRIM_VARIANTS = {("div", "trunc"): "div_trunc", ("div", "floor"): "div_floor"}
+# Signatures kept per operator; a loop over changing scalar values must not grow it forever.
+_MAX_PLANS = 512
+_GENERIC = False  # the plan of a signature the cache does not serve
+_ALIAS = object()  # in a signature: this argument is the first tensor argument again
+
+# The record of the call being planned (a list of ``note`` entries), or None. Process-wide:
+# an entry from another thread only makes the record ambiguous, and ambiguous records make no
+# plan.
+recording: list[Any] | None = None
+_lock = threading.Lock()
+
+
+def note(prim: str, operands: list[Any], compute: _dtype.dtype, out_dtype: _dtype.dtype,
+         kwargs: dict[str, Any], out: Tensor) -> None:
+    """Report, while a call is being planned, that its kernel ran primitive ``prim`` once into
+    the new tensor ``out`` on ``operands`` (tensors or Python numbers, before conversion to
+    ``compute`` and broadcasting)."""
+    rec = recording
+    if rec is not None:
+        rec.append((prim, operands, compute, out_dtype, kwargs, out))
+
+
+def enable(*ops: _dispatch.Operator) -> None:
+    """Let ``ops`` keep plans (their kernels must be functions of the call signature)."""
+    for op in ops:
+        if op._plans is None:
+            op._plans = {}
+
+
+# Views no plan serves: several tensors out (split, unbind), or a result that depends on more
+# than the signature says. A plan replays a view at the next call's own storage offset plus the
+# first call's shift, and keys only shapes, strides and int arguments; as_strided's
+# storage_offset is absolute (a replay would shift it by the input's offset) and its bounds
+# check reads the storage's size, neither of which the signature holds.
+_UNPLANNED_VIEWS = frozenset((None, "split", "split_with_sizes", "unbind", "as_strided"))
+
+
+def enable_views(ops: Any) -> None:
+    """Let the view operators among ``ops`` whose result is a function of the call signature
+    and the input's storage offset keep plans."""
+    enable(*(op for op in ops if _nodes.VIEW_OPS.get(op.qualname) not in _UNPLANNED_VIEWS))
+
+
+def _forget() -> None:
+    for op in _dispatch.operators():
+        if op._plans:
+            op._plans = {}
+
+
+_dispatch.on_invalidate.append(_forget)
+
+
+def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run ``op`` by its plan for this signature (made on the signature's first call, from the
+    generic path's own run); None when the generic path must run it."""
+    if _state.inference_active or _state.anomaly or recording is not None:
+        return None
+    # The signature, written out flat (this runs for every call of every such operator): a
+    # contiguous tensor by its interned layout, a strided one by its geometry (the plan binds
+    # the strides; the offset is read per call), True after a tensor that requires grad, a
+    # number by its class and value (1, 1.0 and True differ).
+    parts: list[Any] = []
+    add = parts.append
+    grad = False
+    first = None
+    for a in args:
+        cls = a.__class__
+        if cls is Tensor:
+            if first is None:
+                first = a
+            elif a is first:
+                add(_ALIAS)  # `t + t`: a call of two tensors plans apart from this one
+            lay = a._fk
+            if lay is None:
+                dev = a._device
+                lay = (a._shape, a._stride, a._dtype, dev._type, dev._index)
+            add(lay)
+            if a._requires_grad:
+                grad = True
+                add(True)
+        elif cls in _SCALAR_TYPES:
+            add(cls)
+            add(a)
+        elif a is None:
+            add(None)
+        elif (cls is list or cls is tuple) and all(x.__class__ is int for x in a):
+            add(cls)  # dims
+            add(tuple(a))
+        else:
+            return None  # tensor lists, subclasses, dtypes...: the generic path
+    if kwargs:
+        for name, v in kwargs.items():
+            cls = v.__class__
+            if cls in _KWARG_TYPES:
+                add(name)
+                add(cls)
+                add(v)
+            else:
+                return None
+    if grad:
+        # no_grad (read from the thread only when some thread has it on)
+        grad = not _state.no_grad_active or _config.is_grad_enabled()
+        add(grad)
+    key = tuple(parts)
+    try:
+        plan = op._plans.get(key)
+    except TypeError:  # symbolic sizes (fake tensors with a shape env) do not hash
+        return None
+    if plan is None:
+        return _first_call(op, args, kwargs, key, grad)
+    if plan is _GENERIC:
+        return None
+    native, lay, recipe, fk = plan
+    h = native(args)
+    if lay is None:
+        return h  # a view's plan makes its tensor itself
+    if h is None:
+        return None  # the backend left this call to its kernels: the generic path
+    # _fast.wrap(h, lay), written out: a new tensor's objects are most of a plan's cost
+    st = _new(UntypedStorage)
+    st._handle = h
+    st._nbytes = lay.nbytes
+    st._device = lay.device
+    st._runtime = lay.runtime
+    st._ptr = h.ptr
+    st._hostbuf = _UNSET
+    out = _new(Tensor)
+    out._storage = st
+    out._shape = lay.shape
+    out._stride = lay.stride
+    out._offset = 0
+    out._dtype = lay.dtype
+    out._device = lay.device
+    out._vc = [0]
+    out._base = None
+    out._grad = None
+    out._fk = fk
+    if recipe is None:
+        out.grad_fn = None
+        out._requires_grad = False
+    else:
+        _nodes.plan_node(recipe, args, out)
+    return out
+
+
+def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any],
+                key: tuple[Any, ...], grad: bool) -> Any:
+    """Run the generic path recorded, keep the plan it allows, and return its result."""
+    global recording
+    with _lock:
+        if recording is not None:
+            return None  # another thread is planning: this call takes the generic path
+        rec = recording = []
+    try:
+        result = _dispatch.call(op, args, kwargs)
+    finally:
+        recording = None
+    tensors = [a for a in args if a.__class__ is Tensor]
+    if len({id(t) for t in tensors}) != len(tensors) - sum(t is tensors[0] for t in tensors[1:]):
+        # A tensor other than the first passed twice: the signature does not say so, and its
+        # next call may pass two (the record could not tell which operand is which argument).
+        # Plan on a later call.
+        return result
+    plan = _make(op, args, rec, result, grad) if rec or kwargs else _view_plan(op, args, result,
+                                                                             grad)
+    plans = op._plans
+    if plans is not None:
+        if len(plans) >= _MAX_PLANS:
+            plans.clear()
+        plans[key] = plan if plan is not None else _GENERIC
+    return result
+
+
+def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result: Any,
+          grad: bool) -> tuple[Any, ...] | None:
+    """The plan that the record ``rec`` of a generic call allows, or None: the native call (a
+    function of the call's arguments returning the output's memory), the output's layout and
+    the recipe of the autograd node (None: the call records none)."""
+    if len(rec) != 1 or result.__class__ is not Tensor:
+        return None
+    prim, operands, compute, out_dtype, prim_kwargs, out = rec[0]
+    lay = out._fk if out._fk is not None else _Geometry.of(out)
+    if lay is None or lay.fast is None or compute is _dtype.bool_:
+        return None
+    fast = lay.fast
+    key = lay.runtime.dispatch_key
+    # The generic path ran core's composite and the backend's own primitive kernel.
+    if (op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT)
+            or getattr(P, prim).resolve(key) is not fast.kernels.get(prim)):
+        return None
+    dims = None
+    if prim_kwargs:
+        if "dims" in prim_kwargs:  # a reduction: its result is `out` reshaped
+            dims = prim_kwargs["dims"]
+            lay = _interned(tuple(result._shape), out_dtype, result._device)
+            if (lay is None or result._storage is not out._storage or result._offset
+                    or result._stride != lay.stride):
+                return None
+        elif list(prim_kwargs) == ["rounding_mode"]:
+            mode = prim_kwargs["rounding_mode"]
+            if mode is not None:
+                prim = _PRIM_VARIANTS.get((prim, mode))
+                if prim is None:
+                    return None
+        else:
+            return None
+    elif out is not result:
+        return None
+    node = None
+    if result._requires_grad:  # (a bool or integer result records nothing)
+        node = _node_recipe(op, args, result) if grad else None
+        if node is None:
+            return None
+    native = _native(fast, prim, operands, args, compute, out_dtype, lay, dims)
+    if native is None:
+        return None
+    return (native, lay, node, lay if lay.__class__ is not _Geometry else None)
+
+
+def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
+               grad: bool) -> tuple[Any, ...] | None:
+    """The plan of a view operator's call: the same geometry over the next call's storage
+    (what ``Tensor._view`` builds), and the backward the view's Autograd kernel records."""
+    kind = _nodes.VIEW_OPS.get(op.qualname)
+    source = args[0] if args else None
+    if (kind in _UNPLANNED_VIEWS or result.__class__ is not Tensor or source.__class__ is not Tensor
+            or result._storage is not source._storage or result._vc is not source._vc
+            or result._dtype is not source._dtype or result._device is not source._device):
+        return None
+    base = source._base if source._base is not None else source
+    key = _dispatch.backend_key(args, {})
+    if (result._base is not base
+            or op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT)):
+        return None
+    if result.requires_grad:
+        autograd = op.kernels.get(_dispatch.AUTOGRAD)
+        if not grad or getattr(autograd, "_plait_view", None) != kind:
+            return None
+    shape, stride, delta = result._shape, result._stride, result._offset - source._offset
+    make = Tensor._make
+    record = _nodes.record_view if result.requires_grad else None
+
+    def run_view(args: tuple[Any, ...]) -> Tensor:
+        src = args[0]
+        out = make(src._storage, shape, stride, src._offset + delta, src._dtype, src._device,
+                   src._vc, src._base if src._base is not None else src)
+        if record is not None:
+            record(src, out, kind, args[1:])
+        return out
+    return (run_view, None, None, None)
+
+
+class _Geometry:
+    """A plan's output that is not contiguous (an elementwise result that follows a strided
+    input's layout): what the plan's wrapping reads of a Layout."""
+
+    __slots__ = ("dcode", "device", "dtype", "fast", "nbytes", "numel", "runtime", "shape",
+                 "stride")
+
+    @classmethod
+    def of(cls, t: Tensor) -> _Geometry | None:
+        """``t``'s geometry when it is dense (its elements tile its storage) at offset 0."""
+        numel = 1
+        for size in t._shape:
+            numel *= size
+        nbytes = numel * t._dtype.itemsize
+        if t._offset or t._storage._nbytes != nbytes or not numel:
+            return None
+        geo = cls()
+        geo.shape, geo.stride, geo.dtype, geo.device = t._shape, t._stride, t._dtype, t._device
+        geo.numel, geo.nbytes = numel, nbytes
+        geo.runtime = t._storage._runtime
+        fast = geo.runtime.fast
+        geo.dcode = None if fast is None else fast.dtype_codes.get(t._dtype)
+        geo.fast = None if geo.dcode is None else fast
+        return geo
+
+
+def _position(x: Any, args: tuple[Any, ...]) -> int | None:
+    for i, a in enumerate(args):
+        if a is x:
+            return i
+    return None
+
+
+def _address(t: Tensor) -> int:
+    return t._storage._ptr + t._offset * t._dtype.itemsize
+
+
+def _dense(t: Tensor, lay: Any) -> bool:
+    """Whether ``t`` has the geometry of the contiguous layout ``lay`` (a signature pins the
+    geometry of every later call's tensor too)."""
+    return t._shape == lay.shape and t._stride == lay.stride
+
+
+def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
+            compute: _dtype.dtype, out_dtype: _dtype.dtype, lay: Any, dims: Any
+            ) -> Callable[[tuple[Any, ...]], Any] | None:
+    """The allocate-and-run call of the record: a function of the call's arguments that
+    returns the output's memory, or None when the backend leaves the call to its kernels."""
+    tensors = [o for o in operands if o.__class__ is Tensor]
+    places = [_position(t, args) for t in tensors]
+    if not tensors or None in places or len(operands) > 2:
+        return None
+    codes = fast.dtype_codes
+    prepare = getattr(fast, "prepare", None)
+    if dims is not None:  # a reduction of an argument in its own dtype
+        (x,) = tensors
+        (i,) = places
+        if x._dtype is not compute or prepare is None or codes.get(x._dtype) is None:
+            return None
+        reduce = prepare(prim, lay.dcode, codes[compute], x._shape, lay.nbytes, [x._stride],
+                         list(dims))
+        if reduce is None:
+            return None
+        return lambda args: reduce(_address(args[i]))
+    if prim == "matmul":  # two operands of the output's dtype, any strides
+        a, b = tensors
+        if prepare is None or a._dtype is not compute or b._dtype is not compute:
+            return None
+        product = prepare(prim, lay.dcode, lay.dcode, lay.shape, lay.nbytes,
+                          [a._stride, b._stride], inner=a._shape[-1])
+        if product is None:
+            return None
+        i, j = places
+        return lambda args: product(_address(args[i]), _address(args[j]))
+    strided = lay.__class__ is _Geometry  # an output following a strided input's layout
+    if out_dtype is compute and all(t._dtype is compute for t in tensors) and not strided:
+        served = _same_dtype(fast, prim, operands, tensors, places, compute, lay)
+        if served is not None:
+            return served
+    if prepare is None or codes.get(compute) is None:
+        return None
+    out_strides = lay.stride if strided else None
+    if len(operands) == 1:  # a unary op of a strided tensor, or one with another out dtype
+        (x,) = tensors
+        (i,) = places
+        if x._dtype is not compute:
+            return None
+        unary = prepare(prim, lay.dcode, codes[compute], lay.shape, lay.nbytes,
+                        [_expanded(x._shape, x._stride, lay.shape)], out_strides=out_strides)
+        if unary is None:
+            return None
+        return lambda args: unary(_address(args[i]))
+    if len(tensors) != 2:
+        return None
+    if out_dtype is not compute or strided:  # a comparison, or a strided output
+        if any(t._dtype is not compute for t in tensors):
+            return None
+        compare = prepare(prim, lay.dcode, codes[compute], lay.shape, lay.nbytes,
+                          [_expanded(t._shape, t._stride, lay.shape) for t in tensors],
+                          out_strides=out_strides)
+        if compare is None:
+            return None
+        i, j = places
+        return lambda args: compare(_address(args[i]), _address(args[j]))
+    return _converted_binary(fast, prepare, prim, tensors, places, compute, lay)
+
+
+def _same_dtype(fast: Any, prim: str, operands: list[Any], tensors: list[Tensor],
+                places: list[Any], compute: _dtype.dtype, lay: Any) -> Any:
+    """The one-call entry points of operands already in the output's dtype: a contiguous
+    unary op, a tensor and a Python number, a broadcast binary op of any strides."""
+    dcode = lay.dcode
+    nbytes, numel = lay.nbytes, lay.numel
+    if len(operands) == 1:
+        code = fast.unary_ops.get(prim)
+        (i,) = places
+        if code is None or not _dense(tensors[0], lay):
+            return None
+        unary = fast.unary
+
+        def run_unary(args: tuple[Any, ...]) -> Any:
+            return unary(code, dcode, nbytes, numel, _address(args[i]))
+        return run_unary
+    code = fast.binary_ops.get(prim)
+    if code is None:
+        return None
+    if len(tensors) == 1:  # a tensor and a Python number
+        (i,) = places
+        scalar = operands[1] if operands[0] is tensors[0] else operands[0]
+        reversed_ = operands[0] is not tensors[0]
+        if (not _dense(tensors[0], lay) or compute not in _SCALAR_DTYPES
+                or scalar.__class__ not in (int, float)
+                or (scalar.__class__ is int and not -_EXACT <= scalar <= _EXACT)):
+            return None
+        binary_scalar = fast.binary_scalar
+
+        def run_scalar(args: tuple[Any, ...]) -> Any:
+            return binary_scalar(code, dcode, nbytes, numel, _address(args[i]), scalar,
+                                 reversed_)
+        return run_scalar
+    i, j = places
+    itemsize = compute.itemsize
+    shape = lay.shape
+    a, b = tensors
+    bplan = fast.broadcast_plan(code, dcode, nbytes, shape,
+                                _expanded(a._shape, a._stride, shape),
+                                _expanded(b._shape, b._stride, shape))
+    binary_plan = fast.binary_plan
+
+    def run_binary(args: tuple[Any, ...]) -> Any:
+        a = args[i]
+        b = args[j]
+        return binary_plan(bplan, a._storage._ptr + a._offset * itemsize,
+                           b._storage._ptr + b._offset * itemsize)
+    return run_binary
+
+
+def _converted_binary(fast: Any, prepare: Any, prim: str, tensors: list[Tensor],
+                      places: list[Any], compute: _dtype.dtype, lay: Any) -> Any:
+    """A binary op whose operands the generic path converted to ``compute`` first (float32 +
+    float64): each converted into a temporary block (the backend's cast, as the generic
+    path's ``to_dtype``), then the broadcast op."""
+    code = fast.binary_ops.get(prim)
+    if code is None:
+        return None
+    shape = lay.shape
+    converters = []
+    strides = []
+    for t in tensors:
+        if t._dtype is compute:
+            converters.append(None)
+            strides.append(_expanded(t._shape, t._stride, shape))
+            continue
+        src = fast.dtype_codes.get(t._dtype)
+        numel = 1
+        for size in t._shape:
+            numel *= size
+        convert = None if src is None else prepare(
+            "copy", lay.dcode, src, t._shape, numel * compute.itemsize, [t._stride])
+        if convert is None:
+            return None
+        converters.append(convert)
+        dense = _interned(tuple(t._shape), compute, t._device)
+        if dense is None:
+            return None
+        strides.append(_expanded(t._shape, dense.stride, shape))
+    bplan = fast.broadcast_plan(code, lay.dcode, lay.nbytes, shape, *strides)
+    binary_plan = fast.binary_plan
+    i, j = places
+    ca, cb = converters
+
+    def run_converted(args: tuple[Any, ...]) -> Any:
+        # the temporary blocks live until the op has read them
+        a = ca(_address(args[i])) if ca is not None else None
+        b = cb(_address(args[j])) if cb is not None else None
+        if (ca is not None and a is None) or (cb is not None and b is None):
+            return None
+        return binary_plan(bplan, a.ptr if a is not None else _address(args[i]),
+                           b.ptr if b is not None else _address(args[j]))
+    return run_converted
+
+
+def _expanded(shape: tuple[int, ...], stride: tuple[int, ...],
+              full: tuple[int, ...]) -> list[int]:
+    """Element strides ``stride`` of ``shape`` broadcast to ``full`` (0 where expanded)."""
+    lead = len(full) - len(shape)
+    strides = [0] * lead
+    for size, target, st in zip(shape, full[lead:], stride):
+        strides.append(st if size == target else 0)
+    return strides
+
+
+def _node_recipe(op: _dispatch.Operator, args: tuple[Any, ...], result: Tensor) -> Any:
+    """What :func:`_nodes.plan_node` needs to record the node the generic call recorded."""
+    kernel = op.kernels.get(_dispatch.AUTOGRAD)
+    node = result.grad_fn
+    if kernel is None or getattr(kernel, "_plait_node", None) is None or node is None:
+        return None
+    return _nodes.plan_recipe(node, args, result)
+
+
+_dispatch.plan_call = call

@@ -1,0 +1,419 @@
+"""The device registry: backend plugins, their two load phases, and device modules.
+
+Phase 1 (``autoload``, at the end of ``import torch``): find the ``torch.backends`` entry
+points, import each light plugin module, register it with pluggy and ask for its
+:class:`~torch.backends.hookspecs.BackendInfo`. No native code runs.
+
+Phase 2 (:func:`runtime`, on the first use of a device type): ask the plugin for its allocator
+and copier and let it register kernels. Native extensions load here.
+
+A plugin that fails in either phase never breaks ``import torch``: phase 1 failures warn once
+and the first use of the device raises a ``RuntimeError`` naming the plugin and chaining the
+original error. Subsystems ask this registry what a device can do (:func:`capabilities`)
+instead of comparing device-type strings.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+import time
+import warnings
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from . import config as _config, entry_points as _entry_points
+
+ENV_VAR = "TORCH_DEVICE_BACKEND_AUTOLOAD"
+CPU_FALLBACK_ENV_VAR = "TORCH_DEVICE_CPU_FALLBACK"
+
+# Device types core always parses: its own (cpu, meta) and the well-known accelerators it keeps
+# placeholder modules for. The value is the distribution that serves it.
+WELL_KNOWN: dict[str, str] = {
+    "cpu": "plait-core",
+    "meta": "plait-core",
+    "cuda": "plait-backend-cuda",
+    "mps": "plait-backend-mps",
+    "xpu": "plait-backend-xpu",
+}
+KNOWN_DEVICE_TYPES = frozenset(WELL_KNOWN)
+BUILTIN = frozenset(("cpu", "meta"))
+
+_TRUE = frozenset(("", "1", "true", "yes", "on"))
+_FALSE = frozenset(("0", "false", "no", "off"))
+
+
+@dataclass
+class Plugin:
+    """One installed ``torch.backends`` entry point and what became of it."""
+
+    name: str  # the device type
+    value: str  # "module" or "module:attr"
+    distribution: str
+    version: str
+    status: str = "installed"  # installed | loaded | failed | skipped
+    load_seconds: float = 0.0
+    error: BaseException | None = None
+    module: Any = None
+    info: Any = None
+
+
+@dataclass
+class Runtime:
+    """Phase-2 state of one device type: what core needs to allocate and move memory."""
+
+    device_type: str
+    dispatch_key: str
+    allocator: Any
+    copier: Any
+    capabilities: frozenset[str] = field(default_factory=frozenset)
+    plugin: Plugin | None = None
+    fast: Any = None  # the backend's hookspecs.FastPath, or None
+
+
+_lock = threading.RLock()
+_plugins: dict[str, Plugin] = {}  # by device type; every installed entry point
+_runtimes: dict[str, Runtime] = {}
+_runtime_errors: dict[str, BaseException] = {}
+_device_modules: dict[str, ModuleType] = {}
+_pm: Any = None
+_installed_scanned = False
+autoload_setting: str = ""
+autoload_seconds: float = 0.0
+# Called once autoload has run (whatever it loaded): how torch.<device> and the Tensor methods
+# of plugin devices are made without this registry importing the layers above it.
+on_autoload: list[Any] = []
+
+
+# -- phase 1 -------------------------------------------------------------------------------
+
+
+def parse_autoload(value: str | None) -> bool | frozenset[str]:
+    """``True`` (load all), ``False`` (load none) or the set of names to load."""
+    v = (value or "").strip().lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
+    return frozenset(part.strip() for part in v.split(",") if part.strip())
+
+
+def _scan_installed() -> dict[str, Plugin]:
+    global _installed_scanned
+    if not _installed_scanned:
+        for ep in _entry_points.find("torch.backends"):
+            _plugins.setdefault(ep.name, Plugin(ep.name, ep.value, ep.distribution, ep.version))
+        _installed_scanned = True
+    return _plugins
+
+
+def installed() -> dict[str, Plugin]:
+    """Every installed backend plugin, by device type, with its status."""
+    with _lock:
+        return dict(_scan_installed())
+
+
+def autoload() -> None:
+    """Phase 1 for every installed plugin the environment variable selects."""
+    global autoload_setting, autoload_seconds
+    t0 = time.perf_counter()
+    autoload_setting = os.environ.get(ENV_VAR, "")
+    selected = parse_autoload(autoload_setting)
+    if selected is not False:
+        with _lock:
+            plugins = _scan_installed()
+            for name, plugin in plugins.items():
+                if selected is not True and name not in selected:
+                    plugin.status = "skipped"
+                    continue
+                _load_plugin(plugin)
+            if selected is not True:
+                _warn_unknown(selected, plugins)
+    for callback in on_autoload:
+        callback()
+    autoload_seconds = time.perf_counter() - t0
+
+
+def _warn_unknown(selected: frozenset[str], plugins: dict[str, Plugin]) -> None:
+    """A name in the allowlist that no installed plugin serves is most likely a typo."""
+    unknown = sorted(selected - set(plugins) - BUILTIN)
+    if unknown:
+        listing = ", ".join(sorted(plugins)) or "none"
+        warnings.warn(
+            f"{ENV_VAR}={autoload_setting!r} names {', '.join(map(repr, unknown))}, which no "
+            f"installed backend plugin serves (installed: {listing}).",
+            RuntimeWarning,
+            stacklevel=_config.external_stacklevel(),
+        )
+
+
+def _plugin_manager() -> Any:
+    global _pm
+    if _pm is None:
+        import pluggy
+
+        from ..backends import hookspecs
+
+        _pm = pluggy.PluginManager(hookspecs.PROJECT)
+        _pm.add_hookspecs(hookspecs)
+    return _pm
+
+
+def _load_plugin(plugin: Plugin) -> None:
+    t0 = time.perf_counter()
+    try:
+        mod_name, _, attr = plugin.value.partition(":")
+        module: Any = importlib.import_module(mod_name.strip())
+        for part in filter(None, attr.strip().split(".")):
+            module = getattr(module, part)
+        pm = _plugin_manager()
+        if pm.get_name(module) is None:
+            pm.register(module, name=plugin.name)
+        plugin.module = module
+        info = _call_owner(plugin, "torch_backend_info", device_type=plugin.name)
+        if info is None:
+            raise RuntimeError(f"the plugin declares no backend for device type '{plugin.name}' "
+                               "(torch_backend_info returned None)")
+        if info.device_type != plugin.name:
+            raise RuntimeError(f"the entry point is named '{plugin.name}' but the plugin says "
+                               f"it serves '{info.device_type}'")
+        plugin.info = info
+        plugin.status = "loaded"
+    except Exception as exc:  # a broken plugin must not break `import torch`
+        plugin.status = "failed"
+        plugin.error = exc
+        others = ",".join(n for n in sorted(_plugins) if n != plugin.name)
+        keep = f", or load only the others with {ENV_VAR}={others}" if others else ""
+        warnings.warn(
+            f"Failed to load the torch backend plugin '{plugin.name}' (from {plugin.distribution}"
+            f"): {type(exc).__name__}: {exc}. Device type '{plugin.name}' is unusable. Set "
+            f"{ENV_VAR}=0 to turn backend autoloading off{keep}.",
+            RuntimeWarning,
+            stacklevel=_config.external_stacklevel(),
+        )
+    finally:
+        plugin.load_seconds = time.perf_counter() - t0
+
+
+def _call_owner(plugin: Plugin, hook: str, **kwargs: Any) -> Any:
+    """Call ``hook`` on the plugin that owns a device type only: a broken neighbour cannot
+    answer for it, nor make it fail."""
+    fn = getattr(plugin.module, hook, None)
+    if fn is None:
+        return None
+    return fn(**kwargs)
+
+
+def is_declared(device_type: str) -> bool:
+    """Whether an installed plugin (loaded, failed or not) declares ``device_type``."""
+    if device_type in _plugins:
+        return True
+    with _lock:
+        return device_type in _scan_installed()
+
+
+def unknown_device_message(device_type: str, spec: str) -> str:
+    known = sorted(KNOWN_DEVICE_TYPES | set(_plugins))
+    plugins = installed()
+    listing = ", ".join(f"{p.name} ({p.distribution})" for p in plugins.values()) or "none"
+    return (f"Expected one of {', '.join(known)} device type at start of device string: {spec}. "
+            f"Unknown device type '{device_type}'. Installed backend plugins: {listing}.")
+
+
+# -- phase 2 -------------------------------------------------------------------------------
+
+
+def runtime(device_type: str) -> Runtime:
+    """The initialised runtime of ``device_type``, initialising it on first use."""
+    rt = _runtimes.get(device_type)
+    if rt is not None:
+        return rt
+    with _lock:
+        rt = _runtimes.get(device_type)
+        if rt is None:
+            rt = _initialise(device_type)
+            _runtimes[device_type] = rt
+        return rt
+
+
+def _initialise(device_type: str) -> Runtime:
+    if device_type in _runtime_errors:
+        # A fresh error each time, chained to the original: re-raising one object would grow
+        # its traceback on every use of the device.
+        first = _runtime_errors[device_type]
+        raise RuntimeError(str(first)) from first.__cause__
+    plugin = _scan_installed().get(device_type)
+    if plugin is None or plugin.status != "loaded":
+        if device_type in BUILTIN:
+            return _builtin_runtime(device_type)
+        raise _unusable(device_type, plugin)
+    try:
+        allocator = _call_owner(plugin, "torch_backend_allocator", device_type=device_type)
+        if allocator is None:
+            raise RuntimeError("torch_backend_allocator returned None")
+        copier = _call_owner(plugin, "torch_backend_copy", device_type=device_type)
+        caps = plugin.info.capabilities
+        if copier is None and "host_accessible" not in caps:
+            raise RuntimeError("the backend gave no copier and its memory is not host accessible")
+        if device_type in BUILTIN:
+            # make sure core's reference kernels are in place before the plugin overrides them
+            from .. import _refs  # noqa: F401
+        from ..library import Library
+
+        lib = Library("prims", "IMPL", plugin.info.dispatch_key)
+        _plugin_manager().hook.torch_backend_register_kernels(device_type=device_type, lib=lib)
+        _call_owner(plugin, "torch_backend_set_num_threads", device_type=device_type,
+                    num_threads=_config.state.num_threads)
+        fast = _call_owner(plugin, "torch_backend_fast_path", device_type=device_type)
+    except Exception as exc:
+        err = RuntimeError(
+            f"The torch backend plugin '{plugin.name}' (from {plugin.distribution}) could not "
+            f"initialise device type '{device_type}': {exc}"
+        )
+        err.__cause__ = exc
+        _runtime_errors[device_type] = err
+        raise err from exc
+    return Runtime(device_type, plugin.info.dispatch_key, allocator, copier, caps, plugin, fast)
+
+
+def _unusable(device_type: str, plugin: Plugin | None) -> RuntimeError:
+    if plugin is None:
+        dist = WELL_KNOWN.get(device_type, f"a plait backend for '{device_type}'")
+        return RuntimeError(
+            f"Device type '{device_type}' has no backend installed: install {dist} "
+            f"(pip install {dist})." if device_type in WELL_KNOWN else
+            f"Device type '{device_type}' has no backend installed."
+        )
+    if plugin.status == "failed":
+        err = RuntimeError(
+            f"Device type '{device_type}' is unusable: its backend plugin '{plugin.name}' (from "
+            f"{plugin.distribution}) failed to load at import: {type(plugin.error).__name__}: "
+            f"{plugin.error}. Fix or uninstall {plugin.distribution}, or set {ENV_VAR}=0 to "
+            "turn backend autoloading off."
+        )
+        err.__cause__ = plugin.error
+        return err
+    return RuntimeError(
+        f"Device type '{device_type}' is served by the plugin '{plugin.name}' (from "
+        f"{plugin.distribution}), which was not loaded because {ENV_VAR}="
+        f"{autoload_setting!r}; add '{plugin.name}' to {ENV_VAR} or unset it."
+    )
+
+
+def _builtin_runtime(device_type: str) -> Runtime:
+    from . import storage as _storage
+
+    if device_type == "meta":
+        return Runtime("meta", "Meta", _storage.MetaAllocator(), None, frozenset())
+    from .. import _refs  # noqa: F401  (registers the reference CPU kernels)
+
+    return Runtime("cpu", "CPU", _storage.HostAllocator(), None,
+                   frozenset(("host_accessible", "float64", "amp")))
+
+
+def capabilities(device_type: str) -> frozenset[str]:
+    """What a device type can do, without initialising it."""
+    if device_type in _runtimes:
+        return _runtimes[device_type].capabilities
+    plugin = _plugins.get(device_type)
+    if plugin is not None and plugin.info is not None:
+        return plugin.info.capabilities
+    if device_type == "cpu":
+        return frozenset(("host_accessible", "float64", "amp"))
+    return frozenset()
+
+
+# What autocast may use on the devices core serves itself (its reference kernels compute both).
+_BUILTIN_AMP_DTYPES = {"cpu": ("bfloat16", "float16")}
+
+
+def amp_dtypes(device_type: str) -> tuple[str, ...]:
+    """The dtype names autocast may use on a device type, its default first; empty when its
+    backend does not declare the ``"amp"`` capability."""
+    if "amp" not in capabilities(device_type):
+        return ()
+    plugin = _plugins.get(device_type)
+    if plugin is not None and plugin.info is not None:
+        return tuple(plugin.info.amp_dtypes)
+    return _BUILTIN_AMP_DTYPES.get(device_type, ())
+
+
+def dispatch_key(device_type: str) -> str:
+    """The dispatcher key of a device type (``cpu -> CPU``, ``npu -> NPU``)."""
+    plugin = _plugins.get(device_type)
+    if plugin is not None and plugin.info is not None:
+        return plugin.info.dispatch_key
+    return "Meta" if device_type == "meta" else device_type.upper()
+
+
+def cpu_fallback_enabled() -> bool:
+    return os.environ.get(CPU_FALLBACK_ENV_VAR, "1").strip().lower() not in _FALSE
+
+
+def synchronize(device_type: str, index: int) -> None:
+    """Call the backend's ``torch_backend_synchronize`` hook for one device."""
+    rt = runtime(device_type)
+    if rt.plugin is not None:
+        _call_owner(rt.plugin, "torch_backend_synchronize", device_type=device_type,
+                    device_index=index)
+
+
+def set_num_threads(n: int) -> None:
+    """Tell every initialised backend to use ``n`` intra-op threads."""
+    for rt in list(_runtimes.values()):
+        if rt.plugin is not None:
+            _call_owner(rt.plugin, "torch_backend_set_num_threads",
+                        device_type=rt.device_type, num_threads=n)
+
+
+# -- device modules ------------------------------------------------------------------------
+
+
+def register_device_module(device_type: str, module: ModuleType) -> None:
+    """Record ``module`` as the backend's module of ``device_type`` (what ``torch.<type>``
+    forwards to); a second registration is an error."""
+    with _lock:
+        existing = _device_modules.get(device_type)
+        if existing is not None:
+            raise RuntimeError(f"The runtime module of '{device_type}' has already been "
+                               f"registered with '{getattr(existing, '__name__', existing)}'")
+        _device_modules[device_type] = module
+
+
+def check_index(device_type: str, index: int) -> None:
+    """Raise before a backend sees an index its device module does not count (a negative one,
+    or one past ``device_count()``)."""
+    if device_type in BUILTIN:
+        return
+    mod = device_module(device_type)
+    count = getattr(mod, "device_count", None) if mod is not None else None
+    if index < 0 or (count is not None and index >= int(count())):
+        total = "" if count is None else f"; {int(count())} available"
+        raise RuntimeError(f"Invalid device index {index} for device type '{device_type}'"
+                           f"{total}")
+
+
+def device_module(device_type: str) -> ModuleType | None:
+    """The registered module of ``device_type``, asking its plugin for one the first time."""
+    mod = _device_modules.get(device_type)
+    if mod is not None:
+        return mod
+    with _lock:
+        plugin = _plugins.get(device_type)
+        if plugin is not None and plugin.status == "loaded" and device_type not in _device_modules:
+            mod = _call_owner(plugin, "torch_backend_device_module", device_type=device_type)
+            if mod is not None:
+                register_device_module(device_type, mod)
+        return _device_modules.get(device_type)
+
+
+def summary() -> dict[str, Any]:
+    """Diagnostics for ``python -m torch.backends``."""
+    return {
+        "autoload": autoload_setting,
+        "autoload_seconds": autoload_seconds,
+        "plugins": installed(),
+        "initialised": sorted(_runtimes),
+    }

@@ -1,0 +1,370 @@
+"""Negative log-likelihood and cross-entropy, structured as PyTorch structures them:
+
+- ``aten::nll_loss_forward(self, target, weight, reduction, ignore_index) -> (output,
+  total_weight)`` for a (C,) or (N, C) ``self`` of log-probabilities and class indices, and its
+  backward ``aten::nll_loss_backward``: composites over ``gather`` / ``scatter`` with explicit
+  derivative formulas, so a backend may fuse either;
+- ``aten::nll_loss`` (1-d or 2-d) and ``aten::nll_loss_nd`` (any (N, C, d1, ...) input: the
+  class dim moves last and the rest flattens to rows), written in ``nll_loss_forward``;
+- ``aten::_cross_entropy_forward(self, target, weight, reduction, ignore_index) -> (output,
+  logsumexp)`` for (N, C) / (C,) floating logits and int64 class indices (N,) / (), and its
+  backward ``aten::_cross_entropy_backward(grad_output, self, target, weight, reduction,
+  ignore_index, logsumexp) -> grad_self`` (``(softmax - onehot) * weight`` scaled by the
+  reduction, zero for ignored targets): composites over ``logsumexp`` and the nll ops with
+  explicit derivative formulas, so a backend may fuse either into one pass per row;
+- ``aten::cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100,
+  label_smoothing=0.0)``: ``_cross_entropy_forward`` for the case above without label
+  smoothing; otherwise ``log_softmax`` over the class dim then ``nll_loss_nd`` for class
+  indices (plus the label-smoothing term), or the probability-target formula when ``target``
+  has ``self``'s shape. It is written in other ops (CompositeImplicitAutograd), so autograd
+  goes through the fused ops' formulas.
+
+``reduction`` is PyTorch's enum: 0 none, 1 mean, anything else sum. "mean" divides by the
+summed weights of the targets that are not ``ignore_index`` (NaN when there are none), as in
+PyTorch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._core import config as _config, dispatch as _dispatch, dtype as _dtype
+from .._core.tensor import Tensor, has_data
+
+__all__: list[str] = []
+
+NONE, MEAN, SUM = 0, 1, 2
+
+
+def _type_name(dt: _dtype.dtype) -> str:
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "float32": "Float", "float64": "Double", "float16": "Half",
+            "bfloat16": "BFloat16"}.get(dt._name, dt._name)
+
+
+def check_nll_loss(self: Tensor, target: Tensor, weight: Tensor | None) -> int:
+    """PyTorch's checks of ``nll_loss_forward``'s arguments; returns the number of classes."""
+    if self.ndim not in (1, 2):
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target._dtype not in (_dtype.int64, _dtype.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_type_name(target._dtype)}")
+    no_batch = self.ndim == 1 and target.ndim == 0
+    if not (no_batch or self._shape[0] == target._shape[0]):
+        raise ValueError(f"Expected input batch_size ({self._shape[0]}) to match target "
+                         f"batch_size ({target._shape[0]}).")
+    classes = self._shape[-1]
+    if weight is not None:
+        if weight.ndim != 1 or weight._shape[0] != classes:
+            raise RuntimeError(f"weight tensor should be defined either for all {classes} "
+                               f"classes or no classes but got weight tensor of shape: "
+                               f"{list(weight._shape)}")
+        if weight._dtype is not self._dtype:
+            raise RuntimeError(f"expected scalar type {_type_name(self._dtype)} but found "
+                               f"{_type_name(weight._dtype)}")
+    return classes
+
+
+def _check_weight_not_differentiable(weight: Tensor | None) -> None:
+    """PyTorch's nll_loss has no derivative for ``weight`` and refuses one that requires grad
+    (checked by the public composites, which run with the caller's grad mode)."""
+    if weight is not None and weight.requires_grad and _config.is_grad_enabled():
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect "
+                           "to argument 'weight'. This input cannot have requires_grad True.")
+
+
+def _picked(self: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
+            classes: int) -> tuple[Tensor, Tensor]:
+    """(safe index (rows, 1), per-row weight (rows,): 0 for an ignored target), over a 2-d
+    view of the input; raises PyTorch's error for a target out of range."""
+    import torch
+
+    t = target.reshape(-1).to(torch.int64)  # (rows,)
+    if t._device.type == "cpu" and t.__class__ is Tensor and not _config.state.modes_active:
+        # The checks need the values on the host anyway (the error names the first bad
+        # target): do them there, in a few numpy calls instead of eight dispatched ops.
+        safe, keep = _host_picked(t, ignore_index, classes)
+    else:
+        keep = t != ignore_index
+        bad = keep & ((t < 0) | (t >= classes))
+        if has_data(t) and bool(bad.any()):  # meta and fake targets have no values to check
+            raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+        safe = torch.where(keep, t, 0).unsqueeze(1)  # (rows, 1)
+    w = keep.to(self._dtype)
+    if weight is not None:
+        w = weight[safe.squeeze(1)] * w
+    return safe, w
+
+
+def _host_picked(t: Tensor, ignore_index: int, classes: int) -> tuple[Tensor, Tensor]:
+    """``_picked``'s (safe index, keep mask) of a CPU int64 target ``t``, computed with
+    numpy (fresh arrays, so the tensors may share their memory)."""
+    import numpy as np
+
+    from .._aten.creation import from_numpy
+
+    a = t.numpy()
+    keep = a != ignore_index
+    bad = keep & ((a < 0) | (a >= classes))
+    if bad.any():
+        raise IndexError(f"Target {int(a[bad][0])} is out of bounds.")
+    safe = np.where(keep, a, 0).reshape(-1, 1)
+    return from_numpy(safe), from_numpy(keep)
+
+
+def _gather_rows(x: Tensor, safe: Tensor) -> Tensor:
+    """``x.gather(1, safe)`` for indices ``_picked`` already checked: the primitive directly
+    (the public op would check them again, with two reductions and two host reads)."""
+    from .._core.alloc import P, new_tensor
+
+    if not x._shape[1]:  # no classes: every index is out of range, the op raises
+        return x.gather(1, safe)
+    out = new_tensor(safe._shape, x._dtype, x._device)
+    if out.numel():
+        P.gather(out, x, 1, safe)
+    return out
+
+
+def _nll_loss_forward_kernel(self: Tensor, target: Tensor, weight: Tensor | None,
+                             reduction: int, ignore_index: int) -> tuple[Tensor, Tensor]:
+    import torch
+
+    classes = check_nll_loss(self, target, weight)
+    x = self.reshape(-1, classes)  # (rows, C)
+    safe, w = _picked(self, target, weight, ignore_index, classes)
+    loss = -_gather_rows(x, safe).squeeze(1) * w  # (rows,)
+    if reduction == NONE:
+        return loss.reshape(target._shape), torch.zeros((), dtype=self._dtype,
+                                                        device=self.device)
+    total = w.sum()
+    if reduction == MEAN:
+        return loss.sum() / total, total
+    return loss.sum(), total
+
+
+def _nll_loss_backward_kernel(grad_output: Tensor, self: Tensor, target: Tensor,
+                              weight: Tensor | None, reduction: int, ignore_index: int,
+                              total_weight: Tensor) -> Tensor:
+    import torch
+
+    classes = check_nll_loss(self, target, weight)
+    safe, w = _picked(self, target, weight, ignore_index, classes)
+    g = grad_output.reshape(-1) if reduction == NONE else grad_output
+    if reduction == MEAN:
+        g = g / total_weight
+    src = -w * g
+    if reduction == MEAN:  # every target ignored: total_weight is 0, yet the gradient is 0
+        src = torch.where(w != 0, src, 0)
+    src = src.to(self._dtype).unsqueeze(1)  # (rows, 1): the gradient of each picked entry
+    rows = safe._shape[0]
+    grad = torch.zeros((rows, classes), dtype=self._dtype, device=self.device)
+    if rows and classes:  # in place: a fresh buffer no one else sees; indices checked
+        from .._core.alloc import P
+
+        P.scatter_(grad, 1, safe, src, "none", True)
+    else:
+        grad.scatter_(1, safe, src)  # (the op's checks and errors)
+    return grad.reshape(self._shape)
+
+
+def _nll_loss_kernel(self: Tensor, target: Tensor, weight: Tensor | None = None,
+                     reduction: int = MEAN, ignore_index: int = -100) -> Tensor:
+    _check_weight_not_differentiable(weight)
+    return ATEN["nll_loss_forward"](self, target, weight, reduction, ignore_index)[0]
+
+
+def _nll_loss_nd_kernel(self: Tensor, target: Tensor, weight: Tensor | None = None,
+                        reduction: int = MEAN, ignore_index: int = -100) -> Tensor:
+    if self.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {self.ndim})")
+    _check_weight_not_differentiable(weight)
+    if self.ndim != 1 and target.ndim >= 1 and self._shape[0] != target._shape[0]:
+        raise ValueError(f"Expected input batch_size ({self._shape[0]}) to match target "
+                         f"batch_size ({target._shape[0]}).")
+    if self.ndim <= 2:
+        return ATEN["nll_loss_forward"](self, target, weight, reduction, ignore_index)[0]
+    n, classes = self._shape[0], self._shape[1]
+    expected = (n,) + tuple(self._shape[2:])
+    if tuple(target._shape) != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got "
+                           f"{list(target._shape)}")
+    rows = self.movedim(1, -1).reshape(-1, classes)  # (N * d1 * ..., C)
+    out = ATEN["nll_loss_forward"](rows, target.reshape(-1), weight, reduction,
+                                   ignore_index)[0]
+    return out.reshape(target._shape) if reduction == NONE else out
+
+
+# -- cross-entropy over logits: the fusable pair ------------------------------------------------
+
+
+def _cross_entropy_forward_kernel(self: Tensor, target: Tensor, weight: Tensor | None,
+                                  reduction: int, ignore_index: int) -> tuple[Tensor, Tensor]:
+    """The reference of ``_cross_entropy_forward``: ``nll_loss_forward`` of ``self`` minus its
+    row logsumexp; returns (loss, logsumexp (rows,) or () for a (C,) input)."""
+    import torch
+
+    check_nll_loss(self, target, weight)
+    lse = torch.logsumexp(self, -1)
+    loss = ATEN["nll_loss_forward"](self - lse.unsqueeze(-1), target, weight, reduction,
+                                    ignore_index)[0]
+    return loss, lse
+
+
+def _cross_entropy_backward_kernel(grad: Tensor, self: Tensor, target: Tensor,
+                                   weight: Tensor | None, reduction: int, ignore_index: int,
+                                   logsumexp: Tensor) -> Tensor:
+    """The reference of ``_cross_entropy_backward``: log_softmax's backward of
+    ``nll_loss_backward``, with the probabilities recomputed from the saved logsumexp."""
+    classes = check_nll_loss(self, target, weight)
+    total = _picked(self, target, weight, ignore_index, classes)[1].sum()
+    g = ATEN["nll_loss_backward"](grad, self, target, weight, reduction, ignore_index, total)
+    p = (self - logsumexp.unsqueeze(-1)).exp()
+    return g - p * g.sum(-1, keepdim=True)
+
+
+def _fused_cross_entropy_case(self: Tensor, target: Tensor) -> bool:
+    """Whether ``cross_entropy_loss`` takes the fused pair: (N, C) / (C,) floating logits with
+    int64 class indices (N,) / ()."""
+    return (self._dtype.is_floating_point and target._dtype is _dtype.int64
+            and self.ndim in (1, 2) and target.ndim == self.ndim - 1)
+
+
+def _reduce(loss: Tensor, reduction: int) -> Tensor:
+    if reduction == NONE:
+        return loss
+    return loss.mean() if reduction == MEAN else loss.sum()
+
+
+def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
+    # weight (C,) broadcast along the class dim of an (N, C, d1, ...) or (C,) input
+    return weight.reshape((-1,) + (1,) * (ndim - class_dim - 1))
+
+
+def _prob_target_loss(logp: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                      ignore_index: int, label_smoothing: float, class_dim: int) -> Tensor:
+    if not target._dtype.is_floating_point:
+        raise RuntimeError(f"Expected floating point type for target with class "
+                           f"probabilities, got {_type_name(target._dtype)}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    classes = logp._shape[class_dim]
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    terms = logp * target  # (N, C, d1, ...)
+    if weight is not None:
+        terms = terms * _class_view(weight, logp.ndim, class_dim)
+    if reduction == NONE:
+        return -terms.sum(class_dim)
+    if reduction == MEAN:
+        if logp.numel() == 0:
+            return -terms.sum() / 0.0  # NaN, as PyTorch's mean over no rows
+        return -terms.sum() / (logp.numel() // classes)
+    return -terms.sum()
+
+
+def _smoothing_loss(logp: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                    ignore_index: int, class_dim: int) -> Tensor:
+    """The label-smoothing term: the loss against a uniform target, reduced like nll_loss."""
+    import torch
+
+    keep = target != ignore_index  # (N, d1, ...)
+    w = logp if weight is None else logp * _class_view(weight, logp.ndim, class_dim)
+    smooth = torch.where(keep, -w.sum(class_dim), 0)
+    if reduction == NONE:
+        return smooth
+    if reduction == MEAN:
+        if weight is None:
+            return smooth.sum() / keep.sum()
+        kept = torch.where(keep, target, 0).reshape(-1)
+        return smooth.sum() / (weight[kept] * keep.reshape(-1)).sum()
+    return smooth.sum()
+
+
+def _cross_entropy_loss_kernel(self: Tensor, target: Tensor, weight: Tensor | None = None,
+                               reduction: int = MEAN, ignore_index: int = -100,
+                               label_smoothing: float = 0.0) -> Tensor:
+    from .softmax import log_softmax
+
+    if label_smoothing > 1.0:  # PyTorch lets negative values through
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    class_dim = 0 if self.ndim == 1 else 1
+    if self.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {self.ndim})")
+    if tuple(self._shape) == tuple(target._shape):
+        classes = self._shape[class_dim]
+        if weight is not None and (weight.ndim != 1 or weight._shape[0] != classes):
+            raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                               f"{classes} classes or no classes but got weight tensor of "
+                               f"shape: {list(weight._shape)}")
+        logp = log_softmax(self, class_dim)
+        return _prob_target_loss(logp, target, weight, reduction, ignore_index,
+                                 label_smoothing, class_dim)
+    if label_smoothing <= 0 and _fused_cross_entropy_case(self, target):
+        _check_weight_not_differentiable(weight)
+        return ATEN["_cross_entropy_forward"](self, target, weight, reduction, ignore_index)[0]
+    logp = log_softmax(self, class_dim)
+    nll = ATEN["nll_loss_nd"](logp, target, weight, reduction, ignore_index)
+    if label_smoothing <= 0:
+        return nll
+    classes = self._shape[class_dim]
+    smooth = _smoothing_loss(logp, target, weight, reduction, ignore_index, class_dim)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+ATEN = _dispatch.define_aten({
+    "nll_loss_forward": ("nll_loss_forward(Tensor self, Tensor target, Tensor? weight, "
+                         "int reduction, SymInt ignore_index) -> (Tensor output, "
+                         "Tensor total_weight)", _nll_loss_forward_kernel),
+    "nll_loss_backward": ("nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, "
+                          "Tensor? weight, int reduction, SymInt ignore_index, "
+                          "Tensor total_weight) -> Tensor", _nll_loss_backward_kernel),
+    # cross-entropy of (N, C) / (C,) logits against class indices, which a backend may fuse:
+    # (loss, row logsumexp), and the logits' gradient from that logsumexp
+    "_cross_entropy_forward": ("_cross_entropy_forward(Tensor self, Tensor target, "
+                               "Tensor? weight, int reduction, SymInt ignore_index) -> "
+                               "(Tensor output, Tensor logsumexp)",
+                               _cross_entropy_forward_kernel),
+    "_cross_entropy_backward": ("_cross_entropy_backward(Tensor grad_output, Tensor self, "
+                                "Tensor target, Tensor? weight, int reduction, "
+                                "SymInt ignore_index, Tensor logsumexp) -> Tensor",
+                                _cross_entropy_backward_kernel),
+    # written in nll_loss_forward and log_softmax: autograd goes through their formulas
+    "nll_loss": ("nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
+                 "SymInt ignore_index=-100) -> Tensor", _nll_loss_kernel,
+                 _dispatch.COMPOSITE_IMPLICIT),
+    "nll_loss_nd": ("nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, "
+                    "int reduction=1, SymInt ignore_index=-100) -> Tensor", _nll_loss_nd_kernel,
+                    _dispatch.COMPOSITE_IMPLICIT),
+    "cross_entropy_loss": ("cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None,"
+                           " int reduction=1, SymInt ignore_index=-100, "
+                           "float label_smoothing=0.0) -> Tensor", _cross_entropy_loss_kernel,
+                           _dispatch.COMPOSITE_IMPLICIT),
+})
+
+
+# The generic Autograd kernel marks every floating output as differentiable; the logsumexp of
+# _cross_entropy_forward is an internal output (saved for the backward) that is not, as
+# native_layer_norm's mean and rstd: this Autograd kernel runs the recording kernel and hands
+# it back detached, so the rule never sees (nor has to test) a gradient for it.
+
+_recording: list[Any] = []
+
+
+def _cross_entropy_forward_autograd(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
+    if not _recording:
+        from ..autograd import _nodes
+
+        op = ATEN["_cross_entropy_forward"]
+        kernel = _nodes.autograd_kernel(op)  # registers itself under Autograd ...
+        op.unregister(_dispatch.AUTOGRAD, kernel)  # ... which gives the key back to us
+        _recording.append(kernel)
+    loss, lse = _recording[0](*args, **kwargs)
+    return loss, lse.detach()
+
+
+ATEN["_cross_entropy_forward"].register(_dispatch.AUTOGRAD, _cross_entropy_forward_autograd)
+
+METHODS: dict[str, Any] = {}
