@@ -475,16 +475,12 @@ def test_where():
     assert bf.dtype is BF16 and bf.tolist() == [1.5, -1.0, 3.5]
 
 
-def test_where_with_one_argument_is_nonzero(monkeypatch):
-    seen = []
-
-    def fake_nonzero(input, *, as_tuple=False):
-        seen.append(as_tuple)
-        return ("nonzero result",)
-
-    monkeypatch.setattr(torch, "nonzero", fake_nonzero, raising=False)
-    assert torch.where(t([True, False])) == ("nonzero result",)
-    assert seen == [True]
+def test_where_with_one_argument_is_nonzero():
+    # torch.where(condition) is nonzero(condition, as_tuple=True): one index tensor per dim
+    (only,) = torch.where(t([True, False, True]))
+    assert only.dtype is torch.int64 and only.tolist() == [0, 2]
+    rows, cols = torch.where(t([[0, 3], [5, 0]]))
+    assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
 
 
 # -- operators, in-place, out= -------------------------------------------------------------

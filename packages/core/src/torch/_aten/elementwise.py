@@ -12,7 +12,6 @@ output allocation) and hand the primitive inputs of one dtype already broadcast.
 from __future__ import annotations
 
 import builtins
-import importlib
 import math
 import warnings
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._core import (
+    autograd_slots,
     config as _config,
     dispatch as _dispatch,
     dtype as _dtype,
@@ -27,6 +27,8 @@ from .._core import (
     plan as _plan,
 )
 from .._core.alloc import P, new_tensor
+from .._core.dtype_info import finfo
+from .._core.grad_mode import no_grad
 from .._core.output_layout import follow_inputs, new_elementwise
 from .._core.promotion import broadcast_shape_tuples, broadcast_shapes, common_device, result_type
 from .._core.tensor import Tensor
@@ -478,13 +480,11 @@ def true_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
 def floor_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """``input // other``: division rounded toward negative infinity, as Python's ``//``.
     Not differentiable, as in PyTorch: a backward through the result raises."""
-    from ..autograd import _nodes, grad_mode
-
-    with grad_mode.no_grad():
+    with no_grad():
         result = _aten_div(input, other, rounding_mode="floor")
     tensors = tuple(t for t in (input, other) if isinstance(t, Tensor))
     error = RuntimeError("derivative for aten::floor_divide is not implemented")
-    return write_out(out, _nodes.not_differentiable(result, error, *tensors))
+    return write_out(out, autograd_slots.not_differentiable(result, error, *tensors))
 
 
 def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:
@@ -633,7 +633,7 @@ def _nan_to_num_kernel(self: Tensor, nan: float | None = 0.0, posinf: float | No
                        neginf: float | None = None) -> Tensor:
     if not _is_float(self):
         return self.clone()
-    info = _dtype_info().finfo(self._dtype)
+    info = finfo(self._dtype)
     nan = 0.0 if nan is None else nan
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
@@ -650,10 +650,6 @@ def _angle_kernel(self: Tensor) -> Tensor:
         # x * 0 keeps NaN (and the graph) but, like PyTorch, passes back a zero gradient
         result = where(isnan(x), x * 0, result)
     return to_dtype(result, dt)
-
-
-def _dtype_info() -> Any:
-    return importlib.import_module("torch._dtype_info")
 
 
 @dataclass(frozen=True)
@@ -999,7 +995,9 @@ def where(condition: Tensor, input: Any = _MISSING, other: Any = _MISSING, *,
     """``input`` where ``condition`` holds, else ``other`` (numbers allowed, broadcast).
     ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``."""
     if input is _MISSING and other is _MISSING:
-        return importlib.import_module("torch").nonzero(condition, as_tuple=True)
+        from .indexing import nonzero  # (indexing builds on this module)
+
+        return nonzero(condition, as_tuple=True)
     if input is _MISSING or other is _MISSING:
         raise TypeError("where() takes 1 or 3 arguments (condition, input, other)")
     return write_out(out, _aten_where(condition, input, other))

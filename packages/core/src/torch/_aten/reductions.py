@@ -5,8 +5,9 @@ Two kinds of op live here. The ones a primitive computes (sum prod amax amin arg
 all, cumsum cumprod cummax cummin, sort topk searchsorted) are aten operators registered as
 CompositeExplicitAutograd: core does the shared work once (dims, dtypes, allocation of a
 "keepdim" output) and makes one primitive call. Everything else (mean, var, median, quantile,
-unique, ...) is composite: written in other ``torch`` ops, so autograd and compile see through
-it. Ops of other areas (elementwise math, gather, cat) are looked up on ``torch`` at run time.
+unique, ...) is composite: written in other ops, so autograd and compile see through it. Ops of
+other areas (elementwise math, gather, cat) come from their op modules, called below the
+``__torch_function__`` layer as every composite's inner ops are.
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ import types
 import warnings
 from typing import Any
 
-import torch
-
 from .._core import (
+    autograd_slots,
     config as _config,
     dispatch as _dispatch,
     dtype as _dtype,
@@ -29,8 +29,10 @@ from .._core import (
     plan as _plan,
 )
 from .._core.alloc import P, check_dtype, new_tensor
+from .._core.grad_mode import no_grad
 from .._core.promotion import result_type
 from .._core.tensor import Tensor, has_data, wrap_dim
+from . import elementwise as _ew, factories as _fac, indexing as _idx, shape as _shape
 from .convert import scalar_type_name, to_dtype, write_out
 
 __all__ = [
@@ -358,7 +360,7 @@ def _searchsorted_kernel(sorted_sequence: Tensor, self: Tensor, *, out_int32: bo
             raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same "
                                f"size, but got boundary tensor {list(seq._shape)}and got sorter "
                                f"tensor {list(sorter._shape)}")
-        seq = torch.gather(seq, -1, sorter)
+        seq = _idx.gather(seq, -1, sorter)
     dt = result_type(seq, self)
     seq, values = to_dtype(seq, dt), to_dtype(self, dt)
     if seq.ndim == 1:  # one sequence for every value: search a flat row
@@ -440,7 +442,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     _check_tensor("nansum", input)
     x = input
     if input._dtype.is_floating_point or input._dtype.is_complex:
-        x = torch.where(torch.isnan(input), 0, input)
+        x = _ew.where(_ew.isnan(input), 0, input)
     return write_out(out, sum(x, dim, keepdim, dtype=dtype))
 
 
@@ -487,7 +489,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     total = nansum(input, dims, keepdim, dtype=dtype)
     if _count(input._shape, dims) == 0:
         return write_out(out, _divide_count(total, 0))
-    present = torch.logical_not(torch.isnan(input)).sum(dims, keepdim)
+    present = _ew.logical_not(_ew.isnan(input)).sum(dims, keepdim)
     return write_out(out, total / present)
 
 
@@ -517,7 +519,7 @@ def _variance(input: Tensor, dim: Any, correction: float, keepdim: bool) -> Tens
     acc = _dtype.complex128 if input._dtype.is_complex else _dtype.float64
     x = to_dtype(input, acc)
     centred = x - sum(x, dims, True) / n
-    squares = torch.abs(centred) ** 2 if input._dtype.is_complex else centred * centred
+    squares = _ew.abs(centred) ** 2 if input._dtype.is_complex else centred * centred
     dof = builtins.max(n - correction, 0)
     if dof <= 0:
         warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly less "
@@ -539,8 +541,8 @@ def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
 def _sqrt_of_variance(var: Tensor) -> Tensor:
     """``sqrt(var)`` whose gradient is 0 where ``var`` is 0 (a constant input), as PyTorch's,
     instead of inf * 0 = NaN."""
-    zero = torch.eq(var, 0)
-    return torch.where(zero, 0, torch.sqrt(torch.where(zero, 1, var)))
+    zero = _ew.eq(var, 0)
+    return _ew.where(zero, 0, _ew.sqrt(_ew.where(zero, 1, var)))
 
 
 def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
@@ -575,7 +577,7 @@ def _extreme(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any, out:
     _check_tensor(name, input)
     if isinstance(dim, Tensor) or other is not None:  # the binary form: maximum / minimum
         other = dim if other is None else other
-        return getattr(torch, "maximum" if name == "max" else "minimum")(input, other, out=out)
+        return getattr(_ew, "maximum" if name == "max" else "minimum")(input, other, out=out)
     _check_ordered(name if dim is not None else f"{name}_all", input)
     if dim is None:
         if keepdim:
@@ -665,8 +667,8 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *,
         return write_out(out, sum(x, dims, keepdim) + (-math.inf))
     shift = amax(x, dims, keepdim=True)
     # an infinite maximum would turn inf - inf into NaN: shift by 0 there instead
-    shift = torch.where(torch.isinf(shift), 0, shift)
-    result = torch.log(sum(torch.exp(x - shift), dims, keepdim=True)) + shift
+    shift = _ew.where(_ew.isinf(shift), 0, shift)
+    result = _ew.log(sum(_ew.exp(x - shift), dims, keepdim=True)) + shift
     return write_out(out, _drop(result, dims, keepdim))
 
 
@@ -690,7 +692,7 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False, *,
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     """The number of nonzero elements over ``dim`` (int64)."""
     _check_tensor("count_nonzero", input)
-    return sum(torch.ne(input, 0), _dims(dim, input.ndim))
+    return sum(_ew.ne(input, 0), _dims(dim, input.ndim))
 
 
 # -- order statistics -----------------------------------------------------------------------
@@ -700,7 +702,7 @@ def _select_sorted(values: Tensor, indices: Tensor, dim: int, position: Tensor,
                    keepdim: bool) -> tuple[Tensor, Tensor]:
     """The entries of sorted ``values``/``indices`` at ``position`` (keepdim-shaped, int64)
     along ``dim``."""
-    picked = (torch.gather(values, dim, position), torch.gather(indices, dim, position))
+    picked = (_idx.gather(values, dim, position), _idx.gather(indices, dim, position))
     if keepdim:
         return picked
     return picked[0].squeeze(dim), picked[1].squeeze(dim)
@@ -712,29 +714,29 @@ def _median(name: str, input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool)
         flat = input.reshape(-1)
         if flat.numel() == 0:
             fill = math.nan if input._dtype.is_floating_point else _np_min(input._dtype)
-            return torch.full((), fill, dtype=input._dtype, device=input._device)
+            return _fac.full((), fill, dtype=input._dtype, device=input._device)
         picked = _median(name, flat, 0, False, ignore_nan)[0]
         if not input.requires_grad or not input._dtype.is_floating_point:
             return picked
         return _share_among_ties(flat, picked)
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
-        zero = torch.zeros((), dtype=_dtype.int64, device=input._device)
+        zero = _fac.zeros((), dtype=_dtype.int64, device=input._device)
         return getattr(return_types, name)((input.clone(), zero))
     n = input._shape[d]
     if n == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     values, indices = sort(input, d)
     if input._dtype.is_floating_point:
-        nans = sum(torch.isnan(input), d, keepdim=True)
+        nans = sum(_ew.isnan(input), d, keepdim=True)
         if ignore_nan:
             # the lower median of the non-NaN values; an all-NaN slice gives its first NaN
-            position = torch.clamp((n - nans - 1) // 2, min=0)
+            position = _ew.clamp((n - nans - 1) // 2, min=0)
         else:
             # NaN sorts last, stably: a slice with NaN reports its first NaN
-            position = torch.where(nans > 0, n - nans, (n - 1) // 2)
+            position = _ew.where(nans > 0, n - nans, (n - 1) // 2)
     else:
-        position = torch.full(_kept(input._shape, [d]), (n - 1) // 2, dtype=_dtype.int64,
+        position = _fac.full(_kept(input._shape, [d]), (n - 1) // 2, dtype=_dtype.int64,
                               device=input._device)
     return getattr(return_types, name)(_select_sorted(values, indices, d, position, keepdim))
 
@@ -743,13 +745,13 @@ def _share_among_ties(flat: Tensor, picked: Tensor) -> Tensor:
     """The 0-d ``picked`` element of ``flat`` again, with a gradient that every element equal to
     it shares evenly (the amax of the ties), as PyTorch's median() and nanmedian() do; a NaN
     result is shared by all the NaNs."""
-    ties = torch.eq(flat, picked.detach())
-    shared = amax(torch.where(ties, flat, -math.inf))
-    nans = torch.isnan(flat)
+    ties = _ew.eq(flat, picked.detach())
+    shared = amax(_ew.where(ties, flat, -math.inf))
+    nans = _ew.isnan(flat)
     # NaN + ... is NaN: the value is right, and each NaN gets an even share of the gradient
-    nan_count = torch.clamp(sum(nans), min=1)  # 1 where there is none: that branch is unused
-    nan_shared = sum(torch.where(nans, flat, 0)) / nan_count
-    return torch.where(torch.isnan(picked.detach()), nan_shared, shared)
+    nan_count = _ew.clamp(sum(nans), min=1)  # 1 where there is none: that branch is unused
+    nan_shared = sum(_ew.where(nans, flat, 0)) / nan_count
+    return _ew.where(_ew.isnan(picked.detach()), nan_shared, shared)
 
 
 def _np_min(dt: _dtype.dtype) -> int:
@@ -785,7 +787,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if input.ndim == 0:
-        zero = torch.zeros((), dtype=_dtype.int64, device=input._device)
+        zero = _fac.zeros((), dtype=_dtype.int64, device=input._device)
         return return_types.kthvalue(_write_outs(out, (input.clone(), zero)))
     values, indices = sort(input, d)
     picked = (values.narrow(d, k - 1, 1), indices.narrow(d, k - 1, 1))
@@ -801,7 +803,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out: Any = None
     _check_ordered("mode", input)
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
-        zero = torch.zeros((), dtype=_dtype.int64, device=input._device)
+        zero = _fac.zeros((), dtype=_dtype.int64, device=input._device)
         return return_types.mode(_write_outs(out, (input.clone(), zero)))
     n = input._shape[d]
     if n == 0:
@@ -811,14 +813,14 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out: Any = None
         # values as an (empty) slice of the input, so they stay differentiable like PyTorch's
         picked = input.narrow(d, 0, 1)
         results = ((picked if keepdim else picked.squeeze(d)).clone(),
-                   torch.empty(shape, dtype=_dtype.int64, device=input._device))
+                   _fac.empty(shape, dtype=_dtype.int64, device=input._device))
         return return_types.mode(_write_outs(out, results))
     values, indices = sort(input, d)
     # run lengths in the sorted slice: position minus the start of the run it belongs to
-    starts = torch.ones(values._shape, dtype=_dtype.bool_, device=input._device)
+    starts = _fac.ones(values._shape, dtype=_dtype.bool_, device=input._device)
     if n > 1:
         starts.narrow(d, 1, n - 1).copy_(
-            torch.ne(values.narrow(d, 1, n - 1), values.narrow(d, 0, n - 1)))
+            _ew.ne(values.narrow(d, 1, n - 1), values.narrow(d, 0, n - 1)))
     pos = _positions(n, d, input.ndim, input._device)
     run_start = cummax(starts * pos, d).values
     # the first place a run reaches the longest length is the end of the smallest mode's run,
@@ -844,7 +846,7 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool,
     if scalar_q:
         if not 0 <= q <= 1:
             raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
-        q = torch.tensor([float(q)], dtype=input._dtype, device=input._device)
+        q = _fac.tensor([float(q)], dtype=input._dtype, device=input._device)
     else:
         if q.ndim > 1:
             raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
@@ -852,7 +854,7 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool,
             raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
         # the range check reads values: meta and fake q have none (PyTorch checks on the
         # host only too)
-        if q.numel() and has_data(q) and not bool(all(torch.logical_and(q >= 0, q <= 1))):
+        if q.numel() and has_data(q) and not bool(all(_ew.logical_and(q >= 0, q <= 1))):
             raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     q_dims = 0 if scalar_q else q.ndim  # whether the result has a leading q dim
     q = q.reshape(-1)
@@ -864,29 +866,29 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool,
             x = x.reshape(1)
     s = sort(x, d).values.movedim(d, -1).unsqueeze(-1)  # (..., n, 1)
     n = s._shape[-2]
-    nans = sum(torch.isnan(s), -2)  # (..., 1)
+    nans = sum(_ew.isnan(s), -2)  # (..., 1)
     if ignore_nan:
         last = n - 1 - nans  # the last non-NaN position; -1 for an all-NaN slice
     else:
         # a slice with NaN has NaN as its answer: rank it at the end, where NaN sorted
-        last = torch.full(nans._shape, n - 1, dtype=_dtype.int64, device=x._device)
-    ranks = q * torch.clamp(last, min=0)  # (..., Q)
+        last = _fac.full(nans._shape, n - 1, dtype=_dtype.int64, device=x._device)
+    ranks = q * _ew.clamp(last, min=0)  # (..., Q)
     if not ignore_nan:
-        ranks = torch.where(nans > 0, n - 1, ranks)
+        ranks = _ew.where(nans > 0, n - 1, ranks)
     if interpolation == "nearest":
-        ranks = torch.round(ranks)
-    below, above = torch.floor(ranks).long(), torch.ceil(ranks).long()
+        ranks = _ew.round(ranks)
+    below, above = _ew.floor(ranks).long(), _ew.ceil(ranks).long()
     flat = s.squeeze(-1)  # (..., n)
-    lower, upper = torch.gather(flat, -1, below), torch.gather(flat, -1, above)
+    lower, upper = _idx.gather(flat, -1, below), _idx.gather(flat, -1, above)
     if interpolation in ("lower", "nearest"):
         result = lower
     elif interpolation == "higher":
         result = upper
     else:
-        weight = ranks - below if interpolation == "linear" else torch.full_like(ranks, 0.5)
+        weight = ranks - below if interpolation == "linear" else _fac.full_like(ranks, 0.5)
         if ignore_nan:  # an all-NaN slice does not depend on q (PyTorch: zero gradient)
-            weight = torch.where(last < 0, weight.detach(), weight)
-        result = torch.lerp(lower, upper, weight)
+            weight = _ew.where(last < 0, weight.detach(), weight)
+        result = _ew.lerp(lower, upper, weight)
     # an all-NaN slice needs no masking: its rank is 0, so the result is its first (NaN)
     # element, and like PyTorch the gradient flows there
     result = result.movedim(-1, 0)  # (Q, ...)
@@ -954,8 +956,8 @@ def _logcumsumexp_kernel(input: Tensor, dim: int) -> Tensor:
     step = 1
     while step < n:
         head = y.narrow(dim, 0, step)
-        tail = torch.logaddexp(y.narrow(dim, step, n - step), y.narrow(dim, 0, n - step))
-        y = torch.cat([head, tail], dim)
+        tail = _ew.logaddexp(y.narrow(dim, step, n - step), y.narrow(dim, 0, n - step))
+        y = _shape.cat([head, tail], dim)
         step *= 2
     return y
 
@@ -1004,7 +1006,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
     sorted: the first such place, or the last with ``right=True`` / ``side="right"``."""
     _check_ordered("searchsorted", sorted_sequence, input)
     if not isinstance(input, Tensor):
-        input = torch.tensor(input, device=sorted_sequence._device)
+        input = _fac.tensor(input, device=sorted_sequence._device)
     return write_out(out, ATEN["searchsorted.Tensor"](
         sorted_sequence, input, out_int32=out_int32, right=right, side=side, sorter=sorter))
 
@@ -1023,9 +1025,9 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
 def _runs(sorted_rows: Tensor) -> Tensor:
     """For sorted (n, ...) rows: True where a row differs from the one before (and at 0)."""
     n = sorted_rows._shape[0]
-    starts = torch.ones(n, dtype=_dtype.bool_, device=sorted_rows._device)
+    starts = _fac.ones(n, dtype=_dtype.bool_, device=sorted_rows._device)
     if n > 1:
-        differ = torch.ne(sorted_rows.narrow(0, 1, n - 1), sorted_rows.narrow(0, 0, n - 1))
+        differ = _ew.ne(sorted_rows.narrow(0, 1, n - 1), sorted_rows.narrow(0, 0, n - 1))
         if differ.ndim > 1:
             differ = any(differ.reshape(n - 1, -1), 1)
         starts.narrow(0, 1, n - 1).copy_(differ)
@@ -1039,13 +1041,13 @@ def _collapse(rows: Tensor, order: Tensor | None, return_inverse: bool,
     n = rows._shape[0]
     starts = _runs(rows)
     group = cumsum(starts, 0) - 1  # (n,) the run each row belongs to
-    first = torch.nonzero(starts).reshape(-1)  # where each run starts
-    values = torch.index_select(rows, 0, first)
+    first = _idx.nonzero(starts).reshape(-1)  # where each run starts
+    values = _idx.index_select(rows, 0, first)
     inverse = group
     if order is not None and return_inverse:
-        inverse = torch.zeros(n, dtype=_dtype.int64, device=rows._device).scatter_(
+        inverse = _fac.zeros(n, dtype=_dtype.int64, device=rows._device).scatter_(
             0, order, group)
-    bounds = torch.cat([first, torch.full((1,), n, dtype=_dtype.int64, device=rows._device)])
+    bounds = _shape.cat([first, _fac.full((1,), n, dtype=_dtype.int64, device=rows._device)])
     counts = bounds.narrow(0, 1, first._shape[0]) - bounds.narrow(0, 0, first._shape[0])
     return values, inverse, counts
 
@@ -1056,8 +1058,8 @@ def _lexsort_rows(rows: Tensor) -> Tensor:
     n, m = rows._shape[0], rows._shape[1]
     order = _positions(n, 0, 1, rows._device)
     for col in range(m - 1, -1, -1):
-        keys = torch.index_select(rows.select(1, col), 0, order)
-        order = torch.index_select(order, 0, sort(keys, 0).indices)
+        keys = _idx.index_select(rows.select(1, col), 0, order)
+        order = _idx.index_select(order, 0, sort(keys, 0).indices)
     return order
 
 
@@ -1078,14 +1080,14 @@ def _unique(input: Tensor, consecutive: bool, return_inverse: bool, return_count
         moved = input.movedim(d, 0)
         n = moved._shape[0]
         if n == 0:  # no slices: nothing to compare
-            nothing = torch.zeros(0, dtype=_dtype.int64, device=input._device)
+            nothing = _fac.zeros(0, dtype=_dtype.int64, device=input._device)
             result = (input.clone(),) + (nothing,) * (return_inverse + return_counts)
             return result[0] if len(result) == 1 else result
         rows = moved.reshape(n, -1)
         order = None
         if not consecutive and rows._shape[1] and n:
             order = _lexsort_rows(rows)
-            rows = torch.index_select(rows, 0, order)
+            rows = _idx.index_select(rows, 0, order)
         values, inverse, counts = _collapse(rows, order, return_inverse, return_counts)
         values = values.reshape((values._shape[0],) + moved._shape[1:]).movedim(0, d)
     result: tuple[Tensor, ...] = (values,)
@@ -1106,26 +1108,22 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     ``return_inverse`` where each input element went, with ``return_counts`` how often each
     value occurs. NaN values never compare equal, so each is its own entry."""
     _check_ordered("unique", input)
-    from ..autograd import _nodes, grad_mode
-
-    with grad_mode.no_grad():
+    with no_grad():
         result = _unique(input, False, return_inverse, return_counts, dim)
     # PyTorch does not differentiate unique: its outputs require grad, backward raises
     name = "_unique2" if dim is None else "unique_dim"
     error = NotImplementedError(f"the derivative for '{name}' is not implemented.")
-    return _nodes.not_differentiable(result, error, input)
+    return autograd_slots.not_differentiable(result, error, input)
 
 
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        dim: int | None = None) -> Any:
     """Collapse each run of equal consecutive elements (or slices along ``dim``) into one."""
     _check_ordered("unique_consecutive", input)
-    from ..autograd import _nodes, grad_mode
-
-    with grad_mode.no_grad():
+    with no_grad():
         result = _unique(input, True, return_inverse, return_counts, dim)
     error = NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")
-    return _nodes.not_differentiable(result, error, input)
+    return autograd_slots.not_differentiable(result, error, input)
 
 
 # -- histograms and differences -------------------------------------------------------------
@@ -1153,11 +1151,11 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *,
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
     x = input.reshape(-1)
-    inside = torch.logical_and(x >= lo, x <= hi)  # NaN is never inside
-    bin_of = torch.floor((x - lo) / (hi - lo) * bins).long()
-    bin_of = torch.clamp(bin_of, 0, bins - 1)  # x == max belongs to the last bin
+    inside = _ew.logical_and(x >= lo, x <= hi)  # NaN is never inside
+    bin_of = _ew.floor((x - lo) / (hi - lo) * bins).long()
+    bin_of = _ew.clamp(bin_of, 0, bins - 1)  # x == max belongs to the last bin
     weights = to_dtype(inside, input._dtype)
-    counts = torch.zeros(bins, dtype=input._dtype, device=input._device)
+    counts = _fac.zeros(bins, dtype=input._dtype, device=input._device)
     return write_out(out, counts.scatter_add_(0, bin_of, weights))
 
 
@@ -1177,13 +1175,13 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     length = builtins.max(int(amax(input)) + 1 if input.numel() else 0, minlength)
     index = to_dtype(input, _dtype.int64)
     if weights is None:
-        dt, src = _dtype.int64, torch.ones(input._shape, dtype=_dtype.int64,
+        dt, src = _dtype.int64, _fac.ones(input._shape, dtype=_dtype.int64,
                                            device=input._device)
     else:
         # float weights keep their dtype only for float32; everything else counts in double
         dt = weights._dtype if weights._dtype is _dtype.float32 else _dtype.float64
         src = to_dtype(weights, dt)
-    counts = torch.zeros(length, dtype=dt, device=input._device)
+    counts = _fac.zeros(length, dtype=dt, device=input._device)
     return counts.scatter_add_(0, index, src)
 
 
@@ -1202,13 +1200,13 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
         parts = [t for t in (prepend, input, append) if t is not None]
         if builtins.any(t.ndim != input.ndim for t in parts):
             raise RuntimeError("diff expects prepend or append to be the same dimension as input")
-        x = torch.cat(parts, d)
+        x = _shape.cat(parts, d)
     for _ in range(n):
         length = x._shape[d]
         if length == 0:
             break
         later, earlier = x.narrow(d, 1, length - 1), x.narrow(d, 0, length - 1)
-        x = torch.ne(later, earlier) if x._dtype is _dtype.bool_ else later - earlier
+        x = _ew.ne(later, earlier) if x._dtype is _dtype.bool_ else later - earlier
     return write_out(out, x if x is not input else input.clone())
 
 

@@ -26,6 +26,15 @@ def tracking(dst: Tensor, src: Tensor | None) -> bool:
     return not _config.state.no_grad_active or _config.is_grad_enabled()
 
 
+def begin(dst: Tensor, src: Tensor | None) -> bool:
+    """Whether this in-place write is recorded, after the checks before it (what the op
+    library calls through :mod:`torch._core.autograd_slots`)."""
+    if not tracking(dst, src):
+        return False
+    before_write(dst, src)
+    return True
+
+
 def before_write(dst: Tensor, src: Tensor | None) -> None:
     """Checks and bookkeeping before the bytes of ``dst`` change."""
     if dst._requires_grad and dst.grad_fn is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._core import config as _config, dtype as _dtype
+from . import config as _config, dtype as _dtype
 
 # name -> (bits, mantissa bits, exponent bits) of the floating formats
 _FLOAT_FORMATS = {
