@@ -26,8 +26,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .._aten import elementwise as _ew
 from .._aten.convert import scalar_type_name
 from .._core import dispatch as _dispatch, dtype as _dtype
+from .._core.grad_mode import no_grad
 from .._core.tensor import Tensor
 
 __all__ = ["_fused_adam_", "_fused_adamw_"]
@@ -90,8 +92,6 @@ def _step(param: Tensor, grad: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor,
           weight_decay: float, eps: float, maximize: bool, grad_scale: Tensor | None,
           decoupled: bool) -> None:
     """One tensor's update, in place, in the tensor's dtype (float32 for the half types)."""
-    import torch
-
     if grad_scale is not None:
         grad.copy_(grad / grad_scale)  # the unscaled gradient is written back, as in PyTorch
     half = param._dtype in _HALF
@@ -110,7 +110,7 @@ def _step(param: Tensor, grad: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor,
     bias_correction1 = 1.0 - beta1 ** step
     bias_correction2_sqrt = math.sqrt(1.0 - beta2 ** step)
     if vmax is not None:
-        torch.maximum(vmax, v, out=vmax)
+        _ew.maximum(vmax, v, out=vmax)
         denom = (vmax.sqrt() / bias_correction2_sqrt).add_(eps)
     else:
         denom = (v.sqrt() / bias_correction2_sqrt).add_(eps)
@@ -127,14 +127,12 @@ def _make_kernel(name: str, decoupled: bool) -> Any:
                state_steps: list[Tensor], *, lr: float | Tensor, beta1: float, beta2: float,
                weight_decay: float, eps: float, amsgrad: bool, maximize: bool,
                grad_scale: Tensor | None = None, found_inf: Tensor | None = None) -> None:
-        import torch
-
         check_lists(name, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
                     amsgrad, grad_scale, found_inf)
         if skip_step(found_inf):
             return None
         rate = learning_rate(lr)
-        with torch.no_grad():
+        with no_grad():
             for i, param in enumerate(self):
                 _step(param, grads[i], exp_avgs[i], exp_avg_sqs[i],
                       max_exp_avg_sqs[i] if amsgrad else None, float(state_steps[i].item()),
@@ -168,12 +166,10 @@ def _call(base: str, params: Sequence[Tensor], grads: Sequence[Tensor],
           exp_avgs: Sequence[Tensor], exp_avg_sqs: Sequence[Tensor],
           max_exp_avg_sqs: Sequence[Tensor], state_steps: Sequence[Tensor],
           kwargs: dict[str, Any]) -> None:
-    import torch
-
     op = ATEN[f"{base}.tensor_lr" if isinstance(kwargs["lr"], Tensor) else base]
     # An optimizer step is not part of any graph: parameters that require grad are written
     # in place without recording.
-    with torch.no_grad():
+    with no_grad():
         op(list(params), list(grads), list(exp_avgs), list(exp_avg_sqs), list(max_exp_avg_sqs),
            list(state_steps), **kwargs)
 

@@ -31,9 +31,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._aten import elementwise as _ew, factories as _fac, reductions as _red
 from .._aten.convert import to_dtype
-from .._core import dispatch as _dispatch, dtype as _dtype
+from .._aten.linalg import matmul
+from .._aten.random import rand
+from .._core import config as _config, dispatch as _dispatch, dtype as _dtype
+from .._core.promotion import broadcast_shapes
 from .._core.tensor import Tensor
+from .softmax import softmax
 
 __all__: list[str] = []  # no torch.* function: torch.nn.functional exposes the op
 METHODS: dict[str, Any] = {}
@@ -113,12 +118,10 @@ def _repeat_kv_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor,
 
 def additive_mask(mask: Tensor | None, dtype: _dtype.dtype) -> Tensor | None:
     """A bool mask (True takes part) as 0 / -inf in ``dtype``; a float mask cast to it."""
-    import torch
-
     if mask is None:
         return None
     if mask._dtype is _dtype.bool_:
-        return torch.where(mask, 0.0, _NEG_INF).to(dtype)
+        return _ew.where(mask, 0.0, _NEG_INF).to(dtype)
     return mask if mask._dtype is dtype else mask.to(dtype)
 
 
@@ -135,20 +138,18 @@ def softmax_scale(query: Tensor, scale: float | None) -> float:
 def _sdpa(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
           dropout_p: float = 0.0, is_causal: bool = False, *, scale: float | None = None,
           enable_gqa: bool = False) -> Tensor:
-    import torch
-
     check_args(query, key, value, attn_mask, dropout_p, is_causal and attn_mask is None)
     if enable_gqa:
         key, value = _repeat_kv_heads(query, key, value)
     mask = additive_mask(attn_mask, query._dtype)
-    mask_needs_grad = mask is not None and mask.requires_grad and torch.is_grad_enabled()
+    mask_needs_grad = mask is not None and mask.requires_grad and _config.is_grad_enabled()
     if is_causal and mask is not None:
         # PyTorch 2.13's fused CPU path applies both; its math path (dropout, a mask that
         # needs grad) refuses the pair, with the message check_args gives.
         if dropout_p > 0.0 or mask_needs_grad:
             check_args(query, key, value, attn_mask, dropout_p, True)
         keep = _causal_keep(query.shape[-2], key.shape[-2], query.device)
-        mask = torch.where(keep, mask, _NEG_INF)
+        mask = _ew.where(keep, mask, _NEG_INF)
         is_causal = False
     if dropout_p > 0.0 or mask_needs_grad:
         return ATEN["_scaled_dot_product_attention_math"](
@@ -161,17 +162,13 @@ def _sdpa(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = 
 
 
 def _causal_keep(l_len: int, s_len: int, device: Any) -> Tensor:
-    import torch
-
-    return torch.ones(l_len, s_len, dtype=torch.bool, device=device).tril()
+    return _fac.ones(l_len, s_len, dtype=_dtype.bool_, device=device).tril()
 
 
 def _scores(query: Tensor, key: Tensor, mask: Tensor | None, is_causal: bool,
             scale: float) -> Tensor:
     """``Q K^T * scale`` plus the mask, ``-inf`` where causality hides a key. (..., L, S)"""
-    import torch
-
-    s = torch.matmul(query, key.transpose(-2, -1)) * scale
+    s = matmul(query, key.transpose(-2, -1)) * scale
     if is_causal:
         s = s.masked_fill(~_causal_keep(s.shape[-2], s.shape[-1], s.device), _NEG_INF)
     if mask is not None:
@@ -183,8 +180,6 @@ def _math_kernel(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | 
                  dropout_p: float = 0.0, is_causal: bool = False,
                  dropout_mask: Tensor | None = None, *, scale: float | None = None,
                  enable_gqa: bool = False) -> tuple[Tensor, Tensor]:
-    import torch
-
     check_args(query, key, value, attn_mask, dropout_p, is_causal)
     if enable_gqa:
         key, value = _repeat_kv_heads(query, key, value)
@@ -196,17 +191,17 @@ def _math_kernel(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | 
     if s.shape[-1] == 0:
         attn = s
     else:
-        attn = torch.softmax(s, -1)
+        attn = softmax(s, -1)
         # a row that sees no key gives zeros, not the NaN of 0/0 (PyTorch's safe softmax)
-        attn = torch.where(torch.amax(s, -1, keepdim=True) == _NEG_INF, 0.0, attn)
+        attn = _ew.where(_red.amax(s, -1, keepdim=True) == _NEG_INF, 0.0, attn)
     if dropout_p > 0.0:
         if dropout_p >= 1.0:
             attn = attn * 0.0
         else:
             keep = (dropout_mask if dropout_mask is not None
-                    else torch.rand(attn.shape, dtype=attn.dtype, device=attn.device) >= dropout_p)
+                    else rand(attn.shape, dtype=attn.dtype, device=attn.device) >= dropout_p)
             attn = attn.masked_fill(~keep, 0.0) * (1.0 / (1.0 - dropout_p))
-    out = torch.matmul(attn, value)
+    out = matmul(attn, value)
     return to_dtype(out, dt), to_dtype(attn, dt)
 
 
@@ -217,8 +212,6 @@ def flash_composite(query: Tensor, key: Tensor, value: Tensor, dropout_p: float 
                   is_causal: bool = False, *, attn_mask: Tensor | None = None,
                   scale: float | None = None) -> tuple[Tensor, Tensor]:
     """The reference of the fused kernels: (output (..., L, Ev), logsumexp (..., L))."""
-    import torch
-
     check_args(query, key, value, attn_mask, dropout_p, is_causal)
     if dropout_p != 0.0:
         raise RuntimeError("_scaled_dot_product_flash_attention_for_cpu: dropout is not "
@@ -229,18 +222,18 @@ def flash_composite(query: Tensor, key: Tensor, value: Tensor, dropout_p: float 
         query, key, value = (to_dtype(t, _dtype.float32) for t in (query, key, value))
     mask = additive_mask(attn_mask, query._dtype)
     s = _scores(query, key, mask, is_causal, softmax_scale(query, scale))  # (..., L, S)
-    batch = torch.broadcast_shapes(s.shape[:-2], value.shape[:-2])
+    batch = broadcast_shapes(s.shape[:-2], value.shape[:-2])
     l_len, ev = s.shape[-2], value.shape[-1]
     if s.shape[-1] == 0:  # no keys: every row sees nothing
-        out = torch.zeros(*batch, l_len, ev, dtype=query.dtype, device=query.device)
-        lse = torch.full((*batch, l_len), _NEG_INF, dtype=query.dtype, device=query.device)
+        out = _fac.zeros(*batch, l_len, ev, dtype=query.dtype, device=query.device)
+        lse = _fac.full((*batch, l_len), _NEG_INF, dtype=query.dtype, device=query.device)
         return to_dtype(out, dt), lse
-    m = torch.amax(s, -1, keepdim=True)
-    m = torch.where(m == _NEG_INF, 0.0, m)  # a row that sees nothing: exp(-inf - 0) = 0
-    e = torch.exp(s - m)
-    total = torch.sum(e, -1, keepdim=True)
-    out = torch.matmul(e, value) / torch.where(total == 0.0, 1.0, total)
-    lse = (m + torch.log(total)).squeeze(-1)
+    m = _red.amax(s, -1, keepdim=True)
+    m = _ew.where(m == _NEG_INF, 0.0, m)  # a row that sees nothing: exp(-inf - 0) = 0
+    e = _ew.exp(s - m)
+    total = _red.sum(e, -1, keepdim=True)
+    out = matmul(e, value) / _ew.where(total == 0.0, 1.0, total)
+    lse = (m + _ew.log(total)).squeeze(-1)
     if tuple(lse.shape[:-1]) != tuple(batch):  # value has batch dimensions the scores lack
         lse = lse.expand(*batch, l_len).contiguous()
     return to_dtype(out, dt), lse
@@ -255,8 +248,6 @@ def flash_backward_composite(grad_out: Tensor, query: Tensor, key: Tensor, value
     ``P = exp(S - lse)``, ``dV = P^T dO``, ``dS = P * (dO V^T - rowsum(dO * O) + dlse)``,
     ``dQ = dS K * scale``, ``dK = dS^T Q * scale``. Gradients have the broadcast batch shape;
     autograd sums them down to each input's."""
-    import torch
-
     dt = query._dtype
     f = (lambda t: to_dtype(t, _dtype.float32)) if dt in _HALF else (lambda t: t)
     q, k, v, o, g = f(query), f(key), f(value), f(out), f(grad_out)
@@ -264,16 +255,16 @@ def flash_backward_composite(grad_out: Tensor, query: Tensor, key: Tensor, value
     mask = additive_mask(attn_mask, q._dtype)
     s = _scores(q, k, mask, is_causal, sc)
     lse = to_dtype(logsumexp, q._dtype).unsqueeze(-1)
-    lse = torch.where(lse == _NEG_INF, math.inf, lse)  # rows that saw nothing: P = 0
-    p = torch.exp(s - lse)  # (..., L, S)
-    dv = torch.matmul(p.transpose(-2, -1), g)
-    dp = torch.matmul(g, v.transpose(-2, -1))
-    delta = torch.sum(g * o, -1, keepdim=True)
+    lse = _ew.where(lse == _NEG_INF, math.inf, lse)  # rows that saw nothing: P = 0
+    p = _ew.exp(s - lse)  # (..., L, S)
+    dv = matmul(p.transpose(-2, -1), g)
+    dp = matmul(g, v.transpose(-2, -1))
+    delta = _red.sum(g * o, -1, keepdim=True)
     if grad_logsumexp is not None:
         delta = delta - to_dtype(grad_logsumexp, q._dtype).unsqueeze(-1)
     ds = p * (dp - delta)
-    dq = torch.matmul(ds, k) * sc
-    dk = torch.matmul(ds.transpose(-2, -1), q) * sc
+    dq = matmul(ds, k) * sc
+    dk = matmul(ds.transpose(-2, -1), q) * sc
     return to_dtype(dq, dt), to_dtype(dk, dt), to_dtype(dv, dt)
 
 

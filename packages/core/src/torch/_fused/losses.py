@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._aten import elementwise as _ew, factories as _fac
+from .._aten.reductions import logsumexp
 from .._core import config as _config, dispatch as _dispatch, dtype as _dtype
 from .._core.tensor import Tensor, has_data
 
@@ -79,9 +81,7 @@ def _picked(self: Tensor, target: Tensor, weight: Tensor | None, ignore_index: i
             classes: int) -> tuple[Tensor, Tensor]:
     """(safe index (rows, 1), per-row weight (rows,): 0 for an ignored target), over a 2-d
     view of the input; raises PyTorch's error for a target out of range."""
-    import torch
-
-    t = target.reshape(-1).to(torch.int64)  # (rows,)
+    t = target.reshape(-1).to(_dtype.int64)  # (rows,)
     if t._device.type == "cpu" and t.__class__ is Tensor and not _config.state.modes_active:
         # The checks need the values on the host anyway (the error names the first bad
         # target): do them there, in a few numpy calls instead of eight dispatched ops.
@@ -91,7 +91,7 @@ def _picked(self: Tensor, target: Tensor, weight: Tensor | None, ignore_index: i
         bad = keep & ((t < 0) | (t >= classes))
         if has_data(t) and bool(bad.any()):  # meta and fake targets have no values to check
             raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
-        safe = torch.where(keep, t, 0).unsqueeze(1)  # (rows, 1)
+        safe = _ew.where(keep, t, 0).unsqueeze(1)  # (rows, 1)
     w = keep.to(self._dtype)
     if weight is not None:
         w = weight[safe.squeeze(1)] * w
@@ -129,14 +129,12 @@ def _gather_rows(x: Tensor, safe: Tensor) -> Tensor:
 
 def _nll_loss_forward_kernel(self: Tensor, target: Tensor, weight: Tensor | None,
                              reduction: int, ignore_index: int) -> tuple[Tensor, Tensor]:
-    import torch
-
     classes = check_nll_loss(self, target, weight)
     x = self.reshape(-1, classes)  # (rows, C)
     safe, w = _picked(self, target, weight, ignore_index, classes)
     loss = -_gather_rows(x, safe).squeeze(1) * w  # (rows,)
     if reduction == NONE:
-        return loss.reshape(target._shape), torch.zeros((), dtype=self._dtype,
+        return loss.reshape(target._shape), _fac.zeros((), dtype=self._dtype,
                                                         device=self.device)
     total = w.sum()
     if reduction == MEAN:
@@ -147,8 +145,6 @@ def _nll_loss_forward_kernel(self: Tensor, target: Tensor, weight: Tensor | None
 def _nll_loss_backward_kernel(grad_output: Tensor, self: Tensor, target: Tensor,
                               weight: Tensor | None, reduction: int, ignore_index: int,
                               total_weight: Tensor) -> Tensor:
-    import torch
-
     classes = check_nll_loss(self, target, weight)
     safe, w = _picked(self, target, weight, ignore_index, classes)
     g = grad_output.reshape(-1) if reduction == NONE else grad_output
@@ -156,10 +152,10 @@ def _nll_loss_backward_kernel(grad_output: Tensor, self: Tensor, target: Tensor,
         g = g / total_weight
     src = -w * g
     if reduction == MEAN:  # every target ignored: total_weight is 0, yet the gradient is 0
-        src = torch.where(w != 0, src, 0)
+        src = _ew.where(w != 0, src, 0)
     src = src.to(self._dtype).unsqueeze(1)  # (rows, 1): the gradient of each picked entry
     rows = safe._shape[0]
-    grad = torch.zeros((rows, classes), dtype=self._dtype, device=self.device)
+    grad = _fac.zeros((rows, classes), dtype=self._dtype, device=self.device)
     if rows and classes:  # in place: a fresh buffer no one else sees; indices checked
         from .._core.alloc import P
 
@@ -203,10 +199,8 @@ def _cross_entropy_forward_kernel(self: Tensor, target: Tensor, weight: Tensor |
                                   reduction: int, ignore_index: int) -> tuple[Tensor, Tensor]:
     """The reference of ``_cross_entropy_forward``: ``nll_loss_forward`` of ``self`` minus its
     row logsumexp; returns (loss, logsumexp (rows,) or () for a (C,) input)."""
-    import torch
-
     check_nll_loss(self, target, weight)
-    lse = torch.logsumexp(self, -1)
+    lse = logsumexp(self, -1)
     loss = ATEN["nll_loss_forward"](self - lse.unsqueeze(-1), target, weight, reduction,
                                     ignore_index)[0]
     return loss, lse
@@ -267,17 +261,15 @@ def _prob_target_loss(logp: Tensor, target: Tensor, weight: Tensor | None, reduc
 def _smoothing_loss(logp: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
                     ignore_index: int, class_dim: int) -> Tensor:
     """The label-smoothing term: the loss against a uniform target, reduced like nll_loss."""
-    import torch
-
     keep = target != ignore_index  # (N, d1, ...)
     w = logp if weight is None else logp * _class_view(weight, logp.ndim, class_dim)
-    smooth = torch.where(keep, -w.sum(class_dim), 0)
+    smooth = _ew.where(keep, -w.sum(class_dim), 0)
     if reduction == NONE:
         return smooth
     if reduction == MEAN:
         if weight is None:
             return smooth.sum() / keep.sum()
-        kept = torch.where(keep, target, 0).reshape(-1)
+        kept = _ew.where(keep, target, 0).reshape(-1)
         return smooth.sum() / (weight[kept] * keep.reshape(-1)).sum()
     return smooth.sum()
 
@@ -345,26 +337,7 @@ ATEN = _dispatch.define_aten({
 })
 
 
-# The generic Autograd kernel marks every floating output as differentiable; the logsumexp of
-# _cross_entropy_forward is an internal output (saved for the backward) that is not, as
-# native_layer_norm's mean and rstd: this Autograd kernel runs the recording kernel and hands
-# it back detached, so the rule never sees (nor has to test) a gradient for it.
-
-_recording: list[Any] = []
-
-
-def _cross_entropy_forward_autograd(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
-    if not _recording:
-        from ..autograd import _nodes
-
-        op = ATEN["_cross_entropy_forward"]
-        kernel = _nodes.autograd_kernel(op)  # registers itself under Autograd ...
-        op.unregister(_dispatch.AUTOGRAD, kernel)  # ... which gives the key back to us
-        _recording.append(kernel)
-    loss, lse = _recording[0](*args, **kwargs)
-    return loss, lse.detach()
-
-
-ATEN["_cross_entropy_forward"].register(_dispatch.AUTOGRAD, _cross_entropy_forward_autograd)
+# The logsumexp output of _cross_entropy_forward (saved for the backward) is not
+# differentiable: its derivative rule says so (autograd/_formulas/norm.py).
 
 METHODS: dict[str, Any] = {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .._aten import elementwise as _ew, factories as _fac
 from .._aten.convert import to_dtype
 from .._core import dispatch as _dispatch, dtype as _dtype
 from .._core.tensor import Tensor
@@ -70,22 +71,20 @@ def _compute_dtype(dt: _dtype.dtype) -> _dtype.dtype:
 def _native_layer_norm_kernel(input: Tensor, normalized_shape: Sequence[int],
                               weight: Tensor | None, bias: Tensor | None,
                               eps: float) -> tuple[Tensor, Tensor, Tensor]:
-    import torch
-
     axis, _rows, cols = check_layer_norm(input, normalized_shape, weight, bias)
     dims = list(range(axis, input.ndim))
     ct = _compute_dtype(input._dtype)
     x = to_dtype(input, ct)
     stat_shape = tuple(input._shape[:axis]) + (1,) * len(dims)
     if cols == 0:  # nothing to normalise: PyTorch's mean is 0 and rstd NaN
-        mean = torch.zeros(stat_shape, dtype=ct, device=input.device)
-        rstd = torch.full(stat_shape, float("nan"), dtype=ct, device=input.device)
+        mean = _fac.zeros(stat_shape, dtype=ct, device=input.device)
+        rstd = _fac.full(stat_shape, float("nan"), dtype=ct, device=input.device)
         out = x.clone()
     else:
         mean = x.mean(dims, keepdim=True)  # (*batch, 1, ..., 1)
         centered = x - mean
         var = (centered * centered).mean(dims, keepdim=True)
-        rstd = torch.rsqrt(var + eps)
+        rstd = _ew.rsqrt(var + eps)
         out = centered * rstd
         if weight is not None:
             out = out * _compute(weight, ct)
@@ -145,28 +144,8 @@ ATEN = _dispatch.define_aten({
 })
 
 
-# -- mean and rstd are not differentiable outputs -------------------------------------------
-#
-# The generic Autograd kernel marks every floating output as differentiable; PyTorch's
-# native_layer_norm marks only the first (its formula ignores gradients of mean and rstd).
-# This Autograd kernel runs the recording kernel and hands mean and rstd back detached.
-
-_recording: list[Any] = []
-
-
-def _native_layer_norm_autograd(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor, Tensor]:
-    if not _recording:
-        from ..autograd import _nodes
-
-        op = ATEN["native_layer_norm"]
-        kernel = _nodes.autograd_kernel(op)  # registers itself under Autograd ...
-        op.unregister(_dispatch.AUTOGRAD, kernel)  # ... which gives the key back to us
-        _recording.append(kernel)
-    out, mean, rstd = _recording[0](*args, **kwargs)
-    return out, mean.detach(), rstd.detach()
-
-
-ATEN["native_layer_norm"].register(_dispatch.AUTOGRAD, _native_layer_norm_autograd)
+# mean and rstd are not differentiable outputs of native_layer_norm, as in PyTorch: its
+# derivative rule says so (autograd/_formulas/norm.py).
 
 
 def _check_tensor(fn: str, name: str, t: Any, optional: bool = False) -> None:

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._aten import elementwise as _ew
+from .._aten.factories import zeros_like
+from .._aten.shape import cat
 from .._core import dispatch as _dispatch
 from .._core.tensor import Tensor
 
@@ -36,63 +39,55 @@ def _gates(input_gates: Tensor, hidden_gates: Tensor, input_bias: Tensor | None,
 def _lstm_cell(input_gates: Tensor, hidden_gates: Tensor, cx: Tensor,
                input_bias: Tensor | None = None,
                hidden_bias: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
-    import torch
-
     i, f, g, o = _gates(input_gates, hidden_gates, input_bias, hidden_bias).chunk(4, 1)
-    i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
+    i, f, g, o = _ew.sigmoid(i), _ew.sigmoid(f), _ew.tanh(g), _ew.sigmoid(o)
     cy = f * cx + i * g
-    hy = o * torch.tanh(cy)
-    return hy, cy, torch.cat([i, f, g, o], 1)
+    hy = o * _ew.tanh(cy)
+    return hy, cy, cat([i, f, g, o], 1)
 
 
 def _lstm_cell_backward(grad_hy: Tensor | None, grad_cy: Tensor | None, cx: Tensor, cy: Tensor,
                         workspace: Tensor, has_bias: bool
                         ) -> tuple[Tensor, Tensor, Tensor | None]:
-    import torch
-
     i, f, g, o = workspace.chunk(4, 1)
-    tc = torch.tanh(cy)
-    gc = torch.zeros_like(cy) if grad_cy is None else grad_cy  # (B, H): total grad of cy
+    tc = _ew.tanh(cy)
+    gc = zeros_like(cy) if grad_cy is None else grad_cy  # (B, H): total grad of cy
     if grad_hy is not None:
         gc = gc + grad_hy * o * (1 - tc * tc)
         d_o = grad_hy * tc * o * (1 - o)
     else:
-        d_o = torch.zeros_like(o)
+        d_o = zeros_like(o)
     d_i = gc * g * i * (1 - i)
     d_f = gc * cx * f * (1 - f)
     d_g = gc * i * (1 - g * g)
-    grad_gates = torch.cat([d_i, d_f, d_g, d_o], 1)  # (B, 4H)
+    grad_gates = cat([d_i, d_f, d_g, d_o], 1)  # (B, 4H)
     return grad_gates, gc * f, grad_gates.sum(0) if has_bias else None
 
 
 def _gru_cell(input_gates: Tensor, hidden_gates: Tensor, hx: Tensor,
               input_bias: Tensor | None = None,
               hidden_bias: Tensor | None = None) -> tuple[Tensor, Tensor]:
-    import torch
-
     if input_bias is not None:
         input_gates = input_gates + input_bias
     if hidden_bias is not None:
         hidden_gates = hidden_gates + hidden_bias
     i_r, i_z, i_n = input_gates.chunk(3, 1)
     h_r, h_z, h_n = hidden_gates.chunk(3, 1)
-    r = torch.sigmoid(i_r + h_r)
-    z = torch.sigmoid(i_z + h_z)
-    n = torch.tanh(i_n + r * h_n)
+    r = _ew.sigmoid(i_r + h_r)
+    z = _ew.sigmoid(i_z + h_z)
+    n = _ew.tanh(i_n + r * h_n)
     hy = n + z * (hx - n)  # (1 - z) * n + z * hx
-    return hy, torch.cat([r, z, n, hx, h_n], 1)
+    return hy, cat([r, z, n, hx, h_n], 1)
 
 
 def _gru_cell_backward(grad_hy: Tensor, workspace: Tensor, has_bias: bool
                        ) -> tuple[Tensor, Tensor, Tensor, Tensor | None, Tensor | None]:
-    import torch
-
     r, z, n, hx, hn = workspace.chunk(5, 1)
     d_n = grad_hy * (1 - z) * (1 - n * n)  # grad of the n gate's pre-activation
     d_z = grad_hy * (hx - n) * z * (1 - z)
     d_r = d_n * hn * r * (1 - r)
-    grad_input = torch.cat([d_r, d_z, d_n], 1)  # (B, 3H)
-    grad_hidden = torch.cat([d_r, d_z, d_n * r], 1)
+    grad_input = cat([d_r, d_z, d_n], 1)  # (B, 3H)
+    grad_hidden = cat([d_r, d_z, d_n * r], 1)
     if has_bias:
         return (grad_input, grad_hidden, grad_hy * z, grad_input.sum(0), grad_hidden.sum(0))
     return grad_input, grad_hidden, grad_hy * z, None, None

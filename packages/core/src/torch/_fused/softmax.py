@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._aten import elementwise as _ew, reductions as _red
 from .._aten.convert import to_dtype, write_out
 from .._core import dispatch as _dispatch, dtype as _dtype
 from .._core.tensor import Tensor, wrap_dim
@@ -18,13 +19,11 @@ __all__ = ["_log_softmax", "_log_softmax_backward_data", "_softmax", "_softmax_b
 
 
 def _shifted(x: Tensor, dim: int) -> Tensor:
-    import torch
-
     if x.ndim and x._shape[dim] == 0:
         return x  # nothing to normalize over (and no maximum to shift by)
     # an infinite maximum (a +inf entry, or an all -inf slice) makes the slice NaN through
     # inf - inf, which is PyTorch's result
-    return x - torch.amax(x, dim, keepdim=True)
+    return x - _red.amax(x, dim, keepdim=True)
 
 
 def _compute_dtype(x: Tensor, dtype: Any) -> Tensor:
@@ -45,21 +44,17 @@ _HALF = (_dtype.float16, _dtype.bfloat16)
 
 
 def _softmax_kernel(self: Tensor, dim: int, half_to_float: bool = False) -> Tensor:
-    import torch
-
     d = wrap_dim(dim, self.ndim)
     x = to_dtype(self, _dtype.float32) if self._dtype in _HALF else self  # one rounding
-    e = torch.exp(_shifted(x, d))
-    return to_dtype(e / torch.sum(e, d, keepdim=True), self._dtype)
+    e = _ew.exp(_shifted(x, d))
+    return to_dtype(e / _red.sum(e, d, keepdim=True), self._dtype)
 
 
 def _log_softmax_kernel(self: Tensor, dim: int, half_to_float: bool = False) -> Tensor:
-    import torch
-
     d = wrap_dim(dim, self.ndim)
     x = to_dtype(self, _dtype.float32) if self._dtype in _HALF else self  # one rounding
     z = _shifted(x, d)
-    return to_dtype(z - torch.log(torch.sum(torch.exp(z), d, keepdim=True)), self._dtype)
+    return to_dtype(z - _ew.log(_red.sum(_ew.exp(z), d, keepdim=True)), self._dtype)
 
 
 def _upcast(t: Tensor) -> Tensor:
@@ -77,11 +72,9 @@ def _softmax_backward_kernel(grad_output: Tensor, output: Tensor, dim: int,
 def _log_softmax_backward_kernel(grad_output: Tensor, output: Tensor, dim: int,
                                  input_dtype: _dtype.dtype) -> Tensor:
     # g - exp(y) * sum(g): the vector-Jacobian product of log_softmax through its output y
-    import torch
-
     d = wrap_dim(dim, output.ndim)
     g, y = _upcast(grad_output), _upcast(output)
-    return to_dtype(g - torch.exp(y) * g.sum(d, keepdim=True), input_dtype)
+    return to_dtype(g - _ew.exp(y) * g.sum(d, keepdim=True), input_dtype)
 
 
 _BACKWARD_SCHEMA = ("(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) "

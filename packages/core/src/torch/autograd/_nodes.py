@@ -423,6 +423,7 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
     cls = node_class(op.name.partition(".")[0])
     mutated = tuple(i for i in op.schema.mutated if i == 0)  # in-place ops write `self`
     saves = _formulas.SAVES.get(op.qualname, (True, True))
+    differentiable = _formulas.OUTPUTS.get(op.qualname)  # None: every floating output
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
         target = args[0] if mutated and args and isinstance(args[0], Tensor) else None
@@ -442,6 +443,8 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
             if isinstance(out, Tensor) and (out._dtype.is_floating_point or out._dtype.is_complex):
                 if out is target and target._base is not None:
                     continue  # a view written in place: its base is rebased below
+                if differentiable is not None and nr not in differentiable:
+                    continue
                 out.grad_fn = node
                 out._requires_grad = True
                 out.__dict__["_output_nr"] = nr

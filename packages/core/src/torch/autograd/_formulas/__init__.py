@@ -41,12 +41,15 @@ FORMULAS: dict[str, Rule] = {}
 # ``CROSS`` for the arguments: each one is read only for the other arguments' gradients.
 SAVES: dict[str, tuple[bool | str, bool]] = {}
 CROSS = "cross"
+# qualname -> the outputs that are differentiable, for ops where only some are (PyTorch's
+# output_differentiability): the others come out of the Autograd kernel without history.
+OUTPUTS: dict[str, tuple[int, ...]] = {}
 AREAS = ("foundation", "elementwise", "reductions", "shape", "indexing", "linalg", "conv",
          "attention", "norm", "rnn", "random")
 
 
-def derivative(*qualnames: str, args: bool | str = True, result: bool = True
-               ) -> Callable[[Rule], Rule]:
+def derivative(*qualnames: str, args: bool | str = True, result: bool = True,
+               outputs: tuple[int, ...] | None = None) -> Callable[[Rule], Rule]:
     """Register the decorated rule for each ``aten::name[.overload]`` in ``qualnames``.
 
     ``args=False`` / ``result=False``: the rule never reads ``ctx.args`` tensors /
@@ -54,7 +57,9 @@ def derivative(*qualnames: str, args: bool | str = True, result: bool = True
     always there). ``args=CROSS``: the rule reads an argument only to compute another
     argument's gradient (``mul``), so a node keeps an argument only while some other one
     requires grad — ``(x * 2)`` keeps nothing and ``x`` may be written in place afterwards, as
-    in PyTorch."""
+    in PyTorch. ``outputs``: the differentiable outputs when not every floating output is
+    (``native_layer_norm``'s mean and rstd are not); the rule still gets one gradient per
+    output (zeros for the others)."""
 
     def register(rule: Rule) -> Rule:
         for name in qualnames:
@@ -63,6 +68,8 @@ def derivative(*qualnames: str, args: bool | str = True, result: bool = True
             FORMULAS[name] = rule
             if args is not True or not result:
                 SAVES[name] = (args, result)
+            if outputs is not None:
+                OUTPUTS[name] = outputs
         return rule
 
     return register

@@ -55,7 +55,7 @@ def _log_softmax_backward_data(ctx, w):
 # -- layer norm --------------------------------------------------------------------------------
 
 
-@derivative("aten::native_layer_norm")
+@derivative("aten::native_layer_norm", outputs=(0,))
 def _native_layer_norm(ctx, grad, _grad_mean, _grad_rstd):
     # mean and rstd are not differentiable outputs (as in PyTorch): their gradients are zero
     x, shape, weight, bias, _eps = _args(ctx, ("input", "normalized_shape", "weight", "bias",
@@ -150,10 +150,10 @@ def _nll_loss_backward(ctx, w):
 # -- cross-entropy over logits ------------------------------------------------------------------
 
 
-@derivative("aten::_cross_entropy_forward")
+@derivative("aten::_cross_entropy_forward", outputs=(0,))
 def _cross_entropy_forward(ctx, grad, _grad_logsumexp):
-    # no gradient for the class weights, as in PyTorch; the logsumexp output is not
-    # differentiable (its Autograd kernel in _losses.py hands it back detached)
+    # no gradient for the class weights, as in PyTorch; the logsumexp output (saved for the
+    # backward) is not differentiable
     self, target, weight, reduction, ignore_index = _args(
         ctx, ("self", "target", "weight", "reduction", "ignore_index"))
     if not ctx.needs_input_grad[0]:
