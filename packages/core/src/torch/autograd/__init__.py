@@ -93,9 +93,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     for t, g in zip(ins, res):
         if g is None:
             if materialize_grads:
-                import torch
+                from .._aten import factories as _fac
 
-                g = torch.zeros_like(t)
+                g = _fac.zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError("One of the differentiated Tensors appears to not have been "
                                    "used in the graph. Set allow_unused=True if this is the "

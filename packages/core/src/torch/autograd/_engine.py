@@ -27,7 +27,7 @@ def queue_callback(fn: Any) -> None:
 
 
 def _make_grads(outputs: Sequence[Tensor], grads: Sequence[Any]) -> list[Tensor]:
-    import torch
+    from .._aten import factories as _fac
 
     result = []
     for out, g in zip(outputs, grads):
@@ -37,9 +37,9 @@ def _make_grads(outputs: Sequence[Tensor], grads: Sequence[Any]) -> list[Tensor]
             if not (out._dtype.is_floating_point or out._dtype.is_complex):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {out._dtype}")
-            g = torch.ones_like(out)
+            g = _fac.ones_like(out)
         elif not isinstance(g, Tensor):
-            g = torch.tensor(g, dtype=out._dtype, device=out._device)
+            g = _fac.tensor(g, dtype=out._dtype, device=out._device)
         elif g._shape != out._shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and "
                                f"output[0] has a shape of {out.shape}.")
@@ -191,14 +191,14 @@ def _n_outputs(node: Node) -> int:
 
 def _zeros_for(node: Node, output_nr: int) -> Any:
     """Outputs that received no gradient contribute zeros (rules see a dense gradient)."""
-    import torch
+    from .._aten import factories as _fac
 
     res = getattr(node, "_result", None)
     if isinstance(res, tuple):
         res = res[output_nr]
     t = res.unpack(node) if hasattr(res, "unpack") else res
     if isinstance(t, Tensor):
-        return torch.zeros_like(t)
+        return _fac.zeros_like(t)
     return None
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._core import config as _config
+from .._core import config as _config, dtype as _dtype
+from .._core.grad_mode import no_grad
 from .._core.tensor import Tensor
 from ._nodes import OpBackward, conform, edge_of
 from .graph import Node, SavedTensor
@@ -84,11 +85,11 @@ class CopySlices(Node):
         self._src_meta = (src._shape, src._dtype, src._device) if src is not None else None
 
     def apply(self, grads: list[Any]) -> list[Any]:
-        import torch
+        from .._aten import factories as _fac
 
         g = grads[0]
         flat_pos = self._positions.reshape(-1)
-        keep = torch.ones(g.numel(), dtype=g.dtype, device=g.device)
+        keep = _fac.ones(g.numel(), dtype=g.dtype, device=g.device)
         keep = keep.index_fill(0, flat_pos, 0)
         out = [(g.reshape(-1) * keep).reshape(self._base_shape)]
         if self._src_meta is not None:
@@ -100,13 +101,13 @@ class CopySlices(Node):
 def view_positions(base: Tensor, view: Tensor) -> Tensor:
     """For each element of ``view``, the flat (row-major) index of the ``base`` element it
     aliases (``base`` must not overlap itself)."""
-    import torch
+    from .._aten import creation as _creation, factories as _fac
 
-    with torch.no_grad():
+    with no_grad():
         n = base.numel()
-        idx = torch.empty_strided(base._shape, base._stride, dtype=torch.int64,
+        idx = _fac.empty_strided(base._shape, base._stride, dtype=_dtype.int64,
                                   device=base.device)
-        idx.copy_(torch.arange(n, device=base.device).reshape(base._shape))
+        idx.copy_(_creation.arange(n, device=base.device).reshape(base._shape))
         return idx.as_strided(view._shape, view._stride, view._offset - base._offset).clone()
 
 
@@ -124,10 +125,10 @@ class _ViewOfBase(Node):
         return "AsStridedBackward0"
 
     def apply(self, grads: list[Any]) -> list[Any]:
-        import torch
+        from .._aten import factories as _fac
 
         g = grads[0]
-        flat = torch.zeros(self._base_numel, dtype=g.dtype, device=g.device)
+        flat = _fac.zeros(self._base_numel, dtype=g.dtype, device=g.device)
         flat = flat.scatter_reduce(0, self._positions.reshape(-1), g.reshape(-1), "sum")
         return [flat.reshape(self._base_shape)]
 

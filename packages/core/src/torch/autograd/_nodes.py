@@ -14,7 +14,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from .._core import config as _config, dispatch as _dispatch
+from .._core import config as _config, dispatch as _dispatch, dtype as _dtype
+from .._core.grad_mode import no_grad
 from .._core.tensor import Tensor
 from .graph import AccumulateGrad, Node, SavedTensor, _seq as _graph_seq
 
@@ -654,19 +655,19 @@ def _scatter_backward(g: Tensor, source: Tensor, geometry: tuple[Any, ...]) -> T
     """Send a view's gradient to the source elements each view element reads (adding where
     view elements alias one source element), with out-of-place differentiable ops so that
     double backward works."""
-    import torch
+    from .._aten import creation as _creation, factories as _fac
 
     shape, stride, offset = geometry
     starts = _box_starts(source, shape, stride, offset)
     if starts is not None:
         return _pad_to(g, source._shape, starts)
-    with torch.no_grad():
+    with no_grad():
         n = source.numel()
-        idx = torch.empty_strided(source._shape, source._stride, dtype=torch.int64,
+        idx = _fac.empty_strided(source._shape, source._stride, dtype=_dtype.int64,
                                   device=g.device)
-        idx.copy_(torch.arange(n, device=g.device).reshape(source._shape))
+        idx.copy_(_creation.arange(n, device=g.device).reshape(source._shape))
         positions = idx.as_strided(shape, stride, idx._offset + offset)
-    flat = torch.zeros(n, dtype=g.dtype, device=g.device)
+    flat = _fac.zeros(n, dtype=g.dtype, device=g.device)
     # scatter_reduce is an aten op with a formula, so this stays differentiable
     flat = flat.scatter_reduce(0, positions.reshape(-1), g.reshape(-1), "sum")
     return flat.reshape(source._shape)
@@ -701,7 +702,7 @@ def _box_starts(source: Tensor, shape: tuple[int, ...], stride: tuple[int, ...],
 def _pad_to(g: Tensor, shape: tuple[int, ...], starts: list[int]) -> Tensor:
     """``g`` placed at ``starts`` in zeros of ``shape``, with ``cat`` (differentiable), one
     dimension at a time: the gradient of a box view, without the element scatter."""
-    import torch
+    from .._aten import factories as _fac, shape as _shape
 
     for d, start in enumerate(starts):
         size = g._shape[d]
@@ -713,9 +714,9 @@ def _pad_to(g: Tensor, shape: tuple[int, ...], starts: list[int]) -> Tensor:
             if n is None:
                 parts.append(g)
             elif n:
-                parts.append(torch.zeros(g._shape[:d] + (n,) + g._shape[d + 1:], dtype=g.dtype,
+                parts.append(_fac.zeros(g._shape[:d] + (n,) + g._shape[d + 1:], dtype=g.dtype,
                                          device=g.device))
-        g = torch.cat(parts, d)
+        g = _shape.cat(parts, d)
     return g
 
 

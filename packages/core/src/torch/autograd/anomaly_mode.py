@@ -17,8 +17,9 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-import torch
-from torch._core import config as _config
+from .._core import config as _config
+from .._core.grad_mode import no_grad
+from .._core.tensor import Tensor
 
 __all__ = [
     "detect_anomaly",
@@ -142,10 +143,12 @@ def on_backward_output(node: Any, grads: Sequence[Any]) -> None:
     if not is_anomaly_check_nan_enabled():
         return
     for i, g in enumerate(grads):
-        if not isinstance(g, torch.Tensor) or not (g.is_floating_point() or g.is_complex()):
+        if not isinstance(g, Tensor) or not (g.is_floating_point() or g.is_complex()):
             continue
-        with torch.no_grad():
-            has_nan = bool(torch.isnan(g).any())
+        from .._aten.elementwise import isnan
+
+        with no_grad():
+            has_nan = bool(isnan(g).any())
         if has_nan:
             _warn_forward_trace(node)
             raise RuntimeError(

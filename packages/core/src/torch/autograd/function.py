@@ -68,10 +68,10 @@ class BackwardCFunction(Node, FunctionCtx):
         return f"{self._cls.__name__}Backward"
 
     def apply(self, grads: list[Any]) -> list[Any]:
-        import torch
+        from .._aten import factories as _fac
 
         if self.materialize_grads:
-            grads = [torch.zeros(m[0], dtype=m[1], device=m[2]) if g is None and m else g
+            grads = [_fac.zeros(m[0], dtype=m[1], device=m[2]) if g is None and m else g
                      for g, m in zip(grads, self._outputs_meta)]
         out = self._cls.backward(self, *grads)
         if not isinstance(out, tuple):

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._core.tensor import Tensor
-from ..utils.hooks import RemovableHandle
+from ._handles import RemovableHandle
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu"]
 
