@@ -22,18 +22,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import op_tables as _op_tables
+
 VERSION = 3
 
-_UNARY = (
-    "neg abs sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin cos tan asin "
-    "acos atan sinh cosh tanh asinh acosh atanh erf erfc erfinv lgamma digamma floor ceil round "
-    "trunc logical_not bitwise_not isnan"
-).split()
-_BINARY = (
-    "add sub mul pow maximum minimum fmax fmin atan2 hypot copysign nextafter remainder fmod "
-    "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift"
-).split()
-_COMPARE = "eq ne lt le gt ge logical_and logical_or logical_xor".split()  # write bool
+# The elementwise primitives come from the pointwise op table (one row per op).
+_UNARY = _op_tables.primitives("unary")
+_BINARY = [name for name in _op_tables.primitives("binary") if name != "div"]
+_COMPARE = _op_tables.primitives("compare")  # write bool
 _REDUCE = "sum prod amax amin any all".split()  # any/all write bool
 
 
