@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core import dtype as _dtype
+from .._core import dtype as _dtype, op_tables as _op_tables
 from .._core.tensor import Tensor
 from .common import bf16_to_f32, load, np_view, store
 
@@ -208,15 +208,12 @@ _UNARY_KERNELS: dict[str, Kernel] = {
     "rsqrt": unary(_floating(lambda x: 1 / np.sqrt(x))),
     "reciprocal": unary(_floating(lambda x: 1 / x)),
 }
-for _name, _ufunc in {
-    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
-    "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
-    "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
-    "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
-    "atanh": np.arctanh,
-}.items():
-    _UNARY_KERNELS[_name] = unary(_floating(_ufunc))
-    _UNARY_KERNELS[_name].__name__ = _name
+# The floating functions whose table row names a numpy function ("np.<name>"): that function
+# in float64, rounded once on store.
+for _row in _op_tables.POINTWISE:
+    if _row.ref.startswith("np."):
+        _UNARY_KERNELS[_row.prim] = unary(_floating(getattr(np, _row.ref[3:])))
+        _UNARY_KERNELS[_row.prim].__name__ = _row.prim
 
 
 # -- binary ------------------------------------------------------------------------------
