@@ -17,13 +17,14 @@ import sys as _sys
 import threading as _threading
 from typing import Any as _Any
 
-from . import _device_modules as _dm, _subpackages, backends
+from . import _builtin_backends, _device_modules as _dm, _subpackages, backends
 from ._compile_api import compile
 from ._core import (
     config as _config,
     dtype as _dtype,
     layout as _layout,
     registry as _backend_registry,
+    upcalls as _upcalls,
 )
 from ._core.config import (
     alert_not_deterministic as _alert_not_deterministic,
@@ -187,6 +188,12 @@ def is_storage(obj: _Any) -> bool:
 
 _subpackages.install_missing_distribution_finder()
 _dm.mount(_sys.modules[__name__])
+# What core calls up into is installed by the modules that own it (torch._core.upcalls); the
+# facade gives it the means to import them on first use, and the op surface's loader.
+_upcalls.importer = _importlib.import_module
+_upcalls.install(load_op_surface=lambda: _importlib.import_module("torch._functions"))
+for _device_type, _plugin in _builtin_backends.BUILTIN_BACKENDS.items():
+    _backend_registry.add_builtin(_device_type, _plugin)
 _backend_registry.autoload()
 
 # PyTorch's dtype aliases shadow builtins inside this module, so they are bound last.

@@ -2,9 +2,10 @@
 that implement them, one concern per module, and binds their Tensor methods.
 
 Loaded on first use (through the facade's ``__getattr__`` or ``Tensor.__new__``), because it
-imports numpy; loading also binds this module into :mod:`torch._core.tensor` as ``_F``. Core does
-the shared work of every op once (argument parsing, promotion, broadcasting, output allocation)
-and hands primitives outputs plus inputs of one dtype, already broadcast (docs/architecture.md).
+imports numpy; loading also installs ``Tensor(...)`` and advanced indexing into core's upcall
+slots (:mod:`torch._core.upcalls`). Core does the shared work of every op once (argument parsing,
+promotion, broadcasting, output allocation) and hands primitives outputs plus inputs of one dtype,
+already broadcast (docs/architecture.md).
 
 An op module defines ``__all__`` (its public ``torch.*`` functions) and ``METHODS`` (Tensor
 method name -> function). Adding a module is adding a row to ``OP_MODULES``.
@@ -17,7 +18,7 @@ import sys
 from typing import Any
 
 from . import _torch_function
-from ._core import tensor as _tensor
+from ._core import upcalls
 from ._core.tensor import Tensor
 
 OP_MODULES = (
@@ -59,9 +60,6 @@ for _method, _fn in _methods.items():
     setattr(Tensor, _method, _fn)
 importlib.import_module("torch.autograd")  # the Autograd key: recording and Tensor.backward
 
-# What torch._core.tensor and the dispatcher call back into (indexing, view(dtype), Tensor(...),
-# the CPU fallback).
-from ._aten.convert import to_device, view_dtype  # noqa: E402
 from ._aten.factories import legacy_tensor_new  # noqa: E402
 
 
@@ -74,5 +72,4 @@ def advanced_index(t: Tensor, index: tuple[Any, ...]) -> Tensor:
     return fn(t, index)
 
 
-INTERNAL = (legacy_tensor_new, to_device, view_dtype)
-_tensor._F = sys.modules[__name__]
+upcalls.install(legacy_tensor_new=legacy_tensor_new, advanced_index=advanced_index)

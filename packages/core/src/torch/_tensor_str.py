@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ._core import config as _config, dtype as _dtype
+from ._core import config as _config, dtype as _dtype, upcalls
 
 
 @dataclass
@@ -198,3 +198,6 @@ def tensor_repr(t: Any) -> str:
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+upcalls.install(tensor_repr=tensor_repr)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ._core import tensor as _tensor
+from ._core import tensor as _tensor, upcalls
 from ._core.tensor import Tensor, _disabled_torch_function_impl
 
 
@@ -355,4 +355,5 @@ def wrapper_shell(cls: type, shape: tuple[Any, ...], strides: Any, storage_offse
     return out
 
 
-_tensor._TF = sys.modules[__name__]
+_tensor.default_torch_function = default_torch_function
+upcalls.install(install_torch_function=install, wrapper_shell=wrapper_shell)

@@ -23,7 +23,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._core import dispatch as _dispatch, schema as _schema
+from ._core import dispatch as _dispatch, schema as _schema, upcalls
 
 __all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "register_fake",
            "register_kernel"]
@@ -288,3 +288,7 @@ def custom_op(name: str, fn: Callable[..., Any] | None = None, /, *, mutates_arg
         return CustomOpDef(name, f, s, device_types)
 
     return wrap(fn) if fn is not None else wrap
+
+
+# The handle core gives a backend to register its kernels with (torch._core.registry).
+upcalls.install(kernel_library=Library)

@@ -44,7 +44,13 @@ from typing import IO, Any, Union
 import numpy as np
 
 from . import _functions, _tensor, _utils, _weights_only_unpickler as _wo
-from ._core import dtype as _dtype, layout as _layout, registry as _registry, storage as _storage
+from ._core import (
+    dtype as _dtype,
+    layout as _layout,
+    registry as _registry,
+    storage as _storage,
+    upcalls,
+)
 from ._core.device import device as _device
 from ._core.tensor import Tensor
 
@@ -689,3 +695,14 @@ def _full_unpickler(pickle_module: Any) -> type:
             return super().find_class(module, name)
 
     return _Unpickler
+
+
+def _reduce_storage(storage: Any) -> tuple[Any, ...]:
+    """How plain pickle (copy, multiprocessing) writes an ``UntypedStorage``: as a ``torch.save``
+    archive read back by the restricted loader, never its raw fields."""
+    buffer = io.BytesIO()
+    save(storage, buffer)
+    return (_utils._storage_from_bytes, (buffer.getvalue(),))
+
+
+upcalls.install(reduce_storage=_reduce_storage)

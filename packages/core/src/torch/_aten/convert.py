@@ -14,11 +14,11 @@ from .._core import (
     dispatch as _dispatch,
     dtype as _dtype,
     layout as _layout,
-    registry as _registry,
     storage as _storage,
+    upcalls,
 )
 from .._core.alloc import P, check_dtype, new_like, new_tensor
-from .._core.device import device as _device
+from .._core.device import INDEXLESS, device as _device
 from .._core.tensor import Tensor, check_no_internal_overlap, storage_extent
 
 __all__ = ["clone", "is_nonzero"]
@@ -230,7 +230,7 @@ def _inference_write_error() -> None:
 def to_device(t: Tensor, device: Any) -> Tensor:
     """``t`` on ``device`` (``t`` itself when it is already there)."""
     dev = device if isinstance(device, _device) and (
-        device.index is not None or device.type in _registry.BUILTIN) else (
+        device.index is not None or device.type in INDEXLESS) else (
         _storage._normalise(device))
     if t._device == dev:
         return t
@@ -365,3 +365,7 @@ def is_nonzero(input: Tensor) -> bool:
 def view_dtype(t: Tensor, dt: _dtype.dtype) -> Tensor:
     """``t.view(dt)``: the same bytes read as ``dt`` (an operator: ``aten::view.dtype``)."""
     return t.view(dt)
+
+
+# What core calls up into: the CPU fallback's copies, and outputs that follow their inputs' layout.
+upcalls.install(to_device=to_device, host_copy=_host_copy, copy_=copy_)

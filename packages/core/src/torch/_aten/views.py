@@ -465,4 +465,4 @@ _plan.enable_views(set(ATEN.values()))  # views replay their geometry (torch._co
 
 # What the Tensor methods call: the operators by attribute, so a method is one lookup away
 # from the dispatcher.
-_tensor._A = SimpleNamespace(**{name.replace(".", "_"): op for name, op in ATEN.items()})
+_tensor.view_ops = SimpleNamespace(**{name.replace(".", "_"): op for name, op in ATEN.items()})

@@ -13,6 +13,10 @@ from . import config as _config
 
 _CACHE: dict[Any, device] = {}
 
+# Device types whose devices carry no index, as in PyTorch (``torch.device("cpu")`` stays
+# ``cpu``; ``cuda`` becomes ``cuda:0`` once a tensor is placed there).
+INDEXLESS = frozenset(("cpu", "meta"))
+
 
 class device:
     """A device: ``torch.device("cuda:1")``, ``torch.device("cuda", 1)``, ``torch.device(d)``.

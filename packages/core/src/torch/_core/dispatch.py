@@ -26,7 +26,13 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from . import config as _config, registry as _registry, schema as _schema, tensor as _tensor_module
+from . import (
+    config as _config,
+    registry as _registry,
+    schema as _schema,
+    tensor as _tensor_module,
+    upcalls,
+)
 from .tensor import Tensor
 
 PYTHON = "Python"
@@ -162,8 +168,11 @@ class Operator:
         for alias in ALIAS_KEYS:
             if alias in k:
                 return k[alias]
-        if key not in ("CPU", META) and "CPU" in k:
-            return _cpu_fallback(self, k["CPU"], key)
+        if key not in ("CPU", META):
+            if "CPU" not in k:
+                _registry.runtime("cpu")  # the CPU's kernels register with its runtime
+            if "CPU" in k:
+                return _cpu_fallback(self, k["CPU"], key)
         available = sorted(k)
         raise NotImplementedError(
             f"Could not run '{self.qualname}' with arguments from the '{key}' backend. This "
@@ -226,6 +235,17 @@ def define(qualname: str, schema: str | _schema.Schema) -> Operator:
                                "and overload name multiple times.")
         op = _ops[qualname] = Operator(qualname, parsed)
         return op
+
+
+def define_primitives() -> None:
+    """Define the ``prims::`` operator of every primitive in the table (:mod:`torch._core.prims`),
+    once. The registry calls it before the first backend registers kernels for them."""
+    from . import prims
+
+    with _lock:
+        for name, (_group, schema) in prims.PRIMITIVES.items():
+            if f"prims::{name}" not in _ops:
+                define(f"prims::{name}", schema)
 
 
 def define_aten(table: dict[str, tuple[Any, ...]],
@@ -529,13 +549,12 @@ def _cpu_fallback(op: Operator, cpu_kernel: Callable[..., Any], key: str) -> Cal
                 UserWarning,
                 stacklevel=_config.external_stacklevel(),
             )
-        from .._aten.convert import _host_copy
-        from .._functions import to_device
+        to_device = upcalls.to_device
 
         def on_host(t: Tensor) -> Tensor:
             # Host-accessible device memory is viewed, not copied: the CPU kernel works in
             # place, and a written argument needs no copy back (nor a device copy_ kernel).
-            return _host_copy(t) if t._storage._host is not None else to_device(t, "cpu")
+            return upcalls.host_copy(t) if t._storage._host is not None else to_device(t, "cpu")
 
         device = None
         cpu_args = []

@@ -95,12 +95,13 @@ class Generator:
 
     def get_state(self) -> Any:
         """The state as a 16-byte ``uint8`` CPU tensor: seed then offset, little-endian."""
-        from .. import _functions  # the op surface, which binds the state tensor's methods
+        from . import upcalls
         from .dtype import uint8
 
         with _lock:
             raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
-        return _functions.tensor(list(raw), dtype=uint8, device="cpu")
+        # torch.tensor, from the op surface (which also binds the state tensor's methods)
+        return upcalls.load_op_surface().tensor(list(raw), dtype=uint8, device="cpu")
 
     def set_state(self, new_state: Any) -> Generator:
         """Restore a state from :meth:`get_state`. Returns the generator."""

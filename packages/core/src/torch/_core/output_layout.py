@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._aten.convert import copy_
-from . import dispatch as _dispatch, dtype as _dtype
+from . import dispatch as _dispatch, dtype as _dtype, upcalls
 from .alloc import new_tensor
 from .device import device as _device
 from .tensor import Tensor, contiguous_strides
@@ -132,7 +131,7 @@ def follow_inputs(result: Tensor, tensors: list[Tensor]) -> Tensor:
     if tuple(result._stride) == (elementwise_strides(shape, tensors) or contiguous_strides(shape)):
         return result
     out = new_elementwise(shape, result._dtype, result._device, tensors)
-    copy_(out, result)
+    upcalls.copy_(out, result)
     return out
 
 

@@ -7,6 +7,11 @@ points, import each light plugin module, register it with pluggy and ask for its
 Phase 2 (:func:`runtime`, on the first use of a device type): ask the plugin for its allocator
 and copier and let it register kernels. Native extensions load here.
 
+The device types core serves itself (``cpu`` through its reference kernels, ``meta``) are
+plugins too, registered by ``import torch`` with :func:`add_builtin` rather than found through
+entry points, and run through the same phases; an installed plugin for the same device type
+serves it in their place, over the built-in's kernels.
+
 A plugin that fails in either phase never breaks ``import torch``: phase 1 failures warn once
 and the first use of the device raises a ``RuntimeError`` naming the plugin and chaining the
 original error. Subsystems ask this registry what a device can do (:func:`capabilities`)
@@ -24,13 +29,13 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from . import config as _config, entry_points as _entry_points
+from . import config as _config, entry_points as _entry_points, upcalls
 
 ENV_VAR = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 CPU_FALLBACK_ENV_VAR = "TORCH_DEVICE_CPU_FALLBACK"
 
-# Device types core always parses: its own (cpu, meta) and the well-known accelerators it keeps
-# placeholder modules for. The value is the distribution that serves it.
+# Device types core always parses: the two it serves itself (cpu, meta) and the well-known
+# accelerators it keeps placeholder modules for. The value is the distribution that serves it.
 WELL_KNOWN: dict[str, str] = {
     "cpu": "plait-core",
     "meta": "plait-core",
@@ -39,7 +44,6 @@ WELL_KNOWN: dict[str, str] = {
     "xpu": "plait-backend-xpu",
 }
 KNOWN_DEVICE_TYPES = frozenset(WELL_KNOWN)
-BUILTIN = frozenset(("cpu", "meta"))
 
 _TRUE = frozenset(("", "1", "true", "yes", "on"))
 _FALSE = frozenset(("0", "false", "no", "off"))
@@ -75,6 +79,7 @@ class Runtime:
 
 _lock = threading.RLock()
 _plugins: dict[str, Plugin] = {}  # by device type; every installed entry point
+_builtins: dict[str, Plugin] = {}  # by device type; the plugins core itself ships
 _runtimes: dict[str, Runtime] = {}
 _runtime_errors: dict[str, BaseException] = {}
 _device_modules: dict[str, ModuleType] = {}
@@ -98,6 +103,33 @@ def parse_autoload(value: str | None) -> bool | frozenset[str]:
     if v in _FALSE:
         return False
     return frozenset(part.strip() for part in v.split(",") if part.strip())
+
+
+def add_builtin(device_type: str, module: Any) -> None:
+    """Register a plugin that core ships for ``device_type`` (``import torch`` adds ``cpu`` and
+    ``meta``). Its phase 1 runs when the device type is first asked about; it serves the type
+    unless an installed plugin does."""
+    with _lock:
+        _builtins[device_type] = Plugin(device_type, getattr(module, "__name__", device_type),
+                                        "plait-core", "", module=module)
+
+
+def _builtin(device_type: str) -> Plugin | None:
+    plugin = _builtins.get(device_type)
+    if plugin is not None and plugin.status == "installed":
+        with _lock:
+            if plugin.status == "installed":
+                _load_plugin(plugin, register=False)
+    return plugin
+
+
+def _serving(device_type: str) -> Plugin | None:
+    """The loaded plugin that serves ``device_type``: an installed one, else core's own."""
+    plugin = _plugins.get(device_type)
+    if plugin is not None and plugin.status == "loaded":
+        return plugin
+    builtin = _builtin(device_type)
+    return builtin if builtin is not None and builtin.status == "loaded" else None
 
 
 def _scan_installed() -> dict[str, Plugin]:
@@ -138,7 +170,7 @@ def autoload() -> None:
 
 def _warn_unknown(selected: frozenset[str], plugins: dict[str, Plugin]) -> None:
     """A name in the allowlist that no installed plugin serves is most likely a typo."""
-    unknown = sorted(selected - set(plugins) - BUILTIN)
+    unknown = sorted(selected - set(plugins) - set(_builtins))
     if unknown:
         listing = ", ".join(sorted(plugins)) or "none"
         warnings.warn(
@@ -161,16 +193,21 @@ def _plugin_manager() -> Any:
     return _pm
 
 
-def _load_plugin(plugin: Plugin) -> None:
+def _load_plugin(plugin: Plugin, register: bool = True) -> None:
+    """Phase 1 of one plugin; ``register=False`` for core's own, which pluggy never sees (their
+    hooks are only called through :func:`_call_owner`)."""
     t0 = time.perf_counter()
     try:
-        mod_name, _, attr = plugin.value.partition(":")
-        module: Any = importlib.import_module(mod_name.strip())
-        for part in filter(None, attr.strip().split(".")):
-            module = getattr(module, part)
-        pm = _plugin_manager()
-        if pm.get_name(module) is None:
-            pm.register(module, name=plugin.name)
+        module: Any = plugin.module
+        if module is None:
+            mod_name, _, attr = plugin.value.partition(":")
+            module = importlib.import_module(mod_name.strip())
+            for part in filter(None, attr.strip().split(".")):
+                module = getattr(module, part)
+        if register:
+            pm = _plugin_manager()
+            if pm.get_name(module) is None:
+                pm.register(module, name=plugin.name)
         plugin.module = module
         info = _call_owner(plugin, "torch_backend_info", device_type=plugin.name)
         if info is None:
@@ -244,11 +281,11 @@ def _initialise(device_type: str) -> Runtime:
         # its traceback on every use of the device.
         first = _runtime_errors[device_type]
         raise RuntimeError(str(first)) from first.__cause__
-    plugin = _scan_installed().get(device_type)
-    if plugin is None or plugin.status != "loaded":
-        if device_type in BUILTIN:
-            return _builtin_runtime(device_type)
-        raise _unusable(device_type, plugin)
+    installed_plugin = _scan_installed().get(device_type)
+    plugin = _serving(device_type)
+    if plugin is None:
+        raise _unusable(device_type, installed_plugin)
+    builtin = _builtins.get(device_type)
     try:
         allocator = _call_owner(plugin, "torch_backend_allocator", device_type=device_type)
         if allocator is None:
@@ -257,13 +294,16 @@ def _initialise(device_type: str) -> Runtime:
         caps = plugin.info.capabilities
         if copier is None and "host_accessible" not in caps:
             raise RuntimeError("the backend gave no copier and its memory is not host accessible")
-        if device_type in BUILTIN:
-            # make sure core's reference kernels are in place before the plugin overrides them
-            from .. import _refs  # noqa: F401
-        from ..library import Library
+        from . import dispatch
 
-        lib = Library("prims", "IMPL", plugin.info.dispatch_key)
-        _plugin_manager().hook.torch_backend_register_kernels(device_type=device_type, lib=lib)
+        dispatch.define_primitives()
+        lib = upcalls.kernel_library("prims", "IMPL", plugin.info.dispatch_key)
+        if builtin is not None and builtin.status == "loaded":
+            # core's own kernels first, beneath an installed plugin's (which may leave some out)
+            _call_owner(builtin, "torch_backend_register_kernels", device_type=device_type,
+                        lib=lib)
+        if _pm is not None:  # every installed plugin may add kernels for any device type
+            _pm.hook.torch_backend_register_kernels(device_type=device_type, lib=lib)
         _call_owner(plugin, "torch_backend_set_num_threads", device_type=device_type,
                     num_threads=_config.state.num_threads)
         fast = _call_owner(plugin, "torch_backend_fast_path", device_type=device_type)
@@ -302,31 +342,12 @@ def _unusable(device_type: str, plugin: Plugin | None) -> RuntimeError:
     )
 
 
-def _builtin_runtime(device_type: str) -> Runtime:
-    from . import storage as _storage
-
-    if device_type == "meta":
-        return Runtime("meta", "Meta", _storage.MetaAllocator(), None, frozenset())
-    from .. import _refs  # noqa: F401  (registers the reference CPU kernels)
-
-    return Runtime("cpu", "CPU", _storage.HostAllocator(), None,
-                   frozenset(("host_accessible", "float64", "amp")))
-
-
 def capabilities(device_type: str) -> frozenset[str]:
     """What a device type can do, without initialising it."""
     if device_type in _runtimes:
         return _runtimes[device_type].capabilities
-    plugin = _plugins.get(device_type)
-    if plugin is not None and plugin.info is not None:
-        return plugin.info.capabilities
-    if device_type == "cpu":
-        return frozenset(("host_accessible", "float64", "amp"))
-    return frozenset()
-
-
-# What autocast may use on the devices core serves itself (its reference kernels compute both).
-_BUILTIN_AMP_DTYPES = {"cpu": ("bfloat16", "float16")}
+    plugin = _serving(device_type)
+    return plugin.info.capabilities if plugin is not None else frozenset()
 
 
 def amp_dtypes(device_type: str) -> tuple[str, ...]:
@@ -334,18 +355,14 @@ def amp_dtypes(device_type: str) -> tuple[str, ...]:
     backend does not declare the ``"amp"`` capability."""
     if "amp" not in capabilities(device_type):
         return ()
-    plugin = _plugins.get(device_type)
-    if plugin is not None and plugin.info is not None:
-        return tuple(plugin.info.amp_dtypes)
-    return _BUILTIN_AMP_DTYPES.get(device_type, ())
+    plugin = _serving(device_type)
+    return tuple(plugin.info.amp_dtypes) if plugin is not None else ()
 
 
 def dispatch_key(device_type: str) -> str:
     """The dispatcher key of a device type (``cpu -> CPU``, ``npu -> NPU``)."""
-    plugin = _plugins.get(device_type)
-    if plugin is not None and plugin.info is not None:
-        return plugin.info.dispatch_key
-    return "Meta" if device_type == "meta" else device_type.upper()
+    plugin = _serving(device_type)
+    return plugin.info.dispatch_key if plugin is not None else device_type.upper()
 
 
 def cpu_fallback_enabled() -> bool:
@@ -385,7 +402,9 @@ def register_device_module(device_type: str, module: ModuleType) -> None:
 def check_index(device_type: str, index: int) -> None:
     """Raise before a backend sees an index its device module does not count (a negative one,
     or one past ``device_count()``)."""
-    if device_type in BUILTIN:
+    from .device import INDEXLESS  # (device imports this module)
+
+    if device_type in INDEXLESS:  # no device count to check an index against
         return
     mod = device_module(device_type)
     count = getattr(mod, "device_count", None) if mod is not None else None

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from . import registry as _registry
-from .device import device as _device
+from . import registry as _registry, upcalls
+from .device import INDEXLESS, device as _device
 
 _ALIGN = 64
 _UNSET: Any = object()  # a storage's host view not made yet
@@ -132,13 +132,7 @@ class UntypedStorage:
     def __reduce__(self) -> tuple[Any, ...]:
         # Plain pickle (copy, multiprocessing): a torch.save archive read back by the restricted
         # loader, never the raw slots (a handle with a byte count chosen by the pickle).
-        import io
-
-        from .. import _utils, serialization
-
-        buffer = io.BytesIO()
-        serialization.save(self, buffer)
-        return (_utils._storage_from_bytes, (buffer.getvalue(),))
+        return upcalls.reduce_storage(self)
 
     def __setstate__(self, state: Any) -> None:
         # A pickle's BUILD would otherwise set the slots (a byte count larger than the memory)
@@ -155,7 +149,7 @@ UntypedStorage.__module__ = "torch.storage"
 def _normalise(dev: Any) -> _device:
     """Give accelerator devices an index (``cuda`` -> ``cuda:0``); cpu and meta keep none."""
     d = dev if isinstance(dev, _device) else _device(dev)
-    if d._index is None and d._type not in _registry.BUILTIN:
+    if d._index is None and d._type not in INDEXLESS:
         _registry.runtime(d.type)  # raises the backend's own error before we ask for an index
         mod = _registry.device_module(d.type)
         idx = mod.current_device() if mod is not None and hasattr(mod, "current_device") else 0

@@ -1,9 +1,10 @@
 """``Tensor``: storage plus sizes, strides (in elements), offset, dtype and device.
 
 This module holds the metadata side: attributes and the view operations, which only compute
-new sizes/strides over the same storage and never copy. Everything that computes lives in
-:mod:`torch._functions`, which binds itself here as ``_F`` when loaded (it is loaded before the
-first tensor can exist), so ``import torch`` does not pay for numpy.
+new sizes/strides over the same storage and never copy. Everything that computes lives in the
+layers above (the op library, the facade's ``torch._functions``), which install what this module
+calls into :mod:`torch._core.upcalls` and :data:`view_ops` when they load, so core imports none of
+them and ``import torch`` does not pay for numpy.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from . import config as _config, dtype as _dtype
+from . import config as _config, dtype as _dtype, upcalls
 from .device import device as _device
 from .symbolic import SymInt
 
-_F: Any = None  # torch._functions, bound on load
-_A: Any = None  # the view operators by name (torch._aten.views), bound on load
-_TF: Any = None  # torch._torch_function, bound on load (before any override can run)
+# Installed by the layers above when they load (a module global: the view methods read it on
+# every call, where an upcall slot would cost one more attribute lookup).
+view_ops: Any = None  # the view operators by name (torch._aten.views)
+default_torch_function: Any = None  # torch._torch_function's (before any override can run)
 
 # Tensor classes that define ``__torch_dispatch__``: their instances reach the dispatcher's
 # Python key. Filled by ``Tensor.__init_subclass__``; classes are never removed (a class may
@@ -183,9 +185,8 @@ class Tensor:
     # needs no grad and has a plain dtype; the eager fast paths compare it by identity.
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
-        from .. import _functions
-
-        return _functions.legacy_tensor_new(cls, *args, **kwargs)
+        upcalls.load_op_surface()  # Tensor(...) may come before any torch.* function is used
+        return upcalls.legacy_tensor_new(cls, *args, **kwargs)
 
     @classmethod
     def _make(
@@ -399,9 +400,7 @@ class Tensor:
         super().__init_subclass__(**kwargs)
         tf = cls.__torch_function__
         if getattr(tf, "__func__", tf) is not _disabled_torch_function_impl:
-            from .. import _torch_function
-
-            _torch_function.install()
+            upcalls.install_torch_function()
         td = getattr(cls, "__torch_dispatch__", None)
         if td is not None and getattr(td, "__func__", td) is not _disabled_torch_function_impl \
                 and cls not in python_dispatch_classes:
@@ -413,7 +412,7 @@ class Tensor:
                            kwargs: Any = None) -> Any:
         """The default override: run ``func`` with subclass dispatch off and return results
         as ``cls`` (``torch.overrides``); a subclass overrides it to intercept calls."""
-        return _TF.default_torch_function(cls, func, types, args, kwargs)
+        return default_torch_function(cls, func, types, args, kwargs)
 
     def as_subclass(self, cls: type) -> Tensor:
         """A ``cls`` instance viewing ``self``'s data (an alias that stays in the autograd
@@ -421,7 +420,7 @@ class Tensor:
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, "
                             f"not {getattr(cls, '__name__', type(cls).__name__)}")
-        out = _A.alias(self)  # an aten op: its Autograd kernel keeps the graph
+        out = view_ops.alias(self)  # an aten op: its Autograd kernel keeps the graph
         return _with_class(out, cls)
 
     @staticmethod
@@ -449,108 +448,104 @@ class Tensor:
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError("_make_wrapper_subclass(): argument 'cls' must be a subclass of "
                             "Tensor")
-        from .. import _torch_function
-
-        return _torch_function.wrapper_shell(cls, _shape_arg((size,)), strides, storage_offset,
-                                             dtype, device, requires_grad)
+        return upcalls.wrapper_shell(cls, _shape_arg((size,)), strides, storage_offset, dtype,
+                                     device, requires_grad)
 
     # -- views: each calls its aten operator (torch._aten.views) --------------------------------
 
     def as_strided(self, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
-        return _A.as_strided(self, tuple(size), tuple(stride), storage_offset)
+        return view_ops.as_strided(self, tuple(size), tuple(stride), storage_offset)
 
     def view(self, *shape: Any, size: Any = None) -> Tensor:
         if size is not None:
             shape = sizes_or_keyword(shape, size, "view", "size")
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
-            return _A.view_dtype(self, shape[0])
-        return _A.view(self, _shape_arg(shape))
+            return view_ops.view_dtype(self, shape[0])
+        return view_ops.view(self, _shape_arg(shape))
 
     def view_as(self, other: Tensor) -> Tensor:
-        return _A.view(self, other._shape)
+        return view_ops.view(self, other._shape)
 
     def reshape(self, *shape: Any, **kwargs: Any) -> Tensor:
         if kwargs:  # reshape(shape=...): a keyword that is also the varargs' name
             shape = sizes_or_keyword(shape, _only_keyword(kwargs, "reshape", "shape"),
                                      "reshape", "shape")
-        return _A.reshape(self, _shape_arg(shape))
+        return view_ops.reshape(self, _shape_arg(shape))
 
     def reshape_as(self, other: Tensor) -> Tensor:
-        return _A.reshape(self, other._shape)
+        return view_ops.reshape(self, other._shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        return _A.flatten(self, start_dim, end_dim)
+        return view_ops.flatten(self, start_dim, end_dim)
 
     def unflatten(self, dim: int, sizes: Any) -> Tensor:
-        return _A.unflatten(self, dim, _shape_arg((sizes,)))
+        return view_ops.unflatten(self, dim, _shape_arg((sizes,)))
 
     def permute(self, *dims: Any, **kwargs: Any) -> Tensor:
         if kwargs:  # permute(dims=...): a keyword that is also the varargs' name
             dims = sizes_or_keyword(dims, _only_keyword(kwargs, "permute", "dims"), "permute",
                                     "dims")
-        return _A.permute(self, _shape_arg(dims))
+        return view_ops.permute(self, _shape_arg(dims))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
-        return _A.transpose(self, dim0, dim1)
+        return view_ops.transpose(self, dim0, dim1)
 
     swapaxes = transpose
     swapdims = transpose
 
     def t(self) -> Tensor:
-        return _A.t(self)
+        return view_ops.t(self)
 
     @property
     def T(self) -> Tensor:
-        return _A.permute(self, tuple(range(len(self._shape) - 1, -1, -1)))
+        return view_ops.permute(self, tuple(range(len(self._shape) - 1, -1, -1)))
 
     @property
     def mT(self) -> Tensor:
         if len(self._shape) < 2:
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                                f"Got {len(self._shape)}-D tensor.")
-        return _A.transpose(self, -2, -1)
+        return view_ops.transpose(self, -2, -1)
 
     def expand(self, *sizes: Any, size: Any = None) -> Tensor:
         if size is not None:
             sizes = sizes_or_keyword(sizes, size, "expand", "size")
-        return _A.expand(self, _shape_arg(sizes))
+        return view_ops.expand(self, _shape_arg(sizes))
 
     def expand_as(self, other: Tensor) -> Tensor:
-        return _A.expand(self, other._shape)
+        return view_ops.expand(self, other._shape)
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:
-        return _A.narrow(self, dim, start, length)
+        return view_ops.narrow(self, dim, start, length)
 
     def select(self, dim: int, index: int) -> Tensor:
-        return _A.select(self, dim, index)
+        return view_ops.select(self, dim, index)
 
     def squeeze(self, dim: Any = None) -> Tensor:
         if dim is None:
-            return _A.squeeze(self)
+            return view_ops.squeeze(self)
         if isinstance(dim, (tuple, list)):
-            return _A.squeeze_dims(self, list(dim))
-        return _A.squeeze_dim(self, dim)
+            return view_ops.squeeze_dims(self, list(dim))
+        return view_ops.squeeze_dim(self, dim)
 
     def unsqueeze(self, dim: int) -> Tensor:
-        return _A.unsqueeze(self, dim)
+        return view_ops.unsqueeze(self, dim)
 
     def unfold(self, dimension: int, size: int, step: int) -> Tensor:
-        return _A.unfold(self, dimension, size, step)
+        return view_ops.unfold(self, dimension, size, step)
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-        return _A.diagonal(self, offset, dim1, dim2)
+        return view_ops.diagonal(self, offset, dim1, dim2)
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, cut from the autograd graph."""
-        return _A.detach(self)
+        return view_ops.detach(self)
 
     def __getitem__(self, index: Any) -> Tensor:
         return _basic_index(self, index)
 
     def __repr__(self) -> str:
-        from .. import _tensor_str
-
-        return _tensor_str.tensor_repr(self)
+        return upcalls.tensor_repr(self)
 
 
 Tensor.__module__ = "torch"
@@ -644,13 +639,13 @@ def _basic_index(t: Tensor, index: Any) -> Tensor:
     builds it, one ``select`` / ``slice`` / ``unsqueeze`` operator per index item (``alias``
     when nothing changes)."""
     if index.__class__ is int and t._shape:  # x[i]: the common case, one operator
-        return _A.select(t, 0, index)
+        return view_ops.select(t, 0, index)
     if not isinstance(index, tuple):
         if not _is_basic(index):  # torch._aten.indexing reads the index as the user wrote it
-            return _F.advanced_index(t, index)
+            return upcalls.advanced_index(t, index)
         index = (index,)
     if any(not _is_basic(i) for i in index):
-        return _F.advanced_index(t, index)
+        return upcalls.advanced_index(t, index)
     n_ellipsis = sum(1 for i in index if i is Ellipsis)
     if n_ellipsis > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -662,7 +657,7 @@ def _basic_index(t: Tensor, index: Any) -> Tensor:
     dim = 0  # the dim of `out` the next item applies to
     for item in index:
         if item is None:
-            out = _A.unsqueeze(out, dim)
+            out = view_ops.unsqueeze(out, dim)
             dim += 1
         elif item is Ellipsis:
             dim += ndim - consumed
@@ -672,11 +667,11 @@ def _basic_index(t: Tensor, index: Any) -> Tensor:
                 raise ValueError("slice step cannot be zero" if step == 0
                                  else "step must be greater than zero")
             if not (item.start in (None, 0) and item.stop is None and step == 1):
-                out = _A.slice(out, dim, item.start, item.stop, step)
+                out = view_ops.slice(out, dim, item.start, item.stop, step)
             dim += 1
         else:
-            out = _A.select(out, dim, item)
-    return _A.alias(t) if out is t else out
+            out = view_ops.select(out, dim, item)
+    return view_ops.alias(t) if out is t else out
 
 
 def _is_basic(i: Any) -> bool:

@@ -2,8 +2,8 @@
 
 They are the CPU implementation when no native CPU backend is loaded, the oracle of the
 conformance suite, and what a backend's missing kernel falls back to. Clarity over speed. One
-module per primitive group; this package gathers them into :data:`CPU_KERNELS` and registers
-them with the dispatcher.
+module per primitive group; this package gathers them into :data:`CPU_KERNELS`, which the
+built-in ``cpu`` backend (``torch._builtin_backends``) registers through the backend hooks.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._core import dispatch as _dispatch, prims as _prims
+from .._core import prims as _prims
 from .._core.tensor import Tensor
 from . import conv, elementwise, indexing, linalg, memory, random, reduction, sort
 from .common import (
@@ -94,15 +94,13 @@ def _meta_nonzero(a: Any) -> Any:
                                  "data")
 
 
-def _register() -> None:
-    unknown = set(CPU_KERNELS) - set(_prims.PRIMITIVES)
-    if unknown:
-        raise RuntimeError(f"reference kernels for non-primitives: {sorted(unknown)}")
-    for name, (_group, schema) in _prims.PRIMITIVES.items():
-        op = _dispatch.get(f"prims::{name}") or _dispatch.define(f"prims::{name}", schema)
-        if "CPU" not in op.kernels and name in CPU_KERNELS:
-            op.register("CPU", CPU_KERNELS[name])
-        op.register(_dispatch.META, _meta_nonzero if name == "nonzero" else _meta_kernel)
+def meta_kernel(name: str) -> Callable[..., Any]:
+    """The ``meta`` device's kernel of primitive ``name`` (registered by the built-in ``meta``
+    backend): outputs are preallocated and there is nothing to write, except that ``nonzero``
+    cannot size its output."""
+    return _meta_nonzero if name == "nonzero" else _meta_kernel
 
 
-_register()
+_unknown = set(CPU_KERNELS) - set(_prims.PRIMITIVES)
+if _unknown:
+    raise RuntimeError(f"reference kernels for non-primitives: {sorted(_unknown)}")
