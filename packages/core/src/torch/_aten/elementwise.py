@@ -2,7 +2,9 @@
 where, and their operators and in-place forms.
 
 Each op is a row of a table: its public name, the primitive it runs (or a composite kernel
-written in other ops), its dtype rule and its method names. Every public function calls an
+written in other ops), its dtype rule and its method names. The ops that run one primitive come
+from the pointwise op table (``torch._core.op_tables``); this module attaches the dtype rules
+(:data:`RULES`) its rows name. Every public function calls an
 ``aten`` operator registered with the dispatcher (``CompositeExplicitAutograd`` when it runs one
 primitive, ``CompositeImplicitAutograd`` when it is written in other ops), so modes, autograd
 and backend overrides see it. Kernels do the shared work once (type promotion, broadcasting,
@@ -24,6 +26,7 @@ from .._core import (
     dispatch as _dispatch,
     dtype as _dtype,
     fast as _fast,
+    op_tables as _op_tables,
     plan as _plan,
 )
 from .._core.alloc import P, new_tensor
@@ -205,27 +208,18 @@ class Unary:
     torch_inplace: bool = True
 
 
-_FLOAT_UNARY = (
-    "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin cos tan asin:arcsin "
-    "acos:arccos atan:arctan sinh cosh tanh asinh:arcsinh acosh:arccosh atanh:arctanh erf erfc"
-).split()
+# input dtype -> (compute dtype, output dtype), by the names the op table's rows give
+RULES: dict[str, DtypeRule] = {
+    "same": _same, "no_bool": _no_bool, "floating": _floating, "floating_only": _floating_only,
+    "integral": _integral, "integral_no_bool": _integral_no_bool, "to_bool": _to_bool,
+    "ordered": _ordered, "ordered_same": _ordered_same, "real_sign": _real_sign,
+    "rounding": _rounding, "negation": _negation,
+}
 
+# The ops running one primitive on their operands alone, from the pointwise op table.
 UNARY: list[Unary] = [
-    Unary("abs", "abs", _no_bool, ("absolute",)),
-    Unary("neg", "neg", _negation, ("negative",)),
-    Unary("sign", "sign", _real_sign, torch_inplace=False),
-    Unary("sgn", "sign", _same, torch_inplace=False),
-    *(Unary(n.partition(":")[0], n.partition(":")[0], _floating,
-            (n.partition(":")[2],) if ":" in n else ()) for n in _FLOAT_UNARY),
-    Unary("erfinv", "erfinv", _floating, torch_inplace=False),
-    Unary("lgamma", "lgamma", _floating, torch_inplace=False),
-    Unary("digamma", "digamma", _floating, torch_inplace=False),
-    Unary("floor", "floor", _rounding),
-    Unary("ceil", "ceil", _rounding),
-    Unary("trunc", "trunc", _rounding, ("fix",)),
-    Unary("bitwise_not", "bitwise_not", _integral, torch_inplace=False),
-    Unary("logical_not", "logical_not", _to_bool, torch_inplace=False),
-    Unary("isnan", "isnan", _to_bool, inplace=False, torch_inplace=False),
+    Unary(row.name, row.prim, RULES[row.promotion], row.aliases, row.inplace, row.torch_inplace)
+    for row in _op_tables.POINTWISE if row.generate and row.kind == "unary"
 ]
 
 
@@ -252,30 +246,9 @@ class Binary:
 
 
 BINARY: list[Binary] = [
-    Binary("remainder", "remainder", _no_bool, number_input=True),
-    Binary("fmod", "fmod", _no_bool),
-    Binary("maximum", "maximum", _ordered_same, number_other=False, inplace=False),
-    Binary("minimum", "minimum", _ordered_same, number_other=False, inplace=False),
-    Binary("fmax", "fmax", _ordered_same, number_other=False, inplace=False),
-    Binary("fmin", "fmin", _ordered_same, number_other=False, inplace=False),
-    Binary("atan2", "atan2", _floating, number_other=False, aliases=("arctan2",)),
-    Binary("hypot", "hypot", _floating_only, number_other=False),
-    Binary("copysign", "copysign", _floating),
-    Binary("nextafter", "nextafter", _floating_only, number_other=False),
-    Binary("bitwise_and", "bitwise_and", _integral, number_input=True),
-    Binary("bitwise_or", "bitwise_or", _integral, number_input=True),
-    Binary("bitwise_xor", "bitwise_xor", _integral, number_input=True),
-    Binary("bitwise_left_shift", "bitwise_left_shift", _integral_no_bool, number_input=True),
-    Binary("bitwise_right_shift", "bitwise_right_shift", _integral_no_bool, number_input=True),
-    Binary("eq", "eq", _to_bool),
-    Binary("ne", "ne", _to_bool, aliases=("not_equal",)),
-    Binary("lt", "lt", _ordered, aliases=("less",)),
-    Binary("le", "le", _ordered, aliases=("less_equal",)),
-    Binary("gt", "gt", _ordered, aliases=("greater",)),
-    Binary("ge", "ge", _ordered, aliases=("greater_equal",)),
-    Binary("logical_and", "logical_and", _to_bool, number_other=False),
-    Binary("logical_or", "logical_or", _to_bool, number_other=False),
-    Binary("logical_xor", "logical_xor", _to_bool, number_other=False),
+    Binary(row.name, row.prim, RULES[row.promotion], row.number_other, row.number_input,
+           row.aliases, row.inplace)
+    for row in _op_tables.POINTWISE if row.generate and row.kind in ("binary", "compare")
 ]
 
 # Errors name the kernels as PyTorch's CPU build does where it differs from the op's name.
