@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from ..._core import op_tables as _op_tables
 from ..._core.tensor import Tensor
 from . import CROSS, derivative
 
@@ -85,41 +86,26 @@ def _zero(x: Tensor, y: Tensor, g: Tensor) -> Tensor:
     return torch.zeros_like(g)
 
 
+# Names a row's derivative expression may use besides x, y and g.
+_EXPRESSION_NAMES: dict[str, Any] = {
+    "LN2": _LN2, "LN10": _LN10, "TWO_OVER_SQRT_PI": _TWO_OVER_SQRT_PI,
+    "SQRT_PI": math.sqrt(math.pi), "trigamma": _trigamma,
+}
+
+
+def _compiled(name: str, expression: str) -> UnaryRule:
+    """The table row's derivative ``expression`` (in x, y, g) as a function, compiled once."""
+    fn: UnaryRule = eval(f"lambda x, y, g: {expression}", dict(_EXPRESSION_NAMES))
+    fn.__name__ = f"d_{name}"
+    return fn
+
+
+# The unary rules, from the pointwise op table's rows: a piecewise constant op gets zeros, an
+# expression is compiled; the ops whose rows say "rule" are written further down.
 UNARY: dict[str, UnaryRule] = {
-    "abs": lambda x, y, g: g * x.sgn(),
-    "neg": lambda x, y, g: g.neg(),
-    "sign": _zero,
-    "sgn": _zero,
-    "floor": _zero,
-    "ceil": _zero,
-    "trunc": _zero,
-    "exp": lambda x, y, g: g * y,
-    "exp2": lambda x, y, g: g * y * _LN2,
-    "expm1": lambda x, y, g: g * (y + 1),
-    "log": lambda x, y, g: g / x,
-    "log2": lambda x, y, g: g / (x * _LN2),
-    "log10": lambda x, y, g: g / (x * _LN10),
-    "log1p": lambda x, y, g: g / (x + 1),
-    "sqrt": lambda x, y, g: g / (2 * y),
-    "rsqrt": lambda x, y, g: -0.5 * g * y.pow(3),
-    "reciprocal": lambda x, y, g: -g * (y * y),
-    "sin": lambda x, y, g: g * x.cos(),
-    "cos": lambda x, y, g: g * -x.sin(),
-    "tan": lambda x, y, g: g * (1 + y * y),
-    "asin": lambda x, y, g: g * (1 - x * x).rsqrt(),
-    "acos": lambda x, y, g: g * -(1 - x * x).rsqrt(),
-    "atan": lambda x, y, g: g / (x * x + 1),
-    "sinh": lambda x, y, g: g * x.cosh(),
-    "cosh": lambda x, y, g: g * x.sinh(),
-    "tanh": lambda x, y, g: g * (1 - y * y),
-    "asinh": lambda x, y, g: g * (x * x + 1).rsqrt(),
-    "acosh": lambda x, y, g: g * (x * x - 1).rsqrt(),
-    "atanh": lambda x, y, g: g / (1 - x * x),
-    "erf": lambda x, y, g: g * (_TWO_OVER_SQRT_PI * (-x * x).exp()),
-    "erfc": lambda x, y, g: g * (-_TWO_OVER_SQRT_PI * (-x * x).exp()),
-    "erfinv": lambda x, y, g: g * (0.5 * math.sqrt(math.pi) * (y * y).exp()),
-    "lgamma": lambda x, y, g: g * x.digamma(),
-    "digamma": lambda x, y, g: g * _trigamma(x),
+    row.aten: _zero if row.grad == _op_tables.ZERO else _compiled(row.name, row.grad)
+    for row in _op_tables.POINTWISE
+    if row.kind == "unary" and row.grad not in (_op_tables.NONE, _op_tables.RULE)
 }
 
 
@@ -139,12 +125,8 @@ for _name, _fn in UNARY.items():
 
 # -- ops without a derivative: bool or integer results -------------------------------------
 
-NOT_DIFFERENTIABLE = (
-    "bitwise_not", "logical_not", "isnan",
-    *(f"{name}.Tensor" for name in (
-        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
-        "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")),
-)
+NOT_DIFFERENTIABLE = tuple(row.aten for row in _op_tables.POINTWISE
+                           if row.grad == _op_tables.NONE)
 
 
 @derivative(*(f"aten::{name}" for name in NOT_DIFFERENTIABLE))
