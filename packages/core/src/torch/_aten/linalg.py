@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import string
-import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -23,6 +22,7 @@ from .._core.promotion import broadcast_shapes, common_device
 from .._core.tensor import Tensor, wrap_dim
 from .arith import add, mul, sum
 from .convert import copy_, scalar_type_name, write_out
+from .elementwise import where
 
 # Public functions of torch defined here (the facade serves them lazily).
 __all__: list[str] = [
@@ -41,12 +41,9 @@ _CPP_NAMES = {
 
 
 def _linalg() -> Any:
-    """:mod:`torch.linalg` (imported late: it builds on this module)."""
-    return importlib.import_module("torch.linalg")
-
-
-def _torch() -> Any:
-    return sys.modules["torch"]
+    """The ops of :mod:`torch.linalg`, :mod:`torch._aten.linalg_ops` (imported late: it builds
+    on this module)."""
+    return importlib.import_module("torch._aten.linalg_ops")
 
 
 def _check_tensor(fn: str, name: str, x: Any) -> None:
@@ -153,7 +150,7 @@ def _dot_kernel(self: Tensor, other: Tensor) -> Tensor:
 def _vdot_kernel(self: Tensor, other: Tensor) -> Tensor:
     _check_dot(self, other)
     if self._dtype.is_complex:
-        self = _torch().conj(self)
+        self = self.conj()
     return _product(self.unsqueeze(0), other.unsqueeze(1)).view(())
 
 
@@ -275,10 +272,10 @@ def _scaled_sum(input: Tensor, product: Tensor, beta: Any, alpha: Any) -> Tensor
     if alpha != 1:
         product = mul(product, alpha)
     if beta == 0:
-        if input.requires_grad and _torch().is_grad_enabled():
+        if input.requires_grad and _config.is_grad_enabled():
             # PyTorch gives ``input`` a zero gradient (not None): keep it in the graph
             # without letting its values (NaN, inf) into the result.
-            return _torch().where(_true_like(product), product, expanded)
+            return where(_true_like(product), product, expanded)
         return product
     if beta != 1:
         expanded = mul(expanded, beta)

@@ -7,21 +7,20 @@ backend may serve with a fused kernel."""
 
 from __future__ import annotations
 
-import torch
-
+from ..._core import config as _config
 from . import derivative
 
 
 @derivative("aten::_scaled_dot_product_flash_attention_for_cpu")
 def _flash_attention(ctx, grad_out, grad_logsumexp):
-    from torch._fused import attention as _attention
+    from ..._fused import attention as _attention
 
     query, key, value = ctx.args[:3]
     is_causal = ctx.args[4] if len(ctx.args) > 4 else ctx.kwargs.get("is_causal", False)
     mask = ctx.kwargs.get("attn_mask")
     scale = ctx.kwargs.get("scale")
     out, logsumexp = ctx.result
-    if torch.is_grad_enabled() or bool(grad_logsumexp.ne(0).any()):
+    if _config.is_grad_enabled() or bool(grad_logsumexp.ne(0).any()):
         dq, dk, dv = _attention.flash_backward_composite(
             grad_out, query, key, value, out, logsumexp, is_causal, mask, scale,
             grad_logsumexp)

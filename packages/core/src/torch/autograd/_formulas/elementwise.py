@@ -17,8 +17,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
+from ..._aten import elementwise as _ew
+from ..._aten.factories import zeros_like
 from ..._core import op_tables as _op_tables
 from ..._core.tensor import Tensor
 from . import CROSS, derivative
@@ -49,7 +49,7 @@ def _safe_denominator(x: Tensor) -> Tensor:
     """``x`` with its zeros replaced by ones, for a quotient whose zero-denominator entries are
     masked afterwards: the masked branch then has a finite derivative, so a second derivative
     does not pick up ``0 * inf = nan`` from it."""
-    return torch.where(x == 0, 1.0, x)
+    return _ew.where(x == 0, 1.0, x)
 
 
 # -- unary ops: d/dx as a function of (x, result, grad) ------------------------------------
@@ -66,8 +66,8 @@ def _trigamma(x: Tensor) -> Tensor:
     Poles (0, -1, -2...) give ``inf`` or a huge value, as PyTorch's.
     """
     reflect = x < 0.5
-    z = torch.where(reflect, 1 - x, x)
-    total = torch.zeros_like(z)
+    z = _ew.where(reflect, 1 - x, x)
+    total = zeros_like(z)
     for _ in range(10):
         total = total + (z * z).reciprocal()
         z = z + 1
@@ -77,13 +77,13 @@ def _trigamma(x: Tensor) -> Tensor:
         5 / 66 + w * (-691 / 2730 + w * (7 / 6)))))))
     total = total + (1 + 0.5 / z + tail) / z
     # evaluate the reflection on 1/2 where it is not used, so its derivative stays finite
-    sin = torch.sin(math.pi * torch.where(reflect, x, 0.5))
-    return torch.where(reflect, (math.pi ** 2) / (sin * sin) - total, total)
+    sin = _ew.sin(math.pi * _ew.where(reflect, x, 0.5))
+    return _ew.where(reflect, (math.pi ** 2) / (sin * sin) - total, total)
 
 
 def _zero(x: Tensor, y: Tensor, g: Tensor) -> Tensor:
     # piecewise constant: PyTorch returns zeros, not "no gradient"
-    return torch.zeros_like(g)
+    return zeros_like(g)
 
 
 # Names a row's derivative expression may use besides x, y and g.
@@ -175,7 +175,7 @@ def _div(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self, other = ctx.args[:2]
     if ctx.kwargs.get("rounding_mode") is not None:
         # rounded quotients are piecewise constant
-        zero = torch.zeros_like(grad)
+        zero = zeros_like(grad)
         return (zero if _wants(ctx, 0) else None, zero if _wants(ctx, 1) else None)
     return (grad / other if _wants(ctx, 0) else None,
             -grad * ((self / other) / other) if _wants(ctx, 1) else None)
@@ -184,10 +184,10 @@ def _div(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
 def _pow_self(grad: Tensor, self: Tensor, exponent: Any) -> Tensor:
     if not isinstance(exponent, Tensor):
         if exponent == 0:
-            return torch.zeros_like(grad)
+            return zeros_like(grad)
         return grad * (exponent * self.pow(exponent - 1))
     # x ** 0 is 1 everywhere, 0 ** 0 included: no gradient even where x ** -1 is infinite
-    return torch.where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)))
+    return _ew.where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)))
 
 
 def _pow_exponent(grad: Tensor, self: Any, exponent: Tensor, result: Tensor) -> Tensor:
@@ -195,10 +195,10 @@ def _pow_exponent(grad: Tensor, self: Any, exponent: Tensor, result: Tensor) -> 
         log_base = math.log(self) if self > 0 else (-math.inf if self == 0 else math.nan)
         if self == 0:
             # 0 ** e is 0 for every e > 0 (and 1 at e = 0): flat from the right
-            return torch.where(exponent >= 0, 0.0, grad * (result * log_base))
+            return _ew.where(exponent >= 0, 0.0, grad * (result * log_base))
         return grad * (result * log_base)
-    flat = torch.logical_and(self == 0, exponent >= 0)
-    return grad * torch.where(flat, 0.0, result * self.to(result.dtype).log())
+    flat = _ew.logical_and(self == 0, exponent >= 0)
+    return grad * _ew.where(flat, 0.0, result * self.to(result.dtype).log())
 
 
 @derivative("aten::pow.Tensor_Tensor")
@@ -213,7 +213,7 @@ def _remainder(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     # self - floor(self / other) * other
     self, other = ctx.args[:2]
     return (grad if _wants(ctx, 0) else None,
-            -grad * torch.div(self, other, rounding_mode="floor") if _wants(ctx, 1) else None)
+            -grad * _ew.div(self, other, rounding_mode="floor") if _wants(ctx, 1) else None)
 
 
 @derivative("aten::fmod.Tensor")
@@ -221,7 +221,7 @@ def _fmod(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     # self - trunc(self / other) * other
     self, other = ctx.args[:2]
     return (grad if _wants(ctx, 0) else None,
-            -grad * torch.div(self, other, rounding_mode="trunc") if _wants(ctx, 1) else None)
+            -grad * _ew.div(self, other, rounding_mode="trunc") if _wants(ctx, 1) else None)
 
 
 # -- binary math ---------------------------------------------------------------------------
@@ -233,11 +233,11 @@ def _extremum_rule(is_max: bool) -> Callable[[Any, Tensor], tuple[Tensor | None,
 
     def rule(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
         self, other = ctx.args[:2]
-        shared = torch.where(self == other, grad / 2, grad)
+        shared = _ew.where(self == other, grad / 2, grad)
         self_loses, other_loses = ((self < other, self > other) if is_max
                                    else (self > other, self < other))
-        return (torch.where(self_loses, 0.0, shared) if _wants(ctx, 0) else None,
-                torch.where(other_loses, 0.0, shared) if _wants(ctx, 1) else None)
+        return (_ew.where(self_loses, 0.0, shared) if _wants(ctx, 0) else None,
+                _ew.where(other_loses, 0.0, shared) if _wants(ctx, 1) else None)
 
     return rule
 
@@ -248,9 +248,9 @@ def _nan_ignoring_extremum_rule(is_max: bool) -> Callable[[Any, Tensor], tuple[A
     def rule(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
         self, other = ctx.args[:2]
         wins = self >= other if is_max else self <= other
-        self_wins = torch.logical_or(wins, other.isnan())
-        return (torch.where(self_wins, grad, 0.0) if _wants(ctx, 0) else None,
-                torch.where(self_wins, 0.0, grad) if _wants(ctx, 1) else None)
+        self_wins = _ew.logical_or(wins, other.isnan())
+        return (_ew.where(self_wins, grad, 0.0) if _wants(ctx, 0) else None,
+                _ew.where(self_wins, 0.0, grad) if _wants(ctx, 1) else None)
 
     return rule
 
@@ -266,7 +266,7 @@ def _atan2(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self, other = ctx.args[:2]
     norm = self * self + other * other
     # at the origin (or where the squares underflow) PyTorch gives 0, not inf * 0
-    recip = torch.where(norm == 0, 0.0, _safe_denominator(norm).reciprocal())
+    recip = _ew.where(norm == 0, 0.0, _safe_denominator(norm).reciprocal())
     return (grad * other * recip if _wants(ctx, 0) else None,
             grad * -self * recip if _wants(ctx, 1) else None)
 
@@ -284,16 +284,16 @@ def _copysign(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self_grad = None
     if _wants(ctx, 0):
         # result / self is +-1, and 0 at self == 0
-        ratio = torch.where(self == 0, 0.0, ctx.result / _safe_denominator(self))
+        ratio = _ew.where(self == 0, 0.0, ctx.result / _safe_denominator(self))
         self_grad = grad * ratio
-    return (self_grad, torch.zeros_like(grad) if _wants(ctx, 1) else None)
+    return (self_grad, zeros_like(grad) if _wants(ctx, 1) else None)
 
 
 @derivative("aten::nextafter.Tensor")
 def _nextafter(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     # the result differs from self by one ulp: PyTorch passes the gradient through to self
     return (grad if _wants(ctx, 0) else None,
-            torch.zeros_like(grad) if _wants(ctx, 1) else None)
+            zeros_like(grad) if _wants(ctx, 1) else None)
 
 
 # -- clamp and where -----------------------------------------------------------------------
@@ -313,24 +313,24 @@ def _clamp_grads(ctx: Any, grad: Tensor, low: Any, high: Any,
         inside = self >= low
     if high is not None:
         below_high = self <= high
-        inside = below_high if inside is None else torch.logical_and(inside, below_high)
-    grads: list[Tensor | None] = [torch.where(inside, grad, 0.0) if _wants(ctx, 0) else None]
+        inside = below_high if inside is None else _ew.logical_and(inside, below_high)
+    grads: list[Tensor | None] = [_ew.where(inside, grad, 0.0) if _wants(ctx, 0) else None]
     low_at, high_at = positions
     if low_at is not None:
         low_grad = None
         if _wants(ctx, low_at):
             picks = self < low
             if high is not None:
-                picks = torch.logical_and(picks, low < high)
-            low_grad = torch.where(picks, grad, 0.0)
+                picks = _ew.logical_and(picks, low < high)
+            low_grad = _ew.where(picks, grad, 0.0)
         grads.append(low_grad)
     if high_at is not None:
         high_grad = None
         if _wants(ctx, high_at):
             picks = self > high
             if low is not None:
-                picks = torch.logical_or(picks, high < low)
-            high_grad = torch.where(picks, grad, 0.0)
+                picks = _ew.logical_or(picks, high < low)
+            high_grad = _ew.where(picks, grad, 0.0)
         grads.append(high_grad)
     return grads
 
@@ -358,8 +358,8 @@ def _clamp_max(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
 def _where(ctx: Any, grad: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
     condition = ctx.args[0]
     return (None,
-            torch.where(condition, grad, 0.0) if _wants(ctx, 1) else None,
-            torch.where(condition, 0.0, grad) if _wants(ctx, 2) else None)
+            _ew.where(condition, grad, 0.0) if _wants(ctx, 1) else None,
+            _ew.where(condition, 0.0, grad) if _wants(ctx, 2) else None)
 
 
 # -- composites with a formula of their own ------------------------------------------------
@@ -384,11 +384,11 @@ def _logit(ctx: Any, grad: Tensor) -> tuple[Tensor | None, None]:
     dlogit = grad / (x * (1 - x))
     if eps is None or eps < 0:
         # outside [0, 1] logit is NaN, and so is its gradient
-        outside = torch.logical_or(x < 0, x > 1)
-        return (torch.where(outside, math.nan, dlogit), None)
+        outside = _ew.logical_or(x < 0, x > 1)
+        return (_ew.where(outside, math.nan, dlogit), None)
     # clamped to [eps, 1 - eps]: flat outside (NaN stays NaN)
-    outside = torch.logical_or(x < eps, x > 1 - eps)
-    return (torch.where(outside, 0.0, dlogit), None)
+    outside = _ew.logical_or(x < eps, x > 1 - eps)
+    return (_ew.where(outside, 0.0, dlogit), None)
 
 
 @derivative("aten::xlogy.Tensor")
@@ -397,12 +397,12 @@ def _xlogy(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self_grad = other_grad = None
     if _wants(ctx, 0):
         # d/dx x*log(y) = log(y); PyTorch zeroes it where x == 0 and y <= 0 (log(y) undefined)
-        self_grad = torch.xlogy(grad, other)
+        self_grad = _ew.xlogy(grad, other)
         if isinstance(other, Tensor):
-            undefined = torch.logical_and(self == 0, other <= 0)
-            self_grad = torch.where(undefined, 0.0, self_grad)
+            undefined = _ew.logical_and(self == 0, other <= 0)
+            self_grad = _ew.where(undefined, 0.0, self_grad)
         elif other <= 0:  # a Python number (xlogy.Scalar_Other)
-            self_grad = torch.where(self == 0, 0.0, self_grad)
+            self_grad = _ew.where(self == 0, 0.0, self_grad)
     if _wants(ctx, 1):
         other_grad = grad * self / other
     return (self_grad, other_grad)
@@ -424,7 +424,7 @@ def _logaddexp2(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
 
 @derivative("aten::round.decimals")
 def _round(ctx: Any, grad: Tensor) -> tuple[Tensor | None]:
-    return (torch.zeros_like(grad) if _wants(ctx, 0) else None,)
+    return (zeros_like(grad) if _wants(ctx, 0) else None,)
 
 
 @derivative("aten::float_power.Tensor_Tensor")
@@ -442,4 +442,4 @@ def _relu(ctx: Any, grad: Tensor) -> Tensor:
     # result passes the gradient through. One select, not a mask cast to grad's dtype and a
     # product (two more passes over a big activation, and -0.0 / NaN where grad is
     # negative / infinite: threshold_backward writes 0)
-    return torch.where(ctx.result <= 0, 0, grad)
+    return _ew.where(ctx.result <= 0, 0, grad)

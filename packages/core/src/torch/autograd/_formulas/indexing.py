@@ -11,25 +11,28 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
+from ..._aten import elementwise as _ew, factories as _fac
+from ..._aten.indexing import ATEN as _INDEXING
+from ..._aten.shape import cat
+from ..._core import config as _config, dtype as _dtype
+from ..._core.tensor import Tensor
 from . import derivative
 from .shape import arg, needs, positional
 
 
 def _zeros(shape: Any, like: Any) -> Any:
-    return torch.zeros(tuple(shape), dtype=like.dtype, device=like.device)
+    return _fac.zeros(tuple(shape), dtype=like.dtype, device=like.device)
 
 
 def _index(t: Any, indices: list[Any]) -> Any:
     """``t[indices]`` through ``aten::index`` (one entry per dim: ``None`` or a tensor)."""
-    return torch.ops.aten.index.Tensor(t, list(indices))
+    return _INDEXING["index.Tensor"](t, list(indices))
 
 
 def _index_put(t: Any, indices: list[Any], values: Any, accumulate: bool) -> Any:
     """Out-of-place ``aten::index_put_`` (``indices`` may hold ``None``, which the public
     ``torch.index_put`` refuses)."""
-    return torch.ops.aten.index_put_.default(t.clone(), list(indices), values, accumulate)
+    return _INDEXING["index_put_"](t.clone(), list(indices), values, accumulate)
 
 
 def _sum_to(g: Any, shape: Any) -> Any:
@@ -61,12 +64,12 @@ def _padded(g: Any, shape: Any) -> Any:
         if g.shape[d] != n:
             rest = list(g.shape)
             rest[d] = n - g.shape[d]
-            g = torch.cat([g, _zeros(rest, g)], d)
+            g = cat([g, _zeros(rest, g)], d)
     return g
 
 
 def _long(index: Any) -> Any:
-    return index if index.dtype == torch.int64 else index.to(torch.int64)
+    return index if index.dtype == _dtype.int64 else index.to(_dtype.int64)
 
 
 # -- advanced indexing -----------------------------------------------------------------------
@@ -133,7 +136,7 @@ def _scatter(ctx: Any, grad: Any) -> tuple[Any, ...]:
     grad_self = grad_src = None
     if needs(ctx, 0):
         grad_self = grad.scatter(dim, index, 0)
-    if isinstance(src, torch.Tensor) and needs(ctx, 3):
+    if isinstance(src, Tensor) and needs(ctx, 3):
         grad_src = grad.gather(dim, index)
         if src.ndim == index.ndim:
             grad_src = _padded(grad_src, src.shape)
@@ -155,8 +158,8 @@ def _scatter_reduce(ctx: Any, grad: Any) -> tuple[Any, ...]:
         grad_self, grad_src = _prod_backward(grad, self, dim, index, part, result,
                                              include_self)
     elif reduce == "mean":
-        counts = (torch.ones_like(grad) if include_self else torch.zeros_like(grad))
-        counts = counts.scatter_add(dim, index, torch.ones_like(part))
+        counts = (_fac.ones_like(grad) if include_self else _fac.zeros_like(grad))
+        counts = counts.scatter_add(dim, index, _fac.ones_like(part))
         counts = counts.masked_fill(counts == 0, 1)
         grad_self = grad / counts
         grad_src = grad.gather(dim, index) / counts.gather(dim, index)
@@ -189,10 +192,10 @@ def _prod_backward(grad: Any, self: Any, dim: int, index: Any, src: Any, result:
                                                     include_self=include_self)
     grad_self = grad * masked_self_result / masked_self
     src_zero = src == 0
-    zeros_per_slot = torch.zeros_like(self).scatter_add(dim, index, src_zero.to(self.dtype))
+    zeros_per_slot = _fac.zeros_like(self).scatter_add(dim, index, src_zero.to(self.dtype))
     src_zeros_here = zeros_per_slot.gather(dim, index)
-    src_single_zero = torch.logical_and(src_zero, src_zeros_here == 1)
-    if torch.is_grad_enabled() and bool((src_zeros_here > 1).any()):
+    src_single_zero = _ew.logical_and(src_zero, src_zeros_here == 1)
+    if _config.is_grad_enabled() and bool((src_zeros_here > 1).any()):
         # the product of the other factors is then 0, but its derivative is not
         raise RuntimeError("scatter_reduce(): Double backward is unsupported for src when >1 "
                            "zeros in src are scattered to the same position. This may happen "
@@ -201,7 +204,7 @@ def _prod_backward(grad: Any, self: Any, dim: int, index: Any, src: Any, result:
     masked_src = src.masked_fill(src_single_zero, 1)
     masked_src_result = self.scatter_reduce(dim, index, masked_src, "prod",
                                             include_self=include_self)
-    grad_src = torch.where(src_single_zero, (grad * masked_src_result).gather(dim, index),
+    grad_src = _ew.where(src_single_zero, (grad * masked_src_result).gather(dim, index),
                            (grad * result).gather(dim, index) / src.masked_fill(src_zero, 1))
     return grad_self, grad_src
 
@@ -214,7 +217,7 @@ def _masked_fill(ctx: Any, grad: Any) -> tuple[Any, ...]:
     mask, value = arg(ctx, 1, "mask"), arg(ctx, 2, "value")
     grad_self = grad.masked_fill(mask, 0) if needs(ctx, 0) else None
     grad_value = None
-    if isinstance(value, torch.Tensor) and needs(ctx, 2):
+    if isinstance(value, Tensor) and needs(ctx, 2):
         # a 0-d tensor value receives every filled position's gradient
         grad_value = grad.masked_fill(mask.logical_not(), 0).sum()
     return positional(ctx, grad_self, None, grad_value)

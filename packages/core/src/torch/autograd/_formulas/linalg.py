@@ -1,5 +1,5 @@
 """Derivative formulas: matrix products and norms (the CompositeExplicitAutograd ops of
-``torch/_linalg_ops.py`` and ``torch/linalg``).
+``torch._aten.linalg`` and ``torch._aten.linalg_ops``, the ops of ``torch.linalg``).
 
 Complex inputs follow PyTorch's convention (the gradient is the conjugate Wirtinger
 derivative), which is why the transposes below are conjugate transposes. The decompositions
@@ -9,10 +9,19 @@ of :mod:`torch.linalg` are at the end.
 from __future__ import annotations
 
 import math
+from typing import Any
 
-import torch
-
+from ..._aten import (
+    creation as _creation,
+    elementwise as _ew,
+    factories as _fac,
+    linalg_ops as _linalg_ops,
+    shape as _shape,
+)
+from ..._aten.linalg import bmm, matmul, mm, mv
+from ..._core import config as _config
 from ..._core.tensor import Tensor
+from ..function import Function
 from . import derivative
 from .reductions import _arg, _only_first, _reduced_dims, _restore
 
@@ -33,16 +42,16 @@ def _h(t: Tensor) -> Tensor:
 def _(ctx, grad):
     a, b = ctx.args
     need_a, need_b = ctx.needs_input_grad[:2]
-    return (torch.mm(grad, _h(b)) if need_a else None,  # (n, k)
-            torch.mm(_h(a), grad) if need_b else None)  # (k, m)
+    return (mm(grad, _h(b)) if need_a else None,  # (n, k)
+            mm(_h(a), grad) if need_b else None)  # (k, m)
 
 
 @derivative("aten::bmm")
 def _(ctx, grad):
     a, b = ctx.args
     need_a, need_b = ctx.needs_input_grad[:2]
-    return (torch.bmm(grad, _h(b)) if need_a else None,  # (B, n, k)
-            torch.bmm(_h(a), grad) if need_b else None)  # (B, k, m)
+    return (bmm(grad, _h(b)) if need_a else None,  # (B, n, k)
+            bmm(_h(a), grad) if need_b else None)  # (B, k, m)
 
 
 @derivative("aten::mv")
@@ -50,7 +59,7 @@ def _(ctx, grad):
     a, vec = ctx.args
     need_a, need_vec = ctx.needs_input_grad[:2]
     return (grad.unsqueeze(1) * _conj(vec).unsqueeze(0) if need_a else None,  # (n, k)
-            torch.mv(_h(a), grad) if need_vec else None)  # (k,)
+            mv(_h(a), grad) if need_vec else None)  # (k,)
 
 
 @derivative("aten::dot")
@@ -73,15 +82,15 @@ def _(ctx, grad):
     a, b = ctx.args
     dim = ctx.kwargs.get("dim", -1)
     need_a, need_b = ctx.needs_input_grad[:2]
-    return (torch.linalg.cross(_conj(b), grad, dim=dim) if need_a else None,
-            torch.linalg.cross(grad, _conj(a), dim=dim) if need_b else None)
+    return (_linalg_ops.cross(_conj(b), grad, dim=dim) if need_a else None,
+            _linalg_ops.cross(grad, _conj(a), dim=dim) if need_b else None)
 
 
 # -- norms ----------------------------------------------------------------------------------
 
 
 def _sgn(x: Tensor) -> Tensor:
-    return torch.sgn(x) if x.is_complex() else torch.sign(x)
+    return _ew.sgn(x) if x.is_complex() else _ew.sign(x)
 
 
 def _vector_norm_grad(x: Tensor, ord: float, dims: list[int], norm: Tensor,
@@ -91,18 +100,18 @@ def _vector_norm_grad(x: Tensor, ord: float, dims: list[int], norm: Tensor,
     if ord == 1:
         return _sgn(x) * grad
     if ord == 2:
-        return grad * torch.where(torch.eq(norm, 0), 0, x / norm)
+        return grad * _ew.where(_ew.eq(norm, 0), 0, x / norm)
     if math.isinf(ord):
         # the max (min) of |x|: ties share the gradient; a NaN takes it
         magnitude = x.abs()
-        winners = torch.logical_or(torch.eq(magnitude, norm), torch.isnan(magnitude))
+        winners = _ew.logical_or(_ew.eq(magnitude, norm), _ew.isnan(magnitude))
         winners = winners.to(grad.dtype)
         count = winners.sum(dims, keepdim=True) if dims else winners
         return _sgn(x) * (grad / count * winners)
     if ord < 1:
-        scaled = _sgn(x) * torch.where(torch.eq(x, 0), 0, x.abs().pow(ord - 1))
+        scaled = _sgn(x) * _ew.where(_ew.eq(x, 0), 0, x.abs().pow(ord - 1))
         return scaled * grad * norm.pow(1 - ord)
-    scale = torch.where(torch.eq(norm, 0), 0, grad / norm.pow(ord - 1))
+    scale = _ew.where(_ew.eq(norm, 0), 0, grad / norm.pow(ord - 1))
     if ord < 2:
         return _sgn(x) * x.abs().pow(ord - 1) * scale
     return x * x.abs().pow(ord - 2) * scale
@@ -129,22 +138,18 @@ def _(ctx, grad):
 # skipped for an all-zero gradient, which also keeps repeated eigenvalues (0 / 0) out of them.
 
 
-def _linalg():
-    return torch.linalg
-
-
 def _nonzero(g: Tensor | None) -> bool:
     return g is not None and bool((g != 0).any())
 
 
 def _eye(n: int, like: Tensor) -> Tensor:
-    return torch.eye(n, dtype=like.dtype, device=like.device)
+    return _creation.eye(n, dtype=like.dtype, device=like.device)
 
 
 def _inv_grad(inverse: Tensor, grad: Tensor) -> Tensor:
     # d(A^-1) = -A^-1 dA A^-1
     inverse_h = _h(inverse)
-    return -torch.matmul(torch.matmul(inverse_h, grad), inverse_h)
+    return -matmul(matmul(inverse_h, grad), inverse_h)
 
 
 @derivative("aten::linalg_inv", args=False)
@@ -159,7 +164,7 @@ def _(ctx, grad, _grad_info):
 
 @derivative("aten::linalg_det")
 def _(ctx, grad):
-    return (_linalg().det_backward(ctx.args[0], ctx.result, grad, False),)
+    return (_det_backward(ctx.args[0], ctx.result, grad, False),)
 
 
 @derivative("aten::linalg_slogdet", result=False)
@@ -172,8 +177,8 @@ def _(ctx, grad_sign, grad_logabsdet):
     if grad_logabsdet is None:  # only the sign was used: a real sign has no gradient
         return (None,)
     if A.numel() == 0:
-        return (torch.zeros_like(A),)
-    return (grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * _h(torch.linalg.inv(A)),)
+        return (_fac.zeros_like(A),)
+    return (grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * _h(_linalg_ops.inv(A)),)
 
 
 @derivative("aten::linalg_solve")
@@ -185,8 +190,8 @@ def _(ctx, grad):
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     if vector:
         grad, X = grad.unsqueeze(-1), X.unsqueeze(-1)
-    grad_b = torch.linalg.solve(_h(A), grad, left=left)
-    grad_a = -(torch.matmul(grad_b, _h(X)) if left else torch.matmul(_h(X), grad_b))
+    grad_b = _linalg_ops.solve(_h(A), grad, left=left)
+    grad_a = -(matmul(grad_b, _h(X)) if left else matmul(_h(X), grad_b))
     if vector:
         grad_b = grad_b.squeeze(-1)
     need_a, need_b = ctx.needs_input_grad[:2]
@@ -197,10 +202,10 @@ def _cholesky_grad(factor: Tensor, grad: Tensor, upper: bool) -> Tensor:
     # A = L L^H: gA = L^-H Phi(L^H gL) L^-1, Phi = the lower triangle with half the diagonal,
     # made Hermitian (A is)
     L, grad_l = (_h(factor), _h(grad)) if upper else (factor, grad)
-    P = torch.matmul(_h(L), grad_l)
+    P = matmul(_h(L), grad_l)
     phi = P.tril(-1) + 0.5 * P * _eye(P.shape[-1], P)
-    L_inv = torch.linalg.inv(L)
-    grad_a = torch.matmul(torch.matmul(_h(L_inv), phi), L_inv)
+    L_inv = _linalg_ops.inv(L)
+    grad_a = matmul(matmul(_h(L_inv), phi), L_inv)
     return 0.5 * (grad_a + _h(grad_a))
 
 
@@ -224,11 +229,11 @@ def _(ctx, grad_w, grad_v):
     eye = _eye(V.shape[-1], V)
     inner = eye * grad_w.unsqueeze(-2)
     if _nonzero(grad_v):
-        VhgV = torch.matmul(_h(V), grad_v)
+        VhgV = matmul(_h(V), grad_v)
         VhgV = 0.5 * (VhgV - _h(VhgV))
-        gaps = torch.where(eye != 0, 1, w.unsqueeze(-2) - w.unsqueeze(-1))  # w_j - w_i
-        inner = inner + torch.where(eye != 0, 0, VhgV / gaps)
-    return (torch.matmul(torch.matmul(V, inner), _h(V)),)
+        gaps = _ew.where(eye != 0, 1, w.unsqueeze(-2) - w.unsqueeze(-1))  # w_j - w_i
+        inner = inner + _ew.where(eye != 0, 0, VhgV / gaps)
+    return (matmul(matmul(V, inner), _h(V)),)
 
 
 @derivative("aten::_linalg_svd")
@@ -250,36 +255,36 @@ def _(ctx, grad_u, grad_s, grad_vh):
         raise NotImplementedError("the derivative of the singular vectors of a complex matrix "
                                   "is not implemented; differentiate the singular values only")
     m, n = U.shape[-2], Vh.shape[-1]
-    eye = torch.eye(k, dtype=S.dtype, device=S.device)
+    eye = _creation.eye(k, dtype=S.dtype, device=S.device)
     inner = eye * grad_s.to(U.dtype).unsqueeze(-2)  # diag(gS), (..., k, k)
     if not vectors:
-        return (torch.matmul(torch.matmul(U, inner), Vh),)
+        return (matmul(matmul(U, inner), Vh),)
     s_sq = S * S
-    gaps = torch.where(eye != 0, 1, s_sq.unsqueeze(-2) - s_sq.unsqueeze(-1))  # s_j^2 - s_i^2
+    gaps = _ew.where(eye != 0, 1, s_sq.unsqueeze(-2) - s_sq.unsqueeze(-1))  # s_j^2 - s_i^2
     V = _h(Vh)  # (..., n, k)
     row_s, col_s = S.unsqueeze(-1), S.unsqueeze(-2)  # (..., k, 1), (..., 1, k)
     result = None
     if _nonzero(grad_u):
-        UhgU = torch.matmul(_h(U), grad_u)  # (..., k, k)
-        inner = inner + torch.where(eye != 0, 0, (UhgU - _h(UhgU)) / gaps) * col_s
+        UhgU = matmul(_h(U), grad_u)  # (..., k, k)
+        inner = inner + _ew.where(eye != 0, 0, (UhgU - _h(UhgU)) / gaps) * col_s
         if m > k:
-            off = grad_u - torch.matmul(U, UhgU)  # (I - U U^H) gU, (..., m, k)
-            result = torch.matmul(off / col_s, Vh)
+            off = grad_u - matmul(U, UhgU)  # (I - U U^H) gU, (..., m, k)
+            result = matmul(off / col_s, Vh)
     if _nonzero(grad_vh):
         grad_v = _h(grad_vh)  # (..., n, k)
-        VhgV = torch.matmul(Vh, grad_v)  # (..., k, k)
-        inner = inner + row_s * torch.where(eye != 0, 0, (VhgV - _h(VhgV)) / gaps)
+        VhgV = matmul(Vh, grad_v)  # (..., k, k)
+        inner = inner + row_s * _ew.where(eye != 0, 0, (VhgV - _h(VhgV)) / gaps)
         if n > k:
-            off = grad_v - torch.matmul(V, VhgV)  # (I - V V^H) gV, (..., n, k)
-            term = torch.matmul(U / col_s, _h(off))
+            off = grad_v - matmul(V, VhgV)  # (I - V V^H) gV, (..., n, k)
+            term = matmul(U / col_s, _h(off))
             result = term if result is None else result + term
-    core = torch.matmul(torch.matmul(U, inner), Vh)
+    core = matmul(matmul(U, inner), Vh)
     return (core if result is None else core + result,)
 
 
 @derivative("aten::linalg_pinv.atol_rtol_float", "aten::linalg_pinv.atol_rtol_tensor")
 def _(ctx, grad):
-    return (_linalg().pinv_backward(grad, ctx.result, ctx.args[0]),)
+    return (_pinv_backward(grad, ctx.result, ctx.args[0]),)
 
 
 @derivative("aten::linalg_lstsq", result=False)
@@ -290,14 +295,14 @@ def _(ctx, grad, *_others):
         return (None, None)
     A, B = ctx.args[0], ctx.args[1]
     vector = B.ndim == A.ndim - 1
-    pinvA = torch.linalg.pinv(A)
+    pinvA = _linalg_ops.pinv(A)
     Bm = B.unsqueeze(-1) if vector else B
     gX = grad.unsqueeze(-1) if vector else grad
     need_a, need_b = ctx.needs_input_grad[:2]
-    grad_a = _linalg().pinv_backward(torch.matmul(gX, _h(Bm)), pinvA, A) if need_a else None
+    grad_a = _pinv_backward(matmul(gX, _h(Bm)), pinvA, A) if need_a else None
     grad_b = None
     if need_b:
-        grad_b = torch.matmul(_h(pinvA), gX)
+        grad_b = matmul(_h(pinvA), gX)
         if vector:
             grad_b = grad_b.squeeze(-1)
     return (grad_a, grad_b)
@@ -312,9 +317,9 @@ def _copyltu(M: Tensor) -> Tensor:
 def _qr_square_grad(Q: Tensor, R: Tensor, gQ: Tensor, gR: Tensor) -> Tensor:
     """The gradient of A = Q R for m >= n (R square, invertible):
     gA = (gQ + Q copyltu(M)) R^-H with M = R gR^H - gQ^H Q."""
-    M = torch.matmul(R, _h(gR)) - torch.matmul(_h(gQ), Q)
-    B = gQ + torch.matmul(Q, _copyltu(M))
-    return torch.linalg.solve(_h(R), B, left=False)  # B R^-H
+    M = matmul(R, _h(gR)) - matmul(_h(gQ), Q)
+    B = gQ + matmul(Q, _copyltu(M))
+    return _linalg_ops.solve(_h(R), B, left=False)  # B R^-H
 
 
 @derivative("aten::linalg_qr")
@@ -336,8 +341,8 @@ def _(ctx, grad_q, grad_r):
     X = R[..., :m]
     gX, gY = grad_r[..., :m], grad_r[..., m:]
     V = A[..., m:]
-    grad_u = _qr_square_grad(Q, X, grad_q + torch.matmul(V, _h(gY)), gX)
-    return (torch.cat([grad_u, torch.matmul(Q, gY)], -1),)
+    grad_u = _qr_square_grad(Q, X, grad_q + matmul(V, _h(gY)), gX)
+    return (_shape.cat([grad_u, matmul(Q, gY)], -1),)
 
 
 @derivative("aten::linalg_solve_triangular")
@@ -349,12 +354,88 @@ def _(ctx, grad):
     left = ctx.kwargs.get("left", True)
     unit = ctx.kwargs.get("unitriangular", False)
     X = ctx.result
-    grad_b = torch.linalg.solve_triangular(_h(A), grad, upper=not upper, left=left,
+    grad_b = _linalg_ops.solve_triangular(_h(A), grad, upper=not upper, left=left,
                                            unitriangular=unit)
     need_a, need_b = ctx.needs_input_grad[:2]
     grad_a = None
     if need_a:
-        grad_a = -(torch.matmul(grad_b, _h(X)) if left else torch.matmul(_h(X), grad_b))
+        grad_a = -(matmul(grad_b, _h(X)) if left else matmul(_h(X), grad_b))
         offset = 1 if unit else 0  # a unit diagonal is not read, so it gets no gradient
         grad_a = grad_a.triu(offset) if upper else grad_a.tril(-offset)
     return (grad_a, grad_b if need_b else None)
+
+
+# -- the backward of det (cofactors at a singular matrix) and of pinv -----------------------
+
+
+def _eye_like(A: Tensor) -> Tensor:
+    return _eye(A.shape[-1], A)
+
+
+def _det_backward(A: Tensor, d: Tensor, grad: Tensor, exact: bool) -> Tensor:
+    """The gradient of ``d = det(A)`` for the output gradient ``grad``: ``grad * conj(det) *
+    A^-H`` away from singular A; at a singular A, the conjugate cofactor matrix when a graph
+    is built or ``exact`` (PyTorch 2.13 goes through the SVD there), else 0, as PyTorch 2.13
+    gives without a graph."""
+    if A.numel() == 0:
+        return _fac.zeros_like(A)
+    singular = (d == 0).unsqueeze(-1).unsqueeze(-1)
+    if (exact or _config.is_grad_enabled()) and bool(singular.any()):
+        # the cofactors are dets of minors, so they can be differentiated again
+        cofactors = _cofactors(A)
+        cofactors = cofactors.conj() if cofactors.is_complex() else cofactors
+        return grad.unsqueeze(-1).unsqueeze(-1) * cofactors
+    # the identity stands in for a singular A in the inverse (its det is 0 anyway)
+    A = _ew.where(singular, _eye_like(A), A)
+    scale = grad * (d.conj() if d.is_complex() else d)
+    return scale.unsqueeze(-1).unsqueeze(-1) * _h(_linalg_ops.inv(A))
+
+
+class _MinorDet(Function):
+    """The determinant of a minor inside the cofactor matrix: its gradient at a singular minor
+    is always the cofactors (``exact``), so that a second derivative of a singular det gets
+    PyTorch's values."""
+
+    @staticmethod
+    def forward(ctx: Any, A: Tensor) -> Tensor:
+        d = _linalg_ops._OPS["linalg_det"](A)
+        ctx.save_for_backward(A, d)
+        return d
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> Tensor:
+        A, d = ctx.saved_tensors
+        return _det_backward(A, d, grad, True)
+
+
+def _cofactors(A: Tensor) -> Tensor:
+    """The cofactor matrix of square ``A`` (..., n, n): C_ij = (-1)^(i+j) det(A without row i
+    and column j), the gradient of det at any A, singular or not."""
+    n = A.shape[-1]
+    if n == 1:
+        return _fac.ones_like(A)
+    rows = []
+    for i in range(n):
+        without_row = _shape.cat([A[..., :i, :], A[..., i + 1:, :]], -2)  # (..., n-1, n)
+        minors = [_shape.cat([without_row[..., :j], without_row[..., j + 1:]], -1)
+                  for j in range(n)]  # n x (..., n-1, n-1)
+        signs = [1.0 if (i + j) % 2 == 0 else -1.0 for j in range(n)]
+        row = [sign * _MinorDet.apply(m) for sign, m in zip(signs, minors)]
+        rows.append(_shape.stack(row, -1))  # (..., n)
+    return _shape.stack(rows, -2)  # (..., n, n)
+
+
+def _pinv_backward(grad: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
+    """PyTorch's derivative of ``pinvA = pinv(A)`` (FunctionsManual ``pinv_backward``),
+    arranged so the products have the smaller of A's dims."""
+    m, n = A.shape[-2], A.shape[-1]
+    pinvAh, gradh = _h(pinvA), _h(grad)
+    if m <= n:
+        K = matmul(gradh, pinvA)
+        KpinvAh = matmul(K, pinvAh)
+        return (-_h(matmul(pinvA, K)) + KpinvAh - matmul(matmul(A, pinvA), KpinvAh)
+                + matmul(matmul(pinvAh, pinvA), gradh - matmul(K, A)))
+    K = matmul(pinvA, gradh)
+    pinvAhK = matmul(pinvAh, K)
+    return (-_h(matmul(K, pinvA)) + pinvAhK - matmul(pinvAhK, matmul(pinvA, A))
+            + matmul(gradh - matmul(A, K), matmul(pinvA, pinvAh)))

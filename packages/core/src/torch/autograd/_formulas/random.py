@@ -8,8 +8,7 @@ gets a zero gradient (PyTorch's ``self: zeros_like(grad)``); so do bernoulli's p
 
 from __future__ import annotations
 
-import torch
-
+from ..._aten.factories import zeros_like
 from . import derivative
 
 _SAMPLERS = ("aten::uniform_", "aten::normal_", "aten::random_", "aten::random_.from",
@@ -20,7 +19,7 @@ _SAMPLERS = ("aten::uniform_", "aten::normal_", "aten::random_", "aten::random_.
 
 @derivative(*_SAMPLERS, args=False, result=False)
 def _(ctx, grad):
-    zero = torch.zeros_like(grad)
+    zero = zeros_like(grad)
     return tuple(zero if need else None for need in ctx.needs_input_grad)
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import torch
-
+from ..._aten import creation as _creation, elementwise as _ew, factories as _fac, shape as _shape
+from ..._core import config as _config, dtype as _dtype
 from ..._core.tensor import Tensor, wrap_dim
 from . import derivative
 
@@ -63,7 +63,7 @@ def _has_zero(x: Tensor) -> bool:
     """Whether ``x`` holds a zero (always "maybe" on meta tensors, which have no values)."""
     if x.device.type == "meta":
         return True
-    return bool(torch.eq(x, 0).any())
+    return bool(_ew.eq(x, 0).any())
 
 
 def _reversed_cumsum(t: Tensor, dim: int) -> Tensor:
@@ -88,9 +88,9 @@ def _prod_without_each(x: Tensor, dim: int) -> Tensor:
     n = x.shape[dim]
     if n == 0:
         return x
-    ones = torch.ones_like(x.narrow(dim, 0, 1))
-    before = torch.cat([ones, x.narrow(dim, 0, n - 1)], dim).cumprod(dim)
-    after = torch.cat([ones, x.narrow(dim, 1, n - 1).flip(dim)], dim).cumprod(dim).flip(dim)
+    ones = _fac.ones_like(x.narrow(dim, 0, 1))
+    before = _shape.cat([ones, x.narrow(dim, 0, n - 1)], dim).cumprod(dim)
+    after = _shape.cat([ones, x.narrow(dim, 1, n - 1).flip(dim)], dim).cumprod(dim).flip(dim)
     return before * after
 
 
@@ -126,7 +126,7 @@ def _(ctx, grad):
     x = ctx.args[0]
     dims = _reduced_dims(_arg(ctx, 1, "dim", ()), x.ndim)
     keepdim = _arg(ctx, 2, "keepdim", False)
-    winners = torch.eq(x, _restore(ctx.result, dims, keepdim)).to(grad.dtype)
+    winners = _ew.eq(x, _restore(ctx.result, dims, keepdim)).to(grad.dtype)
     count = winners.sum(dims, keepdim=True) if dims else winners
     return _only_first(ctx, _restore(grad, dims, keepdim) / count * winners)
 
@@ -135,7 +135,7 @@ def _scatter_to(shape: tuple[int, ...], dim: int, indices: Tensor, grad: Tensor,
                 accumulate: bool = False) -> Tensor:
     """A zero gradient of ``shape`` with ``grad`` written (or added) at ``indices`` along
     ``dim``."""
-    zeros = torch.zeros(shape, dtype=grad.dtype, device=grad.device)
+    zeros = _fac.zeros(shape, dtype=grad.dtype, device=grad.device)
     if accumulate:
         return zeros.scatter_add(dim, indices, grad)
     return zeros.scatter(dim, indices, grad)
@@ -178,27 +178,27 @@ def _cumprod_grad_with_zeros(x: Tensor, grad: Tensor, dim: int) -> Tensor:
     xs = x.movedim(dim, -1)  # (..., n)
     gs = grad.movedim(dim, -1)  # (..., n)
     n = xs.shape[-1]
-    eye = torch.eye(n, dtype=torch.bool, device=x.device)
-    table = torch.where(eye, 1, xs.unsqueeze(-2).expand(xs.shape[:-1] + (n, n)))  # (..., n, n)
-    later = torch.ones(n, n, dtype=torch.bool, device=x.device).triu()  # k >= i
-    terms = torch.where(later, table.cumprod(-1) * gs.unsqueeze(-2), 0)  # (..., i, k)
+    eye = _creation.eye(n, dtype=_dtype.bool_, device=x.device)
+    table = _ew.where(eye, 1, xs.unsqueeze(-2).expand(xs.shape[:-1] + (n, n)))  # (..., n, n)
+    later = _fac.ones(n, n, dtype=_dtype.bool_, device=x.device).triu()  # k >= i
+    terms = _ew.where(later, table.cumprod(-1) * gs.unsqueeze(-2), 0)  # (..., i, k)
     return terms.sum(-1).movedim(-1, dim)
 
 
 def _cumprod_grad_first_zero(x: Tensor, grad: Tensor, result: Tensor, dim: int) -> Tensor:
     """The O(n) gradient of cumprod with zeros (first derivative only): elements before the
     first zero divide, the first zero gets the products around it, later ones get 0."""
-    zeros_so_far = torch.eq(x, 0).cumsum(dim)
-    before = torch.eq(zeros_so_far, 0)
-    first_zero = torch.logical_and(torch.eq(x, 0), torch.eq(zeros_so_far, 1))
-    after = torch.logical_and(torch.logical_not(before), torch.logical_not(first_zero))
+    zeros_so_far = _ew.eq(x, 0).cumsum(dim)
+    before = _ew.eq(zeros_so_far, 0)
+    first_zero = _ew.logical_and(_ew.eq(x, 0), _ew.eq(zeros_so_far, 1))
+    after = _ew.logical_and(_ew.logical_not(before), _ew.logical_not(first_zero))
     # prod of x before the first zero (the same at every position from it on)
-    head = torch.where(before, x, 1).cumprod(dim)
+    head = _ew.where(before, x, 1).cumprod(dim)
     # prod of x after the first zero, up to each later position k
-    tail = torch.where(after, x, 1).cumprod(dim)
-    at_zero = head * torch.where(before, 0, grad * tail).sum(dim, keepdim=True)
-    divided = _reversed_cumsum(grad * result, dim) / torch.where(before, x, 1)
-    return torch.where(before, divided, torch.where(first_zero, at_zero, 0))
+    tail = _ew.where(after, x, 1).cumprod(dim)
+    at_zero = head * _ew.where(before, 0, grad * tail).sum(dim, keepdim=True)
+    divided = _reversed_cumsum(grad * result, dim) / _ew.where(before, x, 1)
+    return _ew.where(before, divided, _ew.where(first_zero, at_zero, 0))
 
 
 @derivative("aten::cumprod")
@@ -211,7 +211,7 @@ def _(ctx, grad):
     if not _has_zero(x):
         return _only_first(ctx, _reversed_cumsum(grad * _conj(ctx.result), dim) / _conj(x))
     # complex inputs: the gradient is sum_k grad_k * conj(prod ...), so work on conj(x)
-    if torch.is_grad_enabled() or x.device.type == "meta":
+    if _config.is_grad_enabled() or x.device.type == "meta":
         return _only_first(ctx, _cumprod_grad_with_zeros(_conj(x), grad, dim))
     return _only_first(ctx, _cumprod_grad_first_zero(_conj(x), grad, _conj(ctx.result), dim))
 
@@ -257,9 +257,9 @@ def _logcumsumexp(ctx, grad):
     yd = y.movedim(dim, -1).unsqueeze(-2)  # (..., 1, n): y_k
     gd = grad.movedim(dim, -1).unsqueeze(-2)  # (..., 1, n): g_k
     n = x._shape[dim]
-    later = torch.ones(n, n, dtype=torch.bool, device=x.device).triu()  # k >= j
-    finite = torch.logical_and(later, ~torch.isinf(yd) | (yd > 0))
+    later = _fac.ones(n, n, dtype=_dtype.bool_, device=x.device).triu()  # k >= j
+    finite = _ew.logical_and(later, ~_ew.isinf(yd) | (yd > 0))
     # exp(x_j - y_k) for k >= j; pairs with y_k = -inf (an all -inf prefix) contribute 0
-    expo = torch.where(finite, xd - torch.where(finite, yd, 0), -math.inf)
-    gx = (gd * torch.exp(expo)).sum(-1)  # (..., n)
+    expo = _ew.where(finite, xd - _ew.where(finite, yd, 0), -math.inf)
+    gx = (gd * _ew.exp(expo)).sum(-1)  # (..., n)
     return gx.movedim(-1, dim), None

@@ -10,13 +10,15 @@ work too).
 
 from __future__ import annotations
 
-import torch
-
+from ..._aten import elementwise as _ew
+from ..._aten.factories import zeros_like
+from ..._aten.shape import cat
+from ..._core import config as _config
 from . import derivative
 
 
 def _aten(name):
-    from torch._fused import rnn_cells as _rnn_cells
+    from ..._fused import rnn_cells as _rnn_cells
 
     return _rnn_cells.ATEN[name]
 
@@ -24,9 +26,9 @@ def _aten(name):
 def _saved_or_recomputed(ctx, cell, names):
     """The cell's outputs for its backward: the saved ones, or under ``create_graph`` the
     composite's recomputed from the inputs, so that the graph of the backward reaches them."""
-    if not torch.is_grad_enabled():
+    if not _config.is_grad_enabled():
         return ctx.result
-    from torch._fused import rnn_cells as _rnn_cells
+    from ..._fused import rnn_cells as _rnn_cells
 
     return getattr(_rnn_cells, cell)(*_args(ctx, names))
 
@@ -59,9 +61,9 @@ def _lstm_cell_backward(ctx, u, v, t):
     are the cotangents of those three outputs."""
     grad_hy, grad_cy, cx, cy, ws = _args(ctx, ("grad_hy", "grad_cy", "cx", "cy", "workspace"))
     i, f, g, o = ws.chunk(4, 1)
-    tc = torch.tanh(cy)
+    tc = _ew.tanh(cy)
     dtc = 1 - tc * tc
-    ghy = torch.zeros_like(cy) if grad_hy is None else grad_hy
+    ghy = zeros_like(cy) if grad_hy is None else grad_hy
     big_g = ghy * o * dtc if grad_cy is None else grad_cy + ghy * o * dtc
     if t is not None:
         u = u + t
@@ -72,7 +74,7 @@ def _lstm_cell_backward(ctx, u, v, t):
     d_gcy = w_big_g if need[1] else None
     d_cx = u_f * big_g * f * (1 - f) if need[2] else None
     d_cy = (u_o * o * (1 - o) - 2 * w_big_g * o * tc) * ghy * dtc if need[3] else None
-    d_ws = torch.cat([big_g * (u_i * g * (1 - 2 * i) + u_g * (1 - g * g)),
+    d_ws = cat([big_g * (u_i * g * (1 - 2 * i) + u_g * (1 - g * g)),
                       big_g * (u_f * cx * (1 - 2 * f) + v),
                       big_g * i * (u_i * (1 - i) - 2 * u_g * g),
                       ghy * (w_big_g * dtc + u_o * tc * (1 - 2 * o))], 1) if need[4] else None
@@ -111,7 +113,7 @@ def _gru_cell_backward(ctx, a, b, c, ta, tb):
     need = ctx.needs_input_grad
     d_g = (c_r * p_n * hn * s_r + c_z * (hx - n) * s_z + c_n * p_n + c * z) if need[0] \
         else None
-    d_ws = torch.cat([
+    d_ws = cat([
         grad_hy * (c_r * p_n * hn * (1 - 2 * r) + b_n * p_n),
         grad_hy * (c - c_r * t_n * hn * s_r + c_z * (hx - n) * (1 - 2 * z) - c_n * t_n),
         grad_hy * (-2 * n * (1 - z) * (c_r * hn * s_r + c_n) - c_z * s_z),

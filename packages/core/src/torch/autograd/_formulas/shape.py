@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
+from ..._aten import creation as _creation, factories as _fac, shape as _shape
 from . import derivative
 
 
@@ -48,7 +47,7 @@ def _cat(ctx: Any, grad: Any) -> tuple[Any, ...]:
     for i, t in enumerate(tensors):
         wants = bool(flags[i]) if i < len(flags) else False
         if t.ndim == 1 and t.shape[0] == 0:
-            grads.append(torch.zeros((0,), dtype=grad.dtype, device=grad.device)
+            grads.append(_fac.zeros((0,), dtype=grad.dtype, device=grad.device)
                          if wants else None)
             continue
         n = t.shape[d]
@@ -59,14 +58,14 @@ def _cat(ctx: Any, grad: Any) -> tuple[Any, ...]:
 
 @derivative("aten::flip")
 def _flip(ctx: Any, grad: Any) -> tuple[Any, ...]:
-    return positional(ctx, torch.flip(grad, list(arg(ctx, 1, "dims"))), None)
+    return positional(ctx, _shape.flip(grad, list(arg(ctx, 1, "dims"))), None)
 
 
 @derivative("aten::roll")
 def _roll(ctx: Any, grad: Any) -> tuple[Any, ...]:
     shifts = [-s for s in arg(ctx, 1, "shifts")]
     dims = list(arg(ctx, 2, "dims", []) or [])
-    return positional(ctx, torch.roll(grad, shifts, dims if dims else None), None, None)
+    return positional(ctx, _shape.roll(grad, shifts, dims if dims else None), None, None)
 
 
 @derivative("aten::repeat")
@@ -87,12 +86,12 @@ def _repeat(ctx: Any, grad: Any) -> tuple[Any, ...]:
 
 @derivative("aten::tril")
 def _tril(ctx: Any, grad: Any) -> tuple[Any, ...]:
-    return positional(ctx, torch.tril(grad, arg(ctx, 1, "diagonal", 0)), None)
+    return positional(ctx, _creation.tril(grad, arg(ctx, 1, "diagonal", 0)), None)
 
 
 @derivative("aten::triu")
 def _triu(ctx: Any, grad: Any) -> tuple[Any, ...]:
-    return positional(ctx, torch.triu(grad, arg(ctx, 1, "diagonal", 0)), None)
+    return positional(ctx, _creation.triu(grad, arg(ctx, 1, "diagonal", 0)), None)
 
 
 @derivative("aten::clone", args=False, result=False)
