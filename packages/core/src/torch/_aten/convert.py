@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _refs
 from .._core import (
+    autograd_slots,
     config as _config,
     dispatch as _dispatch,
     dtype as _dtype,
@@ -307,17 +308,13 @@ def fill_(self: Tensor, value: Any) -> Tensor:
                            "overflow")
     if "_inference" in self.__dict__ and not _config.is_inference_mode_enabled():
         _inference_write_error()
-    recorded = self._requires_grad or self._base is not None
-    if recorded:
-        from ..autograd import _inplace
-
-        recorded = _inplace.tracking(self, None)
-        if recorded:
-            _inplace.before_write(self, None)
+    # autograd records the write (after its checks) when the tensor or its base requires grad
+    recorded = (self._requires_grad or self._base is not None) and \
+        autograd_slots.inplace_begin(self, None)
     P.fill_(self, value)
     self._vc[0] += 1
     if recorded:
-        _inplace.after_write(self, None)
+        autograd_slots.inplace_end(self, None)
     return self
 
 
