@@ -361,7 +361,21 @@ def _conv(fn: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
         # PyTorch's result is a fresh contiguous tensor (it pads the input instead); a copy
         # even where the cut is "contiguous" already (size-1 dims) but starts at an offset
         out = clone(out, memory_format=_layout.contiguous_format)
-    return out if batched else out.squeeze(0)
+    return _follow_channels_last(out, x, weight) if batched else out.squeeze(0)
+
+
+# output rank -> the channels-last format of that rank
+_CHANNELS_LAST_OF_RANK = {4: _layout.channels_last, 5: _layout.channels_last_3d}
+
+
+def _follow_channels_last(out: Tensor, input: Tensor, weight: Tensor) -> Tensor:
+    """``out`` in channels-last layout when the input or the weight is (PyTorch's convolution
+    suggests its output's memory format from them), else as it is."""
+    fmt = _CHANNELS_LAST_OF_RANK.get(out.ndim)
+    if fmt is None or not any(t.is_contiguous(memory_format=fmt) and not t.is_contiguous()
+                              for t in (input, weight)):
+        return out
+    return out.contiguous(memory_format=fmt)
 
 
 def _conv_transpose(fn: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None,

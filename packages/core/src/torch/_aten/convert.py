@@ -141,9 +141,10 @@ def _clone_kernel(self: Tensor, *, memory_format: Any = None) -> Tensor:
 
 
 def _contiguous_kernel(self: Tensor, *, memory_format: Any = None) -> Tensor:
-    if self.is_contiguous():
+    fmt = _layout.contiguous_format if memory_format is None else memory_format
+    if self.is_contiguous(fmt):
         return self
-    return ATEN["clone"](self, memory_format=_layout.contiguous_format)
+    return ATEN["clone"](self, memory_format=fmt)
 
 
 def _to_kernel(self: Tensor, *, dtype: _dtype.dtype | None = None, layout: Any = None,
@@ -151,7 +152,9 @@ def _to_kernel(self: Tensor, *, dtype: _dtype.dtype | None = None, layout: Any =
                copy: bool = False, memory_format: Any = None) -> Tensor:
     dt = self._dtype if dtype is None else dtype
     dev = self._device if device is None else _storage._normalise(device)
-    if dt is self._dtype and dev == self._device and not copy:
+    if (dt is self._dtype and dev == self._device and not copy
+            and (memory_format in (None, _layout.preserve_format)
+                 or self.is_contiguous(memory_format))):
         return self
     return ATEN["_to_copy"](self, dtype=dt, device=dev, non_blocking=non_blocking,
                             memory_format=memory_format)
@@ -255,6 +258,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     device, dtype = kwargs.get("device"), kwargs.get("dtype")
     non_blocking = kwargs.get("non_blocking", False)
     copy = kwargs.get("copy", False)
+    memory_format = kwargs.get("memory_format")
     rest = list(args)
     if rest and isinstance(rest[0], Tensor):
         other = rest.pop(0)
@@ -275,10 +279,12 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     # aten::to.dtype_layout's decomposition, here without its dispatch: self, or _to_copy
     dt = check_dtype(dtype) or self._dtype
     dev = self._device if device is None else _storage._normalise(device)
-    if dt is self._dtype and dev == self._device and not copy:
+    if (dt is self._dtype and dev == self._device and not copy
+            and (memory_format in (None, _layout.preserve_format)
+                 or self.is_contiguous(memory_format))):
         return self
     return _TO_COPY(self, dtype=dt, device=dev, non_blocking=non_blocking,
-                    memory_format=kwargs.get("memory_format"))
+                    memory_format=memory_format)
 
 
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
@@ -287,9 +293,12 @@ def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
 
 
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
-    if self.is_contiguous():  # (checked here too: the common case needs no dispatch)
+    """``self`` if it is laid out densely in ``memory_format`` (row-major by default), else a
+    copy that is."""
+    fmt = _layout.contiguous_format if memory_format is None else memory_format
+    if self.is_contiguous(fmt):  # (checked here too: the common case needs no dispatch)
         return self
-    return _CLONE(self, memory_format=_layout.contiguous_format)
+    return _CLONE(self, memory_format=fmt)
 
 
 def fill_(self: Tensor, value: Any) -> Tensor:

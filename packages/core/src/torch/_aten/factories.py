@@ -54,29 +54,8 @@ def _size_args(args: tuple[Any, ...], size: Any, name: str) -> tuple[Any, ...]:
 _OPTIONS = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
 
 
-# memory format -> (rank it needs, PyTorch's name of it in the error)
-_CHANNELS_LAST = {_layout.channels_last: (4, "channels_last"),
-                  _layout.channels_last_3d: (5, "channels_last_3d")}
-
-
-def _format_strides(shape: tuple[int, ...], memory_format: Any) -> tuple[int, ...] | None:
-    """The strides ``memory_format`` asks for (None: row-major). Channels-last keeps the
-    channels (dim 1) innermost: (N, C, H, W) is laid out as (N, H, W, C)."""
-    if memory_format is None or memory_format is _layout.contiguous_format or \
-            memory_format is _layout.preserve_format:
-        return None
-    rank, name = _CHANNELS_LAST.get(memory_format, (None, None))
-    if rank is None:
-        raise RuntimeError(f"unsupported memory format {memory_format}")
-    if len(shape) != rank:
-        raise RuntimeError(f"required rank {rank} tensor to use {name} format")
-    order = (0,) + tuple(range(2, rank)) + (1,)  # outermost to innermost
-    strides = [0] * rank
-    acc = 1
-    for d in reversed(order):  # sizes as they are, 0 included, as c10 computes them
-        strides[d] = acc
-        acc *= shape[d]
-    return tuple(strides)
+_CHANNELS_LAST = _layout.CHANNELS_LAST_ORDER
+_format_strides = _layout.format_strides
 
 
 def _allocate(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device, memory_format: Any

@@ -211,14 +211,19 @@ def new_like(src: Tensor, dt: _dtype.dtype, dev: _device, memory_format: Any = N
     """An uninitialised tensor shaped like ``src``. PyTorch's default ``preserve_format`` keeps
     ``src``'s strides when it is non-overlapping and dense (a transposed tensor's clone is
     transposed too); otherwise, or with ``contiguous_format``, the result is contiguous."""
+    strides: Any = None
     if (memory_format in (None, _layout.preserve_format)
             and src._stride != contiguous_strides(src._shape)
             and _is_non_overlapping_and_dense(src)):
-        if _state.modes_active and _in_mode():
-            return _mode_empty(src._shape, src._stride, dt, dev)
-        storage = _storage.allocate(src.numel() * dt.itemsize, dev)
-        return Tensor._make(storage, src._shape, src._stride, 0, dt, dev)
-    return new_tensor(src._shape, dt, dev)
+        strides = src._stride
+    elif memory_format in _layout.CHANNELS_LAST_ORDER:
+        strides = _layout.format_strides(src._shape, memory_format)
+    if strides is None:
+        return new_tensor(src._shape, dt, dev)
+    if _state.modes_active and _in_mode():
+        return _mode_empty(src._shape, strides, dt, dev)
+    storage = _storage.allocate(src.numel() * dt.itemsize, dev)
+    return Tensor._make(storage, src._shape, strides, 0, dt, dev)
 
 
 def check_shape(shape: tuple[int, ...]) -> None:

@@ -369,6 +369,10 @@ class Tensor:
         return self._base is not None
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
+        if memory_format is not None:
+            from . import layout as _layout
+
+            return _layout.is_contiguous_as(self._shape, self._stride, memory_format)
         if 0 in self._shape:
             return True  # an empty tensor is contiguous whatever its strides, as in PyTorch
         expected = 1

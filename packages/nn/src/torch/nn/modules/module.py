@@ -431,9 +431,10 @@ class Module:
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``: floating
-        parameters and buffers take the dtype; all of them move to the device."""
-        device, dtype, non_blocking = _parse_to(*args, **kwargs)
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``,
+        ``to(memory_format=...)``: floating parameters and buffers take the dtype; all of them
+        move to the device; 4-d and 5-d ones take the memory format (as in PyTorch)."""
+        device, dtype, non_blocking, memory_format = _parse_to(*args, **kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
@@ -441,6 +442,8 @@ class Module:
         def convert(t: Tensor) -> Tensor:
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
                 t = t.to(dtype)
+            if memory_format is not None and t.dim() in (4, 5):
+                t = t.to(memory_format=memory_format)
             return t.to(device, non_blocking=non_blocking) if device is not None else t
 
         return self._apply(convert)
@@ -814,12 +817,12 @@ def _swap_data(param: Tensor, new: Tensor) -> None:
     param._fk = None
 
 
-def _parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
-    """``Module.to``'s arguments: (device, dtype, non_blocking)."""
+def _parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool, Any]:
+    """``Module.to``'s arguments: (device, dtype, non_blocking, memory_format)."""
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments: "
                         f"{', '.join(kwargs)}")
@@ -834,4 +837,4 @@ def _parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
             device = torch.device(a)
     if device is not None:
         device = torch.device(device)
-    return device, dtype, non_blocking
+    return device, dtype, non_blocking, memory_format
