@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ... import _refs
-from ..._core import dtype as _dtype
+from ..._core import dtype as _dtype, op_tables as _op_tables
 from .harness import Alias, Case, Operand, Output, storage_dtype
 
 FLOATS = ("float32", "float64", "float16", "bfloat16")
@@ -224,83 +224,50 @@ def _shift_amounts(gen: Gen, shape: tuple[int, ...], dt: _dtype.dtype) -> np.nda
     return gen.values(shape, dt, 0, bits + 2)
 
 
-# unary primitive -> (dtypes, value range)
-_FLOAT_DOMAINS: dict[str, tuple[float, float]] = {
-    "log": (0.01, 10), "log2": (0.01, 10), "log10": (0.01, 10), "sqrt": (0.0, 10),
-    "rsqrt": (0.01, 10), "log1p": (-0.99, 5), "asin": (-1, 1), "acos": (-1, 1),
-    "atanh": (-0.99, 0.99), "erfinv": (-0.99, 0.99), "acosh": (1, 10), "reciprocal": (0.1, 5),
-    "tan": (-1.5, 1.5),
-}
-_REAL_ONLY = frozenset("erf erfc erfinv lgamma digamma".split())
-_FLOAT_UNARY = (
-    "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin cos tan asin acos atan sinh "
-    "cosh tanh asinh acosh atanh erf erfc erfinv lgamma digamma"
-).split()
+def _maker(entry: object) -> Maker:
+    """The operand maker of one entry of an op table row's sample domain."""
+    if isinstance(entry, tuple):
+        low, high, *flags = entry
+        return uniform(low, high, nonzero=_op_tables.NONZERO in flags)
+    return {_op_tables.ANY: uniform(), _op_tables.WRAP: _wrapping,
+            _op_tables.SHIFT: _shift_amounts, _op_tables.BOOL: _bool_maker}[entry]
 
 
-def _unary_rows() -> dict[str, Samples]:
+def _pointwise_rows() -> dict[str, Samples]:
+    """The elementwise primitives' samples, from the pointwise op table: each primitive's
+    dtypes, and makers from its sample domain (bool-writing primitives take the item's dtype
+    as their inputs')."""
     rows: dict[str, Samples] = {}
-    for name in _FLOAT_UNARY:
-        low, high = _FLOAT_DOMAINS.get(name, (-5.0, 5.0))
-        # complex: where PyTorch defines the function on complex numbers
-        kinds = FLOATS if name in _REAL_ONLY else FLOATS + COMPLEX
-        rows[name] = Samples(kinds, elementwise(same, (uniform(low, high),)))
-    rows["neg"] = Samples(REAL + COMPLEX, elementwise(same, (_wrapping,)))
-    rows["abs"] = Samples(REAL, elementwise(same, (_wrapping,)))  # complex abs is real
-    rows["sign"] = Samples(ALL, elementwise(same, (uniform(),)))
-    for name in ("floor", "ceil", "round", "trunc"):
-        rows[name] = Samples(REAL, elementwise(same, (uniform(-20, 20),)))
-    rows["bitwise_not"] = Samples(INTS + BOOL, elementwise(same, (_wrapping,)))
-    for name in ("logical_not", "isnan"):
-        # the item's dtype is the input's; the output is bool
-        rows[name] = Samples(ALL, elementwise(boolean, (uniform(-2, 2),), (same,)))
+    for kind in ("unary", "binary", "compare", "ternary"):
+        for prim in _op_tables.primitives(kind):
+            row = next(r for r in _op_tables.POINTWISE if r.prim == prim)
+            makers = tuple(_maker(entry) for entry in row.domain)
+            writes_bool = kind == "compare" or row.promotion == "to_bool"
+            in_dtypes = tuple(boolean if entry == _op_tables.BOOL else same
+                              for entry in row.domain)
+            cases = elementwise(boolean if writes_bool else same, makers,
+                                in_dtypes if (writes_bool or kind == "ternary") else None,
+                                specials=kind != "ternary", inplace=kind != "ternary")
+            if prim == "div":
+                cases = _div_cases(makers)
+            rows[prim] = Samples(_op_tables.primitive_dtypes(prim), cases)
     return rows
 
 
-def _binary_rows() -> dict[str, Samples]:
-    rows: dict[str, Samples] = {}
-    u = uniform()
-    for name in ("add", "mul"):
-        rows[name] = Samples(ALL + COMPLEX, elementwise(same, (_wrapping, _wrapping)))
-    rows["sub"] = Samples(REAL + COMPLEX, elementwise(same, (_wrapping, _wrapping)))
-    rows["pow"] = Samples(REAL + COMPLEX, elementwise(same, (uniform(-4, 4), uniform(-2, 4))))
-    for name in ("maximum", "minimum"):
-        rows[name] = Samples(ALL, elementwise(same, (u, u)))
-    for name in ("fmax", "fmin"):
-        rows[name] = Samples(REAL, elementwise(same, (u, u)))
-    for name in ("atan2", "hypot", "copysign", "nextafter"):
-        rows[name] = Samples(FLOATS, elementwise(same, (u, u)))
-    for name in ("remainder", "fmod"):
-        rows[name] = Samples(REAL, elementwise(same, (uniform(-20, 20),
-                                                      uniform(-6, 6, nonzero=True))))
-    for name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
-        rows[name] = Samples(INTS + BOOL, elementwise(same, (_wrapping, _wrapping)))
-    for name in ("bitwise_left_shift", "bitwise_right_shift"):
-        rows[name] = Samples(INTS, elementwise(same, (_wrapping, _shift_amounts)))
-    for name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-                 "logical_xor"):
-        # small ranges, so that equal pairs occur; the output is bool
-        rows[name] = Samples(ALL, elementwise(boolean, (uniform(-2, 2), uniform(-2, 2)),
-                                              (same, same)))
-    for name in ("eq", "ne"):
-        rows[name] = Samples(ALL + COMPLEX, rows[name].cases)
-    rows["where"] = Samples(EVERY, elementwise(same, (_bool_maker, u, u),
-                                               (boolean, same, same), specials=False,
-                                               inplace=False))
-    rows["div"] = Samples(REAL + COMPLEX, _div_cases)
-    return rows
-
-
-def _div_cases(gen: Gen, dt: _dtype.dtype) -> list[Case]:
+def _div_cases(makers: tuple[Maker, ...]) -> Callable[[Gen, _dtype.dtype], list[Case]]:
     """True division (floats only: core promotes integers first), then trunc and floor."""
-    modes: tuple[str | None, ...] = ("trunc", "floor")  # integers
-    if dt.is_floating_point:
-        modes = (None, "trunc", "floor")
-    elif dt.is_complex:
-        modes = (None,)
-    base = elementwise(same, (uniform(-20, 20), uniform(-6, 6, nonzero=True)))(gen, dt)
-    return [Case(f"{c.label}, rounding_mode={m}", c.outputs, (*c.args, m))
-            for m in modes for c in base]
+
+    def cases(gen: Gen, dt: _dtype.dtype) -> list[Case]:
+        modes: tuple[str | None, ...] = ("trunc", "floor")  # integers
+        if dt.is_floating_point:
+            modes = (None, "trunc", "floor")
+        elif dt.is_complex:
+            modes = (None,)
+        base = elementwise(same, makers)(gen, dt)
+        return [Case(f"{c.label}, rounding_mode={m}", c.outputs, (*c.args, m))
+                for m in modes for c in base]
+
+    return cases
 
 
 # -- memory -----------------------------------------------------------------------------------
@@ -895,8 +862,7 @@ def _table() -> dict[str, Samples]:
         "fill_": Samples(EVERY, _fill_cases),
         "arange_": Samples(REAL, _arange_cases),
     }
-    rows.update(_unary_rows())
-    rows.update(_binary_rows())
+    rows.update(_pointwise_rows())
     rows.update(_reduction_rows())
     rows.update({
         "matmul": Samples(ALL + COMPLEX, _matmul_cases,
