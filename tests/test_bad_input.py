@@ -470,3 +470,11 @@ def test_requires_grad_as_an_attribute():
     computed = torch.zeros(2, requires_grad=True) * 2
     with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
         computed.requires_grad = False
+
+
+def test_full_takes_its_size_as_one_sequence():
+    with pytest.raises(TypeError, match=r"full\(\): argument 'size' \(position 1\) must be "
+                                        r"tuple of ints, not int"):
+        torch.full(2, 3.0)
+    assert torch.full((2,), 3.0).tolist() == [3.0, 3.0]
+    assert torch.full([1, 2], 1).tolist() == [[1, 1]]

@@ -434,3 +434,11 @@ def test_decompositions_on_a_plugin_device_stay_there():
     assert inv.device == a.device
     np.testing.assert_allclose(np.array(inv.cpu().tolist()), np.linalg.inv([[2, 1], [1, 3]]),
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("a_shape,b_shape,solution_shape", [
+    ((0, 3), (0, 2), (3, 2)), ((3, 0), (3, 2), (0, 2)), ((2, 0, 3), (2, 0, 1), (2, 3, 1))])
+def test_lstsq_of_empty_matrices_is_zero(a_shape, b_shape, solution_shape):
+    result = torch.linalg.lstsq(torch.zeros(a_shape), torch.zeros(b_shape))
+    assert tuple(result.solution.shape) == solution_shape
+    assert not result.solution.any() and not result.rank.any()

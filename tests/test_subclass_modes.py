@@ -369,3 +369,31 @@ assert torch.linalg.norm in Seen.calls, Seen.calls
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+class _Tagged(torch.Tensor):
+    pass
+
+
+def test_a_subclass_survives_plain_pickle_with_its_attributes():
+    import pickle
+
+    t = torch.arange(3.0).as_subclass(_Tagged)
+    t.tag = "kept"
+    t.requires_grad_()
+    (t * 2).sum().backward()  # a leaf that has been through autograd pickles too
+    back = pickle.loads(pickle.dumps(t))
+    assert type(back) is _Tagged and back.tag == "kept" and back.requires_grad
+    assert back.tolist() == [0.0, 1.0, 2.0] and back.grad is None
+
+
+def test_as_subclass_to_tensor_gives_a_plain_tensor():
+    t = torch.ones(2).as_subclass(_Tagged)
+    assert type(t.as_subclass(torch.Tensor)) is torch.Tensor
+    assert type(t * 2) is _Tagged
+
+
+def test_a_subclass_repr_names_its_class():
+    t = torch.ones(2, 2).as_subclass(_Tagged)
+    assert repr(t) == "_Tagged([[1., 1.],\n         [1., 1.]])"
+    assert repr(torch.ones(2)) == "tensor([1., 1.])"

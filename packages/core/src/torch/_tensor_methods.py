@@ -119,8 +119,23 @@ def _reduce_ex(self: Tensor, protocol: int) -> Any:
     from . import _utils, serialization
 
     buffer = io.BytesIO()
-    serialization.save(self, buffer)
-    return (_utils._tensor_from_bytes, (buffer.getvalue(),))
+    cls = type(self)
+    if cls is Tensor or _is_parameter_class(cls):  # the archive itself records a Parameter
+        serialization.save(self, buffer)
+        return (_utils._tensor_from_bytes, (buffer.getvalue(),))
+    # Another subclass: the archive holds the plain tensor; the class travels by reference
+    # (plain pickle imports it, as PyTorch's does) with the instance's Python attributes.
+    plain = self.detach().as_subclass(Tensor)
+    plain._requires_grad = self._requires_grad  # a leaf's flag; a graph never travels
+    serialization.save(plain, buffer)
+    return (_utils._subclass_from_bytes, (cls, buffer.getvalue(), _utils.tensor_state(self)))
+
+
+def _is_parameter_class(cls: type) -> bool:
+    import sys
+
+    nn = sys.modules.get("torch.nn")  # a Parameter can only exist once torch.nn is imported
+    return nn is not None and issubclass(cls, nn.Parameter)
 
 
 def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:

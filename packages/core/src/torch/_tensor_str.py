@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,9 +167,18 @@ def _tensor_str(t: Any, indent: int) -> str:
     return _render(values, fmt, indent, t.ndim)
 
 
+def _class_shown(cls: type) -> str:
+    nn = sys.modules.get("torch.nn")  # a Parameter can only exist once torch.nn is imported
+    plain = cls.__name__ == "Tensor" and cls.__module__ == "torch"
+    if plain or (nn is not None and cls is nn.Parameter):
+        return "tensor"
+    return cls.__name__
+
+
 def tensor_repr(t: Any) -> str:
-    """``repr(tensor)`` in PyTorch's format."""
-    prefix = "tensor("
+    """``repr(tensor)`` in PyTorch's format (a subclass other than ``nn.Parameter`` shows its
+    class name in place of ``tensor``)."""
+    prefix = f"{_class_shown(type(t))}("
     indent = len(prefix)
     suffixes = []
     if t._device.type != "cpu":

@@ -221,6 +221,11 @@ def wrap_module(module: str) -> None:
     wrapped_modules.append(module)
 
 
+# Tensor methods that never consult __torch_function__, as in PyTorch (as_subclass is how an
+# override changes a result's class, so it must not be subject to one).
+_NOT_OVERRIDABLE_METHODS = frozenset(("as_subclass",))
+
+
 def install() -> None:
     """Turn the protocol on: raise the process-wide flag the module-level entries read and put
     the entry in front of every public ``Tensor`` method (idempotent, thread-safe)."""
@@ -233,7 +238,8 @@ def install() -> None:
         from . import _functions  # noqa: F401  (binds the Tensor methods)
 
         tensor_names = [n for n, v in vars(Tensor).items()
-                        if not n.startswith("_") or n in _OP_DUNDERS]
+                        if (not n.startswith("_") or n in _OP_DUNDERS)
+                        and n not in _NOT_OVERRIDABLE_METHODS]
         for name, fn in list(_public_functions(dict(vars(Tensor)), tensor_names)):
             setattr(Tensor, name, _entry(fn))
         _possible.on = True

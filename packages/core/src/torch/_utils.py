@@ -397,6 +397,13 @@ def _storage_from_bytes(data: bytes) -> Any:
     return loaded.untyped_storage() if isinstance(loaded, TypedStorage) else loaded
 
 
+def _subclass_from_bytes(cls: type, data: bytes, attributes: dict[str, Any]) -> Any:
+    """Unpickle a tensor subclass instance that ``Tensor.__reduce_ex__`` wrote: the plain
+    tensor's archive, then its class and Python attributes (plain pickle only: the restricted
+    loader of ``torch.load`` never names this function)."""
+    return _set_state(_tensor_from_bytes(data).as_subclass(cls), attributes)
+
+
 def _tensor_from_bytes(data: bytes) -> Any:
     """Unpickle a tensor that ``Tensor.__reduce_ex__`` wrote as a ``torch.save`` archive."""
     import io

@@ -254,7 +254,10 @@ def full(size: Any, fill_value: Any, *, out: Tensor | None = None,
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it by default)."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    shape = _shape_arg((size,) if isinstance(size, int) else tuple(size))
+    if not isinstance(size, (tuple, list, Size)):  # full takes no varargs sizes
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    shape = _shape_arg(tuple(size))
     t = _FULL(shape, fill_value, dtype=check_dtype(dtype) or scalar_dtype(fill_value),
               device=device_of(device))
     return finish_factory(write_out(out, t), requires_grad)

@@ -987,8 +987,9 @@ def _lstsq_kernel(A: Tensor, B: Tensor, rcond: float | None = None, *,
     batch = tuple(broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     m, n = a.shape[-2:]
     k = b.shape[-1]
-    a = np.broadcast_to(a, batch + (m, n)).reshape((-1, m, n))
-    b = np.broadcast_to(b, batch + (m, k)).reshape((-1, m, k))
+    count = int(np.prod(batch, dtype=np.int64))  # (-1 cannot be inferred for an empty matrix)
+    a = np.broadcast_to(a, batch + (m, n)).reshape((count, m, n))
+    b = np.broadcast_to(b, batch + (m, k)).reshape((count, m, k))
     real = np.zeros((), a.dtype).real.dtype
     if rcond is None:
         rcond = float(np.finfo(real).eps) * max(m, n)

@@ -557,7 +557,7 @@ Tensor.__module__ = "torch"
 
 def _with_class(t: Tensor, cls: type) -> Tensor:
     """``t`` (a tensor nobody else holds yet) as an instance of ``cls``."""
-    if cls is Tensor or t.__class__ is cls:
+    if t.__class__ is cls:
         return t
     try:
         t.__class__ = cls
