@@ -65,6 +65,32 @@ KINDS = ("unary", "binary", "compare", "ternary")
 
 
 @dataclass(frozen=True)
+class Promotion:
+    """A dtype rule as data: the (promoted) input dtypes it refuses, and whether integers and
+    bool compute in the default float dtype. ``torch._aten.elementwise.RULES`` holds the rule
+    that raises PyTorch's errors; tests/test_op_tables.py checks the two agree."""
+
+    refuses: tuple[str, ...] = ()
+    integers_to_float: bool = False
+
+
+PROMOTIONS: dict[str, Promotion] = {
+    "same": Promotion(),
+    "no_bool": Promotion(BOOL_DTYPE),
+    "negation": Promotion(BOOL_DTYPE),
+    "floating": Promotion(integers_to_float=True),
+    "floating_only": Promotion(INTS + BOOL_DTYPE),
+    "integral": Promotion(FLOATS + COMPLEX),
+    "integral_no_bool": Promotion(FLOATS + COMPLEX + BOOL_DTYPE),
+    "to_bool": Promotion(),
+    "ordered": Promotion(COMPLEX),
+    "ordered_same": Promotion(COMPLEX),
+    "real_sign": Promotion(COMPLEX),
+    "rounding": Promotion(COMPLEX + BOOL_DTYPE),
+}
+
+
+@dataclass(frozen=True)
 class Pointwise:
     """One elementwise op (see the module docstring for each field).
 
@@ -78,6 +104,7 @@ class Pointwise:
     :param torch_inplace: whether ``torch.<name>_`` exists (unary ops).
     :param number_other: whether ``other`` may be a Python number (binary ops).
     :param number_input: whether ``input`` may be a Python number (``torch.pow(2, t)``).
+    :param out: whether PyTorch's function takes ``out=`` (``isnan`` does not).
     :param overload: the aten overload (``"Tensor"`` for ``aten::add.Tensor``); by default
         none for unary ops and ``Tensor`` for the others.
     """
@@ -96,6 +123,7 @@ class Pointwise:
     torch_inplace: bool = True
     number_other: bool = True
     number_input: bool = False
+    out: bool = True
     overload: str | None = None
 
     @property
@@ -169,7 +197,7 @@ POINTWISE: tuple[Pointwise, ...] = (
     Pointwise("bitwise_not", "bitwise_not", "unary", "integral", HAND, NONE, (WRAP,),
               INTS + BOOL_DTYPE, torch_inplace=False),
     Pointwise("isnan", "isnan", "unary", "to_bool", HAND, NONE, ((-2, 2),), ALL,
-              inplace=False, torch_inplace=False),
+              inplace=False, torch_inplace=False, out=False),
     # -- binary --
     Pointwise("add", "add", "binary", "same", HAND, RULE, (WRAP, WRAP), EVERY,
               generate=False),
@@ -240,6 +268,20 @@ def primitive_dtypes(prim: str) -> tuple[str, ...]:
     order."""
     wanted = {dt for row in POINTWISE if row.prim == prim for dt in row.dtypes}
     return tuple(dt for dt in EVERY if dt in wanted)
+
+
+def public_dtypes(row: Pointwise, among: tuple[str, ...] = EVERY,
+                  default_float: str = "float32") -> tuple[str, ...]:
+    """The dtypes of ``among`` the public op accepts: those its promotion rule does not refuse
+    and turns into a dtype its primitive runs (integers through ``sin`` compute in
+    ``default_float``)."""
+    rule = PROMOTIONS[row.promotion]
+    runs = primitive_dtypes(row.prim)
+
+    def computed(dt: str) -> str:
+        return default_float if rule.integers_to_float and dt in INTS + BOOL_DTYPE else dt
+
+    return tuple(dt for dt in among if dt not in rule.refuses and computed(dt) in runs)
 
 
 def primitive_domain(prim: str) -> Domain:

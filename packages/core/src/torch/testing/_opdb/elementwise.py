@@ -9,9 +9,29 @@ tests check that separately).
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import pathlib
+import sys
 
 from . import ALL, FLOATS, INTS, OpInfo, SampleInput
+
+
+def _load_op_tables():
+    """The pointwise op table (``torch/_core/op_tables.py``, plain data that imports nothing),
+    loaded by its path: the op database also runs as a package of its own under real PyTorch
+    (the parity run), where there is no ``torch._core``."""
+    name = "plait_op_tables"
+    if name not in sys.modules:
+        path = pathlib.Path(__file__).resolve().parents[2] / "_core" / "op_tables.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # (dataclasses look their module up while it runs)
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+TABLE = _load_op_tables()
 
 SHAPES = [(), (5,), (3, 4), (2, 0, 3)]
 INTS_AND_BOOL = INTS + ("bool",)
@@ -88,21 +108,6 @@ def _row(name, samples, dtypes, inplace=True, out=True, method=True, **kw):
                   inplace=f"{name}_" if inplace else None, supports_out=out, **kw)
 
 
-# name -> (low, high) for the floating unary functions (None: the default range)
-FLOAT_UNARY = {
-    "exp": (None, None), "exp2": (None, None), "expm1": (None, None), "log": (0.1, 8),
-    "log2": (0.1, 8), "log10": (0.1, 8), "log1p": (-0.9, 8), "sqrt": (0, 9),
-    "rsqrt": (0.1, 9), "reciprocal": (0.5, 4), "sin": (None, None), "cos": (None, None),
-    "tan": (-1.5, 1.5), "asin": (-1, 1), "acos": (-1, 1), "atan": (None, None),
-    "sinh": (None, None), "cosh": (None, None), "tanh": (None, None), "asinh": (None, None),
-    "acosh": (1, 9), "atanh": (-0.9, 0.9), "erf": (None, None), "erfc": (None, None),
-    "erfinv": (-0.95, 0.95), "lgamma": (0.1, 9), "digamma": (0.1, 9), "sigmoid": (None, None),
-    "deg2rad": (None, None), "rad2deg": (None, None), "arcsin": (-1, 1), "arccos": (-1, 1),
-    "arctan": (None, None), "arcsinh": (None, None), "arccosh": (1, 9),
-    "arctanh": (-0.9, 0.9),
-}
-
-
 def _logit_samples(torch, dtype, make):
     yield from unary(0.05, 0.95)(torch, dtype, make)
     yield SampleInput(make((3, 4), dtype, 0, 1), (0.1,), name="eps positional")
@@ -118,11 +123,17 @@ def _round_samples(torch, dtype, make):
                           name="decimals=-2")
 
 
-def _special_values(torch, dtype, make):
-    if dtype in FLOATS:
-        values = [0.0, -0.0, 1.5, -2.5, float("inf"), -float("inf"), float("nan")]
-        yield SampleInput(torch.tensor(values, dtype=getattr(torch, dtype)), name="specials")
-    yield from unary()(torch, dtype, make)
+def _with_special_values(samples):
+    def combined(torch, dtype, make):
+        if dtype in FLOATS:
+            values = [0.0, -0.0, 1.5, -2.5, float("inf"), -float("inf"), float("nan")]
+            yield SampleInput(torch.tensor(values, dtype=getattr(torch, dtype)), name="specials")
+        yield from samples(torch, dtype, make)
+
+    return combined
+
+
+_special_values = _with_special_values(unary())
 
 
 def _nan_to_num_samples(torch, dtype, make):
@@ -142,26 +153,55 @@ def _int_unary(torch, dtype, make):
                           name="wide range")
 
 
+def _interval(entry):
+    """(low, high) of a sample domain entry (None, None: the default window)."""
+    return entry[:2] if isinstance(entry, tuple) else (None, None)
+
+
+def _table_unary_samples(row):
+    """A table row's samples: its domain (integers over a wide range where overflow is the
+    point), and special values for the ops that classify them."""
+    if row.domain[0] == TABLE.WRAP:
+        return _int_unary
+    samples = unary(*_interval(row.domain[0]))
+    return _with_special_values(samples) if row.name in _CLASSIFIERS else samples
+
+
+_CLASSIFIERS = ("sign", "sgn", "isnan")
+
+
+def _table_rows(kinds, samples_of, dtypes=ALL):
+    """The op database rows of the table's generated ops of ``kinds``, aliases included;
+    each op's dtypes are those its promotion rule accepts (tests/test_op_tables.py)."""
+    rows = []
+    for row in TABLE.POINTWISE:
+        if row.generate and row.kind in kinds:
+            types = _DTYPES.get(row.name) or TABLE.public_dtypes(row, dtypes)
+            for name in (row.name, *row.aliases):
+                rows.append(_row(name, samples_of(row), types, inplace=row.inplace,
+                                 out=row.out))
+    return rows
+
+
+# Where the op database compares fewer dtypes than the op accepts: PyTorch's CPU nextafter has
+# no float16 kernel for the parity run to compare with.
+_DTYPES = {"nextafter": ("float32", "float64")}
+
+
+def _dtypes(name):
+    """The dtypes the table gives op ``name`` (an op written by hand in the op library)."""
+    return TABLE.public_dtypes(TABLE.BY_NAME[name], ALL)
+
+
 UNARY_ROWS = [
-    *(_row(name, unary(lo, hi), ALL) for name, (lo, hi) in FLOAT_UNARY.items()),
-    _row("abs", _int_unary, NUMBERS),
-    _row("absolute", _int_unary, NUMBERS),
-    _row("neg", _int_unary, NUMBERS),
-    _row("negative", _int_unary, NUMBERS),
-    _row("sign", _special_values, ALL),
-    _row("sgn", _special_values, ALL),
-    _row("floor", unary(), NUMBERS),
-    _row("ceil", unary(), NUMBERS),
-    _row("trunc", unary(), NUMBERS),
-    _row("fix", unary(), NUMBERS),
-    _row("round", _round_samples, NUMBERS),
+    *_table_rows(("unary",), _table_unary_samples),
+    # composites, written in other ops
+    *(_row(name, unary(), ALL) for name in ("sigmoid", "deg2rad", "rad2deg")),
+    _row("round", _round_samples, _dtypes("round")),
     _row("frac", unary(), FLOATS),
     _row("square", unary(), ALL),
     _row("logit", _logit_samples, ALL),
     _row("positive", unary(), NUMBERS, inplace=False, out=False),
-    _row("bitwise_not", _int_unary, INTS_AND_BOOL),
-    _row("logical_not", unary(), ALL),
-    _row("isnan", _special_values, ALL, inplace=False, out=False),
     _row("isinf", _special_values, ALL, inplace=False, out=False),
     _row("isposinf", _special_values, ALL, inplace=False),
     _row("isneginf", _special_values, ALL, inplace=False),
@@ -229,7 +269,8 @@ def _sub_samples(torch, dtype, make):
 
 
 def _compare_samples(torch, dtype, make):
-    yield from binary(-3, 3, number=1)(torch, dtype, make)
+    low, high = _interval(TABLE.BY_NAME["eq"].domain[0])
+    yield from binary(low, high, number=1)(torch, dtype, make)
     if dtype != "bool":
         yield SampleInput(make((2, 3), dtype, -3, 3), (1.5,), name="float number")
     if dtype in FLOATS:
@@ -267,44 +308,43 @@ def _float_power_samples(torch, dtype, make):
     yield from binary(low, 3, 0, 3, number=2, swap=True)(torch, dtype, make)
 
 
+def _table_binary_samples(row):
+    """A table row's samples: its domain, a Python number where the op takes one (and as
+    ``input`` where that may be one), special values for the ops that order or sign them;
+    divisors and shift amounts have samplers of their own."""
+    if row.kind == "compare" and row.number_other:  # eq ... ge (logical ops take no number)
+        return _compare_samples
+    custom = _BINARY_SAMPLES.get(row.name)
+    if custom is not None:
+        return custom
+    (low, high), (other_low, other_high) = (_interval(entry) for entry in row.domain)
+    samples = binary(low, high, other_low, other_high, number=2 if row.number_other else None,
+                     swap=row.number_input)
+    return _with_specials(samples) if row.name in _SPECIALS else samples
+
+
+_BINARY_SAMPLES = {"remainder": _division_samples(), "fmod": _division_samples(),
+                   "bitwise_left_shift": _shift_samples, "bitwise_right_shift": _shift_samples}
+_SPECIALS = ("copysign", "maximum", "minimum", "fmax", "fmin")
+
+
 BINARY_ROWS = [
-    _row("sub", _sub_samples, NUMBERS),
-    _row("subtract", _sub_samples, NUMBERS),
-    _row("div", _division_samples(), ALL),
-    _row("divide", _division_samples(), ALL),
-    _row("true_divide", _division_samples(), ALL),
+    *_table_rows(("binary", "compare"), _table_binary_samples),
+    _row("sub", _sub_samples, _dtypes("sub")),
+    _row("subtract", _sub_samples, _dtypes("sub")),
+    _row("div", _division_samples(), _dtypes("div")),
+    _row("divide", _division_samples(), _dtypes("div")),
+    _row("true_divide", _division_samples(), _dtypes("div")),
     OpInfo("div", _division_samples("trunc"), dtypes=NUMBERS, method="div", inplace="div_",
            supports_out=True),
     OpInfo("div", _division_samples("floor"), dtypes=NUMBERS, method="div", inplace="div_",
            supports_out=True),
     _row("floor_divide", _division_samples(), NUMBERS),
-    _row("remainder", _division_samples(), NUMBERS),
-    _row("fmod", _division_samples(), NUMBERS),
-    _row("pow", _pow_samples, NUMBERS),
+    _row("pow", _pow_samples, _dtypes("pow")),
     _row("float_power", _float_power_samples, ALL),
-    _row("atan2", binary(number=None), ALL),
-    _row("arctan2", binary(number=None), ALL),
-    _row("hypot", binary(number=None), FLOATS),
-    _row("copysign", _with_specials(binary()), ALL),
-    _row("nextafter", binary(number=None), ("float32", "float64")),
-    _row("maximum", _with_specials(binary(number=None)), ALL, inplace=False),
-    _row("minimum", _with_specials(binary(number=None)), ALL, inplace=False),
-    _row("fmax", _with_specials(binary(number=None)), ALL, inplace=False),
-    _row("fmin", _with_specials(binary(number=None)), ALL, inplace=False),
     _row("logaddexp", _with_specials(binary(number=None)), FLOATS, inplace=False),
     _row("logaddexp2", _with_specials(binary(number=None)), FLOATS, inplace=False),
     _row("xlogy", _xlogy_samples, ALL),
-    _row("bitwise_and", binary(number=6, swap=True), INTS_AND_BOOL),
-    _row("bitwise_or", binary(number=6, swap=True), INTS_AND_BOOL),
-    _row("bitwise_xor", binary(number=6, swap=True), INTS_AND_BOOL),
-    _row("bitwise_left_shift", _shift_samples, INTS),
-    _row("bitwise_right_shift", _shift_samples, INTS),
-    _row("logical_and", binary(number=None), ALL),
-    _row("logical_or", binary(number=None), ALL),
-    _row("logical_xor", binary(number=None), ALL),
-    *(_row(name, _compare_samples, ALL) for name in (
-        "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
-        "not_equal")),
     OpInfo("add", mixed([("int64", "float32"), ("int32", 2.5), ("uint8", "int8"),
                          ("float16", "bfloat16"), ("bool", 3), ("float16", 1.0),
                          ("int16", True), ("float64", "float32")]),
