@@ -10,7 +10,6 @@ import numpy as np
 
 from .. import _refs
 from .._core import (
-    autograd_slots,
     config as _config,
     dispatch as _dispatch,
     dtype as _dtype,
@@ -319,11 +318,11 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         _inference_write_error()
     # autograd records the write (after its checks) when the tensor or its base requires grad
     recorded = (self._requires_grad or self._base is not None) and \
-        autograd_slots.inplace_begin(self, None)
+        upcalls.inplace_begin(self, None)
     P.fill_(self, value)
     self._vc[0] += 1
     if recorded:
-        autograd_slots.inplace_end(self, None)
+        upcalls.inplace_end(self, None)
     return self
 
 

@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._core import (
-    autograd_slots,
     config as _config,
     dispatch as _dispatch,
     dtype as _dtype,
     fast as _fast,
     op_tables as _op_tables,
     plan as _plan,
+    upcalls,
 )
 from .._core.alloc import P, new_tensor
 from .._core.dtype_info import finfo
@@ -457,7 +457,7 @@ def floor_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor
         result = _aten_div(input, other, rounding_mode="floor")
     tensors = tuple(t for t in (input, other) if isinstance(t, Tensor))
     error = RuntimeError("derivative for aten::floor_divide is not implemented")
-    return write_out(out, autograd_slots.not_differentiable(result, error, *tensors))
+    return write_out(out, upcalls.not_differentiable(result, error, *tensors))
 
 
 def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:

@@ -21,12 +21,12 @@ import warnings
 from typing import Any
 
 from .._core import (
-    autograd_slots,
     config as _config,
     dispatch as _dispatch,
     dtype as _dtype,
     fast as _fast,
     plan as _plan,
+    upcalls,
 )
 from .._core.alloc import P, check_dtype, new_tensor
 from .._core.grad_mode import no_grad
@@ -1113,7 +1113,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     # PyTorch does not differentiate unique: its outputs require grad, backward raises
     name = "_unique2" if dim is None else "unique_dim"
     error = NotImplementedError(f"the derivative for '{name}' is not implemented.")
-    return autograd_slots.not_differentiable(result, error, input)
+    return upcalls.not_differentiable(result, error, input)
 
 
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
@@ -1123,7 +1123,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     with no_grad():
         result = _unique(input, True, return_inverse, return_counts, dim)
     error = NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")
-    return autograd_slots.not_differentiable(result, error, input)
+    return upcalls.not_differentiable(result, error, input)
 
 
 # -- histograms and differences -------------------------------------------------------------

@@ -4,7 +4,8 @@ Core never imports an upper layer, not even inside a function (docs/architecture
 Where it must reach up (``Tensor(...)`` and advanced indexing live in the op library, a tensor's
 repr and the ``__torch_function__`` protocol in the facade, the CPU fallback's copies in the op
 library), the layer that owns the function installs it here when it loads, and core calls it
-through this module: ``upcalls.tensor_repr(t)``.
+through this module: ``upcalls.tensor_repr(t)``. The op library reaches autograd the same way
+(a result that is not differentiable, an in-place write that bypasses the dispatcher).
 
 Each slot starts as a placeholder. Called, it asks the facade's :data:`importer` (installed by
 ``torch/__init__``) to import the owning module, which installs the real function, and calls
@@ -33,6 +34,12 @@ SLOTS: dict[str, tuple[str, str]] = {
     "copy_": ("torch._aten.convert", "filling an output whose layout follows its inputs"),
     "reduce_storage": ("torch.serialization", "pickling an UntypedStorage"),
     "kernel_library": ("torch.library", "the Library a backend registers its kernels into"),
+    "not_differentiable": ("torch.autograd", "marking the floating results of an op without a "
+                                             "derivative (floor_divide, unique) so that a "
+                                             "backward through them raises"),
+    "inplace_begin": ("torch.autograd", "before an in-place write that bypasses the dispatcher "
+                                        "(fill_): its checks, and whether it is recorded"),
+    "inplace_end": ("torch.autograd", "after a recorded in-place write: its history"),
 }
 
 

@@ -12,7 +12,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from .._core import autograd_slots, dispatch as _dispatch
+from .._core import dispatch as _dispatch, upcalls
 from .._core.tensor import Tensor
 from . import _engine, _inplace, _nodes, _tensor_api, graph
 from .function import Function, FunctionCtx, once_differentiable
@@ -106,8 +106,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
 def _install() -> None:
     _dispatch._autograd_kernel = _nodes.autograd_kernel
-    autograd_slots.install(not_differentiable=_nodes.not_differentiable,
-                           inplace_begin=_inplace.begin, inplace_end=_inplace.after_write)
+    upcalls.install(not_differentiable=_nodes.not_differentiable, inplace_begin=_inplace.begin,
+                    inplace_end=_inplace.after_write)
     _tensor_api.install()
 
 

@@ -29,7 +29,7 @@ def tracking(dst: Tensor, src: Tensor | None) -> bool:
 
 def begin(dst: Tensor, src: Tensor | None) -> bool:
     """Whether this in-place write is recorded, after the checks before it (what the op
-    library calls through :mod:`torch._core.autograd_slots`)."""
+    library calls through :mod:`torch._core.upcalls`)."""
     if not tracking(dst, src):
         return False
     before_write(dst, src)
