@@ -460,8 +460,21 @@ TABLE: dict[str, tuple[Any, ...]] = {
                       unflatten, _IMPLICIT),
 }
 
+# Each view operator and the kind of view it is: what its Autograd kernel records and what a
+# plan replays (torch._core.plan). Several pieces out (split, unbind) is a kind too.
+VIEW_KINDS = {
+    "aten::view": "view", "aten::_reshape_alias": "view", "aten::_unsafe_view": "_unsafe_view",
+    "aten::as_strided": "as_strided", "aten::permute": "permute",
+    "aten::transpose.int": "transpose", "aten::t": "t", "aten::expand": "expand",
+    "aten::slice.Tensor": "slice", "aten::select.int": "select", "aten::squeeze": "squeeze",
+    "aten::squeeze.dim": "squeeze", "aten::squeeze.dims": "squeeze",
+    "aten::unsqueeze": "unsqueeze", "aten::unfold": "unfold", "aten::diagonal": "diagonal",
+    "aten::alias": "alias", "aten::split.Tensor": "split",
+    "aten::split_with_sizes": "split_with_sizes", "aten::unbind.int": "unbind",
+}
+
 ATEN = _dispatch.define_aten(TABLE)
-_plan.enable_views(set(ATEN.values()))  # views replay their geometry (torch._core.plan)
+_plan.enable_views(VIEW_KINDS)  # views replay their geometry (torch._core.plan)
 
 # What the Tensor methods call: the operators by attribute, so a method is one lookup away
 # from the dispatcher.

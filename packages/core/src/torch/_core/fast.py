@@ -30,7 +30,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ..autograd import _nodes
 from . import config as _config, dispatch as _dispatch, dtype as _dtype
 from .alloc import Layout, P, _interned
 from .storage import _UNSET, UntypedStorage
@@ -38,7 +37,10 @@ from .tensor import Tensor
 
 _state = _config.state
 _new = object.__new__
-_binary_node = _nodes.binary_node
+# torch.autograd._nodes and its binary_node: installed by autograd when it loads (core does
+# not import autograd; no tier records a node before it has).
+autograd_nodes: Any = None
+_binary_node: Any = None
 
 # Tier 2 only for these: a Python number converts to them exactly as the generic path's 0-d
 # operand does (float16/bfloat16 would round twice through float32; integer dtypes have their
@@ -153,7 +155,7 @@ def _node_info(lay: Layout, aten: _dispatch.Operator, kwargs: dict[str, Any]) ->
     layout ``lay``, or False when that kernel is not core's own (a library registered
     another)."""
     kernel = aten.kernels.get(_dispatch.AUTOGRAD) or _dispatch._autograd_kernel(aten)
-    info = None if kernel is None else _nodes.hot_info(kernel, kwargs, lay.meta2)
+    info = None if kernel is None else autograd_nodes.hot_info(kernel, kwargs, lay.meta2)
     return info if info is not None else False
 
 

@@ -33,7 +33,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..autograd import _nodes
 from . import config as _config, dispatch as _dispatch, dtype as _dtype
 from .alloc import P, _interned
 from .storage import _UNSET, UntypedStorage
@@ -86,10 +85,19 @@ def enable(*ops: _dispatch.Operator) -> None:
 _UNPLANNED_VIEWS = frozenset((None, "split", "split_with_sizes", "unbind", "as_strided"))
 
 
-def enable_views(ops: Any) -> None:
-    """Let the view operators among ``ops`` whose result is a function of the call signature
-    and the input's storage offset keep plans."""
-    enable(*(op for op in ops if _nodes.VIEW_OPS.get(op.qualname) not in _UNPLANNED_VIEWS))
+# view operator's qualname -> its kind (given by the op library, torch._aten.views)
+_view_kinds: dict[str, str] = {}
+# How a plan records its call's autograd node: torch.autograd._nodes, which installs itself here
+# when it loads (core does not import autograd).
+autograd_nodes: Any = None
+
+
+def enable_views(kinds: dict[str, str]) -> None:
+    """Let the view operators in ``kinds`` (qualname -> kind) whose result is a function of the
+    call signature and the input's storage offset keep plans."""
+    _view_kinds.update(kinds)
+    enable(*(_dispatch.get(name) for name, kind in kinds.items()
+             if kind not in _UNPLANNED_VIEWS))
 
 
 def _forget() -> None:
@@ -190,7 +198,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         out.grad_fn = None
         out._requires_grad = False
     else:
-        _nodes.plan_node(recipe, args, out)
+        autograd_nodes.plan_node(recipe, args, out)
     return out
 
 
@@ -272,7 +280,7 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
                grad: bool) -> tuple[Any, ...] | None:
     """The plan of a view operator's call: the same geometry over the next call's storage
     (what ``Tensor._view`` builds), and the backward the view's Autograd kernel records."""
-    kind = _nodes.VIEW_OPS.get(op.qualname)
+    kind = _view_kinds.get(op.qualname)
     source = args[0] if args else None
     if (kind in _UNPLANNED_VIEWS or result.__class__ is not Tensor or source.__class__ is not Tensor
             or result._storage is not source._storage or result._vc is not source._vc
@@ -289,7 +297,7 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
             return None
     shape, stride, delta = result._shape, result._stride, result._offset - source._offset
     make = Tensor._make
-    record = _nodes.record_view if result.requires_grad else None
+    record = autograd_nodes.record_view if result.requires_grad else None
 
     def run_view(args: tuple[Any, ...]) -> Tensor:
         src = args[0]
@@ -514,12 +522,12 @@ def _expanded(shape: tuple[int, ...], stride: tuple[int, ...],
 
 
 def _node_recipe(op: _dispatch.Operator, args: tuple[Any, ...], result: Tensor) -> Any:
-    """What :func:`_nodes.plan_node` needs to record the node the generic call recorded."""
+    """What ``autograd_nodes.plan_node`` needs to record the node the generic call recorded."""
     kernel = op.kernels.get(_dispatch.AUTOGRAD)
     node = result.grad_fn
     if kernel is None or getattr(kernel, "_plait_node", None) is None or node is None:
         return None
-    return _nodes.plan_recipe(node, args, result)
+    return autograd_nodes.plan_recipe(node, args, result)
 
 
 _dispatch.plan_call = call

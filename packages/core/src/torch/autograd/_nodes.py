@@ -10,11 +10,19 @@ the view's gradient back to its source.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from collections.abc import Callable
 from typing import Any
 
-from .._core import config as _config, dispatch as _dispatch, dtype as _dtype
+from .._aten.views import VIEW_KINDS
+from .._core import (
+    config as _config,
+    dispatch as _dispatch,
+    dtype as _dtype,
+    fast as _fast,
+    plan as _plan,
+)
 from .._core.grad_mode import no_grad
 from .._core.tensor import Tensor
 from .graph import AccumulateGrad, Node, SavedTensor, _seq as _graph_seq
@@ -531,16 +539,7 @@ _VIEW_NAMES = {"view": "ViewBackward0", "_unsafe_view": "UnsafeViewBackward0",
 
 # The view operators (torch._aten.views) -> how their gradient goes back (a kind of
 # record_view). Their Autograd kernels record a ViewBackward node per output.
-VIEW_OPS = {
-    "aten::view": "view", "aten::_reshape_alias": "view", "aten::_unsafe_view": "_unsafe_view",
-    "aten::as_strided": "as_strided", "aten::permute": "permute",
-    "aten::transpose.int": "transpose", "aten::t": "t", "aten::expand": "expand",
-    "aten::slice.Tensor": "slice", "aten::select.int": "select", "aten::squeeze": "squeeze",
-    "aten::squeeze.dim": "squeeze", "aten::squeeze.dims": "squeeze",
-    "aten::unsqueeze": "unsqueeze", "aten::unfold": "unfold", "aten::diagonal": "diagonal",
-    "aten::alias": "alias", "aten::split.Tensor": "split",
-    "aten::split_with_sizes": "split_with_sizes", "aten::unbind.int": "unbind",
-}
+VIEW_OPS = VIEW_KINDS  # the op library's table: view operator -> its backward's kind
 # Operators whose outputs carry no gradient (PyTorch's output_differentiability: False): their
 # Autograd kernel only passes the call down.
 NOT_DIFFERENTIABLE = frozenset({"aten::detach", "aten::view.dtype",
@@ -722,3 +721,8 @@ def _pad_to(g: Tensor, shape: tuple[int, ...], starts: list[int]) -> Tensor:
 
 __all__ = ["autograd_kernel", "edge_of", "node_class", "not_differentiable", "record_view",
            "sum_to_size"]
+
+
+# The plan cache and the fast tiers (core) record nodes through this module.
+_plan.autograd_nodes = _fast.autograd_nodes = sys.modules[__name__]
+_fast._binary_node = binary_node
