@@ -33,7 +33,7 @@ an op", says how a row is added.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # dtype names, as torch spells them without the prefix
 FLOATS = ("float32", "float64", "float16", "bfloat16")
@@ -64,8 +64,7 @@ Domain = tuple[object, ...]  # one entry per input: an interval or one of the na
 KINDS = ("unary", "binary", "compare", "ternary")
 
 
-@dataclass(frozen=True)
-class Promotion:
+class Promotion(NamedTuple):
     """A dtype rule as data: the (promoted) input dtypes it refuses, and whether integers and
     bool compute in the default float dtype. ``torch._aten.elementwise.RULES`` holds the rule
     that raises PyTorch's errors; tests/test_op_tables.py checks the two agree."""
@@ -90,9 +89,9 @@ PROMOTIONS: dict[str, Promotion] = {
 }
 
 
-@dataclass(frozen=True)
-class Pointwise:
-    """One elementwise op (see the module docstring for each field).
+class Pointwise(NamedTuple):
+    """One elementwise op (see the module docstring for each field). A named tuple, not a
+    dataclass: the table is built on ``import torch``, and named tuples are cheaper to define.
 
     :param generate: whether :mod:`torch._aten.elementwise` builds the operator and the
         public function from the row; ``False`` for ops written by hand there or in
