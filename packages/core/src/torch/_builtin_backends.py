@@ -17,7 +17,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from ._core import prims as _prims
 
 
 def _info(served: str, dispatch_key: str, capabilities: tuple[str, ...],
@@ -48,6 +47,7 @@ def _register_reference_kernels(device_type: str, lib: Any) -> None:
 
 def _register_meta_kernels(device_type: str, lib: Any) -> None:
     from . import _refs
+    from ._core import prims as _prims
 
     for name in _prims.PRIMITIVES:
         lib.impl(name, _refs.meta_kernel(name))
