@@ -18,7 +18,6 @@ from types import SimpleNamespace
 from typing import Any
 
 
-
 def _info(served: str, dispatch_key: str, capabilities: tuple[str, ...],
           amp_dtypes: tuple[str, ...] = ()) -> Any:
     def torch_backend_info(device_type: str) -> Any:
