@@ -9,14 +9,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .._core.tensor import Tensor
+from ._backward import backward as _backward
 from .graph import RemovableHandle, _HookDict
 
 
 def backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs: Any = None) -> None:
     """Accumulate the gradient of this tensor into the leaves' ``.grad``."""
-    from . import backward as _backward
-
     _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
