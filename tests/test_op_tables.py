@@ -254,3 +254,102 @@ def test_registered_cpu_kernels_are_table_primitives() -> None:
     table = {r.prim for r in ROWS}
     assert set(kernels) - memory <= table
     assert set(kernels) - memory == table  # and the native backend covers every row
+
+
+# -- reductions and scans ------------------------------------------------------------------------
+
+REDUCTIONS = op_tables.REDUCTIONS
+
+
+def reduction_id(row: op_tables.Reduction) -> str:
+    return row.name
+
+
+@pytest.mark.parametrize("row", REDUCTIONS, ids=reduction_id)
+def test_reduction_row_is_complete(row: op_tables.Reduction) -> None:
+    from torch._aten import reductions  # noqa: F401  (defines the operators)
+    from torch.autograd._formulas import reductions as reduction_formulas
+
+    group, schema = prims.PRIMITIVES[row.prim]
+    assert group == row.kind
+    assert ("int[] dims" in schema) == (row.over == op_tables.OVER_DIMS), schema
+    assert row.ref == op_tables.HAND and row.prim in _refs.CPU_KERNELS
+    qualname = f"aten::{row.aten}"
+    assert _dispatch.get(qualname) is not None, qualname
+    rule = _formulas.load()[qualname]
+    assert (rule is reduction_formulas._nothing) == (row.grad == op_tables.NONE), qualname
+    assert row.promotion in op_tables.REDUCTION_PROMOTIONS
+    assert len(row.domain) == 1 and (row.domain[0] == op_tables.ANY
+                                     or row.domain[0][0] < row.domain[0][1])
+    assert row.dtypes and set(row.dtypes) <= set(op_tables.EVERY)
+    assert conformance_samples.SAMPLES[row.prim].dtypes == row.dtypes
+
+
+def _reduced(row: op_tables.Reduction, x: torch.Tensor) -> torch.Tensor:
+    result = getattr(torch, row.name)(x, 0) if row.over == op_tables.OVER_DIM else \
+        getattr(torch, row.name)(x)
+    return result[0] if isinstance(result, tuple) else result
+
+
+@pytest.mark.parametrize("row", REDUCTIONS, ids=reduction_id)
+def test_reduction_result_dtype_follows_its_promotion(row: op_tables.Reduction) -> None:
+    for name in ("int8", "bool", "float16", "float64"):
+        dt = getattr(torch, name)
+        expected = {
+            "accumulate": torch.int64 if name in ("int8", "bool") else dt,
+            "same": dt,
+            "to_bool": torch.bool,
+            "index": torch.int64,
+        }[row.promotion]
+        assert _reduced(row, torch.ones(2, 3, dtype=dt)).dtype == expected, name
+
+
+NATIVE_REDUCTIONS = [*native_module.REDUCE_OPS, "argmax", "argmin", "cumsum", "cumprod",
+                     "cummax", "cummin"]
+
+
+def native_reduction_runs(name: str, dtype: str) -> bool:
+    """Whether ``_C.<name>`` reduces (or scans) ``dtype`` itself, into an output of the
+    primitive's dtype (the input's; bool for any/all; int64 indices)."""
+    code = native_module.DTYPES.index(dtype)
+    storage = NUMPY_STORAGE[dtype]
+    a = np.ones((2, 3), storage)
+    fn = getattr(native_module, name)
+    if name in native_module.REDUCE_OPS:
+        writes_bool = name in ("any", "all")
+        out = np.zeros((1, 3), np.bool_ if writes_bool else storage)
+        out_code = native_module.DTYPES.index("bool") if writes_bool else code
+        return bool(fn(out_code, code, (2, 3), out.ctypes.data, (3, 1), a.ctypes.data, (3, 1),
+                       1))
+    if name in ("argmax", "argmin"):
+        out = np.zeros((1, 3), np.int64)
+        return bool(fn(code, (2, 3), out.ctypes.data, (3, 1), a.ctypes.data, (3, 1), 0))
+    if name in ("cumsum", "cumprod"):
+        out = np.zeros((2, 3), storage)
+        return bool(fn(code, (2, 3), out.ctypes.data, (3, 1), a.ctypes.data, (3, 1), 0))
+    values, indices = np.zeros((2, 3), storage), np.zeros((2, 3), np.int64)
+    return bool(fn(code, (2, 3), values.ctypes.data, (3, 1), indices.ctypes.data, (3, 1),
+                   a.ctypes.data, (3, 1), 0))
+
+
+@pytest.mark.parametrize("name", NATIVE_REDUCTIONS)
+def test_native_reduction_is_a_table_row_with_the_table_dtypes(name: str) -> None:
+    rows = [r for r in REDUCTIONS if r.prim == name]
+    assert rows, f"_C.{name} has no row in the op table"
+    runs = [dt for dt in native_module.DTYPES if native_reduction_runs(name, dt)]
+    assert runs, f"_C.{name} runs no dtype"
+    extra = set(runs) - set(rows[0].dtypes)
+    assert not extra, f"_C.{name} runs {sorted(extra)}, which the table does not list"
+
+
+def test_registered_cpu_reduction_kernels_are_table_rows() -> None:
+    from plait_backend_cpu import plugin
+    from plait_backend_cpu.kernels import reduce as cpu_reduce, scan as cpu_scan
+
+    from torch.backends import contract
+
+    module = plugin.native()
+    codes = contract.dtype_codes(module.DTYPES)
+    kernels = {**cpu_reduce.make_kernels(module, codes, contract.reference),
+               **cpu_scan.make_kernels(module, codes, contract.reference)}
+    assert set(kernels) == {r.prim for r in REDUCTIONS}

@@ -1,7 +1,8 @@
 """The op tables: one row per op, the one place an op family's facts are written.
 
 :data:`POINTWISE` holds the elementwise ops that run one primitive (unary, binary, compare and
-ternary). Each row says, as plain data:
+ternary), :data:`REDUCTIONS` the reductions and scans that do. Each pointwise row says, as plain
+data:
 
 - ``name``: the public name (``torch.<name>``, ``Tensor.<name>``) and ``aten``, its operator;
 - ``prim``: the primitive it runs (:mod:`torch._core.prims` builds its table from the rows);
@@ -286,3 +287,68 @@ def public_dtypes(row: Pointwise, among: tuple[str, ...] = EVERY,
 def primitive_domain(prim: str) -> Domain:
     """The sample domain of primitive ``prim``: that of the first row that runs it."""
     return next(row.domain for row in POINTWISE if row.prim == prim)
+
+
+# -- reductions and scans ----------------------------------------------------------------------
+
+# What a reduction's result dtype is (tests/test_op_tables.py checks the public ops keep it).
+REDUCTION_PROMOTIONS = {
+    "accumulate": "integers and bool accumulate in int64; floats keep their dtype",
+    "same": "the input's dtype",
+    "to_bool": "bool",
+    "index": "int64 indices",
+}
+
+# what a row reduces over, as the primitive's schema says it
+OVER_DIMS = "dims"  # a list of dims, keepdim-shaped output (sum, amax, ...)
+OVER_DIM = "dim"  # one dim (argmax, and the scans)
+
+
+class Reduction(NamedTuple):
+    """One reduction or scan that runs one primitive. Fields as :class:`Pointwise` (``grad`` is
+    :data:`RULE` or :data:`NONE`; ``promotion`` a key of :data:`REDUCTION_PROMOTIONS`;
+    ``domain`` one interval or :data:`ANY`), and:
+
+    :param kind: the primitive's group: ``"reduction"`` or ``"scan"``.
+    :param over: :data:`OVER_DIMS` or :data:`OVER_DIM`.
+    """
+
+    name: str
+    prim: str
+    kind: str
+    over: str
+    promotion: str
+    ref: str
+    grad: str
+    domain: Domain
+    dtypes: tuple[str, ...]
+    overload: str = ""
+
+    @property
+    def aten(self) -> str:
+        """The operator's name with its overload (``"sum.dim_IntList"``)."""
+        return f"{self.name}.{self.overload}" if self.overload else self.name
+
+
+REDUCTIONS: tuple[Reduction, ...] = (
+    Reduction("sum", "sum", "reduction", OVER_DIMS, "accumulate", HAND, RULE, (ANY,),
+              REAL + COMPLEX, "dim_IntList"),
+    # products of many factors: a narrow window keeps them finite
+    Reduction("prod", "prod", "reduction", OVER_DIMS, "accumulate", HAND, RULE, ((-1.5, 1.5),),
+              REAL + COMPLEX, "dim_int"),
+    # small windows, so that ties occur
+    Reduction("amax", "amax", "reduction", OVER_DIMS, "same", HAND, RULE, ((-3, 3),), ALL),
+    Reduction("amin", "amin", "reduction", OVER_DIMS, "same", HAND, RULE, ((-3, 3),), ALL),
+    # windows that give zeros and non-zeros (any) and mostly non-zeros (all)
+    Reduction("any", "any", "reduction", OVER_DIMS, "to_bool", HAND, NONE, ((-1, 2),), ALL,
+              "dims"),
+    Reduction("all", "all", "reduction", OVER_DIMS, "to_bool", HAND, NONE, ((0, 2),), ALL,
+              "dims"),
+    Reduction("argmax", "argmax", "reduction", OVER_DIM, "index", HAND, NONE, ((-3, 3),), ALL),
+    Reduction("argmin", "argmin", "reduction", OVER_DIM, "index", HAND, NONE, ((-3, 3),), ALL),
+    Reduction("cumsum", "cumsum", "scan", OVER_DIM, "accumulate", HAND, RULE, (ANY,), ALL),
+    Reduction("cumprod", "cumprod", "scan", OVER_DIM, "accumulate", HAND, RULE,
+              ((-1.5, 1.5),), ALL),
+    Reduction("cummax", "cummax", "scan", OVER_DIM, "same", HAND, RULE, ((-3, 3),), ALL),
+    Reduction("cummin", "cummin", "scan", OVER_DIM, "same", HAND, RULE, ((-3, 3),), ALL),
+)

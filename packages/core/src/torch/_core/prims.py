@@ -30,7 +30,8 @@ VERSION = 3
 _UNARY = _op_tables.primitives("unary")
 _BINARY = [name for name in _op_tables.primitives("binary") if name != "div"]
 _COMPARE = _op_tables.primitives("compare")  # write bool
-_REDUCE = "sum prod amax amin any all".split()  # any/all write bool
+# any/all write bool
+_REDUCE = [r.prim for r in _op_tables.REDUCTIONS if r.over == _op_tables.OVER_DIMS]
 
 
 def _table() -> dict[str, tuple[str, str]]:

@@ -492,22 +492,34 @@ _ACCUMULATE_TOL = {"float32": (1e-5, 1e-4), "float64": (1e-7, 1e-7), "float16": 
                    "complex128": (1e-7, 1e-7)}
 
 
+# How each reduction and scan is tested beyond its table row (dtypes and value window there):
+# the factory's options and tolerances. Products get a window near 1 for their large cases.
+_REDUCTION_OPTIONS: dict[str, tuple[Callable[..., Callable[[Gen, _dtype.dtype], list[Case]]],
+                                    dict[str, Any], dict[str, tuple[float, float]]]] = {
+    "sum": (reduction, {"out_dtype": same}, _ACCUMULATE_TOL),
+    "prod": (reduction, {"out_dtype": same, "large_range": (0.99, 1.01)}, _ACCUMULATE_TOL),
+    "amax": (reduction, {"out_dtype": same, "empty_ok": False}, {}),
+    "amin": (reduction, {"out_dtype": same, "empty_ok": False}, {}),
+    "any": (reduction, {"out_dtype": boolean}, {}),
+    "all": (reduction, {"out_dtype": boolean}, {}),
+    "argmax": (scan, {"index_out": True}, {}),
+    "argmin": (scan, {"index_out": True}, {}),
+    "cumsum": (scan, {}, _ACCUMULATE_TOL),
+    "cumprod": (scan, {"large_range": (0.99, 1.01)}, _ACCUMULATE_TOL),
+    "cummax": (scan, {"with_indices": True}, {}),
+    "cummin": (scan, {"with_indices": True}, {}),
+}
+
+
 def _reduction_rows() -> dict[str, Samples]:
-    return {
-        "sum": Samples(REAL + COMPLEX, reduction(same), _ACCUMULATE_TOL),
-        "prod": Samples(REAL + COMPLEX, reduction(same, -1.5, 1.5, large_range=(0.99, 1.01)),
-                        _ACCUMULATE_TOL),
-        "amax": Samples(ALL, reduction(same, -3, 3, empty_ok=False)),
-        "amin": Samples(ALL, reduction(same, -3, 3, empty_ok=False)),
-        "any": Samples(ALL, reduction(boolean, -1, 2)),
-        "all": Samples(ALL, reduction(boolean, 0, 2)),
-        "argmax": Samples(REAL, scan(-3, 3, index_out=True)),
-        "argmin": Samples(REAL, scan(-3, 3, index_out=True)),
-        "cumsum": Samples(REAL, scan(), _ACCUMULATE_TOL),
-        "cumprod": Samples(REAL, scan(-1.5, 1.5, large_range=(0.99, 1.01)), _ACCUMULATE_TOL),
-        "cummax": Samples(REAL, scan(-3, 3, with_indices=True)),
-        "cummin": Samples(REAL, scan(-3, 3, with_indices=True)),
-    }
+    """The reductions' and scans' samples: dtypes and value windows from the op table."""
+    rows: dict[str, Samples] = {}
+    for row in _op_tables.REDUCTIONS:
+        factory, options, tolerance = _REDUCTION_OPTIONS[row.prim]
+        window = row.domain[0]
+        low, high = window[:2] if isinstance(window, tuple) else (-5.0, 5.0)
+        rows[row.prim] = Samples(row.dtypes, factory(low=low, high=high, **options), tolerance)
+    return rows
 
 
 # -- linear algebra -----------------------------------------------------------------------------
