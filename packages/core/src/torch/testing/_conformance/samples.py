@@ -26,13 +26,10 @@ from ... import _refs
 from ..._core import dtype as _dtype, op_tables as _op_tables
 from .harness import Alias, Case, Operand, Output, storage_dtype
 
-FLOATS = ("float32", "float64", "float16", "bfloat16")
-INTS = ("int64", "int32", "int16", "int8", "uint8")
-COMPLEX = ("complex64", "complex128")
-BOOL = ("bool",)
-REAL = FLOATS + INTS
-ALL = REAL + BOOL
-EVERY = ALL + COMPLEX
+# dtype names (the op tables' groups)
+FLOATS, INTS, COMPLEX = _op_tables.FLOATS, _op_tables.INTS, _op_tables.COMPLEX
+BOOL = _op_tables.BOOL_DTYPE
+REAL, ALL, EVERY = _op_tables.REAL, _op_tables.ALL, _op_tables.EVERY
 
 SPECIALS = (math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-40, -3.75,
             1e30)
