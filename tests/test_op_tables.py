@@ -353,3 +353,18 @@ def test_registered_cpu_reduction_kernels_are_table_rows() -> None:
     kernels = {**cpu_reduce.make_kernels(module, codes, contract.reference),
                **cpu_scan.make_kernels(module, codes, contract.reference)}
     assert set(kernels) == {r.prim for r in REDUCTIONS}
+
+
+@pytest.mark.parametrize("name", ["div", "remainder", "fmod"])
+def test_op_database_division_samples_lie_in_the_row_domain(name: str) -> None:
+    (low, high), (divisor_low, divisor_high, flag) = op_tables.BY_NAME[name].domain
+    assert flag == op_tables.NONZERO
+    info = next(i for i in opdb_elementwise.OPS if i.name == name)
+    make = _opdb.Maker(torch, seed=0)
+    for sample in info.samples(torch, "float64", make):
+        dividend, divisor = sample.input, sample.args[0]
+        if isinstance(dividend, torch.Tensor) and dividend.numel():
+            assert low <= dividend.min().item() and dividend.max().item() <= high, sample.name
+        if isinstance(divisor, torch.Tensor) and divisor.numel():
+            assert divisor_low <= divisor.min().item() <= divisor.max().item() <= divisor_high
+            assert bool((divisor != 0).all()), sample.name

@@ -216,17 +216,19 @@ UNARY_ROWS = [
 # -- binary ------------------------------------------------------------------------------
 
 
-def _division_samples(rounding_mode=None, positive_only=False):
-    """Divisors kept away from zero: positive, then negative ones."""
+def _division_samples(rounding_mode=None, positive_only=False, op="div"):
+    """Dividends and divisors from table row ``op``'s domain, divisors kept away from zero:
+    positive, then negative ones."""
+    (low, high), (_, most) = (entry[:2] for entry in TABLE.BY_NAME[op].domain)
 
     def samples(torch, dtype, make):
         kw = {} if rounding_mode is None else {"rounding_mode": rounding_mode}
         yield from (SampleInput(s.input, s.args, {**s.kwargs, **kw}, s.name)
-                    for s in binary(other_low=1, other_high=6, number=3)(torch, dtype, make))
+                    for s in binary(low, high, 1, most, number=3)(torch, dtype, make))
         if not positive_only and dtype != "uint8":
-            yield SampleInput(make((3, 4), dtype), (make((3, 4), dtype, -6, -1),), kw,
-                              name="negative divisors")
-            yield SampleInput(make((3, 4), dtype), (-3,), kw, name="negative number")
+            yield SampleInput(make((3, 4), dtype, low, high), (make((3, 4), dtype, -most, -1),),
+                              kw, name="negative divisors")
+            yield SampleInput(make((3, 4), dtype, low, high), (-3,), kw, name="negative number")
         if dtype in FLOATS:
             yield SampleInput(make((2, 2), dtype), (make((2, 2), dtype, 0, 0.01),), kw,
                               name="tiny divisors")
@@ -323,7 +325,8 @@ def _table_binary_samples(row):
     return _with_specials(samples) if row.name in _SPECIALS else samples
 
 
-_BINARY_SAMPLES = {"remainder": _division_samples(), "fmod": _division_samples(),
+_BINARY_SAMPLES = {"remainder": _division_samples(op="remainder"),
+                   "fmod": _division_samples(op="fmod"),
                    "bitwise_left_shift": _shift_samples, "bitwise_right_shift": _shift_samples}
 _SPECIALS = ("copysign", "maximum", "minimum", "fmax", "fmin")
 
