@@ -1,6 +1,6 @@
-"""The pointwise op table (torch/_core/op_tables.py): every row is complete and consistent, the
-layers built from it follow it, and the native CPU backend's op list is a subset of it (names
-and the dtypes its kernels run)."""
+"""The op tables (torch/_core/op_tables.py: pointwise ops, reductions and scans): every row is
+complete and consistent, the layers built from them follow them, and the native CPU backend's op
+list is a subset of them (names and the dtypes its kernels run)."""
 
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ def test_op_database_rows_take_the_table_dtypes() -> None:
                                  and isinstance(r.domain[0], tuple)], ids=row_id)
 def test_op_database_samples_lie_in_the_row_domain(row: op_tables.Pointwise) -> None:
     """The sample domain is one place: the op database draws from the row's interval (the
-    conformance suite too: test_conformance checks its cases)."""
+    conformance suite's makers too: the next test)."""
     low, high = row.domain[0][:2]
     info = next(i for i in opdb_elementwise.OPS if i.name == row.name)
     make = _opdb.Maker(torch, seed=0)
