@@ -197,7 +197,10 @@ def test_conformance_makers_draw_from_the_row_domain() -> None:
 
 # -- the native CPU backend's op list is a subset of the table ----------------------------------
 
-native_module = pytest.importorskip("plait_backend_cpu._C")
+try:
+    from plait_backend_cpu import _C as native_module
+except ImportError:  # plait-backend-cpu is not installed: the table's own tests still run
+    native_module = None
 
 # _C's rounding modes of div are kernels of the div primitive, not primitives of their own.
 NATIVE_PRIMITIVE = {"div_trunc": "div", "div_floor": "div"}
@@ -208,6 +211,8 @@ BOOL_OUT_UNARY = ("isnan", "logical_not")
 
 
 def native_ops() -> list[tuple[str, str]]:
+    if native_module is None:
+        return []
     ops = [(name, "unary") for name in native_module.UNARY_OPS]
     ops += [(name, "binary") for name in native_module.BINARY_OPS]
     ops += [(name, "compare") for name in native_module.COMPARE_OPS]
@@ -242,6 +247,7 @@ def test_native_op_is_a_table_primitive_with_the_table_dtypes(name: str, group: 
 
 
 def test_registered_cpu_kernels_are_table_primitives() -> None:
+    pytest.importorskip("plait_backend_cpu._C", reason="plait-backend-cpu is not installed")
     from plait_backend_cpu import plugin
     from plait_backend_cpu.kernels import elementwise as cpu_elementwise
 
@@ -304,8 +310,8 @@ def test_reduction_result_dtype_follows_its_promotion(row: op_tables.Reduction) 
         assert _reduced(row, torch.ones(2, 3, dtype=dt)).dtype == expected, name
 
 
-NATIVE_REDUCTIONS = [*native_module.REDUCE_OPS, "argmax", "argmin", "cumsum", "cumprod",
-                     "cummax", "cummin"]
+NATIVE_REDUCTIONS = [] if native_module is None else [
+    *native_module.REDUCE_OPS, "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"]
 
 
 def native_reduction_runs(name: str, dtype: str) -> bool:
@@ -343,6 +349,7 @@ def test_native_reduction_is_a_table_row_with_the_table_dtypes(name: str) -> Non
 
 
 def test_registered_cpu_reduction_kernels_are_table_rows() -> None:
+    pytest.importorskip("plait_backend_cpu._C", reason="plait-backend-cpu is not installed")
     from plait_backend_cpu import plugin
     from plait_backend_cpu.kernels import reduce as cpu_reduce, scan as cpu_scan
 
