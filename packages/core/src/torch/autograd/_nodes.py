@@ -538,7 +538,8 @@ _VIEW_NAMES = {"view": "ViewBackward0", "_unsafe_view": "UnsafeViewBackward0",
                "split_with_sizes": "SplitWithSizesBackward0", "unbind": "UnbindBackward0"}
 
 # The view operators (torch._aten.views) -> how their gradient goes back (a kind of
-# record_view). Their Autograd kernels record a ViewBackward node per output.
+# record_view). Their Autograd kernels record a ViewBackward node per output (one
+# SplitBackward for the pieces of split and unbind).
 VIEW_OPS = VIEW_KINDS  # the op library's table: view operator -> its backward's kind
 # Operators whose outputs carry no gradient (PyTorch's output_differentiability: False): their
 # Autograd kernel only passes the call down.
@@ -555,9 +556,8 @@ def _view_kernel(op: _dispatch.Operator, kind: str) -> Callable[..., Any]:
         if kwargs:
             args = tuple(op.schema.bind(args, kwargs))
         source = args[0]
-        if out.__class__ is list:  # split, unbind: one node per piece
-            for piece in out:
-                record_view(source, piece, kind)
+        if out.__class__ is list:  # split, unbind: one node, each piece one of its outputs
+            record_pieces(source, out, kind, args[2 if kind != "unbind" else 1:])
         else:
             record_view(source, out, kind, args[1:])
         return out
@@ -609,6 +609,53 @@ def _special_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
     if op.qualname == "aten::copy_":
         return _copy_kernel(op)
     return None
+
+
+class SplitBackward(Node):
+    """The node of ``split``/``split_with_sizes``/``unbind`` (and ``chunk``, a split): one node
+    whose outputs are the pieces, as in PyTorch, so that the pieces' gradients go back as one
+    ``cat`` (or ``stack``) into the source instead of one zero-padded copy per piece."""
+
+    def __init__(self, source: Tensor, pieces: list[Tensor], dim: int, stacked: bool,
+                 name: str) -> None:
+        super().__init__()
+        self._next = (edge_of(source),)
+        self._n_outputs = len(pieces)
+        self._shapes = [p._shape for p in pieces]
+        self._dim = dim
+        self._stacked = stacked
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+    def apply(self, grads: list[Any]) -> list[Any]:
+        from .._aten import factories as _fac, shape as _shape
+
+        # a piece that received no gradient contributes zeros (the engine passes None for it)
+        like = next(g for g in grads if g is not None)
+        parts = [g if g is not None else
+                 _fac.zeros(shape, dtype=like._dtype, device=like._device)
+                 for g, shape in zip(grads, self._shapes)]
+        join = _shape.stack if self._stacked else _shape.cat
+        return [join(parts, self._dim)]
+
+
+def record_pieces(source: Tensor, pieces: list[Tensor], kind: str,
+                  dim_args: tuple[Any, ...]) -> None:
+    """Attach one :class:`SplitBackward` to the ``pieces`` of ``source`` made by the split-like
+    view ``kind`` (``dim_args``: the op's arguments after its sizes, the dim when given)."""
+    if not pieces:
+        return
+    n = len(source._shape)
+    dim = dim_args[0] if dim_args else 0
+    dim = dim % n if n else 0
+    node = SplitBackward(source, pieces, dim, kind == "unbind",
+                         _VIEW_NAMES.get(kind, "SplitBackward0"))
+    for nr, piece in enumerate(pieces):
+        piece.grad_fn = node
+        piece._requires_grad = True
+        piece.__dict__["_output_nr"] = nr
 
 
 def record_view(source: Tensor, view: Tensor, kind: str, args: tuple[Any, ...] = ()) -> None:
