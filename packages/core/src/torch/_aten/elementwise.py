@@ -527,7 +527,13 @@ def _round_kernel(self: Tensor, *, decimals: int = 0) -> Tensor:
 
 
 def _sigmoid_kernel(self: Tensor) -> Tensor:
-    x, dt = _float_input(self)
+    dt = float_of(self._dtype)
+    x = to_dtype(self, dt)
+    # float32 computes in float32, as PyTorch's kernel does: it matches PyTorch more closely
+    # than a float64 detour (which keeps denormals PyTorch's result flushes to zero) and saves
+    # two conversions; the half types still round once from float64
+    if dt is not _dtype.float32:
+        x = _opmath(x)
     return to_dtype(reciprocal(add(exp(neg(x)), 1)), dt)
 
 
