@@ -14,6 +14,7 @@ input's shape and casts it to the input's dtype, so rules return broadcast-shape
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -119,8 +120,22 @@ def _unary_rule(fn: UnaryRule) -> Callable[[Any, Tensor], tuple[Tensor | None]]:
     return rule
 
 
+def _reads(expression: str) -> tuple[bool, bool]:
+    """Whether a row's derivative expression reads ``x`` (the input) and ``y`` (the result):
+    a node keeps only what its rule reads (``tanh`` keeps its result, ``sin`` its input)."""
+    return (re.search(r"\bx\b", expression) is not None,
+            re.search(r"\by\b", expression) is not None)
+
+
+# aten name -> (keeps the input, keeps the result), for derivative(args=..., result=...)
+_UNARY_SAVES: dict[str, tuple[bool, bool]] = {
+    row.aten: (False, False) if row.grad == _op_tables.ZERO else _reads(row.grad)
+    for row in _op_tables.POINTWISE if row.aten in UNARY
+}
+
 for _name, _fn in UNARY.items():
-    derivative(f"aten::{_name}")(_unary_rule(_fn))
+    _keeps_x, _keeps_y = _UNARY_SAVES[_name]
+    derivative(f"aten::{_name}", args=_keeps_x, result=_keeps_y)(_unary_rule(_fn))
 
 
 # -- ops without a derivative: bool or integer results -------------------------------------
@@ -335,26 +350,26 @@ def _clamp_grads(ctx: Any, grad: Tensor, low: Any, high: Any,
     return grads
 
 
-@derivative("aten::clamp")
+@derivative("aten::clamp", result=False)
 def _clamp(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     low, high = _param(ctx, 1, "min"), _param(ctx, 2, "max")
     grads = _clamp_grads(ctx, grad, low, high, (1, 2))
     return tuple(grads[:len(ctx.args)])
 
 
-@derivative("aten::clamp_min")
+@derivative("aten::clamp_min", result=False)
 def _clamp_min(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     grads = _clamp_grads(ctx, grad, _param(ctx, 1, "min"), None, (1, None))
     return tuple(grads[:len(ctx.args)])
 
 
-@derivative("aten::clamp_max")
+@derivative("aten::clamp_max", result=False)
 def _clamp_max(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     grads = _clamp_grads(ctx, grad, None, _param(ctx, 1, "max"), (None, 1))
     return tuple(grads[:len(ctx.args)])
 
 
-@derivative("aten::where.self")
+@derivative("aten::where.self", result=False)
 def _where(ctx: Any, grad: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
     condition = ctx.args[0]
     return (None,
@@ -369,7 +384,7 @@ def _where(ctx: Any, grad: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
 # points, and round/float_power run their primitive directly (no graph at all).
 
 
-@derivative("aten::sigmoid")
+@derivative("aten::sigmoid", args=False)
 def _sigmoid(ctx: Any, grad: Tensor) -> tuple[Tensor | None]:
     y = ctx.result
     return (grad * (y * (1 - y)) if _wants(ctx, 0) else None,)

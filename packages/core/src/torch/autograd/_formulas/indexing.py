@@ -100,7 +100,7 @@ def _index_put_backward(ctx: Any, grad: Any) -> tuple[Any, ...]:
     return positional(ctx, grad_self, None, grad_values, None)
 
 
-@derivative("aten::index_select")
+@derivative("aten::index_select", result=False)
 def _index_select(ctx: Any, grad: Any) -> tuple[Any, ...]:
     self, dim, index = ctx.args[0], arg(ctx, 1, "dim"), arg(ctx, 2, "index")
     if not needs(ctx, 0):
@@ -119,7 +119,7 @@ def _index_select(ctx: Any, grad: Any) -> tuple[Any, ...]:
 # -- gather and scatter ----------------------------------------------------------------------
 
 
-@derivative("aten::gather")
+@derivative("aten::gather", result=False)
 def _gather(ctx: Any, grad: Any) -> tuple[Any, ...]:
     self, dim, index = ctx.args[0], arg(ctx, 1, "dim"), arg(ctx, 2, "index")
     if not needs(ctx, 0):

@@ -22,7 +22,7 @@ from ..._aten.linalg import bmm, matmul, mm, mv
 from ..._core import config as _config
 from ..._core.tensor import Tensor
 from ..function import Function
-from . import derivative
+from . import CROSS, derivative
 from .reductions import _arg, _only_first, _reduced_dims, _restore
 
 
@@ -36,9 +36,11 @@ def _h(t: Tensor) -> Tensor:
 
 
 # -- products -------------------------------------------------------------------------------
+# Each product keeps an argument only to compute the other's gradient (CROSS), as PyTorch's
+# nodes, and never its result.
 
 
-@derivative("aten::mm")
+@derivative("aten::mm", args=CROSS, result=False)
 def _(ctx, grad):
     a, b = ctx.args
     need_a, need_b = ctx.needs_input_grad[:2]
@@ -46,7 +48,7 @@ def _(ctx, grad):
             mm(_h(a), grad) if need_b else None)  # (k, m)
 
 
-@derivative("aten::bmm")
+@derivative("aten::bmm", args=CROSS, result=False)
 def _(ctx, grad):
     a, b = ctx.args
     need_a, need_b = ctx.needs_input_grad[:2]
@@ -54,7 +56,7 @@ def _(ctx, grad):
             bmm(_h(a), grad) if need_b else None)  # (B, k, m)
 
 
-@derivative("aten::mv")
+@derivative("aten::mv", args=CROSS, result=False)
 def _(ctx, grad):
     a, vec = ctx.args
     need_a, need_vec = ctx.needs_input_grad[:2]
@@ -62,14 +64,14 @@ def _(ctx, grad):
             mv(_h(a), grad) if need_vec else None)  # (k,)
 
 
-@derivative("aten::dot")
+@derivative("aten::dot", args=CROSS, result=False)
 def _(ctx, grad):
     a, b = ctx.args
     need_a, need_b = ctx.needs_input_grad[:2]
     return (grad * _conj(b) if need_a else None, grad * _conj(a) if need_b else None)
 
 
-@derivative("aten::vdot")
+@derivative("aten::vdot", args=CROSS, result=False)
 def _(ctx, grad):
     # vdot(a, b) = sum(conj(a) * b)
     a, b = ctx.args
@@ -77,7 +79,7 @@ def _(ctx, grad):
     return (_conj(grad) * b if need_a else None, grad * a if need_b else None)
 
 
-@derivative("aten::linalg_cross")
+@derivative("aten::linalg_cross", args=CROSS, result=False)
 def _(ctx, grad):
     a, b = ctx.args
     dim = ctx.kwargs.get("dim", -1)

@@ -74,7 +74,7 @@ def _reversed_cumsum(t: Tensor, dim: int) -> Tensor:
 # -- sums and products ----------------------------------------------------------------------
 
 
-@derivative("aten::sum.dim_IntList")
+@derivative("aten::sum.dim_IntList", result=False)
 def _(ctx, grad):
     x = ctx.args[0]
     dims = _reduced_dims(_arg(ctx, 1, "dim", None), x.ndim)
@@ -161,7 +161,7 @@ for _name in ("aten::argmax", "aten::argmin", "aten::any.dims", "aten::all.dims"
 # -- scans ----------------------------------------------------------------------------------
 
 
-@derivative("aten::cumsum")
+@derivative("aten::cumsum", result=False)
 def _(ctx, grad):
     x = ctx.args[0]
     if x.ndim == 0:
