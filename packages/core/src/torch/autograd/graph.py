@@ -131,7 +131,7 @@ class AccumulateGrad(Node):
 class SavedTensor:
     """A tensor saved for backward, with the version it had then."""
 
-    __slots__ = ("_is_output", "_node", "_output_nr", "_packed", "_tensor", "_unpack",
+    __slots__ = ("_is_output", "_node", "_output_nr", "_packed", "_parts", "_tensor", "_unpack",
                  "_version")
 
     def __init__(self, tensor: Tensor, node: Node | None, is_output: bool,
@@ -143,37 +143,48 @@ class SavedTensor:
         self._version = tensor._vc[0]
         self._is_output = is_output
         self._output_nr = output_nr
-        # An output is kept without its grad_fn (no cycle through the node that made it): a
-        # plain tensor's alias is made here, as detach makes it, without a dispatcher call on
-        # every recorded op; a subclass detaches through its own dispatch.
-        if is_output:
-            self._tensor = tensor.detach() if tensor.__class__ is not Tensor else Tensor._make(
-                tensor._storage, tensor._shape, tensor._stride, tensor._offset, tensor._dtype,
-                tensor._device, tensor._vc, tensor._base)
-        else:
-            self._tensor = tensor
-        if is_output:
-            self._tensor._requires_grad = False
-        self._node = weakref.ref(node) if (is_output and node is not None) else None
         self._packed = None
         self._unpack = None
-        hooks = current_saved_tensors_hooks()
-        if hooks is not None:
-            pack, self._unpack = hooks
-            self._packed = pack(tensor)
-            self._tensor = None
+        self._parts = None
+        if is_output:
+            # An output is kept without its grad_fn (no cycle through the node that made it):
+            # a plain tensor as the fields of its alias, made only when backward reads it (most
+            # recorded outputs are never read: a forward without backward, or a rule that needs
+            # no result), a subclass detached through its own dispatch.
+            self._node = weakref.ref(node) if node is not None else None
+            if tensor.__class__ is Tensor:
+                self._tensor = None
+                self._parts = (tensor._storage, tensor._shape, tensor._stride, tensor._offset,
+                               tensor._dtype, tensor._device, tensor._vc, tensor._base)
+            else:
+                self._tensor = tensor.detach()
+                self._tensor._requires_grad = False
+        else:
+            self._node = None
+            self._tensor = tensor
+        if _hooks_active:
+            hooks = current_saved_tensors_hooks()
+            if hooks is not None:
+                pack, self._unpack = hooks
+                self._packed = pack(tensor)
+                self._tensor = None
+                self._parts = None
 
     def unpack(self, owner: Node) -> Tensor:
         if self._unpack is not None:
             return self._unpack(self._packed)
         t = self._tensor
         if t is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Saved intermediate values of the "
-                "graph are freed when you call .backward() or autograd.grad(). Specify "
-                "retain_graph=True if you need to backward through the graph a second time or "
-                "if you need to access saved tensors after calling backward.")
+            parts = self._parts
+            if parts is None:
+                raise RuntimeError(
+                    "Trying to backward through the graph a second time (or directly access "
+                    "saved tensors after they have already been freed). Saved intermediate "
+                    "values of the graph are freed when you call .backward() or "
+                    "autograd.grad(). Specify retain_graph=True if you need to backward through "
+                    "the graph a second time or if you need to access saved tensors after "
+                    "calling backward.")
+            t = Tensor._make(*parts)
         if t._vc[0] != self._version:
             kind = "output 0 of " + owner.name() if self._is_output else "an input of " + \
                 owner.name()
@@ -198,6 +209,7 @@ class SavedTensor:
 
     def release(self) -> None:
         self._tensor = None
+        self._parts = None
         self._packed = None
 
 
