@@ -40,7 +40,10 @@ def test_table_covers_the_issue(workloads: ModuleType) -> None:
     for needle in ("a + b (4 floats)", "a + 1.0", "broadcast", "requires_grad", "add 1e7",
                    "mul 1e7", "exp 1e7", "sum 1e7", "amax 1e7", "sum (4096,1024)",
                    "amax (4096,1024)", "softmax", "layer_norm", "matmul 256", "matmul 1024",
-                   "matmul 2048", "pad 1, forward", "forward+backward", "MLP", "CNN"):
+                   "matmul 2048", "pad 1, forward", "forward+backward", "MLP", "CNN",
+                   # issue 11's dispatcher rows: the four small calls and the three workloads
+                   "torch.sub(a, b)", "transposed", "float32 + float64", "F.relu",
+                   "LSTM-cell step", "GPT block forward+backward", "nanoGPT train step"):
         assert any(needle in n for n in names), needle
     assert all(0 < w.target <= 1.5 for w in workloads.WORKLOADS)
 
