@@ -59,66 +59,68 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                                "grad_fn")
     grads = _make_grads(outputs, grads)
     roots = [edge_of(o) for o in outputs]
-    # What to capture for autograd.grad: (node, input_nr) -> index in inputs
-    capture: dict[tuple[int, int], int] = {}
-    targets: set[int] = set()
+    # What to capture for autograd.grad: (node, input_nr) -> index in inputs. Nodes are keys
+    # themselves (hashed by identity), not their ids: one call less per node and edge.
+    capture: dict[tuple[Node, int], int] = {}
+    targets: set[Node] = set()
     if inputs is not None:
         for i, t in enumerate(inputs):
             if not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            node, nr = edge_of(t)
-            capture[(id(node), nr)] = i
-            targets.add(id(node))
+            edge = edge_of(t)
+            capture[edge] = i
+            targets.add(edge[0])
 
     # Count dependencies over the reachable graph (iteratively: graphs can be very deep).
-    deps: dict[int, int] = {}
-    nodes: dict[int, Node] = {}
+    deps: dict[Node, int] = {}
     stack = [n for n, _ in roots if n is not None]
-    for n in stack:
-        nodes[id(n)] = n
-    seen = set(nodes)
+    seen = set(stack)
     while stack:
-        node = stack.pop()
-        for nxt, _ in node._next:
+        for nxt, _ in stack.pop()._next:
             if nxt is None:
                 continue
-            deps[id(nxt)] = deps.get(id(nxt), 0) + 1
-            if id(nxt) not in seen:
-                seen.add(id(nxt))
-                nodes[id(nxt)] = nxt
+            if nxt in seen:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                seen.add(nxt)
                 stack.append(nxt)
 
     needed = None
     if inputs is not None:
-        needed = _needed(nodes, targets)
+        needed = _needed(seen, targets)
 
-    buffers: dict[int, list[Any]] = {}
+    buffers: dict[Node, list[Any]] = {}
     for (node, nr), g in zip(roots, grads):
         if node is None:
             continue
-        buf = buffers.setdefault(id(node), [None] * _n_outputs(node))
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * _n_outputs(node)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
-    ready = [(-n._seq, id(n)) for n, _ in roots if n is not None and deps.get(id(n), 0) == 0]
-    ready = list(dict.fromkeys(ready))
+    # Ready nodes run latest-created first; (-seq, id) orders them without comparing nodes.
+    ready = list({(-n._seq, id(n), n) for n, _ in roots if n is not None and n not in deps})
     heapq.heapify(ready)
     results: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
+    anomaly = _config.state.anomaly
+    pop, push = heapq.heappop, heapq.heappush
     prev = _config.set_grad_state(create_graph)
     try:
         while ready:
-            _, key = heapq.heappop(ready)
-            node = nodes[key]
-            buf = buffers.pop(key, None) or [None] * _n_outputs(node)
+            node = pop(ready)[2]
+            buf = buffers.pop(node, None) or [None] * _n_outputs(node)
             if node._tensor_prehooks or node._retain:
                 buf = _tensor_prehooks(node, buf)
-            for nr, g in enumerate(buf):
-                slot = capture.get((key, nr))
-                if slot is not None and g is not None:
-                    results[slot] = g if results[slot] is None else results[slot] + g
-            if isinstance(node, AccumulateGrad):
-                if accumulate and (inputs is None or key in targets):
+            if capture:
+                for nr, g in enumerate(buf):
+                    slot = capture.get((node, nr))
+                    if slot is not None and g is not None:
+                        results[slot] = g if results[slot] is None else results[slot] + g
+            if node.__class__ is AccumulateGrad or isinstance(node, AccumulateGrad):
+                if accumulate and (inputs is None or node in targets):
                     _accumulate(node, buf[0], create_graph)
                 continue
-            if needed is not None and key not in needed:
+            if needed is not None and node not in needed:
                 continue
             if node._prehooks:
                 for hook in list(node._prehooks.values()):
@@ -130,11 +132,11 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                 out = [None] * len(node._next)
             else:
                 try:
-                    out = node.apply([buf[0]] if single else
+                    out = node.apply(buf if single else
                                      [g if g is not None else _zeros_for(node, i)
                                       for i, g in enumerate(buf)])
                 except Exception as exc:
-                    if _config.state.anomaly:
+                    if anomaly:
                         from . import anomaly_mode
 
                         anomaly_mode.on_backward_error(node, exc)
@@ -144,7 +146,7 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                     new = hook(tuple(out), tuple(buf))
                     if new is not None:
                         out = list(new)
-            if _config.state.anomaly:
+            if anomaly:
                 from . import anomaly_mode
 
                 anomaly_mode.on_backward_output(node, out)
@@ -153,13 +155,15 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
             for (nxt, nr), g in zip(node._next, out):
                 if nxt is None:
                     continue
-                k = id(nxt)
                 if g is not None:
-                    nbuf = buffers.setdefault(k, [None] * _n_outputs(nxt))
+                    nbuf = buffers.get(nxt)
+                    if nbuf is None:
+                        nbuf = buffers[nxt] = [None] * _n_outputs(nxt)
                     nbuf[nr] = g if nbuf[nr] is None else nbuf[nr] + g
-                deps[k] -= 1
-                if deps[k] == 0:
-                    heapq.heappush(ready, (-nxt._seq, k))
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if not left:
+                    push(ready, (-nxt._seq, id(nxt), nxt))
     finally:
         _config.set_grad_state(prev)
     while _callbacks:
@@ -167,21 +171,21 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
     return results
 
 
-def _needed(nodes: dict[int, Node], targets: set[int]) -> set[int]:
+def _needed(nodes: set[Node], targets: set[Node]) -> set[Node]:
     """The nodes from which a target is reachable (only they need to run for autograd.grad)."""
-    parents: dict[int, list[int]] = {}
-    for k, node in nodes.items():
+    parents: dict[Node, list[Node]] = {}
+    for node in nodes:
         for nxt, _ in node._next:
             if nxt is not None:
-                parents.setdefault(id(nxt), []).append(k)
-    needed = set()
+                parents.setdefault(nxt, []).append(node)
+    needed: set[Node] = set()
     stack = [t for t in targets if t in nodes]
     while stack:
-        k = stack.pop()
-        if k in needed:
+        node = stack.pop()
+        if node in needed:
             continue
-        needed.add(k)
-        stack.extend(parents.get(k, ()))
+        needed.add(node)
+        stack.extend(parents.get(node, ()))
     return needed
 
 
