@@ -32,8 +32,11 @@ def make_kernels(
     reference: Callable[[str], Kernel],
 ) -> dict[str, Kernel]:
     """The fused kernels, keyed by aten op (``"aten::_softmax"``...)."""
-    import torch
+    from torch.backends import contract
 
+    # contract.empty: one allocation, where torch.empty parses arguments and dispatches
+    # aten::empty (a dispatch mode still sees it: contract.empty allocates through the mode)
+    empty = contract.empty
     codes = floating_codes(native, dtype_codes)
 
     def split(shape: Sequence[int], dim: int) -> tuple[int, int, int] | None:
@@ -52,15 +55,17 @@ def make_kernels(
         qualname = f"aten::{name}"
 
         def kernel(self: Any, dim: int, half_to_float: bool = False) -> Any:
-            code = codes.get(self.dtype)
-            layout = split(tuple(self.shape), dim)
+            dtype = self.dtype
+            code = codes.get(dtype)
+            shape = tuple(self.shape)
+            layout = split(shape, dim)
             if code is None or half_to_float or layout is None:
                 return composite(qualname)(self, dim, half_to_float)
             x = self.contiguous()
-            out = torch.empty(tuple(self.shape), dtype=self.dtype, device=self.device)
-            ptrs = addresses(out, x)
-            if not out.numel():
+            out = empty(shape, dtype, self.device)
+            if not layout[0] * layout[1] * layout[2]:
                 return out
+            ptrs = addresses(out, x)
             if ptrs is None or not native.softmax_forward(code, log, *layout, *ptrs):
                 return composite(qualname)(self, dim, half_to_float)
             return out
@@ -79,7 +84,7 @@ def make_kernels(
                     or tuple(grad_output.shape) != tuple(output.shape)):
                 return composite(qualname)(grad_output, output, dim, input_dtype)
             g, y = grad_output.contiguous(), output.contiguous()
-            grad_in = torch.empty(tuple(output.shape), dtype=output.dtype, device=output.device)
+            grad_in = empty(output.shape, output.dtype, output.device)
             if not grad_in.numel():
                 return grad_in
             ptrs = addresses(grad_in, g, y)
@@ -92,8 +97,6 @@ def make_kernels(
 
     def native_layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any,
                           bias: Any, eps: float) -> Any:
-        from torch.backends import contract
-
         axis, rows, cols = contract.check_layer_norm(input, normalized_shape, weight, bias)
         code = codes.get(input.dtype)
         if code is None or any(t is not None and t.dtype != input.dtype for t in (weight, bias)):
@@ -104,9 +107,9 @@ def make_kernels(
         x = input.contiguous()
         w = weight.contiguous() if weight is not None else None
         b = bias.contiguous() if bias is not None else None
-        out = torch.empty(shape, dtype=input.dtype, device=input.device)
-        mean = torch.empty(stat_shape, dtype=input.dtype, device=input.device)
-        rstd = torch.empty(stat_shape, dtype=input.dtype, device=input.device)
+        out = empty(shape, input.dtype, input.device)
+        mean = empty(stat_shape, input.dtype, input.device)
+        rstd = empty(stat_shape, input.dtype, input.device)
         if rows == 0:
             return out, mean, rstd
         ptrs = addresses(out, mean, rstd, x, w, b)
@@ -118,8 +121,6 @@ def make_kernels(
     def native_layer_norm_backward(grad_out: Any, input: Any, normalized_shape: Sequence[int],
                                    mean: Any, rstd: Any, weight: Any, bias: Any,
                                    output_mask: Sequence[bool]) -> Any:
-        from torch.backends import contract
-
         args = (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
         _axis, rows, cols = contract.check_layer_norm(input, normalized_shape, weight, bias)
         code = codes.get(input.dtype)
@@ -130,10 +131,10 @@ def make_kernels(
             return composite("aten::native_layer_norm_backward")(*args)
         mask = list(output_mask) + [False] * (3 - len(output_mask))
         dev, dt = input.device, input.dtype
-        dx = torch.empty(tuple(input.shape), dtype=dt, device=dev) if mask[0] else None
-        dw = (torch.empty(tuple(weight.shape), dtype=dt, device=dev)
+        dx = empty(input.shape, dt, dev) if mask[0] else None
+        dw = (empty(weight.shape, dt, dev)
               if mask[1] and weight is not None else None)
-        db = (torch.empty(tuple(bias.shape), dtype=dt, device=dev)
+        db = (empty(bias.shape, dt, dev)
               if mask[2] and bias is not None else None)
         if dx is None and dw is None and db is None:
             return None, None, None

@@ -294,9 +294,15 @@ def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     """``self`` if it is laid out densely in ``memory_format`` (row-major by default), else a
     copy that is."""
-    fmt = _layout.contiguous_format if memory_format is None else memory_format
-    if self.is_contiguous(fmt):  # (checked here too: the common case needs no dispatch)
-        return self
+    if memory_format is None or memory_format is _layout.contiguous_format:
+        # the common case, checked here with no dispatch: an interned layout is row-major
+        if self._fk is not None or self.is_contiguous():
+            return self
+        fmt = _layout.contiguous_format
+    else:
+        fmt = memory_format
+        if self.is_contiguous(fmt):
+            return self
     return _CLONE(self, memory_format=fmt)
 
 

@@ -193,8 +193,15 @@ def memory(t: Any) -> tuple[Any, int]:
 def empty(shape: Sequence[int], dtype: Any, device: Any) -> Any:
     """An uninitialised contiguous tensor: a kernel's output. Unlike ``torch.empty`` it skips
     argument parsing, defaults and autograd, so it costs one allocation."""
-    alloc, storage = _core("_core.alloc"), _core("_core.storage")
-    return alloc.new_tensor(tuple(int(s) for s in shape), dtype, storage._normalise(device))
+    global _allocation
+    if _allocation is None:  # core's functions, looked up once (kernels call this per call)
+        _allocation = (_core("_core.alloc").new_tensor, _core("_core.storage")._normalise)
+    new_tensor, normalise = _allocation
+    return new_tensor(tuple(map(int, shape)), dtype, normalise(device))
+
+
+# core's (new_tensor, device normaliser), set on empty's first call
+_allocation: tuple[Callable[..., Any], Callable[[Any], Any]] | None = None
 
 
 def reserve_counters(generator: Any, device: Any, n_counters: int) -> tuple[int, int]:
