@@ -208,7 +208,10 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
                         out._fk = fk
                         _binary_node(plan[0], self, other, out)
                         return out
-            return generic(self, other)
+            if not _state.no_grad_active or _config.is_grad_enabled():
+                return generic(self, other)
+            # grad mode is off (a backward pass, an optimizer step): nothing is recorded, so
+            # the tiers below serve the call as if no input required grad
         cls = other.__class__
         if cls is Tensor:
             ofk = other._fk
@@ -241,6 +244,12 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
     return method
 
 
+def _grad_off() -> bool:
+    """Whether grad mode is off in this thread (a call then records nothing, whatever its
+    inputs: the tiers serve it as a call without grad)."""
+    return _state.no_grad_active and not _config.is_grad_enabled()
+
+
 def unary(prim: str, aten: _dispatch.Operator, generic: Callable[..., Any],
           rule: Callable[[_dtype.dtype, str], tuple[_dtype.dtype, _dtype.dtype]]
           ) -> Callable[..., Any]:
@@ -263,7 +272,8 @@ def unary(prim: str, aten: _dispatch.Operator, generic: Callable[..., Any],
 
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         fk = input._fk if input.__class__ is Tensor else None
-        if (fk is not None and out is None and fk.fast is not None and not input._requires_grad
+        if (fk is not None and out is None and fk.fast is not None
+                and (not input._requires_grad or _grad_off())
                 and not _state.modes_active and not _state.inference_active):
             code = code_of(fk)
             if code >= 0:
