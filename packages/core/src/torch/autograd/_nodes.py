@@ -28,6 +28,7 @@ from .._core.tensor import Tensor
 from .graph import AccumulateGrad, Node, SavedTensor, _seq as _graph_seq
 
 _new = object.__new__
+_tuple_new = tuple.__new__
 _state = _config.state
 
 
@@ -64,15 +65,15 @@ class _LazyArgs(tuple):
     """The call's arguments; a saved tensor is unpacked (and version-checked) only when the rule
     reads it, so an argument a formula does not need may change afterwards, as in PyTorch."""
 
-    def __new__(cls, node: OpBackward, raw: list[Any]) -> _LazyArgs:
-        self = super().__new__(cls, raw)
-        self._node = node
-        return self
+    _node: OpBackward  # set by OpBackward.apply, which makes these with _tuple_new
 
     def __getitem__(self, i: Any) -> Any:
         v = tuple.__getitem__(self, i)
-        if isinstance(i, slice):
-            return tuple(self._node._unpack_arg(x) for x in v)
+        if v.__class__ is SavedTensor:  # the usual read: one saved tensor
+            return v.unpack(self._node)
+        if i.__class__ is slice:
+            unpack = self._node._unpack_arg
+            return tuple([unpack(x) for x in v])
         return self._node._unpack_arg(v)
 
     def __iter__(self) -> Any:
@@ -195,16 +196,20 @@ class OpBackward(Node):
                 "if you need to access saved tensors after calling backward.")
         if self._rule is None:
             raise RuntimeError(f"the derivative for '{self._qualname}' is not implemented.")
-        ctx = Ctx()
+        ctx = _new(Ctx)
         ctx._node = self
         edges = self._next
         needs = []
         for lay in self._layout:
-            if lay.__class__ is list:
+            if lay.__class__ is int:
+                needs.append(edges[lay][0] is not None)
+            elif lay is None:
+                needs.append(False)
+            else:  # a list argument
                 needs.append(tuple(i is not None and edges[i][0] is not None for i in lay))
-            else:
-                needs.append(lay is not None and edges[lay][0] is not None)
-        ctx.args = _LazyArgs(self, self._saved_args)
+        args = _tuple_new(_LazyArgs, self._saved_args)
+        args._node = self
+        ctx.args = args
         ctx.kwargs = self._kwargs
         ctx.needs_input_grad = tuple(needs)
         out = self._rule(ctx, *grads)
