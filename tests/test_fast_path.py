@@ -873,6 +873,8 @@ VIEW_PLAN_CASES = {
     "diagonal dims": lambda x, k: torch.diagonal(x, -k, 1, 0),
     "unfold": lambda x, k: x.unfold(1, 1 + k % 2, 1 + k // 2),
     "transpose then select": lambda x, k: x.t().select(0, k),
+    "reshape that views": lambda x, k: x.select(0, k).reshape(1, -1, 1),
+    "flatten that views": lambda x, k: x.select(1, k).unsqueeze(1).flatten(),
 }
 
 
@@ -923,3 +925,27 @@ def test_view_plans_are_made_and_as_strided_keeps_its_bounds_check(no_plans):
     with no_plans():
         with pytest.raises(RuntimeError, match="out of bounds"):
             small.as_strided((2, 2), (2, 1), 8)
+
+
+def test_reshape_plans_replay_views_and_leave_copies_to_the_generic_path():
+    # reshape is written in other ops (a view when the strides allow one, else a copy): its
+    # plan replays the view; a signature whose reshape copies keeps copying, each call anew
+    x = torch.arange(12.0).reshape(3, 4)
+    for _ in range(3):
+        v = x.reshape(2, 6)
+        assert v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        assert v._version == x._version and v.stride() == (6, 1)
+    assert _served(aten.reshape.default)
+    t = x.t()
+    copies = [t.reshape(-1) for _ in range(3)]
+    assert len({c.untyped_storage().data_ptr() for c in copies} |
+               {x.untyped_storage().data_ptr()}) == 4
+    x.mul_(2)
+    assert t.reshape(-1).tolist() == [0.0, 8.0, 16.0, 2.0, 10.0, 18.0, 4.0, 12.0, 20.0, 6.0,
+                                      14.0, 22.0]
+    assert copies[0].tolist()[:3] == [0.0, 4.0, 8.0]  # an earlier copy is its own memory
+    leaf = torch.ones(2, 3, requires_grad=True)
+    for _ in range(3):
+        y = leaf.reshape(3, 2)
+        assert y.grad_fn.name() == "ViewBackward0" and y._base is leaf
+

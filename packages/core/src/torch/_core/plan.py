@@ -92,12 +92,21 @@ _view_kinds: dict[str, str] = {}
 autograd_nodes: Any = None
 
 
-def enable_views(kinds: dict[str, str]) -> None:
+def enable_views(kinds: dict[str, str], implicit: bool = False) -> None:
     """Let the view operators in ``kinds`` (qualname -> kind) whose result is a function of the
-    call signature and the input's storage offset keep plans."""
+    call signature and the input's storage offset keep plans. ``implicit``: the operators are
+    written in other operators (``reshape``: a view when the strides allow one, else a copy,
+    which the signature decides too); a plan replays their result when it is a view of the
+    input, and none serves a call that requires grad (their own ops record the nodes)."""
     _view_kinds.update(kinds)
+    if implicit:
+        _implicit_views.update(kinds)
     enable(*(_dispatch.get(name) for name, kind in kinds.items()
              if kind not in _UNPLANNED_VIEWS))
+
+
+# the view operators of enable_views(implicit=True), by qualname
+_implicit_views: set[str] = set()
 
 
 def _forget() -> None:
@@ -114,53 +123,80 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     generic path's own run); None when the generic path must run it."""
     if _state.inference_active or _state.anomaly or recording is not None:
         return None
-    # The signature, written out flat (this runs for every call of every such operator): a
-    # contiguous tensor by its interned layout, a strided one by its geometry (the plan binds
-    # the strides; the offset is read per call), True after a tensor that requires grad, a
-    # number by its class and value (1, 1.0 and True differ).
-    parts: list[Any] = []
-    add = parts.append
+    # The common signatures first, by identity tests alone: one or two tensors of interned
+    # layouts, or a tensor and a Python number, no keyword, nothing that requires grad (the key
+    # is the one the loop below builds for them).
+    key = None
     grad = False
-    first = None
-    for a in args:
-        cls = a.__class__
-        if cls is Tensor:
-            if first is None:
-                first = a
-            elif a is first:
-                add(_ALIAS)  # `t + t`: a call of two tensors plans apart from this one
-            lay = a._fk
-            if lay is None:
-                dev = a._device
-                lay = (a._shape, a._stride, a._dtype, dev._type, dev._index)
-            add(lay)
-            if a._requires_grad:
-                grad = True
-                add(True)
-        elif cls in _SCALAR_TYPES:
-            add(cls)
-            add(a)
-        elif a is None:
-            add(None)
-        elif (cls is list or cls is tuple) and all(x.__class__ is int for x in a):
-            add(cls)  # dims
-            add(tuple(a))
-        else:
-            return None  # tensor lists, subclasses, dtypes...: the generic path
-    if kwargs:
-        for name, v in kwargs.items():
-            cls = v.__class__
-            if cls in _KWARG_TYPES:
-                add(name)
+    if not kwargs:
+        n = len(args)
+        if n == 1:
+            a = args[0]
+            if a.__class__ is Tensor and not a._requires_grad:
+                lay = a._fk
+                if lay is not None:
+                    key = (lay,)
+        elif n == 2:
+            a, b = args
+            if a.__class__ is Tensor and not a._requires_grad:
+                lay = a._fk
+                cls = b.__class__
+                if lay is None:
+                    pass
+                elif cls is Tensor:
+                    other = b._fk
+                    if other is not None and b is not a and not b._requires_grad:
+                        key = (lay, other)
+                elif cls is float or cls is int or cls is bool:
+                    key = (lay, cls, b)
+    if key is None:
+        # The signature, written out flat (this runs for every call of every such operator): a
+        # contiguous tensor by its interned layout, a strided one by its geometry (the plan binds
+        # the strides; the offset is read per call), True after a tensor that requires grad, a
+        # number by its class and value (1, 1.0 and True differ).
+        parts: list[Any] = []
+        add = parts.append
+        grad = False
+        first = None
+        for a in args:
+            cls = a.__class__
+            if cls is Tensor:
+                if first is None:
+                    first = a
+                elif a is first:
+                    add(_ALIAS)  # `t + t`: a call of two tensors plans apart from this one
+                lay = a._fk
+                if lay is None:
+                    dev = a._device
+                    lay = (a._shape, a._stride, a._dtype, dev._type, dev._index)
+                add(lay)
+                if a._requires_grad:
+                    grad = True
+                    add(True)
+            elif cls in _SCALAR_TYPES:
                 add(cls)
-                add(v)
+                add(a)
+            elif a is None:
+                add(None)
+            elif (cls is list or cls is tuple) and all(x.__class__ is int for x in a):
+                add(cls)  # dims
+                add(tuple(a))
             else:
-                return None
-    if grad:
-        # no_grad (read from the thread only when some thread has it on)
-        grad = not _state.no_grad_active or _config.is_grad_enabled()
-        add(grad)
-    key = tuple(parts)
+                return None  # tensor lists, subclasses, dtypes...: the generic path
+        if kwargs:
+            for name, v in kwargs.items():
+                cls = v.__class__
+                if cls in _KWARG_TYPES:
+                    add(name)
+                    add(cls)
+                    add(v)
+                else:
+                    return None
+        if grad:
+            # no_grad (read from the thread only when some thread has it on)
+            grad = not _state.no_grad_active or _config.is_grad_enabled()
+            add(grad)
+        key = tuple(parts)
     try:
         plan = op._plans.get(key)
     except TypeError:  # symbolic sizes (fake tensors with a shape env) do not hash
@@ -288,8 +324,12 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
         return None
     base = source._base if source._base is not None else source
     key = _dispatch.backend_key(args, {})
-    if (result._base is not base
-            or op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT)):
+    implicit = op.qualname in _implicit_views
+    kernel = op.kernels.get(_dispatch.COMPOSITE_IMPLICIT if implicit
+                            else _dispatch.COMPOSITE_EXPLICIT)
+    if result._base is not base or op.resolve(key) is not kernel:
+        return None
+    if result.requires_grad and implicit:
         return None
     if result.requires_grad:
         autograd = op.kernels.get(_dispatch.AUTOGRAD)
@@ -382,7 +422,14 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
         if product is None:
             return None
         i, j = places
-        return lambda args: product(_address(args[i]), _address(args[j]))
+        itemsize = compute.itemsize
+
+        def run_product(args: tuple[Any, ...]) -> Any:
+            a = args[i]
+            b = args[j]
+            return product(a._storage._ptr + a._offset * itemsize,
+                           b._storage._ptr + b._offset * itemsize)
+        return run_product
     strided = lay.__class__ is _Geometry  # an output following a strided input's layout
     if out_dtype is compute and all(t._dtype is compute for t in tensors) and not strided:
         served = _same_dtype(fast, prim, operands, tensors, places, compute, lay)
@@ -422,6 +469,7 @@ def _same_dtype(fast: Any, prim: str, operands: list[Any], tensors: list[Tensor]
     unary op, a tensor and a Python number, a broadcast binary op of any strides."""
     dcode = lay.dcode
     nbytes, numel = lay.nbytes, lay.numel
+    itemsize = compute.itemsize
     if len(operands) == 1:
         code = fast.unary_ops.get(prim)
         (i,) = places
@@ -430,7 +478,8 @@ def _same_dtype(fast: Any, prim: str, operands: list[Any], tensors: list[Tensor]
         unary = fast.unary
 
         def run_unary(args: tuple[Any, ...]) -> Any:
-            return unary(code, dcode, nbytes, numel, _address(args[i]))
+            x = args[i]  # (the address, written out: no call)
+            return unary(code, dcode, nbytes, numel, x._storage._ptr + x._offset * itemsize)
         return run_unary
     code = fast.binary_ops.get(prim)
     if code is None:
@@ -446,11 +495,11 @@ def _same_dtype(fast: Any, prim: str, operands: list[Any], tensors: list[Tensor]
         binary_scalar = fast.binary_scalar
 
         def run_scalar(args: tuple[Any, ...]) -> Any:
-            return binary_scalar(code, dcode, nbytes, numel, _address(args[i]), scalar,
-                                 reversed_)
+            x = args[i]
+            return binary_scalar(code, dcode, nbytes, numel,
+                                 x._storage._ptr + x._offset * itemsize, scalar, reversed_)
         return run_scalar
     i, j = places
-    itemsize = compute.itemsize
     shape = lay.shape
     a, b = tensors
     bplan = fast.broadcast_plan(code, dcode, nbytes, shape,
