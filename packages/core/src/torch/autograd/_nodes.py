@@ -354,14 +354,15 @@ def plan_recipe(node: Node, args: tuple[Any, ...], result: Tensor) -> tuple[Any,
         # is kept as given
         if (keep[i] and saved[i]._tensor is not a) or (layout[i] is None and saved[i] is not a):
             return None
+    tensors = tuple(i for i, lay in enumerate(layout) if lay is not None)
     return (node.__class__, node._rule, node._qualname, node._kwargs, node._inputs_meta,
-            layout, keep, isinstance(node._result, SavedTensor))
+            layout, keep, isinstance(node._result, SavedTensor), tensors)
 
 
 def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> None:
     """Record ``out = op(*args)`` from a :func:`plan_recipe`: the node the Autograd kernel
     would record (same class, rule, edges, saved tensors), without its argument walk."""
-    cls, rule, qualname, kwargs, metas, layout, keep, keep_result = recipe
+    cls, rule, qualname, kwargs, metas, layout, keep, keep_result, tensors = recipe
     node = _new(cls)
     node._seq = next(_graph_seq)
     node._rule = rule
@@ -369,15 +370,21 @@ def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> No
     node._kwargs = kwargs
     node._inputs_meta = metas
     node._layout = layout
-    edges = []
-    saved: list[Any] = []
-    for i, a in enumerate(args):
-        if layout[i] is None:
-            saved.append(a)
-        else:
+    # the saved arguments: numbers as given, each tensor (at the positions `tensors`) saved
+    # or not as the rule reads it; one edge per tensor
+    saved = list(args)
+    if len(tensors) == 1:  # unary ops, reductions, a tensor and a number
+        i = tensors[0]
+        a = args[i]
+        node._next = (_edge(a),)
+        saved[i] = SavedTensor(a, node, False) if keep[i] else None
+    else:
+        edges = []
+        for i in tensors:
+            a = args[i]
             edges.append(_edge(a))
-            saved.append(SavedTensor(a, node, False) if keep[i] else None)
-    node._next = tuple(edges)
+            saved[i] = SavedTensor(a, node, False) if keep[i] else None
+        node._next = tuple(edges)
     node._saved_args = saved
     out.grad_fn = node
     out._requires_grad = True
