@@ -108,22 +108,27 @@ class OpBackward(Node):
     def __init__(self, rule: Callable[..., Any] | None, qualname: str, args: tuple[Any, ...],
                  kwargs: dict[str, Any], mutated: tuple[int, ...] = (),
                  saves: tuple[bool, bool] = (True, True)) -> None:
-        super().__init__()
+        self._seq = next(_graph_seq)  # (Node.__init__)
         self._rule = rule
         self._qualname = qualname
         keep_args, self._keep_result = saves
+        n = len(args)
         if keep_args == "cross":  # keep an argument only while another one requires grad
             wanted = [isinstance(a, Tensor) and a._requires_grad for a in args]
-            keep = [any(w for j, w in enumerate(wanted) if j != i) for i in range(len(args))]
+            others = sum(wanted)
+            keep = [others - w > 0 for w in wanted]
         else:
-            keep = [bool(keep_args)] * len(args)
+            keep = [bool(keep_args)] * n
         edges: list[tuple[Node | None, int]] = []
         layout: list[Any] = []  # per positional arg: None, an edge index, or a list of them
         saved: list[Any] = []
+        metas: list[Any] = []
+        lists = False
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 layout.append(len(edges))
                 edges.append(edge_of(a))
+                metas.append((a._shape, a._dtype, a._device))
                 if keep[i]:
                     # an argument the op writes to is saved as it was before the write: a
                     # clone that keeps its history, so that a double backward reaches it
@@ -132,6 +137,7 @@ class OpBackward(Node):
                 else:
                     saved.append(None)  # the rule never reads it
             elif isinstance(a, (list, tuple)) and any(isinstance(x, Tensor) for x in a):
+                lists = True
                 idx = []
                 items = []
                 for x in a:
@@ -144,18 +150,20 @@ class OpBackward(Node):
                         items.append(x)
                 layout.append(idx)
                 saved.append((type(a), items))
+                metas.append(None)
             else:
                 layout.append(None)
                 saved.append(a)
+                metas.append(None)
         self._next = tuple(edges)
         self._layout = layout
         self._saved_args = saved
         self._kwargs = kwargs
-        self._inputs_meta = [(a._shape, a._dtype, a._device) if isinstance(a, Tensor) else None
-                             for a in args]
-        self._list_meta = [[(x._shape, x._dtype, x._device) if isinstance(x, Tensor) else None
-                            for x in a] if isinstance(lay, list) else None
-                           for a, lay in zip(args, layout)]
+        self._inputs_meta = metas
+        if lists:  # (apply reads it only for list arguments)
+            self._list_meta = [[(x._shape, x._dtype, x._device) if isinstance(x, Tensor)
+                                else None for x in a] if isinstance(lay, list) else None
+                               for a, lay in zip(args, layout)]
         self._result: Any = None
         self._n_outputs = 1
         self._released = False
