@@ -99,7 +99,8 @@ def generic_forbidden(monkeypatch):
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_same_layout_matches_generic_path(name, dtype, shape):
     a, b = values(dtype, shape, 0, special=True), values(dtype, shape, 1)
-    assert a._fk is not None and a._fk is b._fk  # fresh tensors of one layout
+    # fresh tensors of one layout
+    assert a._interned_layout is not None and a._interned_layout is b._interned_layout
     fast, generic = BINARY[name]
     same_outcome(outcome(lambda: fast(a, b)), outcome(lambda: generic(a, b)))
 

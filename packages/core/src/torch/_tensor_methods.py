@@ -40,7 +40,7 @@ def _resize_(self: Tensor, *sizes: Any, size: Any = None, memory_format: Any = N
     if needed and self._offset * size + needed > self._storage._nbytes:
         _storage.grow(self._storage, self._offset * size + needed)
     self._shape, self._stride = Size(shape), contiguous_strides(shape)
-    self._fk = None  # the layout changed: no stale fast-path key
+    self._interned_layout = None  # the layout changed: no stale fast-path key
     return self
 
 

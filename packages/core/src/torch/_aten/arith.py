@@ -52,7 +52,8 @@ def _binary(prim: _dispatch.Operator, a: Any, b: Any) -> Tensor:
     tensors = [a, b] if isinstance(b, Tensor) else [a]
     dev = common_device(tensors)
     shape = broadcast_shape_tuples(a._shape, b._shape) if isinstance(b, Tensor) else a._shape
-    if a._fk is None or (len(tensors) == 2 and b._fk is None):  # follow a strided input
+    # follow a strided input
+    if a._interned_layout is None or (len(tensors) == 2 and b._interned_layout is None):
         out = new_elementwise(shape, dt, dev, tensors)
     else:
         out = new_tensor(shape, dt, dev)

@@ -49,7 +49,7 @@ def write_out(out: Tensor | None, result: Tensor) -> Tensor:
         fresh = new_tensor(result._shape, out._dtype, out._device)
         out._storage, out._shape, out._stride, out._offset = (
             fresh._storage, fresh._shape, fresh._stride, 0)
-        out._fk = None  # the layout changed: no stale fast-path key
+        out._interned_layout = None  # the layout changed: no stale fast-path key
     copy_(out, result)
     return out
 
@@ -296,7 +296,7 @@ def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     copy that is."""
     if memory_format is None or memory_format is _layout.contiguous_format:
         # the common case, checked here with no dispatch: an interned layout is row-major
-        if self._fk is not None or self.is_contiguous():
+        if self._interned_layout is not None or self.is_contiguous():
             return self
         fmt = _layout.contiguous_format
     else:

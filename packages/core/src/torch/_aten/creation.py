@@ -560,7 +560,7 @@ def _wrap_array(array: np.ndarray, dt: _dtype.dtype | None = None) -> Tensor:
     t = Tensor._make(storage, shape, strides, 0, dt, storage._device)
     if array.size and strides == contiguous_strides(shape):
         # row-major from byte 0, like an allocated tensor: the hot path's tiers take it too
-        t._fk = _interned(shape, dt, storage._device)
+        t._interned_layout = _interned(shape, dt, storage._device)
     return _factories.lift_fresh(t)
 
 

@@ -79,7 +79,8 @@ def run(prim: str, operands: list[Any], compute: _dtype.dtype, out_dtype: _dtype
             shape = broadcast_shape_tuples(*(t._shape for t in tensors))
             break
     for t in tensors:
-        if t._fk is None:  # an input that is not an interned contiguous one: follow its layout
+        # an input that is not an interned contiguous one: follow its layout
+        if t._interned_layout is None:
             out = new_elementwise(shape, out_dtype, dev, tensors)
             break
     else:

@@ -41,8 +41,9 @@ def device_of(device: Any) -> _device:
 
 class Layout:
     """An interned contiguous (shape, dtype, device): what allocating such a tensor needs, and
-    the fast paths' key. Tensors made by :func:`new_tensor` carry theirs in the ``_fk`` slot,
-    so "same layout" is one identity test (docs/architecture.md, "The op path")."""
+    the fast paths' key. Tensors made by :func:`new_tensor` carry theirs in the
+    ``_interned_layout`` slot, so "same layout" is one identity test (docs/architecture.md,
+    "The op path")."""
 
     __slots__ = ("_epoch", "_kernels", "dcode", "device", "dtype", "fast", "fast_codes",
                  "fast_plans", "index", "meta", "meta2", "nbytes", "numel", "runtime", "shape",
@@ -146,7 +147,7 @@ def from_layout(lay: Layout) -> Tensor:
     t._grad = None
     t.grad_fn = None
     t._requires_grad = False
-    t._fk = lay
+    t._interned_layout = lay
     if _state.inference_active and _config.is_inference_mode_enabled():
         t.__dict__["_inference"] = True  # made in inference mode: an inference tensor
     return t

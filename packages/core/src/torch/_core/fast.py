@@ -74,7 +74,7 @@ def wrap(handle: Any, lay: Layout) -> Tensor:
     t._grad = None
     t.grad_fn = None
     t._requires_grad = False
-    t._fk = lay
+    t._interned_layout = lay
     return t
 
 
@@ -168,44 +168,45 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
     kwargs = _AUTOGRAD_KWARGS.get(prim, {})
 
     def method(self: Tensor, other: Any) -> Any:
-        fk = self._fk
-        if fk is None or fk.fast is None or self.__class__ is not Tensor or \
+        layout = self._interned_layout
+        if layout is None or layout.fast is None or self.__class__ is not Tensor or \
                 _state.modes_active or _state.inference_active:
             return generic(self, other)
         if self._requires_grad or (other.__class__ is Tensor and other._requires_grad):
             # tier 5: same layout with grad: the tier-1 result and the node autograd records
-            if (other.__class__ is Tensor and other._fk is fk and not reflected
+            if (other.__class__ is Tensor and other._interned_layout is layout and not reflected
                     and not _state.no_grad_active):
-                plan = fk.fast_plans.get(aten)
+                plan = layout.fast_plans.get(aten)
                 if plan is None:
-                    info = _node_info(fk, aten, kwargs)
-                    code = _binary_code(fk, aten, prim)
+                    info = _node_info(layout, aten, kwargs)
+                    code = _binary_code(layout, aten, prim)
                     # the native call with this layout's arguments bound (fewer loads a call)
-                    plan = fk.fast_plans[aten] = (
-                        info, partial(fk.fast.binary, code, fk.dcode, fk.nbytes, fk.numel)
+                    plan = layout.fast_plans[aten] = (
+                        info, partial(layout.fast.binary, code, layout.dcode, layout.nbytes,
+                                      layout.numel)
                     ) if info and code >= 0 else False
                 if plan:
                     h = plan[1](self._storage._ptr, other._storage._ptr)
                     if h is not None:
-                        # wrap(h, fk), inlined: this tier's cost is mostly object creation
+                        # wrap(h, layout), inlined: this tier's cost is mostly object creation
                         st = _new(UntypedStorage)
                         st._handle = h
-                        st._nbytes = fk.nbytes
-                        st._device = fk.device
-                        st._runtime = fk.runtime
+                        st._nbytes = layout.nbytes
+                        st._device = layout.device
+                        st._runtime = layout.runtime
                         st._ptr = h.ptr
                         st._hostbuf = _UNSET
                         out = _new(Tensor)
                         out._storage = st
-                        out._shape = fk.shape
-                        out._stride = fk.stride
+                        out._shape = layout.shape
+                        out._stride = layout.stride
                         out._offset = 0
-                        out._dtype = fk.dtype
-                        out._device = fk.device
+                        out._dtype = layout.dtype
+                        out._device = layout.device
                         out._vc = [0]
                         out._base = None
                         out._grad = None
-                        out._fk = fk
+                        out._interned_layout = layout
                         _binary_node(plan[0], self, other, out)
                         return out
             if not _state.no_grad_active or _config.is_grad_enabled():
@@ -214,30 +215,30 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
             # the tiers below serve the call as if no input required grad
         cls = other.__class__
         if cls is Tensor:
-            ofk = other._fk
-            if ofk is not None and not reflected:
-                code = _binary_code(fk, aten, prim)
+            other_layout = other._interned_layout
+            if other_layout is not None and not reflected:
+                code = _binary_code(layout, aten, prim)
                 if code >= 0:
-                    if ofk is fk:
-                        h = fk.fast.binary(code, fk.dcode, fk.nbytes, fk.numel,
+                    if other_layout is layout:
+                        h = layout.fast.binary(code, layout.dcode, layout.nbytes, layout.numel,
                                            self._storage._ptr, other._storage._ptr)
                         if h is not None:
-                            return wrap(h, fk)
+                            return wrap(h, layout)
                     else:
-                        entry = _plan(fk, ofk, prim, code)
+                        entry = _plan(layout, other_layout, prim, code)
                         if entry:
-                            h = fk.fast.binary_plan(entry[0], self._storage._ptr,
+                            h = layout.fast.binary_plan(entry[0], self._storage._ptr,
                                                     other._storage._ptr)
                             if h is not None:
                                 return wrap(h, entry[1])
         elif (cls is float or (cls is int and -_EXACT <= other <= _EXACT)) and \
-                fk.dtype in _SCALAR_DTYPES:
-            code = _binary_code(fk, aten, prim)
+                layout.dtype in _SCALAR_DTYPES:
+            code = _binary_code(layout, aten, prim)
             if code >= 0:
-                h = fk.fast.binary_scalar(code, fk.dcode, fk.nbytes, fk.numel,
+                h = layout.fast.binary_scalar(code, layout.dcode, layout.nbytes, layout.numel,
                                           self._storage._ptr, other, reflected)
                 if h is not None:
-                    return wrap(h, fk)
+                    return wrap(h, layout)
         return generic(self, other)
 
     method.__name__ = getattr(generic, "__name__", prim)
@@ -271,15 +272,16 @@ def unary(prim: str, aten: _dispatch.Operator, generic: Callable[..., Any],
         return code
 
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        fk = input._fk if input.__class__ is Tensor else None
-        if (fk is not None and out is None and fk.fast is not None
+        layout = input._interned_layout if input.__class__ is Tensor else None
+        if (layout is not None and out is None and layout.fast is not None
                 and (not input._requires_grad or _grad_off())
                 and not _state.modes_active and not _state.inference_active):
-            code = code_of(fk)
+            code = code_of(layout)
             if code >= 0:
-                h = fk.fast.unary(code, fk.dcode, fk.nbytes, fk.numel, input._storage._ptr)
+                h = layout.fast.unary(code, layout.dcode, layout.nbytes, layout.numel,
+                                      input._storage._ptr)
                 if h is not None:
-                    return wrap(h, fk)
+                    return wrap(h, layout)
         return generic(input, out=out) if out is not None else generic(input)
 
     fn.__name__ = fn.__qualname__ = getattr(generic, "__name__", prim)
@@ -297,24 +299,25 @@ def _last_dim(dim: Any, ndim: int) -> bool:
 def _rows(prim: str, aten: _dispatch.Operator, input: Tensor, keepdim: bool) -> Any:
     """Tier 4 for ``prim`` (sum, amax, amin) over the last dimension of a contiguous float32/
     float64 tensor that requires no grad: the result, or None for the generic path."""
-    fk = input._fk if input.__class__ is Tensor else None
-    if (fk is None or fk.fast is None or fk.dtype not in _SCALAR_DTYPES or input._requires_grad
-            or _state.modes_active or _state.inference_active):
+    layout = input._interned_layout if input.__class__ is Tensor else None
+    if (layout is None or layout.fast is None or layout.dtype not in _SCALAR_DTYPES
+            or input._requires_grad or _state.modes_active or _state.inference_active):
         return None
     key = (prim, keepdim)
-    plan = fk.fast_plans.get(key)
+    plan = layout.fast_plans.get(key)
     if plan is None:
         plan = False
-        shape = fk.shape
-        code = getattr(fk.fast, "reduce_ops", {}).get(prim)
-        if code is not None and shape and fk.numel and _unchanged(fk, aten, prim):
-            lay = _interned(shape[:-1] + ((1,) if keepdim else ()), fk.dtype, fk.device)
-            plan = (code, fk.numel // shape[-1], shape[-1], lay)
-        fk.fast_plans[key] = plan
+        shape = layout.shape
+        code = getattr(layout.fast, "reduce_ops", {}).get(prim)
+        if code is not None and shape and layout.numel and _unchanged(layout, aten, prim):
+            lay = _interned(shape[:-1] + ((1,) if keepdim else ()), layout.dtype, layout.device)
+            plan = (code, layout.numel // shape[-1], shape[-1], lay)
+        layout.fast_plans[key] = plan
     if not plan:
         return None
     code, rows, cols, lay = plan
-    h = fk.fast.reduce_rows(code, fk.dcode, fk.dtype.itemsize, rows, cols, input._storage._ptr)
+    h = layout.fast.reduce_rows(code, layout.dcode, layout.dtype.itemsize, rows, cols,
+                                input._storage._ptr)
     return None if h is None else wrap(h, lay)
 
 
@@ -324,21 +327,22 @@ def sum_method(aten: _dispatch.Operator, generic: Callable[..., Any]) -> Callabl
 
     def fn(input: Tensor, dim: Any = None, keepdim: bool = False, *,
            dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
-        fk = input._fk if input.__class__ is Tensor else None
-        if (fk is not None and dim is None and dtype is None and out is None and not keepdim
-                and fk.fast is not None and fk.dtype in _FLOATING
+        layout = input._interned_layout if input.__class__ is Tensor else None
+        if (layout is not None and dim is None and dtype is None and out is None and not keepdim
+                and layout.fast is not None and layout.dtype in _FLOATING
                 and not input._requires_grad and not _state.modes_active
                 and not _state.inference_active):
-            scalar = fk.fast_plans.get("sum")
+            scalar = layout.fast_plans.get("sum")
             if scalar is None:
-                scalar = fk.fast_plans["sum"] = (
-                    _unchanged(fk, aten, "sum") and _interned((), fk.dtype, fk.device))
+                scalar = layout.fast_plans["sum"] = (
+                    _unchanged(layout, aten, "sum") and _interned((), layout.dtype, layout.device))
             if scalar:
-                h = fk.fast.sum_all(fk.dcode, fk.dtype.itemsize, fk.numel, input._storage._ptr)
+                h = layout.fast.sum_all(layout.dcode, layout.dtype.itemsize, layout.numel,
+                                        input._storage._ptr)
                 if h is not None:
                     return wrap(h, scalar)
-        elif (dim is not None and dtype is None and out is None and fk is not None
-              and _last_dim(dim, len(fk.shape))):
+        elif (dim is not None and dtype is None and out is None and layout is not None
+              and _last_dim(dim, len(layout.shape))):
             result = _rows("sum", aten, input, keepdim)
             if result is not None:
                 return result
@@ -355,7 +359,7 @@ def extreme_method(prim: str, aten: _dispatch.Operator,
 
     def fn(input: Tensor, dim: Any = (), keepdim: bool = False, *,
            out: Tensor | None = None) -> Tensor:
-        if out is None and input.__class__ is Tensor and input._fk is not None and \
+        if out is None and input.__class__ is Tensor and input._interned_layout is not None and \
                 _last_dim(dim, len(input._shape)):
             result = _rows(prim, aten, input, keepdim)
             if result is not None:

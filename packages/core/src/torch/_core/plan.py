@@ -133,18 +133,18 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         if n == 1:
             a = args[0]
             if a.__class__ is Tensor and not a._requires_grad:
-                lay = a._fk
+                lay = a._interned_layout
                 if lay is not None:
                     key = (lay,)
         elif n == 2:
             a, b = args
             if a.__class__ is Tensor and not a._requires_grad:
-                lay = a._fk
+                lay = a._interned_layout
                 cls = b.__class__
                 if lay is None:
                     pass
                 elif cls is Tensor:
-                    other = b._fk
+                    other = b._interned_layout
                     if other is not None and b is not a and not b._requires_grad:
                         key = (lay, other)
                 elif cls is float or cls is int or cls is bool:
@@ -165,7 +165,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                     first = a
                 elif a is first:
                     add(_ALIAS)  # `t + t`: a call of two tensors plans apart from this one
-                lay = a._fk
+                lay = a._interned_layout
                 if lay is None:
                     dev = a._device
                     lay = (a._shape, a._stride, a._dtype, dev._type, dev._index)
@@ -205,7 +205,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         return _first_call(op, args, kwargs, key, grad)
     if plan is _GENERIC:
         return None
-    native, lay, recipe, fk = plan
+    native, lay, recipe, interned = plan
     h = native(args)
     if lay is None:
         return h  # a view's plan makes its tensor itself
@@ -229,7 +229,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     out._vc = [0]
     out._base = None
     out._grad = None
-    out._fk = fk
+    out._interned_layout = interned
     if recipe is None:
         out.grad_fn = None
         out._requires_grad = False
@@ -274,7 +274,7 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     if len(rec) != 1 or result.__class__ is not Tensor:
         return None
     prim, operands, compute, out_dtype, prim_kwargs, out = rec[0]
-    lay = out._fk if out._fk is not None else _Geometry.of(out)
+    lay = out._interned_layout if out._interned_layout is not None else _Geometry.of(out)
     if lay is None or lay.fast is None or compute is _dtype.bool_:
         return None
     fast = lay.fast

@@ -170,8 +170,8 @@ class Tensor:
         "_base",
         "_device",
         "_dtype",
-        "_fk",
         "_grad",
+        "_interned_layout",
         "_offset",
         "_requires_grad",
         "_shape",
@@ -181,8 +181,9 @@ class Tensor:
         "grad_fn",
     )
 
-    # The fast-key slot ``_fk`` holds an interned layout object when the tensor is contiguous,
-    # needs no grad and has a plain dtype; the eager fast paths compare it by identity.
+    # The slot ``_interned_layout`` holds an interned layout object when the tensor is
+    # contiguous, needs no grad and has a plain dtype; the eager fast paths compare it by
+    # identity.
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
         upcalls.load_op_surface()  # Tensor(...) may come before any torch.* function is used
@@ -212,7 +213,7 @@ class Tensor:
         t._grad = None
         t.grad_fn = None
         t._requires_grad = False
-        t._fk = None
+        t._interned_layout = None
         if _config.state.inference_active and _config.is_inference_mode_enabled():
             t.__dict__["_inference"] = True  # made in inference mode: an inference tensor
         return t

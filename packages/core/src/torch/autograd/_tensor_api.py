@@ -93,7 +93,7 @@ def _set_data(self: Tensor, value: Tensor) -> None:
     self._storage, self._shape, self._stride, self._offset = (
         value._storage, value._shape, value._stride, value._offset)
     self._dtype, self._device = value._dtype, value._device
-    self._fk = None  # the layout changed
+    self._interned_layout = None  # the layout changed
 
 
 def _get_grad(self: Tensor) -> Tensor | None:

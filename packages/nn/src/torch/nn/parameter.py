@@ -82,8 +82,9 @@ class UninitializedTensorMixin:
     __torch_function__ = torch._C._disabled_torch_function_impl
 
     _allowed = frozenset(("__class__", "__dict__", "materialize", "requires_grad", "grad",
-                          "grad_fn", "is_leaf", "data", "_fk", "__repr__", "device", "dtype",
-                          "_device", "_dtype", "__reduce_ex__", "_grad", "shape", "_shape"))
+                          "grad_fn", "is_leaf", "data", "_interned_layout", "__repr__", "device",
+                          "dtype", "_device", "_dtype", "__reduce_ex__", "_grad", "shape",
+                          "_shape"))
 
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
         """Allocate the data with ``shape`` and become a ``Parameter`` (or plain buffer)."""
@@ -95,7 +96,7 @@ class UninitializedTensorMixin:
         self._shape = data._shape
         self._stride = data._stride
         self._offset = 0
-        self._fk = None
+        self._interned_layout = None
         self.__class__ = self.cls_to_become  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:

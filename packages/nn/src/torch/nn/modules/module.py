@@ -814,7 +814,7 @@ def _swap_data(param: Tensor, new: Tensor) -> None:
     param._dtype = new._dtype
     param._device = new._device
     param._vc = new._vc
-    param._fk = None
+    param._interned_layout = None
 
 
 def _parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool, Any]:

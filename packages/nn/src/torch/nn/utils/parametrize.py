@@ -72,7 +72,7 @@ def _set_tensor_(tensor: Tensor, value: Tensor) -> None:
     tensor._offset = value._offset
     tensor._dtype = value._dtype
     tensor._device = value._device
-    tensor._fk = None  # the layout changed: no stale fast-path key
+    tensor._interned_layout = None  # the layout changed: no stale fast-path key
     tensor._bump_version()
 
 
