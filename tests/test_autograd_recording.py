@@ -183,3 +183,17 @@ def test_float32_sigmoid_flushes_where_pytorch_does():
     assert y[0].item() == 0.0
     assert 0.0 < y[1].item() < 1e-37
     assert y[2].item() == 0.5 and y[3].item() == 1.0
+
+
+# -- the engine ------------------------------------------------------------------------------
+
+
+def test_backward_from_roots_that_reach_each_other():
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    z = y * 3  # z's graph passes through y's node, itself a root below
+    torch.autograd.backward([z, y], [torch.ones(2, dtype=torch.float64)] * 2)
+    assert x.grad.tolist() == [8.0, 8.0]  # 2 * 3 through z, 2 through y
+    w = leaf([1.0, 2.0])
+    (gw,) = torch.autograd.grad([w * 5, w], [w], [torch.ones(2, dtype=torch.float64)] * 2)
+    assert gw.tolist() == [6.0, 6.0]  # a leaf as a root, also reached from the other root

@@ -79,8 +79,8 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
         for nxt, _ in stack.pop()._next:
             if nxt is None:
                 continue
-            if nxt in seen:
-                deps[nxt] += 1
+            if nxt in seen:  # (a root reached from another root has no count yet)
+                deps[nxt] = deps.get(nxt, 0) + 1
             else:
                 deps[nxt] = 1
                 seen.add(nxt)
