@@ -950,3 +950,19 @@ def test_reshape_plans_replay_views_and_leave_copies_to_the_generic_path():
         y = leaf.reshape(3, 2)
         assert y.grad_fn.name() == "ViewBackward0" and y._base is leaf
 
+
+
+def test_matrix_product_shortcut_sees_a_library_kernel_of_matmul():
+    # m @ m of two matrices goes to aten::mm directly while aten::matmul has core's kernel only
+    m = torch.ones(2, 2)
+    assert (m @ m).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    lib = torch.library.Library("aten", "IMPL")
+    try:
+        lib.impl("matmul", lambda a, b: torch.full((2, 2), 7.0), "CPU")
+        assert (m @ m).tolist() == [[7.0, 7.0], [7.0, 7.0]]
+        assert torch.matmul(m, m).tolist() == [[7.0, 7.0], [7.0, 7.0]]
+    finally:
+        lib._destroy()
+    assert (m @ m).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    leaf = torch.ones(2, 2, requires_grad=True)
+    assert (leaf @ m).grad_fn.name() == "MmBackward0"

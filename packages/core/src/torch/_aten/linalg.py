@@ -635,9 +635,40 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The matrix product with NumPy's rules: 1-d operands are vectors, batch dims broadcast."""
+    if (out is None and input.__class__ is Tensor and other.__class__ is Tensor
+            and len(input._shape) == 2 and len(other._shape) == 2
+            and not _state.keys_active):
+        # two matrices: aten::mm at once, the op aten::matmul's kernel runs for them (one
+        # dispatch less), unless aten::matmul has a kernel of another library or a mode or
+        # autocast region is open somewhere (they see aten::matmul's own path)
+        direct = _matmul_direct
+        if direct is None:
+            direct = _matmul_only_core()
+        if direct:
+            return ATEN["mm"](input, other)
     _check_tensor("matmul", "input", input)
     _check_tensor("matmul", "other", other)
     return write_out(out, ATEN["matmul"](input, other))
+
+
+# Whether aten::matmul has core's kernel alone (None: not known since the last registration).
+_matmul_direct: bool | None = None
+
+
+def _matmul_only_core() -> bool:
+    global _matmul_direct
+    op = ATEN["matmul"]
+    _matmul_direct = list(op.kernels) == [_dispatch.COMPOSITE_IMPLICIT]
+    return _matmul_direct
+
+
+def _forget_matmul_direct() -> None:
+    global _matmul_direct
+    _matmul_direct = None
+
+
+_dispatch.on_invalidate.append(_forget_matmul_direct)
+_state = _config.state
 
 
 def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
