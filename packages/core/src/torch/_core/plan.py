@@ -124,12 +124,26 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     if _state.inference_active or _state.anomaly or recording is not None:
         return None
     # The common signatures first, by identity tests alone: one or two tensors of interned
-    # layouts, or a tensor and a Python number, no keyword, nothing that requires grad (the key
-    # is the one the loop below builds for them).
+    # layouts, or a tensor and a Python number, nothing that requires grad (the key is the one
+    # the loop below builds for them; keywords are appended as it appends them).
     key = None
     grad = False
-    if not kwargs:
-        n = len(args)
+    n = len(args)
+    if n == 2 and kwargs:  # `a - b` (alpha=1), `torch.div(a, b, rounding_mode=...)`
+        a, b = args
+        if a.__class__ is Tensor and b.__class__ is Tensor and b is not a and \
+                not a._requires_grad and not b._requires_grad:
+            lay = a._interned_layout
+            other = b._interned_layout
+            if lay is not None and other is not None:
+                parts = [lay, other]
+                for name, v in kwargs.items():
+                    cls = v.__class__
+                    if cls not in _KWARG_TYPES:
+                        return None
+                    parts += (name, cls, v)
+                key = tuple(parts)
+    elif not kwargs:
         if n == 1:
             a = args[0]
             if a.__class__ is Tensor and not a._requires_grad:
