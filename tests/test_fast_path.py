@@ -946,9 +946,13 @@ def test_reshape_plans_replay_views_and_leave_copies_to_the_generic_path():
                                       14.0, 22.0]
     assert copies[0].tolist()[:3] == [0.0, 4.0, 8.0]  # an earlier copy is its own memory
     leaf = torch.ones(2, 3, requires_grad=True)
+    weights = torch.arange(6.0).reshape(3, 2)
     for _ in range(3):
         y = leaf.reshape(3, 2)
         assert y.grad_fn.name() == "ViewBackward0" and y._base is leaf
+        (y * weights).sum().backward()
+    assert any(key[1] is True for key in _served(aten.reshape.default))  # a grad signature
+    assert leaf.grad.tolist() == [[0.0, 3.0, 6.0], [9.0, 12.0, 15.0]]
 
 
 

@@ -477,7 +477,7 @@ ATEN = _dispatch.define_aten(TABLE)
 _plan.enable_views(VIEW_KINDS)  # views replay their geometry (torch._core.plan)
 # reshape and flatten: a plan replays the view they made for the signature (a copy: no plan)
 _plan.enable_views({"aten::reshape": "view", "aten::flatten.using_ints": "view"},
-                   implicit=True)
+                   recorded_by="aten::_reshape_alias")
 
 # What the Tensor methods call: the operators by attribute, so a method is one lookup away
 # from the dispatcher.

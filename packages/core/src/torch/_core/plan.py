@@ -92,21 +92,22 @@ _view_kinds: dict[str, str] = {}
 autograd_nodes: Any = None
 
 
-def enable_views(kinds: dict[str, str], implicit: bool = False) -> None:
+def enable_views(kinds: dict[str, str], recorded_by: str | None = None) -> None:
     """Let the view operators in ``kinds`` (qualname -> kind) whose result is a function of the
-    call signature and the input's storage offset keep plans. ``implicit``: the operators are
-    written in other operators (``reshape``: a view when the strides allow one, else a copy,
-    which the signature decides too); a plan replays their result when it is a view of the
-    input, and none serves a call that requires grad (their own ops record the nodes)."""
+    call signature and the input's storage offset keep plans. ``recorded_by``: the operators
+    are written in other operators (``reshape``: a view when the strides allow one, else a
+    copy, which the signature decides too), and the view they make is operator
+    ``recorded_by``'s, whose Autograd kernel records its node; a plan replays their result when
+    it is a view of the input."""
     _view_kinds.update(kinds)
-    if implicit:
-        _implicit_views.update(kinds)
+    if recorded_by is not None:
+        _implicit_views.update(dict.fromkeys(kinds, recorded_by))
     enable(*(_dispatch.get(name) for name, kind in kinds.items()
              if kind not in _UNPLANNED_VIEWS))
 
 
-# the view operators of enable_views(implicit=True), by qualname
-_implicit_views: set[str] = set()
+# the view operators written in others (enable_views' recorded_by), by qualname -> recorded_by
+_implicit_views: dict[str, str] = {}
 
 
 def _forget() -> None:
@@ -338,15 +339,14 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
         return None
     base = source._base if source._base is not None else source
     key = _dispatch.backend_key(args, {})
-    implicit = op.qualname in _implicit_views
-    kernel = op.kernels.get(_dispatch.COMPOSITE_IMPLICIT if implicit
-                            else _dispatch.COMPOSITE_EXPLICIT)
+    recorder = _implicit_views.get(op.qualname)
+    kernel = op.kernels.get(_dispatch.COMPOSITE_EXPLICIT if recorder is None
+                            else _dispatch.COMPOSITE_IMPLICIT)
     if result._base is not base or op.resolve(key) is not kernel:
         return None
-    if result.requires_grad and implicit:
-        return None
     if result.requires_grad:
-        autograd = op.kernels.get(_dispatch.AUTOGRAD)
+        recording_op = op if recorder is None else _dispatch.get(recorder)
+        autograd = recording_op.kernels.get(_dispatch.AUTOGRAD)
         if not grad or getattr(autograd, "_plait_view", None) != kind:
             return None
     shape, stride, delta = result._shape, result._stride, result._offset - source._offset
