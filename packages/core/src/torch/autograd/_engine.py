@@ -72,13 +72,18 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
             targets.add(edge[0])
 
     # Count dependencies over the reachable graph (iteratively: graphs can be very deep).
+    # autograd.grad also collects each node's parents, to run only the nodes above a target.
     deps: dict[Node, int] = {}
+    parents: dict[Node, list[Node]] | None = {} if inputs is not None else None
     stack = [n for n, _ in roots if n is not None]
     seen = set(stack)
     while stack:
-        for nxt, _ in stack.pop()._next:
+        node = stack.pop()
+        for nxt, _ in node._next:
             if nxt is None:
                 continue
+            if parents is not None:
+                parents.setdefault(nxt, []).append(node)
             if nxt in seen:  # (a root reached from another root has no count yet)
                 deps[nxt] = deps.get(nxt, 0) + 1
             else:
@@ -86,9 +91,7 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                 seen.add(nxt)
                 stack.append(nxt)
 
-    needed = None
-    if inputs is not None:
-        needed = _needed(seen, targets)
+    needed = None if parents is None else _needed(parents, seen, targets)
 
     buffers: dict[Node, list[Any]] = {}
     for (node, nr), g in zip(roots, grads):
@@ -171,13 +174,8 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
     return results
 
 
-def _needed(nodes: set[Node], targets: set[Node]) -> set[Node]:
+def _needed(parents: dict[Node, list[Node]], nodes: set[Node], targets: set[Node]) -> set[Node]:
     """The nodes from which a target is reachable (only they need to run for autograd.grad)."""
-    parents: dict[Node, list[Node]] = {}
-    for node in nodes:
-        for nxt, _ in node._next:
-            if nxt is not None:
-                parents.setdefault(nxt, []).append(node)
     needed: set[Node] = set()
     stack = [t for t in targets if t in nodes]
     while stack:
