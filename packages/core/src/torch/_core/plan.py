@@ -164,6 +164,8 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                         key = (lay, other)
                 elif cls is float or cls is int or cls is bool:
                     key = (lay, cls, b)
+                elif cls is tuple and all(x.__class__ is int for x in b):
+                    key = (lay, tuple, b)  # x.view(8, 4)
     if key is None:
         # The signature, written out flat (this runs for every call of every such operator): a
         # contiguous tensor by its interned layout, a strided one by its geometry (the plan binds
