@@ -36,7 +36,7 @@ def test_default_dtype_drives_float_creation():
         torch.set_default_dtype("float64")
 
 
-def test_default_dtype_and_device_are_thread_local():
+def test_default_device_is_thread_local_and_default_dtype_process_wide():
     torch.set_default_dtype(torch.float64)
     torch.set_default_device("meta")
     seen = {}
@@ -50,10 +50,15 @@ def test_default_dtype_and_device_are_thread_local():
     th = threading.Thread(target=worker)
     th.start()
     th.join()
-    assert seen == {"dtype": torch.float32, "device": torch.device("cpu"),
-                    "tensor": torch.float16}
-    assert torch.get_default_dtype() is torch.float64  # untouched by the other thread
-    assert torch.get_default_device() == torch.device("meta")
+    try:
+        assert seen == {"dtype": torch.float64, "device": torch.device("cpu"),
+                        "tensor": torch.float16}
+        # the dtype is one global (as PyTorch's), the device per thread
+        assert torch.get_default_dtype() is torch.float16
+        assert torch.get_default_device() == torch.device("meta")
+    finally:
+        torch.set_default_dtype(torch.float32)
+        torch.set_default_device(None)
 
 
 def test_device_context_beats_default_device():

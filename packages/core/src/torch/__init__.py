@@ -133,6 +133,8 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "set_rng_state": ("torch._core.generators", "set_rng_state"),
     "_fused_adam_": ("torch._functions", "_fused_adam_"),
     "_fused_adamw_": ("torch._functions", "_fused_adamw_"),
+    "version": ("torch.version", None),
+    "OutOfMemoryError": ("torch._device_placeholder", "OutOfMemoryError"),
 }
 # The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
 for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage",

