@@ -678,12 +678,16 @@ def record_pieces(source: Tensor, pieces: list[Tensor], kind: str,
         piece.__dict__["_output_nr"] = nr
 
 
+# Views whose gradient goes back by a reshape to the source's shape.
+_RESHAPE_KINDS = frozenset(("view", "_unsafe_view", "squeeze", "unsqueeze", "alias"))
+
+
 def record_view(source: Tensor, view: Tensor, kind: str, args: tuple[Any, ...] = ()) -> None:
     """Attach the backward of the view ``view`` of ``source`` (``kind``: which view, as in
     ``VIEW_OPS``; ``args``: the view op's arguments after ``self``)."""
     shape = source._shape
 
-    if kind in ("view", "_unsafe_view", "squeeze", "unsqueeze", "alias"):
+    if kind in _RESHAPE_KINDS:
         def backward(g: Tensor) -> Tensor:
             return g.reshape(shape)
     elif kind == "expand":
@@ -711,7 +715,13 @@ def record_view(source: Tensor, view: Tensor, kind: str, args: tuple[Any, ...] =
         def backward(g: Tensor) -> Tensor:
             return _scatter_backward(g, source, geometry)
 
-    node = ViewBackward(source, _VIEW_NAMES.get(kind, "AsStridedBackward0"), backward)
+    # ViewBackward(source, name, backward), without its constructor's calls (every view of a
+    # tensor that requires grad records one)
+    node = _new(ViewBackward)
+    node._seq = next(_graph_seq)
+    node._next = (_edge(source),)
+    node._name = _VIEW_NAMES.get(kind, "AsStridedBackward0")
+    node._backward = backward
     view.grad_fn = node
     view._requires_grad = True
     view.__dict__["_output_nr"] = 0
