@@ -447,3 +447,15 @@ def test_double_backward_through_an_in_place_mul_uses_the_old_value_with_history
     expect = sig * (1 - sig) * (2 + x * (1 - 2 * sig))
     np.testing.assert_allclose(second(True), expect, rtol=1e-12)
     np.testing.assert_allclose(second(False), expect, rtol=1e-12)
+
+
+def test_a_not_differentiable_op_with_two_float_outputs_raises_its_error_from_either():
+    from torch.autograd import _nodes
+
+    x = torch.ones(3, requires_grad=True)
+    with torch.no_grad():
+        pair = (x * 2, x * 3)
+    first, second = _nodes.not_differentiable(pair, RuntimeError("not differentiable here"), x)
+    assert first.grad_fn is second.grad_fn and second.requires_grad
+    with pytest.raises(RuntimeError, match="not differentiable here"):
+        second.sum().backward()

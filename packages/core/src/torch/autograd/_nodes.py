@@ -520,7 +520,9 @@ def not_differentiable(result: Any, error: BaseException, *inputs: Tensor) -> An
     if _config.state.no_grad_active and not _config.is_grad_enabled():
         return result
     node = NotImplementedBackward(error, tuple(t for t in inputs if isinstance(t, Tensor)))
-    for nr, out in enumerate(result if isinstance(result, tuple) else (result,)):
+    outputs = result if isinstance(result, tuple) else (result,)
+    node._n_outputs = len(outputs)  # a gradient may reach any of them before the node raises
+    for nr, out in enumerate(outputs):
         if isinstance(out, Tensor) and out._dtype.is_floating_point:
             out.grad_fn = node
             out._requires_grad = True
