@@ -189,3 +189,122 @@ def test_no_warnings_on_import_surface():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert torch.cuda.is_available() is False or torch.cuda.device_count() > 0
+
+
+# -- view(dtype) across element sizes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("make", "dtype", "shape", "stride", "offset"), [
+    (lambda: torch.arange(12.).reshape(3, 4), torch.float16, (3, 8), (8, 1), 0),
+    (lambda: torch.arange(12.).reshape(3, 4), torch.float64, (3, 2), (2, 1), 0),
+    (lambda: torch.arange(12.).reshape(3, 4).view(torch.int8)[1:, 2:], torch.int16,
+     (2, 7), (8, 1), 9),
+    (lambda: torch.tensor(1.0), torch.int32, (), (), 0),
+    (lambda: torch.arange(4.), torch.complex64, (2,), (1,), 0),
+])
+def test_view_dtype_geometry(make, dtype, shape, stride, offset):
+    src = make()
+    out = src.view(dtype)
+    assert (tuple(out.shape), out.stride(), out.storage_offset()) == (shape, stride, offset)
+    assert out.dtype is dtype
+    assert out.untyped_storage().data_ptr() == src.untyped_storage().data_ptr()
+
+
+def test_view_dtype_reads_the_same_bytes():
+    # 1.0f is 0x3F800000, 2.0f 0x40000000: little-endian halves
+    assert torch.tensor([1.0, 2.0]).view(torch.int16).tolist() == [0, 16256, 0, 16384]
+    wide = torch.tensor([1.5, -2.0]).view(torch.float64)
+    assert wide.view(torch.float32).tolist() == [1.5, -2.0]
+
+
+@pytest.mark.parametrize(("make", "dtype", "message"), [
+    (lambda: torch.arange(12.).reshape(3, 4).t(), torch.float16,
+     r"self.stride\(-1\) must be 1 to view Float as Half \(different element sizes\), but got 4"),
+    (lambda: torch.tensor(1.0), torch.float16,
+     r"self.dim\(\) cannot be 0 to view Float as Half"),
+    (lambda: torch.arange(6.).reshape(2, 3), torch.float64,
+     r"self.size\(-1\) must be divisible by 2 to view Float as Double .*but got 3"),
+    (lambda: torch.ones(2, 0), torch.float64,
+     r"self.stride\(0\) must be divisible by 2 to view Float as Double .*but got 1"),
+])
+def test_view_dtype_errors_as_pytorch(make, dtype, message):
+    with pytest.raises(RuntimeError, match=message):
+        make().view(dtype)
+
+
+def test_view_dtype_is_not_differentiable():
+    assert torch.ones(3, requires_grad=True).view(torch.float16).requires_grad is False
+
+
+# -- complex views and conj --------------------------------------------------------------------
+
+
+def test_view_as_real_and_complex_share_memory():
+    z = torch.tensor([1 + 2j, 3 - 1j])
+    pairs = torch.view_as_real(z)
+    assert pairs.tolist() == [[1.0, 2.0], [3.0, -1.0]]
+    assert pairs.dtype is torch.float32 and pairs.stride() == (2, 1) and pairs._base is z
+    pairs[0, 1] = 5.0
+    assert z.tolist() == [1 + 5j, 3 - 1j]
+    back = torch.view_as_complex(pairs)
+    assert back.dtype is torch.complex64 and back.tolist() == z.tolist()
+    back[1] = 0j
+    assert pairs[1].tolist() == [0.0, 0.0]
+
+
+def test_real_and_imag_are_views():
+    z = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex128)
+    assert z.real.tolist() == [1.0, 3.0] and z.imag.tolist() == [2.0, -1.0]
+    assert z.real.dtype is torch.float64 and z.imag.storage_offset() == 1
+    z.real.mul_(10)
+    assert z.tolist() == [10 + 2j, 30 - 1j]
+    x = torch.ones(2)
+    assert x.real is x
+    with pytest.raises(RuntimeError, match="imag is not implemented"):
+        _ = x.imag
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: torch.view_as_real(torch.ones(2)), "only supported for complex tensors"),
+    (lambda: torch.view_as_complex(torch.ones(3)), "last dimension of size 2"),
+    (lambda: torch.view_as_complex(torch.ones(2, 2).t()), "last dimension with stride 1"),
+    (lambda: torch.view_as_complex(torch.ones(4, 2, dtype=torch.int32)), "scalar type: Int"),
+])
+def test_complex_view_errors(make, message):
+    with pytest.raises(RuntimeError, match=message):
+        make()
+
+
+def test_view_as_complex_of_a_strided_slice():
+    pairs = torch.arange(8.).reshape(4, 2)[::2]
+    assert torch.view_as_complex(pairs).tolist() == [0 + 1j, 4 + 5j]
+
+
+def test_complex_views_carry_gradients():
+    z = torch.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    (torch.view_as_real(z) * torch.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    assert z.grad.tolist() == [1 + 2j, 3 + 4j]
+    w = torch.tensor([1 + 2j, 3 + 4j], requires_grad=True)
+    (w.real * 2 + w.imag * 5).sum().backward()
+    assert w.grad.tolist() == [2 + 5j, 2 + 5j]
+    pairs = torch.tensor([[1.0, 2.0]], requires_grad=True)
+    (torch.view_as_real(torch.view_as_complex(pairs)) * torch.tensor([[3.0, 7.0]])).sum().backward()
+    assert pairs.grad.tolist() == [[3.0, 7.0]]
+
+
+def test_conj_family():
+    z = torch.tensor([1 + 2j, 3 - 1j])
+    assert torch.conj(z).tolist() == [1 - 2j, 3 + 1j]
+    assert z.conj().tolist() == [1 - 2j, 3 + 1j] and z.tolist() == [1 + 2j, 3 - 1j]
+    assert torch.conj_physical(z).tolist() == [1 - 2j, 3 + 1j]
+    assert z.conj().resolve_conj().tolist() == [1 - 2j, 3 + 1j]
+    assert z.is_conj() is False and torch.is_conj(z) is False
+    x = torch.ones(2)
+    assert x.conj() is x and torch.conj_physical(x).tolist() == [1.0, 1.0]
+
+
+def test_complex_vdot_conjugates_its_first_argument():
+    a = torch.tensor([1 + 2j, 2 - 1j])
+    b = torch.tensor([3 + 1j, 1j])
+    # sum(conj(a) * b) = (1-2j)(3+1j) + (2+1j)(1j) = (5-5j) + (-1+2j)
+    assert torch.vdot(a, b).item() == 4 - 3j

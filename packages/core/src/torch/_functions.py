@@ -29,6 +29,7 @@ OP_MODULES = (
     "_aten.arith",
     "_tensor_methods",
     "_aten.elementwise",
+    "_aten.complex_views",
     "_aten.reductions",
     "_aten.shape",
     "_aten.indexing",

@@ -706,20 +706,7 @@ for _crow in COMPOSITE_UNARY:
 isinf, isfinite = FUNCTIONS["isinf"], FUNCTIONS["isfinite"]
 
 
-def real(input: Tensor) -> Tensor:
-    """The real part: ``input`` itself for a real tensor."""
-    return input
-
-
-def imag(input: Tensor) -> Tensor:
-    """The imaginary part: only complex tensors have one."""
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-
-
-FUNCTIONS["real"] = real
-FUNCTIONS["imag"] = imag
-METHODS["real"] = property(real)
-METHODS["imag"] = property(imag)
+# real and imag: torch._aten.complex_views (views of complex tensors)
 
 
 # -- composite binary functions ------------------------------------------------------------

@@ -45,12 +45,54 @@ def view(self: Tensor, size: Any) -> Tensor:
     return self._view(new_shape, stride, self._offset)
 
 
+# PyTorch's scalar type names, which its view(dtype) errors use
+_SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                 "int32": "Int", "int64": "Long", "uint16": "UInt16", "uint32": "UInt32",
+                 "uint64": "UInt64", "float16": "Half", "bfloat16": "BFloat16",
+                 "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+                 "complex128": "ComplexDouble"}
+
+
+def _dtype_view_geometry(self: Tensor, dtype: _dtype.dtype) -> tuple[Any, Any, int]:
+    """Shape, strides and offset of ``self``'s bytes read as ``dtype``: with another element
+    size the last dimension (stride 1) holds ``ratio`` times more or fewer elements, and the
+    other strides and the offset scale with it, as PyTorch's rules require."""
+    old, new = self._dtype.itemsize, dtype.itemsize
+    if old == new:
+        return self._shape, self._stride, self._offset
+    names = _SCALAR_NAMES.get(self._dtype._name, str(self._dtype)), _SCALAR_NAMES.get(
+        dtype._name, str(dtype))
+    what = f"to view {names[0]} as {names[1]} (different element sizes)"
+    if not self._shape:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    if self._stride[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {self._stride[-1]}")
+    if old > new:
+        ratio = old // new
+        shape = self._shape[:-1] + (self._shape[-1] * ratio,)
+        stride = tuple(s * ratio for s in self._stride[:-1]) + (1,)
+        return shape, stride, self._offset * ratio
+    ratio = new // old
+    if self._shape[-1] % ratio:
+        raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
+                           f"{self._shape[-1]}")
+    if self._offset % ratio:
+        raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but "
+                           f"got {self._offset}")
+    for i, s in enumerate(self._stride[:-1]):
+        if s % ratio:
+            raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} {what}, but got "
+                               f"{s}")
+    shape = self._shape[:-1] + (self._shape[-1] // ratio,)
+    stride = tuple(s // ratio for s in self._stride[:-1]) + (1,)
+    return shape, stride, self._offset // ratio
+
+
 def view_dtype(self: Tensor, dtype: _dtype.dtype) -> Tensor:
-    if dtype.itemsize != self._dtype.itemsize:
-        raise RuntimeError("view(dtype) with a different element size is not supported yet")
+    shape, stride, offset = _dtype_view_geometry(self, dtype)
     base = self._base if self._base is not None else self
-    return Tensor._make(self._storage, self._shape, self._stride, self._offset, dtype,
-                        self._device, self._vc, base)
+    return Tensor._make(self._storage, shape, stride, offset, dtype, self._device, self._vc,
+                        base)
 
 
 def _reshape_alias(self: Tensor, size: Any, stride: Any) -> Tensor:
