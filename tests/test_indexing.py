@@ -501,11 +501,11 @@ def test_nonzero_edge_cases():
 
 
 def test_reference_scatter_kernel_reduces_half_in_float32():
-    from torch._core.alloc import P
+    from torch._core.alloc import PRIMS
 
     out = torch.tensor([0.0, 0.0], dtype=torch.float16)
     src = torch.full((4,), 0.1, dtype=torch.float16)
-    P.scatter_(out, 0, L([0, 0, 0, 0]), src, "sum", True)
+    PRIMS.scatter_(out, 0, L([0, 0, 0, 0]), src, "sum", True)
     assert out.tolist() == torch.tensor([0.4, 0.0], dtype=torch.float16).tolist()
 
 

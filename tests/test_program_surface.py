@@ -308,3 +308,76 @@ def test_complex_vdot_conjugates_its_first_argument():
     b = torch.tensor([3 + 1j, 1j])
     # sum(conj(a) * b) = (1-2j)(3+1j) + (2+1j)(1j) = (5-5j) + (-1+2j)
     assert torch.vdot(a, b).item() == 4 - 3j
+
+
+# -- storage slices, set_, resize_ ----------------------------------------------------------------
+
+
+def test_storage_slice_shares_the_bytes():
+    t = torch.arange(4.0)
+    storage = t.untyped_storage()
+    part = storage[4:8]
+    assert isinstance(part, torch.UntypedStorage) and part.nbytes() == 4
+    assert part.data_ptr() - storage.data_ptr() == 4
+    part[0] = 7
+    assert storage[4] == 7
+    storage[0:4] = 1
+    assert t[0].view(torch.int32).item() == 0x01010101
+    assert (storage[-4:].nbytes(), storage[2:100].nbytes(), storage[5:2].nbytes()) == (4, 14, 0)
+
+
+def test_storage_slice_errors():
+    storage = torch.arange(4.0).untyped_storage()
+    with pytest.raises(RuntimeError, match="only a step of 1 is supported"):
+        storage[0:8:2]
+    with pytest.raises(TypeError, match="with float"):
+        storage[1.5]
+    with pytest.raises(IndexError):
+        storage[16]
+
+
+def test_set_to_a_storage_with_size_and_stride():
+    src = torch.arange(6.0)
+    t = torch.empty(0).set_(src.untyped_storage(), 1, (2, 2), (2, 1))
+    assert t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert (t.stride(), t.storage_offset()) == ((2, 1), 1)
+    t[0, 0] = 100.0
+    assert src[1].item() == 100.0
+    whole = torch.empty(0).set_(src.untyped_storage())
+    assert whole.shape == (6,)
+    contiguous = torch.empty(0).set_(source=src.untyped_storage(), storage_offset=0, size=(2, 3))
+    assert contiguous.stride() == (3, 1)
+
+
+def test_set_to_a_tensor_and_to_nothing():
+    src = torch.arange(6.0)
+    t = torch.empty(0)
+    assert t.set_(src[2:]) is t and t._version == 1
+    assert t.tolist() == [2.0, 3.0, 4.0, 5.0] and t.storage_offset() == 2
+    assert t.untyped_storage().data_ptr() == src.untyped_storage().data_ptr()
+    empty = torch.ones(3).set_()
+    assert empty.shape == (0,) and empty.untyped_storage().nbytes() == 0
+
+
+def test_set_grows_a_storage_that_is_too_small():
+    src = torch.arange(6.0)
+    t = torch.empty(0).set_(src.untyped_storage(), 0, (10,), (1,))
+    assert t.shape == (10,) and src.untyped_storage().nbytes() == 40
+    assert t[:6].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_set_errors():
+    with pytest.raises(RuntimeError, match="of type float to a tensor of type long int"):
+        torch.empty(0, dtype=torch.int64).set_(torch.ones(2))
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        torch.ones(2, requires_grad=True).set_(torch.ones(2))
+
+
+def test_resize_shrinks_and_grows_keeping_bytes():
+    t = torch.arange(4.0)
+    assert t.resize_(2).tolist() == [0.0, 1.0]
+    grown = torch.arange(4.0).resize_(2, 3)
+    assert grown.shape == (2, 3) and grown.flatten()[:4].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert grown.untyped_storage().nbytes() >= 24
+    with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+        torch.ones(2, requires_grad=True).resize_(3)

@@ -19,7 +19,13 @@ from ._aten.convert import (
     zero_,
 )
 from ._aten.factories import _rewrap, empty, empty_strided, full, ones, tensor, zeros
-from ._core import dtype as _dtype, fast as _fast, storage as _storage, tensor as _tensor
+from ._core import (
+    config as _config,
+    dtype as _dtype,
+    fast as _fast,
+    storage as _storage,
+    tensor as _tensor,
+)
 from ._core.alloc import check_shape
 from ._core.device import device as _device
 from ._core.tensor import Size, Tensor, _shape_arg, contiguous_strides, sizes_or_keyword
@@ -42,6 +48,69 @@ def _resize_(self: Tensor, *sizes: Any, size: Any = None, memory_format: Any = N
     self._shape, self._stride = Size(shape), contiguous_strides(shape)
     self._interned_layout = None  # the layout changed: no stale fast-path key
     return self
+
+
+# The C++ element type names PyTorch's set_ error uses
+_C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                 "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+                 "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+                 "bool": "bool", "complex64": "c10::complex<float>",
+                 "complex128": "c10::complex<double>"}
+
+
+def _set_(self: Tensor, source: Any = None, storage_offset: int = 0, size: Any = None,
+          stride: Any = None) -> Tensor:
+    """``Tensor.set_``: make ``self`` look at other memory, in place. ``set_()`` gives it an
+    empty storage; ``set_(tensor)`` shares that tensor's storage, shape, strides and offset;
+    ``set_(storage, storage_offset=0, size=None, stride=None)`` views a storage (its whole
+    length as a 1-d tensor by default, contiguous strides by default), growing it when the
+    requested elements run past its end (as ``resize_`` does)."""
+    if self._requires_grad and self.grad_fn is None and _config.is_grad_enabled():
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    itemsize = self._dtype.itemsize
+    if source is None:
+        storage, shape, strides, offset = _storage.allocate(0, self._device), (0,), (1,), 0
+    elif isinstance(source, Tensor):
+        _check_set_source(self, source._dtype, source._device)
+        storage, shape, strides, offset = (source._storage, tuple(source._shape),
+                                           tuple(source._stride), source._offset)
+    else:
+        storage = source
+        if hasattr(source, "untyped_storage"):  # a TypedStorage: its dtype must match
+            _check_set_source(self, source.dtype, source.device)
+            storage = source.untyped_storage()
+        elif source.device != self._device:
+            _check_set_source(self, self._dtype, source.device)
+        shape = (storage.nbytes() // itemsize,) if size is None else tuple(int(n) for n in size)
+        check_shape(shape)
+        strides = contiguous_strides(shape) if stride is None else tuple(stride)
+        if len(strides) != len(shape):
+            raise RuntimeError(f"mismatch in length of strides and shape: {len(shape)} sizes, "
+                               f"{len(strides)} strides")
+        offset = int(storage_offset)
+        if offset < 0:
+            raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+        needed = (offset + _tensor.storage_extent(shape, strides)) * itemsize
+        if needed > storage.nbytes():
+            _storage.grow(storage, needed)
+    self._storage, self._offset = storage, offset
+    self._shape, self._stride = Size(shape), tuple(strides)
+    self._interned_layout = None  # the layout changed: no stale fast-path key
+    self._bump_version()
+    return self
+
+
+def _check_set_source(self: Tensor, dtype: _dtype.dtype, device: Any) -> None:
+    if dtype is not self._dtype:
+        names = (_C_TYPE_NAMES.get(dtype._name, str(dtype)),
+                 _C_TYPE_NAMES.get(self._dtype._name, str(self._dtype)))
+        raise RuntimeError(f"Could not set tensor of type {names[0]} to a tensor of type "
+                           f"{names[1]}")
+    if device != self._device:
+        raise RuntimeError(f"Attempted to set the storage of a tensor on device "
+                           f"\"{self._device}\" to a storage on different device \"{device}\"."
+                           "  This is no longer allowed; the devices must match.")
 
 
 def _legacy_new(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
@@ -211,6 +280,7 @@ METHODS: dict[str, Any] = {
         size, stride, **{"dtype": self._dtype, "device": self._device, **kw}),
     "new": _legacy_new,
     "resize_": _resize_,
+    "set_": _set_,
     "new_full": lambda self, size, fill_value, **kw: full(
         size, fill_value, **{"dtype": self._dtype, "device": self._device, **kw}),
     "new_tensor": lambda self, data, **kw: tensor(data, **{"dtype": self._dtype,

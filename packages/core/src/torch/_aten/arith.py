@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._core import dispatch as _dispatch, dtype as _dtype, plan as _plan
-from .._core.alloc import P, new_tensor, scalar_tensor
+from .._core.alloc import PRIMS, new_tensor, scalar_tensor
 from .._core.device import device as _device
 from .._core.output_layout import new_elementwise
 from .._core.promotion import broadcast_shape_tuples, common_device, result_type
@@ -72,16 +72,16 @@ def _apply_alpha(other: Any, alpha: Any, input: Tensor) -> Any:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
     if isinstance(other, Tensor):
-        return _binary(P.mul, other, alpha)
+        return _binary(PRIMS.mul, other, alpha)
     return other * alpha
 
 
 def _add_kernel(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-    return _binary(P.add, self, _apply_alpha(other, alpha, self))
+    return _binary(PRIMS.add, self, _apply_alpha(other, alpha, self))
 
 
 def _mul_kernel(self: Tensor, other: Any) -> Tensor:
-    return _binary(P.mul, self, other)
+    return _binary(PRIMS.mul, self, other)
 
 
 def _define_aten() -> dict[str, _dispatch.Operator]:

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._core import dispatch as _dispatch, dtype as _dtype, layout as _layout
-from .._core.alloc import P, new_tensor
+from .._core.alloc import PRIMS, new_tensor
 from .._core.promotion import common_device
 from .._core.tensor import Tensor
 from .convert import clone, scalar_type_name
@@ -190,11 +190,11 @@ def _convolution_kernel(input: Tensor, weight: Tensor, bias: Tensor | None, stri
                         output_padding, groups)
     dev = common_device([input, weight] + ([bias] if bias is not None else []))
     out = new_tensor(shape, input._dtype, dev)
-    P.convolution(out, input, weight, stride, padding, dilation, bool(transposed), groups)
+    PRIMS.convolution(out, input, weight, stride, padding, dilation, bool(transposed), groups)
     if bias is not None and out.numel():
         # (C,) -> (1, C, 1, ...) broadcast with stride 0, added in place
         view = bias.reshape((1, shape[1]) + (1,) * (len(shape) - 2)).expand(shape)
-        P.add(out, out, view)
+        PRIMS.add(out, out, view)
     return out
 
 
@@ -217,7 +217,7 @@ def _weight_grad(input: Tensor, grad_output: Tensor, weight_shape: Sequence[int]
     g = grad_output.transpose(0, 1)  # (G*Co, N, *O)
     out = new_tensor((ci, weight_shape[0]) + tuple(weight_shape[2:]), input._dtype,
                      common_device([input, grad_output]))
-    P.convolution(out, x, g, dilation, padding, stride, False, groups)
+    PRIMS.convolution(out, x, g, dilation, padding, stride, False, groups)
     return out.transpose(0, 1).contiguous()  # (G*Co, Ci, *K)
 
 
@@ -259,7 +259,7 @@ def convolution_backward_composite(grad_output: Tensor, input: Tensor, weight: T
     if output_mask[0]:
         # the adjoint in the input: the same convolution with `transposed` flipped
         grad_input = new_tensor(tuple(input._shape), input._dtype, dev)
-        P.convolution(grad_input, grad_output, weight, stride, padding, dilation,
+        PRIMS.convolution(grad_input, grad_output, weight, stride, padding, dilation,
                       not transposed, groups)
     if output_mask[1]:
         if transposed:

@@ -17,7 +17,7 @@ from .._core import (
     storage as _storage,
     upcalls,
 )
-from .._core.alloc import P, check_dtype, new_like, new_tensor
+from .._core.alloc import PRIMS, check_dtype, new_like, new_tensor
 from .._core.device import INDEXLESS, device as _device
 from .._core.tensor import Tensor, check_no_internal_overlap, storage_extent
 
@@ -93,20 +93,20 @@ def _move(dst: Tensor, src: Tensor) -> None:
     """Write ``src``'s values (already of ``dst``'s shape) into ``dst``, casting dtype and
     crossing devices as needed."""
     if src._device == dst._device:
-        P.copy_(dst, src)
+        PRIMS.copy_(dst, src)
     elif dst._device.type == "cpu" or dst._storage._host is not None:
-        P.copy_(dst, _host_copy(src)) if dst._device.type == "cpu" else (
-            P.copy_(_host_copy(dst), _host_copy(src)))
+        PRIMS.copy_(dst, _host_copy(src)) if dst._device.type == "cpu" else (
+            PRIMS.copy_(_host_copy(dst), _host_copy(src)))
     else:
         # To a device: stage a contiguous host tensor of dst's dtype, upload it, and let the
         # device's own copy primitive place it if dst is strided.
         staged = new_tensor(dst._shape, dst._dtype, _storage._normalise("cpu"))
-        P.copy_(staged, _host_copy(src))
+        PRIMS.copy_(staged, _host_copy(src))
         target = dst if dst.is_contiguous() else new_tensor(dst._shape, dst._dtype, dst._device)
         _storage.write_bytes(target._storage, target._offset * dst._dtype.itemsize,
                              _refs.np_view(staged).reshape(-1).view(np.uint8))
         if target is not dst:
-            P.copy_(dst, target)
+            PRIMS.copy_(dst, target)
 
 
 def _copy_kernel(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
@@ -135,7 +135,7 @@ def _to_copy_kernel(self: Tensor, *, dtype: _dtype.dtype | None = None, layout: 
 def _clone_kernel(self: Tensor, *, memory_format: Any = None) -> Tensor:
     out = new_like(self, self._dtype, self._device, memory_format)
     if out.numel():
-        P.copy_(out, self)
+        PRIMS.copy_(out, self)
     return out
 
 
@@ -325,7 +325,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     # autograd records the write (after its checks) when the tensor or its base requires grad
     recorded = (self._requires_grad or self._base is not None) and \
         upcalls.inplace_begin(self, None)
-    P.fill_(self, value)
+    PRIMS.fill_(self, value)
     self._vc[0] += 1
     if recorded:
         upcalls.inplace_end(self, None)

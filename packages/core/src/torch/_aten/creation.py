@@ -20,7 +20,7 @@ import numpy as np
 from .. import _refs
 from .._core import config as _config, dispatch as _dispatch, dtype as _dtype, storage as _storage
 from .._core.alloc import (
-    P,
+    PRIMS,
     _interned,
     check_dtype,
     device_of,
@@ -81,7 +81,7 @@ def _arange_kernel(start: Any, end: Any, step: Any = 1, *, dtype: _dtype.dtype |
     size = max(size, 0)
     t = new_tensor((size,), dt, device_of(device))
     if size:
-        P.arange_(t, start, step)
+        PRIMS.arange_(t, start, step)
     return t
 
 
@@ -115,7 +115,7 @@ def _range_kernel(start: Any, end: Any, step: Any = 1, *, dtype: _dtype.dtype | 
     t = new_tensor((size,), dt, device_of(device))
     if dt._category <= _dtype.INT:
         start, step = int(start), int(step)
-    P.arange_(t, start, step)
+    PRIMS.arange_(t, start, step)
     return t
 
 
@@ -139,19 +139,19 @@ def _linspace_into(out: Tensor, start: float, end: float, steps: int) -> None:
     """PyTorch's linspace rule into a 1-d float tensor: the first half counts up from
     ``start``, the second half counts down from ``end``, so both ends are exact."""
     if steps == 1:
-        P.fill_(out, start)
+        PRIMS.fill_(out, start)
         return
     step = (end - start) / (steps - 1)
     halfway = steps // 2
     lower, upper = out[:halfway], out[halfway:]
     if halfway:
-        P.arange_(lower, 0, 1)
-        P.mul(lower, lower, _scalar(step, out._dtype, out._device).expand(lower._shape))
-        P.add(lower, lower, _scalar(start, out._dtype, out._device).expand(lower._shape))
+        PRIMS.arange_(lower, 0, 1)
+        PRIMS.mul(lower, lower, _scalar(step, out._dtype, out._device).expand(lower._shape))
+        PRIMS.add(lower, lower, _scalar(start, out._dtype, out._device).expand(lower._shape))
     # element i of the upper half is end - step * (steps - 1 - i)
-    P.arange_(upper, steps - 1 - halfway, -1)
-    P.mul(upper, upper, _scalar(-step, out._dtype, out._device).expand(upper._shape))
-    P.add(upper, upper, _scalar(end, out._dtype, out._device).expand(upper._shape))
+    PRIMS.arange_(upper, steps - 1 - halfway, -1)
+    PRIMS.mul(upper, upper, _scalar(-step, out._dtype, out._device).expand(upper._shape))
+    PRIMS.add(upper, upper, _scalar(end, out._dtype, out._device).expand(upper._shape))
 
 
 def _linspace_values(start: Any, end: Any, steps: int, dt: _dtype.dtype, dev: Any) -> Tensor:
@@ -169,7 +169,7 @@ def _linspace_values(start: Any, end: Any, steps: int, dt: _dtype.dtype, dev: An
         for k, (a, b) in enumerate(((start.real, end.real), (start.imag, end.imag))):
             part = new_tensor((steps,), real_dt, dev)
             _linspace_into(part, _as_value(a, real_dt), _as_value(b, real_dt), steps)
-            P.copy_(parts[:, k], part)
+            PRIMS.copy_(parts[:, k], part)
         return values
     _linspace_into(values, _as_value(start, dt), _as_value(end, dt), steps)
     return values
@@ -236,7 +236,7 @@ def _logspace_kernel(start: Any, end: Any, steps: int, base: float = 10.0, *,
     ct = exponents._dtype
     values = new_tensor((steps,), ct, dev)
     if steps:
-        P.pow(values, _scalar(base, ct, dev).expand((steps,)), exponents)
+        PRIMS.pow(values, _scalar(base, ct, dev).expand((steps,)), exponents)
     return to_dtype(values, dt)
 
 
@@ -259,9 +259,9 @@ def _eye_kernel(n: int, m: int, *, dtype: _dtype.dtype | None = None, layout: An
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     t = new_tensor((n, m), check_dtype(dtype) or _config.get_default_dtype(), device_of(device))
-    P.fill_(t, 0)
+    PRIMS.fill_(t, 0)
     if n and m:
-        P.fill_(t.diagonal(), 1)
+        PRIMS.fill_(t.diagonal(), 1)
     return t
 
 
@@ -293,11 +293,11 @@ def _triangle_mask(rows: int, cols: int, diagonal: int, lower: bool, dev: Any) -
     shifted = new_tensor((rows, 1), _dtype.int64, dev)  # row + diagonal
     col = new_tensor((1, cols), _dtype.int64, dev)
     if rows:
-        P.arange_(shifted.view(rows), diagonal, 1)
+        PRIMS.arange_(shifted.view(rows), diagonal, 1)
     if cols:
-        P.arange_(col.view(cols), 0, 1)
+        PRIMS.arange_(col.view(cols), 0, 1)
     mask = new_tensor((rows, cols), _dtype.bool_, dev)
-    (P.le if lower else P.ge)(mask, col.expand(rows, cols), shifted.expand(rows, cols))
+    (PRIMS.le if lower else PRIMS.ge)(mask, col.expand(rows, cols), shifted.expand(rows, cols))
     return mask
 
 
@@ -311,7 +311,7 @@ def _triangle(input: Tensor, diagonal: int, lower: bool) -> Tensor:
     rows, cols = input._shape[-2], input._shape[-1]
     mask = _triangle_mask(rows, cols, operator.index(diagonal), lower, input._device)
     out = new_tensor(input._shape, input._dtype, input._device)
-    P.where(out, mask.expand(input._shape), input,
+    PRIMS.where(out, mask.expand(input._shape), input,
             _scalar(0, input._dtype, input._device).expand(input._shape))
     return out
 
@@ -350,7 +350,7 @@ def _triangle_indices(row: int, col: int, offset: int, lower: bool, dtype: Any,
     dev = device_of(device)
     if dev.type == "meta":  # nonzero cannot run there, but the count follows from the sizes
         return new_tensor((2, _triangle_count(row, col, offset, lower)), dt, dev)
-    coords = P.nonzero(_triangle_mask(row, col, offset, lower, dev))  # (n, 2), row-major
+    coords = PRIMS.nonzero(_triangle_mask(row, col, offset, lower, dev))  # (n, 2), row-major
     return to_dtype(coords.t().contiguous(), dt)
 
 
@@ -429,8 +429,8 @@ def _from_parts(real: Tensor, imag: Tensor) -> Tensor:
     if not out.numel():
         return out
     parts = view_as_real_storage(out)
-    P.copy_(parts[..., 0], real.expand(shape))
-    P.copy_(parts[..., 1], imag.expand(shape))
+    PRIMS.copy_(parts[..., 0], real.expand(shape))
+    PRIMS.copy_(parts[..., 1], imag.expand(shape))
     return out
 
 
@@ -450,11 +450,11 @@ def _polar_kernel(abs: Tensor, angle: Tensor) -> Tensor:
     _check_complex_parts(abs, angle, ("abs", "angle"))
     shape = tuple(broadcast_shapes(abs._shape, angle._shape))
     parts = []
-    for prim in (P.cos, P.sin):
+    for prim in (PRIMS.cos, PRIMS.sin):
         trig = new_tensor(angle._shape, angle._dtype, angle._device)
         prim(trig, angle)
         part = new_tensor(shape, abs._dtype, abs._device)
-        P.mul(part, abs.expand(shape), trig.expand(shape))
+        PRIMS.mul(part, abs.expand(shape), trig.expand(shape))
         parts.append(part)
     return _from_parts(parts[0], parts[1])
 

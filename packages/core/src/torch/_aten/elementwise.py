@@ -29,7 +29,7 @@ from .._core import (
     plan as _plan,
     upcalls,
 )
-from .._core.alloc import P, new_tensor
+from .._core.alloc import PRIMS, new_tensor
 from .._core.dtype_info import finfo
 from .._core.grad_mode import no_grad
 from .._core.output_layout import follow_inputs, new_elementwise
@@ -85,7 +85,7 @@ def run(prim: str, operands: list[Any], compute: _dtype.dtype, out_dtype: _dtype
             break
     else:
         out = new_tensor(shape, out_dtype, dev)
-    getattr(P, prim)(out, *(operand(o, compute, dev, shape) for o in operands), **kwargs)
+    getattr(PRIMS, prim)(out, *(operand(o, compute, dev, shape) for o in operands), **kwargs)
     if _plan.recording is not None:  # the dispatcher is planning this call
         _plan.note(prim, operands, compute, out_dtype, kwargs, out)
     return out
@@ -570,7 +570,7 @@ def _scaled(factor: float) -> Callable[[Tensor], Tensor]:
 
 def _bool_like(self: Tensor, value: bool) -> Tensor:
     out = new_elementwise(self._shape, _dtype.bool_, self._device, [self])
-    P.fill_(out, value)
+    PRIMS.fill_(out, value)
     return out
 
 
@@ -899,7 +899,7 @@ def _where_kernel(condition: Tensor, self: Any, other: Any) -> Tensor:
     dev = common_device(tensors)
     shape = broadcast_shapes(*(t._shape for t in tensors))
     out = new_elementwise(shape, dt, dev, tensors)
-    P.where(out, operand(condition, _dtype.bool_, dev, shape), operand(self, dt, dev, shape),
+    PRIMS.where(out, operand(condition, _dtype.bool_, dev, shape), operand(self, dt, dev, shape),
             operand(other, dt, dev, shape))
     return out
 

@@ -17,7 +17,7 @@ from .._core import (
     storage as _storage,
 )
 from .._core.alloc import (
-    P,
+    PRIMS,
     check_dtype,
     check_shape,
     constant_tensor,
@@ -99,7 +99,7 @@ def _full_kernel(size: Any, fill_value: Any, *, dtype: _dtype.dtype | None = Non
     shape = _shape_arg((size,))
     check_shape(shape)
     t = new_tensor(shape, check_dtype(dtype) or scalar_dtype(fill_value), device_of(device))
-    P.fill_(t, fill_value)
+    PRIMS.fill_(t, fill_value)
     return t
 
 
@@ -110,7 +110,7 @@ def _filled_kernel(value: int) -> Any:
         check_shape(shape)
         dt = check_dtype(dtype) or _config.get_default_dtype()
         t = new_tensor(shape, dt, device_of(device))
-        P.fill_(t, value)
+        PRIMS.fill_(t, value)
         return t
 
     return kernel
@@ -125,7 +125,7 @@ def _like_kernel(value: Any) -> Any:
         dt, dev = _like(self, dtype, device)
         t = _new_like(self, dt, dev, memory_format)
         if value is not None:
-            P.fill_(t, value)
+            PRIMS.fill_(t, value)
         return t
 
     return kernel
@@ -136,7 +136,7 @@ def _full_like_kernel(self: Tensor, fill_value: Any, *, dtype: _dtype.dtype | No
                       memory_format: Any = None) -> Tensor:
     dt, dev = _like(self, dtype, device)
     t = _new_like(self, dt, dev, memory_format)
-    P.fill_(t, fill_value)
+    PRIMS.fill_(t, fill_value)
     return t
 
 
@@ -154,7 +154,7 @@ def _scalar_tensor_kernel(s: Any, *, dtype: _dtype.dtype | None = None, layout: 
     if isinstance(s, complex) and not dt.is_complex:
         raise RuntimeError(f"value cannot be converted to type {dt._name} without overflow")
     t = new_tensor((), dt, device_of(device))
-    P.fill_(t, s)
+    PRIMS.fill_(t, s)
     return t
 
 

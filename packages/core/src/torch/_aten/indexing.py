@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._core import config as _config, dispatch as _dispatch, dtype as _dtype
-from .._core.alloc import P, new_tensor, scalar_tensor
+from .._core.alloc import PRIMS, new_tensor, scalar_tensor
 from .._core.promotion import broadcast_shapes
 from .._core.tensor import (
     Size,
@@ -66,7 +66,7 @@ def checked_index(idx: Tensor, size: int, dim: int, *, negative: bool = True,
         idx = to_dtype(idx, _dtype.int64)
     if idx.numel() == 0 or not has_data(idx):  # meta and fake have no values to check
         return idx
-    lo, hi = _extreme(P.amin, idx), _extreme(P.amax, idx)
+    lo, hi = _extreme(PRIMS.amin, idx), _extreme(PRIMS.amax, idx)
     low = -size if negative else 0
     if lo < low or hi >= size:
         bad = next(v for v in idx.reshape(-1).tolist() if not low <= v < size)
@@ -77,9 +77,9 @@ def checked_index(idx: Tensor, size: int, dim: int, *, negative: bool = True,
     if lo >= 0:
         return idx
     negative_mask = new_tensor(idx._shape, _dtype.bool_, idx._device)
-    P.lt(negative_mask, idx, scalar_tensor(0, _dtype.int64, idx._device).expand(idx._shape))
+    PRIMS.lt(negative_mask, idx, scalar_tensor(0, _dtype.int64, idx._device).expand(idx._shape))
     wrapped = new_tensor(idx._shape, _dtype.int64, idx._device)
-    P.where(wrapped, negative_mask, add(idx, size), idx)
+    PRIMS.where(wrapped, negative_mask, add(idx, size), idx)
     return wrapped
 
 
@@ -128,7 +128,7 @@ def _index_plan(self: Tensor, indices: list[Any]) -> tuple[Size, Tensor]:
                         f"{dim + j}")
             if k == 0:  # a 0-d mask adds a dim of size 1 (True) or 0 (False)
                 raise IndexError("a zero-dimensional mask must be given through __getitem__")
-            coords = P.nonzero(item)  # (n, k)
+            coords = PRIMS.nonzero(item)  # (n, k)
             adv.extend((dim + j, coords.select(1, j)) for j in range(k))
             dim += k
         elif item._dtype in _INDEX_DTYPES:
@@ -175,7 +175,7 @@ def _index_kernel(self: Tensor, indices: list[Any]) -> Tensor:
     shape, offsets = _index_plan(self, list(indices))
     out = new_tensor(tuple(shape), self._dtype, self._device)
     if out.numel():
-        P.gather(out.view(-1), _storage_1d(self), 0, offsets.reshape(-1))
+        PRIMS.gather(out.view(-1), _storage_1d(self), 0, offsets.reshape(-1))
     return out
 
 
@@ -193,7 +193,7 @@ def _index_put_kernel(self: Tensor, indices: list[Any], values: Tensor,
     src = _broadcast_value(values, tuple(shape))
     if offsets.numel():
         flat_src = src.reshape(-1)  # copies a broadcast value: scatter reads it densely
-        P.scatter_(_storage_1d(self), 0, offsets.reshape(-1), flat_src,
+        PRIMS.scatter_(_storage_1d(self), 0, offsets.reshape(-1), flat_src,
                    "sum" if accumulate else "none", True)
     self._vc[0] += 1
     return self
@@ -264,7 +264,7 @@ def _gather_kernel(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = Fa
         f"index {v} is out of bounds for dimension {d} with size {size}"))
     out = new_tensor(index._shape, self._dtype, self._device)
     if out.numel():
-        P.gather(out, self, d, idx)
+        PRIMS.gather(out, self, d, idx)
     return out
 
 
@@ -290,7 +290,7 @@ def _scatter_inplace(self: Tensor, dim: int, index: Tensor, src: Any, reduce: st
     idx = checked_index(index, size, d, negative=False, error=lambda v: RuntimeError(
         f"index {v} is out of bounds for dimension {d} with size {size}"))
     if idx.numel():
-        P.scatter_(self, d, idx, src, reduce, include_self)
+        PRIMS.scatter_(self, d, idx, src, reduce, include_self)
     self._vc[0] += 1
     return self
 
@@ -332,7 +332,7 @@ def _index_select_kernel(self: Tensor, dim: int, index: Tensor) -> Tensor:
 
 
 def _nonzero_kernel(self: Tensor) -> Tensor:
-    return P.nonzero(self)
+    return PRIMS.nonzero(self)
 
 
 def _masked_fill_kernel(self: Tensor, mask: Tensor, value: Any) -> Tensor:
@@ -342,7 +342,7 @@ def _masked_fill_kernel(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     out = new_tensor(shape, self._dtype, self._device)
     fill = _fill_source(value, self, shape)
     if out.numel():
-        P.where(out, mask.expand(shape), fill, self.expand(shape))
+        PRIMS.where(out, mask.expand(shape), fill, self.expand(shape))
     return out
 
 
@@ -631,7 +631,7 @@ def _index_scatter(self: Tensor, d: int, idx: Tensor, source: Tensor, reduce: st
     target = self if self.ndim else self.view(1)
     src = source.reshape(target._shape[:d] + (idx._shape[0],) + target._shape[d + 1 :])
     if idx.numel() and target.numel():
-        P.scatter_(target, d, along(idx, d, tuple(src._shape)), src, reduce, include_self)
+        PRIMS.scatter_(target, d, along(idx, d, tuple(src._shape)), src, reduce, include_self)
     self._vc[0] += 1
     return self
 
@@ -768,9 +768,9 @@ def _slice_mask(self: Tensor, d: int, idx: Tensor) -> Tensor:
     (each slice once, however often ``idx`` names it)."""
     n = _dim_size(self, d)
     mask = new_tensor((n,), _dtype.bool_, self._device)
-    P.fill_(mask, False)
+    PRIMS.fill_(mask, False)
     if idx.numel():
-        P.scatter_(mask, 0, idx, scalar_tensor(True, _dtype.bool_, self._device)
+        PRIMS.scatter_(mask, 0, idx, scalar_tensor(True, _dtype.bool_, self._device)
                    .expand(idx._shape), "none", True)
     view = [1] * self.ndim
     if self.ndim:
@@ -866,7 +866,7 @@ def _masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
             warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() "
                           "the tensor before performing this operation.", UserWarning,
                           stacklevel=_config.external_stacklevel())
-            P.copy_(self, result)
+            PRIMS.copy_(self, result)
             self._vc[0] += 1
             return self
     return copy_(self, result)
@@ -981,7 +981,7 @@ def _put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False)
     target = self if self.is_contiguous() else clone(self, memory_format=_contiguous())
     flat = target.view(-1)
     if idx.numel():
-        P.scatter_(flat, 0, idx.reshape(-1), source.reshape(-1),
+        PRIMS.scatter_(flat, 0, idx.reshape(-1), source.reshape(-1),
                    "sum" if accumulate else "none", True)
     if target is not self:
         copy_(self, target)

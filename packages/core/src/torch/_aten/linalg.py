@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._core import config as _config, dispatch as _dispatch, dtype as _dtype, plan as _plan
-from .._core.alloc import P, new_tensor
+from .._core.alloc import PRIMS, new_tensor
 from .._core.promotion import broadcast_shapes, common_device
 from .._core.tensor import Tensor, wrap_dim
 from .arith import add, mul, sum
@@ -74,7 +74,7 @@ def _product(a: Tensor, b: Tensor) -> Tensor:
     one call of the matmul primitive."""
     dev = common_device([a, b])
     out = new_tensor(a._shape[:-1] + b._shape[-1:], a._dtype, dev)
-    P.matmul(out, a, b)
+    PRIMS.matmul(out, a, b)
     if _plan.recording is not None:  # the dispatcher is planning this call
         _plan.note("matmul", [a, b], a._dtype, a._dtype, {}, out)
     return out
@@ -176,9 +176,9 @@ def _cross_kernel(self: Tensor, other: Tensor, dim: int = -1) -> Tensor:
     for i in range(3):
         j, k = (i + 1) % 3, (i + 2) % 3
         # out_i = a_j * b_k - a_k * b_j
-        P.mul(left, a.narrow(d, j, 1), b.narrow(d, k, 1))
-        P.mul(right, a.narrow(d, k, 1), b.narrow(d, j, 1))
-        P.sub(out.narrow(d, i, 1), left, right)
+        PRIMS.mul(left, a.narrow(d, j, 1), b.narrow(d, k, 1))
+        PRIMS.mul(right, a.narrow(d, k, 1), b.narrow(d, j, 1))
+        PRIMS.sub(out.narrow(d, i, 1), left, right)
     return out
 
 
@@ -259,7 +259,7 @@ def _matmul_impl(self: Tensor, other: Tensor) -> Tensor:
 def _true_like(t: Tensor) -> Tensor:
     """A 0-dim ``True`` on ``t``'s device (a ``where`` condition that always takes the first)."""
     flag = new_tensor((), _dtype.bool_, t._device)
-    P.fill_(flag, True)
+    PRIMS.fill_(flag, True)
     return flag
 
 

@@ -25,7 +25,7 @@ from .._core import (
     layout as _layout,
     storage as _storage,
 )
-from .._core.alloc import P, new_tensor
+from .._core.alloc import PRIMS, new_tensor
 from .._core.device import device as _device
 from .._core.promotion import broadcast_shapes
 from .._core.tensor import Tensor, contiguous_strides, storage_extent, wrap_dim
@@ -162,17 +162,17 @@ def _as_real(x: Tensor) -> Tensor:
 
 def _unary(prim: str, x: Tensor) -> Tensor:
     out = new_tensor(x._shape, x._dtype, x._device)
-    getattr(P, prim)(out, x)
+    getattr(PRIMS, prim)(out, x)
     return out
 
 
 def _binary(prim: str, a: Tensor, b: Any) -> Tensor:
     if not isinstance(b, Tensor):
         scalar = new_tensor((), a._dtype, a._device)
-        P.fill_(scalar, b)
+        PRIMS.fill_(scalar, b)
         b = scalar.expand(a._shape)
     out = new_tensor(a._shape, a._dtype, a._device)
-    getattr(P, prim)(out, a, b)
+    getattr(PRIMS, prim)(out, a, b)
     return out
 
 
@@ -180,7 +180,7 @@ def _reduce(prim: str, x: Tensor, dims: list[int]) -> Tensor:
     """``prim`` over ``dims``, keeping them as size 1."""
     out = new_tensor(tuple(1 if d in dims else s for d, s in enumerate(x._shape)), x._dtype,
                      x._device)
-    getattr(P, prim)(out, x, dims)
+    getattr(PRIMS, prim)(out, x, dims)
     return out
 
 
@@ -240,7 +240,7 @@ def _vector_norm_kernel(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool 
         r = _reduce("amin", a, dims)
     elif ord == 0:
         nonzero = new_tensor(a._shape, _dtype.bool_, a._device)
-        P.ne(nonzero, a, _binary("mul", a, 0))
+        PRIMS.ne(nonzero, a, _binary("mul", a, 0))
         r = _reduce("sum", to_dtype(nonzero, a._dtype), dims)
     elif ord == 1:
         r = _reduce("sum", a, dims)

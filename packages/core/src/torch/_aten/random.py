@@ -27,7 +27,7 @@ from typing import Any
 
 from .._core import config as _config, dispatch as _dispatch, dtype as _dtype, storage as _storage
 from .._core.alloc import (
-    P,
+    PRIMS,
     check_dtype,
     check_shape,
     device_of,
@@ -72,7 +72,7 @@ def _words(n: int, gen: Generator, dev: _device) -> Tensor:
     out = new_tensor((n,), _dtype.int64, dev)
     if n and dev.type != "meta":
         seed, offset = gen._reserve((n + 3) // 4)
-        P.random_bits_(out, seed, offset)
+        PRIMS.random_bits_(out, seed, offset)
     return out
 
 
@@ -105,9 +105,9 @@ def _apply(prim: str, a: Tensor, b: Any = None, dt: _dtype.dtype | None = None) 
     """A new tensor holding primitive ``prim`` of ``a`` (and ``b``, a tensor or a number)."""
     out = new_tensor(a._shape, dt or a._dtype, a._device)
     if b is None:
-        getattr(P, prim)(out, a)
+        getattr(PRIMS, prim)(out, a)
     else:
-        getattr(P, prim)(out, a, b if isinstance(b, Tensor) else _const(b, a))
+        getattr(PRIMS, prim)(out, a, b if isinstance(b, Tensor) else _const(b, a))
     return out
 
 
@@ -157,8 +157,8 @@ def _standard_normal(n: int, ct: _dtype.dtype, gen: Generator, dev: _device) -> 
     radius = _apply("sqrt", _apply("mul", _apply("log", u1), -2.0))  # (half,)
     theta = _apply("mul", u2, _TWO_PI)
     z = new_tensor((2 * half,), ct, dev)
-    P.mul(_part(z, 0, half), radius, _apply("cos", theta))
-    P.mul(_part(z, half, 2 * half), radius, _apply("sin", theta))
+    PRIMS.mul(_part(z, 0, half), radius, _apply("cos", theta))
+    PRIMS.mul(_part(z, half, 2 * half), radius, _apply("sin", theta))
     return _part(z, 0, n)
 
 
@@ -203,7 +203,7 @@ def _fill_normal(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device, gen: Ge
     z = _cast(z, dt)
     if z._base is not None:  # still the view of Box-Muller's buffer: a tensor of its own
         own = new_tensor(z._shape, z._dtype, z._device)
-        P.copy_(own, z)
+        PRIMS.copy_(own, z)
         z = own
     return z
 
@@ -213,7 +213,7 @@ def _from_real_pairs(real: Tensor, dt: _dtype.dtype) -> Tensor:
     from .creation import view_as_real_storage
 
     out = new_tensor(real._shape[:-1], dt, real._device)
-    P.copy_(view_as_real_storage(out), real)
+    PRIMS.copy_(view_as_real_storage(out), real)
     return out
 
 
@@ -359,7 +359,7 @@ def _randperm_kernel(n: int, *, generator: Generator | None = None,
     values = new_tensor((n,), _dtype.int64, dev)
     order = new_tensor((n,), _dtype.int64, dev)
     if n:
-        P.sort(values, order, keys, 0, False, True)
+        PRIMS.sort(values, order, keys, 0, False, True)
     return _cast(order, dt)
 
 
@@ -535,7 +535,7 @@ def _all(mask: Tensor) -> bool:
     if mask.numel() == 0 or mask._device.type == "meta":
         return True
     res = new_tensor((1,) * mask.ndim, _dtype.bool_, mask._device)
-    P.all(res, mask, list(range(mask.ndim)))
+    PRIMS.all(res, mask, list(range(mask.ndim)))
     return bool(res.item())
 
 
@@ -677,22 +677,22 @@ def _multinomial_kernel(self: Tensor, num_samples: int, replacement: bool = Fals
                        _apply("lt", w, math.inf, _dtype.bool_), _dtype.bool_)):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     total = new_tensor((r, 1), _dtype.float64, dev)
-    P.sum(total, w, [1])
+    PRIMS.sum(total, w, [1])
     if not _all(_apply("gt", total, 0.0, _dtype.bool_)):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     result = new_tensor((r, num_samples), _dtype.int64, dev)
     if replacement:
         cdf = new_tensor((r, n), _dtype.float64, dev)
-        P.cumsum(cdf, w, 1)
+        PRIMS.cumsum(cdf, w, 1)
         u = _uniform01((r, num_samples), _dtype.float64, gen, dev)
         targets = _apply("mul", u, total.expand(r, num_samples))
-        P.searchsorted(result, cdf, targets, True)
+        PRIMS.searchsorted(result, cdf, targets, True)
         result = _apply("minimum", result, n - 1)
     else:
         e = _shaped(_apply("neg", _apply("log", _uniform_open(r * n, ct, gen, dev))), (r, n))
         keys = _apply("div", to_dtype(w, ct), e)
         values = new_tensor((r, num_samples), ct, dev)
-        P.topk(values, result, keys, num_samples, 1, True, True)
+        PRIMS.topk(values, result, keys, num_samples, 1, True, True)
     if input.ndim == 1:
         result = _shaped(result, (num_samples,))
     return result

@@ -28,7 +28,7 @@ from .._core import (
     plan as _plan,
     upcalls,
 )
-from .._core.alloc import P, check_dtype, new_tensor
+from .._core.alloc import PRIMS, check_dtype, new_tensor
 from .._core.grad_mode import no_grad
 from .._core.promotion import result_type
 from .._core.tensor import Tensor, has_data, wrap_dim
@@ -162,7 +162,7 @@ def _drop(t: Tensor, dims: list[int], keepdim: bool) -> Tensor:
 def _reduce(prim: str, x: Tensor, dims: list[int], dt: _dtype.dtype, keepdim: bool) -> Tensor:
     """One reduction primitive over ``dims`` into a fresh ``dt`` tensor."""
     out = new_tensor(_kept(x._shape, dims), dt, x._device)
-    getattr(P, prim)(out, x, dims)
+    getattr(PRIMS, prim)(out, x, dims)
     result = _drop(out, dims, keepdim)
     if _plan.recording is not None:  # the dispatcher is planning this call
         _plan.note(prim, [x], x._dtype, dt, {"dims": dims}, out)
@@ -201,7 +201,7 @@ def _sum_dtype(x: Tensor, dtype: Any) -> _dtype.dtype:
 def _positions(n: int, dim: int, ndim: int, device: Any) -> Tensor:
     """0..n-1 as int64, shaped to broadcast along ``dim`` of an ``ndim``-d tensor."""
     pos = new_tensor((n,), _dtype.int64, device)
-    P.arange_(pos, 0, 1)
+    PRIMS.arange_(pos, 0, 1)
     return pos.view(tuple(n if i == dim else 1 for i in range(ndim)))
 
 
@@ -261,16 +261,16 @@ def _arg_kernel(prim: str) -> Any:
             _require_nonempty(prim, self, [], False, hint=False)
             flat = self.reshape(-1)
             out = new_tensor((1,), _dtype.int64, self._device)
-            getattr(P, prim)(out, flat, 0)
+            getattr(PRIMS, prim)(out, flat, 0)
             return out.view((1,) * self.ndim if keepdim else ())
         d = wrap_dim(dim, self.ndim)
         dims = [d] if self.ndim else []
         _require_nonempty(prim, self, dims, True)
         out = new_tensor(_kept(self._shape, dims), _dtype.int64, self._device)
         if self.ndim:
-            getattr(P, prim)(out, self, d)
+            getattr(PRIMS, prim)(out, self, d)
         else:
-            P.fill_(out, 0)
+            PRIMS.fill_(out, 0)
         return _drop(out, dims, keepdim)
 
     return kernel
@@ -295,7 +295,7 @@ def _scan_kernel(prim: str) -> Any:
         d = wrap_dim(dim, self.ndim)
         dt = _sum_dtype(self, dtype)
         out = new_tensor(self._shape, dt, self._device)
-        getattr(P, prim)(out, to_dtype(self, dt), d)
+        getattr(PRIMS, prim)(out, to_dtype(self, dt), d)
         return out
 
     return kernel
@@ -306,7 +306,7 @@ def _cum_extreme_kernel(prim: str) -> Any:
         d = wrap_dim(dim, self.ndim)
         values = new_tensor(self._shape, self._dtype, self._device)
         indices = new_tensor(self._shape, _dtype.int64, self._device)
-        getattr(P, prim)(values, indices, self, d)
+        getattr(PRIMS, prim)(values, indices, self, d)
         return values, indices
 
     return kernel
@@ -318,7 +318,7 @@ def _sort_kernel(self: Tensor, *, stable: bool | None = False, dim: int = -1,
     values = new_tensor(self._shape, self._dtype, self._device)
     indices = new_tensor(self._shape, _dtype.int64, self._device)
     # the reference sort is always stable; a stable result is a valid unstable one too
-    P.sort(values, indices, self, d, bool(descending), True)
+    PRIMS.sort(values, indices, self, d, bool(descending), True)
     return values, indices
 
 
@@ -331,7 +331,7 @@ def _topk_kernel(self: Tensor, k: int, dim: int = -1, largest: bool = True,
     shape = tuple(k if i == d else s for i, s in enumerate(self._shape))
     values = new_tensor(shape, self._dtype, self._device)
     indices = new_tensor(shape, _dtype.int64, self._device)
-    P.topk(values, indices, self, k, d, bool(largest), bool(sorted))
+    PRIMS.topk(values, indices, self, k, d, bool(largest), bool(sorted))
     return values, indices
 
 
@@ -367,7 +367,7 @@ def _searchsorted_kernel(sorted_sequence: Tensor, self: Tensor, *, out_int32: bo
         values = values.reshape(1, -1)
         seq = seq.view(1, -1)
     out = new_tensor(values._shape, _dtype.int64, self._device)
-    P.searchsorted(out, seq, values, bool(right))
+    PRIMS.searchsorted(out, seq, values, bool(right))
     out = out.view(self._shape)
     return to_dtype(out, _dtype.int32) if out_int32 else out
 

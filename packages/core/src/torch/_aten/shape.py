@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._core import config as _config, dispatch as _dispatch, dtype as _dtype
-from .._core.alloc import P, new_tensor
+from .._core.alloc import PRIMS, new_tensor
 from .._core.device import device as _device
 from .._core.promotion import broadcast_shapes
 from .._core.tensor import (
@@ -57,7 +57,7 @@ def arange_index(n: int, dev: _device, start: int = 0, step: int = 1) -> Tensor:
     """The int64 vector ``start, start + step, ...`` of length ``n`` on ``dev``."""
     out = new_tensor((n,), _dtype.int64, dev)
     if n:
-        P.arange_(out, start, step)
+        PRIMS.arange_(out, start, step)
     return out
 
 
@@ -78,7 +78,7 @@ def gather_slices(x: Tensor, dim: int, index: Tensor) -> Tensor:
         shape[dim] = index._shape[0]
     out = new_tensor(tuple(shape), x._dtype, x._device)
     if out.numel():
-        P.gather(out, x, dim, along(index, dim, tuple(shape)))
+        PRIMS.gather(out, x, dim, along(index, dim, tuple(shape)))
     return out
 
 
@@ -109,7 +109,7 @@ def _copy_of(src: Tensor) -> Tensor:
     """A fresh contiguous tensor with ``src``'s values."""
     out = new_tensor(src._shape, src._dtype, src._device)
     if out.numel():
-        P.copy_(out, src)
+        PRIMS.copy_(out, src)
     return out
 
 
@@ -118,7 +118,7 @@ def _recorded_copy(src: Tensor) -> Tensor:
     requires grad, so that autograd records it (kernels run below autograd and use
     :func:`_copy_of`)."""
     out = new_tensor(src._shape, src._dtype, src._device)
-    copy_(out, src) if src._requires_grad else P.copy_(out, src)
+    copy_(out, src) if src._requires_grad else PRIMS.copy_(out, src)
     return out
 
 
@@ -166,7 +166,7 @@ def _cat_kernel(tensors: list[Tensor], dim: int = 0) -> Tensor:
     for _, t in parts:
         n = t._shape[d]
         if n and t.numel():
-            P.copy_(out.narrow(d, at, n), t)
+            PRIMS.copy_(out.narrow(d, at, n), t)
         at += n
     return out
 

@@ -28,7 +28,7 @@ class _Prims:
         return op
 
 
-P = _Prims()
+PRIMS = _Prims()  # the prims:: operators by attribute: PRIMS.add(out, a, b)
 
 
 def _default_device() -> _device:
@@ -86,7 +86,7 @@ class Layout:
             self._epoch = _dispatch.epoch
         fn = self._kernels.get(prim)
         if fn is None:
-            fn = self._kernels[prim] = getattr(P, prim).resolve(self.runtime.dispatch_key)
+            fn = self._kernels[prim] = getattr(PRIMS, prim).resolve(self.runtime.dispatch_key)
         return fn
 
 
@@ -249,5 +249,5 @@ def check_dtype(dtype: Any) -> _dtype.dtype | None:
 def scalar_tensor(value: Any, dt: _dtype.dtype, dev: _device) -> Tensor:
     """A 0-d tensor holding ``value`` (Scalars enter kernels as 0-d tensors)."""
     t = new_tensor((), dt, dev)
-    P.fill_(t, value)
+    PRIMS.fill_(t, value)
     return t

@@ -31,7 +31,7 @@ from functools import partial
 from typing import Any
 
 from . import config as _config, dispatch as _dispatch, dtype as _dtype
-from .alloc import Layout, P, _interned
+from .alloc import PRIMS, Layout, _interned
 from .storage import _UNSET, UntypedStorage
 from .tensor import Tensor
 
@@ -84,7 +84,7 @@ def _unchanged(lay: Layout, aten: _dispatch.Operator, prim: str) -> bool:
     cached answers are dropped on every registration: see ``Layout.forget_fast``.)"""
     key = lay.runtime.dispatch_key
     mine = lay.fast.kernels.get(prim)
-    return (mine is not None and getattr(P, prim).resolve(key) is mine
+    return (mine is not None and getattr(PRIMS, prim).resolve(key) is mine
             and aten.resolve(key) is aten.kernels.get(_dispatch.COMPOSITE_EXPLICIT))
 
 

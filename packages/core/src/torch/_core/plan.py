@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import config as _config, dispatch as _dispatch, dtype as _dtype
-from .alloc import P, _interned
+from .alloc import PRIMS, _interned
 from .storage import _UNSET, UntypedStorage
 from .tensor import Tensor
 
@@ -298,7 +298,7 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     key = lay.runtime.dispatch_key
     # The generic path ran core's composite and the backend's own primitive kernel.
     if (op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT)
-            or getattr(P, prim).resolve(key) is not fast.kernels.get(prim)):
+            or getattr(PRIMS, prim).resolve(key) is not fast.kernels.get(prim)):
         return None
     dims = None
     if prim_kwargs:

@@ -111,10 +111,38 @@ class UntypedStorage:
     def tolist(self) -> list[int]:
         return read_bytes(self, 0, self._nbytes).tolist()
 
-    def __getitem__(self, i: int) -> int:
+    def __getitem__(self, i: int | slice) -> Any:
+        """A byte's value, or for a slice (step 1) a storage over those bytes, sharing them."""
+        if isinstance(i, slice):
+            return self._byte_range(i)
+        return int(read_bytes(self, self._byte_index(i), 1)[0])
+
+    def __setitem__(self, i: int | slice, value: int) -> None:
+        """Set a byte, or every byte of a slice, to ``value``."""
+        if isinstance(i, slice):
+            target = self._byte_range(i)
+            write_bytes(target, 0, np.full(target._nbytes, value, np.uint8))
+            return
+        write_bytes(self, self._byte_index(i), np.array([value], np.uint8))
+
+    def _byte_index(self, i: Any) -> int:
+        if not isinstance(i, int):
+            raise TypeError(f"can't index a torch.UntypedStorage with {type(i).__name__}")
         if not -self._nbytes <= i < self._nbytes:
             raise IndexError(f"index {i} out of range for storage of size {self._nbytes}")
-        return int(read_bytes(self, i % self._nbytes, 1)[0])
+        return i % self._nbytes
+
+    def _byte_range(self, key: slice) -> UntypedStorage:
+        start, stop, step = key.indices(self._nbytes)
+        if step != 1:
+            raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of 1 is "
+                               "supported")
+        if self._device.type == "meta":
+            raise NotImplementedError("Not available for 'meta' device type")
+        if self._device.type != "cpu" or self._host is None:
+            # a sub-storage of device memory needs the backend to alias a byte range
+            raise NotImplementedError(f"slicing a {self._device.type} storage is not supported")
+        return wrap_host(self._host[start : max(start, stop)])
 
     def cpu(self) -> UntypedStorage:
         if self._device.type == "cpu":

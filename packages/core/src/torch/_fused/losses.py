@@ -117,13 +117,13 @@ def _host_picked(t: Tensor, ignore_index: int, classes: int) -> tuple[Tensor, Te
 def _gather_rows(x: Tensor, safe: Tensor) -> Tensor:
     """``x.gather(1, safe)`` for indices ``_picked`` already checked: the primitive directly
     (the public op would check them again, with two reductions and two host reads)."""
-    from .._core.alloc import P, new_tensor
+    from .._core.alloc import PRIMS, new_tensor
 
     if not x._shape[1]:  # no classes: every index is out of range, the op raises
         return x.gather(1, safe)
     out = new_tensor(safe._shape, x._dtype, x._device)
     if out.numel():
-        P.gather(out, x, 1, safe)
+        PRIMS.gather(out, x, 1, safe)
     return out
 
 
@@ -157,9 +157,9 @@ def _nll_loss_backward_kernel(grad_output: Tensor, self: Tensor, target: Tensor,
     rows = safe._shape[0]
     grad = _fac.zeros((rows, classes), dtype=self._dtype, device=self.device)
     if rows and classes:  # in place: a fresh buffer no one else sees; indices checked
-        from .._core.alloc import P
+        from .._core.alloc import PRIMS
 
-        P.scatter_(grad, 1, safe, src, "none", True)
+        PRIMS.scatter_(grad, 1, safe, src, "none", True)
     else:
         grad.scatter_(1, safe, src)  # (the op's checks and errors)
     return grad.reshape(self._shape)
