@@ -145,6 +145,29 @@ class FastPath(Protocol):
         """``op`` over the last dimension of a contiguous (rows, cols) operand into ``rows``
         results of the same dtype."""
 
+    # Optional (core checks with getattr): what the plan cache (torch._core.plan) replays.
+    def prepare(self, prim: str, out_dtype: int, in_dtype: int, shape: Sequence[int],
+                nbytes: int, strides: Sequence[Sequence[int]], dims: Sequence[int] | None = None,
+                inner: int | None = None, out_strides: Sequence[int] | None = None
+                ) -> Callable[..., Any] | None:
+        """A function of the operands' addresses that allocates an output of ``nbytes`` and
+        runs primitive ``prim`` on it, returning the new handle (or ``None`` when the kernel
+        declines that call); ``None`` when the backend has no native kernel for ``prim`` at this
+        geometry. Core caches the function in the plan of a call signature and calls it on
+        every repeat of that signature.
+
+        :param prim: a unary or binary primitive, a comparison, a reduction, ``copy`` (a cast)
+            or ``matmul``.
+        :param out_dtype: the output's dtype code; ``in_dtype``: the inputs'.
+        :param shape: the iteration shape (the inputs' broadcast shape; for a reduction the
+            input's shape; for ``matmul`` the output's).
+        :param strides: each input's element strides over ``shape`` (0 where broadcast).
+        :param dims: the reduced dimensions (reductions only).
+        :param inner: the contracted size (``matmul`` only).
+        :param out_strides: the output's element strides when it is not contiguous (a dense
+            permutation: an elementwise result following a transposed input).
+        """
+
 
 class Copier(Protocol):
     """Byte copies between host and device. Returned by :func:`torch_backend_copy`.
