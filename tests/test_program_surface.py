@@ -381,3 +381,42 @@ def test_resize_shrinks_and_grows_keeping_bytes():
     assert grown.untyped_storage().nbytes() >= 24
     with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
         torch.ones(2, requires_grad=True).resize_(3)
+
+
+# -- torch.backends.cuda -------------------------------------------------------------------------
+
+
+def test_backends_cuda_matmul_tf32_is_the_matmul_precision():
+    switches = torch.backends.cuda.matmul
+    assert switches.allow_tf32 is False  # the default precision is "highest"
+    try:
+        switches.allow_tf32 = True
+        assert torch.get_float32_matmul_precision() == "high"
+        torch.set_float32_matmul_precision("medium")
+        assert switches.allow_tf32 is True
+        switches.allow_tf32 = False
+        assert torch.get_float32_matmul_precision() == "highest"
+    finally:
+        torch.set_float32_matmul_precision("highest")
+    assert switches.allow_fp16_reduced_precision_reduction is True
+    with pytest.raises(AttributeError, match="Unknown attribute foo"):
+        switches.foo = 1
+
+
+def test_backends_cuda_attention_switches():
+    cuda = torch.backends.cuda
+    assert cuda.flash_sdp_enabled() and cuda.math_sdp_enabled()
+    try:
+        cuda.enable_flash_sdp(False)
+        assert cuda.flash_sdp_enabled() is False
+        with pytest.warns(FutureWarning, match="sdp_kernel"):
+            with cuda.sdp_kernel(enable_math=False):
+                assert cuda.math_sdp_enabled() is False and cuda.flash_sdp_enabled() is True
+        assert cuda.math_sdp_enabled() is True and cuda.flash_sdp_enabled() is False
+    finally:
+        cuda.enable_flash_sdp(True)
+
+
+@cuda_missing
+def test_backends_cuda_is_not_built_without_a_backend():
+    assert torch.backends.cuda.is_built() is False

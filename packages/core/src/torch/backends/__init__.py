@@ -1,14 +1,14 @@
 """``torch.backends``: the plugin system (the hooks in :mod:`torch.backends.hookspecs`, what
 kernels may use in :mod:`torch.backends.contract`, device-module parts in
-:mod:`torch.backends.devicekit`) and the per-backend switches (``torch.backends.cudnn``,
-``torch.backends.mps``)."""
+:mod:`torch.backends.devicekit`) and the per-backend switches (``torch.backends.cuda``,
+``torch.backends.cudnn``, ``torch.backends.mps``)."""
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
 
-_SUBMODULES = ("cudnn", "mps", "hookspecs", "contract", "devicekit")
+_SUBMODULES = ("cuda", "cudnn", "mps", "hookspecs", "contract", "devicekit")
 
 
 def __getattr__(name: str) -> ModuleType:
