@@ -420,3 +420,54 @@ def test_backends_cuda_attention_switches():
 @cuda_missing
 def test_backends_cuda_is_not_built_without_a_backend():
     assert torch.backends.cuda.is_built() is False
+
+
+# -- GradScaler ---------------------------------------------------------------------------------
+
+
+@cuda_missing
+def test_cuda_grad_scaler_disables_itself_without_cuda():
+    with pytest.warns(FutureWarning, match="torch.amp.GradScaler"):
+        with pytest.warns(UserWarning, match="CUDA is not available.  Disabling."):
+            scaler = torch.cuda.amp.GradScaler()
+    assert scaler.is_enabled() is False and scaler.get_scale() == 1.0
+    assert scaler.state_dict() == {}
+    p = torch.nn.Parameter(torch.tensor([1.0]))
+    opt = torch.optim.SGD([p], lr=0.5)
+    loss = (p * 2).sum()
+    assert scaler.scale(loss) is loss
+    loss.backward()
+    scaler.step(opt)
+    scaler.update()
+    assert p.tolist() == [0.0]
+
+
+def test_grad_scaler_scales_unscales_and_skips_overflowing_steps():
+    p = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+    opt = torch.optim.SGD([p], lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=4.0, growth_interval=2)
+    scaled = scaler.scale((p * p).sum())
+    assert scaled.item() == 20.0
+    scaled.backward()
+    assert p.grad.tolist() == [8.0, 16.0]
+    scaler.step(opt)
+    assert p.grad.tolist() == [2.0, 4.0]
+    assert p.tolist() == pytest.approx([0.8, 1.6])
+    scaler.update()
+    assert scaler.get_scale() == 4.0
+    opt.zero_grad()
+    scaler.scale((p * p).sum()).backward()
+    scaler.step(opt)
+    scaler.update()
+    assert scaler.get_scale() == 8.0  # two clean steps: grown
+    opt.zero_grad()
+    scaler.scale((p * float("inf")).sum()).backward()
+    before = p.tolist()
+    assert scaler.step(opt) is None
+    scaler.update()
+    assert p.tolist() == before and scaler.get_scale() == 4.0  # skipped, backed off
+    assert scaler.state_dict() == {"scale": 4.0, "growth_factor": 2.0, "backoff_factor": 0.5,
+                                   "growth_interval": 2, "_growth_tracker": 0}
+    scaler.unscale_(opt)
+    with pytest.raises(RuntimeError, match="already been called on this optimizer"):
+        scaler.unscale_(opt)

@@ -145,7 +145,8 @@ def _index_of(device: Any) -> int | None:
 
 
 def _amp_module(device_type: str) -> ModuleType:
-    """``torch.<type>.amp``: the deprecated ``autocast`` alias of ``torch.amp.autocast``."""
+    """``torch.<type>.amp``: the deprecated aliases of ``torch.amp.autocast`` and
+    ``torch.amp.GradScaler``."""
     mod = ModuleType(f"torch.{device_type}.amp")
 
     def autocast(enabled: bool = True, dtype: Any = None, cache_enabled: bool = True) -> Any:
@@ -160,5 +161,18 @@ def _amp_module(device_type: str) -> ModuleType:
             kwargs["dtype"] = dtype
         return _autocast(device_type, **kwargs)
 
+    def grad_scaler(init_scale: float = 2.0**16, growth_factor: float = 2.0,
+                    backoff_factor: float = 0.5, growth_interval: int = 2000,
+                    enabled: bool = True) -> Any:
+        """Deprecated alias: ``torch.amp.GradScaler("<type>", ...)``."""
+        from .amp import GradScaler
+
+        warnings.warn(f"`torch.{device_type}.amp.GradScaler(args...)` is deprecated. Please use "
+                      f"`torch.amp.GradScaler('{device_type}', args...)` instead.",
+                      FutureWarning, stacklevel=2)
+        return GradScaler(device_type, init_scale, growth_factor, backoff_factor,
+                          growth_interval, enabled)
+
     mod.autocast = autocast  # type: ignore[attr-defined]
+    mod.GradScaler = grad_scaler  # type: ignore[attr-defined]
     return mod
