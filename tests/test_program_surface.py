@@ -471,3 +471,62 @@ def test_grad_scaler_scales_unscales_and_skips_overflowing_steps():
     scaler.unscale_(opt)
     with pytest.raises(RuntimeError, match="already been called on this optimizer"):
         scaler.unscale_(opt)
+
+
+# -- torch.linalg composites --------------------------------------------------------------------
+
+_A = [[0.5, 1.0, -0.3], [0.2, -1.5, 0.7], [2.0, 0.1, 0.4]]
+
+
+def test_linalg_matrix_exp_and_its_gradient():
+    a = torch.tensor(_A, dtype=torch.float64, requires_grad=True)
+    expected = [[1.5087034424375647, 0.6712063687733928, -0.14791212111207008],
+                [0.7553189933005208, 0.435748321478946, 0.42169547419365355],
+                [3.0563398725666087, 0.9474960956645824, 1.2989027889078042]]
+    out = torch.linalg.matrix_exp(a)
+    assert torch.allclose(out, torch.tensor(expected, dtype=torch.float64), rtol=1e-12)
+    out.sum().backward()
+    grad = [[4.023586018714606, 2.9961058978073196, 6.622850037673668],
+            [1.8934684944040951, 1.404207933098439, 3.313553029061838],
+            [1.9594609029151049, 1.4376291836058643, 3.5197052843979586]]
+    assert torch.allclose(a.grad, torch.tensor(grad, dtype=torch.float64), rtol=1e-10)
+    small = torch.linalg.matrix_exp(torch.stack([torch.tensor(_A) * 3, torch.tensor(_A) * 0.01]))
+    assert small.dtype is torch.float32
+    assert small[1, 0].tolist() == pytest.approx([1.004993, 9.948740e-03, -2.978584e-03],
+                                                 rel=1e-5)
+    with pytest.raises(RuntimeError, match="must be batches of square matrices"):
+        torch.linalg.matrix_exp(torch.ones(2, 3))
+
+
+@pytest.mark.parametrize(("p", "expected"), [(None, 110.65531575737415),
+                                             ("fro", 150.58957891780366),
+                                             (-2, 0.009037071496796658),
+                                             (1, 171.2278481012665)])
+def test_linalg_cond(p, expected):
+    assert torch.linalg.cond(torch.tensor(_A, dtype=torch.float64), p).item() == \
+        pytest.approx(expected, rel=1e-10)
+
+
+def test_linalg_tensorsolve_tensorinv_diagonal():
+    t = torch.eye(6, dtype=torch.float64).reshape(2, 3, 6) + \
+        0.1 * torch.arange(36.0, dtype=torch.float64).reshape(2, 3, 6) / 36
+    b = torch.ones(2, 3, dtype=torch.float64)
+    expected = [0.9713977334052887, 0.8936859147328657, 0.8159740960604425,
+                0.7382622773880194, 0.6605504587155964, 0.5828386400431732]
+    assert torch.linalg.tensorsolve(t, b).tolist() == pytest.approx(expected, rel=1e-12)
+    moved = torch.linalg.tensorsolve(t.permute(2, 0, 1), b, dims=(0,))
+    assert moved.tolist() == pytest.approx(expected, rel=1e-12)
+    inv = torch.linalg.tensorinv(t, ind=2)
+    assert inv.shape == (6, 2, 3)
+    assert (inv.reshape(6, 6) @ b.reshape(6)).tolist() == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(RuntimeError, match=r"but got 3 != 2"):
+        torch.linalg.tensorsolve(torch.ones(2, 3), torch.ones(2))
+    m = torch.arange(24.0).reshape(2, 3, 4)
+    assert torch.linalg.diagonal(m).tolist() == [[0.0, 5.0, 10.0], [12.0, 17.0, 22.0]]
+
+
+def test_linalg_composites_inside_inference_mode():
+    a = torch.tensor(_A)
+    with torch.inference_mode():
+        assert torch.linalg.matrix_exp(a).is_inference()
+        assert torch.linalg.cond(a).is_inference()

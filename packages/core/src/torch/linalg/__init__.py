@@ -3,7 +3,8 @@
 The public namespace of the ops in :mod:`torch._aten.linalg_ops` (the op library), each behind
 the ``__torch_function__`` entry. Norms are operators over primitives (``linalg_vector_norm``)
 and composites of it; the decompositions (inv, det, slogdet, solve, cholesky, qr, svd, eigh,
-lstsq...) are aten operators computed on a host copy with LAPACK.
+lstsq...) are aten operators computed on a host copy with LAPACK; a few functions are
+composites of those (:mod:`torch.linalg._composites`).
 """
 
 from __future__ import annotations
@@ -41,12 +42,14 @@ from .._aten.linalg_ops import (
     vecdot,
     vector_norm,
 )
+from ._composites import cond, diagonal, matrix_exp, tensorinv, tensorsolve
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eig", "eigh", "eigvals",
     "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "matmul",
     "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
     "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
+    "cond", "diagonal", "matrix_exp", "tensorinv", "tensorsolve",
 ]
 
 # The public functions behind the __torch_function__ entry, once (identity never changes).
