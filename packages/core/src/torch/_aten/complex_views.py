@@ -8,7 +8,7 @@ writing into them writes into the complex tensor, as in PyTorch.
 ``conj`` returns a conjugated copy: PyTorch's lazy conjugate bit (a view whose reads negate the
 imaginary part) is not modelled, so ``is_conj()`` is always False and ``resolve_conj`` returns
 its input. Results are equal; only aliasing differs (writing into ``x.conj()`` does not change
-``x`` here). Real tensors are their own conjugate: ``conj`` returns them as they are.
+``x`` here). Real tensors are their own conjugate: ``conj`` and ``conj_physical`` return them.
 """
 
 from __future__ import annotations
@@ -104,8 +104,9 @@ def imag(input: Tensor) -> Tensor:
 
 
 def conj_physical(input: Tensor) -> Tensor:
-    """The complex conjugate as a new tensor (a copy of a real tensor)."""
-    return ATEN["conj_physical"](input)
+    """The complex conjugate as a new tensor; a real tensor is its own conjugate (returned
+    as it is, as in PyTorch)."""
+    return ATEN["conj_physical"](input) if input._dtype.is_complex else input
 
 
 def conj(input: Tensor) -> Tensor:
