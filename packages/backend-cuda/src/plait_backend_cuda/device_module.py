@@ -132,7 +132,15 @@ def get_device_properties(device: Any = None) -> dict[str, Any]:
     return dict(native().device_properties(_kit.devices.checked(device)))
 
 
-def is_bf16_supported() -> bool:
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether the current device computes in bfloat16 natively (compute capability 8.0 or
+    later); ``including_emulation`` is PyTorch's argument and changes nothing here: emulated
+    bfloat16 on older devices is not offered."""
+    return is_available() and get_device_capability()[0] >= 8
+
+
+def is_tf32_supported() -> bool:
+    """Whether the current device has TF32 tensor cores (compute capability 8.0 or later)."""
     return is_available() and get_device_capability()[0] >= 8
 
 
