@@ -51,6 +51,20 @@ def test_save_and_load_tensors_that_went_through_autograd():
     assert back["w"].requires_grad and back["w"].tolist() == [1.0, 2.0]
     assert back["grad"].tolist() == [3.0, 3.0]
     assert back["y"].tolist() == [2.0, 4.0]
+    # as PyTorch: a saved non-leaf comes back a leaf that requires grad; no gradient is saved
+    assert back["y"].requires_grad and back["y"].grad_fn is None and back["w"].grad is None
+
+
+def test_save_and_load_a_module_after_backward():
+    model = torch.nn.Linear(2, 1)
+    model(torch.ones(1, 2)).sum().backward()
+    buf = io.BytesIO()
+    torch.save(model, buf)
+    buf.seek(0)
+    back = torch.load(buf, weights_only=False)
+    assert isinstance(back, torch.nn.Linear)
+    assert back.weight.tolist() == model.weight.tolist()
+    assert back.weight.grad is None  # PyTorch does not save gradients
 
 
 # -- linalg inside inference_mode ---------------------------------------------------------------
