@@ -185,7 +185,9 @@ def test_set_default_device_and_context_precedence(restore_defaults):
     assert torch.zeros(3).device.type == "cpu"
 
 
-def test_defaults_are_thread_local(restore_defaults):
+def test_the_default_device_is_per_thread_and_the_default_dtype_process_wide(
+        restore_defaults):
+    # As in PyTorch: torch.set_default_device is thread-local, torch.set_default_dtype is not.
     seen = {}
 
     def probe():
@@ -200,11 +202,11 @@ def test_defaults_are_thread_local(restore_defaults):
         worker.start()
         worker.join()
         assert torch.ones(2).dtype is torch.float64
-    assert seen == {"dtype": torch.float32, "device": torch.device("cpu"),
-                    "tensor": (torch.float32, "cpu")}
+    assert seen == {"dtype": torch.float64, "device": torch.device("cpu"),
+                    "tensor": (torch.float64, "cpu")}
 
 
-def test_setting_in_a_thread_does_not_leak_out():
+def test_a_device_set_in_a_thread_stays_there_and_a_dtype_does_not(restore_defaults):
     def worker():
         torch.set_default_device("meta")
         torch.set_default_dtype(torch.float64)
@@ -213,8 +215,8 @@ def test_setting_in_a_thread_does_not_leak_out():
     t.start()
     t.join()
     assert torch.get_default_device() == torch.device("cpu")
-    assert torch.get_default_dtype() is torch.float32
     assert torch.zeros(1).device.type == "cpu"
+    assert torch.get_default_dtype() is torch.float64 and torch.zeros(1).dtype is torch.float64
 
 
 # -- devices without a backend ---------------------------------------------------------------

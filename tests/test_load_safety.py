@@ -228,7 +228,8 @@ def test_saved_internal_fields_do_not_come_back():
 
 
 INTERNAL = ["_shape", "_stride", "_offset", "_storage", "_dtype", "_device", "_base",
-            "_interned_layout", "data", "grad", "requires_grad", "grad_fn", "shape", "__class__", "__dict__", "add"]
+            "_interned_layout", "data", "grad", "requires_grad", "grad_fn", "shape", "__class__",
+            "__dict__", "add"]
 CORE_KEYS = ["_inference", "_output_nr", "_grad_accumulator", "_leaf_hooks", "_retains_grad"]
 
 

@@ -37,9 +37,14 @@ def _placeholder_table(device_type: str) -> dict[str, Any]:
     def unusable(*args: Any, **kwargs: Any) -> Any:
         raise _registry._unusable(device_type, _registry._plugins.get(device_type))
 
-    from ._device_placeholder import placeholder_table
+    from ._device_placeholder import PROBES, placeholder_table
 
-    return placeholder_table(device_type, unusable)
+    table = placeholder_table(device_type, unusable)
+    if device_type in _registry._plugins:
+        # An installed plugin that failed or was skipped: the user meant to use the device, so
+        # everything but the probes says why it is unusable (as its tensors do).
+        table = {name: entry if name in PROBES else unusable for name, entry in table.items()}
+    return table
 
 
 class _ModuleDevices:

@@ -81,6 +81,12 @@ _NEED_DEVICE = (
 )
 
 
+# What a program asks before it uses a device: answered even for an installed plugin that
+# failed or was skipped (the rest of the table raises that device's error then).
+PROBES = frozenset(("is_available", "is_initialized", "device_count", "is_bf16_supported",
+                    "is_tf32_supported"))
+
+
 def placeholder_table(device_type: str, unusable: Callable[..., Any]) -> dict[str, Any]:
     """``torch.<device_type>``'s entries while no backend serves it; ``unusable`` raises the
     device's error."""
