@@ -481,3 +481,16 @@ def test_relu_backward_selects_like_threshold_backward():
     got = x.grad.tolist()
     assert got[:4] == [0.0, 0.0, 4.0, 5.0] and got[4] == 0.0
     assert math.copysign(1.0, got[0]) == 1.0
+
+
+def test_complex_products_and_quotients_take_the_conjugate_gradient():
+    # L = sum(Re(a*b) + Im(a*b)): the incoming gradient is 1+1j, and PyTorch's convention gives
+    # dL/da = (1+1j) * conj(b): (1+1j)(3+1j) = 2+4j, (1+1j)(2-0.5j) = 2.5+1.5j (by hand).
+    a = torch.tensor([1 + 2j, -0.5 + 1j], dtype=torch.complex64, requires_grad=True)
+    b = torch.tensor([3 - 1j, 2 + 0.5j], dtype=torch.complex64, requires_grad=True)
+    torch.view_as_real(a * b).sum().backward()
+    assert a.grad.tolist() == [2 + 4j, 2.5 + 1.5j]
+    assert b.grad.tolist() == [(1 + 1j) * (1 - 2j), (1 + 1j) * (-0.5 - 1j)]  # conj(a)
+    a.grad = None
+    torch.view_as_real(a / 2).sum().backward()  # a real divisor: (1+1j) / 2
+    assert a.grad.tolist() == [0.5 + 0.5j, 0.5 + 0.5j]

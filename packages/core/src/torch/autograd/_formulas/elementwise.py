@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..._aten import elementwise as _ew
+from ..._aten import complex_views as _complex, elementwise as _ew
 from ..._aten.factories import zeros_like
 from ..._core import op_tables as _op_tables
 from ..._core.tensor import Tensor
@@ -164,11 +164,17 @@ def _add(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
             _times(grad, alpha) if _wants(ctx, 1) else None)
 
 
+def _conj(x: Any) -> Any:
+    """``x`` conjugated when it is a complex tensor: PyTorch's complex gradients are the
+    conjugate Wirtinger form, so a product's rule multiplies by the other factor's conjugate."""
+    return _complex.conj_physical(x) if isinstance(x, Tensor) and x._dtype.is_complex else x
+
+
 @derivative("aten::mul.Tensor", args=CROSS, result=False)
 def _mul(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self, other = ctx.args[:2]
-    return (grad * other if _wants(ctx, 0) else None,
-            grad * self if _wants(ctx, 1) else None)
+    return (grad * _conj(other) if _wants(ctx, 0) else None,
+            grad * _conj(self) if _wants(ctx, 1) else None)
 
 
 @derivative("aten::sub.Tensor", args=False, result=False)
@@ -192,8 +198,8 @@ def _div(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
         # rounded quotients are piecewise constant
         zero = zeros_like(grad)
         return (zero if _wants(ctx, 0) else None, zero if _wants(ctx, 1) else None)
-    return (grad / other if _wants(ctx, 0) else None,
-            -grad * ((self / other) / other) if _wants(ctx, 1) else None)
+    return (grad / _conj(other) if _wants(ctx, 0) else None,
+            -grad * _conj((self / other) / other) if _wants(ctx, 1) else None)
 
 
 def _pow_self(grad: Tensor, self: Tensor, exponent: Any) -> Tensor:
