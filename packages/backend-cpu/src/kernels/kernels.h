@@ -49,6 +49,7 @@ namespace plait::cpu {
   X(Log, "log")                    \
   X(Sqrt, "sqrt")                  \
   X(Tanh, "tanh")                  \
+  X(Sigmoid, "sigmoid")            \
   X(Sin, "sin")                    \
   X(Cos, "cos")                    \
   X(Sign, "sign")                  \

@@ -4,8 +4,8 @@
 // Dtypes: the floating functions run on float32/float64/float16/bfloat16 (the 16-bit types in
 // float32); integer inputs of floating functions (seen only when a backend test calls the
 // primitive directly) are left to the reference kernel. float32 exp, exp2, log, log2, log10,
-// sin, cos, tanh and erf use the vectorised code of vecmath.h; the other float32 functions call
-// float64 libm and round once (accurate, not vectorised); float64 calls libm.
+// sin, cos, tanh, sigmoid and erf use the vectorised code of vecmath.h; the other float32
+// functions call float64 libm and round once (accurate, not vectorised); float64 calls libm.
 #include <cmath>
 #include <limits>
 
@@ -99,6 +99,12 @@ double lgamma(double x) {
 #else
   return std::lgamma(x);
 #endif
+}
+
+// 1 / (1 + e^-x), written as vecmath::sigmoid is (e = e^-|x|, so nothing overflows).
+double sigmoid64(double x) {
+  const double e = std::exp(-std::fabs(x));
+  return (x < 0 ? e : 1.0) / (1.0 + e);
 }
 
 // -- rounding (branch-free, so the loops vectorise) ---------------------------------------
@@ -263,6 +269,7 @@ PLAIT_FLOAT_FN(Log2, vecmath::log2, std::log2, 4)
 PLAIT_FLOAT_FN(Log10, vecmath::log10, std::log10, 4)
 PLAIT_FLOAT_FN(Tanh, vecmath::tanh, std::tanh, 8)
 PLAIT_FLOAT_FN(Erf, vecmath::erf, std::erf, 8)
+PLAIT_FLOAT_FN(Sigmoid, vecmath::sigmoid, sigmoid64, 5)
 PLAIT_LIBM_FN(Expm1, std::expm1, 16)
 PLAIT_LIBM_FN(Log1p, std::log1p, 16)
 PLAIT_LIBM_FN(Tan, std::tan, 16)

@@ -3,7 +3,7 @@
 // function becomes SIMD code for the running CPU.
 //
 // Accuracy (tested in tests/test_backend_cpu_elementwise.py against float64 results): within
-// 2 ulp for exp, exp2, log, log2, log10, tanh, erf, and for sin and cos on |x| <= 8192
+// 2 ulp for exp, exp2, log, log2, log10, tanh, sigmoid, erf, and for sin and cos on |x| <= 8192
 // (larger arguments are sent to float64 libm by the caller: see `kSinCosLimit`). Special
 // values follow C99 Annex F: exp(-inf) = 0, exp(inf) = inf, log(0) = -inf, log(x < 0) = NaN, NaN in gives NaN out.
 // Subnormal inputs and results are handled (the default floating-point environment is
@@ -206,6 +206,15 @@ inline float tanh(float x) {
   large = select(x < 0.0f, -large, large);
   float result = select(ax < 0.625f, small, select(x != x, x, large));
   return select(x == 0.0f, x, result);  // tanh(+-0) = +-0
+}
+
+// sigmoid: 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, both from e = e^-|x| (one
+// division): no overflow of e^-x for very negative x, whose results keep their subnormal
+// digits instead of flushing to 0. Within 2 ulp (e's error is halved or less by the sum).
+inline float sigmoid(float x) {
+  const float ax = x < 0.0f ? -x : x;
+  const float e = exp(-ax);  // NaN stays NaN
+  return select(x < 0.0f, e, 1.0f) / (1.0f + e);
 }
 
 // erf: x (2/sqrt(pi) + z R(z)) with z = x^2 for |x| < 0.875; beyond, 1 - e^-z Q(|x|) with
