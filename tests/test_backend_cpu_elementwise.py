@@ -33,7 +33,7 @@ COMPARE = list(C.COMPARE_OPS)
 FLOAT_ONLY_UNARY = {
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal",
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
-    "atanh", "erf", "erfc", "erfinv", "lgamma", "digamma",
+    "atanh", "erf", "erfc", "erfinv", "lgamma", "digamma", "sigmoid",
 }
 FLOAT_ONLY_BINARY = {"atan2", "hypot", "copysign", "nextafter", "div"}
 INT_ONLY_BINARY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
@@ -42,9 +42,9 @@ DIVISIONS = {"remainder", "fmod"}
 
 # ulp tolerances of float32/float64 results (exact ops: 0); 16-bit floats get 1.
 ULPS = {
-    "exp": 2, "exp2": 2, "log": 2, "log2": 2, "log10": 2, "tanh": 2, "sin": 2, "cos": 2,
-    "expm1": 2, "log1p": 2, "tan": 2, "asin": 2, "acos": 2, "atan": 2, "sinh": 2, "cosh": 2,
-    "asinh": 2, "acosh": 2, "atanh": 2, "erf": 2, "erfc": 2, "rsqrt": 1, "pow": 2,
+    "exp": 2, "exp2": 2, "log": 2, "log2": 2, "log10": 2, "tanh": 2, "sigmoid": 2, "sin": 2,
+    "cos": 2, "expm1": 2, "log1p": 2, "tan": 2, "asin": 2, "acos": 2, "atan": 2, "sinh": 2,
+    "cosh": 2, "asinh": 2, "acosh": 2, "atanh": 2, "erf": 2, "erfc": 2, "rsqrt": 1, "pow": 2,
     "atan2": 2, "hypot": 2, "erfinv": 4, "lgamma": 4, "digamma": 4,
 }
 # Special functions near their zeros: an absolute tolerance as well.
@@ -485,14 +485,14 @@ F32_SPECIAL = np.array(
 
 
 @pytest.mark.parametrize("op", ["exp", "exp2", "log", "log2", "log10", "sin", "cos", "tanh",
-                                "erf"])
+                                "erf", "sigmoid"])
 def test_float32_special_values(k, op):
     x = torch.tensor(F32_SPECIAL)
     out = torch.empty_like(x)
     k[op](out, x)
     fn = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "log10": np.log10,
           "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
-          "erf": np.vectorize(math.erf, otypes=[np.float64])}[op]
+          "erf": np.vectorize(math.erf, otypes=[np.float64]), "sigmoid": _sigmoid64}[op]
     with np.errstate(all="ignore"):
         expected = fn(F32_SPECIAL.astype(np.float64)).astype(np.float32)
     got = out.numpy()
@@ -506,8 +506,14 @@ def test_float32_special_values(k, op):
     assert not k.fallbacks
 
 
+def _sigmoid64(x: np.ndarray) -> np.ndarray:
+    """sigmoid in float64 by the textbook formula, 1 / (1 + e^-x) (inf below -709: 0)."""
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-x))
+
+
 def test_float32_vector_functions_on_a_wide_sweep(k):
-    """Every float32 in a sweep of exponents: exp/log/sin/cos/tanh/erf within 2 ulp."""
+    """Every float32 in a sweep of exponents: exp/log/sin/cos/tanh/erf/sigmoid within 2 ulp."""
     rng = np.random.default_rng(8)
     mant = rng.random(200_000).astype(np.float32) + 1
     x = (mant * np.exp2(rng.integers(-149, 127, 200_000)).astype(np.float32)).astype(np.float32)
@@ -515,7 +521,8 @@ def test_float32_vector_functions_on_a_wide_sweep(k):
     for op, fn, domain in [("exp", np.exp, (-110, 90)), ("log", np.log, None),
                            ("log2", np.log2, None), ("sin", np.sin, None), ("cos", np.cos, None),
                            ("tanh", np.tanh, None), ("exp2", np.exp2, (-160, 130)),
-                           ("erf", np.vectorize(math.erf, otypes=[np.float64]), (-6, 6))]:
+                           ("erf", np.vectorize(math.erf, otypes=[np.float64]), (-6, 6)),
+                           ("sigmoid", _sigmoid64, (-120, 120))]:
         v = x if domain is None else np.clip(x, *domain).astype(np.float32)
         if op.startswith("log"):
             v = np.abs(v)

@@ -527,17 +527,6 @@ def _round_kernel(self: Tensor, *, decimals: int = 0) -> Tensor:
     return to_dtype(y, self._dtype)
 
 
-def _sigmoid_kernel(self: Tensor) -> Tensor:
-    dt = float_of(self._dtype)
-    x = to_dtype(self, dt)
-    # float32 computes in float32, as PyTorch's kernel does: it matches PyTorch more closely
-    # than a float64 detour (which keeps denormals PyTorch's result flushes to zero) and saves
-    # two conversions; the half types still round once from float64
-    if dt is not _dtype.float32:
-        x = _opmath(x)
-    return to_dtype(reciprocal(add(exp(neg(x)), 1)), dt)
-
-
 def _logit_kernel(self: Tensor, eps: float | None = None) -> Tensor:
     x, dt = _float_input(self)
     if eps is not None and eps >= 0:
@@ -653,7 +642,6 @@ class Composite:
 
 COMPOSITE_UNARY: list[Composite] = [
     Composite("round", "round.decimals(Tensor self, *, int decimals=0) -> Tensor", _round_kernel),
-    Composite("sigmoid", "sigmoid(Tensor self) -> Tensor", _sigmoid_kernel),
     Composite("logit", "logit(Tensor self, float? eps=None) -> Tensor", _logit_kernel),
     Composite("frac", "frac(Tensor self) -> Tensor", _frac_kernel),
     Composite("square", "square(Tensor self) -> Tensor", _square_kernel),

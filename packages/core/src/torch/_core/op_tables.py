@@ -173,6 +173,7 @@ POINTWISE: tuple[Pointwise, ...] = (
     _floating("sinh", "np.sinh", "g * x.cosh()"),
     _floating("cosh", "np.cosh", "g * x.sinh()"),
     _floating("tanh", "np.tanh", "g * (1 - y * y)"),
+    _floating("sigmoid", HAND, "g * (y * (1 - y))"),
     _floating("asinh", "np.arcsinh", "g * (x * x + 1).rsqrt()", alias="arcsinh"),
     _floating("acosh", "np.arccosh", "g * (x * x - 1).rsqrt()", ((1, 9),), alias="arccosh"),
     _floating("atanh", "np.arctanh", "g / (1 - x * x)", ((-0.9, 0.9),), alias="arctanh"),

@@ -24,7 +24,8 @@ from typing import Any
 
 from . import op_tables as _op_tables
 
-VERSION = 3
+# 4: sigmoid became a primitive (it was four: neg, exp, add, reciprocal).
+VERSION = 4
 
 # The elementwise primitives come from the pointwise op table (one row per op).
 _UNARY = _op_tables.primitives("unary")

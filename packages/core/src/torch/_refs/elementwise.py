@@ -165,6 +165,14 @@ def _logical_not(x: np.ndarray) -> np.ndarray:
     return x == 0
 
 
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "c":
+        return 1 / (1 + np.exp(-x))
+    # e = e^-|x| never overflows: 1 / (1 + e) above 0, e / (1 + e) below
+    e = np.exp(-np.abs(x))
+    return np.where(x < 0, e, 1.0) / (1 + e)
+
+
 def _floating(fn: Callable[[np.ndarray], Any]) -> Callable[[np.ndarray], Any]:
     """Floating functions compute in float64 and round once on store, which gives the
     correctly rounded float32 (and half) results PyTorch's vectorised math gives; integer
@@ -206,6 +214,7 @@ _UNARY_KERNELS: dict[str, Kernel] = {
     "lgamma": unary(lgamma64, f64=True),
     "digamma": unary(digamma64, f64=True),
     "rsqrt": unary(_floating(lambda x: 1 / np.sqrt(x))),
+    "sigmoid": unary(_floating(_sigmoid)),
     "reciprocal": unary(_floating(lambda x: 1 / x)),
 }
 # The floating functions whose table row names a numpy function ("np.<name>"): that function

@@ -386,14 +386,8 @@ def _where(ctx: Any, grad: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
 # -- composites with a formula of their own ------------------------------------------------
 # These ops are CompositeImplicitAutograd: without a rule they differentiate through their
 # decomposition, which loses to PyTorch's formula where the decomposition saturates or masks:
-# sigmoid(-1000) backpropagates 0 * inf = NaN through exp, logit and xlogy mask the wrong
-# points, and round/float_power run their primitive directly (no graph at all).
-
-
-@derivative("aten::sigmoid", args=False)
-def _sigmoid(ctx: Any, grad: Tensor) -> tuple[Tensor | None]:
-    y = ctx.result
-    return (grad * (y * (1 - y)) if _wants(ctx, 0) else None,)
+# logit and xlogy mask the wrong points, and round/float_power run their primitive directly
+# (no graph at all).
 
 
 @derivative("aten::logit")
