@@ -175,13 +175,15 @@ def test_no_grad_calls_on_tensors_that_require_grad_record_nothing():
 # -- sigmoid in float32 --------------------------------------------------------------------
 
 
-def test_float32_sigmoid_flushes_where_pytorch_does():
+def test_float32_sigmoid_at_the_ends_of_its_range():
     x = torch.tensor([-100.0, -88.0, 0.0, 20.0])
     y = torch.sigmoid(x)
     assert y.dtype == torch.float32
-    # PyTorch: 0 at -100 (exp(100) overflows float32), a denormal at -88, 1/2 and 1
-    assert y[0].item() == 0.0
-    assert 0.0 < y[1].item() < 1e-37
+    # 1/(1 + e^100) is 3.8e-44, a float32 denormal: PyTorch gives 0 there (its e^100 overflows
+    # float32 first); the native kernel computes e^-100 / (1 + e^-100) and keeps the denormal.
+    # Both are within one denormal step of the true value.
+    assert 0.0 <= y[0].item() < 1e-43
+    assert 0.0 < y[1].item() < 1e-37  # a denormal at -88 on both
     assert y[2].item() == 0.5 and y[3].item() == 1.0
 
 
