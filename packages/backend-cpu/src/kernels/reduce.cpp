@@ -228,14 +228,12 @@ PLAIT_INLINE typename Op::Acc reduce_vectors(const T* p, int64_t n) {
 // (a vector max/min instruction) and, for floats, a separate running "saw a NaN" mask.
 // (Testing only the sum of a step's four vectors for NaN, with an exact search when it is,
 // measured slower on L3-resident rows and no faster on a 1e7 stream.)
-// 64-byte vectors here, unlike the sums: a maximum is exact (the lane count changes no bit),
-// and its compare-select plus NaN mask per vector made 32-byte vectors compute-bound on
-// cache-resident rows.
-constexpr int kExtremeVectorBytes = 64;
-
-template <class T, bool kMax>
+// The vectors are as wide as the CPU's registers (`extreme_row` picks), unlike the sums: a
+// maximum is exact (the lane count changes no bit), and with AVX-512 its compare-select plus
+// NaN mask per vector made 32-byte vectors compute-bound on cache-resident rows; wider than
+// the registers, GCC lowers the select one element at a time.
+template <class T, bool kMax, int kVectorBytes>
 PLAIT_INLINE T extreme_vectors(const T* p, int64_t n) {
-  constexpr int kVectorBytes = kExtremeVectorBytes;
   constexpr int kWidth = kVectorBytes / sizeof(T);
   constexpr int kVectors = 4;
   // Signed integers of T's size: what a comparison yields and what a shuffle indexes with.
@@ -293,6 +291,20 @@ PLAIT_INLINE T extreme_vectors(const T* p, int64_t n) {
   return result;
 }
 
+// extreme_vectors at the running CPU's register width: the clone that runs is the one built
+// for that CPU, so the other widths' code (compiled into every clone) is never reached.
+template <class T, bool kMax>
+PLAIT_INLINE T extreme_row(const T* p, int64_t n) {
+  switch (native_vector_bytes()) {
+    case 64:
+      return extreme_vectors<T, kMax, 64>(p, n);
+    case 32:
+      return extreme_vectors<T, kMax, 32>(p, n);
+    default:
+      return extreme_vectors<T, kMax, 16>(p, n);
+  }
+}
+
 // One contiguous run; inlined into the PLAIT_CLONES functions below.
 template <class Op, class T>
 PLAIT_INLINE typename Op::Acc reduce_row(const T* p, int64_t n) {
@@ -300,10 +312,10 @@ PLAIT_INLINE typename Op::Acc reduce_row(const T* p, int64_t n) {
     return reduce_vectors<Op, T>(p, n);
   } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
                        std::is_same_v<Op, ExtremeOp<T, true>>) {
-    return extreme_vectors<T, true>(p, n);
+    return extreme_row<T, true>(p, n);
   } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
                        std::is_same_v<Op, ExtremeOp<T, false>>) {
-    return extreme_vectors<T, false>(p, n);
+    return extreme_row<T, false>(p, n);
   }
   using Acc = typename Op::Acc;
   Acc lane[kLanes];

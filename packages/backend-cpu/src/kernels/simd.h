@@ -15,3 +15,27 @@
 #else
 #define PLAIT_CLONES
 #endif
+
+namespace plait::cpu {
+
+// Bytes of the widest vector register the running CPU computes with: 64 (AVX-512), 32 (AVX2)
+// or 16. For loops whose GCC vector types must match the clone's registers: GCC splits a
+// too-wide vector's arithmetic into native halves, but lowers a too-wide compare-select one
+// element at a time (a 64-byte amax in the AVX2 clone ran 10x slower than 32-byte vectors).
+inline int native_vector_bytes() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const int bytes = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+      return 64;
+    }
+    return __builtin_cpu_supports("avx2") ? 32 : 16;
+  }();
+  return bytes;
+#else
+  return 16;
+#endif
+}
+
+}  // namespace plait::cpu
