@@ -92,7 +92,8 @@ from ._core.tensor import Size, Tensor
 from ._device_modules import get_device_module, register_device_module as _register_device_module
 from ._tensor_str import get_printoptions, set_printoptions
 
-__version__ = "0.1.0"
+# A str that compares as a version: torch.__version__ >= "2.0" (torch/torch_version.py).
+from .torch_version import __version__
 
 # Attributes that load their module on first access: name -> (module, attribute or None).
 _LAZY: dict[str, tuple[str, "str | None"]] = {
@@ -134,6 +135,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "_fused_adam_": ("torch._functions", "_fused_adam_"),
     "_fused_adamw_": ("torch._functions", "_fused_adamw_"),
     "version": ("torch.version", None),
+    "__config__": ("torch.__config__", None),
     "OutOfMemoryError": ("torch._device_placeholder", "OutOfMemoryError"),
 }
 # The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
@@ -141,6 +143,10 @@ for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "Shor
               "IntStorage", "LongStorage", "HalfStorage", "BFloat16Storage", "FloatStorage",
               "DoubleStorage", "ComplexFloatStorage", "ComplexDoubleStorage"):
     _LAZY[_name] = ("torch._utils", _name)
+# The legacy tensor types (torch.FloatTensor...), from torch._legacy_tensor_types.
+for _name in ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+              "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"):
+    _LAZY[_name] = ("torch._legacy_tensor_types", _name)
 del _name
 _lazy_lock = _threading.RLock()
 
@@ -170,8 +176,10 @@ def typename(obj: _Any) -> str:
     """The PyTorch type name of ``obj`` (``'torch.FloatTensor'`` for a float32 tensor)."""
     if isinstance(obj, Tensor):
         return obj.type()
-    module = getattr(type(obj), "__module__", "")
-    qualname = type(obj).__qualname__
+    # A class or function names itself (torch.FloatTensor, nn.Linear); anything else its type.
+    owner = obj if hasattr(obj, "__qualname__") else type(obj)
+    module = getattr(owner, "__module__", "")
+    qualname = owner.__qualname__
     return qualname if module in ("builtins", "", None) else f"{module}.{qualname}"
 
 

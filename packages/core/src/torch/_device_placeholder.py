@@ -138,6 +138,9 @@ def placeholder_table(device_type: str, unusable: Callable[..., Any]) -> dict[st
     table.update(device=device, device_of=device_of, stream=stream,
                  StreamContext=type(stream(None)))
     table["amp"] = _amp_module(device_type)
+    from ._legacy_tensor_types import BY_DEVICE_TYPE  # torch.cuda.FloatTensor...
+
+    table.update(BY_DEVICE_TYPE.get(device_type, {}))
     return table
 
 

@@ -184,9 +184,11 @@ def _cuda(self: Tensor, device: Any = None, non_blocking: bool = False,
 
 
 def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    from . import _legacy_tensor_types
+
     if dtype is None:
-        return "torch." + _tensor._tensor_type(self)
-    return to(self, dtype)
+        return _legacy_tensor_types.type_name(self)
+    return _legacy_tensor_types.convert(self, dtype, non_blocking)
 
 
 def _reduce_ex(self: Tensor, protocol: int) -> Any:

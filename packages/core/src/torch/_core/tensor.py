@@ -571,9 +571,18 @@ def _with_class(t: Tensor, cls: type) -> Tensor:
         return out
 
 
+# dtype name -> PyTorch's legacy tensor type name (what ``Tensor.type()`` reports on the CPU)
+LEGACY_TYPE_NAMES: dict[str, str] = {
+    "bool": "BoolTensor", "uint8": "ByteTensor", "int8": "CharTensor", "int16": "ShortTensor",
+    "int32": "IntTensor", "int64": "LongTensor", "uint16": "UInt16Tensor",
+    "uint32": "UInt32Tensor", "uint64": "UInt64Tensor", "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor", "float32": "FloatTensor", "float64": "DoubleTensor",
+    "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
+}
+
+
 def _tensor_type(t: Tensor) -> str:
-    return {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor"}.get(
-        t._dtype._name, "Tensor")
+    return LEGACY_TYPE_NAMES.get(t._dtype._name, "Tensor")
 
 
 def _infer_size(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
