@@ -32,6 +32,8 @@ from .._core.tensor import (
 from .convert import clone, copy_, write_out
 from .views import ATEN as VIEWS
 
+_state = _config.state
+
 __all__ = [
     "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "broadcast_to",
     "cat", "chunk", "column_stack", "concat", "concatenate", "diagonal", "diagonal_scatter",
@@ -132,41 +134,63 @@ def _cat_kernel(tensors: list[Tensor], dim: int = 0) -> Tensor:
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
                             f"{type(t).__name__}")
-        if t.ndim == 0:
+        if not t._shape:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                "concatenated")
-    dt = tensors[0]._dtype
-    for t in tensors[1:]:
-        dt = _dtype.promote_types(dt, t._dtype)
+    first = tensors[0]
+    dt = first._dtype
+    for t in tensors:
+        if t._dtype is not dt:
+            dt = _dtype.promote_types(dt, t._dtype)
     # Legacy rule: 1-d empty tensors are skipped whatever the other shapes.
-    parts = [(i, t) for i, t in enumerate(tensors) if not (t.ndim == 1 and t._shape[0] == 0)]
+    parts = [(i, t) for i, t in enumerate(tensors) if t._shape != (0,)]
     if not parts:
-        return new_tensor((0,), dt, tensors[0]._device)
+        return new_tensor((0,), dt, first._device)
     ref = parts[0][1]
-    d = wrap_dim(dim, ref.ndim)
+    ref_shape = ref._shape
+    ndim = len(ref_shape)
+    d = wrap_dim(dim, ndim)
     dev = ref._device
     total = 0
     for i, t in parts:
-        if t.ndim != ref.ndim:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} "
-                               f"and {t.ndim}")
-        for k in range(ref.ndim):
-            if k != d and t._shape[k] != ref._shape[k]:
-                raise RuntimeError(
-                    f"Sizes of tensors must match except in dimension {d}. Expected size "
-                    f"{ref._shape[k]} but got size {t._shape[k]} for tensor number {i} in the "
-                    "list.")
-        if t._device != dev:
+        shape = t._shape
+        if shape != ref_shape:  # (the usual case, equal shapes, needs no per-dim look)
+            if len(shape) != ndim:
+                raise RuntimeError(f"Tensors must have same number of dimensions: got {ndim} "
+                                   f"and {len(shape)}")
+            for k in range(ndim):
+                if k != d and shape[k] != ref_shape[k]:
+                    raise RuntimeError(
+                        f"Sizes of tensors must match except in dimension {d}. Expected size "
+                        f"{ref_shape[k]} but got size {shape[k]} for tensor number {i} in "
+                        "the list.")
+        if t._device is not dev and t._device != dev:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
                                f"least two devices, {dev} and {t._device}!")
-        total += t._shape[d]
-    shape = ref._shape[:d] + (total,) + ref._shape[d + 1 :]
-    out = new_tensor(shape, dt, dev)
+        total += shape[d]
+    out = new_tensor(ref_shape[:d] + (total,) + ref_shape[d + 1 :], dt, dev)
+    lay = out._interned_layout
+    if lay is None or _state.keys_active:
+        # a mode's or a symbolic output: the pieces and copies go through the dispatcher,
+        # where the mode sees them
+        at = 0
+        for _, t in parts:
+            n = t._shape[d]
+            if n and t.numel():
+                PRIMS.copy_(out.narrow(d, at, n), t)
+            at += n
+        return out
+    # Below the dispatcher: each piece of the output is a view made here and filled by one
+    # call of the device's copy kernel (cat is the backward of every split and chunk).
+    copy = lay.kernel("copy_")
+    storage, stride, vc = out._storage, out._stride, out._vc
+    step = stride[d]
     at = 0
     for _, t in parts:
-        n = t._shape[d]
-        if n and t.numel():
-            PRIMS.copy_(out.narrow(d, at, n), t)
+        shape = t._shape
+        n = shape[d]
+        if n and 0 not in shape:
+            copy(Tensor._make(storage, shape, stride, at * step, dt, dev, vc, out), t)
         at += n
     return out
 
