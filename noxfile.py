@@ -13,7 +13,12 @@ from pathlib import Path
 import nox
 
 ROOT = Path(__file__).parent
-PACKAGES = ["core", "backend-cpu", "backend-cuda", "backend-xpu", "backend-mps", "nn", "compile"]
+# core/dist-torch is the distribution named `torch`: metadata only (no modules), depending on
+# plait-core, plait-nn and plait-compile, so that importlib.metadata.version("torch") answers
+# and installing a library that requires torch does not pull in PyTorch (packages/core/README.md).
+TORCH_DIST = "core/dist-torch"
+PACKAGES = ["core", "backend-cpu", "backend-cuda", "backend-xpu", "backend-mps", "nn", "compile",
+            TORCH_DIST]
 PACKAGE_DIRS = [f"./packages/{p}" for p in PACKAGES]
 TOY_PLUGIN = "./tests/plugins/plait-toy-device"
 BROKEN_PLUGIN = "./tests/plugins/plait-broken-device"
@@ -61,7 +66,7 @@ def tests(session: nox.Session) -> None:
 def tests_editable(session: nox.Session) -> None:
     """The namespace tests again over editable installs of the pure-Python packages."""
     args = [x for p in ("core", "nn", "compile") for x in ("-e", f"./packages/{p}")]
-    _install(session, *args, "pytest")
+    _install(session, *args, f"./packages/{TORCH_DIST}", "pytest")
     session.run("pytest", "tests/test_namespace.py", *session.posargs,
                 env={"PLAIT_EXPECT_INSTALL": "editable", **ENV})
 
@@ -101,7 +106,8 @@ def demo(session: nox.Session) -> None:
     """The main job: train a small CNN on scikit-learn's digits with torch.nn and torch.optim,
     with a progress bar per epoch; writes a checkpoint and a plot to demo-output/."""
     _install(session, "./packages/core", "./packages/backend-cpu", "./packages/nn",
-             "matplotlib", "scikit-learn", "tqdm")
+             "./packages/compile", f"./packages/{TORCH_DIST}", "matplotlib", "scikit-learn",
+             "tqdm")
     session.run("python", "examples/digits_cnn.py", *session.posargs, env=ENV)
 
 
