@@ -100,6 +100,16 @@ def _cuda_version() -> str:
     return f"{v // 1000}.{v % 1000 // 10}" if v else "13"
 
 
+def toolkit_version() -> str | None:
+    """``torch.version.cuda``: the CUDA version this build links (``"13.0"``), or None when it
+    was built without the CUDA toolkit (the runtime stub) or its extension cannot load."""
+    try:
+        v = native().runtime_version()
+    except (ImportError, OSError):
+        return None
+    return f"{v // 1000}.{v % 1000 // 10}" if v else None
+
+
 # -- current device ---------------------------------------------------------------------------
 
 
