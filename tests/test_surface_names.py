@@ -153,3 +153,206 @@ def test_cuda_legacy_types_exist_without_cuda() -> None:
         cls(2)
     with pytest.raises(RuntimeError):
         torch.zeros(2).type("torch.cuda.FloatTensor")
+
+
+# -- torch.backends ------------------------------------------------------------------------
+
+
+def test_backends_cpu_names_a_capability() -> None:
+    import torch.backends.cpu
+
+    assert torch.backends.cpu.get_cpu_capability() in {"DEFAULT", "AVX2", "AVX512"}
+
+
+def test_backends_cpu_agrees_with_the_cpu_flags() -> None:
+    import pathlib
+    import platform
+
+    from torch.backends import cpu
+
+    info = pathlib.Path("/proc/cpuinfo")
+    if platform.machine() != "x86_64" or not info.exists():
+        pytest.skip("reads the x86 flags of /proc/cpuinfo")
+    flags = set(next(line for line in info.read_text().splitlines()
+                     if line.startswith("flags")).split(":", 1)[1].split())
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        assert cpu.get_cpu_capability() == "AVX512"
+    elif {"avx2", "fma"} <= flags:
+        assert cpu.get_cpu_capability() == "AVX2"
+    else:
+        assert cpu.get_cpu_capability() == "DEFAULT"
+
+
+def test_backends_mkldnn_switches_and_flags() -> None:
+    import torch.backends.mkldnn as mkldnn
+
+    assert mkldnn.is_available() is False  # Plait is not built on oneDNN
+    assert mkldnn.enabled is True and mkldnn.deterministic is False
+    with mkldnn.flags(enabled=False, deterministic=True):
+        assert mkldnn.enabled is False and mkldnn.deterministic is True
+    assert mkldnn.enabled is True and mkldnn.deterministic is False
+    with pytest.raises(KeyError), mkldnn.flags(enabled=False):
+        raise KeyError("restored on error too")
+    assert mkldnn.enabled is True
+
+
+def test_backends_opt_einsum_follows_the_package() -> None:
+    import importlib.util
+
+    import torch.backends.opt_einsum as opt_einsum
+
+    installed = importlib.util.find_spec("opt_einsum") is not None
+    assert opt_einsum.is_available() is installed
+    assert opt_einsum.enabled is installed
+    assert opt_einsum.strategy == ("auto" if installed else None)
+    assert (opt_einsum.get_opt_einsum() is None) is (not installed)
+
+
+def test_backends_cudnn_switches_and_flags() -> None:
+    cudnn = torch.backends.cudnn
+    assert cudnn.enabled is True and cudnn.benchmark is False and cudnn.deterministic is False
+    assert cudnn.allow_tf32 is True and cudnn.benchmark_limit == 10
+    with cudnn.flags(enabled=False, benchmark=True):
+        assert cudnn.enabled is False and cudnn.benchmark is True
+    assert cudnn.enabled is True and cudnn.benchmark is False
+    cudnn.benchmark = True  # programs set it at start-up
+    try:
+        assert torch.backends.cudnn.benchmark is True
+    finally:
+        cudnn.benchmark = False
+
+
+@without_cuda_backend
+def test_backends_cuda_switches() -> None:
+    cuda = torch.backends.cuda
+    assert cuda.is_built() is False
+    assert cuda.matmul.allow_fp16_reduced_precision_reduction is True
+    saved = torch.get_float32_matmul_precision()
+    try:
+        cuda.matmul.allow_tf32 = True
+        assert torch.get_float32_matmul_precision() == "high" and cuda.matmul.allow_tf32
+        cuda.matmul.allow_tf32 = False
+        assert torch.get_float32_matmul_precision() == "highest"
+    finally:
+        torch.set_float32_matmul_precision(saved)
+    with pytest.raises(AttributeError, match="Unknown attribute"):
+        cuda.matmul.no_such_switch  # noqa: B018
+    assert cuda.flash_sdp_enabled() and cuda.mem_efficient_sdp_enabled()
+    with pytest.warns(FutureWarning, match="sdp_kernel"), \
+            cuda.sdp_kernel(enable_flash=False, enable_mem_efficient=False):
+        assert not cuda.flash_sdp_enabled() and not cuda.mem_efficient_sdp_enabled()
+        assert cuda.math_sdp_enabled()
+    assert cuda.flash_sdp_enabled() and cuda.mem_efficient_sdp_enabled()
+    cuda.enable_flash_sdp(False)
+    try:
+        assert cuda.flash_sdp_enabled() is False
+    finally:
+        cuda.enable_flash_sdp(True)
+
+
+# -- torch.accelerator, torch.random, torch.types, torch.storage --------------------------
+
+CPU_ONLY = {**__import__("os").environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
+
+
+def run_cpu_only(code: str) -> str:
+    """Run ``code`` in a fresh interpreter that loads no backend plugin; its stdout."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], env=CPU_ONLY, capture_output=True,
+                          text=True, timeout=120, check=True)
+    return done.stdout.strip()
+
+
+def test_accelerator_without_one_answers_as_the_cpu_build() -> None:
+    out = run_cpu_only("""
+import torch, warnings
+a = torch.accelerator
+print(a.is_available(), a.current_accelerator(), a.current_accelerator(True), a.device_count())
+for call in (a.current_device_index, a.synchronize, lambda: a.set_device_index(0)):
+    try:
+        call()
+    except RuntimeError as e:
+        print(e)
+with a.device_index(None):
+    print("none selects nothing")
+""")
+    lines = out.splitlines()
+    assert lines[0] == "False None None 0"
+    assert lines[1:4] == ["Cannot access accelerator device when none is available."] * 3
+    assert lines[4] == "none selects nothing"
+
+
+def test_accelerator_asks_the_registry() -> None:
+    # the toy device plugin (tests/plugins) is the accelerator of the test environment
+    if "toy" not in registry.installed():
+        pytest.skip("the toy device plugin is not installed")
+    a = torch.accelerator
+    assert a.is_available() is True
+    assert a.current_accelerator() == torch.device("toy")
+    assert a.device_count() == 2
+    before = a.current_device_index()
+    with a.device_index(1):
+        assert a.current_device_index() == 1
+    assert a.current_device_index() == before
+    a.synchronize()
+    with pytest.warns(FutureWarning, match="current_device_index"):
+        assert a.current_device_idx() == before
+    with pytest.raises(ValueError, match="doesn't match the current accelerator"):
+        a.set_device_index("meta")
+
+
+def test_random_module() -> None:
+    import torch.random as random
+
+    assert random.manual_seed is torch.manual_seed and random.default_generator is not None
+    gen = random.manual_seed(7)
+    assert isinstance(gen, torch.Generator) and random.initial_seed() == 7
+    state = random.get_rng_state()
+    first = torch.rand(3)
+    random.set_rng_state(state)
+    assert torch.equal(torch.rand(3), first)
+    assert isinstance(random.seed(), int)
+
+
+def test_fork_rng_restores_the_cpu_generator() -> None:
+    torch.manual_seed(0)
+    expected = torch.rand(4)
+    torch.manual_seed(0)
+    with torch.random.fork_rng(devices=[]):
+        inside = torch.rand(4)
+        torch.rand(10)
+    assert torch.equal(inside, expected)
+    assert torch.equal(torch.rand(4), expected)
+    torch.manual_seed(0)
+    with torch.random.fork_rng(enabled=False):
+        torch.rand(4)
+    assert not torch.equal(torch.rand(4), expected)
+
+
+def test_types_aliases() -> None:
+    import torch.types as types
+
+    assert types._dtype is torch.dtype and types._device is torch.device
+    assert types._int is int and types._float is float and types._bool is bool
+    assert types._layout is torch.layout
+    assert isinstance(3, types.Number) and isinstance(2.5, types.Number)
+    assert set(types._size.__args__) == {torch.Size, list[int], tuple[int, ...]}
+    assert isinstance("cpu", types.Device) and isinstance(None, types.Device)
+    assert types.py_sym_types == (torch.SymInt, torch.SymFloat, torch.SymBool)
+    assert types.Storage is torch.UntypedStorage
+
+
+def test_types_import_leaves_numpy_unloaded() -> None:
+    out = run_cpu_only("import sys, torch, torch.types, torch.random, torch.accelerator; "
+                       "print('numpy' in sys.modules)")
+    assert out == "False"
+
+
+def test_storage_module() -> None:
+    import torch.storage
+
+    assert torch.storage.UntypedStorage is torch.UntypedStorage
+    assert torch.storage.TypedStorage is torch.TypedStorage
+    assert isinstance(torch.ones(2).untyped_storage(), torch.storage.UntypedStorage)

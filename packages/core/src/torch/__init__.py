@@ -137,6 +137,10 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "version": ("torch.version", None),
     "__config__": ("torch.__config__", None),
     "OutOfMemoryError": ("torch._device_placeholder", "OutOfMemoryError"),
+    "accelerator": ("torch.accelerator", None),
+    "random": ("torch.random", None),
+    "types": ("torch.types", None),
+    "storage": ("torch.storage", None),
 }
 # The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
 for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage",

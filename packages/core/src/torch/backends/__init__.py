@@ -1,14 +1,16 @@
 """``torch.backends``: the plugin system (the hooks in :mod:`torch.backends.hookspecs`, what
 kernels may use in :mod:`torch.backends.contract`, device-module parts in
 :mod:`torch.backends.devicekit`) and the per-backend switches (``torch.backends.cuda``,
-``torch.backends.cudnn``, ``torch.backends.mps``)."""
+``torch.backends.cudnn``, ``torch.backends.mps``, ``torch.backends.mkldnn``,
+``torch.backends.opt_einsum``) and ``torch.backends.cpu``."""
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
 
-_SUBMODULES = ("cuda", "cudnn", "mps", "hookspecs", "contract", "devicekit")
+_SUBMODULES = ("cpu", "cuda", "cudnn", "mkldnn", "mps", "opt_einsum", "hookspecs", "contract",
+               "devicekit")
 
 
 def __getattr__(name: str) -> ModuleType:

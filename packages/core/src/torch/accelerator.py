@@ -1,0 +1,142 @@
+"""``torch.accelerator``: the one accelerator this process has, whatever its device type.
+
+It asks the device registry: the accelerator is the first loaded backend plugin for a device
+type other than the host's (``cpu``, ``meta``), and its ``torch.<type>`` module answers the
+device questions. With only the CPU, the answers are PyTorch's CPU build's: none available, no
+devices, and the calls that need a device raise :class:`RuntimeError`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from types import ModuleType
+from typing import Any
+
+from ._core import registry as _registry
+from ._core.device import device as _device
+
+__all__ = ["current_accelerator", "current_device_idx", "current_device_index", "device_count",
+           "device_index", "empty_cache", "is_available", "set_device_idx", "set_device_index",
+           "synchronize"]
+
+# Device types that are the host, never an accelerator.
+_HOST = frozenset({"cpu", "meta"})
+_NONE_AVAILABLE = "Cannot access accelerator device when none is available."
+
+
+def _accelerator_type() -> str | None:
+    """The device type of the first loaded accelerator plugin, or None."""
+    for device_type, plugin in _registry.installed().items():
+        if device_type not in _HOST and plugin.status == "loaded":
+            return device_type
+    return None
+
+
+def _module(device_type: str) -> ModuleType | None:
+    return _registry.device_module(device_type)
+
+
+def _available_type() -> str | None:
+    """The accelerator's device type when it has a usable device, else None."""
+    device_type = _accelerator_type()
+    if device_type is None:
+        return None
+    mod = _module(device_type)
+    return device_type if mod is not None and mod.is_available() else None
+
+
+def _require() -> tuple[str, ModuleType]:
+    device_type = _available_type()
+    if device_type is None:
+        raise RuntimeError(_NONE_AVAILABLE)
+    mod = _module(device_type)
+    assert mod is not None  # _available_type asked it
+    return device_type, mod
+
+
+def _index_of(device: Any, device_type: str) -> int:
+    """A device index from an int, a device string or a ``torch.device`` of the accelerator."""
+    if isinstance(device, int):
+        return device
+    d = _device(device)
+    if d.type != device_type:
+        raise ValueError(f"{d} doesn't match the current accelerator {device_type}.")
+    return d.index if d.index is not None else int(_module(device_type).current_device())
+
+
+def is_available() -> bool:
+    """Whether an accelerator is present and usable."""
+    return _available_type() is not None
+
+
+def current_accelerator(check_available: bool = False) -> _device | None:
+    """The accelerator's device type as a ``torch.device``; None without one (or, with
+    ``check_available``, when it has no usable device)."""
+    device_type = _available_type() if check_available else _accelerator_type()
+    return None if device_type is None else _device(device_type)
+
+
+def device_count() -> int:
+    """How many accelerator devices there are (0 without one)."""
+    device_type = _available_type()
+    if device_type is None:
+        return 0
+    count = getattr(_module(device_type), "device_count", None)
+    return int(count()) if count is not None else 1
+
+
+def current_device_index() -> int:
+    """The index of the accelerator device in use."""
+    _, mod = _require()
+    return int(mod.current_device())
+
+
+def set_device_index(device: Any, /) -> None:
+    """Make ``device`` (an index, a device string or a ``torch.device``) the one in use."""
+    device_type, mod = _require()
+    mod.set_device(_index_of(device, device_type))
+
+
+def synchronize(device: Any = None, /) -> None:
+    """Wait for the work queued on ``device`` (the current one by default)."""
+    device_type, mod = _require()
+    index = int(mod.current_device()) if device is None else _index_of(device, device_type)
+    mod.synchronize(_device(device_type, index))
+
+
+def empty_cache() -> None:
+    """Give the accelerator's cached memory back, where its module keeps a cache."""
+    _, mod = _require()
+    release = getattr(mod, "empty_cache", None)
+    if release is not None:
+        release()
+
+
+def current_device_idx() -> int:
+    """Deprecated name of :func:`current_device_index`."""
+    warnings.warn("Use `current_device_index` instead.", FutureWarning, stacklevel=2)
+    return current_device_index()
+
+
+def set_device_idx(device: Any, /) -> None:
+    """Deprecated name of :func:`set_device_index`."""
+    warnings.warn("Use `set_device_index` instead.", FutureWarning, stacklevel=2)
+    set_device_index(device)
+
+
+class device_index:  # PyTorch's lower-case name
+    """``with torch.accelerator.device_index(i)``: use device ``i`` inside the block; None
+    changes nothing (and needs no accelerator)."""
+
+    def __init__(self, device: int | None, /) -> None:
+        self.index = device
+        self.previous: int | None = None
+
+    def __enter__(self) -> None:
+        if self.index is not None:
+            self.previous = current_device_index()
+            set_device_index(self.index)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            set_device_index(self.previous)
