@@ -107,6 +107,8 @@ class Pointwise(NamedTuple):
     :param out: whether PyTorch's function takes ``out=`` (``isnan`` does not).
     :param overload: the aten overload (``"Tensor"`` for ``aten::add.Tensor``); by default
         none for unary ops and ``Tensor`` for the others.
+    :param public: whether ``torch.<name>`` and ``Tensor.<name>`` exist; ``False`` for an op
+        that PyTorch has only as an aten operator (``sigmoid_backward``).
     """
 
     name: str
@@ -125,6 +127,7 @@ class Pointwise(NamedTuple):
     number_input: bool = False
     out: bool = True
     overload: str | None = None
+    public: bool = True
 
     @property
     def aten(self) -> str:
@@ -172,8 +175,8 @@ POINTWISE: tuple[Pointwise, ...] = (
     _floating("atan", "np.arctan", "g / (x * x + 1)", alias="arctan"),
     _floating("sinh", "np.sinh", "g * x.cosh()"),
     _floating("cosh", "np.cosh", "g * x.sinh()"),
-    _floating("tanh", "np.tanh", "g * (1 - y * y)"),
-    _floating("sigmoid", HAND, "g * (y * (1 - y))"),
+    _floating("tanh", "np.tanh", "tanh_backward(g, y)"),
+    _floating("sigmoid", HAND, "sigmoid_backward(g, y)"),
     _floating("asinh", "np.arcsinh", "g * (x * x + 1).rsqrt()", alias="arcsinh"),
     _floating("acosh", "np.arccosh", "g * (x * x - 1).rsqrt()", ((1, 9),), alias="arccosh"),
     _floating("atanh", "np.arctanh", "g / (1 - x * x)", ((-0.9, 0.9),), alias="arctanh"),
@@ -227,6 +230,15 @@ POINTWISE: tuple[Pointwise, ...] = (
               ((-20, 20), (-6, 6, NONZERO)), REAL, number_input=True),
     Pointwise("fmod", "fmod", "binary", "no_bool", HAND, RULE, ((-20, 20), (-6, 6, NONZERO)),
               REAL),
+    # the backward ops of sigmoid and tanh, from the gradient and the forward's result y in
+    # (0, 1) / (-1, 1): one kernel where the derivative was three ops (PyTorch's aten ops; no
+    # public function)
+    Pointwise("sigmoid_backward", "sigmoid_backward", "binary", "floating_only", HAND, RULE,
+              (ANY, (0, 1)), FLOATS + COMPLEX, generate=False, number_other=False,
+              inplace=False, overload="", public=False),
+    Pointwise("tanh_backward", "tanh_backward", "binary", "floating_only", HAND, RULE,
+              (ANY, (-1, 1)), FLOATS + COMPLEX, generate=False, number_other=False,
+              inplace=False, overload="", public=False),
     Pointwise("bitwise_and", "bitwise_and", "binary", "integral", HAND, NONE, (WRAP, WRAP),
               INTS + BOOL_DTYPE, number_input=True),
     Pointwise("bitwise_or", "bitwise_or", "binary", "integral", HAND, NONE, (WRAP, WRAP),

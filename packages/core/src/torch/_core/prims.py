@@ -25,7 +25,8 @@ from typing import Any
 from . import op_tables as _op_tables
 
 # 4: sigmoid became a primitive (it was four: neg, exp, add, reciprocal).
-VERSION = 4
+# 5: sigmoid_backward and tanh_backward (binary; each was three: sub, mul, mul).
+VERSION = 5
 
 # The elementwise primitives come from the pointwise op table (one row per op).
 _UNARY = _op_tables.primitives("unary")

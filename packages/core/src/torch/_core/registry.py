@@ -285,7 +285,9 @@ def _initialise(device_type: str) -> Runtime:
     plugin = _serving(device_type)
     if plugin is None:
         raise _unusable(device_type, installed_plugin)
-    builtin = _builtins.get(device_type)
+    # core's own plugin is loaded (phase 1) here even when an installed one serves the type:
+    # its kernels go beneath the installed plugin's
+    builtin = _builtin(device_type)
     try:
         allocator = _call_owner(plugin, "torch_backend_allocator", device_type=device_type)
         if allocator is None:

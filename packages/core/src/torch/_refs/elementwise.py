@@ -383,6 +383,16 @@ def nextafter(out: Tensor, a: Tensor, b: Tensor) -> None:
         np.nextafter(np_view(a), np_view(b), out=np_view(out))
 
 
+def _sigmoid_backward(g: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # d sigmoid = y (1 - y); complex gradients take the conjugate derivative (PyTorch's rule)
+    return g * np.conj((1 - y) * y)
+
+
+def _tanh_backward(g: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # d tanh = 1 - y^2
+    return g * np.conj(1 - y * y)
+
+
 _BINARY_KERNELS: dict[str, Kernel] = {
     "add": _ufunc_kernel(np.add),
     "mul": _ufunc_kernel(np.multiply),
@@ -404,6 +414,8 @@ _BINARY_KERNELS: dict[str, Kernel] = {
     "bitwise_left_shift": binary(_left_shift),
     "bitwise_right_shift": binary(_right_shift),
     "div": div,
+    "sigmoid_backward": binary(_wide(_sigmoid_backward)),
+    "tanh_backward": binary(_wide(_tanh_backward)),
 }
 
 

@@ -3,13 +3,12 @@
 Each function is a thin wrapper over core ops (``torch.layer_norm``, ``torch.conv2d``,
 ``torch.ops.aten.cross_entropy_loss``, ``torch.ops.aten.scaled_dot_product_attention``, ...):
 argument conventions and checks live here, the math (and any fused native kernel) lives in core
-and the backends. Where core has no op yet (``relu``, ``gelu``, ``silu``, ``dropout``,
-``nll_loss``) the function is a short composite over core ops with the same semantics.
+and the backends. Where core has no op yet (``relu``, ``silu``, ``dropout``, ``nll_loss``)
+the function is a short composite over core ops with the same semantics.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -99,18 +98,14 @@ def relu_(input: Tensor) -> Tensor:
     return torch.relu_(input)
 
 
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_aten_gelu = torch.ops.aten.gelu.default
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit: ``x * Phi(x)``, or its tanh approximation with
-    ``approximate="tanh"``."""
-    if approximate == "none":
-        return input * 0.5 * (1.0 + torch.erf(input * (1.0 / math.sqrt(2.0))))
-    if approximate == "tanh":
-        inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
-        return 0.5 * input * (1.0 + torch.tanh(inner))
-    raise RuntimeError("approximate argument must be either none or tanh.")
+    ``approximate="tanh"``; one operator (``aten::gelu``) forward and one (``gelu_backward``)
+    backward."""
+    return _aten_gelu(input, approximate=approximate)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -22,6 +22,7 @@ from ..._aten import complex_views as _complex, elementwise as _ew
 from ..._aten.factories import zeros_like
 from ..._core import op_tables as _op_tables
 from ..._core.tensor import Tensor
+from ..._fused import activations as _act
 from . import CROSS, derivative
 
 _LN2 = math.log(2.0)
@@ -91,6 +92,8 @@ def _zero(x: Tensor, y: Tensor, g: Tensor) -> Tensor:
 _EXPRESSION_NAMES: dict[str, Any] = {
     "LN2": _LN2, "LN10": _LN10, "TWO_OVER_SQRT_PI": _TWO_OVER_SQRT_PI,
     "SQRT_PI": math.sqrt(math.pi), "trigamma": _trigamma,
+    # the backward ops of sigmoid and tanh (one kernel each instead of three ops)
+    "sigmoid_backward": _act.sigmoid_backward, "tanh_backward": _act.tanh_backward,
 }
 
 
@@ -381,6 +384,60 @@ def _where(ctx: Any, grad: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
     return (None,
             _ew.where(condition, grad, 0.0) if _wants(ctx, 1) else None,
             _ew.where(condition, 0.0, grad) if _wants(ctx, 2) else None)
+
+
+# -- activations and their backward ops (torch/_fused/activations.py) -----------------------
+# Each backward op has a rule of its own, so that a double backward (create_graph=True)
+# differentiates it: in the gradient it is linear (the same op on the new gradient), in the
+# saved value it is the second derivative.
+
+
+def _conj_if_complex(t: Tensor) -> Tensor:
+    return t.conj() if t.is_complex() else t
+
+
+@derivative("aten::sigmoid_backward")
+def _sigmoid_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    g, y = ctx.args
+    # d/dy of g y (1 - y) is g (1 - 2y)
+    return (_act.sigmoid_backward(grad, y) if _wants(ctx, 0) else None,
+            grad * _conj_if_complex(g * (1 - 2 * y)) if _wants(ctx, 1) else None)
+
+
+@derivative("aten::tanh_backward")
+def _tanh_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    g, y = ctx.args
+    # d/dy of g (1 - y^2) is -2 g y
+    return (_act.tanh_backward(grad, y) if _wants(ctx, 0) else None,
+            grad * _conj_if_complex(-2 * g * y) if _wants(ctx, 1) else None)
+
+
+@derivative("aten::gelu", result=False)
+def _gelu(ctx: Any, grad: Tensor) -> tuple[Tensor | None]:
+    if not _wants(ctx, 0):
+        return (None,)
+    return (_act.gelu_backward(grad, ctx.args[0], _param(ctx, 1, "approximate", "none")),)
+
+
+def _gelu_second_derivative(x: Tensor, approximate: str) -> Tensor:
+    """d^2 gelu / dx^2, in differentiable ops."""
+    if approximate == "none":  # phi(x) (2 - x^2), phi the standard normal density
+        return _act._INV_SQRT_2PI * _ew.exp(-0.5 * (x * x)) * (2 - x * x)
+    # with t = tanh(u), u = k (x + c x^3), u' = k (1 + 3 c x^2), u'' = 6 k c x:
+    # (1 - t^2) (u' + 0.5 x (u'' - 2 t u'^2))
+    k, c = _act._SQRT_2_OVER_PI, _act._CUBIC
+    x2 = x * x
+    t = _ew.tanh(k * (x + c * (x2 * x)))
+    du = k * (1 + 3 * c * x2)
+    return (1 - t * t) * (du + 0.5 * x * (6 * k * c * x - 2 * t * (du * du)))
+
+
+@derivative("aten::gelu_backward", result=False)
+def _gelu_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    g, x = ctx.args
+    approximate = _param(ctx, 2, "approximate", "none")
+    return (_act.gelu_backward(grad, x, approximate) if _wants(ctx, 0) else None,
+            grad * g * _gelu_second_derivative(x, approximate) if _wants(ctx, 1) else None)
 
 
 # -- composites with a formula of their own ------------------------------------------------
