@@ -11,7 +11,8 @@ def report() -> str:
 
     info = _registry.summary()
     lines = [
-        f"plait-core {torch.__version__} (import package torch at {torch.__file__})",
+        f"plait-core {torch.version.PLAIT}, torch {torch.__version__} (import package torch at "
+        f"{torch.__file__})",
         f"import torch: {torch._import_seconds * 1e3:.1f} ms in the facade, of which autoload "
         f"{info['autoload_seconds'] * 1e3:.1f} ms",
         f"{_registry.ENV_VAR}={info['autoload']!r}",
