@@ -356,3 +356,139 @@ def test_storage_module() -> None:
     assert torch.storage.UntypedStorage is torch.UntypedStorage
     assert torch.storage.TypedStorage is torch.TypedStorage
     assert isinstance(torch.ones(2).untyped_storage(), torch.storage.UntypedStorage)
+
+
+# -- torch.nn.modules.<file> paths --------------------------------------------------------
+
+# PyTorch 2.13's file for each class (the module name its pickles record)
+NN_PATHS = {
+    "MultiheadAttention": "activation", "ReLU": "activation", "Linear": "linear",
+    "Identity": "linear", "BatchNorm1d": "batchnorm", "BatchNorm2d": "batchnorm",
+    "BatchNorm3d": "batchnorm", "LazyBatchNorm2d": "batchnorm", "SyncBatchNorm": "batchnorm",
+    "InstanceNorm1d": "instancenorm", "InstanceNorm2d": "instancenorm",
+    "LazyInstanceNorm3d": "instancenorm", "LayerNorm": "normalization",
+    "GroupNorm": "normalization", "RMSNorm": "normalization", "Conv2d": "conv",
+    "ConvTranspose1d": "conv", "Dropout": "dropout", "Embedding": "sparse",
+    "EmbeddingBag": "sparse", "LSTM": "rnn", "GRUCell": "rnn", "Sequential": "container",
+    "ModuleList": "container", "ModuleDict": "container", "ParameterList": "container",
+    "Container": "container", "MaxPool2d": "pooling", "AdaptiveAvgPool2d": "pooling",
+    "CrossEntropyLoss": "loss", "MSELoss": "loss", "Transformer": "transformer",
+    "TransformerEncoderLayer": "transformer", "Module": "module", "Flatten": "flatten",
+    "Unflatten": "flatten", "ZeroPad2d": "padding", "ReflectionPad1d": "padding",
+    "CosineSimilarity": "distance", "Fold": "fold", "PixelShuffle": "pixelshuffle",
+    "ChannelShuffle": "channelshuffle", "Upsample": "upsampling",
+}
+
+
+@pytest.mark.parametrize(("name", "file"), sorted(NN_PATHS.items()))
+def test_nn_class_lives_at_pytorchs_path(name: str, file: str) -> None:
+    import importlib
+
+    cls = getattr(torch.nn, name)
+    assert cls.__module__ == f"torch.nn.modules.{file}"
+    assert getattr(importlib.import_module(f"torch.nn.modules.{file}"), name) is cls
+
+
+def test_non_dynamically_quantizable_linear() -> None:
+    from torch.nn.modules.linear import NonDynamicallyQuantizableLinear
+
+    assert issubclass(NonDynamicallyQuantizableLinear, torch.nn.Linear)
+    mha = torch.nn.MultiheadAttention(4, 2)
+    assert type(mha.out_proj) is NonDynamicallyQuantizableLinear
+
+
+def test_private_base_classes_at_pytorchs_paths() -> None:
+    from torch.nn.modules.batchnorm import _BatchNorm, _NormBase
+    from torch.nn.modules.instancenorm import _InstanceNorm
+
+    assert isinstance(torch.nn.BatchNorm2d(2), _BatchNorm)
+    assert isinstance(torch.nn.InstanceNorm2d(2), _NormBase)
+    assert isinstance(torch.nn.InstanceNorm2d(2), _InstanceNorm)
+    assert not isinstance(torch.nn.BatchNorm2d(2), _InstanceNorm)
+    from torch.nn.modules.transformer import _get_activation_fn, _get_clones
+
+    assert len(_get_clones(torch.nn.Linear(2, 2), 3)) == 3
+    assert _get_activation_fn("relu")(torch.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
+
+
+def test_pickled_modules_name_pytorchs_paths() -> None:
+    model = torch.nn.Sequential(torch.nn.BatchNorm2d(3), torch.nn.MultiheadAttention(4, 2),
+                                torch.nn.InstanceNorm1d(2), torch.nn.ChannelShuffle(2))
+    data = pickle.dumps(model)
+    for path in (b"torch.nn.modules.batchnorm", b"torch.nn.modules.activation",
+                 b"torch.nn.modules.instancenorm", b"torch.nn.modules.channelshuffle",
+                 b"NonDynamicallyQuantizableLinear"):
+        assert path in data
+    assert b"torch.nn.modules.normalization" not in data
+    assert b"torch.nn.modules.pixelshuffle" not in data
+    copy = pickle.loads(data)
+    assert type(copy[1].out_proj).__name__ == "NonDynamicallyQuantizableLinear"
+
+
+def test_weights_only_load_of_a_module_with_safe_globals(tmp_path) -> None:
+    nn = torch.nn
+    model = nn.Sequential(nn.BatchNorm2d(3), nn.MultiheadAttention(4, 2))
+    model[0](torch.randn(2, 3, 2, 2))  # through autograd: running stats move
+    path = tmp_path / "model.pt"
+    torch.save(model, path)
+    with pytest.raises(pickle.UnpicklingError, match="Sequential"):
+        torch.load(path)
+    allowed = [nn.Sequential, nn.BatchNorm2d, nn.MultiheadAttention,
+               nn.modules.linear.NonDynamicallyQuantizableLinear]
+    with torch.serialization.safe_globals(allowed):
+        loaded = torch.load(path)
+    assert type(loaded[0]) is nn.BatchNorm2d
+    assert torch.equal(loaded[0].running_mean, model[0].running_mean)
+    assert torch.equal(loaded[1].in_proj_weight, model[1].in_proj_weight)
+
+
+def test_sync_batch_norm_without_a_process_group() -> None:
+    nn = torch.nn
+    torch.manual_seed(0)
+    x = torch.randn(4, 3, 5)
+    sync, plain = nn.SyncBatchNorm(3), nn.BatchNorm1d(3)
+    assert torch.allclose(sync(x), plain(x))
+    assert torch.allclose(sync.running_mean, plain.running_mean)
+    with pytest.raises(ValueError, match="expected at least 2D input"):
+        sync(torch.randn(3))
+    model = nn.Sequential(nn.Conv2d(1, 3, 1), nn.BatchNorm2d(3))
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    assert type(converted[1]) is nn.SyncBatchNorm and type(converted[0]) is nn.Conv2d
+    assert converted[1].weight is model[1].weight
+    assert converted[1].running_var is model[1].running_var
+
+
+def test_container_is_deprecated() -> None:
+    with pytest.warns(UserWarning, match="`nn.Container` is deprecated"):
+        c = torch.nn.Container(a=torch.nn.Linear(1, 1))
+    assert isinstance(c.a, torch.nn.Linear) and len(list(c.parameters())) == 2
+
+
+def test_nn_modules_utils_helpers() -> None:
+    from collections import OrderedDict
+
+    from torch.nn.modules.utils import (
+        _list_with_default,
+        _ntuple,
+        _pair,
+        _quadruple,
+        _reverse_repeat_tuple,
+        _single,
+        _triple,
+        consume_prefix_in_state_dict_if_present,
+    )
+
+    assert _pair(3) == (3, 3) and _pair((1, 2)) == (1, 2) and _pair([4, 5]) == (4, 5)
+    assert _single(2) == (2,) and _triple(1) == (1, 1, 1) and _quadruple(0) == (0, 0, 0, 0)
+    assert _ntuple(5)(7) == (7,) * 5
+    assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+    assert _list_with_default([None, 4], [1, 2, 8, 9]) == [8, 4]
+    assert _list_with_default(5, [1, 2]) == [5]
+    with pytest.raises(ValueError, match="Input dimension should be at least 3"):
+        _list_with_default([None, 4], [1, 2])
+    state = OrderedDict([("module.a", 1), ("b", 2), ("module.c.d", 3)])
+    state._metadata = OrderedDict([("", {"v": 0}), ("module", {"v": 1}),
+                                   ("module.c", {"v": 2})])
+    consume_prefix_in_state_dict_if_present(state, "module.")
+    assert list(state.items()) == [("b", 2), ("a", 1), ("c.d", 3)]
+    assert state._metadata[""] == {"v": 1} and state._metadata["c"] == {"v": 2}

@@ -11,10 +11,20 @@ AREAS = (
     "sparse", "upsampling", "pixelshuffle", "fold", "padding", "distance",
 )
 
+# PyTorch's file names for classes defined with their family here (batchnorm.py holds
+# BatchNorm2d there): imported so the classes carry those module names, which pickles record.
+PYTORCH_PATHS = ("batchnorm", "instancenorm", "channelshuffle", "utils")
+
 __all__: list[str] = []
 for _area in AREAS:
     _mod = importlib.import_module(f"{__name__}.{_area}")
     for _name in _mod.__all__:
         globals()[_name] = getattr(_mod, _name)
         __all__.append(_name)
+for _area in PYTORCH_PATHS:
+    _mod = importlib.import_module(f"{__name__}.{_area}")
+    for _name in _mod.__all__:  # the layers only PyTorch's file defines (SyncBatchNorm)
+        if _name not in globals() and isinstance(getattr(_mod, _name), type):
+            globals()[_name] = getattr(_mod, _name)
+            __all__.append(_name)
 del _area, _mod, _name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -400,3 +401,13 @@ class GLU(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+def __getattr__(name: str) -> Any:
+    # PyTorch defines MultiheadAttention here; it lives with the transformer layers, which
+    # import this module, so it is fetched on first use (pickles name this module for it).
+    if name == "MultiheadAttention":
+        from .transformer import MultiheadAttention
+
+        return MultiheadAttention
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
@@ -14,7 +15,19 @@ from torch.nn.parameter import Parameter
 
 from .module import Module, _addindent
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = ["Container", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList",
+           "Sequential"]
+
+
+class Container(Module):
+    """Deprecated: a module holding the keyword arguments' modules as children."""
+
+    def __init__(self, **kwargs: Module) -> None:
+        super().__init__()
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", stacklevel=2)
+        for name, module in kwargs.items():
+            self.add_module(name, module)
 
 
 def _index(idx: Any, n: int, what: str) -> int:

@@ -59,6 +59,11 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` under PyTorch's name for ``MultiheadAttention.out_proj`` (the name marks
+    it as not dynamically quantizable; here it is a plain ``Linear``)."""
+
+
 class Bilinear(Module):
     """``y = x1^T A x2 + b``: weight (out_features, in1_features, in2_features)."""
 

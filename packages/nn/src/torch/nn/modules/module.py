@@ -24,6 +24,11 @@ __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pr
 class _HookDict(OrderedDict):
     """Hooks by handle id, in call order (``prepend`` moves one to the front)."""
 
+    def __reduce__(self) -> Any:
+        # Pickled as the OrderedDict PyTorch's modules hold, so that a saved module loads with
+        # weights_only=True once its own classes are allowed (add_safe_globals).
+        return (OrderedDict, (list(self.items()),))
+
 
 # Global hooks (register_module_forward_*): run for every module, before the module's own.
 _global_forward_pre_hooks: _HookDict = _HookDict()

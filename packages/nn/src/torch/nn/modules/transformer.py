@@ -21,7 +21,7 @@ from torch.nn.parameter import Parameter
 from .activation import GELU, ReLU
 from .container import ModuleList
 from .dropout import Dropout
-from .linear import Linear
+from .linear import Linear, NonDynamicallyQuantizableLinear
 from .module import Module
 from .normalization import LayerNorm
 
@@ -29,11 +29,6 @@ __all__ = [
     "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
     "TransformerEncoder", "TransformerEncoderLayer",
 ]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A ``Linear`` under PyTorch's name for ``MultiheadAttention.out_proj`` (the name marks
-    it as not dynamically quantizable; here it is a plain ``Linear``)."""
 
 
 class MultiheadAttention(Module):
@@ -144,6 +139,14 @@ def _activation(activation: str | Callable[[Tensor], Tensor]) -> Callable[[Tenso
 
 def _clones(module: Module, n: int) -> ModuleList:
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+# PyTorch keeps MultiheadAttention in torch.nn.modules.activation: pickles and safe-globals
+# lists name it there (activation.py hands it out from this module).
+MultiheadAttention.__module__ = "torch.nn.modules.activation"
+# the helper names layer code imports from PyTorch's transformer module
+_get_clones = _clones
+_get_activation_fn = _activation
 
 
 class TransformerEncoderLayer(Module):
