@@ -59,39 +59,51 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                                "grad_fn")
     grads = _make_grads(outputs, grads)
     roots = [edge_of(o) for o in outputs]
-    # What to capture for autograd.grad: (node, input_nr) -> index in inputs. Nodes are keys
-    # themselves (hashed by identity), not their ids: one call less per node and edge.
-    capture: dict[tuple[Node, int], int] = {}
-    targets: set[Node] = set()
+    # What to capture for autograd.grad: node -> [(input_nr, index in inputs)]. Its keys are
+    # the targets; a node that is no key costs one dict lookup.
+    capture: dict[Node, list[tuple[int, int]]] = {}
     if inputs is not None:
         for i, t in enumerate(inputs):
             if not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            edge = edge_of(t)
-            capture[edge] = i
-            targets.add(edge[0])
+            node, nr = edge_of(t)
+            capture.setdefault(node, []).append((nr, i))
 
     # Count dependencies over the reachable graph (iteratively: graphs can be very deep).
-    # autograd.grad also collects each node's parents, to run only the nodes above a target.
-    deps: dict[Node, int] = {}
-    parents: dict[Node, list[Node]] | None = {} if inputs is not None else None
-    stack = [n for n, _ in roots if n is not None]
-    seen = set(stack)
-    while stack:
-        node = stack.pop()
-        for nxt, _ in node._next:
-            if nxt is None:
-                continue
-            if parents is not None:
-                parents.setdefault(nxt, []).append(node)
-            if nxt in seen:  # (a root reached from another root has no count yet)
-                deps[nxt] = deps.get(nxt, 0) + 1
-            else:
-                deps[nxt] = 1
-                seen.add(nxt)
-                stack.append(nxt)
-
-    needed = None if parents is None else _needed(parents, seen, targets)
+    # autograd.grad collects each node's parents instead (their number is its count), to run
+    # only the nodes above a target.
+    starts = {n for n, _ in roots if n is not None}
+    stack = list(starts)
+    if inputs is None:
+        deps: dict[Node, int] = {}
+        while stack:
+            for nxt, _ in stack.pop()._next:
+                if nxt is None:
+                    continue
+                n = deps.get(nxt)
+                if n is None:
+                    deps[nxt] = 1
+                    if nxt not in starts:  # (a root reached from another root: pushed)
+                        stack.append(nxt)
+                else:
+                    deps[nxt] = n + 1
+        needed = None
+    else:
+        parents: dict[Node, list[Node]] = {}
+        while stack:
+            node = stack.pop()
+            for nxt, _ in node._next:
+                if nxt is None:
+                    continue
+                above = parents.get(nxt)
+                if above is None:
+                    parents[nxt] = [node]
+                    if nxt not in starts:
+                        stack.append(nxt)
+                else:
+                    above.append(node)
+        deps = {n: len(above) for n, above in parents.items()}
+        needed = _needed(parents, starts, capture)
 
     buffers: dict[Node, list[Any]] = {}
     for (node, nr), g in zip(roots, grads):
@@ -99,10 +111,10 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
             continue
         buf = buffers.get(node)
         if buf is None:
-            buf = buffers[node] = [None] * _n_outputs(node)
+            buf = buffers[node] = [None] * node._n_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g
     # Ready nodes run latest-created first; (-seq, id) orders them without comparing nodes.
-    ready = list({(-n._seq, id(n), n) for n, _ in roots if n is not None and n not in deps})
+    ready = [(-n._seq, id(n), n) for n in starts if n not in deps]
     heapq.heapify(ready)
     results: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
     anomaly = _config.state.anomaly
@@ -111,16 +123,20 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
     try:
         while ready:
             node = pop(ready)[2]
-            buf = buffers.pop(node, None) or [None] * _n_outputs(node)
+            buf = buffers.pop(node, None)
+            if buf is None:
+                buf = [None] * node._n_outputs
             if node._tensor_prehooks or node._retain:
                 buf = _tensor_prehooks(node, buf)
             if capture:
-                for nr, g in enumerate(buf):
-                    slot = capture.get((node, nr))
-                    if slot is not None and g is not None:
-                        results[slot] = g if results[slot] is None else results[slot] + g
-            if node.__class__ is AccumulateGrad or isinstance(node, AccumulateGrad):
-                if accumulate and (inputs is None or node in targets):
+                wanted = capture.get(node)
+                if wanted is not None:
+                    for nr, slot in wanted:
+                        g = buf[nr]
+                        if g is not None:
+                            results[slot] = g if results[slot] is None else results[slot] + g
+            if node._is_accumulator:
+                if accumulate and (inputs is None or node in capture):
                     _accumulate(node, buf[0], create_graph)
                 continue
             if needed is not None and node not in needed:
@@ -161,8 +177,12 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                 if g is not None:
                     nbuf = buffers.get(nxt)
                     if nbuf is None:
-                        nbuf = buffers[nxt] = [None] * _n_outputs(nxt)
-                    nbuf[nr] = g if nbuf[nr] is None else nbuf[nr] + g
+                        nbuf = buffers[nxt] = [None] * nxt._n_outputs
+                        nbuf[nr] = g
+                    elif nbuf[nr] is None:
+                        nbuf[nr] = g
+                    else:
+                        nbuf[nr] = nbuf[nr] + g
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if not left:
@@ -174,10 +194,11 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
     return results
 
 
-def _needed(parents: dict[Node, list[Node]], nodes: set[Node], targets: set[Node]) -> set[Node]:
+def _needed(parents: dict[Node, list[Node]], starts: set[Node],
+            targets: dict[Node, Any]) -> set[Node]:
     """The nodes from which a target is reachable (only they need to run for autograd.grad)."""
     needed: set[Node] = set()
-    stack = [t for t in targets if t in nodes]
+    stack = [t for t in targets if t in parents or t in starts]
     while stack:
         node = stack.pop()
         if node in needed:
@@ -185,10 +206,6 @@ def _needed(parents: dict[Node, list[Node]], nodes: set[Node], targets: set[Node
         needed.add(node)
         stack.extend(parents.get(node, ()))
     return needed
-
-
-def _n_outputs(node: Node) -> int:
-    return getattr(node, "_n_outputs", 1)
 
 
 def _zeros_for(node: Node, output_nr: int) -> Any:

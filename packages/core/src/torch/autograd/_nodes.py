@@ -71,9 +71,10 @@ class _LazyArgs(tuple):
         v = tuple.__getitem__(self, i)
         if v.__class__ is SavedTensor:  # the usual read: one saved tensor
             return v.unpack(self._node)
-        if i.__class__ is slice:
-            unpack = self._node._unpack_arg
-            return tuple([unpack(x) for x in v])
+        if i.__class__ is slice:  # `a, b = ctx.args[:2]`: unpacked here, one pass
+            node = self._node
+            return tuple([x.unpack(node) if x.__class__ is SavedTensor else
+                          x if x.__class__ is not tuple else node._unpack_arg(x) for x in v])
         return self._node._unpack_arg(v)
 
     def __iter__(self) -> Any:
@@ -413,15 +414,23 @@ def conform(grad: Tensor, meta: Any) -> Tensor:
 
 
 def sum_to_size(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """Sum ``grad`` over the dims broadcasting added to ``shape``."""
-    lead = grad.dim() - len(shape)
-    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape)
-                                if n == 1 and grad._shape[lead + i] != 1]
-    if dims:
+    """Sum ``grad`` over the dims broadcasting added to ``shape``: the leading dims, and the
+    dims where ``shape`` has 1 and ``grad`` does not."""
+    gshape = grad._shape
+    lead = len(gshape) - len(shape)
+    if lead < 0:  # fewer dims than the input: nothing was broadcast away, only added
+        return grad.reshape(shape)
+    dims = list(range(lead))
+    inner = False
+    for i, (n, m) in enumerate(zip(shape, gshape[lead:] if lead else gshape)):
+        if n == 1 and m != 1:
+            dims.append(lead + i)
+            inner = True
+    if inner:  # size-1 dims kept by the sum; the leading ones then go by a view
         grad = grad.sum(dims, keepdim=True)
-    if lead:
-        grad = grad.reshape(shape)
-    return grad
+        return grad.reshape(shape) if lead else grad
+    # only leading dims: the sum's shape is ``shape`` already
+    return grad.sum(dims) if lead else grad
 
 
 _implicit: dict[_dispatch.Operator, int] = {}  # op -> the dispatcher epoch it had no kernel
@@ -652,15 +661,23 @@ class SplitBackward(Node):
         return self._name
 
     def apply(self, grads: list[Any]) -> list[Any]:
-        from .._aten import factories as _fac, shape as _shape
+        from .._aten.shape import ATEN as _shape_ops, stack  # (a module: no import machinery)
 
-        # a piece that received no gradient contributes zeros (the engine passes None for it)
+        parts = grads
+        for g in grads:
+            if g is None:  # a piece that received no gradient contributes zeros
+                parts = self._with_zeros(grads)
+                break
+        if self._stacked:
+            return [stack(parts, self._dim)]
+        return [_shape_ops["cat"](parts, self._dim)]
+
+    def _with_zeros(self, grads: list[Any]) -> list[Any]:
+        from .._aten.factories import zeros
+
         like = next(g for g in grads if g is not None)
-        parts = [g if g is not None else
-                 _fac.zeros(shape, dtype=like._dtype, device=like._device)
-                 for g, shape in zip(grads, self._shapes)]
-        join = _shape.stack if self._stacked else _shape.cat
-        return [join(parts, self._dim)]
+        return [g if g is not None else zeros(shape, dtype=like._dtype, device=like._device)
+                for g, shape in zip(grads, self._shapes)]
 
 
 def record_pieces(source: Tensor, pieces: list[Tensor], kind: str,

@@ -42,6 +42,8 @@ class Node:
     _tensor_prehooks: dict[int, _HookDict] | None = None  # output_nr -> hooks
     _retain: dict[int, Any] | None = None  # output_nr -> weakref of retained tensor
     _metadata: dict[str, Any] | None = None
+    _n_outputs = 1  # how many gradients the node takes (one per output)
+    _is_accumulator = False  # (the engine's test for AccumulateGrad: one attribute read)
 
     def __init__(self) -> None:
         self._seq = next(_seq)
@@ -111,6 +113,7 @@ class AccumulateGrad(Node):
     """
 
     _post_hooks: _HookDict | None = None
+    _is_accumulator = True
     _keep: Tensor | None = None
     _edge: tuple[Node, int] | None = None  # (self, 0), made once (autograd._nodes._edge)
 

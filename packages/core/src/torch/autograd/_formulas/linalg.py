@@ -15,10 +15,11 @@ from ..._aten import (
     creation as _creation,
     elementwise as _ew,
     factories as _fac,
+    linalg as _linalg,
     linalg_ops as _linalg_ops,
     shape as _shape,
 )
-from ..._aten.linalg import bmm, matmul, mm, mv
+from ..._aten.linalg import bmm, matmul, mv
 from ..._core import config as _config
 from ..._core.tensor import Tensor
 from ..function import Function
@@ -40,12 +41,20 @@ def _h(t: Tensor) -> Tensor:
 # nodes, and never its result.
 
 
+_MM = _linalg.ATEN["mm"]  # the operator itself: its arguments need no checks here
+
+
+def _ht(t: Tensor) -> Tensor:
+    """The conjugate transpose of a matrix."""
+    return t.t().conj() if t._dtype.is_complex else t.t()
+
+
 @derivative("aten::mm", args=CROSS, result=False)
 def _(ctx, grad):
-    a, b = ctx.args
-    need_a, need_b = ctx.needs_input_grad[:2]
-    return (mm(grad, _h(b)) if need_a else None,  # (n, k)
-            mm(_h(a), grad) if need_b else None)  # (k, m)
+    # two products and two transposed views, nothing else: this runs for every linear layer
+    need_a, need_b = ctx.needs_input_grad
+    return (_MM(grad, _ht(ctx.args[1])) if need_a else None,  # (n, k)
+            _MM(_ht(ctx.args[0]), grad) if need_b else None)  # (k, m)
 
 
 @derivative("aten::bmm", args=CROSS, result=False)

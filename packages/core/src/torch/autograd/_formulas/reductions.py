@@ -74,12 +74,20 @@ def _reversed_cumsum(t: Tensor, dim: int) -> Tensor:
 # -- sums and products ----------------------------------------------------------------------
 
 
-@derivative("aten::sum.dim_IntList", result=False)
+@derivative("aten::sum.dim_IntList", args=False, result=False)
 def _(ctx, grad):
-    x = ctx.args[0]
-    dims = _reduced_dims(_arg(ctx, 1, "dim", None), x.ndim)
-    keepdim = _arg(ctx, 2, "keepdim", False)
-    return _only_first(ctx, _restore(grad, dims, keepdim).expand(x.shape))
+    # Only the input's shape is needed (kept by the node), as PyTorch's SumBackward keeps
+    # its sizes: the input may change in place after the sum.
+    shape = ctx._node._inputs_meta[0][0]
+    dim = _arg(ctx, 1, "dim", None)
+    if grad._shape and not _arg(ctx, 2, "keepdim", False):
+        # the reduced dims back as size 1, by one view (a full sum's 0-d gradient expands
+        # as it is)
+        kept = list(shape)
+        for d in _reduced_dims(dim, len(shape)):
+            kept[d] = 1
+        grad = grad.reshape(kept)
+    return _only_first(ctx, grad.expand(shape))
 
 
 def _prod_without_each(x: Tensor, dim: int) -> Tensor:
