@@ -44,6 +44,8 @@ OP_MODULES = (
     "_aten.conv",
     "_fused.activations",
     "_fused.rnn_cells",
+    "_fused.diagonals",
+    "_fused.distances",
 )
 
 __all__: list[str] = []
