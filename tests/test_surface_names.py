@@ -618,3 +618,120 @@ def test_dist() -> None:
     assert float(torch.dist(torch.tensor([3.0, 4.0]), torch.zeros(2))) == 5.0
     assert float(torch.tensor([1.0, -2.0]).dist(torch.zeros(2), 1)) == 3.0
     assert torch.dist(torch.ones(2, 3), torch.zeros(3), 3).shape == ()
+
+
+# -- torch.nn.utils.prune ------------------------------------------------------------------
+
+PRUNE_WEIGHT = [[0.5, -2.0, 1.0, 0.1], [3.0, -0.2, 0.3, -4.0], [0.05, 1.5, -0.7, 2.2]]
+
+
+def _pruning_linear() -> torch.nn.Linear:
+    m = torch.nn.Linear(4, 3)
+    with torch.no_grad():
+        m.weight.copy_(torch.tensor(PRUNE_WEIGHT))
+        m.bias.copy_(torch.tensor([0.1, -0.3, 0.2]))
+    return m
+
+
+def test_l1_unstructured_reparametrizes_the_weight() -> None:
+    import torch.nn.utils.prune as prune
+
+    m = _pruning_linear()
+    assert prune.l1_unstructured(m, "weight", 0.5) is m
+    assert m.weight_mask.tolist() == [[0, 1, 1, 0], [1, 0, 0, 1], [0, 1, 0, 1]]
+    assert sorted(n for n, _ in m.named_parameters()) == ["bias", "weight_orig"]
+    assert [n for n, _ in m.named_buffers()] == ["weight_mask"]
+    assert list(m.state_dict()) == ["bias", "weight_orig", "weight_mask"]
+    assert torch.equal(m.weight, m.weight_orig * m.weight_mask)
+    hooks = list(m._forward_pre_hooks.values())
+    assert len(hooks) == 1 and isinstance(hooks[0], prune.L1Unstructured)
+    assert prune.is_pruned(torch.nn.Sequential(m))
+
+
+def test_pruning_again_acts_on_what_is_left_and_gradients_follow_the_mask() -> None:
+    import torch.nn.utils.prune as prune
+
+    m = _pruning_linear()
+    prune.l1_unstructured(m, "weight", 0.5)
+    prune.l1_unstructured(m, "weight", 2)  # 2 more of the 6 kept
+    assert m.weight_mask.tolist() == [[0, 1, 0, 0], [1, 0, 0, 1], [0, 0, 0, 1]]
+    hooks = list(m._forward_pre_hooks.values())
+    assert len(hooks) == 1 and isinstance(hooks[0], prune.PruningContainer) and len(hooks[0]) == 2
+    out = m(torch.ones(2, 4))
+    assert out.tolist()[0] == pytest.approx([-1.9, -1.3, 2.4])
+    out.sum().backward()
+    assert m.weight_orig.grad.tolist() == [[0, 2, 0, 0], [2, 0, 0, 2], [0, 0, 0, 2]]
+    prune.remove(m, "weight")
+    assert sorted(n for n, _ in m.named_parameters()) == ["bias", "weight"]
+    assert isinstance(m.weight, torch.nn.Parameter) and not prune.is_pruned(m)
+    assert m.weight.tolist() == [[0, -2, 0, 0], [3, 0, 0, -4], [0, 0, 0, pytest.approx(2.2)]]
+
+
+def test_ln_structured_prunes_whole_slices() -> None:
+    import torch.nn.utils.prune as prune
+
+    m = _pruning_linear()
+    prune.ln_structured(m, "weight", 1, 2, 0)  # the row of least L2 norm
+    assert m.weight_mask.tolist() == [[0] * 4, [1] * 4, [1] * 4]
+    prune.ln_structured(m, "weight", 0.5, 1, 1)  # then half of the columns, by L1 norm
+    assert m.weight_mask.tolist() == [[0, 0, 0, 0], [1, 0, 0, 1], [1, 0, 0, 1]]
+    m = _pruning_linear()
+    prune.ln_structured(m, "weight", 2, float("inf"), -1)
+    assert m.weight_mask.tolist() == [[1, 0, 0, 1]] * 3
+    with pytest.raises(ValueError, match="Structured pruning can only be applied to "
+                                         "multidimensional tensors"):
+        prune.ln_structured(_pruning_linear(), "bias", 1, 2, 0)
+
+
+def test_global_unstructured_chooses_over_all_parameters() -> None:
+    import torch.nn.utils.prune as prune
+
+    a, b = _pruning_linear(), torch.nn.Linear(2, 2)
+    with torch.no_grad():
+        b.weight.copy_(torch.tensor([[0.01, 5.0], [-0.02, 0.6]]))
+    prune.global_unstructured([(a, "weight"), (b, "weight")], prune.L1Unstructured, amount=5)
+    assert a.weight_mask.tolist() == [[1, 1, 1, 0], [1, 0, 1, 1], [0, 1, 1, 1]]
+    assert b.weight_mask.tolist() == [[0, 1], [0, 1]]
+    with pytest.raises(TypeError, match='Only "unstructured" PRUNING_TYPE supported'):
+        prune.global_unstructured([(_pruning_linear(), "weight")], prune.LnStructured,
+                                  amount=1, n=2, dim=0)
+
+
+def test_other_pruning_methods() -> None:
+    import torch.nn.utils.prune as prune
+
+    m = _pruning_linear()
+    prune.custom_from_mask(m, "bias", torch.tensor([1, 0, 1]))
+    assert m.bias.tolist() == pytest.approx([0.1, 0.0, 0.2]) and m.bias_mask.dtype is torch.float32
+    m = _pruning_linear()
+    prune.random_unstructured(m, "weight", 0.25)
+    assert int(m.weight_mask.sum()) == 9
+    m = _pruning_linear()
+    prune.random_structured(m, "weight", 2, 1)
+    column_sums = m.weight_mask.sum(0).tolist()
+    assert column_sums.count(0.0) == 2 and column_sums.count(3.0) == 2
+    m = _pruning_linear()
+    prune.identity(m, "weight")
+    assert m.weight_mask.tolist() == [[1.0] * 4] * 3
+    m = _pruning_linear()
+    prune.l1_unstructured(m, "weight", 1, importance_scores=-torch.tensor(PRUNE_WEIGHT))
+    assert m.weight_mask.tolist() == [[1, 1, 1, 1], [1, 1, 1, 1], [0, 1, 1, 1]]
+    assert prune.L1Unstructured(0.5).prune(torch.tensor([1.0, -3.0, 0.5, 2.0])).tolist() == [
+        0.0, -3.0, 0.0, 2.0]
+
+
+def test_pruning_argument_errors() -> None:
+    import torch.nn.utils.prune as prune
+
+    for amount in (1.5, -1):
+        with pytest.raises(ValueError, match=f"amount={amount} should either be a float"):
+            prune.l1_unstructured(_pruning_linear(), "weight", amount)
+    with pytest.raises(TypeError, match=r"Invalid type for amount: x\. Must be int or float\."):
+        prune.l1_unstructured(_pruning_linear(), "weight", "x")
+    m = _pruning_linear()
+    with pytest.raises(ValueError, match="amount=13 should be smaller than the number of "
+                                         "parameters to prune=12"):
+        prune.l1_unstructured(m, "weight", 13)
+    assert sorted(n for n, _ in m.named_parameters()) == ["bias", "weight"]  # left as it was
+    with pytest.raises(ValueError, match="has to be pruned before pruning can be removed"):
+        prune.remove(_pruning_linear(), "weight")
