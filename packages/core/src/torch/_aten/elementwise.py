@@ -428,7 +428,10 @@ _plan.enable(*ATEN.values(), _aten_sub, _aten_rsub, _aten_div, _aten_pow)
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other`` with broadcasting and type promotion (not for bool)."""
-    result = _aten_sub(input, other, alpha=alpha)
+    # The schema's default is not passed (a mode sees no `alpha`, as in PyTorch; the call's
+    # plan key is shorter)
+    result = (_aten_sub(input, other) if alpha.__class__ is int and alpha == 1
+              else _aten_sub(input, other, alpha=alpha))
     return result if out is None else write_out(out, result)
 
 
@@ -442,7 +445,8 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
     """``input / other``: true division (integers give the default float dtype), or rounded
     with ``rounding_mode="trunc"`` (toward zero) or ``"floor"`` (keeping integer dtypes).
     Integer division by zero raises."""
-    result = _aten_div(input, other, rounding_mode=rounding_mode)
+    result = (_aten_div(input, other) if rounding_mode is None
+              else _aten_div(input, other, rounding_mode=rounding_mode))
     return result if out is None else write_out(out, result)
 
 

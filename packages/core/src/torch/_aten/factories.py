@@ -14,6 +14,7 @@ from .._core import (
     dispatch as _dispatch,
     dtype as _dtype,
     layout as _layout,
+    plan as _plan,
     storage as _storage,
 )
 from .._core.alloc import (
@@ -42,6 +43,19 @@ def _size_args(args: tuple[Any, ...], size: Any, name: str) -> tuple[Any, ...]:
     if args:
         raise TypeError(f"{name}() got multiple values for argument 'size'")
     return (size,)
+
+
+def _sizes(args: tuple[Any, ...], size: Any, name: str) -> tuple[int, ...]:
+    """The shape of ``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``: ints as they are (the
+    common case, checked inline), anything else through ``_shape_arg``."""
+    if size is None:
+        shape = args[0] if len(args) == 1 and args[0].__class__ is tuple else args
+        for s in shape:
+            if s.__class__ is not int:
+                break
+        else:
+            return shape
+    return _shape_arg(_size_args(args, size, name))
 
 
 # -- the aten operators -----------------------------------------------------------------------
@@ -210,6 +224,14 @@ def _define_aten() -> dict[str, _dispatch.Operator]:
 
 
 ATEN = _define_aten()
+# Their results are functions of the call signature (sizes, value, dtype, device): the
+# dispatcher keeps a plan per signature (torch._core.plan). empty_strided's result is not
+# contiguous in general, and scalar_tensor is rarely repeated.
+_plan.enable_factories({
+    "aten::empty.memory_format": "empty", "aten::empty_like": "empty",
+    **dict.fromkeys(("aten::zeros", "aten::ones", "aten::full", "aten::zeros_like",
+                     "aten::ones_like", "aten::full_like"), "fill"),
+})
 _EMPTY = ATEN["empty.memory_format"]
 _FULL = ATEN["full"]
 _ZEROS = ATEN["zeros"]
@@ -228,7 +250,7 @@ def empty(*args: Any, size: Any = None, out: Tensor | None = None,
     ``empty(size=(2, 3))``)."""
     # the kernel checks the dtype and fills in the default one; the two tests below spare
     # the hot path two calls
-    shape = _shape_arg(_size_args(args, size, "empty"))
+    shape = _sizes(args, size, "empty")
     if memory_format is None:
         t = _EMPTY(shape, dtype=dtype, device=device_of(device))
     else:
@@ -267,7 +289,7 @@ def zeros(*args: Any, size: Any = None, out: Tensor | None = None,
           dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ``size`` filled with 0."""
-    t = _ZEROS(_shape_arg(_size_args(args, size, "zeros")), dtype=dtype, device=device_of(device))
+    t = _ZEROS(_sizes(args, size, "zeros"), dtype=dtype, device=device_of(device))
     if out is not None:
         t = write_out(out, t)
     return finish_factory(t, requires_grad) if requires_grad else t
@@ -277,7 +299,7 @@ def ones(*args: Any, size: Any = None, out: Tensor | None = None,
          dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ``size`` filled with 1."""
-    t = _ONES(_shape_arg(_size_args(args, size, "ones")), dtype=dtype, device=device_of(device))
+    t = _ONES(_sizes(args, size, "ones"), dtype=dtype, device=device_of(device))
     if out is not None:
         t = write_out(out, t)
     return finish_factory(t, requires_grad) if requires_grad else t

@@ -13,7 +13,7 @@ from . import (
     registry as _registry,
     storage as _storage,
 )
-from .device import device as _device
+from .device import INDEXLESS, device as _device
 from .tensor import Size, Tensor, contiguous_strides
 
 
@@ -36,7 +36,13 @@ def _default_device() -> _device:
 
 
 def device_of(device: Any) -> _device:
-    return _storage._normalise(device if device is not None else _default_device())
+    """``device`` (the default device when None) as a normalised ``torch.device``."""
+    if device is None:
+        device = _config.get_default_device()
+    if device.__class__ is _device and (device._index is not None
+                                        or device._type in INDEXLESS):
+        return device  # already normalised (every factory call comes through here)
+    return _storage._normalise(device)
 
 
 class Layout:

@@ -144,10 +144,9 @@ def _expanded(lay: Layout, shape: tuple[int, ...]) -> list[int]:
     return strides
 
 
-# The keyword arguments the generic path passes the aten op for `a <op> b` (what a node keeps).
-_AUTOGRAD_KWARGS: dict[str, dict[str, Any]] = {
-    "add": {"alpha": 1}, "sub": {"alpha": 1}, "div": {"rounding_mode": None},
-}
+# The keyword arguments the generic path passes the aten op for `a <op> b` (what a node keeps):
+# none, as the facades (add, sub, div) leave the schema's defaults out.
+_AUTOGRAD_KWARGS: dict[str, dict[str, Any]] = {}
 
 
 def _node_info(lay: Layout, aten: _dispatch.Operator, kwargs: dict[str, Any]) -> Any:

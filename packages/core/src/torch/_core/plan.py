@@ -34,7 +34,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import config as _config, dispatch as _dispatch, dtype as _dtype
-from .alloc import PRIMS, _interned
+from .alloc import PRIMS, _interned, from_layout
+from .device import device as _Device
 from .storage import _UNSET, UntypedStorage
 from .tensor import Tensor
 
@@ -195,11 +196,14 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                 add(a)
             elif a is None:
                 add(None)
-            elif (cls is list or cls is tuple) and all(x.__class__ is int for x in a):
-                add(cls)  # dims
+            elif cls is list or cls is tuple:  # dims, sizes
+                for x in a:
+                    if x.__class__ is not int:
+                        return None  # tensor lists, SymInts...: the generic path
+                add(cls)
                 add(tuple(a))
             else:
-                return None  # tensor lists, subclasses, dtypes...: the generic path
+                return None  # subclasses, dtypes...: the generic path
         if kwargs:
             for name, v in kwargs.items():
                 cls = v.__class__
@@ -207,8 +211,18 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                     add(name)
                     add(cls)
                     add(v)
+                elif cls is _Device:  # a factory's device, by its fields (C-level hashing)
+                    add(name)
+                    add(v._type)
+                    add(v._index)
                 else:
                     return None
+        if first is None:
+            # No tensor argument (a factory): the result follows the process's default dtype
+            # and this thread's default device where the call names none.
+            add(_config._default_dtype)
+            if not kwargs or kwargs.get("device") is None:
+                add(_config.get_default_device())
         if grad:
             # no_grad (read from the thread only when some thread has it on)
             grad = not _state.no_grad_active or _config.is_grad_enabled()
@@ -273,8 +287,13 @@ def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str,
         # next call may pass two (the record could not tell which operand is which argument).
         # Plan on a later call.
         return result
-    plan = _make(op, args, rec, result, grad) if rec or kwargs else _view_plan(op, args, result,
-                                                                             grad)
+    kind = _factory_kinds.get(op.qualname)
+    if kind is not None:
+        plan = _factory_plan(op, args, kwargs, kind, result)
+    elif rec or kwargs:
+        plan = _make(op, args, rec, result, grad)
+    else:
+        plan = _view_plan(op, args, result, grad)
     plans = op._plans
     if plans is not None:
         if len(plans) >= _MAX_PLANS:
@@ -363,6 +382,69 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
             record(src, out, kind, args[1:])
         return out
     return (run_view, None, None, None)
+
+
+# factory operator's qualname -> "empty" (allocates only) or "fill" (allocates and fills)
+_factory_kinds: dict[str, str] = {}
+# A filling factory's plan keeps its first result as a template to copy (one native call that
+# allocates and copies) when it is at most this big; a bigger one is filled by the backend's
+# fill kernel on each call.
+_TEMPLATE_MAX = 1 << 15
+
+
+def enable_factories(kinds: dict[str, str]) -> None:
+    """Let the factory operators in ``kinds`` (qualname -> ``"empty"`` or ``"fill"``) keep
+    plans: their result is a new contiguous tensor that is a function of the call signature
+    (sizes, fill value, dtype, device; the process defaults are part of the signature)."""
+    _factory_kinds.update(kinds)
+    enable(*(_dispatch.get(name) for name in kinds))
+
+
+def _factory_plan(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any],
+                  kind: str, result: Any) -> tuple[Any, ...] | None:
+    """The plan of a factory call: a new tensor of the result's interned layout, left
+    uninitialised (``empty``) or holding the first call's values (the fill of a value the
+    signature pins down)."""
+    if result.__class__ is not Tensor or result._requires_grad or result._base is not None:
+        return None
+    lay = result._interned_layout
+    if lay is None or lay.fast is None or any(
+            a.__class__ is Tensor and a._storage is result._storage for a in args):
+        return None
+    key = lay.runtime.dispatch_key
+    if op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT):
+        return None  # a library's kernel serves it: the generic path runs that
+    if kind == "empty":
+        return (lambda args: from_layout(lay), None, None, None)
+    fill = PRIMS.fill_.resolve(key)
+    if fill is not lay.fast.kernels.get("fill_"):
+        return None
+    prepare = getattr(lay.fast, "prepare", None)
+    copy = None
+    if prepare is not None and lay.nbytes <= _TEMPLATE_MAX and lay.numel:
+        copy = prepare("copy", lay.dcode, lay.dcode, lay.shape, lay.nbytes, [lay.stride])
+    if copy is not None:
+        template = result.clone()  # the first call's values, copied on every later call
+
+        def run_copy(args: tuple[Any, ...]) -> Any:
+            return copy(template._storage._ptr)  # (the closure keeps the template alive)
+        return (run_copy, lay, None, lay)
+    value = kwargs.get("fill_value", _FILL_VALUES.get(op.qualname))
+    if value is None:
+        positional = [a for a in args if a.__class__ in _SCALAR_TYPES]
+        if len(positional) != 1:
+            return None
+        value = positional[0]
+
+    def run_fill(args: tuple[Any, ...]) -> Tensor:
+        out = from_layout(lay)
+        fill(out, value)
+        return out
+    return (run_fill, None, None, None)
+
+
+# the value each filling factory without a fill_value argument writes
+_FILL_VALUES = {"aten::zeros": 0, "aten::zeros_like": 0, "aten::ones": 1, "aten::ones_like": 1}
 
 
 class _Geometry:

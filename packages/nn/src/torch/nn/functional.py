@@ -86,11 +86,16 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
 # --------------------------------------------------------------------------- activations
 
 
+# The operator torch.relu calls: this function's own entry has checked __torch_function__
+# (once per call, as PyTorch's F.relu does), so it calls the operator, not torch.relu's entry.
+_aten_relu = torch.ops.aten.relu.default
+
+
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(input, 0)``; NaN stays NaN and the gradient at 0 is 0, as in PyTorch."""
     if inplace:
         return relu_(input)
-    return torch.relu(input)
+    return _aten_relu(input)
 
 
 def relu_(input: Tensor) -> Tensor:

@@ -1,0 +1,256 @@
+"""The dispatcher's plan cache beyond elementwise ops (torch._core.plan): factories, strided
+inputs, keyword arguments, and the Python wrappers in front of the operators.
+
+Each case compares plans with the generic path (plans switched off) on every observable:
+values (where defined), dtype, shape, strides, device, grad, and what a mode sees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+import torch
+import torch.nn.functional as F
+from torch._core import dispatch as _dispatch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+aten = torch.ops.aten
+
+
+@pytest.fixture
+def no_plans(monkeypatch):
+    """A switch: ``no_plans()`` is a context in which every call takes the generic path."""
+
+    @contextlib.contextmanager
+    def off():
+        with monkeypatch.context() as m:
+            m.setattr(_dispatch, "plan_call", _dispatch._no_plan)
+            yield
+
+    return off
+
+
+def _served(op):
+    """The signatures of ``op`` that have a plan (not left to the generic path)."""
+    return [key for key, plan in (op._plans or {}).items() if plan is not False]
+
+
+def _same_meta(got, want):
+    assert got.__class__ is want.__class__
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.stride() == want.stride() and got.device == want.device
+    assert got.requires_grad == want.requires_grad
+
+
+# -- factories ---------------------------------------------------------------------------------
+
+FILLING = {
+    "zeros": lambda: torch.zeros(3, 4),
+    "zeros tuple int64": lambda: torch.zeros((2, 5), dtype=torch.int64),
+    "ones bool": lambda: torch.ones(4, dtype=torch.bool),
+    "ones float16": lambda: torch.ones(2, 3, dtype=torch.float16),
+    "full": lambda: torch.full((2, 3), 2.5),
+    "full int": lambda: torch.full((3,), 7),
+    "full bool": lambda: torch.full((3,), True),
+    "full float64 value": lambda: torch.full((2, 2), -1.25, dtype=torch.float64),
+    "zeros_like": lambda: torch.zeros_like(torch.arange(6.0).view(2, 3)),
+    "ones_like int32": lambda: torch.ones_like(torch.arange(6, dtype=torch.int32)),
+    "full_like": lambda: torch.full_like(torch.arange(4.0), 3.0),
+    "new_zeros": lambda: torch.arange(4.0).new_zeros(2, 2),
+    "new_ones": lambda: torch.arange(4).new_ones((3,)),
+    "big zeros": lambda: torch.zeros(300, 200),  # above the template size: filled per call
+    "big full": lambda: torch.full((300, 200), 4.0),
+    "empty shape": lambda: torch.zeros(0, 3),
+}
+
+
+@pytest.mark.parametrize("name", FILLING)
+def test_filling_factory_plans_match_the_generic_path(name, no_plans):
+    make = FILLING[name]
+    with no_plans():
+        want = make()
+    results = [make() for _ in range(4)]  # the first records, the others replay
+    for got in results:
+        _same_meta(got, want)
+        assert got.tolist() == want.tolist()
+    # each result owns fresh memory: writing one changes no other, nor a later call's
+    results[1].fill_(9) if results[1].numel() else None
+    assert results[2].tolist() == want.tolist() and make().tolist() == want.tolist()
+    assert len({r.untyped_storage().data_ptr() for r in results if r.numel()}) == \
+        len([r for r in results if r.numel()])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.empty(3, 4), lambda: torch.empty((5,), dtype=torch.int16),
+    lambda: torch.empty_like(torch.ones(2, 3, dtype=torch.float64)),
+    lambda: torch.ones(2).new_empty(4, 1),
+], ids=["empty", "empty tuple", "empty_like", "new_empty"])
+def test_empty_plans_match_the_generic_path(make, no_plans):
+    with no_plans():
+        want = make()
+    for got in [make() for _ in range(3)]:
+        _same_meta(got, want)
+        assert got.untyped_storage().nbytes() == want.untyped_storage().nbytes()
+
+
+def test_factory_plans_are_taken():
+    torch.zeros(2, 7)
+    torch.empty(2, 7)
+    assert _served(aten.zeros.default) and _served(aten.empty.memory_format)
+
+
+def test_factory_plans_follow_the_default_dtype_and_device():
+    assert torch.zeros(2).dtype == torch.float32 and torch.zeros(2).dtype == torch.float32
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert torch.zeros(2).dtype == torch.float64
+        assert torch.empty(2).dtype == torch.float64
+        assert aten.zeros.default([2]).dtype == torch.float64  # no device argument at all
+    finally:
+        torch.set_default_dtype(previous)
+    assert torch.zeros(2).dtype == torch.float32
+    with torch.device("meta"):
+        assert torch.zeros(2).device.type == "meta" and torch.ones(2).device.type == "meta"
+        assert aten.ones.default([2]).device.type == "meta"
+    assert torch.zeros(2).device.type == "cpu"
+
+
+def test_factory_plans_keep_requires_grad_and_inference_mode():
+    torch.zeros(3), torch.zeros(3)
+    t = torch.zeros(3, requires_grad=True)
+    assert t.requires_grad and t.is_leaf and t.grad_fn is None
+    with torch.inference_mode():
+        assert torch.zeros(3).is_inference() and torch.empty(3).is_inference()
+    assert not torch.zeros(3).is_inference()
+    x = torch.ones(3, requires_grad=True)
+    assert not torch.zeros_like(x).requires_grad and not torch.zeros_like(x).requires_grad
+
+
+def test_modes_see_factory_calls_that_have_plans():
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(func.__name__.split(".")[0])
+            return func(*args, **(kwargs or {}))
+
+    torch.ones(2, 2), torch.ones(2, 2), torch.empty(2), torch.empty(2)
+    with Log() as log:
+        torch.ones(2, 2)
+        torch.empty(2)
+        torch.full((2,), 3.0)
+    assert log.ops == ["ones", "empty", "full"]
+
+
+def test_factory_plans_see_a_library_kernel():
+    torch.ones(3), torch.ones(3)
+    lib = torch.library.Library("aten", "IMPL", "CPU")
+    lib.impl("ones", lambda size, **kwargs: torch.full(tuple(size), 5.0))
+    try:
+        assert torch.ones(3).tolist() == [5.0, 5.0, 5.0]
+        assert torch.ones(3).tolist() == [5.0, 5.0, 5.0]
+    finally:
+        lib._destroy()
+    assert torch.ones(3).tolist() == [1.0, 1.0, 1.0]
+    lib = torch.library.Library("prims", "IMPL", "CPU")
+    lib.impl("fill_", lambda out, value: out.copy_(torch.arange(out.numel(),
+                                                                dtype=out.dtype).view(out.shape)))
+    try:
+        assert torch.zeros(3).tolist() == [0.0, 1.0, 2.0]
+        assert torch.zeros(3).tolist() == [0.0, 1.0, 2.0]
+    finally:
+        lib._destroy()
+    assert torch.zeros(3).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_factory_sizes_are_checked_as_before():
+    with pytest.raises(TypeError):
+        torch.zeros(2.0, 3)
+    with pytest.raises(TypeError):
+        torch.zeros(True)
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        torch.zeros(2, -1)
+    torch.zeros(2, 3), torch.zeros(2, 3)
+    with pytest.raises(TypeError):  # (2.0, 3) hashes as (2, 3), which has a plan
+        torch.zeros((2.0, 3))
+    assert torch.zeros(torch.Size([2, 3])).shape == (2, 3)
+    assert torch.zeros([2, 3]).shape == (2, 3) and torch.zeros(size=(2, 3)).shape == (2, 3)
+
+
+# -- the Python wrappers in front of the operators ---------------------------------------------
+
+
+class _DispatchLog(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.calls.append((func.__name__, dict(kwargs or {})))
+        return func(*args, **(kwargs or {}))
+
+
+def test_schema_defaults_are_not_passed_as_in_pytorch():
+    a, b = torch.ones(2), torch.ones(2)
+    with _DispatchLog() as log:
+        torch.sub(a, b)
+        torch.sub(a, b, alpha=1)
+        torch.sub(a, b, alpha=2)
+        torch.add(a, b, alpha=1.0)  # a float alpha is not the schema's int default
+        a - b
+        a + b
+    assert [kwargs for _, kwargs in log.calls] == [{}, {}, {"alpha": 2}, {"alpha": 1.0}, {}, {}]
+    x = torch.ones(3, dtype=torch.int64)
+    with pytest.raises(RuntimeError):  # a float alpha still reaches the kernel's check
+        torch.add(x, x, alpha=1.0)
+
+
+@pytest.mark.parametrize("alpha", [1, 2, 1.0, -0.5])
+def test_sub_and_add_alpha_plans_match_the_generic_path(alpha, no_plans):
+    def run(op):
+        a = torch.tensor([1.0, -2.0, 3.5], requires_grad=True)
+        b = torch.tensor([0.5, 4.0, -1.0], requires_grad=True)
+        out = op(a, b, alpha=alpha)
+        out.backward(torch.tensor([1.0, 2.0, 3.0]))
+        return out, a.grad, b.grad
+
+    for op in (torch.sub, torch.add):
+        with no_plans():
+            want = run(op)
+        for _ in range(3):
+            got = run(op)
+            for g, w in zip(got, want):
+                assert g.tolist() == w.tolist()
+            assert type(got[0].grad_fn) is type(want[0].grad_fn)
+
+
+class _Sub(torch.Tensor):
+    pass
+
+
+def test_functional_relu_consults_torch_function_once():
+    calls = []
+
+    class Logged(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            calls.append(func)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    x = torch.tensor([-1.0, 2.0]).as_subclass(Logged)
+    out = F.relu(x)
+    assert calls == [F.relu] and type(out) is Logged and out.tolist() == [0.0, 2.0]
+    assert type(F.relu(torch.tensor([-1.0]).as_subclass(_Sub))) is _Sub
+    with _DispatchLog() as log:
+        F.relu(torch.tensor([-3.0, 1.0]))
+    assert [name for name, _ in log.calls if name != "lift_fresh"] == ["relu"]
+    with pytest.raises(TypeError, match="must be Tensor"):
+        F.relu([1.0])
+    a = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    F.relu(a).sum().backward()
+    assert a.grad.tolist() == [0.0, 0.0, 1.0]
