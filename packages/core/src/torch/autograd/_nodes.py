@@ -85,7 +85,27 @@ class _LazyArgs(tuple):
 class Ctx:
     """What a derivative rule reads: ``args``, ``kwargs``, ``result``, ``needs_input_grad``."""
 
-    __slots__ = ("_node", "args", "kwargs", "needs_input_grad")
+    __slots__ = ("_needs", "_node", "args", "kwargs")
+
+    @property
+    def needs_input_grad(self) -> tuple[Any, ...]:
+        """Per positional argument: whether it needs a gradient (a tuple of those for a
+        list argument). Worked out on first read: many rules never ask."""
+        needs = self._needs
+        if needs is None:
+            node = self._node
+            edges = node._next
+            needs = []
+            for lay in node._layout:
+                if lay.__class__ is int:
+                    needs.append(edges[lay][0] is not None)
+                elif lay is None:
+                    needs.append(False)
+                else:  # a list argument
+                    needs.append(tuple([i is not None and edges[i][0] is not None
+                                        for i in lay]))
+            needs = self._needs = tuple(needs)
+        return needs
 
     @property
     def result(self) -> Any:
@@ -203,28 +223,20 @@ class OpBackward(Node):
                 "graph are freed when you call .backward() or autograd.grad(). Specify "
                 "retain_graph=True if you need to backward through the graph a second time or "
                 "if you need to access saved tensors after calling backward.")
-        if self._rule is None:
+        rule = self._rule
+        if rule is None:
             raise RuntimeError(f"the derivative for '{self._qualname}' is not implemented.")
         ctx = _new(Ctx)
         ctx._node = self
-        edges = self._next
-        needs = []
-        for lay in self._layout:
-            if lay.__class__ is int:
-                needs.append(edges[lay][0] is not None)
-            elif lay is None:
-                needs.append(False)
-            else:  # a list argument
-                needs.append(tuple(i is not None and edges[i][0] is not None for i in lay))
+        ctx._needs = None
         args = _tuple_new(_LazyArgs, self._saved_args)
         args._node = self
         ctx.args = args
         ctx.kwargs = self._kwargs
-        ctx.needs_input_grad = tuple(needs)
-        out = self._rule(ctx, *grads)
-        if not isinstance(out, (tuple, list)):
+        out = rule(ctx, *grads)
+        if out.__class__ is not tuple and not isinstance(out, (tuple, list)):
             out = (out,)
-        result: list[Any] = [None] * len(edges)
+        result: list[Any] = [None] * len(self._next)
         metas = self._inputs_meta
         n = len(out)
         for i, lay in enumerate(self._layout):

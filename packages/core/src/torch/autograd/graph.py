@@ -187,6 +187,18 @@ class SavedTensor:
                     "autograd.grad(). Specify retain_graph=True if you need to backward through "
                     "the graph a second time or if you need to access saved tensors after "
                     "calling backward.")
+            storage, shape, stride, offset, dtype, dev, vc, base = parts
+            if vc[0] == self._version and self._node is not None:
+                node = self._node()
+                if node is not None:
+                    # the output re-attached to its node (so that double backward reaches
+                    # it), made as one tensor
+                    out = Tensor._make(storage, shape, stride, offset, dtype, dev, vc, base)
+                    out.grad_fn = node
+                    out._requires_grad = True
+                    if self._output_nr:
+                        out.__dict__["_output_nr"] = self._output_nr
+                    return out
             t = Tensor._make(*parts)
         if t._vc[0] != self._version:
             kind = "output 0 of " + owner.name() if self._is_output else "an input of " + \
