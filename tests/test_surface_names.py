@@ -735,3 +735,97 @@ def test_pruning_argument_errors() -> None:
     assert sorted(n for n, _ in m.named_parameters()) == ["bias", "weight"]  # left as it was
     with pytest.raises(ValueError, match="has to be pruned before pruning can be removed"):
         prune.remove(_pruning_linear(), "weight")
+
+
+# -- torch.utils.dlpack, torch.hub ---------------------------------------------------------
+
+
+def test_dlpack_round_trips_share_memory() -> None:
+    import numpy as np
+
+    import torch.utils.dlpack as dlpack
+
+    assert dlpack.from_dlpack is torch.from_dlpack
+    assert dlpack.DLDeviceType.kDLCPU == 1 and dlpack.DLDeviceType.kDLCUDA == 2
+    x = torch.arange(3.0)
+    capsule = dlpack.to_dlpack(x)
+    assert type(capsule).__name__ == "PyCapsule"
+    y = dlpack.from_dlpack(capsule)
+    y[0] = 9.0
+    assert x.tolist() == [9.0, 1.0, 2.0]
+    with pytest.raises(RuntimeError, match="can be consumed only once"):
+        dlpack.from_dlpack(capsule)
+    array = np.arange(6.0).reshape(2, 3)
+    t = dlpack.from_dlpack(array)
+    t[1, 2] = -1.0
+    assert array[1, 2] == -1.0 and t.dtype is torch.float64
+    back = np.from_dlpack(torch.ones(2, dtype=torch.int32))
+    assert back.dtype == np.int32 and back.tolist() == [1, 1]
+
+
+HUBCONF = '''
+dependencies = ["torch"]
+import torch
+import helper  # the repository's own module: importable while hubconf runs
+
+
+def tiny(n=2, pretrained=False):
+    """A tiny model."""
+    return torch.nn.Linear(n, helper.OUT)
+
+
+def _private():
+    pass
+
+CONST = 3
+'''
+
+
+def _hub_repo(directory) -> str:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "hubconf.py").write_text(HUBCONF)
+    (directory / "helper.py").write_text("OUT = 1\n")
+    return str(directory)
+
+
+def test_hub_load_from_a_local_directory(tmp_path) -> None:
+    import sys
+
+    repo = _hub_repo(tmp_path / "repo")
+    model = torch.hub.load(repo, "tiny", 3, source="local")
+    assert isinstance(model, torch.nn.Linear) and model.in_features == 3
+    assert torch.hub.load(repo, "tiny", source="local", n=5).in_features == 5
+    assert repo not in sys.path
+    with pytest.raises(RuntimeError, match="Cannot find callable nope in hubconf"):
+        torch.hub.load(repo, "nope", source="local")
+    with pytest.raises(ValueError, match='Unknown source: "bad"'):
+        torch.hub.load(repo, "tiny", source="bad")
+    with pytest.raises(ValueError, match="model should be a string of function name"):
+        torch.hub.load(repo, 5, source="local")
+    with pytest.raises(FileNotFoundError):
+        torch.hub.load(str(tmp_path / "absent"), "tiny", source="local")
+    (tmp_path / "repo" / "hubconf.py").write_text(
+        'dependencies = ["no_such_package_here", "os"]\ndef a():\n    pass\n')
+    with pytest.raises(RuntimeError, match="Missing dependencies: no_such_package_here"):
+        torch.hub.load(repo, "a", source="local")
+
+
+def test_hub_directory_settings(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.hub, "_hub_dir", None)
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "home"))
+    assert torch.hub.get_dir() == str(tmp_path / "home" / "hub")
+    torch.hub.set_dir(tmp_path / "elsewhere")
+    assert torch.hub.get_dir() == str(tmp_path / "elsewhere")
+
+
+def test_hub_github_repositories_come_from_the_cache(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(torch.hub, "_hub_dir", None)
+    torch.hub.set_dir(tmp_path)
+    _hub_repo(tmp_path / "someone_models_main")
+    assert torch.hub.list("someone/models", trust_repo=True) == ["tiny"]
+    assert torch.hub.help("someone/models", "tiny") == "A tiny model."
+    assert (tmp_path / "trusted_list").read_text().split() == ["someone_models"]
+    model = torch.hub.load("someone/models", "tiny", 4, verbose=False)
+    assert model.in_features == 4
+    with pytest.raises(ValueError, match="repo_owner/repo_name"):
+        torch.hub.load("no-slash", "tiny")

@@ -136,11 +136,13 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "_fused_adamw_": ("torch._functions", "_fused_adamw_"),
     "version": ("torch.version", None),
     "__config__": ("torch.__config__", None),
+    "compiler": ("torch.compiler", None),
     "OutOfMemoryError": ("torch._device_placeholder", "OutOfMemoryError"),
     "accelerator": ("torch.accelerator", None),
     "random": ("torch.random", None),
     "types": ("torch.types", None),
     "storage": ("torch.storage", None),
+    "hub": ("torch.hub", None),
 }
 # The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
 for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage",
@@ -212,5 +214,6 @@ _backend_registry.autoload()
 
 # PyTorch's dtype aliases shadow builtins inside this module, so they are bound last.
 globals().update(_dtype.ALIASES)
+globals().update(_dtype.NAMED_ONLY)  # torch.float8_e4m3fn, torch.uint4...: names, no tensors yet
 bool = _dtype.bool_
 _import_seconds = _time.perf_counter() - _t0

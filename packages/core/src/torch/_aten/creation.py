@@ -735,10 +735,18 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
     elif type(ext_tensor).__name__ == "PyCapsule":
         source = _Capsule(ext_tensor)
     else:
-        raise RuntimeError("from_dlpack received an invalid capsule. Note that DLTensor capsules "
-                           "can be consumed only once, so you might have already constructed a "
-                           "tensor from it once.")
-    return _wrap_array(np.from_dlpack(source))
+        raise RuntimeError(_INVALID_CAPSULE)
+    try:
+        return _wrap_array(np.from_dlpack(source))
+    except ValueError:
+        if isinstance(source, _Capsule):  # numpy renames a capsule it has consumed
+            raise RuntimeError(_INVALID_CAPSULE) from None
+        raise
+
+
+_INVALID_CAPSULE = ("from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
+                    "consumed only once, so you might have already constructed a tensor from it "
+                    "once.")
 
 
 METHODS: dict[str, Any] = {

@@ -17,7 +17,7 @@ _LAZY_SUBPACKAGES = {"data": "utils.data", "safetensors": "utils.safetensors"}
 def __getattr__(name: str) -> ModuleType:
     """Import ``torch.utils.data``/``safetensors`` (and core's ``checkpoint``) on first
     attribute access."""
-    if name in ("checkpoint", "backend_registration"):
+    if name in ("checkpoint", "backend_registration", "dlpack", "hooks"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
