@@ -33,6 +33,7 @@ from .convert import clone, copy_, write_out
 from .views import ATEN as VIEWS
 
 _state = _config.state
+_item = tuple.__getitem__
 
 __all__ = [
     "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "broadcast_to",
@@ -167,8 +168,9 @@ def _cat_kernel(tensors: list[Tensor], dim: int = 0) -> Tensor:
         if t._device is not dev and t._device != dev:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
                                f"least two devices, {dev} and {t._device}!")
-        total += shape[d]
-    out = new_tensor(ref_shape[:d] + (total,) + ref_shape[d + 1 :], dt, dev)
+        total += _item(shape, d)
+    ref_dims = tuple(ref_shape)  # (a Size's indexing and slicing are Python calls)
+    out = new_tensor(ref_dims[:d] + (total,) + ref_dims[d + 1 :], dt, dev)
     lay = out._interned_layout
     if lay is None or _state.keys_active:
         # a mode's or a symbolic output: the pieces and copies go through the dispatcher,
@@ -188,7 +190,7 @@ def _cat_kernel(tensors: list[Tensor], dim: int = 0) -> Tensor:
     at = 0
     for _, t in parts:
         shape = t._shape
-        n = shape[d]
+        n = _item(shape, d)
         if n and 0 not in shape:
             copy(Tensor._make(storage, shape, stride, at * step, dt, dev, vc, out), t)
         at += n
@@ -292,7 +294,20 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
                                f"{list(first._shape)} at entry 0 and {list(t._shape)} at entry "
                                f"{i}")
     d = wrap_dim(dim, first.ndim + 1)
-    return write_out(out, ATEN["cat"]([t.unsqueeze(d) for t in tensors], d))
+    if _state.keys_active or any(t.__class__ is not Tensor for t in tensors) or (
+            any(t._requires_grad for t in tensors) and _config.is_grad_enabled()):
+        # what a mode, a subclass or autograd must see: each unsqueeze as an op
+        pieces = [t.unsqueeze(d) for t in tensors]
+    else:
+        pieces = [_unsqueezed(t, d) for t in tensors]
+    return write_out(out, ATEN["cat"](pieces, d))
+
+
+def _unsqueezed(t: Tensor, d: int) -> Tensor:
+    """``t.unsqueeze(d)`` built here (what the view kernel builds), for calls nothing records."""
+    shape, stride = tuple(t._shape), t._stride
+    step = shape[d] * stride[d] if d < len(shape) else 1
+    return t._view(shape[:d] + (1,) + shape[d:], stride[:d] + (step,) + stride[d:], t._offset)
 
 
 def hstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
