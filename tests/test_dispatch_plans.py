@@ -254,3 +254,31 @@ def test_functional_relu_consults_torch_function_once():
     a = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
     F.relu(a).sum().backward()
     assert a.grad.tolist() == [0.0, 0.0, 1.0]
+
+
+# -- addmm's bias --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bias_shape", [(2,), (1, 2), (3, 1), (3, 2), ()])
+def test_addmm_adds_a_broadcast_bias_with_its_gradient(bias_shape):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype=torch.float64,
+                     requires_grad=True)
+    w = torch.tensor([[1.0, -1.0], [2.0, 0.5]], dtype=torch.float64, requires_grad=True)
+    bias = torch.full(bias_shape, 10.0, dtype=torch.float64, requires_grad=True)
+    out = torch.addmm(bias, x, w)
+    # x @ w = [[5, 0], [11, -1], [17, -2]], plus 10 everywhere
+    assert out.tolist() == [[15.0, 10.0], [21.0, 9.0], [27.0, 8.0]]
+    out.backward(torch.ones(3, 2, dtype=torch.float64))
+    # each bias element receives the sum of the gradient over the positions it was added at
+    per_element = {(2,): 3.0, (1, 2): 3.0, (3, 1): 2.0, (3, 2): 1.0, (): 6.0}[bias_shape]
+    assert bias.grad.shape == bias.shape
+    assert set(bias.grad.reshape(-1).tolist()) == {per_element}
+    assert x.grad.tolist() == [[0.0, 2.5]] * 3 and w.grad.tolist() == [[9.0, 9.0], [12.0, 12.0]]
+
+
+def test_addmm_refuses_a_bias_that_does_not_broadcast_to_the_product():
+    x, w = torch.ones(3, 2), torch.ones(2, 2)
+    for shape in [(2, 3, 2), (4,), (3, 3)]:
+        with pytest.raises(RuntimeError):
+            torch.addmm(torch.ones(shape), x, w)
+    assert torch.addmm(torch.ones(2), x, w, beta=2, alpha=0.5).tolist() == [[3.0, 3.0]] * 3

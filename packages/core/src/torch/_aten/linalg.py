@@ -263,10 +263,26 @@ def _true_like(t: Tensor) -> Tensor:
     return flag
 
 
+def _broadcasts_to(shape: tuple[int, ...], full: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``full`` without growing it (what ``expand`` allows)."""
+    if len(shape) > len(full):
+        return False
+    lead = len(full) - len(shape)
+    for i, size in enumerate(shape):
+        if size != 1 and size != full[lead + i]:
+            return False
+    return True
+
+
 def _scaled_sum(input: Tensor, product: Tensor, beta: Any, alpha: Any) -> Tensor:
     """``beta * input + alpha * product`` with ``input`` broadcast to ``product``'s shape; when
     ``beta`` is 0 ``input`` is ignored (its NaN and inf do not propagate), as in PyTorch."""
     dt = product._dtype
+    if (beta.__class__ is int and beta == 1 and alpha.__class__ is int and alpha == 1
+            and _broadcasts_to(input._shape, product._shape)):
+        # ``F.linear``'s bias: the add broadcasts ``input`` itself (the values and the
+        # gradient, summed over the broadcast dims, are the expanded operand's), one op less
+        return add(input, product)
     expanded = input.expand(product._shape)
     beta, alpha = _scalar_for(beta, dt), _scalar_for(alpha, dt)
     if alpha != 1:
