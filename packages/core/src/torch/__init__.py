@@ -137,6 +137,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "version": ("torch.version", None),
     "__config__": ("torch.__config__", None),
     "compiler": ("torch.compiler", None),
+    "jit": ("torch.jit", None),
     "OutOfMemoryError": ("torch._device_placeholder", "OutOfMemoryError"),
     "accelerator": ("torch.accelerator", None),
     "random": ("torch.random", None),

@@ -106,6 +106,10 @@ def placeholder_table(device_type: str, unusable: Callable[..., Any]) -> dict[st
 
     for name in ("Stream", "Event", "ExternalStream"):
         table[name] = needs_device(name)
+    # Libraries annotate with torch.cuda.CUDAGraph and torch.cuda.graph at import
+    # (transformers does); making one needs a device.
+    for name in {"cuda": ("CUDAGraph", "graph"), "xpu": ("XPUGraph",)}.get(device_type, ()):
+        table[name] = needs_device(name)
 
     class device:  # PyTorch's lower-case name
         """``with torch.<type>.device(i)``: selecting a device needs one; None or -1 (no

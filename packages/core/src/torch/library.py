@@ -25,8 +25,8 @@ from typing import Any
 
 from ._core import dispatch as _dispatch, schema as _schema, upcalls
 
-__all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "register_fake",
-           "register_kernel"]
+__all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "register_autograd",
+           "register_fake", "register_kernel"]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 
@@ -184,6 +184,42 @@ def register_fake(op: Any, func: Callable[..., Any] | None = None, *,
     return register(func) if func is not None else register
 
 
+def register_autograd(op: Any, backward: Callable[..., Any], /, *,
+                      setup_context: Callable[..., Any] | None = None,
+                      lib: Library | None = None) -> None:
+    """Make ``op`` differentiable with ``backward(ctx, *grad_outputs)``, as PyTorch's does.
+
+    ``setup_context(ctx, inputs, output)`` runs after the forward (``inputs``: every argument
+    in schema order) and saves what ``backward`` needs on ``ctx``; ``backward`` returns one
+    gradient (or None) per input.
+    """
+    import torch.autograd
+
+    target = _lookup(op)
+    schema = target.schema
+    keyword = [a.kwarg_only for a in schema.arguments]
+
+    class _Differentiable(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, *inputs: Any) -> Any:
+            args = [x for x, kw in zip(inputs, keyword) if not kw]
+            kwargs = {a.name: x for a, x in zip(schema.arguments, inputs) if a.kwarg_only}
+            output = _dispatch.redispatch_below_autograd(target, *args, **kwargs)
+            if setup_context is not None:
+                setup_context(ctx, inputs, output)
+            return output
+
+        @staticmethod
+        def backward(ctx: Any, *grads: Any) -> Any:
+            result = backward(ctx, *grads)
+            return result if isinstance(result, tuple) else (result,)
+
+    def autograd_kernel(*args: Any, **kwargs: Any) -> Any:
+        return _Differentiable.apply(*schema.bind(args, kwargs))
+
+    (lib or _fragment(target.namespace)).impl(target, autograd_kernel, _dispatch.AUTOGRAD)
+
+
 # -- custom_op -----------------------------------------------------------------------------
 
 _TYPE_NAMES = {int: "SymInt", float: "float", bool: "bool", str: "str"}
@@ -268,6 +304,10 @@ class CustomOpDef:
 
     def register_kernel(self, device_types: Any, fn: Callable[..., Any] | None = None) -> Any:
         return register_kernel(self._op, device_types, fn)
+
+    def register_autograd(self, backward: Callable[..., Any], /, *,
+                          setup_context: Callable[..., Any] | None = None) -> None:
+        register_autograd(self._op, backward, setup_context=setup_context)
 
 
 def custom_op(name: str, fn: Callable[..., Any] | None = None, /, *, mutates_args: Any,

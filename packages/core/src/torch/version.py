@@ -52,8 +52,13 @@ def _cuda_toolkit() -> str | None:
         return None
 
 
+# attribute -> what answers it on first read (then it is a plain module attribute)
+_ON_FIRST_READ = {"cuda": _cuda_toolkit}
+
+
 def __getattr__(name: str) -> Any:
-    if name == "cuda":
-        value = globals()["cuda"] = _cuda_toolkit()
-        return value
-    raise AttributeError(f"module 'torch.version' has no attribute '{name}'")
+    answer = _ON_FIRST_READ.get(name)
+    if answer is None:
+        raise AttributeError(f"module 'torch.version' has no attribute '{name}'")
+    value = globals()[name] = answer()
+    return value

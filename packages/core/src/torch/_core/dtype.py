@@ -102,6 +102,22 @@ complex64._real = float32
 complex128._real = float64
 _TO_COMPLEX = {float64: complex128, float32: complex64, float16: complex64, bfloat16: complex64}
 
+# PyTorch's float8, float4 and sub-byte integer types, by name only: programs and libraries
+# refer to them at import (transformers' FP8 cache names torch.float8_e4m3fn in a class body),
+# but no op or tensor supports them yet, so they stay out of DTYPES (the dtypes tensors have).
+# name, itemsize, category, signed (as PyTorch reports them)
+_NAMED_ONLY_TABLE = [
+    *((name, 1, FLOAT, True) for name in (
+        "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn_x2")),
+    ("float8_e8m0fnu", 1, FLOAT, False),
+    *((f"int{bits}", 1, INT, True) for bits in range(1, 8)),
+    *((f"uint{bits}", 1, INT, False) for bits in range(1, 8)),
+]
+NAMED_ONLY: dict[str, dtype] = {
+    name: dtype(name, itemsize, category, "", signed)
+    for name, itemsize, category, signed in _NAMED_ONLY_TABLE
+}
+
 # PyTorch's alternative names: torch.float, torch.long, torch.cfloat...
 ALIASES: dict[str, dtype] = {
     "float": float32,

@@ -19,6 +19,16 @@ _FLOAT_FORMATS = {
     "float64": (64, 52, 11),
 }
 
+# The 8-bit formats are not IEEE-shaped (the "fn" ones have no infinities, "uz" no negative
+# zero, e8m0 no sign): their limits as PyTorch reports them, name -> (eps, max, min, tiny).
+_FLOAT8_LIMITS = {
+    "float8_e4m3fn": (2.0 ** -3, 448.0, -448.0, 2.0 ** -6),
+    "float8_e4m3fnuz": (2.0 ** -3, 240.0, -240.0, 2.0 ** -7),
+    "float8_e5m2": (2.0 ** -2, 57344.0, -57344.0, 2.0 ** -14),
+    "float8_e5m2fnuz": (2.0 ** -3, 57344.0, -57344.0, 2.0 ** -15),
+    "float8_e8m0fnu": (1.0, 2.0 ** 127, 2.0 ** -127, 2.0 ** -127),
+}
+
 
 def _dtype_arg(type: Any, fname: str) -> _dtype.dtype:
     if type is None:
@@ -54,6 +64,12 @@ class finfo:
 
     def __init__(self, type: _dtype.dtype | None = None) -> None:
         dt = _dtype_arg(type, "finfo").to_real()
+        if dt._name in _FLOAT8_LIMITS:
+            self.eps, self.max, self.min, self.tiny = _FLOAT8_LIMITS[dt._name]
+            self.smallest_normal = self.tiny
+            self.bits, self.dtype = 8, dt._name
+            self.resolution = 10.0 ** -math.floor(-math.log10(self.eps))
+            return
         if dt._name not in _FLOAT_FORMATS:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
@@ -96,7 +112,7 @@ class iinfo:
         dt = _dtype_arg(type, "iinfo")
         if dt is _dtype.bool_:
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        if dt._category != _dtype.INT:
+        if dt._category != _dtype.INT or dt._name in _dtype.NAMED_ONLY:  # int1..uint7 too
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
                             "handle 'torch.iinfo'")
         self.bits = 8 * dt.itemsize

@@ -1,0 +1,104 @@
+"""``torch.compiler``: the questions and markers libraries put around ``torch.compile``.
+
+Libraries ask ``torch.compiler.is_compiling()`` on ordinary eager paths and decorate functions
+with ``torch.compiler.disable`` or ``allow_in_graph`` at import, so these answer without
+plait-compile. Graph capture is not implemented yet (plait-compile runs models eagerly), so
+nothing is ever being compiled or exported here: the markers return what they mark unchanged,
+and the questions answer False.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = [
+    "allow_in_graph",
+    "assume_constant_result",
+    "compile",
+    "cudagraph_mark_step_begin",
+    "disable",
+    "is_compiling",
+    "is_dynamo_compiling",
+    "is_exporting",
+    "list_backends",
+    "reset",
+    "substitute_in_graph",
+]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def compile(*args: Any, **kwargs: Any) -> Any:
+    """``torch.compile``, under the name ``torch.compiler.compile``."""
+    from ._compile_api import compile as torch_compile
+
+    return torch_compile(*args, **kwargs)
+
+
+def is_compiling() -> bool:
+    """Whether the caller runs inside a graph being captured (never, until graph capture)."""
+    return False
+
+
+def is_dynamo_compiling() -> bool:
+    """Whether the caller is being traced by dynamo (never, until graph capture)."""
+    return False
+
+
+def is_exporting() -> bool:
+    """Whether the caller is being traced by ``torch.export`` (never, until export exists)."""
+    return False
+
+
+def disable(fn: Any = None, recursive: bool = True, *, reason: str | None = None) -> Any:
+    """Keep ``fn`` out of compiled graphs. Everything runs eagerly here, so ``fn`` is returned
+    unchanged; without ``fn``, a decorator that does the same.
+
+    :param fn: the function to keep eager, or None for the decorator form.
+    :param recursive: PyTorch's switch for the functions ``fn`` calls (nothing to switch here).
+    :param reason: why, for logs.
+    :returns: ``fn``, or a decorator.
+    """
+    if fn is None:
+        return lambda inner: disable(inner, recursive, reason=reason)
+    return fn
+
+
+def allow_in_graph(fn: _F) -> _F:
+    """Mark ``fn`` to be put in graphs as one call; returned unchanged."""
+    return fn
+
+
+def assume_constant_result(fn: _F) -> _F:
+    """Mark ``fn``'s result as a constant for graph capture; returned unchanged."""
+    return fn
+
+
+def substitute_in_graph(original_fn: Callable[..., Any], *, can_constant_fold_through: bool = False,
+                        skip_signature_check: bool = False) -> Callable[[_F], _F]:
+    """A decorator registering a traceable stand-in for ``original_fn``; the stand-in is
+    returned unchanged (no tracer uses it yet)."""
+    if not callable(original_fn):
+        raise TypeError(f"substitute_in_graph expects a function, got {original_fn!r}")
+    return lambda fn: fn
+
+
+def cudagraph_mark_step_begin() -> None:
+    """Mark the start of a training or inference step for CUDA graphs (none are recorded)."""
+
+
+def reset() -> None:
+    """Clear compiled code caches: plait-compile's, when it is loaded."""
+    dynamo = sys.modules.get("torch._dynamo")
+    reset_dynamo = getattr(dynamo, "reset", None)
+    if reset_dynamo is not None:
+        reset_dynamo()
+
+
+def list_backends(exclude_tags: tuple[str, ...] | None = ("debug", "experimental")) -> list[str]:
+    """The names ``torch.compile(backend=...)`` accepts (from plait-compile)."""
+    from ._compile_api import _import_dynamo
+
+    return _import_dynamo().list_backends()
