@@ -10,12 +10,32 @@ a wrapper that runs the original function or module eagerly.
 from torch._dynamo.backends.registry import list_backends, lookup_backend
 from torch._dynamo.eval_frame import OptimizedModule, optimize
 from torch._dynamo.exc import InvalidBackend, TorchDynamoException
+from torch._dynamo.markers import (
+    allow_in_graph,
+    assume_constant_result,
+    disable,
+    is_compiling,
+    mark_dynamic,
+    mark_static,
+    mark_static_address,
+    maybe_mark_dynamic,
+    reset,
+)
 
 __all__ = [
     "InvalidBackend",
     "OptimizedModule",
     "TorchDynamoException",
+    "allow_in_graph",
+    "assume_constant_result",
+    "disable",
+    "is_compiling",
     "list_backends",
     "lookup_backend",
+    "mark_dynamic",
+    "mark_static",
+    "mark_static_address",
+    "maybe_mark_dynamic",
     "optimize",
+    "reset",
 ]

@@ -1,0 +1,122 @@
+"""Small randomly initialised GPT-2 and BERT models from transformers, run forward and backward.
+
+The same code runs under Plait (``tests/test_transformers.py``) and under real PyTorch, which
+wrote the reference answers: ``python tests/transformers_case.py`` in an environment with
+PyTorch 2.13 and the transformers release pinned in :data:`TRANSFORMERS_VERSION` rewrites
+``tests/data/transformers_reference.json``. Weights and inputs come from numpy's seeded
+generator, not from torch's, so both sides start from the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# The transformers release the reference was made with; the nox sessions install this one.
+TRANSFORMERS_VERSION = "5.24.0"
+REFERENCE = Path(__file__).parent / "data" / "transformers_reference.json"
+VOCAB, WIDTH, LAYERS, HEADS, SEQ, BATCH = 100, 64, 2, 4, 8, 2
+# Parameters with at most this many elements are compared whole; larger ones by norm and sum.
+SMALL_PARAMETER = 256
+
+
+def _gpt2() -> tuple[Any, dict[str, Any]]:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(n_layer=LAYERS, n_embd=WIDTH, n_head=HEADS, vocab_size=VOCAB,
+                        n_positions=4 * SEQ, bos_token_id=0, eos_token_id=0)
+    ids = np.random.default_rng(1).integers(0, VOCAB, size=(BATCH, SEQ))
+    return GPT2LMHeadModel(config), {"input_ids": ids, "labels": ids}
+
+
+def _bert() -> tuple[Any, dict[str, Any]]:
+    from transformers import BertConfig, BertForMaskedLM
+
+    config = BertConfig(vocab_size=VOCAB, hidden_size=WIDTH, num_hidden_layers=LAYERS,
+                        num_attention_heads=HEADS, intermediate_size=2 * WIDTH,
+                        max_position_embeddings=4 * SEQ, pad_token_id=0)
+    rng = np.random.default_rng(2)
+    ids = rng.integers(1, VOCAB, size=(BATCH, SEQ))
+    mask = np.ones((BATCH, SEQ), dtype=np.int64)
+    mask[1, SEQ - 3:] = 0  # the second sequence is padded: the attention mask is exercised
+    ids[1, SEQ - 3:] = 0
+    labels = np.full((BATCH, SEQ), -100)
+    labels[:, 2] = ids[:, 2]  # two masked positions carry the loss
+    labels[0, 5] = ids[0, 5]
+    return BertForMaskedLM(config), {"input_ids": ids, "attention_mask": mask, "labels": labels}
+
+
+MODELS: dict[str, Callable[[], tuple[Any, dict[str, Any]]]] = {"gpt2": _gpt2, "bert": _bert}
+
+
+def _initialise(model: Any, seed: int) -> None:
+    """Every parameter from numpy's generator: matrices and biases small, norm scales near 1."""
+    import torch
+
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for name, param in sorted(model.named_parameters()):
+            shape = tuple(param.shape)
+            if len(shape) == 1 and name.endswith("weight"):  # LayerNorm scale
+                values = 1.0 + 0.1 * rng.standard_normal(shape)
+            else:
+                values = 0.05 * rng.standard_normal(shape)
+            param.copy_(torch.tensor(values.astype(np.float32)))
+
+
+def run(name: str) -> dict[str, Any]:
+    """Build model ``name``, set its weights, run forward and backward; the numbers as lists.
+
+    :param name: a key of :data:`MODELS`.
+    :returns: ``loss``, ``logits`` (nested lists) and ``grads``: per parameter, the whole
+        gradient when it is small, otherwise its norm and sum.
+    """
+    import torch
+
+    model, inputs = MODELS[name]()
+    _initialise(model, seed=len(name))
+    model.eval()  # no dropout: both sides compute the same function
+    out = model(**{k: torch.tensor(v) for k, v in inputs.items()})
+    out.loss.backward()
+    grads: dict[str, Any] = {}
+    for param_name, param in sorted(model.named_parameters()):
+        grad = param.grad.detach().double()
+        if param.numel() <= SMALL_PARAMETER:
+            grads[param_name] = {"values": grad.flatten().tolist()}
+        else:
+            grads[param_name] = {"norm": grad.norm().item(), "sum": grad.sum().item()}
+    return {"loss": out.loss.item(), "logits": out.logits.detach().double().tolist(),
+            "grads": grads}
+
+
+def _rounded(value: Any) -> Any:
+    """Nine significant digits: float32 results carry no more, and the file stays small."""
+    if isinstance(value, float):
+        return float(f"{value:.9g}")
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def main() -> None:
+    """Write the reference file from the torch and transformers this interpreter imports."""
+    import transformers
+
+    import torch
+
+    if transformers.__version__ != TRANSFORMERS_VERSION:
+        sys.exit(f"transformers {TRANSFORMERS_VERSION} is pinned; found {transformers.__version__}")
+    reference = {"torch": str(torch.__version__), "transformers": transformers.__version__,
+                 "models": {name: _rounded(run(name)) for name in MODELS}}
+    REFERENCE.write_text(json.dumps(reference, indent=None, separators=(",", ":")) + "\n")
+
+
+if __name__ == "__main__":
+    main()
