@@ -829,3 +829,86 @@ def test_hub_github_repositories_come_from_the_cache(tmp_path, monkeypatch) -> N
     assert model.in_features == 4
     with pytest.raises(ValueError, match="repo_owner/repo_name"):
         torch.hub.load("no-slash", "tiny")
+
+
+# -- torch.distributed, torch.nn.parallel, DistributedSampler -------------------------------
+
+
+def test_distributed_answers_as_a_build_without_it() -> None:
+    import torch.distributed as dist
+
+    assert torch.distributed is dist
+    assert dist.is_available() is False and dist.is_initialized() is False
+    assert not dist.is_nccl_available() and not dist.is_gloo_available()
+    assert dist.ReduceOp.SUM is not dist.ReduceOp.MAX and dist.group.WORLD is None
+    assert dist.Backend("GLOO") == dist.Backend.GLOO == "gloo"
+    for call in (dist.get_rank, dist.get_world_size, dist.barrier, dist.destroy_process_group):
+        with pytest.raises(RuntimeError, match=r"torch\.distributed is not available"):
+            call()
+    with pytest.raises(RuntimeError, match=r"init_process_group\(\) needs a process group"):
+        dist.init_process_group("gloo")
+    with pytest.raises(RuntimeError, match="all_reduce"):
+        dist.all_reduce(torch.ones(2), op=dist.ReduceOp.SUM)
+
+
+def test_distributed_data_parallel_needs_distributed() -> None:
+    from torch.nn.parallel import DistributedDataParallel
+
+    with pytest.raises(RuntimeError, match=r"needs torch\.distributed"):
+        DistributedDataParallel(torch.nn.Linear(1, 1))
+
+
+def test_data_parallel_without_an_accelerator_runs_the_module() -> None:
+    out = run_cpu_only("""
+import torch
+torch.manual_seed(0)
+inner = torch.nn.Linear(2, 1)
+m = torch.nn.DataParallel(inner)
+x = torch.randn(3, 2)
+print(m.device_ids, list(m.state_dict()), m.module is inner)
+print(torch.equal(m(x), inner(x)), torch.nn.parallel.DataParallel is torch.nn.DataParallel)
+print(torch.equal(torch.nn.parallel.data_parallel(inner, x), inner(x)))
+""")
+    assert out.splitlines() == ["[] ['module.weight', 'module.bias'] True", "True True", "True"]
+
+
+def test_data_parallel_runs_on_the_accelerators_first_device() -> None:
+    if "toy" not in registry.installed():
+        pytest.skip("the toy device plugin is not installed")
+    torch.manual_seed(0)
+    inner = torch.nn.Linear(2, 1)
+    expected = inner(torch.ones(3, 2))
+    m = torch.nn.DataParallel(inner)
+    assert m.device_ids == [0, 1] and inner.weight.device == torch.device("toy", 0)
+    with pytest.warns(UserWarning, match="falls back to the CPU"):
+        out = m(torch.ones(3, 2))
+    assert out.device == torch.device("toy", 0)
+    assert torch.allclose(out.cpu(), expected)
+
+
+def test_distributed_sampler_shares_a_dataset() -> None:
+    from torch.utils.data import DistributedSampler
+    from torch.utils.data.distributed import DistributedSampler as same
+
+    assert same is DistributedSampler
+    shares = [list(DistributedSampler(range(10), num_replicas=3, rank=r, shuffle=False))
+              for r in range(3)]
+    assert shares == [[0, 3, 6, 9], [1, 4, 7, 0], [2, 5, 8, 1]]  # padded by repeating
+    trimmed = DistributedSampler(range(10), num_replicas=3, rank=2, shuffle=False,
+                                 drop_last=True)
+    assert list(trimmed) == [2, 5, 8] and len(trimmed) == 3
+    shuffled = [DistributedSampler(range(11), num_replicas=2, rank=r, seed=3) for r in range(2)]
+    first = [list(s) for s in shuffled]
+    assert set(first[0] + first[1]) == set(range(11)) and len(first[0]) == len(first[1]) == 6
+    assert [list(s) for s in shuffled] == first  # the same epoch gives the same order
+    for s in shuffled:
+        s.set_epoch(1)
+    assert [list(s) for s in shuffled] != first
+    with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval "
+                                         r"\[0, 2\]"):
+        DistributedSampler(range(10), num_replicas=3, rank=3)
+    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+        DistributedSampler(range(10))
+    loader = torch.utils.data.DataLoader(list(range(10)), batch_size=2,
+                                         sampler=DistributedSampler(range(10), 2, 0, False))
+    assert [b.tolist() for b in loader] == [[0, 2], [4, 6], [8]]

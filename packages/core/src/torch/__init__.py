@@ -144,6 +144,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "types": ("torch.types", None),
     "storage": ("torch.storage", None),
     "hub": ("torch.hub", None),
+    "distributed": ("torch.distributed", None),
 }
 # The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
 for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage",

@@ -8,13 +8,15 @@ PyTorch's semantics, parameters, containers, layers, ``nn.init``, ``nn.utils`` a
 from . import (
     functional,  # `torch.nn.functional` after `import torch.nn`, as in PyTorch
     init,
+    parallel,
     utils,
 )
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
+from .parallel import DataParallel
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__: list[str] = [
-    "Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "functional",
-    "init", "utils", *_modules_all,
+    "Buffer", "DataParallel", "Parameter", "UninitializedBuffer", "UninitializedParameter",
+    "functional", "init", "parallel", "utils", *_modules_all,
 ]
