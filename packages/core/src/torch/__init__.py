@@ -138,6 +138,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "__config__": ("torch.__config__", None),
     "compiler": ("torch.compiler", None),
     "jit": ("torch.jit", None),
+    "distributions": ("torch.distributions", None),
     "OutOfMemoryError": ("torch._device_placeholder", "OutOfMemoryError"),
     "accelerator": ("torch.accelerator", None),
     "random": ("torch.random", None),
