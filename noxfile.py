@@ -24,6 +24,8 @@ TOY_PLUGIN = "./tests/plugins/plait-toy-device"
 BROKEN_PLUGIN = "./tests/plugins/plait-broken-device"
 # The real PyTorch used for comparisons lives only in the bench/parity sessions' own venvs.
 REAL_TORCH = "torch==2.13.0"
+# The release tests/data/transformers_reference.json was made with (tests/transformers_case.py).
+TRANSFORMERS = "transformers==5.24.0"
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["lint", "tests"]
@@ -43,9 +45,11 @@ def tests(session: nox.Session) -> None:
     """Build and install every package as a wheel, then run the whole suite."""
     # scikit-learn, tqdm and matplotlib: tests/test_examples.py runs the examples briefly;
     # safetensors: tests/test_safetensors.py checks files against the package's own reader;
-    # hypothesis: tests/test_load_safety.py fuzzes torch.load.
+    # hypothesis: tests/test_load_safety.py fuzzes torch.load; transformers:
+    # tests/test_transformers.py runs a tiny GPT-2 and BERT (its install meets its torch
+    # requirement with the `torch` distribution above, so no PyTorch comes in).
     _install(session, *PACKAGE_DIRS, TOY_PLUGIN, "pytest", "hypothesis", "scikit-learn", "tqdm",
-             "matplotlib", "safetensors")
+             "matplotlib", "safetensors", TRANSFORMERS)
     # The plugin that fails on purpose stays out of this environment (it would warn on every
     # `import torch`); the tests put it on sys.path of the subprocesses that need it.
     broken = Path(session.create_tmp()) / "broken-plugin-site"
