@@ -36,6 +36,8 @@ def _check(x1: Tensor, x2: Tensor, p: float) -> None:
                            f"{_scalar_name(x2)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype.itemsize < 4:  # PyTorch's CPU kernel has no half-precision version
+        raise NotImplementedError(f'"cdist" not implemented for \'{_scalar_name(x1)}\'')
 
 
 def _scalar_name(x: Tensor) -> str:

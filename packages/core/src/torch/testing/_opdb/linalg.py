@@ -87,6 +87,24 @@ def dot_samples(torch, dtype, make):
                       name="strided")
 
 
+def cdist_samples(torch, dtype, make):
+    x1, x2 = make((2, 3, 4), dtype), make((2, 5, 4), dtype)
+    for p in (2.0, 1.0, 3.0, 0.5, float("inf")):
+        yield SampleInput(x1, (x2, p), name=f"p {p}")
+    yield SampleInput(make((4, 3), dtype, noncontiguous=True), (make((2, 3), dtype),),
+                      name="unbatched noncontiguous")
+    yield SampleInput(make((3, 1, 4, 2), dtype), (make((2, 3, 2), dtype),), name="broadcast")
+    yield SampleInput(make((4, 3), dtype), (make((5, 3), dtype),),
+                      {"compute_mode": "use_mm_for_euclid_dist"}, name="matrix product")
+
+
+def dist_samples(torch, dtype, make):
+    yield SampleInput(make((3, 4), dtype), (make((3, 4), dtype),), name="default")
+    yield SampleInput(make((3, 4), dtype), (make((4,), dtype), 1), name="broadcast p 1")
+    yield SampleInput(make((3, 4), dtype), (make((3, 4), dtype), 3.5), name="p 3.5")
+    yield SampleInput(make((5,), dtype), (make((5,), dtype), float("inf")), name="p inf")
+
+
 def outer_samples(torch, dtype, make):
     yield SampleInput(_small(make, (3,), dtype), (_small(make, (4,), dtype),), name="basic")
     yield SampleInput(_small(make, (0,), dtype), (_small(make, (4,), dtype),), name="empty")
@@ -387,6 +405,9 @@ OPS: list[OpInfo] = [
     OpInfo("cross", cross_samples, dtypes=NUMERIC, method="cross", supports_out=True),
     OpInfo("linalg.cross", linalg_cross_samples, dtypes=NUMERIC, supports_out=True),
     OpInfo("linalg.vector_norm", vector_norm_samples, dtypes=FLOATS, supports_out=True),
+    OpInfo("cdist", cdist_samples, dtypes=DECOMP, atol=1e-4, rtol=1e-4),
+    OpInfo("dist", dist_samples, dtypes=FLOATS, method="dist",
+           dtype_tol=(("float16", 1e-2, 1e-2), ("bfloat16", 1e-1, 1e-2))),
     OpInfo("linalg.matrix_norm", matrix_norm_samples, dtypes=FLOATS, supports_out=True),
     OpInfo("linalg.norm", norm_samples, dtypes=FLOATS, supports_out=True),
     OpInfo("norm", torch_norm_samples, dtypes=FLOATS, method="norm"),

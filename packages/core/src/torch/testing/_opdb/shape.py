@@ -259,6 +259,28 @@ def diagonal_samples(torch, dtype, make):
     yield SampleInput(make((2, 3, 4), dtype), (-1, 2, 0), name="dims")
 
 
+def diag_samples(torch, dtype, make):
+    yield SampleInput(make((4,), dtype), name="vector")
+    yield SampleInput(make((3,), dtype), (1,), name="vector above")
+    yield SampleInput(make((3,), dtype), (-2,), name="vector below")
+    yield SampleInput(make((3, 4), dtype), name="matrix")
+    yield SampleInput(make((3, 4), dtype, noncontiguous=True), (1,), name="matrix above")
+    yield SampleInput(make((4, 3), dtype), (-2,), name="matrix below")
+    yield SampleInput(make((2, 3), dtype), (5,), name="past the end")
+
+
+def diag_embed_samples(torch, dtype, make):
+    yield SampleInput(make((2, 3), dtype), name="batched")
+    yield SampleInput(make((2, 3), dtype), (1,), name="offset")
+    yield SampleInput(make((2, 3), dtype), (-1, 0, 2), name="dims")
+    yield SampleInput(make((3,), dtype, noncontiguous=True), (0, 1, 0), name="swapped dims")
+
+
+def diagflat_samples(torch, dtype, make):
+    yield SampleInput(make((2, 2), dtype), name="matrix")
+    yield SampleInput(make((3,), dtype), (-1,), name="offset")
+
+
 def ravel_samples(torch, dtype, make):
     yield SampleInput(make((2, 3), dtype), name="contiguous")
     yield SampleInput(make((2, 3), dtype, noncontiguous=True), name="noncontiguous")
@@ -336,4 +358,7 @@ OPS: list[OpInfo] = [
     OpInfo("slice_scatter", slice_scatter_samples, dtypes=ALL, method="slice_scatter"),
     OpInfo("diagonal_scatter", diagonal_scatter_samples, dtypes=ALL,
            method="diagonal_scatter"),
+    OpInfo("diag", diag_samples, dtypes=ALL, method="diag"),
+    OpInfo("diag_embed", diag_embed_samples, dtypes=ALL, method="diag_embed"),
+    OpInfo("diagflat", diagflat_samples, dtypes=ALL, method="diagflat"),
 ]
