@@ -27,7 +27,8 @@ def queue_callback(fn: Any) -> None:
 
 
 def _make_grads(outputs: Sequence[Tensor], grads: Sequence[Any]) -> list[Tensor]:
-    from .._aten import factories as _fac
+    # (from a module, not a package: the import is a lookup, without importlib's Python)
+    from .._aten.factories import ones_like, tensor
 
     result = []
     for out, g in zip(outputs, grads):
@@ -37,9 +38,9 @@ def _make_grads(outputs: Sequence[Tensor], grads: Sequence[Any]) -> list[Tensor]
             if not (out._dtype.is_floating_point or out._dtype.is_complex):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {out._dtype}")
-            g = _fac.ones_like(out)
+            g = ones_like(out)
         elif not isinstance(g, Tensor):
-            g = _fac.tensor(g, dtype=out._dtype, device=out._device)
+            g = tensor(g, dtype=out._dtype, device=out._device)
         elif g._shape != out._shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and "
                                f"output[0] has a shape of {out.shape}.")

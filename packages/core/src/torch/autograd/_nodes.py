@@ -323,21 +323,25 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
     node._kwargs = kwargs
     node._inputs_meta = metas
     fn = a.grad_fn
-    if fn is None and a._requires_grad:
+    if fn is not None:
+        ea = (fn, 0) if fn._n_outputs == 1 else _edge(a)
+    elif a._requires_grad:
         acc = a.__dict__.get("_grad_accumulator")
         ea = acc._edge if acc is not None else None
         if ea is None:
             ea = _edge(a)
     else:
-        ea = _edge(a)
+        ea = _NO_EDGE
     fn = b.grad_fn
-    if fn is None and b._requires_grad:
+    if fn is not None:
+        eb = (fn, 0) if fn._n_outputs == 1 else _edge(b)
+    elif b._requires_grad:
         acc = b.__dict__.get("_grad_accumulator")
         eb = acc._edge if acc is not None else None
         if eb is None:
             eb = _edge(b)
     else:
-        eb = _edge(b)
+        eb = _NO_EDGE
     node._next = (ea, eb)
     if keep_args is True:
         node._saved_args = [SavedTensor(a, node, False), SavedTensor(b, node, False)]
