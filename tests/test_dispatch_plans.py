@@ -282,3 +282,84 @@ def test_addmm_refuses_a_bias_that_does_not_broadcast_to_the_product():
         with pytest.raises(RuntimeError):
             torch.addmm(torch.ones(shape), x, w)
     assert torch.addmm(torch.ones(2), x, w, beta=2, alpha=0.5).tolist() == [[3.0, 3.0]] * 3
+
+
+# -- views with several pieces, narrow --------------------------------------------------------
+
+PIECES = {
+    "chunk": lambda x: x.chunk(3, 1),
+    "chunk uneven": lambda x: torch.chunk(x, 4, 0),
+    "split": lambda x: x.split(2, 1),
+    "split sizes": lambda x: torch.split(x, [1, 4, 2], 1),
+    "unbind": lambda x: x.unbind(0),
+    "unbind dim": lambda x: torch.unbind(x, 1),
+}
+
+
+def _geometry(t):
+    return (tuple(t.shape), t.stride(), t.storage_offset(), t.dtype)
+
+
+@pytest.mark.parametrize("name", PIECES)
+@pytest.mark.parametrize("source", ["contiguous", "transposed", "offset"])
+def test_piece_plans_match_the_generic_path(name, source, no_plans):
+    def make():
+        x = torch.arange(35.0).view(5, 7)
+        if source == "transposed":
+            x = torch.arange(35.0).view(7, 5).t()
+        elif source == "offset":
+            x = torch.arange(50.0)[15:].view(5, 7)
+        return x
+
+    split = PIECES[name]
+    with no_plans():
+        x = make()
+        want = split(x)
+    for _ in range(3):
+        y = make()
+        got = split(y)
+        assert type(got) is type(want) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert _geometry(g) == _geometry(w) and g.tolist() == w.tolist()
+            assert g._base is (y._base if y._base is not None else y)
+            assert g.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()
+        got[0].add_(1)  # the pieces share the source's memory and version counter
+        assert y._version == got[-1]._version == 1
+
+
+def test_piece_plans_leave_a_graph_to_the_generic_path(no_plans):
+    def run():
+        x = torch.arange(12.0).view(3, 4).requires_grad_()
+        a, b = x.chunk(2, 1)
+        (a * 2 + b * 3).sum().backward()
+        return a, x.grad
+
+    with no_plans():
+        want_piece, want = run()
+    for _ in range(3):
+        piece, grad = run()
+        assert grad.tolist() == want.tolist() == [[2.0, 2.0, 3.0, 3.0]] * 3
+        assert type(piece.grad_fn) is type(want_piece.grad_fn)
+    with torch.no_grad():
+        x = torch.ones(3, 4, requires_grad=True)
+        assert not any(p.requires_grad for p in x.chunk(2, 1))
+
+
+def test_narrow_plans_match_the_generic_path(no_plans):
+    def run():
+        x = torch.arange(24.0).view(4, 6).requires_grad_()
+        y = x.narrow(1, 2, 3)
+        (y * torch.arange(3.0)).sum().backward()
+        return y, x.grad
+
+    with no_plans():
+        want, want_grad = run()
+    for _ in range(3):
+        got, grad = run()
+        assert _geometry(got) == _geometry(want) and got.tolist() == want.tolist()
+        assert grad.tolist() == want_grad.tolist()
+        assert got.grad_fn.name() == want.grad_fn.name()
+    x = torch.arange(10.0)[3:]
+    assert [x.narrow(0, 2, 3).storage_offset() for _ in range(3)] == [5, 5, 5]
+    with pytest.raises(RuntimeError):
+        x.narrow(0, 5, 3)

@@ -520,6 +520,9 @@ _plan.enable_views(VIEW_KINDS)  # views replay their geometry (torch._core.plan)
 # reshape and flatten: a plan replays the view they made for the signature (a copy: no plan)
 _plan.enable_views({"aten::reshape": "view", "aten::flatten.using_ints": "view"},
                    recorded_by="aten::_reshape_alias")
+# narrow is a slice, chunk a split: a plan replays their result (chunk's pieces without grad)
+_plan.enable_views({"aten::narrow": "slice"}, recorded_by="aten::slice.Tensor")
+_plan.enable_views({"aten::chunk": "split"}, recorded_by="aten::split.Tensor")
 
 # What the Tensor methods call: the operators by attribute, so a method is one lookup away
 # from the dispatcher.

@@ -83,7 +83,10 @@ def enable(*ops: _dispatch.Operator) -> None:
 # first call's shift, and keys only shapes, strides and int arguments; as_strided's
 # storage_offset is absolute (a replay would shift it by the input's offset) and its bounds
 # check reads the storage's size, neither of which the signature holds.
-_UNPLANNED_VIEWS = frozenset((None, "split", "split_with_sizes", "unbind", "as_strided"))
+_UNPLANNED_VIEWS = frozenset((None, "as_strided"))
+# Views with several tensors out: planned for results that record no graph (their backward
+# is a multi-output node, left to the generic path).
+_PIECES_VIEWS = frozenset(("split", "split_with_sizes", "unbind"))
 
 
 # view operator's qualname -> its kind (given by the op library, torch._aten.views)
@@ -354,6 +357,8 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
     (what ``Tensor._view`` builds), and the backward the view's Autograd kernel records."""
     kind = _view_kinds.get(op.qualname)
     source = args[0] if args else None
+    if kind in _PIECES_VIEWS:
+        return _pieces_plan(op, args, result, source)
     if (kind in _UNPLANNED_VIEWS or result.__class__ is not Tensor or source.__class__ is not Tensor
             or result._storage is not source._storage or result._vc is not source._vc
             or result._dtype is not source._dtype or result._device is not source._device):
@@ -382,6 +387,38 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
             record(src, out, kind, args[1:])
         return out
     return (run_view, None, None, None)
+
+
+def _pieces_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
+                 source: Any) -> tuple[Any, ...] | None:
+    """The plan of a call of a view operator with several tensors out (split, chunk, unbind)
+    whose pieces record no graph: each piece's geometry over the next call's storage."""
+    if (source.__class__ is not Tensor or (result.__class__ is not list
+                                           and result.__class__ is not tuple)):
+        return None
+    base = source._base if source._base is not None else source
+    for piece in result:
+        if (piece.__class__ is not Tensor or piece._storage is not source._storage
+                or piece._vc is not source._vc or piece._base is not base
+                or piece._dtype is not source._dtype or piece._device is not source._device
+                or piece._requires_grad):
+            return None
+    recorder = _implicit_views.get(op.qualname)
+    kernel = op.kernels.get(_dispatch.COMPOSITE_EXPLICIT if recorder is None
+                            else _dispatch.COMPOSITE_IMPLICIT)
+    if op.resolve(_dispatch.backend_key(args, {})) is not kernel:
+        return None
+    geometry = [(p._shape, p._stride, p._offset - source._offset) for p in result]
+    container = result.__class__
+    make = Tensor._make
+
+    def run_pieces(args: tuple[Any, ...]) -> Any:
+        src = args[0]
+        storage, offset, dt, dev, vc = src._storage, src._offset, src._dtype, src._device, src._vc
+        root = src._base if src._base is not None else src
+        return container([make(storage, shape, stride, offset + delta, dt, dev, vc, root)
+                          for shape, stride, delta in geometry])
+    return (run_pieces, None, None, None)
 
 
 # factory operator's qualname -> "empty" (allocates only) or "fill" (allocates and fills)
