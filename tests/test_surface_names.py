@@ -912,3 +912,14 @@ def test_distributed_sampler_shares_a_dataset() -> None:
     loader = torch.utils.data.DataLoader(list(range(10)), batch_size=2,
                                          sampler=DistributedSampler(range(10), 2, 0, False))
     assert [b.tolist() for b in loader] == [[0, 2], [4, 6], [8]]
+
+
+def test_backends_mkl_and_openmp_are_not_built_in() -> None:
+    import torch.backends.mkl as mkl
+    import torch.backends.openmp as openmp
+
+    assert mkl.is_available() is False and openmp.is_available() is False
+    assert torch.backends.mkl is mkl and torch.backends.openmp is openmp
+    with mkl.verbose(mkl.VERBOSE_ON):
+        assert torch.ones(2).sum().item() == 2.0
+    assert (mkl.VERBOSE_OFF, mkl.VERBOSE_ON) == (0, 1)

@@ -2,15 +2,16 @@
 kernels may use in :mod:`torch.backends.contract`, device-module parts in
 :mod:`torch.backends.devicekit`) and the per-backend switches (``torch.backends.cuda``,
 ``torch.backends.cudnn``, ``torch.backends.mps``, ``torch.backends.mkldnn``,
-``torch.backends.opt_einsum``) and ``torch.backends.cpu``."""
+``torch.backends.opt_einsum``) and what the CPU build has (``torch.backends.cpu``,
+``torch.backends.mkl``, ``torch.backends.openmp``)."""
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
 
-_SUBMODULES = ("cpu", "cuda", "cudnn", "mkldnn", "mps", "opt_einsum", "hookspecs", "contract",
-               "devicekit")
+_SUBMODULES = ("cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum",
+               "hookspecs", "contract", "devicekit")
 
 
 def __getattr__(name: str) -> ModuleType:
