@@ -208,3 +208,137 @@ def test_compiled_module_pickles() -> None:
     loaded = pickle.loads(pickle.dumps(compiled))
     assert type(loaded) is type(compiled)
     assert torch.equal(loaded._orig_mod.weight, compiled._orig_mod.weight)
+
+
+# -- names libraries use at import (what transformers needed), as PyTorch 2.13 answers -----------
+
+
+def test_named_only_dtypes_and_float8_limits() -> None:
+    assert repr(torch.float8_e4m3fn) == "torch.float8_e4m3fn" and repr(torch.uint4) == "torch.uint4"
+    assert torch.float8_e5m2.is_floating_point and torch.float8_e5m2.itemsize == 1
+    assert not torch.float8_e8m0fnu.is_signed and not torch.uint4.is_signed
+    assert pickle.loads(pickle.dumps(torch.float8_e4m3fn)) is torch.float8_e4m3fn
+    e4m3 = torch.finfo(torch.float8_e4m3fn)
+    assert (e4m3.max, e4m3.min, e4m3.eps, e4m3.tiny, e4m3.bits) == (448.0, -448.0, 0.125,
+                                                                     0.015625, 8)
+    assert torch.finfo(torch.float8_e5m2).max == 57344.0
+    assert torch.finfo(torch.float8_e4m3fnuz).max == 240.0
+    assert torch.finfo(torch.float8_e8m0fnu).min == 2.0 ** -127
+    with pytest.raises(TypeError, match="requires an integer input type"):
+        torch.iinfo(torch.int4)
+
+
+def test_compiler_and_jit_answer_eagerly() -> None:
+    def f(x: int) -> int:
+        return x
+
+    assert torch.compiler.is_compiling() is False and torch.compiler.is_exporting() is False
+    assert torch.jit.is_scripting() is False and torch.jit.is_tracing() is False
+    assert torch.compiler.disable(f) is f and torch.compiler.disable()(f) is f
+    assert torch.compiler.allow_in_graph(f) is f and torch.jit.ignore(f) is f
+    assert torch.jit.ignore(drop=True)(f) is f and torch.jit.unused(f) is f
+    assert torch._dynamo.assume_constant_result(f) is f
+    assert "eager" in torch.compiler.list_backends()
+
+
+def test_pytree_flatten_unflatten_and_paths() -> None:
+    import collections
+
+    import torch.utils._pytree as pytree
+
+    tree = {"a": [1, (2, 3)], "b": collections.OrderedDict(x=4), "c": None}
+    leaves, spec = pytree.tree_flatten(tree)
+    assert leaves == [1, 2, 3, 4, None] and spec.num_leaves == 5
+    rebuilt = pytree.tree_unflatten([x * 10 if isinstance(x, int) else x for x in leaves], spec)
+    assert rebuilt == {"a": [10, (20, 30)], "b": collections.OrderedDict(x=40), "c": None}
+    assert type(rebuilt["a"][1]) is tuple and type(rebuilt["b"]) is collections.OrderedDict
+    pairs, _ = pytree.tree_flatten_with_path(tree)
+    assert [(pytree.keystr(k), v) for k, v in pairs] == [
+        ("['a'][0]", 1), ("['a'][1][0]", 2), ("['a'][1][1]", 3), ("['b']['x']", 4), ("['c']", None)]
+    point = collections.namedtuple("point", "x y")
+    assert pytree.tree_map(lambda v: v * 2, point(1, 2)) == point(2, 4)
+    assert pytree.tree_map_only(int, lambda v: -v, [1, "s", 2.0]) == [-1, "s", 2.0]
+    with pytest.raises(ValueError, match="already registered as pytree node"):
+        pytree.register_pytree_node(list, pytree._list_flatten, lambda v, c: list(v))
+
+
+def test_pytree_registered_class() -> None:
+    import torch.utils._pytree as pytree
+
+    class Box:
+        def __init__(self, value: object) -> None:
+            self.value = value
+
+    pytree.register_pytree_node(Box, lambda b: ([b.value], None), lambda v, c: Box(next(iter(v))))
+    assert pytree.tree_leaves([Box(5), Box([6, 7])]) == [5, 6, 7]
+    out = pytree.tree_map(lambda v: v + 1, Box([1, 2]))
+    assert type(out) is Box and out.value == [2, 3]
+
+
+def test_library_register_autograd() -> None:
+    @torch.library.custom_op("identity_test::square", mutates_args=())
+    def square(x: torch.Tensor) -> torch.Tensor:
+        return x * x
+
+    def setup_context(ctx: object, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(inputs[0])
+
+    def backward(ctx: object, grad: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+
+    torch.library.register_autograd("identity_test::square", backward,
+                                    setup_context=setup_context)
+    x = torch.tensor([1.0, -3.0], requires_grad=True)
+    y = torch.ops.identity_test.square(x)
+    y.sum().backward()
+    assert y.tolist() == [1.0, 9.0] and x.grad.tolist() == [2.0, -6.0]
+
+
+def test_sdpa_kernel_switches_and_restores() -> None:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    assert int(SDPBackend.MATH) == 0 and int(SDPBackend.FLASH_ATTENTION) == 1
+    with sdpa_kernel(SDPBackend.MATH):
+        assert torch.backends.cuda.math_sdp_enabled()
+        assert not torch.backends.cuda.flash_sdp_enabled()
+    assert torch.backends.cuda.flash_sdp_enabled()
+    with pytest.raises(TypeError, match="SDPBackend"):
+        with sdpa_kernel(["math"]):
+            pass
+
+
+def test_flex_attention_dense_matches_sdpa() -> None:
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 6, 8) for _ in range(3))
+
+    def causal(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor,
+               kv_idx: torch.Tensor) -> torch.Tensor:
+        return q_idx >= kv_idx
+
+    mask = create_block_mask(causal, None, None, 6, 6)
+    assert mask.shape == (1, 1, 6, 6)
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    torch.testing.assert_close(flex_attention(q, k, v, block_mask=mask), expected)
+    # a score_mod that adds nothing leaves plain attention
+    plain = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    torch.testing.assert_close(flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s + 0 * i),
+                               plain)
+
+
+def test_distribution_constraints() -> None:
+    c = torch.distributions.constraints
+    assert repr(c.interval(0, 1)) == "Interval(lower_bound=0, upper_bound=1)"
+    assert repr(c.real_vector) == "IndependentConstraint(Real(), 1)"
+    assert repr(c.nonnegative_integer) == "IntegerGreaterThan(lower_bound=0)"
+    assert (c.real.event_dim, c.simplex.event_dim, c.positive_definite.event_dim) == (0, 1, 2)
+    assert c.positive_definite.check(torch.eye(2)).item() is True
+    assert c.positive_definite.check(-torch.eye(2)).item() is False
+    assert c.real_vector.check(torch.tensor([[1.0, float("nan")]])).tolist() == [False]
+    assert c.integer_interval(0, 3).check(torch.tensor([1.0, 1.5, 4.0])).tolist() == [
+        True, False, False]
+    assert c.cat([c.positive, c.real], 0, [1, 2]).check(torch.tensor([-1.0, 2.0, 3.0])).tolist(
+    ) == [False, True, True]
+    assert c.is_dependent(c.dependent) and not c.is_dependent(c.real)
