@@ -98,6 +98,9 @@ def test_constructor_errors() -> None:
         torch.FloatTensor(2, device="meta")
     with pytest.raises(TypeError, match="invalid data type 'str'"):
         torch.FloatTensor("abc")
+    for scalar, kind in ((3.5, "float"), (True, "bool"), (None, "NoneType")):
+        with pytest.raises(TypeError, match=rf"data must be a sequence \(got {kind}\)"):
+            torch.FloatTensor(scalar)
     with pytest.raises(TypeError):
         torch.LongTensor(2, 3.0)
     assert torch.FloatTensor(3, device="cpu").shape == (3,)

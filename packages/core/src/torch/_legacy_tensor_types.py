@@ -36,9 +36,6 @@ class tensortype(type):  # PyTorch's lower-case name
         return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
                 and obj.device.type == cls._device_type)
 
-    def __subclasscheck__(cls, sub: type) -> bool:
-        return type.__subclasscheck__(cls, sub)
-
     def __call__(cls, *args: Any, device: Any = None) -> Tensor:
         return _construct(cls, args, device)
 
@@ -120,10 +117,12 @@ def _construct(cls: tensortype, args: tuple[Any, ...], device: Any) -> Tensor:
         return torch.tensor([], dtype=cls.dtype, device=where).set_(args[0])
     if _is_size(args):
         return torch.empty(*args, dtype=cls.dtype, device=where)
-    if len(args) == 1 and not isinstance(args[0], (str, bytes)):
-        return torch.tensor(args[0], dtype=cls.dtype, device=where)
-    if len(args) == 1:
+    if len(args) == 1 and isinstance(args[0], (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(args[0]).__name__}'")
+    if len(args) == 1 and (args[0] is None or isinstance(args[0], (bool, float, complex))):
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+    if len(args) == 1:
+        return torch.tensor(args[0], dtype=cls.dtype, device=where)
     bad = next(a for a in args if not isinstance(a, int) or isinstance(a, bool))
     raise TypeError(f"new(): argument 'size' must be tuple of ints, but found element of type "
                     f"{type(bad).__name__}")
