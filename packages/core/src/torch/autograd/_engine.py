@@ -91,6 +91,7 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
         needed = None
     else:
         parents: dict[Node, list[Node]] = {}
+        leaves = 0  # the accumulators reached
         while stack:
             node = stack.pop()
             for nxt, _ in node._next:
@@ -99,12 +100,21 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                 above = parents.get(nxt)
                 if above is None:
                     parents[nxt] = [node]
-                    if nxt not in starts:
+                    if nxt._is_accumulator:
+                        leaves += 1
+                    elif nxt not in starts:
                         stack.append(nxt)
                 else:
                     above.append(node)
         deps = {n: len(above) for n, above in parents.items()}
-        needed = _needed(parents, starts, capture)
+        # Every node leads to some leaf's accumulator (a node is recorded only for inputs that
+        # require grad). When the targets are every leaf reached, every node leads to a
+        # target: all run, without working out which.
+        if leaves == len(capture) and all(n._is_accumulator and n in parents
+                                           for n in capture):
+            needed = None
+        else:
+            needed = _needed(parents, starts, capture)
 
     buffers: dict[Node, list[Any]] = {}
     for (node, nr), g in zip(roots, grads):
@@ -197,9 +207,11 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
 
 def _needed(parents: dict[Node, list[Node]], starts: set[Node],
             targets: dict[Node, Any]) -> set[Node]:
-    """The nodes from which a target is reachable (only they need to run for autograd.grad)."""
+    """The nodes from which a target is reachable (only they need to run for autograd.grad).
+    A target itself runs only when another target lies below it: its gradient is captured
+    before it would run, as PyTorch's engine does."""
     needed: set[Node] = set()
-    stack = [t for t in targets if t in parents or t in starts]
+    stack = [p for t in targets if t in parents for p in parents[t]]
     while stack:
         node = stack.pop()
         if node in needed:
