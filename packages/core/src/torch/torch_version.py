@@ -10,6 +10,7 @@ string order; against a tuple or list of parts (``(2, 13)``) the parts are joine
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from collections.abc import Iterable
@@ -26,7 +27,7 @@ class InvalidVersion(ValueError):
 
 # PEP 440's public grammar with its permitted spellings ("v2.0", "2.0-rc1", "2.0.post-1", "2_0"
 # separators before pre/post/dev), and the local label after "+".
-_VERSION = re.compile(
+_VERSION_PATTERN = (
     r"""
     \s*v?
     (?:(?P<epoch>\d+)!)?
@@ -36,9 +37,14 @@ _VERSION = re.compile(
     (?:[-_.]?(?P<dev_l>dev)[-_.]?(?P<dev_n>\d+)?)?
     (?:\+(?P<local>[a-z0-9]+(?:[-_.][a-z0-9]+)*))?
     \s*
-    """,
-    re.VERBOSE | re.IGNORECASE,
+    """
 )
+
+
+@functools.cache
+def _version_regex() -> re.Pattern[str]:
+    # Compiled on the first comparison, not at `import torch` (the compile costs ~10 ms).
+    return re.compile(_VERSION_PATTERN, re.VERBOSE | re.IGNORECASE)
 
 # Pre-release phases in their order; the other spellings normalise to these.
 _PRE_PHASE = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "rc": 2, "c": 2, "pre": 2, "preview": 2}
@@ -54,7 +60,7 @@ def version_key(text: str) -> _Key:
         ``"2.13.0"`` are).
     :raises InvalidVersion: ``text`` is not a PEP 440 version.
     """
-    match = _VERSION.fullmatch(text)
+    match = _version_regex().fullmatch(text)
     if match is None:
         raise InvalidVersion(f"Invalid version: '{text}'")
     g = match.group
