@@ -142,3 +142,27 @@ def test_saved_output_double_backward() -> None:
     (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
     (gg,) = torch.autograd.grad(g.sum(), x)
     assert gg.tolist() == pytest.approx([1.6487212707001282, 0.36787944117144233])
+
+
+def test_leaves_handed_one_gradient_accumulate_separately() -> None:
+    a, b = leaf([1.0, 1.0]), leaf([1.0, 1.0])
+    y = (a + b) * 2  # add's backward hands a and b the same gradient
+    y.sum().backward(retain_graph=True)
+    y.sum().backward()
+    assert a.grad.tolist() == [4.0, 4.0] and b.grad.tolist() == [4.0, 4.0]
+
+
+def test_accumulation_is_in_place_for_code_holding_grad() -> None:
+    x = leaf([1.0, 2.0])
+    (x * 3).sum().backward()
+    held = x.grad
+    (x * 3).sum().backward()
+    assert held is x.grad and held.tolist() == [6.0, 6.0]
+
+
+def test_a_given_gradient_is_never_written_by_accumulation() -> None:
+    x = leaf([1.0, 2.0])
+    g = torch.tensor([0.5, 0.25], dtype=torch.float64)
+    x.backward(g)
+    x.backward(g)
+    assert g.tolist() == [0.5, 0.25] and x.grad.tolist() == [1.0, 0.5]

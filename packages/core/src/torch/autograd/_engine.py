@@ -10,6 +10,7 @@ node that ran releases its saved tensors.
 from __future__ import annotations
 
 import heapq
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from ._nodes import edge_of
 from .graph import AccumulateGrad, Node
 
 _callbacks: list[Any] = []
+_getrefcount = sys.getrefcount  # (a storage's references: the tensors sharing it, plus one)
 
 
 def queue_callback(fn: Any) -> None:
@@ -282,8 +284,13 @@ def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool) -> None:
             var._grad = grad.detach()
     elif create_graph or var._grad._requires_grad:
         var._grad = var._grad + grad
-    else:  # in place, as PyTorch: code holding p.grad sees the sum
+    elif _getrefcount(var._grad._storage) <= 2 and var._grad._base is None:
+        # in place, as PyTorch: code holding p.grad sees the sum
         var._grad.add_(grad.detach())
+    else:
+        # .grad's memory is seen elsewhere: a first gradient is kept without a copy, and
+        # `a + b` hands a and b the same one (PyTorch copies such a gradient when it keeps it)
+        var._grad = var._grad + grad.detach()
     post = node._post_hooks
     if post:
         for hook in list(post.values()):

@@ -665,8 +665,8 @@ class SplitBackward(Node):
 
     def __init__(self, source: Tensor, pieces: list[Tensor], dim: int, stacked: bool,
                  name: str) -> None:
-        super().__init__()
-        self._next = (edge_of(source),)
+        self._seq = next(_graph_seq)  # (Node.__init__, without the call)
+        self._next = (_edge(source),)
         self._n_outputs = len(pieces)
         self._shapes = [p._shape for p in pieces]
         self._dim = dim
