@@ -104,7 +104,8 @@ _TO_COMPLEX = {float64: complex128, float32: complex64, float16: complex64, bflo
 
 # PyTorch's float8, float4 and sub-byte integer types, by name only: programs and libraries
 # refer to them at import (transformers' FP8 cache names torch.float8_e4m3fn in a class body),
-# but no op or tensor supports them yet, so they stay out of DTYPES (the dtypes tensors have).
+# but no op, conversion or printing supports them yet, so they stay out of DTYPES (the dtypes
+# ops and kernels serve).
 # name, itemsize, category, signed (as PyTorch reports them)
 _NAMED_ONLY_TABLE = [
     *((name, 1, FLOAT, True) for name in (
