@@ -363,3 +363,40 @@ def test_narrow_plans_match_the_generic_path(no_plans):
     assert [x.narrow(0, 2, 3).storage_offset() for _ in range(3)] == [5, 5, 5]
     with pytest.raises(RuntimeError):
         x.narrow(0, 5, 3)
+
+
+# -- calls whose kernel runs several primitives ---------------------------------------------------
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, b: torch.sub(a, b, alpha=2),
+    lambda a, b: torch.add(a, b, alpha=-0.5),
+    lambda a, b: torch.rsub(a, 3, alpha=2),
+], ids=["sub alpha", "add alpha", "rsub alpha"])
+@pytest.mark.parametrize("grad", [False, True])
+def test_chained_primitives_keep_one_plan(call, grad, no_plans):
+    def run():
+        a = torch.tensor([1.0, -2.0, 3.5], requires_grad=grad)
+        b = torch.tensor([0.25, 4.0, -1.0])
+        out = call(a, b)
+        if grad:
+            out.backward(torch.tensor([1.0, 2.0, 3.0]))
+        return out, a.grad
+
+    with no_plans():
+        want, want_grad = run()
+    for _ in range(3):
+        got, got_grad = run()
+        _same_meta(got, want)
+        assert got.tolist() == want.tolist()
+        assert (got_grad is None) == (want_grad is None)
+        if grad:
+            assert got_grad.tolist() == want_grad.tolist()
+            assert type(got.grad_fn) is type(want.grad_fn)
+
+
+def test_a_chained_call_is_served_by_its_plan():
+    a, b = torch.ones(5), torch.ones(5)
+    torch.sub(a, b, alpha=3)
+    served = [key for key in _served(aten.sub.Tensor) if "alpha" in key and 3 in key]
+    assert served

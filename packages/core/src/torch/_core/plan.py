@@ -36,6 +36,7 @@ from typing import Any
 from . import config as _config, dispatch as _dispatch, dtype as _dtype
 from .alloc import PRIMS, _interned, from_layout
 from .device import device as _Device
+from .fast import wrap as _wrap
 from .storage import _UNSET, UntypedStorage
 from .tensor import Tensor
 
@@ -141,13 +142,20 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
             lay = a._interned_layout
             other = b._interned_layout
             if lay is not None and other is not None:
-                parts = [lay, other]
-                for name, v in kwargs.items():
+                if len(kwargs) == 1:  # (the usual case, without a list)
+                    ((name, v),) = kwargs.items()
                     cls = v.__class__
                     if cls not in _KWARG_TYPES:
                         return None
-                    parts += (name, cls, v)
-                key = tuple(parts)
+                    key = (lay, other, name, cls, v)
+                else:
+                    parts = [lay, other]
+                    for name, v in kwargs.items():
+                        cls = v.__class__
+                        if cls not in _KWARG_TYPES:
+                            return None
+                        parts += (name, cls, v)
+                    key = tuple(parts)
     elif not kwargs:
         if n == 1:
             a = args[0]
@@ -310,8 +318,10 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     """The plan that the record ``rec`` of a generic call allows, or None: the native call (a
     function of the call's arguments returning the output's memory), the output's layout and
     the recipe of the autograd node (None: the call records none)."""
-    if len(rec) != 1 or result.__class__ is not Tensor:
+    if result.__class__ is not Tensor or not rec:
         return None
+    if len(rec) > 1:
+        return _chain(op, args, rec, result, grad)
     prim, operands, compute, out_dtype, prim_kwargs, out = rec[0]
     lay = out._interned_layout if out._interned_layout is not None else _Geometry.of(out)
     if lay is None or lay.fast is None or compute is _dtype.bool_:
@@ -349,6 +359,52 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     if native is None:
         return None
     return (native, lay, node, lay if lay.__class__ is not _Geometry else None)
+
+
+def _chain(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result: Tensor,
+           grad: bool) -> tuple[Any, ...] | None:
+    """The plan of a call whose kernel ran several primitives (``sub`` with ``alpha=2``:
+    ``mul`` then ``sub``): each step's native call, on the call's arguments and the earlier
+    steps' outputs, replayed in order. Every operand of every step must be one of those or a
+    number (an operand the record cannot trace, such as a view of an intermediate, makes no
+    plan), each step a plain elementwise primitive into a contiguous output, and the last
+    step's output the result."""
+    if rec[-1][5] is not result:
+        return None
+    known = args
+    steps = []
+    key = None
+    for prim, operands, compute, out_dtype, prim_kwargs, out in rec:
+        lay = out._interned_layout
+        if lay is None or lay.fast is None or prim_kwargs or compute is _dtype.bool_:
+            return None
+        if key is None:
+            key = lay.runtime.dispatch_key
+            if op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT):
+                return None
+        if (lay.runtime.dispatch_key != key
+                or getattr(PRIMS, prim).resolve(key) is not lay.fast.kernels.get(prim)):
+            return None
+        native = _native(lay.fast, prim, operands, known, compute, out_dtype, lay, None)
+        if native is None:
+            return None
+        steps.append((native, lay))
+        known = (*known, out)
+    node = None
+    if result._requires_grad:
+        node = _node_recipe(op, args, result) if grad else None
+        if node is None:
+            return None
+    *inner, (last, lay) = steps
+
+    def run_chain(args: tuple[Any, ...]) -> Any:
+        for native, step_lay in inner:
+            h = native(args)
+            if h is None:
+                return None  # a native kernel declined: the generic path serves the call
+            args = (*args, _wrap(h, step_lay))
+        return last(args)
+    return (run_chain, lay, node, lay)
 
 
 def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
