@@ -342,3 +342,18 @@ def test_distribution_constraints() -> None:
     assert c.cat([c.positive, c.real], 0, [1, 2]).check(torch.tensor([-1.0, 2.0, 3.0])).tolist(
     ) == [False, True, True]
     assert c.is_dependent(c.dependent) and not c.is_dependent(c.real)
+
+
+def test_isin_as_pytorch() -> None:
+    assert torch.isin(torch.tensor([[1, 2], [3, 4]]), torch.tensor([2, 3])).tolist() == [
+        [False, True], [True, False]]
+    assert torch.isin(3, torch.tensor([1, 3])).item() is True
+    assert torch.isin(torch.tensor([1.0, 2.0]), 2).tolist() == [False, True]
+    assert torch.isin(torch.tensor([1, 2]), torch.tensor([2]), invert=True).tolist() == [
+        True, False]
+    assert torch.isin(torch.tensor([5, 0, 9, 3]), torch.tensor([9, 3, 3, 1])).tolist() == [
+        False, False, True, True]
+    assert torch.isin(torch.tensor([float("nan"), 1.0]), torch.tensor([float("nan")])).tolist(
+    ) == [False, False]
+    assert torch.isin(torch.tensor([1, 2]), torch.tensor([], dtype=torch.int64)).tolist() == [
+        False, False]

@@ -46,6 +46,7 @@ OP_MODULES = (
     "_fused.rnn_cells",
     "_fused.diagonals",
     "_fused.distances",
+    "_fused.membership",
 )
 
 __all__: list[str] = []
