@@ -66,3 +66,7 @@ def test_backward_matches_pytorch(case: tuple[dict, dict]) -> None:
             torch.testing.assert_close(torch.tensor(mine[key], dtype=torch.float64),
                                        torch.tensor(value, dtype=torch.float64),
                                        rtol=GRAD_RTOL, atol=GRAD_ATOL, msg=f"{name} {key}")
+
+
+def test_gpt2_greedy_generation_matches_pytorch() -> None:
+    assert transformers_case.greedy_tokens() == REFERENCE["gpt2_greedy_tokens"]

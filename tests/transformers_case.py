@@ -94,6 +94,18 @@ def run(name: str) -> dict[str, Any]:
             "grads": grads}
 
 
+def greedy_tokens() -> list[list[int]]:
+    """The GPT-2 model's greedy continuation (``generate``, 6 new tokens) of a 4-token prompt:
+    the generation loop, its KV cache and stopping criteria, not only one forward pass."""
+    import torch
+
+    model, inputs = MODELS["gpt2"]()
+    _initialise(model, seed=4)
+    model.eval()
+    prompt = torch.tensor(inputs["input_ids"][:1, :4])
+    return model.generate(prompt, max_new_tokens=6, do_sample=False, pad_token_id=0).tolist()
+
+
 def _rounded(value: Any) -> Any:
     """Nine significant digits: float32 results carry no more, and the file stays small."""
     if isinstance(value, float):
@@ -114,7 +126,8 @@ def main() -> None:
     if transformers.__version__ != TRANSFORMERS_VERSION:
         sys.exit(f"transformers {TRANSFORMERS_VERSION} is pinned; found {transformers.__version__}")
     reference = {"torch": str(torch.__version__), "transformers": transformers.__version__,
-                 "models": {name: _rounded(run(name)) for name in MODELS}}
+                 "models": {name: _rounded(run(name)) for name in MODELS},
+                 "gpt2_greedy_tokens": greedy_tokens()}
     REFERENCE.write_text(json.dumps(reference, indent=None, separators=(",", ":")) + "\n")
 
 
