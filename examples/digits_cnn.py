@@ -93,7 +93,7 @@ def main() -> int:
     model = make_model()
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = nn.CrossEntropyLoss()
-    print(f"Plait {torch.__version__}: {len(train_set)} training and {len(test_set)} test "
+    print(f"torch {torch.__version__}: {len(train_set)} training and {len(test_set)} test "
           f"digits, {sum(p.numel() for p in model.parameters()):,} parameters")
 
     history: dict[str, list[float]] = {"loss": [], "train_acc": [], "test_acc": []}
