@@ -7,22 +7,26 @@ argument — the *plan* of that call: the output's layout, the backend's allocat
 point with its arguments bound, and the recipe of the autograd node the call records.
 
 The generic path stays the single source of semantics. A signature's first call runs it,
-recorded (:data:`recording`): the op's kernel reports the one primitive it ran on its
+recorded (:data:`recording`): the op's kernel reports the primitives it ran on its
 broadcast operands (``_elementwise.run``, ``_arith._binary`` call :func:`note`), and the call's
 result carries the node autograd recorded. A plan is made only when that record pins the
-whole call down — one primitive, operands that are the call's own tensors or numbers, an
-output of an interned layout, a node of core's own Autograd kernel — and the backend has an
-entry point serving it; otherwise the signature is remembered as "generic" and costs one
-lookup. Plans are dropped on every kernel (un)registration (``_dispatch.on_invalidate``), and
-none is used under a dispatch mode (the dispatcher takes the ``Python`` key first), under
-inference mode, with anomaly detection on, or for tensor subclasses.
+whole call down — primitives whose operands are the call's own tensors, numbers or earlier
+steps' outputs, an output of an interned layout, a node of core's own Autograd kernel — and
+the backend has an entry point serving it; otherwise the signature is remembered as "generic"
+and costs one lookup. Plans are dropped on every kernel (un)registration
+(``_dispatch.on_invalidate``), and none is used under a dispatch mode (the dispatcher takes the
+``Python`` key first), under inference mode, with anomaly detection on, or for tensor
+subclasses.
 
 The opt-in is per operator, for kernels that are functions of the signature alone: they read
 no tensor values (a kernel that branches on ``.item()`` would replay the first call's branch).
 Served today: the elementwise ops of ``_elementwise``/``_arith`` and ``relu`` (one primitive
-on broadcast operands, numbers, dtype casts, outputs that follow a strided input), the
-reductions over dims, ``mm``/``bmm``, and the view operators (their geometry replayed over the
-next call's storage, shifted from its offset; not ``as_strided``, whose offset is absolute).
+on broadcast operands, numbers, dtype casts, outputs that follow a strided input; or a chain of
+such primitives, each operand traced to the call's arguments or an earlier step's output), the
+reductions over dims, ``mm``/``bmm``, the view operators (their geometry replayed over the
+next call's storage, shifted from its offset; not ``as_strided``, whose offset is absolute;
+several pieces only when they record no graph), and the factories (a template of the first
+result copied, or a fill, or an allocation alone for ``empty``).
 The tiers of ``torch._core.fast`` stay in front of all this for the few calls where even this
 lookup is too much (``a + b``: two slot reads and one native call).
 """
@@ -638,7 +642,12 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
                         [_expanded(x._shape, x._stride, lay.shape)], out_strides=out_strides)
         if unary is None:
             return None
-        return lambda args: unary(_address(args[i]))
+        in_size = x._dtype.itemsize
+
+        def run_strided_unary(args: tuple[Any, ...]) -> Any:
+            x = args[i]  # (the address, written out: no call)
+            return unary(x._storage._ptr + x._offset * in_size)
+        return run_strided_unary
     if len(tensors) != 2:
         return None
     if out_dtype is not compute or strided:  # a comparison, or a strided output
@@ -650,7 +659,14 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
         if compare is None:
             return None
         i, j = places
-        return lambda args: compare(_address(args[i]), _address(args[j]))
+        in_size = compute.itemsize
+
+        def run_compare(args: tuple[Any, ...]) -> Any:
+            a = args[i]  # (the addresses, written out: no calls)
+            b = args[j]
+            return compare(a._storage._ptr + a._offset * in_size,
+                           b._storage._ptr + b._offset * in_size)
+        return run_compare
     return _converted_binary(fast, prepare, prim, tensors, places, compute, lay)
 
 
