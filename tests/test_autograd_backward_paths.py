@@ -166,3 +166,16 @@ def test_a_given_gradient_is_never_written_by_accumulation() -> None:
     x.backward(g)
     x.backward(g)
     assert g.tolist() == [0.5, 0.25] and x.grad.tolist() == [1.0, 0.5]
+
+
+def test_addmm_is_one_node_with_its_scalars() -> None:
+    bias = leaf([1.0, -1.0])
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    w = leaf([[0.5, 0.0], [0.0, 2.0]])
+    out = torch.addmm(bias, x, w.t(), beta=3.0, alpha=-2.0)
+    assert out.grad_fn.name() == "AddmmBackward0"
+    out.sum().backward()
+    # d/dbias = beta * rows; d/dx = alpha * ones @ w; d/dw = alpha * (x^T @ ones)^T
+    assert bias.grad.tolist() == [6.0, 6.0]
+    assert x.grad.tolist() == [[-1.0, -4.0], [-1.0, -4.0]]
+    assert w.grad.tolist() == [[-8.0, -12.0], [-8.0, -12.0]]

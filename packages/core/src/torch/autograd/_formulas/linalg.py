@@ -57,6 +57,25 @@ def _(ctx, grad):
             _MM(_ht(ctx.args[0]), grad) if need_b else None)  # (k, m)
 
 
+def _scaled(grad: Tensor, factor: Any) -> Tensor:
+    """``grad`` times a Scalar argument's conjugate (itself when it is 1)."""
+    if factor.__class__ is int and factor == 1:
+        return grad
+    return grad * (factor.conjugate() if isinstance(factor, complex) else factor)
+
+
+@derivative("aten::addmm", args=CROSS, result=False)
+def _(ctx, grad):
+    # beta * self + alpha * (mat1 @ mat2) as one node (a linear layer's), as PyTorch records
+    # it: self's gradient is summed back to its shape by the node; self is never read
+    need_self, need_1, need_2 = ctx.needs_input_grad[:3]
+    kwargs = ctx.kwargs
+    product = _scaled(grad, kwargs.get("alpha", 1)) if need_1 or need_2 else None
+    return (_scaled(grad, kwargs.get("beta", 1)) if need_self else None,
+            _MM(product, _ht(ctx.args[2])) if need_1 else None,  # (n, k)
+            _MM(_ht(ctx.args[1]), product) if need_2 else None)  # (k, m)
+
+
 @derivative("aten::bmm", args=CROSS, result=False)
 def _(ctx, grad):
     a, b = ctx.args
