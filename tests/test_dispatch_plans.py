@@ -400,3 +400,30 @@ def test_a_chained_call_is_served_by_its_plan():
     torch.sub(a, b, alpha=3)
     served = [key for key in _served(aten.sub.Tensor) if "alpha" in key and 3 in key]
     assert served
+
+
+def test_addmm_keeps_a_plan_and_its_graph(no_plans):
+    def run(grad):
+        x = torch.arange(6.0).view(2, 3).requires_grad_(grad)
+        w = torch.arange(12.0).view(4, 3)
+        bias = torch.tensor([1.0, -1.0, 0.5, 2.0], requires_grad=grad)
+        out = F.linear(x, w, bias)
+        if grad:
+            out.backward(torch.ones(2, 4))
+        return out, x.grad, bias.grad
+
+    for grad in (False, True):
+        with no_plans():
+            want = run(grad)
+        for _ in range(3):
+            got = run(grad)
+            _same_meta(got[0], want[0])
+            assert got[0].tolist() == want[0].tolist()
+            assert [g if g is None else g.tolist() for g in got[1:]] == \
+                [w if w is None else w.tolist() for w in want[1:]]
+    assert _served(aten.addmm.default)
+    with _DispatchLog() as log:
+        torch.addmm(torch.ones(2), torch.ones(3, 2), torch.ones(2, 2))
+        torch.addmm(torch.ones(2), torch.ones(3, 2), torch.ones(2, 2), beta=2)
+    assert [c for c in log.calls if c[0].startswith("addmm")] == [
+        ("addmm", {}), ("addmm", {"beta": 2, "alpha": 1})]

@@ -629,7 +629,9 @@ def _numel(shape: Sequence[int]) -> int:
 
 
 ATEN = _define_aten()
-_plan.enable(ATEN["mm"], ATEN["bmm"])  # kernels decided by the call signature alone
+# kernels decided by the call signature alone (addmm, baddbmm: a chain of the product and the
+# scaled sum)
+_plan.enable(ATEN["mm"], ATEN["bmm"], ATEN["addmm"], ATEN["baddbmm"])
 
 
 # -- public functions ------------------------------------------------------------------------
@@ -727,11 +729,18 @@ def ger(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     return outer(input, vec2, out=out)
 
 
+def _defaults(beta: Any, alpha: Any) -> bool:
+    """Whether ``beta`` and ``alpha`` are the schema's defaults (the int 1)."""
+    return beta.__class__ is int and beta == 1 and alpha.__class__ is int and alpha == 1
+
+
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1,
           out: Tensor | None = None) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape."""
     for name, t in (("input", input), ("mat1", mat1), ("mat2", mat2)):
         _check_tensor("addmm", name, t)
+    if _defaults(beta, alpha):  # (not passed: a mode sees what PyTorch's sees, the key is short)
+        return write_out(out, ATEN["addmm"](input, mat1, mat2))
     return write_out(out, ATEN["addmm"](input, mat1, mat2, beta=beta, alpha=alpha))
 
 
@@ -748,6 +757,8 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alp
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     for name, t in (("input", input), ("batch1", batch1), ("batch2", batch2)):
         _check_tensor("baddbmm", name, t)
+    if _defaults(beta, alpha):
+        return write_out(out, ATEN["baddbmm"](input, batch1, batch2))
     return write_out(out, ATEN["baddbmm"](input, batch1, batch2, beta=beta, alpha=alpha))
 
 

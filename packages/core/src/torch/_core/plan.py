@@ -384,7 +384,11 @@ def _chain(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result
             return None
         if key is None:
             key = lay.runtime.dispatch_key
-            if op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT):
+            # core's composite (an implicit one, addmm's, records no node of its own: a call
+            # with grad finds no node recipe below and keeps the generic path)
+            kernel = op.resolve(key)
+            if (kernel is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT)
+                    and kernel is not op.kernels.get(_dispatch.COMPOSITE_IMPLICIT)):
                 return None
         if (lay.runtime.dispatch_key != key
                 or getattr(PRIMS, prim).resolve(key) is not lay.fast.kernels.get(prim)):
