@@ -357,3 +357,21 @@ def test_isin_as_pytorch() -> None:
     ) == [False, False]
     assert torch.isin(torch.tensor([1, 2]), torch.tensor([], dtype=torch.int64)).tolist() == [
         False, False]
+
+
+def test_storage_from_file_asarray_and_view_dtype_keyword(tmp_path: Path) -> None:
+    path = tmp_path / "bytes.bin"
+    path.write_bytes(bytes(range(16)))
+    storage = torch.UntypedStorage.from_file(str(path), shared=False, nbytes=16)
+    assert storage.nbytes() == 16 and list(storage)[:4] == [0, 1, 2, 3]
+    assert storage.untyped() is storage
+    piece = torch.asarray(storage[4:8], dtype=torch.uint8)
+    assert piece.tolist() == [4, 5, 6, 7]
+    assert piece.view(dtype=torch.int32).tolist() == [117835012]  # PyTorch 2.13's answer
+    assert torch.asarray(storage[4:8], dtype=torch.int32).tolist() == [117835012]
+    with pytest.raises(RuntimeError, match="is smaller than the required mapping size <32>"):
+        torch.UntypedStorage.from_file(str(path), False, 32)
+    shared = torch.UntypedStorage.from_file(str(path), shared=True, nbytes=16)
+    shared[0] = 200
+    del shared
+    assert path.read_bytes()[0] == 200  # written through to the file

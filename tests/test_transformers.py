@@ -70,3 +70,15 @@ def test_backward_matches_pytorch(case: tuple[dict, dict]) -> None:
 
 def test_gpt2_greedy_generation_matches_pytorch() -> None:
     assert transformers_case.greedy_tokens() == REFERENCE["gpt2_greedy_tokens"]
+
+
+def test_save_pretrained_and_from_pretrained_round_trip(tmp_path) -> None:
+    # safetensors files written by transformers, read back through UntypedStorage.from_file,
+    # torch.asarray(storage) and Tensor.view(dtype=...), as safetensors' "pt" reader does.
+    model, inputs = transformers_case.MODELS["gpt2"]()
+    transformers_case._initialise(model, seed=4)
+    model.eval()
+    model.save_pretrained(tmp_path)
+    again = type(model).from_pretrained(tmp_path).eval()
+    ids = torch.tensor(inputs["input_ids"])
+    assert torch.equal(model(ids).logits, again(ids).logits)

@@ -643,6 +643,11 @@ def asarray(obj: Any, *, dtype: _dtype.dtype | None = None, device: Any = None,
         source = from_dlpack(obj)
     elif isinstance(obj, (bytes, bytearray, memoryview)):
         source = frombuffer(obj, dtype=dt or _config.get_default_dtype())
+    elif isinstance(obj, _storage.UntypedStorage):
+        # A storage has no dtype: its bytes are read as ``dtype`` (uint8 by default), shared.
+        source = _wrap_array(obj.cpu()._host)
+        if dt is not None and dt is not source._dtype:
+            source = source.view(dt)
     if source is not None:
         dev = source._device if device is None else _storage._normalise(device)
         want = dt or source._dtype

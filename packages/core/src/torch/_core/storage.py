@@ -60,6 +60,31 @@ class UntypedStorage:
         self._setup(allocate_handle(runtime, int(size), dev), int(size), dev, runtime)
 
     @classmethod
+    def from_file(cls, filename: str, shared: bool = False, nbytes: int = 0) -> UntypedStorage:
+        """A CPU storage over ``filename``'s first ``nbytes`` bytes, memory-mapped.
+
+        :param shared: write changes through to the file (and create or extend it to
+            ``nbytes``); otherwise the mapping is private (copy-on-write) and the file must
+            hold at least ``nbytes`` bytes.
+        :raises RuntimeError: a private mapping of a file shorter than ``nbytes``.
+        """
+        import os
+
+        nbytes = int(nbytes)
+        size = os.path.getsize(filename) if os.path.exists(filename) else 0
+        if shared and size < nbytes:
+            with open(filename, "ab") as f:  # a shared mapping may grow its file
+                f.truncate(nbytes)
+        elif size < nbytes:
+            raise RuntimeError(f"file <{filename}> size <{size}> is smaller than the required "
+                               f"mapping size <{nbytes}>")
+        if nbytes == 0:
+            return wrap_host(np.empty(0, dtype=np.uint8))
+        mapping = np.memmap(filename, dtype=np.uint8, mode="r+" if shared else "c",
+                            shape=(nbytes,))
+        return wrap_host(mapping)
+
+    @classmethod
     def _from_handle(cls, handle: Any, nbytes: int, dev: _device, runtime: Any) -> UntypedStorage:
         self = object.__new__(cls)
         self._setup(handle, nbytes, dev, runtime)
@@ -143,6 +168,10 @@ class UntypedStorage:
             # a sub-storage of device memory needs the backend to alias a byte range
             raise NotImplementedError(f"slicing a {self._device.type} storage is not supported")
         return wrap_host(self._host[start : max(start, stop)])
+
+    def untyped(self) -> UntypedStorage:
+        """This storage (PyTorch's typed storages answer their untyped one; this is one)."""
+        return self
 
     def cpu(self) -> UntypedStorage:
         if self._device.type == "cpu":

@@ -461,7 +461,11 @@ class Tensor:
     def as_strided(self, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
         return view_ops.as_strided(self, tuple(size), tuple(stride), storage_offset)
 
-    def view(self, *shape: Any, size: Any = None) -> Tensor:
+    def view(self, *shape: Any, size: Any = None, dtype: Any = None) -> Tensor:
+        if dtype is not None:  # view(dtype=torch.int32), as safetensors' reader calls it
+            if shape or size is not None:
+                raise TypeError("view() takes either sizes or a dtype, not both")
+            return view_ops.view_dtype(self, dtype)
         if size is not None:
             shape = sizes_or_keyword(shape, size, "view", "size")
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):

@@ -30,6 +30,10 @@ class _HookDict(OrderedDict):
         return (OrderedDict, (list(self.items()),))
 
 
+# The state_dict key suffix of get_extra_state()'s value (PyTorch's private name, which
+# transformers' loader compares keys with).
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
 # Global hooks (register_module_forward_*): run for every module, before the module's own.
 _global_forward_pre_hooks: _HookDict = _HookDict()
 _global_forward_hooks: _HookDict = _HookDict()
@@ -499,7 +503,7 @@ class Module:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
         extra = getattr(type(self), "get_extra_state", None)
         if extra is not None:
-            destination[prefix + "_extra_state"] = self.get_extra_state()
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *args: Any, destination: Any = None, prefix: str = "",
                    keep_vars: bool = False) -> dict[str, Any]:
@@ -582,7 +586,7 @@ class Module:
                                   f"dimensions in the model are {param.size()} and whose "
                                   f"dimensions in the checkpoint are {value.size()}, an "
                                   f"exception occurred : {exc.args}.")
-        extra_key = prefix + "_extra_state"
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if getattr(type(self), "set_extra_state", None) is not None:
             if extra_key in state_dict:
                 self.set_extra_state(state_dict[extra_key])
