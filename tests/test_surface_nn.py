@@ -68,6 +68,24 @@ def test_private_base_classes_at_pytorchs_paths() -> None:
     assert _get_activation_fn("relu")(torch.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
 
 
+def test_padding_and_pooling_bases_at_pytorchs_paths() -> None:
+    from torch.nn.modules.padding import _CircularPadNd, _ReflectionPadNd, _ReplicationPadNd
+    from torch.nn.modules.pooling import _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd
+
+    nn = torch.nn
+    assert isinstance(nn.ReflectionPad2d(1), _ReflectionPadNd)
+    assert not isinstance(nn.ReplicationPad2d(1), _ReflectionPadNd)
+    assert isinstance(nn.ReplicationPad3d(1), _ReplicationPadNd)
+    assert isinstance(nn.CircularPad1d(1), _CircularPadNd)
+    assert isinstance(nn.AdaptiveAvgPool2d(1), _AdaptiveAvgPoolNd)
+    assert not isinstance(nn.AdaptiveMaxPool2d(1), _AdaptiveAvgPoolNd)
+    assert isinstance(nn.AdaptiveMaxPool1d(1), _AdaptiveMaxPoolNd)
+    x = torch.arange(8.0).reshape(1, 2, 4)
+    assert nn.ReflectionPad1d(2)(x)[0, 0].tolist() == [2, 1, 0, 1, 2, 3, 2, 1]
+    assert nn.ReplicationPad1d(1)(x)[0, 0].tolist() == [0, 0, 1, 2, 3, 3]
+    assert nn.CircularPad1d(1)(x)[0, 0].tolist() == [3, 0, 1, 2, 3, 0]
+
+
 def test_pickled_modules_name_pytorchs_paths() -> None:
     model = torch.nn.Sequential(torch.nn.BatchNorm2d(3), torch.nn.MultiheadAttention(4, 2),
                                 torch.nn.InstanceNorm1d(2), torch.nn.ChannelShuffle(2))

@@ -97,64 +97,76 @@ class ZeroPad3d(_ZeroPadNd):
     _n = 3
 
 
-class ReflectionPad1d(_PadNd):
+class _ReflectionPadNd(_PadNd):
+    """The reflection paddings' base (PyTorch's name, which layer code checks with
+    isinstance)."""
+
+    _mode = "reflect"
+
+
+class ReflectionPad1d(_ReflectionPadNd):
     """Pad the last dim with its reflection (the edge is not repeated)."""
 
     _n = 1
-    _mode = "reflect"
 
 
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Pad the last 2 dims with their reflection."""
 
     _n = 2
-    _mode = "reflect"
 
 
-class ReflectionPad3d(_PadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Pad the last 3 dims with their reflection."""
 
     _n = 3
-    _mode = "reflect"
 
 
-class ReplicationPad1d(_PadNd):
+class _ReplicationPadNd(_PadNd):
+    """The replication paddings' base (PyTorch's name, which layer code checks with
+    isinstance)."""
+
+    _mode = "replicate"
+
+
+class ReplicationPad1d(_ReplicationPadNd):
     """Pad the last dim by repeating its edge values."""
 
     _n = 1
-    _mode = "replicate"
 
 
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Pad the last 2 dims by repeating their edge values."""
 
     _n = 2
-    _mode = "replicate"
 
 
-class ReplicationPad3d(_PadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Pad the last 3 dims by repeating their edge values."""
 
     _n = 3
-    _mode = "replicate"
 
 
-class CircularPad1d(_PadNd):
+class _CircularPadNd(_PadNd):
+    """The circular paddings' base (PyTorch's name, which layer code checks with
+    isinstance)."""
+
+    _mode = "circular"
+
+
+class CircularPad1d(_CircularPadNd):
     """Pad the last dim by wrapping around."""
 
     _n = 1
-    _mode = "circular"
 
 
-class CircularPad2d(_PadNd):
+class CircularPad2d(_CircularPadNd):
     """Pad the last 2 dims by wrapping around."""
 
     _n = 2
-    _mode = "circular"
 
 
-class CircularPad3d(_PadNd):
+class CircularPad3d(_CircularPadNd):
     """Pad the last 3 dims by wrapping around."""
 
     _n = 3
-    _mode = "circular"

@@ -124,15 +124,23 @@ class _AdaptiveMaxNd(_AdaptiveNd):
         self.return_indices = return_indices
 
 
-class AdaptiveAvgPool1d(_AdaptiveNd):
+class _AdaptiveAvgPoolNd(_AdaptiveNd):
+    """The adaptive average poolings' base (PyTorch's name)."""
+
+
+# PyTorch's name for the adaptive max poolings' base
+_AdaptiveMaxPoolNd = _AdaptiveMaxNd
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     _n = 1
 
 
-class AdaptiveAvgPool2d(_AdaptiveNd):
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     _n = 2
 
 
-class AdaptiveAvgPool3d(_AdaptiveNd):
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     _n = 3
 
 
