@@ -66,6 +66,11 @@ def test_private_base_classes_at_pytorchs_paths() -> None:
 
     assert len(_get_clones(torch.nn.Linear(2, 2), 3)) == 3
     assert _get_activation_fn("relu")(torch.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
+    from torch.nn.modules.transformer import _generate_square_subsequent_mask
+
+    inf = float("inf")
+    assert _generate_square_subsequent_mask(3).tolist() == [[0, -inf, -inf], [0, 0, -inf],
+                                                            [0, 0, 0]]
 
 
 def test_padding_and_pooling_bases_at_pytorchs_paths() -> None:

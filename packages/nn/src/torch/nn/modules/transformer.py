@@ -452,3 +452,8 @@ class Transformer(Module):
         for p in self.parameters():
             if p.dim() > 1:
                 init.xavier_uniform_(p)
+
+
+def _generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
+    """PyTorch's module-level name for :meth:`Transformer.generate_square_subsequent_mask`."""
+    return Transformer.generate_square_subsequent_mask(sz, device, dtype)
