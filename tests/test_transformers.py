@@ -82,3 +82,13 @@ def test_save_pretrained_and_from_pretrained_round_trip(tmp_path) -> None:
     again = type(model).from_pretrained(tmp_path).eval()
     ids = torch.tensor(inputs["input_ids"])
     assert torch.equal(model(ids).logits, again(ids).logits)
+
+
+@pytest.mark.parametrize("name", sorted(transformers_case.MODELS))
+def test_eager_attention_matches_pytorch(name: str) -> None:
+    # transformers' own softmax(QK^T)V path instead of scaled_dot_product_attention; PyTorch's
+    # two paths agree far inside these tolerances, so the sdpa reference serves for both.
+    ours, expected = transformers_case.run(name, "eager"), REFERENCE["models"][name]
+    assert math.isclose(ours["loss"], expected["loss"], rel_tol=RTOL)
+    torch.testing.assert_close(torch.tensor(ours["logits"]), torch.tensor(expected["logits"]),
+                               rtol=RTOL, atol=ATOL)

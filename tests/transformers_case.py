@@ -69,16 +69,20 @@ def _initialise(model: Any, seed: int) -> None:
             param.copy_(torch.tensor(values.astype(np.float32)))
 
 
-def run(name: str) -> dict[str, Any]:
+def run(name: str, attention: str | None = None) -> dict[str, Any]:
     """Build model ``name``, set its weights, run forward and backward; the numbers as lists.
 
     :param name: a key of :data:`MODELS`.
+    :param attention: transformers' attention implementation (``"eager"``, ``"sdpa"``);
+        None keeps its default (``"sdpa"``, with which the reference was made).
     :returns: ``loss``, ``logits`` (nested lists) and ``grads``: per parameter, the whole
         gradient when it is small, otherwise its norm and sum.
     """
     import torch
 
     model, inputs = MODELS[name]()
+    if attention is not None:
+        model.set_attn_implementation(attention)
     _initialise(model, seed=len(name))
     model.eval()  # no dropout: both sides compute the same function
     out = model(**{k: torch.tensor(v) for k, v in inputs.items()})
