@@ -166,10 +166,17 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
 
     kwargs = _AUTOGRAD_KWARGS.get(prim, {})
 
+    # `generic` with a plain tensor operand calls `aten(self, other)` and nothing else (the
+    # facades pass no schema defaults): such a call goes to the operator directly, two frames
+    # less on the way to its plan (a strided `t + t`).
+    direct = not reflected
+
     def method(self: Tensor, other: Any) -> Any:
         layout = self._interned_layout
         if layout is None or layout.fast is None or self.__class__ is not Tensor or \
                 _state.modes_active or _state.inference_active:
+            if direct and other.__class__ is Tensor and self.__class__ is Tensor:
+                return aten(self, other)
             return generic(self, other)
         if self._requires_grad or (other.__class__ is Tensor and other._requires_grad):
             # tier 5: same layout with grad: the tier-1 result and the node autograd records
