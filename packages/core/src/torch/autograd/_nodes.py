@@ -258,7 +258,9 @@ class OpBackward(Node):
     def release(self) -> None:
         self._released = True
         for v in self._saved_args:
-            if isinstance(v, SavedTensor):
+            if v.__class__ is SavedTensor:  # (SavedTensor.release, without the call)
+                v._tensor = v._parts = v._packed = None
+            elif isinstance(v, SavedTensor):
                 v.release()
             elif isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], list):
                 for x in v[1]:

@@ -43,7 +43,9 @@ def _param(ctx: Any, index: int, name: str, default: Any = None) -> Any:
 def _wants(ctx: Any, index: int) -> bool:
     """Whether positional argument ``index`` is a tensor that needs a gradient (without
     unpacking it: a rule that does not read an input must not trip its version check)."""
-    needs = ctx.needs_input_grad
+    needs = ctx._needs  # worked out by the first read (binary rules ask twice)
+    if needs is None:
+        needs = ctx.needs_input_grad
     return index < len(needs) and needs[index] is True
 
 
