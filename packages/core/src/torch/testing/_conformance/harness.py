@@ -26,7 +26,12 @@ from typing import Any
 import numpy as np
 
 from ... import _refs
-from ..._core import dispatch as _dispatch, dtype as _dtype, storage as _storage
+from ..._core import (
+    dispatch as _dispatch,
+    dtype as _dtype,
+    registry as _registry,
+    storage as _storage,
+)
 from ..._core.device import device as _device
 from ..._core.tensor import Tensor, contiguous_strides
 from .._comparison import assert_close
@@ -344,6 +349,9 @@ def _compare(case: Case, got: list[np.ndarray], want: list[np.ndarray],
 def run_case(name: str, case: Case, dev: _device) -> None:
     """Run ``case`` through ``prims::<name>`` on ``dev`` and through the reference kernel on
     the CPU; raise :class:`ConformanceError` on any difference."""
+    # Loading the device's runtime defines the primitives and registers its kernels: a plugin
+    # author may call the suite before any tensor exists.
+    _registry.runtime(dev.type)
     op = _dispatch.get(f"prims::{name}")
     if op is None:
         raise ConformanceError(f"prims::{name} is not defined (torch._refs registers it)")
