@@ -427,3 +427,18 @@ def test_addmm_keeps_a_plan_and_its_graph(no_plans):
         torch.addmm(torch.ones(2), torch.ones(3, 2), torch.ones(2, 2), beta=2)
     assert [c for c in log.calls if c[0].startswith("addmm")] == [
         ("addmm", {}), ("addmm", {"beta": 2, "alpha": 1})]
+
+
+def test_modes_see_every_call_of_planned_chains_views_and_mixed_dtypes():
+    a, b = torch.ones(4), torch.ones(4, dtype=torch.float64)
+    g = torch.ones(4, 6)
+    calls = [lambda: torch.sub(a, a.clone(), alpha=2), lambda: g.chunk(3, 1),
+             lambda: g.narrow(1, 1, 2), lambda: a + b, lambda: g.t() * g.t()]
+    for call in calls:
+        call(), call()  # plans made and used
+    with _DispatchLog() as log:
+        for call in calls:
+            call()
+    names = [name for name, _ in log.calls]
+    for expected in ("sub", "chunk", "narrow", "add", "mul"):
+        assert expected in names or any(n.startswith(expected + ".") for n in names)

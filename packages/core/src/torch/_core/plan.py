@@ -760,14 +760,25 @@ def _converted_binary(fast: Any, prepare: Any, prim: str, tensors: list[Tensor],
     i, j = places
     ca, cb = converters
 
+    sa, sb = (t._dtype.itemsize for t in tensors)
+
     def run_converted(args: tuple[Any, ...]) -> Any:
+        x = args[i]  # (the addresses, written out: no calls)
+        y = args[j]
+        pa = x._storage._ptr + x._offset * sa
+        pb = y._storage._ptr + y._offset * sb
         # the temporary blocks live until the op has read them
-        a = ca(_address(args[i])) if ca is not None else None
-        b = cb(_address(args[j])) if cb is not None else None
-        if (ca is not None and a is None) or (cb is not None and b is None):
-            return None
-        return binary_plan(bplan, a.ptr if a is not None else _address(args[i]),
-                           b.ptr if b is not None else _address(args[j]))
+        if ca is not None:
+            a = ca(pa)
+            if a is None:
+                return None
+            pa = a.ptr
+        if cb is not None:
+            b = cb(pb)
+            if b is None:
+                return None
+            pb = b.ptr
+        return binary_plan(bplan, pa, pb)
     return run_converted
 
 
