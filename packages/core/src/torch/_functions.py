@@ -35,6 +35,7 @@ OP_MODULES = (
     "_aten.indexing",
     "_aten.creation",
     "_aten.random",
+    "_aten.gamma_sampling",
     "_aten.linalg",
     "_fused.softmax",
     "_fused.norms",
