@@ -28,7 +28,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("autograd", ("torch.autograd",)),
     # torch.* itself; and torch.autograd's user tools, which live where PyTorch keeps them
     # (torch.autograd.gradcheck/functional) and are written on the public API like any program.
-    ("facade", ("torch", "torch.autograd.gradcheck", "torch.autograd.functional")),
+    ("facade", ("torch", "torch.autograd.gradcheck", "torch.autograd.functional",
+                "torch.autograd.profiler")),
     ("testing", ("torch.testing",)),
 )
 LAYER_NAMES = [name for name, _ in LAYERS]

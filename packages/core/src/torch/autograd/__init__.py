@@ -26,6 +26,7 @@ __all__ = ["Function", "FunctionCtx", "backward", "detect_anomaly", "enable_grad
 
 _LAZY = {
     "functional": ("torch.autograd.functional", None),
+    "profiler": ("torch.autograd.profiler", None),
 }
 
 
