@@ -1,20 +1,37 @@
-"""``torch.distributions``: probability distributions (so far their constraints).
-
-``torch.distributions.constraints`` is here with PyTorch's names; the distributions themselves
-(Normal, Categorical, ... with ``rsample``/``log_prob``/``entropy``, ``kl_divergence``) arrive
-with their own work. Asking for one of them raises an ``AttributeError`` that says so.
-"""
+"""``torch.distributions``: probability distributions with sampling (``rsample`` where
+reparameterisable), ``log_prob``, ``entropy`` and moments, their constraints, transforms, and
+``kl_divergence``. Everything is composite over ordinary torch ops, so it runs on any device and
+differentiates through autograd; Gamma, Beta and Dirichlet sample through
+``torch._standard_gamma``."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from . import constraints
+from . import constraints, transforms
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .categorical import Categorical
 from .constraints import Constraint
+from .dirichlet import Dirichlet
+from .distribution import Distribution
+from .gamma import Gamma
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .transformed_distribution import TransformedDistribution
+from .transforms import (
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    SigmoidTransform,
+    TanhTransform,
+    Transform,
+)
+from .uniform import Uniform
 
-__all__ = ["Constraint", "constraints"]
-
-
-def __getattr__(name: str) -> Any:
-    raise AttributeError(f"module 'torch.distributions' has no attribute '{name}' (Plait has "
-                         "the constraints of torch.distributions so far, not its distributions)")
+__all__ = [
+    "AffineTransform", "Bernoulli", "Beta", "Categorical", "ComposeTransform", "Constraint",
+    "Dirichlet", "Distribution", "ExpTransform", "Gamma", "Independent", "MultivariateNormal",
+    "Normal", "SigmoidTransform", "TanhTransform", "Transform", "TransformedDistribution",
+    "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
+]

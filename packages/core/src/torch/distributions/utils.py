@@ -1,0 +1,73 @@
+"""Helpers shared by the distributions: broadcasting parameters, lazy properties, and the
+conversions between probabilities and logits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from numbers import Number
+from typing import Any
+
+import torch
+
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
+           "probs_to_logits", "tensor_text"]
+
+
+def broadcast_all(*values: Any) -> tuple[torch.Tensor, ...]:
+    """Tensors and numbers broadcast to one shape; numbers become tensors of the first tensor's
+    dtype and device (the default dtype when every value is a number).
+
+    :raises ValueError: a value is neither a tensor nor a number.
+    """
+    if not all(isinstance(v, (torch.Tensor, Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of numbers.Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    like = next((v for v in values if isinstance(v, torch.Tensor)), None)
+    if like is None:
+        return tuple(torch.tensor(float(v), dtype=torch.get_default_dtype()) for v in values)
+    tensors = [v if isinstance(v, torch.Tensor)
+               else torch.tensor(v, dtype=like.dtype, device=like.device) for v in values]
+    return tuple(torch.broadcast_tensors(*tensors))
+
+
+def tensor_text(value: torch.Tensor) -> str:
+    """How PyTorch's messages show a tensor: a 0-d one as its number, others as ``tensor(...)``."""
+    return str(value.item()) if value.dim() == 0 else str(value)
+
+
+class lazy_property:
+    """A property computed once on first access and then stored on the instance, so that
+    ``Categorical(logits=...)`` only builds ``probs`` when someone asks for it."""
+
+    def __init__(self, wrapped: Callable[[Any], Any]) -> None:
+        self.wrapped = wrapped
+        self.__doc__ = wrapped.__doc__
+        self.__name__ = wrapped.__name__
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+def clamp_probs(probs: torch.Tensor) -> torch.Tensor:
+    """``probs`` kept inside ``[eps, 1 - eps]`` so that their logs stay finite."""
+    eps = torch.finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def logits_to_probs(logits: torch.Tensor, is_binary: bool = False) -> torch.Tensor:
+    """Probabilities from logits: a sigmoid for binary ones, else a softmax over the last dim."""
+    if is_binary:
+        return torch.sigmoid(logits)
+    return torch.softmax(logits, dim=-1)
+
+
+def probs_to_logits(probs: torch.Tensor, is_binary: bool = False) -> torch.Tensor:
+    """Logits from probabilities (clamped first so that 0 and 1 give finite logits)."""
+    clamped = clamp_probs(probs)
+    if is_binary:
+        return torch.log(clamped) - torch.log1p(-clamped)
+    return torch.log(clamped)
