@@ -35,7 +35,8 @@ FLOAT_ONLY_UNARY = {
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
     "atanh", "erf", "erfc", "erfinv", "lgamma", "digamma", "sigmoid",
 }
-FLOAT_ONLY_BINARY = {"atan2", "hypot", "copysign", "nextafter", "div"}
+FLOAT_ONLY_BINARY = {"atan2", "hypot", "copysign", "nextafter", "div", "sigmoid_backward",
+                     "tanh_backward"}
 INT_ONLY_BINARY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
                    "bitwise_right_shift"}
 DIVISIONS = {"remainder", "fmod"}
@@ -46,6 +47,7 @@ ULPS = {
     "cos": 2, "expm1": 2, "log1p": 2, "tan": 2, "asin": 2, "acos": 2, "atan": 2, "sinh": 2,
     "cosh": 2, "asinh": 2, "acosh": 2, "atanh": 2, "erf": 2, "erfc": 2, "rsqrt": 1, "pow": 2,
     "atan2": 2, "hypot": 2, "erfinv": 4, "lgamma": 4, "digamma": 4,
+    "sigmoid_backward": 1, "tanh_backward": 1,
 }
 # Special functions near their zeros: an absolute tolerance as well.
 ATOL = {"erfinv": 1e-6, "lgamma": 1e-5, "digamma": 1e-5}

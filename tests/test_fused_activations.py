@@ -337,6 +337,7 @@ def test_sigmoid_and_tanh_backward_run_their_operators() -> None:
 
 
 def _cpu_kernel(qualname: str) -> Any:
+    torch.zeros(1)  # the CPU backend registers its kernels with its first tensor
     kernel = _dispatch.get(qualname).kernels.get("CPU")
     if kernel is None:
         pytest.skip("plait-backend-cpu's fused gelu kernels are not installed")
@@ -354,6 +355,10 @@ def test_fused_cpu_kernels_match_the_composites(mode: str, dtype: torch.dtype) -
     x = _values((3, 70_001), dtype, seed=16)  # above the threading grain, with a tail
     g = _values((3, 70_001), dtype, scale=1.0, seed=17)
     tol = _tol(dtype)
+    if dtype == torch.float32:
+        # each is off from the float64 value by up to |g| 1e-6 where 1 + tanh(u) cancels
+        # (PyTorch's kernel too), not always in the same direction
+        tol = {**tol, "atol": 5e-6}
     np.testing.assert_allclose(_np(fused_fwd(x, approximate=mode)),
                                _np(_composite("aten::gelu")(x, approximate=mode)), **tol)
     np.testing.assert_allclose(

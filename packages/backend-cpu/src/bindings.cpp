@@ -128,6 +128,7 @@ NB_MODULE(_C, m) {
   bind_attention(m);
   bind_conv(m);
   bind_fused(m);
+  bind_activation(m);
   bind_rnn(m);
   bind_loss(m);
 

@@ -54,6 +54,7 @@ void bind_optim(nb::module_& m);
 void bind_attention(nb::module_& m);
 void bind_conv(nb::module_& m);
 void bind_fused(nb::module_& m);
+void bind_activation(nb::module_& m);
 void bind_rnn(nb::module_& m);
 void bind_loss(nb::module_& m);
 

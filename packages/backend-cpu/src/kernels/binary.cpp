@@ -168,6 +168,33 @@ PLAIT_FLOAT_LIBM2(Atan2, std::atan2)
 PLAIT_FLOAT_LIBM2(Hypot, std::hypot)
 #undef PLAIT_FLOAT_LIBM2
 
+// The backward ops of sigmoid and tanh, from the gradient g and the forward's result y:
+// g (1 - y) y and g (1 - y^2) (real dtypes; complex is left to the reference kernel), the
+// latter as (1 - y)(1 + y), where one factor is exact near |y| = 1 and no multiply-add can be
+// contracted (an FMA would make the AVX2 clone round differently from the others). float32
+// (and the 16-bit types, computed in float) go through double and round once, as the reference
+// does. The loops stay vectorised (a conversion is one instruction per vector) and
+// memory-bound.
+struct SigmoidBackward {
+  static constexpr int kCost = 2;
+  template <class T>
+  static constexpr bool supports = kFloating<T>;
+  static double apply(double g, double y) { return g * ((1.0 - y) * y); }
+  static float apply(float g, float y) {
+    return static_cast<float>(apply(double{g}, double{y}));
+  }
+};
+
+struct TanhBackward {
+  static constexpr int kCost = 2;
+  template <class T>
+  static constexpr bool supports = kFloating<T>;
+  static double apply(double g, double y) { return g * ((1.0 - y) * (1.0 + y)); }
+  static float apply(float g, float y) {
+    return static_cast<float>(apply(double{g}, double{y}));
+  }
+};
+
 struct Copysign {
   template <class T>
   static constexpr bool supports = kFloating<T>;

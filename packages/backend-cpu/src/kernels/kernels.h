@@ -39,6 +39,8 @@ namespace plait::cpu {
   X(BitwiseXor, "bitwise_xor")                   \
   X(BitwiseLeftShift, "bitwise_left_shift")      \
   X(BitwiseRightShift, "bitwise_right_shift")    \
+  X(SigmoidBackward, "sigmoid_backward")         \
+  X(TanhBackward, "tanh_backward")               \
   X(DivTrunc, "div_trunc")                       \
   X(DivFloor, "div_floor")
 

@@ -389,8 +389,8 @@ def _sigmoid_backward(g: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _tanh_backward(g: np.ndarray, y: np.ndarray) -> np.ndarray:
-    # d tanh = 1 - y^2
-    return g * np.conj(1 - y * y)
+    # d tanh = 1 - y^2, as (1 - y)(1 + y): no cancellation near |y| = 1 (one factor is exact)
+    return g * np.conj((1 - y) * (1 + y))
 
 
 _BINARY_KERNELS: dict[str, Kernel] = {
