@@ -48,6 +48,7 @@ OP_MODULES = (
     "_fused.diagonals",
     "_fused.distances",
     "_fused.membership",
+    "_fused.special",
 )
 
 __all__: list[str] = []
