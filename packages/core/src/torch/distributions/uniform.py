@@ -17,17 +17,19 @@ __all__ = ["Uniform"]
 class Uniform(Distribution):
     """A uniform distribution on ``[low, high)``, batched over their broadcast shape."""
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
+
+    @property
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
+        """Each bound must lie on its side of the other (checked as ordinary constraints)."""
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
 
     def __init__(self, low: Any, high: Any, validate_args: bool | None = None) -> None:
         self.low, self.high = broadcast_all(low, high)
         scalar = isinstance(low, Number) and isinstance(high, Number)
         super().__init__(torch.Size() if scalar else self.low.size(),
                          validate_args=validate_args)
-        if self._validate_args and not bool(torch.lt(self.low, self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Uniform:
         new = self._get_checked_instance(Uniform, _instance)
@@ -66,8 +68,8 @@ class Uniform(Distribution):
     def log_prob(self, value: torch.Tensor) -> torch.Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        lb = self.low.le(value).type_as(self.low)
-        ub = self.high.gt(value).type_as(self.low)
+        lb = self.low.le(value).to(self.low.dtype)
+        ub = self.high.gt(value).to(self.low.dtype)
         return torch.log(lb * ub) - torch.log(self.high - self.low)
 
     def cdf(self, value: torch.Tensor) -> torch.Tensor:

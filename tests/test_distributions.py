@@ -1,0 +1,373 @@
+"""torch.distributions: values against PyTorch, sampling shapes and moments, gradients through
+rsample, validation errors, expand, transforms and the kl_divergence registry.
+
+``PYTORCH_VALUES`` below were computed once with real PyTorch 2.13 (CPU, float64) by evaluating
+the expression named in ``CASES`` (the same expressions, with ``torch`` being PyTorch) and
+printing ``.tolist()``; they are stored here so the test does not need PyTorch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import torch
+from torch.distributions import (
+    AffineTransform,
+    Bernoulli,
+    Beta,
+    Categorical,
+    ComposeTransform,
+    Dirichlet,
+    Distribution,
+    ExpTransform,
+    Gamma,
+    Independent,
+    MultivariateNormal,
+    Normal,
+    SigmoidTransform,
+    TanhTransform,
+    TransformedDistribution,
+    Uniform,
+    constraints,
+    kl_divergence,
+    register_kl,
+)
+
+inf = float("inf")
+nan = float("nan")
+
+
+def T(*values: float) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64)
+
+
+def _mat(rows: list[list[float]]) -> torch.Tensor:
+    return torch.tensor(rows, dtype=torch.float64)
+
+
+COV = [[2., 0.5], [0.5, 1.]]
+CASES = {
+ "normal_lp": lambda: Normal(T(0., 1.5), T(1., 0.5)).log_prob(T(0.3, -2.)),
+ "normal_ent": lambda: Normal(T(0., 1.5), T(1., 0.5)).entropy(),
+ "normal_cdf": lambda: Normal(T(0., 1.5), T(1., 0.5)).cdf(T(0.3, -2.)),
+ "normal_icdf": lambda: Normal(T(0., 1.5), T(1., 0.5)).icdf(T(0.3, 0.9)),
+ "uniform_lp": lambda: Uniform(T(0., -1.), T(2., 3.)).log_prob(T(0.5, 2.5)),
+ "uniform_ent": lambda: Uniform(T(0., -1.), T(2., 3.)).entropy(),
+ "bern_lp": lambda: Bernoulli(probs=T(0.2, 0.9)).log_prob(T(1., 0.)),
+ "bern_logits_lp": lambda: Bernoulli(logits=T(-3., 40.)).log_prob(T(1., 0.)),
+ "bern_ent": lambda: Bernoulli(logits=T(-3., 0.5)).entropy(),
+ "cat_lp": lambda: Categorical(logits=T(1., 2., 0.5)).log_prob(torch.tensor([0, 2])),
+ "cat_probs_ent": lambda: Categorical(probs=T(0.2, 0.0, 0.8)).entropy(),
+ "gamma_lp": lambda: Gamma(T(0.5, 3.), T(2., 0.7)).log_prob(T(0.4, 5.)),
+ "gamma_ent": lambda: Gamma(T(0.5, 3.), T(2., 0.7)).entropy(),
+ "beta_lp": lambda: Beta(T(0.5, 3.), T(2., 0.7)).log_prob(T(0.4, 0.95)),
+ "beta_ent": lambda: Beta(T(0.5, 3.), T(2., 0.7)).entropy(),
+ "dir_lp": lambda: Dirichlet(T(0.5, 2., 3.)).log_prob(T(0.2, 0.3, 0.5)),
+ "dir_ent": lambda: Dirichlet(T(0.5, 2., 3.)).entropy(),
+ "mvn_lp": lambda: MultivariateNormal(T(0.5, -1.), _mat(COV)).log_prob(T(0.3, 0.2)),
+ "mvn_prec_lp": lambda: MultivariateNormal(T(0.5, -1.), precision_matrix=_mat(COV)).log_prob(T(0.3, 0.2)),  # noqa: E501 - one case per line
+ "mvn_ent": lambda: MultivariateNormal(T(0.5, -1.), scale_tril=_mat([[2., 0.], [0.5, 1.]])).entropy(),  # noqa: E501 - one case per line
+ "indep_lp": lambda: Independent(Normal(T(0., 1.5), T(1., 0.5)), 1).log_prob(T(0.3, -2.)),
+ "lognormal_lp": lambda: TransformedDistribution(Normal(T(0.), T(1.)), [ExpTransform()]).log_prob(T(2.)),  # noqa: E501 - one case per line
+ "tanh_affine_lp": lambda: TransformedDistribution(Normal(T(0., 1.), T(1., 2.)), [AffineTransform(0.5, 2.), TanhTransform()]).log_prob(T(0.3, -0.9)),  # noqa: E501 - one case per line
+ "sigmoid_lp": lambda: TransformedDistribution(Normal(T(0.), T(1.)), [SigmoidTransform()]).log_prob(T(0.7)),  # noqa: E501 - one case per line
+ "compose_lp": lambda: TransformedDistribution(Normal(T(0.), T(1.)), ComposeTransform([AffineTransform(1., 3.), ExpTransform()])).log_prob(T(2.)),  # noqa: E501 - one case per line
+ "kl_normal": lambda: kl_divergence(Normal(T(0., 1.), T(1., 2.)), Normal(T(0.5, 0.), T(2., 1.))),
+ "kl_bern": lambda: kl_divergence(Bernoulli(probs=T(0.3, 0.9)), Bernoulli(probs=T(0.5, 0.2))),
+ "kl_cat": lambda: kl_divergence(Categorical(probs=T(0.3, 0.7, 0.)), Categorical(probs=T(0.2, 0.5, 0.3))),  # noqa: E501 - one case per line
+ "kl_uniform": lambda: kl_divergence(Uniform(T(0., 0.), T(1., 1.)), Uniform(T(-1., 0.5), T(2., 2.))),  # noqa: E501 - one case per line
+ "kl_uniform_normal": lambda: kl_divergence(Uniform(T(0.), T(2.)), Normal(T(0.5), T(1.5))),
+ "kl_gamma": lambda: kl_divergence(Gamma(T(2., 0.5), T(1., 3.)), Gamma(T(3., 1.), T(2., 1.))),
+ "kl_beta": lambda: kl_divergence(Beta(T(2., 0.5), T(1., 3.)), Beta(T(3., 1.), T(2., 1.))),
+ "kl_dir": lambda: kl_divergence(Dirichlet(T(2., 0.5, 1.)), Dirichlet(T(1., 1., 1.))),
+ "kl_mvn": lambda: kl_divergence(MultivariateNormal(T(0.5, -1.), _mat(COV)), MultivariateNormal(T(0., 0.), _mat([[1., 0.2], [0.2, 3.]]))),  # noqa: E501 - one case per line
+ "kl_indep": lambda: kl_divergence(Independent(Normal(T(0., 1.), T(1., 2.)), 1), Independent(Normal(T(0.5, 0.), T(2., 1.)), 1)),  # noqa: E501 - one case per line
+ "kl_transformed": lambda: kl_divergence(TransformedDistribution(Normal(T(0.), T(1.)), [ExpTransform()]), TransformedDistribution(Normal(T(1.), T(2.)), [ExpTransform()])),  # noqa: E501 - one case per line
+ "gamma_var": lambda: Gamma(T(0.5, 3.), T(2., 0.7)).variance,
+ "beta_var": lambda: Beta(T(0.5, 3.), T(2., 0.7)).variance,
+ "dir_var": lambda: Dirichlet(T(0.5, 2., 3.)).variance,
+ "mvn_var": lambda: MultivariateNormal(T(0.5, -1.), _mat(COV)).variance,
+ "mvn_prec": lambda: MultivariateNormal(T(0.5, -1.), _mat(COV)).precision_matrix,
+}
+
+PYTORCH_VALUES = {
+    "normal_lp": [-0.9639385332046727, -24.72579135264473],
+    "normal_ent": [1.4189385332046727, 0.7257913526447274],
+    "normal_cdf": [0.6179114221889526, 1.2798095916366492e-12],
+    "normal_icdf": [-0.5244005127080409, 2.1407757827723004],
+    "uniform_lp": [-0.6931471805599453, -1.3862943611198906],
+    "uniform_ent": [0.6931471805599453, 1.3862943611198906],
+    "bern_lp": [-1.6094379124341003, -2.302585092994046],
+    "bern_logits_lp": [-3.048587351573742, -40.0],
+    "bern_ent": [0.1908649711064423, 0.6628473185791794],
+    "cat_lp": [-1.4643687841079451, -1.9643687841079451],
+    "cat_probs_ent": 0.5004024235381879,
+    "gamma_lp": [-0.56764598670765, -2.044296187507942],
+    "gamma_ent": [-0.6025372506459566, 2.204253454301744],
+    "beta_lp": [-0.3403623302806941, 1.2701909928648725],
+    "beta_ent": [-0.7652789553347761, -0.7014726189655216],
+    "dir_lp": 0.9067536349052947,
+    "dir_ent": -1.9146769909858063,
+    "mvn_lp": -3.0205421032341997,
+    "mvn_prec_lp": -2.1980691724416337,
+    "mvn_ent": 3.5310242469692907,
+    "indep_lp": -25.689729885849403,
+    "lognormal_lp": [-1.8523122207237188],
+    "tanh_affine_lp": [-1.522310381941244, -1.1375806772974362],
+    "sigmoid_lp": [0.2827523829516292],
+    "compose_lp": [-2.7159290386993007],
+    "kl_normal": [0.3493971805599453, 1.3068528194400546],
+    "kl_bern": [0.08228287850505181, 1.145725502930663],
+    "kl_cat": 0.3571700980672982,
+    "kl_uniform": [1.0986122886681098, inf],
+    "kl_uniform_normal": [0.7608860903825214],
+    "kl_gamma": [0.19092130378164263, 1.1746690254207879],
+    "kl_beta": [0.2082405307719446, 1.1080502011022095],
+    "kl_dir": 0.7884225066489858,
+    "kl_mvn": 0.7408272807408138,
+    "kl_indep": 1.65625,
+    "kl_transformed": [0.4431471805599453],
+    "gamma_var": [0.125, 6.122448979591837],
+    "beta_var": [0.045714285714285714, 0.032637582953856666],
+    "dir_var": [0.012714558169103624, 0.03560076287349015, 0.03814367450731087],
+    "mvn_var": [2.0000000000000004, 1.0],
+    "mvn_prec": [[0.5714285714285713, -0.2857142857142857], [-0.2857142857142857, 1.142857142857143]],  # noqa: E501 - one case per line
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_values_match_pytorch(name: str) -> None:
+    got = CASES[name]()
+    expected = torch.tensor(PYTORCH_VALUES[name], dtype=torch.float64)
+    assert got.shape == expected.shape
+    assert torch.allclose(got.to(torch.float64), expected, rtol=1e-9, atol=1e-12,
+                          equal_nan=True), (got, expected)
+
+
+def test_log_prob_formulas_written_out() -> None:
+    # Independent of the stored values: the textbook densities, with math only.
+    x, mu, sigma = 0.3, 1.5, 0.5
+    want = -((x - mu) ** 2) / (2 * sigma ** 2) - math.log(sigma * math.sqrt(2 * math.pi))
+    assert Normal(T(mu), T(sigma)).log_prob(T(x)).item() == pytest.approx(want, rel=1e-12)
+    a, rate, x = 3.0, 0.7, 5.0
+    want = a * math.log(rate) + (a - 1) * math.log(x) - rate * x - math.lgamma(a)
+    assert Gamma(T(a), T(rate)).log_prob(T(x)).item() == pytest.approx(want, rel=1e-12)
+    a, b, x = 0.5, 2.0, 0.4
+    want = ((a - 1) * math.log(x) + (b - 1) * math.log(1 - x) + math.lgamma(a + b)
+            - math.lgamma(a) - math.lgamma(b))
+    assert Beta(T(a), T(b)).log_prob(T(x)).item() == pytest.approx(want, rel=1e-12)
+
+
+SAMPLERS = {
+    "normal": (lambda: Normal(torch.zeros(3), torch.ones(3)), (3,), ()),
+    "uniform": (lambda: Uniform(torch.zeros(3), torch.ones(3)), (3,), ()),
+    "bernoulli": (lambda: Bernoulli(probs=torch.full((3,), 0.4)), (3,), ()),
+    "categorical": (lambda: Categorical(logits=torch.zeros(3, 4)), (3,), ()),
+    "gamma": (lambda: Gamma(torch.ones(3), torch.ones(3)), (3,), ()),
+    "beta": (lambda: Beta(torch.ones(3), torch.ones(3)), (3,), ()),
+    "dirichlet": (lambda: Dirichlet(torch.ones(3, 4)), (3,), (4,)),
+    "mvn": (lambda: MultivariateNormal(torch.zeros(3, 2), torch.eye(2)), (3,), (2,)),
+    "independent": (lambda: Independent(Normal(torch.zeros(3, 2), 1.0), 1), (3,), (2,)),
+    "lognormal": (lambda: TransformedDistribution(Normal(torch.zeros(3), 1.0),
+                                                  [ExpTransform()]), (3,), ()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLERS))
+def test_shapes_of_samples_and_log_prob(name: str) -> None:
+    make, batch, event = SAMPLERS[name]
+    dist = make()
+    assert dist.batch_shape == torch.Size(batch)
+    assert dist.event_shape == torch.Size(event)
+    sample = dist.sample((5, 2))
+    assert sample.shape == torch.Size((5, 2) + batch + event)
+    assert dist.log_prob(sample).shape == torch.Size((5, 2) + batch)
+    assert dist.sample().shape == torch.Size(batch + event)
+    expanded = dist.expand((4,) + batch)
+    assert expanded.batch_shape == torch.Size((4,) + batch)
+    assert expanded.sample().shape == torch.Size((4,) + batch + event)
+
+
+MOMENTS = {
+    "normal": (lambda: Normal(T(1.5), T(0.5)), 1.5, 0.25),
+    "uniform": (lambda: Uniform(T(-1.0), T(3.0)), 1.0, 16 / 12),
+    "bernoulli": (lambda: Bernoulli(probs=T(0.3)), 0.3, 0.21),
+    "gamma_small": (lambda: Gamma(T(0.4), T(2.0)), 0.2, 0.1),
+    "gamma": (lambda: Gamma(T(3.0), T(0.5)), 6.0, 12.0),
+    "beta": (lambda: Beta(T(2.0), T(3.0)), 0.4, 6 / (25 * 6)),
+    "categorical": (lambda: Categorical(probs=T(0.2, 0.5, 0.3)), 1.1, 0.49),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOMENTS))
+def test_sample_moments(name: str) -> None:
+    torch.manual_seed(1)
+    make, mean, var = MOMENTS[name]
+    dist = make()
+    samples = dist.sample((40000,)).to(torch.float64)
+    # Five standard errors of the mean; the variance loosely.
+    assert abs(samples.mean().item() - mean) < 5 * math.sqrt(var / 40000)
+    assert samples.var().item() == pytest.approx(var, rel=0.05)
+    if name != "categorical":
+        assert dist.mean.item() == pytest.approx(mean, rel=1e-12)
+        assert dist.variance.item() == pytest.approx(var, rel=1e-12)
+
+
+def test_multivariate_normal_sample_covariance() -> None:
+    torch.manual_seed(2)
+    dist = MultivariateNormal(T(0.5, -1.0), _mat(COV))
+    samples = dist.sample((40000,))
+    centred = samples - samples.mean(0)
+    cov = centred.T @ centred / 40000
+    assert torch.allclose(cov, _mat(COV), atol=0.06)
+    assert torch.allclose(samples.mean(0), T(0.5, -1.0), atol=0.03)
+
+
+def test_dirichlet_samples_lie_on_the_simplex() -> None:
+    torch.manual_seed(3)
+    samples = Dirichlet(T(0.3, 2.0, 5.0)).sample((2000,))
+    assert torch.allclose(samples.sum(-1), torch.ones(2000, dtype=torch.float64))
+    assert bool((samples > 0).all())
+    assert torch.allclose(samples.mean(0), T(0.3, 2.0, 5.0) / 7.3, atol=0.02)
+
+
+def test_rsample_gradients_reach_the_parameters() -> None:
+    loc = torch.tensor([0.5], requires_grad=True)
+    scale = torch.tensor([2.0], requires_grad=True)
+    torch.manual_seed(4)
+    x = Normal(loc, scale).rsample((1000,))
+    x.sum().backward()
+    # d(loc + eps * scale)/dloc = 1 per sample; d/dscale = eps.
+    assert loc.grad.item() == pytest.approx(1000.0)
+    torch.manual_seed(4)
+    eps = torch.randn(1000, 1)
+    assert scale.grad.item() == pytest.approx(eps.sum().item(), rel=1e-5)
+    assert not Normal(loc, scale).sample((3,)).requires_grad
+
+
+def test_gamma_implicit_gradient_matches_pytorch() -> None:
+    # dx/dalpha at fixed (alpha, x) from PyTorch 2.13's torch._standard_gamma_grad (float64).
+    from torch._aten.gamma_sampling import _dx_dalpha
+
+    alpha = T(0.3, 1.0, 2.5, 10.0, 300.0, 0.3, 2.5, 10.0)
+    x = T(0.05, 0.7, 3.1, 8.0, 320.0, 1.5, 0.4, 14.0)
+    pytorch = T(0.49471098700419375, 0.9732210448283286, 1.1879151390183849,
+                0.9075013251395295, 1.0331667691535518, 3.212833391896362,
+                0.3697127545519532, 1.197461760237315)
+    assert torch.allclose(_dx_dalpha(alpha, x), pytorch, rtol=2e-3)
+
+
+def test_gamma_rsample_gradient_is_the_gradient_of_the_mean() -> None:
+    # E[x] = alpha / rate, so the mean of the pathwise gradients is 1 / rate and -alpha/rate^2.
+    torch.manual_seed(5)
+    alpha = torch.tensor(2.5, dtype=torch.float64, requires_grad=True)
+    rate = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    Gamma(alpha, rate).rsample((20000,)).mean().backward()
+    assert alpha.grad.item() == pytest.approx(0.5, rel=0.03)
+    assert rate.grad.item() == pytest.approx(-2.5 / 4.0, rel=0.03)
+    c1 = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    Beta(c1, T(3.0)[0]).rsample((20000,)).mean().backward()
+    assert c1.grad.item() == pytest.approx(3.0 / 25.0, rel=0.06)
+
+
+def test_validation_messages() -> None:
+    with pytest.raises(ValueError, match=r"Expected parameter scale \(Tensor of shape \(\)\) "
+                       r"of distribution Normal\(loc: 0.0, scale: -1.0\) to satisfy the "
+                       r"constraint GreaterThan\(lower_bound=0.0\), but found invalid values"):
+        Normal(0.0, -1.0)
+    with pytest.raises(ValueError, match=r"within the support \(Interval\(lower_bound=0.0, "
+                       r"upper_bound=1.0\)\) of the distribution Uniform"):
+        Uniform(0.0, 1.0).log_prob(torch.tensor(2.0))
+    with pytest.raises(ValueError, match="The value argument to log_prob must be a Tensor"):
+        Normal(0.0, 1.0).log_prob(1.0)
+    with pytest.raises(ValueError, match="Value is not broadcastable"):
+        Normal(torch.zeros(3), 1.0).log_prob(torch.zeros(2))
+    with pytest.raises(ValueError, match="right-most size of value must match event_shape"):
+        MultivariateNormal(torch.zeros(3), torch.eye(3)).log_prob(torch.zeros(2))
+    with pytest.raises(ValueError, match="constraint LessThan"):
+        Uniform(1.0, 0.0)
+    with pytest.raises(ValueError, match="constraint Simplex"):
+        Categorical(probs=torch.tensor([0.5, -0.1]))
+    with pytest.raises(ValueError, match="Either `probs` or `logits`"):
+        Bernoulli(probs=0.3, logits=0.1)
+    with pytest.raises(ValueError, match="Exactly one of covariance_matrix"):
+        MultivariateNormal(torch.zeros(2))
+    # validate_args=False lets invalid parameters through, as in PyTorch.
+    assert Normal(0.0, -1.0, validate_args=False).scale.item() == -1.0
+
+
+def test_set_default_validate_args() -> None:
+    with pytest.raises(ValueError):
+        Distribution.set_default_validate_args(3)  # type: ignore[arg-type]
+    Distribution.set_default_validate_args(False)
+    try:
+        assert Normal(0.0, -1.0).scale.item() == -1.0
+    finally:
+        Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        Normal(0.0, -1.0)
+
+
+def test_reprs_match_pytorch() -> None:
+    assert repr(Normal(0.0, 1.0)) == "Normal(loc: 0.0, scale: 1.0)"
+    assert repr(Normal(torch.zeros(2), 1.0)) == (
+        "Normal(loc: torch.Size([2]), scale: torch.Size([2]))")
+    assert repr(Categorical(logits=torch.zeros(3))) == "Categorical(logits: torch.Size([3]))"
+    assert repr(Independent(Normal(torch.zeros(2), 1.0), 1)) == (
+        "Independent(Normal(loc: torch.Size([2]), scale: torch.Size([2])), 1)")
+    assert repr(Beta(2.0, 3.0)) == "Beta()"
+    assert repr(ComposeTransform([ExpTransform()])) == "ComposeTransform(\n    ExpTransform()\n)"
+
+
+def test_transforms_invert_and_cache() -> None:
+    x = T(-2.0, 0.1, 3.0)
+    for transform in (ExpTransform(), SigmoidTransform(), TanhTransform(),
+                      AffineTransform(1.0, -2.0),
+                      ComposeTransform([AffineTransform(0.5, 0.3), TanhTransform()])):
+        y = transform(x)
+        assert torch.allclose(transform.inv(y), x, atol=1e-9), transform
+        assert transform.inv.inv is transform
+    cached = ExpTransform().with_cache(1)
+    y = cached(x)
+    assert cached.inv(y) is x
+    assert AffineTransform(1.0, -2.0).sign == -1
+    assert ExpTransform() == ExpTransform()
+    assert ExpTransform().codomain is constraints.positive
+
+
+def test_kl_registry_and_errors() -> None:
+    class MyNormal(Normal):
+        pass
+
+    p, q = MyNormal(T(0.0), T(1.0)), Normal(T(1.0), T(2.0))
+    # A subclass inherits its parent's formula.
+    assert torch.allclose(kl_divergence(p, q), kl_divergence(Normal(T(0.0), T(1.0)), q))
+    with pytest.raises(NotImplementedError):
+        kl_divergence(Normal(0.0, 1.0), Gamma(1.0, 1.0))
+
+    @register_kl(MyNormal, Normal)
+    def _constant(p: Distribution, q: Distribution) -> torch.Tensor:
+        return torch.tensor(42.0)
+
+    assert kl_divergence(p, q).item() == 42.0
+    with pytest.raises(TypeError):
+        register_kl(int, Normal)
+
+
+def test_kl_is_zero_against_itself_and_positive_otherwise() -> None:
+    pairs = [(Gamma(T(2.0), T(3.0)), Gamma(T(1.0), T(1.0))),
+             (Dirichlet(T(1.0, 2.0)), Dirichlet(T(3.0, 1.0))),
+             (Categorical(logits=T(0.0, 1.0)), Categorical(logits=T(1.0, 0.0)))]
+    for p, q in pairs:
+        assert abs(kl_divergence(p, p).sum().item()) < 1e-12
+        assert kl_divergence(p, q).sum().item() > 0
+
+
+def test_enumerate_support_and_entropy_of_impossible_categories() -> None:
+    assert Bernoulli(0.3).enumerate_support().tolist() == [0.0, 1.0]
+    assert Categorical(logits=torch.zeros(2, 3)).enumerate_support().shape == (3, 2)
+    # 0 * log 0 counts as 0: the entropy of (0.5, 0, 0.5) is log 2.
+    ent = Categorical(probs=T(0.5, 0.0, 0.5)).entropy().item()
+    assert ent == pytest.approx(math.log(2.0), rel=1e-12)
