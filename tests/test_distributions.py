@@ -371,3 +371,18 @@ def test_enumerate_support_and_entropy_of_impossible_categories() -> None:
     # 0 * log 0 counts as 0: the entropy of (0.5, 0, 0.5) is log 2.
     ent = Categorical(probs=T(0.5, 0.0, 0.5)).entropy().item()
     assert ent == pytest.approx(math.log(2.0), rel=1e-12)
+
+
+def test_standard_gamma_generator_and_chunked_gradient(monkeypatch: pytest.MonkeyPatch) -> None:
+    from torch._aten import gamma_sampling
+
+    first = torch._standard_gamma(torch.full((6,), 0.7), generator=torch.Generator().manual_seed(9))
+    again = torch._standard_gamma(torch.full((6,), 0.7), generator=torch.Generator().manual_seed(9))
+    assert torch.equal(first, again)
+    assert bool((first > 0).all())
+    alpha = T(0.3, 1.0, 2.5, 10.0, 0.3, 2.5)
+    x = T(0.05, 0.7, 3.1, 8.0, 1.5, 0.4)
+    whole = gamma_sampling._dx_dalpha(alpha, x)
+    # A grid bound that forces one element per chunk must give the same gradients.
+    monkeypatch.setattr(gamma_sampling, "_GRID_ELEMENTS", 1)
+    assert torch.allclose(gamma_sampling._dx_dalpha(alpha, x), whole, rtol=1e-12)

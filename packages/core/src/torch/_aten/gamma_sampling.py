@@ -20,28 +20,31 @@ from __future__ import annotations
 import math
 
 from .._core.dtype import float64
+from .._core.generators import Generator
 from .._core.tensor import Tensor
 from .creation import arange
 from .random import rand, randn
+from .shape import cat
 
 __all__ = ["_standard_gamma"]
 
 _SERIES_LIMIT = 150.0
+_GRID_ELEMENTS = 1 << 22
 _TINY = {"float32": 1.1754943508222875e-38, "bfloat16": 1.1754943508222875e-38,
          "float16": 6.103515625e-05}
 # Rejection rounds before giving up; the chance of an element failing them all is < 1e-100.
 _MAX_ROUNDS = 64
 
 
-def _marsaglia_tsang(alpha: Tensor) -> Tensor:
+def _marsaglia_tsang(alpha: Tensor, generator: Generator | None) -> Tensor:
     """Gamma(alpha, 1) samples for ``alpha >= 1`` (float64 in, float64 out)."""
     d = alpha - 1.0 / 3.0
     c = (9.0 * d).rsqrt()
     result = alpha.new_zeros(alpha.shape)
     pending = alpha.new_ones(alpha.shape).bool()
     for _ in range(_MAX_ROUNDS):
-        z = randn(alpha.shape, dtype=alpha.dtype, device=alpha.device)
-        u = rand(alpha.shape, dtype=alpha.dtype, device=alpha.device)
+        z = randn(alpha.shape, dtype=alpha.dtype, device=alpha.device, generator=generator)
+        u = rand(alpha.shape, dtype=alpha.dtype, device=alpha.device, generator=generator)
         v = (1.0 + c * z) ** 3
         safe_v = v.clamp(min=1e-300)
         accept = (v > 0) & (u.log() < 0.5 * z * z + d - d * safe_v + d * safe_v.log())
@@ -53,20 +56,31 @@ def _marsaglia_tsang(alpha: Tensor) -> Tensor:
     return result
 
 
-def _sample(alpha: Tensor) -> Tensor:
+def _sample(alpha: Tensor, generator: Generator | None) -> Tensor:
     boosted = alpha.lt(1.0)
     shape_for_sampling = (alpha + 1.0).where(boosted, alpha)
-    x = _marsaglia_tsang(shape_for_sampling)
-    u = rand(alpha.shape, dtype=alpha.dtype, device=alpha.device)
+    x = _marsaglia_tsang(shape_for_sampling, generator)
+    u = rand(alpha.shape, dtype=alpha.dtype, device=alpha.device, generator=generator)
     # The boost trick: Gamma(a) = Gamma(a + 1) * U ** (1 / a) for a < 1.
     shrink = (u.log() / alpha).exp()
     return (x * shrink).where(boosted, x)
 
 
 def _series_dx_dalpha(alpha: Tensor, x: Tensor) -> Tensor:
-    log_x = x.log()
+    if x.numel() == 0:
+        return x.clone()
     span = float((x - alpha).clamp(min=0).max()) + 12.0 * math.sqrt(float(x.max()) + 1.0)
     terms = int(span) + 40
+    # The series is evaluated as a (chunk, terms) grid: bound its memory.
+    flat_alpha, flat_x = alpha.reshape(-1), x.reshape(-1)
+    step = max(1, _GRID_ELEMENTS // terms)
+    parts = [_series_chunk(flat_alpha[i:i + step], flat_x[i:i + step], terms)
+             for i in range(0, flat_x.numel(), step)]
+    return (parts[0] if len(parts) == 1 else cat(parts)).reshape(x.shape)
+
+
+def _series_chunk(alpha: Tensor, x: Tensor, terms: int) -> Tensor:
+    log_x = x.log()
     n = arange(terms, dtype=alpha.dtype, device=alpha.device)
     a = alpha.unsqueeze(-1) + n
     log_terms = a * log_x.unsqueeze(-1) - x.unsqueeze(-1) - (a + 1.0).lgamma()
@@ -96,17 +110,15 @@ def _dx_dalpha(alpha: Tensor, x: Tensor) -> Tensor:
     return grad.nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
 
 
-def _standard_gamma(alpha: Tensor, generator: object = None) -> Tensor:
+def _standard_gamma(alpha: Tensor, generator: Generator | None = None) -> Tensor:
     """Samples of Gamma(``alpha``, 1), one per element of ``alpha``, of ``alpha``'s dtype.
 
     Differentiable in ``alpha`` by implicit reparameterisation (first order).
 
-    :raises NotImplementedError: ``generator`` is given (the default generator is used).
+    :param generator: the Philox generator to draw from (the device's default when None).
     """
-    if generator is not None:
-        raise NotImplementedError("_standard_gamma: an explicit generator is not supported yet")
     plain = alpha.detach().to(float64)
-    x = _sample(plain).clamp(min=float.fromhex("0x1p-1074"))
+    x = _sample(plain, generator).clamp(min=float.fromhex("0x1p-1074"))
     result = x.to(alpha.dtype)
     # Samples stay above the dtype's smallest normal number so that their logs are finite.
     result = result.clamp(min=_TINY.get(alpha.dtype.__repr__().split(".")[-1], 0.0))
