@@ -78,6 +78,10 @@ def _horner(coefficients: list[float], y: Tensor) -> Tensor:
     return acc
 
 
+# Tensor methods PyTorch has for these (x.i0(), x.polygamma(n), ...)
+METHODS: dict[str, Any] = {}
+
+
 # ---- elementary composites -----------------------------------------------------------------
 def _sinc(x: Tensor) -> Tensor:
     # sin(pi x)/(pi x), 1 at 0; the safe denominator keeps the 0/0 out of the gradient
@@ -226,9 +230,10 @@ _IGAMMA_TERMS = 400
 _IGAMMA_CF_STEPS = 200
 
 
-def _igamma(a: Tensor, x: Tensor) -> Tensor:
-    """Regularized lower incomplete gamma P(a, x): the series below x = a + 1, 1 - the
-    continued fraction of Q above."""
+def _igamma(a: Tensor, x: Tensor, upper: bool) -> Tensor:
+    """Regularized incomplete gamma, lower P(a, x) or upper Q(a, x): P by its series below
+    x = a + 1, Q by its continued fraction above; each side takes the other as 1 minus it, so the
+    small one of the two is never the difference of nearly equal numbers."""
     use_series = x < a + 1
     xs = _where(use_series, x, 0.0)
     term = xs * 0.0 + 1.0
@@ -237,8 +242,11 @@ def _igamma(a: Tensor, x: Tensor) -> Tensor:
         term = term * xs / (a + k)
         total = total + term
     log_front = a * _where(xs > 0, xs, 1.0).log() - xs - (a + 1.0).lgamma()
-    series = _where(xs > 0, total * log_front.exp(), 0.0)
-    return _where(use_series, series, 1.0 - _igammac_cf(a, _where(use_series, a + 1.0, x)))
+    p = _where(xs > 0, total * log_front.exp(), 0.0)
+    q = _igammac_cf(a, _where(use_series, a + 1.0, x))
+    if upper:
+        return _where(use_series, 1.0 - p, q)
+    return _where(use_series, p, 1.0 - q)
 
 
 def _igammac_cf(a: Tensor, x: Tensor) -> Tensor:
@@ -260,8 +268,7 @@ def _igammac_cf(a: Tensor, x: Tensor) -> Tensor:
 
 
 def _igamma_checked(a: Tensor, x: Tensor, upper: bool) -> Tensor:
-    p = _igamma(_where(a > 0, a, 1.0), _where(x > 0, x, 0.0))
-    value = 1.0 - p if upper else p
+    value = _igamma(_where(a > 0, a, 1.0), _where(x > 0, x, 0.0), upper)
     # PyTorch's edges: a = 0 gives a step at x > 0, x = 0 gives 0 (1 for Q), negatives nan
     at_zero_a = _where(x > 0, 0.0 if upper else 1.0, math.nan)
     value = _where(a == 0, at_zero_a, value)
@@ -491,3 +498,11 @@ def polynomial(name: str) -> Callable[..., Tensor]:
     special.__name__ = special.__qualname__ = name
     special.__doc__ = f"torch.special.{name}: the degree-``n`` polynomial at ``input``."
     return special
+
+
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    return polygamma(n, self)
+
+
+METHODS.update({"i0": i0, "sinc": sinc, "mvlgamma": mvlgamma, "igamma": igamma,
+                "igammac": igammac, "polygamma": _polygamma_method})
