@@ -90,6 +90,26 @@ CASES = {
  "dir_var": lambda: Dirichlet(T(0.5, 2., 3.)).variance,
  "mvn_var": lambda: MultivariateNormal(T(0.5, -1.), _mat(COV)).variance,
  "mvn_prec": lambda: MultivariateNormal(T(0.5, -1.), _mat(COV)).precision_matrix,
+ "mvn_batch_lp": lambda: MultivariateNormal(_mat([[0., 1.], [2., -1.], [0.5, 0.5]]), _mat([[2., 0.5], [0.5, 1.]])).log_prob(_mat([[0.3, 0.2]])),  # noqa: E501 - one case per line
+ "mvn_batch_ent": lambda: MultivariateNormal(_mat([[0., 1.], [2., -1.]]), scale_tril=_mat([[[1., 0.], [0.3, 2.]], [[0.5, 0.], [0., 1.]]])).entropy(),  # noqa: E501 - one case per line
+ "kl_mvn_batch": lambda: kl_divergence(MultivariateNormal(_mat([[0., 1.], [2., -1.]]), _mat([[2., 0.5], [0.5, 1.]])), MultivariateNormal(T(0., 0.), scale_tril=_mat([[[1., 0.], [0.3, 2.]], [[0.5, 0.], [0., 1.]]]))),  # noqa: E501 - one case per line
+ "td_affine_mvn": lambda: TransformedDistribution(MultivariateNormal(T(0., 1.), _mat([[2., 0.5], [0.5, 1.]])), [AffineTransform(T(1., 2.), T(0.5, 3.), event_dim=1)]).log_prob(T(0.3, 0.2)),  # noqa: E501 - one case per line
+ "td_indep_normal_affine": lambda: TransformedDistribution(Normal(T(0., 1.), T(1., 2.)), [AffineTransform(T(1., 2.), T(0.5, 3.), event_dim=1)]).log_prob(T(0.3, 0.2)),  # noqa: E501 - one case per line
+ "indep_td": lambda: Independent(TransformedDistribution(Normal(T(0., 1.), T(1., 2.)), [SigmoidTransform()]), 1).log_prob(T(0.3, 0.2)),  # noqa: E501 - one case per line
+ "bern_lp_broadcast": lambda: Bernoulli(logits=T(-1., 2.)).log_prob(_mat([[1.], [0.]])),
+ "cat_batch_lp": lambda: Categorical(logits=_mat([[1., 2., 0.5], [0., 0., 3.]])).log_prob(torch.tensor([[0], [2]])),  # noqa: E501 - one case per line
+ "cat_batch_ent": lambda: Categorical(logits=_mat([[1., 2., 0.5], [0., 0., 3.]])).entropy(),
+ "normal_cdf_td_exp": lambda: TransformedDistribution(Normal(T(0.), T(1.)), [ExpTransform()]).cdf(T(2.)),  # noqa: E501 - one case per line
+ "td_neg_affine_cdf": lambda: TransformedDistribution(Normal(T(0.), T(1.)), [AffineTransform(0., -2.)]).cdf(T(1.)),  # noqa: E501 - one case per line
+ "dir_mode": lambda: Dirichlet(T(0.5, 2., 3.)).mode,
+ "beta_mode": lambda: Beta(T(2., 0.5), T(3., 0.7)).mode,
+ "gamma_mode": lambda: Gamma(T(0.5, 3.), T(2., 0.7)).mode,
+ "bern_mode": lambda: Bernoulli(probs=T(0.2, 0.5, 0.9)).mode,
+ "tanh_ladj": lambda: TanhTransform().log_abs_det_jacobian(T(-30., 0.3, 5.), TanhTransform()(T(-30., 0.3, 5.))),  # noqa: E501 - one case per line
+ "sigmoid_ladj": lambda: SigmoidTransform().log_abs_det_jacobian(T(-30., 0.3, 5.), SigmoidTransform()(T(-30., 0.3, 5.))),  # noqa: E501 - one case per line
+ "perplexity": lambda: Categorical(probs=T(0.2, 0.3, 0.5)).perplexity(),
+ "uniform_cdf": lambda: Uniform(T(0.), T(2.)).cdf(T(0.5)),
+ "normal_stddev": lambda: Normal(T(0.), T(3.)).stddev,
 }
 
 PYTORCH_VALUES = {
@@ -134,6 +154,26 @@ PYTORCH_VALUES = {
     "dir_var": [0.012714558169103624, 0.03560076287349015, 0.03814367450731087],
     "mvn_var": [2.0000000000000004, 1.0],
     "mvn_prec": [[0.5714285714285713, -0.2857142857142857], [-0.2857142857142857, 1.142857142857143]],  # noqa: E501 - one case per line
+    "mvn_batch_lp": [-2.5776849603770566, -4.349113531805628, -2.1633992460913425],
+    "mvn_batch_ent": [3.5310242469692907, 2.1447298858494],
+    "kl_mvn_batch": [0.6483392865922342, 11.027044925472342],
+    "td_affine_mvn": -3.9060072113423643,
+    "td_indep_normal_affine": -4.236489355077455,
+    "indep_td": -0.20855196430375256,
+    "bern_lp_broadcast": [[-1.3132616875182228, -0.1269280110429725], [-0.3132616875182228, -2.1269280110429727]],  # noqa: E501 - one case per line
+    "cat_batch_lp": [[-1.4643687841079451, -3.094922956420961], [-1.9643687841079451, -0.09492295642096105]],  # noqa: E501 - one case per line
+    "cat_batch_ent": [0.9059592564792269, 0.36659396088273544],
+    "normal_cdf_td_exp": [0.7558914042144173],
+    "td_neg_affine_cdf": [0.6914624612740131],
+    "dir_mode": [0.0, 0.3333333333333333, 0.6666666666666666],
+    "beta_mode": [0.3333333333333333, 1.0],
+    "gamma_mode": [0.0, 2.857142857142857],
+    "bern_mode": [0.0, nan, 1.0],
+    "tanh_ladj": [-58.61370563888011, -0.08868153985188065, -8.613796436678543],
+    "sigmoid_ladj": [-30.000000000000092, -1.4087104889370543, -5.0134306969782365],
+    "perplexity": 2.8000940728538315,
+    "uniform_cdf": [0.25],
+    "normal_stddev": [3.0],
 }
 
 

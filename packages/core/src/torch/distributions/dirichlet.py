@@ -56,10 +56,10 @@ class Dirichlet(Distribution):
     def mode(self) -> torch.Tensor:
         shifted = (self.concentration - 1).clamp(min=0.0)
         mode = shifted / shifted.sum(-1, keepdim=True)
-        # Where any concentration is below one the mode sits on a vertex.
+        # Where every concentration is below one the density peaks at the vertices; PyTorch
+        # picks one through argmax of the (NaN) ratio above: the first vertex.
         below = (self.concentration < 1).all(dim=-1)
-        vertex = torch.nn.functional.one_hot(self.concentration.argmax(dim=-1),
-                                             self.concentration.shape[-1]).to(mode.dtype)
+        vertex = torch.zeros_like(mode).scatter(-1, mode.argmax(dim=-1, keepdim=True), 1.0)
         return torch.where(below.unsqueeze(-1), vertex, mode)
 
     @property
