@@ -9,6 +9,7 @@ printing ``.tolist()``; they are stored here so the test does not need PyTorch.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -426,3 +427,48 @@ def test_standard_gamma_generator_and_chunked_gradient(monkeypatch: pytest.Monke
     # A grid bound that forces one element per chunk must give the same gradients.
     monkeypatch.setattr(gamma_sampling, "_GRID_ELEMENTS", 1)
     assert torch.allclose(gamma_sampling._dx_dalpha(alpha, x), whole, rtol=1e-12)
+
+
+# Gradients of sums of the outputs w.r.t. each parameter; the stored values were made the same
+# way as PYTORCH_VALUES (PyTorch 2.13, float64, ``[p.grad.tolist() for p in params]``).
+def _grads(make: Any, values: list[Any]) -> list[Any]:
+    """The gradients of ``make(*params).sum()`` for float64 parameters of ``values``."""
+    ps = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in values]
+    out = make(*ps)
+    out.sum().backward()
+    return [p.grad.tolist() for p in ps]
+
+
+GRAD_CASES = {
+ "normal_lp": lambda: _grads(lambda l, s: Normal(l, s).log_prob(torch.tensor([0.3, -2.], dtype=torch.float64)), [[0., 1.5], [1., 0.5]]),  # noqa: E501 - one case per line
+ "gamma_ent": lambda: _grads(lambda c, r: Gamma(c, r).entropy(), [[0.5, 3.], [2., 0.7]]),
+ "gamma_lp": lambda: _grads(lambda c, r: Gamma(c, r).log_prob(torch.tensor([0.4, 5.], dtype=torch.float64)), [[0.5, 3.], [2., 0.7]]),  # noqa: E501 - one case per line
+ "beta_ent": lambda: _grads(lambda a, b: Beta(a, b).entropy(), [[0.5, 3.], [2., 0.7]]),
+ "dir_kl": lambda: _grads(lambda a, b: kl_divergence(Dirichlet(a), Dirichlet(b)), [[0.5, 3., 1.], [2., 0.7, 1.]]),  # noqa: E501 - one case per line
+ "mvn_lp": lambda: _grads(lambda l, c: MultivariateNormal(l, c).log_prob(torch.tensor([0.3, 0.2], dtype=torch.float64)), [[0.5, -1.], [[2., 0.5], [0.5, 1.]]]),  # noqa: E501 - one case per line
+ "mvn_kl_tril": lambda: _grads(lambda l, c: kl_divergence(MultivariateNormal(l, scale_tril=c), MultivariateNormal(torch.zeros(2, dtype=torch.float64), torch.eye(2, dtype=torch.float64) * 2)), [[0.5, -1.], [[2., 0.], [0.5, 1.]]]),  # noqa: E501 - one case per line
+ "cat_ent": lambda: _grads(lambda l: Categorical(logits=l).entropy(), [[1., 2., 0.5]]),
+ "bern_lp": lambda: _grads(lambda l: Bernoulli(logits=l).log_prob(torch.tensor([1., 0.], dtype=torch.float64)), [[-1., 2.]]),  # noqa: E501 - one case per line
+ "tanh_td_lp": lambda: _grads(lambda l, s: TransformedDistribution(Normal(l, s), [TanhTransform()]).log_prob(torch.tensor([0.3, -0.9], dtype=torch.float64)), [[0., 1.5], [1., 0.5]]),  # noqa: E501 - one case per line
+}
+
+PYTORCH_GRADS = {
+    "normal_lp": [[0.3, -14.0], [-0.91, 96.0]],
+    "gamma_ent": [[3.467401101036839, 0.21013186613610846], [-0.5, -1.4285714285714286]],
+    "gamma_lp": [[1.7403664747072134, 0.3299786333969008], [-0.15000000000000002, -0.7142857142857144]],  # noqa: E501 - one case per line
+    "beta_ent": [[2.7125799791567493, -0.26280377575202696], [-0.39975518896827966, 1.377279105470457]],  # noqa: E501 - one case per line
+    "dir_kl": [[-7.6011833855585715, 0.7093682714954214, -0.19898008244805387], [2.6080117481179075, -1.9210905017983841, 0.22171738699801757]],  # noqa: E501 - one case per line
+    "mvn_lp": [[-0.457142857142857, 1.4285714285714286], [[-0.18122448979591832, -0.1836734693877551], [-0.1836734693877551, 0.4489795918367347]]],  # noqa: E501 - one case per line
+    "mvn_kl_tril": [[0.24999999999999997, -0.49999999999999994], [[0.4999999999999998, 0.0], [0.24999999999999994, -0.5000000000000001]]],  # noqa: E501 - one case per line
+    "cat_ent": [[0.12911762744765531, -0.2775536187870562, 0.14843599133940064]],
+    "bern_lp": [[0.7310585786300049, -0.8807970779778823]],
+    "tanh_td_lp": [[0.30951960420311175, -11.88887795833288], [-0.904197614613949, 68.6727095540667]],  # noqa: E501 - one case per line
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_gradients_match_pytorch(name: str) -> None:
+    for got, expected in zip(GRAD_CASES[name](), PYTORCH_GRADS[name], strict=True):
+        assert torch.allclose(torch.tensor(got, dtype=torch.float64),
+                              torch.tensor(expected, dtype=torch.float64),
+                              rtol=1e-8, atol=1e-12), (name, got, expected)
