@@ -21,6 +21,7 @@ from typing import Any
 
 from .._core import dispatch as _dispatch, dtype as _dtype, plan as _plan, tensor as _tensor
 from .._core.tensor import (
+    Size,
     Tensor,
     _infer_size,
     _tensor_type,
@@ -320,10 +321,17 @@ def detach(self: Tensor) -> Tensor:
 def _pieces(self: Tensor, d: int, sizes: list[int]) -> list[Tensor]:
     stride = self._stride
     step = stride[d]
+    # Plain tuples: a Size's indexing and concatenation are Python calls, a tuple's are not;
+    # each piece's shape becomes a Size by one (C-level) construction.
+    shape = tuple(self._shape)
+    head, tail = shape[:d], shape[d + 1 :]
+    storage, dt, dev, vc = self._storage, self._dtype, self._device, self._vc
+    base = self._base if self._base is not None else self
+    make = Tensor._make
     out = []
     at = self._offset
     for s in sizes:
-        out.append(self._view(self._shape[:d] + (s,) + self._shape[d + 1 :], stride, at))
+        out.append(make(storage, Size(head + (s,) + tail), stride, at, dt, dev, vc, base))
         at += s * step
     return out
 
@@ -356,7 +364,8 @@ def unbind(self: Tensor, dim: int = 0) -> list[Tensor]:
     if not self._shape:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, len(self._shape))
-    shape, stride = self._shape[:d] + self._shape[d + 1 :], self._stride[:d] + self._stride[d + 1 :]
+    sizes = tuple(self._shape)  # (a plain tuple: see _pieces)
+    shape, stride = Size(sizes[:d] + sizes[d + 1 :]), self._stride[:d] + self._stride[d + 1 :]
     step = self._stride[d]
     return [self._view(shape, stride, self._offset + i * step) for i in range(self._shape[d])]
 

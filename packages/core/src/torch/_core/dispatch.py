@@ -104,7 +104,7 @@ class Operator:
             result = plan_call(self, args, kwargs)
             if result is not None:
                 return result
-        if (not state.no_grad_active or _config.is_grad_enabled()) and \
+        if (not state.no_grad_active or _config._local.grad) and \
                 _requires_grad(args, kwargs):
             kernel = self.kernels.get(AUTOGRAD) or _autograd_kernel(self)
             if kernel is not None:
@@ -350,9 +350,15 @@ def backend_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
             elif a._device is not dev:
                 return _general_key(args, kwargs)
         elif a.__class__ is list or a.__class__ is tuple:
-            for x in a:  # a size (factories) holds no tensor: it does not decide the key
-                if isinstance(x, Tensor):
-                    return _general_key(args, kwargs)
+            # A size (factories) holds no tensor and does not decide the key; a tensor list
+            # (cat, stack) does, as positional tensors do: one shared device object is the
+            # common case, anything else the general rule.
+            for x in a:
+                if x.__class__ is Tensor or isinstance(x, Tensor):
+                    if dev is None:
+                        dev = x._device
+                    elif x._device is not dev:
+                        return _general_key(args, kwargs)
     if kwargs:
         for v in kwargs.values():
             if isinstance(v, Tensor):
@@ -506,7 +512,7 @@ def _python_types(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[type, 
 
 
 def _needs_grad(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    if _config.state.no_grad_active and not _config.is_grad_enabled():
+    if _config.state.no_grad_active and not _config._local.grad:
         return False
     return _requires_grad(args, kwargs)
 

@@ -215,7 +215,7 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
                         out._interned_layout = layout
                         _binary_node(plan[0], self, other, out)
                         return out
-            if not _state.no_grad_active or _config.is_grad_enabled():
+            if not _state.no_grad_active or _config._local.grad:
                 return generic(self, other)
             # grad mode is off (a backward pass, an optimizer step): nothing is recorded, so
             # the tiers below serve the call as if no input required grad
@@ -254,7 +254,7 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
 def _grad_off() -> bool:
     """Whether grad mode is off in this thread (a call then records nothing, whatever its
     inputs: the tiers serve it as a call without grad)."""
-    return _state.no_grad_active and not _config.is_grad_enabled()
+    return _state.no_grad_active and not _config._local.grad
 
 
 def unary(prim: str, aten: _dispatch.Operator, generic: Callable[..., Any],

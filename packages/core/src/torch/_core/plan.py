@@ -239,8 +239,9 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
             if not kwargs or kwargs.get("device") is None:
                 add(_config.get_default_device())
         if grad:
-            # no_grad (read from the thread only when some thread has it on)
-            grad = not _state.no_grad_active or _config.is_grad_enabled()
+            # no_grad (read from the thread only when some thread has it on; the thread-local
+            # itself, not is_grad_enabled(): backward runs every op with grad off)
+            grad = not _state.no_grad_active or _config._local.grad
             add(grad)
         key = tuple(parts)
     try:

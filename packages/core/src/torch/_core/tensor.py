@@ -35,6 +35,8 @@ def _disabled_torch_function_impl(func: Any, types: Any, args: Any = (),
 
 
 _layout_cache: dict[Any, Any] = {}
+_tuple_item = tuple.__getitem__
+_tuple_add = tuple.__add__
 
 
 class Size(tuple):
@@ -45,19 +47,27 @@ class Size(tuple):
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
 
+    # Indexing and concatenation keep tuple's C-level work (no copies), one class test in
+    # front: an int index gives the element, a slice and a sum give a Size, as in PyTorch.
     def __getitem__(self, i: Any) -> Any:
-        r = tuple.__getitem__(self, i)
-        return Size(r) if isinstance(i, slice) else r
+        if i.__class__ is slice:
+            return Size(_tuple_item(self, i))
+        return _tuple_item(self, i)
 
     def __add__(self, other: Any) -> Size:
         if not isinstance(other, tuple):
             return NotImplemented
-        return Size(tuple(self) + tuple(other))
+        return Size(_tuple_add(self, other))
 
     def __radd__(self, other: Any) -> Size:
         if not isinstance(other, tuple):
             return NotImplemented
-        return Size(tuple(other) + tuple(self))
+        return Size(_tuple_add(other, self))
+
+    def __mul__(self, times: Any) -> Size:
+        return Size(tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         n = 1
