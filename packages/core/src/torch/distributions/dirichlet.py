@@ -38,8 +38,10 @@ class Dirichlet(Distribution):
     def rsample(self, sample_shape: Any = ()) -> torch.Tensor:
         shape = self._extended_shape(sample_shape)
         gammas = torch._standard_gamma(self.concentration.expand(shape))
-        tiny = torch.finfo(gammas.dtype).tiny
-        return (gammas / gammas.sum(-1, keepdim=True)).clamp(min=tiny, max=1 - 2 ** -24)
+        finfo = torch.finfo(gammas.dtype)
+        # Strictly inside (0, 1), so that Beta's log(1 - x) stays finite too.
+        return (gammas / gammas.sum(-1, keepdim=True)).clamp(min=finfo.tiny,
+                                                             max=1 - finfo.eps / 2)
 
     def log_prob(self, value: torch.Tensor) -> torch.Tensor:
         if self._validate_args:

@@ -27,6 +27,10 @@ def broadcast_all(*values: Any) -> tuple[torch.Tensor, ...]:
         return tuple(torch.tensor(float(v), dtype=torch.get_default_dtype()) for v in values)
     tensors = [v if isinstance(v, torch.Tensor)
                else torch.tensor(v, dtype=like.dtype, device=like.device) for v in values]
+    shape = tensors[0].shape
+    # Parameters of one shape (the common case) need no broadcasting views.
+    if all(t.shape == shape for t in tensors):
+        return tuple(tensors)
     return tuple(torch.broadcast_tensors(*tensors))
 
 
