@@ -451,6 +451,162 @@ def binary(name: str) -> Callable[..., Tensor]:
     return special
 
 
+# ---- Bessel functions of the first and second kind -----------------------------------------
+# Below |x| = 25 from Bessel's integral J_m(x) = 1/pi integral_0^pi cos(m t - x sin t) dt by the
+# trapezoid rule, exact to rounding for an even periodic integrand with enough nodes; Y_0 and
+# Y_1 from Neumann's series Y_0 = 2/pi (log(x/2) + gamma) J_0 - 4/pi sum (-1)^k J_2k / k (and
+# its derivative), whose J_2k share the same nodes. Above 25, Hankel's expansions.
+_BESSEL_LIMIT = 25.0
+_BESSEL_NODES = 97        # trapezoid nodes on [0, pi]: exact for J_m with m < 2*96 - 25 - 40
+_NEUMANN_TERMS = 45       # J_2k(x) for x <= 25 is below 1e-17 past k = 45
+_HANKEL_TERMS = 24
+
+
+def _trapezoid_nodes() -> list[tuple[float, float]]:
+    h = math.pi / (_BESSEL_NODES - 1)
+    return [(j * h, h * (0.5 if j in (0, _BESSEL_NODES - 1) else 1.0) / math.pi)
+            for j in range(_BESSEL_NODES)]
+
+
+def _neumann_weights(t: float) -> tuple[float, float]:
+    """sum_k (-1)^k cos(2kt)/k and sum_k (-1)^k sin(2kt)/k for k = 1.._NEUMANN_TERMS."""
+    c = sum((-1) ** k * math.cos(2 * k * t) / k for k in range(1, _NEUMANN_TERMS + 1))
+    s = sum((-1) ** k * math.sin(2 * k * t) / k for k in range(1, _NEUMANN_TERMS + 1))
+    return c, s
+
+
+_NODES = _trapezoid_nodes()
+_NEUMANN = [_neumann_weights(t) for t, _ in _NODES]
+
+
+def _bessel_small(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """J_0, J_1, Y_0, Y_1 at |x| <= 25 (Y's only meaningful for x > 0)."""
+    j0 = j1 = n0 = n1 = x * 0.0
+    for (t, w), (c, s) in zip(_NODES, _NEUMANN, strict=True):
+        phase = x * math.sin(t)
+        cos_p, sin_p = phase.cos(), phase.sin()
+        j0 = j0 + cos_p * w
+        # cos(t - phase) = cos t cos p + sin t sin p
+        j1 = j1 + (cos_p * math.cos(t) + sin_p * math.sin(t)) * w
+        # sum_k (-1)^k/k cos(2kt - phase), and sum_k (-1)^k/k sin(2kt - phase) sin t
+        n0 = n0 + (cos_p * c + sin_p * s) * w
+        n1 = n1 + (cos_p * s - sin_p * c) * (w * math.sin(t))
+    positive = _where(x > 0, x, 1.0)
+    log_term = (positive * 0.5).log() + _EULER
+    y0 = j0 * log_term * (2 / math.pi) - n0 * (4 / math.pi)
+    # Y_1 = -Y_0'; J_2k' = (1/pi) integral sin(2kt - x sin t) sin t dt
+    y1 = (log_term * j1 - j0 / positive) * (2 / math.pi) + n1 * (4 / math.pi)
+    return j0, j1, y0, y1
+
+
+def _hankel(order: int) -> tuple[list[float], list[float]]:
+    """The even (P) and odd (Q) coefficients of Hankel's expansion, in powers of 1/x^2."""
+    a = [1.0]
+    for k in range(1, 2 * _HANKEL_TERMS):
+        a.append(a[-1] * (4 * order * order - (2 * k - 1) ** 2) / (k * 8))
+    p = [a[2 * k] * (-1) ** k for k in range(_HANKEL_TERMS)]
+    q = [a[2 * k + 1] * (-1) ** k for k in range(_HANKEL_TERMS)]
+    return p, q
+
+
+_HANKEL = {0: _hankel(0), 1: _hankel(1)}
+
+
+def _bessel_large(x: Tensor, order: int, second_kind: bool) -> Tensor:
+    p_coeffs, q_coeffs = _HANKEL[order]
+    inv2 = (x * x).reciprocal()
+    p = _horner(p_coeffs, inv2)
+    q = _horner(q_coeffs, inv2) / x
+    chi = x - (2 * order + 1) * math.pi / 4
+    scale = (x * math.pi).reciprocal().sqrt() * math.sqrt(2.0)
+    if second_kind:
+        return (p * chi.sin() + q * chi.cos()) * scale
+    return (p * chi.cos() - q * chi.sin()) * scale
+
+
+def _bessel(x: Tensor, order: int, second_kind: bool) -> Tensor:
+    ax = x.abs()
+    small = ax <= _BESSEL_LIMIT
+    j0, j1, y0, y1 = _bessel_small(_where(small, x, 0.0))
+    near = (y0, y1)[order] if second_kind else (j0, j1)[order]
+    large_x = _where(small, _BESSEL_LIMIT + 1.0, ax)
+    far = _bessel_large(large_x, order, second_kind)
+    if not second_kind and order == 1:
+        far = far * x.sign()  # J_1 is odd, J_0 even
+    value = _where(small, near, far)
+    if not second_kind:
+        return _where(x.isinf(), 0.0, value)
+    edge = _where(x == 0, -math.inf, _where(x.isinf() & (x > 0), 0.0, math.nan))
+    return _where((x > 0) & ~x.isinf(), value, edge)
+
+
+UNARY.update({
+    "bessel_j0": lambda x: _bessel(x, 0, False), "bessel_j1": lambda x: _bessel(x, 1, False),
+    "bessel_y0": lambda x: _bessel(x, 0, True), "bessel_y1": lambda x: _bessel(x, 1, True),
+})
+
+
+# ---- Airy function Ai --------------------------------------------------------------------------
+# Maclaurin series on [-8, 2] (it loses at most ~6 digits to cancellation there), above 2
+# Ai(x) = sqrt(x/3)/pi K_1/3(zeta) with zeta = 2/3 x^1.5 by the cosh quadrature, below -8 the
+# oscillating large-argument expansion.
+_AIRY_LOW, _AIRY_HIGH = -8.0, 2.0
+_AIRY_TERMS = 60
+_AI0 = 1.0 / (3 ** (2 / 3) * math.gamma(2 / 3))    # Ai(0)
+_AI0_PRIME = 1.0 / (3 ** (1 / 3) * math.gamma(1 / 3))  # -Ai'(0)
+
+
+def _airy_series_coefficients() -> tuple[list[float], list[float]]:
+    # f = sum x^3k / (3k)! prod_{j<k} (3j+1), g = sum x^(3k+1) / (3k+1)! prod_{j<k} (3j+2)
+    f, g = [1.0], [1.0]
+    for k in range(1, _AIRY_TERMS):
+        f.append(f[-1] / ((3 * k - 1) * (3 * k)))
+        g.append(g[-1] / ((3 * k) * (3 * k + 1)))
+    return f, g
+
+
+_AIRY_F, _AIRY_G = _airy_series_coefficients()
+
+
+def _airy_u() -> list[float]:
+    # u_k of the large-argument expansion: u_k = Gamma(3k+1/2) / (54^k k! Gamma(k+1/2))
+    return [math.exp(math.lgamma(3 * k + 0.5) - k * math.log(54) - math.lgamma(k + 1)
+                     - math.lgamma(k + 0.5)) for k in range(12)]
+
+
+_AIRY_U = _airy_u()
+
+
+def _airy_ai(x: Tensor) -> Tensor:
+    middle = (x >= _AIRY_LOW) & (x <= _AIRY_HIGH)
+    xm = _where(middle, x, 0.0)
+    cube = xm * xm * xm
+    series = _horner(_AIRY_F, cube) * _AI0 - _horner(_AIRY_G, cube) * xm * _AI0_PRIME
+    # x > 2: the modified Bessel function of order 1/3 (scaled), from its cosh integral
+    xh = _where(x > _AIRY_HIGH, x, _AIRY_HIGH + 1.0)
+    zeta = xh.pow(1.5) * (2 / 3)
+    step = (zeta.reciprocal() * _K_SPAN).sqrt() / (2 * _K_NODES - 2)
+    quadrature = zeta * 0.0
+    for j in range(2 * _K_NODES - 1):
+        t = step * float(j)
+        weight = (t * (1 / 3)).cosh() * (0.5 if j == 0 else 1.0)
+        quadrature = quadrature + (zeta * (1.0 - t.cosh())).exp() * weight
+    high = quadrature * step * (xh / 3).sqrt() / math.pi * (-zeta).exp()
+    # x < -8: pi^-1/2 |x|^-1/4 (sin(zeta + pi/4) P - cos(zeta + pi/4) Q)
+    xl = _where(x < _AIRY_LOW, -x, -_AIRY_LOW + 1.0)
+    zl = xl.pow(1.5) * (2 / 3)
+    inv2 = (zl * zl).reciprocal()
+    p = _horner([u * (-1) ** k for k, u in enumerate(_AIRY_U[0::2])], inv2)
+    q = _horner([u * (-1) ** k for k, u in enumerate(_AIRY_U[1::2])], inv2) / zl
+    angle = zl + math.pi / 4
+    low = (angle.sin() * p - angle.cos() * q) / (xl.pow(0.25) * math.sqrt(math.pi))
+    value = _where(middle, series, _where(x > _AIRY_HIGH, high, low))
+    return _where(x.isinf(), 0.0, value)
+
+
+UNARY["airy_ai"] = _airy_ai
+
+
 # ---- orthogonal polynomials -------------------------------------------------------------------
 # name -> (P_0 and P_1 of x, the step P_{k+1} from x, k, P_k, P_{k-1}); shifted Chebyshev
 # polynomials are the plain ones of 2x - 1.

@@ -23,8 +23,7 @@ _ALIASES: dict[str, str] = {
 }
 
 __all__ = sorted([*_ALIASES, *_special.UNARY, *_special.BINARY, *_special.POLYNOMIALS,
-                  "softmax", "log_softmax", "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0",
-                  "bessel_y1"])
+                  "softmax", "log_softmax"])
 
 for _name, _target in _ALIASES.items():
     globals()[_name] = getattr(torch, _target)
@@ -45,9 +44,3 @@ def softmax(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 def log_softmax(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Log-softmax over ``dim``."""
     return torch.log_softmax(input, dim, dtype=dtype)
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        raise NotImplementedError(f"torch.special.{name} is not implemented in Plait yet")
-    raise AttributeError(f"module 'torch.special' has no attribute '{name}'")
