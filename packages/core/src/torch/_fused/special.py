@@ -12,6 +12,7 @@ branch not taken never produces inf or nan that would leak into gradients throug
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -475,14 +476,17 @@ def _neumann_weights(t: float) -> tuple[float, float]:
     return c, s
 
 
-_NODES = _trapezoid_nodes()
-_NEUMANN = [_neumann_weights(t) for t, _ in _NODES]
+@functools.cache
+def _bessel_table() -> list[tuple[float, float, float, float]]:
+    """(node, weight, Neumann cosine sum, Neumann sine sum) per node; built on first use, as
+    its few thousand trigonometric calls would cost ``import torch`` milliseconds."""
+    return [(t, w, *_neumann_weights(t)) for t, w in _trapezoid_nodes()]
 
 
 def _bessel_small(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """J_0, J_1, Y_0, Y_1 at |x| <= 25 (Y's only meaningful for x > 0)."""
     j0 = j1 = n0 = n1 = x * 0.0
-    for (t, w), (c, s) in zip(_NODES, _NEUMANN, strict=True):
+    for t, w, c, s in _bessel_table():
         phase = x * math.sin(t)
         cos_p, sin_p = phase.cos(), phase.sin()
         j0 = j0 + cos_p * w
