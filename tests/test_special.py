@@ -221,6 +221,12 @@ def test_gradients() -> None:
     torch.special.i0(x).sum().backward()
     _close(x.grad, torch.special.i1(x.detach()).tolist(), rtol=1e-10)
 
+    x = _t([0.0, 1.5], F64).requires_grad_()
+    torch.special.i1(x).sum().backward()
+    # I_1' = I_0 - I_1 / x, and 1/2 at 0
+    _close(x.grad, [0.5, torch.special.i0(_t([1.5])).item() - torch.special.i1(_t([1.5])).item()
+                    / 1.5], rtol=1e-10)
+
     x = _t([-2.0, 0.3, 3.0], F64).requires_grad_()
     torch.special.erfcx(x).sum().backward()
     expected = [2 * v * math.exp(v * v) * math.erfc(v) - 2 / math.sqrt(math.pi)

@@ -310,21 +310,22 @@ _I1_ASYMPTOTIC = [c * (-1) ** k for k, c in enumerate(_asymptotic(1, False))]
 
 
 def _scaled_i(x: Tensor, order: int) -> Tensor:
-    """I_order(|x|) exp(-|x|), with I_1's sign of x."""
-    ax = x.abs()
-    small = ax <= _SERIES_LIMIT
-    xs = _where(small, ax, 0.0)
+    """I_order(x) exp(-|x|) (I_0 is even, I_1 odd)."""
+    small = x.abs() <= _SERIES_LIMIT
+    xs = _where(small, x, 0.0)
     y = xs * xs * 0.25
     if order == 0:
         series = _horner(_I0_SERIES, y)
     else:
+        # the signed x, not |x| times sign(x), so the gradient at 0 is I_1'(0) = 1/2
         series = _horner(_I1_SERIES, y) * xs * 0.5
-    series = series * (-xs).exp()
-    xl = _where(small, _SERIES_LIMIT, ax)
+    series = series * (-xs.abs()).exp()
+    xl = _where(small, _SERIES_LIMIT, x.abs())
     table = _I0_ASYMPTOTIC if order == 0 else _I1_ASYMPTOTIC
     large = _horner(table, xl.reciprocal()) / (xl * (2 * math.pi)).sqrt()
-    value = _where(small, series, large)
-    return value if order == 0 else value * x.sign()
+    if order == 1:
+        large = large * x.sign()
+    return _where(small, series, large)
 
 
 def _i0e(x: Tensor) -> Tensor:
