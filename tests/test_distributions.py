@@ -476,3 +476,40 @@ def test_gradients_match_pytorch(name: str) -> None:
         assert torch.allclose(torch.tensor(got, dtype=torch.float64),
                               torch.tensor(expected, dtype=torch.float64),
                               rtol=1e-8, atol=1e-12), (name, got, expected)
+
+
+# PyTorch 2.13's ValueError messages for these, recorded with newlines shown as " | ".
+ERROR_CASES = {
+    'MultivariateNormal(torch.zeros(2), torch.tensor([[1., 2.], [2., 1.]]))':
+        'Expected parameter covariance_matrix (Tensor of shape (2, 2)) of distribution MultivariateNormal(loc: torch.Size([2]), covariance_matrix: torch.Size([2, 2])) to satisfy the constraint PositiveDefinite(), but found invalid values: | tensor([[1., 2.], |         [2., 1.]])',  # noqa: E501 - one case per line
+    'Dirichlet(torch.tensor([1., -1.]))':
+        'Expected parameter concentration (Tensor of shape (2,)) of distribution Dirichlet(concentration: torch.Size([2])) to satisfy the constraint IndependentConstraint(GreaterThan(lower_bound=0.0), 1), but found invalid values: | tensor([ 1., -1.])',  # noqa: E501 - one case per line
+    'Bernoulli(probs=torch.tensor([1.5]))':
+        'Expected parameter probs (Tensor of shape (1,)) of distribution Bernoulli(probs: tensor([1.5000])) to satisfy the constraint Interval(lower_bound=0.0, upper_bound=1.0), but found invalid values: | tensor([1.5000])',  # noqa: E501 - one case per line
+    'Categorical(logits=torch.zeros(3)).log_prob(torch.tensor(3))':
+        'Expected value argument (Tensor of shape ()) to be within the support (IntegerInterval(lower_bound=0, upper_bound=2)) of the distribution Categorical(logits: torch.Size([3])), but found invalid values: | 3',  # noqa: E501 - one case per line
+    'Bernoulli(probs=0.3).log_prob(torch.tensor(0.5))':
+        'Expected value argument (Tensor of shape ()) to be within the support (Boolean()) of the distribution Bernoulli(probs: 0.30000001192092896), but found invalid values: | 0.5',  # noqa: E501 - one case per line
+    'Independent(Normal(torch.zeros(2), 1.), 2)':
+        'Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), actual 2 vs 1',
+    'Gamma(1., 1.).log_prob(torch.tensor(-1.))':
+        'Expected value argument (Tensor of shape ()) to be within the support (GreaterThanEq(lower_bound=0.0)) of the distribution Gamma(concentration: 1.0, rate: 1.0), but found invalid values: | -1.0',  # noqa: E501 - one case per line
+    'Dirichlet(torch.ones(2)).log_prob(torch.tensor([0.3, 0.3]))':
+        'Expected value argument (Tensor of shape (2,)) to be within the support (Simplex()) of the distribution Dirichlet(concentration: torch.Size([2])), but found invalid values: | tensor([0.3000, 0.3000])',  # noqa: E501 - one case per line
+    'TransformedDistribution(Normal(0., 1.), [ExpTransform()]).log_prob(torch.tensor(-1.))':
+        'Expected value argument (Tensor of shape ()) to be within the support (GreaterThan(lower_bound=0.0)) of the distribution TransformedDistribution(), but found invalid values: | -1.0',  # noqa: E501 - one case per line
+    'TransformedDistribution(Normal(0., 1.), 3)':
+        'transforms must be a Transform or list, but was 3',
+}
+
+
+@pytest.mark.parametrize("expression", sorted(ERROR_CASES))
+def test_error_messages_match_pytorch(expression: str) -> None:
+    names = {"torch": torch, "MultivariateNormal": MultivariateNormal, "Dirichlet": Dirichlet,
+             "Bernoulli": Bernoulli, "Categorical": Categorical, "Independent": Independent,
+             "Normal": Normal, "Gamma": Gamma, "TransformedDistribution": TransformedDistribution,
+             "ExpTransform": ExpTransform}
+    with pytest.raises(ValueError) as info:
+        eval(expression, names)
+    assert str(info.value).replace("\n", " | ") == ERROR_CASES[expression]
+
