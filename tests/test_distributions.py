@@ -22,12 +22,16 @@ from torch.distributions import (
     ComposeTransform,
     Dirichlet,
     Distribution,
+    Exponential,
     ExpTransform,
     Gamma,
     Independent,
+    Laplace,
+    LogNormal,
     MultivariateNormal,
     Normal,
     SigmoidTransform,
+    StudentT,
     TanhTransform,
     TransformedDistribution,
     Uniform,
@@ -111,6 +115,24 @@ CASES = {
  "perplexity": lambda: Categorical(probs=T(0.2, 0.3, 0.5)).perplexity(),
  "uniform_cdf": lambda: Uniform(T(0.), T(2.)).cdf(T(0.5)),
  "normal_stddev": lambda: Normal(T(0.), T(3.)).stddev,
+ "exp_lp": lambda: Exponential(T(0.5, 2.)).log_prob(T(0.3, 4.)),
+ "exp_ent": lambda: Exponential(T(0.5, 2.)).entropy(),
+ "exp_cdf": lambda: Exponential(T(0.5, 2.)).cdf(T(0.3, 4.)),
+ "laplace_lp": lambda: Laplace(T(0., 1.), T(0.5, 2.)).log_prob(T(0.3, -4.)),
+ "laplace_ent": lambda: Laplace(T(0., 1.), T(0.5, 2.)).entropy(),
+ "laplace_cdf": lambda: Laplace(T(0., 1.), T(0.5, 2.)).cdf(T(0.3, -4.)),
+ "laplace_icdf": lambda: Laplace(T(0., 1.), T(0.5, 2.)).icdf(T(0.3, 0.9)),
+ "lognormal_lp2": lambda: LogNormal(T(0., 1.), T(0.5, 2.)).log_prob(T(0.3, 4.)),
+ "lognormal_ent": lambda: LogNormal(T(0., 1.), T(0.5, 2.)).entropy(),
+ "lognormal_mean": lambda: LogNormal(T(0., 1.), T(0.5, 2.)).mean,
+ "lognormal_var": lambda: LogNormal(T(0., 1.), T(0.5, 2.)).variance,
+ "studentt_lp": lambda: StudentT(T(0.5, 3., 30.), T(0., 1., -1.), T(1., 2., 0.5)).log_prob(T(0.3, -4., 2.)),  # noqa: E501 - one case per line
+ "studentt_ent": lambda: StudentT(T(0.5, 3., 30.), T(0., 1., -1.), T(1., 2., 0.5)).entropy(),
+ "studentt_mean": lambda: StudentT(T(0.5, 3., 30.), T(0., 1., -1.), T(1., 2., 0.5)).mean,
+ "studentt_var": lambda: StudentT(T(0.5, 1.5, 30.), T(0., 1., -1.), T(1., 2., 0.5)).variance,
+ "kl_exp": lambda: kl_divergence(Exponential(T(0.5, 2.)), Exponential(T(1.5, 0.2))),
+ "kl_laplace": lambda: kl_divergence(Laplace(T(0., 1.), T(0.5, 2.)), Laplace(T(1., -1.), T(1.5, 0.2))),  # noqa: E501 - one case per line
+ "kl_lognormal": lambda: kl_divergence(LogNormal(T(0., 1.), T(0.5, 2.)), LogNormal(T(1., -1.), T(1.5, 0.2))),  # noqa: E501 - one case per line
 }
 
 PYTORCH_VALUES = {
@@ -175,6 +197,24 @@ PYTORCH_VALUES = {
     "perplexity": 2.8000940728538315,
     "uniform_cdf": [0.25],
     "normal_stddev": [3.0],
+    "exp_lp": [-0.8431471805599453, -7.306852819440055],
+    "exp_ent": [1.6931471805599454, 0.3068528194400547],
+    "exp_cdf": [0.1392920235749422, 0.9996645373720975],
+    "laplace_lp": [-0.6, -3.886294361119891],
+    "laplace_ent": [1.0, 2.386294361119891],
+    "laplace_cdf": [0.7255941819529867, 0.04104249931194942],
+    "laplace_icdf": [-0.25541281188299536, 4.218875824868201],
+    "lognormal_lp2": [-1.9209195754317088, -3.017032991563637],
+    "lognormal_ent": [0.7257913526447274, 3.112085713764618],
+    "lognormal_mean": [1.1331484530668263, 20.085536923187668],
+    "lognormal_var": [0.3646958540123867, 21623.03700131398],
+    "studentt_lp": [-1.4346687547696895, -3.9460585558959034, -12.455212230465087],
+    "studentt_ent": [3.666727416103855, 2.466624752423237, 0.7593961492272605],
+    "studentt_mean": [nan, 1.0, -1.0],
+    "studentt_var": [nan, inf, 0.26785714285714285],
+    "kl_exp": [0.9013877113318902, 1.4025850929940455],
+    "kl_laplace": [0.8103907164136475, 10.376209318720377],
+    "kl_lognormal": [0.8763900664458876, 97.19741490700595],
 }
 
 
@@ -211,6 +251,10 @@ SAMPLERS = {
     "dirichlet": (lambda: Dirichlet(torch.ones(3, 4)), (3,), (4,)),
     "mvn": (lambda: MultivariateNormal(torch.zeros(3, 2), torch.eye(2)), (3,), (2,)),
     "independent": (lambda: Independent(Normal(torch.zeros(3, 2), 1.0), 1), (3,), (2,)),
+    "exponential": (lambda: Exponential(torch.ones(3)), (3,), ()),
+    "laplace": (lambda: Laplace(torch.zeros(3), 1.0), (3,), ()),
+    "lognormal_class": (lambda: LogNormal(torch.zeros(3), 1.0), (3,), ()),
+    "studentt": (lambda: StudentT(torch.full((3,), 4.0)), (3,), ()),
     "lognormal": (lambda: TransformedDistribution(Normal(torch.zeros(3), 1.0),
                                                   [ExpTransform()]), (3,), ()),
 }
@@ -239,6 +283,11 @@ MOMENTS = {
     "gamma": (lambda: Gamma(T(3.0), T(0.5)), 6.0, 12.0),
     "beta": (lambda: Beta(T(2.0), T(3.0)), 0.4, 6 / (25 * 6)),
     "categorical": (lambda: Categorical(probs=T(0.2, 0.5, 0.3)), 1.1, 0.49),
+    "exponential": (lambda: Exponential(T(2.0)), 0.5, 0.25),
+    "laplace": (lambda: Laplace(T(1.0), T(0.5)), 1.0, 0.5),
+    "lognormal": (lambda: LogNormal(T(0.0), T(0.5)), math.exp(0.125),
+                  math.expm1(0.25) * math.exp(0.25)),
+    "studentt": (lambda: StudentT(T(10.0), T(1.0), T(2.0)), 1.0, 4.0 * 10 / 8),
 }
 
 
@@ -363,6 +412,7 @@ def test_reprs_match_pytorch() -> None:
     assert repr(Independent(Normal(torch.zeros(2), 1.0), 1)) == (
         "Independent(Normal(loc: torch.Size([2]), scale: torch.Size([2])), 1)")
     assert repr(Beta(2.0, 3.0)) == "Beta()"
+    assert repr(LogNormal(0.0, 1.0)) == "LogNormal()"
     assert repr(ComposeTransform([ExpTransform()])) == "ComposeTransform(\n    ExpTransform()\n)"
 
 

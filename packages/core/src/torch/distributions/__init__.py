@@ -13,11 +13,15 @@ from .categorical import Categorical
 from .constraints import Constraint
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exponential import Exponential
 from .gamma import Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
     AffineTransform,
@@ -31,7 +35,8 @@ from .uniform import Uniform
 
 __all__ = [
     "AffineTransform", "Bernoulli", "Beta", "Categorical", "ComposeTransform", "Constraint",
-    "Dirichlet", "Distribution", "ExpTransform", "Gamma", "Independent", "MultivariateNormal",
-    "Normal", "SigmoidTransform", "TanhTransform", "Transform", "TransformedDistribution",
-    "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
+    "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma", "Independent", "Laplace",
+    "LogNormal", "MultivariateNormal", "Normal", "SigmoidTransform", "StudentT", "TanhTransform",
+    "Transform", "TransformedDistribution", "Uniform", "constraints", "kl_divergence",
+    "register_kl", "transforms",
 ]
