@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 
+from .._core import config as _config
 from .._core.dtype import float64
 from .._core.generators import Generator
 from .._core.tensor import Tensor
@@ -121,7 +122,8 @@ def _standard_gamma(alpha: Tensor, generator: Generator | None = None) -> Tensor
     result = x.to(alpha.dtype)
     # Samples stay above the dtype's smallest normal number so that their logs are finite.
     result = result.clamp(min=_TINY.get(alpha.dtype.__repr__().split(".")[-1], 0.0))
-    if not alpha.requires_grad:
+    # The gradient series is costly: only build it when autograd will record the result.
+    if not (alpha.requires_grad and _config.is_grad_enabled()):
         return result
     grad = _dx_dalpha(plain, x).to(alpha.dtype)
     return result + (alpha - alpha.detach()) * grad
