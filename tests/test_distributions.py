@@ -563,3 +563,17 @@ def test_error_messages_match_pytorch(expression: str) -> None:
         eval(expression, names)
     assert str(info.value).replace("\n", " | ") == ERROR_CASES[expression]
 
+
+
+def test_categorical_with_masked_logits() -> None:
+    # Action masking sets logits to -inf: those categories are never drawn and add 0 entropy.
+    logits = torch.tensor([[0.5, -inf, 1.0], [2.0, 0.0, -inf]], dtype=torch.float64)
+    dist = Categorical(logits=logits)
+    for row, (a, b) in enumerate([(0.5, 1.0), (2.0, 0.0)]):
+        pa = math.exp(a) / (math.exp(a) + math.exp(b))
+        want = -(pa * math.log(pa) + (1 - pa) * math.log(1 - pa))
+        assert dist.entropy()[row].item() == pytest.approx(want, rel=1e-12)
+    torch.manual_seed(6)
+    samples = dist.sample((1000,))
+    assert bool((samples[:, 0] != 1).all()) and bool((samples[:, 1] != 2).all())
+    assert bool(torch.isfinite(kl_divergence(dist, Categorical(logits=torch.zeros(2, 3)))).all())
