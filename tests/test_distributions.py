@@ -30,6 +30,7 @@ from torch.distributions import (
     LogNormal,
     MultivariateNormal,
     Normal,
+    OneHotCategorical,
     SigmoidTransform,
     StudentT,
     TanhTransform,
@@ -133,6 +134,10 @@ CASES = {
  "kl_exp": lambda: kl_divergence(Exponential(T(0.5, 2.)), Exponential(T(1.5, 0.2))),
  "kl_laplace": lambda: kl_divergence(Laplace(T(0., 1.), T(0.5, 2.)), Laplace(T(1., -1.), T(1.5, 0.2))),  # noqa: E501 - one case per line
  "kl_lognormal": lambda: kl_divergence(LogNormal(T(0., 1.), T(0.5, 2.)), LogNormal(T(1., -1.), T(1.5, 0.2))),  # noqa: E501 - one case per line
+ "onehot_lp": lambda: OneHotCategorical(logits=T(0.5, 1.0, -1.0)).log_prob(T(0., 1., 0.)),
+ "onehot_ent": lambda: OneHotCategorical(probs=T(0.2, 0.3, 0.5)).entropy(),
+ "onehot_var": lambda: OneHotCategorical(probs=T(0.2, 0.3, 0.5)).variance,
+ "kl_onehot": lambda: kl_divergence(OneHotCategorical(logits=T(0.5, 1.0, -1.0)), OneHotCategorical(probs=T(0.2, 0.3, 0.5))),  # noqa: E501 - one case per line
 }
 
 PYTORCH_VALUES = {
@@ -215,6 +220,10 @@ PYTORCH_VALUES = {
     "kl_exp": [0.9013877113318902, 1.4025850929940455],
     "kl_laplace": [0.8103907164136475, 10.376209318720377],
     "kl_lognormal": [0.8763900664458876, 97.19741490700595],
+    "onehot_lp": -0.5549569196419906,
+    "onehot_ent": 1.0296530140645737,
+    "onehot_var": [0.16000000000000003, 0.21, 0.25],
+    "kl_onehot": 0.4210180821534528,
 }
 
 
@@ -252,6 +261,7 @@ SAMPLERS = {
     "mvn": (lambda: MultivariateNormal(torch.zeros(3, 2), torch.eye(2)), (3,), (2,)),
     "independent": (lambda: Independent(Normal(torch.zeros(3, 2), 1.0), 1), (3,), (2,)),
     "exponential": (lambda: Exponential(torch.ones(3)), (3,), ()),
+    "one_hot": (lambda: OneHotCategorical(logits=torch.zeros(3, 4)), (3,), (4,)),
     "laplace": (lambda: Laplace(torch.zeros(3), 1.0), (3,), ()),
     "lognormal_class": (lambda: LogNormal(torch.zeros(3), 1.0), (3,), ()),
     "studentt": (lambda: StudentT(torch.full((3,), 4.0)), (3,), ()),

@@ -21,6 +21,7 @@ from .laplace import Laplace
 from .log_normal import LogNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
@@ -36,7 +37,8 @@ from .uniform import Uniform
 __all__ = [
     "AffineTransform", "Bernoulli", "Beta", "Categorical", "ComposeTransform", "Constraint",
     "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma", "Independent", "Laplace",
-    "LogNormal", "MultivariateNormal", "Normal", "SigmoidTransform", "StudentT", "TanhTransform",
+    "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
+    "SigmoidTransform", "StudentT", "TanhTransform",
     "Transform", "TransformedDistribution", "Uniform", "constraints", "kl_divergence",
     "register_kl", "transforms",
 ]

@@ -24,6 +24,7 @@ from .independent import Independent
 from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 
@@ -202,3 +203,8 @@ def _kl_laplace_laplace(p: Laplace, q: Laplace) -> torch.Tensor:
     t2 = loc_abs_diff / q.scale
     t3 = scale_ratio * torch.exp(-loc_abs_diff / p.scale)
     return t1 + t2 + t3 - 1
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehot_onehot(p: OneHotCategorical, q: OneHotCategorical) -> torch.Tensor:
+    return _kl_categorical_categorical(p._categorical, q._categorical)
