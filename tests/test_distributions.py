@@ -138,6 +138,16 @@ CASES = {
  "onehot_ent": lambda: OneHotCategorical(probs=T(0.2, 0.3, 0.5)).entropy(),
  "onehot_var": lambda: OneHotCategorical(probs=T(0.2, 0.3, 0.5)).variance,
  "kl_onehot": lambda: kl_divergence(OneHotCategorical(logits=T(0.5, 1.0, -1.0)), OneHotCategorical(probs=T(0.2, 0.3, 0.5))),  # noqa: E501 - one case per line
+ "kl_laplace_normal": lambda: kl_divergence(Laplace(T(0., 1.), T(0.5, 2.)), Normal(T(1., -1.), T(1.5, 0.2))),  # noqa: E501 - one case per line
+ "kl_exp_normal": lambda: kl_divergence(Exponential(T(0.5, 2.)), Normal(T(1., -1.), T(1.5, 0.2))),
+ "kl_gamma_normal": lambda: kl_divergence(Gamma(T(0.5, 3.), T(2., 0.7)), Normal(T(1., -1.), T(1.5, 0.2))),  # noqa: E501 - one case per line
+ "kl_beta_normal": lambda: kl_divergence(Beta(T(0.5, 3.), T(2., 0.7)), Normal(T(1., -1.), T(1.5, 0.2))),  # noqa: E501 - one case per line
+ "kl_normal_laplace": lambda: kl_divergence(Normal(T(1., -1.), T(1.5, 0.2)), Laplace(T(0., 1.), T(0.5, 2.))),  # noqa: E501 - one case per line
+ "kl_exp_gamma": lambda: kl_divergence(Exponential(T(0.5, 2.)), Gamma(T(0.5, 3.), T(2., 0.7))),
+ "kl_gamma_exp": lambda: kl_divergence(Gamma(T(0.5, 3.), T(2., 0.7)), Exponential(T(0.5, 2.))),
+ "kl_uniform_gamma": lambda: kl_divergence(Uniform(T(0., 0.5, -1.), T(2., 3., 1.)), Gamma(T(0.5, 3., 2.), T(2., 0.7, 1.))),  # noqa: E501 - one case per line
+ "kl_uniform_exp": lambda: kl_divergence(Uniform(T(0., 0.5, -1.), T(2., 3., 1.)), Exponential(T(0.5, 2., 1.))),  # noqa: E501 - one case per line
+ "kl_uniform_beta": lambda: kl_divergence(Uniform(T(0., 0.2, -1.), T(1., 0.7, 0.5)), Beta(T(0.5, 3., 2.), T(2., 0.7, 1.))),  # noqa: E501 - one case per line
 }
 
 PYTORCH_VALUES = {
@@ -224,6 +234,16 @@ PYTORCH_VALUES = {
     "onehot_ent": 1.0296530140645737,
     "onehot_var": [0.16000000000000003, 0.21, 0.25],
     "kl_onehot": 0.4210180821534528,
+    "kl_laplace_normal": [0.6577369746461703, 146.92320625965067],
+    "kl_exp_normal": [0.7423675718640029, 30.25264780133051],
+    "kl_gamma_normal": [2.0797186697365713, 422.87055328891773],
+    "kl_beta_normal": [2.242063549028565, 41.40689043352562],
+    "kl_normal_laplace": [1.082314241633585, 2.576793740349318],
+    "kl_exp_gamma": [2.590609929913988, 4.347044883859044],
+    "kl_gamma_exp": [1.420684431205902, 5.6740279365668815],
+    "kl_uniform_gamma": [1.3792177623647548, 1.157952915474546, inf],
+    "kl_uniform_exp": [0.5, 1.8905620875658997, inf],
+    "kl_uniform_beta": [0.7876820724517808, 1.7398349942151872, inf],
 }
 
 

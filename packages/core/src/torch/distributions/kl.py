@@ -208,3 +208,80 @@ def _kl_laplace_laplace(p: Laplace, q: Laplace) -> torch.Tensor:
 @register_kl(OneHotCategorical, OneHotCategorical)
 def _kl_onehot_onehot(p: OneHotCategorical, q: OneHotCategorical) -> torch.Tensor:
     return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+# -- pairs of different families ------------------------------------------------------------
+# KL(p || q) = -H(p) - E_p[log q], with E_p[log q] written from p's moments.
+
+_EULER_GAMMA = 0.5772156649015329
+
+
+def _kl_to_normal(p: Any, q: Normal) -> torch.Tensor:
+    # E_p[(x - loc)^2] = Var_p + (mean_p - loc)^2 is all a normal's log density needs.
+    second_moment = p.variance + (p.mean - q.loc).pow(2)
+    return (-p.entropy() + torch.log(q.scale * math.sqrt(2 * math.pi))
+            + second_moment / (2 * q.scale.pow(2)))
+
+
+for _family in (Laplace, Exponential, Gamma, Beta):
+    register_kl(_family, Normal)(_kl_to_normal)
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p: Normal, q: Laplace) -> torch.Tensor:
+    shift = p.loc - q.loc
+    # E|x - loc_q| for a normal x: the folded normal's mean.
+    mean_abs = (p.scale * math.sqrt(2 / math.pi) * torch.exp(-shift.pow(2) / (2 * p.scale.pow(2)))
+                + shift * torch.erf(shift / (p.scale * math.sqrt(2))))
+    return -p.entropy() + torch.log(2 * q.scale) + mean_abs / q.scale
+
+
+def _gamma_expected_log_density(q: Gamma, mean: torch.Tensor,
+                                mean_log: torch.Tensor) -> torch.Tensor:
+    return (torch.xlogy(q.concentration, q.rate) - torch.lgamma(q.concentration)
+            + (q.concentration - 1) * mean_log - q.rate * mean)
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p: Exponential, q: Gamma) -> torch.Tensor:
+    mean_log = -_EULER_GAMMA - p.rate.log()
+    return -p.entropy() - _gamma_expected_log_density(q, p.mean, mean_log)
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p: Gamma, q: Exponential) -> torch.Tensor:
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+def _uniform_mean_log(low: torch.Tensor, high: torch.Tensor) -> torch.Tensor:
+    # E[log x] for x uniform on [low, high] (low >= 0): (h log h - h - l log l + l) / (h - l).
+    return (torch.xlogy(high, high) - high - torch.xlogy(low, low) + low) / (high - low)
+
+
+def _outside_to_inf(result: torch.Tensor, outside: torch.Tensor) -> torch.Tensor:
+    return result.masked_fill(outside, float("inf"))
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p: Uniform, q: Gamma) -> torch.Tensor:
+    mean_log = _uniform_mean_log(p.low.clamp(min=0), p.high.clamp(min=0))
+    result = -p.entropy() - _gamma_expected_log_density(q, p.mean, mean_log)
+    return _outside_to_inf(result, p.low < 0)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p: Uniform, q: Exponential) -> torch.Tensor:
+    result = -p.entropy() - q.rate.log() + q.rate * p.mean
+    return _outside_to_inf(result, p.low < 0)
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p: Uniform, q: Beta) -> torch.Tensor:
+    low, high = p.low.clamp(0, 1), p.high.clamp(0, 1)
+    mean_log_x = _uniform_mean_log(low, high)
+    # E[log(1 - x)] is E[log y] for y = 1 - x uniform on [1 - high, 1 - low].
+    mean_log_1mx = _uniform_mean_log(1 - high, 1 - low)
+    a, b = q.concentration1, q.concentration0
+    log_norm = torch.lgamma(a + b) - torch.lgamma(a) - torch.lgamma(b)
+    expected = log_norm + (a - 1) * mean_log_x + (b - 1) * mean_log_1mx
+    return _outside_to_inf(-p.entropy() - expected, (p.low < 0) | (p.high > 1))
