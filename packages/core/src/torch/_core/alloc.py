@@ -125,6 +125,44 @@ def _interned(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Layout 
     return lay
 
 
+class Geometry:
+    """A strided tensor's part of a plan signature — shape, strides, dtype, device — as one
+    object, interned per value, so that a plan key holds it by identity (hashed and compared
+    at C level). A tensor keeps it in its ``_geometry`` slot, valid only while the tensor's
+    ``_shape``, ``_stride``, ``_dtype`` and ``_device`` are the very objects it holds: an
+    in-place change of any of them (``set_``, ``resize_``, ``.data = ...``) assigns new
+    objects, so a stale slot is never read as current."""
+
+    __slots__ = ("device", "dtype", "shape", "stride")
+
+
+_GEOMETRIES: dict[tuple[Any, ...], Geometry] = {}
+_MAX_GEOMETRIES = 4096
+
+
+def adopt_geometry(t: Tensor) -> Geometry | None:
+    """The interned geometry of ``t``, which ``t`` takes on: its slot holds it, and its shape,
+    strides and device become the (equal) objects the geometry holds, so the slot is current.
+    None for symbolic sizes (they do not hash)."""
+    dev = t._device
+    key = (t._shape, t._stride, t._dtype, dev._type, dev._index)
+    try:
+        geo = _GEOMETRIES.get(key)
+    except TypeError:
+        return None
+    if geo is None:
+        if len(_GEOMETRIES) >= _MAX_GEOMETRIES:
+            _GEOMETRIES.clear()  # (tensors keep theirs: a geometry stays exact once made)
+        geo = _new(Geometry)
+        shape = t._shape
+        geo.shape = shape if shape.__class__ is Size else Size(shape)
+        geo.stride, geo.dtype, geo.device = t._stride, t._dtype, dev
+        _GEOMETRIES[key] = geo
+    t._shape, t._stride, t._device = geo.shape, geo.stride, geo.device
+    t._geometry = geo
+    return geo
+
+
 def from_layout(lay: Layout) -> Tensor:
     """A new tensor of layout ``lay``: ``UntypedStorage._from_handle`` and ``Tensor._make``
     written out, since every op's output comes through here (two Python calls less)."""
@@ -154,6 +192,7 @@ def from_layout(lay: Layout) -> Tensor:
     t.grad_fn = None
     t._requires_grad = False
     t._interned_layout = lay
+    t._geometry = None
     if _state.inference_active and _config.is_inference_mode_enabled():
         t.__dict__["_inference"] = True  # made in inference mode: an inference tensor
     return t

@@ -75,6 +75,7 @@ def wrap(handle: Any, lay: Layout) -> Tensor:
     t.grad_fn = None
     t._requires_grad = False
     t._interned_layout = lay
+    t._geometry = None
     return t
 
 
@@ -213,6 +214,7 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
                         out._base = None
                         out._grad = None
                         out._interned_layout = layout
+                        out._geometry = None
                         _binary_node(plan[0], self, other, out)
                         return out
             if not _state.no_grad_active or _config._local.grad:

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import config as _config, dispatch as _dispatch, dtype as _dtype
-from .alloc import PRIMS, _interned, from_layout
+from .alloc import PRIMS, _interned, adopt_geometry, from_layout
 from .device import device as _Device
 from .fast import wrap as _wrap
 from .storage import _UNSET, UntypedStorage
@@ -134,8 +134,10 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     if _state.inference_active or _state.anomaly or recording is not None:
         return None
     # The common signatures first, by identity tests alone: one or two tensors of interned
-    # layouts, or a tensor and a Python number, nothing that requires grad (the key is the one
-    # the loop below builds for them; keywords are appended as it appends them).
+    # layouts (contiguous) or current interned geometries (strided: the views a plan made, a
+    # tensor seen before), or a tensor and a Python number, nothing that requires grad (the
+    # key is the one the loop below builds for them; keywords are appended as it appends
+    # them).
     key = None
     grad = False
     n = len(args)
@@ -165,17 +167,35 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
             a = args[0]
             if a.__class__ is Tensor and not a._requires_grad:
                 lay = a._interned_layout
+                if lay is None:
+                    lay = a._geometry  # (current while it holds the tensor's own objects)
+                    if lay is not None and (
+                            lay.shape is not a._shape or lay.stride is not a._stride
+                            or lay.dtype is not a._dtype or lay.device is not a._device):
+                        lay = None
                 if lay is not None:
                     key = (lay,)
         elif n == 2:
             a, b = args
             if a.__class__ is Tensor and not a._requires_grad:
                 lay = a._interned_layout
+                if lay is None:
+                    lay = a._geometry
+                    if lay is not None and (
+                            lay.shape is not a._shape or lay.stride is not a._stride
+                            or lay.dtype is not a._dtype or lay.device is not a._device):
+                        lay = None
                 cls = b.__class__
                 if lay is None:
                     pass
                 elif cls is Tensor:
                     other = b._interned_layout
+                    if other is None:
+                        other = b._geometry
+                        if other is not None and (
+                                other.shape is not b._shape or other.stride is not b._stride
+                                or other.dtype is not b._dtype or other.device is not b._device):
+                            other = None
                     if other is not None and b is not a and not b._requires_grad:
                         key = (lay, other)
                 elif cls is float or cls is int or cls is bool:
@@ -184,9 +204,10 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                     key = (lay, tuple, b)  # x.view(8, 4)
     if key is None:
         # The signature, written out flat (this runs for every call of every such operator): a
-        # contiguous tensor by its interned layout, a strided one by its geometry (the plan binds
-        # the strides; the offset is read per call), True after a tensor that requires grad, a
-        # number by its class and value (1, 1.0 and True differ).
+        # contiguous tensor by its interned layout, a strided one by its interned geometry,
+        # which it takes on for its next calls (the plan binds the strides; the offset is read
+        # per call), True after a tensor that requires grad, a number by its class and value
+        # (1, 1.0 and True differ).
         parts: list[Any] = []
         add = parts.append
         grad = False
@@ -200,8 +221,13 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                     add(_ALIAS)  # `t + t`: a call of two tensors plans apart from this one
                 lay = a._interned_layout
                 if lay is None:
-                    dev = a._device
-                    lay = (a._shape, a._stride, a._dtype, dev._type, dev._index)
+                    lay = a._geometry
+                    if lay is None or (
+                            lay.shape is not a._shape or lay.stride is not a._stride
+                            or lay.dtype is not a._dtype or lay.device is not a._device):
+                        lay = adopt_geometry(a)
+                        if lay is None:
+                            return None  # symbolic sizes do not hash
                 add(lay)
                 if a._requires_grad:
                     grad = True
@@ -277,6 +303,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     out._base = None
     out._grad = None
     out._interned_layout = interned
+    out._geometry = None
     if recipe is None:
         out.grad_fn = None
         out._requires_grad = False
@@ -440,7 +467,12 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
         autograd = recording_op.kernels.get(_dispatch.AUTOGRAD)
         if not grad or getattr(autograd, "_plait_view", None) != kind:
             return None
-    shape, stride, delta = result._shape, result._stride, result._offset - source._offset
+    # the result's interned geometry: the views this plan makes carry it (a strided view's
+    # next op keys its plan by identity)
+    geo = adopt_geometry(result)
+    if geo is None:
+        return None
+    shape, stride, delta = geo.shape, geo.stride, result._offset - source._offset
     make = Tensor._make
     record = autograd_nodes.record_view if result.requires_grad else None
 
@@ -448,6 +480,7 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
         src = args[0]
         out = make(src._storage, shape, stride, src._offset + delta, src._dtype, src._device,
                    src._vc, src._base if src._base is not None else src)
+        out._geometry = geo
         if record is not None:
             record(src, out, kind, args[1:])
         return out

@@ -180,6 +180,7 @@ class Tensor:
         "_base",
         "_device",
         "_dtype",
+        "_geometry",
         "_grad",
         "_interned_layout",
         "_offset",
@@ -193,7 +194,8 @@ class Tensor:
 
     # The slot ``_interned_layout`` holds an interned layout object when the tensor is
     # contiguous, needs no grad and has a plain dtype; the eager fast paths compare it by
-    # identity.
+    # identity. ``_geometry`` holds a strided tensor's interned plan-signature part
+    # (``torch._core.alloc.Geometry``, current only while its objects are the tensor's).
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
         upcalls.load_op_surface()  # Tensor(...) may come before any torch.* function is used
@@ -224,6 +226,7 @@ class Tensor:
         t.grad_fn = None
         t._requires_grad = False
         t._interned_layout = None
+        t._geometry = None
         if _config.state.inference_active and _config.is_inference_mode_enabled():
             t.__dict__["_inference"] = True  # made in inference mode: an inference tensor
         return t
