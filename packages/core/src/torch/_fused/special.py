@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .._core import dtype as _dtype
+from .._core import dtype as _dtype, grad_mode as _grad_mode
 from .._core.tensor import Tensor
 
 __all__ = ["i0", "igamma", "igammac", "mvlgamma", "polygamma", "sinc"]
@@ -226,9 +226,18 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     return _write_out(total + p * (p - 1) / 4 * _LOG_PI, out)
 
 
-# Series for the regularized incomplete gamma: enough terms for a, x up to a few hundred
-_IGAMMA_TERMS = 400
-_IGAMMA_CF_STEPS = 200
+# Iterations of the incomplete gamma's series and continued fraction: the series' terms fall
+# below float64's ulp after about 10 sqrt(x) terms past x ~ a, the continued fraction converges
+# in a few sqrt(a) steps; both are capped.
+_IGAMMA_TERMS = 2000
+_IGAMMA_CF_STEPS = 400
+
+
+def _iterations(values: Tensor, base: int, per_root: float, cap: int) -> int:
+    finite = values.abs()
+    finite = _where(finite.isinf() | finite.isnan(), 0.0, finite)
+    largest = float(finite.max().item()) if finite.numel() else 0.0
+    return min(cap, base + int(per_root * math.sqrt(largest)))
 
 
 def _igamma(a: Tensor, x: Tensor, upper: bool) -> Tensor:
@@ -239,7 +248,7 @@ def _igamma(a: Tensor, x: Tensor, upper: bool) -> Tensor:
     xs = _where(use_series, x, 0.0)
     term = xs * 0.0 + 1.0
     total = term
-    for k in range(1, _IGAMMA_TERMS):
+    for k in range(1, _iterations(xs, 40, 10.0, _IGAMMA_TERMS)):
         term = term * xs / (a + k)
         total = total + term
     log_front = a * _where(xs > 0, xs, 1.0).log() - xs - (a + 1.0).lgamma()
@@ -257,7 +266,7 @@ def _igammac_cf(a: Tensor, x: Tensor) -> Tensor:
     c = b * 0.0 + 1.0 / tiny
     d = b.reciprocal()
     h = d
-    for i in range(1, _IGAMMA_CF_STEPS):
+    for i in range(1, _iterations(a, 40, 4.0, _IGAMMA_CF_STEPS)):
         an = (a - i) * float(i)
         b = b + 2.0
         d = an * d + b
@@ -429,9 +438,28 @@ BINARY: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
 }
 
 
+# Functions PyTorch gives no gradient: their results do not require grad there, so here they
+# are computed without recording (which also spares autograd their long series).
+NO_GRADIENT = frozenset({
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+    "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "spherical_bessel_j0",
+})
+
+
+def _without_grad(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    def apply(*args: Any) -> Tensor:
+        with _grad_mode.no_grad():
+            return fn(*args)
+
+    return apply
+
+
 def unary(name: str) -> Callable[..., Tensor]:
     """The public function for the composite ``UNARY[name]``."""
     apply = _unary(UNARY[name])
+    if name in NO_GRADIENT:
+        apply = _without_grad(apply)
 
     def special(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         return _write_out(apply(input), out)
@@ -491,8 +519,9 @@ def _bessel_small(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         phase = x * math.sin(t)
         cos_p, sin_p = phase.cos(), phase.sin()
         j0 = j0 + cos_p * w
-        # cos(t - phase) = cos t cos p + sin t sin p
-        j1 = j1 + (cos_p * math.cos(t) + sin_p * math.sin(t)) * w
+        # cos(t - phase) = cos t cos p + sin t sin p; the first term integrates to exactly 0
+        # (odd about pi/2), so J_1 keeps only the second and is exactly 0 at x = 0
+        j1 = j1 + sin_p * (w * math.sin(t))
         # sum_k (-1)^k/k cos(2kt - phase), and sum_k (-1)^k/k sin(2kt - phase) sin t
         n0 = n0 + (cos_p * c + sin_p * s) * w
         n1 = n1 + (cos_p * s - sin_p * c) * (w * math.sin(t))
@@ -653,7 +682,8 @@ def polynomial(name: str) -> Callable[..., Tensor]:
     def special(input: Any, n: Any, *, out: Tensor | None = None) -> Tensor:
         x, order = _as_tensor(input), _as_tensor(n)
         dt = _result_dtype(x, order)
-        value = _polynomial(name, x.to(_dtype.float64), order.to(_dtype.float64))
+        with _grad_mode.no_grad():  # PyTorch's polynomials have no gradient
+            value = _polynomial(name, x.to(_dtype.float64), order.to(_dtype.float64))
         return _write_out(value.to(dt), out)
 
     special.__name__ = special.__qualname__ = name
