@@ -312,3 +312,12 @@ def test_airy_ai() -> None:
     k = 1e-3 * sum(math.exp(-zeta * math.cosh((j + 0.5) * 1e-3)) * math.cosh((j + 0.5) * 1e-3 / 3)
                    for j in range(20000))
     _close(torch.special.airy_ai(_t([x])), [math.sqrt(x / 3) / math.pi * k], rtol=1e-7)
+
+
+def test_functions_without_a_pytorch_gradient_return_results_that_do_not_require_grad() -> None:
+    x = _t([0.5, 1.5]).requires_grad_()
+    for name in ("bessel_j0", "bessel_y1", "modified_bessel_k0", "airy_ai",
+                 "spherical_bessel_j0"):
+        assert not getattr(torch.special, name)(x).requires_grad, name
+    assert not torch.special.chebyshev_polynomial_t(x, 2).requires_grad
+    assert torch.special.i1e(x).requires_grad and torch.special.zeta(x + 1, x).requires_grad
