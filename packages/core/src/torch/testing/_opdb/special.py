@@ -1,8 +1,9 @@
 """Op database rows: ``torch.special`` functions that ``torch.*`` does not already cover.
 
-Samples stay where both libraries are accurate to float tolerance: away from poles, and, for
-the Bessel functions of the first and second kind, below 25 (PyTorch's own implementations
-there differ from the exact values by up to 1e-5 relative near some arguments).
+Samples stay where both libraries are accurate to float tolerance: away from poles; the Bessel
+functions of the first and second kind near the origin, and Airy's Ai above -2 (PyTorch 2.13's
+own values differ from the exact ones by up to 3e-5 relative at some arguments beyond, e.g.
+J_0(-5.5) and Ai(-2.3), checked against high-precision series).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ _UNARY = {
     "modified_bessel_i1": (-10.0, 10.0, False), "modified_bessel_k0": (0.1, 10.0, False),
     "modified_bessel_k1": (0.1, 10.0, False), "scaled_modified_bessel_k0": (0.1, 30.0, False),
     "scaled_modified_bessel_k1": (0.1, 30.0, False),
-    "spherical_bessel_j0": (-10.0, 10.0, False), "airy_ai": (-5.0, 5.0, False),
+    "spherical_bessel_j0": (-10.0, 10.0, False), "airy_ai": (-2.0, 5.0, False),
     "bessel_j0": (-2.0, 2.0, False), "bessel_j1": (-2.0, 2.0, False),
     "bessel_y0": (0.5, 2.0, False), "bessel_y1": (0.5, 2.0, False),
 }
