@@ -36,6 +36,10 @@ def test_profile_records_operator_calls_and_user_ranges() -> None:
     # the block contains the mm call, so its total covers it and its self time excludes it
     assert block.count == 1 and block.cpu_time_total >= mm.cpu_time_total
     assert block.self_cpu_time_total <= block.cpu_time_total - mm.cpu_time_total + 1e-6
+    raw = [event for event in prof.events() if event.name == "aten::mm"]
+    assert len(raw) == 1 and raw[0].key == "aten::mm"
+    assert raw[0].cpu_time_total == pytest.approx(mm.cpu_time_total)
+    assert 0 <= raw[0].self_cpu_time_total <= raw[0].cpu_time_total
 
 
 def test_nothing_is_recorded_outside_the_profiler() -> None:

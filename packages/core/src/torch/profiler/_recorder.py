@@ -44,6 +44,24 @@ class Event:
         """The range less the ranges recorded inside it."""
         return self.duration_ns - self.children_ns
 
+    # PyTorch's FunctionEvent names, in microseconds
+    @property
+    def key(self) -> str:
+        """The name events are grouped by."""
+        return self.name
+
+    @property
+    def cpu_time_total(self) -> float:
+        """The whole range, in microseconds."""
+        return self.duration_ns / 1e3
+
+    cpu_time = cpu_time_total
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The range less its children, in microseconds."""
+        return self.self_ns / 1e3
+
 
 class EventRecorder:
     """Collects :class:`Event` ranges opened and closed on any thread while it is active."""
