@@ -100,3 +100,12 @@ def test_data_assignment_of_another_dtype_is_keyed_apart():
     assert view.dtype == torch.float64
     out = view + torch.zeros(3, 2, dtype=torch.float64)
     assert out.dtype == torch.float64 and out.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+
+
+def test_a_strided_planned_output_carries_its_geometry():
+    base = torch.arange(6.0).reshape(2, 3)
+    for _ in range(3):
+        out = base.t() + base.t()  # follows its operands' transposed layout
+    assert out.stride() == (1, 3) and _current_geometry(out)
+    assert out.tolist() == [[0.0, 6.0], [2.0, 8.0], [4.0, 10.0]]
+    assert (out * 2.0).tolist() == [[0.0, 12.0], [4.0, 16.0], [8.0, 20.0]]

@@ -303,7 +303,8 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     out._base = None
     out._grad = None
     out._interned_layout = interned
-    out._geometry = None
+    # a strided output's layout (a _Geometry) holds the interned geometry its tensors carry
+    out._geometry = None if interned is not None else lay.interned
     if recipe is None:
         out.grad_fn = None
         out._requires_grad = False
@@ -586,8 +587,8 @@ class _Geometry:
     """A plan's output that is not contiguous (an elementwise result that follows a strided
     input's layout): what the plan's wrapping reads of a Layout."""
 
-    __slots__ = ("dcode", "device", "dtype", "fast", "nbytes", "numel", "runtime", "shape",
-                 "stride")
+    __slots__ = ("dcode", "device", "dtype", "fast", "interned", "nbytes", "numel", "runtime",
+                 "shape", "stride")
 
     @classmethod
     def of(cls, t: Tensor) -> _Geometry | None:
@@ -598,7 +599,11 @@ class _Geometry:
         nbytes = numel * t._dtype.itemsize
         if t._offset or t._storage._nbytes != nbytes or not numel:
             return None
+        interned = adopt_geometry(t)  # (t takes on its objects, which the outputs share)
+        if interned is None:
+            return None
         geo = cls()
+        geo.interned = interned
         geo.shape, geo.stride, geo.dtype, geo.device = t._shape, t._stride, t._dtype, t._device
         geo.numel, geo.nbytes = numel, nbytes
         geo.runtime = t._storage._runtime
