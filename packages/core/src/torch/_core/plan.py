@@ -1,10 +1,11 @@
 """The dispatcher's plan cache: a repeated call is a lookup and one native call.
 
 An operator that opts in (:func:`enable`) keeps, per *call signature* — the layout of each
-tensor argument (the interned contiguous :class:`~torch._core.alloc.Layout`, or shape, strides and
-dtype of a strided one), whether it requires grad, and the class and value of every other
-argument — the *plan* of that call: the output's layout, the backend's allocate-and-run entry
-point with its arguments bound, and the recipe of the autograd node the call records.
+tensor argument (the interned contiguous :class:`~torch._core.alloc.Layout`, or the interned
+:class:`~torch._core.alloc.Geometry` of a strided one), whether it requires grad, and the
+class and value of every other argument — the *plan* of that call: the output's layout, the
+backend's allocate-and-run entry point with its arguments bound, and the recipe of the
+autograd node the call records.
 
 The generic path stays the single source of semantics. A signature's first call runs it,
 recorded (:data:`recording`): the op's kernel reports the primitives it ran on its
