@@ -233,8 +233,14 @@ _IGAMMA_TERMS = 2000
 _IGAMMA_CF_STEPS = 400
 
 
+def _holds_values(t: Tensor) -> bool:
+    """Whether ``t``'s values can be read: a meta tensor and a fake tensor (which carries its
+    ``fake_mode``) hold none, and the series below only need a count that gives their shapes."""
+    return t.device.type != "meta" and getattr(t, "fake_mode", None) is None
+
+
 def _iterations(values: Tensor, base: int, per_root: float, cap: int) -> int:
-    if values.device.type == "meta":  # no values to size by: the shapes come out the same
+    if not _holds_values(values):  # no values to size by: the shapes come out the same
         return base
     finite = values.abs()
     finite = _where(finite.isinf() | finite.isnan(), 0.0, finite)
@@ -668,7 +674,7 @@ def _polynomial(name: str, x: Tensor, n: Tensor) -> Tensor:
     if name.startswith("shifted_"):
         name, x = name.removeprefix("shifted_"), x * 2.0 - 1.0
     first, step = _POLYNOMIALS[name]
-    top = int(n.max().item()) if n.numel() else 0
+    top = int(n.max().item()) if n.numel() and _holds_values(n) else 0
     previous, current = x * 0.0 + 1.0, first(x)
     result = _where(n == 0, previous, x * 0.0)
     result = _where(n == 1, current, result)
