@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .._core import dtype as _dtype, grad_mode as _grad_mode
+from .._core import config as _config, dtype as _dtype, grad_mode as _grad_mode, upcalls
 from .._core.tensor import Tensor
 
 __all__ = ["i0", "igamma", "igammac", "mvlgamma", "polygamma", "sinc"]
@@ -62,6 +62,21 @@ def _binary(fn: Callable[[Tensor, Tensor], Tensor]) -> Callable[[Any, Any], Tens
         a, b = _as_tensor(a), _as_tensor(b)
         out = _result_dtype(a, b)
         return fn(a.to(_dtype.float64), b.to(_dtype.float64)).to(out)
+
+    return apply
+
+
+def _first_argument_not_differentiable(derivative: str,
+                                       fn: Callable[[Any, Any], Tensor]) -> Callable[..., Tensor]:
+    """``fn`` whose result, when its first argument requires grad, raises on backward as
+    PyTorch's does (it has no derivative for that argument: zeta's ``x``, igamma's ``a``)."""
+
+    def apply(a: Any, b: Any) -> Tensor:
+        result = fn(a, b)
+        if isinstance(a, Tensor) and a.requires_grad and _config.is_grad_enabled():
+            error = NotImplementedError(f"the derivative for '{derivative}' is not implemented.")
+            return upcalls.not_differentiable(result, error, a, b)
+        return result
 
     return apply
 
@@ -295,14 +310,20 @@ def _igamma_checked(a: Tensor, x: Tensor, upper: bool) -> Tensor:
     return _where((a < 0) | (x < 0), math.nan, value)
 
 
+_IGAMMA = _first_argument_not_differentiable(
+    "igamma: input", _binary(lambda a, x: _igamma_checked(a, x, False)))
+_IGAMMAC = _first_argument_not_differentiable(
+    "igammac: input", _binary(lambda a, x: _igamma_checked(a, x, True)))
+
+
 def igamma(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The regularized lower incomplete gamma function P(input, other)."""
-    return _write_out(_binary(lambda a, x: _igamma_checked(a, x, False))(input, other), out)
+    return _write_out(_IGAMMA(input, other), out)
 
 
 def igammac(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The regularized upper incomplete gamma function Q(input, other)."""
-    return _write_out(_binary(lambda a, x: _igamma_checked(a, x, True))(input, other), out)
+    return _write_out(_IGAMMAC(input, other), out)
 
 
 # ---- modified Bessel functions ----------------------------------------------------------------
@@ -446,6 +467,10 @@ BINARY: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
 }
 
 
+# Functions of two tensors PyTorch differentiates in the second only (the error it raises names
+# the derivative): a backward through a first argument that requires grad raises as there.
+FIRST_ARGUMENT_NOT_DIFFERENTIABLE = {"zeta": "zeta"}
+
 # Functions PyTorch gives no gradient: their results do not require grad there, so here they
 # are computed without recording (which also spares autograd their long series).
 NO_GRADIENT = frozenset({
@@ -480,6 +505,8 @@ def unary(name: str) -> Callable[..., Tensor]:
 def binary(name: str) -> Callable[..., Tensor]:
     """The public function for the composite ``BINARY[name]``."""
     apply = _binary(BINARY[name])
+    if name in FIRST_ARGUMENT_NOT_DIFFERENTIABLE:
+        apply = _first_argument_not_differentiable(FIRST_ARGUMENT_NOT_DIFFERENTIABLE[name], apply)
 
     def special(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
         return _write_out(apply(input, other), out)
