@@ -31,6 +31,7 @@ from ._core import registry as _registry
 PLACEHOLDER_TYPES = ("cuda", "mps", "xpu")
 
 _proxies: dict[str, DeviceModuleProxy] = {}
+_MISSING = object()
 
 
 def _placeholder_table(device_type: str) -> dict[str, Any]:
@@ -126,6 +127,20 @@ class DeviceModuleProxy(ModuleType):
                 self.__dict__["_device_type"])
         return table
 
+    def _placeholder_classes(self) -> dict[str, type]:
+        table = self.__dict__.get("_classes")
+        if table is None:
+            from ._device_placeholder import placeholder_table
+
+            def unusable(*args: Any, **kwargs: Any) -> Any:
+                raise RuntimeError(f"this {self.__dict__['_device_type']} backend does not "
+                                   f"support this yet")
+
+            entries = placeholder_table(self.__dict__["_device_type"], unusable)
+            table = self.__dict__["_classes"] = {
+                name: entry for name, entry in entries.items() if isinstance(entry, type)}
+        return table
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
@@ -135,7 +150,17 @@ class DeviceModuleProxy(ModuleType):
         device_type = self.__dict__["_device_type"]
         mod = _registry.device_module(device_type)
         if mod is not None:
-            return getattr(mod, name)
+            found = getattr(mod, name, _MISSING)
+            if found is not _MISSING:
+                return found
+            # The classes PyTorch's module has that this backend does not define yet
+            # (libraries annotate with torch.cuda.StreamContext or CUDAGraph at import):
+            # the placeholder's, whose construction raises.
+            cls = self._placeholder_classes().get(name)
+            if cls is not None:
+                return cls
+            raise AttributeError(f"module 'torch.{device_type}' has no attribute '{name}' "
+                                 f"(the installed backend does not define it)")
         fn = self._placeholder_entries().get(name)
         if fn is not None:
             return fn

@@ -1,7 +1,9 @@
 """``torch.accelerator``: the one accelerator this process has, whatever its device type.
 
 It asks the device registry: the accelerator is the first loaded backend plugin for a device
-type other than the host's (``cpu``, ``meta``), and its ``torch.<type>`` module answers the
+type other than the host's (``cpu``, ``meta``) that has a usable device, else the first loaded
+one (several can be installed, e.g. a CUDA backend on a machine without a GPU beside another
+device's plugin; PyTorch's build has one), and its ``torch.<type>`` module answers the
 device questions. With only the CPU, the answers are PyTorch's CPU build's: none available, no
 devices, and the calls that need a device raise :class:`RuntimeError`.
 """
@@ -25,11 +27,15 @@ _NONE_AVAILABLE = "Cannot access accelerator device when none is available."
 
 
 def _accelerator_type() -> str | None:
-    """The device type of the first loaded accelerator plugin, or None."""
-    for device_type, plugin in _registry.installed().items():
-        if device_type not in _HOST and plugin.status == "loaded":
+    """The device type of the first loaded accelerator plugin with a usable device, else of
+    the first loaded one, or None."""
+    loaded = [device_type for device_type, plugin in _registry.installed().items()
+              if device_type not in _HOST and plugin.status == "loaded"]
+    for device_type in loaded:
+        mod = _module(device_type)
+        if mod is not None and mod.is_available():
             return device_type
-    return None
+    return loaded[0] if loaded else None
 
 
 def _module(device_type: str) -> ModuleType | None:
