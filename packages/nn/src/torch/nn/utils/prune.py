@@ -189,8 +189,8 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries chosen at random."""
+class _UnstructuredByChoice(BasePruningMethod):
+    """Prunes ``amount`` entries, the ones :meth:`_chosen` picks from the flattened tensor."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -198,13 +198,22 @@ class RandomUnstructured(BasePruningMethod):
         _validate_amount(amount)
         self.amount = amount
 
+    def _chosen(self, flat: Tensor, count: int) -> Tensor:
+        raise NotImplementedError
+
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         count = _count_to_prune(self.amount, t.numel())
         mask = default_mask.clone(memory_format=torch.contiguous_format)
         if count:
-            chosen = torch.topk(torch.rand_like(t).reshape(-1), k=count).indices
-            mask.view(-1)[chosen] = 0
+            mask.view(-1)[self._chosen(t.reshape(-1), count)] = 0
         return mask
+
+
+class RandomUnstructured(_UnstructuredByChoice):
+    """Prunes ``amount`` entries chosen at random."""
+
+    def _chosen(self, flat: Tensor, count: int) -> Tensor:
+        return torch.topk(torch.rand_like(flat), k=count).indices
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float  # type: ignore[override]
@@ -213,22 +222,11 @@ class RandomUnstructured(BasePruningMethod):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_UnstructuredByChoice):
     """Prunes the ``amount`` entries of smallest absolute value."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount: int | float) -> None:
-        _validate_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        count = _count_to_prune(self.amount, t.numel())
-        mask = default_mask.clone(memory_format=torch.contiguous_format)
-        if count:
-            smallest = torch.topk(t.abs().reshape(-1), k=count, largest=False).indices
-            mask.view(-1)[smallest] = 0
-        return mask
+    def _chosen(self, flat: Tensor, count: int) -> Tensor:
+        return torch.topk(flat.abs(), k=count, largest=False).indices
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float,  # type: ignore[override]
