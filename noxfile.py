@@ -45,11 +45,12 @@ def tests(session: nox.Session) -> None:
     """Build and install every package as a wheel, then run the whole suite."""
     # scikit-learn, tqdm and matplotlib: tests/test_examples.py runs the examples briefly;
     # safetensors: tests/test_safetensors.py checks files against the package's own reader;
-    # hypothesis: tests/test_load_safety.py fuzzes torch.load; transformers:
+    # hypothesis: tests/test_load_safety.py fuzzes torch.load; tensorboard:
+    # tests/test_tensorboard.py reads SummaryWriter's event files back; transformers:
     # tests/test_transformers.py runs a tiny GPT-2 and BERT (its install meets its torch
     # requirement with the `torch` distribution above, so no PyTorch comes in).
     _install(session, *PACKAGE_DIRS, TOY_PLUGIN, "pytest", "hypothesis", "scikit-learn", "tqdm",
-             "matplotlib", "safetensors", TRANSFORMERS)
+             "matplotlib", "safetensors", "tensorboard", TRANSFORMERS)
     # The plugin that fails on purpose stays out of this environment (it would warn on every
     # `import torch`); the tests put it on sys.path of the subprocesses that need it.
     broken = Path(session.create_tmp()) / "broken-plugin-site"
