@@ -68,16 +68,75 @@ def test_convolution_and_linear_run_in_the_autocast_dtype() -> None:
     assert torch.equal(lin, F.linear(ints(2, 6, seed=4).to(F16), lin_w.to(F16)))
 
 
-def test_fp32_ops_cast_half_precision_inputs_up() -> None:
+def test_cpu_fp32_ops_cast_half_precision_inputs_up() -> None:
+    # PyTorch's CPU list: losses and linear algebra in float32 (pointwise math stays low, below)
+    x = torch.tensor([[0.5, -1.25], [2.0, 0.75]], dtype=BF16)
+    y = torch.tensor([[1.0, 0.25], [-0.5, 1.5]], dtype=BF16)
+    labels = torch.tensor([1, 0])
+    with torch.autocast("cpu"):
+        got = {
+            "mse": F.mse_loss(x, y), "l1": F.l1_loss(x, y),
+            "ce": F.cross_entropy(x, labels), "prod": x.prod(),
+            "bce": F.binary_cross_entropy_with_logits(x, y.sigmoid()),
+            "inv": torch.linalg.inv(x),
+        }
+    up, yup = x.to(F32), y.to(F32)
+    expected = {
+        "mse": F.mse_loss(up, yup), "l1": F.l1_loss(up, yup),
+        "ce": F.cross_entropy(up, labels), "prod": up.prod(),
+        "bce": F.binary_cross_entropy_with_logits(up, y.sigmoid().to(F32)),
+        "inv": torch.linalg.inv(up),
+    }
+    for name, value in got.items():
+        assert value.dtype is F32, name
+        assert torch.equal(value, expected[name]), name
+
+
+def test_cpu_pointwise_math_and_reductions_stay_in_low_precision() -> None:
     x = torch.tensor([[0.5, -1.25], [2.0, 0.75]], dtype=BF16)
     with torch.autocast("cpu"):
-        exp, total, soft, logs = x.exp(), x.sum(), torch.softmax(x, 1), torch.log_softmax(x, 1)
-        power = x.pow(2)
-    assert all(t.dtype is F32 for t in (exp, total, soft, logs, power))
-    up = x.to(F32)
-    assert torch.equal(exp, up.exp()) and torch.equal(total, up.sum())
-    assert torch.equal(soft, torch.softmax(up, 1)) and torch.equal(logs, torch.log_softmax(up, 1))
-    assert torch.equal(power, up.pow(2))
+        got = [x.exp(), x.sum(), torch.softmax(x, 1), torch.log_softmax(x, 1), x.pow(2),
+               F.layer_norm(x, (2,))]
+    expected = [x.exp(), x.sum(), torch.softmax(x, 1), torch.log_softmax(x, 1), x.pow(2),
+                F.layer_norm(x, (2,))]
+    for value, plain in zip(got, expected, strict=True):
+        assert value.dtype is BF16 and torch.equal(value, plain)
+
+
+def test_cpu_promote_ops_run_in_the_widest_input_dtype() -> None:
+    low, half = ints(2, 2).to(BF16), ints(2, 2, seed=1).to(F16)
+    with torch.autocast("cpu"):
+        stacked = torch.stack([low, half])
+        joined = torch.cat([low, half])
+    # bfloat16 and float16 promote to float32 (neither holds the other)
+    assert stacked.dtype is F32 and joined.dtype is F32
+    assert torch.equal(stacked, torch.stack([low.to(F32), half.to(F32)]))
+    assert torch.equal(joined, torch.cat([low.to(F32), half.to(F32)]))
+
+
+def test_accelerators_follow_their_own_list() -> None:
+    from torch.amp import _policy
+
+    # the lists PyTorch documents for CUDA (and the devices that follow it) against the CPU's
+    for op, accelerator, cpu in [("exp", "fp32", None), ("sum", "fp32", None),
+                                 ("mm", "lower", "lower"), ("mse_loss", "fp32", "fp32"),
+                                 ("cat", None, "promote"), ("addcmul", "promote", None),
+                                 ("linalg_inv", None, "fp32")]:
+        assert _policy.policy_of("toy", op) == accelerator, op
+        assert _policy.policy_of("cuda", op) == accelerator, op
+        assert _policy.policy_of("cpu", op) == cpu, op
+
+
+def test_composites_cost_no_import_and_follow_the_policy_of_their_operator() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, torch, torch.nn.functional as F; "
+            "assert 'torch.amp.autocast_mode' not in sys.modules; "
+            "x = torch.ones(2, dtype=torch.bfloat16); "
+            "assert F.mse_loss(x, x).dtype is torch.bfloat16; "
+            "assert 'torch.amp.autocast_mode' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_unlisted_ops_float64_and_other_devices_are_left_alone() -> None:

@@ -1,9 +1,13 @@
 """``torch.autocast``: mixed precision through the dispatcher's ``Autocast`` key.
 
-Inside ``with torch.autocast(device_type, dtype):`` the aten operators of
-:data:`torch.amp._policy.LOWER` run with their floating inputs cast to ``dtype`` and those of
-:data:`~torch.amp._policy.FP32` with half-precision inputs cast to float32, for calls whose
-tensors are on ``device_type``. The casts are ordinary ``_to_copy`` calls, so autograd records
+Inside ``with torch.autocast(device_type, dtype):`` the aten operators that the device's list
+in :mod:`torch.amp._policy` names ``lower`` run with their floating inputs cast to ``dtype``,
+those named ``fp32`` with half-precision inputs cast to float32, and those named ``promote`` in
+the widest floating dtype among their inputs, for calls whose tensors are on ``device_type``.
+The CPU has its own lists, as in PyTorch; other devices share the accelerator lists. Composite
+functions that PyTorch lists as operators (the nn losses) opt in with
+:func:`torch.amp._composite.composite`.
+The casts are ordinary ``_to_copy`` calls, so autograd records
 them and gradients come back in the inputs' dtypes. float64 tensors are never cast.
 
 What a device supports comes from the backend registry (its ``"amp"`` capability and
@@ -24,7 +28,12 @@ from collections.abc import Callable
 from typing import Any
 
 from torch import _functions
-from torch._core import dispatch as _dispatch, dtype as _dtype, registry as _registry
+from torch._core import (
+    dispatch as _dispatch,
+    dtype as _dtype,
+    promotion as _promotion,
+    registry as _registry,
+)
 from torch._core.tensor import Tensor
 
 from . import _policy
@@ -237,43 +246,68 @@ def _cast(x: Any, device_type: str, target: _dtype.dtype, from_: frozenset[Any])
     return x
 
 
-def _kernel(op: _dispatch.Operator, policy: str) -> Callable[..., Any]:
-    lower = policy == "lower"
+def _widest(args: tuple[Any, ...], kwargs: dict[str, Any], device_type: str) -> _dtype.dtype:
+    """The widest castable floating dtype among the call's tensors on ``device_type``."""
+    widest = None
+    for t in _dispatch._tensors(args, kwargs):
+        if t._dtype in _CASTABLE and t._device.type == device_type:
+            widest = t._dtype if widest is None else _promotion.promote_types(widest, t._dtype)
+    return widest or _dtype.float32
+
+
+def _targets(policy: str, args: tuple[Any, ...], kwargs: dict[str, Any], device_type: str,
+             lower: _dtype.dtype) -> tuple[_dtype.dtype, frozenset[Any]]:
+    """The dtype a policy casts to, and the dtypes it casts from."""
+    if policy == "lower":
+        return lower, _CASTABLE
+    if policy == "fp32":
+        return _dtype.float32, _HALVES
+    return _widest(args, kwargs, device_type), _CASTABLE  # promote
+
+
+def _run_under_policy(name: str, run: Callable[..., Any], args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> Any:
+    """Call ``run`` with the arguments cast as the device's list says for ``name``; the ops
+    ``run`` is written in are not cast again."""
+    loc = _local
+    device_type = _call_device_type(args, kwargs)
+    lower = loc.enabled.get(device_type) if device_type is not None else None
+    policy = _policy.policy_of(device_type, name) if lower is not None else None
+    if policy is None:
+        return run(*args, **kwargs)
+    target, from_ = _targets(policy, args, kwargs, device_type, lower)
+    args = tuple(_cast(a, device_type, target, from_) for a in args)
+    kwargs = {k: _cast(v, device_type, target, from_) for k, v in kwargs.items()}
+    loc.excluded += 1
+    try:
+        return run(*args, **kwargs)
+    finally:
+        loc.excluded -= 1
+
+
+def _kernel(op: _dispatch.Operator, name: str) -> Callable[..., Any]:
+    def below(*args: Any, **kwargs: Any) -> Any:
+        return _dispatch.redispatch_below_autocast(op, args, kwargs)
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
         loc = _local
         if loc.enabled and not loc.excluded:
-            device_type = _call_device_type(args, kwargs)
-            target = loc.enabled.get(device_type) if device_type is not None else None
-            if target is not None:
-                if not lower:
-                    target, from_ = _dtype.float32, _HALVES
-                else:
-                    from_ = _CASTABLE
-                args = tuple(_cast(a, device_type, target, from_) for a in args)
-                kwargs = {k: _cast(v, device_type, target, from_) for k, v in kwargs.items()}
-                loc.excluded += 1  # the ops this one is written in are not cast again
-                try:
-                    return _dispatch.redispatch_below_autocast(op, args, kwargs)
-                finally:
-                    loc.excluded -= 1
+            return _run_under_policy(name, below, args, kwargs)
         return _dispatch.redispatch_below_autocast(op, args, kwargs)
 
-    kernel.__name__ = f"autocast_{policy}_{op.name}"
+    kernel.__name__ = f"autocast_{op.name}"
     return kernel
 
 
 def _register() -> None:
     """Register the Autocast kernel of every overload of every listed op that exists."""
     assert _functions.__all__  # the op surface is loaded: core's aten operators exist
-    policy_of = {name: policy for policy, names in _policy.POLICIES.items() for name in names}
     for op in _dispatch.operators("aten"):
         base, _, overload = op.name.partition(".")
-        policy = policy_of.get(base)
-        if policy is None or base.endswith("_") or overload.startswith("out") or \
+        if base not in _policy.LISTED or base.endswith("_") or overload.startswith("out") or \
                 op.has_kernel(_dispatch.AUTOCAST):
             continue
-        op.register(_dispatch.AUTOCAST, _kernel(op, policy))
+        op.register(_dispatch.AUTOCAST, _kernel(op, base))
 
 
 _register()

@@ -289,6 +289,31 @@ from ._functional import __all__ as _areas_all  # noqa: E402
 
 __all__ += _areas_all
 
+# Composites here that PyTorch's autocast lists name as operators (torch.amp._policy): inside an
+# autocast region they take that operator's policy (the losses run in float32) rather than
+# letting each op they are written in follow its own. function name -> listed operator.
+_AUTOCAST_COMPOSITES = {
+    "adaptive_avg_pool3d": "adaptive_avg_pool3d", "adaptive_max_pool3d": "adaptive_max_pool3d",
+    "avg_pool3d": "avg_pool3d", "bilinear": "bilinear",
+    "binary_cross_entropy": "binary_cross_entropy",
+    "binary_cross_entropy_with_logits": "binary_cross_entropy_with_logits",
+    "cosine_embedding_loss": "cosine_embedding_loss", "cosine_similarity": "cosine_similarity",
+    "ctc_loss": "ctc_loss", "fractional_max_pool2d": "fractional_max_pool2d",
+    "fractional_max_pool3d": "fractional_max_pool3d", "grid_sample": "grid_sampler",
+    "group_norm": "group_norm", "hinge_embedding_loss": "hinge_embedding_loss",
+    "huber_loss": "huber_loss", "kl_div": "kl_div", "l1_loss": "l1_loss",
+    "margin_ranking_loss": "margin_ranking_loss", "max_pool3d": "max_pool3d",
+    "max_unpool2d": "max_unpool2d", "max_unpool3d": "max_unpool3d", "mse_loss": "mse_loss",
+    "multi_margin_loss": "multi_margin_loss", "multilabel_margin_loss": "multilabel_margin_loss",
+    "nll_loss": "nll_loss", "pdist": "pdist", "poisson_nll_loss": "poisson_nll_loss",
+    "prelu": "prelu", "smooth_l1_loss": "smooth_l1_loss", "soft_margin_loss": "soft_margin_loss",
+    "softplus": "softplus", "triplet_margin_loss": "triplet_margin_loss",
+}
+from torch.amp._composite import composite as _autocast_composite  # noqa: E402
+
+for _name, _operator in _AUTOCAST_COMPOSITES.items():
+    globals()[_name] = _autocast_composite(_operator)(globals()[_name])
+
 # The public functions behind the __torch_function__ entry, once (identity never changes).
 from torch import _torch_function  # noqa: E402
 
