@@ -212,3 +212,31 @@ def test_dataloader_workers_shut_down_after_an_epoch():
     import multiprocessing
 
     assert not [p for p in multiprocessing.active_children() if p.is_alive()]
+
+
+def test_dataloader_iterators_are_pytorchs_iterator_objects():
+    from torch.utils.data.dataloader import (
+        _BaseDataLoaderIter,
+        _MultiProcessingDataLoaderIter,
+        _SingleProcessDataLoaderIter,
+    )
+
+    dl = DataLoader(Squares(5), batch_size=2)
+    it = iter(dl)
+    assert isinstance(it, _SingleProcessDataLoaderIter) and isinstance(it, _BaseDataLoaderIter)
+    assert iter(it) is it and len(it) == 3
+    first = next(it)
+    assert it._num_yielded == 1 and first["y"].tolist() == [0, 1]
+    it._reset(dl)  # a new pass from the start
+    assert it._num_yielded == 0 and next(it)["y"].tolist() == [0, 1]
+    assert [b["y"].tolist() for b in it] == [[4, 9], [16]]
+
+    class Doubling(_SingleProcessDataLoaderIter):  # libraries override _next_data
+        def _next_data(self):
+            return super()._next_data()["y"] * 2
+
+    assert [b.tolist() for b in Doubling(dl)] == [[0, 2], [8, 18], [32]]
+    workers = DataLoader(Squares(4), batch_size=2, num_workers=2)
+    it = iter(workers)
+    assert isinstance(it, _MultiProcessingDataLoaderIter)
+    assert [b["y"].tolist() for b in it] == [[0, 1], [4, 9]]

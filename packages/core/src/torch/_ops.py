@@ -1,11 +1,55 @@
-"""``torch.ops``: attribute access to every defined operator, ``torch.ops.<ns>.<name>``."""
+"""``torch.ops``: attribute access to every defined operator, ``torch.ops.<ns>.<name>``.
+
+``torch.ops.aten`` also answers for the aten operators PyTorch has and Plait does not implement
+(the names in ``_core/aten_catalogue.txt``): libraries that override operators on tensor
+subclasses name them at import (``{aten._pin_memory.default: ...}``), and must import. Such an
+operator is a :class:`MissingOperator`: hashable, named, and raising ``NotImplementedError`` when
+called. A name PyTorch does not have raises ``AttributeError``, as in PyTorch.
+"""
 
 from __future__ import annotations
 
+import functools
+from importlib import resources
 from types import ModuleType
 from typing import Any
 
 from ._core import dispatch as _dispatch
+
+
+@functools.cache
+def _catalogue() -> dict[str, tuple[str, ...]]:
+    """PyTorch's aten operator names -> their overload names (read on the first miss)."""
+    text = resources.files("torch._core").joinpath("aten_catalogue.txt").read_text()
+    rows = (line.split() for line in text.splitlines() if line and not line.startswith("#"))
+    return {row[0]: tuple(row[1:]) for row in rows}
+
+
+class MissingOperator:
+    """An aten operator of PyTorch that Plait does not implement: it can be named, compared and
+    used as a key; calling it raises ``NotImplementedError``."""
+
+    def __init__(self, name: str, overload: str) -> None:
+        self._name = name
+        self._overloadname = overload
+        self.name = f"aten::{name}" + ("" if overload == "default" else f".{overload}")
+        self.__name__ = f"{name}.{overload}"
+
+    @property
+    def overloadpacket(self) -> OpOverloadPacket:
+        return OpOverloadPacket("aten", self._name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{self.name} is an operator of PyTorch that Plait does not "
+                                  "implement yet")
+
+    def __repr__(self) -> str:
+        return f"aten.{self.__name__} (not implemented in Plait)"
+
+
+@functools.cache
+def _missing(name: str, overload: str) -> MissingOperator:
+    return MissingOperator(name, overload)
 
 
 class OpOverloadPacket:
@@ -19,6 +63,9 @@ class OpOverloadPacket:
     def _overload(self, overload: str) -> _dispatch.Operator:
         qual = f"{self._ns}::{self._name}" + (f".{overload}" if overload else "")
         op = _dispatch.get(qual)
+        if op is None and self._ns == "aten" and (overload or "default") in _catalogue().get(
+                self._name, ()):
+            return _missing(self._name, overload or "default")
         if op is None:
             raise AttributeError(f"The underlying op of '{self._ns}.{self._name}' has no "
                                  f"overload name '{overload or 'default'}'")
@@ -30,9 +77,12 @@ class OpOverloadPacket:
 
     def overloads(self) -> list[str]:
         prefix = f"{self._ns}::{self._name}"
-        return [("default" if op.qualname == prefix else op.qualname[len(prefix) + 1 :])
-                for op in _dispatch.operators(self._ns)
-                if op.qualname == prefix or op.qualname.startswith(prefix + ".")]
+        own = [("default" if op.qualname == prefix else op.qualname[len(prefix) + 1 :])
+               for op in _dispatch.operators(self._ns)
+               if op.qualname == prefix or op.qualname.startswith(prefix + ".")]
+        if self._ns != "aten":
+            return own
+        return own + [o for o in _catalogue().get(self._name, ()) if o not in own]
 
     def __getattr__(self, overload: str) -> _dispatch.Operator:
         if overload.startswith("__"):
@@ -59,7 +109,7 @@ class _Namespace(ModuleType):
             from . import _functions  # noqa: F401
         if _dispatch.get(f"{self._ns}::{name}") is None and not any(
             op.qualname.startswith(f"{self._ns}::{name}.") for op in _dispatch.operators(self._ns)
-        ):
+        ) and not (self._ns == "aten" and name in _catalogue()):
             raise AttributeError(f"'_OpNamespace' '{self._ns}' object has no attribute '{name}'")
         packet = OpOverloadPacket(self._ns, name)
         return packet

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +22,7 @@ class PrintOptions:
 
 
 options = PrintOptions()
+PRINT_OPTS = options  # PyTorch's name for the live options (libraries read it)
 
 _PROFILES = {
     "default": PrintOptions(),
@@ -46,7 +49,19 @@ def set_printoptions(precision: int | None = None, threshold: float | None = Non
 
 
 def get_printoptions() -> dict[str, Any]:
+    """The current print options as a dict (``precision``, ``threshold``, ...)."""
     return dict(vars(options))
+
+
+@contextlib.contextmanager
+def printoptions(**kwargs: Any) -> Iterator[None]:
+    """``with printoptions(precision=2):`` set print options for the block, then restore."""
+    saved = get_printoptions()
+    set_printoptions(**kwargs)
+    try:
+        yield
+    finally:
+        set_printoptions(**saved)
 
 
 class _Formatter:

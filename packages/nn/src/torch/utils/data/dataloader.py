@@ -229,15 +229,14 @@ class DataLoader:
             return n
         return len(self.batch_sampler if self._auto_collation else self.sampler)  # type: ignore[arg-type]
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> _BaseDataLoaderIter:
+        return self._get_iterator()
+
+    def _get_iterator(self) -> _BaseDataLoaderIter:
+        """This pass's iterator: one in the main process, or one over the worker pool."""
         if self.num_workers == 0:
-            return self._single_process()
-        if self.persistent_workers:
-            if self._persistent is None or not self._persistent.alive:
-                self._persistent = _WorkerPool(self)
-            return self._persistent.epoch()
-        pool = _WorkerPool(self)
-        return pool.epoch(shutdown_after=True)
+            return _SingleProcessDataLoaderIter(self)
+        return _MultiProcessingDataLoaderIter(self)
 
     def _single_process(self) -> Iterator[Any]:
         if self._iterable:
@@ -256,6 +255,75 @@ class DataLoader:
                 yield self.collate_fn(_fetch(self.dataset, indices))
             else:
                 yield self.collate_fn(self.dataset[indices])
+
+
+class _BaseDataLoaderIter:
+    """One pass over a :class:`DataLoader`, as PyTorch's iterator object: ``next`` gives the
+    next batch (through ``_next_data``, which subclasses and libraries override), ``len`` the
+    loader's length, ``_reset`` starts the pass again."""
+
+    def __init__(self, loader: DataLoader) -> None:
+        self._dataset = loader.dataset
+        self._num_workers = loader.num_workers
+        self._auto_collation = loader._auto_collation
+        self._drop_last = loader.drop_last
+        self._collate_fn = loader.collate_fn
+        self._timeout = loader.timeout
+        self._index_sampler = loader.batch_sampler if loader._auto_collation else loader.sampler
+        self._reset(loader, first_iter=True)
+
+    def __iter__(self) -> _BaseDataLoaderIter:
+        return self
+
+    def _reset(self, loader: DataLoader, first_iter: bool = False) -> None:
+        self._loader = loader
+        self._num_yielded = 0
+        self._batches = self._start(loader)
+
+    def _start(self, loader: DataLoader) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def _next_data(self) -> Any:
+        return next(self._batches)
+
+    def __next__(self) -> Any:
+        data = self._next_data()
+        self._num_yielded += 1
+        return data
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    """A pass that loads every batch in the main process."""
+
+    def _start(self, loader: DataLoader) -> Iterator[Any]:
+        return loader._single_process()
+
+
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
+    """A pass whose batches are loaded by worker processes (kept between passes with
+    ``persistent_workers``)."""
+
+    def _start(self, loader: DataLoader) -> Iterator[Any]:
+        if loader.persistent_workers:
+            if loader._persistent is None or not loader._persistent.alive:
+                loader._persistent = _WorkerPool(loader)
+            self._workers = loader._persistent
+            return self._workers.epoch()
+        self._workers = _WorkerPool(loader)
+        return self._workers.epoch(shutdown_after=True)
+
+    def _shutdown_workers(self) -> None:
+        if not self._loader.persistent_workers:
+            self._workers.shutdown()
+
+    def __del__(self) -> None:
+        try:
+            self._batches.close()  # a pass left early shuts its (non-persistent) workers down
+        except Exception:
+            pass
 
 
 class _WorkerPool:
