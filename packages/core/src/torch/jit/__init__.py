@@ -2,8 +2,14 @@
 
 Code written to also run under TorchScript asks ``torch.jit.is_scripting()`` and
 ``is_tracing()`` and marks functions with ``@torch.jit.ignore``, ``unused`` or ``export``.
-Plait runs everything eagerly: the questions answer False and the decorators return what they
-decorate. (``script``, ``trace``, ``save`` and ``load`` come with a later issue.)
+Plait runs Python code as it is: ``is_scripting()`` answers False and the decorators return
+what they decorate.
+
+``trace`` runs a function or module once and records the aten operators it reaches into a
+graph (``_recording``, ``_graph``); the traced callable runs that graph (``_tracing``).
+``script`` returns scripted-looking objects that run the Python code (``_scripting``).
+``save``/``load`` refuse with an error until the compile issue gives traced graphs a file
+format (``_serialization``). Everything but the questions and decorators loads on first use.
 """
 
 from __future__ import annotations
@@ -13,7 +19,65 @@ from collections.abc import Callable
 # Final: TorchScript's name for a constant attribute annotation, typing's own (as in PyTorch).
 from typing import Any, Final, TypeVar
 
-__all__ = ["Final", "export", "ignore", "is_scripting", "is_tracing", "unused"]
+from torch.jit._recording import TracerWarning, current_recorder
+
+__all__ = [
+    "Attribute", "CompilationUnit", "Error", "Final", "Future", "RecursiveScriptModule",
+    "ScriptFunction", "ScriptModule", "TopLevelTracedModule", "TracedModule", "TracerWarning",
+    "annotations", "export", "fork", "freeze", "ignore", "interface", "is_scripting",
+    "is_tracing", "load", "optimize_for_inference", "save", "script", "script_if_tracing",
+    "script_method", "trace", "trace_module", "unused", "wait",
+]
+
+# name -> (module, attribute): loaded on first access (they import torch.nn, or are rarely
+# used), so that `import torch` stays fast.
+_LAZY = {
+    "trace": ("torch.jit._tracing", "trace"),
+    "trace_module": ("torch.jit._tracing", "trace_module"),
+    "script": ("torch.jit._scripting", "script"),
+    "script_method": ("torch.jit._scripting", "script_method"),
+    "script_if_tracing": ("torch.jit._scripting", "script_if_tracing"),
+    "interface": ("torch.jit._scripting", "interface"),
+    "freeze": ("torch.jit._scripting", "freeze"),
+    "optimize_for_inference": ("torch.jit._scripting", "optimize_for_inference"),
+    "fork": ("torch.jit._async", "fork"),
+    "wait": ("torch.jit._async", "wait"),
+    "Future": ("torch.futures", "Future"),
+    "save": ("torch.jit._serialization", "save"),
+    "load": ("torch.jit._serialization", "load"),
+    "ScriptFunction": ("torch.jit._function", "ScriptFunction"),
+    "ScriptModule": ("torch.jit._modules", "ScriptModule"),
+    "RecursiveScriptModule": ("torch.jit._modules", "RecursiveScriptModule"),
+    "TracedModule": ("torch.jit._modules", "TracedModule"),
+    "TopLevelTracedModule": ("torch.jit._modules", "TopLevelTracedModule"),
+    "Attribute": ("torch.jit._modules", "Attribute"),
+    "annotations": ("torch.jit.annotations", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'torch.jit' has no attribute '{name}'")
+    import importlib
+
+    module = importlib.import_module(target[0])
+    value = module if target[1] is None else getattr(module, target[1])
+    globals()[name] = value
+    return value
+
+
+class Error(RuntimeError):
+    """``torch.jit.Error``: the error TorchScript code raises (PyTorch's ``JITException``)."""
+
+
+class CompilationUnit:
+    """``torch.jit.CompilationUnit``: compiles TorchScript source, which Plait does not do."""
+
+    def __init__(self, lang: str | None = None, _frames_up: int = 0) -> None:
+        if lang is not None:
+            raise RuntimeError("torch.jit.CompilationUnit compiles TorchScript source, which "
+                               "Plait does not do: write the functions in Python")
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -24,8 +88,8 @@ def is_scripting() -> bool:
 
 
 def is_tracing() -> bool:
-    """Whether the caller is being traced by ``torch.jit.trace`` (never here)."""
-    return False
+    """Whether the caller is running inside ``torch.jit.trace`` (or ``torch.onnx.export``)."""
+    return current_recorder() is not None
 
 
 def ignore(drop: Any = False, **kwargs: Any) -> Any:

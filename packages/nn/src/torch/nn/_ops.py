@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch.jit._recording import traced_as
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -172,6 +173,8 @@ def window_max(win: Tensor, source: Tensor | None = None) -> tuple[Tensor, Tenso
     return win.gather(-1, arg).squeeze(-1), arg.squeeze(-1)
 
 
+# one node in traces (and one ONNX node), as the aten operator PyTorch has for it
+@traced_as("aten::max_pool{n}d")
 def max_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, padding: Any = 0,
              dilation: Any = 1, ceil_mode: bool = False,
              return_indices: bool = False) -> Any:
@@ -220,6 +223,8 @@ def max_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, paddin
     return (values, index) if batched else (values.squeeze(0), index.squeeze(0))
 
 
+# one node in traces (and one ONNX node), as the aten operator PyTorch has for it
+@traced_as("aten::avg_pool{n}d")
 def avg_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, padding: Any = 0,
              ceil_mode: bool = False, count_include_pad: bool = True,
              divisor_override: int | None = None) -> Tensor:
@@ -265,6 +270,8 @@ def avg_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, paddin
     return out if batched else out.squeeze(0)
 
 
+# one node in traces (and one ONNX node), as the aten operator PyTorch has for it
+@traced_as("aten::adaptive_avg_pool{n}d")
 def adaptive_avg_pool(input: Tensor, n: int, output_size: Any) -> Tensor:
     """``F.adaptive_avg_pool{n}d``: windows [floor(i*L/O), ceil((i+1)*L/O))."""
     sizes = input.shape[-n:]
@@ -362,6 +369,8 @@ def adaptive_max_pool(input: Tensor, n: int, output_size: Any,
     return values, index
 
 
+# one node in traces (and one ONNX node), as the aten operator PyTorch has for it
+@traced_as("aten::batch_norm")
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
