@@ -148,6 +148,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "types": ("torch.types", None),
     "storage": ("torch.storage", None),
     "hub": ("torch.hub", None),
+    "vmap": ("torch._functorch.vmap", "vmap"),
     "distributed": ("torch.distributed", None),
 }
 # The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
