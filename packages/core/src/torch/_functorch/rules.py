@@ -1,0 +1,663 @@
+"""Batching rules: how an aten operator runs on physical tensors whose dim 0 is the batch.
+
+A rule receives the :class:`~torch._functorch.batched.Level` of the call and the call's
+arguments with batched tensors replaced by their physical tensors (``ctx.batched(x)`` tells
+which), and returns results that all carry the batch dim first. :data:`RULES` maps operator
+names to rules; most rows name a rule family:
+
+- :func:`elementwise`: pointwise ops, in place or not: a batched operand of lower logical rank
+  gets size-1 dims after its batch dim, so that broadcasting aligns logical dims;
+- :func:`dims`: ops that take dims (reductions, scans, softmax, select/slice, transpose...):
+  the dims shift past the batch dim; ``aligned`` ops (gather, scatter, the softmax backwards)
+  take every tensor argument with the batch dim;
+- :func:`leading`: ops that already accept leading batch dims (``linalg``, ``tril``, ``*_like``
+  factories, ``native_layer_norm``): run as they are;
+- shape ops (``view``, ``expand``, ``permute``...) with the batch size prepended; the matmul
+  family as ``matmul`` over the batch; ``cat``; ``index``; ``convolution`` (batch folded into
+  the samples, or into groups for per-sample weights) and its backward; the nll and
+  cross-entropy losses (their unreduced form over folded rows, then a per-sample reduction);
+- random ops follow the level's ``randomness`` (``error``, ``different``, ``same``);
+- ``.item()`` and Python control flow on a batched tensor raise PyTorch's vmap errors.
+
+An operator with no row is decomposed when it is ``CompositeImplicitAutograd`` or else runs
+through the loop fallback (:func:`torch._functorch.batched._fallback`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch._core import op_tables as _op_tables
+
+from .batched import _DATA_DEPENDENT, Level, _fallback
+
+Rule = Callable[[Level, Any, tuple[Any, ...], dict[str, Any]], Any]
+
+_ATEN = torch.ops.aten
+
+
+def _arg_names(func: Any) -> list[str]:
+    return [a.name for a in func.schema.arguments]
+
+
+def _wrap_dim(d: int, rank: int) -> int:
+    """Logical dim ``d`` of a rank-``rank`` tensor -> its physical dim (after the batch)."""
+    bound = max(rank, 1)
+    if not -bound <= d < bound:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, "
+                         f"{bound - 1}], but got {d})")
+    return (d % bound) + 1
+
+
+def _align(ctx: Level, x: Tensor, rank: int) -> Tensor:
+    """Batched ``x`` with size-1 dims after the batch dim up to logical rank ``rank``."""
+    r = ctx.rank(x)
+    if not ctx.batched(x) or r >= rank:
+        return x
+    return ctx.mark(x.reshape((x.shape[0],) + (1,) * (rank - r) + tuple(x.shape[1:])))
+
+
+# -- elementwise ------------------------------------------------------------------------------
+
+
+def elementwise(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    tensors += [v for v in kwargs.values() if isinstance(v, Tensor)]
+    rank = max(ctx.rank(t) for t in tensors)
+    inplace = bool(func.schema.mutated)
+    args = tuple(a if (not isinstance(a, Tensor) or (inplace and i == 0)) else
+                 _align(ctx, a, rank) for i, a in enumerate(args))
+    kwargs = {k: _align(ctx, v, rank) if isinstance(v, Tensor) else v for k, v in kwargs.items()}
+    out = func(*args, **kwargs)
+    if inplace:
+        return args[0]
+    return out
+
+
+def leading(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Ops whose tensor arguments accept leading batch dims (every batched one is)."""
+    return func(*args, **kwargs)
+
+
+def leading_self(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Ops that accept leading batch dims in ``self`` only: other batched tensors take the
+    fallback."""
+    if any(isinstance(a, Tensor) and ctx.batched(a) for a in args[1:]) or any(
+            isinstance(v, Tensor) and ctx.batched(v) for v in kwargs.values()):
+        return _fallback(ctx, func, args, kwargs)
+    return func(*args, **kwargs)
+
+
+# -- dims -------------------------------------------------------------------------------------
+
+# schema argument names that hold dims of ``self``
+_DIM_ARGS = frozenset({"dim", "dim0", "dim1", "dim2", "start_dim", "end_dim", "source",
+                       "destination", "dims", "dimension"})
+# ops where a missing (None) or empty dim list means every dim
+_ALL_DIMS = frozenset({"sum.dim_IntList", "amax", "amin", "any.dims", "all.dims",
+                       "linalg_vector_norm", "mean.dim", "var.correction", "std.correction",
+                       "logsumexp"})
+
+
+def _shift(value: Any, rank: int, all_dims: bool) -> Any:
+    if value is None or (isinstance(value, (list, tuple)) and not value):
+        return list(range(1, rank + 1)) if all_dims and rank else value
+    if isinstance(value, (list, tuple)):
+        return [_wrap_dim(d, rank) for d in value]
+    return _wrap_dim(value, rank)
+
+
+def dims(aligned: bool = False) -> Rule:
+    """The rule of an op taking dims of its first tensor argument. ``aligned``: every tensor
+    argument has that tensor's logical shape, so each takes the batch dim; otherwise the
+    others must be unbatched (else the fallback serves the call)."""
+
+    def rule(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        names = _arg_names(func)
+        first = next(a for a in args if isinstance(a, Tensor))
+        rank = ctx.rank(first)
+        scalar = rank == 0 and ctx.batched(first)
+        args = list(args)
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                if aligned:
+                    args[i] = ctx.full(a)
+                elif a is not first and ctx.batched(a):
+                    return _fallback(ctx, func, tuple(args), kwargs)
+                if scalar:  # a 0-d sample: its one dim is a size-1 dim after the batch
+                    args[i] = ctx.mark(args[i].unsqueeze(-1))
+        all_dims = func.name in _ALL_DIMS
+        if scalar:
+            rank = 1  # the size-1 dim stands for the sample's one dim
+        for i, name in enumerate(names[: len(args)]):
+            if name in _DIM_ARGS:
+                args[i] = _shift(args[i], rank, all_dims)
+        kw = {k: _shift(v, rank, all_dims) if k in _DIM_ARGS else v for k, v in kwargs.items()}
+        if all_dims and "dim" not in kw and names.index("dim") >= len(args) and rank:
+            kw["dim"] = list(range(1, rank + 1))  # dim left to its default: every dim
+        out = func(*args, **kw)
+        return _squeeze_scalar(out) if scalar else out
+
+    return rule
+
+
+def _squeeze_scalar(out: Any) -> Any:
+    """Results of a 0-d sample computed over a size-1 dim: back to 0-d samples."""
+    if isinstance(out, Tensor):
+        return out.squeeze(1) if out.dim() == 2 else out
+    if isinstance(out, (list, tuple)):
+        items = [_squeeze_scalar(o) for o in out]
+        return items if isinstance(out, list) else (
+            type(out)(*items) if hasattr(out, "_fields") else tuple(items))
+    return out
+
+
+def arg_reduce(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """argmax / argmin: ``dim=None`` reduces each sample flattened."""
+    x, dim = args[0], (args[1] if len(args) > 1 else kwargs.get("dim"))
+    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+    if dim is not None:
+        return dims()(ctx, func, args, kwargs)
+    out = func(x.reshape(x.shape[0], -1), 1, False)
+    return out.reshape((x.shape[0],) + (1,) * (x.dim() - 1)) if keepdim else out
+
+
+# -- shape ops --------------------------------------------------------------------------------
+
+
+def _size_arg(args: tuple[Any, ...], kwargs: dict[str, Any], name: str = "size") -> Any:
+    return args[1] if len(args) > 1 else kwargs[name]
+
+
+def view_like(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x, size = args[0], tuple(_size_arg(args, kwargs))
+    try:
+        return func(x, (x.shape[0],) + size)
+    except RuntimeError:
+        # a physical layout the view cannot express (the batch dim moved in by in_dims):
+        # reshape copies where it must
+        return x.reshape((x.shape[0],) + size)
+
+
+def reshape_alias(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x = args[0]
+    return x.reshape((x.shape[0],) + tuple(_size_arg(args, kwargs)))
+
+
+def expand(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x, size = args[0], tuple(_size_arg(args, kwargs))
+    x = _align(ctx, x, len(size))
+    return func(x, (x.shape[0],) + size)
+
+
+def repeat(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x, reps = args[0], tuple(_size_arg(args, kwargs, "repeats"))
+    x = _align(ctx, x, len(reps))
+    return func(x, (1,) + reps)
+
+
+def permute(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x, order = args[0], _size_arg(args, kwargs, "dims")
+    rank = ctx.rank(x)
+    return func(x, [0] + [_wrap_dim(d, rank) for d in order])
+
+
+def transpose_2d(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``t``: a sample of rank < 2 is returned as it is (an alias)."""
+    x = args[0]
+    return x.transpose(1, 2) if ctx.rank(x) == 2 else _ATEN.alias(x)
+
+
+def unsqueeze(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x, d = args[0], _size_arg(args, kwargs, "dim")
+    return func(x, _wrap_dim(d, ctx.rank(x) + 1))
+
+
+def squeeze_all(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x = args[0]
+    ones = [i + 1 for i, s in enumerate(x.shape[1:]) if s == 1]
+    return _ATEN.squeeze.dims(x, ones) if ones else _ATEN.alias(x)
+
+
+def roll(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x = args[0]
+    shifts = _size_arg(args, kwargs, "shifts")
+    over = args[2] if len(args) > 2 else kwargs.get("dims", [])
+    if over is None or (isinstance(over, (list, tuple)) and not over):  # the flattened sample
+        flat = x.reshape(x.shape[0], -1)
+        return func(flat, shifts, [1]).reshape(x.shape)
+    return dims()(ctx, func, args, kwargs)
+
+
+def cat(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    tensors = list(args[0] if args else kwargs["tensors"])
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+    # PyTorch's legacy rule: 1-d empty tensors take no part in the shape
+    ranks = [ctx.rank(t) for t in tensors if not (ctx.rank(t) == 1 and t.shape[-1] == 0)]
+    rank = ranks[0] if ranks else 1
+    return func([ctx.full(t) for t in tensors], _wrap_dim(dim, rank))
+
+
+def self_dim_last(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Ops acting on the last dim(s) of a sample of rank >= 1 (``view.dtype``, complex views)."""
+    if ctx.rank(args[0]) == 0:
+        return _fallback(ctx, func, args, kwargs)
+    return func(*args, **kwargs)
+
+
+# -- matmul family ----------------------------------------------------------------------------
+
+
+def mm(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """mm / bmm: ``matmul`` broadcasts the batch dim over the unbatched operand."""
+    return torch.matmul(args[0], args[1])
+
+
+def mv(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return torch.matmul(args[0], args[1].unsqueeze(-1)).squeeze(-1)
+
+
+def dot(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    a, b = args[0], args[1]
+    if func.name == "vdot":
+        a = a.conj()
+    return (a * b).sum(-1)
+
+
+# -- indexing ---------------------------------------------------------------------------------
+
+
+def index_select(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x, dim, index = args[0], args[1], args[2]
+    d = _wrap_dim(dim, ctx.rank(x))
+    if not ctx.batched(index):
+        return func(x, d, index)
+    x = ctx.full(x)
+    rows = torch.arange(x.shape[0], device=x.device).unsqueeze(1)  # (B, 1)
+    picked = x.movedim(d, 1)[rows, index]  # (B, k, rest...)
+    return picked.movedim(1, d)
+
+
+def _index_tail(indices: Sequence[Any]) -> tuple[int, int, bool]:
+    """(dims the indices consume, index of the first one, whether they are adjacent)."""
+    positions = [i for i, t in enumerate(indices) if t is not None]
+    consumed = sum(t.dim() if t.dtype in (torch.bool, torch.uint8) else 1
+                   for t in indices if t is not None)
+    adjacent = positions == list(range(positions[0], positions[-1] + 1)) if positions else True
+    return consumed, (positions[0] if positions else 0), adjacent
+
+
+def index(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x, indices = args[0], list(args[1])
+    if not any(t is not None and ctx.batched(t) for t in indices):
+        out = func(x, [None] + indices)
+        consumed, _first, adjacent = _index_tail(indices)
+        if adjacent:
+            return out
+        # advanced dims first, then the batch dim with the dims left unindexed
+        remaining = x.dim() - consumed
+        return out.movedim(out.dim() - remaining, 0)
+    if any(t is not None and t.dtype in (torch.bool, torch.uint8) for t in indices):
+        return _fallback(ctx, func, args, kwargs)
+    x = ctx.full(x)
+    rank = max(ctx.rank(t) for t in indices if t is not None)
+    rows = torch.arange(x.shape[0], device=x.device).reshape((-1,) + (1,) * rank)
+    aligned = [None if t is None else _align(ctx, t, rank) for t in indices]
+    out = func(x, [rows] + aligned)  # (B, advanced..., other dims...)
+    _consumed, first, adjacent = _index_tail(indices)
+    if adjacent and first:  # the advanced block belongs after the first `first` dims
+        order = ([0] + list(range(1 + rank, 1 + rank + first)) + list(range(1, 1 + rank))
+                 + list(range(1 + rank + first, out.dim())))
+        out = out.permute(order)
+    return out
+
+
+def index_put(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x, indices = args[0], list(args[1])
+    values = args[2] if len(args) > 2 else kwargs["values"]
+    accumulate = args[3] if len(args) > 3 else kwargs.get("accumulate", False)
+    if any(t is not None and ctx.batched(t) for t in indices) or not _index_tail(indices)[2]:
+        return _fallback(ctx, func, args, kwargs)
+    if ctx.batched(values):
+        # the indexed region of one sample has the logical rank of x[indices]
+        region = _ATEN.index.Tensor(x, [None] + indices)
+        values = _align(ctx, values, region.dim() - 1)
+    func(x, [None] + indices, values, accumulate)
+    return x
+
+
+# -- convolution ------------------------------------------------------------------------------
+
+
+def _conv_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(args[3:9])  # stride, padding, dilation, transposed, output_padding, groups
+
+
+def convolution(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x, w, bias = args[0], args[1], args[2]
+    stride, padding, dilation, transposed, output_padding, groups = _conv_args(args)
+    spatial = w.dim() - 2 - (1 if ctx.batched(w) else 0)
+    lone = ctx.rank(x) == spatial + 1  # samples without their own batch dim: (C, *spatial)
+    b = ctx.size
+    if lone:
+        x = ctx.mark(x.unsqueeze(1)) if ctx.batched(x) else x.unsqueeze(0)
+    if not ctx.batched(w) and not (bias is not None and ctx.batched(bias)):
+        # the batch folds into the samples: (B * N, C, *spatial)
+        xb = ctx.full(x)
+        n = xb.shape[1]
+        out = func(xb.reshape((b * n,) + tuple(xb.shape[2:])), w, bias, stride, padding,
+                   dilation, transposed, output_padding, groups)
+        out = out.reshape((b, n) + tuple(out.shape[1:]))
+        return out.squeeze(1) if lone else out
+    out = _grouped_conv(ctx, func, ctx.full(x), ctx.full(w),
+                        None if bias is None else ctx.full(bias),
+                        (stride, padding, dilation, transposed, output_padding, groups))
+    return out.squeeze(1) if lone else out
+
+
+def _fold_groups(x: Tensor, w: Tensor, groups: int) -> tuple[Tensor, Tensor]:
+    """Per-sample weights as groups: x (B, N, C, *s) -> (N, B * C, *s); w (B, O, ...) ->
+    (B * O, ...)."""
+    b, n = x.shape[0], x.shape[1]
+    xf = x.movedim(0, 1).reshape((n, b * x.shape[2]) + tuple(x.shape[3:]))
+    wf = w.reshape((b * w.shape[1],) + tuple(w.shape[2:]))
+    return xf, wf
+
+
+def _unfold_groups(y: Tensor, b: int) -> Tensor:
+    """(N, B * O, *s) -> (B, N, O, *s)."""
+    n = y.shape[0]
+    return y.reshape((n, b, y.shape[1] // b) + tuple(y.shape[2:])).movedim(1, 0)
+
+
+def _grouped_conv(ctx: Level, func: Any, x: Tensor, w: Tensor, bias: Tensor | None,
+                  conv: tuple[Any, ...]) -> Tensor:
+    stride, padding, dilation, transposed, output_padding, groups = conv
+    b = x.shape[0]
+    xf, wf = _fold_groups(x, w, groups)
+    bf = None if bias is None else bias.reshape(-1)
+    out = func(xf, wf, bf, stride, padding, dilation, transposed, output_padding, groups * b)
+    return _unfold_groups(out, b)
+
+
+def convolution_backward(ctx: Level, func: Any, args: tuple[Any, ...],
+                         kwargs: dict[str, Any]) -> Any:
+    grad, x, w, bias_sizes = args[0], args[1], args[2], args[3]
+    stride, padding, dilation, transposed, output_padding, groups = _conv_args(args)
+    mask = list(args[10])
+    b = ctx.size
+    spatial = w.dim() - 2 - (1 if ctx.batched(w) else 0)
+    lone = ctx.rank(x) == spatial + 1
+    grad, x, w = ctx.full(grad), ctx.full(x), ctx.full(w)
+    if lone:
+        grad, x = grad.unsqueeze(1), x.unsqueeze(1)
+    gf, _ = _fold_groups(grad, w, groups)
+    xf, wf = _fold_groups(x, w, groups)
+    # output channels: the weight's dim 0 of a sample, or (C_in, O / g, ...) transposed
+    channels = w.shape[2] * groups if transposed else w.shape[1]
+    sizes = None if bias_sizes is None else [b * channels]
+    gi, gw, gb = func(gf, xf, wf, sizes, stride, padding, dilation, transposed, output_padding,
+                      groups * b, mask)
+    out_in = None if gi is None else _unfold_groups(gi, b)
+    if out_in is not None and lone:
+        out_in = out_in.squeeze(1)
+    out_w = None if gw is None else gw.reshape((b,) + tuple(w.shape[1:]))
+    out_b = None if gb is None else gb.reshape(b, -1)
+    return out_in, out_w, out_b
+
+
+# -- norms and losses -------------------------------------------------------------------------
+
+
+def layer_norm_backward(ctx: Level, func: Any, args: tuple[Any, ...],
+                        kwargs: dict[str, Any]) -> Any:
+    grad, x, normalized, mean, rstd, weight, bias, mask = args
+    if weight is not None and ctx.batched(weight):
+        return _fallback(ctx, func, args, kwargs)
+    grad, x, mean, rstd = ctx.full(grad), ctx.full(x), ctx.full(mean), ctx.full(rstd)
+    gi = func(grad, x, normalized, mean, rstd, weight, bias, [mask[0], False, False])[0]
+    lead = list(range(1, x.dim() - len(normalized)))  # each sample's own rows
+    gw = gb = None
+    if mask[1] and weight is not None:
+        gw = (grad * ((x - mean) * rstd)).sum(lead) if lead else grad * ((x - mean) * rstd)
+    if mask[2] and bias is not None:
+        gb = grad.sum(lead) if lead else grad
+    return gi, gw, gb
+
+
+_NONE, _MEAN = 0, 1  # PyTorch's reduction enum (anything else: sum)
+
+
+def _rows(ctx: Level, x: Tensor, target: Tensor) -> tuple[Tensor, Tensor, int]:
+    """(B * N, C) logits and (B * N,) targets of samples of (N, C) / (C,) inputs."""
+    x, target = ctx.full(x), ctx.full(target)
+    classes = x.shape[-1]
+    return x.reshape(-1, classes), target.reshape(-1), x.shape[1] if x.dim() == 3 else 1
+
+
+def _target_weight(target: Tensor, weight: Tensor | None, ignore_index: int,
+                   dtype: torch.dtype) -> Tensor:
+    keep = (target != ignore_index).to(dtype)
+    if weight is None:
+        return keep
+    return weight[torch.where(target != ignore_index, target, 0)] * keep
+
+
+def _per_sample(loss: Tensor, w: Tensor, b: int, reduction: int) -> Tensor:
+    loss, w = loss.reshape(b, -1), w.reshape(b, -1)
+    if reduction == _NONE:
+        return loss
+    total = loss.sum(1)
+    return total / w.sum(1) if reduction == _MEAN else total
+
+
+def nll_forward(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """nll_loss_forward and _cross_entropy_forward: unreduced over all rows, then reduced per
+    sample. Returns (loss, total_weight) or (loss, logsumexp)."""
+    x, target, weight, reduction, ignore_index = args[:5]
+    if weight is not None and ctx.batched(weight):
+        return _fallback(ctx, func, args, kwargs)
+    lone = ctx.rank(x) == 1
+    b = ctx.size
+    xr, tr, _n = _rows(ctx, x, target)
+    loss, extra = func(xr, tr, weight, _NONE, ignore_index)
+    w = _target_weight(tr, weight, ignore_index, xr.dtype)
+    out = _per_sample(loss, w, b, reduction)
+    if reduction == _NONE and lone:
+        out = out.reshape(b)
+    if func.name == "nll_loss_forward":
+        extra = w.reshape(b, -1).sum(1) if reduction != _NONE else torch.zeros(
+            b, dtype=xr.dtype, device=xr.device)
+    else:
+        extra = extra.reshape(b) if lone else extra.reshape(b, -1)
+    return out, extra
+
+
+def nll_backward(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """nll_loss_backward and _cross_entropy_backward: the unreduced backward over all rows of
+    the incoming gradient spread (and for "mean" divided) per sample."""
+    grad, x, target, weight, reduction, ignore_index, last = args[:7]
+    if weight is not None and ctx.batched(weight):
+        return _fallback(ctx, func, args, kwargs)
+    b = ctx.size
+    shape = (b,) + tuple(x.shape[1:] if ctx.batched(x) else x.shape)
+    xr, tr, n = _rows(ctx, x, target)
+    g = ctx.full(grad).reshape(b, -1)  # (B, N) for "none", else (B, 1)
+    if reduction != _NONE:
+        if reduction == _MEAN:
+            w = _target_weight(tr, weight, ignore_index, xr.dtype).reshape(b, -1)
+            g = g / w.sum(1, keepdim=True)
+        g = g.expand(b, n)
+    if func.name == "nll_loss_backward":
+        extra = torch.zeros((), dtype=xr.dtype, device=xr.device)
+    else:
+        extra = ctx.full(last).reshape(-1)
+    out = func(g.reshape(-1).to(xr.dtype), xr, tr, weight, _NONE, ignore_index, extra)
+    return out.reshape(shape)
+
+
+# -- data-dependent ---------------------------------------------------------------------------
+
+
+def _no_item(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't "
+                       "support vmap over calling .item() on a Tensor, please try to rewrite "
+                       "what you're doing with other operations.")
+
+
+def _no_control_flow(ctx: Level, func: Any, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> Any:
+    raise RuntimeError(_DATA_DEPENDENT)
+
+
+def _no_dynamic(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    raise RuntimeError("vmap: We do not support batching operators that can support dynamic "
+                       f"shape. Attempting to batch over {func.name.partition('.')[0]}.")
+
+
+# -- randomness -------------------------------------------------------------------------------
+
+_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either "
+                 "use the 'same' or 'different' randomness flags on vmap or perform the "
+                 "randomness operation out of vmap")
+
+
+def random_batched(rule: Rule) -> Rule:
+    """A random op with batched arguments: ``different`` draws per sample (``rule``),
+    ``same`` draws one sample's values for all."""
+
+    def random_rule(ctx: Level, func: Any, args: tuple[Any, ...],
+                    kwargs: dict[str, Any]) -> Any:
+        how = ctx.mode.randomness
+        if how == "error":
+            raise RuntimeError(_RANDOM_ERROR)
+        if how == "different":
+            return rule(ctx, func, args, kwargs)
+        x = args[0]
+        if func.schema.mutated:  # one sample's draw, written into all
+            one = x[0].clone()
+            func(one, *args[1:], **kwargs)
+            x.copy_(one.expand_as(x))
+            return x
+        if func.name.partition(".")[0] in ("bernoulli",):  # same draws, per-sample odds
+            return (torch.rand_like(x[0]) < x).to(x.dtype)
+        one = func(x[0], *args[1:], **kwargs)
+        return one.unsqueeze(0).expand((x.shape[0],) + tuple(one.shape)).contiguous()
+
+    return random_rule
+
+
+def random_unbatched(mode: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A random op with no batched argument inside ``vmap``: an error in ``error`` mode, one
+    draw in ``same``, one per sample in ``different``."""
+    from .batched import make_batched
+
+    how = mode.randomness
+    if how == "error":
+        raise RuntimeError(_RANDOM_ERROR)
+    if how == "same":
+        return func(*args, **kwargs)
+    if func.schema.mutated:
+        raise RuntimeError("vmap: Cannot ask for different inplace randomness on an unbatched "
+                           "tensor. This will appear like same randomness. If this is necessary "
+                           "for your usage, please file an issue with functorch.")
+    b = mode.batch_size
+    names = _arg_names(func)
+    args = list(args)
+    if "size" in names:  # factories: the batch is one more leading dim of the draw
+        at = names.index("size")
+        if at < len(args):
+            args[at] = (b,) + tuple(args[at])
+        else:
+            kwargs = {**kwargs, "size": (b,) + tuple(kwargs["size"])}
+        return make_batched(func(*args, **kwargs), mode.level)
+    if names and names[0] in ("self", "mean", "input") and isinstance(args[0], Tensor):
+        # *_like, bernoulli(p), normal(mean, std): a draw for each sample's copy of the input
+        x = args[0]
+        args[0] = x.unsqueeze(0).expand((b,) + tuple(x.shape)).contiguous()
+        ctx = Level(mode)
+        ctx.mark(args[0])
+        return make_batched(elementwise(ctx, func, tuple(args), kwargs), mode.level)
+    return make_batched(torch.stack([func(*args, **kwargs) for _ in range(b)]), mode.level)
+
+
+# -- the table --------------------------------------------------------------------------------
+
+_ELEMENTWISE_EXTRA = (
+    "relu", "gelu", "gelu_backward", "clamp", "clamp_min", "clamp_max", "masked_fill.Scalar",
+    "copy_", "_to_copy", "clone", "detach", "alias", "lift_fresh", "conj_physical",
+    "rsub.Scalar", "complex", "polar", "isnan", "sgn", "angle", "nan_to_num", "logit",
+    "where.self", "lerp.Tensor", "addcmul", "addcdiv", "xlogy.Tensor", "float_power.Tensor_Tensor",
+    "empty_like", "zeros_like", "ones_like", "full_like", "signbit", "isinf", "isfinite",
+    "isposinf", "isneginf", "positive", "frac", "deg2rad", "rad2deg", "square", "logaddexp",
+    "logaddexp2",
+)
+_DIMS = (
+    "_softmax", "_log_softmax", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
+    "max.dim", "min.dim", "sort.stable", "topk", "select.int", "slice.Tensor", "narrow",
+    "transpose.int", "squeeze.dim", "squeeze.dims", "unflatten.int",
+    "movedim.int", "movedim.intlist", "diagonal", "unfold", "split.Tensor", "split_with_sizes",
+    "unbind.int", "chunk", "flip", "linalg_cross",
+) + tuple(f"{r.name}.{r.overload}" if r.overload else r.name for r in _op_tables.REDUCTIONS)
+_DIMS_ALIGNED = ("gather", "scatter", "scatter_reduce.two", "_softmax_backward_data",
+                 "_log_softmax_backward_data")
+_LEADING = (
+    "tril", "triu", "linalg_inv", "linalg_inv_ex", "linalg_det", "linalg_slogdet",
+    "linalg_cholesky", "linalg_cholesky_ex", "linalg_eig", "linalg_eigvals", "_linalg_eigh",
+    "_linalg_svd", "linalg_qr", "linalg_lu", "linalg_lu_factor_ex", "native_layer_norm",
+)
+_RANDOM = {
+    "bernoulli": elementwise, "bernoulli.p": elementwise, "bernoulli_.float": elementwise,
+    "bernoulli_.Tensor": elementwise, "uniform_": elementwise, "normal_": elementwise,
+    "exponential_": elementwise, "geometric_": elementwise, "log_normal_": elementwise,
+    "cauchy_": elementwise, "random_": elementwise, "random_.from": elementwise,
+    "random_.to": elementwise, "rand_like": elementwise, "randn_like": elementwise,
+    "rand_like.generator": elementwise, "randn_like.generator": elementwise,
+    "randint_like.low_dtype": elementwise, "randint_like.low_generator_dtype": elementwise,
+    "normal.Tensor_Tensor": elementwise, "normal.Tensor_float": elementwise,
+    "normal.float_Tensor": elementwise,
+}
+_RANDOM_FACTORIES = ("rand", "rand.generator", "randn", "randn.generator", "randint.low",
+                     "randint.low_generator", "randperm", "randperm.generator",
+                     "normal.float_float", "multinomial")
+
+RULES: dict[str, Rule] = {}
+for _name in tuple(r.aten for r in _op_tables.POINTWISE) + _ELEMENTWISE_EXTRA:
+    RULES[f"aten::{_name}"] = elementwise
+RULES["prims::fill_"] = RULES["prims::copy_"] = elementwise
+for _name in _DIMS:
+    RULES[f"aten::{_name}"] = dims()
+for _name in _DIMS_ALIGNED:
+    RULES[f"aten::{_name}"] = dims(aligned=True)
+for _name in _LEADING:
+    RULES[f"aten::{_name}"] = leading_self
+for _name, _rule in _RANDOM.items():
+    RULES[f"aten::{_name}"] = random_batched(_rule)
+RULES.update({
+    "aten::argmax": arg_reduce, "aten::argmin": arg_reduce,
+    "aten::view": view_like, "aten::_unsafe_view": view_like, "aten::reshape": view_like,
+    "aten::_reshape_alias": reshape_alias, "aten::expand": expand, "aten::repeat": repeat,
+    "aten::permute": permute, "aten::t": transpose_2d, "aten::unsqueeze": unsqueeze,
+    "aten::squeeze": squeeze_all, "aten::roll": roll, "aten::cat": cat,
+    "aten::view.dtype": self_dim_last, "aten::view_as_real": self_dim_last,
+    "aten::view_as_complex": self_dim_last, "aten::contiguous": leading,
+    "aten::mm": mm, "aten::bmm": mm, "aten::mv": mv, "aten::dot": dot, "aten::vdot": dot,
+    "aten::index_select": index_select, "aten::index.Tensor": index,
+    "aten::index_put_": index_put,
+    "aten::convolution": convolution, "aten::convolution_backward": convolution_backward,
+    "aten::native_layer_norm_backward": layer_norm_backward,
+    "aten::nll_loss_forward": nll_forward, "aten::_cross_entropy_forward": nll_forward,
+    "aten::nll_loss_backward": nll_backward, "aten::_cross_entropy_backward": nll_backward,
+    "aten::_local_scalar_dense": _no_item, "aten::is_nonzero": _no_control_flow,
+    "aten::nonzero": _no_dynamic,
+})
+for _name in _RANDOM_FACTORIES:
+    RULES[f"aten::{_name}"] = random_batched(_fallback)
+
+# random operators met with no batched argument: randomness decides
+UNBATCHED: dict[str, Callable[..., Any]] = {
+    f"aten::{n}": random_unbatched for n in tuple(_RANDOM) + _RANDOM_FACTORIES}
+del _name, _rule
