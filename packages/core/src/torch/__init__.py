@@ -114,6 +114,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "cpu": ("torch.cpu", None),
     "utils": ("torch.utils", None),
     "linalg": ("torch.linalg", None),
+    "fft": ("torch.fft", None),
     "testing": ("torch.testing", None),
     "return_types": ("torch._aten.reductions", "return_types"),
     "autograd": ("torch.autograd", None),

@@ -37,6 +37,7 @@ OP_MODULES = (
     "_aten.random",
     "_aten.gamma_sampling",
     "_aten.linalg",
+    "_aten.spectral",
     "_fused.softmax",
     "_fused.norms",
     "_fused.losses",

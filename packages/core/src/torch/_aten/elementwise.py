@@ -146,6 +146,14 @@ def _integral_no_bool(dt: _dtype.dtype, name: str) -> tuple[_dtype.dtype, _dtype
     return dt, dt
 
 
+def _magnitude(dt: _dtype.dtype, name: str) -> tuple[_dtype.dtype, _dtype.dtype]:
+    """abs: the magnitude of a complex number is real (``_unary_kernel`` takes the real parts
+    of the primitive's complex result)."""
+    if dt is _dtype.bool_:
+        raise _not_implemented(name, dt)
+    return dt, dt.to_real() if dt.is_complex else dt
+
+
 def _to_bool(dt: _dtype.dtype, name: str) -> tuple[_dtype.dtype, _dtype.dtype]:
     return dt, _dtype.bool_
 
@@ -214,7 +222,7 @@ RULES: dict[str, DtypeRule] = {
     "same": _same, "no_bool": _no_bool, "floating": _floating, "floating_only": _floating_only,
     "integral": _integral, "integral_no_bool": _integral_no_bool, "to_bool": _to_bool,
     "ordered": _ordered, "ordered_same": _ordered_same, "real_sign": _real_sign,
-    "rounding": _rounding, "negation": _negation,
+    "rounding": _rounding, "negation": _negation, "magnitude": _magnitude,
 }
 
 # The ops running one primitive on their operands alone, from the pointwise op table.
@@ -262,8 +270,23 @@ def _unary_kernel(row: Unary) -> Callable[[Tensor], Tensor]:
         compute, out_dt = row.rule(self._dtype, row.name)
         return run(row.prim, [self], compute, out_dt)
 
-    kernel.__name__ = row.name
-    return kernel
+    def magnitude(self: Tensor) -> Tensor:
+        _require_tensor(self, row.name, "input", 1)
+        compute, out_dt = row.rule(self._dtype, row.name)
+        if out_dt is compute:
+            return run(row.prim, [self], compute, out_dt)
+        # the primitive's inputs and output share a dtype: |z| comes back as complex numbers
+        # with zero imaginary parts, whose real parts are the result
+        result = run(row.prim, [self], compute, compute)
+        parts = Tensor._make(result._storage, result._shape, tuple(2 * s for s in result._stride),
+                             2 * result._offset, out_dt, result._device, result._vc)
+        out = new_tensor(result._shape, out_dt, result._device)
+        PRIMS.copy_(out, parts)
+        return out
+
+    chosen = magnitude if row.rule is _magnitude else kernel
+    chosen.__name__ = row.name
+    return chosen
 
 
 def _binary_kernel(row: Binary) -> Callable[[Any, Any], Tensor]:
@@ -616,6 +639,10 @@ def _nan_to_num_kernel(self: Tensor, nan: float | None = 0.0, posinf: float | No
 
 
 def _angle_kernel(self: Tensor) -> Tensor:
+    if self._dtype.is_complex:  # the argument of z, real; differentiable through its parts
+        from .complex_views import imag, real
+
+        return FUNCTIONS["atan2"](imag(self), real(self))
     x, dt = _float_input(self)
     # pi for negative numbers, 0 otherwise; NaN stays NaN
     result = where(lt(x, 0), _as_tensor(math.pi, x._dtype, x), _as_tensor(0.0, x._dtype, x))

@@ -77,6 +77,7 @@ class Promotion(NamedTuple):
 PROMOTIONS: dict[str, Promotion] = {
     "same": Promotion(),
     "no_bool": Promotion(BOOL_DTYPE),
+    "magnitude": Promotion(BOOL_DTYPE),  # no_bool, with complex inputs giving real results
     "negation": Promotion(BOOL_DTYPE),
     "floating": Promotion(integers_to_float=True),
     "floating_only": Promotion(INTS + BOOL_DTYPE),
@@ -152,8 +153,10 @@ POINTWISE: tuple[Pointwise, ...] = (
     # -- unary (the primitive table's order) --
     Pointwise("neg", "neg", "unary", "negation", HAND, "g.neg()", (WRAP,), REAL + COMPLEX,
               aliases=("negative",)),
-    Pointwise("abs", "abs", "unary", "no_bool", HAND, "g * x.sgn()", (WRAP,), REAL,
-              aliases=("absolute",)),  # complex abs is real: not this primitive
+    # complex magnitudes are real: the primitive writes them into the complex dtype and the op
+    # returns the real parts (the rule "magnitude"); this row's samples are real
+    Pointwise("abs", "abs", "unary", "magnitude", HAND, "g * x.sgn()", (WRAP,), REAL,
+              aliases=("absolute",)),
     Pointwise("sign", "sign", "unary", "real_sign", HAND, ZERO, (ANY,), ALL,
               torch_inplace=False),
     Pointwise("sgn", "sign", "unary", "same", HAND, ZERO, (ANY,), ALL, torch_inplace=False),

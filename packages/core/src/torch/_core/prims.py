@@ -26,7 +26,8 @@ from . import op_tables as _op_tables
 
 # 4: sigmoid became a primitive (it was four: neg, exp, add, reciprocal).
 # 5: sigmoid_backward and tanh_backward (binary; each was three: sub, mul, mul).
-VERSION = 5
+# 6: the spectral group (fft_c2c, fft_r2c, fft_c2r): discrete Fourier transforms.
+VERSION = 6
 
 # The elementwise primitives come from the pointwise op table (one row per op).
 _UNARY = _op_tables.primitives("unary")
@@ -102,6 +103,21 @@ def _table() -> dict[str, tuple[str, str]]:
         "convolution": ("convolution", "convolution(Tensor(a!) out, Tensor input, Tensor weight, "
                                        "int[] stride, int[] padding, int[] dilation, "
                                        "bool transposed, int groups) -> ()"),
+        # Discrete Fourier transforms over `dims` (distinct, wrapped, in any order), unscaled
+        # for normalization 0, scaled by 1/sqrt(n) for 1 and by 1/n for 2, n the product of
+        # the transformed sizes (the signal's, for c2r). c2c: out and a complex of one dtype
+        # and shape; forward=True is sum_k a[k] exp(-2 pi i jk/n), False the same with +i.
+        # r2c: a real (out's dtype's real counterpart), the forward transform; with onesided,
+        # out's size along dims[-1] is n // 2 + 1 (the rest follows by Hermitian symmetry).
+        # c2r: the inverse of a onesided spectrum: a complex holding n // 2 + 1 entries along
+        # dims[-1], out real with the signal's sizes; the imaginary parts a Hermitian
+        # spectrum cannot have (zero frequency, and n / 2 for even n) are ignored.
+        "fft_c2c": ("spectral", "fft_c2c(Tensor(a!) out, Tensor a, int[] dims, "
+                                "int normalization, bool forward) -> ()"),
+        "fft_r2c": ("spectral", "fft_r2c(Tensor(a!) out, Tensor a, int[] dims, "
+                                "int normalization, bool onesided) -> ()"),
+        "fft_c2r": ("spectral", "fft_c2r(Tensor(a!) out, Tensor a, int[] dims, "
+                                "int normalization) -> ()"),
     })
     return rows
 

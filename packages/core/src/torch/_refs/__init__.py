@@ -13,7 +13,7 @@ from typing import Any
 
 from .._core import prims as _prims
 from .._core.tensor import Tensor
-from . import conv, elementwise, indexing, linalg, memory, random, reduction, sort
+from . import conv, elementwise, indexing, linalg, memory, random, reduction, sort, spectral
 from .common import (
     FROM_NP,
     NP_DTYPES,
@@ -30,7 +30,7 @@ __all__ = ["CPU_KERNELS", "FROM_NP", "NP_DTYPES", "bf16_to_f32", "check_scalar_f
            "f32_to_bf16", "load", "missing", "np_view", "store"]
 
 CPU_KERNELS: dict[str, Callable[..., Any]] = {}
-for _group in (memory, elementwise, reduction, indexing, sort, linalg, random, conv):
+for _group in (memory, elementwise, reduction, indexing, sort, linalg, random, conv, spectral):
     CPU_KERNELS.update(_group.KERNELS)
 
 # numpy arrays have at most 64 dims; tensors may have more (as in PyTorch). Only dims of size 1

@@ -115,10 +115,20 @@ UNARY: dict[str, UnaryRule] = {
 }
 
 
-def _unary_rule(fn: UnaryRule) -> Callable[[Any, Tensor], tuple[Tensor | None]]:
+# Rows whose expression is not ``g`` times a holomorphic derivative (abs's ``g * x.sgn()`` is
+# already PyTorch's complex gradient; sgn's zero is the real case's), or whose backward kernel
+# conjugates itself (sigmoid_backward, tanh_backward).
+_NOT_HOLOMORPHIC = frozenset(("abs", "sgn", "sigmoid", "tanh"))
+
+
+def _unary_rule(fn: UnaryRule, holomorphic: bool) -> Callable[[Any, Tensor], tuple[Tensor | None]]:
     def rule(ctx: Any, grad: Tensor) -> tuple[Tensor | None]:
         if not _wants(ctx, 0):
             return (None,)
+        if holomorphic and grad._dtype.is_complex:
+            # PyTorch's complex gradient is g * conj(f'(z)) = conj(conj(g) * f'(z)); the
+            # expressions are written g * f'(z), linear in g
+            return (_complex.conj(fn(ctx.args[0], ctx.result, _complex.conj(grad))),)
         return (fn(ctx.args[0], ctx.result, grad),)
 
     rule.__name__ = fn.__name__
@@ -140,7 +150,8 @@ _UNARY_SAVES: dict[str, tuple[bool, bool]] = {
 
 for _name, _fn in UNARY.items():
     _keeps_x, _keeps_y = _UNARY_SAVES[_name]
-    derivative(f"aten::{_name}", args=_keeps_x, result=_keeps_y)(_unary_rule(_fn))
+    derivative(f"aten::{_name}", args=_keeps_x, result=_keeps_y)(
+        _unary_rule(_fn, _name not in _NOT_HOLOMORPHIC))
 
 
 # -- ops without a derivative: bool or integer results -------------------------------------

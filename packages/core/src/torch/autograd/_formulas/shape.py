@@ -104,4 +104,8 @@ def _to_copy(ctx: Any, grad: Any) -> tuple[Any, ...]:
     # back to the input's dtype and device, read from the node's input metadata so that the
     # input itself is not kept (it may be written in place afterwards, as in PyTorch)
     _shape, dtype, device = ctx._node._inputs_meta[0]
+    if grad._dtype.is_complex and not dtype.is_complex:
+        # a real input made complex (torch.fft of a real signal): its gradient is the real
+        # part, taken silently as PyTorch does, not a cast that warns about the imaginary part
+        grad = grad.real
     return positional(ctx, grad.to(device=device, dtype=dtype))

@@ -862,6 +862,56 @@ def _convolution_cases(gen: Gen, dt: _dtype.dtype) -> list[Case]:
     ]
 
 
+# -- spectral -------------------------------------------------------------------------------------
+
+# Transforms sum n terms: errors grow with the size, as an accumulation's do.
+_SPECTRAL_TOL = {"float32": (1e-5, 1e-4), "float64": (1e-9, 1e-9), "complex64": (1e-5, 1e-4),
+                 "complex128": (1e-9, 1e-9)}
+
+# (label, input shape, dims, normalization, input layout)
+_SPECTRAL_SHAPES: tuple[tuple[str, tuple[int, ...], list[int], int, str], ...] = (
+    ("1-d", (8,), [0], 0, "contiguous"),
+    ("1-d odd length, ortho", (7,), [0], 1, "contiguous"),
+    ("batched last dim, by n", (3, 10), [1], 2, "contiguous"),
+    ("first dim of a transposed input", (6, 5), [0], 0, "transposed"),
+    ("2-d over strided input", (4, 6), [0, 1], 1, "strided"),
+    ("dims out of order", (3, 4, 5), [2, 0], 0, "contiguous"),
+    ("length 1", (2, 1), [1], 2, "contiguous"),
+    ("zero-size batch", (0, 4), [1], 0, "contiguous"),
+    ("large", (4, 257), [1], 0, "contiguous"),
+)
+
+
+def _fft_c2c_cases(gen: Gen, dt: _dtype.dtype) -> list[Case]:
+    return [Case(f"{label}, {'forward' if forward else 'inverse'}", (Output(shape, dt),),
+                 (Operand(gen.values(shape, dt, -3, 3), dt, layout), dims, norm, forward))
+            for label, shape, dims, norm, layout in _SPECTRAL_SHAPES
+            for forward in (True, False)]
+
+
+def _onesided(shape: tuple[int, ...], dims: list[int]) -> tuple[int, ...]:
+    out = list(shape)
+    out[dims[-1]] = out[dims[-1]] // 2 + 1
+    return tuple(out)
+
+
+def _fft_r2c_cases(gen: Gen, dt: _dtype.dtype) -> list[Case]:
+    real = dt.to_real()  # the output's dtype is complex
+    return [Case(f"{label}, {'onesided' if onesided else 'full'}",
+                 (Output(_onesided(shape, dims) if onesided else shape, dt),),
+                 (Operand(gen.values(shape, real, -3, 3), real, layout), dims, norm, onesided))
+            for label, shape, dims, norm, layout in _SPECTRAL_SHAPES
+            for onesided in (True, False)]
+
+
+def _fft_c2r_cases(gen: Gen, dt: _dtype.dtype) -> list[Case]:
+    spectrum = dt.to_complex()  # the output's dtype is real, the signal's
+    return [Case(label, (Output(shape, dt),),
+                 (Operand(gen.values(_onesided(shape, dims), spectrum, -3, 3), spectrum, layout),
+                  dims, norm))
+            for label, shape, dims, norm, layout in _SPECTRAL_SHAPES]
+
+
 # -- the table ------------------------------------------------------------------------------------
 
 
@@ -885,6 +935,9 @@ def _table() -> dict[str, Samples]:
         "searchsorted": Samples(REAL, _searchsorted_cases),
         "random_bits_": Samples(("int64",), _random_bits_cases),
         "convolution": Samples(REAL, _convolution_cases, _ACCUMULATE_TOL),
+        "fft_c2c": Samples(COMPLEX, _fft_c2c_cases, _SPECTRAL_TOL),
+        "fft_r2c": Samples(COMPLEX, _fft_r2c_cases, _SPECTRAL_TOL),
+        "fft_c2r": Samples(("float32", "float64"), _fft_c2r_cases, _SPECTRAL_TOL),
     })
     return rows
 
