@@ -193,15 +193,16 @@ class profile:
 def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
                               use_gzip: bool = False,
                               use_python_export: bool = False) -> Callable[[profile], None]:
-    """An ``on_trace_ready`` handler writing ``<worker>.<ms>.pt.trace.json[.gz]`` into
-    ``dir_name``, where TensorBoard's profiler plugin finds traces."""
+    """An ``on_trace_ready`` handler writing ``<worker>.<ns>.pt.trace.json[.gz]`` into
+    ``dir_name`` (the time in nanoseconds, as PyTorch names them), where TensorBoard's
+    profiler plugin finds traces."""
 
     def handler(prof: profile) -> None:
         os.makedirs(dir_name, exist_ok=True)
         worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         suffix = ".pt.trace.json" + (".gz" if use_gzip else "")
-        stamp = time.time_ns() // 1_000_000
-        # two windows ending in the same millisecond must not overwrite each other
+        stamp = time.time_ns()
+        # two windows ending at the same clock reading must not overwrite each other
         while os.path.exists(os.path.join(dir_name, f"{worker}.{stamp}{suffix}")):
             stamp += 1
         prof.export_chrome_trace(os.path.join(dir_name, f"{worker}.{stamp}{suffix}"))
