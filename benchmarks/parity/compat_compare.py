@@ -30,6 +30,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+import compat_cases  # beside this file
+
 HERE = pathlib.Path(__file__).resolve().parent
 REPORT = HERE.parent / "results" / "compat.md"
 STATUSES = ("agrees", "exists", "raises", "missing")
@@ -75,14 +77,11 @@ def classify(mine: dict[str, Any], ref: dict[str, Any], random: bool,
     return ("agrees", "") if why is None else ("exists", why.splitlines()[0])
 
 
-def judge(mine: dict[str, Any], ref: dict[str, Any], compare: Compare
+def judge(rows: list[Any], mine: dict[str, Any], ref: dict[str, Any], compare: Compare
           ) -> list[tuple[Any, str, str]]:
-    """(row, status, detail) for every row both libraries collected, in table order."""
-    import compat_cases
-
+    """(row, status, detail) for every row of ``rows`` both libraries collected, in order."""
     return [(row, *classify(mine["rows"][row.id], ref["rows"][row.id], row.random, compare))
-            for row in compat_cases.rows()
-            if row.id in mine["rows"] and row.id in ref["rows"]]
+            for row in rows if row.id in mine["rows"] and row.id in ref["rows"]]
 
 
 def summary(judged: list[tuple[Any, str, str]], ref_version: str) -> str:
@@ -179,7 +178,7 @@ def run(reference_python: str, work: pathlib.Path, compare: Compare, only: str =
     """Collect under both libraries and judge every row."""
     ref = collect(reference_python, work / "compat-ref.pickle", only)
     mine = collect(sys.executable, work / "compat-mine.pickle", only)
-    return judge(mine, ref, compare), mine, ref
+    return judge(compat_cases.rows(), mine, ref, compare), mine, ref
 
 
 def main() -> int:

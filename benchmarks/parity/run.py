@@ -14,8 +14,11 @@ values within the row's tolerances (``assert_close``'s defaults when the row giv
 marked ``random`` compare dtype and shape only. Printing samples compare ``repr()`` exactly.
 The checkpoint round trip saves with each library and loads with the other. The meta-device and
 fake-tensor sections (``layout_collect.py``, ``layout_compare.py``) run every sample on meta
-inputs and under ``FakeTensorMode`` and compare result layouts (no values). ``--sections``
-runs a subset while working on one part.
+inputs and under ``FakeTensorMode`` and compare result layouts (no values). The ``compat``
+section (``compat_compare.py``) calls every public name of ``compat_table.txt`` in both, prints
+its own summary line (``N of M names exist, K agree``) and writes ``benchmarks/results/
+compat.md``; it is a measure of the surface and does not count towards the pass/fail total.
+``--sections`` runs a subset while working on one part.
 """
 
 from __future__ import annotations
@@ -38,11 +41,12 @@ RESULTS = HERE.parent / "results"
 sys.path.insert(0, str(HERE))
 
 import collect  # noqa: E402  (beside this file)
+import compat_compare  # noqa: E402
 import layout_compare  # noqa: E402
 import nn_compare  # noqa: E402
 
 MAX_DETAILS = 60
-SECTIONS = (*collect.SECTIONS, "nn")  # the checkpoint round trip always runs
+SECTIONS = (*collect.SECTIONS, "nn", "compat")  # the checkpoint round trip always runs
 
 
 def run_collect(python: str, label: str, out: pathlib.Path, *extra: str) -> dict[str, Any]:
@@ -335,6 +339,8 @@ def main() -> int:
             ref["checkpoint"].update(
                 {k: v for k, v in again["checkpoint"].items() if k in ("loaded", "load_error")})
         nn_rows = nn_compare.run(args.reference_python, work) if "nn" in sections else []
+        compat = (compat_compare.run(args.reference_python, work, compare_results)
+                  if "compat" in sections else None)
 
     rows = row_table(collect.load_opdb())
     table, failures = compare_ops(mine.get("ops", {}), ref.get("ops", {}), rows)
@@ -391,6 +397,13 @@ def main() -> int:
     write_report(args.report, mine, ref, table, failures, printing, checkpoints,
                  (passed, failed), (grad_table, grad_failures, grad_ops),
                  nn_compare.report(nn_rows) if nn_rows else [], layouts)
+    if compat is not None:  # a measure of the surface, outside the pass/fail total
+        judged, compat_mine, compat_ref = compat
+        compat_compare.print_summary(judged, compat_ref["version"])
+        compat_report = args.report.parent / compat_compare.REPORT.name
+        compat_report.write_text(
+            "\n".join(compat_compare.report_lines(judged, compat_mine, compat_ref)) + "\n")
+        print(f"compat report: {compat_report}")
     print(f"report: {args.report}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
