@@ -80,7 +80,7 @@ def traced_as(kind: str) -> Callable[[_F], _F]:
                 return fn(*args, **kwargs)
             name = kind if signature is None else \
                 kind.format(**signature.bind(*args, **kwargs).arguments)
-            return recorder.call_as_node(name, fn, args, kwargs)
+            return recorder.call_as_node(name, marked, fn, args, kwargs)
 
         return marked  # type: ignore[return-value]
 
@@ -147,10 +147,11 @@ class _Recorder:
         self.bind(tensor, value)
         return len(node.outputs) - 1
 
-    def call_as_node(self, kind: str, fn: Callable[..., Any], args: tuple[Any, ...],
-                     kwargs: dict[str, Any]) -> Any:
-        """Run a marked function with the operators inside it unrecorded; record it as one
-        node."""
+    def call_as_node(self, kind: str, target: Callable[..., Any], fn: Callable[..., Any],
+                     args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run a marked function ``fn`` with the operators inside it unrecorded; record it as
+        one node that runs ``target`` (the marked function, so that a trace of the replay
+        sees it as one node again)."""
         if self.inside_node:
             return fn(*args, **kwargs)
         self.inside_node += 1
@@ -158,7 +159,7 @@ class _Recorder:
             result = fn(*args, **kwargs)
         finally:
             self.inside_node -= 1
-        self.add(kind, fn, args, kwargs, result)
+        self.add(kind, target, args, kwargs, result)
         return result
 
 

@@ -1,0 +1,652 @@
+"""The operator table of the ONNX exporter: one row per aten operator of a traced graph.
+
+Each row is a function ``(g, node, args, kwargs) -> output name(s)`` that adds the ONNX nodes
+computing the operator: ``g`` is the :class:`~torch.onnx._builder.Builder`, ``node`` the traced
+node (its outputs carry the shapes and dtypes the trace saw), ``args``/``kwargs`` its arguments
+with every tensor a :class:`~torch.onnx._builder.Var`. An in-place operator (``relu_``) uses
+its out-of-place row. Functions traced as one node (``aten::max_pool2d``...) get their
+arguments by the function's own signature.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch.jit._graph import Node
+from torch.onnx._builder import Builder, Var
+
+__all__ = ["SHAPE_ONLY", "TABLE", "lookup"]
+
+Row = Callable[[Builder, Node, tuple[Any, ...], dict[str, Any]], Any]
+TABLE: dict[str, Row] = {}
+
+# Operators whose result depends only on the shapes and dtypes of their tensor arguments (fixed
+# in a trace): the exporter stores their results as constants.
+SHAPE_ONLY = frozenset({
+    "aten::zeros_like", "aten::ones_like", "aten::full_like", "aten::empty_like",
+    "aten::new_zeros", "aten::new_ones", "aten::new_full", "aten::new_empty",
+})
+
+_INT64_MAX = 2**63 - 1
+
+
+def row(*kinds: str) -> Callable[[Row], Row]:
+    def add(fn: Row) -> Row:
+        for kind in kinds:
+            TABLE[kind] = fn
+        return fn
+
+    return add
+
+
+def lookup(kind: str) -> Row | None:
+    """The row of ``kind``; an in-place operator falls back to its out-of-place row."""
+    found = TABLE.get(kind)
+    if found is None:
+        name, dot, overload = kind.partition(".")
+        if name.endswith("_") and not name.endswith("__"):
+            found = TABLE.get(name[:-1] + dot + overload)
+    return found
+
+
+def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str,
+         default: Any = None) -> Any:
+    if index < len(args):
+        return args[index]
+    return kwargs.get(name, default)
+
+
+def _out(node: Node, i: int = 0) -> Any:
+    return node.outputs[i]
+
+
+def _bound(node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of a function traced as one node, by its parameter names."""
+    bound = inspect.signature(node.target).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _dim(d: int, rank: int) -> int:
+    return d + rank if d < 0 else d
+
+
+def _ntuple(x: Any, n: int) -> list[int]:
+    if isinstance(x, (list, tuple)):
+        return [int(v) for v in x] * (n if len(x) == 1 else 1)
+    return [int(x)] * n
+
+
+# -- elementwise -----------------------------------------------------------------------------
+
+def _operand(g: Builder, x: Any, dtype: torch.dtype) -> str:
+    """A tensor operand cast to ``dtype``, or a Python number as a 0-d constant of it."""
+    if isinstance(x, Var):
+        return g.cast(x, dtype)
+    return g.const(x, dtype)
+
+
+def _common_dtype(a: Any, b: Any) -> torch.dtype:
+    """The dtype two operands compute in, by PyTorch's promotion (a Python number does not
+    raise a tensor's category's dtype)."""
+    ta = torch.empty((), dtype=a.dtype) if isinstance(a, Var) else a
+    tb = torch.empty((), dtype=b.dtype) if isinstance(b, Var) else b
+    return torch.result_type(ta, tb)
+
+
+def _binary(op_type: str, compare: bool = False) -> Row:
+    def build(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        a, b = args[0], args[1]
+        dtype = _common_dtype(a, b) if compare else _out(node).dtype
+        alpha = _arg(args, kwargs, 2, "alpha", 1)
+        rhs = _operand(g, b, dtype)
+        if alpha != 1:
+            rhs = g.op("Mul", rhs, g.const(alpha, dtype))
+        return g.op(op_type, _operand(g, a, dtype), rhs)
+
+    return build
+
+
+for _kinds, _op in (
+    (("aten::add.Tensor", "aten::add.Scalar"), "Add"),
+    (("aten::sub.Tensor", "aten::sub.Scalar"), "Sub"),
+    (("aten::mul.Tensor", "aten::mul.Scalar"), "Mul"),
+    (("aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar"), "Pow"),
+    (("aten::maximum",), "Max"),
+    (("aten::minimum",), "Min"),
+):
+    row(*_kinds)(_binary(_op))
+
+for _kinds, _op in (
+    (("aten::eq.Tensor", "aten::eq.Scalar"), "Equal"),
+    (("aten::gt.Tensor", "aten::gt.Scalar"), "Greater"),
+    (("aten::lt.Tensor", "aten::lt.Scalar"), "Less"),
+    (("aten::ge.Tensor", "aten::ge.Scalar"), "GreaterOrEqual"),
+    (("aten::le.Tensor", "aten::le.Scalar"), "LessOrEqual"),
+):
+    row(*_kinds)(_binary(_op, compare=True))
+
+
+@row("aten::ne.Tensor", "aten::ne.Scalar")
+def _ne(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    return g.op("Not", _binary("Equal", compare=True)(g, node, args, kwargs))
+
+
+@row("aten::rsub.Scalar", "aten::rsub.Tensor")
+def _rsub(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    dtype = _out(node).dtype
+    alpha = _arg(args, kwargs, 2, "alpha", 1)
+    x = _operand(g, args[0], dtype)
+    if alpha != 1:
+        x = g.op("Mul", x, g.const(alpha, dtype))
+    return g.op("Sub", _operand(g, args[1], dtype), x)
+
+
+@row("aten::div.Tensor", "aten::div.Scalar", "aten::div.Tensor_mode", "aten::div.Scalar_mode")
+def _div(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    dtype = _out(node).dtype
+    mode = _arg(args, kwargs, 2, "rounding_mode")
+    quotient = g.op("Div", _operand(g, args[0], dtype), _operand(g, args[1], dtype))
+    if mode is None or (mode == "trunc" and not dtype.is_floating_point):
+        return quotient  # ONNX's integer Div truncates, as rounding_mode="trunc" does
+    if mode == "floor" and dtype.is_floating_point:
+        return g.op("Floor", quotient)
+    from torch.onnx.errors import UnsupportedOperatorError
+
+    raise UnsupportedOperatorError(f"{node.kind} (rounding_mode={mode!r}, {dtype})", g.opset)
+
+
+_UNARY = {
+    "aten::relu": "Relu", "aten::tanh": "Tanh", "aten::sigmoid": "Sigmoid", "aten::exp": "Exp",
+    "aten::log": "Log", "aten::sqrt": "Sqrt", "aten::neg": "Neg", "aten::abs": "Abs",
+    "aten::erf": "Erf", "aten::sin": "Sin", "aten::cos": "Cos", "aten::floor": "Floor",
+    "aten::ceil": "Ceil", "aten::reciprocal": "Reciprocal", "aten::sign": "Sign",
+    "aten::logical_not": "Not", "aten::round": "Round",
+    # identities: copies and aliases are the same value in ONNX's value semantics
+    "aten::clone": "Identity", "aten::alias": "Identity", "aten::detach": "Identity",
+    "aten::lift_fresh": "Identity", "aten::contiguous": "Identity",
+}
+
+
+def _unary(op_type: str) -> Row:
+    def build(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        return g.op(op_type, args[0])
+
+    return build
+
+
+for _kind, _op in _UNARY.items():
+    row(_kind)(_unary(_op))
+
+
+@row("aten::rsqrt")
+def _rsqrt(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    return g.op("Reciprocal", g.op("Sqrt", args[0]))
+
+
+@row("aten::silu")
+def _silu(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    return g.op("Mul", args[0], g.op("Sigmoid", args[0]))
+
+
+@row("aten::gelu")
+def _gelu(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    approximate = _arg(args, kwargs, 1, "approximate", "none")
+    if g.opset >= 20:
+        return g.op("Gelu", x, approximate=approximate)
+    half = g.const(0.5, x.dtype)
+    one = g.const(1.0, x.dtype)
+    if approximate == "tanh":  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        cube = g.op("Mul", g.op("Mul", x, x), x)
+        inner = g.op("Add", x, g.op("Mul", cube, g.const(0.044715, x.dtype)))
+        t = g.op("Tanh", g.op("Mul", inner, g.const(math.sqrt(2 / math.pi), x.dtype)))
+    else:  # 0.5 x (1 + erf(x / sqrt(2)))
+        t = g.op("Erf", g.op("Mul", x, g.const(1 / math.sqrt(2), x.dtype)))
+    return g.op("Mul", g.op("Mul", x, half), g.op("Add", one, t))
+
+
+@row("aten::clamp", "aten::clamp_min", "aten::clamp_max", "aten::hardtanh")
+def _clamp(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    if node.kind == "aten::clamp_max":
+        low, high = None, _arg(args, kwargs, 1, "max")
+    elif node.kind == "aten::hardtanh":
+        low, high = _arg(args, kwargs, 1, "min_val", -1.0), _arg(args, kwargs, 2, "max_val", 1.0)
+    else:
+        low = _arg(args, kwargs, 1, "min")
+        high = _arg(args, kwargs, 2, "max") if node.kind == "aten::clamp" else None
+    bounds = [None if b is None else _operand(g, b, x.dtype) for b in (low, high)]
+    return g.op("Clip", x, *bounds)
+
+
+@row("aten::where.self", "aten::where.ScalarSelf", "aten::where.ScalarOther",
+     "aten::where.Scalar")
+def _where(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    dtype = _out(node).dtype
+    return g.op("Where", g.cast(args[0], torch.bool), _operand(g, args[1], dtype),
+                _operand(g, args[2], dtype))
+
+
+@row("aten::masked_fill.Scalar", "aten::masked_fill.Tensor")
+def _masked_fill(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x, mask, value = args[0], args[1], args[2]
+    return g.op("Where", g.cast(mask, torch.bool), _operand(g, value, x.dtype), x)
+
+
+@row("aten::_to_copy")
+def _to_copy(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    return g.op("Identity", g.cast(args[0], _out(node).dtype))
+
+
+# -- softmax, normalisation ------------------------------------------------------------------
+
+@row("aten::_softmax", "aten::softmax.int")
+def _softmax(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    return g.op("Softmax", g.cast(x, _out(node).dtype), axis=_dim(args[1], x.rank))
+
+
+@row("aten::_log_softmax", "aten::log_softmax.int")
+def _log_softmax(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    return g.op("LogSoftmax", g.cast(x, _out(node).dtype), axis=_dim(args[1], x.rank))
+
+
+def _layer_norm_parts(g: Builder, x: Var, shape: Sequence[int], weight: Any, bias: Any,
+                      eps: float, outputs: int) -> Any:
+    axis = x.rank - len(shape)
+    if g.opset >= 17:
+        scale = weight if weight is not None else g.const(torch.ones(*shape), x.dtype)
+        return g.op("LayerNormalization", x, scale, bias, axis=axis, epsilon=float(eps),
+                    outputs=outputs)
+    axes = list(range(axis, x.rank))
+    mean = g.axes_input("ReduceMean", x, axes, 18, keepdims=1)
+    centred = g.op("Sub", x, mean)
+    var = g.axes_input("ReduceMean", g.op("Mul", centred, centred), axes, 18, keepdims=1)
+    rstd = g.op("Reciprocal", g.op("Sqrt", g.op("Add", var, g.const(float(eps), x.dtype))))
+    y = g.op("Mul", centred, rstd)
+    if weight is not None:
+        y = g.op("Mul", y, weight)
+    if bias is not None:
+        y = g.op("Add", y, bias)
+    return y if outputs == 1 else [y, mean, rstd]
+
+
+@row("aten::layer_norm")
+def _layer_norm(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    return _layer_norm_parts(g, args[0], args[1], _arg(args, kwargs, 2, "weight"),
+                             _arg(args, kwargs, 3, "bias"), _arg(args, kwargs, 4, "eps", 1e-5),
+                             1)
+
+
+@row("aten::native_layer_norm")
+def _native_layer_norm(g: Builder, node: Node, args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> list[str]:
+    return _layer_norm_parts(g, args[0], args[1], args[2], args[3], args[4], 3)
+
+
+@row("aten::batch_norm")
+def _batch_norm(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    a = _bound(node, args, kwargs)
+    x = a["input"]
+    if a["training"]:
+        from torch.onnx.errors import OnnxExporterError
+
+        raise OnnxExporterError("aten::batch_norm in training mode (batch statistics) is not "
+                                "exported: export with training=TrainingMode.EVAL (the "
+                                "default) or call model.eval() first")
+    channels = x.shape[1]
+    scale = a["weight"] if a["weight"] is not None else g.const(torch.ones(channels), x.dtype)
+    shift = a["bias"] if a["bias"] is not None else g.const(torch.zeros(channels), x.dtype)
+    return g.op("BatchNormalization", x, scale, shift, a["running_mean"], a["running_var"],
+                epsilon=float(a["eps"]))
+
+
+# -- linear algebra, convolution -------------------------------------------------------------
+
+@row("aten::matmul", "aten::mm", "aten::bmm")
+def _matmul(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    return g.op("MatMul", args[0], args[1])
+
+
+@row("aten::addmm")
+def _addmm(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    beta = _arg(args, kwargs, 3, "beta", 1)
+    alpha = _arg(args, kwargs, 4, "alpha", 1)
+    return g.op("Gemm", args[1], args[2], args[0], alpha=float(alpha), beta=float(beta))
+
+
+@row("aten::baddbmm", "aten::addbmm")
+def _baddbmm(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    dtype = _out(node).dtype
+    beta = _arg(args, kwargs, 3, "beta", 1)
+    alpha = _arg(args, kwargs, 4, "alpha", 1)
+    product = g.op("MatMul", args[1], args[2])
+    if node.kind == "aten::addbmm":
+        product = g.axes_input("ReduceSum", product, [0], 13, keepdims=0)
+    product = g.op("Mul", product, g.const(alpha, dtype))
+    return g.op("Add", g.op("Mul", args[0], g.const(beta, dtype)), product)
+
+
+@row("aten::convolution", "aten::_convolution")
+def _convolution(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x, weight, bias, stride, padding, dilation, transposed, output_padding, groups = args[:9]
+    n = weight.rank - 2
+    pads = _ntuple(padding, n)
+    attrs = {"strides": _ntuple(stride, n), "pads": pads + pads,
+             "dilations": _ntuple(dilation, n), "group": int(groups),
+             "kernel_shape": list(weight.shape[2:])}
+    if transposed:
+        return g.op("ConvTranspose", x, weight, bias,
+                    output_padding=_ntuple(output_padding, n), **attrs)
+    return g.op("Conv", x, weight, bias, **attrs)
+
+
+@row("aten::scaled_dot_product_attention")
+def _sdpa(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    q, k, v = args[0], args[1], args[2]
+    mask = _arg(args, kwargs, 3, "attn_mask")
+    causal = _arg(args, kwargs, 5, "is_causal", False)
+    scale = _arg(args, kwargs, 6, "scale")
+    if _arg(args, kwargs, 7, "enable_gqa", False) and q.shape[-3] != k.shape[-3]:
+        from torch.onnx.errors import UnsupportedOperatorError
+
+        raise UnsupportedOperatorError("aten::scaled_dot_product_attention (enable_gqa)",
+                                       g.opset)
+    dtype = q.dtype
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    perm = list(range(k.rank - 2)) + [k.rank - 1, k.rank - 2]
+    scores = g.op("Mul", g.op("MatMul", q, g.op("Transpose", k, perm=perm)),
+                  g.const(scale, dtype))  # (..., L, S); dropout_p is training only
+    length, source = q.shape[-2], k.shape[-2]
+    if causal:
+        future = torch.ones(length, source, dtype=torch.bool).triu(1)
+        scores = g.op("Add", scores, g.const(torch.zeros(length, source).masked_fill(
+            future, -math.inf), dtype))
+    if mask is not None:
+        if mask.dtype == torch.bool:
+            scores = g.op("Add", scores, g.op("Where", mask, g.const(0.0, dtype),
+                                              g.const(-math.inf, dtype)))
+        else:
+            scores = g.op("Add", scores, g.cast(mask, dtype))
+    return g.op("MatMul", g.op("Softmax", scores, axis=-1), v)
+
+
+# -- pooling (functions traced as one node) --------------------------------------------------
+
+def _batched(g: Builder, x: Var, n: int, build: Callable[[str], str]) -> str:
+    """Run a pooling node on an unbatched input through a batch of one."""
+    if x.rank == n + 2:
+        return build(x.name)
+    pooled = build(g.axes_input("Unsqueeze", x, [0], 13))
+    return g.axes_input("Squeeze", pooled, [0], 13)
+
+
+def _pool_attrs(a: dict[str, Any], n: int) -> dict[str, Any]:
+    kernel = _ntuple(a["kernel_size"], n)
+    stride = a["stride"]
+    strides = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
+        else _ntuple(stride, n)
+    pads = _ntuple(a["padding"], n)
+    return {"kernel_shape": kernel, "strides": strides, "pads": pads + pads,
+            "ceil_mode": int(bool(a["ceil_mode"]))}
+
+
+@row("aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d")
+def _max_pool(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    a = _bound(node, args, kwargs)
+    if a["return_indices"]:
+        from torch.onnx.errors import UnsupportedOperatorError
+
+        raise UnsupportedOperatorError(f"{node.kind} (return_indices=True)", g.opset)
+    n = a["n"]
+    attrs = _pool_attrs(a, n)
+    attrs["dilations"] = _ntuple(a["dilation"], n)
+    return _batched(g, a["input"], n, lambda x: g.op("MaxPool", x, **attrs))
+
+
+@row("aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d")
+def _avg_pool(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    a = _bound(node, args, kwargs)
+    if a["divisor_override"]:
+        from torch.onnx.errors import UnsupportedOperatorError
+
+        raise UnsupportedOperatorError(f"{node.kind} (divisor_override)", g.opset)
+    n = a["n"]
+    attrs = _pool_attrs(a, n)
+    attrs["count_include_pad"] = int(bool(a["count_include_pad"]))
+    return _batched(g, a["input"], n, lambda x: g.op("AveragePool", x, **attrs))
+
+
+@row("aten::adaptive_avg_pool1d", "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d")
+def _adaptive_avg_pool(g: Builder, node: Node, args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> str:
+    a = _bound(node, args, kwargs)
+    x, n = a["input"], a["n"]
+    sizes = x.shape[-n:]
+    outs = _out(node).shape[-n:]
+    if all(o == 1 for o in outs):
+        return _batched(g, x, n, lambda v: g.op("GlobalAveragePool", v))
+    if any(o == 0 or s % o for s, o in zip(sizes, outs)):
+        from torch.onnx.errors import UnsupportedOperatorError
+
+        raise UnsupportedOperatorError(
+            f"{node.kind} (input size {list(sizes)} not a multiple of {list(outs)})", g.opset)
+    kernel = [s // o for s, o in zip(sizes, outs)]
+    return _batched(g, x, n, lambda v: g.op("AveragePool", v, kernel_shape=kernel,
+                                            strides=kernel))
+
+
+# -- shapes and views ------------------------------------------------------------------------
+
+def _reshape_to(g: Builder, x: Var, node: Node, requested: Sequence[int] | None) -> str:
+    """Reshape to the traced output shape, writing ``0`` (copy the input's size) where a
+    dimension kept its size at its place and ``-1`` where the code asked for it, so that a
+    dynamic axis (the batch) stays dynamic."""
+    target = _out(node).shape
+    shape = []
+    for i, size in enumerate(target):
+        if requested is not None and i < len(requested) and requested[i] == -1:
+            shape.append(-1)
+        elif i < x.rank and x.shape[i] == size and size != 0:
+            shape.append(0)
+        else:
+            shape.append(size)
+    return g.op("Reshape", x, g.ints(shape))
+
+
+@row("aten::reshape", "aten::view", "aten::_unsafe_view", "aten::_reshape_alias")
+def _reshape(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    return _reshape_to(g, args[0], node, list(args[1]))
+
+
+@row("aten::flatten.using_ints", "aten::unflatten.int")
+def _flatten(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    requested = None
+    if node.kind == "aten::flatten.using_ints" and x.rank:
+        start = _dim(_arg(args, kwargs, 1, "start_dim", 0), x.rank)
+        requested = [0] * start + [-1]  # the flattened dim is the inferred one
+    return _reshape_to(g, x, node, requested)
+
+
+@row("aten::permute")
+def _permute(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    return g.op("Transpose", x, perm=[_dim(d, x.rank) for d in args[1]])
+
+
+@row("aten::transpose.int")
+def _transpose(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    perm = list(range(x.rank))
+    a, b = _dim(args[1], x.rank), _dim(args[2], x.rank)
+    perm[a], perm[b] = perm[b], perm[a]
+    return g.op("Transpose", x, perm=perm)
+
+
+@row("aten::t")
+def _t(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    return g.op("Transpose", x, perm=[1, 0]) if x.rank == 2 else g.op("Identity", x)
+
+
+@row("aten::unsqueeze")
+def _unsqueeze(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    return g.axes_input("Unsqueeze", x, [_dim(args[1], x.rank + 1)], 13)
+
+
+@row("aten::squeeze", "aten::squeeze.dim", "aten::squeeze.dims")
+def _squeeze(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    if len(args) > 1:
+        dims = args[1] if isinstance(args[1], (list, tuple)) else [args[1]]
+    else:
+        dims = range(x.rank)
+    axes = [_dim(d, x.rank) for d in dims if x.rank and x.shape[_dim(d, x.rank)] == 1]
+    if not axes:
+        return g.op("Identity", x)
+    return g.axes_input("Squeeze", x, axes, 13)
+
+
+@row("aten::expand")
+def _expand(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    target = list(_out(node).shape)
+    offset = len(target) - x.rank
+    # 1 keeps the input's size (ONNX Expand broadcasts), so a dynamic axis stays dynamic
+    shape = [1 if i >= offset and x.shape[i - offset] == size else size
+             for i, size in enumerate(target)]
+    return g.op("Expand", x, g.ints(shape))
+
+
+@row("aten::select.int")
+def _select(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    return g.op("Gather", x, g.const(int(args[2]), torch.int64), axis=_dim(args[1], x.rank))
+
+
+@row("aten::slice.Tensor")
+def _slice(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    dim = _dim(_arg(args, kwargs, 1, "dim", 0), x.rank)
+    start = _arg(args, kwargs, 2, "start")
+    end = _arg(args, kwargs, 3, "end")
+    step = _arg(args, kwargs, 4, "step", 1)
+    start = 0 if start is None else max(min(int(start), _INT64_MAX), -_INT64_MAX)
+    end = _INT64_MAX if end is None else max(min(int(end), _INT64_MAX), -_INT64_MAX)
+    return g.op("Slice", x, g.ints([start]), g.ints([end]), g.ints([dim]), g.ints([step]))
+
+
+@row("aten::narrow")
+def _narrow(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x, dim, start, length = args[:4]
+    return _slice(g, node, (x, dim, start, start + length, 1), {})
+
+
+@row("aten::cat", "aten::concat", "aten::concatenate")
+def _cat(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    dtype = _out(node).dtype
+    parts = [t for t in args[0] if not (t.rank == 1 and t.shape[0] == 0)]  # legacy empties
+    axis = _dim(_arg(args, kwargs, 1, "dim", 0), _out(node).rank)
+    return g.op("Concat", *[g.cast(t, dtype) for t in parts], axis=axis)
+
+
+@row("aten::stack")
+def _stack(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    dtype = _out(node).dtype
+    axis = _dim(_arg(args, kwargs, 1, "dim", 0), _out(node).rank)
+    parts = [g.axes_input("Unsqueeze", g.cast(t, dtype), [axis], 13) for t in args[0]]
+    return g.op("Concat", *parts, axis=axis)
+
+
+@row("aten::chunk", "aten::split.Tensor", "aten::split_with_sizes", "aten::unbind.int",
+     "aten::split.sizes", "aten::tensor_split.sections")
+def _split(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
+    x = args[0]
+    dims = {"aten::chunk": 2, "aten::unbind.int": 1}
+    index = dims.get(node.kind, 2)
+    axis = _dim(_arg(args, kwargs, index, "dim", 0), x.rank)
+    unbind = node.kind == "aten::unbind.int"
+    sizes = [1 if unbind else v.shape[axis] for v in node.outputs]
+    if len(sizes) == 1:
+        parts = [g.op("Identity", x)]
+    else:
+        parts = g.op("Split", x, g.ints(sizes), axis=axis, outputs=len(sizes))
+    if unbind:
+        parts = [g.axes_input("Squeeze", p, [axis], 13) for p in parts]
+    return parts
+
+
+@row("aten::index_select")
+def _index_select(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    return g.op("Gather", x, args[2], axis=_dim(args[1], x.rank))
+
+
+@row("aten::embedding")
+def _embedding(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    return g.op("Gather", args[0], args[1], axis=0)
+
+
+@row("aten::triu", "aten::tril")
+def _trilu(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    diagonal = _arg(args, kwargs, 1, "diagonal", 0)
+    return g.op("Trilu", args[0], g.const(int(diagonal), torch.int64),
+                upper=int(node.kind == "aten::triu"))
+
+
+# -- reductions ------------------------------------------------------------------------------
+
+def _reduce_dims(x: Var, dims: Any) -> list[int] | None:
+    if dims is None or (isinstance(dims, (list, tuple)) and not dims):
+        return None
+    dims = dims if isinstance(dims, (list, tuple)) else [dims]
+    return [_dim(d, x.rank) for d in dims]
+
+
+def _reduction(op_type: str, since: int) -> Row:
+    def build(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        x = args[0]
+        axes = _reduce_dims(x, _arg(args, kwargs, 1, "dim"))
+        keepdim = bool(_arg(args, kwargs, 2, "keepdim", False))
+        source = g.cast(x, _out(node).dtype)
+        return g.axes_input(op_type, source, axes, since, keepdims=int(keepdim))
+
+    return build
+
+
+row("aten::sum.dim_IntList", "aten::sum")(_reduction("ReduceSum", 13))
+row("aten::mean.dim", "aten::mean")(_reduction("ReduceMean", 18))
+row("aten::amax")(_reduction("ReduceMax", 18))
+row("aten::amin")(_reduction("ReduceMin", 18))
+
+
+@row("aten::argmax", "aten::argmin")
+def _argmax(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    dim = _arg(args, kwargs, 1, "dim")
+    keepdim = bool(_arg(args, kwargs, 2, "keepdim", False))
+    op_type = "ArgMax" if node.kind == "aten::argmax" else "ArgMin"
+    if dim is None:  # over the flattened tensor
+        flat = g.op("Reshape", x, g.ints([-1]))
+        return g.op(op_type, flat, axis=0, keepdims=0)
+    return g.op(op_type, x, axis=_dim(dim, x.rank), keepdims=int(keepdim),
+                select_last_index=0)
+
+
+@row("aten::max.dim", "aten::min.dim")
+def _max_dim(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
+    x = args[0]
+    dim = _dim(args[1], x.rank)
+    keepdim = bool(_arg(args, kwargs, 2, "keepdim", False))
+    reduce, arg = ("ReduceMax", "ArgMax") if node.kind == "aten::max.dim" else \
+        ("ReduceMin", "ArgMin")
+    values = g.axes_input(reduce, x, [dim], 18, keepdims=int(keepdim))
+    return [values, g.op(arg, x, axis=dim, keepdims=int(keepdim))]
