@@ -140,6 +140,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "__config__": ("torch.__config__", None),
     "compiler": ("torch.compiler", None),
     "jit": ("torch.jit", None),
+    "onnx": ("torch.onnx", None),
     "distributions": ("torch.distributions", None),
     "profiler": ("torch.profiler", None),
     "special": ("torch.special", None),
