@@ -69,7 +69,8 @@ def test_digits_cnn_demo_trains_one_epoch(tmp_path):
     assert (tmp_path / "digits_cnn.png").stat().st_size > 10_000
 
 
-SCRIPTS = ("char_gpt", "lstm_lm", "transformer_classifier", "cnn_batchnorm", "mlp")
+SCRIPTS = ("char_gpt", "lstm_lm", "transformer_classifier", "cnn_batchnorm", "mlp",
+           "tensorboard_profiler")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -249,3 +250,41 @@ def test_mlp_with_worker_processes(tmp_path):
     stdout = run_example("mlp", tmp_path, "--steps", "8", "--train-size", "200",
                          "--test-size", "100", "--batch-size", "50", "--workers", "2")
     assert "final: test accuracy" in stdout
+
+
+def test_tensorboard_profiler_logs_and_profiles(tmp_path):
+    pytest.importorskip("tensorboard", reason="SummaryWriter needs the tensorboard package "
+                                              "(nox -s tests installs it)")
+    import json
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    stdout = run_example("tensorboard_profiler", tmp_path, "--steps", "12", "--eval-every", "6",
+                         "--train-size", "256", "--test-size", "64")
+    assert len(floats(r"test accuracy (\d\.\d+), ", stdout)) == 2, stdout
+    table = stdout.split("--- profile of steps 2-4 ---")[1]
+    assert "Self CPU %" in table and "aten::convolution" in table, stdout
+    first = floats(r"final: train loss (\d+\.\d+) ->", stdout)[0]
+    last = floats(r"final: train loss \d+\.\d+ -> (\d+\.\d+)", stdout)[0]
+    assert first == pytest.approx(math.log(4), abs=0.3) and last < first, stdout
+
+    run = tmp_path / "runs" / "tensorboard_profiler"
+    (trace,) = run.glob("*.pt.trace.json")
+    names = {event["name"] for event in json.loads(trace.read_text())["traceEvents"]}
+    assert {"forward", "backward", "optimizer_step"} <= names
+    events = EventAccumulator(str(run), size_guidance={"scalars": 0})
+    events.Reload()
+    assert [e.step for e in events.Scalars("train/loss")] == list(range(1, 13))
+    assert len(events.Scalars("test/accuracy")) == 2
+    assert "grads/features.0.weight" in events.Tags()["histograms"]
+    inputs = events.Images("inputs")[0]
+    assert (inputs.width, inputs.height) == (8 * 12, 2 * 12)  # 16 images, 8 per row
+    graph_ops = {node.op for node in events.Graph().node}
+    assert {"aten::convolution", "prim::GetAttr", "IO Node"} <= graph_ops
+    assert {p.name for p in run.iterdir() if p.is_dir()} == {"hparams", "loss_train",
+                                                             "loss_test"}
+
+    checkpoint = torch.load(tmp_path / "tensorboard_profiler.pt")
+    model = load_example("tensorboard_profiler").StripeNet(8)
+    model.load_state_dict(checkpoint["model"])
+    assert checkpoint["step"] == 12
