@@ -56,7 +56,10 @@ def is_batched(x: Any) -> bool:
 
 def make_batched(value: Tensor, level: int) -> BatchedTensor:
     """Wrap ``value`` (batch dim 0) as a tensor of ``level`` with the shape of one sample."""
+    # The shell has one sample's layout in the physical storage (sample 0's), so that view
+    # geometry read from it (autograd's view backwards, as_strided) is that of the data.
     shell = Tensor._make_wrapper_subclass(BatchedTensor, tuple(value.shape[1:]),
+                                          tuple(value.stride()[1:]), value.storage_offset(),
                                           dtype=value.dtype, device=value.device)
     shell._bt_value = value
     shell._bt_level = level

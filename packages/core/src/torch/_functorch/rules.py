@@ -199,6 +199,19 @@ def repeat(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
     return func(x, (1,) + reps)
 
 
+def as_strided(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Sizes, strides and offset of one sample (sample 0's, as its shell reports them); the
+    batch keeps its stride."""
+    names = _arg_names(func)
+    bound = dict(zip(names, args), **kwargs)
+    x = bound["self"]
+    if not ctx.batched(x):
+        return _fallback(ctx, func, args, kwargs)
+    offset = bound.get("storage_offset")
+    return func(x, (x.shape[0],) + tuple(bound["size"]), (x.stride(0),) + tuple(bound["stride"]),
+                x.storage_offset() if offset is None else offset)
+
+
 def permute(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     x, order = args[0], _size_arg(args, kwargs, "dims")
     rank = ctx.rank(x)
@@ -332,8 +345,9 @@ def index_put(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, An
 # -- convolution ------------------------------------------------------------------------------
 
 
-def _conv_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(args[3:9])  # stride, padding, dilation, transposed, output_padding, groups
+def _conv_args(args: tuple[Any, ...], at: int = 3) -> tuple[Any, ...]:
+    """(stride, padding, dilation, transposed, output_padding, groups), from index ``at``."""
+    return tuple(args[at: at + 6])
 
 
 def convolution(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -386,7 +400,7 @@ def _grouped_conv(ctx: Level, func: Any, x: Tensor, w: Tensor, bias: Tensor | No
 def convolution_backward(ctx: Level, func: Any, args: tuple[Any, ...],
                          kwargs: dict[str, Any]) -> Any:
     grad, x, w, bias_sizes = args[0], args[1], args[2], args[3]
-    stride, padding, dilation, transposed, output_padding, groups = _conv_args(args)
+    stride, padding, dilation, transposed, output_padding, groups = _conv_args(args, 4)
     mask = list(args[10])
     b = ctx.size
     spatial = w.dim() - 2 - (1 if ctx.batched(w) else 0)
@@ -640,7 +654,8 @@ RULES.update({
     "aten::argmax": arg_reduce, "aten::argmin": arg_reduce,
     "aten::view": view_like, "aten::_unsafe_view": view_like, "aten::reshape": view_like,
     "aten::_reshape_alias": reshape_alias, "aten::expand": expand, "aten::repeat": repeat,
-    "aten::permute": permute, "aten::t": transpose_2d, "aten::unsqueeze": unsqueeze,
+    "aten::permute": permute, "aten::t": transpose_2d, "aten::as_strided": as_strided,
+    "aten::unsqueeze": unsqueeze,
     "aten::squeeze": squeeze_all, "aten::roll": roll, "aten::cat": cat,
     "aten::view.dtype": self_dim_last, "aten::view_as_real": self_dim_last,
     "aten::view_as_complex": self_dim_last, "aten::contiguous": leading,

@@ -1,16 +1,74 @@
-"""``torch.func``: so far only :func:`functional_call` (from plait-nn, since it needs
-``torch.nn``); the function transforms (``grad``, ``vmap``...) are not provided."""
+"""``torch.func``: the function transforms (``vmap``, ``grad``, ``grad_and_value``, ``vjp``,
+``jvp``, ``jacrev``, ``jacfwd``, ``hessian``, from core's ``torch._functorch``) and the module
+helpers ``functional_call`` and ``stack_module_state`` (here, in plait-nn, since they need
+``torch.nn``).
+
+``functionalize`` returns its function unchanged: Plait runs in-place ops eagerly on their
+tensors (views included), so a functionalized program computes the same values as the
+original, which is what the transform guarantees; nothing here rewrites mutations away.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from torch import Tensor
+from torch._functorch.autodiff import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
+from torch._functorch.vmap import vmap
 from torch.nn.modules.module import Module
 from torch.nn.utils.stateless import _functional_call
 
-__all__ = ["functional_call"]
+__all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd",
+           "jacrev", "jvp", "stack_module_state", "vjp", "vmap"]
+
+
+def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:
+    """``func`` itself (see the module docstring: Plait's eager in-place ops already give the
+    values a functionalized program computes).
+
+    :raises RuntimeError: ``remove`` is neither ``"mutations"`` nor
+        ``"mutations_and_views"``.
+    """
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(f"functionalize(f, remove='mutations'): received invalid argument "
+                           f"for remove={remove}. Valid options are:\n     remove='mutations': "
+                           "all inplace and out= operators will be removed from the program, "
+                           "and replaced with their out-of-place equivalents.\n     "
+                           "remove='mutations_and_views': In addition to the above, all "
+                           "aliasing operators {view} will be replaced with their non-aliasing "
+                           "counterparts, {view}_copy.\n")
+    return func
+
+
+def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The parameters and buffers of ``models`` (same class, same mode), each stacked along a
+    new leading dim: ``(params, buffers)`` for ``vmap`` over ``functional_call``. Stacked
+    parameters are new leaves that require grad when the originals do.
+
+    :raises RuntimeError: no models, or models of different classes or train/eval modes.
+    """
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    first = type(models[0])
+    if not all(type(m) is first for m in models):
+        raise RuntimeError(f"stack_module_state: Expected all models to be of the same class, "
+                           f"got: {[type(m) for m in models]}")
+    import torch
+
+    def stacked_leaf(tensors: list[Tensor]) -> Tensor:
+        out = torch.stack([t.detach() for t in tensors])
+        return out.requires_grad_(True) if tensors[0].requires_grad else out
+
+    names = [n for n, _ in models[0].named_parameters()]
+    params = {n: stacked_leaf([dict(m.named_parameters())[n] for m in models]) for n in names}
+    buffers = {n: torch.stack([dict(m.named_buffers())[n] for m in models])
+               for n, _ in models[0].named_buffers()}
+    return params, buffers
 
 
 def functional_call(module: Module,

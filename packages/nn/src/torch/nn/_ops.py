@@ -166,7 +166,11 @@ def window_max(win: Tensor, source: Tensor | None = None) -> tuple[Tensor, Tenso
     among ties, and give NaN gradients around a NaN). ``source``, the tensor the windows read
     (smaller than the windows), is where to look for NaN."""
     arg = win.argmax(-1, keepdim=True)
-    if win.is_floating_point() and bool((win if source is None else source).isnan().any()):
+    src = win if source is None else source
+    # Under vmap the NaN test cannot steer Python (a value per sample): take the NaN-aware
+    # path, which gives the same result when there is none.
+    if win.is_floating_point() and (torch._C._functorch.is_batchedtensor(src)
+                                    or bool(src.isnan().any())):
         nan = win.isnan()
         last_nan = (win.shape[-1] - 1) - nan.flip(-1).to(torch.uint8).argmax(-1, True)
         arg = torch.where(nan.any(-1, keepdim=True), last_nan, arg)
