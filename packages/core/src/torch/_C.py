@@ -11,6 +11,16 @@ from typing import Any
 from ._core.tensor import _disabled_torch_function_impl
 
 
+def __getattr__(name: str) -> Any:
+    # torch._C._functorch: the batched-tensor queries, loaded on first use
+    if name == "_functorch":
+        from ._functorch import c_api
+
+        globals()["_functorch"] = c_api
+        return c_api
+    raise AttributeError(f"module 'torch._C' has no attribute '{name}'")
+
+
 def DisableTorchFunctionSubclass() -> Any:  # PyTorch's name
     """A context manager: subclass ``__torch_function__`` overrides off on this thread."""
     from . import _torch_function
