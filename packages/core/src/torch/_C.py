@@ -2,13 +2,28 @@
 
 Code written against PyTorch opts a Tensor subclass out of ``__torch_function__`` with
 ``__torch_function__ = torch._C._disabled_torch_function_impl`` and turns subclass dispatch off
-with ``torch._C.DisableTorchFunctionSubclass()``; these are those names, nothing more. Plait has
+with ``torch._C.DisableTorchFunctionSubclass()``; libraries annotate with ``_TensorMeta`` and
+``TensorBase`` and call ``_log_api_usage_once``. These are those names, nothing more. Plait has
 no native core module.
 """
 
 from typing import Any
 
-from ._core.tensor import _disabled_torch_function_impl
+from ._core.tensor import Tensor, _disabled_torch_function_impl
+
+# PyTorch's Tensor has a native base class and metaclass; Plait's Tensor is its own base.
+_TensorMeta = type(Tensor)
+TensorBase = Tensor
+_TensorBase = Tensor
+
+
+def _log_api_usage_once(event: str) -> None:
+    """PyTorch's usage logging hook: Plait logs nothing."""
+
+
+def _get_tracing_state() -> None:
+    """The TorchScript tracer's state: ``None`` (not tracing)."""
+    return None
 
 
 def __getattr__(name: str) -> Any:
@@ -36,5 +51,6 @@ def DisableTorchFunction() -> Any:  # PyTorch's name
     return _torch_function.disable_all()
 
 
-__all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass",
-           "_disabled_torch_function_impl"]
+__all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "TensorBase", "_TensorBase",
+           "_TensorMeta", "_disabled_torch_function_impl", "_get_tracing_state",
+           "_log_api_usage_once"]

@@ -152,6 +152,10 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "hub": ("torch.hub", None),
     "vmap": ("torch._functorch.vmap", "vmap"),
     "distributed": ("torch.distributed", None),
+    "futures": ("torch.futures", None),
+    "multiprocessing": ("torch.multiprocessing", None),
+    "PyTorchFileReader": ("torch._file_records", "PyTorchFileReader"),
+    "PyTorchFileWriter": ("torch._file_records", "PyTorchFileWriter"),
 }
 # The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
 for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage",

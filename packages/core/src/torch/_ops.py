@@ -14,7 +14,7 @@ from importlib import resources
 from types import ModuleType
 from typing import Any
 
-from ._core import dispatch as _dispatch
+from ._core import dispatch as _dispatch, upcalls
 
 
 @functools.cache
@@ -95,6 +95,9 @@ class OpOverloadPacket:
     def __repr__(self) -> str:
         return f"<OpOverloadPacket(op='{self._ns}.{self._name}')>"
 
+    def __str__(self) -> str:
+        return f"{self._ns}.{self._name}"
+
 
 class _Namespace(ModuleType):
     def __init__(self, name: str) -> None:
@@ -111,8 +114,18 @@ class _Namespace(ModuleType):
             op.qualname.startswith(f"{self._ns}::{name}.") for op in _dispatch.operators(self._ns)
         ) and not (self._ns == "aten" and name in _catalogue()):
             raise AttributeError(f"'_OpNamespace' '{self._ns}' object has no attribute '{name}'")
-        packet = OpOverloadPacket(self._ns, name)
+        packet = _packet(self._ns, name)
+        setattr(self, name, packet)  # one packet per name: later lookups skip this method
         return packet
+
+
+@functools.cache
+def _packet(namespace: str, name: str) -> OpOverloadPacket:
+    """The one packet of ``namespace::name`` (packets compare and hash by identity)."""
+    return OpOverloadPacket(namespace, name)
+
+
+upcalls.install(op_packet=_packet)
 
 
 class _Ops(ModuleType):

@@ -91,6 +91,12 @@ class Operator:
         self.__name__ = self.name
         self.__qualname__ = qualname
 
+    @property
+    def overloadpacket(self) -> Any:
+        """``torch.ops.<namespace>.<name>``: the packet of this operator's overloads (one object
+        per name, so code that compares or keys by it works as with PyTorch's)."""
+        return upcalls.op_packet(self.namespace, self.name.partition(".")[0])
+
     def __repr__(self) -> str:
         return f"<OpOverload {self.qualname}>"
 

@@ -233,12 +233,27 @@ def is_namedtuple(obj: object) -> bool:
     return is_namedtuple_class(obj if isinstance(obj, type) else type(obj))
 
 
+# Namedtuples are one kind of node, keyed by ``collections.namedtuple`` as in PyTorch (their
+# context is their class), so that code reading SUPPORTED_NODES sees them.
+register_pytree_node(collections.namedtuple, _namedtuple_flatten,  # type: ignore[arg-type]
+                     lambda v, c: c(*v), flatten_with_keys_fn=_namedtuple_flatten_with_keys)
+
+
+def _get_node_type(tree: Any) -> Any:
+    """The key of ``tree``'s node kind in :data:`SUPPORTED_NODES`: ``collections.namedtuple``
+    for a namedtuple, its type otherwise."""
+    if is_namedtuple_instance(tree):
+        return collections.namedtuple
+    return type(tree)
+
+
 def _node_def(tree: Any) -> _NodeDef | None:
-    node = SUPPORTED_NODES.get(type(tree))
-    if node is None and is_namedtuple_instance(tree):
-        node = _NodeDef(type(tree), _namedtuple_flatten, lambda v, c: c(*v),
-                        _namedtuple_flatten_with_keys)
-    return node
+    return SUPPORTED_NODES.get(_get_node_type(tree))
+
+
+def _is_leaf(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> bool:
+    """PyTorch's private name for :func:`tree_is_leaf`."""
+    return tree_is_leaf(tree, is_leaf)
 
 
 def tree_is_leaf(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> bool:
@@ -319,8 +334,8 @@ def _unflatten(spec: TreeSpec, leaves: Iterator[Any]) -> PyTree:
         return next(leaves)
     children = [_unflatten(s, leaves) for s in spec.children_specs]
     node = SUPPORTED_NODES.get(spec.type)
-    if node is None:  # a namedtuple: its context is its class
-        return spec.context(*children)
+    if node is None:
+        raise ValueError(f"{spec.type} is not a registered pytree node type")
     return node.unflatten_fn(children, spec.context)
 
 

@@ -1,0 +1,194 @@
+"""``torch.utils.flop_counter.FlopCounterMode``: count the floating-point operations a region
+runs, per operator and per module, as PyTorch's flop counter does.
+
+A dispatch mode sees every aten operator; the matrix products, convolutions and attention have
+a formula (two flops per multiply-add; elementwise ops count nothing, as in PyTorch). Modules are
+tracked through nn's global forward hooks: an op is counted under ``"Global"`` and under every
+module whose forward is running (``"Net"``, ``"Net.encoder"``, ``"Net.encoder.0"``...).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from torch.utils._python_dispatch import TorchDispatchMode
+
+__all__ = ["FlopCounterMode", "register_flop_formula"]
+
+# aten name -> flops(args, kwargs, out)
+_FORMULAS: dict[str, Callable[..., int]] = {}
+
+
+def register_flop_formula(targets: Any, get_raw: bool = False) -> Callable[..., Any]:
+    """Decorator: ``formula(*args, out=..., **kwargs) -> flops`` for the given operator(s)
+    (packets, overloads or aten names)."""
+    names = [_name_of(t) for t in (targets if isinstance(targets, (list, tuple)) else [targets])]
+
+    def register(formula: Callable[..., int]) -> Callable[..., int]:
+        for name in names:
+            _FORMULAS[name] = lambda args, kwargs, out, f=formula: f(*args, out=out, **kwargs)
+        return formula
+    return register
+
+
+def _name_of(op: Any) -> str:
+    name = op if isinstance(op, str) else getattr(op, "name", None) or str(op)
+    return str(name).removeprefix("aten::").removeprefix("aten.").partition(".")[0]
+
+
+def _shape(t: Any) -> tuple[int, ...]:
+    return tuple(t.shape)
+
+
+def _matmul_flops(a: Sequence[int], b: Sequence[int]) -> int:
+    """``a @ b`` with matmul's broadcasting: 2 * batch * m * k * n."""
+    if len(a) == 1:
+        a = (1, *a)
+    if len(b) == 1:
+        b = (*b, 1)
+    batch = math.prod(max(x, y) for x, y in zip(
+        (1,) * (len(b) - len(a)) + tuple(a[:-2]), (1,) * (len(a) - len(b)) + tuple(b[:-2])))
+    return 2 * batch * a[-2] * a[-1] * b[-1]
+
+
+def _conv_flops(x: Sequence[int], w: Sequence[int], out: Sequence[int], transposed: bool) -> int:
+    """2 flops per multiply-add: every output (input, when transposed) position of every batch
+    and output channel takes ``in_channels/groups * kernel`` products."""
+    positions = math.prod(x[2:]) if transposed else math.prod(out[2:])
+    per_position = math.prod(w[1:]) * (w[0] if transposed else 1)
+    channels = out[1] if not transposed else 1
+    return 2 * x[0] * positions * channels * per_position
+
+
+def _sdpa_flops(q: Sequence[int], k: Sequence[int], v: Sequence[int]) -> int:
+    """``softmax(q k^T) v``: two batched products."""
+    batch = math.prod(q[:-2])
+    return 2 * batch * q[-2] * q[-1] * k[-2] + 2 * batch * q[-2] * k[-2] * v[-1]
+
+
+def _convolution(args: Any, kwargs: Any, out: Any) -> int:
+    transposed = bool(args[6]) if len(args) > 6 else bool(kwargs.get("transposed", False))
+    return _conv_flops(_shape(args[0]), _shape(args[1]), _shape(out), transposed)
+
+
+_FORMULAS.update({
+    "mm": lambda a, k, out: _matmul_flops(_shape(a[0]), _shape(a[1])),
+    "matmul": lambda a, k, out: _matmul_flops(_shape(a[0]), _shape(a[1])),
+    "bmm": lambda a, k, out: _matmul_flops(_shape(a[0]), _shape(a[1])),
+    "addmm": lambda a, k, out: _matmul_flops(_shape(a[1]), _shape(a[2])),
+    "baddbmm": lambda a, k, out: _matmul_flops(_shape(a[1]), _shape(a[2])),
+    "linear": lambda a, k, out: _matmul_flops(_shape(a[0]), _shape(a[1])[::-1]),
+    "convolution": _convolution,
+    "_convolution": _convolution,
+    "scaled_dot_product_attention":
+        lambda a, k, out: _sdpa_flops(_shape(a[0]), _shape(a[1]), _shape(a[2])),
+})
+
+
+class FlopCounterMode(TorchDispatchMode):
+    """``with FlopCounterMode(display=False) as counter: model(x)``; then
+    ``counter.get_total_flops()`` and ``counter.get_flop_counts()`` (module name -> operator
+    packet -> flops). With ``display`` the table is written to stdout on exit, as PyTorch's
+    does. ``mods`` is accepted for PyTorch's older signature and unused (every module is
+    tracked); ``depth`` limits the table's module depth."""
+
+    def __init__(self, mods: Any = None, depth: int = 2, display: bool = True,
+                 custom_mapping: dict[Any, Callable[..., int]] | None = None) -> None:
+        super().__init__()
+        self.depth = depth
+        self.display = display
+        self.flop_counts: dict[str, dict[Any, int]] = defaultdict(lambda: defaultdict(int))
+        self._formulas = dict(_FORMULAS)
+        for op, formula in (custom_mapping or {}).items():
+            self._formulas[_name_of(op)] = \
+                lambda args, kwargs, out, f=formula: f(*args, out=out, **kwargs)
+        self._parents: list[str] = ["Global"]
+        self._names: dict[int, str] = {}
+        self._hooks: list[Any] = []
+
+    # -- counting ------------------------------------------------------------------------
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        formula = self._formulas.get(_name_of(func))
+        if formula is not None:
+            flops = int(formula(args, kwargs, out))
+            packet = getattr(func, "overloadpacket", func)
+            for parent in dict.fromkeys(self._parents):
+                self.flop_counts[parent][packet] += flops
+        return out
+
+    def get_total_flops(self) -> int:
+        """Every counted operation of the region."""
+        return sum(self.flop_counts["Global"].values())
+
+    def get_flop_counts(self) -> dict[str, dict[Any, int]]:
+        """Module name (``"Global"`` for everything) -> operator packet -> flops."""
+        return {name: dict(counts) for name, counts in self.flop_counts.items()}
+
+    def get_table(self, depth: int | None = None) -> str:
+        """The counts as a text table, modules down to ``depth`` levels."""
+        depth = self.depth if depth is None else depth
+        total = max(self.get_total_flops(), 1)
+        rows = [("Module", "FLOP", "% Total")]
+        for module, counts in self.flop_counts.items():
+            if module != "Global" and module.count(".") + 1 > depth:
+                continue
+            flops = sum(counts.values())
+            rows.append((module, _human(flops), f"{100 * flops / total:.2f}%"))
+            for packet, n in counts.items():
+                rows.append((f" - {packet}", _human(n), f"{100 * n / total:.2f}%"))
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)
+
+    # -- modules ----------------------------------------------------------------------------
+
+    def _enter_module(self, module: Any, inputs: Any) -> None:
+        parent = self._parents[-1]
+        name = self._names.get(id(module))
+        if name is None:
+            name = type(module).__name__
+            if parent != "Global":
+                owner = self._modules_by_name.get(parent)
+                for child_name, child in getattr(owner, "_modules", {}).items():
+                    if child is module:
+                        name = f"{parent}.{child_name}"
+                        break
+            self._names[id(module)] = name
+            self._modules_by_name[name] = module
+        self._parents.append(name)
+
+    def _leave_module(self, module: Any, inputs: Any, output: Any) -> None:
+        if len(self._parents) > 1:
+            self._parents.pop()
+
+    def __enter__(self) -> FlopCounterMode:
+        self.flop_counts.clear()
+        self._parents = ["Global"]
+        self._names, self._modules_by_name = {}, {}
+        nn_module = sys.modules.get("torch.nn.modules.module")
+        if nn_module is not None:
+            self._hooks = [nn_module.register_module_forward_pre_hook(self._enter_module),
+                           nn_module.register_module_forward_hook(self._leave_module)]
+        super().__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks = []
+        if self.display:
+            sys.stdout.write(self.get_table() + "\n")  # display=True's documented output
+
+
+def _human(flops: int) -> str:
+    for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if flops >= size:
+            return f"{flops / size:.3f}{unit}"
+    return str(flops)
