@@ -150,14 +150,18 @@ def _rsub(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any])
 def _div(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     dtype = _out(node).dtype
     mode = _arg(args, kwargs, 2, "rounding_mode")
-    quotient = g.op("Div", _operand(g, args[0], dtype), _operand(g, args[1], dtype))
-    if mode is None or (mode == "trunc" and not dtype.is_floating_point):
+    a, b = _operand(g, args[0], dtype), _operand(g, args[1], dtype)
+    if mode == "floor" and not dtype.is_floating_point:
+        # a - mod(a, b) is an exact multiple of b (ONNX's integer Mod takes the divisor's
+        # sign, as Python's does), so the truncating Div gives the floor
+        return g.op("Div", g.op("Sub", a, g.op("Mod", a, b)), b)
+    quotient = g.op("Div", a, b)
+    if mode is None or not dtype.is_floating_point:
         return quotient  # ONNX's integer Div truncates, as rounding_mode="trunc" does
-    if mode == "floor" and dtype.is_floating_point:
+    if mode == "floor":
         return g.op("Floor", quotient)
-    from torch.onnx.errors import UnsupportedOperatorError
-
-    raise UnsupportedOperatorError(f"{node.kind} (rounding_mode={mode!r}, {dtype})", g.opset)
+    # trunc of a float quotient: toward zero
+    return g.op("Mul", g.op("Sign", quotient), g.op("Floor", g.op("Abs", quotient)))
 
 
 _UNARY = {
@@ -554,14 +558,14 @@ def _narrow(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any
 def _cat(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     dtype = _out(node).dtype
     parts = [t for t in args[0] if not (t.rank == 1 and t.shape[0] == 0)]  # legacy empties
-    axis = _dim(_arg(args, kwargs, 1, "dim", 0), _out(node).rank)
+    axis = _dim(_arg(args, kwargs, 1, "dim", 0), len(_out(node).shape))
     return g.op("Concat", *[g.cast(t, dtype) for t in parts], axis=axis)
 
 
 @row("aten::stack")
 def _stack(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     dtype = _out(node).dtype
-    axis = _dim(_arg(args, kwargs, 1, "dim", 0), _out(node).rank)
+    axis = _dim(_arg(args, kwargs, 1, "dim", 0), len(_out(node).shape))
     parts = [g.axes_input("Unsqueeze", g.cast(t, dtype), [axis], 13) for t in args[0]]
     return g.op("Concat", *parts, axis=axis)
 
