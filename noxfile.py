@@ -48,9 +48,10 @@ def tests(session: nox.Session) -> None:
     # hypothesis: tests/test_load_safety.py fuzzes torch.load; tensorboard:
     # tests/test_tensorboard.py reads SummaryWriter's event files back; transformers:
     # tests/test_transformers.py runs a tiny GPT-2 and BERT (its install meets its torch
-    # requirement with the `torch` distribution above, so no PyTorch comes in).
+    # requirement with the `torch` distribution above, so no PyTorch comes in); onnx and
+    # onnxruntime: tests/test_onnx.py checks exported files and runs them against eager.
     _install(session, *PACKAGE_DIRS, TOY_PLUGIN, "pytest", "hypothesis", "scikit-learn", "tqdm",
-             "matplotlib", "safetensors", "tensorboard", TRANSFORMERS)
+             "matplotlib", "safetensors", "tensorboard", TRANSFORMERS, "onnx", "onnxruntime")
     # The plugin that fails on purpose stays out of this environment (it would warn on every
     # `import torch`); the tests put it on sys.path of the subprocesses that need it.
     broken = Path(session.create_tmp()) / "broken-plugin-site"
