@@ -70,7 +70,7 @@ def test_digits_cnn_demo_trains_one_epoch(tmp_path):
 
 
 SCRIPTS = ("char_gpt", "lstm_lm", "transformer_classifier", "cnn_batchnorm", "mlp",
-           "tensorboard_profiler")
+           "tensorboard_profiler", "per_sample_grads")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -288,3 +288,17 @@ def test_tensorboard_profiler_logs_and_profiles(tmp_path):
     model = load_example("tensorboard_profiler").StripeNet(8)
     model.load_state_dict(checkpoint["model"])
     assert checkpoint["step"] == 12
+
+
+def test_per_sample_grads_match_the_loop_and_train(tmp_path):
+    stdout = run_example("per_sample_grads", tmp_path, "--steps", "50", "--train-size", "512",
+                         "--test-size", "128")
+    worst = floats(r"max abs difference (\d\.\d+e[+-]\d+)", stdout)
+    assert len(worst) == 1 and worst[0] < 1e-5, stdout
+    before = floats(r"before training: test accuracy (\d\.\d+)", stdout)[0]
+    final = floats(r"final: test accuracy (\d\.\d+)", stdout)[0]
+    assert before < 0.5 and final > 0.8, stdout  # four classes: chance is 0.25
+    checkpoint = torch.load(tmp_path / "per_sample_grads.pt")
+    model = load_example("per_sample_grads").StripeCNN(8, 8)
+    model.load_state_dict(checkpoint["model"])
+    assert checkpoint["step"] == 50
