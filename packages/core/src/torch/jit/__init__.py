@@ -21,6 +21,9 @@ from typing import Any, Final, TypeVar
 
 from torch.jit._recording import TracerWarning, current_recorder
 
+# The future import binds `annotations` here; torch.jit.annotations is the submodule.
+del annotations
+
 __all__ = [
     "Attribute", "CompilationUnit", "Error", "Final", "Future", "RecursiveScriptModule",
     "ScriptFunction", "ScriptModule", "TopLevelTracedModule", "TracedModule", "TracerWarning",

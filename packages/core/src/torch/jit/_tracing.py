@@ -78,6 +78,7 @@ class TracedCall:
 
     def __init__(self, graph: Graph, args_spec: Any, kwargs_spec: Any,
                  arg_names: list[str]) -> None:
+        # arg_names: one per flat input tensor (``pair_0`` for a tuple argument's first)
         self.graph = graph
         self.args_spec = args_spec
         self.kwargs_spec = kwargs_spec
@@ -187,7 +188,7 @@ def trace_call(fn: Callable[..., Any], example_inputs: Any, example_kwarg_inputs
     graph, result = record(call, tensors, params, names)
     if strict:
         _check_output_containers(result)
-    traced = TracedCall(graph, args_spec, kwargs_spec, arg_names)
+    traced = TracedCall(graph, args_spec, kwargs_spec, names)
     if check_trace:
         from torch._core.grad_mode import no_grad
 
