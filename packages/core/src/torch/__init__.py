@@ -144,6 +144,8 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "distributions": ("torch.distributions", None),
     "profiler": ("torch.profiler", None),
     "special": ("torch.special", None),
+    "sparse": ("torch.sparse", None),
+    "_sparse_coo_tensor_unsafe": ("torch._functions", "_sparse_coo_tensor_unsafe"),
     "OutOfMemoryError": ("torch._device_placeholder", "OutOfMemoryError"),
     "accelerator": ("torch.accelerator", None),
     "random": ("torch.random", None),

@@ -50,6 +50,7 @@ OP_MODULES = (
     "_fused.distances",
     "_fused.membership",
     "_fused.special",
+    "_aten.sparse",
 )
 
 __all__: list[str] = []

@@ -190,9 +190,39 @@ def _class_shown(cls: type) -> str:
     return cls.__name__
 
 
+def _part_repr(t: Any, indent: int) -> str:
+    """A sparse tensor's indices or values as its repr shows them: ``tensor(...)`` without
+    a dtype (the sparse tensor names it), continuation lines indented by ``indent``."""
+    if t.numel() == 0:
+        return f"tensor([], size={tuple(t._shape)})"
+    return "tensor(" + _tensor_str(t, indent + len("tensor(")) + ")"
+
+
+def _sparse_repr(t: Any) -> str:
+    """``repr`` of a sparse COO tensor, PyTorch's ``tensor(indices=..., values=..., size=...,
+    nnz=..., layout=torch.sparse_coo)``."""
+    indent = len("tensor(")
+    first = "indices="
+    body = (f"tensor({first}{_part_repr(t._sparse_indices, indent + len(first))},\n"
+            f"{' ' * indent}values={_part_repr(t._sparse_values, indent + len('values='))}")
+    suffixes = [f"size={tuple(t._shape)}", f"nnz={t._nnz()}"]
+    if t.device.type != "cpu":
+        suffixes.insert(0, f"device='{t.device}'")
+    if t._dtype is not _config.get_default_dtype():
+        suffixes.append(f"dtype={t._dtype!r}")
+    suffixes.append("layout=torch.sparse_coo")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(body + ",\n" + " " * indent + suffixes[0], suffixes[1:], indent)
+
+
 def tensor_repr(t: Any) -> str:
     """``repr(tensor)`` in PyTorch's format (a subclass other than ``nn.Parameter`` shows its
     class name in place of ``tensor``)."""
+    if t.is_sparse:
+        return _sparse_repr(t)
     prefix = f"{_class_shown(type(t))}("
     indent = len(prefix)
     suffixes = []

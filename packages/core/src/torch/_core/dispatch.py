@@ -30,6 +30,7 @@ from . import (
     config as _config,
     registry as _registry,
     schema as _schema,
+    sparse as _sparse,
     tensor as _tensor_module,
     upcalls,
 )
@@ -171,6 +172,17 @@ class Operator:
         shadowed = self._shadowed.get(key) if own is not None else None
         if shadowed:
             return shadowed[-1]
+        if key in _sparse.SPARSE_KEYS:
+            # a sparse argument: the sparse kernels, or a decomposition into ops that have
+            # them; never a dense kernel (nor the CPU fallback), which would read no values
+            fn = k.get(_sparse.SPARSE) or k.get(COMPOSITE_IMPLICIT)
+            if fn is not None:
+                return fn
+            available = sorted(k)
+            raise NotImplementedError(
+                f"Could not run '{self.qualname}' with arguments from the '{key}' backend. "
+                f"'{self.qualname}' has no kernel for sparse tensors; it is only available "
+                f"for these backends: [{', '.join(available)}].")
         for alias in ALIAS_KEYS:
             if alias in k:
                 return k[alias]
@@ -372,14 +384,26 @@ def backend_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     if dev is None:
         return _factory_key(kwargs)
     rt = _registry._runtimes.get(dev._type)  # initialised: skip runtime()'s call
-    return (rt if rt is not None else _registry.runtime(dev._type)).dispatch_key
+    return rt.dispatch_key if rt is not None else _first_key(dev)
+
+
+def _first_key(dev: Any) -> str:
+    """The key of a device whose runtime is not initialised yet, or of a sparse tensor's
+    :class:`~torch._core.sparse.SparseKey` (which has no runtime: it is the key)."""
+    if dev.__class__ is _sparse.SparseKey:
+        return dev.dispatch_key
+    return _registry.runtime(dev._type).dispatch_key
 
 
 def _general_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     dev = None
     weak = True  # dev so far comes from 0-d CPU tensors only
+    sparse = None  # a sparse argument's key: the call runs its sparse kernel
     for a in _tensors(args, kwargs):
         d = a._device
+        if d.__class__ is _sparse.SparseKey:
+            sparse = d
+            d = d.dense
         scalar = d.type == "cpu" and a._shape == ()
         if dev is None or (weak and not scalar):
             dev, weak = d, scalar
@@ -388,6 +412,8 @@ def _general_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
                                f"least two devices, {dev} and {d}!")
     if dev is None:
         return _factory_key(kwargs)
+    if sparse is not None:
+        return _sparse.key_of(dev).dispatch_key
     return _registry.runtime(dev.type).dispatch_key
 
 

@@ -300,6 +300,8 @@ class Tensor:
 
         return _layout.strided
 
+    is_sparse = False  # (torch._core.sparse.SparseTensor says True)
+
     def element_size(self) -> int:
         return self._dtype.itemsize
 

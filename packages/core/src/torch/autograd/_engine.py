@@ -273,7 +273,8 @@ def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool) -> None:
     if var._grad is None:
         if create_graph:
             var._grad = grad
-        elif grad._stride != var._stride or grad._base is not None:
+        elif (grad._stride != var._stride or grad._base is not None) and \
+                not (grad.is_sparse or var.is_sparse):  # (a sparse one is kept as it is)
             # PyTorch's layout contract: .grad is a tensor of its own with the parameter's
             # strides (a linear layer's weight gradient arrives transposed), which is what
             # optimizers' fused kernels expect.

@@ -45,7 +45,8 @@ CROSS = "cross"
 # output_differentiability): the others come out of the Autograd kernel without history.
 OUTPUTS: dict[str, tuple[int, ...]] = {}
 AREAS = ("foundation", "elementwise", "reductions", "shape", "indexing", "linalg", "conv",
-         "attention", "norm", "rnn", "random", "complex", "spectral")
+         "attention", "norm", "rnn", "random", "complex", "spectral",
+         "sparse")
 
 
 def derivative(*qualnames: str, args: bool | str = True, result: bool = True,
