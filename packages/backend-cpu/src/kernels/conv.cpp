@@ -435,53 +435,103 @@ std::unique_ptr<T[]> uninitialized(int64_t n) {
 // -- direct 2-d convolution (float) --------------------------------------------------------
 //
 // Small images make im2col + GEMM pay more for the column copy and the per-product overhead
-// than for the multiply-adds. The direct kernel instead keeps a register tile of kTileX
-// output columns x kLanesOut output channels (one 64-byte vector per column) and runs the
-// whole reduction over (input channel, kernel row, kernel column) into it: one broadcast
-// image value and one FMA per column and reduction step, nothing copied but a zero-padded
-// image when there is padding.
+// than for the multiply-adds. The direct kernel instead keeps a register tile of a few
+// output columns x kLanesOut output channels and runs the whole reduction over (input
+// channel, kernel row, kernel column) into it: one broadcast image value and one FMA per
+// column vector and reduction step, nothing copied but a zero-padded image when there is
+// padding.
+//
+// The tile is built of vectors of the running CPU's register width VB (simd.h
+// native_vector_bytes): 16 channels are one AVX-512 register, two AVX2 registers or four
+// SSE2 ones. A 64-byte GCC vector in the AVX2 clone is lowered through the stack (every FMA
+// went through memory there: 10x slower), so each width gets its own instantiation and the
+// callers dispatch once per convolution. The channel layout (packed weights, tiles) is the
+// same for every width, and so is every sum's order: results do not depend on the CPU.
 
-constexpr int64_t kLanesOut = 16;  // output channels per vector
-constexpr int kTileX = 6;          // output columns per register tile
+constexpr int64_t kLanesOut = 16;  // output channels per tile column
+
+// Vectors per 16-channel column and the tile (columns, or weight rows for the gradient) that
+// keeps the accumulators in registers: 6 x 1 of AVX-512's 32, 6 x 2 of AVX2's 16 (the other
+// three hold the weights and the broadcast), 2 x 4 of SSE2's 16.
+template <int VB>
+struct DirectWidth {
+  static constexpr int kVectors = static_cast<int>(kLanesOut * sizeof(float)) / VB;
+  static constexpr int kTile = VB == 16 ? 2 : 6;
+};
+
+// Calls f(std::integral_constant<int, VB>) with the running CPU's vector width.
+template <class F>
+void with_vector_bytes(F&& f) {
+  switch (native_vector_bytes()) {
+    case 64: f(std::integral_constant<int, 64>{}); break;
+    case 32: f(std::integral_constant<int, 32>{}); break;
+    default: f(std::integral_constant<int, 16>{}); break;
+  }
+}
 
 #if defined(__GNUC__) || defined(__clang__)
 // tile[t][l] = init[l] + sum_r x[offs[r] + t * step] * wt[r][l] for t < XT, l < kLanesOut.
-template <int XT>
+template <int VB, int XT>
 PLAIT_CLONES void direct_tile(const float* __restrict x, const int64_t* __restrict offs,
                               int64_t reduction, int64_t step, const float* __restrict wt,
                               const float* __restrict init, float* __restrict tile) {
-  typedef float Vec __attribute__((vector_size(kLanesOut * sizeof(float))));
-  Vec acc[XT];
-  Vec start;
-  std::memcpy(&start, init, sizeof(Vec));
-  for (int t = 0; t < XT; ++t) acc[t] = start;
-  for (int64_t r = 0; r < reduction; ++r) {
-    Vec w;
-    std::memcpy(&w, wt + r * kLanesOut, sizeof(Vec));
-    const float* xr = x + offs[r];
-    for (int t = 0; t < XT; ++t) acc[t] += xr[t * step] * w;
+  typedef float Vec __attribute__((vector_size(VB)));
+  constexpr int NV = DirectWidth<VB>::kVectors;
+  constexpr int VL = VB / static_cast<int>(sizeof(float));
+  Vec acc[XT][NV];
+  for (int v = 0; v < NV; ++v) {
+    Vec start;
+    std::memcpy(&start, init + v * VL, sizeof(Vec));
+    for (int t = 0; t < XT; ++t) acc[t][v] = start;
   }
-  for (int t = 0; t < XT; ++t) std::memcpy(tile + t * kLanesOut, &acc[t], sizeof(Vec));
+  for (int64_t r = 0; r < reduction; ++r) {
+    Vec w[NV];
+    for (int v = 0; v < NV; ++v) std::memcpy(&w[v], wt + r * kLanesOut + v * VL, sizeof(Vec));
+    const float* xr = x + offs[r];
+    for (int t = 0; t < XT; ++t) {
+      const float xv = xr[t * step];
+      for (int v = 0; v < NV; ++v) acc[t][v] += xv * w[v];
+    }
+  }
+  for (int t = 0; t < XT; ++t) {
+    for (int v = 0; v < NV; ++v) {
+      std::memcpy(tile + t * kLanesOut + v * VL, &acc[t][v], sizeof(Vec));
+    }
+  }
 }
+
 // acc[t][l] += sum_p x[pos[p] + offs[t]] * gt[p][l] for t < RT: RT rows of a weight
 // gradient, accumulated in registers over every grid position of a sample.
-template <int RT>
+template <int VB, int RT>
 PLAIT_CLONES void direct_grad_tile(const float* __restrict x, const int64_t* __restrict offs,
                                    const int64_t* __restrict pos, int64_t positions,
                                    const float* __restrict gt, float* __restrict acc) {
-  typedef float Vec __attribute__((vector_size(kLanesOut * sizeof(float))));
-  Vec a[RT];
-  for (int t = 0; t < RT; ++t) std::memcpy(&a[t], acc + t * kLanesOut, sizeof(Vec));
-  for (int64_t p = 0; p < positions; ++p) {
-    Vec gv;
-    std::memcpy(&gv, gt + p * kLanesOut, sizeof(Vec));
-    const float* xp = x + pos[p];
-    for (int t = 0; t < RT; ++t) a[t] += xp[offs[t]] * gv;
+  typedef float Vec __attribute__((vector_size(VB)));
+  constexpr int NV = DirectWidth<VB>::kVectors;
+  constexpr int VL = VB / static_cast<int>(sizeof(float));
+  Vec a[RT][NV];
+  for (int t = 0; t < RT; ++t) {
+    for (int v = 0; v < NV; ++v) {
+      std::memcpy(&a[t][v], acc + t * kLanesOut + v * VL, sizeof(Vec));
+    }
   }
-  for (int t = 0; t < RT; ++t) std::memcpy(acc + t * kLanesOut, &a[t], sizeof(Vec));
+  for (int64_t p = 0; p < positions; ++p) {
+    Vec gv[NV];
+    for (int v = 0; v < NV; ++v) std::memcpy(&gv[v], gt + p * kLanesOut + v * VL, sizeof(Vec));
+    const float* xp = x + pos[p];
+    for (int t = 0; t < RT; ++t) {
+      const float xv = xp[offs[t]];
+      for (int v = 0; v < NV; ++v) a[t][v] += xv * gv[v];
+    }
+  }
+  for (int t = 0; t < RT; ++t) {
+    for (int v = 0; v < NV; ++v) {
+      std::memcpy(acc + t * kLanesOut + v * VL, &a[t][v], sizeof(Vec));
+    }
+  }
 }
 #else
-template <int RT>
+template <int VB, int RT>
 void direct_grad_tile(const float* x, const int64_t* offs, const int64_t* pos,
                       int64_t positions, const float* gt, float* acc) {
   for (int64_t p = 0; p < positions; ++p) {
@@ -492,7 +542,7 @@ void direct_grad_tile(const float* x, const int64_t* offs, const int64_t* pos,
   }
 }
 
-template <int XT>
+template <int VB, int XT>
 void direct_tile(const float* x, const int64_t* offs, int64_t reduction, int64_t step,
                  const float* wt, const float* init, float* tile) {
   for (int t = 0; t < XT; ++t) {
@@ -563,9 +613,12 @@ struct DirectImage {
   }
 };
 
-// grid[n, g] = bias + W_g (*) image[n, g] by direct_tile; `bias` (all channels) may be null.
+// grid[n, g] = bias + W_g (*) image[n, g] by direct_tile at VB bytes a vector; `bias` (all
+// channels) may be null.
+template <int VB>
 void grid_from_image_direct(const Geometry& g, const float* image, const float* weight,
                             const float* bias, float* grid) {
+  constexpr int kTileX = DirectWidth<VB>::kTile;
   const int64_t R = g.rows(), C = g.grid_channels, P = g.grid_numel;
   const int64_t blocks = (C + kLanesOut - 1) / kLanesOut;
   const int64_t OH = g.grid[0], OW = g.grid[1];
@@ -612,11 +665,11 @@ void grid_from_image_direct(const Geometry& g, const float* image, const float* 
           const float* row = src + oy * sh * plan.WP;
           int64_t ox = 0;
           for (; ox + kTileX <= OW; ox += kTileX) {
-            direct_tile<kTileX>(row + ox * sw, offs, R, sw, wb, ib, tile);
+            direct_tile<VB, kTileX>(row + ox * sw, offs, R, sw, wb, ib, tile);
             scatter(oy, ox, kTileX);
           }
           for (; ox < OW; ++ox) {
-            direct_tile<1>(row + ox * sw, offs, R, sw, wb, ib, tile);
+            direct_tile<VB, 1>(row + ox * sw, offs, R, sw, wb, ib, tile);
             scatter(oy, ox, 1);
           }
         }
@@ -630,7 +683,9 @@ template <class T>
 void grid_from_image(const Geometry& g, const T* image, const T* weight, T* grid) {
   if constexpr (std::is_same_v<T, float>) {
     if (direct_fits(g)) {
-      grid_from_image_direct(g, image, weight, nullptr, grid);
+      with_vector_bytes([&](auto vb) {
+        grid_from_image_direct<decltype(vb)::value>(g, image, weight, nullptr, grid);
+      });
       return;
     }
   }
@@ -686,13 +741,13 @@ void image_from_grid(const Geometry& g, const T* grid, const T* weight, T* image
   });
 }
 
-constexpr int kTileRows = 6;  // weight-gradient rows per register tile
-
 // acc (wsize, [group][grid channel][row]) = the weight gradient of samples [n0, n1) by
-// direct_grad_tile: per sample and channel vector the grid transposed to [position][lane],
-// then each tile of rows sums over all positions in registers.
+// direct_grad_tile at VB bytes a vector: per sample and channel block the grid transposed to
+// [position][lane], then each tile of rows sums over all positions in registers.
+template <int VB>
 void weight_grad_direct(const Geometry& g, const float* grid, const float* image, int64_t n0,
                         int64_t n1, float* acc) {
+  constexpr int kTileRows = DirectWidth<VB>::kTile;
   const int64_t R = g.rows(), C = g.grid_channels, P = g.grid_numel, OW = g.grid[1];
   const int64_t blocks = (C + kLanesOut - 1) / kLanesOut;
   const DirectImage plan(g);
@@ -717,11 +772,11 @@ void weight_grad_direct(const Geometry& g, const float* grid, const float* image
         float* a = sums.get() + (grp * blocks + b) * R * kLanesOut;
         int64_t r = 0;
         for (; r + kTileRows <= R; r += kTileRows) {
-          direct_grad_tile<kTileRows>(src, plan.offs.get() + r, pos.get(), P, gt.get(),
+          direct_grad_tile<VB, kTileRows>(src, plan.offs.get() + r, pos.get(), P, gt.get(),
                                       a + r * kLanesOut);
         }
         for (; r < R; ++r) {
-          direct_grad_tile<1>(src, plan.offs.get() + r, pos.get(), P, gt.get(),
+          direct_grad_tile<VB, 1>(src, plan.offs.get() + r, pos.get(), P, gt.get(),
                               a + r * kLanesOut);
         }
       }
@@ -765,7 +820,9 @@ void weight_grad(const Geometry& g, const T* grid, const T* image, T* dw) {
     T* acc = blocks > 1 ? partials.get() + b * wsize : dw;
     if constexpr (std::is_same_v<T, float>) {
       if (direct) {
-        weight_grad_direct(g, grid, image, n0, n1, acc);
+        with_vector_bytes([&](auto vb) {
+          weight_grad_direct<decltype(vb)::value>(g, grid, image, n0, n1, acc);
+        });
         return;
       }
     }
