@@ -70,7 +70,7 @@ def test_digits_cnn_demo_trains_one_epoch(tmp_path):
 
 
 SCRIPTS = ("char_gpt", "lstm_lm", "transformer_classifier", "cnn_batchnorm", "mlp",
-           "tensorboard_profiler", "per_sample_grads")
+           "tensorboard_profiler", "per_sample_grads", "vae")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -302,3 +302,27 @@ def test_per_sample_grads_match_the_loop_and_train(tmp_path):
     model = load_example("per_sample_grads").StripeCNN(8, 8)
     model.load_state_dict(checkpoint["model"])
     assert checkpoint["step"] == 50
+
+
+def test_vae_improves_its_elbo_and_samples(tmp_path):
+    stdout = run_example("vae", tmp_path, "--steps", "60", "--train-size", "512",
+                         "--test-size", "128", "--eval-interval", "30", "--hidden", "32",
+                         "--lr", "5e-3", "--samples", "3")
+    pattern = (r"test elbo (-?\d+\.\d+) \(reconstruction (-?\d+\.\d+), "
+               r"kl (-?\d+\.\d+)\)")
+    reports = [tuple(float(v) for v in match) for match in re.findall(pattern, stdout)]
+    assert len(reports) == 3, stdout  # before training, steps 30 and 60
+    for elbo, rec, kl in reports:
+        assert elbo == pytest.approx(rec - kl, abs=2e-3) and kl >= 0
+    # untrained logits are near 0: about log(1/2) per pixel of the 64
+    assert reports[0][0] == pytest.approx(64 * math.log(0.5), abs=2.0)
+    assert reports[-1][0] > reports[0][0] + 4, stdout
+    samples = re.search(r"--- samples from the prior ---\n(.*)\n--- end of samples ---",
+                        stdout, re.S)
+    assert samples, stdout
+    lines = samples.group(1).split("\n")
+    assert len(lines) == 8 and all(re.fullmatch(r"[#.]{8}( {3}[#.]{8}){2}", ln) for ln in lines)
+    checkpoint = torch.load(tmp_path / "vae.pt")
+    model = load_example("vae").VAE(64, **checkpoint["config"])
+    model.load_state_dict(checkpoint["model"])
+    assert checkpoint["step"] == 60 and checkpoint["config"] == {"hidden": 32, "latent": 2}
