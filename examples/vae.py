@@ -10,7 +10,7 @@ likelihood p(x|z) as an ``Independent(Bernoulli(logits=...), 1)``; the prior is 
 bound ELBO = E_q[log p(x|z)] - KL(q || p) with Adam and reports the ELBO of the test images
 (nats per image, higher is better) as it improves, then draws a few images from the prior.
 
-    python examples/vae.py               # about a minute on 2 CPU cores
+    python examples/vae.py               # about 40 s of CPU time
     python examples/vae.py --steps 20    # a smoke run
 """
 
