@@ -243,6 +243,17 @@ def test_add_figure_renders_the_figure(tmp_path):
     assert not plt.fignum_exists(figure.number)  # close=True closed it
 
 
+def test_image_with_boxes_draws_red_outlines(tmp_path):
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_image_with_boxes("boxes", torch.zeros(3, 20, 30),
+                                    torch.tensor([[2.0, 3.0, 12.0, 15.0]]), 0)
+    pixels = decode_png(read_run(tmp_path).Images("boxes")[0].encoded_image_string)
+    red = (pixels[:, :, 0] == 255) & (pixels[:, :, 1] == 0)
+    rows, cols = np.nonzero(red)
+    assert (rows.min(), rows.max(), cols.min(), cols.max()) == (3, 15, 2, 12)
+    assert not red[5:13, 4:10].any()  # an outline: the inside stays black
+
+
 # --- text, audio ----------------------------------------------------------------------------
 def test_text(tmp_path):
     with SummaryWriter(tmp_path) as writer:
@@ -311,6 +322,47 @@ def test_add_graph_leaves_no_hooks_and_takes_tuples(tmp_path):
     nodes = {node.name for node in read_run(tmp_path).Graph().node}
     assert "input/image" in nodes  # the last graph written is the one read
     assert not model._forward_hooks and not model._forward_pre_hooks
+
+
+# --- curves and layouts ---------------------------------------------------------------------
+def test_pr_curve_counts_at_each_threshold(tmp_path):
+    labels = np.array([1, 0, 1, 1, 0, 0, 1, 0])
+    predictions = np.array([0.9, 0.8, 0.6, 0.45, 0.3, 0.1, 0.05, 0.95])
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_pr_curve("pr", torch.from_numpy(labels), torch.from_numpy(predictions), 2,
+                            num_thresholds=5)
+        writer.add_pr_curve("capped", labels, predictions, 2, num_thresholds=500)
+    events = read_run(tmp_path)
+    (event,) = events.Tensors("pr")
+    rows = np.array(event.tensor_proto.float_val).reshape(6, 5)
+    # threshold k/4: a prediction is positive at k when floor(prediction * 4) >= k
+    grid = np.floor(predictions * 4)
+    tp = [((grid >= k) & (labels == 1)).sum() for k in range(5)]
+    fp = [((grid >= k) & (labels == 0)).sum() for k in range(5)]
+    assert rows[0].tolist() == tp and rows[1].tolist() == fp
+    assert rows[2].tolist() == [4 - f for f in fp] and rows[3].tolist() == [4 - t for t in tp]
+    expected_precision = [t / max(t + f, 1e-7) for t, f in zip(tp, fp)]
+    assert rows[4] == pytest.approx(expected_precision) and rows[5] == pytest.approx(
+        [t / 4 for t in tp])
+    assert events.SummaryMetadata("pr").plugin_data.plugin_name == "pr_curves"
+    assert events.Tensors("capped")[0].tensor_proto.tensor_shape.dim[1].size == 127
+
+
+def test_custom_scalars_layout(tmp_path):
+    from tensorboard.plugins.custom_scalar import layout_pb2
+
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_custom_scalars({"losses": {"both": ["Multiline", ["loss/train", "loss/val"]]},
+                                   "bands": {"acc": ["Margin", ["acc", "acc_lo", "acc_hi"]]}})
+        with pytest.raises(AssertionError):
+            writer.add_custom_scalars_marginchart(["a", "b"])
+    (event,) = read_run(tmp_path).Tensors("custom_scalars__config__")
+    layout = layout_pb2.Layout.FromString(event.tensor_proto.string_val[0])
+    losses, bands = layout.category
+    assert losses.title == "losses" and list(losses.chart[0].multiline.tag) == [
+        "loss/train", "loss/val"]
+    series = bands.chart[0].margin.series[0]
+    assert (series.value, series.lower, series.upper) == ("acc", "acc_lo", "acc_hi")
 
 
 # --- hyperparameters, embeddings ------------------------------------------------------------

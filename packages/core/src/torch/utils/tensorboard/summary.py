@@ -1,5 +1,6 @@
 """Builders of TensorBoard ``Summary`` protocol buffers (scalars, histograms, images, text,
-tensors, audio, hyperparameters), as ``torch.utils.tensorboard.summary`` has them.
+tensors, audio, hyperparameters, precision-recall curves, custom scalar layouts), as
+``torch.utils.tensorboard.summary`` has them.
 
 Each returns a ``Summary`` for :meth:`FileWriter.add_summary`; the layouts are the ones
 TensorBoard's plugins read (``simple_value`` scalars, ``HistogramProto``, PNG ``Summary.Image``,
@@ -24,8 +25,9 @@ from ._convert import convert_to_HWC, make_np, rescale_image, to_uint8_image
 from ._hparams import hparams  # the hparams plugin's three summaries
 from ._png import encode_png
 
-__all__ = ["audio", "default_bins", "histogram", "histogram_raw", "hparams", "image",
-           "make_histogram", "scalar", "tensor_proto", "text"]
+__all__ = ["audio", "compute_curve", "custom_scalars", "default_bins", "draw_boxes",
+           "histogram", "histogram_raw", "hparams", "image", "image_boxes", "make_histogram",
+           "pr_curve", "pr_curve_raw", "scalar", "tensor_proto", "text"]
 
 
 def _plugin_metadata(name: str, content: bytes = b"") -> SummaryMetadata:
@@ -203,3 +205,120 @@ def text(tag: str, text: str) -> Summary:
     metadata = _plugin_metadata("text", TextPluginData(version=0).SerializeToString())
     return Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=metadata,
                                         tensor=proto)])
+
+
+# --- images with boxes ----------------------------------------------------------------------
+_BOX_COLOUR = (255, 0, 0)
+_BOX_THICKNESS = 2
+
+
+def draw_boxes(pixels: np.ndarray, boxes: np.ndarray,
+               labels: Sequence[str] | None = None) -> np.ndarray:
+    """``pixels`` (uint8 H, W, 3) with the outlines of ``boxes`` ((N, 4) as x1, y1, x2, y2
+    pixel coordinates) in red, and each box's label under its bottom-left corner (labels need
+    Pillow, for its font)."""
+    pixels = pixels.copy()
+    height, width = pixels.shape[:2]
+    for x1, y1, x2, y2 in np.rint(boxes).astype(int).tolist():
+        x1, x2 = sorted((max(0, min(x1, width - 1)), max(0, min(x2, width - 1))))
+        y1, y2 = sorted((max(0, min(y1, height - 1)), max(0, min(y2, height - 1))))
+        t = _BOX_THICKNESS
+        pixels[y1:y1 + t, x1:x2 + 1] = _BOX_COLOUR
+        pixels[max(y1, y2 - t + 1):y2 + 1, x1:x2 + 1] = _BOX_COLOUR
+        pixels[y1:y2 + 1, x1:x1 + t] = _BOX_COLOUR
+        pixels[y1:y2 + 1, max(x1, x2 - t + 1):x2 + 1] = _BOX_COLOUR
+    if labels is not None:
+        from PIL import Image, ImageDraw, ImageFont
+
+        picture = Image.fromarray(pixels)
+        draw = ImageDraw.Draw(picture)
+        font = ImageFont.load_default()
+        for (x1, _, _, y2), label in zip(boxes.tolist(), labels):
+            left, top, right, bottom = font.getbbox(label)
+            draw.rectangle([(x1, y2 - (bottom - top)), (x1 + right - left, y2)],
+                           fill=_BOX_COLOUR)
+            draw.text((x1, y2 - (bottom - top)), label, fill=(0, 0, 0), font=font)
+        pixels = np.asarray(picture)
+    return pixels
+
+
+def image_boxes(tag: str, tensor_image: Any, tensor_boxes: Any, rescale: float = 1,
+                dataformats: str = "CHW", labels: Sequence[str] | None = None) -> Summary:
+    """An image summary with boxes drawn on it (see :func:`draw_boxes`)."""
+    pixels = to_uint8_image(convert_to_HWC(make_np(tensor_image), dataformats))
+    boxed = draw_boxes(pixels, make_np(tensor_boxes), labels)
+    return Summary(value=[Summary.Value(tag=tag, image=make_image(boxed, rescale))])
+
+
+# --- precision-recall curves, custom scalar layouts -----------------------------------------
+_PR_THRESHOLDS_MAX = 127  # more thresholds than this break TensorBoard's pr_curves protobuf
+_MINIMUM_COUNT = 1e-7  # keeps precision and recall finite where nothing was predicted
+
+
+def compute_curve(labels: np.ndarray, predictions: np.ndarray, num_thresholds: int,
+                  weights: Any = None) -> np.ndarray:
+    """The (6, num_thresholds) rows TP, FP, TN, FN, precision, recall at the thresholds
+    k / (num_thresholds - 1): a prediction counts as positive at every threshold up to its
+    own, rounded down to the grid."""
+    weights = 1.0 if weights is None else weights
+    bucket = np.floor(predictions * (num_thresholds - 1)).astype(np.int64)
+    bucket = bucket.clip(0, num_thresholds - 1).reshape(-1)
+    positive = (labels.astype(np.float64) * weights).reshape(-1)
+    negative = ((1.0 - labels.astype(np.float64)) * weights).reshape(-1)
+    # counts per bucket, then summed from the top: everything at or above each threshold
+    tp = np.bincount(bucket, positive, num_thresholds)[::-1].cumsum()[::-1]
+    fp = np.bincount(bucket, negative, num_thresholds)[::-1].cumsum()[::-1]
+    tn, fn = fp[0] - fp, tp[0] - tp
+    precision = tp / np.maximum(_MINIMUM_COUNT, tp + fp)
+    recall = tp / np.maximum(_MINIMUM_COUNT, tp + fn)
+    return np.stack([tp, fp, tn, fn, precision, recall])
+
+
+def pr_curve_raw(tag: str, tp: Any, fp: Any, tn: Any, fn: Any, precision: Any, recall: Any,
+                 num_thresholds: int = 127, weights: Any = None) -> Summary:
+    """A pr_curves summary from precomputed counts, precision and recall."""
+    from tensorboard.plugins.pr_curve.plugin_data_pb2 import PrCurvePluginData
+
+    num_thresholds = min(num_thresholds, _PR_THRESHOLDS_MAX)
+    rows = np.stack([np.asarray(r, dtype=np.float64) for r in (tp, fp, tn, fn, precision,
+                                                                   recall)])
+    proto = TensorProto(dtype="DT_FLOAT", float_val=rows.reshape(-1).tolist(),
+                        tensor_shape=_shape_proto(rows.shape))
+    content = PrCurvePluginData(version=0, num_thresholds=num_thresholds).SerializeToString()
+    return Summary(value=[Summary.Value(tag=tag, tensor=proto,
+                                        metadata=_plugin_metadata("pr_curves", content))])
+
+
+def pr_curve(tag: str, labels: Any, predictions: Any, num_thresholds: int = 127,
+             weights: Any = None) -> Summary:
+    """A pr_curves summary of binary ``labels`` against ``predictions`` in [0, 1]."""
+    num_thresholds = min(num_thresholds, _PR_THRESHOLDS_MAX)
+    curve = compute_curve(make_np(labels), make_np(predictions), num_thresholds, weights)
+    return pr_curve_raw(tag, *curve, num_thresholds=num_thresholds)
+
+
+def custom_scalars(layout: dict[str, dict[str, list[Any]]]) -> Summary:
+    """The custom_scalars plugin's layout: ``{category: {chart title: [kind, tags]}}`` where
+    kind is ``"Multiline"`` (tags: regular expressions of scalar tags) or ``"Margin"`` (tags:
+    value, lower and upper)."""
+    from tensorboard.plugins.custom_scalar import layout_pb2
+
+    categories = []
+    for category, charts in layout.items():
+        built = []
+        for title, (kind, tags) in charts.items():
+            if kind == "Margin":
+                if len(tags) != 3:
+                    raise AssertionError("len(tags) != 3")
+                series = layout_pb2.MarginChartContent.Series(value=tags[0], lower=tags[1],
+                                                              upper=tags[2])
+                built.append(layout_pb2.Chart(
+                    title=title, margin=layout_pb2.MarginChartContent(series=[series])))
+            else:
+                built.append(layout_pb2.Chart(
+                    title=title, multiline=layout_pb2.MultilineChartContent(tag=tags)))
+        categories.append(layout_pb2.Category(title=category, chart=built))
+    proto = TensorProto(dtype="DT_STRING", tensor_shape=TensorShapeProto(),
+                        string_val=[layout_pb2.Layout(category=categories).SerializeToString()])
+    return Summary(value=[Summary.Value(tag="custom_scalars__config__", tensor=proto,
+                                        metadata=_plugin_metadata("custom_scalars"))])

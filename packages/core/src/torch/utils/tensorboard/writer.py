@@ -218,6 +218,21 @@ class SummaryWriter:
         self._get_file_writer().add_summary(
             summary.image(tag, img_tensor, dataformats=dataformats), global_step, walltime)
 
+    def add_image_with_boxes(self, tag: str, img_tensor: Any, box_tensor: Any,
+                             global_step: int | None = None, walltime: float | None = None,
+                             rescale: float = 1, dataformats: str = "CHW",
+                             labels: list[str] | str | None = None) -> None:
+        """Log an image with boxes drawn on it: ``box_tensor`` (N, 4) holds x1, y1, x2, y2 in
+        pixels; ``labels`` (one per box, drawn with Pillow) are dropped if their count is not
+        N, as in PyTorch."""
+        if isinstance(labels, str):
+            labels = [labels]
+        if labels is not None and len(labels) != box_tensor.shape[0]:
+            labels = None
+        self._get_file_writer().add_summary(
+            summary.image_boxes(tag, img_tensor, box_tensor, rescale=rescale,
+                                dataformats=dataformats, labels=labels), global_step, walltime)
+
     def add_figure(self, tag: str, figure: Any, global_step: int | None = None,
                    close: bool = True, walltime: float | None = None) -> None:
         """Log a matplotlib figure (or a list of them, as a grid) as an image; ``close``
@@ -237,6 +252,47 @@ class SummaryWriter:
         """Log text (markdown is rendered by TensorBoard)."""
         self._get_file_writer().add_summary(summary.text(tag, text_string), global_step,
                                             walltime)
+
+    # --- curves and dashboard layouts -----------------------------------------------------
+    def add_pr_curve(self, tag: str, labels: Any, predictions: Any,
+                     global_step: int | None = None, num_thresholds: int = 127,
+                     weights: Any = None, walltime: float | None = None) -> None:
+        """Log a precision-recall curve of binary ``labels`` against ``predictions`` in
+        [0, 1], at ``num_thresholds`` (at most 127) evenly spaced thresholds."""
+        self._get_file_writer().add_summary(
+            summary.pr_curve(tag, make_np(labels), make_np(predictions), num_thresholds,
+                             weights), global_step, walltime)
+
+    def add_pr_curve_raw(self, tag: str, true_positive_counts: Any,
+                         false_positive_counts: Any, true_negative_counts: Any,
+                         false_negative_counts: Any, precision: Any, recall: Any,
+                         global_step: int | None = None, num_thresholds: int = 127,
+                         weights: Any = None, walltime: float | None = None) -> None:
+        """Log a precision-recall curve from precomputed counts, precision and recall."""
+        self._get_file_writer().add_summary(
+            summary.pr_curve_raw(tag, make_np(true_positive_counts),
+                                 make_np(false_positive_counts), make_np(true_negative_counts),
+                                 make_np(false_negative_counts), make_np(precision),
+                                 make_np(recall), num_thresholds, weights),
+            global_step, walltime)
+
+    def add_custom_scalars(self, layout: dict[str, dict[str, list[Any]]]) -> None:
+        """Lay out the CUSTOM SCALARS dashboard: ``{category: {title: [kind, tags]}}`` with kind
+        ``"Multiline"`` or ``"Margin"`` (see :func:`summary.custom_scalars`)."""
+        self._get_file_writer().add_summary(summary.custom_scalars(layout))
+
+    def add_custom_scalars_multilinechart(self, tags: list[str], category: str = "default",
+                                          title: str = "untitled") -> None:
+        """One chart of the CUSTOM SCALARS dashboard showing the scalars ``tags``."""
+        self.add_custom_scalars({category: {title: ["Multiline", tags]}})
+
+    def add_custom_scalars_marginchart(self, tags: list[str], category: str = "default",
+                                       title: str = "untitled") -> None:
+        """One chart of the CUSTOM SCALARS dashboard: a value and its lower and upper bounds
+        (``tags`` names the three scalars)."""
+        if len(tags) != 3:
+            raise AssertionError("len(tags) != 3")
+        self.add_custom_scalars({category: {title: ["Margin", tags]}})
 
     # --- models ----------------------------------------------------------------------------
     def add_graph(self, model: torch.nn.Module, input_to_model: Any = None,
