@@ -158,6 +158,8 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "multiprocessing": ("torch.multiprocessing", None),
     "PyTorchFileReader": ("torch._file_records", "PyTorchFileReader"),
     "PyTorchFileWriter": ("torch._file_records", "PyTorchFileWriter"),
+    "ScriptModule": ("torch.jit", "ScriptModule"),
+    "ScriptFunction": ("torch.jit", "ScriptFunction"),
 }
 # The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
 for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage",
