@@ -173,13 +173,10 @@ def _size_arg(args: tuple[Any, ...], kwargs: dict[str, Any], name: str = "size")
 
 
 def view_like(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    # the batch dim stays a dim of its own: the view is possible exactly when it is for
+    # one sample (whose strides the physical tensor has after its batch dim)
     x, size = args[0], tuple(_size_arg(args, kwargs))
-    try:
-        return func(x, (x.shape[0],) + size)
-    except RuntimeError:
-        # a physical layout the view cannot express (the batch dim moved in by in_dims):
-        # reshape copies where it must
-        return x.reshape((x.shape[0],) + size)
+    return func(x, (x.shape[0],) + size)
 
 
 def reshape_alias(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -614,7 +611,7 @@ _DIMS = (
     "max.dim", "min.dim", "sort.stable", "topk", "select.int", "slice.Tensor", "narrow",
     "transpose.int", "squeeze.dim", "squeeze.dims", "unflatten.int",
     "movedim.int", "movedim.intlist", "diagonal", "unfold", "split.Tensor", "split_with_sizes",
-    "unbind.int", "chunk", "flip", "linalg_cross",
+    "unbind.int", "chunk", "flip", "linalg_cross", "linalg_vector_norm",
 ) + tuple(f"{r.name}.{r.overload}" if r.overload else r.name for r in _op_tables.REDUCTIONS)
 _DIMS_ALIGNED = ("gather", "scatter", "scatter_reduce.two", "_softmax_backward_data",
                  "_log_softmax_backward_data")
