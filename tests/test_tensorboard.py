@@ -365,6 +365,25 @@ def test_custom_scalars_layout(tmp_path):
     assert (series.value, series.lower, series.upper) == ("acc", "acc_lo", "acc_hi")
 
 
+def test_add_mesh_writes_vertices_faces_and_colours(tmp_path):
+    from tensorboard.plugins.mesh.plugin_data_pb2 import MeshPluginData
+
+    vertices = torch.tensor([[[1.0, 1, 1], [-1, -1, 1], [1, -1, -1], [-1, 1, -1]]])
+    faces = torch.tensor([[[0, 2, 3], [0, 3, 1], [0, 1, 2], [1, 3, 2]]])
+    colors = torch.tensor([[[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 0, 255]]])
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_mesh("tetra", vertices, colors=colors, faces=faces,
+                        config_dict={"camera": {"fov": 75}}, global_step=1)
+    events = read_run(tmp_path)
+    assert sorted(events.Tags()["tensors"]) == ["tetra_COLOR", "tetra_FACE", "tetra_VERTEX"]
+    (vertex_event,) = events.Tensors("tetra_VERTEX")
+    assert list(vertex_event.tensor_proto.float_val) == vertices.reshape(-1).tolist()
+    data = MeshPluginData.FromString(
+        events.SummaryMetadata("tetra_FACE").plugin_data.content)
+    assert data.name == "tetra" and data.content_type == MeshPluginData.FACE
+    assert list(data.shape) == [1, 4, 3] and data.json_config == '{"camera": {"fov": 75}}'
+
+
 # --- hyperparameters, embeddings ------------------------------------------------------------
 def test_add_hparams(tmp_path):
     with SummaryWriter(tmp_path) as writer:

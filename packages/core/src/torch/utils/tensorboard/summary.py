@@ -1,5 +1,5 @@
 """Builders of TensorBoard ``Summary`` protocol buffers (scalars, histograms, images, text,
-tensors, audio, hyperparameters, precision-recall curves, custom scalar layouts), as
+tensors, audio, hyperparameters, precision-recall curves, custom scalar layouts, meshes), as
 ``torch.utils.tensorboard.summary`` has them.
 
 Each returns a ``Summary`` for :meth:`FileWriter.add_summary`; the layouts are the ones
@@ -27,7 +27,7 @@ from ._png import encode_png
 
 __all__ = ["audio", "compute_curve", "custom_scalars", "default_bins", "draw_boxes",
            "histogram", "histogram_raw", "hparams", "image", "image_boxes", "make_histogram",
-           "pr_curve", "pr_curve_raw", "scalar", "tensor_proto", "text"]
+           "mesh", "pr_curve", "pr_curve_raw", "scalar", "tensor_proto", "text"]
 
 
 def _plugin_metadata(name: str, content: bytes = b"") -> SummaryMetadata:
@@ -322,3 +322,34 @@ def custom_scalars(layout: dict[str, dict[str, list[Any]]]) -> Summary:
                         string_val=[layout_pb2.Layout(category=categories).SerializeToString()])
     return Summary(value=[Summary.Value(tag="custom_scalars__config__", tensor=proto,
                                         metadata=_plugin_metadata("custom_scalars"))])
+
+
+# --- meshes and point clouds ----------------------------------------------------------------
+def mesh(tag: str, vertices: Any, colors: Any = None, faces: Any = None,
+         config_dict: dict[str, Any] | None = None, display_name: str | None = None,
+         description: str | None = None) -> Summary:
+    """The mesh plugin's summaries: one float tensor each for the (B, N, 3) ``vertices``, and
+    the optional ``faces`` (vertex indices) and ``colors``, with ``config_dict`` (three.js
+    settings) as JSON."""
+    import json
+
+    from tensorboard.plugins.mesh import metadata
+    from tensorboard.plugins.mesh.plugin_data_pb2 import MeshPluginData
+
+    json_config = json.dumps(config_dict, sort_keys=True) if config_dict else "{}"
+    parts = [(array, kind) for array, kind in ((vertices, MeshPluginData.VERTEX),
+                                               (faces, MeshPluginData.FACE),
+                                               (colors, MeshPluginData.COLOR))
+             if array is not None]
+    components = metadata.get_components_bitmask([kind for _, kind in parts])
+    values = []
+    for array, kind in parts:
+        data = make_np(array).astype(np.float32)
+        smd = metadata.create_summary_metadata(tag, display_name, kind, components,
+                                               list(data.shape), description,
+                                               json_config=json_config)
+        proto = TensorProto(dtype="DT_FLOAT", float_val=data.reshape(-1).tolist(),
+                            tensor_shape=_shape_proto(data.shape))
+        values.append(Summary.Value(tag=metadata.get_instance_name(tag, kind), tensor=proto,
+                                    metadata=smd))
+    return Summary(value=values)

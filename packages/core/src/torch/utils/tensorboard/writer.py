@@ -294,6 +294,14 @@ class SummaryWriter:
             raise AssertionError("len(tags) != 3")
         self.add_custom_scalars({category: {title: ["Margin", tags]}})
 
+    def add_mesh(self, tag: str, vertices: Any, colors: Any = None, faces: Any = None,
+                 config_dict: dict[str, Any] | None = None, global_step: int | None = None,
+                 walltime: float | None = None) -> None:
+        """Log a 3D mesh or point cloud: ``vertices`` (B, N, 3), optional ``faces`` (B, F, 3)
+        vertex indices and ``colors`` (B, N, 3) in 0..255, ``config_dict`` three.js settings."""
+        self._get_file_writer().add_summary(
+            summary.mesh(tag, vertices, colors, faces, config_dict), global_step, walltime)
+
     # --- models ----------------------------------------------------------------------------
     def add_graph(self, model: torch.nn.Module, input_to_model: Any = None,
                   verbose: bool = False, use_strict_trace: bool = True) -> None:
