@@ -38,6 +38,8 @@ OP_MODULES = (
     "_aten.gamma_sampling",
     "_aten.linalg",
     "_aten.spectral",
+    "_aten.windows",
+    "_aten.stft",
     "_fused.softmax",
     "_fused.norms",
     "_fused.losses",

@@ -159,7 +159,9 @@ POINTWISE: tuple[Pointwise, ...] = (
               aliases=("absolute",)),
     Pointwise("sign", "sign", "unary", "real_sign", HAND, ZERO, (ANY,), ALL,
               torch_inplace=False),
-    Pointwise("sgn", "sign", "unary", "same", HAND, ZERO, (ANY,), ALL, torch_inplace=False),
+    # zero for real inputs (piecewise constant); z / |z| moves with z off the real line
+    Pointwise("sgn", "sign", "unary", "same", HAND, "sgn_backward(x, y, g)", (ANY,), ALL,
+              torch_inplace=False),
     _floating("exp", "np.exp", "g * y"),
     _floating("exp2", "np.exp2", "g * y * LN2"),
     _floating("expm1", "np.expm1", "g * (y + 1)"),

@@ -85,6 +85,17 @@ def _trigamma(x: Tensor) -> Tensor:
     return _ew.where(reflect, (math.pi ** 2) / (sin * sin) - total, total)
 
 
+def _sgn_backward(x: Tensor, y: Tensor, g: Tensor) -> Tensor:
+    """The gradient of ``sgn(z) = z / |z|``: ``(g - Re(conj(g) sgn(z)) sgn(z)) / |z|`` (the
+    part of ``g`` along the unit circle's tangent, over the radius); zero at 0 and for real
+    inputs, where the sign is piecewise constant."""
+    if not x._dtype.is_complex:
+        return zeros_like(g)
+    radius = x.abs()
+    tangent = (g - _complex.real(_complex.conj(g) * y) * y) / radius
+    return _ew.where(radius == 0, 0.0, tangent)
+
+
 def _zero(x: Tensor, y: Tensor, g: Tensor) -> Tensor:
     # piecewise constant: PyTorch returns zeros, not "no gradient"
     return zeros_like(g)
@@ -96,6 +107,7 @@ _EXPRESSION_NAMES: dict[str, Any] = {
     "SQRT_PI": math.sqrt(math.pi), "trigamma": _trigamma,
     # the backward ops of sigmoid and tanh (one kernel each instead of three ops)
     "sigmoid_backward": _act.sigmoid_backward, "tanh_backward": _act.tanh_backward,
+    "sgn_backward": _sgn_backward,
 }
 
 
