@@ -243,3 +243,15 @@ def test_decorators_annotations_and_attributes() -> None:
     assert torch.jit.annotations.BroadcastingList2[int] == List[int]  # noqa: UP006
     assert torch.jit.annotations.Optional is not None
     assert not torch.jit.is_scripting()
+
+
+def test_in_place_writes_replay_on_new_inputs() -> None:
+    def fn(x):
+        y = x * 1
+        y[:, 0] = -1.0  # a write through a view of y
+        y.add_(1)
+        return y
+
+    traced = torch.jit.trace(fn, torch.zeros(2, 3))
+    x = torch.arange(6.0).reshape(2, 3)
+    assert torch.equal(traced(x), fn(x))

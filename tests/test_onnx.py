@@ -220,3 +220,44 @@ def test_a_missing_onnx_package_is_a_clear_error(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx now raises ImportError
     with pytest.raises(ImportError, match="pip install onnx"):
         torch.onnx.export(nn.ReLU(), (torch.ones(2),), io.BytesIO())
+
+
+def test_residual_block_with_in_place_operators_and_more_activations() -> None:
+    torch.manual_seed(5)
+
+    class Residual(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+            self.bn = nn.BatchNorm2d(4)
+            self.act = nn.ReLU(inplace=True)
+            self.tail = nn.Sequential(nn.ELU(), nn.Softplus(), nn.Hardtanh(-0.5, 0.5))
+
+        def forward(self, x):
+            out = self.act(self.bn(self.conv(x)))
+            out += x
+            return self.tail(self.act(out))
+
+    model = Residual().eval()
+    x = torch.randn(2, 4, 6, 6)
+    data = _export(model, (x,), input_names=["x"])
+    _close(_run(data, {"x": x})[0], model(x))
+
+
+def test_an_in_place_write_into_a_view_is_refused() -> None:
+    def fn(x):
+        y = x * 1
+        y[:, 0] = 0.0  # changes y through a view: not expressible as ONNX values
+        return y
+
+    with pytest.raises(torch.onnx.errors.UnsupportedOperatorError, match="into a view"):
+        _export(fn, (torch.ones(2, 3),))
+
+
+def test_a_traced_module_exports_like_its_original() -> None:
+    torch.manual_seed(6)
+    model = MLP().eval()
+    traced = torch.jit.trace(model, torch.randn(2, 6))
+    data = _export(traced, (torch.randn(2, 6),), input_names=["x"])
+    x = torch.randn(2, 6)
+    _close(_run(data, {"x": x})[0], model(x))

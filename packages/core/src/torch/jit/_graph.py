@@ -71,12 +71,15 @@ class Node:
         and tuples).
     :ivar kwargs: the keyword arguments, likewise.
     :ivar outputs: the tensors it returned, in order.
-    :ivar out_spec: how they were returned: ``None`` for one tensor, else one entry per item of
-        the returned tuple or list: the item's index in :attr:`outputs`, or ``None`` for an
-        item that is not a tensor.
+    :ivar writes_view: an in-place operator wrote into a view (its base changed too, which
+        a graph of values, as ONNX's, cannot express).
+    :ivar out_spec: how they were returned: ``None`` for one tensor, ``"mutated"`` for an
+        in-place operator that returns nothing (its output is its first argument, written),
+        else one entry per item of the returned tuple or list: the item's index in
+        :attr:`outputs`, or ``None`` for an item that is not a tensor.
     """
 
-    __slots__ = ("args", "kind", "kwargs", "out_spec", "outputs", "target")
+    __slots__ = ("args", "kind", "kwargs", "out_spec", "outputs", "target", "writes_view")
 
     def __init__(self, kind: str, target: Callable[..., Any], args: tuple[Any, ...],
                  kwargs: dict[str, Any]) -> None:
@@ -86,6 +89,7 @@ class Node:
         self.kwargs = kwargs
         self.outputs: list[Value] = []
         self.out_spec: Any = None
+        self.writes_view = False
 
     def inputs(self) -> list[Value]:
         """The values among the arguments, in order."""
@@ -188,6 +192,8 @@ class Graph:
             result = node.target(*substitute(node.args, env), **substitute(node.kwargs, env))
             if node.out_spec is None:
                 env[node.outputs[0]] = result
+            elif node.out_spec == "mutated":
+                env[node.outputs[0]] = env[node.inputs()[0]]
             else:
                 for index, item in zip(node.out_spec, result):
                     if index is not None:
@@ -236,6 +242,10 @@ class Graph:
             call_args = [_py(a, names) for a in node.args]
             call_args += [f"{k}={_py(a, names)}" for k, a in node.kwargs.items()]
             target = _target_source(node)
+            if node.out_spec == "mutated":  # returns nothing: the written tensor is the value
+                lines.append(f"    {target}({', '.join(call_args)})")
+                names[node.outputs[0]] = call_args[0]
+                continue
             if node.out_spec is None:
                 lhs = names[node.outputs[0]]
             else:

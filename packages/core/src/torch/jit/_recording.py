@@ -131,6 +131,12 @@ class _Recorder:
             node = Node(kind, target, self.to_graph(args), self.to_graph(kwargs))
             spec = [self._output(node, r) if isinstance(r, Tensor) else None for r in result]
             node.out_spec = tuple(spec) if isinstance(result, tuple) else spec
+        elif result is None and _in_place(kind) and args and isinstance(args[0], Tensor):
+            # an in-place operator that returns nothing (prims::fill_): its output is the new
+            # value of the tensor it wrote
+            node = Node(kind, target, self.to_graph(args), self.to_graph(kwargs))
+            node.out_spec = "mutated"
+            self._output(node, args[0])
         else:
             if isinstance(result, (bool, int, float, complex)):
                 warnings.warn(
@@ -139,6 +145,8 @@ class _Recorder:
                     "follow other inputs (as PyTorch's trace does)", TracerWarning,
                     stacklevel=4)
             return
+        if _in_place(kind) and args and isinstance(args[0], Tensor):
+            node.writes_view = args[0]._base is not None
         self.graph.nodes.append(node)
 
     def _output(self, node: Node, tensor: Tensor) -> int:
@@ -161,6 +169,12 @@ class _Recorder:
             self.inside_node -= 1
         self.add(kind, target, args, kwargs, result)
         return result
+
+
+def _in_place(kind: str) -> bool:
+    """Whether ``kind`` names an in-place operator (``aten::add_.Tensor``, ``prims::fill_``)."""
+    name = kind.partition("::")[2].partition(".")[0]
+    return name.endswith("_") and not name.endswith("__")
 
 
 def _dispatch_mode_class() -> type:

@@ -161,6 +161,11 @@ def build_model(graph: Graph, env: Mapping[Value, Any], *, opset: int,
         if not export_params or keep_initializers_as_inputs:
             inputs.append(_value_info(onnx, qualname, value, {}))
     static = _static(graph)
+    for node in graph.nodes:
+        # the write changes the view's base too, which the graph's values do not show (and
+        # the base's later readers need not even depend on this node)
+        if node.writes_view:
+            raise UnsupportedOperatorError(f"{node.kind} (an in-place write into a view)", opset)
 
     def var(value: Value) -> Var:
         if value not in names:  # a fixed value: computed in the trace, stored

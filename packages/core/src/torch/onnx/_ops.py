@@ -169,7 +169,9 @@ _UNARY = {
     "aten::log": "Log", "aten::sqrt": "Sqrt", "aten::neg": "Neg", "aten::abs": "Abs",
     "aten::erf": "Erf", "aten::sin": "Sin", "aten::cos": "Cos", "aten::floor": "Floor",
     "aten::ceil": "Ceil", "aten::reciprocal": "Reciprocal", "aten::sign": "Sign",
-    "aten::logical_not": "Not", "aten::round": "Round",
+    "aten::logical_not": "Not", "aten::round": "Round", "aten::tan": "Tan",
+    "aten::atan": "Atan", "aten::asin": "Asin", "aten::acos": "Acos", "aten::sinh": "Sinh",
+    "aten::cosh": "Cosh", "aten::isnan": "IsNaN",
     # identities: copies and aliases are the same value in ONNX's value semantics
     "aten::clone": "Identity", "aten::alias": "Identity", "aten::detach": "Identity",
     "aten::lift_fresh": "Identity", "aten::contiguous": "Identity",
@@ -190,6 +192,64 @@ for _kind, _op in _UNARY.items():
 @row("aten::rsqrt")
 def _rsqrt(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     return g.op("Reciprocal", g.op("Sqrt", args[0]))
+
+
+@row("aten::expm1")
+def _expm1(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    return g.op("Sub", g.op("Exp", args[0]), g.const(1, args[0].dtype))
+
+
+@row("aten::log1p")
+def _log1p(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    return g.op("Log", g.op("Add", args[0], g.const(1, args[0].dtype)))
+
+
+@row("aten::copy_")
+def _copy(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    # the destination's values become the source's, cast and broadcast to the destination
+    target = args[0]
+    return g.op("Expand", g.cast(args[1], target.dtype), g.ints(target.shape))
+
+
+@row("prims::fill_", "aten::fill_.Scalar", "aten::fill.Scalar")
+def _fill(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    target = args[0]
+    return g.op("Expand", _operand(g, args[1], target.dtype), g.ints(target.shape))
+
+
+# bool tensors: logical ONNX operators; integer tensors: the bitwise ones (opset 18)
+_BITWISE = {"and": ("And", "BitwiseAnd"), "or": ("Or", "BitwiseOr"), "xor": ("Xor", "BitwiseXor")}
+
+
+def _bitwise(logical: str, bitwise: str) -> Row:
+    def build(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        dtype = _out(node).dtype
+        a, b = _operand(g, args[0], dtype), _operand(g, args[1], dtype)
+        if dtype == torch.bool:
+            return g.op(logical, a, b)
+        if g.opset < 18:
+            from torch.onnx.errors import UnsupportedOperatorError
+
+            raise UnsupportedOperatorError(node.kind, g.opset, 18)
+        return g.op(bitwise, a, b)
+
+    return build
+
+
+for _name, (_logical, _bitwise_op) in _BITWISE.items():
+    row(f"aten::bitwise_{_name}.Tensor", f"aten::bitwise_{_name}.Scalar",
+        f"aten::logical_{_name}")(_bitwise(_logical, _bitwise_op))
+
+
+@row("aten::bitwise_not")
+def _bitwise_not(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    if args[0].dtype == torch.bool:
+        return g.op("Not", args[0])
+    if g.opset < 18:
+        from torch.onnx.errors import UnsupportedOperatorError
+
+        raise UnsupportedOperatorError(node.kind, g.opset, 18)
+    return g.op("BitwiseNot", args[0])
 
 
 @row("aten::silu")
