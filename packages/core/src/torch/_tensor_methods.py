@@ -200,7 +200,8 @@ def _reduce_ex(self: Tensor, protocol: int) -> Any:
 
     buffer = io.BytesIO()
     cls = type(self)
-    if cls is Tensor or _is_parameter_class(cls):  # the archive itself records a Parameter
+    if cls is Tensor or self.is_sparse or _is_parameter_class(cls):
+        # (the archive itself records a Parameter, and a sparse tensor's parts)
         serialization.save(self, buffer)
         return (_utils._tensor_from_bytes, (buffer.getvalue(),))
     # Another subclass: the archive holds the plain tensor; the class travels by reference

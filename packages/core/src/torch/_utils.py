@@ -13,7 +13,7 @@ import reprlib
 from collections import OrderedDict
 from typing import Any
 
-from ._core import dtype as _dtype
+from ._core import dtype as _dtype, layout as _layout
 from ._core.tensor import Tensor, storage_extent
 
 
@@ -395,6 +395,19 @@ def _storage_from_bytes(data: bytes) -> Any:
 
     loaded = serialization.load(io.BytesIO(data), weights_only=True)
     return loaded.untyped_storage() if isinstance(loaded, TypedStorage) else loaded
+
+
+def _rebuild_sparse_tensor(layout: Any, data: tuple[Any, ...]) -> Tensor:
+    """Rebuild a saved sparse tensor from its layout and ``(indices, values, size[,
+    is_coalesced])``, as PyTorch writes it."""
+    from . import _functions  # (the op surface: the sparse operators live there)
+
+    if layout is not _layout.sparse_coo:
+        raise NotImplementedError(f"rebuilding a sparse tensor of layout {layout} is not "
+                                  "supported (only torch.sparse_coo is)")
+    indices, values, size = data[:3]
+    coalesced = bool(data[3]) if len(data) > 3 else False
+    return _functions._sparse_coo_tensor_unsafe(indices, values, size, is_coalesced=coalesced)
 
 
 def _subclass_from_bytes(cls: type, data: bytes, attributes: dict[str, Any]) -> Any:

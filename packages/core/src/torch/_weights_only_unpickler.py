@@ -93,6 +93,7 @@ def _builtin_allowlist() -> dict[str, Any]:
         "torch._utils._rebuild_parameter_with_state": _utils._rebuild_parameter_with_state,
         "torch._utils._rebuild_meta_tensor_no_storage": _utils._rebuild_meta_tensor_no_storage,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+        "torch._utils._rebuild_sparse_tensor": _utils._rebuild_sparse_tensor,
     }
     for name, dt in _dtype.DTYPES.items():
         allowed[f"torch.{name}"] = dt

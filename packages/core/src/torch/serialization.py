@@ -274,6 +274,9 @@ def _make_pickler(pickle_module: Any, buffer: IO[bytes], protocol: int,
 def _reduce_tensor(t: Tensor, param_cls: Any) -> tuple[Any, ...]:
     """How a tensor is pickled: the rebuild call and its arguments (PyTorch's form)."""
     cls = type(t)
+    if t.is_sparse:  # PyTorch's form: the layout and the parts (saved as dense tensors)
+        return (_utils._rebuild_sparse_tensor,
+                (t.layout, (t._indices(), t._values().detach(), t.size(), t.is_coalesced())))
     state = _utils.tensor_state(t)
     if param_cls is not None and cls is param_cls:
         data = Tensor._make(t._storage, t._shape, t._stride, t._offset, t._dtype, t._device)

@@ -288,7 +288,13 @@ def full(size: Any, fill_value: Any, *, out: Tensor | None = None,
 def zeros(*args: Any, size: Any = None, out: Tensor | None = None,
           dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """A tensor of ``size`` filled with 0."""
+    """A tensor of ``size`` filled with 0 (a sparse one, without entries, for
+    ``layout=torch.sparse_coo``)."""
+    if layout is not None and layout is not _layout.strided:
+        from .sparse import layout_zeros
+
+        return finish_factory(layout_zeros(_sizes(args, size, "zeros"), dtype, device, layout),
+                              requires_grad)
     t = _ZEROS(_sizes(args, size, "zeros"), dtype=dtype, device=device_of(device))
     if out is not None:
         t = write_out(out, t)

@@ -371,6 +371,55 @@ def _transpose_kernel(self: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     return make(indices, values, tuple(shape), False)
 
 
+def _permute_kernel(self: SparseTensor, dims: list[int]) -> SparseTensor:
+    n, sd = self.ndim, self._sparse_dim
+    if len(dims) != n:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {n} is not equal to len(dims) = {len(dims)}")
+    order = _wrap_dims(dims, n)
+    if len(order) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    order = [d + n if d < 0 else d for d in dims]
+    if sorted(order[:sd]) != list(range(sd)):
+        raise RuntimeError("permute(sparse_coo): transpositions between sparse and dense "
+                           "dimensions are not allowed. Only transpositions within sparse "
+                           "and dense dimensions are supported.")
+    indices = self._sparse_indices.index_select(
+        0, _fac.tensor(order[:sd], dtype=_INT64, device=self._sparse_values.device))
+    values = self._sparse_values.permute([0] + [d - sd + 1 for d in order[sd:]])
+    shape = tuple(self._shape[d] for d in order)
+    return make(indices, values, shape, self._coalesced and order[:sd] == list(range(sd)))
+
+
+def _zeros_like_kernel(self: SparseTensor, *, dtype: _dtype.dtype | None = None,
+                       layout: Any = None, device: Any = None, pin_memory: Any = None,
+                       memory_format: Any = None) -> Tensor:
+    dev = self.device if device is None else _dense_device(device)
+    if layout is not None and layout is not _layout.sparse_coo:
+        return _fac.zeros(tuple(self._shape), dtype=dtype or self._dtype, device=dev)
+    return sparse_zeros(tuple(self._shape), dtype or self._dtype, dev, self._sparse_dim)
+
+
+def sparse_zeros(shape: tuple[int, ...], dtype: _dtype.dtype, device: Any,
+                 sparse_dim: int | None = None) -> SparseTensor:
+    """An all-zero sparse tensor (no entries) of ``shape``, every dim sparse by default."""
+    sd = len(shape) if sparse_dim is None else sparse_dim
+    indices = _fac.zeros((sd, 0), dtype=_INT64, device=device)
+    values = _fac.zeros((0,) + tuple(shape[sd:]), dtype=dtype, device=device)
+    return make(indices, values, shape, True)
+
+
+def layout_zeros(shape: tuple[int, ...], dtype: _dtype.dtype | None, device: Any,
+                 layout: Any) -> SparseTensor:
+    """``torch.zeros(..., layout=layout)`` for a layout other than strided."""
+    if layout is not _layout.sparse_coo:
+        raise NotImplementedError(f"zeros(): layout {layout} is not supported (only "
+                                  "torch.strided and torch.sparse_coo are)")
+    probe = _fac.empty(0, dtype=dtype, device=device)  # the default dtype and device
+    return sparse_zeros(tuple(shape), probe._dtype, probe.device)
+
+
 def _t_kernel(self: SparseTensor) -> SparseTensor:
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
@@ -600,6 +649,8 @@ _SPARSE_KERNELS = {
     "aten::mv": _mv_kernel,
     "aten::t": _t_kernel,
     "aten::transpose.int": _transpose_kernel,
+    "aten::permute": _permute_kernel,
+    "aten::zeros_like": _zeros_like_kernel,
     "aten::alias": _alias_kernel,
     "aten::detach": _alias_kernel,
     "aten::clone": _clone_kernel,

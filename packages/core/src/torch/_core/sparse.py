@@ -49,6 +49,15 @@ class SparseKey:
     def __repr__(self) -> str:
         return f"SparseKey({self.dense!r})"
 
+    # equal to its device, so that ``t.to(t.device)`` sees nothing to do
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SparseKey):
+            return self.dense == other.dense
+        return self.dense == other
+
+    def __hash__(self) -> int:
+        return hash(self.dense)
+
 
 def key_of(dev: _device) -> SparseKey:
     """The (interned) sparse key of device ``dev``."""
@@ -108,6 +117,29 @@ class SparseTensor(Tensor):
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         raise RuntimeError("Tensors of type SparseTensorImpl do not have is_contiguous")
+
+    def numpy(self, *, force: bool = False) -> Any:
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
+                        "first.")
+
+    def tolist(self) -> Any:
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage "
+                           "(a sparse tensor: use to_dense() first)")
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SparseTensor:
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        if id(self) in memo:
+            return memo[id(self)]
+        out = make(self._sparse_indices.__deepcopy__(memo),
+                   self._sparse_values.detach().__deepcopy__(memo), self._shape,
+                   self._coalesced)
+        out._requires_grad = self._requires_grad
+        memo[id(self)] = out
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
+        return out
 
     @property
     def nbytes(self) -> int:
