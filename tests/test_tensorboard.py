@@ -103,12 +103,17 @@ def test_add_scalars_writes_one_run_per_key(tmp_path):
     assert [e.value for e in val] == [0.0, 2.0, 4.0]
 
 
-def test_add_tensor(tmp_path):
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float16, torch.float64, torch.bool,
+                                   torch.complex64])
+def test_add_tensor_decodes_with_tensorboards_reader(tmp_path, dtype):
+    from tensorboard.util.tensor_util import make_ndarray
+
+    tensor = torch.tensor([[0, 1, 2], [3, 4, 5]]).to(dtype)
     with SummaryWriter(tmp_path) as writer:
-        writer.add_tensor("t", torch.arange(6, dtype=torch.int64).reshape(2, 3), 4)
+        writer.add_tensor("t", tensor, 4)
     (event,) = read_run(tmp_path).Tensors("t")
-    assert [d.size for d in event.tensor_proto.tensor_shape.dim] == [2, 3]
-    assert list(event.tensor_proto.int64_val) == [0, 1, 2, 3, 4, 5]
+    assert event.step == 4
+    assert np.array_equal(make_ndarray(event.tensor_proto), tensor.numpy())
 
 
 # --- histograms -----------------------------------------------------------------------------
@@ -388,7 +393,10 @@ def test_add_mesh_writes_vertices_faces_and_colours(tmp_path):
 def test_add_hparams(tmp_path):
     with SummaryWriter(tmp_path) as writer:
         writer.add_hparams({"lr": 0.1, "optimizer": "adam", "layers": torch.tensor([3]),
-                            "skip": None}, {"hparam/accuracy": 0.9}, run_name="trial")
+                            "skip": None}, {"hparam/accuracy": 0.9}, run_name="trial",
+                           hparam_domain_discrete={"optimizer": ["adam", "sgd"]})
+        with pytest.raises(TypeError, match="same type"):
+            writer.add_hparams({"lr": 0.1}, {}, hparam_domain_discrete={"lr": ["fast"]})
         with pytest.raises(TypeError, match="dictionary"):
             writer.add_hparams([("lr", 0.1)], {})
     events = read_run(tmp_path / "trial")
@@ -402,6 +410,10 @@ def test_add_hparams(tmp_path):
     experiment = HParamsPluginData.FromString(events.SummaryMetadata(
         "_hparams_/experiment").plugin_data.content).experiment
     assert [m.name.tag for m in experiment.metric_infos] == ["hparam/accuracy"]
+    infos = {info.name: info for info in experiment.hparam_infos}
+    assert set(infos) == {"lr", "optimizer", "layers"}
+    assert [v.string_value for v in infos["optimizer"].domain_discrete.values] == ["adam",
+                                                                                   "sgd"]
 
 
 def test_add_embedding_writes_the_projector_files(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorboard.compat.proto import struct_pb2
+from google.protobuf import struct_pb2
 from tensorboard.compat.proto.summary_pb2 import Summary, SummaryMetadata
 from tensorboard.plugins.hparams import api_pb2, metadata
 from tensorboard.plugins.hparams.plugin_data_pb2 import (
