@@ -261,3 +261,24 @@ def test_a_traced_module_exports_like_its_original() -> None:
     data = _export(traced, (torch.randn(2, 6),), input_names=["x"])
     x = torch.randn(2, 6)
     _close(_run(data, {"x": x})[0], model(x))
+
+
+def test_random_sampling_stays_random_and_scalar_bases() -> None:
+    torch.manual_seed(7)
+
+    class Sampler(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enc = nn.Linear(4, 6)
+
+        def forward(self, x):
+            mu, logvar = self.enc(x).chunk(2, -1)
+            return mu + torch.randn_like(mu) * torch.exp(0.5 * logvar), 2 ** mu
+
+    model = Sampler().eval()
+    x = torch.randn(2, 4)
+    data = _export(model, (x,), input_names=["x"])
+    first, second = _run(data, {"x": x}), _run(data, {"x": x})
+    assert first[0].shape == (2, 3)
+    assert not (first[0] == second[0]).all()  # sampled on each run, not a stored sample
+    _close(first[1], model(x)[1])

@@ -86,6 +86,8 @@ class TracedCall:
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any],
                  params: Mapping[str, Any]) -> Any:
+        if isinstance(self.kwargs_spec, dict) and kwargs.keys() == self.kwargs_spec.keys():
+            kwargs = {k: kwargs[k] for k in self.kwargs_spec}  # the traced order
         tensors: list[Tensor] = []
         names: list[str] = []
         args_spec = flatten(tuple(args), tensors, names, "input")

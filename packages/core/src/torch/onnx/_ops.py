@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 from torch.jit._graph import Node
-from torch.onnx._builder import Builder, Var
+from torch.onnx._builder import Builder, Var, onnx_type
 
 __all__ = ["SHAPE_ONLY", "TABLE", "lookup"]
 
@@ -134,6 +134,20 @@ for _kinds, _op in (
 @row("aten::ne.Tensor", "aten::ne.Scalar")
 def _ne(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     return g.op("Not", _binary("Equal", compare=True)(g, node, args, kwargs))
+
+
+@row("aten::pow.Scalar")
+def _pow_scalar(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    dtype = _out(node).dtype
+    return g.op("Pow", _operand(g, args[0], dtype), _operand(g, args[1], dtype))
+
+
+@row("aten::randn_like", "aten::rand_like")
+def _random_like(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    # sampled by the runtime on each run, as the eager model samples on each call
+    dtype = _out(node).dtype
+    op_type = "RandomNormalLike" if node.kind == "aten::randn_like" else "RandomUniformLike"
+    return g.op(op_type, args[0], dtype=onnx_type(g.onnx, dtype))
 
 
 @row("aten::rsub.Scalar", "aten::rsub.Tensor")
