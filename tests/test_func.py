@@ -19,6 +19,7 @@ from torch.func import (
     jacfwd,
     jacrev,
     jvp,
+    linearize,
     stack_module_state,
     vjp,
     vmap,
@@ -103,6 +104,14 @@ def test_vjp_and_jvp():
         jvp(g, (x3,), v)
     with pytest.raises(RuntimeError, match="pytree structure of cotangents"):
         vjp_fn((v, v))
+
+
+def test_linearize_gives_jvps_at_the_primal():
+    v = torch.tensor([1.0, 2.0, -1.0], dtype=D)
+    out, jvp_fn = linearize(g, x3)
+    assert torch.allclose(out, g(x3))
+    assert torch.allclose(jvp_fn(v), AF.jvp(g, x3, v)[1])
+    assert torch.allclose(jvp_fn(2 * v), 2 * AF.jvp(g, x3, v)[1])
 
 
 def test_vjp_with_several_primals_and_outputs():

@@ -30,7 +30,7 @@ from torch.utils import _pytree
 from .batched import BatchedTensor
 from .vmap import vmap
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+__all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp"]
 
 
 def _lift(x: Any) -> Any:
@@ -279,6 +279,17 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
     if has_aux:
         return output, jvp_out, res[2]
     return output, jvp_out
+
+
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """``func(*primals)`` and a function of tangents (one per primal) giving the
+    Jacobian-vector product at ``primals`` (each call a :func:`jvp`)."""
+    output = func(*primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        return jvp(func, primals, tangents)[1]
+
+    return _pytree.tree_map(lambda o: _settle(o, False), output), jvp_fn
 
 
 def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,

@@ -14,13 +14,22 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from torch import Tensor
-from torch._functorch.autodiff import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
+from torch._functorch.autodiff import (
+    grad,
+    grad_and_value,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linearize,
+    vjp,
+)
 from torch._functorch.vmap import vmap
 from torch.nn.modules.module import Module
 from torch.nn.utils.stateless import _functional_call
 
 __all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd",
-           "jacrev", "jvp", "stack_module_state", "vjp", "vmap"]
+           "jacrev", "jvp", "linearize", "stack_module_state", "vjp", "vmap"]
 
 
 def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:
