@@ -46,6 +46,7 @@ from .storage import _UNSET, UntypedStorage
 from .tensor import Tensor
 
 _state = _config.state
+_local = _config._local
 _new = object.__new__
 _SCALAR_TYPES = frozenset((int, float, bool))
 _KWARG_TYPES = frozenset((int, float, bool, str, type(None), _dtype.dtype))
@@ -134,62 +135,39 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     generic path's own run); None when the generic path must run it."""
     if _state.inference_active or _state.anomaly or recording is not None:
         return None
-    # The common signatures first, by identity tests alone: one or two tensors of interned
-    # layouts (contiguous) or current interned geometries (strided: the views a plan made, a
-    # tensor seen before), or a tensor and a Python number, nothing that requires grad (the
-    # key is the one the loop below builds for them; keywords are appended as it appends
-    # them).
+    # The common signatures first, without the loop below: a first argument that is a tensor
+    # of an interned layout (contiguous) or a current interned geometry (strided: the views a
+    # plan made, a tensor seen before), then up to two more arguments (a tensor, the same
+    # tensor again, a number, None, a list of ints) and keywords of plain values, nothing
+    # that requires grad. The key is the one the loop builds for the same arguments.
     key = None
     grad = False
+    # With grad mode off in this thread (a backward pass, an optimizer step) a tensor that
+    # requires grad is served as one that does not: nothing is recorded either way, and the
+    # saved outputs a backward reads all require grad.
+    off = _state.no_grad_active and not _local.grad
     n = len(args)
-    if n == 2 and kwargs:  # `a - b` (alpha=1), `torch.div(a, b, rounding_mode=...)`
-        a, b = args
-        if a.__class__ is Tensor and b.__class__ is Tensor and b is not a and \
-                not a._requires_grad and not b._requires_grad:
-            lay = a._interned_layout
-            other = b._interned_layout
-            if lay is not None and other is not None:
-                if len(kwargs) == 1:  # (the usual case, without a list)
-                    ((name, v),) = kwargs.items()
-                    cls = v.__class__
-                    if cls not in _KWARG_TYPES:
-                        return None
-                    key = (lay, other, name, cls, v)
-                else:
-                    parts = [lay, other]
-                    for name, v in kwargs.items():
-                        cls = v.__class__
-                        if cls not in _KWARG_TYPES:
-                            return None
-                        parts += (name, cls, v)
-                    key = tuple(parts)
-    elif not kwargs:
-        if n == 1:
-            a = args[0]
-            if a.__class__ is Tensor and not a._requires_grad:
-                lay = a._interned_layout
-                if lay is None:
-                    lay = a._geometry  # (current while it holds the tensor's own objects)
-                    if lay is not None and (
-                            lay.shape is not a._shape or lay.stride is not a._stride
-                            or lay.dtype is not a._dtype or lay.device is not a._device):
-                        lay = None
-                if lay is not None:
-                    key = (lay,)
+    a = args[0] if n else None
+    if a.__class__ is Tensor and n < 4 and (not a._requires_grad or off):
+        lay = a._interned_layout
+        if lay is None:
+            lay = a._geometry  # (current while it holds the tensor's own objects)
+            if lay is not None and (
+                    lay.shape is not a._shape or lay.stride is not a._stride
+                    or lay.dtype is not a._dtype or lay.device is not a._device):
+                lay = None
+        head: Any = None
+        if lay is None:
+            pass
+        elif n == 1:
+            head = (lay,)
         elif n == 2:
-            a, b = args
-            if a.__class__ is Tensor and not a._requires_grad:
-                lay = a._interned_layout
-                if lay is None:
-                    lay = a._geometry
-                    if lay is not None and (
-                            lay.shape is not a._shape or lay.stride is not a._stride
-                            or lay.dtype is not a._dtype or lay.device is not a._device):
-                        lay = None
-                cls = b.__class__
-                if lay is None:
-                    pass
-                elif cls is Tensor:
+            b = args[1]
+            cls = b.__class__
+            if cls is Tensor:
+                if b is a:
+                    head = (lay, _ALIAS, lay)  # `t + t`, `m @ m`
+                elif not b._requires_grad or off:
                     other = b._interned_layout
                     if other is None:
                         other = b._geometry
@@ -197,12 +175,57 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                                 other.shape is not b._shape or other.stride is not b._stride
                                 or other.dtype is not b._dtype or other.device is not b._device):
                             other = None
-                    if other is not None and b is not a and not b._requires_grad:
-                        key = (lay, other)
-                elif cls is float or cls is int or cls is bool:
-                    key = (lay, cls, b)
-                elif cls is tuple and all(x.__class__ is int for x in b):
-                    key = (lay, tuple, b)  # x.view(8, 4)
+                    if other is not None:
+                        head = (lay, other)
+            elif cls is float or cls is int or cls is bool:
+                head = (lay, cls, b)
+            elif cls is tuple or cls is list:  # x.view(8, 4), x.sum([0])
+                for x in b:
+                    if x.__class__ is not int:
+                        break
+                else:
+                    head = (lay, cls, b if cls is tuple else tuple(b))
+            elif b is None:
+                head = (lay, None)
+        else:  # a reduction's (dims, keepdim), a dim and a number...
+            b, c = args[1], args[2]
+            cls = b.__class__
+            if cls is int:
+                head = (lay, int, b)
+            elif cls is tuple or cls is list:
+                for x in b:
+                    if x.__class__ is not int:
+                        break
+                else:
+                    head = (lay, cls, b if cls is tuple else tuple(b))
+            elif b is None:
+                head = (lay, None)
+            if head is not None:
+                cls = c.__class__
+                if cls is bool or cls is int or cls is float:
+                    head = (*head, cls, c)
+                elif c is None:
+                    head = (*head, None)
+                else:
+                    head = None
+        if head is None:
+            pass
+        elif not kwargs:
+            key = head
+        elif len(kwargs) == 1:  # (the usual case, without a list)
+            ((name, v),) = kwargs.items()
+            cls = v.__class__
+            if cls in _KWARG_TYPES:
+                key = (*head, name, cls, v)
+        else:
+            parts = list(head)
+            for name, v in kwargs.items():
+                cls = v.__class__
+                if cls not in _KWARG_TYPES:
+                    break
+                parts += (name, cls, v)
+            else:
+                key = tuple(parts)
     if key is None:
         # The signature, written out flat (this runs for every call of every such operator): a
         # contiguous tensor by its interned layout, a strided one by its interned geometry,

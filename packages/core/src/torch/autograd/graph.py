@@ -134,8 +134,8 @@ class AccumulateGrad(Node):
 class SavedTensor:
     """A tensor saved for backward, with the version it had then."""
 
-    __slots__ = ("_is_output", "_node", "_output_nr", "_packed", "_parts", "_tensor", "_unpack",
-                 "_version")
+    __slots__ = ("_geometry", "_is_output", "_layout", "_node", "_output_nr", "_packed",
+                 "_parts", "_tensor", "_unpack", "_version")
 
     def __init__(self, tensor: Tensor, node: Node | None, is_output: bool,
                  output_nr: int = 0) -> None:
@@ -159,6 +159,10 @@ class SavedTensor:
                 self._tensor = None
                 self._parts = (tensor._storage, tensor._shape, tensor._stride, tensor._offset,
                                tensor._dtype, tensor._device, tensor._vc, tensor._base)
+                # the plan-signature slots, which hold for the same objects: the alias keys
+                # the dispatcher's plans as the output did (a backward's ops read it)
+                self._layout = tensor._interned_layout
+                self._geometry = tensor._geometry
             else:
                 self._tensor = tensor.detach()
                 self._tensor._requires_grad = False
@@ -194,6 +198,8 @@ class SavedTensor:
                     # the output re-attached to its node (so that double backward reaches
                     # it), made as one tensor
                     out = Tensor._make(storage, shape, stride, offset, dtype, dev, vc, base)
+                    out._interned_layout = self._layout
+                    out._geometry = self._geometry
                     out.grad_fn = node
                     out._requires_grad = True
                     if self._output_nr:
