@@ -218,10 +218,13 @@ class SavedTensor:
         if self._is_output and self._node is not None:
             node = self._node()
             if node is not None:  # re-attach, so double backward reaches the node
-                out = t._view(t._shape, t._stride, t._offset)
-                if t.__class__ is not Tensor:  # a subclass (a fake tensor) stays one
-                    out.__class__ = t.__class__
-                    out.__dict__.update(t.__dict__)
+                if t.is_sparse:  # no storage to view: an alias by its own kernel
+                    out = t.detach()
+                else:
+                    out = t._view(t._shape, t._stride, t._offset)
+                    if t.__class__ is not Tensor:  # a subclass (a fake tensor) stays one
+                        out.__class__ = t.__class__
+                        out.__dict__.update(t.__dict__)
                 out.grad_fn = node
                 out._requires_grad = True
                 out.__dict__["_output_nr"] = self._output_nr
