@@ -51,6 +51,8 @@ OP_MODULES = (
     "_fused.diagonals",
     "_fused.distances",
     "_fused.membership",
+    "_fused.statistics",
+    "_aten.queries",
     "_fused.special",
     "_aten.sparse",
 )

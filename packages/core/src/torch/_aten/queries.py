@@ -1,0 +1,81 @@
+"""Small questions and casts programs ask of tensors: ``torch.is_complex``, ``torch.detach``,
+``Tensor.is_signed``, ``get_device``, ``is_same_size``, ``type_as``, ``cfloat``/``cdouble``,
+``is_quantized``/``is_mkldnn`` and ``element in tensor``, with PyTorch's answers on a build
+without quantized or MKL-DNN tensors (those two are always False)."""
+
+from __future__ import annotations
+
+from numbers import Number
+from typing import Any
+
+from .._core import dtype as _dtype
+from .._core.tensor import Tensor
+
+__all__ = ["detach", "is_complex"]
+
+
+def is_complex(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is complex."""
+    return input.dtype.is_complex
+
+
+def detach(input: Tensor) -> Tensor:
+    """``input.detach()``: a tensor sharing its data, cut from the autograd graph."""
+    return input.detach()
+
+
+def is_signed(self: Tensor) -> bool:
+    """Whether the dtype holds negative values (False for bool and uint8)."""
+    return self.dtype.is_signed
+
+
+def get_device(self: Tensor) -> int:
+    """The device index of ``self``: -1 on the CPU, as in PyTorch."""
+    if self.device.type == "cpu":
+        return -1
+    return self.device.index if self.device.index is not None else 0
+
+
+def is_same_size(self: Tensor, other: Tensor) -> bool:
+    """Whether ``self`` and ``other`` have the same shape."""
+    return tuple(self.shape) == tuple(other.shape)
+
+
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """``self`` with ``other``'s dtype and device (``self`` itself when it has both)."""
+    return self.to(device=other.device, dtype=other.dtype)
+
+
+def cfloat(self: Tensor, memory_format: Any = None) -> Tensor:
+    """``self.to(torch.complex64)``."""
+    return self.to(_dtype.complex64) if memory_format is None else self.to(
+        _dtype.complex64, memory_format=memory_format)
+
+
+def cdouble(self: Tensor, memory_format: Any = None) -> Tensor:
+    """``self.to(torch.complex128)``."""
+    return self.to(_dtype.complex128) if memory_format is None else self.to(
+        _dtype.complex128, memory_format=memory_format)
+
+
+def contains(self: Tensor, element: Any) -> bool:
+    """``element in self``: whether any element of ``self`` equals ``element`` (a tensor or a
+    number), as PyTorch's ``Tensor.__contains__``."""
+    if not isinstance(element, (Tensor, Number)):
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed "
+                           f"in a {type(element)}.")
+    return bool((self == element).any().item())
+
+
+METHODS: dict[str, Any] = {
+    "is_signed": is_signed,
+    "get_device": get_device,
+    "is_same_size": is_same_size,
+    "type_as": type_as,
+    "cfloat": cfloat,
+    "cdouble": cdouble,
+    "__contains__": contains,
+    # no quantized or MKL-DNN layouts here: the answers of PyTorch's plain strided tensors
+    "is_quantized": property(lambda self: False, doc="False: no quantized tensors."),
+    "is_mkldnn": property(lambda self: False, doc="False: no MKL-DNN tensors."),
+}
