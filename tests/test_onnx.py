@@ -6,9 +6,11 @@ exported file is run by onnxruntime, an independent implementation of the ONNX o
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import math
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -283,3 +285,27 @@ def test_random_sampling_stays_random_and_scalar_bases() -> None:
     assert first[0].shape == (2, 3)
     assert not (first[0] == second[0]).all()  # sampled on each run, not a stored sample
     _close(first[1], model(x)[1])
+
+
+def _example(name: str):
+    """examples/<name>.py as a module (for its model classes)."""
+    path = Path(__file__).resolve().parent.parent / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"onnx_example_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_example_models_export() -> None:
+    torch.manual_seed(8)
+    gpt = _example("char_gpt").GPT(20, 8, 2, 2, 16, 0.1).eval()  # tied embedding and head
+    idx = torch.randint(0, 20, (2, 8))
+    data = _export(gpt, (idx,), input_names=["idx"])
+    _close(_run(data, {"idx": idx})[0], gpt(idx)[0])
+
+    classifier = _example("transformer_classifier").Classifier(20, 3, 8, 16, 2, 2, 0.1).eval()
+    tokens = torch.randint(1, 20, (2, 8))
+    padding = torch.zeros(2, 8, dtype=torch.bool)
+    padding[1, 5:] = True
+    data = _export(classifier, (tokens, padding), input_names=["tokens", "padding"])
+    _close(_run(data, {"tokens": tokens, "padding": padding})[0], classifier(tokens, padding))
