@@ -26,6 +26,10 @@ BROKEN_PLUGIN = "./tests/plugins/plait-broken-device"
 REAL_TORCH = "torch==2.13.0"
 # The release tests/data/transformers_reference.json was made with (tests/transformers_case.py).
 TRANSFORMERS = "transformers==5.24.0"
+# Libraries written for PyTorch that tests/test_libraries.py runs on Plait (versions it was
+# written against; their torch requirement is met by the `torch` distribution).
+PYTORCH_LIBRARIES = ("lightning==2.6.6", "torch-geometric==2.8.1", "torchmetrics==1.9.0",
+                     "einops==0.8.2", "rotary-embedding-torch==0.9.1")
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["lint", "tests"]
@@ -51,7 +55,8 @@ def tests(session: nox.Session) -> None:
     # requirement with the `torch` distribution above, so no PyTorch comes in); onnx and
     # onnxruntime: tests/test_onnx.py checks exported files and runs them against eager.
     _install(session, *PACKAGE_DIRS, TOY_PLUGIN, "pytest", "hypothesis", "scikit-learn", "tqdm",
-             "matplotlib", "safetensors", "tensorboard", TRANSFORMERS, "onnx", "onnxruntime")
+             "matplotlib", "safetensors", "tensorboard", TRANSFORMERS, "onnx", "onnxruntime",
+             *PYTORCH_LIBRARIES)
     # The plugin that fails on purpose stays out of this environment (it would warn on every
     # `import torch`); the tests put it on sys.path of the subprocesses that need it.
     broken = Path(session.create_tmp()) / "broken-plugin-site"

@@ -135,3 +135,19 @@ def test_flop_counter_counts_products_per_module() -> None:
         torch.nn.functional.conv2d(x, w)
     # every one of 2*5*7*7 outputs takes 3*3*3 multiply-adds
     assert counter.get_total_flops() == 2 * (2 * 5 * 7 * 7) * (3 * 3 * 3)
+
+
+def test_constants_layout_names_and_to_argument_parsing() -> None:
+    import math
+
+    assert (torch.e, torch.pi, torch.inf) == (math.e, math.pi, math.inf)
+    assert math.isnan(torch.nan) and torch.newaxis is None
+    assert torch.ones(2)[torch.newaxis].shape == (1, 2)
+    assert torch.ones(2).layout != torch.sparse_csr and torch.sparse_csr is torch.sparse_csr
+    parse = torch._C._nn._parse_to
+    assert parse("cpu") == (torch.device("cpu"), None, False, None)
+    assert parse(torch.float16, non_blocking=True) == (None, torch.float16, True, None)
+    reference = torch.ones(1, dtype=torch.float64)
+    assert parse(reference)[:2] == (torch.device("cpu"), torch.float64)
+    with pytest.raises(TypeError, match="invalid combination"):
+        parse(colour="red")

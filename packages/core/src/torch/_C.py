@@ -33,6 +33,11 @@ def __getattr__(name: str) -> Any:
 
         globals()["_functorch"] = c_api
         return c_api
+    if name == "_nn":  # torch._C._nn._parse_to
+        from . import _native_nn
+
+        globals()["_nn"] = _native_nn
+        return _native_nn
     raise AttributeError(f"module 'torch._C' has no attribute '{name}'")
 
 

@@ -73,7 +73,11 @@ from ._core.layout import (
     layout,
     memory_format,
     preserve_format,
+    sparse_bsc,
+    sparse_bsr,
     sparse_coo,
+    sparse_csc,
+    sparse_csr,
     strided,
 )
 from ._core.symbolic import (
@@ -94,6 +98,13 @@ from ._tensor_str import get_printoptions, set_printoptions
 
 # A str that compares as a version: torch.__version__ >= "2.0" (torch/torch_version.py).
 from .torch_version import __version__
+
+# PyTorch's numeric constants (Python floats, as in PyTorch) and its alias for None in indexing.
+e = 2.718281828459045
+pi = 3.141592653589793
+inf = float("inf")
+nan = float("nan")
+newaxis = None
 
 # Attributes that load their module on first access: name -> (module, attribute or None).
 _LAZY: dict[str, tuple[str, "str | None"]] = {

@@ -33,6 +33,14 @@ for _cls in (layout, memory_format, _Named):
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+# Compressed sparse and nested layouts: named, as programs compare a tensor's layout with them;
+# no Plait tensor has one yet (creating one raises).
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+jagged = layout("jagged")
+_mkldnn = layout("_mkldnn")
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")

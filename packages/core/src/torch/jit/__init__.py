@@ -113,3 +113,14 @@ def unused(fn: _F) -> _F:
 def export(fn: _F) -> _F:
     """Mark a method that scripting should compile as an entry point; returned unchanged."""
     return fn
+
+
+def _overload(fn: _F) -> _F:
+    """Declare one typed signature of an overloaded function for TorchScript (the last,
+    undecorated definition is the one that runs); returned unchanged."""
+    return fn
+
+
+def _overload_method(fn: _F) -> _F:
+    """:func:`_overload` for methods; returned unchanged."""
+    return fn

@@ -443,7 +443,7 @@ class Module:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``,
         ``to(memory_format=...)``: floating parameters and buffers take the dtype; all of them
         move to the device; 4-d and 5-d ones take the memory format (as in PyTorch)."""
-        device, dtype, non_blocking, memory_format = _parse_to(*args, **kwargs)
+        device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args, **kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
@@ -824,26 +824,3 @@ def _swap_data(param: Tensor, new: Tensor) -> None:
     param._device = new._device
     param._vc = new._vc
     param._interned_layout = None
-
-
-def _parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool, Any]:
-    """``Module.to``'s arguments: (device, dtype, non_blocking, memory_format)."""
-    device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    non_blocking = kwargs.pop("non_blocking", False)
-    memory_format = kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() received an invalid combination of arguments: "
-                        f"{', '.join(kwargs)}")
-    for a in args:
-        if isinstance(a, torch.dtype):
-            dtype = a
-        elif isinstance(a, Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, bool):
-            non_blocking = a
-        elif a is not None:
-            device = torch.device(a)
-    if device is not None:
-        device = torch.device(device)
-    return device, dtype, non_blocking, memory_format
