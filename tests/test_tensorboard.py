@@ -259,6 +259,42 @@ def test_image_with_boxes_draws_red_outlines(tmp_path):
     assert not red[5:13, 4:10].any()  # an outline: the inside stays black
 
 
+def test_add_video_is_a_looping_gif_of_the_frames_in_a_grid(tmp_path):
+    image = pytest.importorskip("PIL.Image", reason="Pillow decodes the GIF in this test")
+    from PIL import ImageSequence
+
+    # three grey videos of 4 frames, 6x5 pixels: padded to four blank, in one row (rows are
+    # 2 ** floor(log2(N) / 2) for N videos, as in PyTorch)
+    video = torch.zeros(3, 4, 1, 6, 5, dtype=torch.uint8)
+    for n in range(3):
+        for t in range(4):
+            video[n, t] = 20 * n + 60 * t
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_video("clip", video, 0, fps=5)
+    (event,) = read_run(tmp_path).Images("clip")
+    assert (event.width, event.height) == (20, 6)
+    gif = image.open(io.BytesIO(event.encoded_image_string))
+    assert gif.info["duration"] == 200 and gif.info["loop"] == 0
+    frames = [np.asarray(frame.convert("L")) for frame in ImageSequence.Iterator(gif)]
+    assert len(frames) == 4
+    for t, frame in enumerate(frames):
+        for n, expected in enumerate([60 * t, 20 + 60 * t, 40 + 60 * t, 0]):
+            assert (frame[:, 5 * n:5 * n + 5] == expected).all(), (t, n)
+
+
+def test_video_colours_and_long_frames_survive_the_gif(tmp_path):
+    image = pytest.importorskip("PIL.Image", reason="Pillow decodes the GIF in this test")
+    # colours on the 6x6x6 cube come back exactly; 100x100 noise overflows the LZW table
+    levels = torch.randint(0, 6, (1, 2, 3, 100, 100)) * 51
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_video("noise", levels.to(torch.uint8), 0)
+    gif = image.open(io.BytesIO(read_run(tmp_path).Images("noise")[0].encoded_image_string))
+    for t in range(2):
+        gif.seek(t)
+        assert np.array_equal(np.asarray(gif.convert("RGB")),
+                              levels[0, t].permute(1, 2, 0).numpy())
+
+
 # --- text, audio ----------------------------------------------------------------------------
 def test_text(tmp_path):
     with SummaryWriter(tmp_path) as writer:

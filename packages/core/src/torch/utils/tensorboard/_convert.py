@@ -100,3 +100,22 @@ def figure_to_image(figures: Any, close: bool = True) -> np.ndarray:
     if isinstance(figures, list):
         return np.stack([render(figure) for figure in figures])
     return render(figures)
+
+
+def video_frames(video: np.ndarray) -> np.ndarray:
+    """(N, T, C, H, W) videos as (T, H', W', C) frames: the N videos (padded with blank ones to
+    a power of two) side by side in a grid, rows = 2 ** floor(log2(N) / 2). uint8 input is
+    scaled to 0..1."""
+    count, steps, channels, height, width = video.shape
+    if video.dtype == np.uint8:
+        video = video.astype(np.float32) / 255.0
+    padded = 1 << (count - 1).bit_length()
+    if padded != count:
+        blank = np.zeros((padded - count, steps, channels, height, width), video.dtype)
+        video = np.concatenate([video, blank])
+    rows = 2 ** ((count.bit_length() - 1) // 2)
+    cols = padded // rows
+    grid = video.reshape(rows, cols, steps, channels, height, width)
+    # (rows, cols, T, C, H, W) -> (T, rows, H, cols, W, C)
+    return grid.transpose(2, 0, 4, 1, 5, 3).reshape(steps, rows * height, cols * width,
+                                                    channels)

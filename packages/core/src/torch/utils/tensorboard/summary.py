@@ -1,6 +1,6 @@
 """Builders of TensorBoard ``Summary`` protocol buffers (scalars, histograms, images, text,
-tensors, audio, hyperparameters, precision-recall curves, custom scalar layouts, meshes), as
-``torch.utils.tensorboard.summary`` has them.
+tensors, audio, videos, hyperparameters, precision-recall curves, custom scalar layouts,
+meshes), as ``torch.utils.tensorboard.summary`` has them.
 
 Each returns a ``Summary`` for :meth:`FileWriter.add_summary`; the layouts are the ones
 TensorBoard's plugins read (``simple_value`` scalars, ``HistogramProto``, PNG ``Summary.Image``,
@@ -21,13 +21,14 @@ from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 
 import torch
 
-from ._convert import convert_to_HWC, make_np, rescale_image, to_uint8_image
+from ._convert import convert_to_HWC, make_np, rescale_image, to_uint8_image, video_frames
+from ._gif import encode_gif
 from ._hparams import hparams  # the hparams plugin's three summaries
 from ._png import encode_png
 
 __all__ = ["audio", "compute_curve", "custom_scalars", "default_bins", "draw_boxes",
            "histogram", "histogram_raw", "hparams", "image", "image_boxes", "make_histogram",
-           "mesh", "pr_curve", "pr_curve_raw", "scalar", "tensor_proto", "text"]
+           "mesh", "pr_curve", "pr_curve_raw", "scalar", "tensor_proto", "text", "video"]
 
 
 def _plugin_metadata(name: str, content: bytes = b"") -> SummaryMetadata:
@@ -194,6 +195,16 @@ def audio(tag: str, tensor: Any, sample_rate: int = 44100) -> Summary:
     sound = Summary.Audio(sample_rate=sample_rate, num_channels=1, length_frames=len(pcm),
                           encoded_audio_string=buffer.getvalue(), content_type="audio/wav")
     return Summary(value=[Summary.Value(tag=tag, audio=sound)])
+
+
+def video(tag: str, tensor: Any, fps: float = 4) -> Summary:
+    """A video summary: (N, T, C, H, W) frames (floats in 0..1 or uint8), the N videos in a
+    grid, as an animated GIF (encoded here: no moviepy needed)."""
+    frames = to_uint8_image(video_frames(make_np(tensor)))
+    _, height, width, channels = frames.shape
+    clip = Summary.Image(height=height, width=width, colorspace=channels,
+                         encoded_image_string=encode_gif(frames, fps))
+    return Summary(value=[Summary.Value(tag=tag, image=clip)])
 
 
 def text(tag: str, text: str) -> Summary:

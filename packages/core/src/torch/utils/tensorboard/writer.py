@@ -241,6 +241,13 @@ class SummaryWriter:
         self.add_image(tag, figure_to_image(figure, close), global_step, walltime,
                        dataformats=layout)
 
+    def add_video(self, tag: str, vid_tensor: Any, global_step: int | None = None,
+                  fps: float = 4, walltime: float | None = None) -> None:
+        """Log videos: ``vid_tensor`` (N, T, C, H, W), floats in 0..1 or uint8, shown as one
+        looping GIF with the N videos in a grid, at ``fps`` frames a second."""
+        self._get_file_writer().add_summary(summary.video(tag, vid_tensor, fps), global_step,
+                                            walltime)
+
     def add_audio(self, tag: str, snd_tensor: Any, global_step: int | None = None,
                   sample_rate: int = 44100, walltime: float | None = None) -> None:
         """Log mono audio: samples in [-1, 1], shape (L,) or (1, L)."""
