@@ -255,3 +255,15 @@ def test_in_place_writes_replay_on_new_inputs() -> None:
     traced = torch.jit.trace(fn, torch.zeros(2, 3))
     x = torch.arange(6.0).reshape(2, 3)
     assert torch.equal(traced(x), fn(x))
+
+
+def test_named_results_and_a_modules_forward() -> None:
+    traced = torch.jit.trace(lambda x: x.max(-1), torch.randn(2, 3))
+    x = torch.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
+    result = traced(x)
+    assert torch.equal(result.values, torch.tensor([5.0, 7.0]))
+    assert torch.equal(result.indices, torch.tensor([1, 0]))
+    linear = nn.Linear(3, 2)
+    from_forward = torch.jit.trace(linear.forward, torch.randn(2, 3))
+    assert isinstance(from_forward, torch.jit.TracedModule)  # traced as the module
+    assert list(from_forward.state_dict()) == ["weight", "bias"]

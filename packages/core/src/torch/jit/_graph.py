@@ -116,12 +116,23 @@ def substitute(obj: Any, env: Mapping[Value, Any]) -> Any:
     if isinstance(obj, Value):
         return env[obj]
     if isinstance(obj, tuple):
-        return tuple(substitute(x, env) for x in obj)
+        return same_tuple(obj, [substitute(x, env) for x in obj])
     if isinstance(obj, list):
         return [substitute(x, env) for x in obj]
     if isinstance(obj, dict):
         return {k: substitute(x, env) for k, x in obj.items()}
     return obj
+
+
+def same_tuple(like: tuple[Any, ...], items: list[Any]) -> tuple[Any, ...]:
+    """``items`` as a tuple of ``like``'s class (a named tuple or a ``torch.return_types``
+    structseq stays one: ``max(dim)``'s ``values``/``indices``)."""
+    cls = type(like)
+    if cls is tuple:
+        return tuple(items)
+    if hasattr(like, "_make"):  # collections.namedtuple
+        return like._make(items)
+    return cls(items)  # a structseq, built from one sequence
 
 
 def _literal(obj: Any) -> str:

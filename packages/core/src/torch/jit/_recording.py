@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from torch._core.tensor import Tensor
-from torch.jit._graph import Graph, Node, Value
+from torch.jit._graph import Graph, Node, Value, same_tuple
 
 __all__ = ["TracerWarning", "current_recorder", "record", "traced_as"]
 
@@ -114,7 +114,7 @@ class _Recorder:
         if isinstance(obj, Tensor):
             return self.value_of(obj)
         if isinstance(obj, tuple):
-            return tuple(self.to_graph(x) for x in obj)
+            return same_tuple(obj, [self.to_graph(x) for x in obj])
         if isinstance(obj, list):
             return [self.to_graph(x) for x in obj]
         if isinstance(obj, dict):

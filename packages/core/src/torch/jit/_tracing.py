@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from torch._core.tensor import Tensor
-from torch.jit._graph import Graph
+from torch.jit._graph import Graph, same_tuple
 from torch.jit._recording import TracerWarning, record
 
 __all__ = ["trace", "trace_module"]
@@ -40,7 +40,7 @@ def flatten(obj: Any, tensors: list[Tensor], names: list[str], name: str) -> Any
         return _Slot(len(tensors) - 1)
     if isinstance(obj, (tuple, list)):
         items = [flatten(x, tensors, names, f"{name}_{i}") for i, x in enumerate(obj)]
-        return tuple(items) if isinstance(obj, tuple) else items
+        return same_tuple(obj, items) if isinstance(obj, tuple) else items
     if isinstance(obj, dict):
         return {k: flatten(x, tensors, names, f"{name}_{k}") for k, x in obj.items()}
     raise RuntimeError(f"Type '{type(obj)}' cannot be traced. Only Tensors and (possibly "
@@ -52,7 +52,7 @@ def unflatten(spec: Any, tensors: list[Any]) -> Any:
     if isinstance(spec, _Slot):
         return tensors[spec.index]
     if isinstance(spec, tuple):
-        return tuple(unflatten(x, tensors) for x in spec)
+        return same_tuple(spec, [unflatten(x, tensors) for x in spec])
     if isinstance(spec, list):
         return [unflatten(x, tensors) for x in spec]
     if isinstance(spec, dict):
@@ -233,6 +233,8 @@ def trace(func: Any, example_inputs: Any = None, optimize: Any = None,
         warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. "
                       "Returning the object as is.", stacklevel=2)
         return func
+    if inspect.ismethod(func) and func.__name__ == "forward" and is_module(func.__self__):
+        func = func.__self__  # a module's forward is traced as the module, as in PyTorch
     if is_module(func):
         if example_kwarg_inputs is not None:
             return trace_module(func, {"forward": example_kwarg_inputs}, None, check_trace,
