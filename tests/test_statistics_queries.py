@@ -128,3 +128,9 @@ def test_tensor_queries_and_casts():
     assert torch.tensor(2.0) in grid
     with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
         _ = "a" in grid
+
+
+def test_isreal_of_complex_looks_at_the_imaginary_part():
+    z = torch.tensor([1 + 2j, 0.25j, 2 + 0j, -3 + 0j])
+    assert torch.isreal(z).tolist() == [False, False, True, True]
+    assert torch.isreal(torch.tensor([1.0, float("nan")])).tolist() == [True, True]

@@ -615,6 +615,10 @@ def _isfinite_kernel(self: Tensor) -> Tensor:
 
 
 def _isreal_kernel(self: Tensor) -> Tensor:
+    if self._dtype.is_complex:  # real where the imaginary part is zero
+        from .complex_views import imag
+
+        return eq(imag(self), 0)
     return _bool_like(self, True)
 
 
