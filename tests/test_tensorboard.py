@@ -351,6 +351,31 @@ def test_add_graph_records_the_forward_in_module_scopes(tmp_path):
     assert list(nodes["output/output.0"].input) == [mul.name]
 
 
+def test_add_onnx_graph(tmp_path):
+    onnx = pytest.importorskip("onnx", reason="add_onnx_graph reads the file with onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.ones((4, 6), np.float32), "fc.weight")
+    nodes = [helper.make_node("MatMul", ["x", "fc.weight"], ["/fc/MatMul_output_0"]),
+             helper.make_node("Split", ["/fc/MatMul_output_0"], ["a", "b"], axis=1,
+                              num_outputs=2),
+             helper.make_node("Add", ["a", "b"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], [weight])
+    path = tmp_path / "net.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
+    with SummaryWriter(tmp_path / "run") as writer:
+        writer.add_onnx_graph(str(path))
+    nodes = {node.name: node for node in read_run(tmp_path / "run").Graph().node}
+    assert nodes["x"].op == "Variable" and nodes["fc.weight"].op == "Variable"
+    assert [d.size for d in nodes["x"].attr["shape"].shape.dim] == [2, 4]
+    assert list(nodes["fc/MatMul_output_0"].input) == ["x", "fc.weight"]
+    assert nodes["a"].op == "Split" and b"axis = 1" in nodes["a"].attr["parameters"].s
+    assert list(nodes["y"].input) == ["a", "a:1"]  # Split's second output
+    assert list(nodes["output/y"].input) == ["y"]
+
+
 def test_add_graph_leaves_no_hooks_and_takes_tuples(tmp_path):
     class TwoInputs(nn.Module):
         def forward(self, a, b):

@@ -317,6 +317,12 @@ class SummaryWriter:
         self._get_file_writer().add_graph(graph(model, input_to_model, verbose,
                                                 use_strict_trace))
 
+    def add_onnx_graph(self, prototxt: str | os.PathLike[str]) -> None:
+        """Log the graph of the ONNX model file ``prototxt`` (needs the ``onnx`` package)."""
+        from ._onnx_graph import load_onnx_graph
+
+        self._get_file_writer().add_onnx_graph(load_onnx_graph(prototxt))
+
     @staticmethod
     def _encode(rawstr: str) -> str:
         """``rawstr`` with ``%``, ``/`` and ``\\`` percent-encoded (a tag as a folder name)."""
