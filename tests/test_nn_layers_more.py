@@ -433,7 +433,7 @@ def test_embedding_module():
     with pytest.raises(RuntimeError, match="Long, Int"):
         m(torch.tensor([1.0]))
     with pytest.raises(NotImplementedError, match="sparse"):
-        nn.Embedding(5, 2, sparse=True)
+        nn.EmbeddingBag(5, 2, sparse=True)
 
 
 def _np_bag(w, idx, bags, mode, psw=None, pad=None):

@@ -379,3 +379,30 @@ def test_sparse_tensors_on_another_device_use_its_dense_kernels():
     assert v.grad.device.type == "toy" and v.grad.cpu().tolist() == [1.0] * 4
     assert s.to("cpu").device.type == "cpu"
     close(s.to_dense().cpu(), DENSE, tol=1e-6)
+
+
+# -- sparse embedding gradients -------------------------------------------------------------
+
+
+def test_embedding_sparse_gradient_and_sgd_step():
+    nn = pytest.importorskip("torch.nn", reason="needs plait-nn")
+    weight = [[float(3 * r + c) for c in range(3)] for r in range(5)]
+    e = nn.Embedding(5, 3, sparse=True, padding_idx=0)
+    with torch.no_grad():
+        e.weight.copy_(torch.tensor(weight))
+    x = torch.tensor([[1, 2, 1], [0, 4, 1]])
+    w = torch.arange(18.0).reshape(2, 3, 3)
+    (e(x) * w).sum().backward()
+    g = e.weight.grad
+    assert g.is_sparse and g.sparse_dim() == 1 and g.dense_dim() == 1
+    # one entry per row read, padding left out (uncoalesced, as PyTorch's)
+    assert g._nnz() == 5 and not g.is_coalesced()
+    expected = [[0.0] * 3 for _ in range(5)]
+    for pos, row in enumerate(x.reshape(-1).tolist()):
+        if row != 0:
+            for c in range(3):
+                expected[row][c] += w.reshape(6, 3)[pos, c].item()
+    close(g.to_dense(), expected)
+    torch.optim.SGD(e.parameters(), lr=0.5).step()
+    close(e.weight.detach(), [[a - 0.5 * b for a, b in zip(ra, rb)]
+                              for ra, rb in zip(weight, expected)], tol=1e-6)

@@ -1,7 +1,9 @@
-"""``embedding``, ``embedding_bag`` and ``one_hot`` of ``nn.functional`` (dense gradients
-only), composite over differentiable core indexing ops."""
+"""``embedding``, ``embedding_bag`` and ``one_hot`` of ``nn.functional``, composite over
+differentiable core indexing ops (``embedding(..., sparse=True)``: a sparse COO gradient)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -44,8 +46,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     Entries equal to ``padding_idx`` pass no gradient to their row; ``max_norm`` first
     renormalises the rows read (in place); ``scale_grad_by_freq`` divides each row's gradient by
     how often it occurs in ``input``."""
-    if sparse:
-        raise NotImplementedError("embedding: sparse gradients are not supported")
     _check_indices(input)
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
@@ -53,6 +53,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
     flat = input.reshape(-1).to(torch.int64)
+    if sparse and weight.requires_grad and torch.is_grad_enabled():
+        out = _SparseRows.apply(weight, flat, padding_idx, scale_grad_by_freq)
+        return out.reshape(*input.shape, weight.shape[1])
     out = weight.index_select(0, flat)
     if padding_idx is not None and weight.requires_grad:
         keep = (flat != padding_idx).unsqueeze(1)
@@ -63,6 +66,33 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         # the same values forward; the gradient scaled by 1/count backward
         out = out.detach() + (out - out.detach()) * scale
     return out.reshape(*input.shape, weight.shape[1])
+
+
+class _SparseRows(torch.autograd.Function):
+    """``weight.index_select(0, rows)`` whose gradient for ``weight`` is a sparse COO tensor
+    with one entry per row read (uncoalesced, as PyTorch's ``sparse=True`` gradient), so an
+    update touches only those rows' values."""
+
+    @staticmethod
+    def forward(ctx: Any, weight: Tensor, rows: Tensor, padding_idx: int | None,
+                scale_grad_by_freq: bool) -> Tensor:
+        ctx.save_for_backward(rows)
+        ctx.shape = tuple(weight.shape)
+        ctx.padding_idx = padding_idx
+        ctx.scale_grad_by_freq = scale_grad_by_freq
+        return weight.index_select(0, rows)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None, None, None]:
+        (rows,) = ctx.saved_tensors
+        if ctx.scale_grad_by_freq and rows.numel():
+            counts = torch.bincount(rows, minlength=ctx.shape[0]).to(grad.dtype)
+            grad = grad / counts.index_select(0, rows).unsqueeze(1)
+        if ctx.padding_idx is not None:  # the padding row gets no gradient: no entry
+            keep = rows != ctx.padding_idx
+            rows, grad = rows[keep], grad[keep]
+        sparse = torch.sparse_coo_tensor(rows.unsqueeze(0), grad, ctx.shape)
+        return sparse, None, None, None
 
 
 _MODES = ("sum", "mean", "max")

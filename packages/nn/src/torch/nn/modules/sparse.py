@@ -35,9 +35,6 @@ class Embedding(Module):
                  _weight: Tensor | None = None, _freeze: bool = False, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        if sparse:
-            raise NotImplementedError("Embedding: sparse=True (sparse gradients) is not "
-                                      "supported")
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = _check_padding_idx(padding_idx, num_embeddings)
