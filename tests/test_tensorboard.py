@@ -351,6 +351,19 @@ def test_add_graph_records_the_forward_in_module_scopes(tmp_path):
     assert list(nodes["output/output.0"].input) == [mul.name]
 
 
+def test_add_graph_traces_in_eval_mode_and_restores_each_modules_mode(tmp_path):
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.Dropout(0.5))
+    model[2].eval()  # a submodule in another mode than its parent keeps it
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_graph(model, torch.randn(2, 1, 4, 4))
+    assert model.training and model[1].training and not model[2].training
+    # eval mode: the running statistics were read, not updated, and no dropout mask was drawn
+    assert model[1].num_batches_tracked.item() == 0
+    assert torch.equal(model[1].running_mean, torch.zeros(2))
+    ops = {node.op for node in read_run(tmp_path).Graph().node}
+    assert not {"aten::bernoulli_", "aten::native_dropout"} & ops
+
+
 def test_add_onnx_graph(tmp_path):
     onnx = pytest.importorskip("onnx", reason="add_onnx_graph reads the file with onnx")
     from onnx import TensorProto, helper, numpy_helper

@@ -7,8 +7,8 @@ every submodule keep the module path the call happens in, so that node names are
 module into a box. Parameters and buffers become ``prim::GetAttr`` nodes inside their module,
 the inputs and outputs ``IO Node``s under ``input/`` and ``output/``, and tensors the trace
 meets without knowing where they came from (made outside the forward) ``prim::Constant``s.
-The ops are the dispatcher's, so a composite such as ``batch_norm`` in training mode shows the
-operators it is written in, inside its module's box.
+The ops are the dispatcher's, so a composite such as ``batch_norm`` shows the operators it is
+written in, inside its module's box.
 """
 
 from __future__ import annotations
@@ -163,8 +163,9 @@ def _input_names(model: torch.nn.Module, count: int) -> list[str]:
 
 def graph(model: torch.nn.Module, args: Any = None, verbose: bool = False,
           use_strict_trace: bool = True) -> tuple[GraphDef, RunMetadata]:
-    """Run ``model`` once on ``args`` (a tensor or a tuple/list of them) and return its
-    ``GraphDef`` with the (empty) CPU step statistics PyTorch writes beside it.
+    """Run ``model`` once in eval mode on ``args`` (a tensor or a tuple/list of them) and
+    return its ``GraphDef`` with the (empty) CPU step statistics PyTorch writes beside it. Each
+    module's training mode is restored afterwards.
 
     ``verbose`` writes the recorded nodes to standard output, as PyTorch prints its trace.
     ``use_strict_trace`` is accepted for compatibility (the trace is not a JIT trace)."""
@@ -190,12 +191,17 @@ def graph(model: torch.nn.Module, args: Any = None, verbose: bool = False,
         if module is not model:  # the model itself is the recorder's root scope
             handles.append(module.register_forward_pre_hook(enter))
             handles.append(module.register_forward_hook(leave))
+    # As in PyTorch the trace runs in eval mode: no dropout, no batch-norm statistics updated.
+    modes = [(module, module.training) for module in model.modules()]
+    model.eval()
     try:
         with torch.no_grad(), recorder:
             output = model(*args)
     finally:
         for handle in handles:
             handle.remove()
+        for module, training in modes:
+            module.training = training
 
     for index, tensor in enumerate(leaf for leaf in tree_flatten(output)[0]
                                    if isinstance(leaf, torch.Tensor)):
