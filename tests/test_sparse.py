@@ -52,6 +52,7 @@ def test_attributes_and_to_dense_sum_duplicates():
     assert s.shape == torch.Size([2, 3]) and s.dim() == 2 and s.numel() == 6
     assert s.sparse_dim() == 2 and s.dense_dim() == 0 and s._nnz() == 4
     assert s.dtype == torch.float64 and s.device == torch.device("cpu")
+    assert s.type() == "torch.sparse.DoubleTensor"
     assert not s.is_coalesced()
     assert s._indices().tolist() == IDX and s._values().tolist() == VALS
     close(s.to_dense(), DENSE)

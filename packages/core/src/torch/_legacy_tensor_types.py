@@ -140,6 +140,8 @@ def type_name(t: Tensor) -> str:
     elsewhere."""
     name = LEGACY_TYPE_NAMES.get(t.dtype._name, "Tensor")
     kind = t.device.type
+    if t.is_sparse:  # torch.sparse.FloatTensor, torch.cuda.sparse.FloatTensor
+        name = "sparse." + name
     return f"torch.{name}" if kind == "cpu" else f"torch.{kind}.{name}"
 
 
