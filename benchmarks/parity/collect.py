@@ -214,6 +214,9 @@ GRAD_NOT_COMPARABLE = {
     "than the index",
     ("index_fill", "tensor value negative"): "PyTorch's backward raises 'INDICES element is "
     "out of DATA bounds' for a negative index",
+    **{("vander", name): "PyTorch 2.13's backward of vander raises 'one of the variables needed "
+       "for gradient computation has been modified by an inplace operation'"
+       for name in ("square", "N", "increasing")},
 }
 
 

@@ -415,6 +415,34 @@ def diff_samples(torch, dtype, make):
     yield SampleInput(empty(torch, (0, 3), dtype), (1, 0), name="empty")
 
 
+def cov_samples(torch, dtype, make):
+    yield SampleInput(make((3, 5), dtype), name="matrix")
+    yield SampleInput(make((6,), dtype), name="vector")
+    yield SampleInput(make((2, 4), dtype), kwargs={"correction": 0}, name="correction 0")
+    yield SampleInput(make((2, 4), dtype), kwargs={
+        "fweights": torch.tensor([1, 2, 1, 3]),
+        "aweights": make((4,), dtype, 0.5, 2.0)}, name="weights")
+
+
+def corrcoef_samples(torch, dtype, make):
+    yield SampleInput(make((3, 5), dtype), name="matrix")
+    yield SampleInput(make((4, 6), dtype, noncontiguous=True), name="noncontiguous")
+
+
+def trapezoid_samples(torch, dtype, make):
+    yield SampleInput(make((5,), dtype), name="vector")
+    yield SampleInput(make((3, 4), dtype), kwargs={"dim": 0}, name="dim 0")
+    yield SampleInput(make((3, 4), dtype), kwargs={"dx": 0.5}, name="dx")
+    yield SampleInput(make((2, 4), dtype), (make((4,), dtype).sort().values,), name="x 1-d")
+    yield SampleInput(make((2, 3), dtype), (make((2, 3), dtype),), name="x same shape")
+
+
+def renorm_samples(torch, dtype, make):
+    yield SampleInput(make((3, 4), dtype), (2, 0, 1.0), name="rows p=2")
+    yield SampleInput(make((3, 4), dtype), (1, 1, 5.0), name="columns p=1")
+    yield SampleInput(make((2, 3, 2), dtype), (float("inf"), 2, 2.0), name="p=inf")
+
+
 OPS: list[OpInfo] = [
     OpInfo("nansum", sum_dtype_samples, dtypes=ALL, method="nansum"),
     OpInfo("prod", prod_samples, dtypes=ALL, method="prod", supports_out=True),
@@ -464,4 +492,11 @@ OPS: list[OpInfo] = [
     OpInfo("histc", histc_samples, dtypes=REAL_FLOATS, method="histc", supports_out=True),
     OpInfo("bincount", bincount_samples, dtypes=INTS, method="bincount"),
     OpInfo("diff", diff_samples, dtypes=ALL, method="diff", supports_out=True),
+    OpInfo("cov", cov_samples, dtypes=REAL_FLOATS, method="cov", atol=1e-5, rtol=1e-5),
+    OpInfo("corrcoef", corrcoef_samples, dtypes=REAL_FLOATS, method="corrcoef", atol=1e-5,
+           rtol=1e-5),
+    OpInfo("trapezoid", trapezoid_samples, dtypes=REAL_FLOATS + ("int64",)),
+    OpInfo("cumulative_trapezoid", trapezoid_samples, dtypes=REAL_FLOATS + ("int64",)),
+    OpInfo("renorm", renorm_samples, dtypes=REAL_FLOATS, method="renorm", atol=1e-6,
+           rtol=1e-5),
 ]

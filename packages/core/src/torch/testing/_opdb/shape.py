@@ -304,6 +304,31 @@ def diagonal_scatter_samples(torch, dtype, make):
     yield SampleInput(make((3, 4), dtype), (make((3,), dtype), 1), name="offset")
 
 
+def vander_samples(torch, dtype, make):
+    yield SampleInput(make((4,), dtype, -3, 3), name="square")
+    yield SampleInput(make((3,), dtype, -3, 3), kwargs={"N": 5}, name="N")
+    yield SampleInput(make((3,), dtype, -3, 3), kwargs={"N": 2, "increasing": True},
+                      name="increasing")
+
+
+def block_diag_samples(torch, dtype, make):
+    yield SampleInput(make((2, 3), dtype), (make((1, 2), dtype),), name="two matrices")
+    yield SampleInput(make((), dtype), (make((3,), dtype), make((2, 2), dtype)),
+                      name="scalar, vector, matrix")
+
+
+def cartesian_prod_samples(torch, dtype, make):
+    yield SampleInput(make((3,), dtype), (make((2,), dtype),), name="two")
+    yield SampleInput(make((2,), dtype), (make((2,), dtype), make((3,), dtype)), name="three")
+
+
+def combinations_samples(torch, dtype, make):
+    yield SampleInput(make((4,), dtype), name="pairs")
+    yield SampleInput(make((4,), dtype), kwargs={"r": 3}, name="triples")
+    yield SampleInput(make((3,), dtype), kwargs={"with_replacement": True},
+                      name="with replacement")
+
+
 OPS: list[OpInfo] = [
     OpInfo("movedim", movedim_samples, dtypes=ALL, method="movedim", view=True),
     OpInfo("moveaxis", movedim_samples, dtypes=ALL, method="moveaxis", view=True),
@@ -361,4 +386,8 @@ OPS: list[OpInfo] = [
     OpInfo("diag", diag_samples, dtypes=ALL, method="diag"),
     OpInfo("diag_embed", diag_embed_samples, dtypes=ALL, method="diag_embed"),
     OpInfo("diagflat", diagflat_samples, dtypes=ALL, method="diagflat"),
+    OpInfo("vander", vander_samples, dtypes=("float32", "float64", "int64", "int32")),
+    OpInfo("block_diag", block_diag_samples, dtypes=ALL),
+    OpInfo("cartesian_prod", cartesian_prod_samples, dtypes=ALL),
+    OpInfo("combinations", combinations_samples, dtypes=ALL),
 ]
