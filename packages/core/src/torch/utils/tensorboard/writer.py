@@ -337,7 +337,7 @@ class SummaryWriter:
         from tensorboard.plugins.projector.projector_config_pb2 import ProjectorConfig
 
         matrix = make_np(mat)
-        global_step = 0 if global_step is None else global_step
+        global_step = 0 if global_step is None else int(global_step)
         subdir = f"{global_step:05d}/{self._encode(tag)}"
         log_dir = self._get_file_writer().get_logdir()
         folder = os.path.join(log_dir, subdir)
