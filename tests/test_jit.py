@@ -267,3 +267,21 @@ def test_named_results_and_a_modules_forward() -> None:
     from_forward = torch.jit.trace(linear.forward, torch.randn(2, 3))
     assert isinstance(from_forward, torch.jit.TracedModule)  # traced as the module
     assert list(from_forward.state_dict()) == ["weight", "bias"]
+
+
+def test_deepcopy_works_and_pickling_is_refused() -> None:
+    import copy
+    import io
+    import pickle
+
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    x = torch.randn(2, 3)
+    for made in (torch.jit.trace(model, x), torch.jit.script(model)):
+        twin = copy.deepcopy(made)
+        assert type(twin) is type(made)
+        assert torch.equal(twin(x), made(x))
+        with torch.no_grad():
+            twin.state_dict()["0.bias"].add_(1.0)  # its own tensors
+        assert torch.allclose(twin(x), torch.relu(model[0](x) + 1))
+        with pytest.raises(pickle.PicklingError, match="state_dict"):
+            torch.save(made, io.BytesIO())

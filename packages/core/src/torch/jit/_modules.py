@@ -9,6 +9,7 @@ Loaded on first use (it imports ``torch.nn``).
 from __future__ import annotations
 
 import copy
+import pickle
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -77,6 +78,22 @@ class ScriptModule(nn.Module):
     def save(self, f: Any, _extra_files: Any = None) -> None:
         """Refused until scripted and traced modules have a file format (``torch.jit.save``)."""
         refuse_save()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ScriptModule:
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        for name, value in self.__dict__.items():
+            # recorded graphs never change once traced: the copy runs the same ones on its
+            # own tensors (they are read by name when a graph runs)
+            new.__dict__[name] = dict(value) if name == "_traced_calls" else \
+                copy.deepcopy(value, memo)
+        return new
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise pickle.PicklingError(
+            "ScriptModules cannot be saved with torch.save or pickled (as in PyTorch); save "
+            "the weights with torch.save(module.state_dict(), f) instead (torch.jit.save "
+            "comes with the compile issue)")
 
     def define(self, src: str) -> None:
         """Refused: it compiles TorchScript source, which Plait does not."""
