@@ -88,6 +88,59 @@ def test_reductions_and_dim_ops(func):
     check(func, x4)
 
 
+def test_structseq_results_and_flat_reductions():
+    out = vmap(lambda t: torch.sort(t, 1))(x4)
+    assert type(out).__name__ == "sort" and same(out.values, x4.sort(2).values)
+    assert same(vmap(lambda t: t.topk(2).indices)(x4), x4.topk(2).indices)
+    check(lambda t: t.prod(), x4)
+    check(lambda t: t.argmin(), x4)
+    check(lambda t: t.cummax(0).values, x4)
+
+
+def test_masked_fill_with_a_per_sample_value():
+    mask = torch.rand(3, 5) > 0.5
+    check(lambda t, v: t.masked_fill(mask, v), x4, torch.randn(4, dtype=D))
+
+
+def test_cross_broadcasts_an_unbatched_operand():
+    a, b = torch.randn(4, 2, 3, dtype=D), torch.randn(1, 3, dtype=D)
+    check(lambda p, q: torch.linalg.cross(p, q), a, b, in_dims=(0, None))
+    check(lambda p, q: torch.cross(p, q, dim=0), a.transpose(1, 2), b.t(), in_dims=(0, None))
+
+
+def test_layer_norm_with_per_sample_weights():
+    x, w, b = (torch.randn(4, 2, 5, dtype=D), torch.randn(4, 5, dtype=D),
+               torch.randn(4, 5, dtype=D))
+    check(lambda p, q, r: F.layer_norm(p, (5,), q, r), x, w, b)
+    from torch.func import grad
+
+    def loss(q, p):
+        return F.layer_norm(p, (5,), q).sin().sum()
+
+    got = vmap(grad(loss))(w, x)
+    for i in range(4):
+        wi = w[i].clone().requires_grad_()
+        loss(wi, x[i]).backward()
+        assert torch.allclose(got[i], wi.grad)
+
+
+def test_attention():
+    q, k, v = (torch.randn(3, 2, 4, 6, dtype=D) for _ in range(3))
+    check(F.scaled_dot_product_attention, q, k, v)
+    check(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True), q, k, v)
+    check(F.scaled_dot_product_attention, q, k[0], v[0], in_dims=(0, None, None))
+    from torch.func import grad
+
+    def loss(key, query, value):
+        return F.scaled_dot_product_attention(query, key, value).pow(2).sum()
+
+    got = vmap(grad(loss), in_dims=(None, 0, 0))(k[0], q, v)
+    for i in range(3):
+        key = k[0].clone().requires_grad_()
+        loss(key, q[i], v[i]).backward()
+        assert torch.allclose(got[i], key.grad)
+
+
 def test_zero_dim_samples():
     s = torch.randn(6, dtype=D)
     for func in (lambda t: t.sum(), lambda t: t.sum(0), lambda t: t * 3, lambda t: t.unsqueeze(0),

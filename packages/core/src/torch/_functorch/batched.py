@@ -149,6 +149,18 @@ def _writes_unbatched(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
     return not (isinstance(target, BatchedTensor) and target._bt_level == level)
 
 
+def rebuild(like: list[Any] | tuple[Any, ...], items: list[Any]) -> Any:
+    """``items`` in a sequence of ``like``'s kind: a list, a tuple, a namedtuple or a
+    ``torch.return_types`` structseq (built from one sequence)."""
+    if isinstance(like, list):
+        return items
+    if type(like) is tuple:
+        return tuple(items)
+    if hasattr(like, "_make"):  # a namedtuple
+        return type(like)._make(items)
+    return type(like)(items)
+
+
 class Level:
     """What a batching rule knows of the call: the batch size, which physical tensors are
     batched (batch dim 0), the mode's randomness; and the helpers rules share."""
@@ -173,10 +185,7 @@ class Level:
         if isinstance(out, Tensor):
             return make_batched(out, self.mode.level)
         if isinstance(out, (list, tuple)):
-            items = [self.wrap(o) for o in out]
-            if isinstance(out, list):
-                return items
-            return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
+            return rebuild(out, [self.wrap(o) for o in out])
         return out
 
     def batched(self, x: Any) -> bool:
@@ -227,11 +236,9 @@ def _fallback(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, An
     if isinstance(first, Tensor):
         return _shape.stack(results)
     if isinstance(first, (list, tuple)):
-        parts = [_shape.stack([r[j] for r in results]) if isinstance(first[j], Tensor)
-                 else first[j] for j in range(len(first))]
-        if isinstance(first, list):
-            return parts
-        return type(first)(*parts) if hasattr(first, "_fields") else tuple(parts)
+        return rebuild(first, [_shape.stack([r[j] for r in results])
+                               if isinstance(first[j], Tensor) else first[j]
+                               for j in range(len(first))])
     if any(r != first for r in results[1:]):
         raise RuntimeError(_DATA_DEPENDENT)
     return first

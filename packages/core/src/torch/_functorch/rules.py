@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 from torch._core import op_tables as _op_tables
 
-from .batched import _DATA_DEPENDENT, Level, _fallback
+from .batched import _DATA_DEPENDENT, Level, _fallback, rebuild
 
 Rule = Callable[[Level, Any, tuple[Any, ...], dict[str, Any]], Any]
 
@@ -149,20 +149,53 @@ def _squeeze_scalar(out: Any) -> Any:
     if isinstance(out, Tensor):
         return out.squeeze(1) if out.dim() == 2 else out
     if isinstance(out, (list, tuple)):
-        items = [_squeeze_scalar(o) for o in out]
-        return items if isinstance(out, list) else (
-            type(out)(*items) if hasattr(out, "_fields") else tuple(items))
+        return rebuild(out, [_squeeze_scalar(o) for o in out])
     return out
 
 
-def arg_reduce(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """argmax / argmin: ``dim=None`` reduces each sample flattened."""
-    x, dim = args[0], (args[1] if len(args) > 1 else kwargs.get("dim"))
-    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
-    if dim is not None:
+def flat_reduce(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """argmax / argmin / prod over one optional dim: ``dim=None`` reduces each sample
+    flattened."""
+    names = _arg_names(func)
+    bound = dict(zip(names, args), **kwargs)
+    if bound.get("dim") is not None or not ctx.batched(args[0]):
         return dims()(ctx, func, args, kwargs)
-    out = func(x.reshape(x.shape[0], -1), 1, False)
-    return out.reshape((x.shape[0],) + (1,) * (x.dim() - 1)) if keepdim else out
+    x = args[0]
+    rest = {k: v for k, v in bound.items() if k not in ("self", "dim", "keepdim")}
+    out = func(x.reshape(x.shape[0], -1), 1, False, **rest)
+    if bound.get("keepdim"):
+        return out.reshape((x.shape[0],) + (1,) * (x.dim() - 1))
+    return out
+
+
+def masked_fill(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A batched fill value (a 0-d tensor per sample) goes through ``where``."""
+    x, mask, value = args[0], args[1], args[2]
+    if not (isinstance(value, Tensor) and ctx.batched(value)):
+        return elementwise(ctx, func, args, kwargs)
+    rank = max(ctx.rank(x), ctx.rank(mask))
+    return torch.where(_align(ctx, mask, rank), _align(ctx, value, rank).to(x.dtype),
+                       _align(ctx, x, rank))
+
+
+def broadcast_dims(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Ops over a dim of operands that broadcast (``linalg_cross``): every tensor gets the
+    same rank, then the dim shifts."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    rank = max(ctx.rank(t) for t in tensors)
+
+    def lift(t: Tensor) -> Tensor:
+        if ctx.batched(t):
+            return _align(ctx, t, rank)
+        return t.reshape((1,) * (rank + 1 - t.dim()) + tuple(t.shape))
+
+    names = _arg_names(func)
+    out = [lift(a) if isinstance(a, Tensor) else a for a in args]
+    for i, name in enumerate(names[: len(out)]):
+        if name in _DIM_ARGS:
+            out[i] = _shift(out[i], rank, False)
+    kw = {k: _shift(v, rank, False) if k in _DIM_ARGS else v for k, v in kwargs.items()}
+    return func(*out, **kw)
 
 
 # -- shape ops --------------------------------------------------------------------------------
@@ -423,13 +456,31 @@ def convolution_backward(ctx: Level, func: Any, args: tuple[Any, ...],
 # -- norms and losses -------------------------------------------------------------------------
 
 
+def layer_norm(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """native_layer_norm normalizes each row (the batch is more rows); the affine part is a
+    broadcast product and sum, so per-sample weights work too."""
+    x, normalized, weight, bias, eps = args
+    if not ctx.batched(x):
+        x = ctx.full(x)
+    if (weight is None or not ctx.batched(weight)) and (bias is None or not ctx.batched(bias)):
+        return func(x, normalized, weight, bias, eps)
+    out, mean, rstd = func(x, normalized, None, None, eps)
+    rank = x.dim() - 1
+    if weight is not None:
+        out = out * _align(ctx, weight, rank)
+    if bias is not None:
+        out = out + _align(ctx, bias, rank)
+    return out, mean, rstd
+
+
 def layer_norm_backward(ctx: Level, func: Any, args: tuple[Any, ...],
                         kwargs: dict[str, Any]) -> Any:
     grad, x, normalized, mean, rstd, weight, bias, mask = args
-    if weight is not None and ctx.batched(weight):
-        return _fallback(ctx, func, args, kwargs)
     grad, x, mean, rstd = ctx.full(grad), ctx.full(x), ctx.full(mean), ctx.full(rstd)
-    gi = func(grad, x, normalized, mean, rstd, weight, bias, [mask[0], False, False])[0]
+    # the weight scales the normalized rows: the input's gradient is that of the unweighted
+    # op at grad * weight (a per-sample weight included)
+    scaled = grad if weight is None else grad * _align(ctx, weight, grad.dim() - 1)
+    gi = func(scaled, x, normalized, mean, rstd, None, None, [mask[0], False, False])[0]
     lead = list(range(1, x.dim() - len(normalized)))  # each sample's own rows
     gw = gb = None
     if mask[1] and weight is not None:
@@ -437,6 +488,24 @@ def layer_norm_backward(ctx: Level, func: Any, args: tuple[Any, ...],
     if mask[2] and bias is not None:
         gb = grad.sum(lead) if lead else grad
     return gi, gw, gb
+
+
+def attention(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The fused attention op and its backward broadcast leading batch dims: every tensor
+    argument takes the batch dim (gradients are per sample), aligned to one rank (the
+    logsumexp one less); gradients come back in their inputs' shapes."""
+    names = _arg_names(func)
+    bound = dict(zip(names, args), **kwargs)
+    tensors = {n: ctx.full(v) for n, v in bound.items() if isinstance(v, Tensor)}
+    rank = max(ctx.rank(t) for n, t in tensors.items() if n != "logsumexp")
+    shapes = {n: tuple(t.shape) for n, t in tensors.items()}
+    for n, t in tensors.items():
+        bound[n] = _align(ctx, t, rank - 1 if n == "logsumexp" else rank)
+    out = func(*(bound[n] for n in names[: len(args)]),
+               **{n: bound[n] for n in names[len(args):] if n in bound})
+    if func.name.endswith("_backward"):  # (grad_query, grad_key, grad_value)
+        return tuple(g.reshape(shapes[n]) for g, n in zip(out, ("query", "key", "value")))
+    return out
 
 
 _NONE, _MEAN = 0, 1  # PyTorch's reduction enum (anything else: sum)
@@ -611,14 +680,14 @@ _DIMS = (
     "max.dim", "min.dim", "sort.stable", "topk", "select.int", "slice.Tensor", "narrow",
     "transpose.int", "squeeze.dim", "squeeze.dims", "unflatten.int",
     "movedim.int", "movedim.intlist", "diagonal", "unfold", "split.Tensor", "split_with_sizes",
-    "unbind.int", "chunk", "flip", "linalg_cross", "linalg_vector_norm",
+    "unbind.int", "chunk", "flip", "linalg_vector_norm",
 ) + tuple(f"{r.name}.{r.overload}" if r.overload else r.name for r in _op_tables.REDUCTIONS)
 _DIMS_ALIGNED = ("gather", "scatter", "scatter_reduce.two", "_softmax_backward_data",
                  "_log_softmax_backward_data")
 _LEADING = (
     "tril", "triu", "linalg_inv", "linalg_inv_ex", "linalg_det", "linalg_slogdet",
     "linalg_cholesky", "linalg_cholesky_ex", "linalg_eig", "linalg_eigvals", "_linalg_eigh",
-    "_linalg_svd", "linalg_qr", "linalg_lu", "linalg_lu_factor_ex", "native_layer_norm",
+    "_linalg_svd", "linalg_qr", "linalg_lu", "linalg_lu_factor_ex",
 )
 _RANDOM = {
     "bernoulli": elementwise, "bernoulli.p": elementwise, "bernoulli_.float": elementwise,
@@ -648,7 +717,8 @@ for _name in _LEADING:
 for _name, _rule in _RANDOM.items():
     RULES[f"aten::{_name}"] = random_batched(_rule)
 RULES.update({
-    "aten::argmax": arg_reduce, "aten::argmin": arg_reduce,
+    "aten::argmax": flat_reduce, "aten::argmin": flat_reduce, "aten::prod.dim_int": flat_reduce,
+    "aten::masked_fill.Scalar": masked_fill, "aten::linalg_cross": broadcast_dims,
     "aten::view": view_like, "aten::_unsafe_view": view_like, "aten::reshape": view_like,
     "aten::_reshape_alias": reshape_alias, "aten::expand": expand, "aten::repeat": repeat,
     "aten::permute": permute, "aten::t": transpose_2d, "aten::as_strided": as_strided,
@@ -660,7 +730,10 @@ RULES.update({
     "aten::index_select": index_select, "aten::index.Tensor": index,
     "aten::index_put_": index_put,
     "aten::convolution": convolution, "aten::convolution_backward": convolution_backward,
+    "aten::native_layer_norm": layer_norm,
     "aten::native_layer_norm_backward": layer_norm_backward,
+    "aten::_scaled_dot_product_flash_attention_for_cpu": attention,
+    "aten::_scaled_dot_product_flash_attention_for_cpu_backward": attention,
     "aten::nll_loss_forward": nll_forward, "aten::_cross_entropy_forward": nll_forward,
     "aten::nll_loss_backward": nll_backward, "aten::_cross_entropy_backward": nll_backward,
     "aten::_local_scalar_dense": _no_item, "aten::is_nonzero": _no_control_flow,

@@ -235,8 +235,13 @@ def is_namedtuple(obj: object) -> bool:
 
 # Namedtuples are one kind of node, keyed by ``collections.namedtuple`` as in PyTorch (their
 # context is their class), so that code reading SUPPORTED_NODES sees them.
+def _namedtuple_unflatten(values: Iterable[Any], cls: Any) -> Any:
+    # a torch.return_types structseq has fields but is built from one sequence
+    return cls._make(values) if hasattr(cls, "_make") else cls(values)
+
+
 register_pytree_node(collections.namedtuple, _namedtuple_flatten,  # type: ignore[arg-type]
-                     lambda v, c: c(*v), flatten_with_keys_fn=_namedtuple_flatten_with_keys)
+                     _namedtuple_unflatten, flatten_with_keys_fn=_namedtuple_flatten_with_keys)
 
 
 def _get_node_type(tree: Any) -> Any:
