@@ -142,6 +142,30 @@ def test_schedule_with_on_trace_ready_and_tensorboard_handler(tmp_path) -> None:
         assert sum(e["name"] == "aten::mm" for e in events) == 2
 
 
+def test_scheduled_steps_are_ranges_named_by_step(tmp_path) -> None:
+    """With a schedule, each step is a ``ProfilerStep#<n>`` range in the trace (TensorBoard's
+    profiler plugin finds steps by them); tables add them up as ``ProfilerStep*``."""
+    a = torch.ones(2, 2)
+    with profile(schedule=schedule(wait=1, warmup=1, active=2, repeat=1)) as prof:
+        for _ in range(5):
+            torch.mm(a, a)
+            prof.step()
+    prof.export_chrome_trace(str(tmp_path / "trace.json"))
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    steps = [e for e in events if e["name"].startswith("ProfilerStep")]
+    assert sorted(e["name"] for e in steps) == ["ProfilerStep#2", "ProfilerStep#3"]
+    assert all(e["cat"] == "user_annotation" for e in steps)
+    for mm in (e for e in events if e["name"] == "aten::mm"):  # each inside its step
+        assert any(s["ts"] <= mm["ts"] and mm["ts"] + mm["dur"] <= s["ts"] + s["dur"]
+                   for s in steps)
+    (row,) = [r for r in prof.key_averages() if r.key.startswith("ProfilerStep")]
+    assert row.key == "ProfilerStep*" and row.count == 2
+    with profile() as unscheduled:  # no schedule: no step ranges, as in PyTorch
+        torch.mm(a, a)
+        unscheduled.step()
+    assert not [e for e in unscheduled.events() if "ProfilerStep" in e.name]
+
+
 def test_autograd_profiler_legacy_api() -> None:
     a = torch.ones(3)
     with torch.autograd.profiler.profile() as prof:

@@ -20,6 +20,8 @@ from ..utils._python_dispatch import TorchDispatchMode
 __all__ = ["Event", "EventRecorder", "OpRecorder", "active_recorder"]
 
 _state = threading.local()
+_STEP_PREFIX = "ProfilerStep#"
+_STEP_WILDCARD = "ProfilerStep*"
 
 
 @dataclass
@@ -33,6 +35,7 @@ class Event:
     input_shapes: list[list[int]] = field(default_factory=list)
     children_ns: int = 0  # time spent in ranges nested directly inside this one
     is_user_range: bool = False
+    trace_name: str = ""  # the name in a chrome trace, where it differs from ``name``
 
     @property
     def duration_ns(self) -> int:
@@ -76,8 +79,11 @@ class EventRecorder:
     def begin(self, name: str, args: tuple[Any, ...] = (), user: bool = False) -> Event:
         """Open a range now; close it with :meth:`end`."""
         shapes = _shapes_of(args) if self.record_shapes else []
-        event = Event(name, time.perf_counter_ns(), thread=threading.get_ident(),
-                      input_shapes=shapes, is_user_range=user)
+        # as in PyTorch, tables add the numbered step ranges up under one name; traces keep them
+        grouped = _STEP_WILDCARD if name.startswith(_STEP_PREFIX) else name
+        event = Event(grouped, time.perf_counter_ns(), thread=threading.get_ident(),
+                      input_shapes=shapes, is_user_range=user,
+                      trace_name=name if grouped != name else "")
         self._open.append(event)
         return event
 

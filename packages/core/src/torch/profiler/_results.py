@@ -144,7 +144,7 @@ def chrome_trace(events: Iterable[Event], pid: int) -> dict[str, Any]:
         if event.input_shapes:
             args["Input Dims"] = event.input_shapes
         trace.append({"ph": "X", "cat": "user_annotation" if event.is_user_range else "cpu_op",
-                      "name": event.name, "pid": pid, "tid": event.thread,
+                      "name": event.trace_name or event.name, "pid": pid, "tid": event.thread,
                       "ts": event.start_ns / 1e3, "dur": event.duration_ns / 1e3, "args": args})
     return {"schemaVersion": 1, "traceEvents": trace, "displayTimeUnit": "ms",
             "deviceProperties": [], "traceName": f"plait-{os.getpid()}"}

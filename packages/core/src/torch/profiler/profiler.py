@@ -102,6 +102,10 @@ class profile:
                  post_processing_timeout_s: float | None = None) -> None:
         self.activities = set(activities) if activities is not None else supported_activities()
         self.schedule = schedule or _always_record
+        # with a schedule each step is a "ProfilerStep#<n>" range, as in PyTorch (TensorBoard's
+        # profiler plugin finds the steps of a trace by these)
+        self.record_steps = schedule is not None
+        self._step_range: record_function | None = None
         self.on_trace_ready = on_trace_ready
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
@@ -127,15 +131,18 @@ class profile:
     def start(self) -> None:
         """Begin the schedule at its current step."""
         self._enter_action(self.current_action)
+        self._open_step_range()
 
     def stop(self) -> None:
         """End profiling; a window that was recording is finished (and handed to
         ``on_trace_ready``)."""
+        self._close_step_range()
         if self._recorder is not None:
             self._finish_window()
 
     def step(self) -> None:
         """Mark the end of a training step: advance the schedule."""
+        self._close_step_range()
         previous = self.current_action
         self.step_num += 1
         self.current_action = self.schedule(self.step_num)
@@ -145,6 +152,17 @@ class profile:
                                                                     ProfilerAction.WARMUP):
             self._finish_window()
         self._enter_action(self.current_action)
+        self._open_step_range()
+
+    def _open_step_range(self) -> None:
+        if self.record_steps:
+            self._step_range = record_function(f"ProfilerStep#{self.step_num}")
+            self._step_range.__enter__()
+
+    def _close_step_range(self) -> None:
+        if self._step_range is not None:
+            self._step_range.__exit__(None, None, None)
+            self._step_range = None
 
     def _enter_action(self, action: ProfilerAction) -> None:
         recording = action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
