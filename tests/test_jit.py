@@ -285,3 +285,27 @@ def test_deepcopy_works_and_pickling_is_refused() -> None:
         assert torch.allclose(twin(x), torch.relu(model[0](x) + 1))
         with pytest.raises(pickle.PicklingError, match="state_dict"):
             torch.save(made, io.BytesIO())
+
+
+def test_typing_helpers_and_optimisation_switches() -> None:
+    from typing import Dict, Optional, Tuple  # noqa: UP035
+
+    assert torch.jit.isinstance([1, 2], List[int])  # noqa: UP006
+    assert not torch.jit.isinstance([1, "a"], List[int])  # noqa: UP006
+    assert torch.jit.isinstance({"a": torch.ones(1)}, Dict[str, torch.Tensor])  # noqa: UP006
+    assert torch.jit.isinstance(None, Optional[torch.Tensor])  # noqa: UP045
+    assert torch.jit.isinstance(torch.ones(1), torch.Tensor | None)
+    assert not torch.jit.isinstance(1, torch.Tensor | None)
+    assert not torch.jit.isinstance((1, 2), Tuple[int, int, int])  # noqa: UP006
+    assert torch.jit.annotate(List[int], []) == []  # noqa: UP006
+    with pytest.raises(AssertionError, match="null optional"):
+        torch.jit._unwrap_optional(None)
+    previous = torch.jit.onednn_fusion_enabled()
+    torch.jit.enable_onednn_fusion(not previous)
+    assert torch.jit.onednn_fusion_enabled() is (not previous)
+    torch.jit.enable_onednn_fusion(previous)
+    with torch.jit.fuser("fuser1"), torch.jit.optimized_execution(False), \
+            torch.jit.strict_fusion():
+        pass
+    traced = torch.jit.trace(nn.Sequential(nn.Linear(2, 2), nn.ReLU()), torch.ones(1, 2))
+    assert torch.jit.export_opnames(traced) == ["aten::addmm", "aten::relu", "aten::t"]

@@ -309,3 +309,17 @@ def test_the_example_models_export() -> None:
     padding[1, 5:] = True
     data = _export(classifier, (tokens, padding), input_names=["tokens", "padding"])
     _close(_run(data, {"tokens": tokens, "padding": padding})[0], classifier(tokens, padding))
+
+
+def test_dynamo_style_export_returns_a_program(tmp_path) -> None:
+    torch.manual_seed(9)
+    model = MLP().eval()
+    x = torch.randn(2, 6)
+    program = torch.onnx.export(model, (x,), dynamo=True)
+    assert isinstance(program, torch.onnx.ONNXProgram)
+    outputs = program(x)  # run by onnxruntime
+    assert torch.allclose(outputs[0], model(x), atol=1e-5)
+    path = tmp_path / "mlp.onnx"
+    program.save(str(path))
+    onnx.checker.check_model(onnx.load(str(path)))
+    assert torch.onnx.export(model, (x,), io.BytesIO(), dynamo=False) is None

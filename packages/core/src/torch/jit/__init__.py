@@ -26,10 +26,13 @@ del annotations
 
 __all__ = [
     "Attribute", "CompilationUnit", "Error", "Final", "Future", "RecursiveScriptModule",
-    "ScriptFunction", "ScriptModule", "TopLevelTracedModule", "TracedModule", "TracerWarning",
-    "annotations", "export", "fork", "freeze", "ignore", "interface", "is_scripting",
-    "is_tracing", "load", "optimize_for_inference", "save", "script", "script_if_tracing",
-    "script_method", "trace", "trace_module", "unused", "wait",
+    "ScriptFunction", "ScriptModule", "ScriptWarning", "TopLevelTracedModule",
+    "TracedModule", "TracerWarning", "TracingCheckError", "annotate", "annotations",
+    "enable_onednn_fusion", "export", "export_opnames", "fork", "freeze", "fuser", "ignore",
+    "interface", "is_scripting", "is_tracing", "isinstance", "last_executed_optimized_graph",
+    "load", "onednn_fusion_enabled", "optimize_for_inference", "optimized_execution",
+    "run_frozen_optimizations", "save", "script", "script_if_tracing", "script_method",
+    "set_fusion_strategy", "strict_fusion", "trace", "trace_module", "unused", "wait",
 ]
 
 # name -> (module, attribute): loaded on first access (they import torch.nn, or are rarely
@@ -55,6 +58,16 @@ _LAZY = {
     "TopLevelTracedModule": ("torch.jit._modules", "TopLevelTracedModule"),
     "Attribute": ("torch.jit._modules", "Attribute"),
     "annotations": ("torch.jit.annotations", None),
+    "TracingCheckError": ("torch.jit._tracing", "TracingCheckError"),
+    "annotate": ("torch.jit._language", "annotate"),
+    "isinstance": ("torch.jit._language", "isinstance"),
+    "_overload": ("torch.jit._language", "_overload"),
+    "_overload_method": ("torch.jit._language", "_overload_method"),
+    "_unwrap_optional": ("torch.jit._language", "_unwrap_optional"),
+    **{name: ("torch.jit._settings", name) for name in (
+        "enable_onednn_fusion", "onednn_fusion_enabled", "set_fusion_strategy", "fuser",
+        "optimized_execution", "strict_fusion", "last_executed_optimized_graph",
+        "run_frozen_optimizations", "export_opnames")},
 }
 
 
@@ -68,6 +81,10 @@ def __getattr__(name: str) -> Any:
     value = module if target[1] is None else getattr(module, target[1])
     globals()[name] = value
     return value
+
+
+class ScriptWarning(Warning):
+    """``torch.jit.ScriptWarning``: a warning about scripted code."""
 
 
 class Error(RuntimeError):

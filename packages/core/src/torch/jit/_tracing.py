@@ -19,7 +19,12 @@ from torch._core.tensor import Tensor
 from torch.jit._graph import Graph, same_tuple
 from torch.jit._recording import TracerWarning, record
 
-__all__ = ["trace", "trace_module"]
+__all__ = ["TracingCheckError", "trace", "trace_module"]
+
+
+class TracingCheckError(Exception):
+    """``torch.jit.TracingCheckError``: a trace found inconsistent by its check (Plait's
+    check warns with ``TracerWarning`` instead, as PyTorch does for differing outputs)."""
 
 
 class _Slot:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import enum
 
 from torch.onnx._export import export, is_in_onnx_export
+from torch.onnx._program import ONNXProgram
 from torch.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 
-__all__ = ["OnnxExporterError", "OperatorExportTypes", "TrainingMode",
+__all__ = ["ONNXProgram", "OnnxExporterError", "OperatorExportTypes", "TrainingMode",
            "UnsupportedOperatorError", "errors", "export", "is_in_onnx_export"]
 
 

@@ -10,7 +10,6 @@ are initializers named by their qualified names.
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
 import os
 import threading
@@ -21,6 +20,7 @@ import torch
 from torch.jit._graph import Graph, Node, Value
 from torch.onnx._builder import Builder, Var, onnx_type
 from torch.onnx._ops import SHAPE_ONLY, lookup
+from torch.onnx._program import ONNXProgram
 from torch.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 
 __all__ = ["export", "is_in_onnx_export"]
@@ -213,13 +213,14 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: dict[str, Any] 
            keep_initializers_as_inputs: bool = False, dynamo: bool = True,
            dynamic_shapes: Any = None, training: Any = None,
            do_constant_folding: bool = True, operator_export_type: Any = None,
-           **options: Any) -> None:
+           **options: Any) -> Any:
     """Export ``model`` to an ONNX file by tracing it on ``args``.
 
     :param model: an ``nn.Module`` (or a traced module, or a function).
     :param args: the example inputs: a tensor, or a tuple (its last item may be a dict of
         keyword arguments).
-    :param f: a path or a binary file object to write the model to.
+    :param f: a path or a binary file object to write the model to (optional with
+        ``dynamo=True``: the returned program can be saved later).
     :param kwargs: keyword arguments of ``model``.
     :param export_params: store the parameters in the file (else they become inputs).
     :param input_names: names of the graph inputs, in order of the flattened arguments.
@@ -230,11 +231,14 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: dict[str, Any] 
     :param dynamic_shapes: the same per argument name (``torch.export``'s form).
     :param training: a :class:`TrainingMode`; ``EVAL`` (the default) exports the model in
         eval mode and restores its modes afterwards.
+    :param dynamo: PyTorch's choice of exporter; both export the same trace here, and only
+        the result differs, as in PyTorch: an :class:`ONNXProgram` with ``dynamo=True`` (the
+        default), None with ``dynamo=False``.
     :raises UnsupportedOperatorError: the graph has an operator without an ONNX translation.
-    :returns: None (the file is written).
+    :returns: an :class:`ONNXProgram`, or None (``dynamo=False``).
 
-    ``dynamo``, ``do_constant_folding``, ``operator_export_type`` and the other options of
-    PyTorch's exporters are accepted; both of PyTorch's paths export the same trace here.
+    ``do_constant_folding``, ``operator_export_type`` and the other options of PyTorch's
+    exporters are accepted.
     """
     from torch.jit._tracing import trace_call
     from torch.onnx import OperatorExportTypes, TrainingMode
@@ -247,9 +251,9 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: dict[str, Any] 
     if operator_export_type not in (None, OperatorExportTypes.ONNX):
         raise OnnxExporterError(f"operator_export_type={operator_export_type} is not "
                                 "supported: only OperatorExportTypes.ONNX")
-    if f is None:
-        raise OnnxExporterError("torch.onnx.export needs a file (a path or a binary file "
-                                "object) to write to")
+    if f is None and not dynamo:
+        raise OnnxExporterError("torch.onnx.export(dynamo=False) needs a file (a path or a "
+                                "binary file object) to write to")
     call_args, call_kwargs = _split_args(args, kwargs)
     training = TrainingMode.EVAL if training is None else training
     is_module = hasattr(model, "named_parameters") and hasattr(model, "forward")
@@ -280,15 +284,13 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: dict[str, Any] 
                              keep_initializers_as_inputs=keep_initializers_as_inputs)
     if verbose:
         _log.info("exported graph:\n%s", onnx.helper.printable_graph(onnx_model.graph))
-    data = onnx_model.SerializeToString()
-    if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as out:
-            out.write(data)
-    elif isinstance(f, io.IOBase) or hasattr(f, "write"):
-        f.write(data)
-    else:
-        raise OnnxExporterError(f"f must be a path or a binary file object, not "
-                                f"{type(f).__name__}")
+    program = ONNXProgram(onnx_model)
+    if f is not None:
+        if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):
+            raise OnnxExporterError(f"f must be a path or a binary file object, not "
+                                    f"{type(f).__name__}")
+        program.save(f)
+    return program if dynamo else None
 
 
 def _flat_inputs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
