@@ -65,6 +65,11 @@ PRINTING: list[tuple[str, tuple[str, ...]]] = [
     ("torch.arange(2000).reshape(40, 50)", ("arange",)),
     ("torch.arange(-5., 5.) / 3", ("arange",)),
     ("torch.linspace(0, 1, 7)", ("linspace",)),
+    ("torch.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [3.0, 4.0, 5.0], (2, 3))",
+     ("sparse_coo_tensor",)),
+    ("torch.sparse_coo_tensor([[0, 2]], [[1.5, 2.0], [3.0, 4.0]], (3, 2), dtype=torch.float64)",
+     ("sparse_coo_tensor",)),
+    ("torch.zeros(2, 3).to_sparse()", ()),
 ]
 
 

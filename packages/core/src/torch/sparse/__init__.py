@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch import Tensor
+from torch import Tensor, _functions  # noqa: F401  (the op surface, which the sparse ops join)
 from torch._aten import sparse as _sparse
 
 __all__ = ["addmm", "check_sparse_tensor_invariants", "log_softmax", "mm", "softmax", "sum"]
