@@ -70,7 +70,7 @@ def test_digits_cnn_demo_trains_one_epoch(tmp_path):
 
 
 SCRIPTS = ("char_gpt", "lstm_lm", "transformer_classifier", "cnn_batchnorm", "mlp",
-           "tensorboard_profiler", "per_sample_grads", "vae")
+           "tensorboard_profiler", "per_sample_grads", "vae", "spectrogram")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -271,7 +271,7 @@ def test_tensorboard_profiler_logs_and_profiles(tmp_path):
     run = tmp_path / "runs" / "tensorboard_profiler"
     (trace,) = run.glob("*.pt.trace.json")
     names = {event["name"] for event in json.loads(trace.read_text())["traceEvents"]}
-    assert {"forward", "backward", "optimizer_step"} <= names
+    assert {"forward", "backward", "optimizer_step", "ProfilerStep#2", "ProfilerStep#4"} <= names
     events = EventAccumulator(str(run), size_guidance={"scalars": 0})
     events.Reload()
     assert [e.step for e in events.Scalars("train/loss")] == list(range(1, 13))
@@ -326,3 +326,35 @@ def test_vae_improves_its_elbo_and_samples(tmp_path):
     model = load_example("vae").VAE(64, **checkpoint["config"])
     model.load_state_dict(checkpoint["model"])
     assert checkpoint["step"] == 60 and checkpoint["config"] == {"hidden": 32, "latent": 2}
+
+
+def test_spectrogram_classifies_sounds_from_stft(tmp_path):
+    stdout = run_example("spectrogram", tmp_path, "--steps", "40", "--train-size", "640",
+                         "--test-size", "200", "--batch-size", "32", "--lr", "0.01")
+    # the spectral check: a 1 kHz tone (1024 samples at 8 kHz: bins 7.8125 Hz apart)
+    assert "1000 Hz tone peaks at 1000.0 Hz; stft (65, 33)" in stdout, stdout
+    assert floats(r"istft round trip max error (\S+)", stdout)[0] < 1e-5, stdout
+    before = floats(r"before training: test loss (\d+\.\d+)", stdout)
+    accuracy = floats(r"test accuracy (\d+\.\d+),", stdout)
+    assert floats(r"test loss (\d+\.\d+), test accuracy", stdout)[-1] < before[0] - 0.3, stdout
+    assert accuracy[-1] >= 0.7, stdout  # five classes: chance is 0.2 (reaches 0.94 here)
+
+    checkpoint = torch.load(tmp_path / "spectrogram.pt")
+    model = load_example("spectrogram").SoundNet(**checkpoint["config"])
+    model.load_state_dict(checkpoint["model"])
+    # the Hann window is a buffer of the model, saved with it
+    assert torch.allclose(checkpoint["model"]["spectrogram.window"], torch.hann_window(128))
+
+
+def test_spectrogram_sounds_are_drawn():
+    example = load_example("spectrogram")
+    clips, labels = example.make_sounds(50, 0.0, torch.Generator().manual_seed(1))
+    assert clips.shape == (50, 1024) and labels.shape == (50,)
+    spectra = torch.fft.rfft(clips).abs()
+    freqs = torch.fft.rfftfreq(1024, d=1 / 8000)
+    peaks = freqs[spectra.argmax(1)]
+    for label, peak in zip(labels.tolist(), peaks.tolist()):
+        if example.CLASSES[label] == "low tone":
+            assert 200 <= peak <= 750
+        elif example.CLASSES[label] == "high tone":
+            assert 1450 <= peak <= 3050
