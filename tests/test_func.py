@@ -158,6 +158,22 @@ def test_compositions():
     assert torch.allclose(rows, AF.jacobian(g, x3))
 
 
+def test_nested_levels_keep_their_own_gradients():
+    xs = torch.randn(4, 3, dtype=D)
+    cube = lambda x: (x ** 3).sum()  # noqa: E731
+    # grad around vmap around grad: d/dx sum(3 x^2) = 6 x
+    assert torch.allclose(grad(lambda t: vmap(grad(cube))(t).sum())(xs), 6 * xs)
+    assert torch.allclose(vmap(jacrev(jacrev(cube)))(xs),
+                          torch.stack([torch.diag(6 * r) for r in xs]))
+
+    def half_constant(x):
+        with torch.no_grad():
+            y = x * 2  # a constant for the gradient
+        return (y * x).sum()
+
+    assert torch.allclose(grad(lambda t: vmap(half_constant)(t).sum())(xs), 2 * xs)
+
+
 def _mlp():
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 2))

@@ -116,11 +116,17 @@ class VmapMode(TorchDispatchMode):
                 f"in a vmap. Please try to use out-of-place operators instead of {name}. If "
                 "said operator is being called inside the PyTorch framework, please file a "
                 "bug report instead.")
-        prev = _config.set_grad_state(self.grad_enabled)
-        try:
+        if _dispatch._requires_grad(args, kwargs):
+            # The Autograd key above recorded this call for the logical tensors and turned
+            # grad off; the physical tensors belong to the level outside, which records under
+            # the grad mode it had when this vmap began.
+            prev = _config.set_grad_state(self.grad_enabled)
+            try:
+                out = rule(ctx, func, pargs, pkwargs)
+            finally:
+                _config.set_grad_state(prev)
+        else:
             out = rule(ctx, func, pargs, pkwargs)
-        finally:
-            _config.set_grad_state(prev)
         if mutated and isinstance(args[0], BatchedTensor):
             args[0]._vc[0] += 1  # the wrapper's saved-tensor checks see the write
             return args[0]
