@@ -128,8 +128,10 @@ def test_transformer_block_matches_eager(opset: int) -> None:
     model = Block().eval()
     idx = torch.randint(0, 20, (2, 8))
     data = _export(model, (idx,), input_names=["idx"], output_names=["hidden"],
-                   opset_version=opset)
+                   opset_version=opset, dynamic_axes={"idx": [0], "hidden": [0]})
     _close(_run(data, {"idx": idx})[0], model(idx))
+    other = torch.randint(0, 20, (3, 8))  # another batch size
+    _close(_run(data, {"idx": other})[0], model(other))
 
 
 def test_multihead_attention_and_sdpa_match_eager() -> None:

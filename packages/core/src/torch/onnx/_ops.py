@@ -670,7 +670,13 @@ def _index_select(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[st
 
 @row("aten::embedding")
 def _embedding(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    return g.op("Gather", args[0], args[1], axis=0)
+    a = _bound(node, args, kwargs)  # F.embedding's arguments
+    if a["max_norm"] is not None:
+        from torch.onnx.errors import UnsupportedOperatorError
+
+        raise UnsupportedOperatorError("aten::embedding (max_norm renormalises the weight "
+                                       "in place)", g.opset)
+    return g.op("Gather", a["weight"], a["input"], axis=0)
 
 
 @row("aten::triu", "aten::tril")

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch.jit._recording import traced_as
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
@@ -38,6 +39,8 @@ def _renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -
         weight.index_copy_(0, rows, sub * scale)
 
 
+# one node in traces (and one ONNX Gather for any index shape), as aten::embedding in PyTorch
+@traced_as("aten::embedding")
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
