@@ -74,7 +74,11 @@ def classify(mine: dict[str, Any], ref: dict[str, Any], random: bool,
     if mine["status"] != "ok":
         return "raises", _error(mine)
     why = compare(mine["result"], ref["result"], TOLERANCES, random)
-    return ("agrees", "") if why is None else ("exists", why.splitlines()[0])
+    if why is None:
+        return "agrees", ""
+    # assert_close's first line and its greatest differences say how far apart the two are
+    lines = why.splitlines()
+    return "exists", " ".join([lines[0], *(ln.strip() for ln in lines if "Greatest" in ln)])
 
 
 def judge(rows: list[Any], mine: dict[str, Any], ref: dict[str, Any], compare: Compare
