@@ -225,13 +225,37 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
         if cls is Tensor:
             other_layout = other._interned_layout
             if other_layout is not None and not reflected:
-                code = _binary_code(layout, aten, prim)
+                code = layout.fast_codes.get(prim)  # (_binary_code's cached answer)
+                if code is None:
+                    code = _binary_code(layout, aten, prim)
                 if code >= 0:
                     if other_layout is layout:
                         h = layout.fast.binary(code, layout.dcode, layout.nbytes, layout.numel,
-                                           self._storage._ptr, other._storage._ptr)
+                                               self._storage._ptr, other._storage._ptr)
                         if h is not None:
-                            return wrap(h, layout)
+                            # wrap(h, layout), inlined (tier 1 is most small calls)
+                            st = _new(UntypedStorage)
+                            st._handle = h
+                            st._nbytes = layout.nbytes
+                            st._device = layout.device
+                            st._runtime = layout.runtime
+                            st._ptr = h.ptr
+                            st._hostbuf = _UNSET
+                            out = _new(Tensor)
+                            out._storage = st
+                            out._shape = layout.shape
+                            out._stride = layout.stride
+                            out._offset = 0
+                            out._dtype = layout.dtype
+                            out._device = layout.device
+                            out._vc = [0]
+                            out._base = None
+                            out._grad = None
+                            out.grad_fn = None
+                            out._requires_grad = False
+                            out._interned_layout = layout
+                            out._geometry = None
+                            return out
                     else:
                         entry = _plan(layout, other_layout, prim, code)
                         if entry:

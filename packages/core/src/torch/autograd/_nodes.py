@@ -95,8 +95,15 @@ class Ctx:
         if needs is None:
             node = self._node
             edges = node._next
+            layout = node._layout
+            if layout is _PAIR:  # two tensor arguments (the hot path's nodes)
+                needs = self._needs = (edges[0][0] is not None, edges[1][0] is not None)
+                return needs
+            if layout is _ONE:
+                needs = self._needs = (edges[0][0] is not None,)
+                return needs
             needs = []
-            for lay in node._layout:
+            for lay in layout:
                 if lay.__class__ is int:
                     needs.append(edges[lay][0] is not None)
                 elif lay is None:
@@ -115,12 +122,15 @@ class Ctx:
             node._unpack(res)
 
 
+_NO_LISTS = None  # OpBackward._list_meta of a call without list arguments
+
+
 class OpBackward(Node):
     """The node of one operator call with a derivative rule."""
 
     # Defaults for the hot path's nodes (binary_node); __init__ sets them all.
     _layout: Any = (0, 1)
-    _list_meta: Any = (None, None)
+    _list_meta: Any = None  # per argument, for calls with list arguments only
     _result: Any = None
     _keep_result = True
     _n_outputs = 1
@@ -237,6 +247,20 @@ class OpBackward(Node):
         if out.__class__ is not tuple and not isinstance(out, (tuple, list)):
             out = (out,)
         result: list[Any] = [None] * len(self._next)
+        if self._list_meta is not _NO_LISTS:
+            return self._conform_lists(out, result)
+        # (zip stops at the shorter: a rule may return fewer gradients than arguments)
+        for lay, g, meta in zip(self._layout, out, self._inputs_meta):
+            if lay is None or g is None:
+                continue
+            # conform's usual answer (the gradient as it is), without the call
+            result[lay] = g if (meta is not None and g.__class__ is Tensor
+                                and g._dtype is meta[1] and g._shape == meta[0]) \
+                else conform(g, meta)
+        return result
+
+    def _conform_lists(self, out: Any, result: list[Any]) -> list[Any]:
+        """``apply``'s placing of the gradients for a call with list arguments."""
         metas = self._inputs_meta
         n = len(out)
         for i, lay in enumerate(self._layout):
@@ -248,11 +272,7 @@ class OpBackward(Node):
                     if idx is not None and gj is not None:
                         result[idx] = conform(gj, self._list_meta[i][j])
             else:
-                meta = metas[i]
-                # conform's usual answer (the gradient as it is), without the call
-                result[lay] = g if (meta is not None and g.__class__ is Tensor
-                                    and g._dtype is meta[1] and g._shape == meta[0]) \
-                    else conform(g, meta)
+                result[lay] = conform(g, metas[i])
         return result
 
     def release(self) -> None:
@@ -260,6 +280,8 @@ class OpBackward(Node):
         for v in self._saved_args:
             if v.__class__ is SavedTensor:  # (SavedTensor.release, without the call)
                 v._tensor = v._parts = v._packed = None
+            elif v is None:
+                continue
             elif isinstance(v, SavedTensor):
                 v.release()
             elif isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], list):
@@ -267,9 +289,12 @@ class OpBackward(Node):
                     if isinstance(x, SavedTensor):
                         x.release()
         res = self._result
-        for r in res if isinstance(res, tuple) else (res,):
-            if isinstance(r, SavedTensor):
-                r.release()
+        if res.__class__ is SavedTensor:  # the usual kept result (or None)
+            res._tensor = res._parts = res._packed = None
+        elif res is not None:
+            for r in res if isinstance(res, tuple) else (res,):
+                if isinstance(r, SavedTensor):
+                    r.release()
 
 
 def _edge(t: Tensor) -> tuple[Node | None, int]:
@@ -361,6 +386,9 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
 
 
 _NO_ARGS = (None, None)
+_PAIR = OpBackward._layout  # the layout of a call of two tensors: edges 0 and 1
+_ONE = (0,)  # of a call of one tensor
+_LAYOUTS = {_PAIR: _PAIR, _ONE: _ONE}
 
 
 def plan_recipe(node: Node, args: tuple[Any, ...], result: Tensor) -> tuple[Any, ...] | None:
@@ -381,6 +409,7 @@ def plan_recipe(node: Node, args: tuple[Any, ...], result: Tensor) -> tuple[Any,
         # is kept as given
         if (keep[i] and saved[i]._tensor is not a) or (layout[i] is None and saved[i] is not a):
             return None
+    layout = _LAYOUTS.get(layout, layout)  # (the objects needs_input_grad tests for)
     tensors = tuple(i for i, lay in enumerate(layout) if lay is not None)
     return (node.__class__, node._rule, node._qualname, node._kwargs, node._inputs_meta,
             layout, keep, isinstance(node._result, SavedTensor), tensors)
