@@ -134,3 +134,20 @@ def test_isreal_of_complex_looks_at_the_imaginary_part():
     z = torch.tensor([1 + 2j, 0.25j, 2 + 0j, -3 + 0j])
     assert torch.isreal(z).tolist() == [False, False, True, True]
     assert torch.isreal(torch.tensor([1.0, float("nan")])).tolist() == [True, True]
+
+
+def test_layout_queries_and_in_place_helpers():
+    x = torch.ones(2, 3)
+    assert x.dim_order() == (0, 1) and x.t().dim_order() == (1, 0)
+    images = torch.ones(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    assert images.dim_order() == (0, 2, 3, 1)
+    assert x.is_set_to(x) and not x.is_set_to(x.view(3, 2)) and not x.is_set_to(x.clone())
+    assert x.is_pinned() is False
+    assert torch.zeros(4).resize_as_(torch.ones(2, 2)).shape == (2, 2)
+    y = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert y.apply_(lambda v: v * 2 + 1) is y and y.tolist() == [[3.0, 5.0], [7.0, 9.0]]
+    column = y[:, 1]  # a strided view: the function reaches the viewed elements only
+    column.apply_(lambda v: -v)
+    assert y.tolist() == [[3.0, -5.0], [7.0, -9.0]]
+    assert torch.tensor([1, 2]).apply_(lambda v: v * 3).tolist() == [3, 6]
+

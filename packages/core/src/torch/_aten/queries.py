@@ -1,7 +1,8 @@
 """Small questions and casts programs ask of tensors: ``torch.is_complex``, ``torch.detach``,
-``Tensor.is_signed``, ``get_device``, ``is_same_size``, ``type_as``, ``cfloat``/``cdouble``,
-``is_quantized``/``is_mkldnn`` and ``element in tensor``, with PyTorch's answers on a build
-without quantized or MKL-DNN tensors (those two are always False)."""
+``Tensor.is_signed``, ``get_device``, ``is_same_size``, ``is_set_to``, ``dim_order``,
+``type_as``, ``cfloat``/``cdouble``, ``resize_as_``, ``apply_``, ``is_pinned``,
+``is_quantized``/``is_mkldnn`` and ``element in tensor``, with PyTorch's answers on a CPU build
+without quantized or MKL-DNN tensors (those, and pinned memory, are always False)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,40 @@ def cdouble(self: Tensor, memory_format: Any = None) -> Tensor:
         _dtype.complex128, memory_format=memory_format)
 
 
+def is_set_to(self: Tensor, other: Tensor) -> bool:
+    """Whether ``self`` and ``other`` view the same storage with the same offset, sizes and
+    strides."""
+    return (self.untyped_storage().data_ptr() == other.untyped_storage().data_ptr()
+            and self.storage_offset() == other.storage_offset()
+            and tuple(self.shape) == tuple(other.shape) and self.stride() == other.stride())
+
+
+def dim_order(self: Tensor) -> tuple[int, ...]:
+    """The dimensions from outermost to innermost in memory (by decreasing stride, ties in
+    dimension order): ``(0, 2, 3, 1)`` for a channels-last image batch."""
+    strides = self.stride()
+    return tuple(sorted(range(self.dim()), key=lambda d: (-strides[d], d)))
+
+
+def is_pinned(self: Tensor, device: Any = None) -> bool:
+    """False: no page-locked host memory without an accelerator (PyTorch's CPU build)."""
+    return False
+
+
+def resize_as_(self: Tensor, other: Tensor, *, memory_format: Any = None) -> Tensor:
+    """``self.resize_(other.shape)``."""
+    return self.resize_(other.shape)
+
+
+def apply_(self: Tensor, callable: Any) -> Tensor:
+    """Replace each element by ``callable(element)`` (a Python number function; CPU tensors
+    only, as in PyTorch); returns ``self``."""
+    if self.device.type != "cpu":
+        raise TypeError("apply_ is only implemented on CPU tensors")
+    flat = self.reshape(-1).tolist()
+    return self.copy_(self.new_tensor([callable(v) for v in flat]).reshape(self.shape))
+
+
 def contains(self: Tensor, element: Any) -> bool:
     """``element in self``: whether any element of ``self`` equals ``element`` (a tensor or a
     number), as PyTorch's ``Tensor.__contains__``."""
@@ -75,6 +110,11 @@ METHODS: dict[str, Any] = {
     "cfloat": cfloat,
     "cdouble": cdouble,
     "__contains__": contains,
+    "is_set_to": is_set_to,
+    "dim_order": dim_order,
+    "resize_as_": resize_as_,
+    "apply_": apply_,
+    "is_pinned": is_pinned,
     # no quantized or MKL-DNN layouts here: the answers of PyTorch's plain strided tensors
     "is_quantized": property(lambda self: False, doc="False: no quantized tensors."),
     "is_mkldnn": property(lambda self: False, doc="False: no MKL-DNN tensors."),
