@@ -438,3 +438,20 @@ def test_gcn_training_matches_pytorch_reference():
     assert loss.item() == pytest.approx(1.07858157, rel=1e-5)
     assert ew.grad.abs().sum().item() == pytest.approx(0.250751585, rel=1e-5)
     assert w1.detach().abs().sum().item() == pytest.approx(25.1123695, rel=1e-5)
+
+
+def test_sparse_buffers_in_modules():
+    nn = pytest.importorskip("torch.nn", reason="needs plait-nn")
+    s, _ = sample()
+    m = nn.Module()
+    m.register_buffer("adj", s)
+    buffer = io.BytesIO()
+    torch.save(m.state_dict(), buffer)
+    buffer.seek(0)
+    other = nn.Module()
+    other.register_buffer("adj", torch.zeros(2, 3, layout=torch.sparse_coo, dtype=torch.float64))
+    other.load_state_dict(torch.load(buffer))
+    assert other.adj.is_sparse and other.adj.to_dense().tolist() == DENSE
+    assert m.float().adj.dtype == torch.float32 and m.adj.is_sparse
+    with pytest.raises(NotImplementedError, match="sparse"):
+        nn.Parameter(s)

@@ -440,6 +440,8 @@ class Tensor:
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, "
                             f"not {getattr(cls, '__name__', type(cls).__name__)}")
+        if self.is_sparse:
+            raise NotImplementedError("as_subclass() of a sparse tensor is not supported")
         out = view_ops.alias(self)  # an aten op: its Autograd kernel keeps the graph
         return _with_class(out, cls)
 
@@ -451,6 +453,10 @@ class Tensor:
         if not isinstance(data, Tensor):
             raise TypeError(f"_make_subclass(): argument 'data' must be Tensor, not "
                             f"{type(data).__name__}")
+        if data.is_sparse:
+            raise NotImplementedError(f"{cls.__name__} of a sparse tensor is not supported (keep "
+                                      "the sparse tensor as a buffer, or its values() as the "
+                                      "parameter)")
         out = cls._make(data._storage, data._shape, data._stride, data._offset, data._dtype,
                         data._device, data._vc)
         if require_grad:
