@@ -61,7 +61,10 @@ def resolve(name: str) -> bool:
 
 def grid(*shape: int, phase: float = 0.3, scale: float = 1.0, shift: float = 0.0,
          dtype: Any = None) -> torch.Tensor:
-    """Distinct, deterministic values in [shift - scale, shift + scale] of the given shape."""
+    """Distinct, deterministic values in [shift - scale, shift + scale] of the given shape.
+
+    Consecutive sines obey a linear recurrence, so a matrix made by ``grid`` has rank 2 at
+    most: rows needing a well-posed linear-algebra problem use ``a`` or ``spd``."""
     count = math.prod(shape)
     values = [shift + scale * math.sin(1.7 * k + phase) for k in range(count)]
     # cloned: a fresh tensor that owns its storage, not a view of the flat one
