@@ -91,7 +91,9 @@ def _short(text: str) -> str:
 def encode(value: Any, strides: bool) -> Any:
     """A library-free description of a result: nested containers of leaves."""
     if isinstance(value, torch.Tensor):
-        t = value.detach()
+        # PyTorch's ihfft and some gradients are lazily conjugated views: numpy() needs them
+        # resolved (values unchanged)
+        t = value.detach().resolve_conj()
         record = {"kind": "tensor", "dtype": str(t.dtype).removeprefix("torch."),
                   "shape": tuple(t.shape), "device": t.device.type}
         if strides:
@@ -167,9 +169,10 @@ def collect_ops(opdb: Any) -> dict[tuple[str, str, int], dict[str, Any]]:
 
 
 def _lift(x: Any, leaves: list[Any]) -> Any:
-    """Floating tensors become fresh leaves that require grad (contiguous copies)."""
+    """Floating and complex tensors become fresh leaves that require grad (contiguous
+    copies)."""
     if isinstance(x, torch.Tensor):
-        if x.dtype.is_floating_point and x.device.type != "meta":
+        if (x.dtype.is_floating_point or x.dtype.is_complex) and x.device.type != "meta":
             leaf = x.detach().clone().requires_grad_(True)
             leaves.append(leaf)
             return leaf
@@ -205,6 +208,8 @@ def grad_of(opdb: Any, row: Any, sample: Any) -> tuple[Any, ...]:
     outs = _differentiable_outputs(opdb.call(torch, row, lifted))
     if not leaves or not outs:
         raise RuntimeError("no differentiable input or output")
+    # a complex output is weighted as its (real, imaginary) pairs: the sum stays real
+    outs = [torch.view_as_real(o.resolve_conj()) if o.is_complex() else o for o in outs]
     total = sum((o * _weight(o)).sum() for o in outs)
     return torch.autograd.grad(total, leaves, allow_unused=True)
 
