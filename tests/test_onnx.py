@@ -325,3 +325,13 @@ def test_dynamo_style_export_returns_a_program(tmp_path) -> None:
     program.save(str(path))
     onnx.checker.check_model(onnx.load(str(path)))
     assert torch.onnx.export(model, (x,), io.BytesIO(), dynamo=False) is None
+
+
+def test_like_factories_follow_a_dynamic_axis() -> None:
+    def fn(x):
+        return torch.zeros_like(x) + torch.ones_like(x, dtype=torch.int64) + \
+            torch.full_like(x, 2.5) + x
+
+    data = _export(fn, (torch.randn(2, 3),), input_names=["x"], dynamic_axes={"x": [0]})
+    x = torch.randn(5, 3)
+    _close(_run(data, {"x": x})[0], fn(x))

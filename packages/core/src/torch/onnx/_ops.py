@@ -24,10 +24,9 @@ __all__ = ["SHAPE_ONLY", "TABLE", "lookup"]
 Row = Callable[[Builder, Node, tuple[Any, ...], dict[str, Any]], Any]
 TABLE: dict[str, Row] = {}
 
-# Operators whose result depends only on the shapes and dtypes of their tensor arguments (fixed
-# in a trace): the exporter stores their results as constants.
+# Operators whose result depends only on their non-tensor arguments and the dtype of their
+# tensor argument: the exporter stores their results as constants.
 SHAPE_ONLY = frozenset({
-    "aten::zeros_like", "aten::ones_like", "aten::full_like", "aten::empty_like",
     "aten::new_zeros", "aten::new_ones", "aten::new_full", "aten::new_empty",
 })
 
@@ -134,6 +133,20 @@ for _kinds, _op in (
 @row("aten::ne.Tensor", "aten::ne.Scalar")
 def _ne(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     return g.op("Not", _binary("Equal", compare=True)(g, node, args, kwargs))
+
+
+@row("aten::zeros_like", "aten::ones_like", "aten::full_like", "aten::empty_like")
+def _fill_like(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    # the input's shape at run time, so that a dynamic axis stays dynamic
+    from onnx import numpy_helper
+
+    fills = {"aten::zeros_like": 0, "aten::ones_like": 1, "aten::empty_like": 0}
+    value = fills.get(node.kind)
+    if value is None:
+        value = _arg(args, kwargs, 1, "fill_value")
+    dtype = _out(node).dtype
+    fill = numpy_helper.from_array(torch.tensor([value], dtype=dtype).numpy(), "value")
+    return g.op("ConstantOfShape", g.op("Shape", args[0]), value=fill)
 
 
 @row("aten::pow.Scalar")
