@@ -455,3 +455,19 @@ def test_sparse_buffers_in_modules():
     assert m.float().adj.dtype == torch.float32 and m.adj.is_sparse
     with pytest.raises(NotImplementedError, match="sparse"):
         nn.Parameter(s)
+
+
+def test_legacy_constructors_and_compressed_layouts():
+    i = torch.tensor([[0, 1], [1, 0]])
+    s = torch.sparse.FloatTensor(i, torch.tensor([1.0, 2.0]), torch.Size([2, 2]))
+    assert s.is_sparse and s.dtype == torch.float32
+    assert s.to_dense().tolist() == [[0.0, 1.0], [2.0, 0.0]]
+    assert isinstance(s, torch.sparse.FloatTensor) and not isinstance(s, torch.sparse.DoubleTensor)
+    assert not isinstance(s.to_dense(), torch.sparse.FloatTensor)
+    empty = torch.sparse.DoubleTensor(2, 3)
+    assert empty.is_sparse and empty.shape == (2, 3) and empty.dtype == torch.float64
+    assert not torch.ones(2).is_sparse_csr and not s.is_sparse_csr
+    for fn in (lambda: torch.sparse_csr_tensor([0, 1], [0], [1.0]),
+               lambda: torch.ones(2, 2).to_sparse_csr()):
+        with pytest.raises(NotImplementedError, match="compressed"):
+            fn()

@@ -27,7 +27,9 @@ from . import (
     shape as _shape,
 )
 
-__all__ = ["sparse_coo_tensor", "_sparse_coo_tensor_unsafe"]
+__all__ = ["sparse_bsc_tensor", "sparse_bsr_tensor", "sparse_compressed_tensor",
+           "sparse_coo_tensor", "sparse_csc_tensor", "sparse_csr_tensor",
+           "_sparse_coo_tensor_unsafe"]
 
 _INT64 = _dtype.int64
 _EXPLICIT = _dispatch.COMPOSITE_EXPLICIT
@@ -212,6 +214,24 @@ def _sparse_coo_tensor_unsafe(indices: Tensor, values: Tensor, size: Any, *,
     """``sparse_coo_tensor`` with a given size (its checks stay: this is no faster here)."""
     return sparse_coo_tensor(indices, values, size, dtype=dtype, device=device,
                              requires_grad=requires_grad, is_coalesced=is_coalesced)
+
+
+def _compressed_unsupported(name: str) -> Any:
+    def unsupported(*args: Any, **kwargs: Any) -> Tensor:
+        raise NotImplementedError(f"{name}(): compressed sparse layouts (CSR, CSC, BSR, BSC) "
+                                  "are not supported; sparse_coo_tensor() and the COO layout "
+                                  "are")
+
+    unsupported.__name__ = name
+    unsupported.__doc__ = f"``{name}``: not supported (only the COO layout is)."
+    return unsupported
+
+
+sparse_csr_tensor = _compressed_unsupported("sparse_csr_tensor")
+sparse_csc_tensor = _compressed_unsupported("sparse_csc_tensor")
+sparse_bsr_tensor = _compressed_unsupported("sparse_bsr_tensor")
+sparse_bsc_tensor = _compressed_unsupported("sparse_bsc_tensor")
+sparse_compressed_tensor = _compressed_unsupported("sparse_compressed_tensor")
 
 
 def _to_sparse_kernel(self: Tensor, sparse_dim: int) -> SparseTensor:
@@ -781,6 +801,10 @@ METHODS = {
     "indices": indices,
     "values": values,
     "sparse_mask": sparse_mask,
+    "to_sparse_csr": _compressed_unsupported("to_sparse_csr"),
+    "to_sparse_csc": _compressed_unsupported("to_sparse_csc"),
+    "to_sparse_bsr": _compressed_unsupported("to_sparse_bsr"),
+    "to_sparse_bsc": _compressed_unsupported("to_sparse_bsc"),
     # dense tensors answer these as PyTorch's strided ones do (SparseTensor has its own)
     "sparse_dim": lambda self: 0,
     "dense_dim": lambda self: self.ndim,

@@ -301,6 +301,7 @@ class Tensor:
         return _layout.strided
 
     is_sparse = False  # (torch._core.sparse.SparseTensor says True)
+    is_sparse_csr = False  # (compressed layouts are not supported)
 
     def element_size(self) -> int:
         return self._dtype.itemsize

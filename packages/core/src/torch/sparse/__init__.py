@@ -13,7 +13,9 @@ import torch
 from torch import Tensor, _functions  # noqa: F401  (the op surface, which the sparse ops join)
 from torch._aten import sparse as _sparse
 
-__all__ = ["addmm", "check_sparse_tensor_invariants", "log_softmax", "mm", "softmax", "sum"]
+__all__ = ["BFloat16Tensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
+           "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "addmm",
+           "check_sparse_tensor_invariants", "log_softmax", "mm", "softmax", "sum"]
 
 
 def _sparse_input(fn: str, t: Any) -> Tensor:
@@ -108,3 +110,48 @@ class check_sparse_tensor_invariants:
 
     def __call__(self, fn: Any) -> Any:
         return fn
+
+
+# -- the legacy constructors (``torch.sparse.FloatTensor(indices, values, size)``, which older
+# programs such as graph-convolution examples call) ------------------------------------------
+
+
+class _LegacySparseType(type):
+    """``isinstance(t, torch.sparse.FloatTensor)``: a sparse tensor of that dtype on the CPU."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return (isinstance(obj, Tensor) and obj.is_sparse and obj.dtype == cls._dtype
+                and obj.device.type == "cpu")
+
+
+def _legacy_type(name: str, dtype: Any) -> type:
+    def __new__(cls: type, *args: Any, **kwargs: Any) -> Tensor:
+        device = kwargs.pop("device", None)
+        if kwargs:
+            raise TypeError(f"torch.sparse.{name}(): unexpected keyword arguments "
+                            f"{sorted(kwargs)}")
+        if len(args) >= 2 and isinstance(args[0], Tensor) and isinstance(args[1], Tensor):
+            size = args[2] if len(args) > 2 else None
+            return torch.sparse_coo_tensor(args[0], args[1].to(dtype), size, device=device)
+        if not args:
+            args = (0,)
+        sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) \
+            else args
+        return torch.zeros(*sizes, dtype=dtype, device=device, layout=torch.sparse_coo)
+
+    doc = (f"``torch.sparse.{name}(indices, values[, size])`` or ``(*size)``: the legacy "
+           f"constructor of a sparse COO tensor of dtype {dtype}.")
+    cls = _LegacySparseType(name, (), {"__new__": __new__, "_dtype": dtype, "__doc__": doc,
+                                       "__module__": "torch.sparse"})
+    return cls
+
+
+FloatTensor = _legacy_type("FloatTensor", torch.float32)
+DoubleTensor = _legacy_type("DoubleTensor", torch.float64)
+HalfTensor = _legacy_type("HalfTensor", torch.float16)
+BFloat16Tensor = _legacy_type("BFloat16Tensor", torch.bfloat16)
+LongTensor = _legacy_type("LongTensor", torch.int64)
+IntTensor = _legacy_type("IntTensor", torch.int32)
+ShortTensor = _legacy_type("ShortTensor", torch.int16)
+CharTensor = _legacy_type("CharTensor", torch.int8)
+ByteTensor = _legacy_type("ByteTensor", torch.uint8)
