@@ -387,11 +387,25 @@ def _per_sample_grads(model, x, y, loss_fn):
     return vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)
 
 
-@pytest.mark.parametrize("kind", ["mlp", "cnn", "layernorm_gelu", "embedding"])
+class _Last(nn.Module):
+    """A sequence model's last step (the output of an RNN, or a module's tensor), classified."""
+
+    def __init__(self, body: nn.Module, width: int) -> None:
+        super().__init__()
+        self.body, self.head = body, nn.Linear(width, 3)
+
+    def forward(self, x):
+        out = self.body(x)
+        out = out[0] if isinstance(out, tuple) else out
+        return self.head(out[:, -1])
+
+
+@pytest.mark.parametrize("kind", ["mlp", "cnn", "layernorm_gelu", "embedding", "lstm", "gru",
+                                  "transformer", "bce"])
 def test_per_sample_gradients_of_common_models_take_no_fallback(kind):
-    pytest.importorskip("torch.nn")
     torch.manual_seed(0)
     y = torch.randint(0, 3, (5,))
+    loss_fn = F.cross_entropy
     if kind == "mlp":
         model, x = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)), torch.randn(5, 4)
     elif kind == "cnn":
@@ -403,15 +417,24 @@ def test_per_sample_gradients_of_common_models_take_no_fallback(kind):
         model = nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8), nn.GELU(), nn.Dropout(0.0),
                               nn.Linear(8, 3))
         x = torch.randn(5, 4)
-    else:
+    elif kind == "embedding":
         model = nn.Sequential(nn.Embedding(10, 4), nn.Flatten(), nn.Linear(8, 3))
         x = torch.randint(0, 10, (5, 2))
+    elif kind in ("lstm", "gru"):
+        rnn = (nn.LSTM if kind == "lstm" else nn.GRU)(4, 6, batch_first=True)
+        model, x = _Last(rnn, 6), torch.randn(5, 3, 4)
+    elif kind == "transformer":
+        layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        model, x = _Last(layer, 8), torch.randn(5, 4, 8)
+    else:
+        model, x = nn.Sequential(nn.Linear(4, 3), nn.Sigmoid()), torch.randn(5, 4)
+        y, loss_fn = torch.rand(5, 3), F.binary_cross_entropy
     before = dict(_batched.fallback_counts)
-    grads = _per_sample_grads(model, x, y, F.cross_entropy)
+    grads = _per_sample_grads(model, x, y, loss_fn)
     assert _batched.fallback_counts == before, _batched.fallback_counts
     for i in range(5):
         model.zero_grad()
-        F.cross_entropy(model(x[i: i + 1]), y[i: i + 1]).backward()
+        loss_fn(model(x[i: i + 1]), y[i: i + 1]).backward()
         for name, p in model.named_parameters():
             assert torch.allclose(grads[name][i], p.grad, atol=1e-5), name
 

@@ -508,6 +508,38 @@ def attention(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, An
     return out
 
 
+def rnn_cell(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The fused LSTM/GRU cells take (N, k * H) rows: the batch folds into the rows (biases
+    join the gates they add to, so per-sample biases work too)."""
+    ig, hg, state = (ctx.full(t) for t in args[:3])
+    ib = args[3] if len(args) > 3 else kwargs.get("input_bias")
+    hb = args[4] if len(args) > 4 else kwargs.get("hidden_bias")
+    if ib is not None:
+        ig = ig + _align(ctx, ib, 2)
+    if hb is not None:
+        hg = hg + _align(ctx, hb, 2)
+    b, n = ig.shape[0], ig.shape[1]
+    outs = func(ig.reshape(b * n, -1), hg.reshape(b * n, -1), state.reshape(b * n, -1),
+                None, None)
+    return tuple(o.reshape(b, n, -1) for o in outs)
+
+
+def rnn_cell_backward(ctx: Level, func: Any, args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> Any:
+    """The cells' backwards over folded rows; bias gradients summed per sample."""
+    *tensors, has_bias = args
+    full = [None if t is None else ctx.full(t) for t in tensors]
+    b, n = next(t for t in full if t is not None).shape[:2]
+    rows = [None if t is None else t.reshape(b * n, -1) for t in full]
+    outs = [None if o is None else o.reshape(b, n, -1) for o in func(*rows, False)]
+    if func.name == "_thnn_fused_lstm_cell_backward_impl":  # (gates, cx, bias)
+        return outs[0], outs[1], outs[0].sum(1) if has_bias else None
+    # GRU: (input gates, hidden gates, hx, input bias, hidden bias)
+    if has_bias:
+        return outs[0], outs[1], outs[2], outs[0].sum(1), outs[1].sum(1)
+    return outs[0], outs[1], outs[2], None, None
+
+
 _NONE, _MEAN = 0, 1  # PyTorch's reduction enum (anything else: sum)
 
 
@@ -732,6 +764,9 @@ RULES.update({
     "aten::convolution": convolution, "aten::convolution_backward": convolution_backward,
     "aten::native_layer_norm": layer_norm,
     "aten::native_layer_norm_backward": layer_norm_backward,
+    "aten::_thnn_fused_lstm_cell": rnn_cell, "aten::_thnn_fused_gru_cell": rnn_cell,
+    "aten::_thnn_fused_lstm_cell_backward_impl": rnn_cell_backward,
+    "aten::_thnn_fused_gru_cell_backward": rnn_cell_backward,
     "aten::_scaled_dot_product_flash_attention_for_cpu": attention,
     "aten::_scaled_dot_product_flash_attention_for_cpu_backward": attention,
     "aten::nll_loss_forward": nll_forward, "aten::_cross_entropy_forward": nll_forward,

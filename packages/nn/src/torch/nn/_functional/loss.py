@@ -141,7 +141,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise ValueError(f"Using a target size ({target.shape}) that is different to the "
                          f"input size ({input.shape}) is deprecated. Please ensure they have "
                          "the same size.")
-    if bool(((input < 0) | (input > 1)).any()):
+    # (under vmap the check cannot steer Python per sample; PyTorch's kernel checks each)
+    if not torch._C._functorch.is_batchedtensor(input) and \
+            bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     loss = _BinaryCrossEntropy.apply(input, target)
     if weight is not None:
