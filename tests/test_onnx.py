@@ -335,3 +335,17 @@ def test_like_factories_follow_a_dynamic_axis() -> None:
     data = _export(fn, (torch.randn(2, 3),), input_names=["x"], dynamic_axes={"x": [0]})
     x = torch.randn(5, 3)
     _close(_run(data, {"x": x})[0], fn(x))
+
+
+def test_padding_einsum_scans_flips_repeats_and_norms() -> None:
+    def fn(x, w):
+        padded = F.pad(x, (1, 2, 0, 1), value=0.5)
+        edges = F.pad(x.unsqueeze(0), (2, 1), mode="replicate").squeeze(0)
+        mixed = torch.einsum("ij,kj->ik", x, w)
+        return (padded, edges, mixed, torch.cumsum(x, 1), x.flip(-1), x.repeat(2, 1, 2),
+                torch.linalg.vector_norm(x, dim=-1), F.normalize(x, dim=-1))
+
+    x, w = torch.randn(3, 4), torch.randn(5, 4)
+    data = _export(fn, (x, w), input_names=["x", "w"])
+    for got, want in zip(_run(data, {"x": x, "w": w}), fn(x, w)):
+        _close(got, want)

@@ -699,6 +699,81 @@ def _trilu(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]
                 upper=int(node.kind == "aten::triu"))
 
 
+_PAD_MODES = {"constant": ("constant", 11), "reflect": ("reflect", 11),
+              "replicate": ("edge", 11), "circular": ("wrap", 19)}
+
+
+@row("aten::pad")
+def _pad(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    a = _bound(node, args, kwargs)  # F.pad's arguments
+    x, widths = a["input"], [int(p) for p in a["pad"]]
+    mode, since = _PAD_MODES[a["mode"]]
+    if g.opset < since or min(widths, default=0) < 0:
+        from torch.onnx.errors import UnsupportedOperatorError
+
+        detail = "negative padding" if g.opset >= since else f"mode {a['mode']!r}"
+        raise UnsupportedOperatorError(f"aten::pad ({detail})", g.opset,
+                                       None if g.opset >= since else since)
+    begins, ends = [0] * x.rank, [0] * x.rank
+    for k in range(len(widths) // 2):  # (before, after) pairs from the last dim backwards
+        begins[x.rank - 1 - k], ends[x.rank - 1 - k] = widths[2 * k], widths[2 * k + 1]
+    value = None
+    if mode == "constant":
+        value = g.const(0.0 if a["value"] is None else a["value"], x.dtype)
+    return g.op("Pad", x, g.ints(begins + ends), value, mode=mode)
+
+
+@row("aten::einsum")
+def _einsum(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    dtype = _out(node).dtype
+    return g.op("Einsum", *[g.cast(t, dtype) for t in args[1]], equation=args[0])
+
+
+@row("aten::cumsum")
+def _cumsum(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    source = g.cast(x, _out(node).dtype)
+    return g.op("CumSum", source, g.const(_dim(args[1], x.rank), torch.int64))
+
+
+@row("aten::flip")
+def _flip(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    axes = [_dim(d, x.rank) for d in args[1]]
+    count = len(axes)
+    return g.op("Slice", x, g.ints([-1] * count), g.ints([-_INT64_MAX] * count), g.ints(axes),
+                g.ints([-1] * count))
+
+
+@row("aten::repeat")
+def _repeat(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x, repeats = args[0], list(args[1])
+    extra = len(repeats) - x.rank
+    source = x.name
+    if extra > 0:  # repeat adds leading dims of size 1 first
+        source = g.op("Reshape", x, g.ints([1] * extra + list(x.shape)))
+    return g.op("Tile", source, g.ints(repeats))
+
+
+@row("aten::linalg_vector_norm")
+def _vector_norm(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    order = _arg(args, kwargs, 1, "ord", 2)
+    axes = _reduce_dims(x, _arg(args, kwargs, 2, "dim"))
+    keepdim = int(bool(_arg(args, kwargs, 3, "keepdim", False)))
+    kinds = {1: "ReduceL1", 2: "ReduceL2", math.inf: "ReduceMax"}
+    op_type = kinds.get(order)
+    if op_type is None:
+        from torch.onnx.errors import UnsupportedOperatorError
+
+        raise UnsupportedOperatorError(f"aten::linalg_vector_norm (ord={order})", g.opset)
+    source = g.cast(x, _out(node).dtype)
+    if order == math.inf:
+        source = g.op("Abs", source)
+    since = 18
+    return g.axes_input(op_type, source, axes, since, keepdims=keepdim)
+
+
 # -- reductions ------------------------------------------------------------------------------
 
 def _reduce_dims(x: Var, dims: Any) -> list[int] | None:

@@ -49,6 +49,8 @@ def _mode_index(size: int, before: int, after: int, mode: str) -> Tensor:
     return torch.tensor(out, dtype=torch.int64)
 
 
+# one node in traces (and one ONNX Pad), as the aten operator PyTorch has for it
+@traced_as("aten::pad")
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         value: float | None = None) -> Tensor:
     """``F.pad``: ``pad`` lists (before, after) pairs from the last dim backwards."""
