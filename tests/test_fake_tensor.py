@@ -31,8 +31,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "Tensor.__getitem__": DATA + " (boolean masks)",
     "argwhere": DATA,
     "bincount": DATA,
-    "cov": DATA + " (with weights, whether the degrees of freedom are positive; PyTorch's "
-    "fake run raises too)",
     "equal": DATA + " (a Python bool)",
     "is_nonzero": DATA + " (a Python bool)",
     "masked_select": DATA,

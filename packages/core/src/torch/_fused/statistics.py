@@ -60,7 +60,9 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         norm = total - correction
         if correction != 0 and aweights is not None:
             norm = total - correction * (weights * aweights).sum() / total
-    if float(norm) <= 0:
+    if isinstance(norm, Tensor):  # weighted: a tensor, clamped without reading its value
+        norm = norm.clamp(min=0)  # (so meta and fake tensors run; no warning, unlike PyTorch)
+    elif norm <= 0:
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the number of observations.", UserWarning, stacklevel=2)
         norm = 0
