@@ -439,6 +439,22 @@ def test_per_sample_gradients_of_common_models_take_no_fallback(kind):
             assert torch.allclose(grads[name][i], p.grad, atol=1e-5), name
 
 
+def test_ordinary_backward_through_vmap():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+    x = torch.randn(6, 4)
+    vmap(model)(x).pow(2).sum().backward()
+    through_vmap = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model(x).pow(2).sum().backward()
+    for got, p in zip(through_vmap, model.parameters(), strict=True):
+        assert torch.allclose(got, p.grad, atol=1e-6)
+    xr = torch.randn(6, 4, dtype=D, requires_grad=True)
+    vmap(lambda t: (t.sin() * t).sum())(xr).sum().backward()
+    x0 = xr.detach()
+    assert torch.allclose(xr.grad, x0.cos() * x0 + x0.sin())
+
+
 def test_batched_tensor_queries_and_no_lasting_cost():
     from torch._core import config
 
