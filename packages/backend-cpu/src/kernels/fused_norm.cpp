@@ -270,8 +270,10 @@ void softmax_backward_columns(bool log, int64_t outer, int64_t dim, int64_t inne
 
 // -- layer norm -------------------------------------------------------------------------------
 //
-// Row statistics accumulate in double (32 lanes: four independent vector chains); the
-// per-element arithmetic runs in C in the composite's order: ((x - mean) * rstd) * weight +
+// Row statistics accumulate in double over 32 lanes (lane j sums the elements j, j + 32, ...
+// in order; the lanes then fold pairwise, the same order on every CPU). All 32 lanes of two
+// sums are 8 AVX-512 registers but 16 AVX2 ones, the whole register file: narrower CPUs run
+// the lanes in passes of 16 (or 8) over the row, so nothing spills. The per-element arithmetic runs in C in the composite's order: ((x - mean) * rstd) * weight +
 // bias. Contraction into fused multiply-adds is off here: in the backward, h - mean(h) must be
 // exactly 0 where every h of a row is equal (a single column), and an FMA that skips the
 // rounding of h = g * w would leave its rounding error, amplified by rstd, in the gradient.
@@ -283,30 +285,177 @@ void softmax_backward_columns(bool log, int64_t outer, int64_t dim, int64_t inne
 
 constexpr int kSumLanes = 32;
 
+#define PLAIT_INLINE __attribute__((always_inline)) inline
+
+// Lanes [lane0, lane0 + W) of two lane-wise sums over the first `full` (a multiple of
+// kSumLanes) elements: s1[lane] += u and s2[lane] += v of term(i, u, v), element i = lane,
+// lane + kSumLanes, ... in order.
+template <int W, class F>
+PLAIT_INLINE void lane_sums(int64_t full, int lane0, const F& term, double* __restrict s1,
+                            double* __restrict s2) {
+  double a[W] = {};
+  double b[W] = {};
+  for (int64_t i = lane0; i < full; i += kSumLanes) {
+    for (int j = 0; j < W; ++j) {
+      double u, v;
+      term(i + j, u, v);
+      a[j] += u;
+      b[j] += v;
+    }
+  }
+  for (int j = 0; j < W; ++j) {
+    s1[lane0 + j] = a[j];
+    s2[lane0 + j] = b[j];
+  }
+}
+
+// The lanes of two sums over the full blocks of a row, in as many passes as the running
+// CPU's registers need (the same sums whatever the passes).
+template <class F>
+PLAIT_INLINE void row_lane_sums(int64_t full, const F& term, double* s1, double* s2) {
+  switch (native_vector_bytes()) {
+    case 64:
+      lane_sums<kSumLanes>(full, 0, term, s1, s2);
+      break;
+    case 32:
+      for (int l = 0; l < kSumLanes; l += 16) lane_sums<16>(full, l, term, s1, s2);
+      break;
+    default:
+      for (int l = 0; l < kSumLanes; l += 8) lane_sums<8>(full, l, term, s1, s2);
+      break;
+  }
+}
+
+// The same lane sums written with vectors of VB bytes for float and double rows (GCC
+// vectorises lane_sums' strided passes poorly: half its work stayed scalar). Four vectors of
+// doubles per sum and pass: 8 registers of accumulators at every width, 32 / (4 * VB / 8)
+// passes.
+template <int VB, class T>
+struct LaneVectors {
+  static constexpr int kWidth = VB / 8;  // doubles per vector
+  static constexpr int kPass = 4 * kWidth;  // lanes per pass
+  typedef double Vd __attribute__((vector_size(VB)));
+  typedef T Vc __attribute__((vector_size(kWidth * sizeof(T))));
+  // (No function returns a vector: out of a clone's ISA, that would change the ABI.)
+  static PLAIT_INLINE void load(Vc& v, const T* p) { std::memcpy(&v, p, sizeof(v)); }
+  static PLAIT_INLINE void load_wide(Vd& v, const T* p) {
+    Vc c;
+    load(c, p);
+    v = __builtin_convertvector(c, Vd);
+  }
+  static PLAIT_INLINE void store(double* p, const Vd& v) { std::memcpy(p, &v, sizeof(v)); }
+};
+
+// row_moments' lanes: s1 = sum(x - x0), s2 = sum((x - x0)^2).
+template <int VB, class T>
+PLAIT_INLINE void moment_vectors(const T* __restrict x, int64_t full, double x0,
+                                 double* __restrict s1, double* __restrict s2) {
+  using L = LaneVectors<VB, T>;
+  using Vd = typename L::Vd;
+  const Vd shift = Vd{} + x0;
+  for (int lane0 = 0; lane0 < kSumLanes; lane0 += L::kPass) {
+    Vd a[4], b[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) a[k] = b[k] = Vd{};  // (`= {}` zeroed them in memory)
+    for (int64_t i = lane0; i < full; i += kSumLanes) {
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        Vd d;
+        L::load_wide(d, x + i + k * L::kWidth);
+        d -= shift;
+        a[k] += d;
+        b[k] += d * d;
+      }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      L::store(s1 + lane0 + k * L::kWidth, a[k]);
+      L::store(s2 + lane0 + k * L::kWidth, b[k]);
+    }
+  }
+}
+
+// row_grad_sums' lanes: s1 = sum(h), s2 = sum(h * xhat), h and xhat in T as the scalar terms.
+template <int VB, bool kWeight, class T>
+PLAIT_INLINE void grad_sum_vectors(const T* __restrict g, const T* __restrict x,
+                                   const T* __restrict w, int64_t full, T mean, T rstd,
+                                   double* __restrict s1, double* __restrict s2) {
+  using L = LaneVectors<VB, T>;
+  using Vd = typename L::Vd;
+  using Vc = typename L::Vc;
+  for (int lane0 = 0; lane0 < kSumLanes; lane0 += L::kPass) {
+    Vd a[4], b[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) a[k] = b[k] = Vd{};
+    for (int64_t i = lane0; i < full; i += kSumLanes) {
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const int64_t at = i + k * L::kWidth;
+        Vc h, xv;
+        L::load(h, g + at);
+        if constexpr (kWeight) {
+          Vc wv;
+          L::load(wv, w + at);
+          h = h * wv;
+        }
+        L::load(xv, x + at);
+        const Vc hx = h * ((xv - mean) * rstd);
+        // Widened from memory: GCC 12 splits a register-to-register float-to-double
+        // conversion through the stack, but converts a load in one instruction.
+        T hs[L::kWidth], hxs[L::kWidth];
+        std::memcpy(hs, &h, sizeof(h));
+        std::memcpy(hxs, &hx, sizeof(hx));
+        Vd hd, hxd;
+        L::load_wide(hd, hs);
+        L::load_wide(hxd, hxs);
+        a[k] += hd;
+        b[k] += hxd;
+      }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      L::store(s1 + lane0 + k * L::kWidth, a[k]);
+      L::store(s2 + lane0 + k * L::kWidth, b[k]);
+    }
+  }
+}
+
+template <class T>
+constexpr bool kVectorLanes = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+// The lanes folded pairwise (lane j + lane j + 16, then halves again) into lanes[0].
+PLAIT_INLINE double fold_lanes(double* lanes) {
+  for (int w = kSumLanes / 2; w >= 1; w /= 2) {
+    for (int j = 0; j < w; ++j) lanes[j] += lanes[j + w];
+  }
+  return lanes[0];
+}
+
 // Sums of (x - x0) and (x - x0)^2 in double for one row, x0 = x[0]: one pass over memory,
 // and the shift by a sample of the row keeps sum-of-squares cancellation harmless.
 template <class T>
 PLAIT_CLONES void row_moments(const T* __restrict x, int64_t n, double* moments) {
   const double x0 = static_cast<double>(load(x[0]));
-  double s1[kSumLanes] = {};
-  double s2[kSumLanes] = {};
-  int64_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes) {
-    for (int j = 0; j < kSumLanes; ++j) {
-      const double d = static_cast<double>(load(x[i + j])) - x0;
-      s1[j] += d;
-      s2[j] += d * d;
+  const int64_t full = n - n % kSumLanes;
+  double s1[kSumLanes], s2[kSumLanes];
+  if constexpr (kVectorLanes<T>) {
+    switch (native_vector_bytes()) {
+      case 64: moment_vectors<64>(x, full, x0, s1, s2); break;
+      case 32: moment_vectors<32>(x, full, x0, s1, s2); break;
+      default: moment_vectors<16>(x, full, x0, s1, s2); break;
     }
+  } else {
+    row_lane_sums(full, [&](int64_t i, double& u, double& v) {
+      const double d = static_cast<double>(load(x[i])) - x0;
+      u = d;
+      v = d * d;
+    }, s1, s2);
   }
-  double a = 0, b = 0;
-  for (; i < n; ++i) {
+  double a = fold_lanes(s1), b = fold_lanes(s2);
+  for (int64_t i = full; i < n; ++i) {
     const double d = static_cast<double>(load(x[i])) - x0;
     a += d;
     b += d * d;
-  }
-  for (int j = 0; j < kSumLanes; ++j) {
-    a += s1[j];
-    b += s2[j];
   }
   const double nd = static_cast<double>(n);
   moments[0] = x0 + a / nd;                            // mean
@@ -359,27 +508,34 @@ template <class T>
 PLAIT_CLONES void row_grad_sums(const T* __restrict g, const T* __restrict x,
                                 const T* __restrict w, int64_t n, C<T> mean, C<T> rstd,
                                 double* sums) {
-  double a[kSumLanes] = {};
-  double c[kSumLanes] = {};
-  int64_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes) {
-    for (int j = 0; j < kSumLanes; ++j) {
-      const C<T> h = w != nullptr ? load(g[i + j]) * load(w[i + j]) : load(g[i + j]);
-      const C<T> xhat = (load(x[i + j]) - mean) * rstd;
-      a[j] += static_cast<double>(h);
-      c[j] += static_cast<double>(h * xhat);
-    }
-  }
-  double sa = 0, sc = 0;
-  for (; i < n; ++i) {
+  const int64_t full = n - n % kSumLanes;
+  double a[kSumLanes], c[kSumLanes];
+  auto term = [&](int64_t i, double& u, double& v) {
     const C<T> h = w != nullptr ? load(g[i]) * load(w[i]) : load(g[i]);
     const C<T> xhat = (load(x[i]) - mean) * rstd;
-    sa += static_cast<double>(h);
-    sc += static_cast<double>(h * xhat);
+    u = static_cast<double>(h);
+    v = static_cast<double>(h * xhat);
+  };
+  if constexpr (kVectorLanes<T>) {
+    const int bytes = native_vector_bytes();
+    if (w != nullptr) {
+      if (bytes == 64) grad_sum_vectors<64, true>(g, x, w, full, mean, rstd, a, c);
+      else if (bytes == 32) grad_sum_vectors<32, true>(g, x, w, full, mean, rstd, a, c);
+      else grad_sum_vectors<16, true>(g, x, w, full, mean, rstd, a, c);
+    } else {
+      if (bytes == 64) grad_sum_vectors<64, false>(g, x, w, full, mean, rstd, a, c);
+      else if (bytes == 32) grad_sum_vectors<32, false>(g, x, w, full, mean, rstd, a, c);
+      else grad_sum_vectors<16, false>(g, x, w, full, mean, rstd, a, c);
+    }
+  } else {
+    row_lane_sums(full, term, a, c);
   }
-  for (int j = 0; j < kSumLanes; ++j) {
-    sa += a[j];
-    sc += c[j];
+  double sa = fold_lanes(a), sc = fold_lanes(c);
+  for (int64_t i = full; i < n; ++i) {
+    double u, v;
+    term(i, u, v);
+    sa += u;
+    sc += v;
   }
   sums[0] = sa;
   sums[1] = sc;
