@@ -309,3 +309,21 @@ def test_typing_helpers_and_optimisation_switches() -> None:
         pass
     traced = torch.jit.trace(nn.Sequential(nn.Linear(2, 2), nn.ReLU()), torch.ones(1, 2))
     assert torch.jit.export_opnames(traced) == ["aten::addmm", "aten::relu", "aten::t"]
+
+
+def test_keyword_example_inputs_and_check_inputs() -> None:
+    class Scale(nn.Module):
+        def forward(self, x, *, factor):
+            return x * factor
+
+    model = Scale()
+    traced = torch.jit.trace(model, example_kwarg_inputs={"x": torch.ones(2),
+                                                          "factor": torch.full((2,), 3.0)})
+    assert torch.equal(traced(factor=torch.full((2,), 2.0), x=torch.ones(2)),
+                       torch.full((2,), 2.0))
+
+    def shifted(x):
+        return x + x.shape[0]  # the size becomes a constant of the trace
+
+    with pytest.warns(torch.jit.TracerWarning, match="does not match"):
+        torch.jit.trace(shifted, torch.zeros(2), check_inputs=[(torch.zeros(3),)])
