@@ -471,3 +471,23 @@ def test_legacy_constructors_and_compressed_layouts():
                lambda: torch.ones(2, 2).to_sparse_csr()):
         with pytest.raises(NotImplementedError, match="compressed"):
             fn()
+
+
+def test_cat_and_index_select():
+    a = [[0.0, 1.0, 0.0], [2.0, 0.0, 3.0]]
+    b = [[4.0, 0.0, 0.0]]
+    sa, sb = torch.tensor(a).to_sparse(), torch.tensor(b).to_sparse()
+    out = torch.cat([sa, sb])
+    assert out.is_sparse and out.to_dense().tolist() == a + b
+    assert torch.cat([sa, sa], 1).to_dense().tolist() == [r + r for r in a]
+    hybrid = torch.tensor(a).to_sparse(1)  # cat along a dense dim
+    assert torch.cat([hybrid, hybrid], 1).to_dense().tolist() == [r + r for r in a]
+    cols = [2, 0, 2, 1]
+    picked = sa.index_select(1, torch.tensor(cols))
+    assert picked.is_sparse and picked.to_dense().tolist() == [[r[c] for c in cols] for r in a]
+    rows = [1, 1, 0]
+    assert sa.index_select(0, torch.tensor(rows)).to_dense().tolist() == [a[r] for r in rows]
+    assert hybrid.index_select(1, torch.tensor(cols)).to_dense().tolist() == \
+        [[r[c] for c in cols] for r in a]
+    with pytest.raises(RuntimeError, match="mixing sparse and dense"):
+        torch.cat([sa, torch.ones(1, 3)])

@@ -447,6 +447,80 @@ def _t_kernel(self: SparseTensor) -> SparseTensor:
     return _transpose_kernel(self, 0, 1) if self.ndim == 2 else _alias_kernel(self)
 
 
+def _cat_kernel(tensors: list[Tensor], dim: int = 0) -> SparseTensor:
+    if not tensors or not all(_is_sparse(t) for t in tensors):
+        raise RuntimeError("cat(): mixing sparse and dense tensors is not supported "
+                           "(use to_dense() or to_sparse())")
+    first = tensors[0]
+    n, sd = first.ndim, first._sparse_dim
+    d = _wrap_dims(dim, n)[0]
+    for t in tensors[1:]:
+        if t.ndim != n or t._sparse_dim != sd:
+            raise RuntimeError("cat(): sparse tensors must have the same number of sparse and "
+                               "dense dims")
+        if any(t._shape[k] != first._shape[k] for k in range(n) if k != d):
+            raise RuntimeError(f"cat(): sizes of tensors must match except in dimension {d}")
+    dt = result_type(*tensors)
+    if d >= sd:  # along a dense dim: one entry per (tensor, entry), zeros elsewhere in the dim
+        parts_i, parts_v = [], []
+        offset = 0
+        total = sum(t._shape[d] for t in tensors)
+        vd = d - sd + 1
+        for t in tensors:
+            v = t._sparse_values.to(dt)
+            pad_shape = list(v._shape)
+            before, after = list(pad_shape), list(pad_shape)
+            before[vd], after[vd] = offset, total - offset - t._shape[d]
+            pieces = [_fac.zeros(tuple(before), dtype=dt, device=v.device), v,
+                      _fac.zeros(tuple(after), dtype=dt, device=v.device)]
+            parts_v.append(_shape.cat(pieces, vd))
+            parts_i.append(t._sparse_indices)
+            offset += t._shape[d]
+    else:  # along a sparse dim: each tensor's indices shifted past the ones before it
+        parts_i, parts_v = [], []
+        offset = 0
+        for t in tensors:
+            shift = _fac.zeros((sd, 1), dtype=_INT64, device=t._sparse_values.device)
+            shift[d, 0] = offset
+            parts_i.append(t._sparse_indices + shift)
+            parts_v.append(t._sparse_values.to(dt))
+            offset += t._shape[d]
+    shape = list(first._shape)
+    shape[d] = sum(t._shape[d] for t in tensors)
+    return make(_shape.cat(parts_i, 1), _shape.cat(parts_v, 0), tuple(shape), False)
+
+
+def _index_select_kernel(self: SparseTensor, dim: int, index: Tensor) -> SparseTensor:
+    n, sd = self.ndim, self._sparse_dim
+    d = _wrap_dims(dim, n)[0]
+    index = index.reshape(-1)
+    indices, values = self._sparse_indices, self._sparse_values
+    shape = list(self._shape)
+    shape[d] = index._shape[0]
+    if d >= sd:  # a dense dim: the values' slices
+        return make(indices, values.index_select(d - sd + 1, index), tuple(shape),
+                    self._coalesced)
+    # entries sorted by their index in `d`; each selected position takes the run of entries
+    # that have it (a position selected twice takes its run twice)
+    order = indices[d].argsort()
+    keys = indices[d].index_select(0, order)
+    lo = _red.searchsorted(keys, index)
+    counts = _red.searchsorted(keys, index, right=True) - lo
+    total = int(counts.sum().item()) if counts._shape[0] else 0
+    dev = values.device
+    if total == 0:
+        return make(_fac.zeros((sd, 0), dtype=_INT64, device=dev),
+                    _fac.zeros((0,) + tuple(values._shape[1:]), dtype=values._dtype,
+                               device=dev), tuple(shape), True)
+    which = _creation.arange(index._shape[0], device=dev).repeat_interleave(counts)
+    starts = counts.cumsum(0) - counts
+    within = _creation.arange(total, device=dev) - starts.index_select(0, which)
+    entries = order.index_select(0, lo.index_select(0, which) + within)
+    new_indices = indices.index_select(1, entries).clone()
+    new_indices[d] = which
+    return make(new_indices, values.index_select(0, entries), tuple(shape), False)
+
+
 def _is_scalar(x: Any) -> bool:
     return isinstance(x, (bool, int, float, complex)) or (
         isinstance(x, Tensor) and not _is_sparse(x) and x.ndim == 0)
@@ -670,6 +744,8 @@ _SPARSE_KERNELS = {
     "aten::t": _t_kernel,
     "aten::transpose.int": _transpose_kernel,
     "aten::permute": _permute_kernel,
+    "aten::cat": _cat_kernel,
+    "aten::index_select": _index_select_kernel,
     "aten::zeros_like": _zeros_like_kernel,
     "aten::alias": _alias_kernel,
     "aten::detach": _alias_kernel,
