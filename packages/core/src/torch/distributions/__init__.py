@@ -10,11 +10,15 @@ from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
 from .constraints import Constraint
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
 from .gamma import Gamma
+from .gumbel import Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
@@ -35,8 +39,9 @@ from .transforms import (
 from .uniform import Uniform
 
 __all__ = [
-    "AffineTransform", "Bernoulli", "Beta", "Categorical", "ComposeTransform", "Constraint",
-    "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma", "Independent", "Laplace",
+    "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "ComposeTransform",
+    "Constraint", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma", "Gumbel",
+    "HalfNormal", "Independent", "Laplace",
     "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
     "SigmoidTransform", "StudentT", "TanhTransform",
     "Transform", "TransformedDistribution", "Uniform", "constraints", "kl_divergence",

@@ -1,0 +1,77 @@
+"""Cauchy, Chi2, HalfNormal and Gumbel (torch.distributions), checked against their defining
+formulas; PyTorch 2.13 gives the same values (HalfNormal and Gumbel are written out here
+rather than built as transformed distributions, so their classes' bases differ)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import torch
+from torch.distributions import Cauchy, Chi2, Distribution, Gamma, Gumbel, HalfNormal
+
+X = [0.5, -1.2, 2.0]
+SCALES = [0.7, 1.5, 2.0]
+VALUES = [0.2, 0.7, 1.9]
+
+
+def _t(values: list[float]) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64)
+
+
+def test_cauchy():
+    d = Cauchy(_t(X), _t(SCALES))
+    want = [-math.log(math.pi * s * (1 + ((v - m) / s) ** 2)) for m, s, v in zip(X, SCALES, VALUES)]
+    assert d.log_prob(_t(VALUES)).tolist() == pytest.approx(want)
+    assert d.cdf(_t(VALUES)).tolist() == pytest.approx(
+        [math.atan((v - m) / s) / math.pi + 0.5 for m, s, v in zip(X, SCALES, VALUES)])
+    assert d.icdf(d.cdf(_t(VALUES))).tolist() == pytest.approx(VALUES)
+    assert d.entropy().tolist() == pytest.approx([math.log(4 * math.pi * s) for s in SCALES])
+    assert torch.isnan(d.mean).all() and torch.isinf(d.variance).all()
+    assert d.rsample((5,)).shape == (5, 3) and d.expand((2, 3)).batch_shape == (2, 3)
+    with pytest.raises(ValueError, match="scale"):
+        Cauchy(0.0, -1.0)
+
+
+def test_chi2_is_a_gamma():
+    d = Chi2(_t(SCALES))
+    assert isinstance(d, Gamma) and d.df.tolist() == pytest.approx(SCALES)
+    k = SCALES
+    want = [(a / 2 - 1) * math.log(v) - v / 2 - (a / 2) * math.log(2) - math.lgamma(a / 2)
+            for a, v in zip(k, VALUES)]
+    assert d.log_prob(_t(VALUES)).tolist() == pytest.approx(want)
+    assert d.mean.tolist() == pytest.approx(k) and d.variance.tolist() == pytest.approx(
+        [2 * a for a in k])
+    assert Chi2(3.0).batch_shape == () and d.expand((2, 3)).df.shape == (2, 3)
+
+
+def test_half_normal():
+    d = HalfNormal(_t(SCALES))
+    want = [math.log(2) - 0.5 * math.log(2 * math.pi * s * s) - v * v / (2 * s * s)
+            for s, v in zip(SCALES, VALUES)]
+    assert d.log_prob(_t(VALUES)).tolist() == pytest.approx(want)
+    assert d.cdf(_t(VALUES)).tolist() == pytest.approx(
+        [math.erf(v / (s * math.sqrt(2))) for s, v in zip(SCALES, VALUES)])
+    assert d.mean.tolist() == pytest.approx([s * math.sqrt(2 / math.pi) for s in SCALES])
+    assert d.entropy().tolist() == pytest.approx(
+        [0.5 * math.log(math.pi * s * s / 2) + 0.5 for s in SCALES])
+    assert (d.rsample((50,)) >= 0).all()
+    unchecked = HalfNormal(_t(SCALES), validate_args=False)
+    assert unchecked.log_prob(_t([-0.5, 0.5, 1.0]))[0].item() == -math.inf
+    with pytest.raises(ValueError, match="support"):
+        d.log_prob(_t([-0.5, 0.5, 1.0]))
+
+
+def test_gumbel():
+    d = Gumbel(_t(X), _t(SCALES))
+    z = [(v - m) / s for m, s, v in zip(X, SCALES, VALUES)]
+    assert d.log_prob(_t(VALUES)).tolist() == pytest.approx(
+        [-(zi + math.exp(-zi)) - math.log(s) for zi, s in zip(z, SCALES)])
+    assert d.cdf(_t(VALUES)).tolist() == pytest.approx([math.exp(-math.exp(-zi)) for zi in z])
+    assert d.icdf(d.cdf(_t(VALUES))).tolist() == pytest.approx(VALUES)
+    euler = 0.5772156649015329
+    assert d.mean.tolist() == pytest.approx([m + s * euler for m, s in zip(X, SCALES)])
+    assert d.variance.tolist() == pytest.approx([(math.pi * s) ** 2 / 6 for s in SCALES])
+    assert d.entropy().tolist() == pytest.approx([math.log(s) + 1 + euler for s in SCALES])
+    assert isinstance(d, Distribution) and torch.isfinite(d.rsample((100,))).all()
