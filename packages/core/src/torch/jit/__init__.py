@@ -61,8 +61,6 @@ _LAZY = {
     "TracingCheckError": ("torch.jit._tracing", "TracingCheckError"),
     "annotate": ("torch.jit._language", "annotate"),
     "isinstance": ("torch.jit._language", "isinstance"),
-    "_overload": ("torch.jit._language", "_overload"),
-    "_overload_method": ("torch.jit._language", "_overload_method"),
     "_unwrap_optional": ("torch.jit._language", "_unwrap_optional"),
     **{name: ("torch.jit._settings", name) for name in (
         "enable_onednn_fusion", "onednn_fusion_enabled", "set_fusion_strategy", "fuser",

@@ -1,19 +1,15 @@
 """The helpers TorchScript code calls for its type system, as they behave in Python:
 ``annotate`` returns the value, ``isinstance`` checks container element types, the overload
-decorators return what they mark."""
+decorators (in ``torch.jit``) return what they mark."""
 
 from __future__ import annotations
 
 import builtins
 import types
 import typing
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-__all__ = ["_overload", "_overload_method", "_unwrap_optional", "annotate", "isinstance"]
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
+__all__ = ["_unwrap_optional", "annotate", "isinstance"]
 
 def annotate(the_type: Any, the_value: Any) -> Any:
     """Give ``the_value`` a type for the TorchScript compiler; returns the value."""
@@ -41,16 +37,6 @@ def isinstance(obj: Any, target_type: Any) -> bool:
             return all(isinstance(x, args[0]) for x in obj)
         return len(obj) == len(args) and all(isinstance(x, t) for x, t in zip(obj, args))
     return builtins.isinstance(obj, origin)
-
-
-def _overload(fn: _F) -> _F:
-    """Declare one signature of an overloaded TorchScript function; returned unchanged."""
-    return fn
-
-
-def _overload_method(fn: _F) -> _F:
-    """Declare one signature of an overloaded TorchScript method; returned unchanged."""
-    return fn
 
 
 def _unwrap_optional(x: Any) -> Any:
