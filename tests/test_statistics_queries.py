@@ -151,3 +151,16 @@ def test_layout_queries_and_in_place_helpers():
     assert y.tolist() == [[3.0, -5.0], [7.0, -9.0]]
     assert torch.tensor([1, 2]).apply_(lambda v: v * 3).tolist() == [3, 6]
 
+
+def test_conjugate_transposes():
+    z = torch.tensor([[1 + 2j, 3j], [2.0 + 0j, -1j]])
+    assert z.H.tolist() == [[1 - 2j, 2 - 0j], [-3j, 1j]]
+    assert torch.ones(2, 3).H.shape == (3, 2) and torch.ones(2, 3, 4).mH.shape == (2, 4, 3)
+    batch = torch.stack([z, 2 * z])
+    assert batch.mH[1].tolist() == (2 * z).H.tolist()
+    assert torch.tensor(3.0).H.item() == 3.0
+    with pytest.raises(RuntimeError, match=r"consider using tensor\.mH"):
+        _ = torch.ones(2, 3, 4).H
+    with pytest.raises(RuntimeError, match="matrices or batches of matrices"):
+        _ = torch.ones(3).mH
+

@@ -1,5 +1,5 @@
 """Small questions and casts programs ask of tensors: ``torch.is_complex``, ``torch.detach``,
-``Tensor.is_signed``, ``get_device``, ``is_same_size``, ``is_set_to``, ``dim_order``,
+``Tensor.is_signed``, ``get_device``, ``is_same_size``, ``is_set_to``, ``dim_order``, ``H``/``mH``,
 ``type_as``, ``cfloat``/``cdouble``, ``resize_as_``, ``apply_``, ``is_pinned``,
 ``is_quantized``/``is_mkldnn`` and ``element in tensor``, with PyTorch's answers on a CPU build
 without quantized or MKL-DNN tensors (those, and pinned memory, are always False)."""
@@ -93,6 +93,27 @@ def apply_(self: Tensor, callable: Any) -> Tensor:
     return self.copy_(self.new_tensor([callable(v) for v in flat]).reshape(self.shape))
 
 
+def adjoint_h(self: Tensor) -> Tensor:
+    """``Tensor.H``: the conjugate transpose of a matrix (a 0-d tensor is its own)."""
+    if self.dim() == 0:
+        return self
+    if self.dim() != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.dim()}-D tensor.{hint}")
+    return self.transpose(0, 1).conj()
+
+
+def adjoint_mh(self: Tensor) -> Tensor:
+    """``Tensor.mH``: the conjugate transpose of the last two dimensions."""
+    if self.dim() == 0:
+        return self
+    if self.dim() < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
+                           f"Got {self.dim()}-D tensor.")
+    return self.transpose(-2, -1).conj()
+
+
 def contains(self: Tensor, element: Any) -> bool:
     """``element in self``: whether any element of ``self`` equals ``element`` (a tensor or a
     number), as PyTorch's ``Tensor.__contains__``."""
@@ -115,6 +136,8 @@ METHODS: dict[str, Any] = {
     "resize_as_": resize_as_,
     "apply_": apply_,
     "is_pinned": is_pinned,
+    "H": property(adjoint_h, doc="The conjugate transpose of a matrix."),
+    "mH": property(adjoint_mh, doc="The conjugate transpose of the last two dimensions."),
     # no quantized or MKL-DNN layouts here: the answers of PyTorch's plain strided tensors
     "is_quantized": property(lambda self: False, doc="False: no quantized tensors."),
     "is_mkldnn": property(lambda self: False, doc="False: no MKL-DNN tensors."),
