@@ -507,3 +507,22 @@ def test_stft_and_istft_gradients() -> None:
     fixed = window.detach()
     assert gradcheck(lambda s: torch.istft(torch.view_as_complex(s), 8, hop_length=2,
                                            window=fixed), (spec,))
+
+
+def test_a_device_without_spectral_kernels_falls_back_to_the_cpu() -> None:
+    # the toy test plugin implements few primitives: the transforms run through the CPU
+    # fallback and stay on its device, gradients included
+    x = torch.randn(2, 16, dtype=torch.float64)
+    on_toy = x.to("toy").requires_grad_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the fallback's one-time warnings
+        spectrum = F.rfft(on_toy)
+        spectrum.abs().sum().backward()
+        spec = torch.stft(on_toy.detach(), 8, window=torch.hann_window(8, device="toy"),
+                          return_complex=True)
+    assert spectrum.device.type == "toy" and on_toy.grad.device.type == "toy"
+    _close(spectrum.cpu(), _dft(_values(x), 1)[:, :9])
+    cpu = x.clone().requires_grad_()
+    F.rfft(cpu).abs().sum().backward()
+    _close(on_toy.grad.cpu(), _values(cpu.grad))
+    assert spec.device.type == "toy" and spec.shape == (2, 5, 9)
