@@ -223,6 +223,12 @@ def test_indexing_and_gather():
     check(lambda t, i: F.embedding(i, t), x[..., :2], bidx)
 
 
+def test_copying_composites_copy_the_whole_batch():
+    check(lambda t: t.repeat_interleave(2, dim=1), x4)
+    check(lambda t: t.repeat_interleave(3), x4)
+    check(lambda t: t.narrow_copy(1, 1, 3), x4)
+
+
 def test_setitem_and_inplace_write_the_batched_input():
     x = torch.randn(4, 3, dtype=D)
     expected = x.clone()

@@ -120,6 +120,12 @@ def _recorded_copy(src: Tensor) -> Tensor:
     """:func:`_copy_of` for public functions: the copy goes through ``copy_`` when ``src``
     requires grad, so that autograd records it (kernels run below autograd and use
     :func:`_copy_of`)."""
+    if _state.modes_active:
+        # a dispatch mode sees the copy as one operator on ``src`` (a batched tensor under
+        # vmap is copied as a whole, not written into an unbatched buffer)
+        from .._core.layout import contiguous_format
+
+        return clone(src, memory_format=contiguous_format)
     out = new_tensor(src._shape, src._dtype, src._device)
     copy_(out, src) if src._requires_grad else PRIMS.copy_(out, src)
     return out
