@@ -87,16 +87,15 @@ class VmapMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: dict[str, Any] | None = None) -> Any:
-        from . import rules as _rules
-
+        rules = _rules()
         kwargs = kwargs or {}
         level = self.level
         if not _has_level(args, kwargs, level):
-            unbatched = _rules.UNBATCHED.get(func.qualname)
+            unbatched = rules.UNBATCHED.get(func.qualname)
             if unbatched is not None:  # random operators: randomness decides
                 return unbatched(self, func, args, kwargs)
             return func(*args, **kwargs)
-        rule = _rules.RULES.get(func.qualname)
+        rule = rules.RULES.get(func.qualname)
         if rule is None:
             implicit = func.kernels.get(_dispatch.COMPOSITE_IMPLICIT)
             if implicit is not None:  # written in other operators: batch those
@@ -107,7 +106,9 @@ class VmapMode(TorchDispatchMode):
         pargs = tuple(ctx.unwrap(a) for a in args)
         pkwargs = {k: ctx.unwrap(v) for k, v in kwargs.items()}
         mutated = func.schema.mutated
-        if mutated and _writes_unbatched(func, args, kwargs, level):
+        if mutated and args and not (isinstance(args[0], BatchedTensor)
+                                     and args[0]._bt_level == level):
+            # an in-place op writing a tensor of the level outside from one of this level
             name = func.name.partition(".")[0]
             raise RuntimeError(
                 f"vmap: {name}(self, *extra_args) is not possible because there exists a "
@@ -143,16 +144,27 @@ def _has_level(args: tuple[Any, ...], kwargs: dict[str, Any], level: int) -> boo
                 if x.__class__ is BatchedTensor and x._bt_level == level:
                     return True
     for v in kwargs.values():
-        if v.__class__ is BatchedTensor and v._bt_level == level:
-            return True
+        if v.__class__ is BatchedTensor:
+            if v._bt_level == level:
+                return True
+        elif v.__class__ is list or v.__class__ is tuple:
+            for x in v:
+                if x.__class__ is BatchedTensor and x._bt_level == level:
+                    return True
     return False
 
 
-def _writes_unbatched(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                      level: int) -> bool:
-    """Whether an in-place op writes a tensor not batched at ``level`` from one that is."""
-    target = args[0] if args else None
-    return not (isinstance(target, BatchedTensor) and target._bt_level == level)
+_rules_module: Any = None
+
+
+def _rules() -> Any:
+    """The rule tables (torch._functorch.rules imports this module, so it loads on first use)."""
+    global _rules_module
+    if _rules_module is None:
+        from . import rules
+
+        _rules_module = rules
+    return _rules_module
 
 
 def rebuild(like: list[Any] | tuple[Any, ...], items: list[Any]) -> Any:
