@@ -52,6 +52,7 @@ OP_MODULES = (
     "_fused.distances",
     "_fused.membership",
     "_fused.statistics",
+    "_fused.factorizations",
     "_aten.queries",
     "_fused.special",
     "_aten.sparse",

@@ -42,14 +42,24 @@ from .._aten.linalg_ops import (
     vecdot,
     vector_norm,
 )
-from ._composites import cond, diagonal, matrix_exp, tensorinv, tensorsolve
+from ._composites import (
+    cond,
+    diagonal,
+    lu_solve,
+    matrix_exp,
+    solve_ex,
+    tensorinv,
+    tensorsolve,
+    vander,
+)
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eig", "eigh", "eigvals",
     "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "matmul",
     "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
     "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
-    "cond", "diagonal", "matrix_exp", "tensorinv", "tensorsolve",
+    "cond", "diagonal", "matrix_exp", "tensorinv", "tensorsolve", "vander", "solve_ex",
+    "lu_solve",
 ]
 
 # The public functions behind the __torch_function__ entry, once (identity never changes).

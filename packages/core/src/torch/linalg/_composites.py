@@ -1,16 +1,21 @@
 """``torch.linalg`` functions written in terms of other ops (so autograd, inference mode and
-every backend come through those ops): ``diagonal``, ``tensorinv``, ``tensorsolve``, ``cond``
-and ``matrix_exp``."""
+every backend come through those ops): ``diagonal``, ``tensorinv``, ``tensorsolve``, ``cond``,
+``matrix_exp``, ``vander``, ``solve_ex`` and ``lu_solve``."""
 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import Any
 
 import torch
 from torch import Tensor
 
-__all__ = ["cond", "diagonal", "matrix_exp", "tensorinv", "tensorsolve"]
+__all__ = ["cond", "diagonal", "lu_solve", "matrix_exp", "solve_ex", "tensorinv",
+           "tensorsolve", "vander"]
+
+_SolveExResult = namedtuple("linalg_solve_ex", "result info")  # type: ignore[misc]
+_SolveExResult.__module__ = "torch.return_types"
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
@@ -94,3 +99,45 @@ def matrix_exp(A: Tensor) -> Tensor:
     for _ in range(squarings):
         result = result @ result
     return result.to(A.dtype) if work is not None else result
+
+
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:
+    """The Vandermonde matrices of the vectors in ``x`` (*, n): (*, n, N) with column j holding
+    x ** j (increasing powers; ``torch.vander`` is the decreasing, 1-D form)."""
+    if x.dim() < 1:
+        raise RuntimeError("x must be at least 1-dimensional.")
+    columns = x.shape[-1] if N is None else N
+    if columns <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    ones = torch.ones_like(x).unsqueeze(-1)
+    powers = x.unsqueeze(-1).expand(*x.shape, columns - 1).cumprod(-1)  # x, x**2, ...
+    return torch.cat([ones, powers], -1)
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
+             out: Any = None) -> Any:
+    """``(result, info)``: ``torch.linalg.solve(A, B, left=left)`` and a zero int32 ``info``
+    per matrix. A singular matrix raises ``LinAlgError`` here whatever ``check_errors`` says
+    (PyTorch reports it in ``info`` when ``check_errors`` is False)."""
+    result = torch.linalg.solve(A, B, left=left)
+    info = torch.zeros(A.shape[:-2], dtype=torch.int32, device=A.device)
+    return _SolveExResult(result, info)
+
+
+def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
+             adjoint: bool = False, out: Tensor | None = None) -> Tensor:
+    """The solution X of ``A X = B`` from ``torch.linalg.lu_factor(A)``'s ``(LU, pivots)``
+    (``A^H X = B`` with ``adjoint``; ``X A = B`` or ``X A^H = B`` with ``left=False``)."""
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        result = lu_solve(LU, pivots, B.mH, adjoint=not adjoint).mH
+        return result if out is None else out.copy_(result)
+    P, L, U = torch.lu_unpack(LU, pivots)
+    if adjoint:  # U^H L^H P^T X = B
+        inner = torch.linalg.solve_triangular(U.mH, B, upper=False)
+        inner = torch.linalg.solve_triangular(L.mH, inner, upper=True, unitriangular=True)
+        result = P @ inner
+    else:  # P L U X = B
+        inner = torch.linalg.solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
+        result = torch.linalg.solve_triangular(U, inner, upper=True)
+    return result if out is None else out.copy_(result)
+
