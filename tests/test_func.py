@@ -11,6 +11,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.autograd import functional as AF
 from torch.func import (
+    debug_unwrap,
     functional_call,
     functionalize,
     grad,
@@ -20,6 +21,7 @@ from torch.func import (
     jacrev,
     jvp,
     linearize,
+    replace_all_batch_norm_modules_,
     stack_module_state,
     vjp,
     vmap,
@@ -219,6 +221,25 @@ def test_stack_module_state_ensembles_with_vmap():
         stack_module_state([_mlp(), _mlp().eval()])
 
 
+def test_batch_norm_under_vmap_uses_batch_statistics():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2))
+    assert replace_all_batch_norm_modules_(model) is model
+    assert model[1].running_mean is None and not model[1].track_running_stats
+    x = torch.randn(3, 4, 1, 6, 6)
+    got = vmap(model)(x)
+    for i in range(3):  # each sample's own batch statistics
+        assert torch.allclose(got[i], model(x[i]), atol=1e-6)
+
+
+def test_debug_unwrap_shows_the_physical_tensor():
+    x = torch.randn(3, 2)
+    seen = []
+    vmap(lambda t: seen.append(debug_unwrap(t)) or t)(x)
+    assert torch.equal(seen[0], x)
+    assert debug_unwrap(x) is x
+
+
 def test_functionalize_is_the_function_itself():
     def h(x):
         y = x.clone()
@@ -235,5 +256,6 @@ def test_torch_func_names():
 
     assert tf.vmap is torch.vmap
     for name in ("grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-                 "functional_call", "stack_module_state", "functionalize", "vmap"):
+                 "functional_call", "stack_module_state", "functionalize", "vmap", "linearize",
+                 "replace_all_batch_norm_modules_", "debug_unwrap"):
         assert callable(getattr(tf, name))

@@ -28,8 +28,9 @@ from torch._functorch.vmap import vmap
 from torch.nn.modules.module import Module
 from torch.nn.utils.stateless import _functional_call
 
-__all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd",
-           "jacrev", "jvp", "linearize", "stack_module_state", "vjp", "vmap"]
+__all__ = ["debug_unwrap", "functional_call", "functionalize", "grad", "grad_and_value",
+           "hessian", "jacfwd", "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
+           "stack_module_state", "vjp", "vmap"]
 
 
 def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:
@@ -48,6 +49,34 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
                            "aliasing operators {view} will be replaced with their non-aliasing "
                            "counterparts, {view}_copy.\n")
     return func
+
+
+def debug_unwrap(tensor: Tensor, *, recurse: bool = True) -> Tensor:
+    """The physical tensor under a batched ``tensor`` (all levels with ``recurse``), for
+    debugging inside ``vmap``; any other tensor is returned as it is."""
+    from torch._functorch.batched import BatchedTensor
+
+    while isinstance(tensor, BatchedTensor):
+        tensor = tensor._bt_value
+        if not recurse:
+            break
+    return tensor
+
+
+def replace_all_batch_norm_modules_(root: Module) -> Module:
+    """Make every batch-norm module under ``root`` (in place) use batch statistics only: no
+    running statistics to update, which ``vmap`` over a model cannot do per sample.
+
+    :returns: ``root``."""
+    from torch.nn.modules.batchnorm import _BatchNorm
+
+    for module in root.modules():
+        if isinstance(module, _BatchNorm):
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
 
 
 def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
