@@ -138,17 +138,17 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     # The common signatures first, without the loop below: a first argument that is a tensor
     # of an interned layout (contiguous) or a current interned geometry (strided: the views a
     # plan made, a tensor seen before), then up to two more arguments (a tensor, the same
-    # tensor again, a number, None, a list of ints) and keywords of plain values, nothing
-    # that requires grad. The key is the one the loop builds for the same arguments.
+    # tensor again, a number, None, a list of ints) and keywords of plain values. The key is
+    # the one the loop builds for the same arguments.
     key = None
     grad = False
     # With grad mode off in this thread (a backward pass, an optimizer step) a tensor that
-    # requires grad is served as one that does not: nothing is recorded either way, and the
+    # requires grad is keyed as one that does not: nothing is recorded either way, and the
     # saved outputs a backward reads all require grad.
     off = _state.no_grad_active and not _local.grad
     n = len(args)
     a = args[0] if n else None
-    if a.__class__ is Tensor and n < 4 and (not a._requires_grad or off):
+    if a.__class__ is Tensor and n < 4:
         lay = a._interned_layout
         if lay is None:
             lay = a._geometry  # (current while it holds the tensor's own objects)
@@ -157,74 +157,92 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                     or lay.dtype is not a._dtype or lay.device is not a._device):
                 lay = None
         head: Any = None
-        if lay is None:
-            pass
-        elif n == 1:
-            head = (lay,)
-        elif n == 2:
-            b = args[1]
-            cls = b.__class__
-            if cls is Tensor:
-                if b is a:
-                    head = (lay, _ALIAS, lay)  # `t + t`, `m @ m`
-                elif not b._requires_grad or off:
-                    other = b._interned_layout
-                    if other is None:
-                        other = b._geometry
-                        if other is not None and (
-                                other.shape is not b._shape or other.stride is not b._stride
-                                or other.dtype is not b._dtype or other.device is not b._device):
-                            other = None
-                    if other is not None:
-                        head = (lay, other)
-            elif cls is float or cls is int or cls is bool:
-                head = (lay, cls, b)
-            elif cls is tuple or cls is list:  # x.view(8, 4), x.sum([0])
-                for x in b:
-                    if x.__class__ is not int:
-                        break
-                else:
-                    head = (lay, cls, b if cls is tuple else tuple(b))
-            elif b is None:
-                head = (lay, None)
-        else:  # a reduction's (dims, keepdim), a dim and a number...
-            b, c = args[1], args[2]
-            cls = b.__class__
-            if cls is int:
-                head = (lay, int, b)
-            elif cls is tuple or cls is list:
-                for x in b:
-                    if x.__class__ is not int:
-                        break
-                else:
-                    head = (lay, cls, b if cls is tuple else tuple(b))
-            elif b is None:
-                head = (lay, None)
-            if head is not None:
-                cls = c.__class__
-                if cls is bool or cls is int or cls is float:
-                    head = (*head, cls, c)
-                elif c is None:
+        if lay is not None:
+            # the loop's mark after a tensor that requires grad (while grad mode is on); the
+            # tuples are written out per case (one allocation each)
+            grad = a._requires_grad and not off
+            if n == 1:
+                head = (lay, True) if grad else (lay,)
+            elif n == 2:
+                b = args[1]
+                cls = b.__class__
+                if cls is Tensor:
+                    if b is a:  # `t + t`, `m @ m`
+                        head = (lay, True, _ALIAS, lay, True) if grad else (lay, _ALIAS, lay)
+                    else:
+                        other = b._interned_layout
+                        if other is None:
+                            other = b._geometry
+                            if other is not None and (
+                                    other.shape is not b._shape or other.stride is not b._stride
+                                    or other.dtype is not b._dtype
+                                    or other.device is not b._device):
+                                other = None
+                        if other is None:
+                            pass
+                        elif b._requires_grad and not off:
+                            head = (lay, True, other, True) if grad else (lay, other, True)
+                            grad = True
+                        else:
+                            head = (lay, True, other) if grad else (lay, other)
+                elif cls is float or cls is int or cls is bool:
+                    head = (lay, True, cls, b) if grad else (lay, cls, b)
+                elif cls is tuple or cls is list:  # x.view(8, 4), x.sum([0])
+                    for x in b:
+                        if x.__class__ is not int:
+                            break
+                    else:
+                        b = b if cls is tuple else tuple(b)
+                        head = (lay, True, cls, b) if grad else (lay, cls, b)
+                elif b is None:
+                    head = (lay, True, None) if grad else (lay, None)
+            else:  # a reduction's (dims, keepdim), a dim and a number...
+                head = (lay, True) if grad else (lay,)
+                b, c = args[1], args[2]
+                cls = b.__class__
+                if cls is int:
+                    head = (*head, int, b)
+                elif cls is tuple or cls is list:
+                    for x in b:
+                        if x.__class__ is not int:
+                            head = None
+                            break
+                    else:
+                        head = (*head, cls, b if cls is tuple else tuple(b))
+                elif b is None:
                     head = (*head, None)
                 else:
                     head = None
+                if head is not None:
+                    cls = c.__class__
+                    if cls is bool or cls is int or cls is float:
+                        head = (*head, cls, c)
+                    elif c is None:
+                        head = (*head, None)
+                    else:
+                        head = None
         if head is None:
-            pass
+            grad = False
         elif not kwargs:
-            key = head
+            key = (*head, True) if grad else head
         elif len(kwargs) == 1:  # (the usual case, without a list)
             ((name, v),) = kwargs.items()
             cls = v.__class__
             if cls in _KWARG_TYPES:
-                key = (*head, name, cls, v)
+                key = (*head, name, cls, v, True) if grad else (*head, name, cls, v)
+            else:
+                grad = False
         else:
             parts = list(head)
             for name, v in kwargs.items():
                 cls = v.__class__
                 if cls not in _KWARG_TYPES:
+                    grad = False
                     break
                 parts += (name, cls, v)
             else:
+                if grad:
+                    parts.append(True)
                 key = tuple(parts)
     if key is None:
         # The signature, written out flat (this runs for every call of every such operator): a

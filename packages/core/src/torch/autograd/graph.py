@@ -139,7 +139,7 @@ class SavedTensor:
 
     def __init__(self, tensor: Tensor, node: Node | None, is_output: bool,
                  output_nr: int = 0) -> None:
-        if tensor.__dict__.get("_inference"):
+        if getattr(tensor, "_inference", False):  # (reading __dict__ would make one)
             raise RuntimeError("Inference tensors cannot be saved for backward. To work around "
                                "you can make a clone to get a normal tensor and use it in "
                                "autograd.")
