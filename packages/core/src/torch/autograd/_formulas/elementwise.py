@@ -195,6 +195,8 @@ def _add(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
 def _conj(x: Any) -> Any:
     """``x`` conjugated when it is a complex tensor: PyTorch's complex gradients are the
     conjugate Wirtinger form, so a product's rule multiplies by the other factor's conjugate."""
+    if isinstance(x, complex):  # a Python complex factor (z * (1 + 2j))
+        return x.conjugate()
     return _complex.conj_physical(x) if isinstance(x, Tensor) and x._dtype.is_complex else x
 
 
@@ -234,9 +236,9 @@ def _pow_self(grad: Tensor, self: Tensor, exponent: Any) -> Tensor:
     if not isinstance(exponent, Tensor):
         if exponent == 0:
             return zeros_like(grad)
-        return grad * (exponent * self.pow(exponent - 1))
+        return grad * _conj(exponent * self.pow(exponent - 1))
     # x ** 0 is 1 everywhere, 0 ** 0 included: no gradient even where x ** -1 is infinite
-    return _ew.where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)))
+    return _ew.where(exponent == 0, 0.0, grad * _conj(exponent * self.pow(exponent - 1)))
 
 
 def _pow_exponent(grad: Tensor, self: Any, exponent: Tensor, result: Tensor) -> Tensor:
@@ -246,6 +248,8 @@ def _pow_exponent(grad: Tensor, self: Any, exponent: Tensor, result: Tensor) -> 
             # 0 ** e is 0 for every e > 0 (and 1 at e = 0): flat from the right
             return _ew.where(exponent >= 0, 0.0, grad * (result * log_base))
         return grad * (result * log_base)
+    if result._dtype.is_complex:  # no order to test: d/de x ** e = x ** e log(x), conjugated
+        return grad * _conj(_ew.where(self == 0, 0.0, result * self.to(result.dtype).log()))
     flat = _ew.logical_and(self == 0, exponent >= 0)
     return grad * _ew.where(flat, 0.0, result * self.to(result.dtype).log())
 
@@ -417,24 +421,28 @@ def _where(ctx: Any, grad: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
 # saved value it is the second derivative.
 
 
-def _conj_if_complex(t: Tensor) -> Tensor:
-    return t.conj() if t.is_complex() else t
-
-
 @derivative("aten::sigmoid_backward")
 def _sigmoid_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     g, y = ctx.args
+    if y._dtype.is_complex:
+        # g conj(y (1 - y)) is holomorphic in g and antiholomorphic in y: the conjugates fall
+        # on the other side (PyTorch's convention for the second derivative)
+        return (grad * (y * (1 - y)) if _wants(ctx, 0) else None,
+                _conj(grad * _conj(g) * (1 - 2 * y)) if _wants(ctx, 1) else None)
     # d/dy of g y (1 - y) is g (1 - 2y)
     return (_act.sigmoid_backward(grad, y) if _wants(ctx, 0) else None,
-            grad * _conj_if_complex(g * (1 - 2 * y)) if _wants(ctx, 1) else None)
+            grad * (g * (1 - 2 * y)) if _wants(ctx, 1) else None)
 
 
 @derivative("aten::tanh_backward")
 def _tanh_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     g, y = ctx.args
+    if y._dtype.is_complex:  # as sigmoid_backward's: g conj(1 - y^2)
+        return (grad * (1 - y * y) if _wants(ctx, 0) else None,
+                _conj(grad * _conj(g) * (-2 * y)) if _wants(ctx, 1) else None)
     # d/dy of g (1 - y^2) is -2 g y
     return (_act.tanh_backward(grad, y) if _wants(ctx, 0) else None,
-            grad * _conj_if_complex(-2 * g * y) if _wants(ctx, 1) else None)
+            grad * (-2 * g * y) if _wants(ctx, 1) else None)
 
 
 @derivative("aten::gelu", result=False)
