@@ -10,12 +10,14 @@ names to rules; most rows name a rule family:
 - :func:`dims`: ops that take dims (reductions, scans, softmax, select/slice, transpose...):
   the dims shift past the batch dim; ``aligned`` ops (gather, scatter, the softmax backwards)
   take every tensor argument with the batch dim;
-- :func:`leading`: ops that already accept leading batch dims (``linalg``, ``tril``, ``*_like``
-  factories, ``native_layer_norm``): run as they are;
+- :func:`leading_self`: ops that already accept leading batch dims (``linalg``, ``tril``):
+  run as they are;
 - shape ops (``view``, ``expand``, ``permute``...) with the batch size prepended; the matmul
   family as ``matmul`` over the batch; ``cat``; ``index``; ``convolution`` (batch folded into
-  the samples, or into groups for per-sample weights) and its backward; the nll and
-  cross-entropy losses (their unreduced form over folded rows, then a per-sample reduction);
+  the samples, or into groups for per-sample weights) and its backward; ``native_layer_norm``,
+  the fused attention op and the fused LSTM/GRU cells, with their backwards (per-sample
+  gradients of shared weights); the nll and cross-entropy losses (their unreduced form over
+  folded rows, then a per-sample reduction);
 - random ops follow the level's ``randomness`` (``error``, ``different``, ``same``);
 - ``.item()`` and Python control flow on a batched tensor raise PyTorch's vmap errors.
 
