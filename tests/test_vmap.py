@@ -361,6 +361,10 @@ def test_errors_as_pytorch_raises_them():
         vmap(torch.sin, chunk_size=0)
     with pytest.raises(RuntimeError, match=r"calling \.item\(\)"):
         vmap(lambda t: t.sum().item())(x)
+    with pytest.raises(RuntimeError, match=r"calling \.item\(\)"):
+        vmap(lambda t: torch.tensor(t.tolist()))(x)
+    with pytest.raises(RuntimeError, match="numpy\\(\\) is not supported on a batched tensor"):
+        vmap(lambda t: torch.from_numpy(t.numpy()))(x)
     with pytest.raises(RuntimeError, match="data-dependent control flow"):
         vmap(lambda t: t if t.sum() > 0 else -t)(x)
     with pytest.raises(ValueError, match="can not return a BatchedTensor when out_dim is None"):

@@ -48,6 +48,16 @@ class BatchedTensor(Tensor):
     def __repr__(self) -> str:
         return f"BatchedTensor(lvl={self._bt_level}, bdim=0, value=\n{self._bt_value!r}\n)"
 
+    def tolist(self) -> Any:
+        """Python numbers cannot stand for a batch of samples: PyTorch's ``.item()`` error."""
+        raise RuntimeError(_NO_ITEM)
+
+    def numpy(self, *, force: bool = False) -> Any:
+        """A numpy array cannot stand for a batch of samples inside ``vmap``."""
+        raise RuntimeError("vmap: numpy() is not supported on a batched tensor inside vmap "
+                           "(the function sees one sample, the data holds all of them); "
+                           "return the tensor and convert it outside vmap")
+
 
 def is_batched(x: Any) -> bool:
     """Whether ``x`` is a tensor batched by an active ``vmap``."""
@@ -70,6 +80,9 @@ def make_batched(value: Tensor, level: int) -> BatchedTensor:
 fallback_counts: dict[str, int] = {}
 _fallback_warned: set[str] = set()
 
+_NO_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
+            "over calling .item() on a Tensor, please try to rewrite what you're doing with "
+            "other operations.")
 _DATA_DEPENDENT = ("vmap: It looks like you're attempting to use a Tensor in some "
                    "data-dependent control flow. We don't support that yet, please shout over "
                    "at https://github.com/pytorch/functorch/issues/257 .")

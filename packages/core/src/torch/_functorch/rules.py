@@ -34,7 +34,7 @@ import torch
 from torch import Tensor
 from torch._core import op_tables as _op_tables
 
-from .batched import _DATA_DEPENDENT, Level, _fallback, rebuild
+from .batched import _DATA_DEPENDENT, _NO_ITEM, Level, _fallback, rebuild
 
 Rule = Callable[[Level, Any, tuple[Any, ...], dict[str, Any]], Any]
 
@@ -617,9 +617,7 @@ def nll_backward(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str,
 
 
 def _no_item(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't "
-                       "support vmap over calling .item() on a Tensor, please try to rewrite "
-                       "what you're doing with other operations.")
+    raise RuntimeError(_NO_ITEM)
 
 
 def _no_control_flow(ctx: Level, func: Any, args: tuple[Any, ...],
