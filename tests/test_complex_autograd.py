@@ -46,3 +46,23 @@ def test_complex_gradient_matches_finite_differences(name: str) -> None:
 
     assert gradcheck(real_pairs, (x,))
     assert gradgradcheck(real_pairs, (x,))
+
+
+def test_complex_and_polar_are_differentiable() -> None:
+    r = torch.tensor([0.5, 1.5, 2.0], dtype=torch.float64, requires_grad=True)
+    theta = torch.tensor([0.3, -1.2, 2.5], dtype=torch.float64, requires_grad=True)
+    for make in (torch.complex, torch.polar):
+        assert gradcheck(lambda a, b, m=make: torch.view_as_real(m(a, b)), (r, theta))
+        assert gradgradcheck(lambda a, b, m=make: torch.view_as_real(m(a, b)), (r, theta))
+    # broadcasting parts: the gradient sums back to each part's shape
+    one = torch.tensor([0.25], dtype=torch.float64, requires_grad=True)
+    torch.complex(r, one).imag.sum().backward()
+    assert one.grad.tolist() == [3.0]
+
+
+def test_polar_gradient_at_zero_radius_is_zero_as_in_pytorch() -> None:
+    # the phasor is taken as sgn(result), which is 0 where the radius is 0 (PyTorch's rule)
+    r = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    theta = torch.tensor([0.7], dtype=torch.float64, requires_grad=True)
+    torch.polar(r, theta).real.sum().backward()
+    assert r.grad.tolist() == [0.0] and theta.grad.tolist() == [0.0]

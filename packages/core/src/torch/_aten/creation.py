@@ -496,11 +496,8 @@ def _define_aten() -> dict[str, _dispatch.Operator]:
         "complex": ("complex(Tensor real, Tensor imag) -> Tensor", _complex_kernel),
         "polar": ("polar(Tensor abs, Tensor angle) -> Tensor", _polar_kernel),
     }
-    ops = _dispatch.define_aten(table)
-    # Complex tensors have no autograd support yet: their parts do not carry gradients.
-    for name in ("complex", "polar"):
-        _factories.not_differentiable(ops[name])
-    return ops
+    # complex and polar are differentiable (autograd/_formulas/complex.py)
+    return _dispatch.define_aten(table)
 
 
 ATEN = _define_aten()
