@@ -1,9 +1,16 @@
 """``torch.nn.utils``: gradient clipping, parameter/vector conversion, parametrizations
-(weight and spectral norm) and ``stateless.functional_call``."""
+(weight and spectral norm), ``stateless.functional_call`` and conv/linear + batch-norm
+fusion."""
 
-from . import parametrizations, parametrize, rnn, stateless
+from . import fusion, parametrizations, parametrize, rnn, stateless
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
@@ -11,5 +18,6 @@ __all__ = [
     "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
     "parameters_to_vector", "vector_to_parameters", "rnn",
     "parametrizations", "parametrize", "stateless", "remove_spectral_norm", "spectral_norm",
-    "remove_weight_norm", "weight_norm",
+    "remove_weight_norm", "weight_norm", "fusion", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval", "fuse_linear_bn_weights",
 ]
