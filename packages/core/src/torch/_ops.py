@@ -114,9 +114,7 @@ class _Namespace(ModuleType):
             op.qualname.startswith(f"{self._ns}::{name}.") for op in _dispatch.operators(self._ns)
         ) and not (self._ns == "aten" and name in _catalogue()):
             raise AttributeError(f"'_OpNamespace' '{self._ns}' object has no attribute '{name}'")
-        packet = _packet(self._ns, name)
-        setattr(self, name, packet)  # one packet per name: later lookups skip this method
-        return packet
+        return _packet(self._ns, name)  # not cached here: a destroyed library's op goes away
 
 
 @functools.cache
