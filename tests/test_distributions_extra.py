@@ -1,6 +1,7 @@
-"""Cauchy, Chi2, HalfNormal and Gumbel (torch.distributions), checked against their defining
-formulas; PyTorch 2.13 gives the same values (HalfNormal and Gumbel are written out here
-rather than built as transformed distributions, so their classes' bases differ)."""
+"""Cauchy, Chi2, HalfNormal, Gumbel, Geometric, Weibull and Pareto (torch.distributions),
+checked against their defining formulas; PyTorch 2.13 gives the same values (HalfNormal,
+Gumbel, Weibull and Pareto are written out here rather than built as transformed
+distributions, so their classes' bases differ)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,17 @@ import math
 import pytest
 
 import torch
-from torch.distributions import Cauchy, Chi2, Distribution, Gamma, Gumbel, HalfNormal
+from torch.distributions import (
+    Cauchy,
+    Chi2,
+    Distribution,
+    Gamma,
+    Geometric,
+    Gumbel,
+    HalfNormal,
+    Pareto,
+    Weibull,
+)
 
 X = [0.5, -1.2, 2.0]
 SCALES = [0.7, 1.5, 2.0]
@@ -75,3 +86,46 @@ def test_gumbel():
     assert d.variance.tolist() == pytest.approx([(math.pi * s) ** 2 / 6 for s in SCALES])
     assert d.entropy().tolist() == pytest.approx([math.log(s) + 1 + euler for s in SCALES])
     assert isinstance(d, Distribution) and torch.isfinite(d.rsample((100,))).all()
+
+
+def test_geometric():
+    probs = [0.2, 0.7, 1.0]
+    d = Geometric(_t(probs))
+    ks = [0.0, 3.0, 0.0]
+    assert d.log_prob(_t(ks)).tolist() == pytest.approx(
+        [k * math.log1p(-q) + math.log(q) if q < 1 else 0.0 for q, k in zip(probs, ks)])
+    assert d.mean.tolist() == pytest.approx([1 / q - 1 for q in probs])
+    assert d.variance.tolist() == pytest.approx([(1 / q - 1) / q for q in probs])
+    q = 0.2  # entropy: (-(1 - q) log(1 - q) - q log q) / q
+    assert d.entropy()[0].item() == pytest.approx(
+        (-(1 - q) * math.log(1 - q) - q * math.log(q)) / q)
+    by_logits = Geometric(logits=_t([0.5]))
+    assert by_logits.probs.item() == pytest.approx(1 / (1 + math.exp(-0.5)))
+    draws = d.sample((200,))
+    assert draws.shape == (200, 3) and (draws >= 0).all() and (draws == draws.floor()).all()
+    assert (draws[:, 2] == 0).all()  # p = 1: success at once
+
+
+def test_weibull_and_pareto():
+    lam, k = [1.5, 2.0], [0.8, 3.0]
+    w = Weibull(_t(lam), _t(k))
+    x = [0.5, 2.0]
+    assert w.log_prob(_t(x)).tolist() == pytest.approx(
+        [math.log(c / s) + (c - 1) * math.log(v / s) - (v / s) ** c
+         for s, c, v in zip(lam, k, x)])
+    assert w.mean.tolist() == pytest.approx([s * math.gamma(1 + 1 / c) for s, c in zip(lam, k)])
+    assert w.cdf(_t(x)).tolist() == pytest.approx(
+        [1 - math.exp(-((v / s) ** c)) for s, c, v in zip(lam, k, x)])
+    assert (w.rsample((50,)) > 0).all()
+    scale, alpha = [1.0, 2.0], [0.5, 3.0]
+    p = Pareto(_t(scale), _t(alpha))
+    y = [1.5, 2.5]
+    assert p.log_prob(_t(y)).tolist() == pytest.approx(
+        [math.log(a) + a * math.log(m) - (a + 1) * math.log(v) for m, a, v in zip(scale, alpha, y)])
+    assert p.mean.tolist() == [math.inf, pytest.approx(3.0)]  # infinite for alpha <= 1
+    assert p.entropy().tolist() == pytest.approx(
+        [math.log(m / a) + 1 / a + 1 for m, a in zip(scale, alpha)])
+    assert (p.rsample((50,)) >= p.scale).all()
+    with pytest.raises(ValueError, match="support"):
+        p.log_prob(_t([0.5, 2.5]))  # below the scale of the first
+

@@ -17,6 +17,7 @@ from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
@@ -26,6 +27,7 @@ from .log_normal import LogNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
@@ -37,10 +39,12 @@ from .transforms import (
     Transform,
 )
 from .uniform import Uniform
+from .weibull import Weibull
 
 __all__ = [
     "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "ComposeTransform",
-    "Constraint", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma", "Gumbel",
+    "Constraint", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma",
+    "Geometric", "Gumbel", "Pareto", "Weibull",
     "HalfNormal", "Independent", "Laplace",
     "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
     "SigmoidTransform", "StudentT", "TanhTransform",
