@@ -227,6 +227,12 @@ def test_copying_composites_copy_the_whole_batch():
     check(lambda t: t.repeat_interleave(2, dim=1), x4)
     check(lambda t: t.repeat_interleave(3), x4)
     check(lambda t: t.narrow_copy(1, 1, 3), x4)
+    v = torch.randn(4, 3, dtype=D)
+    check(torch.diag, v)
+    check(lambda t: torch.diag_embed(t, offset=1), v)
+    check(torch.diagflat, x4)
+    check(lambda t: torch.select_scatter(torch.zeros(2, 3, dtype=D), t, 0, 1), v)
+    check(lambda t: torch.slice_scatter(torch.zeros(3, 5, dtype=D), t[:, :2], 1, 0, 2), x4)
 
 
 def test_setitem_and_inplace_write_the_batched_input():

@@ -808,6 +808,9 @@ def _clone_keeping_strides(t: Tensor) -> Tensor:
 
 def _scatter_into_view(input: Tensor, src: Tensor, view: Any, name: str) -> Tensor:
     check_tensor(input, name)
+    if _state.modes_active and src.__class__ is not input.__class__:
+        # a mode's tensor (a batched one under vmap) written into a plain copy
+        return _scatter_at_positions(input, src, view)
     # (while autograd records, a contiguous clone: a copy into a view of a new block does not
     # yet carry the gradient back to ``input``)
     recording = _config.is_grad_enabled() and (input.requires_grad or src.requires_grad)
@@ -819,6 +822,23 @@ def _scatter_into_view(input: Tensor, src: Tensor, view: Any, name: str) -> Tens
     copy_(target, src)
     out._vc[0] = 0
     return out
+
+
+def _scatter_at_positions(input: Tensor, src: Tensor, view: Any) -> Tensor:
+    """``_scatter_into_view`` as out-of-place operators, while a dispatch mode is active: a
+    scatter of ``src`` at the flat positions of the view's elements. A mode then sees
+    operators on ``src`` instead of a write into a fresh buffer (under vmap a batched ``src``
+    gives a batched result; a write into an unbatched buffer could not)."""
+    from .creation import arange
+    from .indexing import scatter
+
+    positions = view(arange(input.numel(), device=input.device).view(input._shape))
+    if positions._shape != src._shape:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
+                           f"= {list(src._shape)}, slice size = {list(positions._shape)}")
+    flat = scatter(input.reshape(-1), 0, positions.reshape(-1),
+                   src.reshape(-1).to(input.dtype))
+    return flat.view(input._shape)
 
 
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
