@@ -195,8 +195,14 @@ def _resized(x: Tensor, dims: Sequence[int], sizes: Sequence[int | None]) -> Ten
 
 def _c2c(fname: str, x: Any, dims: list[int], sizes: list[int | None], norm: str | None,
          forward: bool) -> Tensor:
-    x = _resized(promote(x, fname, True), dims, sizes)
+    x = promote(x, fname, False)
     code = normalization(norm, forward)
+    if dims and not x._dtype.is_complex:
+        # a real signal: the full (two-sided) real transform, as PyTorch runs it, without a
+        # complex copy of the input; the inverse transform is its conjugate
+        result = fft_r2c(_resized(x, dims, sizes), dims, code, False)
+        return result if forward else _cv.conj(result)
+    x = _resized(promote(x, fname, True), dims, sizes)
     if not dims:  # nothing to transform: the promoted input
         return x
     return fft_c2c(x, dims, code, forward)
@@ -241,7 +247,7 @@ def _one_dim(fname: str, kind: str, forward: bool) -> Any:
            out: Tensor | None = None) -> Tensor:
         if kind == "r2c":
             _require_real(input, fname)
-        x = promote(input, fname, kind != "r2c")
+        x = promote(input, fname, kind == "c2r")
         d = _dim_1d(x, dim)
         size = None if n is None else _points(int(n))
         return write_out(out, transform(fname, x, [d], [size], norm, forward))
@@ -256,7 +262,7 @@ def _n_dims(fname: str, kind: str, forward: bool, default_dim: tuple[int, ...] |
            norm: str | None = None, *, out: Tensor | None = None) -> Tensor:
         if kind == "r2c":
             _require_real(input, fname)
-        x = promote(input, fname, kind != "r2c")
+        x = promote(input, fname, kind == "c2r")
         dims, sizes = _dims_nd(x, s, dim)
         return write_out(out, transform(fname, x, dims, sizes, norm, forward))
 

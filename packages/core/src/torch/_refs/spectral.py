@@ -41,8 +41,14 @@ def fft_c2c(out: Tensor, a: Tensor, dims: Sequence[int], normalization: int,
     fft = _numpy_fft()
     axes = list(dims)
     x = np_view(a)
-    # norm="forward" leaves numpy's inverse unscaled, like its default forward transform
-    values = fft.fftn(x, axes=axes) if forward else fft.ifftn(x, axes=axes, norm="forward")
+    # norm="forward" leaves numpy's inverse unscaled, like its default forward transform;
+    # one axis takes numpy's 1-d entry point (fftn's loop over axes costs more than a small
+    # transform)
+    if len(axes) == 1:
+        values = (fft.fft(x, axis=axes[0]) if forward
+                  else fft.ifft(x, axis=axes[0], norm="forward"))
+    else:
+        values = fft.fftn(x, axes=axes) if forward else fft.ifftn(x, axes=axes, norm="forward")
     store(out, _scaled(values, [a._shape[d] for d in axes], normalization))
 
 
@@ -55,7 +61,10 @@ def fft_r2c(out: Tensor, a: Tensor, dims: Sequence[int], normalization: int,
     fft = _numpy_fft()
     axes = list(dims)
     x = np_view(a)
-    values = fft.rfftn(x, axes=axes) if onesided else fft.fftn(x, axes=axes)
+    if len(axes) == 1:
+        values = fft.rfft(x, axis=axes[0]) if onesided else fft.fft(x, axis=axes[0])
+    else:
+        values = fft.rfftn(x, axes=axes) if onesided else fft.fftn(x, axes=axes)
     store(out, _scaled(values, [a._shape[d] for d in axes], normalization))
 
 
@@ -67,7 +76,10 @@ def fft_c2r(out: Tensor, a: Tensor, dims: Sequence[int], normalization: int) -> 
     fft = _numpy_fft()
     axes = list(dims)
     signal = [out._shape[d] for d in axes]
-    values = fft.irfftn(np_view(a), s=signal, axes=axes, norm="forward")
+    if len(axes) == 1:
+        values = fft.irfft(np_view(a), n=signal[0], axis=axes[0], norm="forward")
+    else:
+        values = fft.irfftn(np_view(a), s=signal, axes=axes, norm="forward")
     store(out, _scaled(values, signal, normalization))
 
 
