@@ -53,6 +53,7 @@ def coverage(device_type: str) -> list[CoverageRow]:
     :returns: the rows; ``python -m torch.backends`` and the pytest plugin print them.
     """
     _registry.runtime(device_type)  # phase 2: the backend registers its kernels
+    _registry.runtime("cpu")  # and the CPU's, which decide what falls back through the CPU
     key = _dispatch.key_for(device_type)
     rows = [CoverageRow(f"prims::{name}", group,
                         _status(_dispatch.get(f"prims::{name}"), key, _refs.CPU_KERNELS.get(name)))
