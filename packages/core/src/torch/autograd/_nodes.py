@@ -25,7 +25,14 @@ from .._core import (
 )
 from .._core.grad_mode import no_grad
 from .._core.tensor import Tensor
-from .graph import AccumulateGrad, Node, SavedTensor, _seq as _graph_seq
+from .graph import (
+    AccumulateGrad,
+    Node,
+    SavedTensor,
+    _seq as _graph_seq,
+    save_input as _save_input,
+    save_output as _save_output,
+)
 
 _new = object.__new__
 _tuple_new = tuple.__new__
@@ -371,10 +378,10 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
         eb = _NO_EDGE
     node._next = (ea, eb)
     if keep_args is True:
-        node._saved_args = [SavedTensor(a, node, False), SavedTensor(b, node, False)]
+        node._saved_args = [_save_input(a), _save_input(b)]
     elif keep_args:  # "cross": each is read only for the other's gradient
-        node._saved_args = [SavedTensor(a, node, False) if eb[0] is not None else None,
-                            SavedTensor(b, node, False) if ea[0] is not None else None]
+        node._saved_args = [_save_input(a) if eb[0] is not None else None,
+                            _save_input(b) if ea[0] is not None else None]
     else:
         node._saved_args = _NO_ARGS
     if _state.anomaly:
@@ -382,7 +389,7 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
     out.grad_fn = node
     out._requires_grad = True
     if keep_result:  # (only the generic kernel's _save_result reads _keep_result)
-        node._result = SavedTensor(out, node, True)
+        node._result = _save_output(out, node)
 
 
 _NO_ARGS = (None, None)
@@ -433,19 +440,19 @@ def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> No
         i = tensors[0]
         a = args[i]
         node._next = (_edge(a),)
-        saved[i] = SavedTensor(a, node, False) if keep[i] else None
+        saved[i] = _save_input(a) if keep[i] else None
     else:
         edges = []
         for i in tensors:
             a = args[i]
             edges.append(_edge(a))
-            saved[i] = SavedTensor(a, node, False) if keep[i] else None
+            saved[i] = _save_input(a) if keep[i] else None
         node._next = tuple(edges)
     node._saved_args = saved
     out.grad_fn = node
     out._requires_grad = True
     if keep_result:
-        node._result = SavedTensor(out, node, True)
+        node._result = _save_output(out, node)
 
 
 def conform(grad: Tensor, meta: Any) -> Tensor:

@@ -237,6 +237,44 @@ class SavedTensor:
         self._packed = None
 
 
+_new = object.__new__
+
+
+def save_input(tensor: Tensor) -> SavedTensor:
+    """``SavedTensor(tensor, node, False)`` for the hot paths (``autograd._nodes``): the slots
+    an input's saved tensor reads, set without the constructor's call, when no saved-tensor
+    hooks are open and ``tensor`` is no inference tensor (else the constructor itself)."""
+    if _hooks_active or getattr(tensor, "_inference", False):
+        return SavedTensor(tensor, None, False)
+    saved = _new(SavedTensor)
+    saved._version = tensor._vc[0]
+    saved._is_output = False
+    saved._node = None
+    saved._unpack = None
+    saved._parts = None
+    saved._tensor = tensor
+    return saved
+
+
+def save_output(tensor: Tensor, node: Node) -> SavedTensor:
+    """``SavedTensor(tensor, node, True)`` of a plain tensor for the hot paths (as
+    :func:`save_input`)."""
+    if _hooks_active or tensor.__class__ is not Tensor or getattr(tensor, "_inference", False):
+        return SavedTensor(tensor, node, True)
+    saved = _new(SavedTensor)
+    saved._version = tensor._vc[0]
+    saved._is_output = True
+    saved._output_nr = 0
+    saved._node = weakref.ref(node)
+    saved._unpack = None
+    saved._tensor = None
+    saved._parts = (tensor._storage, tensor._shape, tensor._stride, tensor._offset,
+                    tensor._dtype, tensor._device, tensor._vc, tensor._base)
+    saved._layout = tensor._interned_layout
+    saved._geometry = tensor._geometry
+    return saved
+
+
 # -- saved tensor hooks ------------------------------------------------------------------------
 
 
