@@ -8,6 +8,8 @@
 // and the baseline build runs.
 #pragma once
 
+#include <cstdlib>
+
 #if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(PLAIT_NO_CLONES)
 #define PLAIT_CLONES \
@@ -22,9 +24,16 @@ namespace plait::cpu {
 // or 16. For loops whose GCC vector types must match the clone's registers: GCC splits a
 // too-wide vector's arithmetic into native halves, but lowers a too-wide compare-select one
 // element at a time (a 64-byte amax in the AVX2 clone ran 10x slower than 32-byte vectors).
+// The environment variable PLAIT_CPU_VECTOR_BYTES (16, 32 or 64, read once) overrides the
+// answer, so that tests run every width's code on one machine: a width the CPU lacks is
+// slower there, never wrong, and the kernels promise the same results at every width.
 inline int native_vector_bytes() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   static const int bytes = [] {
+    if (const char* forced = std::getenv("PLAIT_CPU_VECTOR_BYTES")) {
+      const int value = std::atoi(forced);
+      if (value == 16 || value == 32 || value == 64) return value;
+    }
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
