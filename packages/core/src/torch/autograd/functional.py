@@ -6,8 +6,9 @@ Everything is reverse mode on top of :func:`torch.autograd.grad`:
 - ``jvp``: the double-backward trick. ``g(u) = u^T J`` is linear in ``u``, so differentiating
   ``g`` with respect to a dummy ``u`` (zeros that require grad) in the direction ``v`` gives
   ``J v``;
-- ``jacobian``: one backward per output element (``vectorize`` is accepted and ignored: Plait
-  has no vmap yet); ``hessian`` is the Jacobian of the gradient;
+- ``jacobian``: one backward per output element (``vectorize`` is accepted and ignored: this
+  layer sits below ``torch.vmap``; ``torch.func.jacrev`` batches the vjps); ``hessian`` is
+  the Jacobian of the gradient;
 - ``vhp``: backward of the gradient, ``hvp``: the double-backward trick on the gradient.
 
 Inputs and outputs are a Tensor or a tuple of Tensors, and results come back in the same

@@ -458,8 +458,8 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
         )
     if check_batched_grad:
         raise NotImplementedError(
-            "gradcheck: check_batched_grad=True needs vmap, which Plait does not have yet; "
-            "pass check_batched_grad=False."
+            "gradcheck: check_batched_grad=True is not supported (the checks run below "
+            "torch.vmap); pass check_batched_grad=False."
         )
 
     func_out = _as_tuple(func(*tupled_inputs))
