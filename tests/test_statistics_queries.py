@@ -164,3 +164,10 @@ def test_conjugate_transposes():
     with pytest.raises(RuntimeError, match="matrices or batches of matrices"):
         _ = torch.ones(3).mH
 
+
+
+def test_concatenate_takes_numpys_axis():
+    x = torch.ones(2, 2)
+    assert torch.concatenate([x, x], axis=1).shape == (2, 4)
+    assert torch.concat((x, x), axis=0).shape == (4, 2)
+    assert torch.concatenate([x, x], dim=1).shape == (2, 4)

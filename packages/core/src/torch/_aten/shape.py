@@ -284,8 +284,14 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
     return write_out(out, ATEN["cat"](_tensor_list(tensors, "cat"), dim))
 
 
-concat = cat
-concatenate = cat
+def concatenate(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None,
+                out: Tensor | None = None) -> Tensor:
+    """``cat`` under numpy's names (``concat``, ``concatenate``), taking numpy's ``axis`` for
+    ``dim`` as PyTorch does."""
+    return cat(tensors, dim if axis is None else axis, out=out)
+
+
+concat = concatenate
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
