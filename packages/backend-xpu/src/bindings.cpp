@@ -1,18 +1,31 @@
-// Python bindings of plait_backend_xpu._C: OpenCL device discovery. The same file binds the
-// OpenCL build (kernels/opencl.cpp) and the stub (kernels/opencl_stub.cpp, PLAIT_XPU_STUB).
+// Python bindings of plait_backend_xpu._C: the OpenCL runtime (devices, memory, programs).
+// Every OpenCL call goes through runtime/cl_api.h, resolved at run time: importing _C never
+// needs an OpenCL library, and a missing one shows as device_count() == (0, reason).
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
+#include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
-#include "kernels/opencl.h"
+#include "runtime/cl_api.h"
+#include "runtime/devices.h"
+#include "runtime/memory.h"
+#include "runtime/programs.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace plait::xpu {
 namespace {
+
+using HostIn = nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using HostOut = nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 nb::list platform_list(const Enumeration& e) {
   nb::list out;
@@ -27,21 +40,184 @@ nb::list platform_list(const Enumeration& e) {
   return out;
 }
 
+nb::dict device_dict(const DeviceInfo& info, const std::string& platform) {
+  nb::dict d;
+  d["name"] = info.name;
+  d["vendor"] = info.vendor;
+  d["type"] = info.type;
+  d["version"] = info.version;
+  d["driver_version"] = info.driver_version;
+  d["opencl_c_version"] = info.opencl_c_version;
+  d["extensions"] = info.extensions;
+  d["platform"] = platform;
+  d["global_memory"] = info.global_memory;
+  d["local_memory"] = info.local_memory;
+  d["global_cache"] = info.global_cache;
+  d["max_allocation"] = info.max_allocation;
+  d["max_work_group_size"] = info.max_work_group_size;
+  d["compute_units"] = info.compute_units;
+  d["max_clock_mhz"] = info.max_clock_mhz;
+  d["fp64"] = info.fp64;
+  d["fp16"] = info.fp16;
+  return d;
+}
+
 nb::list device_list(const Enumeration& e) {
   nb::list out;
   for (const DeviceInfo& info : e.devices) {
-    nb::dict d;
-    d["name"] = info.name;
-    d["vendor"] = info.vendor;
-    d["type"] = info.type;
-    d["version"] = info.version;
-    d["platform"] = e.platforms[static_cast<size_t>(info.platform)].name;
-    d["global_memory"] = info.global_memory;
-    d["fp64"] = info.fp64;
-    d["fp16"] = info.fp16;
-    out.append(d);
+    out.append(device_dict(info, e.platforms[static_cast<size_t>(info.platform)].name));
   }
   return out;
+}
+
+// -- non-blocking host -> device copies keep their source alive until the copy is done -------
+
+struct PendingWrite {
+  cl::cl_event event;
+  int device;
+  HostIn source;  // holds a reference to the host array
+};
+
+// Touched with the GIL held only (bindings run under it), so no lock.
+std::vector<PendingWrite>& pending_writes() {
+  static auto* pending = new std::vector<PendingWrite>();  // never destroyed: exit-safe
+  return *pending;
+}
+
+constexpr size_t kMaxPendingWrites = 256;
+
+bool is_complete(cl::cl_event event) {
+  cl::cl_int status = 0;
+  const cl::cl_int err = cl::api().clGetEventInfo(event, cl::kEventCommandExecutionStatus,
+                                                  sizeof(status), &status, nullptr);
+  return err != cl::kSuccess || status <= cl::kComplete;  // negative: failed, also finished
+}
+
+// Drops finished writes (all of `device`'s when `all`, -1: every device's, after a wait).
+void retire_writes(int device, bool all) {
+  auto& pending = pending_writes();
+  std::vector<PendingWrite> keep;
+  for (PendingWrite& w : pending) {
+    const bool mine = device < 0 || w.device == device;
+    if (mine && (all || is_complete(w.event))) {
+      cl::api().clReleaseEvent(w.event);
+    } else {
+      keep.push_back(std::move(w));
+    }
+  }
+  pending.swap(keep);
+}
+
+void write_bytes(const Buffer& dst, size_t offset, HostIn src, bool non_blocking) {
+  if (!non_blocking) {
+    nb::gil_scoped_release unlocked;
+    write(dst, offset, src.data(), src.size(), true, nullptr);
+    return;
+  }
+  retire_writes(dst.device(), false);
+  if (pending_writes().size() >= kMaxPendingWrites) {
+    // Bound the host memory held: wait for the device's queue, then drop its writes.
+    {
+      nb::gil_scoped_release unlocked;
+      synchronize(dst.device());
+    }
+    retire_writes(dst.device(), true);
+  }
+  cl::cl_event done = nullptr;
+  write(dst, offset, src.data(), src.size(), false, &done);
+  if (done) pending_writes().push_back({done, dst.device(), src});
+}
+
+void read_bytes(HostOut dst, const Buffer& src, size_t offset) {
+  {
+    nb::gil_scoped_release unlocked;
+    read(src, offset, dst.data(), dst.size());
+  }
+  retire_writes(src.device(), false);
+}
+
+void synchronize_device(int device) {
+  {
+    nb::gil_scoped_release unlocked;
+    synchronize(device);
+  }
+  retire_writes(device, true);
+}
+
+nb::dict stats_dict(int device) {
+  const MemoryStats s = memory_stats(device);
+  nb::dict d;
+  d["allocated_bytes"] = s.allocated;
+  d["allocated_bytes_peak"] = s.allocated_peak;
+  d["requested_bytes"] = s.requested;
+  d["reserved_bytes"] = s.reserved;
+  d["reserved_bytes_peak"] = s.reserved_peak;
+  d["active_blocks"] = s.active_blocks;
+  d["cached_blocks"] = s.cached_blocks;
+  d["device_allocations"] = s.device_allocations;
+  d["device_frees"] = s.device_frees;
+  d["alloc_retries"] = s.alloc_retries;
+  d["ooms"] = s.ooms;
+  return d;
+}
+
+std::vector<size_t> sizes(nb::handle sequence) {
+  std::vector<size_t> out;
+  if (sequence.is_none()) return out;
+  for (nb::handle item : sequence) out.push_back(nb::cast<size_t>(item));
+  return out;
+}
+
+// A kernel with the types of its arguments, one letter each: b (buffer), i/I (32-bit int,
+// unsigned), l/L (64-bit), f (float), d (double).
+struct BoundKernel {
+  std::shared_ptr<Kernel> kernel;
+  std::string signature;
+};
+
+template <class T>
+void set_value(Kernel& k, unsigned index, nb::handle value) {
+  const T v = nb::cast<T>(value);
+  k.set_arg(index, sizeof(T), &v);
+}
+
+void launch(BoundKernel& bound, nb::handle global, nb::handle local, nb::args args) {
+  Kernel& k = *bound.kernel;
+  if (args.size() != bound.signature.size()) {
+    throw nb::type_error(("kernel " + k.name() + " takes " +
+                          std::to_string(bound.signature.size()) + " arguments (" +
+                          bound.signature + "), got " + std::to_string(args.size()))
+                             .c_str());
+  }
+  for (unsigned i = 0; i < bound.signature.size(); ++i) {
+    nb::handle value = args[i];
+    switch (bound.signature[i]) {
+      case 'b': {
+        const Buffer& b = nb::cast<const Buffer&>(value);
+        if (b.mem() && b.device() != k.program()->device()) {
+          throw nb::value_error(("kernel " + k.name() + ": argument " + std::to_string(i) +
+                                 " is on xpu:" + std::to_string(b.device()) +
+                                 ", the kernel on xpu:" +
+                                 std::to_string(k.program()->device()))
+                                    .c_str());
+        }
+        cl::cl_mem mem = b.mem();
+        k.set_arg(i, sizeof(mem), &mem);
+        break;
+      }
+      case 'i': set_value<int32_t>(k, i, value); break;
+      case 'I': set_value<uint32_t>(k, i, value); break;
+      case 'l': set_value<int64_t>(k, i, value); break;
+      case 'L': set_value<uint64_t>(k, i, value); break;
+      case 'f': set_value<float>(k, i, value); break;
+      case 'd': set_value<double>(k, i, value); break;
+      default:
+        throw nb::value_error(("kernel signature letter '" +
+                               std::string(1, bound.signature[i]) + "' is not one of bilLIfd")
+                                  .c_str());
+    }
+  }
+  k.enqueue(sizes(global), sizes(local));
 }
 
 }  // namespace
@@ -49,9 +225,23 @@ nb::list device_list(const Enumeration& e) {
 
 NB_MODULE(_C, m) {
   using namespace plait::xpu;
-  m.doc() = "Native part of plait-backend-xpu: OpenCL device discovery.";
+  m.doc() = "Native part of plait-backend-xpu: the OpenCL runtime, loaded at run time.";
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const OutOfMemory& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    }
+  });
 
-  m.def("compiled_with_opencl", &compiled_with_opencl);
+  // -- loader and devices ----------------------------------------------------------------------
+  m.def("compiled_with_opencl", [] { return true; },
+        "True: OpenCL is loaded at run time, so every build can use it.");
+  m.def("opencl_library", [] {
+    std::string error;
+    plait::xpu::cl::load_api(&error);
+    return std::make_pair(plait::xpu::cl::library_name(), error);
+  }, "(the ICD loader opened, '') or ('', why it could not be opened).");
   m.def(
       "device_count",
       [](const std::string& device_type) {
@@ -70,6 +260,64 @@ NB_MODULE(_C, m) {
       "devices",
       [](const std::string& device_type) { return device_list(enumerate(device_type)); },
       "device_type"_a = "gpu",
-      "The OpenCL devices of `device_type` (name, vendor, type, version, platform, "
-      "global_memory, fp64, fp16).");
+      "The OpenCL devices of `device_type` (name, vendor, type, versions, platform, memory "
+      "sizes, compute units, fp64, fp16...).");
+  m.def("select_devices", &select_devices, "device_type"_a,
+        "Fix the devices of `device_type` as xpu:0, xpu:1... (once per process); their number.");
+  m.def("selected_count", &selected_count);
+  m.def("is_initialized", &is_initialized, "device"_a,
+        "Whether the device's context and queue exist yet.");
+  m.def("init_device", [](int index) { device(index); }, "device"_a,
+        "Create the device's context and in-order queue now.");
+  m.def("synchronize", &synchronize_device, "device"_a,
+        "Wait for everything queued on the device.");
+
+  // -- memory ---------------------------------------------------------------------------------
+  nb::class_<Buffer>(m, "Buffer", "A block of device memory from the caching allocator.")
+      .def(nb::init<size_t, int>(), "nbytes"_a, "device"_a = 0)
+      .def_prop_ro("ptr", &Buffer::address, "A stand-in address, unique to the block.")
+      .def_prop_ro("nbytes", &Buffer::nbytes)
+      .def_prop_ro("capacity", &Buffer::capacity, "The size class the block came from.")
+      .def_prop_ro("device", &Buffer::device);
+  m.def("size_class", &size_class, "nbytes"_a);
+  m.def("memory_stats", &stats_dict, "device"_a);
+  m.def("reset_peak_memory_stats", &reset_peak_memory_stats, "device"_a);
+  m.def("empty_cache", &empty_cache, "device"_a = -1,
+        "Release the unused cached blocks of a device (-1: all) to OpenCL.");
+  m.def("write", &write_bytes, "dst"_a, "offset"_a, "src"_a, "non_blocking"_a = false,
+        "Copy a contiguous uint8 host array into the buffer at `offset`; non-blocking copies "
+        "keep the array alive until they are done.");
+  m.def("read", &read_bytes, "dst"_a, "src"_a, "offset"_a,
+        "Fill a contiguous, writable uint8 host array from the buffer at `offset` (blocking).");
+  m.def("copy", &copy, "dst"_a, "dst_offset"_a, "src"_a, "src_offset"_a, "nbytes"_a,
+        nb::call_guard<nb::gil_scoped_release>(), "Copy bytes between two buffers.");
+
+  // -- programs and kernels ------------------------------------------------------------------
+  nb::class_<Program>(m, "Program", "An OpenCL program built for one device.")
+      .def("__init__",
+           [](Program* self, int device, const std::string& source, const std::string& options,
+              nb::bytes binary) {
+             const std::string cached(binary.c_str(), binary.size());
+             nb::gil_scoped_release unlocked;  // builds take a while
+             new (self) Program(device, source, options, cached);
+           },
+           "device"_a, "source"_a, "options"_a = "", "binary"_a = nb::bytes(""))
+      .def("binary", [](const Program& p) {
+        const std::string b = p.binary();
+        return nb::bytes(b.data(), b.size());
+      })
+      .def_prop_ro("from_binary", &Program::from_binary)
+      .def_prop_ro("device", &Program::device);
+  nb::class_<BoundKernel>(m, "Kernel", "One kernel of a program and its argument types.")
+      .def("__init__",
+           [](BoundKernel* self, std::shared_ptr<Program> program, const std::string& name,
+              const std::string& signature) {
+             new (self) BoundKernel{std::make_shared<Kernel>(std::move(program), name),
+                                    signature};
+           },
+           "program"_a, "name"_a, "signature"_a)
+      .def_prop_ro("name", [](const BoundKernel& k) { return k.kernel->name(); })
+      .def_prop_ro("signature", [](const BoundKernel& k) { return k.signature; })
+      .def("__call__", &launch, "global_size"_a, "local_size"_a.none(), "args"_a,
+           "Enqueue the kernel (no wait): global and local sizes, then its arguments.");
 }

@@ -1,0 +1,125 @@
+// Program builds and kernel launches.
+#include "programs.h"
+
+#include <stdexcept>
+
+#include "devices.h"
+
+namespace plait::xpu {
+namespace {
+
+using namespace cl;
+
+std::string build_log(cl_program program, cl_device_id device) {
+  size_t size = 0;
+  if (api().clGetProgramBuildInfo(program, device, kProgramBuildLog, 0, nullptr, &size) !=
+          kSuccess ||
+      size == 0) {
+    return "";
+  }
+  std::string log(size, '\0');
+  if (api().clGetProgramBuildInfo(program, device, kProgramBuildLog, size, &log[0], nullptr) !=
+      kSuccess) {
+    return "";
+  }
+  log.resize(log.find('\0') == std::string::npos ? size : log.find('\0'));
+  return log;
+}
+
+// A program made from a binary, built; nullptr when the driver does not take the binary.
+cl_program try_binary(const Device& d, const std::string& binary, const std::string& options) {
+  const Api& cl = api();
+  const size_t size = binary.size();
+  const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
+  cl_int status = kSuccess;
+  cl_int err = kSuccess;
+  cl_program program =
+      cl.clCreateProgramWithBinary(d.context, 1, &d.id, &size, &bytes, &status, &err);
+  if (err != kSuccess || status != kSuccess) {
+    if (program) cl.clReleaseProgram(program);
+    return nullptr;
+  }
+  if (cl.clBuildProgram(program, 1, &d.id, options.c_str(), nullptr, nullptr) != kSuccess) {
+    cl.clReleaseProgram(program);
+    return nullptr;
+  }
+  return program;
+}
+
+}  // namespace
+
+Program::Program(int index, const std::string& source, const std::string& options,
+                 const std::string& binary)
+    : device_(index) {
+  const Device& d = xpu::device(index);
+  const Api& cl = api();
+  if (!binary.empty()) {
+    program_ = try_binary(d, binary, options);
+    from_binary_ = program_ != nullptr;
+    if (program_) return;
+  }
+  const char* text = source.c_str();
+  const size_t length = source.size();
+  cl_int err = kSuccess;
+  program_ = cl.clCreateProgramWithSource(d.context, 1, &text, &length, &err);
+  check(err, "clCreateProgramWithSource");
+  err = cl.clBuildProgram(program_, 1, &d.id, options.c_str(), nullptr, nullptr);
+  if (err != kSuccess) {
+    const std::string log = build_log(program_, d.id);
+    cl.clReleaseProgram(program_);
+    program_ = nullptr;
+    throw std::runtime_error("OpenCL program build failed on " + d.info.name + " (" +
+                             error_name(err) + ", options '" + options + "'):\n" + log);
+  }
+}
+
+Program::~Program() {
+  if (program_) api().clReleaseProgram(program_);
+}
+
+std::string Program::binary() const {
+  size_t size = 0;
+  check(api().clGetProgramInfo(program_, kProgramBinarySizes, sizeof(size), &size, nullptr),
+        "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)");
+  std::string out(size, '\0');
+  if (size == 0) return out;
+  unsigned char* bytes = reinterpret_cast<unsigned char*>(&out[0]);
+  check(api().clGetProgramInfo(program_, kProgramBinaries, sizeof(bytes), &bytes, nullptr),
+        "clGetProgramInfo(CL_PROGRAM_BINARIES)");
+  return out;
+}
+
+Kernel::Kernel(std::shared_ptr<Program> program, const std::string& name)
+    : program_(std::move(program)), name_(name) {
+  cl_int err = kSuccess;
+  kernel_ = api().clCreateKernel(program_->handle(), name.c_str(), &err);
+  if (err != kSuccess) throw Error("clCreateKernel('" + name + "')", err);
+}
+
+Kernel::~Kernel() {
+  if (kernel_) api().clReleaseKernel(kernel_);
+}
+
+void Kernel::set_arg(unsigned index, size_t size, const void* value) {
+  const cl_int err = api().clSetKernelArg(kernel_, index, size, value);
+  if (err != kSuccess) {
+    throw Error("clSetKernelArg(" + name_ + ", " + std::to_string(index) + ")", err);
+  }
+}
+
+void Kernel::enqueue(const std::vector<size_t>& global, const std::vector<size_t>& local) {
+  if (global.empty() || global.size() > 3 || (!local.empty() && local.size() != global.size())) {
+    throw std::invalid_argument("a kernel launch takes 1 to 3 global sizes, and as many local "
+                                "sizes or none");
+  }
+  for (size_t g : global) {
+    if (g == 0) return;  // nothing to run (a zero global size is an error in OpenCL)
+  }
+  const Device& d = device(program_->device());
+  const cl_int err = api().clEnqueueNDRangeKernel(
+      d.queue, kernel_, static_cast<cl_uint>(global.size()), nullptr, global.data(),
+      local.empty() ? nullptr : local.data(), 0, nullptr, nullptr);
+  if (err != kSuccess) throw Error("clEnqueueNDRangeKernel(" + name_ + ")", err);
+}
+
+}  // namespace plait::xpu

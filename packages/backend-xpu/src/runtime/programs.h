@@ -1,0 +1,57 @@
+// OpenCL programs (built from OpenCL C source, or loaded from a cached device binary) and
+// kernel launches. The caches (in memory and on disk) are the Python layer's: programs.py.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cl_api.h"
+
+namespace plait::xpu {
+
+class Program {
+ public:
+  // Builds `source` with `options` for device `index`. When `binary` is not empty it is tried
+  // first (a binary the driver rejects is ignored: the source is built instead). A failed build
+  // throws std::runtime_error whose message holds the build log.
+  Program(int index, const std::string& source, const std::string& options,
+          const std::string& binary);
+  ~Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  // The device binary (clGetProgramInfo's CL_PROGRAM_BINARIES), for the disk cache.
+  std::string binary() const;
+  bool from_binary() const noexcept { return from_binary_; }
+  int device() const noexcept { return device_; }
+  cl::cl_program handle() const noexcept { return program_; }
+
+ private:
+  cl::cl_program program_ = nullptr;
+  int device_ = 0;
+  bool from_binary_ = false;
+};
+
+class Kernel {
+ public:
+  Kernel(std::shared_ptr<Program> program, const std::string& name);
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  void set_arg(unsigned index, size_t size, const void* value);
+  // Enqueues the kernel over `global` work items (1 to 3 dimensions), in work-groups of `local`
+  // (empty: the driver chooses). Returns without waiting.
+  void enqueue(const std::vector<size_t>& global, const std::vector<size_t>& local);
+  const std::string& name() const noexcept { return name_; }
+  const std::shared_ptr<Program>& program() const noexcept { return program_; }
+
+ private:
+  std::shared_ptr<Program> program_;
+  std::string name_;
+  cl::cl_kernel kernel_ = nullptr;
+};
+
+}  // namespace plait::xpu
