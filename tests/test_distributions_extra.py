@@ -1,4 +1,5 @@
-"""Cauchy, Chi2, HalfNormal, Gumbel, Geometric, Weibull and Pareto (torch.distributions),
+"""Cauchy, Chi2, HalfNormal, Gumbel, Geometric, Weibull, Pareto and MixtureSameFamily
+(torch.distributions),
 checked against their defining formulas; PyTorch 2.13 gives the same values (HalfNormal,
 Gumbel, Weibull and Pareto are written out here rather than built as transformed
 distributions, so their classes' bases differ)."""
@@ -11,6 +12,7 @@ import pytest
 
 import torch
 from torch.distributions import (
+    Categorical,
     Cauchy,
     Chi2,
     Distribution,
@@ -18,6 +20,9 @@ from torch.distributions import (
     Geometric,
     Gumbel,
     HalfNormal,
+    Independent,
+    MixtureSameFamily,
+    Normal,
     Pareto,
     Weibull,
 )
@@ -128,4 +133,31 @@ def test_weibull_and_pareto():
     assert (p.rsample((50,)) >= p.scale).all()
     with pytest.raises(ValueError, match="support"):
         p.log_prob(_t([0.5, 2.5]))  # below the scale of the first
+
+
+def _normal_density(x: float, mu: float, sigma: float) -> float:
+    return math.exp(-0.5 * ((x - mu) / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))
+
+
+def test_mixture_same_family():
+    weights, mus, sigmas = [0.2, 0.5, 0.3], [-1.0, 0.0, 2.0], [0.5, 1.0, 0.8]
+    d = MixtureSameFamily(Categorical(probs=_t(weights)), Normal(_t(mus), _t(sigmas)))
+    xs = [-0.5, 1.0, 3.0]
+    assert d.log_prob(_t(xs)).tolist() == pytest.approx(
+        [math.log(sum(p * _normal_density(x, m, s) for p, m, s in zip(weights, mus, sigmas)))
+         for x in xs])
+    mean = sum(p * m for p, m in zip(weights, mus))
+    assert d.mean.item() == pytest.approx(mean)
+    assert d.variance.item() == pytest.approx(
+        sum(p * (s * s + m * m) for p, m, s in zip(weights, mus, sigmas)) - mean * mean)
+    assert d.batch_shape == () and d.sample((4,)).shape == (4,)
+    # vector components through Independent: event shape (3,), batch shape (2,)
+    loc = torch.arange(12.0, dtype=torch.float64).reshape(2, 2, 3) / 10
+    vectors = MixtureSameFamily(Categorical(logits=_t([[0.1, 0.2], [0.3, -0.4]])),
+                                Independent(Normal(loc, torch.ones_like(loc)), 1))
+    assert (vectors.batch_shape, vectors.event_shape) == ((2,), (3,))
+    assert vectors.sample((5,)).shape == (5, 2, 3)
+    assert vectors.log_prob(torch.ones(2, 3, dtype=torch.float64)).shape == (2,)
+    with pytest.raises(ValueError, match="does not equal"):
+        MixtureSameFamily(Categorical(probs=torch.ones(2)), Normal(_t(mus), _t(sigmas)))
 

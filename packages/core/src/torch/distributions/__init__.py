@@ -24,6 +24,7 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -46,7 +47,7 @@ __all__ = [
     "Constraint", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma",
     "Geometric", "Gumbel", "Pareto", "Weibull",
     "HalfNormal", "Independent", "Laplace",
-    "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
+    "LogNormal", "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical",
     "SigmoidTransform", "StudentT", "TanhTransform",
     "Transform", "TransformedDistribution", "Uniform", "constraints", "kl_divergence",
     "register_kl", "transforms",
