@@ -1,5 +1,5 @@
-"""Cauchy, Chi2, HalfNormal, Gumbel, Geometric, Weibull, Pareto and MixtureSameFamily
-(torch.distributions),
+"""Cauchy, Chi2, HalfNormal, Gumbel, Geometric, Weibull, Pareto, Binomial and
+MixtureSameFamily (torch.distributions),
 checked against their defining formulas; PyTorch 2.13 gives the same values (HalfNormal,
 Gumbel, Weibull and Pareto are written out here rather than built as transformed
 distributions, so their classes' bases differ)."""
@@ -12,6 +12,7 @@ import pytest
 
 import torch
 from torch.distributions import (
+    Binomial,
     Categorical,
     Cauchy,
     Chi2,
@@ -160,4 +161,25 @@ def test_mixture_same_family():
     assert vectors.log_prob(torch.ones(2, 3, dtype=torch.float64)).shape == (2,)
     with pytest.raises(ValueError, match="does not equal"):
         MixtureSameFamily(Categorical(probs=torch.ones(2)), Normal(_t(mus), _t(sigmas)))
+
+
+def test_binomial():
+    n, probs = 5, [0.2, 0.7, 0.5]
+    d = Binomial(n, _t(probs))
+    ks = [1.0, 4.0, 5.0]
+    assert d.log_prob(_t(ks)).tolist() == pytest.approx(
+        [math.log(math.comb(n, int(k)) * q ** k * (1 - q) ** (n - k)) for q, k in zip(probs, ks)])
+    assert d.mean.tolist() == pytest.approx([n * q for q in probs])
+    assert d.variance.tolist() == pytest.approx([n * q * (1 - q) for q in probs])
+    assert d.mode.tolist() == [1.0, 4.0, 3.0]  # floor((n + 1) p)
+    pmf = [[math.comb(n, k) * q ** k * (1 - q) ** (n - k) for k in range(n + 1)] for q in probs]
+    assert d.entropy().tolist() == pytest.approx(
+        [-sum(p * math.log(p) for p in row) for row in pmf])
+    assert d.enumerate_support().shape == (6, 3)
+    draws = d.sample((500,))
+    assert draws.shape == (500, 3) and (draws >= 0).all() and (draws <= n).all()
+    by_logits = Binomial(_t([3.0, 6.0]), logits=_t([0.5, -1.0]))
+    q = 1 / (1 + math.exp(-0.5))
+    assert by_logits.log_prob(_t([2.0, 1.0]))[0].item() == pytest.approx(
+        math.log(3 * q * q * (1 - q)))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
@@ -43,7 +44,8 @@ from .uniform import Uniform
 from .weibull import Weibull
 
 __all__ = [
-    "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "ComposeTransform",
+    "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
+    "ComposeTransform",
     "Constraint", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma",
     "Geometric", "Gumbel", "Pareto", "Weibull",
     "HalfNormal", "Independent", "Laplace",
