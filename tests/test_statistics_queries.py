@@ -171,3 +171,20 @@ def test_concatenate_takes_numpys_axis():
     assert torch.concatenate([x, x], axis=1).shape == (2, 4)
     assert torch.concat((x, x), axis=0).shape == (4, 2)
     assert torch.concatenate([x, x], dim=1).shape == (2, 4)
+
+
+def test_histogram():
+    x = torch.tensor([1.0, 2.0, 1.0, 4.0, 2.5, 0.0])
+    hist, edges = torch.histogram(x, bins=4)  # edges 0, 1, 2, 3, 4; the last bin is closed
+    assert hist.tolist() == [1, 2, 2, 1] and edges.tolist() == [0, 1, 2, 3, 4]
+    hist, edges = torch.histogram(x, bins=3, range=(1.0, 3.0))  # 0 and 4 are outside
+    assert hist.tolist() == [2, 1, 1]
+    close(edges, [1.0, 5 / 3, 7 / 3, 3.0])
+    assert torch.histogram(x, bins=torch.tensor([0.0, 1.0, 2.5, 4.0])).hist.tolist() == [1, 3, 2]
+    weighted = torch.histogram(x, bins=2, weight=torch.arange(6.0), density=True).hist
+    close(weighted, [7 / 15 / 2, 8 / 15 / 2])  # weights 0+1+2+5 and 3+4 over 15, width 2
+    same = torch.histogram(torch.tensor([2.0, 2.0]), bins=2)
+    assert same.bin_edges.tolist() == [1.5, 2.0, 2.5] and same.hist.tolist() == [0, 2]
+    assert x.histogram(2).hist.tolist() == [3, 3]
+    with pytest.raises(NotImplementedError, match="'Long'"):
+        torch.histogram(torch.tensor([1, 2]), 2)

@@ -1,6 +1,6 @@
 """Small numerical composites programs call from ``torch.*``: covariance and correlation,
-trapezoid integration, Vandermonde matrices, block-diagonal assembly, cartesian products and
-combinations, ``heaviside`` and ``renorm``.
+histograms, trapezoid integration, Vandermonde matrices, block-diagonal assembly, cartesian
+products and combinations, ``heaviside`` and ``renorm``.
 
 Each is written in other ops (so autograd, meta tensors and every backend come for free) and
 follows PyTorch 2.13's results and dtypes: ``cov`` of integers is a floating result, ``vander``
@@ -13,16 +13,24 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from collections import namedtuple
 from typing import Any
 
 from .._aten import shape as _shape
+from .._aten.convert import scalar_type_name
+from .._aten.creation import linspace
 from .._aten.elementwise import where as _where
 from .._aten.factories import tensor as _tensor, zeros
+from .._aten.reductions import searchsorted
 from .._core import config as _config, dtype as _dtype
 from .._core.tensor import Tensor
 
 __all__ = ["block_diag", "cartesian_prod", "combinations", "corrcoef", "cov",
-           "cumulative_trapezoid", "heaviside", "renorm", "trapezoid", "trapz", "vander"]
+           "cumulative_trapezoid", "heaviside", "histogram", "renorm", "trapezoid", "trapz",
+           "vander"]
+
+_HistogramResult = namedtuple("histogram", "hist bin_edges")  # type: ignore[misc]
+_HistogramResult.__module__ = "torch.return_types"  # PyTorch's home of named result tuples
 
 
 def _floating(t: Tensor) -> Tensor:
@@ -80,6 +88,41 @@ def corrcoef(input: Tensor) -> Tensor:
     std = c.diagonal().real.sqrt() if c.dtype.is_complex else c.diagonal().sqrt()
     c = c / std[:, None] / std[None, :]
     return c if c.dtype.is_complex else c.clamp(-1, 1)
+
+
+def histogram(input: Tensor, bins: Any = 100, *, range: tuple[float, float] | None = None,
+              weight: Tensor | None = None, density: bool = False, out: Any = None) -> Any:
+    """``(hist, bin_edges)`` of the values of floating ``input``: ``bins`` equal bins over
+    ``range`` (default: the data's minimum to maximum, widened by 0.5 each way when they are
+    equal) or the given increasing edges. A bin holds edges[i] <= x < edges[i + 1], the last
+    one its right edge too; values outside are not counted. ``weight`` weighs each value;
+    ``density`` divides by the total and the bin widths."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"histogramdd" not implemented for '
+                                  f"'{scalar_type_name(input.dtype)}'")
+    values = input.reshape(-1)
+    if isinstance(bins, Tensor):
+        edges = bins.to(input.dtype)
+    else:
+        low, high = range if range is not None else (
+            (values.min().item(), values.max().item()) if values.numel() else (0.0, 0.0))
+        if low == high:
+            low, high = low - 0.5, high + 0.5
+        edges = linspace(low, high, bins + 1, dtype=input.dtype, device=input.device)
+    count = edges.shape[0] - 1
+    index = searchsorted(edges, values, right=True) - 1
+    index = _where(values == edges[-1], count - 1, index)  # the last bin is closed
+    inside = (index >= 0) & (index < count) & (values <= edges[-1])
+    weights = weight.reshape(-1).to(input.dtype) if weight is not None else \
+        values.new_ones(values.shape)
+    hist = values.new_zeros((count,)).index_add(0, index[inside], weights[inside])
+    if density:
+        hist = hist / (hist.sum() * edges.diff())
+    if out is not None:
+        out[0].copy_(hist)
+        out[1].copy_(edges)
+        return _HistogramResult(out[0], out[1])
+    return _HistogramResult(hist, edges)
 
 
 def _spacing(y: Tensor, x: Tensor | None, dx: Any, dim: int) -> Any:
@@ -230,4 +273,5 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     return input * factor
 
 
-METHODS = {"cov": cov, "corrcoef": corrcoef, "heaviside": heaviside, "renorm": renorm}
+METHODS = {"cov": cov, "corrcoef": corrcoef, "heaviside": heaviside, "histogram": histogram,
+           "renorm": renorm}
