@@ -13,8 +13,10 @@ placeholder streams and events, random functions over core's generators) is
 :mod:`torch.backends.devicekit`'s, bound to ``xpu`` once, at import, as ``_kit``; ``device``,
 ``Stream`` and ``Event`` are the kit's classes.
 
-Until device memory and kernels land, ``synchronize`` has nothing to wait for, streams and
-events are placeholders with PyTorch's names, and the random generator is not there yet.
+Each device gets one OpenCL context and one in-order queue, made at its first use; all work
+runs on that queue, so ``Stream`` is a placeholder for it (events time on the host). Device
+memory comes from the native caching allocator: ``memory_allocated`` and friends report it with
+PyTorch's names.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import importlib
 import os
 import threading
+from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +62,9 @@ def _probe_devices() -> tuple[int, str, str]:
                 try:
                     kind = opencl_device_type()
                     count, reason = native().device_count(kind)
+                    if count:
+                        # Fixes xpu:0, xpu:1... for the process (the devices of this type).
+                        count = native().select_devices(kind)
                 except ValueError as exc:
                     kind, count, reason = "gpu", 0, str(exc)
                 except (ImportError, OSError) as exc:
@@ -112,6 +118,17 @@ def devices() -> list[dict[str, Any]]:
     return list(native().devices(_probe_devices()[2]))
 
 
+_device_infos: list[dict[str, Any]] | None = None
+
+
+def device_info(index: int | None) -> dict[str, Any]:
+    """The :func:`devices` entry of ``xpu:<index>`` (None: 0), read once per process."""
+    global _device_infos
+    if _device_infos is None:
+        _device_infos = devices()
+    return _device_infos[index or 0]
+
+
 def platforms() -> list[dict[str, Any]]:
     """The installed OpenCL platforms; empty when OpenCL is missing."""
     try:
@@ -134,16 +151,62 @@ def set_device(device: Any) -> None:
 
 
 def synchronize(device: Any = None) -> None:
-    """Wait for queued work: none can be queued yet, so this only checks the device."""
-    _kit.devices.checked(device)
+    """Wait for everything queued on ``device`` (default: the current device)."""
+    index = _kit.devices.checked(device)
+    if native().is_initialized(index):
+        native().synchronize(index)
 
 
 def get_device_name(device: Any = None) -> str:
+    """The OpenCL name of ``device``."""
     return devices()[_kit.devices.checked(device)]["name"]
 
 
-def get_device_properties(device: Any = None) -> dict[str, Any]:
-    return dict(devices()[_kit.devices.checked(device)])
+@dataclass(frozen=True)
+class DeviceProperties:
+    """What ``torch.xpu.get_device_properties`` gives: PyTorch's XPU fields where OpenCL has
+    them (``gpu_eu_count`` and sub-group details are Level Zero's, not OpenCL 1.2's: absent)."""
+
+    name: str
+    platform_name: str
+    vendor: str
+    type: str
+    version: str
+    driver_version: str
+    opencl_c_version: str
+    total_memory: int
+    max_compute_units: int
+    max_work_group_size: int
+    max_clock_frequency: int  # MHz
+    local_mem_size: int
+    max_mem_alloc_size: int
+    has_fp16: bool
+    has_fp64: bool
+
+    def __repr__(self) -> str:
+        return (f"_XpuDeviceProperties(name='{self.name}', platform_name='{self.platform_name}', "
+                f"type='{self.type}', driver_version='{self.driver_version}', "
+                f"total_memory={self.total_memory // 2**20}MB, "
+                f"max_compute_units={self.max_compute_units}, has_fp16={int(self.has_fp16)}, "
+                f"has_fp64={int(self.has_fp64)})")
+
+
+def get_device_properties(device: Any = None) -> DeviceProperties:
+    """The properties of ``device`` (default: the current device)."""
+    d = devices()[_kit.devices.checked(device)]
+    return DeviceProperties(
+        name=d["name"], platform_name=d["platform"], vendor=d["vendor"], type=d["type"],
+        version=d["version"], driver_version=d["driver_version"],
+        opencl_c_version=d["opencl_c_version"], total_memory=d["global_memory"],
+        max_compute_units=d["compute_units"], max_work_group_size=d["max_work_group_size"],
+        max_clock_frequency=d["max_clock_mhz"], local_mem_size=d["local_memory"],
+        max_mem_alloc_size=d["max_allocation"], has_fp16=d["fp16"], has_fp64=d["fp64"],
+    )
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """bfloat16 is 16-bit storage with float arithmetic on every OpenCL device: emulated."""
+    return bool(including_emulation) and is_available()
 
 
 # -- the kit: device, Stream, Event (placeholders until queues land) ---------------------------
@@ -184,27 +247,93 @@ set_rng_state_all = _kit.random.set_rng_state_all
 default_generator = _kit.random.default_generator
 
 
-# -- memory (nothing is allocated yet) ------------------------------------------------------
+# -- memory: the native caching allocator's statistics ------------------------------------
+
+
+def _stats(device: Any) -> dict[str, int]:
+    """The native statistics of ``device``; zeros where nothing was ever allocated."""
+    if not is_available():
+        return {}
+    return native().memory_stats(_kit.devices.checked(device))
+
+
+def memory_stats(device: Any = None) -> dict[str, int]:
+    """PyTorch's ``memory_stats`` keys that the allocator keeps (bytes and counts)."""
+    s = _stats(device)
+    if not s:
+        return {}
+    return {
+        "active.all.current": s["active_blocks"],
+        "active_bytes.all.current": s["allocated_bytes"],
+        "allocated_bytes.all.current": s["allocated_bytes"],
+        "allocated_bytes.all.peak": s["allocated_bytes_peak"],
+        "inactive_split.all.current": s["cached_blocks"],
+        "num_alloc_retries": s["alloc_retries"],
+        "num_device_alloc": s["device_allocations"],
+        "num_device_free": s["device_frees"],
+        "num_ooms": s["ooms"],
+        "requested_bytes.all.current": s["requested_bytes"],
+        "reserved_bytes.all.current": s["reserved_bytes"],
+        "reserved_bytes.all.peak": s["reserved_bytes_peak"],
+        "segment.all.current": s["active_blocks"] + s["cached_blocks"],
+    }
 
 
 def memory_allocated(device: Any = None) -> int:
-    return 0
+    """Bytes held by live tensors' blocks (their size classes) on ``device``."""
+    return _stats(device).get("allocated_bytes", 0)
 
 
 def max_memory_allocated(device: Any = None) -> int:
-    return 0
+    """The peak of :func:`memory_allocated` since start or :func:`reset_peak_memory_stats`."""
+    return _stats(device).get("allocated_bytes_peak", 0)
 
 
 def memory_reserved(device: Any = None) -> int:
-    return 0
+    """Bytes the allocator holds from OpenCL: live blocks and the cache."""
+    return _stats(device).get("reserved_bytes", 0)
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    """The peak of :func:`memory_reserved`."""
+    return _stats(device).get("reserved_bytes_peak", 0)
 
 
 def reset_peak_memory_stats(device: Any = None) -> None:
-    """Nothing to reset."""
+    """Start the peaks again from the current values."""
+    if is_available():
+        native().reset_peak_memory_stats(_kit.devices.checked(device))
 
 
 def empty_cache() -> None:
-    """Nothing is cached."""
+    """Give the cached, unused blocks of every device back to OpenCL."""
+    if is_available():
+        native().empty_cache(-1)
+
+
+def mem_get_info(device: Any = None) -> tuple[int, int]:
+    """``(free, total)`` bytes as far as Plait knows: OpenCL 1.2 cannot ask the driver what
+    other processes use, so free is the device's memory less what this process reserved."""
+    total = get_device_properties(device).total_memory
+    return max(total - memory_reserved(device), 0), total
+
+
+# -- programs ------------------------------------------------------------------------------
+
+_programs: Any = None
+
+
+def programs() -> Any:
+    """The process's :class:`~plait_backend_xpu.programs.ProgramCache` (needs a device)."""
+    global _programs
+    if _programs is None:
+        require_device()
+        from .programs import ProgramCache
+
+        with _lock:
+            if _programs is None:
+                _programs = ProgramCache(native(), device_info)
+    return _programs
 
 
 # -- autocast ------------------------------------------------------------------------------

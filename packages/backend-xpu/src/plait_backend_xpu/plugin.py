@@ -46,17 +46,21 @@ def torch_backend_allocator(device_type: str) -> Any | None:
     if device_type != DEVICE_TYPE:
         return None
     from . import device_module
+    from .memory import DeviceAllocator
 
-    device_module.require_device()
-    raise RuntimeError(
-        "plait-backend-xpu found OpenCL device(s) but does not allocate device memory yet "
-        "(OpenCL buffers come with the xpu kernels); use device='cpu' for now."
-    )
+    device_module.require_device()  # no device: core reports this error, naming the plugin
+    return DeviceAllocator(device_module.native())
 
 
 @hookimpl
 def torch_backend_copy(device_type: str) -> Any | None:
-    return None  # nothing to copy until the allocator exists
+    if device_type != DEVICE_TYPE:
+        return None
+    from . import device_module
+    from .memory import DeviceCopier
+
+    device_module.require_device()
+    return DeviceCopier(device_module.native())
 
 
 @hookimpl
@@ -71,7 +75,12 @@ def torch_backend_synchronize(device_type: str, device_index: int) -> bool | Non
 
 @hookimpl
 def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
-    return None  # no xpu kernels yet
+    if device_type != DEVICE_TYPE:
+        return
+    from .kernels import kernels
+
+    for name, kernel in kernels().items():
+        lib.impl(name, kernel)
 
 
 @hookimpl
