@@ -100,6 +100,8 @@ def _kaiser_kernel(window_length: int, periodic: bool = True, beta: float = 12.0
     # clamped: rounding can take 1 - ratio**2 a hair below zero at the ends
     arg = beta * _ew.FUNCTIONS["sqrt"]((1 - ratio * ratio).clamp(min=0))
     peak = _fac.full((), beta, dtype=dt, device=dev)
+    # Tensor.i0 is the special-functions composite (torch._fused.special), bound as a method
+    # when the op surface loads: reached at run time, never imported from this layer
     return _finish(arg.i0() / peak.i0(), periodic)
 
 
