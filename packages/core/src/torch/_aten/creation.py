@@ -546,13 +546,14 @@ def _wrap_array(array: np.ndarray, dt: _dtype.dtype | None = None) -> Tensor:
         raise ValueError("given numpy array strides not a multiple of the element byte size. "
                          "Copy the numpy array to reallocate the memory.")
     shape = tuple(array.shape)
+    # numpy's strides, in elements, even for an empty array (as from_numpy keeps them): a
+    # 0-byte storage slice stays a stride-1 byte run that view(dtype) can reinterpret
+    strides = tuple(s // size for s in array.strides)
     if array.size == 0:
         buffer = np.empty(0, np.uint8)
-        strides = tuple(0 for _ in shape)
     else:
         span = sum((n - 1) * s for n, s in zip(shape, array.strides)) + size
         buffer = np.asarray(_BytesOf(array, span))
-        strides = tuple(s // size for s in array.strides)
     storage = _storage.wrap_host(buffer)
     t = Tensor._make(storage, shape, strides, 0, dt, storage._device)
     if array.size and strides == contiguous_strides(shape):
