@@ -65,13 +65,23 @@ def _probe_devices() -> tuple[int, str, str]:
                     if count:
                         # Fixes xpu:0, xpu:1... for the process (the devices of this type).
                         count = native().select_devices(kind)
-                except ValueError as exc:
+                except (ValueError, RuntimeError) as exc:  # a bad or conflicting type
                     kind, count, reason = "gpu", 0, str(exc)
                 except (ImportError, OSError) as exc:
                     # e.g. libOpenCL.so.1 missing at run time
                     kind, count, reason = "gpu", 0, f"the native extension failed to load: {exc}"
                 _probe = (int(count), str(reason), kind)
     return _probe
+
+
+def refresh() -> None:
+    """Read ``PLAIT_XPU_DEVICE_TYPE`` again at the next device query (tests switch it). The
+    devices already selected in this process stay what they are: asking for another non-empty
+    type then reports the conflict instead of devices."""
+    global _probe, _device_infos
+    with _lock:
+        _probe = None
+        _device_infos = None
 
 
 # -- availability ------------------------------------------------------------------------------

@@ -1,0 +1,295 @@
+"""plait-backend-xpu on a real OpenCL device (PoCL's CPU device here): the runtime loaded at
+run time, devices, memory and copies, the program cache, and the rendered kernels.
+
+The device tests accept OpenCL devices of every type (``PLAIT_XPU_DEVICE_TYPE=all``, set for
+this module only) and skip, saying why, where no OpenCL device exists at all. Expected values
+come from numpy formulas written here, never from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import torch
+
+XC = pytest.importorskip("plait_backend_xpu._C", reason="plait-backend-xpu is not installed")
+from plait_backend_xpu import device_module as xpu_module, kernels as xpu_kernels, render  # noqa: E402
+
+COUNT, REASON = XC.device_count("all")
+needs_device = pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def every_device_type():
+    """Count CPU devices (PoCL) as xpu devices in this module, and put the default back."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PLAIT_XPU_DEVICE_TYPE", "all")
+        xpu_module.refresh()
+        yield
+    xpu_module.refresh()
+
+
+def run_python(code: str, **env: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **env})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def no_fallback():
+    """A block in which a CPU fallback (core's one-time UserWarning) is an error."""
+    manager = warnings.catch_warnings()
+    manager.__enter__()
+    warnings.filterwarnings("error", message=".*falls back to the CPU.*")
+    return manager
+
+
+# -- the loader ------------------------------------------------------------------------------
+
+
+def test_a_missing_loader_is_a_reason_not_an_error():
+    report = run_python(
+        """
+        import json, torch
+        from plait_backend_xpu import _C
+        print(json.dumps({"library": _C.opencl_library(), "available": torch.xpu.is_available(),
+                          "reason": torch.xpu.unavailable_reason()}))
+        """,
+        PLAIT_XPU_OPENCL_LIBRARY="/nonexistent/libOpenCL.so.1", PLAIT_XPU_DEVICE_TYPE="all",
+    )
+    assert report["library"][0] == ""
+    assert report["available"] is False
+    assert "OpenCL ICD loader could not be opened" in report["reason"]
+    assert "/nonexistent/libOpenCL.so.1" in report["reason"]
+
+
+@needs_device
+def test_loader_opened_by_name():
+    name, error = XC.opencl_library()
+    assert "OpenCL" in name and error == ""
+
+
+# -- devices ----------------------------------------------------------------------------------
+
+
+@needs_device
+def test_devices_and_properties():
+    assert torch.xpu.is_available() and torch.xpu.device_count() == COUNT
+    props = torch.xpu.get_device_properties(0)
+    listed = XC.devices("all")[0]
+    assert props.name == torch.xpu.get_device_name() == listed["name"]
+    assert props.total_memory == listed["global_memory"] > 0
+    assert props.max_compute_units >= 1 and props.max_work_group_size >= 1
+    assert props.has_fp64 == listed["fp64"] and props.platform_name == listed["platform"]
+    assert "_XpuDeviceProperties(name=" in repr(props)
+    torch.xpu.set_device(0)
+    assert torch.xpu.current_device() == 0
+    with pytest.raises(RuntimeError):
+        torch.xpu.get_device_properties(COUNT)
+
+
+# -- memory and copies --------------------------------------------------------------------------
+
+
+@needs_device
+def test_round_trip_and_views():
+    x = torch.arange(10.0).to("xpu")
+    assert x.device.type == "xpu"
+    np.testing.assert_array_equal(x.cpu().numpy(), np.arange(10.0, dtype=np.float32))
+    np.testing.assert_array_equal(x[3:7].cpu().numpy(), np.arange(3.0, 7.0, dtype=np.float32))
+    np.testing.assert_array_equal(x[::3].cpu().numpy(), np.arange(0.0, 10.0, 3.0))
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16,
+                                   torch.int32, torch.int64, torch.float16, torch.bfloat16,
+                                   torch.float32, torch.float64, torch.complex64])
+def test_round_trip_every_dtype(dtype):
+    values = torch.tensor([0, 1, 2, 3, 125], dtype=torch.float64).to(dtype)
+    back = values.to("xpu").cpu()
+    assert back.dtype == dtype and torch.equal(back, values)
+
+
+@needs_device
+def test_non_blocking_upload_and_device_copies():
+    source = np.arange(100_000, dtype=np.float32)
+    x = torch.from_numpy(source).to("xpu", non_blocking=True)
+    y = x.clone()  # a device-side copy
+    z = torch.empty(100_000, device="xpu")
+    z.copy_(y)
+    torch.xpu.synchronize()
+    np.testing.assert_array_equal(z.cpu().numpy(), source)
+
+
+@needs_device
+def test_caching_allocator_statistics():
+    torch.xpu.synchronize()
+    before = torch.xpu.memory_allocated()
+    x = torch.empty(10, device="xpu")  # 40 bytes: the 512-byte size class
+    assert torch.xpu.memory_allocated() == before + 512
+    assert torch.xpu.max_memory_allocated() >= before + 512
+    reserved = torch.xpu.memory_reserved()
+    assert reserved >= torch.xpu.memory_allocated()
+    del x
+    assert torch.xpu.memory_allocated() == before
+    allocations = torch.xpu.memory_stats()["num_device_alloc"]
+    y = torch.empty(100, device="xpu")  # 400 bytes: the same class, from the cache
+    assert torch.xpu.memory_stats()["num_device_alloc"] == allocations
+    del y
+    torch.xpu.empty_cache()
+    assert torch.xpu.memory_reserved() == torch.xpu.memory_allocated()
+    torch.xpu.reset_peak_memory_stats()
+    assert torch.xpu.max_memory_allocated() == torch.xpu.memory_allocated()
+    stats = torch.xpu.memory_stats()
+    assert stats["allocated_bytes.all.current"] == torch.xpu.memory_allocated()
+
+
+def test_size_classes():
+    assert [XC.size_class(n) for n in (0, 1, 512, 513, 2**20)] == [0, 512, 512, 1024, 2**20]
+    # above 1 MiB: four classes per power of two
+    assert XC.size_class(2**20 + 1) == 2**20 + 2**18
+    assert XC.size_class(3 * 2**21 + 5) == 7 * 2**20  # 6 MiB + 5 bytes: 1 MiB steps
+
+
+@needs_device
+def test_allocation_beyond_the_device_is_a_runtime_error():
+    too_big = torch.xpu.get_device_properties().max_mem_alloc_size + 1
+    with pytest.raises(RuntimeError, match="can't allocate memory"):
+        torch.empty(too_big, dtype=torch.uint8, device="xpu")
+
+
+# -- programs ---------------------------------------------------------------------------------
+
+SCALE = """
+__kernel void scale(__global float* x, long n, float factor) {
+  long i = get_global_id(0);
+  if (i < n) x[i] *= factor;
+}
+"""
+
+
+@needs_device
+def test_program_build_run_and_memory_cache():
+    programs = xpu_module.programs()
+    source = SCALE + "// test_program_build_run_and_memory_cache\n"
+    kernel = programs.kernel(0, source, "scale", "blf")
+    hits = programs.stats["memory_hits"]
+    assert programs.program(0, source) is programs.program(0, source)
+    assert programs.stats["memory_hits"] == hits + 2
+    x = torch.arange(6.0).to("xpu")
+    handle, offset = torch.backends.contract.memory(x)
+    assert offset == 0
+    kernel((6,), None, handle, 6, 2.5)
+    np.testing.assert_allclose(x.cpu().numpy(), np.arange(6.0) * 2.5)
+
+
+@needs_device
+def test_build_errors_carry_the_log():
+    with pytest.raises(RuntimeError, match="OpenCL program build failed") as info:
+        xpu_module.programs().program(0, "__kernel void broken(__global float* x) { x[0] = ; }")
+    assert "error" in str(info.value).lower()
+
+
+@needs_device
+def test_disk_cache_serves_a_second_process(tmp_path):
+    code = f"""
+        import json, torch
+        from plait_backend_xpu import device_module as xpu
+        programs = xpu.programs()
+        programs.program(0, {SCALE!r})
+        print(json.dumps(dict(programs.stats)))
+    """
+    env = {"PLAIT_XPU_CACHE_DIR": str(tmp_path), "PLAIT_XPU_DEVICE_TYPE": "all"}
+    first = run_python(code, **env)
+    binaries = list(tmp_path.glob("*/*.bin"))
+    assert first.get("source_builds") == 1 and len(binaries) == 1
+    second = run_python(code, **env)
+    assert second.get("binary_loads") == 1 and not second.get("source_builds")
+    binaries[0].write_bytes(b"not a binary")  # a damaged entry is rebuilt, not an error
+    third = run_python(code, **env)
+    assert third.get("source_builds") == 1
+
+
+# -- kernels ----------------------------------------------------------------------------------
+
+
+@needs_device
+def test_elementwise_kernels_run_on_the_device():
+    a_np = np.linspace(0.5, 3.0, 12, dtype=np.float32).reshape(3, 4)
+    b_np = np.linspace(-1.5, 2.0, 4, dtype=np.float32)  # no zero: no division by it
+    a, b = torch.from_numpy(a_np).to("xpu"), torch.from_numpy(b_np).to("xpu")
+    calls = sum(xpu_kernels.CALLS.values())
+    manager = no_fallback()
+    try:
+        results = {
+            "add": (a + b, a_np + b_np),  # b broadcast: stride 0
+            "sub": (a.t() - 1, a_np.T - 1),  # transposed: strided
+            "mul": (a * a, a_np * a_np),
+            "div": (a / b, a_np / b_np),
+            "neg": (-a[:, 1:3], -a_np[:, 1:3]),
+            "exp": (a.exp(), np.exp(a_np)),
+            "log": (a.log(), np.log(a_np)),
+            "fill": (torch.full((2, 3), 7.5, device="xpu"), np.full((2, 3), 7.5, np.float32)),
+        }
+        got = {name: r.cpu().numpy() for name, (r, _) in results.items()}
+    finally:
+        manager.__exit__(None, None, None)
+    for name, (_, expected) in results.items():
+        np.testing.assert_allclose(got[name], expected, rtol=2e-6, err_msg=name)
+    assert sum(xpu_kernels.CALLS.values()) > calls
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float16, torch.bfloat16,
+                                   torch.float64])
+def test_arithmetic_and_casts_per_dtype(dtype):
+    values = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float64)
+    x = torch.from_numpy(values).to(dtype).to("xpu")  # a cast on the device
+    manager = no_fallback()
+    try:
+        total = (x + x) * x - x
+        as_float = total.to(torch.float32)
+    finally:
+        manager.__exit__(None, None, None)
+    np.testing.assert_array_equal(as_float.cpu().numpy(), (values + values) * values - values)
+
+
+@needs_device
+def test_half_rounding_and_bool_cast():
+    x = torch.tensor([1.0, 1.0 + 2.0**-11, 1.0 + 3 * 2.0**-11, 0.0, -2.5]).to("xpu")
+    # round to nearest even at float16's 10-bit mantissa
+    np.testing.assert_array_equal(x.half().cpu().float().numpy(),
+                                  np.array([1.0, 1.0, 1.0 + 2.0**-9, 0.0, -2.5], np.float32))
+    np.testing.assert_array_equal(x.bool().cpu().numpy(), [True, True, True, False, True])
+    assert x.bfloat16().cpu().float().tolist() == [1.0, 1.0, 1.0, 0.0, -2.5]
+
+
+@needs_device
+def test_declined_cases_fall_back_to_the_cpu():
+    z = torch.tensor([1 + 2j, 3 - 1j]).to("xpu")
+    with pytest.warns(UserWarning, match="falls back to the CPU"):
+        total = z + z
+    np.testing.assert_array_equal(total.cpu().numpy(), np.array([2 + 4j, 6 - 2j]))
+
+
+def test_renderer_emits_opencl_and_cuda_from_one_table():
+    opencl = render.render_elementwise(render.OPENCL, "add", "{a} + {b}", "float16",
+                                       ("float16", "float16"), rank=2)
+    cuda = render.render_elementwise(render.CUDA, "add", "{a} + {b}", "float16",
+                                     ("float16", "float16"), rank=2)
+    assert "__kernel void plait_add_float16_float16_float16_r2" in opencl.source
+    assert "vload_half" in opencl.source and "vstore_half_rte" in opencl.source
+    assert 'extern "C" __global__ void plait_add_float16_float16_float16_r2' in cuda.source
+    assert "__half2float" in cuda.source and "blockIdx.x" in cuda.source
+    assert "__global" not in cuda.source.replace("__global__", "")
+    # three buffers; n, three offsets, two sizes, 2 x 3 strides
+    assert opencl.signature == cuda.signature == "bbb" + "l" * 12
+    assert render.supports("div", "float32") and not render.supports("div", "int32")
