@@ -21,6 +21,8 @@ FUNCTIONS = {
     "sqrt": lambda z: z.sqrt(),
     "reciprocal": lambda z: z.reciprocal(),
     "tanh": lambda z: z.tanh(),
+    "acosh": lambda z: z.acosh(),
+    "asinh": lambda z: z.asinh(),
     "sigmoid": lambda z: z.sigmoid(),
     "square": lambda z: z.square(),
     "pow scalar": lambda z: z ** 3,
@@ -36,8 +38,8 @@ FUNCTIONS = {
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_complex_gradient_matches_finite_differences(name: str) -> None:
     fn = FUNCTIONS[name]
-    # away from 0 and the negative real axis (log's and sqrt's branch cut)
-    pairs = np.array([[0.8, 0.3], [1.5, -0.7], [0.4, 1.1], [2.0, 0.2]])
+    # away from 0 and the branch cuts on the real and imaginary axes
+    pairs = np.array([[0.8, 0.3], [1.5, -0.7], [0.4, 1.1], [2.0, 0.2], [-0.7, -0.4]])
     x = torch.tensor(pairs, dtype=torch.float64, requires_grad=True)
 
     def real_pairs(x: torch.Tensor) -> torch.Tensor:

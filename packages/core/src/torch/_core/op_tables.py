@@ -183,7 +183,9 @@ POINTWISE: tuple[Pointwise, ...] = (
     _floating("tanh", "np.tanh", "tanh_backward(g, y)"),
     _floating("sigmoid", HAND, "sigmoid_backward(g, y)"),
     _floating("asinh", "np.arcsinh", "g * (x * x + 1).rsqrt()", alias="arcsinh"),
-    _floating("acosh", "np.arccosh", "g * (x * x - 1).rsqrt()", ((1, 9),), alias="arccosh"),
+    # two square roots: one of x * x - 1 picks the other branch left of the imaginary axis
+    _floating("acosh", "np.arccosh", "g * ((x - 1).rsqrt() * (x + 1).rsqrt())", ((1, 9),),
+              alias="arccosh"),
     _floating("atanh", "np.arctanh", "g / (1 - x * x)", ((-0.9, 0.9),), alias="arctanh"),
     _floating("erf", HAND, "g * (TWO_OVER_SQRT_PI * (-x * x).exp())", dtypes=_REAL_SPECIAL),
     _floating("erfc", HAND, "g * (-TWO_OVER_SQRT_PI * (-x * x).exp())", dtypes=_REAL_SPECIAL),
