@@ -183,6 +183,17 @@ def conv2d(backward: bool) -> Callable[[bool], Case]:
     return setup
 
 
+def stft_magnitude(quick: bool) -> Case:
+    """``torch.stft(...).abs()`` of a batch of 1 s signals at 16 kHz (a spectrogram front end):
+    reflect padding, framing, a Hann window, the onesided real transform, magnitudes."""
+    batch, length = (2, 256) if quick else (16, 16000)
+    n_fft = 32 if quick else 512
+    x = _randn((batch, length), 8)
+    window = torch.hann_window(n_fft)
+    return Case(lambda: torch.stft(x, n_fft, hop_length=n_fft // 4, window=window,
+                                   return_complex=True).abs())
+
+
 def _train_step(params: list[Any], forward: Callable[[], Any]) -> Callable[[], Any]:
     opt = torch.optim.Adam(params, lr=1e-3)
 
@@ -438,6 +449,8 @@ WORKLOADS: tuple[Workload, ...] = (
              ("torch.conv2d",)),
     Workload("conv2d (32,64,56,56) 64x3x3 pad 1, forward+backward", "conv", 1.5,
              conv2d(True), ("torch.conv2d",)),
+    Workload("stft magnitude (16,16000) n_fft 512 hop 128, hann", "spectral", 1.5,
+             stft_magnitude, ("torch.stft",)),
     Workload("MLP 784-512-512-10 train step (batch 128, Adam)", "training", 1.5, mlp_step,
              _LOSS),
     Workload("CNN train step (batch 64, 1x28x28, Adam)", "training", 1.5, cnn_step,
