@@ -154,10 +154,10 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
     frames = x.unfold(-1, n_fft, hop)  # (B, frames, n_fft)
     tapered = frames * _centred_window(window, win, n_fft, x.dtype, x.device)
     code = 1 if normalized else 0
-    if input.is_complex() or (window is not None and window.is_complex()) or not onesided:
+    if complex_in:
         spectrum = _spectral.fft_c2c(_spectral.promote(tapered, "stft", True), [-1], code, True)
-    else:
-        spectrum = _spectral.fft_r2c(tapered, [-1], code, True)
+    else:  # a real signal and window: the real transform, onesided or both sides
+        spectrum = _spectral.fft_r2c(tapered, [-1], code, onesided)
     spectrum = spectrum.transpose(-1, -2)  # (B, freq, frames)
     if input.ndim == 1:
         spectrum = spectrum.squeeze(0)
