@@ -3,6 +3,7 @@ safetensors, opt_einsum, torchmetrics), run unchanged, tripped over; each expect
 2.13's answer for the same call."""
 
 import numpy as np
+import pytest
 
 import torch
 
@@ -23,3 +24,47 @@ def test_from_numpy_keeps_the_strides_of_an_empty_slice():
     sliced = np.zeros((4, 3), np.float32)[:, :0]
     assert torch.from_numpy(sliced).stride() == (3, 1)
     assert torch.from_numpy(np.empty((2, 0), np.float32)).stride() == (0, 0)
+
+
+# -- torch._dynamo.config --------------------------------------------------------------------
+
+
+def test_dynamo_config_settings_have_pytorchs_defaults_and_aliases():
+    config = torch._dynamo.config  # reached from `import torch`, as einops' tests do
+    assert config.verbose is False
+    assert config.recompile_limit == 8
+    saved = config.get_config_copy()
+    try:
+        config.cache_size_limit = 64  # the older name writes the current one
+        assert config.recompile_limit == 64
+        config.verbose = True
+        assert config.verbose is True
+    finally:
+        config.load_config(saved)
+    assert config.verbose is False
+    assert config.cache_size_limit == 8
+
+
+def test_dynamo_config_patch_restores_as_a_block_and_as_a_decorator():
+    config = torch._dynamo.config
+    with config.patch(verbose=True, suppress_errors=True):
+        assert (config.verbose, config.suppress_errors) == (True, True)
+    assert (config.verbose, config.suppress_errors) == (False, False)
+
+    @config.patch("capture_scalar_outputs", True)
+    def read() -> bool:
+        return config.capture_scalar_outputs
+
+    assert read() is True
+    assert read() is True
+    assert config.capture_scalar_outputs is False
+
+
+def test_dynamo_config_rejects_unknown_settings():
+    config = torch._dynamo.config
+    with pytest.raises(AttributeError, match="does not exist"):
+        config.no_such_setting = 1
+    with pytest.raises(AttributeError, match="does not exist"):
+        _ = config.no_such_setting
+    with pytest.raises(AttributeError, match="does not exist"):
+        config.patch(no_such_setting=1)

@@ -7,6 +7,7 @@ arrive with the compile issue. Until then :func:`optimize` validates the backend
 a wrapper that runs the original function or module eagerly.
 """
 
+from torch._dynamo import config
 from torch._dynamo.backends.registry import list_backends, lookup_backend
 from torch._dynamo.eval_frame import OptimizedModule, optimize
 from torch._dynamo.exc import InvalidBackend, TorchDynamoException
@@ -28,6 +29,7 @@ __all__ = [
     "TorchDynamoException",
     "allow_in_graph",
     "assume_constant_result",
+    "config",
     "disable",
     "is_compiling",
     "list_backends",
