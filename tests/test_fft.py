@@ -526,3 +526,46 @@ def test_a_device_without_spectral_kernels_falls_back_to_the_cpu() -> None:
     F.rfft(cpu).abs().sum().backward()
     _close(on_toy.grad.cpu(), _values(cpu.grad))
     assert spec.device.type == "toy" and spec.shape == (2, 5, 9)
+
+
+# -- torch.signal.windows --------------------------------------------------------------------
+
+
+def test_signal_windows_symmetric_and_periodic() -> None:
+    W = torch.signal.windows
+    k = np.arange(7)
+    expected = {
+        "hann": 0.5 - 0.5 * np.cos(2 * np.pi * k / 6),
+        "hamming": 0.54 - 0.46 * np.cos(2 * np.pi * k / 6),
+        "blackman": _symmetric("blackman_window", 7),
+        "bartlett": _symmetric("bartlett_window", 7),
+        "kaiser": _symmetric("kaiser_window", 7),
+        "cosine": np.sin(np.pi * (k + 0.5) / 7),
+        "exponential": np.exp(-np.abs(k - 3)),
+        "gaussian": np.exp(-((k - 3) / 2.0) ** 2 / 2),
+        "nuttall": sum((-1) ** j * c * np.cos(2 * np.pi * j * k / 6) for j, c in
+                       enumerate((0.3635819, 0.4891775, 0.1365995, 0.0106411))),
+    }
+    for name, values in expected.items():
+        kwargs = {"std": 2.0} if name == "gaussian" else {}
+        _close(getattr(W, name)(7, dtype=torch.float64, **kwargs), values)
+        # periodic: the symmetric window one longer, without its last point
+        longer = getattr(W, name)(7, dtype=torch.float64, **kwargs)
+        _close(getattr(W, name)(6, sym=False, dtype=torch.float64, **kwargs), _values(longer)[:6])
+    _close(W.general_cosine(5, a=[0.5, 0.5], dtype=torch.float64), _symmetric("hann_window", 5))
+    assert W.hann(4).dtype == torch.float32 and W.hann(0).shape == (0,)
+    assert W.hann(1).tolist() == [1.0]
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: torch.signal.windows.hann(-1), ValueError, "requires non-negative window length"),
+    (lambda: torch.signal.windows.hann(4, dtype=torch.int64), ValueError,
+     "expects float32 or float64 dtypes"),
+    (lambda: torch.signal.windows.gaussian(4, std=0), ValueError, "Standard deviation"),
+    (lambda: torch.signal.windows.exponential(4, center=1.0), ValueError,
+     "Center must be None for symmetric windows"),
+    (lambda: torch.signal.windows.general_cosine(4, a=1.0), TypeError, "must be a list/tuple"),
+])
+def test_signal_windows_errors(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()

@@ -126,6 +126,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "utils": ("torch.utils", None),
     "linalg": ("torch.linalg", None),
     "fft": ("torch.fft", None),
+    "signal": ("torch.signal", None),
     "testing": ("torch.testing", None),
     "return_types": ("torch._aten.reductions", "return_types"),
     "autograd": ("torch.autograd", None),
