@@ -143,12 +143,11 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     key = None
     grad = False
     # With grad mode off in this thread (a backward pass, an optimizer step) a tensor that
-    # requires grad is keyed as one that does not: nothing is recorded either way, and the
-    # saved outputs a backward reads all require grad.
-    off = _state.no_grad_active and not _local.grad
+    # requires grad is keyed as one that does not (read only for such a tensor): nothing is
+    # recorded either way, and the saved outputs a backward reads all require grad.
     n = len(args)
     a = args[0] if n else None
-    if a.__class__ is Tensor and n < 4:
+    if a.__class__ is Tensor:
         lay = a._interned_layout
         if lay is None:
             lay = a._geometry  # (current while it holds the tensor's own objects)
@@ -160,7 +159,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         if lay is not None:
             # the loop's mark after a tensor that requires grad (while grad mode is on); the
             # tuples are written out per case (one allocation each)
-            grad = a._requires_grad and not off
+            grad = a._requires_grad and not (_state.no_grad_active and not _local.grad)
             if n == 1:
                 head = (lay, True) if grad else (lay,)
             elif n == 2:
@@ -180,7 +179,8 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                                 other = None
                         if other is None:
                             pass
-                        elif b._requires_grad and not off:
+                        elif b._requires_grad and not (_state.no_grad_active
+                                                       and not _local.grad):
                             head = (lay, True, other, True) if grad else (lay, other, True)
                             grad = True
                         else:
@@ -196,7 +196,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                         head = (lay, True, cls, b) if grad else (lay, cls, b)
                 elif b is None:
                     head = (lay, True, None) if grad else (lay, None)
-            else:  # a reduction's (dims, keepdim), a dim and a number...
+            elif n == 3:  # a reduction's (dims, keepdim), a dim and a number...
                 head = (lay, True) if grad else (lay,)
                 b, c = args[1], args[2]
                 cls = b.__class__
@@ -224,7 +224,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         if head is None:
             grad = False
         elif not kwargs:
-            key = (*head, True) if grad else head
+            key = head if not grad else (*head, True)
         elif len(kwargs) == 1:  # (the usual case, without a list)
             ((name, v),) = kwargs.items()
             cls = v.__class__
