@@ -444,8 +444,8 @@ std::unique_ptr<T[]> uninitialized(int64_t n) {
 // The tile is built of vectors of the running CPU's register width VB (simd.h
 // native_vector_bytes): 16 channels are one AVX-512 register, two AVX2 registers or four
 // SSE2 ones. A 64-byte GCC vector in the AVX2 clone is lowered through the stack (every FMA
-// went through memory there: 10x slower), so each width gets its own instantiation and the
-// callers dispatch once per convolution. The channel layout (packed weights, tiles) is the
+// went through memory there: the CNN benchmark's second convolution ran 5-10x slower), so
+// each width gets its own instantiation and the callers dispatch once per convolution. The channel layout (packed weights, tiles) is the
 // same for every width, and so is every sum's order: results do not depend on the CPU.
 
 constexpr int64_t kLanesOut = 16;  // output channels per tile column
