@@ -188,3 +188,15 @@ def test_histogram():
     assert x.histogram(2).hist.tolist() == [3, 3]
     with pytest.raises(NotImplementedError, match="'Long'"):
         torch.histogram(torch.tensor([1, 2]), 2)
+
+
+def test_distance_functions_in_torch_namespace():
+    x = torch.tensor([[1.0, 2.0, 3.0], [0.0, 1.0, -1.0]])
+    y = torch.tensor([[1.0, 0.0, 0.0], [2.0, 2.0, 2.0]])
+    close(torch.cosine_similarity(x, y), [1 / math.sqrt(14), 0.0], rel=1e-6)
+    close(torch.pairwise_distance(x, y, eps=0.0), [math.sqrt(13), math.sqrt(14)], rel=1e-6)
+    close(torch.pdist(x), [math.sqrt(1 + 1 + 16)], rel=1e-6)
+    assert torch.pdist(torch.ones(1, 3)).shape == (0,)
+    import torch.nn.functional as F
+
+    assert torch.equal(F.cosine_similarity(x, y), torch.cosine_similarity(x, y))

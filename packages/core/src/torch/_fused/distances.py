@@ -1,18 +1,23 @@
-"""``cdist`` (the distances between every row of one batch of points and every row of another)
-and ``dist`` (the norm of a difference). Composites: ``cdist`` takes the norm of the pairwise
-differences, whose gradient is 0 where two points coincide, as PyTorch's; for p=2 on more than
-25 points a side without gradients it expands ``|a-b|^2 = |a|^2 + |b|^2 - 2ab`` into a matrix
-product, as PyTorch's default ``compute_mode`` does."""
+"""``cdist`` (the distances between every row of one batch of points and every row of another),
+``dist`` (the norm of a difference), and ``cosine_similarity``, ``pairwise_distance`` and
+``pdist`` (torch.* names that ``nn.functional`` re-exports). Composites: ``cdist`` takes the
+norm of the pairwise differences, whose gradient is 0 where two points coincide, as PyTorch's;
+for p=2 on more than 25 points a side without gradients it expands
+``|a-b|^2 = |a|^2 + |b|^2 - 2ab`` into a matrix product, as PyTorch's default ``compute_mode``
+does."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .._aten.creation import triu_indices
+from .._aten.factories import zeros
 from .._aten.linalg_ops import vector_norm
+from .._aten.shape import broadcast_tensors
 from .._core import config as _config
 from .._core.tensor import LEGACY_TYPE_NAMES, Tensor
 
-__all__ = ["cdist", "dist"]
+__all__ = ["cdist", "cosine_similarity", "dist", "pairwise_distance", "pdist"]
 
 _MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
           "donot_use_mm_for_euclid_dist")
@@ -73,6 +78,39 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
 def dist(input: Tensor, other: Any, p: float = 2) -> Tensor:
     """The ``p``-norm of ``input - other`` (broadcast), a 0-d tensor."""
     return vector_norm(input - other, float(p))
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """Cosine of the angle between ``x1`` and ``x2`` (broadcast) along ``dim``; each norm is
+    clamped below by ``eps``."""
+    a, b = broadcast_tensors(x1, x2)
+    na = a.norm(2, dim=dim, keepdim=True).clamp_min(eps)
+    nb = b.norm(2, dim=dim, keepdim=True).clamp_min(eps)
+    return ((a / na) * (b / nb)).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """``||x1 - x2 + eps||_p`` over the last dim (inputs broadcast)."""
+    diff = x1 - x2 + eps
+    if max(x1.dim(), x2.dim()) == 0:
+        return diff.abs()
+    return diff.norm(p, dim=-1, keepdim=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distances between the rows of (N, M) ``input``, pairs (i < j) in row-major
+    order: N*(N-1)/2 values."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    rows = input.shape[0]
+    if rows < 2:
+        return zeros(0, dtype=input.dtype, device=input.device)
+    pairs = triu_indices(rows, rows, 1).to(input.device)  # (2, N*(N-1)/2)
+    diff = input.index_select(0, pairs[0]) - input.index_select(0, pairs[1])
+    return diff.norm(p, dim=1)
 
 
 METHODS = {"dist": dist}
