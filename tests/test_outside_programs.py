@@ -68,3 +68,63 @@ def test_dynamo_config_rejects_unknown_settings():
         _ = config.no_such_setting
     with pytest.raises(AttributeError, match="does not exist"):
         config.patch(no_such_setting=1)
+
+
+# -- numpy keyword names in torch.* functions ------------------------------------------------
+
+
+def test_torch_functions_take_numpys_keyword_names():
+    x = torch.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    assert torch.sum(x, axis=0).tolist() == [3.0, 5.0, 7.0]
+    assert torch.amax(x, axis=1, keepdims=True).tolist() == [[2.0], [5.0]]
+    assert torch.max(x, axis=1).values.tolist() == [2.0, 5.0]
+    assert torch.cat([x, x], axis=0).shape == (4, 3)
+    assert torch.sum(a=x).item() == 15.0
+    assert torch.add(x=x, other=x).tolist() == (2 * x).tolist()
+    assert torch.mul(x1=x, x2=x)[1, 2].item() == 25.0
+    assert torch.linalg.norm(torch.tensor([[3.0, 4.0]]), axis=1).tolist() == [5.0]
+
+
+def test_numpy_names_do_not_displace_a_functions_own_parameters():
+    # trapezoid has a parameter named x (the sample points): it is not read as `input`
+    y = torch.tensor([1.0, 1.0, 1.0])
+    assert torch.trapezoid(y, x=torch.tensor([0.0, 1.0, 3.0])).item() == 3.0
+    x = torch.ones(2, 3)
+    with pytest.raises(TypeError):
+        torch.sum(x, axis=0, dim=0)  # both spellings of one argument
+    with pytest.raises(TypeError):
+        torch.sum(x, axes=0)
+
+
+def test_nn_functional_takes_only_its_own_names_as_in_pytorch():
+    with pytest.raises(TypeError):
+        torch.nn.functional.softmax(torch.ones(2, 3), axis=0)
+
+
+def test_numpy_names_reach_a_torch_function_override():
+    class Logged(torch.Tensor):
+        seen: list[str] = []
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            cls.seen.append(sorted(kwargs or {}))
+            return super().__torch_function__(func, types, args, kwargs)
+
+    x = torch.ones(2, 3).as_subclass(Logged)
+    total = torch.sum(x, axis=1)
+    assert total.tolist() == [3.0, 3.0]
+    assert ["axis"] in Logged.seen  # the override sees the call as written, as in PyTorch
+
+
+def test_numpy_names_inside_a_torch_function_mode():
+    class Counting(torch.overrides.TorchFunctionMode):
+        calls = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            Counting.calls += 1
+            return func(*args, **(kwargs or {}))
+
+    with Counting():
+        total = torch.sum(torch.ones(2, 3), axis=0, keepdims=True)
+    assert total.tolist() == [[2.0, 2.0, 2.0]]
+    assert Counting.calls >= 1

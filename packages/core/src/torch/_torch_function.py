@@ -171,25 +171,76 @@ def _dispatch(public_api: Callable[..., Any], overloaded: list[Any], args: tuple
                     f"__torch_function__: {list(types_)}")
 
 
-def _entry(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` behind the protocol's check."""
+# The numpy keyword names PyTorch's argument parser accepts for its own, in every ATen-backed
+# function: torch.sum(x, axis=0, keepdims=True), torch.add(x=a, other=b), torch.mul(x1=a, x2=b).
+_NUMPY_NAMES: dict[str, tuple[str, ...]] = {
+    "dim": ("axis",),
+    "keepdim": ("keepdims",),
+    "input": ("x", "a", "x1"),
+    "other": ("x2",),
+}
+_numpy_aliases: dict[Callable[..., Any], dict[str, str]] = {}  # fn -> {numpy name: its own}
+
+
+def _aliases_of(fn: Callable[..., Any]) -> dict[str, str]:
+    """The numpy names ``fn`` can be called with: those of its parameters' that it does not
+    itself have as parameters (so a call that uses one could not bind)."""
+    aliases = _numpy_aliases.get(fn)
+    if aliases is None:
+        import inspect
+
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            params = {}
+        if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            params = {}  # takes any keyword: nothing fails to bind, nothing to rename
+        aliases = {alias: own for own, names in _NUMPY_NAMES.items() if own in params
+                   for alias in names if alias not in params}
+        _numpy_aliases[fn] = aliases
+    return aliases
+
+
+def _with_own_names(fn: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """``kwargs`` with numpy names renamed to ``fn``'s, or None when none needs renaming."""
+    aliases = _aliases_of(fn)
+    if not aliases or not any(name in aliases for name in kwargs):
+        return None
+    renamed = {aliases.get(name, name): value for name, value in kwargs.items()}
+    return renamed if len(renamed) == len(kwargs) else None  # both spellings: let it fail
+
+
+def _entry(fn: Callable[..., Any], numpy_names: bool = True) -> Callable[..., Any]:
+    """``fn`` behind the protocol's check (and, with ``numpy_names``, taking the numpy
+    keyword names PyTorch's argument parser accepts: a call spelt so fails to bind, and only
+    then is retried renamed, so a call spelt with ``fn``'s own names pays nothing)."""
 
     possible = _possible
 
     @functools.wraps(fn)
     def entry(*args: Any, **kwargs: Any) -> Any:
-        if not possible.on:
-            return fn(*args, **kwargs)
-        if _counts.modes or _counts.disabled:
-            loc = _local
-            if loc.all_disabled or (not loc.modes and loc.subclass_disabled):
+        # an override, when there is one, sees the call as written (numpy names included), as
+        # in PyTorch; only the calls of fn itself are retried renamed
+        try:
+            if not possible.on:
                 return fn(*args, **kwargs)
-            if loc.modes:
-                return _dispatch(entry, overloaded_args((*args, *kwargs.values())), args,
-                                 kwargs)
-        overloaded = _scan(args, kwargs)
-        if overloaded is None:
-            return fn(*args, **kwargs)
+            if _counts.modes or _counts.disabled:
+                loc = _local
+                if loc.all_disabled or (not loc.modes and loc.subclass_disabled):
+                    return fn(*args, **kwargs)
+                if loc.modes:
+                    overloaded = overloaded_args((*args, *kwargs.values()))
+                else:
+                    overloaded = _scan(args, kwargs)
+            else:
+                overloaded = _scan(args, kwargs)
+            if overloaded is None:
+                return fn(*args, **kwargs)
+        except TypeError:
+            renamed = _with_own_names(fn, kwargs) if numpy_names and kwargs else None
+            if renamed is None:
+                raise
+            return fn(*args, **renamed)
         return _dispatch(entry, overloaded, args, kwargs)
 
     originals[entry] = fn
@@ -207,9 +258,12 @@ def wrap_namespace(namespace: dict[str, Any], names: Any, module: str | None = N
     """Put the protocol's entry, once and for good, in front of the public functions ``names``
     of ``namespace`` (a module's globals). With ``module``, only functions defined in torch
     (not helpers the module imported from elsewhere) are wrapped."""
+    # torch.nn.* functions are Python in PyTorch too, outside its argument parser: they take
+    # their own keyword names only
+    numpy_names = module is None or not module.startswith("torch.nn")
     for name, fn in list(_public_functions(namespace, names)):
         if module is None or fn.__module__ == module or fn.__module__.startswith("torch."):
-            namespace[name] = _entry(fn)
+            namespace[name] = _entry(fn, numpy_names)
 
 
 def wrap_module(module: str) -> None:
