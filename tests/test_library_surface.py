@@ -28,6 +28,12 @@ def test_aten_names_pytorch_has_are_operators_or_placeholders() -> None:
     assert add is torch.ops.aten.add and str(add) == "aten.add"
     assert add.Tensor.overloadpacket is add
     assert "Tensor" in add.overloads()
+    x = torch.ones(2)
+    # a packet without a default overload picks the one the arguments fit, as PyTorch's does
+    assert add(x, x).tolist() == [2.0, 2.0] and add(x, 2).tolist() == [3.0, 3.0]
+    assert add(x, x, alpha=3).tolist() == [4.0, 4.0]
+    with pytest.raises(TypeError, match="no overload"):
+        add("a")
 
 
 def test_futures_complete_once_chain_and_collect() -> None:

@@ -90,7 +90,29 @@ class OpOverloadPacket:
         return self._overload(overload)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return _dispatch.call(self.default, args, kwargs)
+        qual = f"{self._ns}::{self._name}"
+        op = _dispatch.get(qual) or self._resolve(args, kwargs)
+        return _dispatch.call(op, args, kwargs)
+
+    def _resolve(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _dispatch.Operator:
+        """The overload whose schema the arguments fit (a packet without a default overload,
+        such as ``aten.add``, is called as PyTorch resolves it: ``Tensor`` before ``Scalar``)."""
+        from . import _functions  # noqa: F401  (core's operators are defined on first use)
+
+        candidates = [op for op in _dispatch.operators(self._ns)
+                      if op.qualname.startswith(f"{self._ns}::{self._name}.")]
+        # strictly first; then a Python number may stand for a tensor (a wrapped scalar)
+        for strict in (True, False):
+            for op in candidates:
+                try:
+                    bound = op.schema.bind(args, kwargs)
+                except TypeError:
+                    continue
+                if all(_fits(arg.type, value, strict)
+                       for arg, value in zip(op.schema.arguments, bound)):
+                    return op
+        raise TypeError(f"{self._ns}.{self._name}: no overload takes these arguments "
+                        f"(overloads: {', '.join(self.overloads())})")
 
     def __repr__(self) -> str:
         return f"<OpOverloadPacket(op='{self._ns}.{self._name}')>"
@@ -115,6 +137,23 @@ class _Namespace(ModuleType):
         ) and not (self._ns == "aten" and name in _catalogue()):
             raise AttributeError(f"'_OpNamespace' '{self._ns}' object has no attribute '{name}'")
         return _packet(self._ns, name)  # not cached here: a destroyed library's op goes away
+
+
+def _fits(schema_type: str, value: Any, strict: bool = True) -> bool:
+    """Whether ``value`` can be passed as an argument of ``schema_type`` (tensors where the
+    schema takes tensors, numbers where it takes numbers; not ``strict``, a number where it
+    takes a tensor)."""
+    from ._core.tensor import Tensor
+
+    optional = schema_type.endswith("?")
+    base = schema_type.rstrip("?")
+    if value is None:
+        return optional or base in ("Tensor[]",)
+    if base == "Tensor":
+        return isinstance(value, Tensor) or (not strict and isinstance(value, (int, float)))
+    if base in ("Scalar", "float", "int", "bool", "SymInt"):
+        return not isinstance(value, Tensor)
+    return True
 
 
 @functools.cache
