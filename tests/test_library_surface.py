@@ -157,3 +157,22 @@ def test_constants_layout_names_and_to_argument_parsing() -> None:
     assert parse(reference)[:2] == (torch.device("cpu"), torch.float64)
     with pytest.raises(TypeError, match="invalid combination"):
         parse(colour="red")
+
+
+def test_interop_threads_abi_and_variable() -> None:
+    import subprocess
+    import sys
+
+    code = ("import torch; assert torch.get_num_interop_threads() >= 1; "
+            "torch.set_num_interop_threads(2); assert torch.get_num_interop_threads() == 2\n"
+            "try:\n    torch.set_num_interop_threads(3)\nexcept RuntimeError as e:\n"
+            "    assert 'cannot set number of interop threads' in str(e)\n"
+            "else:\n    raise SystemExit('set twice')")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert torch.compiled_with_cxx11_abi() is True
+    x = torch.ones(2)
+    v = torch.autograd.Variable(x, requires_grad=True)
+    assert type(v) is torch.Tensor and v is not x and v.requires_grad
+    assert isinstance(x, torch.autograd.Variable) and not isinstance(3, torch.autograd.Variable)
+    v.data.mul_(2)  # shares x's data
+    assert x.tolist() == [2.0, 2.0]

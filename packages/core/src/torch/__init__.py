@@ -33,6 +33,7 @@ from ._core.config import (
     get_default_dtype,
     get_deterministic_debug_mode,
     get_float32_matmul_precision,
+    get_num_interop_threads,
     get_num_threads,
     is_deterministic_algorithms_warn_only_enabled,
     is_grad_enabled,
@@ -43,6 +44,7 @@ from ._core.config import (
     set_default_tensor_type,
     set_deterministic_debug_mode,
     set_float32_matmul_precision,
+    set_num_interop_threads,
     set_num_threads,
     set_warn_always,
     use_deterministic_algorithms,
@@ -105,6 +107,11 @@ pi = 3.141592653589793
 inf = float("inf")
 nan = float("nan")
 newaxis = None
+
+
+def compiled_with_cxx11_abi() -> bool:
+    """Whether the native libraries use the C++11 ABI of libstdc++: Plait's backends do."""
+    return True
 
 # Attributes that load their module on first access: name -> (module, attribute or None).
 _LAZY: dict[str, tuple[str, "str | None"]] = {

@@ -342,3 +342,24 @@ def set_num_threads(n: int) -> None:
 
 def get_num_threads() -> int:
     return state.num_threads
+
+
+# Plait runs no inter-op thread pool (ops run one after another on the calling thread); the
+# setting is kept for PyTorch's API, including its rule that it can be set once.
+_interop_threads: int | None = None
+
+
+def set_num_interop_threads(n: int) -> None:
+    """The number of threads for inter-op parallelism: settable once, as in PyTorch."""
+    global _interop_threads
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+        raise RuntimeError(f"Expected positive number of threads, but got {n!r}")
+    if _interop_threads is not None:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work "
+                           "has started or set_num_interop_threads called")
+    _interop_threads = n
+
+
+def get_num_interop_threads() -> int:
+    """The inter-op thread count: as set, or the machine's CPU count."""
+    return _interop_threads if _interop_threads is not None else (os.cpu_count() or 1)

@@ -19,9 +19,10 @@ from . import _inplace, _nodes, _tensor_api, graph
 from ._backward import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .variable import Variable
 
-__all__ = ["Function", "FunctionCtx", "backward", "detect_anomaly", "enable_grad", "grad",
-           "gradcheck", "gradgradcheck", "graph", "inference_mode", "no_grad",
+__all__ = ["Function", "FunctionCtx", "Variable", "backward", "detect_anomaly", "enable_grad",
+           "grad", "gradcheck", "gradgradcheck", "graph", "inference_mode", "no_grad",
            "once_differentiable", "set_detect_anomaly", "set_grad_enabled"]
 
 _LAZY = {
