@@ -128,3 +128,27 @@ def test_numpy_names_inside_a_torch_function_mode():
         total = torch.sum(torch.ones(2, 3), axis=0, keepdims=True)
     assert total.tolist() == [[2.0, 2.0, 2.0]]
     assert Counting.calls >= 1
+
+
+# -- slice bounds given as tensors or numpy integers -----------------------------------------
+
+
+def test_slice_bounds_from_tensors_and_numpy_integers_are_read_as_ints():
+    # torchmetrics' partial AUROC slices with a 0-d int32 tensor from torch.bucketize
+    x = torch.arange(10.0)
+    stop = torch.tensor(3, dtype=torch.int32)
+    head = x[:stop]
+    assert head.shape == (3,)
+    assert type(head.shape[0]) is int
+    assert torch.cat([head, torch.tensor([9.0])]).tolist() == [0.0, 1.0, 2.0, 9.0]
+    assert x[1:torch.tensor(7):torch.tensor(2)].tolist() == [1.0, 3.0, 5.0]
+    assert x[np.int64(8):].tolist() == [8.0, 9.0]
+    assert torch.arange(12).reshape(3, 4)[:, :stop].shape == (3, 3)
+    with pytest.raises(TypeError, match="integer tensors of a single element"):
+        x[:torch.tensor(2.0)]
+
+
+def test_slice_assignment_with_a_tensor_bound():
+    x = torch.zeros(5)
+    x[torch.tensor(3):] = 1.0
+    assert x.tolist() == [0.0, 0.0, 0.0, 1.0, 1.0]

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from .._core import dispatch as _dispatch, dtype as _dtype, plan as _plan, tensor as _tensor
+from .._core.symbolic import _SymScalar
 from .._core.tensor import (
     Size,
     Tensor,
@@ -208,12 +209,26 @@ def expand(self: Tensor, size: Any, *, implicit: bool = False) -> Tensor:
     return self._view(tuple(shape), tuple(stride), self._offset)
 
 
+def _slice_bound(value: Any) -> Any:
+    """A slice bound as PyTorch reads it, through ``__index__``: a 0-d integer tensor or a
+    numpy integer gives its int (so no tensor lands in a shape); symbolic sizes stay."""
+    if isinstance(value, _SymScalar):
+        return value
+    return operator.index(value)
+
+
 def slice_(self: Tensor, dim: int = 0, start: Any = None, end: Any = None,
            step: int = 1) -> Tensor:
     n = len(self._shape)
     if n == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, n)
+    if start is not None and start.__class__ is not int:
+        start = _slice_bound(start)
+    if end is not None and end.__class__ is not int:
+        end = _slice_bound(end)
+    if step.__class__ is not int:
+        step = _slice_bound(step)
     if step <= 0:
         raise RuntimeError("slice step must be positive")
     size = self._shape[d]
