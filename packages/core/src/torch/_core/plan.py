@@ -662,10 +662,6 @@ def _position(x: Any, args: tuple[Any, ...]) -> int | None:
     return None
 
 
-def _address(t: Tensor) -> int:
-    return t._storage._ptr + t._offset * t._dtype.itemsize
-
-
 def _dense(t: Tensor, lay: Any) -> bool:
     """Whether ``t`` has the geometry of the contiguous layout ``lay`` (a signature pins the
     geometry of every later call's tensor too)."""
@@ -692,7 +688,12 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
                          list(dims))
         if reduce is None:
             return None
-        return lambda args: reduce(_address(args[i]))
+        itemsize = compute.itemsize
+
+        def run_reduce(args: tuple[Any, ...]) -> Any:
+            t = args[i]  # (the address, written out: no call)
+            return reduce(t._storage._ptr + t._offset * itemsize)
+        return run_reduce
     if prim == "matmul":  # two operands of the output's dtype, any strides
         a, b = tensors
         if prepare is None or a._dtype is not compute or b._dtype is not compute:
