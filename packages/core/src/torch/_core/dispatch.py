@@ -607,7 +607,7 @@ def _cpu_fallback(op: Operator, cpu_kernel: Callable[..., Any], key: str) -> Cal
         for i in mutated:
             if (i < len(args) and isinstance(args[i], Tensor) and args[i] is not cpu_args[i]
                     and args[i]._storage._host is None):
-                args[i].copy_(cpu_args[i])
+                upcalls.copy_(args[i], cpu_args[i])  # the op library's copy_ (a slot)
         if device is None:
             return result
         if isinstance(result, Tensor):
