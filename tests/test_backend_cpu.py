@@ -757,3 +757,26 @@ def test_float32_transcendentals_within_2_ulp_of_double(torch):
         with np.errstate(all="ignore"):
             expected = fn(x_np.astype(np.float64)).astype(np.float32)
         _assert_ulp(out.numpy(), expected, ULP_OPS.get(op, 0), op)
+
+
+@pytest.mark.parametrize("shape, dim", [((50, 16), 0), ((4, 30, 9), 1), ((6, 5, 4, 8), 2),
+                                        ((7, 3), 0)])
+def test_index_select_copies_whole_slices_as_numpy_takes_them(torch, shape, dim) -> None:
+    # index_select's gather: whole contiguous slices per index (one block copy each), or
+    # element by element when the slice is short or strided
+    import numpy as np
+
+    source = torch.arange(float(np.prod(shape))).reshape(shape)
+    index = torch.tensor([2, 0, 2, 1, shape[dim] - 1])
+    expected = np.take(source.numpy(), index.numpy(), axis=dim)
+    assert np.array_equal(source.index_select(dim, index).numpy(), expected)
+    strided = source.transpose(0, -1)  # slices that are not contiguous
+    expected_strided = np.take(strided.numpy(), index.clamp(max=strided.shape[dim] - 1).numpy(),
+                               axis=dim)
+    got = strided.index_select(dim, index.clamp(max=strided.shape[dim] - 1))
+    assert np.array_equal(got.numpy(), expected_strided)
+    embedded = torch.nn.functional.embedding(torch.tensor([[1, 0], [2, 1]]), source.reshape(
+        shape[0], -1))
+    assert np.array_equal(embedded.numpy(), source.reshape(shape[0], -1).numpy()[[[1, 0], [2, 1]]])
+    with pytest.raises(IndexError, match="index out of range"):
+        source.index_select(dim, torch.tensor([shape[dim]]))

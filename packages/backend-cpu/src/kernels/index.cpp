@@ -12,6 +12,7 @@
 // the sequential one for any thread count.
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -90,6 +91,58 @@ void gather_bits(const Dims& shape, char* out, const Dims& out_strides, char* a,
                  }
                });
   });
+}
+
+// The trailing dims of `strides` after `dim` hold a row-major block of `shape` (the innermost
+// stride 1, each outer one the block below it): one contiguous run of `block` elements.
+bool dense_after(const Dims& shape, const Dims& strides, int dim, int64_t block) {
+  int64_t expect = 1;
+  for (size_t d = shape.size(); d-- > static_cast<size_t>(dim) + 1;) {
+    if (shape[d] != 1 && strides[d] != expect) return false;
+    expect *= shape[d];
+  }
+  return expect == block;
+}
+
+// index_select's shape of gather (the index varies along `dim` and the dims before it only,
+// the slices after `dim` whole and contiguous in both `out` and `a`): each index copies one
+// block of `block` elements. Returns false when the layout is not that one.
+bool gather_blocks(const Dims& shape, char* out, const Dims& out_strides, char* a,
+                   const Dims& a_shape, const Dims& a_strides, int dim, char* index,
+                   const Dims& index_strides, size_t size) {
+  int64_t block = 1;
+  for (size_t d = static_cast<size_t>(dim) + 1; d < shape.size(); ++d) {
+    if (index_strides[d] != 0 || shape[d] != a_shape[d]) return false;
+    block *= shape[d];
+  }
+  if (block < 8 || !dense_after(shape, out_strides, dim, block) ||
+      !dense_after(a_shape, a_strides, dim, block)) {
+    return false;
+  }
+  const Dims outer(shape.begin(), shape.begin() + dim + 1);
+  const Dims out_outer(out_strides.begin(), out_strides.begin() + dim + 1);
+  const Dims index_outer(index_strides.begin(), index_strides.begin() + dim + 1);
+  Dims a_outer(a_strides.begin(), a_strides.begin() + dim + 1);
+  a_outer[dim] = 0;  // the index supplies the position along dim
+  check_indices(outer, reinterpret_cast<uintptr_t>(index), index_outer, dim, a_shape[dim]);
+  const int64_t step = a_strides[dim] * static_cast<int64_t>(size);
+  const size_t bytes = static_cast<size_t>(block) * size;
+  Strided<3> nest;
+  if (!nest.build(outer, {&out_outer, &index_outer, &a_outer}, {size, sizeof(int64_t), size},
+                  0)) {
+    return true;
+  }
+  parallel_for(nest_size(nest), std::max<int64_t>(1, kMinWork / block),
+               [&](int64_t b, int64_t e) {
+    walk_range(nest, std::array<char*, 3>{out, index, a}, b, e,
+               [&](char* const* p, int64_t n, const int64_t* s) {
+                 for (int64_t i = 0; i < n; ++i) {
+                   const int64_t k = at<const int64_t>(p[1], i * s[1]);
+                   std::memcpy(p[0] + i * s[0], p[2] + i * s[2] + k * step, bytes);
+                 }
+               });
+  });
+  return true;
 }
 
 enum ScatterReduce { kNone = 0, kSum = 1, kProd = 2, kAmax = 3, kAmin = 4, kMean = 5 };
@@ -319,10 +372,14 @@ bool gather(int dtype, const Dims& index_shape, uintptr_t out, const Dims& out_s
       extents_overlap(out, index_shape, out_strides, size, a, a_shape, a_strides, size)) {
     return false;
   }
-  check_indices(index_shape, index, index_strides, dim, a_shape[dim]);
   char* o = reinterpret_cast<char*>(out);
   char* p = reinterpret_cast<char*>(a);
   char* ix = reinterpret_cast<char*>(index);
+  if (gather_blocks(index_shape, o, out_strides, p, a_shape, a_strides, dim, ix, index_strides,
+                    size)) {
+    return true;
+  }
+  check_indices(index_shape, index, index_strides, dim, a_shape[dim]);
   switch (size) {
     case 1:
       gather_bits<uint8_t>(index_shape, o, out_strides, p, a_strides, dim, ix, index_strides);
