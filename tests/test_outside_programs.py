@@ -148,6 +148,17 @@ def test_slice_bounds_from_tensors_and_numpy_integers_are_read_as_ints():
         x[:torch.tensor(2.0)]
 
 
+def test_slicing_again_with_another_tensor_bound_gives_the_new_length():
+    # the same call signature with a different bound value must not replay the first result
+    x = torch.arange(60.0)
+    for bound in (55, 35, 20):
+        stop = torch.tensor(bound, dtype=torch.int32)
+        assert x[:stop].shape == (bound,)
+        assert x[:stop - 1].shape == (bound - 1,)
+        assert x[stop:].shape == (60 - bound,)
+        assert x[stop:][0].item() == float(bound)
+
+
 def test_slice_assignment_with_a_tensor_bound():
     x = torch.zeros(5)
     x[torch.tensor(3):] = 1.0

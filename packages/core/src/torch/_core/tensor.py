@@ -702,16 +702,30 @@ def _basic_index(t: Tensor, index: Any) -> Tensor:
         elif item is Ellipsis:
             dim += ndim - consumed
         elif isinstance(item, slice):
-            step = 1 if item.step is None else item.step
+            start, stop, step = item.start, item.stop, item.step
+            if (start.__class__ not in _PLAIN_BOUNDS or stop.__class__ not in _PLAIN_BOUNDS
+                    or step.__class__ not in _PLAIN_BOUNDS):
+                start, stop, step = _index_bounds(start, stop, step)
+            step = 1 if step is None else step
             if step <= 0:
                 raise ValueError("slice step cannot be zero" if step == 0
                                  else "step must be greater than zero")
-            if not (item.start in (None, 0) and item.stop is None and step == 1):
-                out = view_ops.slice(out, dim, item.start, item.stop, step)
+            if not (start in (None, 0) and stop is None and step == 1):
+                out = view_ops.slice(out, dim, start, stop, step)
             dim += 1
         else:
             out = view_ops.select(out, dim, item)
     return view_ops.alias(t) if out is t else out
+
+
+# slice bounds the view operator takes as they are; any other (a 0-d integer tensor, a numpy
+# integer) is read through __index__ first, as PyTorch's indexing does: the operator's plans
+# key a tensor argument by its layout, not its value
+_PLAIN_BOUNDS = frozenset((int, type(None), SymInt))
+
+
+def _index_bounds(*bounds: Any) -> tuple[Any, ...]:
+    return tuple(b if b.__class__ in _PLAIN_BOUNDS else operator.index(b) for b in bounds)
 
 
 def _is_basic(i: Any) -> bool:
