@@ -442,3 +442,22 @@ def test_modes_see_every_call_of_planned_chains_views_and_mixed_dtypes():
     names = [name for name, _ in log.calls]
     for expected in ("sub", "chunk", "narrow", "add", "mul"):
         assert expected in names or any(n.startswith(expected + ".") for n in names)
+
+
+def test_a_tensor_passed_as_a_number_is_never_replayed_from_a_plan() -> None:
+    # x.narrow(0, t, 2) with a 0-d tensor t: a plan keys t by its layout, so a replay would
+    # reuse the first call's value; such signatures take the generic path every time
+    x = torch.arange(8.0)
+    m = torch.arange(8.0).reshape(2, 4)
+    calls = {
+        "narrow": (lambda v: x.narrow(0, v, 2)),
+        "select": (lambda v: x.select(0, v)),
+        "chunk": (lambda v: x.chunk(v + 1)[0]),
+        "split": (lambda v: x.split(v + 1)[0]),
+        "unsqueeze": (lambda v: x.unsqueeze(v)),
+        "sum": (lambda v: m.sum(v)),
+        "transpose": (lambda v: m.transpose(v, 1)),
+    }
+    for name, call in calls.items():
+        for v in (0, 1, 0, 1, 1, 0):
+            assert torch.equal(call(torch.tensor(v)), call(v)), (name, v)

@@ -374,7 +374,11 @@ def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str,
         # Plan on a later call.
         return result
     kind = _factory_kinds.get(op.qualname)
-    if kind is not None:
+    if _tensor_as_value(op, args, kwargs):
+        # A tensor where the schema takes a number (``x.narrow(0, t, 2)``, ``x.sum(t)``): the
+        # key holds its layout, not its value, so a plan would replay this call's value.
+        plan = None
+    elif kind is not None:
         plan = _factory_plan(op, args, kwargs, kind, result)
     elif rec or kwargs:
         plan = _make(op, args, rec, result, grad)
@@ -386,6 +390,20 @@ def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str,
             plans.clear()
         plans[key] = plan if plan is not None else _GENERIC
     return result
+
+
+def _tensor_as_value(op: _dispatch.Operator, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> bool:
+    """Whether a tensor is passed where ``op``'s schema takes a number or a list of them."""
+    params = op.schema.arguments
+    for i, a in enumerate(args):
+        if i < len(params) and not params[i].is_tensor and (
+                a.__class__ is Tensor or (isinstance(a, (list, tuple))
+                and any(isinstance(x, Tensor) for x in a))):
+            return True
+    by_name = {p.name: p for p in params}
+    return any(isinstance(v, Tensor) and n in by_name and not by_name[n].is_tensor
+               for n, v in kwargs.items())
 
 
 def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result: Any,
