@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import math
 import operator
+import os
+import subprocess
+import sys
 import warnings
 from functools import partial
 
@@ -113,6 +116,25 @@ def test_integer_overflow_wraps_as_in_the_generic_path():
         same(fast(a, b), generic(a, b))
 
 
+# Whether a call takes a tier depends on process-wide state earlier tests of a whole run may
+# leave (interned layouts' cached decisions, registered kernels); these two tests of the tiers
+# themselves run in a fresh interpreter (test_tiers_in_a_fresh_interpreter).
+fresh_interpreter = pytest.mark.skipif(
+    os.environ.get("PLAIT_FAST_PATH_FRESH") != "1",
+    reason="runs in a fresh interpreter: test_tiers_in_a_fresh_interpreter")
+
+
+def test_tiers_in_a_fresh_interpreter():
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+         "test_tiers_are_taken or test_tiers_see_new_primitive_kernels_and_their_removal"],
+        env={**os.environ, "PLAIT_FAST_PATH_FRESH": "1"}, capture_output=True, text=True,
+        cwd=os.path.dirname(__file__))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "2 passed" in proc.stdout, proc.stdout[-2000:]
+
+
+@fresh_interpreter
 def test_tiers_are_taken(generic_forbidden):
     a, b = torch.ones(3), torch.full((3,), 2.0)
     assert (a + b).tolist() == [3.0, 3.0, 3.0]
@@ -375,6 +397,7 @@ def test_tiers_respect_inference_mode():
     assert c.is_inference() and d.is_inference()
 
 
+@fresh_interpreter
 def test_tiers_see_new_primitive_kernels_and_their_removal():
     a, b = torch.ones(3), torch.ones(3)
     lib = torch.library.Library("prims", "IMPL", "CPU")
