@@ -69,9 +69,11 @@ from ._core.dtype import (
 )
 from ._core.generators import Generator, default_generator, initial_seed, manual_seed, seed
 from ._core.layout import (
+    _mkldnn,
     channels_last,
     channels_last_3d,
     contiguous_format,
+    jagged,
     layout,
     memory_format,
     preserve_format,
