@@ -94,6 +94,8 @@ def encode(value: Any, strides: bool) -> Any:
         # PyTorch's ihfft and some gradients are lazily conjugated views: numpy() needs them
         # resolved (values unchanged)
         t = value.detach().resolve_conj()
+        if t.is_sparse:  # a sparse gradient (sparse.mm's): compared as its dense values
+            t = t.to_dense()
         record = {"kind": "tensor", "dtype": str(t.dtype).removeprefix("torch."),
                   "shape": tuple(t.shape), "device": t.device.type}
         if strides:

@@ -52,11 +52,30 @@ def _require_complex(x: Tensor, op: str) -> None:
                            f"{scalar_type_name(x._dtype)}")
 
 
+def _fft_out(shape: Sequence[int], dt: Any, x: Tensor, dims: Sequence[int],
+             sort_signal: bool) -> Tensor:
+    """The result of a transform of ``x`` over ``dims``, laid out as PyTorch's CPU FFT lays it
+    out: the batch dims outermost (in ``x``'s memory order), then the transformed dims (in
+    ascending order for ``_fft_c2c``, as given for the real transforms) innermost."""
+    signal = sorted(dims) if sort_signal else list(dims)
+    batch = sorted((d for d in range(len(shape)) if d not in signal),
+                   key=lambda d: -x._stride[d])
+    order = batch + signal  # outermost to innermost
+    buf = new_tensor(tuple(shape[d] for d in order), dt, x._device)
+    if order == sorted(order):
+        return buf
+    inverse = [0] * len(order)
+    for position, d in enumerate(order):
+        inverse[d] = position
+    return buf.permute(inverse)
+
+
 def _c2c_kernel(self: Tensor, dim: Sequence[int], normalization: int,
                 forward: bool) -> Tensor:
     _require_complex(self, "_fft_c2c")
-    out = new_tensor(self._shape, self._dtype, self._device)
-    PRIMS.fft_c2c(out, self, _dims(dim, self.ndim), normalization, forward)
+    dims = _dims(dim, self.ndim)
+    out = _fft_out(self._shape, self._dtype, self, dims, True)
+    PRIMS.fft_c2c(out, self, dims, normalization, forward)
     return out
 
 
@@ -69,7 +88,7 @@ def _r2c_kernel(self: Tensor, dim: Sequence[int], normalization: int,
     shape = list(self._shape)
     if onesided:
         shape[dims[-1]] = shape[dims[-1]] // 2 + 1
-    out = new_tensor(tuple(shape), self._dtype.to_complex(), self._device)
+    out = _fft_out(shape, self._dtype.to_complex(), self, dims, False)
     PRIMS.fft_r2c(out, self, dims, normalization, onesided)
     return out
 
@@ -82,7 +101,7 @@ def _c2r_kernel(self: Tensor, dim: Sequence[int], normalization: int,
     x = resize_dim(self, dims[-1], last_dim_size // 2 + 1)
     shape = list(x._shape)
     shape[dims[-1]] = last_dim_size
-    out = new_tensor(tuple(shape), self._dtype.to_real(), self._device)
+    out = _fft_out(shape, self._dtype.to_real(), x, dims, False)
     PRIMS.fft_c2r(out, x, dims, normalization)
     return out
 
