@@ -24,9 +24,9 @@ class Variable(metaclass=_VariableMeta):
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = False,
                 volatile: bool = False) -> Any:  # type: ignore[misc]
         if data is None:
-            import torch
+            from .._aten.factories import empty
 
-            data = torch.empty(0)
+            data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         return data.detach().requires_grad_(requires_grad)
