@@ -425,6 +425,22 @@ def test_tiers_see_new_aten_kernels():
     assert (a * b).tolist() == [1.0, 1.0, 1.0]
 
 
+def test_tiers_see_new_kernels_after_their_layout_was_evicted():
+    # the table of interned layouts is bounded: a tensor may outlive its layout's entry, and a
+    # kernel registered afterwards must still be seen for it
+    a, b = torch.ones(3), torch.ones(3)
+    assert (a * b).tolist() == [1.0, 1.0, 1.0]  # the tier caches its decision on the layout
+    for n in range(4200):  # more shapes than the table holds
+        torch.empty(n + 100_000, dtype=torch.int8)
+    lib = torch.library.Library("aten", "IMPL", "CPU")
+    lib.impl("mul.Tensor", lambda x, y: torch.full((3,), 7.0))
+    try:
+        assert (a * b).tolist() == [7.0, 7.0, 7.0]
+    finally:
+        lib._destroy()
+    assert (a * b).tolist() == [1.0, 1.0, 1.0]
+
+
 def test_grad_tier_sees_a_new_autograd_kernel():
     a = torch.ones(3, requires_grad=True)
     lib = torch.library.Library("aten", "IMPL", "Autograd")

@@ -120,6 +120,12 @@ def _interned(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Layout 
         return None
     if lay is None:
         if len(_LAYOUTS) >= _MAX_LAYOUTS:
+            # Tensors and plans may still hold the evicted layouts, where a later kernel
+            # registration's invalidation (_forget_fast) no longer reaches them: retire them,
+            # so the tiers never use their cached decisions again.
+            for old in _LAYOUTS.values():
+                old.forget_fast()
+                old.fast = None
             _LAYOUTS.clear()
         lay = _LAYOUTS[key] = Layout(shape, dt, dev)
     return lay
