@@ -226,6 +226,10 @@ void launch(BoundKernel& bound, nb::handle global, nb::handle local, nb::args ar
 NB_MODULE(_C, m) {
   using namespace plait::xpu;
   m.doc() = "Native part of plait-backend-xpu: the OpenCL runtime, loaded at run time.";
+  // Kernels, plans and allocator blocks live in Python-level caches that the interpreter
+  // frees in no fixed order at exit; nanobind's exit-time leak report would list them as
+  // leaks although the process is ending and the memory is returned with it.
+  nb::set_leak_warnings(false);
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
