@@ -22,7 +22,9 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1 / sqrt(2 pi), phi(
 // Work per element relative to an add, for the parallel grain.
 constexpr int64_t kCost = 12;
 
-inline float erf_of(float x) { return vecmath::erf(x); }
+// float32 GELU reads the rational erf (3.6e-7 absolute error, a third of erf()'s time): PyTorch's
+// float32 GELU kernel reads an erf of 1.5e-7 absolute error, and torch.erf keeps its 2 ulp.
+inline float erf_of(float x) { return vecmath::erf_rational(x); }
 inline float exp_of(float x) { return vecmath::exp(x); }
 inline double exp_of(double x) { return std::exp(x); }
 
