@@ -18,7 +18,10 @@ from conftest import row_ids
 import torch
 from torch._core.symbolic import ShapeEnv
 from torch._subclasses import FakeTensor, FakeTensorMode
-from torch._subclasses.fake_tensor import DataDependentOutputException
+from torch._subclasses.fake_tensor import (
+    DataDependentOutputException,
+    UnsupportedFakeTensorException,
+)
 from torch.testing import _opdb
 
 ROWS = _opdb.load()
@@ -26,9 +29,6 @@ ROWS = _opdb.load()
 # Why a value-dependent result has no fake form (PyTorch's fake tensors raise here too).
 DATA = "the output's size or value depends on the input's data"
 ITEM = "the composite reads a value with item() (data the fake tensor does not hold)"
-# Not supported yet (PyTorch's fake tensors do support them): a FakeTensor stands on a meta
-# storage, and a sparse COO tensor has none to copy the metadata of.
-SPARSE = "fake tensors of sparse COO inputs are not supported yet"
 
 EXPECTED_FAILURES: dict[str, str] = {
     "Tensor.__getitem__": DATA + " (boolean masks)",
@@ -45,9 +45,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "repeat_interleave": DATA + " (repeats given as a tensor)",
     # PyTorch's istft checks the overlap-added window's minimum as a Python bool too
     "istft": ITEM + ": the window envelope's nonzero check",
-    "sparse.mm": SPARSE,
-    "sparse.addmm": SPARSE,
-    "sparse.sum": SPARSE,
 }
 
 
@@ -320,3 +317,25 @@ def test_data_dependent_sizes_under_a_fake_mode_raise_pytorchs_exception() -> No
                 fn(x)
     with pytest.raises(NotImplementedError):  # on the meta device: PyTorch's meta error
         torch.nonzero(torch.randn(3, device="meta"))
+
+
+def test_a_sparse_tensor_fakes_as_sparse_with_no_entries() -> None:
+    real = torch.tensor([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0]]).to_sparse()
+    hybrid = torch.arange(24.0).reshape(3, 4, 2).to_sparse(2)
+    mode = FakeTensorMode()
+    fake = mode.from_tensor(real)
+    # as PyTorch's: sparse, on the real device, with no entries (so coalescing is exact)
+    assert fake.layout == torch.sparse_coo and fake.device == real.device
+    assert fake.shape == real.shape and fake._nnz() == 0 and fake.is_coalesced()
+    assert mode.from_tensor(real) is fake
+    with mode:
+        product = torch.sparse.mm(fake, torch.ones(3, 5))
+        partial = torch.sparse.sum(mode.from_tensor(hybrid), (0,))
+        dense = fake.to_dense()
+    assert isinstance(product, FakeTensor) and product.shape == (2, 5)
+    assert product.stride() == torch.sparse.mm(real, torch.ones(3, 5)).stride()
+    expected_partial = torch.sparse.sum(hybrid, (0,))
+    assert partial.layout == torch.sparse_coo and partial.shape == expected_partial.shape
+    assert isinstance(dense, FakeTensor) and dense.shape == (2, 3)
+    with pytest.raises(UnsupportedFakeTensorException), mode:
+        torch.sparse.mm(real, torch.ones(3, 5))

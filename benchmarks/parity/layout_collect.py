@@ -143,7 +143,8 @@ def collect_layouts(opdb: Any, sections: tuple[str, ...] = ("meta", "fake")
                     ) -> dict[str, dict[tuple[str, str, int], dict[str, Any]]]:
     """For each of ``sections`` ("meta", "fake"): (row id, dtype, sample index) -> outcome,
     with the real result's layout under ``"real"``. The meta section skips samples without
-    tensor arguments (factories: nothing to move); the fake section runs them inside its
+    tensor arguments (factories: nothing to move) and rows marked ``supports_meta=False``
+    (a sparse input's meta copy would be a dense tensor); the fake section runs them inside its
     mode (one ``FakeTensorMode`` per op-database row)."""
     records: dict[str, dict[tuple[str, str, int], dict[str, Any]]] = {s: {} for s in sections}
     missing = None
@@ -163,7 +164,8 @@ def collect_layouts(opdb: Any, sections: tuple[str, ...] = ("meta", "fake")
                     "message": _short(f"making the samples: {sample}")}
             continue
         real = _real_layout(opdb, row, sample)
-        if "meta" in sections and opdb.has_tensors(torch, sample):
+        meta_rows = row.supports_meta is not False  # False: the row says it is not tried
+        if "meta" in sections and meta_rows and opdb.has_tensors(torch, sample):
             out = _run_meta(opdb, row, sample)
             records["meta"][(row_id, dtype, i)] = {**out, "name": sample.name, "real": real}
         if "fake" in sections:

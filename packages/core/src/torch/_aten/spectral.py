@@ -53,11 +53,13 @@ def _require_complex(x: Tensor, op: str) -> None:
 
 
 def _fft_out(shape: Sequence[int], dt: Any, x: Tensor, dims: Sequence[int],
-             sort_signal: bool) -> Tensor:
+             keep_last: bool) -> Tensor:
     """The result of a transform of ``x`` over ``dims``, laid out as PyTorch's CPU FFT lays it
-    out: the batch dims outermost (in ``x``'s memory order), then the transformed dims (in
-    ascending order for ``_fft_c2c``, as given for the real transforms) innermost."""
-    signal = sorted(dims) if sort_signal else list(dims)
+    out: the batch dims outermost, then the transformed dims innermost, each group in ``x``'s
+    memory order (largest stride first); a onesided transform's halved dim (``keep_last``)
+    stays innermost."""
+    movable = list(dims[:-1]) if keep_last else list(dims)
+    signal = sorted(movable, key=lambda d: -x._stride[d]) + ([dims[-1]] if keep_last else [])
     batch = sorted((d for d in range(len(shape)) if d not in signal),
                    key=lambda d: -x._stride[d])
     order = batch + signal  # outermost to innermost
@@ -74,7 +76,7 @@ def _c2c_kernel(self: Tensor, dim: Sequence[int], normalization: int,
                 forward: bool) -> Tensor:
     _require_complex(self, "_fft_c2c")
     dims = _dims(dim, self.ndim)
-    out = _fft_out(self._shape, self._dtype, self, dims, True)
+    out = _fft_out(self._shape, self._dtype, self, dims, False)
     PRIMS.fft_c2c(out, self, dims, normalization, forward)
     return out
 
@@ -88,7 +90,7 @@ def _r2c_kernel(self: Tensor, dim: Sequence[int], normalization: int,
     shape = list(self._shape)
     if onesided:
         shape[dims[-1]] = shape[dims[-1]] // 2 + 1
-    out = _fft_out(shape, self._dtype.to_complex(), self, dims, False)
+    out = _fft_out(shape, self._dtype.to_complex(), self, dims, True)
     PRIMS.fft_r2c(out, self, dims, normalization, onesided)
     return out
 
@@ -101,7 +103,7 @@ def _c2r_kernel(self: Tensor, dim: Sequence[int], normalization: int,
     x = resize_dim(self, dims[-1], last_dim_size // 2 + 1)
     shape = list(x._shape)
     shape[dims[-1]] = last_dim_size
-    out = _fft_out(shape, self._dtype.to_real(), x, dims, False)
+    out = _fft_out(shape, self._dtype.to_real(), x, dims, True)
     PRIMS.fft_c2r(out, x, dims, normalization)
     return out
 
@@ -219,7 +221,10 @@ def _c2c(fname: str, x: Any, dims: list[int], sizes: list[int | None], norm: str
     if dims and not x._dtype.is_complex:
         # a real signal: the full (two-sided) real transform, as PyTorch runs it, without a
         # complex copy of the input; the inverse transform is its conjugate
-        result = fft_r2c(_resized(x, dims, sizes), dims, code, False)
+        # (PyTorch transforms a real input's dims as a complex one's: in memory order, so
+        # the innermost of them is the one the real transform keeps last)
+        x = _resized(x, dims, sizes)
+        result = fft_r2c(x, sorted(dims, key=lambda d: -x._stride[d]), code, False)
         return result if forward else _cv.conj(result)
     x = _resized(promote(x, fname, True), dims, sizes)
     if not dims:  # nothing to transform: the promoted input
@@ -236,8 +241,14 @@ def _r2c(fname: str, x: Any, dims: list[int], sizes: list[int | None], norm: str
     code = normalization(norm, forward)
     if not dims:
         raise RuntimeError(f"{fname} must transform at least one axis")
-    result = fft_r2c(x, dims, code, True)
-    return result if forward else _cv.conj(result)
+    if forward:
+        return fft_r2c(x, dims, code, True)
+    # ihfft*: as PyTorch runs it, the onesided transform of the last dim, conjugated, then the
+    # inverse complex transform of the others (so the result has PyTorch's memory layout)
+    half = fft_r2c(x, dims[-1:], code, True)
+    if len(dims) == 1:
+        return _cv.conj(half)
+    return fft_c2c(_cv.conj_physical(half), dims[:-1], code, False)
 
 
 def _c2r(fname: str, x: Any, dims: list[int], sizes: list[int | None], norm: str | None,

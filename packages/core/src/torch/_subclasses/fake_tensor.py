@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import _functions, _refs
 from torch._aten import convert as _convert
-from torch._core import dispatch as _dispatch, symbolic as _symbolic
+from torch._core import dispatch as _dispatch, sparse as _sparse, symbolic as _symbolic
 from torch._core.tensor import Tensor, _disabled_torch_function_impl, contiguous_strides
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -161,6 +161,18 @@ class FakeTensorMode(TorchDispatchMode):
         memo = self._memo.get(id(tensor))
         if memo is not None and memo[0]() is tensor:
             return memo[1]
+        if _sparse.is_sparse(tensor):
+            # A sparse tensor has no storage: its fake holds fake indices and values with no
+            # entries (as PyTorch's does), so that the sparse kernels' data-dependent steps
+            # (coalescing) have nothing to depend on and the results' metadata are exact.
+            indices = torch.empty((tensor._sparse_dim, 0), dtype=torch.int64, device="meta")
+            values = torch.empty((0,) + tuple(tensor._sparse_values._shape[1:]),
+                                 dtype=tensor._dtype, device="meta")
+            fake_sparse = _sparse.make(_wrap(self, indices, tensor.device),
+                                       _wrap(self, values, tensor.device), tensor._shape, True)
+            fake_sparse._requires_grad = tensor.requires_grad
+            self._memo[id(tensor)] = (weakref.ref(tensor), fake_sparse)  # type: ignore[assignment]
+            return fake_sparse  # type: ignore[return-value]
         static = self.static_shapes if static_shapes is None else static_shapes
         shape, stride = tensor._shape, tensor._stride
         if not static and tensor.is_contiguous():
@@ -213,24 +225,34 @@ class FakeTensorMode(TorchDispatchMode):
         devices: list[tuple[torch.device, bool]] = []  # (device, is a 0-d tensor)
 
         def unwrap(x: Any) -> Any:
+            if _sparse.is_sparse(x):
+                # the sparse kernels run on a sparse meta tensor over its parts' metadata
+                if not isinstance(x._sparse_values, FakeTensor):
+                    x = unwrap_real(x)
+                devices.append((x.device, x._shape == ()))
+                return _sparse.make(_unwrap(x._sparse_indices), _unwrap(x._sparse_values),
+                                    x._shape, x._coalesced)
             if isinstance(x, FakeTensor):
                 if x.fake_mode is not self:
                     raise RuntimeError(f"{func}: a FakeTensor of another FakeTensorMode")
             elif isinstance(x, Tensor):
                 if x._device.type == "meta":
                     return x
-                if not self.allow_non_fake_inputs:
-                    raise UnsupportedFakeTensorException(
-                        f"{func}: a real tensor reached FakeTensorMode. Convert every tensor "
-                        "with mode.from_tensor(...) first, or make the mode with "
-                        "allow_non_fake_inputs=True.")
-                x = self.from_tensor(x)
+                x = unwrap_real(x)
             else:
                 return x
             devices.append((x._device, x._shape == ()))
             meta = _unwrap(x)
             originals[id(meta)] = x
             return meta
+
+        def unwrap_real(x: Tensor) -> Any:
+            if not self.allow_non_fake_inputs:
+                raise UnsupportedFakeTensorException(
+                    f"{func}: a real tensor reached FakeTensorMode. Convert every tensor "
+                    "with mode.from_tensor(...) first, or make the mode with "
+                    "allow_non_fake_inputs=True.")
+            return self.from_tensor(x)
 
         meta_args = [
             [unwrap(v) for v in a] if isinstance(a, (list, tuple)) else unwrap(a) for a in args]
@@ -271,6 +293,10 @@ class FakeTensorMode(TorchDispatchMode):
 
     def _wrap_result(self, result: Any, originals: dict[int, FakeTensor],
                      device: torch.device) -> Any:
+        if _sparse.is_sparse(result):
+            return _sparse.make(_wrap(self, result._sparse_indices, device),
+                                _wrap(self, result._sparse_values, device), result._shape,
+                                result._coalesced)
         if isinstance(result, Tensor):
             fake = originals.get(id(result))
             if fake is not None and fake._device == device:
