@@ -1,36 +1,25 @@
-"""``torch.fx``: graphs of tensor programs (plait-compile, docs/architecture.md).
+"""``torch.fx``: programs as graphs of Python-level operations (plait-compile).
 
-This distribution adds ``torch.fx`` to plait-core's ``torch`` package. ``Graph``, ``Node``,
-``GraphModule``, ``symbolic_trace``, ``Interpreter`` and readable ``.code`` arrive with the
-compile issue. Until then the names libraries mention in signatures and ``isinstance`` checks
-exist (so they import), and creating one raises ``NotImplementedError`` saying so.
+``symbolic_trace(module)`` runs a module on :class:`Proxy` objects and records what it does as
+a :class:`Graph` of :class:`Node` s; a :class:`GraphModule` runs a graph as the ``forward`` it
+generates (readable in ``gm.code``). :class:`Interpreter` and :class:`Transformer` run graphs
+node by node, ``subgraph_rewriter.replace_pattern`` rewrites them, ``passes.shape_prop``
+annotates them with shapes, and ``experimental.proxy_tensor.make_fx`` records aten-level graphs
+through the dispatcher. See packages/compile/README.md for the choices made where PyTorch's
+documentation is silent.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from torch.fx import immutable_collections
+from torch.fx._symbolic_trace import PH, Tracer, symbolic_trace, wrap
+from torch.fx.graph import Graph
+from torch.fx.graph_module import GraphModule
+from torch.fx.interpreter import Interpreter, Transformer
+from torch.fx.node import Node, has_side_effect, map_arg
+from torch.fx.proxy import Proxy
+from torch.fx.subgraph_rewriter import replace_pattern
 
-__all__ = ["Graph", "GraphModule", "Node"]
-
-_NOT_YET = ("torch.fx.{name} is not implemented in Plait yet (it arrives with plait-compile's "
-            "graph capture)")
-
-
-class _NotYet:
-    """A torch.fx class that cannot be created yet: no instance ever exists, so ``isinstance``
-    answers False and annotations resolve."""
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(_NOT_YET.format(name=cls.__name__))
-
-
-class Graph(_NotYet):
-    """A graph of operations (not implemented yet)."""
-
-
-class Node(_NotYet):
-    """One operation of a :class:`Graph` (not implemented yet)."""
-
-
-class GraphModule(_NotYet):
-    """A module whose forward runs a :class:`Graph` (not implemented yet)."""
+__all__ = ["PH", "Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer",
+           "Transformer", "has_side_effect", "immutable_collections", "map_arg",
+           "replace_pattern", "symbolic_trace", "wrap"]
