@@ -17,7 +17,7 @@ import sys as _sys
 import threading as _threading
 from typing import Any as _Any
 
-from . import _builtin_backends, _device_modules as _dm, _subpackages, backends
+from . import _builtin_backends, _device_modules as _dm, _provided_names, _subpackages, backends
 from ._compile_api import compile
 from ._core import (
     config as _config,
@@ -213,7 +213,19 @@ def __getattr__(name: str) -> _Any:
             with _lazy_lock:
                 value = globals()[name] = getattr(_functions, name)
                 return value
+    if name in _provided_names.PROVIDED:  # torch.dropout...: defined by plait-nn
+        with _lazy_lock:
+            value = globals()[name] = _provided_names.load(name)
+            return value
     raise AttributeError(f"module 'torch' has no attribute '{name}'")
+
+
+def __dir__() -> list[str]:
+    # what __getattr__ would find too, as dir(torch) lists it in PyTorch (this loads the op
+    # surface, as the first torch.<op> would)
+    _functions = _importlib.import_module("torch._functions")
+    return sorted({*globals(), *_LAZY, *_functions.__all__, *_provided_names.PROVIDED,
+                   *(s for s in _subpackages.SUBPACKAGES if "." not in s)})
 
 
 def typename(obj: _Any) -> str:
