@@ -59,6 +59,7 @@ OP_MODULES = (
     "_aten.queries",
     "_fused.special",
     "_aten.sparse",
+    "linalg._torch_level",
 )
 
 __all__: list[str] = []

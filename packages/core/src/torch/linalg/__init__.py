@@ -52,6 +52,7 @@ from ._composites import (
     tensorsolve,
     vander,
 )
+from ._householder import householder_product
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eig", "eigh", "eigvals",
@@ -59,7 +60,7 @@ __all__ = [
     "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
     "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
     "cond", "diagonal", "matrix_exp", "tensorinv", "tensorsolve", "vander", "solve_ex",
-    "lu_solve",
+    "lu_solve", "householder_product",
 ]
 
 # The public functions behind the __torch_function__ entry, once (identity never changes).
