@@ -304,8 +304,11 @@ class Tracer(TracerBase):
                 for module in self._autowrap_modules:
                     patcher.autowrap(vars(module), self._autowrap_function_ids)
                 result = call(*args, **kwargs)
+                return_type = getattr(fn, "__annotations__", {}).get("return")
+                if isinstance(return_type, str):
+                    return_type = None  # a string annotation cannot be evaluated here
                 self.create_node("output", "output", (self.create_arg(result),), {},
-                                 type_expr=getattr(fn, "__annotations__", {}).get("return"))
+                                 type_expr=return_type)
         finally:
             _is_fx_tracing_flag = previous_flag
             self.submodule_paths = None

@@ -225,8 +225,11 @@ def replace_pattern_with_filters(
                 _copy_attr(replacement_module, gm, str(node.target))
 
     results: list[ReplacedPatterns] = []
+    # an earlier replacement's outputs stand for the nodes it removed, which a later match
+    # may have taken as inputs
+    replaced_by: dict[Node, Node] = {}
     for match in matches:
-        m = match.nodes_map
+        m = {p: replaced_by.get(g, g) for p, g in match.nodes_map.items()}
         val_map = {rp: m[pp] for rp, pp in zip(replacement_placeholders, matcher.placeholders)}
         matched = [g for p, g in m.items() if p.op != "placeholder"]
         position = {n: i for i, n in enumerate(original.nodes)}
@@ -240,6 +243,7 @@ def replace_pattern_with_filters(
                              f"replacement {len(new_outputs)}")
         for pattern_out, new in zip(matcher.returning, new_outputs):
             m[pattern_out].replace_all_uses_with(new)
+            replaced_by[m[pattern_out]] = new
         for node in sorted(matched, key=position.__getitem__, reverse=True):
             if not node.users:
                 original.erase_node(node)

@@ -255,8 +255,15 @@ def _repeat_kernel(self: Tensor, repeats: list[int]) -> Tensor:
     return _copy_of(x.expand(sizes)).view(final)
 
 
+def _sym_size_kernel(self: Tensor, dim: int) -> Any:
+    # the size of one dimension (a SymInt for a fake tensor with symbolic sizes): the node
+    # torch.fx's make_fx records where a traced program reads a size
+    return self._shape[wrap_dim(dim, self.ndim)]
+
+
 def _define_aten() -> dict[str, _dispatch.Operator]:
     table = {
+        "sym_size.int": ("sym_size.int(Tensor self, int dim) -> SymInt", _sym_size_kernel),
         "cat": ("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_kernel),
         "flip": ("flip(Tensor self, int[] dims) -> Tensor", _flip_kernel),
         "roll": ("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", _roll_kernel),
