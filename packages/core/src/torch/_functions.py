@@ -23,6 +23,7 @@ from ._core.tensor import Tensor
 
 OP_MODULES = (
     "_aten.views",
+    "_aten.inplace_views",
     "_core.promotion",
     "_aten.factories",
     "_aten.convert",
