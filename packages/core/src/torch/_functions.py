@@ -37,6 +37,7 @@ OP_MODULES = (
     "_aten.creation",
     "_aten.random",
     "_aten.gamma_sampling",
+    "_aten.poisson_sampling",
     "_aten.linalg",
     "_aten.spectral",
     "_aten.windows",
