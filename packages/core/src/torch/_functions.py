@@ -54,6 +54,8 @@ OP_MODULES = (
     "_fused.distances",
     "_fused.membership",
     "_fused.statistics",
+    "_fused.gradient",
+    "_fused.histogramdd",
     "_fused.factorizations",
     "_fused.products",
     "_fused.integer_math",

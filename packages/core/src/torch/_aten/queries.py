@@ -12,7 +12,7 @@ from typing import Any
 from .._core import dtype as _dtype
 from .._core.tensor import Tensor
 
-__all__ = ["detach", "is_complex"]
+__all__ = ["detach", "is_complex", "is_same_size"]
 
 
 def is_complex(input: Tensor) -> bool:
@@ -38,7 +38,10 @@ def get_device(self: Tensor) -> int:
 
 
 def is_same_size(self: Tensor, other: Tensor) -> bool:
-    """Whether ``self`` and ``other`` have the same shape."""
+    """Whether ``self`` and ``other`` have the same shape (``torch.is_same_size`` too)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"is_same_size(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
     return tuple(self.shape) == tuple(other.shape)
 
 
