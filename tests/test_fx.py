@@ -418,6 +418,22 @@ def test_proxy_protocol_records_operators() -> None:
     torch.testing.assert_close(gm(x, y), f(x, y))
 
 
+def test_augmented_assignment_and_setitem_write_in_place() -> None:
+    def f(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        x += y
+        z = x.clone()
+        z[0] = 5.0
+        return z
+
+    gm = fx.symbolic_trace(f)
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert targets == [operator.iadd, operator.setitem]
+    assert not gm.graph.eliminate_dead_code()  # both writes are kept
+    a, b = torch.zeros(3), torch.ones(3)
+    torch.testing.assert_close(gm(a, b), torch.tensor([5.0, 1.0, 1.0]))
+    torch.testing.assert_close(a, torch.ones(3))  # the input was written, as in eager
+
+
 def test_control_flow_and_iteration_raise() -> None:
     def branch(x: torch.Tensor) -> torch.Tensor:
         if x.sum() > 0:
@@ -709,6 +725,18 @@ def test_make_fx_multi_output_in_place_and_constants() -> None:
     want = f(x)
     torch.testing.assert_close(got[0], want[0])
     torch.testing.assert_close(got[1], want[1])
+
+
+def test_make_fx_module_parameters_become_constants() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+    x = torch.randn(2, 4)
+    gm = make_fx(model, tracing_mode="fake")(x)
+    assert [n.target for n in gm.graph.nodes if n.op == "placeholder"] == ["input_1"]
+    consts = [n.target for n in gm.graph.nodes if n.op == "get_attr"]
+    assert consts == ["_param_constant0", "_param_constant1"]
+    assert gm._param_constant0 is model[0].weight
+    torch.testing.assert_close(gm(x), model(x))
 
 
 def test_make_fx_decomposition_table_and_bad_mode() -> None:

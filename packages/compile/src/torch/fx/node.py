@@ -45,7 +45,11 @@ def _init_side_effects() -> None:
         fn = getattr(torch, name, None)
         if fn is not None:
             _side_effectful_functions.add(fn)
-    _side_effectful_functions.add(operator.setitem)
+    # writes into an argument: removing the call would lose the write
+    _side_effectful_functions.update((
+        operator.setitem, operator.iadd, operator.isub, operator.imul, operator.itruediv,
+        operator.ifloordiv, operator.imod, operator.ipow, operator.ilshift,
+        operator.irshift, operator.iand, operator.ior, operator.ixor, operator.imatmul))
 
 
 _init_side_effects()

@@ -283,7 +283,16 @@ _UNARY_OR_OTHER = {
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "gt": operator.gt,
     "le": operator.le, "ge": operator.ge,
 }
-for _name, _fn in {**_MAGIC, **_UNARY_OR_OTHER}.items():
+# augmented assignment: ``x += y`` on a tensor writes x, so it is recorded as operator.iadd
+# (not as an add that rebinds the name)
+_IN_PLACE = {
+    "iadd": operator.iadd, "isub": operator.isub, "imul": operator.imul,
+    "itruediv": operator.itruediv, "ifloordiv": operator.ifloordiv, "imod": operator.imod,
+    "ipow": operator.ipow, "ilshift": operator.ilshift, "irshift": operator.irshift,
+    "iand": operator.iand, "ior": operator.ior, "ixor": operator.ixor,
+    "imatmul": operator.imatmul, "setitem": operator.setitem,
+}
+for _name, _fn in {**_MAGIC, **_UNARY_OR_OTHER, **_IN_PLACE}.items():
     setattr(Proxy, f"__{_name}__", _magic(_name, _fn))
 for _name, _fn in _MAGIC.items():
     setattr(Proxy, f"__r{_name}__", _reflected(_name, _fn))

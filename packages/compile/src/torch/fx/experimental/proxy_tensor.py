@@ -76,7 +76,7 @@ class _Tracker:
         self.tensors: dict[int, tuple[Any, Node | _LazyItem]] = {}
         self.symbols: dict[str, tuple[Node, int]] = {}  # symbol name -> (input, dim)
         self.sym_nodes: dict[int, tuple[Any, Node]] = {}  # id(SymNode) -> (it, its node)
-        self.constants = 0
+        self.constants: dict[str, int] = {}
 
     # -- tensors ------------------------------------------------------------------------------
 
@@ -97,8 +97,11 @@ class _Tracker:
 
     def constant(self, tensor: torch.Tensor) -> Node:
         """A tensor the function captured: an attribute of the traced module."""
-        name = f"_tensor_constant{self.constants}"
-        self.constants += 1
+        # named as PyTorch names them: parameters apart from other captured tensors
+        kind = "param" if isinstance(tensor, nn.Parameter) else "tensor"
+        count = self.constants.get(kind, 0)
+        self.constants[kind] = count + 1
+        name = f"_{kind}_constant{count}"
         from torch._subclasses.fake_tensor import FakeTensor
 
         if isinstance(tensor, FakeTensor):
@@ -244,7 +247,9 @@ class _ProxyMode(TorchDispatchMode):
 def _placeholder_names(f: Callable[..., Any], args: tuple[Any, ...]) -> list[str]:
     """``x_1`` for argument ``x`` (``xs_1, xs_2`` for the leaves of a structured one)."""
     try:
-        params = list(inspect.signature(f).parameters.values())
+        # a module is named by its forward's parameters (its __call__ takes *args)
+        target = f.forward if isinstance(f, nn.Module) else f
+        params = list(inspect.signature(target).parameters.values())
     except (TypeError, ValueError):
         params = []
     names: list[str] = []
