@@ -705,6 +705,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if not isinstance(input, Tensor):
         raise TypeError(f"multinomial(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
+    if isinstance(num_samples, Tensor):  # a 0-d integer tensor, as PyTorch's parser reads an int
+        num_samples = num_samples.__index__()
     return write_out(out, ATEN["multinomial"](input, num_samples, replacement,
                                               generator=generator))
 

@@ -996,6 +996,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
          out: Any = None) -> Any:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, in order."""
     _check_ordered("topk", input)
+    if isinstance(k, Tensor):  # a 0-d integer tensor, as PyTorch's parser reads an int
+        k = k.__index__()
     return return_types.topk(_write_outs(out, ATEN["topk"](input, k, dim, largest, sorted)))
 
 
