@@ -22,7 +22,14 @@ import pytest
 import torch
 
 XC = pytest.importorskip("plait_backend_xpu._C", reason="plait-backend-xpu is not installed")
-from plait_backend_xpu import device_module as xpu_module, kernels as xpu_kernels, render  # noqa: E402
+from plait_backend_xpu import (  # noqa: E402
+    device_module as xpu_module,
+    kernels as xpu_kernels,
+    pointwise,
+    render,
+    render_matmul,
+    render_reduce,
+)
 
 COUNT, REASON = XC.device_count("all")
 needs_device = pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}")
@@ -286,6 +293,244 @@ def test_declined_cases_fall_back_to_the_cpu():
     assert xpu_kernels.CALLS["add"] == adds
 
 
+# -- the primitive table on the device ------------------------------------------------------
+
+# Primitives still served by the CPU fallback on xpu: a kernel added for one of them must take
+# it off this list (and one that loses its kernel fails here).
+STILL_FALLING_BACK = {
+    "gather", "scatter_", "nonzero", "sort", "topk", "searchsorted", "random_bits_",
+    "convolution", "fft_c2c", "fft_r2c", "fft_c2r",
+}
+
+
+@needs_device
+def test_which_primitives_fall_back():
+    from torch.testing._conformance import coverage
+
+    rows = {row.name.removeprefix("prims::"): row.status for row in coverage("xpu")
+            if row.name.startswith("prims::")}
+    falling_back = {name for name, status in rows.items() if status == "cpu fallback"}
+    assert falling_back == STILL_FALLING_BACK
+    assert all(rows[name] == "native" for name in rows if name not in STILL_FALLING_BACK)
+
+
+def _operand(name: str, dtype: str, shape: tuple[int, ...], index: int) -> torch.Tensor:
+    """Sample values for input ``index`` of elementwise primitive ``name`` in ``dtype``, from
+    the op table's sample domain for it (the conformance suite's makers), on the CPU."""
+    from torch._core import op_tables
+    from torch.testing._conformance import samples
+
+    domain = op_tables.primitive_domain(name)
+    values = samples._maker(domain[index])(samples.Gen(index + 7), shape, samples.dtype(dtype))
+    if dtype == "bfloat16":  # the storage holds bfloat16 bits
+        return torch.from_numpy(values.astype(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(values))
+
+
+def _run_both(name: str, out_dtype: str, inputs: list[torch.Tensor], shape: tuple[int, ...],
+              **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
+    """Primitive ``name`` on the CPU and on xpu (inputs moved there as views of the same
+    layout), the xpu result read back."""
+    prim = torch.backends.contract.primitive(name)
+    dt = getattr(torch, out_dtype)
+    want = torch.empty(shape, dtype=dt)
+    prim(want, *inputs, **kwargs)
+    got = torch.empty(shape, dtype=dt, device="xpu")
+    moved = []
+    for t in inputs:  # keep each input's strides: a transposed or broadcast view stays one
+        base = t.as_strided((t.untyped_storage().nbytes() // t.element_size(),), (1,), 0)
+        moved.append(base.to("xpu").as_strided(t.shape, t.stride(), t.storage_offset()))
+    before = xpu_kernels.CALLS[name]
+    prim(got, *moved, **kwargs)
+    assert xpu_kernels.CALLS[name] == before + 1, f"{name} did not run on the device"
+    return got.cpu(), want
+
+
+def _assert_matches(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
+    tolerance = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5),
+                 torch.float32: (1.3e-6, 1e-5), torch.float64: (1e-7, 1e-7)}
+    rtol, atol = tolerance.get(want.dtype, (0, 0))
+    torch.testing.assert_close(got, want, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m:
+                               f"{what}: {m}")
+
+
+def _first_dtypes(name: str) -> list[str]:
+    """float32 where the primitive takes it, and int32/int8/bool where it takes them: one
+    program per dtype kind keeps this test fast (the conformance suite runs every dtype)."""
+    from torch._core import op_tables
+
+    dtypes = op_tables.primitive_dtypes(name)
+    return [d for d in ("float32", "int32", "bool") if d in dtypes]
+
+
+ELEMENTWISE = [(kind, name) for kind in ("unary", "binary", "compare")
+               for name in __import__("torch._core.op_tables", fromlist=["x"]).primitives(kind)
+               if name != "div"]
+
+
+@needs_device
+@pytest.mark.parametrize("kind,name", ELEMENTWISE, ids=[n for _, n in ELEMENTWISE])
+def test_elementwise_rows_match_the_cpu(kind, name):
+    from torch._core import op_tables
+
+    row = next(r for r in op_tables.POINTWISE if r.prim == name)
+    arity = 1 if kind == "unary" else 2
+    for dtype in _first_dtypes(name):
+        # a transposed first operand and a broadcast row: the strided kernel, stride 0
+        a = _operand(name, dtype, (5, 4), 0).t()
+        inputs = [a] + [_operand(name, dtype, (1, 5), 1).expand(4, 5) for _ in range(arity - 1)]
+        out_dtype = "bool" if kind == "compare" or row.promotion == "to_bool" else dtype
+        got, want = _run_both(name, out_dtype, inputs, (4, 5))
+        _assert_matches(got, want, f"{name}[{dtype}]")
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int64", "float16", "bfloat16",
+                                   "float64"])
+def test_elementwise_every_dtype(dtype):
+    from torch._core import op_tables
+
+    for name in ("neg", "abs", "sign", "sqrt", "floor", "maximum", "pow", "remainder",
+                 "nextafter", "bitwise_right_shift", "lt", "logical_xor"):
+        if dtype not in op_tables.primitive_dtypes(name):
+            continue
+        arity = 1 if name in op_tables.primitives("unary") else 2
+        inputs = [_operand(name, dtype, (3, 7), k)[:, ::2] for k in range(arity)]  # strided
+        out_dtype = "bool" if name in ("lt", "logical_xor") else dtype
+        got, want = _run_both(name, out_dtype, inputs, (3, 4))
+        _assert_matches(got, want, f"{name}[{dtype}]")
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "int8"])
+def test_div_rounding_modes(dtype):
+    a = _operand("div", dtype, (6, 5), 0)
+    b = _operand("div", dtype, (6, 5), 1)
+    modes = ["trunc", "floor"] + ([None] if "float" in dtype else [])
+    for mode in modes:
+        got, want = _run_both("div", dtype, [a, b], (6, 5), rounding_mode=mode)
+        _assert_matches(got, want, f"div[{dtype}, {mode}]")
+
+
+@needs_device
+def test_integer_division_by_zero_gives_zero_without_a_trap():
+    a = torch.tensor([7, -7, -(2**63)], dtype=torch.int64).to("xpu")
+    zero = torch.zeros(3, dtype=torch.int64, device="xpu")
+    minus_one = torch.full((3,), -1, dtype=torch.int64, device="xpu")
+    out = torch.empty(3, dtype=torch.int64, device="xpu")
+    prim = torch.backends.contract.primitive
+    prim("div")(out, a, zero, rounding_mode="trunc")
+    assert out.cpu().tolist() == [0, 0, 0]
+    prim("remainder")(out, a, zero)
+    assert out.cpu().tolist() == [0, 0, 0]
+    prim("div")(out, a, minus_one, rounding_mode="floor")  # the minimum wraps
+    assert out.cpu().tolist() == [-7, 7, -(2**63)]
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "int16", "bool", "complex64", "bfloat16"])
+def test_where_selects_raw_words(dtype):
+    condition = torch.tensor([[True, False, True], [False, False, True]])
+    a = torch.arange(6).reshape(2, 3).to(getattr(torch, dtype))
+    b = torch.full((1, 3), 1, dtype=getattr(torch, dtype)).expand(2, 3)
+    got, want = _run_both("where", dtype, [condition, a, b], (2, 3))
+    assert torch.equal(got, want)
+
+
+@needs_device
+@pytest.mark.parametrize("dtype,start,step", [("float32", 0.5, 0.25), ("int64", 5, -3),
+                                              ("float16", -3, 0.1), ("int8", 100, 1)])
+def test_arange(dtype, start, step):
+    got, want = _run_both("arange_", dtype, [], (17,), start=start, step=step)
+    _assert_matches(got, want, f"arange_[{dtype}]")
+
+
+REDUCE_DTYPES = ["float32", "float64", "float16", "bfloat16", "int32", "int8", "bool"]
+
+
+@needs_device
+@pytest.mark.parametrize("name", ["sum", "prod", "amax", "amin", "any", "all"])
+def test_reductions_match_the_cpu(name):
+    from torch._core import op_tables
+
+    row = next(r for r in op_tables.REDUCTIONS if r.prim == name)
+    low, high = row.domain[0] if isinstance(row.domain[0], tuple) else (-5, 5)
+    rng = np.random.default_rng(3)
+    for dtype in REDUCE_DTYPES:
+        if dtype not in row.dtypes:
+            continue
+        base = torch.from_numpy(rng.uniform(low, high, (6, 300))).to(getattr(torch, dtype))
+        out_dtype = "bool" if name in ("any", "all") else dtype
+        for dims, a in (([1], base), ([0], base.t()), ([0, 1], base[:, ::3]), ([1], base[:2])):
+            shape = tuple(1 if d in dims else s for d, s in enumerate(a.shape))
+            got, want = _run_both(name, out_dtype, [a], shape, dims=dims)
+            tolerance = {"float32": (1e-5, 1e-4), "float16": (1e-3, 1e-3),
+                         "bfloat16": (1.6e-2, 1e-2)}.get(dtype, (1e-7, 1e-7))
+            what = f"{name}[{dtype}] {dims}"
+            torch.testing.assert_close(got, want, rtol=tolerance[0], atol=tolerance[1],
+                                       equal_nan=True, msg=lambda m, what=what: f"{what}: {m}")
+
+
+@needs_device
+@pytest.mark.parametrize("name", ["argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"])
+def test_index_reductions_and_scans_match_the_cpu(name):
+    rng = np.random.default_rng(4)
+    for dtype in ("float32", "int64", "float16"):
+        base = torch.from_numpy(rng.integers(-3, 4, (5, 40)).astype(np.float64))
+        base = base.to(getattr(torch, dtype))  # small integers: ties occur
+        if dtype != "int64":
+            base[1, 3] = float("nan")
+        for dim, a in ((1, base), (0, base.t()), (1, base[:, ::2])):
+            if name.startswith("arg"):
+                shape = tuple(1 if d == dim else s for d, s in enumerate(a.shape))
+                got, want = _run_both(name, "int64", [a], shape, dim=dim)
+                assert torch.equal(got, want), f"{name}[{dtype}]"
+            elif name in ("cummax", "cummin"):
+                prim = torch.backends.contract.primitive(name)
+                values, indices = torch.empty_like(a), torch.empty(a.shape, dtype=torch.int64)
+                prim(values, indices, a, dim)
+                x = a.to("xpu")
+                gv, gi = torch.empty_like(x), torch.empty(a.shape, dtype=torch.int64,
+                                                          device="xpu")
+                prim(gv, gi, x, dim)
+                assert torch.equal(gi.cpu(), indices), f"{name}[{dtype}]"
+                torch.testing.assert_close(gv.cpu(), values, equal_nan=True)
+            else:
+                got, want = _run_both(name, dtype, [a], tuple(a.shape), dim=dim)
+                torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3, equal_nan=True)
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "bool"])
+def test_tiled_matmul_matches_the_cpu(dtype):
+    rng = np.random.default_rng(5)
+    dt = getattr(torch, dtype)
+
+    def values(*shape):
+        return torch.from_numpy(rng.integers(-3, 4, shape).astype(np.float64)).to(dt)
+
+    cases = [
+        ((37, 19), values(37, 50), values(50, 19)),  # edges of 16 x 16 tiles
+        ((2, 3, 17, 5), values(2, 3, 17, 33), values(5, 33).t().expand(2, 3, 33, 5)),
+        ((4, 9, 6), values(4, 6, 9).transpose(1, 2), values(4, 6, 6)[:, :, :6]),
+    ]
+    for shape, a, b in cases:
+        got, want = _run_both("matmul", dtype, [a, b], shape)
+        tolerance = {"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2)}.get(dtype, (0, 0))
+        torch.testing.assert_close(got, want, rtol=tolerance[0], atol=tolerance[1])
+
+
+@needs_device
+def test_matmul_through_the_public_api():
+    a = torch.arange(12.0).reshape(3, 4)
+    b = torch.arange(8.0).reshape(4, 2)
+    calls = xpu_kernels.CALLS["matmul"]
+    with no_fallback():
+        got = (a.to("xpu") @ b.to("xpu")).cpu()
+    assert xpu_kernels.CALLS["matmul"] == calls + 1
+    np.testing.assert_array_equal(got.numpy(), a.numpy() @ b.numpy())
+
+
 def test_renderer_emits_opencl_and_cuda_from_one_table():
     opencl = render.render_elementwise(render.OPENCL, "add", "{a} + {b}", "float16",
                                        ("float16", "float16"), rank=2)
@@ -298,4 +543,20 @@ def test_renderer_emits_opencl_and_cuda_from_one_table():
     assert "__global" not in cuda.source.replace("__global__", "")
     # three buffers; n, three offsets, two sizes, 2 x 3 strides
     assert opencl.signature == cuda.signature == "bbb" + "l" * 12
-    assert render.supports("div", "float32") and not render.supports("div", "int32")
+    assert pointwise.supports("div", "float32") and not pointwise.supports("div", "int32")
+    # every row renders in both dialects (helpers included), and so do reductions and matmul
+    for name, row in pointwise.ROWS.items():
+        for dialect in (render.OPENCL, render.CUDA):
+            for dtype in ("float32", "float64", "int64", "uint8", "bool", "bfloat16"):
+                expression, raw = row.expression(dtype)
+                if expression is None:
+                    continue
+                rendered = render.render_elementwise(
+                    dialect, name, expression, "bool" if row.writes_bool else dtype,
+                    (dtype,) * (1 if name in pointwise.UNARY else 2), rank=1, raw=raw,
+                    helpers=pointwise.helpers_source(dialect, row, dtype))
+                assert f"plait_{name}_" in rendered.source
+    cuda_sum = render_reduce.render_reduction(render.CUDA, "sum", "float32", "float32", 1, 1, 64)
+    assert "__shared__ float sh[64]" in cuda_sum.source and "__syncthreads()" in cuda_sum.source
+    cuda_mm = render_matmul.render_matmul(render.CUDA, "float16", 1, 16)
+    assert "blockIdx.z" in cuda_mm.source and "__shared__ float ta[272]" in cuda_mm.source

@@ -1,11 +1,13 @@
-"""The xpu primitives rendered so far: fill, copy/cast, add/sub/mul/div, neg/exp/log.
+"""The xpu elementwise and memory primitives: every row of :mod:`.pointwise`, ``where``,
+``copy_``, ``fill_`` and ``arange_``.
 
 Each kernel takes the primitive's schema (``torch.backends.contract.schema``), renders its
 OpenCL C through :mod:`.render` for the operands' dtypes and geometry, builds it once (the
 program cache) and enqueues it on the device's in-order queue without waiting. What it does not
 take it declines before writing anything (``contract.Decline``), so the CPU fallback serves it:
-complex arithmetic and casts, integer division, division with a rounding mode, float64 on a
-device without it, and more than :data:`MAX_RANK` dimensions that do not merge.
+complex arithmetic and casts, float64 on a device without it, and more than :data:`MAX_RANK`
+dimensions that do not merge. :mod:`.reductions` and :mod:`.linalg` hold the other families;
+:func:`kernels` gathers them all.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from torch.backends import contract
 
-from . import device_module, render
+from . import device_module, pointwise, render
 
 MAX_RANK = 12  # strided kernels have one size and one stride per operand per dimension
 DIALECT = render.OPENCL
@@ -24,13 +26,27 @@ CALLS: Counter[str] = Counter()  # kernels run, by primitive: tests tell native 
 # (device, op, dtypes, rank, raw, constants) -> its _C.Kernel: rendering and hashing a source
 # costs more than a launch, so a repeated call looks its kernel up here first.
 _KERNELS: dict[tuple[Any, ...], Any] = {}
+WORK_GROUP = 256  # work items per group of 1-d launches
+_WORK_GROUPS: dict[int, int] = {}  # device index -> its 1-d work-group size
 
 
-def _dtype_name(t: Any) -> str:
+def dtype_name(t: Any) -> str:
+    """``t``'s dtype without the ``torch.`` prefix."""
     return str(t.dtype).removeprefix("torch.")
 
 
-def _geometry(tensors: Sequence[Any]) -> tuple[list[int], list[list[int]]]:
+def has_fp64(t: Any) -> bool:
+    """Whether ``t``'s device computes in double precision."""
+    return bool(device_module.device_info(t.device.index)["fp64"])
+
+
+def require_fp64(t: Any, names: Sequence[str]) -> None:
+    """Decline when a float64 operand meets a device without double precision."""
+    if "float64" in names and not has_fp64(t):
+        raise contract.Decline  # this device has no double precision
+
+
+def geometry(tensors: Sequence[Any]) -> tuple[list[int], list[list[int]]]:
     """The iteration shape and each tensor's strides, with size-1 dimensions dropped and
     neighbours merged where every tensor steps through them as one (a contiguous block stays
     one dimension). ``[]`` shape: one element."""
@@ -53,55 +69,107 @@ def _geometry(tensors: Sequence[Any]) -> tuple[list[int], list[list[int]]]:
     return merged_shape, merged
 
 
+def buffer_args(tensors: Sequence[Any]) -> tuple[list[Any], list[int]]:
+    """Each tensor's buffer and element offset, as kernels take them."""
+    buffers, offsets = [], []
+    for t in tensors:
+        handle, byte_offset = contract.memory(t)
+        buffers.append(handle)
+        offsets.append(byte_offset // t.element_size())
+    return buffers, offsets
+
+
+def cached_kernel(key: tuple[Any, ...], index: int,
+                  render_it: Callable[[], render.Rendered]) -> Any:
+    """The ``_C.Kernel`` under ``key``, rendered and built on its first use."""
+    kernel = _KERNELS.get(key)
+    if kernel is None:
+        rendered = render_it()
+        kernel = device_module.programs().kernel(index, rendered.source, rendered.name,
+                                                 rendered.signature)
+        _KERNELS[key] = kernel
+    return kernel
+
+
 def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool = False,
-            constants: Sequence[int] = ()) -> None:
-    """Render (once), build (once) and enqueue ``out = expression(inputs)``."""
+            constants: Sequence[int] = (), helpers: str = "",
+            float_constants: Sequence[float] = ()) -> None:
+    """Render (once), build (once) and enqueue ``out = expression(inputs)``; ``op`` names the
+    expression (with its variant) in the kernel cache."""
     n = out.numel()
     if n == 0:
-        CALLS[op] += 1
+        CALLS[op.partition(".")[0]] += 1
         return
     operands = [out, *inputs]
-    names = [_dtype_name(t) for t in operands]
-    if not raw and "float64" in names and not device_module.device_info(out.device.index)["fp64"]:
-        raise contract.Decline  # this device has no double precision
-    shape, strides = _geometry(operands)
+    names = [dtype_name(t) for t in operands]
+    if not raw:
+        require_fp64(out, names)
+    float_type = "f64" if has_fp64(out) else "f32"
+    shape, strides = geometry(operands)
     contiguous = all(st == [1] for st in strides) or not shape
     rank = 0 if contiguous else len(shape)
     if rank > MAX_RANK:
         raise contract.Decline
     index = out.device.index or 0
-    key = (index, op, tuple(names), rank, raw, len(constants))
-    kernel = _KERNELS.get(key)
-    if kernel is None:
-        rendered = render.render_elementwise(DIALECT, op, expression, names[0],
-                                             tuple(names[1:]), rank, raw=raw,
-                                             constants=len(constants))
-        kernel = device_module.programs().kernel(index, rendered.source, rendered.name,
-                                                 rendered.signature)
-        _KERNELS[key] = kernel
-    buffers, offsets = [], []
-    for t in operands:
-        handle, byte_offset = contract.memory(t)
-        buffers.append(handle)
-        offsets.append(byte_offset // t.element_size())
+    key = (index, op, tuple(names), rank, raw, len(constants), len(float_constants))
+    kernel = cached_kernel(key, index, lambda: render.render_elementwise(
+        DIALECT, op.replace(".", "_"), expression, names[0], tuple(names[1:]), rank, raw=raw,
+        constants=len(constants), helpers=helpers, float_constants=len(float_constants),
+        float_type=float_type))
+    buffers, offsets = buffer_args(operands)
     args: list[Any] = [*buffers, n, *offsets]
     if rank:
         args += shape
         for st in strides:
             args += st
     args += constants
-    CALLS[op] += 1
-    kernel((n,), None, *args)
+    args += float_constants
+    CALLS[op.partition(".")[0]] += 1
+    launch_1d(kernel, n, index, args)
+
+
+def work_group(index: int) -> int:
+    """The work-group size of 1-d launches on ``xpu:<index>``: :data:`WORK_GROUP`, or the
+    device's limit where it is smaller."""
+    size = _WORK_GROUPS.get(index)
+    if size is None:
+        limit = int(device_module.device_info(index)["max_work_group_size"])
+        size = _WORK_GROUPS[index] = max(1, min(WORK_GROUP, limit))
+    return size
+
+
+def launch_1d(kernel: Any, n: int, index: int, args: Sequence[Any]) -> None:
+    """Enqueue ``kernel`` over ``n`` work items (it ignores those past ``n``) in work-groups
+    of a fixed size: leaving the size to the driver lets it pick one per global size, and
+    PoCL compiles a kernel anew for each work-group size it meets (0.1 s a time)."""
+    group = work_group(index)
+    kernel((-(-n // group) * group,), (group,), *args)
+
+
+def _run_row(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) -> None:
+    """Check the operands' dtypes against ``row`` (declining what it does not render) and run
+    it."""
+    in_dtype = dtype_name(inputs[0])
+    if any(t.dtype != inputs[0].dtype for t in inputs):
+        raise contract.Decline
+    if row.writes_bool:
+        if dtype_name(out) != "bool":
+            raise contract.Decline
+    elif out.dtype != inputs[0].dtype:
+        raise contract.Decline
+    expression, raw = row.expression(in_dtype)
+    if expression is None:
+        raise contract.Decline
+    _launch(op, expression, out, inputs, raw=raw,
+            helpers=pointwise.helpers_source(DIALECT, row, in_dtype))
 
 
 def _unary(op: str) -> Callable[[Any, Any], None]:
-    expression, dtypes = render.UNARY[op]
+    row = pointwise.ROWS[op]
 
     @contract.may_decline
     def kernel(out: Any, a: Any) -> None:
-        if _dtype_name(out) not in dtypes or a.dtype != out.dtype:
-            raise contract.Decline
-        _launch(op, expression, out, [a])
+        _run_row(op, row, out, [a])
 
     kernel.__name__ = kernel.__qualname__ = op
     kernel.__doc__ = f"``{contract.schema(op)}`` on xpu."
@@ -109,28 +177,40 @@ def _unary(op: str) -> Callable[[Any, Any], None]:
 
 
 def _binary(op: str) -> Callable[..., None]:
-    expression, dtypes = render.BINARY[op]
+    row = pointwise.ROWS[op]
 
     @contract.may_decline
-    def kernel(out: Any, a: Any, b: Any, rounding_mode: str | None = None) -> None:
-        if (rounding_mode is not None or _dtype_name(out) not in dtypes
-                or a.dtype != out.dtype or b.dtype != out.dtype):
-            raise contract.Decline
-        _launch(op, expression, out, [a, b])
+    def kernel(out: Any, a: Any, b: Any) -> None:
+        _run_row(op, row, out, [a, b])
 
     kernel.__name__ = kernel.__qualname__ = op
     kernel.__doc__ = f"``{contract.schema(op)}`` on xpu."
     return kernel
 
 
-_COMPLEX = frozenset({"complex64", "complex128"})
+@contract.may_decline
+def div(out: Any, a: Any, b: Any, rounding_mode: str | None = None) -> None:
+    """``div(Tensor(a!) out, Tensor a, Tensor b, str? rounding_mode=None)`` on xpu."""
+    row = pointwise.DIV.get(rounding_mode)
+    if row is None:
+        raise contract.Decline  # an unknown mode: the reference raises PyTorch's error
+    _run_row(f"div.{rounding_mode}", row, out, [a, b])
+
+
+@contract.may_decline
+def where(out: Any, condition: Any, a: Any, b: Any) -> None:
+    """``where(Tensor(a!) out, Tensor condition, Tensor a, Tensor b)``: a selection of raw
+    words, so every dtype (complex included) runs."""
+    if dtype_name(condition) != "bool" or a.dtype != out.dtype or b.dtype != out.dtype:
+        raise contract.Decline
+    _launch("where", pointwise.WHERE, out, [condition, a, b], raw=True)
 
 
 @contract.may_decline
 def copy_(out: Any, src: Any) -> None:
     """``copy_(Tensor(a!) out, Tensor src)``: a move between one dtype, else a cast."""
     same = out.dtype == src.dtype
-    if not same and _COMPLEX & {_dtype_name(out), _dtype_name(src)}:
+    if not same and render.COMPLEX & {dtype_name(out), dtype_name(src)}:
         raise contract.Decline  # complex casts are not rendered yet
     _launch("copy_", "{a}", out, [src], raw=same)
 
@@ -151,16 +231,49 @@ def _fill_bits(value: Any, dtype: str) -> int:
 @contract.may_decline
 def fill_(out: Any, value: Any) -> None:
     """``fill_(Tensor(a!) out, Scalar value)``: stores the value's bits."""
-    name = _dtype_name(out)
-    if name == "complex128" or (isinstance(value, complex) and name not in _COMPLEX):
+    name = dtype_name(out)
+    if name == "complex128" or (isinstance(value, complex) and name not in render.COMPLEX):
         raise contract.Decline
     raw = DIALECT.types[render.DTYPES[name].raw]
     _launch("fill_", f"({raw})c0", out, [], raw=True, constants=[_fill_bits(value, name)])
 
 
+_WRAP64 = 1 << 64
+
+
+@contract.may_decline
+def arange_(out: Any, start: Any, step: Any) -> None:
+    """``arange_(Tensor(a!) out, Scalar start, Scalar step)``: ``start + i * step``, in 64-bit
+    integers when all three are integers, else in double (float without double precision) and
+    rounded once on store."""
+    name = dtype_name(out)
+    if name in render.COMPLEX or out.dim() != 1:
+        raise contract.Decline
+    dt = render.DTYPES[name]
+    integral = (not dt.is_float and not dt.is_bool and isinstance(start, int)
+                and isinstance(step, int))
+    if integral:
+        if not (-(1 << 63) <= start < 1 << 63 and -(1 << 63) <= step < 1 << 63):
+            raise contract.Decline
+        i64 = DIALECT.types["i64"]
+        _launch("arange_.int", f"({{T}})(({i64})c0 + i * ({i64})c1)", out, [],
+                constants=[start % _WRAP64, step % _WRAP64])
+        return
+    if isinstance(start, complex) or isinstance(step, complex):
+        raise contract.Decline
+    _launch("arange_.float", "d0 + (d1 * i)", out, [],
+            float_constants=[float(start), float(step)])
+
+
 def kernels() -> dict[str, Callable[..., None]]:
     """Primitive name -> kernel, for ``torch_backend_register_kernels``."""
-    table: dict[str, Callable[..., None]] = {"copy_": copy_, "fill_": fill_}
-    table.update({op: _unary(op) for op in render.UNARY})
-    table.update({op: _binary(op) for op in render.BINARY})
+    from . import linalg, reductions
+
+    table: dict[str, Callable[..., None]] = {"copy_": copy_, "fill_": fill_, "arange_": arange_,
+                                              "div": div, "where": where}
+    table.update({op: _unary(op) for op in pointwise.UNARY})
+    table.update({op: _binary(op) for op in pointwise.BINARY})
+    table.update({op: _binary(op) for op in pointwise.COMPARE})
+    table.update(reductions.kernels())
+    table.update(linalg.kernels())
     return table

@@ -1,12 +1,13 @@
-"""The kernel renderer: elementwise primitives written once, rendered to a GPU C dialect.
+"""The kernel renderer: primitives written once as data, rendered to a GPU C dialect.
 
-A kernel is described by data: the primitive's expression (:data:`UNARY`, :data:`BINARY`), the
-dtypes it reads and writes (:data:`DTYPES`: how each is stored and in which type it is computed)
-and the geometry (contiguous, or strided of a given rank). :func:`render_elementwise` turns that
+A kernel is described by data: an expression of its inputs (:mod:`.pointwise` holds the
+elementwise rows, :mod:`.render_reduce` and :mod:`.render_matmul` the other families), the
+dtypes it reads and writes (:data:`DTYPES`: how each is stored and in which type it is
+computed) and the geometry (contiguous, or strided of a given rank). The renderers turn that
 into source through a :class:`Dialect`, the only place where a language's spelling lives.
-:data:`OPENCL` is the one this backend builds; :data:`CUDA` renders the same kernels as CUDA C++
-for plait-backend-cuda (NVRTC), so the two backends share index arithmetic and dtype handling
-rather than keeping two hand-written copies.
+:data:`OPENCL` is the one this backend builds; :data:`CUDA` renders the same kernels as CUDA
+C++ for plait-backend-cuda (NVRTC), so the two backends share index arithmetic and dtype
+handling rather than keeping two hand-written copies.
 
 Everything here is pure string work (no OpenCL, no torch): the source is the cache key.
 """
@@ -25,18 +26,27 @@ class Dialect:
     name: str
     prelude: str  # put before every program
     kernel: str  # the qualifier of a kernel function
+    function: str  # the qualifiers of a helper function
     pointer: str  # a global pointer to {T}
     global_index: str  # this work item's linear index, as a 64-bit integer
     types: dict[str, str]  # portable scalar type name -> the language's
     half_load: str  # float from a 16-bit float at {p}[{i}]
     half_store: str  # round float {v} to nearest even into {p}[{i}]
     fp64_prelude: str  # what a program using double needs first
+    as_float: str  # reinterpret 32 bits as a float
+    as_uint: str  # reinterpret a float's 32 bits as an unsigned int
+    group_id: str  # work-group index along dimension {d}
+    local_id: str  # work item index in its group along dimension {d}
+    local_size: str  # work-group size along dimension {d}
+    local_array: str  # a work-group shared array: {T} {name}[{n}]
+    barrier: str  # wait for the group, local memory visible
 
 
 OPENCL = Dialect(
     name="opencl",
     prelude="",
     kernel="__kernel void",
+    function="static inline",
     pointer="__global {T}*",
     global_index="(long)get_global_id(0)",
     types={"i8": "char", "u8": "uchar", "i16": "short", "u16": "ushort", "i32": "int",
@@ -46,12 +56,22 @@ OPENCL = Dialect(
     half_load="vload_half({i}, {p})",
     half_store="vstore_half_rte({v}, {i}, {p})",
     fp64_prelude="#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+    as_float="as_float",
+    as_uint="as_uint",
+    group_id="(long)get_group_id({d})",
+    local_id="(long)get_local_id({d})",
+    local_size="(long)get_local_size({d})",
+    local_array="__local {T} {name}[{n}]",
+    barrier="barrier(CLK_LOCAL_MEM_FENCE)",
 )
 
 CUDA = Dialect(
     name="cuda",
-    prelude="#include <cuda_fp16.h>\n",
+    # NVRTC has no <math.h>: the two constants the helpers use
+    prelude=("#include <cuda_fp16.h>\n#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)"
+             "\n#endif\n#ifndef NAN\n#define NAN __int_as_float(0x7fc00000)\n#endif\n"),
     kernel='extern "C" __global__ void',
+    function="__device__ static inline",
     pointer="{T}*",
     global_index="((long long)blockIdx.x * blockDim.x + threadIdx.x)",
     types={"i8": "signed char", "u8": "unsigned char", "i16": "short", "u16": "unsigned short",
@@ -60,9 +80,22 @@ CUDA = Dialect(
     half_load="__half2float({p}[{i}])",
     half_store="{p}[{i}] = __float2half_rn({v})",
     fp64_prelude="",
+    as_float="__uint_as_float",
+    as_uint="__float_as_uint",
+    group_id="(long long)blockIdx.{xyz}",
+    local_id="(long long)threadIdx.{xyz}",
+    local_size="(long long)blockDim.{xyz}",
+    local_array="__shared__ {T} {name}[{n}]",
+    barrier="__syncthreads()",
 )
 
 DIALECTS = {d.name: d for d in (OPENCL, CUDA)}
+
+
+def axis(spelling: str, d: int) -> str:
+    """A dialect's per-dimension spelling (:attr:`Dialect.group_id`...) for dimension ``d``."""
+    return spelling.format(d=d, xyz="xyz"[d])
+
 
 # -- dtypes -------------------------------------------------------------------------------------
 
@@ -71,67 +104,57 @@ DIALECTS = {d.name: d for d in (OPENCL, CUDA)}
 class DType:
     """How a torch dtype is stored (``storage``) and computed (``compute``) in a kernel, both
     portable type names of :attr:`Dialect.types`; ``raw`` is the unsigned type of its size, for
-    moves that need no arithmetic. ``codec`` names a non-native storage (f16, bf16)."""
+    moves that need no arithmetic; ``wrap`` the unsigned type integer arithmetic wraps in (at
+    least 32 bits, so that 8- and 16-bit products never overflow a promoted ``int``).
+    ``codec`` names a non-native storage (f16, bf16); ``bits`` is the storage's width."""
 
     storage: str
     compute: str
     raw: str
+    bits: int
     codec: str = ""
     is_float: bool = False
     is_bool: bool = False
+    is_signed: bool = False
+    wrap: str = ""
 
 
 DTYPES: dict[str, DType] = {
-    "bool": DType("u8", "u8", "u8", is_bool=True),
-    "uint8": DType("u8", "u8", "u8"),
-    "int8": DType("i8", "i8", "u8"),
-    "int16": DType("i16", "i16", "u16"),
-    "int32": DType("i32", "i32", "u32"),
-    "int64": DType("i64", "i64", "u64"),
+    "bool": DType("u8", "u8", "u8", 8, is_bool=True, wrap="u32"),
+    "uint8": DType("u8", "u8", "u8", 8, wrap="u32"),
+    "int8": DType("i8", "i8", "u8", 8, is_signed=True, wrap="u32"),
+    "int16": DType("i16", "i16", "u16", 16, is_signed=True, wrap="u32"),
+    "int32": DType("i32", "i32", "u32", 32, is_signed=True, wrap="u32"),
+    "int64": DType("i64", "i64", "u64", 64, is_signed=True, wrap="u64"),
     # 16-bit floats are computed in float, rounded once on store (as PyTorch's CPU kernels do).
-    "float16": DType("f16", "f32", "u16", codec="f16", is_float=True),
-    "bfloat16": DType("u16", "f32", "u16", codec="bf16", is_float=True),
-    "float32": DType("f32", "f32", "u32", is_float=True),
-    "float64": DType("f64", "f64", "u64", is_float=True),
+    "float16": DType("f16", "f32", "u16", 16, codec="f16", is_float=True, is_signed=True),
+    "bfloat16": DType("u16", "f32", "u16", 16, codec="bf16", is_float=True, is_signed=True),
+    "float32": DType("f32", "f32", "u32", 32, is_float=True, is_signed=True),
+    "float64": DType("f64", "f64", "u64", 64, is_float=True, is_signed=True),
     # complex dtypes are only moved (raw): arithmetic on them is not rendered yet
-    "complex64": DType("u64", "u64", "u64"),
-    "complex128": DType("u128", "u128", "u128"),
+    "complex64": DType("u64", "u64", "u64", 64),
+    "complex128": DType("u128", "u128", "u128", 128),
 }
 
 NEEDS_FP64 = frozenset({"float64"})
-
-# -- primitives -----------------------------------------------------------------------------
-
-# name -> expression of the inputs {a} (and {b}) in the compute type; the dtypes each accepts.
 FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
 INTEGERS = frozenset({"uint8", "int8", "int16", "int32", "int64"})
 NUMBERS = FLOATS | INTEGERS
-
-UNARY: dict[str, tuple[str, frozenset[str]]] = {
-    "neg": ("-{a}", NUMBERS - {"uint8"}),
-    "exp": ("exp({a})", FLOATS),
-    "log": ("log({a})", FLOATS),
-}
-
-BINARY: dict[str, tuple[str, frozenset[str]]] = {
-    "add": ("{a} + {b}", NUMBERS),
-    "sub": ("{a} - {b}", NUMBERS),
-    "mul": ("{a} * {b}", NUMBERS),
-    # integer division is no primitive's true division (and traps on 0 on some devices)
-    "div": ("{a} / {b}", FLOATS),
-}
+REAL = NUMBERS | {"bool"}
+COMPLEX = frozenset({"complex64", "complex128"})
 
 
-def supports(op: str, dtype: str) -> bool:
-    """Whether the table renders ``op`` on ``dtype``."""
-    row = UNARY.get(op) or BINARY.get(op)
-    return row is not None and dtype in row[1]
+def literal(value: float, compute: str) -> str:
+    """A floating constant in compute type ``compute`` (``f32`` literals carry ``f``, so a
+    float kernel never computes in double)."""
+    text = repr(float(value))
+    return text + "f" if compute == "f32" else text
 
 
-# -- rendering -----------------------------------------------------------------------------
+# -- loads, stores, conversions ---------------------------------------------------------------
 
 
-def _load(d: Dialect, dt: DType, p: str, i: str) -> str:
+def load(d: Dialect, dt: DType, p: str, i: str) -> str:
     """The value at ``p[i]`` in ``dt``'s compute type."""
     if dt.codec == "f16":
         return d.half_load.format(p=p, i=i)
@@ -140,7 +163,8 @@ def _load(d: Dialect, dt: DType, p: str, i: str) -> str:
     return f"{p}[{i}]"
 
 
-def _store(d: Dialect, dt: DType, p: str, i: str, v: str) -> str:
+def store(d: Dialect, dt: DType, p: str, i: str, v: str) -> str:
+    """The statement storing ``v`` (in ``dt``'s compute type) at ``p[i]``."""
     if dt.codec == "f16":
         return d.half_store.format(p=p, i=i, v=v) + ";"
     if dt.codec == "bf16":
@@ -148,56 +172,85 @@ def _store(d: Dialect, dt: DType, p: str, i: str, v: str) -> str:
     return f"{p}[{i}] = {v};"
 
 
-def _convert(d: Dialect, src: DType, dst: DType, v: str) -> str:
+def convert(d: Dialect, src: DType, dst: DType, v: str) -> str:
     """``v`` (in ``src``'s compute type) in ``dst``'s compute type, as PyTorch casts."""
     if dst.is_bool:
-        return f"({d.types['u8']})({v} != 0)"
+        return f"({d.types['u8']})(({v}) != 0)"
     if src.compute == dst.compute:
         return v
     return f"({d.types[dst.compute]})({v})"
 
 
-def _bf16_helpers(d: Dialect) -> str:
+def bf16_helpers(d: Dialect) -> str:
     """bfloat16 <-> float through the bits: truncation is exact one way; the other rounds to
     nearest even and keeps NaN a quiet NaN."""
     t = d.types
-    inline = "static inline" if d.name == "opencl" else "__device__ static inline"
-    as_float = ("as_float" if d.name == "opencl" else "__uint_as_float")
-    as_uint = ("as_uint" if d.name == "opencl" else "__float_as_uint")
     return (
-        f"{inline} float plait_bf16_to_float({t['u16']} x) {{\n"
-        f"  return {as_float}((({t['u32']})x) << 16);\n}}\n"
-        f"{inline} {t['u16']} plait_float_to_bf16(float v) {{\n"
-        f"  {t['u32']} bits = {as_uint}(v);\n"
+        f"{d.function} float plait_bf16_to_float({t['u16']} x) {{\n"
+        f"  return {d.as_float}((({t['u32']})x) << 16);\n}}\n"
+        f"{d.function} {t['u16']} plait_float_to_bf16(float v) {{\n"
+        f"  {t['u32']} bits = {d.as_uint}(v);\n"
         f"  if (v != v) return ({t['u16']})0x7FC0;\n"
         f"  bits += 0x7FFFu + ((bits >> 16) & 1u);\n"
         f"  return ({t['u16']})(bits >> 16);\n}}\n"
     )
 
 
+def prelude_for(d: Dialect, dtypes: tuple[str, ...], raw: bool = False) -> str:
+    """What a program over ``dtypes`` needs before its code: the language's prelude, double
+    precision, the bfloat16 helpers (none for raw moves)."""
+    prelude = d.prelude
+    if not raw and NEEDS_FP64 & set(dtypes):
+        prelude += d.fp64_prelude
+    if not raw and "bfloat16" in dtypes:
+        prelude += bf16_helpers(d)
+    return prelude
+
+
+def placeholders(d: Dialect, dt: DType) -> dict[str, str]:
+    """What an expression may name besides its inputs: ``{T}`` the compute type, ``{t}`` its
+    portable name (helper suffixes), ``{W}`` the wrapping type, ``{bits}`` the storage width."""
+    return {"T": d.types[dt.compute], "t": dt.compute, "W": d.types[dt.wrap or dt.compute],
+            "bits": str(dt.bits)}
+
+
+# -- elementwise --------------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class Rendered:
     """A rendered kernel: its program source, its name, and its argument letters (``b``
-    buffer, ``l`` 64-bit int, ``L`` 64-bit unsigned: the ``_C.Kernel`` signature)."""
+    buffer, ``l`` 64-bit int, ``L`` 64-bit unsigned, ``d`` double: the ``_C.Kernel``
+    signature)."""
 
     source: str
     name: str
     signature: str
 
 
+INPUT_NAMES = "abc"
+
+
 def render_elementwise(dialect: Dialect, name: str, expression: str, out_dtype: str,
                        in_dtypes: tuple[str, ...], rank: int, raw: bool = False,
-                       constants: int = 0) -> Rendered:
+                       constants: int = 0, helpers: str = "", float_constants: int = 0,
+                       float_type: str = "f64") -> Rendered:
     """A kernel ``out[i] = expression(inputs[i])`` over ``n`` elements.
 
-    ``rank`` 0 means every operand is contiguous from its offset; otherwise the iteration
-    shape has ``rank`` dimensions and each operand its own strides (elements), so views,
-    broadcasts (stride 0) and transposes need no copies. ``raw``: operands are moved as
-    unsigned words of their size (copies between one dtype, fills). ``constants``: that many
-    64-bit unsigned arguments ``c0``... the expression may use (a fill's bits).
+    ``expression`` names the inputs ``{a}``, ``{b}``, ``{c}`` (each loaded once, in its own
+    compute type) and the :func:`placeholders` of the first input (of the output when there
+    is none); its value is converted to the output's dtype as PyTorch casts. ``rank`` 0 means
+    every operand is contiguous from its offset; otherwise the iteration shape has ``rank``
+    dimensions and each operand its own strides (elements), so views, broadcasts (stride 0)
+    and transposes need no copies. ``raw``: operands are moved as unsigned words of their
+    size (copies between one dtype, fills, selections). ``constants``: that many 64-bit
+    unsigned arguments ``c0``... the expression may use (a fill's bits); ``float_constants``
+    that many floating arguments ``d0``... of ``float_type`` (``f64``, or ``f32`` on a device
+    without double precision). ``helpers``: source of functions the expression
+    calls, put before the kernel.
 
     Arguments: out, inputs (buffers); n; each operand's offset; the ``rank`` sizes; each
-    operand's ``rank`` strides; the constants.
+    operand's ``rank`` strides; the constants; the float constants.
     """
     t = dialect.types
     out_t = DTYPES[out_dtype]
@@ -212,6 +265,7 @@ def render_elementwise(dialect: Dialect, name: str, expression: str, out_dtype: 
     params += [f"{t['i64']} size{k}" for k in range(rank)]
     params += [f"{t['i64']} st_{p}{k}" for p in operands for k in range(rank)]
     params += [f"{t['u64']} c{k}" for k in range(constants)]
+    params += [f"{t[float_type]} d{k}" for k in range(float_constants)]
 
     body = [f"  {t['i64']} i = {dialect.global_index};", "  if (i >= n) return;"]
     if rank == 0:
@@ -224,25 +278,29 @@ def render_elementwise(dialect: Dialect, name: str, expression: str, out_dtype: 
                         + "".join(f" at_{p} += j * st_{p}{k};" for p in operands) + " }")
         index = {p: f"at_{p}" for p in operands}
 
+    names = {}
+    for k, dt in enumerate(ins):
+        var = INPUT_NAMES[k]
+        names[var] = var
+        if raw:
+            body.append(f"  const {t[dt.raw]} {var} = in{k}[{index[f'in{k}']}];")
+        else:
+            body.append(f"  const {t[dt.compute]} {var} = "
+                        f"{load(dialect, dt, f'in{k}', index[f'in{k}'])};")
+    first = ins[0] if ins else out_t
+    value = expression.format(**names, **placeholders(dialect, first))
     if raw:
-        values = {"a": f"in0[{index['in0']}]"} if ins else {}
-        result = expression.format(**values)
-        body.append(f"  out[{index['out']}] = {result};")
+        body.append(f"  out[{index['out']}] = {value};")
     else:
-        letters = "ab"
-        values = {letters[k]: _convert(dialect, dt, out_t, _load(dialect, dt, f"in{k}",
-                                                                  index[f"in{k}"]))
-                  for k, dt in enumerate(ins)}
-        body.append("  " + _store(dialect, out_t, "out", index["out"],
-                                  expression.format(**values)))
+        body.append("  " + store(dialect, out_t, "out", index["out"],
+                                 convert(dialect, first, out_t, value)))
 
     kernel_name = f"plait_{name}_{out_dtype}" + "".join(f"_{x}" for x in in_dtypes) + f"_r{rank}"
-    prelude = dialect.prelude
-    if NEEDS_FP64 & ({out_dtype, *in_dtypes}) and not raw:
+    prelude = prelude_for(dialect, (out_dtype, *in_dtypes), raw)
+    if float_constants and float_type == "f64" and not NEEDS_FP64 & {out_dtype, *in_dtypes}:
         prelude += dialect.fp64_prelude
-    if any(dt.codec == "bf16" for dt in kinds) and not raw:
-        prelude += _bf16_helpers(dialect)
-    source = (f"{prelude}{dialect.kernel} {kernel_name}(\n    " + ",\n    ".join(params)
+    source = (f"{prelude}{helpers}{dialect.kernel} {kernel_name}(\n    " + ",\n    ".join(params)
               + ") {\n" + "\n".join(body) + "\n}\n")
     signature = "b" * len(operands) + "l" * (1 + len(operands) + rank * (1 + len(operands)))
-    return Rendered(source, kernel_name, signature + "L" * constants)
+    letter = "d" if float_type == "f64" else "f"
+    return Rendered(source, kernel_name, signature + "L" * constants + letter * float_constants)

@@ -1,0 +1,70 @@
+"""The xpu ``matmul`` primitive: the tiled kernel of :mod:`.render_matmul`, batched.
+
+Batch dims (already broadcast by core) are merged where all three operands step through them
+as one; complex dtypes are declined (the CPU fallback serves them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from torch.backends import contract
+
+from . import device_module, render, render_matmul
+from .kernels import (
+    CALLS,
+    DIALECT,
+    MAX_RANK,
+    buffer_args,
+    cached_kernel,
+    dtype_name,
+    require_fp64,
+)
+from .reductions import merge
+
+TILE = 16  # a 16 x 16 work-group: 256 work items, within every OpenCL 1.2 GPU's limit
+
+
+def _tile(index: int) -> int:
+    """The tile side for ``xpu:<index>``: :data:`TILE`, smaller where work-groups are."""
+    limit = int(device_module.device_info(index)["max_work_group_size"])
+    tile = TILE
+    while tile * tile > limit and tile > 1:
+        tile //= 2
+    return tile
+
+
+@contract.may_decline
+def matmul(out: Any, a: Any, b: Any) -> None:
+    """``matmul(Tensor(a!) out, Tensor a, Tensor b)`` on xpu: a (..., n, k) @ b (..., k, m)."""
+    name = dtype_name(out)
+    if name in render.COMPLEX or a.dtype != out.dtype or b.dtype != out.dtype or out.dim() < 2:
+        raise contract.Decline
+    require_fp64(out, [name])
+    n, m = out.shape[-2], out.shape[-1]
+    k = a.shape[-1]
+    batch = list(out.shape[:-2])
+    sizes, (bst_out, bst_a, bst_b) = merge(batch, [list(t.stride()[:-2]) for t in (out, a, b)])
+    if len(sizes) > MAX_RANK:
+        raise contract.Decline
+    CALLS["matmul"] += 1
+    batches = out.numel() // (n * m) if n * m else 0
+    if out.numel() == 0:
+        return
+    index = out.device.index or 0
+    tile = _tile(index)
+    key = ("matmul", index, name, len(sizes), tile)
+    kernel = cached_kernel(key, index, lambda: render_matmul.render_matmul(
+        DIALECT, name, len(sizes), tile))
+    buffers, offsets = buffer_args([out, a, b])
+    strides = [out.stride(-2), out.stride(-1), a.stride(-2), a.stride(-1), b.stride(-2),
+               b.stride(-1)]
+    args = [*buffers, n, k, m, *offsets, *strides, *sizes, *bst_out, *bst_a, *bst_b]
+    grid = (-(-m // tile) * tile, -(-n // tile) * tile, batches)
+    kernel(grid, (tile, tile, 1), *args)
+
+
+def kernels() -> dict[str, Callable[..., None]]:
+    """Primitive name -> kernel for the linear algebra group."""
+    return {"matmul": matmul}

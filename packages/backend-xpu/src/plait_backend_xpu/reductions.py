@@ -1,0 +1,184 @@
+"""The xpu reductions (sum, prod, amax, amin, any, all, argmax, argmin) and scans (cumsum,
+cumprod, cummax, cummin), rendered by :mod:`.render_reduce`.
+
+A reduction splits the input's dims into kept ones (outer: the output's elements) and reduced
+ones (inner), drops size-1 dims and merges neighbours that step as one, so most calls have one
+dim of each. Long rows get a work-group each (a tree in local memory); many short rows a work
+item each. Complex inputs are declined (the CPU fallback serves them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from torch.backends import contract
+
+from . import device_module, render, render_reduce
+from .kernels import (
+    CALLS,
+    DIALECT,
+    MAX_RANK,
+    buffer_args,
+    cached_kernel,
+    dtype_name,
+    launch_1d,
+    require_fp64,
+)
+
+GROUP_ROWS = 128  # rows at least this long get a work-group
+MAX_GROUP = 256
+
+
+def merge(sizes: Sequence[int], strides: Sequence[Sequence[int]]
+          ) -> tuple[list[int], list[list[int]]]:
+    """Dims of ``sizes`` with size-1 dims dropped and neighbours merged where every stride
+    list steps through them as one."""
+    out_sizes: list[int] = []
+    out_strides: list[list[int]] = [[] for _ in strides]
+    for k, size in enumerate(sizes):
+        if size == 1:
+            continue
+        if out_sizes and all(m[-1] == st[k] * size for m, st in zip(out_strides, strides)):
+            out_sizes[-1] *= size
+            for m, st in zip(out_strides, strides):
+                m[-1] = st[k]
+        else:
+            out_sizes.append(size)
+            for m, st in zip(out_strides, strides):
+                m.append(st[k])
+    return out_sizes, out_strides
+
+
+def _group_size(rows: int, length: int) -> int:
+    """Work items per output: 0 (one item loops alone) for short rows, else a power of two
+    no larger than the row, the device's limit or :data:`MAX_GROUP`."""
+    if length < GROUP_ROWS and not (length >= 16 and rows < 64):
+        return 0
+    limit = min(MAX_GROUP, int(device_module.device_info(0)["max_work_group_size"]))
+    group = 1
+    while group * 2 <= min(limit, length):
+        group *= 2
+    return group
+
+
+def _reduce(op: str, out: Any, a: Any, dims: Sequence[int]) -> None:
+    names = [dtype_name(out), dtype_name(a)]
+    if render.COMPLEX & set(names):
+        raise contract.Decline
+    require_fp64(out, names)
+    reduced = set(dims)
+    shape, a_st, out_st = list(a.shape), list(a.stride()), list(out.stride())
+    outer_dims = [k for k in range(len(shape)) if k not in reduced]
+    inner_dims = [k for k in range(len(shape)) if k in reduced]
+    osizes, (ost_out, ost_a) = merge([shape[k] for k in outer_dims],
+                                     [[out_st[k] for k in outer_dims],
+                                      [a_st[k] for k in outer_dims]])
+    isizes, (ist_a,) = merge([shape[k] for k in inner_dims], [[a_st[k] for k in inner_dims]])
+    if len(osizes) > MAX_RANK or len(isizes) > MAX_RANK:
+        raise contract.Decline
+    n_out = out.numel()
+    CALLS[op] += 1
+    if n_out == 0:
+        return
+    r = 1
+    for s in isizes:
+        r *= s
+    group = _group_size(n_out, r)
+    index = out.device.index or 0
+    key = ("reduce", index, op, tuple(names), len(osizes), len(isizes), group)
+    kernel = cached_kernel(key, index, lambda: render_reduce.render_reduction(
+        DIALECT, op, names[0], names[1], len(osizes), len(isizes), group))
+    (out_buf, a_buf), (off_out, off_a) = buffer_args([out, a])
+    args = [out_buf, a_buf, n_out, r, off_out, off_a, *osizes, *ost_out, *ost_a, *isizes, *ist_a]
+    if group:
+        kernel((n_out * group,), (group,), *args)
+    else:
+        launch_1d(kernel, n_out, index, args)
+
+
+def _reduction(op: str) -> Callable[..., None]:
+    @contract.may_decline
+    def kernel(out: Any, a: Any, dims: Sequence[int]) -> None:
+        _reduce(op, out, a, dims)
+
+    kernel.__name__ = kernel.__qualname__ = op
+    kernel.__doc__ = f"``{contract.schema(op)}`` on xpu."
+    return kernel
+
+
+def _arg_reduction(op: str) -> Callable[..., None]:
+    @contract.may_decline
+    def kernel(out: Any, a: Any, dim: int) -> None:
+        if dtype_name(out) != "int64":
+            raise contract.Decline
+        _reduce(op, out, a, [dim] if a.dim() else [])
+
+    kernel.__name__ = kernel.__qualname__ = op
+    kernel.__doc__ = f"``{contract.schema(op)}`` on xpu."
+    return kernel
+
+
+def _scan_run(op: str, outputs: Sequence[Any], a: Any, dim: int) -> None:
+    name = dtype_name(a)
+    if name in render.COMPLEX or any(t.dtype != a.dtype for t in outputs[:1]):
+        raise contract.Decline
+    require_fp64(a, [name])
+    operands = [*outputs, a]
+    if a.dim() == 0:
+        length, along, outer_sizes, outer_strides = 1, [0] * len(operands), [], [[] for _ in
+                                                                                  operands]
+    else:
+        length = a.shape[dim]
+        along = [t.stride(dim) for t in operands]
+        keep = [k for k in range(a.dim()) if k != dim]
+        outer_sizes, outer_strides = merge([a.shape[k] for k in keep],
+                                           [[t.stride(k) for k in keep] for t in operands])
+    if len(outer_sizes) > MAX_RANK:
+        raise contract.Decline
+    CALLS[op] += 1
+    n = a.numel()
+    if n == 0:
+        return
+    lines = n // length
+    index = a.device.index or 0
+    key = ("scan", index, op, name, len(outer_sizes))
+    kernel = cached_kernel(key, index, lambda: render_reduce.render_scan(
+        DIALECT, op, name, len(outer_sizes)))
+    buffers, offsets = buffer_args(operands)
+    args = [*buffers, lines, length, *offsets, *along, *outer_sizes]
+    for st in outer_strides:
+        args += st
+    launch_1d(kernel, lines, index, args)
+
+
+def _scan(op: str) -> Callable[..., None]:
+    @contract.may_decline
+    def kernel(out: Any, a: Any, dim: int) -> None:
+        _scan_run(op, [out], a, dim)
+
+    kernel.__name__ = kernel.__qualname__ = op
+    kernel.__doc__ = f"``{contract.schema(op)}`` on xpu."
+    return kernel
+
+
+def _cum_extreme(op: str) -> Callable[..., None]:
+    @contract.may_decline
+    def kernel(values: Any, indices: Any, a: Any, dim: int) -> None:
+        if dtype_name(indices) != "int64":
+            raise contract.Decline
+        _scan_run(op, [values, indices], a, dim)
+
+    kernel.__name__ = kernel.__qualname__ = op
+    kernel.__doc__ = f"``{contract.schema(op)}`` on xpu."
+    return kernel
+
+
+def kernels() -> dict[str, Callable[..., None]]:
+    """Primitive name -> kernel for the reductions and scans."""
+    table: dict[str, Callable[..., None]] = {op: _reduction(op)
+                                              for op in render_reduce.REDUCTIONS}
+    table.update({op: _arg_reduction(op) for op in render_reduce.ARG_BETTER})
+    table.update({op: _scan(op) for op in render_reduce.SCANS})
+    table.update({op: _cum_extreme(op) for op in render_reduce.CUM_EXTREME})
+    return table

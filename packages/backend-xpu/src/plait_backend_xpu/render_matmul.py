@@ -1,0 +1,83 @@
+"""The tiled matmul, rendered for a dialect (OpenCL C, CUDA) like :mod:`.render`.
+
+``out[..., i, j] = sum_q a[..., i, q] * b[..., q, j]``: a work-group of ``tile`` x ``tile``
+work items computes one tile of ``out``; for each step along ``k`` it stages a tile of ``a``
+and one of ``b`` in local memory (zeros past the edges), so each element is read from global
+memory once per tile rather than once per product. The third grid dimension walks the batch,
+whose dims (already broadcast, stride 0 where repeated) are decoded from the group index.
+Every operand has its own strides, so transposed and sliced operands need no copy.
+
+Accumulators: float for float16/bfloat16/float32 (rounded once on store), double for float64,
+the 64-bit wrapping type for integers and bool (bool stores ``sum != 0``).
+"""
+
+from __future__ import annotations
+
+from . import render
+from .render import Dialect, Rendered, axis
+from .render_reduce import decode
+
+
+def accumulator(dt: render.DType) -> str:
+    """The portable type a product of ``dt`` accumulates in."""
+    return dt.compute if dt.is_float else "u64"
+
+
+def render_matmul(d: Dialect, dtype: str, batch_rank: int, tile: int) -> Rendered:
+    """The kernel for ``dtype`` with ``batch_rank`` batch dims and ``tile``-square tiles.
+
+    Arguments: out, a, b (buffers); n, k, m; off_out, off_a, off_b; the strides of out (rows,
+    cols), a (rows, inner), b (inner, cols); the batch sizes; the batch strides of out, a, b.
+    Launch: global (ceil(m / tile) * tile, ceil(n / tile) * tile, batches), local
+    (tile, tile, 1).
+    """
+    t = d.types
+    i64 = t["i64"]
+    dt = render.DTYPES[dtype]
+    acc_p = accumulator(dt)
+    acc = t[acc_p]
+    operands = ["out", "a", "b"]
+    params = [d.pointer.format(T=t[dt.storage]) + f" {p}" for p in operands]
+    params += [f"{i64} n", f"{i64} k", f"{i64} m"]
+    params += [f"{i64} off_{p}" for p in operands]
+    params += [f"{i64} {s}" for s in ("so_r", "so_c", "sa_r", "sa_k", "sb_k", "sb_c")]
+    params += [f"{i64} bsize{k}" for k in range(batch_rank)]
+    params += [f"{i64} bst_{p}{k}" for p in operands for k in range(batch_rank)]
+
+    def value(p: str, index: str) -> str:
+        loaded = render.load(d, dt, p, index)
+        return f"({acc})({loaded})"
+
+    body = [
+        f"  const {i64} lx = {axis(d.local_id, 0)}, ly = {axis(d.local_id, 1)};",
+        f"  const {i64} col = {axis(d.group_id, 0)} * {tile} + lx;",
+        f"  const {i64} row = {axis(d.group_id, 1)} * {tile} + ly;",
+        f"  {d.local_array.format(T=acc, name='ta', n=tile * (tile + 1))};",
+        f"  {d.local_array.format(T=acc, name='tb', n=tile * (tile + 1))};",
+        f"  {i64} at_out = off_out, at_a = off_a, at_b = off_b;",
+    ]
+    body += decode(d, batch_rank, axis(d.group_id, 2), "b", operands)
+    body += [
+        f"  {acc} sum = 0;",
+        f"  for ({i64} q0 = 0; q0 < k; q0 += {tile}) {{",
+        # one element of each tile per work item; the +1 column avoids bank conflicts
+        f"    const {i64} qa = q0 + lx, qb = q0 + ly;",
+        f"    ta[ly * {tile + 1} + lx] = (row < n && qa < k) ? "
+        f"{value('a', 'at_a + row * sa_r + qa * sa_k')} : ({acc})0;",
+        f"    tb[ly * {tile + 1} + lx] = (qb < k && col < m) ? "
+        f"{value('b', 'at_b + qb * sb_k + col * sb_c')} : ({acc})0;",
+        f"    {d.barrier};",
+        f"    for (int q = 0; q < {tile}; ++q) sum += ta[ly * {tile + 1} + q] * "
+        f"tb[q * {tile + 1} + lx];",
+        f"    {d.barrier};",
+        "  }",
+        "  if (row >= n || col >= m) return;",
+    ]
+    acc_dt = render.DType(acc_p, acc_p, acc_p, 0, is_float=acc_p in ("f32", "f64"))
+    body.append("  " + render.store(d, dt, "out", "at_out + row * so_r + col * so_c",
+                                    render.convert(d, acc_dt, dt, "sum")))
+    name = f"plait_matmul_{dtype}_b{batch_rank}_t{tile}"
+    source = (render.prelude_for(d, (dtype,)) + f"{d.kernel} {name}(\n    "
+              + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
+    signature = "bbb" + "l" * (3 + 3 + 6 + batch_rank * 4)
+    return Rendered(source, name, signature)
