@@ -461,3 +461,66 @@ def test_a_tensor_passed_as_a_number_is_never_replayed_from_a_plan() -> None:
     for name, call in calls.items():
         for v in (0, 1, 0, 1, 1, 0):
             assert torch.equal(call(torch.tensor(v)), call(v)), (name, v)
+
+
+# -- numbers bound into plans, and where ----------------------------------------------------
+
+_ROWS = torch.tensor([[0.5, -1.0, 2.0], [-0.25, 3.0, 0.0]])
+NUMBER_CALLS = {
+    "le 0": lambda: _ROWS <= 0,
+    "gt float": lambda: _ROWS > 0.1,
+    "ne int64": lambda: torch.arange(6).view(2, 3) != 3,
+    "eq transposed": lambda: _ROWS.t() == 2.0,
+    "add int32 number": lambda: torch.arange(6, dtype=torch.int32) + 7,
+    "mul float16 number": lambda: _ROWS.half() * 3,
+    "where number else": lambda: torch.where(_ROWS > 0, _ROWS, 0.5),
+    "where number then": lambda: torch.where(_ROWS > 0, 1, _ROWS),
+    "where two tensors": lambda: torch.where(_ROWS > 0, _ROWS, -_ROWS),
+    "where transposed": lambda: torch.where(_ROWS.t() > 0, _ROWS.t(), 0),
+    "where broadcast": lambda: torch.where(torch.tensor([True, False, True]), _ROWS, _ROWS[:1]),
+    "where int64": lambda: torch.where(torch.arange(4) > 1, torch.arange(4), -1),
+    "where bool values": lambda: torch.where(_ROWS > 0, _ROWS < 1, True),
+}
+
+
+@pytest.mark.parametrize("name", NUMBER_CALLS)
+def test_numbers_and_where_plans_match_the_generic_path(name, no_plans):
+    call = NUMBER_CALLS[name]
+    with no_plans():
+        want = call()
+    for _ in range(3):
+        got = call()
+        _same_meta(got, want)
+        assert got.tolist() == want.tolist()
+
+
+def test_where_and_compare_with_a_number_keep_plans():
+    x = torch.tensor([1.0, -2.0, 3.0])
+    for _ in range(2):
+        torch.where(x > 0, x, 0.0)
+        _ = x <= 0
+    # (Plait's comparisons take a number through the Tensor overload)
+    assert _served(aten.where.self) and _served(aten.le.Tensor)
+
+
+def test_where_plans_record_the_graph(no_plans):
+    def run():
+        a = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        out = torch.where(a > 0, a, 0.25) * 2
+        out.sum().backward()
+        return out, a.grad
+
+    with no_plans():
+        want = run()
+    for _ in range(3):
+        got = run()
+        assert [g.tolist() for g in got] == [w.tolist() for w in want]
+        assert type(got[0].grad_fn) is type(want[0].grad_fn)
+
+
+def test_a_uint8_condition_warns_on_every_call():
+    x = torch.tensor([1.0, 2.0])
+    cond = torch.tensor([1, 0], dtype=torch.uint8)
+    for _ in range(3):
+        with pytest.warns(UserWarning, match="uint8 condition"):
+            assert torch.where(cond, x, 0.0).tolist() == [1.0, 0.0]

@@ -51,6 +51,7 @@ class FastPath:
             **dict.fromkeys(native.REDUCE_OPS, "reduce"),
             "copy": "unary",
             "matmul": "matmul",
+            "where": "where",
         }
 
     def prepare(self, prim: str, out_dtype: int, in_dtype: int, shape: Sequence[int],
@@ -62,7 +63,8 @@ class FastPath:
         native kernel declines the call: the caller's generic path serves it), or None when
         this primitive or geometry has no native kernel.
 
-        :param prim: a unary primitive, a comparison, a reduction or ``copy`` (a cast).
+        :param prim: a unary or binary primitive, a comparison, a reduction, ``copy`` (a
+            cast), ``matmul`` or ``where`` (strides: the condition's, then the two values').
         :param out_dtype: the output's dtype code; ``in_dtype``: the inputs'.
         :param shape: the iteration shape (the inputs' shape, broadcast; for a reduction the
             input's shape, the output keeping the reduced dimensions with size 1).
@@ -119,4 +121,13 @@ class FastPath:
                                b_strides)
                 return block if ok else None
             return binary
+        if family == "where" and len(strides) == 3:
+            c_strides, a_strides, b_strides = (tuple(s) for s in strides)
+
+            def where(c: int, a: int, b: int) -> Any:
+                block = allocate(nbytes)
+                ok = native_fn(in_dtype, shape, block.ptr, out_strides, c, c_strides, a,
+                               a_strides, b, b_strides)
+                return block if ok else None
+            return where
         return None

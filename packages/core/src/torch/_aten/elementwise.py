@@ -924,6 +924,9 @@ def _where_kernel(condition: Tensor, self: Any, other: Any) -> Tensor:
     out = new_elementwise(shape, dt, dev, tensors)
     PRIMS.where(out, operand(condition, _dtype.bool_, dev, shape), operand(self, dt, dev, shape),
             operand(other, dt, dev, shape))
+    if _plan.recording is not None and condition._dtype is _dtype.bool_:
+        # (a uint8 condition warns: its calls stay on this path, which warns each time)
+        _plan.note("where", [condition, self, other], dt, dt, {}, out)
     return out
 
 
@@ -941,6 +944,7 @@ _aten_addcdiv = _define("addcdiv", "addcdiv(Tensor self, Tensor tensor1, Tensor 
                         "Scalar value=1) -> Tensor", _addcdiv_kernel, implicit=True)
 _aten_where = _define("where.self", "where.self(Tensor condition, Tensor self, Tensor other) -> "
                       "Tensor", _where_kernel)
+_plan.enable(_aten_where)  # one primitive on broadcast operands: a function of the signature
 
 
 def clamp(input: Tensor, min: Any = None, max: Any = None, *,

@@ -21,8 +21,9 @@ subclasses.
 
 The opt-in is per operator, for kernels that are functions of the signature alone: they read
 no tensor values (a kernel that branches on ``.item()`` would replay the first call's branch).
-Served today: the elementwise ops of ``_elementwise``/``_arith`` and ``relu`` (one primitive
-on broadcast operands, numbers, dtype casts, outputs that follow a strided input; or a chain of
+Served today: the elementwise ops of ``_elementwise``/``_arith``, ``relu`` and ``where`` (one
+primitive on broadcast operands, numbers (bound into the plan as the constant the generic path
+makes of them), dtype casts, outputs that follow a strided input; or a chain of
 such primitives, each operand traced to the call's arguments or an earlier step's output), the
 reductions over dims, ``mm``/``bmm``, the view operators (their geometry replayed over the
 next call's storage, shifted from its offset; not ``as_strided``, whose offset is absolute;
@@ -39,7 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import config as _config, dispatch as _dispatch, dtype as _dtype
-from .alloc import PRIMS, _interned, adopt_geometry, from_layout
+from .alloc import PRIMS, _interned, adopt_geometry, from_layout, scalar_tensor
 from .device import device as _Device
 from .fast import wrap as _wrap
 from .storage import _UNSET, UntypedStorage
@@ -693,7 +694,7 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
     returns the output's memory, or None when the backend leaves the call to its kernels."""
     tensors = [o for o in operands if o.__class__ is Tensor]
     places = [_position(t, args) for t in tensors]
-    if not tensors or None in places or len(operands) > 2:
+    if not tensors or None in places or (len(operands) > 2 and prim != "where"):
         return None
     codes = fast.dtype_codes
     prepare = getattr(fast, "prepare", None)
@@ -737,6 +738,9 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
     if prepare is None or codes.get(compute) is None:
         return None
     out_strides = lay.stride if strided else None
+    if prim == "where" or len(tensors) < len(operands):
+        return _with_constants(prepare, codes, prim, operands, args, compute, lay,
+                               out_strides)
     if len(operands) == 1:  # a unary op of a strided tensor, or one with another out dtype
         (x,) = tensors
         (i,) = places
@@ -772,6 +776,54 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
                            b._storage._ptr + b._offset * in_size)
         return run_compare
     return _converted_binary(fast, prepare, prim, tensors, places, compute, lay)
+
+
+def _constant(value: Any, dt: _dtype.dtype, device: Any) -> Tensor | None:
+    """A Python number operand as the 0-d tensor of ``dt`` the generic path converts it to,
+    or None where that conversion wraps an integer out of ``dt``'s range (left to it)."""
+    if value.__class__ not in _SCALAR_TYPES or dt.is_complex:
+        return None
+    if dt._category == _dtype.INT and value.__class__ is int:
+        bits = 8 * dt.itemsize
+        low = -(1 << (bits - 1)) if dt.is_signed else 0
+        if not low <= value < low + (1 << bits):
+            return None
+    return scalar_tensor(value, dt, device)
+
+
+def _with_constants(prepare: Any, codes: Any, prim: str, operands: list[Any],
+                    args: tuple[Any, ...], compute: _dtype.dtype, lay: Any,
+                    out_strides: Any) -> Any:
+    """A binary op or comparison with a Python number operand, or ``where`` (its condition
+    bool, its values in ``compute``): each number bound into the call as the constant 0-d
+    tensor the generic path makes of it (the signature holds the value), broadcast."""
+    spec: list[tuple[int | None, int]] = []  # (argument position, itemsize) or (None, address)
+    strides: list[Any] = []
+    constants: list[Tensor] = []
+    for k, o in enumerate(operands):
+        want = _dtype.bool_ if prim == "where" and k == 0 else compute
+        if o.__class__ is Tensor:
+            if o._dtype is not want:
+                return None
+            spec.append((_position(o, args), want.itemsize))
+            strides.append(_expanded(o._shape, o._stride, lay.shape))
+        else:
+            c = _constant(o, want, lay.device)
+            if c is None:
+                return None
+            constants.append(c)
+            spec.append((None, c._storage._ptr + c._offset * want.itemsize))
+            strides.append((0,) * len(lay.shape))
+    native = prepare(prim, lay.dcode, codes[compute], lay.shape, lay.nbytes, strides,
+                     out_strides=out_strides)
+    if native is None:
+        return None
+
+    def run_bound(args: tuple[Any, ...]) -> Any:
+        return native(*[c if i is None else args[i]._storage._ptr + args[i]._offset * c
+                        for i, c in spec])
+    run_bound.constants = constants  # type: ignore[attr-defined]  # alive as long as the plan
+    return run_bound
 
 
 def _same_dtype(fast: Any, prim: str, operands: list[Any], tensors: list[Tensor],

@@ -156,8 +156,8 @@ class FastPath(Protocol):
         geometry. Core caches the function in the plan of a call signature and calls it on
         every repeat of that signature.
 
-        :param prim: a unary or binary primitive, a comparison, a reduction, ``copy`` (a cast)
-            or ``matmul``.
+        :param prim: a unary or binary primitive, a comparison, a reduction, ``copy`` (a cast),
+            ``matmul`` or ``where`` (three inputs: the bool condition, then the two values).
         :param out_dtype: the output's dtype code; ``in_dtype``: the inputs'.
         :param shape: the iteration shape (the inputs' broadcast shape; for a reduction the
             input's shape; for ``matmul`` the output's).
