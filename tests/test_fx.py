@@ -228,7 +228,9 @@ def test_node_bookkeeping() -> None:
     assert add.prev is y and add.next is relu
     assert add.format_node() == ("%add : [num_users=1] = call_function[target=operator.add]"
                                  "(args = (%x, %y), kwargs = {})")
-    assert str(g) == ("graph(x, y):\n    %add : [num_users=1] = call_function[target="
+    assert str(g) == ("graph():\n    %x : [num_users=1] = placeholder[target=x]\n"
+                      "    %y : [num_users=1] = placeholder[target=y]\n"
+                      "    %add : [num_users=1] = call_function[target="
                       "operator.add](args = (%x, %y), kwargs = {})\n    %relu : "
                       "[num_users=1] = call_method[target=relu](args = (%add,), kwargs = {})"
                       "\n    return relu")
@@ -725,6 +727,23 @@ def test_make_fx_multi_output_in_place_and_constants() -> None:
     want = f(x)
     torch.testing.assert_close(got[0], want[0])
     torch.testing.assert_close(got[1], want[1])
+
+
+def test_make_fx_symbolic_attention_follows_new_shapes() -> None:
+    torch.manual_seed(0)
+    model = SDPABlock()
+    gm = make_fx(model, tracing_mode="symbolic")(torch.randn(2, 5, 8))
+    # parameters keep static sizes; the input's sizes are read from it
+    weight = next(n for n in gm.graph.nodes if n.target == "_param_constant0")
+    assert tuple(weight.meta["val"].shape) == (24, 8)
+    sym_sizes = [n for n in gm.graph.nodes if n.target is torch.ops.aten.sym_size.int]
+    assert sorted(n.args[1] for n in sym_sizes) == [0, 1, 2]
+    # `c // self.heads`, written three times, is one node
+    assert sum(1 for n in gm.graph.nodes
+               if n.target is operator.floordiv and n.args[1] == 2) == 1
+    for shape in ((2, 5, 8), (3, 7, 8)):
+        x = torch.randn(*shape)
+        torch.testing.assert_close(gm(x), model(x))
 
 
 def test_make_fx_module_parameters_become_constants() -> None:

@@ -323,7 +323,7 @@ class Node:
             arg_str = str(self.target)
             if self.args:
                 arg_str += f" = {self.args[0]!r}"
-            if placeholder_names is not None:
+            if placeholder_names:  # a non-empty list collects names (PyTorch's behaviour)
                 placeholder_names.append(arg_str)
                 return None
             default = f"(default={self.args[0]})" if self.args else ""

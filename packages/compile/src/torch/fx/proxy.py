@@ -51,7 +51,7 @@ class TracerBase:
                     type_expr: Any | None = None) -> Node:
         """Record one node (hook for subclasses that annotate nodes)."""
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
-        if self.record_stack_traces and not node.stack_trace:
+        if self.record_stack_traces and kind.startswith("call_") and not node.stack_trace:
             frames = [f for f in traceback.extract_stack()
                       if "/torch/fx/" not in f.filename.replace("\\", "/")]
             node.stack_trace = "".join(traceback.format_list(frames[-1:]))

@@ -76,6 +76,7 @@ class _Tracker:
         self.tensors: dict[int, tuple[Any, Node | _LazyItem]] = {}
         self.symbols: dict[str, tuple[Node, int]] = {}  # symbol name -> (input, dim)
         self.sym_nodes: dict[int, tuple[Any, Node]] = {}  # id(SymNode) -> (it, its node)
+        self.sym_texts: dict[tuple[str, type], Node] = {}  # (expression text, type) -> node
         self.constants: dict[str, int] = {}
 
     # -- tensors ------------------------------------------------------------------------------
@@ -136,6 +137,10 @@ class _Tracker:
         known = self.sym_nodes.get(id(expr))
         if known is not None and known[0] is expr:
             return known[1]
+        # the same expression built twice (``c // 2`` on each of three lines) is one node
+        same = self.sym_texts.get((str(expr), expr.pytype))
+        if same is not None:
+            return same
         if expr.op == "constant":
             return expr.hint
         if expr.op == "symbol":
@@ -153,6 +158,7 @@ class _Tracker:
             node = self.graph.call_function(fn, tuple(self.sym_node(a) for a in expr.args))
         node.meta["val"] = _SYM_TYPES[expr.pytype](expr)
         self.sym_nodes[id(expr)] = (expr, node)
+        self.sym_texts[(str(expr), expr.pytype)] = node
         return node
 
     # -- whole arguments ------------------------------------------------------------------
@@ -236,7 +242,8 @@ class _ProxyMode(TorchDispatchMode):
         def swap(x: Any) -> Any:
             if isinstance(x, torch.Tensor) and not isinstance(x, FakeTensor) and \
                     x.device.type != "meta":
-                fake = tracker.fake_mode.from_tensor(x)
+                # constants keep their sizes in every mode (a parameter's shape is fixed)
+                fake = tracker.fake_mode.from_tensor(x, static_shapes=True)
                 tracker.bind(fake, tracker.node_of(x))
                 return fake
             return x
