@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import math
 import operator
+import pathlib
 import pickle
 
 import pytest
@@ -381,6 +383,24 @@ def test_pickle_and_deepcopy_round_trip() -> None:
     fgm = make_fx(lambda a: torch.mm(a, a).sin())(torch.randn(3, 3))
     a = torch.randn(3, 3)
     torch.testing.assert_close(pickle.loads(pickle.dumps(fgm))(a), torch.mm(a, a).sin())
+
+
+def test_to_folder_writes_an_importable_module(tmp_path: pathlib.Path) -> None:
+    torch.manual_seed(0)
+    model = ResNetish()
+    gm = fx.symbolic_trace(model)
+    gm.to_folder(tmp_path / "saved", "Saved")
+    assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == [
+        "__init__.py", "blocks.pt", "module.py", "state_dict.pt"]
+    spec = importlib.util.spec_from_file_location("saved_fx_module",
+                                                  tmp_path / "saved" / "module.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    restored = module.Saved()
+    x = torch.randn(2, 8)
+    torch.testing.assert_close(restored(x), model(x))
+    assert float(restored.scale) == float(model.scale)
 
 
 def test_graph_module_from_dict_and_submodule_edits() -> None:

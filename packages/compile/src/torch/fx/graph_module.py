@@ -17,6 +17,10 @@ import copy
 import importlib
 import itertools
 import linecache
+import os
+import pathlib
+import sys
+import types
 from typing import Any
 
 import torch
@@ -224,6 +228,48 @@ class GraphModule(nn.Module):
             if name and name not in used:
                 self.delete_submodule(name)
 
+    # -- writing out ---------------------------------------------------------------------------
+
+    def to_folder(self, folder: str | os.PathLike[str], module_name: str = "FxModule") -> None:
+        """Write this module as an importable Python package in ``folder``: ``module.py``
+        defines class ``module_name`` with the generated forward, ``state_dict.pt`` holds
+        the parameters and buffers, and each child module is saved whole as
+        ``<name>.pt`` (loaded with ``weights_only=False``: only load folders you trust).
+
+        :raises NotImplementedError: when the code reads a global that cannot be imported
+            (a local function).
+        """
+        path = pathlib.Path(folder)
+        path.mkdir(parents=True, exist_ok=True)
+        python_code = self._graph.python_code("self")
+        imports = ["import torch"]
+        for name, obj in python_code.globals.items():
+            imports.append(_import_line(name, obj))
+        init = ["    def __init__(self):", "        super().__init__()",
+                "        here = os.path.dirname(os.path.abspath(__file__))"]
+        for name, child in self.named_children():
+            torch.save(child, path / f"{name}.pt")
+            init.append(f"        self.{name} = torch.load(os.path.join(here, {name + '.pt'!r}),"
+                        " weights_only=False)")
+        for name, param in self._parameters.items():
+            if param is not None:
+                init.append(f"        self.{name} = torch.nn.Parameter(torch.empty("
+                            f"{tuple(param.shape)}, dtype=torch.{_dtype_name(param)}))")
+        for name, buf in self._buffers.items():
+            if buf is not None:
+                init.append(f"        self.register_buffer({name!r}, torch.empty("
+                            f"{tuple(buf.shape)}, dtype=torch.{_dtype_name(buf)}))")
+        torch.save({k: v for k, v in self.state_dict().items() if "." not in k},
+                   path / "state_dict.pt")
+        init.append("        self.load_state_dict(torch.load(os.path.join(here, "
+                    "'state_dict.pt')), strict=False)")
+        forward = python_code.src.strip("\n").replace("\n", "\n    ")
+        text = "\n".join(["import os", *sorted(set(imports)), "", "",
+                          f"class {module_name}(torch.nn.Module):", *init, "",
+                          f"    {forward}", ""])
+        (path / "module.py").write_text(text)
+        (path / "__init__.py").write_text(f"from .module import {module_name}\n")
+
     # -- copies and pickles -------------------------------------------------------------------
 
     def __deepcopy__(self, memo: dict[int, Any]) -> GraphModule:
@@ -249,6 +295,24 @@ class GraphModule(nn.Module):
                  if k not in ("_graph", "_code", "_lineno_map")}
         return (_rebuild_graph_module, (state, _graph_to_spec(self._graph),
                                         type(self).__name__))
+
+
+def _dtype_name(t: torch.Tensor) -> str:
+    return str(t.dtype).rpartition(".")[2]
+
+
+def _import_line(name: str, obj: Any) -> str:
+    """The import that binds global ``name`` of generated code to ``obj``."""
+    if isinstance(obj, types.ModuleType):
+        return f"import {obj.__name__}" if obj.__name__ == name else \
+            f"import {obj.__name__} as {name}"
+    path = qualified_name(obj)
+    if path is not None and "." in path:
+        module, _, attr = path.rpartition(".")
+        if "." not in attr and module in sys.modules:
+            return f"from {module} import {attr} as {name}"
+    raise NotImplementedError(f"to_folder: the generated code reads {name} ({obj!r}), which "
+                              "cannot be imported")
 
 
 # -- pickling a graph --------------------------------------------------------------------------
