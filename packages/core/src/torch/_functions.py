@@ -78,6 +78,9 @@ for _name in OP_MODULES:
 # changes (the Tensor methods get theirs only when an override can first exist).
 _torch_function.wrap_namespace(globals(), __all__)
 for _method, _fn in _methods.items():
+    # x.sum(axis=1, keepdims=True): methods take the numpy names PyTorch's parser accepts
+    if _torch_function.takes_numpy_names(_fn):
+        _fn = _torch_function.numpy_names_method(_fn)
     setattr(Tensor, _method, _fn)
 importlib.import_module("torch.autograd")  # the Autograd key: recording and Tensor.backward
 

@@ -247,6 +247,37 @@ def _entry(fn: Callable[..., Any], numpy_names: bool = True) -> Callable[..., An
     return entry
 
 
+def takes_numpy_names(fn: Any) -> bool:
+    """Whether the Tensor method ``fn`` has a parameter a numpy name stands for in PyTorch's
+    methods (``dim``/``keepdim``: ``x.sum(axis=1)``, ``x.mean(axis=0, keepdims=True)``); read
+    from its code object, so binding every method costs no signature objects."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & _VARKEYWORDS:
+        return False
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    return "dim" in params or "keepdim" in params
+
+
+_VARKEYWORDS = 0x08  # inspect.CO_VARKEYWORDS: the function takes **kwargs itself
+
+
+def numpy_names_method(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The Tensor method ``fn`` taking the numpy keyword names too. A call spelt with ``fn``'s
+    own names runs as it is (one call more); only one that fails to bind is retried renamed."""
+
+    @functools.wraps(fn)
+    def method(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TypeError:
+            renamed = _with_own_names(fn, kwargs) if kwargs else None
+            if renamed is None:
+                raise
+        return fn(*args, **renamed)
+
+    return method
+
+
 def _public_functions(namespace: dict[str, Any], names: Any) -> Iterator[tuple[str, Any]]:
     for name in names:
         value = namespace.get(name)
