@@ -54,7 +54,7 @@ def attribute_path(root: str, path: str) -> str:
     with getattr (``getattr(self.seq, "0")``)."""
     expr = root
     for part in path.split("."):
-        expr = f"{expr}.{part}" if _is_identifier(part) else f"getattr({expr}, {part!r})"
+        expr = f"{expr}.{part}" if _is_identifier(part) else f'getattr({expr}, "{part}")'
     return expr
 
 

@@ -97,7 +97,10 @@ def _target_repr(target: Any) -> str:
 
     if isinstance(target, str):
         return target
-    return qualified_name(target) or repr(target)
+    path = qualified_name(target)
+    if path is not None and "." not in path:  # a builtin, listed as PyTorch lists it
+        return f"builtins.{path}"
+    return path or repr(target)
 
 
 def _format_arg(arg: Any, max_list_len: float = float("inf")) -> str:

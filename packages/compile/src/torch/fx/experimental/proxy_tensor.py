@@ -147,7 +147,8 @@ class _Tracker:
             source = self.symbols.get(expr.name)
             if source is None:
                 raise RuntimeError(f"make_fx: symbol {expr.name} does not come from an input")
-            node = self.graph.call_function(torch.ops.aten.sym_size.int, source)
+            node = self.graph.create_node("call_function", torch.ops.aten.sym_size.int,
+                                          source, name="sym_size_int")
         elif expr.op == "sym_sum":
             node = self.graph.call_function(torch.sym_sum,
                                             ([self.sym_node(a) for a in expr.args],))
