@@ -721,6 +721,11 @@ def test_make_fx_modes(mode: str) -> None:
         # the graph follows the sizes: other shapes give the right answer
         x2, y2 = torch.randn(6, 5), torch.randn(5, 4)
         torch.testing.assert_close(gm(x2, y2), _f(x2, y2))
+        # copies share the trace's shape environment; a pickle leaves it out
+        assert copy.deepcopy(gm).shape_env is gm.shape_env
+        loaded = pickle.loads(pickle.dumps(gm))
+        assert not hasattr(loaded, "shape_env")
+        torch.testing.assert_close(loaded(x2, y2), _f(x2, y2))
     else:
         assert tuple(vals["view"].shape) == (8, 3)
         assert "(8, -1)" in gm.code

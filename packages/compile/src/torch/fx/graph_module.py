@@ -82,6 +82,11 @@ def _assign_attr(obj: Any, to_module: nn.Module, target: str) -> None:
         setattr(to_module, field, obj)
 
 
+# attributes that describe how the module was traced (make_fx's symbolic sizes): a deep copy
+# shares them and a pickle leaves them out
+_SHARED = ("shape_env",)
+
+
 class GraphModule(nn.Module):
     """An ``nn.Module`` made from a :class:`Graph`: its ``forward`` runs the graph.
 
@@ -277,6 +282,9 @@ class GraphModule(nn.Module):
         memo[id(self)] = res
         holder = nn.Module()
         state = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
+        for name in _SHARED:  # describes the trace, not this module's state: shared
+            if name in state:
+                memo[id(state[name])] = state[name]
         holder.__dict__ = copy.deepcopy(state, memo)
         GraphModule.__init__(res, holder, copy.deepcopy(self._graph, memo),
                              type(self).__name__)
@@ -292,7 +300,7 @@ class GraphModule(nn.Module):
 
     def __reduce__(self) -> Any:
         state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("_graph", "_code", "_lineno_map")}
+                 if k not in ("_graph", "_code", "_lineno_map", *_SHARED)}
         return (_rebuild_graph_module, (state, _graph_to_spec(self._graph),
                                         type(self).__name__))
 
