@@ -298,8 +298,7 @@ def test_declined_cases_fall_back_to_the_cpu():
 # Primitives still served by the CPU fallback on xpu: a kernel added for one of them must take
 # it off this list (and one that loses its kernel fails here).
 STILL_FALLING_BACK = {
-    "gather", "scatter_", "nonzero", "sort", "topk", "searchsorted", "random_bits_",
-    "convolution", "fft_c2c", "fft_r2c", "fft_c2r",
+    "nonzero", "sort", "topk", "convolution", "fft_c2c", "fft_r2c", "fft_c2r",
 }
 
 
@@ -327,7 +326,7 @@ def _operand(name: str, dtype: str, shape: tuple[int, ...], index: int) -> torch
     return torch.from_numpy(np.ascontiguousarray(values))
 
 
-def _run_both(name: str, out_dtype: str, inputs: list[torch.Tensor], shape: tuple[int, ...],
+def _run_both(name: str, out_dtype: str, inputs: list, shape: tuple[int, ...],
               **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
     """Primitive ``name`` on the CPU and on xpu (inputs moved there as views of the same
     layout), the xpu result read back."""
@@ -338,6 +337,9 @@ def _run_both(name: str, out_dtype: str, inputs: list[torch.Tensor], shape: tupl
     got = torch.empty(shape, dtype=dt, device="xpu")
     moved = []
     for t in inputs:  # keep each input's strides: a transposed or broadcast view stays one
+        if not isinstance(t, torch.Tensor):
+            moved.append(t)
+            continue
         base = t.as_strided((t.untyped_storage().nbytes() // t.element_size(),), (1,), 0)
         moved.append(base.to("xpu").as_strided(t.shape, t.stride(), t.storage_offset()))
     before = xpu_kernels.CALLS[name]
@@ -529,6 +531,71 @@ def test_matmul_through_the_public_api():
         got = (a.to("xpu") @ b.to("xpu")).cpu()
     assert xpu_kernels.CALLS["matmul"] == calls + 1
     np.testing.assert_array_equal(got.numpy(), a.numpy() @ b.numpy())
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "int16", "bfloat16", "complex128", "bool"])
+def test_gather_matches_the_cpu(dtype):
+    rng = np.random.default_rng(6)
+    a = torch.from_numpy(rng.integers(-50, 50, (5, 7)).astype(np.float64)).to(getattr(torch, dtype))
+    for dim, a_view, index_shape in ((0, a, (3, 7)), (1, a.t(), (4, 5)), (1, a[:, ::2], (5, 2))):
+        index = torch.from_numpy(rng.integers(0, a_view.shape[dim], index_shape))
+        got, want = _run_both("gather", dtype, [a_view, dim, index], index_shape)
+        assert torch.equal(got, want), (dtype, dim)
+
+
+@needs_device
+@pytest.mark.parametrize("reduce", ["none", "sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float16"])
+def test_scatter_matches_the_cpu(reduce, dtype):
+    rng = np.random.default_rng(7)
+    dt = getattr(torch, dtype)
+    prim = torch.backends.contract.primitive("scatter_")
+    for dim, include_self in ((0, True), (1, False)):
+        init = torch.from_numpy(rng.integers(-4, 5, (4, 6)).astype(np.float64)).to(dt)
+        src = torch.from_numpy(rng.integers(-4, 5, (6, 6)).astype(np.float64)).to(dt)
+        # unique targets along dim for "none" (repeats would leave the winner unspecified)
+        if reduce == "none":
+            index = torch.from_numpy(np.argsort(rng.random((4, 6)), axis=dim)[:3, :5]
+                                     if dim == 0 else np.argsort(rng.random((3, 6)),
+                                                                 axis=1)[:, :5])
+        else:
+            index = torch.from_numpy(rng.integers(0, init.shape[dim], (3, 5)))
+        want = init.clone()
+        prim(want, dim, index, src, reduce=reduce, include_self=include_self)
+        got = init.to("xpu")
+        before = xpu_kernels.CALLS["scatter_"]
+        prim(got, dim, index.to("xpu"), src.to("xpu"), reduce=reduce, include_self=include_self)
+        assert xpu_kernels.CALLS["scatter_"] == before + 1
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-3, atol=1e-3)
+
+
+@needs_device
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_matches_the_cpu(right):
+    seq = torch.tensor([[0.0, 1.0, 1.0, 2.5, float("nan")], [-3.0, -1.0, 0.0, 0.0, 4.0]])
+    values = torch.tensor([[1.0, -5.0, 2.5, float("nan")], [0.0, 5.0, -1.0, -2.0]])
+    got, want = _run_both("searchsorted", "int64", [seq, values], (2, 4), right=right)
+    assert torch.equal(got, want)
+    one_row = torch.tensor([0, 2, 4, 4, 9], dtype=torch.int32)
+    many = torch.tensor([[4, 0, 10], [3, 9, -1]], dtype=torch.int32)
+    got, want = _run_both("searchsorted", "int64", [one_row, many], (2, 3), right=right)
+    assert torch.equal(got, want)
+
+
+@needs_device
+def test_random_bits_are_the_cpus():
+    prim = torch.backends.contract.primitive("random_bits_")
+    for seed, offset, n in ((0, 0, 9), (2**64 - 1, 2**64 - 2, 12), (12345, 77, 1001)):
+        want = torch.empty(n, dtype=torch.int64)
+        prim(want, seed, offset)
+        got = torch.empty(n, dtype=torch.int64, device="xpu")
+        prim(got, seed, offset)
+        assert torch.equal(got.cpu(), want), (seed, offset)
+    torch.manual_seed(3)
+    on_cpu = torch.rand(50)
+    torch.manual_seed(3)
+    assert torch.equal(torch.rand(50, device="xpu").cpu(), on_cpu)
 
 
 def test_renderer_emits_opencl_and_cuda_from_one_table():

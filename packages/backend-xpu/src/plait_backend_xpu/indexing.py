@@ -1,0 +1,161 @@
+"""The xpu indexing, search and random primitives: ``gather``, ``scatter_``,
+``searchsorted`` and ``random_bits_`` (kernels rendered by :mod:`.render_index`).
+
+Core checks index dtypes, shapes and bounds before calling a kernel, so these kernels trust
+the indices. Complex operands of ``scatter_`` and ``searchsorted`` are declined (the CPU
+fallback serves them); ``gather`` moves raw words, so every dtype runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from torch.backends import contract
+
+from . import render, render_index
+from .kernels import (
+    CALLS,
+    DIALECT,
+    MAX_RANK,
+    buffer_args,
+    cached_kernel,
+    dtype_name,
+    launch_1d,
+    require_fp64,
+)
+from .reductions import merge
+
+_WRAP64 = 1 << 64
+
+
+def _shape(t: Any) -> list[int]:
+    return list(t.shape) if t.dim() else [1]
+
+
+def _strides(t: Any) -> list[int]:
+    return list(t.stride()) if t.dim() else [1]
+
+
+@contract.may_decline
+def gather(out: Any, a: Any, dim: int, index: Any) -> None:
+    """``gather(Tensor(a!) out, Tensor a, int dim, Tensor index)`` on xpu."""
+    name = dtype_name(out)
+    if a.dtype != out.dtype or dtype_name(index) != "int64" or max(index.dim(), 1) > MAX_RANK:
+        raise contract.Decline
+    CALLS["gather"] += 1
+    n = index.numel()
+    if n == 0:
+        return
+    sizes = _shape(index)
+    rank = len(sizes)
+    a_strides = _strides(a)
+    along = a_strides[dim]
+    a_strides[dim] = 0  # the index value gives this coordinate
+    strides = [*_strides(out), *_strides(index), *a_strides]
+    i = out.device.index or 0
+    kernel = cached_kernel(("gather", i, name, rank), i,
+                           lambda: render_index.render_gather(DIALECT, name, rank))
+    (out_b, a_b, index_b), (off_out, off_a, off_index) = buffer_args([out, a, index])
+    launch_1d(kernel, n, i, [out_b, a_b, index_b, n, off_out, off_a, off_index, along, *sizes,
+                             *strides])
+
+
+@contract.may_decline
+def scatter_(out: Any, dim: int, index: Any, src: Any, reduce: str = "none",
+             include_self: bool = True) -> None:
+    """``scatter_(Tensor(a!) out, int dim, Tensor index, Tensor src, str reduce="none",
+    bool include_self=True)`` on xpu."""
+    name = dtype_name(out)
+    if (name in render.COMPLEX or src.dtype != out.dtype or dtype_name(index) != "int64"
+            or (reduce != "none" and reduce not in render_index.SCATTER_REDUCE)
+            or max(index.dim(), 1) > MAX_RANK):
+        raise contract.Decline  # an unknown reduce: the reference raises PyTorch's error
+    require_fp64(out, [name])
+    CALLS["scatter_"] += 1
+    if index.numel() == 0:
+        return
+    sizes = _shape(index)
+    length = sizes[dim]
+    keep = [k for k in range(len(sizes)) if k != dim]
+    operands = [out, index, src]
+    line_sizes = [sizes[k] for k in keep]
+    line_strides = [[_strides(t)[k] for k in keep] for t in operands]
+    lines = index.numel() // length
+    rank = len(line_sizes)
+    i = out.device.index or 0
+    key = ("scatter", i, name, rank, reduce, bool(include_self))
+    kernel = cached_kernel(key, i, lambda: render_index.render_scatter(
+        DIALECT, name, rank, reduce, bool(include_self)))
+    buffers, offsets = buffer_args(operands)
+    args = [*buffers, lines, length, *offsets, *(_strides(t)[dim] for t in operands),
+            *line_sizes]
+    for st in line_strides:
+        args += st
+    launch_1d(kernel, lines, i, args)
+
+
+@contract.may_decline
+def searchsorted(out: Any, sorted_sequence: Any, values: Any, right: bool = False) -> None:
+    """``searchsorted(Tensor(a!) out, Tensor sorted_sequence, Tensor values, bool right=False)``
+    on xpu: rows of the sequence and of the values share their leading dims (or the sequence
+    has one row)."""
+    name = dtype_name(values)
+    if (name in render.COMPLEX or sorted_sequence.dtype != values.dtype
+            or dtype_name(out) != "int64"):
+        raise contract.Decline
+    require_fp64(out, [name])
+    n = sorted_sequence.shape[-1] if sorted_sequence.dim() else 1
+    m = values.shape[-1] if values.dim() else 1
+    rows = values.numel() // m if m else 0
+
+    def row_stride(t: Any) -> int | None:
+        """The stride between rows: the leading dims must flatten to one (else None)."""
+        sizes, (strides,) = merge(list(t.shape[:-1]), [list(t.stride()[:-1])])
+        if len(sizes) > 1:
+            return None
+        return strides[0] if sizes else 0
+
+    seq_rows = sorted_sequence.numel() // n if n else 0
+    strides = [row_stride(sorted_sequence), row_stride(values), row_stride(out)]
+    if None in strides or seq_rows not in (1, rows):
+        raise contract.Decline  # leading dims that do not flatten: the CPU serves them
+    if seq_rows == 1:
+        strides[0] = 0
+    CALLS["searchsorted"] += 1
+    if rows == 0 or m == 0:
+        return
+    if n == 0:  # every insertion point is 0
+        contract.primitive("fill_")(out, 0)
+        return
+    i = out.device.index or 0
+    kernel = cached_kernel(("searchsorted", i, name, bool(right)), i,
+                           lambda: render_index.render_searchsorted(DIALECT, name, bool(right)))
+    buffers, offsets = buffer_args([out, sorted_sequence, values])
+    last = [t.stride(-1) if t.dim() else 1 for t in (sorted_sequence, values, out)]
+    launch_1d(kernel, rows * m, i, [*buffers, rows, n, m, offsets[0], offsets[1], offsets[2],
+                                    strides[0], last[0], strides[1], last[1], strides[2],
+                                    last[2]])
+
+
+@contract.may_decline
+def random_bits_(out: Any, seed: int, offset: int) -> None:
+    """``random_bits_(Tensor(a!) out, int seed, int offset)`` on xpu: Philox4x32-10 words,
+    the CPU's for the same (seed, offset)."""
+    if dtype_name(out) != "int64" or not out.is_contiguous():
+        raise contract.Decline
+    CALLS["random_bits_"] += 1
+    n = out.numel()
+    if n == 0:
+        return
+    i = out.device.index or 0
+    kernel = cached_kernel(("random_bits", i), i, lambda: render_index.render_random_bits(DIALECT))
+    (buffer,), (offset_out,) = buffer_args([out])
+    launch_1d(kernel, (n + 3) // 4, i, [buffer, n, offset_out, seed % _WRAP64,
+                                        offset % _WRAP64])
+
+
+def kernels() -> dict[str, Callable[..., None]]:
+    """Primitive name -> kernel for the indexing, search and random groups."""
+    return {"gather": gather, "scatter_": scatter_, "searchsorted": searchsorted,
+            "random_bits_": random_bits_}
