@@ -298,7 +298,7 @@ def test_declined_cases_fall_back_to_the_cpu():
 # Primitives still served by the CPU fallback on xpu: a kernel added for one of them must take
 # it off this list (and one that loses its kernel fails here).
 STILL_FALLING_BACK = {
-    "nonzero", "sort", "topk", "convolution", "fft_c2c", "fft_r2c", "fft_c2r",
+    "sort", "topk", "convolution", "fft_c2c", "fft_r2c", "fft_c2r",
 }
 
 
@@ -581,6 +581,20 @@ def test_searchsorted_matches_the_cpu(right):
     many = torch.tensor([[4, 0, 10], [3, 9, -1]], dtype=torch.int32)
     got, want = _run_both("searchsorted", "int64", [one_row, many], (2, 3), right=right)
     assert torch.equal(got, want)
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "int8", "bool", "bfloat16"])
+def test_nonzero_matches_the_cpu(dtype):
+    rng = np.random.default_rng(8)
+    prim = torch.backends.contract.primitive("nonzero")
+    a = torch.from_numpy(rng.integers(-1, 2, (6, 5000)).astype(np.float64)).to(getattr(torch,
+                                                                                      dtype))
+    for view in (a, a.t(), a[:, ::7], a[2:3, 10:20], torch.zeros(3, 0), a[0, 0]):
+        want = prim(view)
+        got = prim(view.to("xpu"))
+        assert got.shape == want.shape and got.stride() == want.stride()
+        assert torch.equal(got.cpu(), want)
 
 
 @needs_device

@@ -155,7 +155,56 @@ def random_bits_(out: Any, seed: int, offset: int) -> None:
                                         offset % _WRAP64])
 
 
-def kernels() -> dict[str, Callable[..., None]]:
+NONZERO_BLOCK = 4096  # elements per work item of nonzero's passes
+
+
+@contract.may_decline
+def nonzero(a: Any) -> Any:
+    """``nonzero(Tensor a) -> Tensor`` on xpu: the int64 coordinates (n, ndim) of the nonzero
+    elements in row-major order, laid out as PyTorch lays them out (each dim's coordinates
+    contiguous). Counting blocks, a prefix sum of the counts on the host (the result's size
+    must be known there anyway), then writing."""
+    import numpy as np
+
+    name = dtype_name(a)
+    if name in render.COMPLEX or a.dim() > MAX_RANK:
+        raise contract.Decline
+    require_fp64(a, [name])
+    CALLS["nonzero"] += 1
+    rank = a.dim()
+    n = a.numel()
+    int64 = contract.dtype("int64")
+    device = a.device
+    if n == 0:
+        return contract.empty((rank, 0), int64, device).t()
+    sizes, strides = (list(a.shape), list(a.stride())) if rank else ([1], [1])
+    blocks = -(-n // NONZERO_BLOCK)
+    i = device.index or 0
+    (a_buffer,), (off_a,) = buffer_args([a])
+    counts = contract.empty((blocks,), int64, device)
+    count = cached_kernel(("nonzero", i, name, len(sizes), False), i,
+                          lambda: render_index.render_nonzero(DIALECT, name, len(sizes), False))
+    (counts_buffer,), _ = buffer_args([counts])
+    launch_1d(count, blocks, i, [counts_buffer, a_buffer, n, NONZERO_BLOCK, 0, off_a, *sizes,
+                                 *strides])
+    per_block = counts.cpu().numpy()
+    starts = np.concatenate([[0], np.cumsum(per_block)[:-1]]).astype(np.int64)
+    total = int(per_block.sum())
+    out = contract.empty((rank, total), int64, device)
+    if total and rank:
+        write = cached_kernel(("nonzero", i, name, len(sizes), True), i,
+                              lambda: render_index.render_nonzero(DIALECT, name, len(sizes),
+                                                                  True))
+        import torch
+
+        starts_device = torch.from_numpy(starts).to(device)
+        (out_buffer, starts_buffer), _ = buffer_args([out, starts_device])
+        launch_1d(write, blocks, i, [out_buffer, a_buffer, starts_buffer, n, NONZERO_BLOCK,
+                                     total, off_a, *sizes, *strides])
+    return out.t()
+
+
+def kernels() -> dict[str, Callable[..., Any]]:
     """Primitive name -> kernel for the indexing, search and random groups."""
     return {"gather": gather, "scatter_": scatter_, "searchsorted": searchsorted,
-            "random_bits_": random_bits_}
+            "random_bits_": random_bits_, "nonzero": nonzero}

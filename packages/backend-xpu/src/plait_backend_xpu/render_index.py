@@ -199,3 +199,38 @@ def render_random_bits(d: Dialect) -> Rendered:
     ]
     name = "plait_random_bits"
     return Rendered(_source(d, name, params, body, ()), name, "bllLL")
+
+
+def render_nonzero(d: Dialect, dtype: str, rank: int, write: bool) -> Rendered:
+    """The two passes of ``nonzero`` over blocks of ``block`` elements in row-major order,
+    one work item per block: counting (``counts[b]``), then writing each nonzero element's
+    coordinates (``out[k * total + position]``, from ``starts[b]``).
+
+    Arguments: out (or counts), a, starts (write pass only); n, block, total, off_a; the
+    sizes; a's strides.
+    """
+    i64 = d.types["i64"]
+    dt = render.DTYPES[dtype]
+    buffers = [("out", "i64"), ("a", dt.storage)] + ([("starts", "i64")] if write else [])
+    params = _params(d, buffers, ["n", "block", "total", "off_a"]
+                     + [f"osize{k}" for k in range(rank)] + [f"ost_a{k}" for k in range(rank)])
+    body = [
+        f"  const {i64} b = {d.global_index};",
+        "  if (b * block >= n) return;",
+        f"  {i64} found = {'starts[b]' if write else '0'};",
+        f"  const {i64} end = (b + 1) * block < n ? (b + 1) * block : n;",
+        f"  for ({i64} e = b * block; e < end; ++e) {{",
+        f"    {i64} at_a = off_a;",
+    ]
+    body += ["  " + line for line in decode(d, rank, "e", "o", ["a"])]
+    body.append(f"    if (!({render.load(d, dt, 'a', 'at_a')} != 0)) continue;")
+    if write:
+        body.append(f"    {i64} rest = e;")
+        for k in reversed(range(rank)):
+            body.append(f"    out[{k} * total + found] = rest % osize{k}; rest /= osize{k};")
+    body += ["    ++found;", "  }"]
+    if not write:
+        body.append("  out[b] = found;")
+    name = f"plait_nonzero_{'write' if write else 'count'}_{dtype}_r{rank}"
+    return Rendered(_source(d, name, params, body, (dtype,)), name,
+                    "b" * len(buffers) + "l" * (4 + 2 * rank))
