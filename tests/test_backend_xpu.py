@@ -599,6 +599,10 @@ def test_nonzero_matches_the_cpu(dtype):
 
 @needs_device
 def test_random_bits_are_the_cpus():
+    torch.manual_seed(3)
+    on_cpu = torch.rand(50)  # (also loads the random operators: primitive() finds them then)
+    torch.manual_seed(3)
+    assert torch.equal(torch.rand(50, device="xpu").cpu(), on_cpu)
     prim = torch.backends.contract.primitive("random_bits_")
     for seed, offset, n in ((0, 0, 9), (2**64 - 1, 2**64 - 2, 12), (12345, 77, 1001)):
         want = torch.empty(n, dtype=torch.int64)
@@ -606,10 +610,11 @@ def test_random_bits_are_the_cpus():
         got = torch.empty(n, dtype=torch.int64, device="xpu")
         prim(got, seed, offset)
         assert torch.equal(got.cpu(), want), (seed, offset)
-    torch.manual_seed(3)
-    on_cpu = torch.rand(50)
-    torch.manual_seed(3)
-    assert torch.equal(torch.rand(50, device="xpu").cpu(), on_cpu)
+    want = torch.empty(6, 4, dtype=torch.int64).t()  # element order is row-major, not memory
+    prim(want, 9, 3)
+    got = torch.empty(6, 4, dtype=torch.int64, device="xpu").t()
+    prim(got, 9, 3)
+    assert torch.equal(got.cpu(), want)
 
 
 def test_renderer_emits_opencl_and_cuda_from_one_table():

@@ -142,17 +142,20 @@ def searchsorted(out: Any, sorted_sequence: Any, values: Any, right: bool = Fals
 def random_bits_(out: Any, seed: int, offset: int) -> None:
     """``random_bits_(Tensor(a!) out, int seed, int offset)`` on xpu: Philox4x32-10 words,
     the CPU's for the same (seed, offset)."""
-    if dtype_name(out) != "int64" or not out.is_contiguous():
+    if dtype_name(out) != "int64" or out.dim() > MAX_RANK:
         raise contract.Decline
     CALLS["random_bits_"] += 1
     n = out.numel()
     if n == 0:
         return
+    rank = 0 if out.is_contiguous() else out.dim()
     i = out.device.index or 0
-    kernel = cached_kernel(("random_bits", i), i, lambda: render_index.render_random_bits(DIALECT))
+    kernel = cached_kernel(("random_bits", i, rank), i,
+                           lambda: render_index.render_random_bits(DIALECT, rank))
     (buffer,), (offset_out,) = buffer_args([out])
+    geometry = [*out.shape, *out.stride()] if rank else []
     launch_1d(kernel, (n + 3) // 4, i, [buffer, n, offset_out, seed % _WRAP64,
-                                        offset % _WRAP64])
+                                        offset % _WRAP64, *geometry])
 
 
 NONZERO_BLOCK = 4096  # elements per work item of nonzero's passes

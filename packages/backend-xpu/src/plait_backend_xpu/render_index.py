@@ -171,16 +171,18 @@ def render_searchsorted(d: Dialect, dtype: str, right: bool) -> Rendered:
 PHILOX = {"M0": "0xD2511F53u", "M1": "0xCD9E8D57u", "W0": "0x9E3779B9u", "W1": "0xBB67AE85u"}
 
 
-def render_random_bits(d: Dialect) -> Rendered:
-    """``out[i]`` (int64, contiguous) = lane ``i % 4`` of Philox4x32-10 at counter
-    ``offset + i // 4`` with key ``seed`` (low word first).
+def render_random_bits(d: Dialect, rank: int) -> Rendered:
+    """``out[i]`` (int64, element ``i`` in row-major order) = lane ``i % 4`` of Philox4x32-10
+    at counter ``offset + i // 4`` with key ``seed`` (low word first).
 
-    Arguments: out; n, off_out, seed (64 bits), offset (64 bits).
+    Arguments: out; n, off_out, seed (64 bits), offset (64 bits); out's ``rank`` sizes and
+    strides (``rank`` 0: contiguous).
     """
     t = d.types
     u32, u64, i64 = t["u32"], t["u64"], t["i64"]
-    params = [d.pointer.format(T=i64) + " out", f"{i64} n", f"{i64} off_out", f"{u64} seed",
-              f"{u64} offset"]
+    params = ([d.pointer.format(T=i64) + " out", f"{i64} n", f"{i64} off_out", f"{u64} seed",
+               f"{u64} offset"] + [f"{i64} osize{k}" for k in range(rank)]
+              + [f"{i64} ost_out{k}" for k in range(rank)])
     body = [
         f"  const {i64} g = {d.global_index};",
         "  if (g * 4 >= n) return;",
@@ -194,11 +196,16 @@ def render_random_bits(d: Dialect) -> Rendered:
         f"    k0 += {PHILOX['W0']}; k1 += {PHILOX['W1']};",
         "  }",
         f"  const {u32} words[4] = {{c0, c1, c2, c3}};",
-        f"  for (int lane = 0; lane < 4 && g * 4 + lane < n; ++lane) "
-        f"out[off_out + g * 4 + lane] = ({i64})words[lane];",
+        "  for (int lane = 0; lane < 4 && g * 4 + lane < n; ++lane) {",
+        f"    {i64} at_out = off_out;",
     ]
-    name = "plait_random_bits"
-    return Rendered(_source(d, name, params, body, ()), name, "bllLL")
+    if rank:
+        body += ["  " + line for line in decode(d, rank, "g * 4 + lane", "o", ["out"])]
+    else:
+        body.append("    at_out += g * 4 + lane;")
+    body += [f"    out[at_out] = ({i64})words[lane];", "  }"]
+    name = f"plait_random_bits_r{rank}"
+    return Rendered(_source(d, name, params, body, ()), name, "bllLL" + "l" * (2 * rank))
 
 
 def render_nonzero(d: Dialect, dtype: str, rank: int, write: bool) -> Rendered:
