@@ -483,8 +483,21 @@ def test_concrete_args_specialise() -> None:
         return x + 1 if flag else x - 1
 
     gm = fx.symbolic_trace(f, concrete_args={"flag": True})
-    assert "def forward(self, x, flag = True):" in gm.code
-    torch.testing.assert_close(gm(torch.zeros(2)), torch.ones(2))
+    # the input stays (renamed, with its default) and the graph checks the traced value
+    assert "def forward(self, x, flag_1 = False):" in gm.code
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"] == [
+        operator.eq, torch._assert, operator.add]
+    torch.testing.assert_close(gm(torch.zeros(2), True), torch.ones(2))
+    with pytest.raises(AssertionError, match="flag has been specialized to have value True"):
+        gm(torch.zeros(2), False)
+
+    def g(x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return x if mask is None else x * mask
+
+    gm_none = fx.symbolic_trace(g, concrete_args={"mask": None})
+    torch.testing.assert_close(gm_none(torch.ones(2)), torch.ones(2))
+    with pytest.raises(AssertionError, match="mask has been specialized to have value None"):
+        gm_none(torch.ones(2), torch.ones(2))
     with pytest.raises(ValueError, match="does not have"):
         fx.symbolic_trace(f, concrete_args={"nope": 1})
 

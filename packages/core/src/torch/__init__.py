@@ -250,6 +250,17 @@ def is_storage(obj: _Any) -> bool:
     return storage is not None and isinstance(obj, storage.UntypedStorage)
 
 
+def _assert(condition: _Any, message: str) -> None:
+    """An ``assert`` that symbolic tracing records (a traced condition is handed to its
+    ``__torch_function__``) and that ``python -O`` keeps."""
+    override = getattr(type(condition), "__torch_function__", None)
+    if override is not None and not isinstance(condition, Tensor):
+        return override(_assert, (type(condition),), (condition, message), {})
+    if not condition:
+        raise AssertionError(message)
+    return None
+
+
 
 
 _subpackages.install_missing_distribution_finder()

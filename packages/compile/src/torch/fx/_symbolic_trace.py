@@ -15,7 +15,9 @@ import builtins
 import functools
 import inspect
 import math
+import operator
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -337,11 +339,8 @@ class Tracer(TracerBase):
         for p in params:
             prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
             if p.name in concrete and concrete[p.name] is not PH:
-                value = concrete[p.name]
-                # kept as an input with the value as its default, so the signature is
-                # unchanged; other values passed for it are ignored (as in PyTorch)
-                self.create_node("placeholder", prefix + p.name, (value,), {})
-                arg: Any = value
+                arg: Any = concrete[p.name]
+                self._specialise(p, prefix, arg)
             else:
                 default = () if p.default is inspect.Parameter.empty else (p.default,)
                 type_expr = None if p.annotation is inspect.Parameter.empty else p.annotation
@@ -355,6 +354,31 @@ class Tracer(TracerBase):
             else:
                 args.append(arg)
         return call, args, kwargs
+
+
+    def _specialise(self, p: inspect.Parameter, prefix: str, value: Any) -> None:
+        """An input fixed by ``concrete_args``: it stays in the signature (as ``<name>_1``,
+        with the parameter's default) and the graph asserts that it is given the traced
+        value, as PyTorch does; a value with no equality to check only warns."""
+        default = () if p.default is inspect.Parameter.empty else (p.default,)
+        node = self.create_node("placeholder", f"{prefix}{p.name}_1", default, {})
+        message = f"{p.name} has been specialized to have value {value} but got another value"
+        if type(value) in (bool, int, float, complex, str):
+            equal = self.create_node("call_function", operator.eq, (node, value), {})
+            self.create_node("call_function", torch._assert, (equal, message), {})
+        elif value is None:
+            self.create_node("call_function", _assert_is_none, (node, message), {})
+        else:
+            warnings.warn(f"Was not able to add assertion to guarantee correct input {p.name} "
+                          "to specialized function. It is up to the user to make sure that "
+                          "your inputs match the inputs you specialized the function with.",
+                          stacklevel=4)
+
+
+def _assert_is_none(value: Any, msg: str) -> None:
+    """The check a ``concrete_args`` entry of None leaves in the graph."""
+    if value is not None:
+        raise AssertionError(msg)
 
 
 def _flatten_variadics(fn: Callable[..., Any]) -> Callable[..., Any]:

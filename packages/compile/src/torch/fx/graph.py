@@ -132,14 +132,17 @@ class Graph:
     @staticmethod
     def _target_to_str(target: Target) -> str:
         if isinstance(target, str):
-            if target.startswith("*"):
-                target = target.lstrip("*")
-            return target.replace(".", "_") if "." in target else target
+            target = target.lstrip("*")
+            if len(target) > 4 and target.startswith("__") and target.endswith("__"):
+                target = target[2:-2]  # a magic method (``__call__``): by its operation
+            return target.replace(".", "_")
         op_path = getattr(target, "qualname", None)
         if isinstance(op_path, str) and "::" in op_path:  # an aten operator: its base name
             return op_path.partition("::")[2].partition(".")[0]
         name = getattr(target, "__name__", None) or type(target).__name__
-        return snake_case(name.strip("_") or name)
+        if len(name) > 4 and name.startswith("__") and name.endswith("__"):
+            name = name[2:-2]  # a magic method: named by its operation
+        return snake_case(name)
 
     def placeholder(self, name: str, type_expr: Any | None = None,
                     default_value: Any = inspect.Signature.empty) -> Node:
