@@ -8,6 +8,7 @@ insert point: the end, unless a ``with graph.inserting_before(n):`` block says o
 from __future__ import annotations
 
 import inspect
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -369,7 +370,7 @@ class Graph:
         lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
                  for row in rows]
         lines.insert(1, "  ".join("-" * w for w in widths))
-        print("\n".join(lines))  # noqa: T201  (printing is what this method is for)
+        sys.stdout.write("\n".join(lines) + "\n")  # printing is what this method is for
 
 
 class _After:
