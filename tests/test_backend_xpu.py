@@ -298,7 +298,7 @@ def test_declined_cases_fall_back_to_the_cpu():
 # Primitives still served by the CPU fallback on xpu: a kernel added for one of them must take
 # it off this list (and one that loses its kernel fails here).
 STILL_FALLING_BACK = {
-    "sort", "topk", "convolution", "fft_c2c", "fft_r2c", "fft_c2r",
+    "convolution", "fft_c2c", "fft_r2c", "fft_c2r",
 }
 
 
@@ -595,6 +595,34 @@ def test_nonzero_matches_the_cpu(dtype):
         got = prim(view.to("xpu"))
         assert got.shape == want.shape and got.stride() == want.stride()
         assert torch.equal(got.cpu(), want)
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "bool"])
+def test_sort_and_topk_match_the_cpu(dtype):
+    rng = np.random.default_rng(9)
+    dt = getattr(torch, dtype)
+    a = torch.from_numpy(rng.integers(-3, 4, (5, 70)).astype(np.float64)).to(dt)  # ties
+    if dtype.startswith("float"):
+        a[1, ::9] = float("nan")
+    sort, topk = (torch.backends.contract.primitive(n) for n in ("sort", "topk"))
+    for dim, view in ((1, a), (0, a.t()), (1, a[:, ::3])):
+        for descending in (False, True):
+            want = torch.empty_like(view), torch.empty(view.shape, dtype=torch.int64)
+            sort(*want, view, dim, descending)
+            x = view.to("xpu")
+            got = torch.empty_like(x), torch.empty(x.shape, dtype=torch.int64, device="xpu")
+            sort(*got, x, dim, descending)
+            assert torch.equal(got[1].cpu(), want[1]), (dim, descending)  # stable: the same
+            torch.testing.assert_close(got[0].cpu(), want[0], equal_nan=True)
+            shape = tuple(4 if d == dim else s for d, s in enumerate(view.shape))
+            want = torch.empty(shape, dtype=dt), torch.empty(shape, dtype=torch.int64)
+            topk(*want, view, 4, dim, descending)
+            got = (torch.empty(shape, dtype=dt, device="xpu"),
+                   torch.empty(shape, dtype=torch.int64, device="xpu"))
+            topk(*got, x, 4, dim, descending)
+            assert torch.equal(got[1].cpu(), want[1]), (dim, descending)
+            torch.testing.assert_close(got[0].cpu(), want[0], equal_nan=True)
 
 
 @needs_device
