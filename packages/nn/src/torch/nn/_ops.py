@@ -223,7 +223,7 @@ def max_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, paddin
     for i in range(n):
         shape = [1] * (2 + n)
         shape[2 + i] = outs[i]
-        start = (torch.arange(outs[i]) * s[i] - p[i]).reshape(shape)
+        start = (torch.arange(outs[i], device=arg.device) * s[i] - p[i]).reshape(shape)
         pos = start + coords[i] * d[i]
         index = index * sizes[i] + pos
     return (values, index) if batched else (values.squeeze(0), index.squeeze(0))
@@ -262,7 +262,7 @@ def avg_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, paddin
     # divisor per window: its size clipped to input + padding (count_include_pad) or input
     div = None
     for i in range(n):
-        starts = torch.arange(outs[i]) * s[i] - p[i]
+        starts = torch.arange(outs[i], device=x.device) * s[i] - p[i]
         ends = torch.clamp(starts + k[i], max=sizes[i] + p[i])
         if count_include_pad:
             size = ends - starts

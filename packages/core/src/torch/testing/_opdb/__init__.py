@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 AREAS = ("foundation", "elementwise", "reductions", "shape", "indexing", "creation", "linalg",
-         "conv", "attention", "norm", "special", "sparse", "spectral")
+         "conv", "attention", "norm", "special", "sparse", "spectral", "nn_aten")
 
 FLOATS = ("float32", "float64", "float16", "bfloat16")
 INTS = ("int64", "int32", "int16", "int8", "uint8")

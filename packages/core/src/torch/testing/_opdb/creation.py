@@ -288,6 +288,12 @@ def random_method_samples(torch, dtype, make):
         yield SampleInput(make((8, 8), dtype), (3, high), name="from to")
 
 
+def poisson_samples(torch, dtype, make):
+    yield SampleInput(make((4, 3), dtype, 0, 20), name="rates")
+    yield SampleInput(torch.zeros(3, dtype=getattr(torch, dtype)), name="zero rates")
+    yield SampleInput(make((0, 2), dtype, 0, 1), name="empty")
+
+
 OPS: list[OpInfo] = [
     OpInfo("arange", arange_samples, dtypes=NUMERIC, supports_out=True, atol=1e-3, rtol=1e-3),
     OpInfo("range", range_samples, dtypes=NUMERIC, supports_out=True),
@@ -321,6 +327,9 @@ OPS: list[OpInfo] = [
     OpInfo("randn", rand_samples, supports_out=True, random=True),
     OpInfo("rand_like", random_like_samples, random=True),
     OpInfo("randn_like", random_like_samples, random=True),
+    # the rates are checked on the host (an error for a negative one): no meta form
+    OpInfo("poisson", poisson_samples, dtypes=("float32", "float64"), random=True,
+           supports_meta=False),
     OpInfo("randint", randint_samples, dtypes=ALL, supports_out=True, random=True),
     OpInfo("randint_like", randint_like_samples, dtypes=ALL, random=True),
     OpInfo("randperm", randperm_samples, dtypes=("int64", "int32", "float32", "float64"),

@@ -383,6 +383,44 @@ def symmetrize(a):
     return 0.5 * (a + a.mT)
 
 
+def matrix_exp_samples(torch, dtype, make):
+    yield SampleInput(make((3, 3), dtype, -1, 1), name="3x3")
+    yield SampleInput(make((2, 2, 2), dtype, -2, 2), name="batched")
+    yield SampleInput(make((1, 1), dtype), name="1x1")
+    yield SampleInput(make((0, 2, 2), dtype), name="empty batch")
+
+
+def geqrf_samples(torch, dtype, make):
+    yield SampleInput(make((4, 3), dtype, -1, 1), name="tall")
+    yield SampleInput(make((3, 4), dtype, -1, 1), name="wide")
+    yield SampleInput(make((2, 3, 3), dtype, -1, 1), name="batched")
+
+
+def householder_samples(torch, dtype, make):
+    # any vectors and scales define reflectors; geqrf's are one case of them
+    yield SampleInput(make((4, 3), dtype, -1, 1), (make((3,), dtype, 0, 2),), name="4x3")
+    yield SampleInput(make((2, 3, 3), dtype, -1, 1), (make((2, 2), dtype, 0, 2),),
+                      name="batched, fewer reflectors")
+
+
+def ormqr_samples(torch, dtype, make):
+    a, tau = make((4, 3), dtype, -1, 1), make((3,), dtype, 0, 2)
+    yield SampleInput(a, (tau, make((4, 2), dtype)), name="left")
+    yield SampleInput(a, (tau, make((4, 2), dtype)), {"transpose": True}, name="left, Q^T")
+    yield SampleInput(a, (tau, make((2, 4), dtype), False), name="right")
+    yield SampleInput(a, (tau, make((2, 4), dtype), False, True), name="right, Q^T")
+
+
+def nuclear_norm_samples(torch, dtype, make):
+    yield SampleInput(make((3, 4), dtype), name="matrix")
+    yield SampleInput(make((2, 3, 4), dtype), ((0, 2),), {"keepdim": True}, name="dims")
+
+
+def frobenius_norm_samples(torch, dtype, make):
+    yield SampleInput(make((3, 4), dtype), ((0, 1),), name="both dims")
+    yield SampleInput(make((2, 3, 4), dtype), (1,), {"keepdim": True}, name="one dim")
+
+
 OPS: list[OpInfo] = [
     OpInfo("mm", mm_samples, dtypes=NUMERIC, method="mm", supports_out=True),
     OpInfo("bmm", bmm_samples, dtypes=NUMERIC, method="bmm", supports_out=True),
@@ -431,4 +469,17 @@ OPS: list[OpInfo] = [
     OpInfo("matrix_power", matrix_power_neg_samples, dtypes=DECOMP, method="matrix_power"),
     OpInfo("linalg.multi_dot", multi_dot_samples, dtypes=NUMERIC, supports_out=True),
     OpInfo("linalg.vecdot", vecdot_samples, dtypes=FLOATS, supports_out=True),
+    OpInfo("matrix_exp", matrix_exp_samples, dtypes=DECOMP, method="matrix_exp",
+           differentiable=True, atol=1e-5, rtol=1e-4),
+    OpInfo("linalg.matrix_exp", matrix_exp_samples, dtypes=DECOMP, differentiable=True,
+           atol=1e-5, rtol=1e-4),
+    # geqrf runs LAPACK on a host copy (no meta form) and has no derivative, as in PyTorch
+    OpInfo("geqrf", geqrf_samples, dtypes=DECOMP, method="geqrf", atol=1e-5, rtol=1e-4,
+           supports_meta=False),
+    OpInfo("linalg.householder_product", householder_samples, dtypes=DECOMP,
+           differentiable=True, atol=1e-5, rtol=1e-4),
+    OpInfo("ormqr", ormqr_samples, dtypes=DECOMP, method="ormqr", differentiable=True,
+           atol=1e-5, rtol=1e-4),
+    OpInfo("nuclear_norm", nuclear_norm_samples, dtypes=DECOMP, atol=1e-5, rtol=1e-4),
+    OpInfo("frobenius_norm", frobenius_norm_samples, dtypes=DECOMP),
 ]

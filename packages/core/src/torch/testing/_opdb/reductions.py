@@ -443,6 +443,30 @@ def renorm_samples(torch, dtype, make):
     yield SampleInput(make((2, 3, 2), dtype), (float("inf"), 2, 2.0), name="p=inf")
 
 
+def gradient_samples(torch, dtype, make):
+    yield SampleInput(make((6,), dtype), name="1-d")
+    yield SampleInput(make((3, 5), dtype), (), {"spacing": 2.0, "edge_order": 2},
+                      name="all dims, edge order 2")
+    yield SampleInput(make((3, 5), dtype), (), {"spacing": [0.5], "dim": 1}, name="one dim")
+    coords = torch.tensor([0.0, 0.5, 2.0, 2.5, 4.0], dtype=getattr(torch, dtype))
+    yield SampleInput(make((3, 5), dtype), (), {"spacing": [coords], "dim": -1,
+                                                "edge_order": 2}, name="coordinates")
+
+
+def histogramdd_samples(torch, dtype, make):
+    yield SampleInput(make((20, 2), dtype), (3,), name="bins")
+    yield SampleInput(make((20, 3), dtype), ([2, 3, 4],), {"range": [-5.0, 5.0] * 3},
+                      name="bins per dim, range")
+    yield SampleInput(make((4, 5, 2), dtype), ([2, 2],),
+                      {"weight": make((4, 5), dtype, 0, 1), "density": True},
+                      name="weights, density")
+
+
+def is_same_size_samples(torch, dtype, make):
+    yield SampleInput(make((2, 3), dtype), (make((2, 3), dtype),), name="same")
+    yield SampleInput(make((2, 3), dtype), (make((3, 2), dtype),), name="different")
+
+
 OPS: list[OpInfo] = [
     OpInfo("nansum", sum_dtype_samples, dtypes=ALL, method="nansum"),
     OpInfo("prod", prod_samples, dtypes=ALL, method="prod", supports_out=True),
@@ -499,4 +523,9 @@ OPS: list[OpInfo] = [
     OpInfo("cumulative_trapezoid", trapezoid_samples, dtypes=REAL_FLOATS + ("int64",)),
     OpInfo("renorm", renorm_samples, dtypes=REAL_FLOATS, method="renorm", atol=1e-6,
            rtol=1e-5),
+    OpInfo("gradient", gradient_samples, dtypes=("float32", "float64"), differentiable=True),
+    # the data range is read with .item(): no meta form
+    OpInfo("histogramdd", histogramdd_samples, dtypes=("float32", "float64"),
+           supports_meta=False),
+    OpInfo("is_same_size", is_same_size_samples, dtypes=ALL, method="is_same_size"),
 ]
