@@ -298,7 +298,7 @@ def test_declined_cases_fall_back_to_the_cpu():
 # Primitives still served by the CPU fallback on xpu: a kernel added for one of them must take
 # it off this list (and one that loses its kernel fails here).
 STILL_FALLING_BACK = {
-    "convolution", "fft_c2c", "fft_r2c", "fft_c2r",
+    "fft_c2c", "fft_r2c", "fft_c2r",
 }
 
 
@@ -623,6 +623,41 @@ def test_sort_and_topk_match_the_cpu(dtype):
             topk(*got, x, 4, dim, descending)
             assert torch.equal(got[1].cpu(), want[1]), (dim, descending)
             torch.testing.assert_close(got[0].cpu(), want[0], equal_nan=True)
+
+
+CONVOLUTIONS = [  # (input shape, weight shape, stride, padding, dilation, transposed, groups)
+    ((2, 3, 9), (4, 3, 3), [2], [1], [2], False, 1),
+    ((2, 4, 7, 8), (6, 2, 3, 2), [2, 1], [1, 2], [1, 2], False, 2),
+    ((1, 2, 4, 5, 3), (2, 2, 2, 2, 2), [1, 2, 1], [1, 0, 1], [1, 1, 1], False, 1),
+    ((2, 3, 5), (3, 2, 3), [2], [1], [1], True, 1),
+    ((1, 4, 4, 3), (4, 3, 3, 2), [2, 2], [1, 0], [1, 2], True, 2),
+]
+
+
+def _conv_out(size, kernel, stride, padding, dilation, transposed):
+    if transposed:
+        return [(s - 1) * st - 2 * p + d * (k - 1) + 1
+                for s, k, st, p, d in zip(size, kernel, stride, padding, dilation)]
+    return [(s + 2 * p - d * (k - 1) - 1) // st + 1
+            for s, k, st, p, d in zip(size, kernel, stride, padding, dilation)]
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])
+def test_convolution_matches_the_cpu(dtype):
+    rng = np.random.default_rng(10)
+    dt = getattr(torch, dtype)
+    for in_shape, w_shape, stride, padding, dilation, transposed, groups in CONVOLUTIONS:
+        x = torch.from_numpy(rng.integers(-3, 4, in_shape).astype(np.float64)).to(dt)
+        w = torch.from_numpy(rng.integers(-3, 4, w_shape).astype(np.float64)).to(dt)
+        spatial = _conv_out(in_shape[2:], w_shape[2:], stride, padding, dilation, transposed)
+        channels = w_shape[1] * groups if transposed else w_shape[0]
+        shape = (in_shape[0], channels, *spatial)
+        if len(in_shape) == 4:
+            x = x.transpose(2, 3).contiguous().transpose(2, 3)  # a strided input
+        got, want = _run_both("convolution", dtype, [x, w, stride, padding, dilation,
+                                                     transposed, groups], shape)
+        torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3)
 
 
 @needs_device
