@@ -13,11 +13,11 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from torch.fx._codegen import PythonCode
 from torch.fx._naming import Namespace, qualified_name, snake_case
 from torch.fx.node import Argument, Node, Target, map_arg
 
 if TYPE_CHECKING:
-    from torch.fx._codegen import PythonCode
     from torch.fx.graph_module import GraphModule
 
 __all__ = ["Graph", "PythonCode"]
@@ -77,14 +77,12 @@ class Graph:
                  tracer_cls: type | None = None,
                  tracer_extras: dict[str, Any] | None = None) -> None:
         self._root = Node(self, "", "root", "", (), {})
-        self._used_names: dict[str, int] = {}
         self._insert: Callable[[Node], None] = self._root.prepend
         self._len = 0
         self._graph_namespace = Namespace()
         self._owning_module = owning_module
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
-        self._co_fields: dict[str, Any] = {}
 
     # -- ownership ----------------------------------------------------------------------
 
@@ -392,11 +390,3 @@ def _has_path(module: Any, path: str) -> bool:
             return False
         obj = getattr(obj, part)
     return True
-
-
-def __getattr__(name: str) -> Any:
-    if name == "PythonCode":
-        from torch.fx._codegen import PythonCode
-
-        return PythonCode
-    raise AttributeError(f"module 'torch.fx.graph' has no attribute '{name}'")
