@@ -135,6 +135,7 @@ NB_MODULE(_C, m) {
   bind_activation(m);
   bind_rnn(m);
   bind_loss(m);
+  bind_ternary(m);
 
   m.def("build_info", &build_info, "Compiler, flags and SIMD features of this build.");
 }

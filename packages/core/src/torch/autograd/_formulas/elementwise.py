@@ -407,6 +407,37 @@ def _clamp_max(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     return tuple(grads[:len(ctx.args)])
 
 
+# addcmul, addcdiv and lerp differentiate by these rules rather than through their composites
+# (a backend may override them with a fused kernel, as the CPU's does): PyTorch's formulas and
+# node names (AddcmulBackward0...).
+
+
+@derivative("aten::addcmul", result=False)
+def _addcmul(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+    _, tensor1, tensor2 = ctx.args[:3]
+    value = ctx.kwargs.get("value", 1)
+    return (grad if _wants(ctx, 0) else None,
+            grad * _conj(tensor2 * value) if _wants(ctx, 1) else None,
+            grad * _conj(tensor1 * value) if _wants(ctx, 2) else None)
+
+
+@derivative("aten::addcdiv", result=False)
+def _addcdiv(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+    _, tensor1, tensor2 = ctx.args[:3]
+    value = ctx.kwargs.get("value", 1)
+    return (grad if _wants(ctx, 0) else None,
+            grad * _conj(value / tensor2) if _wants(ctx, 1) else None,
+            -grad * _conj(value * tensor1 / (tensor2 * tensor2)) if _wants(ctx, 2) else None)
+
+
+@derivative("aten::lerp.Tensor", result=False)
+def _lerp(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    self, end, weight = ctx.args[:3]
+    return (grad * _conj(1 - weight) if _wants(ctx, 0) else None,
+            grad * _conj(weight) if _wants(ctx, 1) else None,
+            grad * _conj(end - self) if _wants(ctx, 2) else None)
+
+
 @derivative("aten::where.self", result=False)
 def _where(ctx: Any, grad: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
     condition = ctx.args[0]

@@ -1,0 +1,129 @@
+"""Wrappers of the fused ternary kernels: they override core's composite aten ops ``addcmul``,
+``addcdiv`` and ``lerp.Tensor`` (whose weight is a tensor or a number) under the CPU key.
+
+A wrapper makes one native call when its operands share one floating dtype and each is either
+contiguous with the output's shape or a single element broadcast to it (a 0-d ``value``-like
+tensor); the output is a new contiguous tensor. Anything else (integer or complex dtypes, mixed
+dtypes, which the composite promotes or refuses; other broadcasts; strided operands, whose
+result the composite lays out as PyTorch does; a scalar that is not a real number) runs the
+composite from core, which also raises PyTorch's errors and is the reference the tests compare
+with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+from ._common import Kernel, addresses, composite, floating_codes
+
+# A Python int beyond this is not exact in the double the native call takes: PyTorch rounds
+# it to the compute type directly, so such values keep the composite.
+_EXACT_INT = 2**53
+
+
+def _real(value: Any) -> float | None:
+    """``value`` as the double the native kernels take, or None when it is not a real number
+    the kernels can round as PyTorch does."""
+    if isinstance(value, float):
+        return value
+    if isinstance(value, int) and -_EXACT_INT <= value <= _EXACT_INT:  # (bool included)
+        return float(value)
+    return None
+
+
+def _layout(operands: Sequence[Any], codes: Mapping[Any, int]) -> tuple[int, Any, list[int]] | None:
+    """``(dtype code, output shape, steps)`` when every operand has the dtype of the first (a
+    floating one) and is contiguous with the output's shape (step 1) or a single element that
+    broadcasts to it (step 0); None otherwise."""
+    first = operands[0]
+    dtype = first.dtype
+    code = codes.get(dtype)
+    if code is None:
+        return None
+    shapes = [t.shape for t in operands]
+    # the output's shape: the longest of the operands with other than one element (all of
+    # them must have it), else the longest one
+    full = [s for s, t in zip(shapes, operands) if t.numel() != 1]
+    shape = max(full or shapes, key=len)
+    steps = []
+    for t, s in zip(operands, shapes):
+        if t.dtype != dtype:
+            return None
+        if s == shape:
+            if not t.is_contiguous():
+                return None
+            steps.append(1)
+        elif t.numel() == 1 and len(s) <= len(shape):
+            steps.append(0)
+        else:
+            return None
+    return code, shape, steps
+
+
+def make_kernels(
+    native: ModuleType,
+    dtype_codes: Mapping[Any, int],
+    reference: Callable[[str], Kernel],
+) -> dict[str, Kernel]:
+    """The fused ternary kernels, keyed by aten op (``"aten::addcmul"``, ``"aten::addcdiv"``,
+    ``"aten::lerp.Tensor"``)."""
+    from torch import Tensor
+    from torch.backends import contract
+
+    empty = contract.empty
+    codes = floating_codes(native, dtype_codes)
+
+    def launch(entry: Callable[..., bool], operands: Sequence[Any], scalar: float) -> Any:
+        """The output of ``entry`` over ``operands`` (None where the native code declines)."""
+        layout = _layout(operands, codes)
+        if layout is None:
+            return None
+        code, shape, steps = layout
+        first = operands[0]
+        out = empty(shape, first.dtype, first.device)
+        n = out.numel()
+        if not n:
+            return out
+        ptrs = addresses(*operands)
+        if ptrs is None:
+            return None
+        a, b, c = (*ptrs, 0) if len(ptrs) == 2 else ptrs
+        if not entry(code, n, out.data_ptr(), a, steps[0], b, steps[1], c,
+                     steps[2] if len(steps) == 3 else 0, scalar):
+            return None
+        return out
+
+    def pointwise(name: str, entry: Callable[..., bool]) -> Kernel:
+        qualname = f"aten::{name}"
+
+        def kernel(self: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
+            scalar = _real(value)
+            if scalar is not None:
+                out = launch(entry, (self, tensor1, tensor2), scalar)
+                if out is not None:
+                    return out
+            return composite(qualname)(self, tensor1, tensor2, value=value)
+
+        kernel.__name__ = kernel.__qualname__ = f"{name}_cpu"
+        return kernel
+
+    lerp_native = native.lerp
+
+    def lerp(self: Any, end: Any, weight: Any) -> Any:
+        if isinstance(weight, Tensor):
+            out = launch(lerp_native, (self, end, weight), 0.0)
+        else:
+            w = _real(weight)
+            out = None if w is None else launch(lerp_native, (self, end), w)
+        if out is not None:
+            return out
+        return composite("aten::lerp.Tensor")(self, end, weight)
+
+    lerp.__name__ = lerp.__qualname__ = "lerp_cpu"
+    return {
+        "aten::addcmul": pointwise("addcmul", native.addcmul),
+        "aten::addcdiv": pointwise("addcdiv", native.addcdiv),
+        "aten::lerp.Tensor": lerp,
+    }
