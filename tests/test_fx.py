@@ -785,6 +785,19 @@ def test_make_fx_symbolic_attention_follows_new_shapes() -> None:
         torch.testing.assert_close(gm(x), model(x))
 
 
+def test_symbolic_shapes_helpers_read_without_guarding() -> None:
+    from torch.fx.experimental import symbolic_shapes as ss
+
+    gm = make_fx(lambda x: x * 2, tracing_mode="symbolic")(torch.randn(3, 1, 4))
+    val = next(iter(gm.graph.nodes)).meta["val"]
+    assert ss.free_symbols(val) == {str(val.shape[0]), str(val.shape[2])}
+    assert ss.has_free_symbols(val) and not ss.has_free_symbols(torch.ones(2))
+    assert ss.hint_int(val.shape[0]) == 3 and ss.hint_int(5) == 5
+    assert ss.is_concrete_int(val.shape[1]) and not ss.is_concrete_int(val.shape[0])
+    assert ss.definitely_false(val.shape[1] == 2) and not ss.definitely_true(val.shape[0] > 1)
+    assert isinstance(gm.shape_env, ss.ShapeEnv)
+
+
 def test_make_fx_module_parameters_become_constants() -> None:
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
