@@ -223,15 +223,16 @@ def test_losses_take_the_reduction_enum():
     pointwise = tgt * (tgt.log() - inp)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # reduction 1 is the plain mean, without F's warning
-        assert close(torch.kl_div(inp, tgt), pointwise.mean())
-    assert close(torch.kl_div(inp, tgt, 0), pointwise)
+        assert close(torch.kl_div(inp, tgt, 1), pointwise.mean())
+    # an omitted reduction is none: PyTorch's parser reads the schema's Mean default as 0
+    assert close(torch.kl_div(inp, tgt), pointwise)
     assert close(torch.kl_div(inp, tgt, 2), pointwise.sum())
     assert close(torch.kl_div(inp, tgt.log(), 2, log_target=True), pointwise.sum())
     logits, y = torch.tensor([0.5, -1.0, 2.0]), torch.tensor([1.0, 0.0, 1.0])
     bce = [-(t * math.log(1 / (1 + math.exp(-v))) + (1 - t) * math.log(1 - 1 / (1 + math.exp(-v))))
            for v, t in zip(logits.tolist(), y.tolist())]
-    assert close(torch.binary_cross_entropy_with_logits(logits, y), sum(bce) / 3)
-    assert close(torch.binary_cross_entropy_with_logits(logits, y, None, None, 0), bce)
+    assert close(torch.binary_cross_entropy_with_logits(logits, y, None, None, 1), sum(bce) / 3)
+    assert close(torch.binary_cross_entropy_with_logits(logits, y), bce)
     x, sign = torch.tensor([0.3, 2.0, -1.0]), torch.tensor([1.0, -1.0, -1.0])
     assert close(torch.hinge_embedding_loss(x, sign, 1.0, 0), [0.3, 0.0, 2.0])
     assert close(torch.margin_ranking_loss(x, torch.zeros(3), sign, 0.5, 2),
@@ -242,7 +243,8 @@ def test_losses_take_the_reduction_enum():
                  [1 - cos[0], max(0.0, cos[1])])
     a, p, n = torch.zeros(1, 2), torch.tensor([[3.0, 4.0]]), torch.tensor([[1.0, 0.0]])
     # distances (with eps 1e-6 added to the difference) 5 and 1: max(0, 5 - 1 + margin 1)
-    assert close(torch.triplet_margin_loss(a, p, n), 5.0, tol=1e-4)
+    assert close(torch.triplet_margin_loss(a, p, n), [5.0], tol=1e-4)
+    assert torch.triplet_margin_loss(a, p, n, reduction=1).shape == ()
     rate, k = torch.tensor([0.0, 1.0]), torch.tensor([1.0, 2.0])
     assert close(torch.poisson_nll_loss(rate, k, True, False, 1e-8, 0),
                  [math.exp(0.0) - 0.0, math.exp(1.0) - 2.0])
@@ -254,8 +256,9 @@ def test_ctc_loss_enum():
     targets = torch.tensor([[1]])
     out = torch.ctc_loss(log_probs, targets, [1], [1], 0, 0, False)
     assert close(out, [-math.log(0.75)])
-    assert close(torch.ctc_loss(log_probs, targets, torch.tensor([1]), torch.tensor([1])),
+    assert close(torch.ctc_loss(log_probs, targets, torch.tensor([1]), torch.tensor([1]), 0, 1),
                  -math.log(0.75))  # mean divides by the target length (1)
+    assert torch.ctc_loss(log_probs, targets, [1], [1]).shape == (1,)  # omitted: none
 
 
 def _linear(x, w, b):

@@ -33,7 +33,9 @@ __all__ = [
 ]
 
 # at::Reduction: the integer the ATen loss functions take. Any other value leaves the loss
-# unreduced, as ATen's reduction does.
+# unreduced, as ATen's reduction does. An omitted reduction is 0 (none), not the schema's
+# Mean: PyTorch's Python argument parser cannot read the default "at::Reduction::Mean" and
+# passes 0, so torch.kl_div(x, t) is unreduced in PyTorch 2.13 (F.kl_div passes it explicitly).
 _REDUCTION_NAMES = {0: "none", 1: "mean", 2: "sum"}
 
 
@@ -325,10 +327,10 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 # --------------------------------------------------------------------------- losses
 
 
-def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *,
+def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *,
            log_target: bool = False) -> Tensor:
-    """``torch.kl_div``: ``target * (log(target) - input)``; reduction 1 is the plain mean
-    (without ``F.kl_div``'s warning about "batchmean")."""
+    """``torch.kl_div``: ``target * (log(target) - input)``, unreduced unless ``reduction`` is
+    given; 1 is the plain mean (without ``F.kl_div``'s warning about "batchmean")."""
     loss = F.kl_div(input, target, reduction="none", log_target=log_target)
     name = _reduction(reduction)
     return loss.mean() if name == "mean" else loss.sum() if name == "sum" else loss
@@ -337,7 +339,7 @@ def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *,
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      weight: Tensor | None = None,
                                      pos_weight: Tensor | None = None,
-                                     reduction: int = 1) -> Tensor:
+                                     reduction: int = 0) -> Tensor:
     """``torch.binary_cross_entropy_with_logits`` with the reduction enum."""
     return F.binary_cross_entropy_with_logits(input, target, weight,
                                               reduction=_reduction(reduction),
@@ -345,20 +347,20 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
-                         reduction: int = 1) -> Tensor:
+                         reduction: int = 0) -> Tensor:
     """``torch.hinge_embedding_loss`` with the reduction enum."""
     return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                        reduction: int = 1) -> Tensor:
+                        reduction: int = 0) -> Tensor:
     """``torch.margin_ranking_loss`` with the reduction enum."""
     return F.margin_ranking_loss(input1, input2, target, margin,
                                  reduction=_reduction(reduction))
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                          reduction: int = 1) -> Tensor:
+                          reduction: int = 0) -> Tensor:
     """``torch.cosine_embedding_loss`` with the reduction enum."""
     return F.cosine_embedding_loss(input1, input2, target, margin,
                                    reduction=_reduction(reduction))
@@ -366,7 +368,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2.0, eps: float = 1e-06,
-                        swap: bool = False, reduction: int = 1) -> Tensor:
+                        swap: bool = False, reduction: int = 0) -> Tensor:
     """``torch.triplet_margin_loss`` with the reduction enum."""
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                  reduction=_reduction(reduction))
@@ -380,7 +382,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
 
 
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
-             target_lengths: Tensor | Sequence[int], blank: int = 0, reduction: int = 1,
+             target_lengths: Tensor | Sequence[int], blank: int = 0, reduction: int = 0,
              zero_infinity: bool = False) -> Tensor:
     """``torch.ctc_loss`` with the reduction enum (mean divides each loss by its target
     length first, as ``F.ctc_loss`` does)."""
