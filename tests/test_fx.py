@@ -541,6 +541,26 @@ def test_leaf_modules_wrap_and_autowrap() -> None:
     torch.testing.assert_close(helper_gm(-torch.ones(2)), torch.full((2,), 2.0))
 
 
+def test_param_shapes_constant() -> None:
+    class WeightSized(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(4, 2))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if self.w.shape[1] == 2:  # a branch on a parameter's size
+                return x @ self.w
+            return x
+
+    with pytest.raises(TraceError):
+        fx.symbolic_trace(WeightSized())
+    tracer = fx.Tracer(param_shapes_constant=True)
+    graph = tracer.trace(WeightSized())
+    gm = fx.GraphModule(tracer.root, graph)
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"] == [operator.matmul]
+    torch.testing.assert_close(gm(torch.ones(1, 4)), torch.full((1, 2), 4.0))
+
+
 def test_varargs_and_parameters() -> None:
     def f(x: torch.Tensor, *args: torch.Tensor, **kwargs: torch.Tensor) -> torch.Tensor:
         return x + args[0] * kwargs["scale"]

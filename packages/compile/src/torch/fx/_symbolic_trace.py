@@ -26,7 +26,7 @@ from torch import nn
 from torch.fx.graph import Graph
 from torch.fx.graph_module import GraphModule
 from torch.fx.node import Argument
-from torch.fx.proxy import Proxy, TracerBase
+from torch.fx.proxy import ParameterProxy, Proxy, TracerBase
 
 __all__ = ["PH", "Tracer", "is_fx_tracing", "symbolic_trace", "wrap"]
 
@@ -148,8 +148,8 @@ class Tracer(TracerBase):
     :param autowrap_modules: modules whose public functions are recorded as one node when
         called on a Proxy (``math`` by default: ``math.sqrt(x.size(-1))``).
     :param autowrap_functions: more functions recorded that way.
-    :param param_shapes_constant: kept for PyTorch compatibility (parameters' shapes are read
-        from the parameters themselves here in every case).
+    :param param_shapes_constant: parameters' ``shape``, ``size()``, ``dim()`` and
+        ``numel()`` answer with the real values instead of recording nodes.
     """
 
     def __init__(self, autowrap_modules: tuple[types.ModuleType, ...] = (math,),
@@ -213,8 +213,12 @@ class Tracer(TracerBase):
                     self._buffer_names.get(id(attr_val))
                 if name is not None:
                     if name not in parameter_proxy_cache:
-                        parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (),
-                                                                        {})
+                        factory = None
+                        if is_param and self.param_shapes_constant:
+                            def factory(node: Any, name: str = name) -> Proxy:
+                                return ParameterProxy(self, node, name, attr_val)
+                        parameter_proxy_cache[name] = self.create_proxy(
+                            "get_attr", name, (), {}, proxy_factory_fn=factory)
                     return parameter_proxy_cache[name]
         return attr_val
 

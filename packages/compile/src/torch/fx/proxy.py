@@ -24,7 +24,8 @@ import torch.overrides
 from torch.fx.graph import Graph
 from torch.fx.node import Argument, Node, Target, map_aggregate
 
-__all__ = ["Attribute", "GraphAppendingTracer", "Proxy", "TraceError", "TracerBase"]
+__all__ = ["Attribute", "GraphAppendingTracer", "ParameterProxy", "Proxy", "TraceError",
+           "TracerBase"]
 
 
 class TraceError(ValueError):
@@ -251,6 +252,40 @@ class Attribute(Proxy):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Proxy:
         return self.tracer.create_proxy("call_method", self.attr, (self.root, *args), kwargs)
+
+
+class ParameterProxy(Proxy):
+    """A parameter's proxy whose shape queries answer with the parameter's real shape (what
+    ``Tracer(param_shapes_constant=True)`` gives), so code that branches on a weight's size
+    traces."""
+
+    def __init__(self, tracer: TracerBase, node: Node, name: str, param: Any) -> None:
+        super().__init__(node, tracer)
+        self.param = param
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ParameterProxy({self.name})"
+
+    @property
+    def shape(self) -> Any:
+        return self.param.shape
+
+    def size(self, dim: int | None = None) -> Any:
+        return self.param.size() if dim is None else self.param.size(dim)
+
+    def dim(self) -> int:
+        return self.param.dim()
+
+    @property
+    def ndim(self) -> int:
+        return self.param.ndim
+
+    def numel(self) -> int:
+        return self.param.numel()
+
+    def nelement(self) -> int:
+        return self.param.nelement()
 
 
 def _magic(name: str, fn: Callable[..., Any]) -> Callable[..., Proxy]:
