@@ -524,3 +524,63 @@ def test_a_uint8_condition_warns_on_every_call():
     for _ in range(3):
         with pytest.warns(UserWarning, match="uint8 condition"):
             assert torch.where(cond, x, 0.0).tolist() == [1.0, 0.0]
+
+
+# -- in-place arithmetic written straight into self -----------------------------------------
+
+INPLACE = {
+    "add_ tensor": lambda x, y: x.add_(y),
+    "add_ broadcast": lambda x, y: x.add_(y[0]),
+    "sub_ alpha": lambda x, y: x.sub_(y, alpha=2),
+    "add_ float alpha": lambda x, y: x.add_(y, alpha=-0.5),
+    "mul_ tensor": lambda x, y: x.mul_(y),
+    "div_ tensor": lambda x, y: x.div_(y),
+    "div_ trunc": lambda x, y: x.div_(y, rounding_mode="trunc"),
+    "iadd": lambda x, y: x.__iadd__(y),
+    "isub number": lambda x, y: x.__isub__(1.5),
+    "imul number": lambda x, y: x.__imul__(3),
+    "itruediv number": lambda x, y: x.__itruediv__(4.0),
+    "self aliased": lambda x, y: x.mul_(x),
+}
+
+
+@pytest.mark.parametrize("size", [6, 6000])
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_arithmetic_matches_the_out_of_place_result(name, size, monkeypatch):
+    import torch._aten.arith as arith
+
+    def run():
+        x = torch.linspace(-3.0, 5.0, size).view(2, size // 2)
+        y = torch.linspace(0.5, 2.5, size).view(2, size // 2)
+        version = x._version
+        out = INPLACE[name](x, y)
+        return out, x, x._version - version
+
+    got, x, bumps = run()
+    assert got is x and bumps >= 1
+    with monkeypatch.context() as m:  # the general path: compute out of place, then copy
+        m.setattr(arith, "_write_into", lambda *args: None)
+        want, _, want_bumps = run()
+    assert got.tolist() == want.tolist() and got.dtype == want.dtype and bumps == want_bumps
+
+
+def test_inplace_arithmetic_keeps_its_errors_and_graph_rules():
+    leaf = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        leaf.add_(1.0)
+    with torch.no_grad():
+        leaf.mul_(torch.tensor([1.0, 2.0, 3.0]))
+    assert leaf.tolist() == [1.0, 2.0, 3.0] and leaf.requires_grad
+    x = torch.ones(3)
+    with pytest.raises(RuntimeError):
+        x.add_(torch.ones(2))  # does not broadcast
+    with pytest.raises(RuntimeError):
+        x.add_(torch.ones(2, 3))  # broadcasting would grow self
+    ints = torch.arange(4)
+    with pytest.raises(RuntimeError):
+        ints.add_(0.5)  # float into an integer tensor
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1.0
+    b.add_(torch.tensor([3.0, 4.0]))  # recorded: the gradient flows through the in-place add
+    b.sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._core import dispatch as _dispatch, dtype as _dtype, plan as _plan
+from .._core import config as _config, dispatch as _dispatch, dtype as _dtype, plan as _plan
 from .._core.alloc import PRIMS, new_tensor, scalar_tensor
 from .._core.device import device as _device
 from .._core.output_layout import new_elementwise
@@ -124,12 +124,85 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
     return write_out(out, _aten_sum(input, dim, keepdim, dtype=dtype))
 
 
+# Public binary functions whose in-place forms may run their primitive straight into ``self``
+# (function -> primitive name; the op modules add theirs before making the in-place forms).
+DIRECT_PRIMS: dict[Any, str] = {}
+# The keyword a direct in-place call may carry, per primitive, and the value it may take
+# (None: any number; alpha scales ``other`` first, as the out-of-place kernel does).
+_DIRECT_KWARGS: dict[str, tuple[str, Any]] = {"add": ("alpha", None), "sub": ("alpha", None),
+                                              "div": ("rounding_mode", "none")}
+_state = _config.state
+_NUMBERS = (int, float, bool)
+_NUMBER_MIN = 4096  # elements: the smallest self a number operand is written straight into
+
+
+def _write_into(self: Tensor, prim_name: str, other: Any, kwargs: dict[str, Any]) -> Any:
+    """``self <prim>= other`` run straight into ``self``'s memory, one pass, when nothing else
+    has to see the call: a plain contiguous floating ``self`` already of the result's dtype and
+    shape, ``other`` a number or a tensor of that dtype and device that broadcasts to it and does
+    not partly overlap it, no graph to record, no dispatch mode. None: the general path (compute,
+    then copy) serves the call, with its checks and errors."""
+    if self.__class__ is not Tensor or _state.keys_active or self._interned_layout is None:
+        return None
+    dt = self._dtype
+    if not dt.is_floating_point:
+        return None  # (integer wrapping and division keep the general path)
+    alpha: Any = 1
+    if kwargs:
+        allowed = _DIRECT_KWARGS.get(prim_name)
+        if allowed is None or len(kwargs) != 1 or allowed[0] not in kwargs:
+            return None
+        value = kwargs[allowed[0]]
+        if allowed[1] == "none":
+            if value is not None:
+                return None
+        elif value.__class__ is int or value.__class__ is float:
+            alpha = value
+        else:
+            return None
+    grad = not _state.no_grad_active or _config._local.grad
+    if grad and self._requires_grad:
+        return None
+    cls = other.__class__
+    if cls is Tensor:
+        if other._dtype is not dt or other._device is not self._device or (
+                grad and other._requires_grad):
+            return None
+        if other._shape != self._shape:
+            try:
+                if broadcast_shape_tuples(self._shape, other._shape) != self._shape:
+                    return None
+            except RuntimeError:
+                return None
+        if other._storage is self._storage and (other._offset != self._offset
+                                                or other._stride != self._stride):
+            return None  # a partial overlap: the general path computes out of place first
+        if alpha.__class__ is float or alpha != 1:
+            other = mul(other, alpha)  # (a planned call, as the out-of-place kernel scales it)
+    elif cls in _NUMBERS:
+        # A number becomes a 0-d tensor first: below this size the planned out-of-place call
+        # and the copy are fewer Python steps than that, above it the single pass wins.
+        if alpha.__class__ is float or alpha != 1 or self._interned_layout.numel < _NUMBER_MIN:
+            return None
+    else:
+        return None
+    getattr(PRIMS, prim_name)(self, self, operand(other, dt, self._device, self._shape))
+    self._vc[0] += 1
+    return self
+
+
 def inplace_method(op: Any, name: str | None = None) -> Any:
     """The in-place form of ``op`` (``Tensor.sub_``, ``__isub__``...): compute out of place,
     then write into ``self``, which must be able to hold the result's dtype and shape
-    (in-place ops never broadcast ``self``)."""
+    (in-place ops never broadcast ``self``). The binary arithmetic of :data:`DIRECT_PRIMS`
+    writes straight into ``self`` where :func:`_write_into` allows."""
+    direct = DIRECT_PRIMS.get(op)
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if direct is not None and len(args) == 1:
+            done = _write_into(self, direct, args[0], kwargs)
+            if done is not None:
+                return done
         result = op(self, *args, **kwargs)
         if result._shape != self._shape:
             raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "
@@ -140,6 +213,9 @@ def inplace_method(op: Any, name: str | None = None) -> Any:
     method.__name__ = method.__qualname__ = name or f"{getattr(op, '__name__', 'op')}_"
     method.__doc__ = f"In-place version of ``{getattr(op, '__name__', 'op')}``."
     return method
+
+
+DIRECT_PRIMS.update({add: "add", mul: "mul"})
 
 
 def numel(input: Tensor) -> int:

@@ -35,7 +35,7 @@ from .._core.grad_mode import no_grad
 from .._core.output_layout import follow_inputs, new_elementwise
 from .._core.promotion import broadcast_shape_tuples, broadcast_shapes, common_device, result_type
 from .._core.tensor import Tensor
-from .arith import add, inplace_method, mul, operand, scalar_operand
+from .arith import DIRECT_PRIMS, add, inplace_method, mul, operand, scalar_operand
 from .convert import copy_, scalar_type_name, to_dtype, write_out
 
 _NUMBER = (bool, int, float, complex)
@@ -521,6 +521,7 @@ def _float_power_inplace(self: Tensor, exponent: Any) -> Tensor:
     return copy_(self, float_power(self, exponent))
 
 
+DIRECT_PRIMS.update({sub: "sub", div: "div"})  # (their in-place forms write into self)
 _publish(("sub", "subtract"), sub)
 _publish(("div", "divide"), div)
 _publish(("true_divide",), true_divide)
