@@ -571,3 +571,64 @@ def test_householder_errors():
     with pytest.raises(RuntimeError, match=re.escape("tau.shape[-1] must be equal to "
                                                      "min(other.shape[-2], input.shape[-1])")):
         torch.ormqr(torch.randn(4, 3), torch.randn(2), torch.randn(4, 2))
+
+
+def _symmetric(rng, n, kind):
+    if kind == "real":
+        m = rng.standard_normal((n, n))
+        return m + m.T
+    m = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    return m + m.T if kind == "complex symmetric" else m + m.conj().T
+
+
+@pytest.mark.parametrize("kind", ["real", "complex symmetric", "hermitian"])
+def test_ldl_factor_is_lapacks_and_solves(kind):
+    # scipy's LAPACK sytrf/hetrf (lower) is what PyTorch calls: the same LD and pivots
+    lapack = pytest.importorskip("scipy.linalg.lapack", reason="scipy's LAPACK as the oracle")
+    rng = np.random.default_rng(11)
+    hermitian = kind == "hermitian"
+    routine = {"real": lapack.dsytrf, "complex symmetric": lapack.zsytrf,
+               "hermitian": lapack.zhetrf}[kind]
+    for n in (1, 3, 6, 9):
+        a = _symmetric(rng, n, kind)
+        a[np.abs(a) < 0.4] = 0  # zeros force the 2x2 pivots and the interchanges
+        if kind != "hermitian":
+            a = np.tril(a) + np.tril(a, -1).T
+        else:
+            a = np.tril(a) + np.tril(a, -1).conj().T
+        ld, pivots, info = torch.linalg.ldl_factor_ex(torch.from_numpy(a), hermitian=hermitian)
+        ref_ld, ref_pivots, ref_info = routine(a, lower=1)
+        assert np.array_equal(pivots.numpy(), ref_pivots) and info.item() == ref_info
+        assert np.allclose(ld.numpy(), np.tril(ref_ld), atol=1e-12)
+        if ref_info == 0:
+            b = rng.standard_normal((n, 2)).astype(a.dtype)
+            x = torch.linalg.ldl_solve(ld, pivots, torch.from_numpy(b), hermitian=hermitian)
+            assert np.allclose(a @ x.numpy(), b, atol=1e-9)
+
+
+def test_ldl_layouts_batches_and_errors():
+    a = torch.tensor([[1.0, 2.0, 3.0], [2.0, 0.0, 5.0], [3.0, 5.0, 1.0]], dtype=torch.float64)
+    ld, pivots = torch.linalg.ldl_factor(a)
+    # hand-derived: rows/columns 2 and 3 swapped, then a 2x2 pivot [[1, 3], [3, 1]]
+    assert pivots.tolist() == [-3, -3, 3] and pivots.dtype == torch.int32
+    assert close(ld, [[1.0, 0.0, 0.0], [3.0, 1.0, 0.0], [1.625, 0.125, -3.875]], 1e-12)
+    assert ld.stride() == (1, 3)  # column-major, as LAPACK writes it
+    torch.manual_seed(12)
+    batch = torch.randn(2, 4, 4, dtype=torch.float64)
+    batch = batch + batch.mT
+    result = torch.linalg.ldl_factor(batch)
+    assert type(result).__name__ == "linalg_ldl_factor" and result.LD.stride() == (16, 1, 4)
+    rhs = torch.randn(2, 4, 3, dtype=torch.float64)
+    x = torch.linalg.ldl_solve(result.LD, result.pivots, rhs)
+    assert close(batch @ x, rhs, 1e-9)
+    ld, pivots, info = torch.linalg.ldl_factor_ex(torch.zeros(2, 2))
+    assert pivots.tolist() == [1, 2] and info.item() == 1
+    with pytest.raises(torch.linalg.LinAlgError):
+        torch.linalg.ldl_factor(torch.zeros(2, 2))
+    with pytest.raises(RuntimeError, match="A must be batches of square matrices, but they are "
+                                           "2 by 3 matrices"):
+        torch.linalg.ldl_factor(torch.ones(2, 3))
+    with pytest.raises(NotImplementedError, match="not implemented for 'Half'"):
+        torch.linalg.ldl_factor(torch.ones(2, 2, dtype=torch.float16))
+    with pytest.raises(IndexError):
+        torch.linalg.ldl_solve(ld, pivots, torch.ones(2))

@@ -53,6 +53,7 @@ from ._composites import (
     vander,
 )
 from ._householder import householder_product
+from ._ldl import ldl_factor, ldl_factor_ex, ldl_solve
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eig", "eigh", "eigvals",
@@ -60,7 +61,7 @@ __all__ = [
     "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
     "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
     "cond", "diagonal", "matrix_exp", "tensorinv", "tensorsolve", "vander", "solve_ex",
-    "lu_solve", "householder_product",
+    "lu_solve", "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve",
 ]
 
 # The public functions behind the __torch_function__ entry, once (identity never changes).

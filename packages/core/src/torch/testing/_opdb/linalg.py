@@ -421,6 +421,28 @@ def frobenius_norm_samples(torch, dtype, make):
     yield SampleInput(make((2, 3, 4), dtype), (1,), {"keepdim": True}, name="one dim")
 
 
+def _indefinite(make, shape, dtype):
+    """Symmetric matrices with zeros on the diagonal: Bunch-Kaufman needs 2x2 pivots."""
+    m = make.array(shape, dtype, -1, 1)
+    values = m + np.swapaxes(m, -1, -2)
+    values[..., range(shape[-1]), range(shape[-1])] = 0.0
+    return _from(make.torch, values, dtype)
+
+
+def ldl_factor_samples(torch, dtype, make):
+    yield SampleInput(_indefinite(make, (4, 4), dtype), name="indefinite")
+    yield SampleInput(_spd(make, (2, 3, 3), dtype), name="batched definite")
+    yield SampleInput(_indefinite(make, (3, 3), dtype), (), {"hermitian": True},
+                      name="hermitian flag")
+
+
+def ldl_solve_samples(torch, dtype, make):
+    for a, b, name in ((_indefinite(make, (4, 4), dtype), make((4, 2), dtype), "indefinite"),
+                       (_spd(make, (2, 3, 3), dtype), make((2, 3, 1), dtype), "batched")):
+        ld, pivots = torch.linalg.ldl_factor(a)
+        yield SampleInput(ld, (pivots, b), name=name)
+
+
 OPS: list[OpInfo] = [
     OpInfo("mm", mm_samples, dtypes=NUMERIC, method="mm", supports_out=True),
     OpInfo("bmm", bmm_samples, dtypes=NUMERIC, method="bmm", supports_out=True),
@@ -482,4 +504,11 @@ OPS: list[OpInfo] = [
            atol=1e-5, rtol=1e-4),
     OpInfo("nuclear_norm", nuclear_norm_samples, dtypes=DECOMP, atol=1e-5, rtol=1e-4),
     OpInfo("frobenius_norm", frobenius_norm_samples, dtypes=DECOMP),
+    # LAPACK's Bunch-Kaufman on a host copy (no meta form, no derivative, as in PyTorch)
+    OpInfo("linalg.ldl_factor_ex", ldl_factor_samples, dtypes=DECOMP, atol=1e-5, rtol=1e-4,
+           supports_meta=False),
+    OpInfo("linalg.ldl_factor", ldl_factor_samples, dtypes=DECOMP, atol=1e-5, rtol=1e-4,
+           supports_meta=False),
+    OpInfo("linalg.ldl_solve", ldl_solve_samples, dtypes=DECOMP, atol=1e-5, rtol=1e-4,
+           supports_meta=False),
 ]
