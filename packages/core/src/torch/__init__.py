@@ -17,7 +17,7 @@ import sys as _sys
 import threading as _threading
 from typing import Any as _Any
 
-from . import _builtin_backends, _device_modules as _dm, _provided_names, _subpackages, backends
+from . import _builtin_backends, _device_modules as _dm, _subpackages, backends
 from ._compile_api import compile
 from ._core import (
     config as _config,
@@ -213,9 +213,11 @@ def __getattr__(name: str) -> _Any:
             with _lazy_lock:
                 value = globals()[name] = getattr(_functions, name)
                 return value
-    if name in _provided_names.PROVIDED:  # torch.dropout...: defined by plait-nn
+    # torch.dropout...: defined by plait-nn (the table loads on the first name not found above)
+    provided = _importlib.import_module("torch._provided_names")
+    if name in provided.PROVIDED:
         with _lazy_lock:
-            value = globals()[name] = _provided_names.load(name)
+            value = globals()[name] = provided.load(name)
             return value
     raise AttributeError(f"module 'torch' has no attribute '{name}'")
 
@@ -224,7 +226,8 @@ def __dir__() -> list[str]:
     # what __getattr__ would find too, as dir(torch) lists it in PyTorch (this loads the op
     # surface, as the first torch.<op> would)
     _functions = _importlib.import_module("torch._functions")
-    return sorted({*globals(), *_LAZY, *_functions.__all__, *_provided_names.PROVIDED,
+    provided = _importlib.import_module("torch._provided_names")
+    return sorted({*globals(), *_LAZY, *_functions.__all__, *provided.PROVIDED,
                    *(s for s in _subpackages.SUBPACKAGES if "." not in s)})
 
 
