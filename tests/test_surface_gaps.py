@@ -632,3 +632,25 @@ def test_ldl_layouts_batches_and_errors():
         torch.linalg.ldl_factor(torch.ones(2, 2, dtype=torch.float16))
     with pytest.raises(IndexError):
         torch.linalg.ldl_solve(ld, pivots, torch.ones(2))
+
+
+def test_recurrent_layers_packed_form():
+    # (data, batch_sizes, hx, params, ...): sequences of lengths 3 and 1, packed time-major
+    torch.manual_seed(13)
+    first, second = torch.randn(3, 2), torch.randn(1, 2)
+    data = torch.stack([first[0], second[0], first[1], first[2]])
+    batch_sizes = torch.tensor([2, 1, 1])
+    w_ih, w_hh, h0 = torch.randn(3, 2), torch.randn(3, 3), torch.randn(1, 2, 3)
+    out, hn = torch.rnn_tanh(data, batch_sizes, h0, [w_ih, w_hh], False, 1, 0.0, False, False)
+
+    def run(seq, h):
+        steps = []
+        for x in seq:
+            h = (_linear(x, w_ih, None) + _linear(h, w_hh, None)).tanh()
+            steps.append(h)
+        return steps, h
+
+    steps_a, last_a = run(first, h0[0, 0])
+    steps_b, last_b = run(second, h0[0, 1])
+    assert close(out, torch.stack([steps_a[0], steps_b[0], steps_a[1], steps_a[2]]))
+    assert close(hn[0], torch.stack([last_a, last_b]))

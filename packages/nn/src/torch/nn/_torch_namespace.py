@@ -463,9 +463,21 @@ class _FlatRNN:
                     setattr(self, name + suffix, next(flat))
 
 
-def _run_rnn(mode: str, input: Tensor, hx: Any, params: Sequence[Tensor], has_biases: bool,
-             num_layers: int, dropout: float, train: bool, bidirectional: bool,
-             batch_first: bool, projected: bool = False) -> tuple[Tensor, Any]:
+def _run_rnn(mode: str, input: Tensor, hx: Any, params: Any, has_biases: Any,
+             num_layers: Any, dropout: Any, train: Any, bidirectional: Any,
+             batch_first: Any, projected: bool = False) -> tuple[Tensor, Any]:
+    """One of ATen's two forms: ``(input, hx, params, has_biases, num_layers, dropout, train,
+    bidirectional, batch_first)`` or, for packed sequences, ``(data, batch_sizes, hx, params,
+    has_biases, num_layers, dropout, train, bidirectional)``, told apart by where the
+    parameter list is."""
+    if isinstance(has_biases, (list, tuple)):  # the packed form: shift the arguments
+        data, batch_sizes = input, hx
+        hx, params, has_biases, num_layers, dropout, train, bidirectional = (
+            params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+        layer = _FlatRNN(mode, params, has_biases, num_layers, dropout, train, bidirectional,
+                         projected)
+        sizes = [int(n) for n in batch_sizes.tolist()]
+        return RNNBase._run(layer, data, sizes, hx)  # type: ignore[arg-type]
     layer = _FlatRNN(mode, params, has_biases, num_layers, dropout, train, bidirectional,
                      projected)
     x = input.transpose(0, 1) if batch_first else input
@@ -473,41 +485,45 @@ def _run_rnn(mode: str, input: Tensor, hx: Any, params: Sequence[Tensor], has_bi
     return (out.transpose(0, 1) if batch_first else out), state
 
 
-def rnn_tanh(input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool,
-             num_layers: int, dropout: float, train: bool, bidirectional: bool,
-             batch_first: bool) -> tuple[Tensor, Tensor]:
+def rnn_tanh(input: Tensor, hx: Any, params: Any, has_biases: Any, num_layers: Any,
+             dropout: Any, train: Any, bidirectional: Any, batch_first: Any) -> Any:
     """``torch.rnn_tanh``: a multi-layer tanh RNN over (T, B, I) (or (B, T, I)) input from
-    ``hx`` (L*D, B, H); returns ``(output, h_n)``."""
+    ``hx`` (L*D, B, H), or over packed ``(data, batch_sizes, hx, params, ...)``; returns
+    ``(output, h_n)``."""
     return _run_rnn("RNN_TANH", input, hx, params, has_biases, num_layers, dropout, train,
                     bidirectional, batch_first)
 
 
-def rnn_relu(input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool,
-             num_layers: int, dropout: float, train: bool, bidirectional: bool,
-             batch_first: bool) -> tuple[Tensor, Tensor]:
+def rnn_relu(input: Tensor, hx: Any, params: Any, has_biases: Any, num_layers: Any,
+             dropout: Any, train: Any, bidirectional: Any, batch_first: Any) -> Any:
     """``torch.rnn_relu``: :func:`rnn_tanh` with relu."""
     return _run_rnn("RNN_RELU", input, hx, params, has_biases, num_layers, dropout, train,
                     bidirectional, batch_first)
 
 
-def gru(input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool, num_layers: int,
-        dropout: float, train: bool, bidirectional: bool,
-        batch_first: bool) -> tuple[Tensor, Tensor]:
-    """``torch.gru``: a multi-layer GRU; returns ``(output, h_n)``."""
+def gru(input: Tensor, hx: Any, params: Any, has_biases: Any, num_layers: Any, dropout: Any,
+        train: Any, bidirectional: Any, batch_first: Any) -> Any:
+    """``torch.gru``: a multi-layer GRU (both forms of :func:`rnn_tanh`); returns
+    ``(output, h_n)``."""
     return _run_rnn("GRU", input, hx, params, has_biases, num_layers, dropout, train,
                     bidirectional, batch_first)
 
 
-def lstm(input: Tensor, hx: Sequence[Tensor], params: Sequence[Tensor], has_biases: bool,
-         num_layers: int, dropout: float, train: bool, bidirectional: bool,
-         batch_first: bool) -> tuple[Tensor, Tensor, Tensor]:
-    """``torch.lstm``: a multi-layer LSTM from ``hx = (h_0, c_0)``; returns
-    ``(output, h_n, c_n)``. A projected LSTM (``h_0`` narrower than ``c_0``) takes ``w_hr``
-    after each layer's biases, as PyTorch's flat list has it."""
-    h0, c0 = hx
+def lstm(input: Tensor, hx: Any, params: Any, has_biases: Any, num_layers: Any, dropout: Any,
+         train: Any, bidirectional: Any, batch_first: Any) -> Any:
+    """``torch.lstm``: a multi-layer LSTM from ``hx = (h_0, c_0)`` (both forms of
+    :func:`rnn_tanh`); returns ``(output, h_n, c_n)``. A projected LSTM (``h_0`` narrower than
+    ``c_0``) takes ``w_hr`` after each layer's biases, as PyTorch's flat list has it."""
+    state = params if isinstance(has_biases, (list, tuple)) else hx
+    h0, c0 = state
     projected = h0.shape[-1] != c0.shape[-1]
-    out, (h_n, c_n) = _run_rnn("LSTM", input, (h0, c0), params, has_biases, num_layers,
-                               dropout, train, bidirectional, batch_first, projected)
+    if isinstance(has_biases, (list, tuple)):
+        args = (input, hx, (h0, c0), has_biases, num_layers, dropout, train, bidirectional,
+                batch_first)
+    else:
+        args = (input, (h0, c0), params, has_biases, num_layers, dropout, train,
+                bidirectional, batch_first)
+    out, (h_n, c_n) = _run_rnn("LSTM", *args, projected=projected)
     return out, h_n, c_n
 
 
