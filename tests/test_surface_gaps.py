@@ -654,3 +654,17 @@ def test_recurrent_layers_packed_form():
     steps_b, last_b = run(second, h0[0, 1])
     assert close(out, torch.stack([steps_a[0], steps_b[0], steps_a[1], steps_a[2]]))
     assert close(hn[0], torch.stack([last_a, last_b]))
+
+
+def test_arguments_without_a_derivative_are_refused_as_in_pytorch():
+    x = torch.randn(4, 3, 5)
+    mean, var = torch.zeros(3, requires_grad=True), torch.ones(3)
+    with pytest.raises(RuntimeError, match="'native_batch_norm' is not differentiable with "
+                                           "respect to argument 'running_mean'"):
+        torch.batch_norm(x, None, None, mean, var, False, 0.1, 1e-5, False)
+    with torch.no_grad():
+        assert torch.batch_norm(x, None, None, mean, var, False, 0.1, 1e-5, False).shape == \
+            (4, 3, 5)
+    with pytest.raises(RuntimeError, match="with respect to argument 'pos_weight'"):
+        torch.binary_cross_entropy_with_logits(x, x.sigmoid(), None,
+                                               torch.ones(5, requires_grad=True))

@@ -43,6 +43,18 @@ def _reduction(reduction: int) -> str:
     return _REDUCTION_NAMES.get(int(reduction), "none")
 
 
+def _no_grad_for(function: str, **arguments: Tensor | None) -> None:
+    """PyTorch's refusal of arguments its ATen function has no derivative for (running
+    statistics, loss weights), when autograd would record the call."""
+    if not torch.is_grad_enabled():
+        return
+    for name, value in arguments.items():
+        if value is not None and value.requires_grad:
+            raise RuntimeError(f"The function '{function}' is not differentiable with respect "
+                               f"to argument '{name}'. This input cannot have requires_grad "
+                               "True.")
+
+
 # --------------------------------------------------------------------------- dropout
 
 
@@ -137,6 +149,7 @@ def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                momentum: float, eps: float, cudnn_enabled: bool) -> Tensor:
     """``torch.batch_norm``: ``F.batch_norm`` in ATen's argument order (``cudnn_enabled`` is
     accepted and has no effect on the CPU)."""
+    _no_grad_for("native_batch_norm", running_mean=running_mean, running_var=running_var)
     return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
@@ -146,6 +159,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     """``torch.native_batch_norm``: ``(output, save_mean, save_invstd)``. In training the
     saved values are the batch mean and ``1 / sqrt(biased var + eps)`` per channel and the
     running statistics are updated in place; in evaluation both are empty, as in PyTorch."""
+    _no_grad_for("native_batch_norm", running_mean=running_mean, running_var=running_var)
     if training:
         dims = [0, *range(2, input.dim())]
         save_mean = input.mean(dims)
@@ -341,6 +355,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      pos_weight: Tensor | None = None,
                                      reduction: int = 0) -> Tensor:
     """``torch.binary_cross_entropy_with_logits`` with the reduction enum."""
+    _no_grad_for("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     return F.binary_cross_entropy_with_logits(input, target, weight,
                                               reduction=_reduction(reduction),
                                               pos_weight=pos_weight)
