@@ -846,3 +846,20 @@ def test_facade_reexports():
     assert isinstance(s > 1, torch.SymBool)
     assert torch.sym_sum([s, s]).node.op == "sym_sum"
     assert torch.sym_ite(s > 1, 1.0, 2.0).node.hint == 1.0
+
+
+def test_symbolic_sizes_are_numbers_in_tensor_arithmetic():
+    # x * x.shape[0] with a symbolic size: a number operand of the int64 category, as the
+    # concrete size would be (the traced graph then runs on other sizes)
+    import torch
+    from torch._subclasses import FakeTensorMode
+
+    mode = FakeTensorMode(static_shapes=False)
+    x = mode.from_tensor(torch.ones(3, 4))
+    n, m = x.shape
+    assert isinstance(n, SymInt)
+    with mode:
+        scaled = x * n - m / 2
+    assert scaled.dtype == torch.float32 and scaled.shape == x.shape
+    assert torch.result_type(torch.ones(2, dtype=torch.int32), n) == torch.int32
+    assert torch.result_type(torch.ones(2, dtype=torch.int32), m / 2) == torch.float32

@@ -28,6 +28,7 @@ from ._core import (
 )
 from ._core.alloc import check_shape
 from ._core.device import device as _device
+from ._core.promotion import NUMBER_TYPES
 from ._core.tensor import Size, Tensor, _shape_arg, contiguous_strides, sizes_or_keyword
 
 
@@ -148,7 +149,7 @@ def _binary_method(fn: Any) -> Any:
     """``Tensor.__add__`` and friends: numbers and tensors only, else ``NotImplemented``."""
 
     def method(self: Tensor, other: Any) -> Any:
-        if not isinstance(other, (Tensor, bool, int, float, complex)):
+        if not isinstance(other, (Tensor, *NUMBER_TYPES)):
             return NotImplemented
         return fn(self, other)
 

@@ -9,7 +9,7 @@ from .._core import config as _config, dispatch as _dispatch, dtype as _dtype, p
 from .._core.alloc import PRIMS, new_tensor, scalar_tensor
 from .._core.device import device as _device
 from .._core.output_layout import new_elementwise
-from .._core.promotion import broadcast_shape_tuples, common_device, result_type
+from .._core.promotion import NUMBER_TYPES, broadcast_shape_tuples, common_device, result_type
 from .._core.tensor import Tensor
 from .convert import check_castable, copy_, to_device, to_dtype, write_out
 
@@ -45,7 +45,7 @@ def _binary(prim: _dispatch.Operator, a: Any, b: Any) -> Tensor:
     if not isinstance(a, Tensor):
         raise TypeError(f"{prim.name}(): argument 'input' must be Tensor, not "
                         f"{type(a).__name__}")
-    if not isinstance(b, (Tensor, bool, int, float, complex)):
+    if not isinstance(b, (Tensor, *NUMBER_TYPES)):
         raise TypeError(f"{prim.name}(): argument 'other' must be Tensor or Number, not "
                         f"{type(b).__name__}")
     dt = result_type(a, b)

@@ -33,12 +33,18 @@ from .._core.alloc import PRIMS, new_tensor
 from .._core.dtype_info import finfo
 from .._core.grad_mode import no_grad
 from .._core.output_layout import follow_inputs, new_elementwise
-from .._core.promotion import broadcast_shape_tuples, broadcast_shapes, common_device, result_type
+from .._core.promotion import (
+    NUMBER_TYPES,
+    broadcast_shape_tuples,
+    broadcast_shapes,
+    common_device,
+    result_type,
+)
 from .._core.tensor import Tensor
 from .arith import DIRECT_PRIMS, add, inplace_method, mul, operand, scalar_operand
 from .convert import copy_, scalar_type_name, to_dtype, write_out
 
-_NUMBER = (bool, int, float, complex)
+_NUMBER = NUMBER_TYPES
 _WIDEN = (_dtype.float16, _dtype.bfloat16, _dtype.float32)
 DtypeRule = Callable[[_dtype.dtype, str], "tuple[_dtype.dtype, _dtype.dtype]"]
 

@@ -7,17 +7,22 @@ from typing import Any
 
 from . import config as _config, dtype as _dtype, storage as _storage
 from .device import device as _device
+from .symbolic import SymBool, SymFloat, SymInt
 from .tensor import Size, Tensor
+
+# What arithmetic takes as a number beside tensors: Python's, and the symbolic sizes a traced
+# program computes with (``x * x.shape[0]`` under a shape environment).
+NUMBER_TYPES = (bool, int, float, complex, SymBool, SymInt, SymFloat)
 
 __all__ = ["broadcast_shapes", "can_cast", "promote_types", "result_type"]
 
 def scalar_dtype(value: Any) -> _dtype.dtype:
     """The dtype PyTorch gives a Python scalar standing alone (``torch.tensor(2.5)``)."""
-    if isinstance(value, bool):
+    if isinstance(value, (bool, SymBool)):
         return _dtype.bool_
-    if isinstance(value, int):
+    if isinstance(value, (int, SymInt)):
         return _dtype.int64
-    if isinstance(value, float):
+    if isinstance(value, (float, SymFloat)):
         return _config.get_default_dtype()
     if isinstance(value, complex):
         return _config.get_default_complex_dtype()
