@@ -403,13 +403,15 @@ def test_inplace_views_and_autograd():
 
 def test_methods_take_numpy_names():
     x = torch.arange(12.0).reshape(3, 4)
-    assert x.sum(axis=1).tolist() == [6.0, 22.0, 38.0]
+    assert x.nansum(axis=1).tolist() == [6.0, 22.0, 38.0]
     assert x.mean(axis=0, keepdims=True).tolist() == [[4.0, 5.0, 6.0, 7.0]]
+    assert x.cumsum(axis=0)[-1].tolist() == [12.0, 15.0, 18.0, 21.0]
+    assert x.argmax(axis=1).tolist() == [3, 3, 3]
     assert x.max(axis=1).values.tolist() == [3.0, 7.0, 11.0]
     assert close(x.std(axis=1), [np.std([0, 1, 2, 3], ddof=1)] * 3)
-    assert x.sum(dim=1).tolist() == [6.0, 22.0, 38.0]  # the own names still work
+    assert x.mean(dim=1).tolist() == [1.5, 5.5, 9.5]  # the own names still work
     with pytest.raises(TypeError, match="unexpected keyword argument 'axes'"):
-        x.sum(axes=1)
+        x.mean(axes=1)
 
 
 def test_zero_dim_tensors_as_ints():

@@ -78,8 +78,8 @@ for _name in OP_MODULES:
 # changes (the Tensor methods get theirs only when an override can first exist).
 _torch_function.wrap_namespace(globals(), __all__)
 for _method, _fn in _methods.items():
-    # x.sum(axis=1, keepdims=True): methods take the numpy names PyTorch's parser accepts
-    if _torch_function.takes_numpy_names(_fn):
+    # x.mean(axis=1, keepdims=True): reductions take the numpy names PyTorch's parser accepts
+    if _method in _torch_function.NUMPY_NAME_METHODS:
         _fn = _torch_function.numpy_names_method(_fn)
     setattr(Tensor, _method, _fn)
 importlib.import_module("torch.autograd")  # the Autograd key: recording and Tensor.backward
