@@ -175,16 +175,48 @@ def test_broadcast_one_element_operands(dtype):
     _close(x, np.array([[3.5]]), dtype)
 
 
-def test_other_layouts_run_the_composite():
-    s, a, b = (_rand((5, 4), torch.float32, seed) for seed in (18, 19, 20))
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_strided_operands_give_the_contiguous_values(dtype, threads):
+    # the strided kernels compute what the contiguous ones do: a result never depends on its
+    # operands' layout (PyTorch's does not either)
+    s, a, b = (_rand((37, 29), dtype, seed) for seed in (18, 19, 20))
+    w = _rand((37, 29), dtype, 21, -0.5, 1.5)
+    b = b.abs() + 0.5
+    calls = [(lambda x, y, z: torch.addcmul(x, y, z, value=0.3), b),
+             (lambda x, y, z: torch.addcdiv(x, y, z, value=-2), b),
+             (torch.lerp, w),
+             (lambda x, y, z: torch.lerp(x, y, 0.7), b)]
+    for n_threads in (1, 2):
+        threads(n_threads)
+        for call, z in calls:
+            want = call(s, a, z)
+            got = call(s.t().contiguous().t(), a.t().contiguous().t(), z.t().contiguous().t())
+            assert got.stride() == (1, 37)  # follows its inputs' layout, as PyTorch's
+            _same_bits(got, want)
+            wide = [torch.empty(37, 58, dtype=dtype) for _ in range(3)]
+            for view, t in zip(wide, (s, a, z)):
+                view[:, ::2] = t
+            got = call(*(v[:, ::2] for v in wide))
+            assert got.is_contiguous()
+            _same_bits(got, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_partial_broadcasts(dtype):
+    s, a, b = _rand((5, 1), dtype, 22), _rand((1, 4), dtype, 23), _rand((5, 4), dtype, 24)
     S, A, B = _np(s), _np(a), _np(b)
-    # transposed operands, partial broadcasts, mixed dtypes
-    got = torch.addcmul(s.t(), a.t(), b.t(), value=0.5)
-    _close(got, (S + 0.5 * A * B).T, torch.float32)
-    assert got.stride() == (1, 4)  # follows its inputs' layout, as PyTorch's
-    _close(torch.addcmul(s, a[:, :1], b[:1], value=0.5), S + 0.5 * A[:, :1] * B[:1],
-           torch.float32)
-    _close(torch.lerp(s[::2], a[::2], 0.25), _lerp_ref(S[::2], A[::2], 0.25), torch.float32)
+    _close(torch.addcmul(s, a, b, value=0.5), S + 0.5 * A * B, dtype)
+    _same_bits(torch.addcmul(s, a, b, value=0.5),
+               torch.addcmul(s.expand(5, 4).contiguous(), a.expand(5, 4).contiguous(), b,
+                             value=0.5))
+    _same_bits(torch.lerp(s, a, 0.25),
+               torch.lerp(s.expand(5, 4).contiguous(), a.expand(5, 4).contiguous(), 0.25))
+    _close(torch.lerp(b, a, s), _lerp_ref(B, A, S), dtype)
+
+
+def test_other_dtypes_run_the_composite():
+    s, a, b = (_rand((5, 4), torch.float32, seed) for seed in (25, 26, 27))
+    S, A, B = _np(s), _np(a), _np(b)
     mixed = torch.addcdiv(s, a.double(), b.abs().double() + 1, value=3)
     _close(mixed, S + 3 * A / (np.abs(B) + 1), torch.float64)
     ints = torch.addcmul(torch.tensor([1, 2]), torch.tensor([3, 4]), torch.tensor([5, 6]),
@@ -207,6 +239,11 @@ def test_inplace_forms():
     x = s.clone()
     x.lerp_(a, b)
     _close(x, _lerp_ref(S, A, B), torch.float32)
+    # a strided self: the same values as a contiguous one
+    x = torch.empty(7, 6).t()
+    x.copy_(s)
+    x.addcmul_(a, b, value=0.25)
+    _same_bits(x.contiguous(), torch.addcmul(s, a, b, value=0.25))
     with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
         s[:1].clone().addcmul_(a, b)
 

@@ -121,7 +121,87 @@ bool dispatch(int dtype, int64_t n, uintptr_t out, TernaryOperand a, TernaryOper
   });
 }
 
+// One run of the strided form; operands 0..4 are out, a, b, c and the scalar (a compute-typed
+// constant of stride 0). kNumberC: operand c is lerp's number weight, a compute-typed constant
+// too. Strides in bytes.
+template <class Form, class T, bool kNumberC>
+void strided_run(int64_t n, char* const* p, const int64_t* s) {
+  using C = ComputeType<T>;
+  alignas(64) C bufs[3][ew::kBlock];
+  alignas(64) C result[ew::kBlock];
+  const C value = *reinterpret_cast<const C*>(p[4]);
+  for (int64_t i0 = 0; i0 < n; i0 += ew::kBlock) {
+    const int64_t m = std::min(ew::kBlock, n - i0);
+    const C* x[3];
+    const char* at[3];
+    for (int k = 0; k < 3; ++k) {
+      at[k] = p[k + 1] + i0 * s[k + 1];
+      if (kNumberC && k == 2) {
+        std::fill_n(bufs[k], m, *reinterpret_cast<const C*>(p[3]));
+        x[k] = bufs[k];
+        continue;
+      }
+      ew::Input<T, C> input;
+      input.load(at[k], s[k + 1], m, bufs[k]);
+      if (input.is_scalar) std::fill_n(bufs[k], m, input.scalar);
+      x[k] = input.is_scalar ? bufs[k] : input.ptr;
+    }
+    char* out = p[0] + i0 * s[0];
+    const bool direct = ew::direct_output<T, C>(out, s[0], {at[0], at[1], at[2]});
+    C* dst = direct ? reinterpret_cast<C*>(out) : result;
+    apply_array<Form, C>(dst, x[0], x[1], x[2], value, m);
+    if (!direct) ew::store_block<T, C>(out, s[0], result, m);
+  }
+}
+
+template <class Form>
+bool strided(int dtype, const Dims& shape, uintptr_t out, const Dims& out_strides, uintptr_t a,
+             const Dims& a_strides, uintptr_t b, const Dims& b_strides, uintptr_t c,
+             const Dims& c_strides, double value) {
+  return visit_floating(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using C = ComputeType<T>;
+    const C scalar = static_cast<C>(value);  // as the contiguous form rounds it
+    const Dims none(shape.size(), 0);
+    const bool number_c = c == 0;
+    const uintptr_t constant = reinterpret_cast<uintptr_t>(&scalar);
+    ew::run_elementwise<5>(
+        shape, {out, a, b, number_c ? constant : c, constant},
+        {&out_strides, &a_strides, &b_strides, number_c ? &none : &c_strides, &none},
+        {sizeof(T), sizeof(T), sizeof(T), number_c ? sizeof(C) : sizeof(T), sizeof(C)}, grain(),
+        number_c ? &strided_run<Form, T, true> : &strided_run<Form, T, false>);
+  });
+}
+
 }  // namespace
+
+bool ternary_strided(TernaryOp op, int dtype, const Dims& shape, uintptr_t out,
+                     const Dims& out_strides, uintptr_t a, const Dims& a_strides, uintptr_t b,
+                     const Dims& b_strides, uintptr_t c, const Dims& c_strides, double value) {
+  check_layout(shape, {&out_strides, &a_strides, &b_strides, &c_strides});
+  const size_t size = itemsize(dtype);
+  if (size == 0) return false;
+  if (c == 0 && op != TernaryOp::kLerp) return false;
+  const bool admissible =
+      c == 0 ? ew::admissible(shape, out, out_strides, size,
+                              {{a, &a_strides, size}, {b, &b_strides, size}})
+             : ew::admissible(shape, out, out_strides, size,
+                              {{a, &a_strides, size}, {b, &b_strides, size}, {c, &c_strides, size}});
+  if (!admissible) return false;
+  if (numel(shape) == 0) return visit_floating(dtype, [](auto) {});
+  switch (op) {
+    case TernaryOp::kAddcmul:
+      return strided<Addcmul>(dtype, shape, out, out_strides, a, a_strides, b, b_strides, c,
+                              c_strides, value);
+    case TernaryOp::kAddcdiv:
+      return strided<Addcdiv>(dtype, shape, out, out_strides, a, a_strides, b, b_strides, c,
+                              c_strides, value);
+    case TernaryOp::kLerp:
+      return strided<Lerp>(dtype, shape, out, out_strides, a, a_strides, b, b_strides, c,
+                           c_strides, value);
+  }
+  return false;
+}
 
 bool addcmul(int dtype, int64_t n, uintptr_t out, TernaryOperand self, TernaryOperand t1,
              TernaryOperand t2, double value) {

@@ -16,9 +16,16 @@
 // elements. lerp's weight address 0 means the number `weight_value`. Another dtype returns
 // false and the wrapper runs the composite. Elements are split over the worker threads; each is
 // computed the same way whatever the split.
+//
+// The `_strided` forms take any layout: element strides per operand over the output's shape
+// (0 where an operand broadcasts), the output laid out by the caller; they compute the same
+// values. They return false (the composite runs) for another dtype, an output that repeats
+// elements or partly overlaps an input, or more dimensions than strided.h handles.
 #pragma once
 
 #include <cstdint>
+
+#include "strided.h"
 
 namespace plait::cpu {
 
@@ -39,5 +46,14 @@ bool addcdiv(int dtype, int64_t n, uintptr_t out, TernaryOperand self, TernaryOp
 // out = lerp(self, end, weight), weight the number `weight_value` when weight.address is 0.
 bool lerp(int dtype, int64_t n, uintptr_t out, TernaryOperand self, TernaryOperand end,
           TernaryOperand weight, double weight_value);
+
+// Which formula a `ternary_strided` call computes.
+enum class TernaryOp { kAddcmul, kAddcdiv, kLerp };
+
+// The strided form of addcmul / addcdiv / lerp (operands a, b, c: self, t1, t2 or self, end,
+// weight; for lerp, c = 0 takes the number `value` as the weight).
+bool ternary_strided(TernaryOp op, int dtype, const Dims& shape, uintptr_t out,
+                     const Dims& out_strides, uintptr_t a, const Dims& a_strides, uintptr_t b,
+                     const Dims& b_strides, uintptr_t c, const Dims& c_strides, double value);
 
 }  // namespace plait::cpu

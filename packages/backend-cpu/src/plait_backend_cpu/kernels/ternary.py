@@ -1,13 +1,13 @@
 """Wrappers of the fused ternary kernels: they override core's composite aten ops ``addcmul``,
 ``addcdiv`` and ``lerp.Tensor`` (whose weight is a tensor or a number) under the CPU key.
 
-A wrapper makes one native call when its operands share one floating dtype and each is either
-contiguous with the output's shape or a single element broadcast to it (a 0-d ``value``-like
-tensor); the output is a new contiguous tensor. Anything else (integer or complex dtypes, mixed
-dtypes, which the composite promotes or refuses; other broadcasts; strided operands, whose
-result the composite lays out as PyTorch does; a scalar that is not a real number) runs the
-composite from core, which also raises PyTorch's errors and is the reference the tests compare
-with.
+Operands of one floating dtype run natively: when each is contiguous with the output's shape
+or a single element broadcast to it (a 0-d ``value``-like tensor), through the contiguous
+kernels into a new contiguous output; otherwise (strided operands, other broadcasts) through
+the strided kernels into an output laid out as PyTorch's. Both compute the same values, so a
+result does not depend on its operands' layout. Anything else (integer or complex dtypes, mixed
+dtypes, which the composite promotes or refuses; shapes that do not broadcast; a scalar that is
+not a real number) runs the composite from core, which also raises PyTorch's errors.
 """
 
 from __future__ import annotations
@@ -62,6 +62,27 @@ def _layout(operands: Sequence[Any], codes: Mapping[Any, int]) -> tuple[int, Any
     return code, shape, steps
 
 
+def _broadcast(shapes: Sequence[Sequence[int]]) -> tuple[int, ...] | None:
+    """The shape ``shapes`` broadcast to, or None when they do not broadcast."""
+    ndim = max(len(s) for s in shapes)
+    out = [1] * ndim
+    for s in shapes:
+        for i, size in enumerate(s, ndim - len(s)):
+            if size != 1:
+                if out[i] != 1 and out[i] != size:
+                    return None
+                out[i] = size
+    return tuple(out)
+
+
+def _expanded_strides(t: Any, shape: Sequence[int]) -> list[int]:
+    """``t``'s element strides over the broadcast ``shape`` (0 where it broadcasts)."""
+    lead = len(shape) - t.dim()
+    sizes, strides = t.shape, t.stride()
+    return [0] * lead + [0 if sizes[i] == 1 and shape[lead + i] != 1 else strides[i]
+                         for i in range(t.dim())]
+
+
 def make_kernels(
     native: ModuleType,
     dtype_codes: Mapping[Any, int],
@@ -73,13 +94,41 @@ def make_kernels(
     from torch.backends import contract
 
     empty = contract.empty
+    empty_elementwise = contract.empty_elementwise
     codes = floating_codes(native, dtype_codes)
 
-    def launch(entry: Callable[..., bool], operands: Sequence[Any], scalar: float) -> Any:
-        """The output of ``entry`` over ``operands`` (None where the native code declines)."""
+    def launch_strided(entry: Callable[..., bool], operands: Sequence[Any],
+                       scalar: float) -> Any:
+        """The output of the strided kernel ``entry`` over ``operands`` of any layout (None
+        where they do not take it)."""
+        first = operands[0]
+        dtype = first.dtype
+        code = codes.get(dtype)
+        if code is None or any(t.dtype != dtype for t in operands[1:]):
+            return None
+        shape = _broadcast([t.shape for t in operands])
+        if shape is None:
+            return None
+        out = empty_elementwise(shape, dtype, first.device, operands)
+        ptrs = addresses(*operands)
+        if ptrs is None:
+            return None
+        strides = [_expanded_strides(t, shape) for t in operands]
+        if len(operands) == 2:  # lerp's number weight
+            ptrs.append(0)
+            strides.append([0] * len(shape))
+        if not entry(code, list(shape), out.data_ptr(), list(out.stride()), ptrs[0], strides[0],
+                     ptrs[1], strides[1], ptrs[2], strides[2], scalar):
+            return None
+        return out
+
+    def launch(entry: Callable[..., bool], strided: Callable[..., bool], operands: Sequence[Any],
+               scalar: float) -> Any:
+        """The output of ``entry`` over ``operands``, or of ``strided`` where their layout needs
+        it (None where the native code declines)."""
         layout = _layout(operands, codes)
         if layout is None:
-            return None
+            return launch_strided(strided, operands, scalar)
         code, shape, steps = layout
         first = operands[0]
         out = empty(shape, first.dtype, first.device)
@@ -95,13 +144,13 @@ def make_kernels(
             return None
         return out
 
-    def pointwise(name: str, entry: Callable[..., bool]) -> Kernel:
+    def pointwise(name: str, entry: Callable[..., bool], strided: Callable[..., bool]) -> Kernel:
         qualname = f"aten::{name}"
 
         def kernel(self: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
             scalar = _real(value)
             if scalar is not None:
-                out = launch(entry, (self, tensor1, tensor2), scalar)
+                out = launch(entry, strided, (self, tensor1, tensor2), scalar)
                 if out is not None:
                     return out
             return composite(qualname)(self, tensor1, tensor2, value=value)
@@ -109,21 +158,21 @@ def make_kernels(
         kernel.__name__ = kernel.__qualname__ = f"{name}_cpu"
         return kernel
 
-    lerp_native = native.lerp
+    lerp_native, lerp_strided = native.lerp, native.lerp_strided
 
     def lerp(self: Any, end: Any, weight: Any) -> Any:
         if isinstance(weight, Tensor):
-            out = launch(lerp_native, (self, end, weight), 0.0)
+            out = launch(lerp_native, lerp_strided, (self, end, weight), 0.0)
         else:
             w = _real(weight)
-            out = None if w is None else launch(lerp_native, (self, end), w)
+            out = None if w is None else launch(lerp_native, lerp_strided, (self, end), w)
         if out is not None:
             return out
         return composite("aten::lerp.Tensor")(self, end, weight)
 
     lerp.__name__ = lerp.__qualname__ = "lerp_cpu"
     return {
-        "aten::addcmul": pointwise("addcmul", native.addcmul),
-        "aten::addcdiv": pointwise("addcdiv", native.addcdiv),
+        "aten::addcmul": pointwise("addcmul", native.addcmul, native.addcmul_strided),
+        "aten::addcdiv": pointwise("addcdiv", native.addcdiv, native.addcdiv_strided),
         "aten::lerp.Tensor": lerp,
     }

@@ -25,7 +25,8 @@ What a kernel may use:
 * **Memory.** :func:`data_ptr` is the address of a tensor's first element (the storage's
   address plus the storage offset in bytes); :func:`memory` is the allocator handle the
   backend itself returned and that byte offset, for backends whose memory the host cannot
-  address; :func:`empty` allocates an uninitialised contiguous output on any device.
+  address; :func:`empty` allocates an uninitialised contiguous output on any device, and
+  :func:`empty_elementwise` one laid out as PyTorch's elementwise kernels lay theirs out.
 * **Dtypes.** :data:`DTYPE_NAMES` in a fixed order, :func:`dtype` by name, and
   :func:`dtype_codes` to number the dtypes a native library knows.
 
@@ -69,6 +70,7 @@ __all__ = [
     "dtype",
     "dtype_codes",
     "empty",
+    "empty_elementwise",
     "hookimpl",
     "may_decline",
     "memory",
@@ -202,6 +204,17 @@ def empty(shape: Sequence[int], dtype: Any, device: Any) -> Any:
 
 # core's (new_tensor, device normaliser), set on empty's first call
 _allocation: tuple[Callable[..., Any], Callable[[Any], Any]] | None = None
+
+
+def empty_elementwise(shape: Sequence[int], dtype: Any, device: Any,
+                      inputs: Sequence[Any]) -> Any:
+    """An uninitialised output of an elementwise op of ``shape`` over the tensors ``inputs``,
+    laid out as PyTorch lays such an output out (following the inputs' dimension order, as
+    its TensorIterator does; contiguous when they are): for a fused kernel that takes strided
+    operands and must return what one of PyTorch's elementwise kernels returns."""
+    new_elementwise = _core("_core.output_layout").new_elementwise
+    normalise = _core("_core.storage")._normalise
+    return new_elementwise(tuple(map(int, shape)), dtype, normalise(device), list(inputs))
 
 
 def reserve_counters(generator: Any, device: Any, n_counters: int) -> tuple[int, int]:
