@@ -297,9 +297,7 @@ def test_declined_cases_fall_back_to_the_cpu():
 
 # Primitives still served by the CPU fallback on xpu: a kernel added for one of them must take
 # it off this list (and one that loses its kernel fails here).
-STILL_FALLING_BACK = {
-    "fft_c2c", "fft_r2c", "fft_c2r",
-}
+STILL_FALLING_BACK: set[str] = set()
 
 
 @needs_device
@@ -658,6 +656,33 @@ def test_convolution_matches_the_cpu(dtype):
         got, want = _run_both("convolution", dtype, [x, w, stride, padding, dilation,
                                                      transposed, groups], shape)
         torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3)
+
+
+@needs_device
+@pytest.mark.parametrize("dims", [[1], [0, 1], [1, 0]])
+def test_spectral_transforms_match_the_cpu(dims):
+    rng = np.random.default_rng(11)
+    signal = torch.from_numpy(rng.standard_normal((4, 7)))
+    spectrum = torch.from_numpy(rng.standard_normal((4, 7)) + 1j * rng.standard_normal((4, 7)))
+    for normalization in (0, 1, 2):
+        for forward in (True, False):
+            got, want = _run_both("fft_c2c", "complex128", [spectrum, dims, normalization,
+                                                            forward], (4, 7))
+            torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-9)
+        onesided = [4, 7]
+        onesided[dims[-1]] = onesided[dims[-1]] // 2 + 1
+        got, want = _run_both("fft_r2c", "complex128", [signal, dims, normalization, True],
+                              tuple(onesided))
+        torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-9)
+        for n in (6, 7):  # even and odd signal lengths: (n // 2 + 1) terms either way
+            shape = [4, 7]
+            shape[dims[-1]] = n
+            half = list(shape)
+            half[dims[-1]] = n // 2 + 1
+            got, want = _run_both("fft_c2r", "float64",
+                                  [spectrum[: half[0], : half[1]], dims, normalization],
+                                  tuple(shape))
+            torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-9)
 
 
 @needs_device

@@ -267,7 +267,7 @@ def arange_(out: Any, start: Any, step: Any) -> None:
 
 def kernels() -> dict[str, Callable[..., None]]:
     """Primitive name -> kernel, for ``torch_backend_register_kernels``."""
-    from . import conv, indexing, linalg, reductions, sorting
+    from . import conv, fft, indexing, linalg, reductions, sorting
 
     table: dict[str, Callable[..., None]] = {"copy_": copy_, "fill_": fill_, "arange_": arange_,
                                               "div": div, "where": where}
@@ -279,4 +279,5 @@ def kernels() -> dict[str, Callable[..., None]]:
     table.update(indexing.kernels())
     table.update(sorting.kernels())
     table.update(conv.kernels())
+    table.update(fft.kernels())
     return table
