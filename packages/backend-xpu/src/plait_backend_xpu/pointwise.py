@@ -4,9 +4,10 @@ Each :class:`Op` row says what a primitive computes for floating dtypes (in thei
 type: float for float16/bfloat16/float32, double for float64), for integers and for bool, in
 the placeholders of :func:`.render.render_elementwise` (``{a}``, ``{b}``, ``{c}`` the inputs;
 ``{T}`` the compute type, ``{t}`` its portable name, ``{W}`` the wrapping unsigned type,
-``{bits}`` the width). A row with no expression for a kind does not run that kind (the CPU
-fallback serves it). Functions the expressions call are in :data:`HELPERS`, rendered per
-compute type, so the same row gives OpenCL C and CUDA C++.
+``{bits}`` the width; ``{A}`` the widest float type of the device). A row with no expression
+for a kind does not run that kind (the CPU fallback serves it). Functions the expressions
+call are in :data:`HELPERS`, rendered per compute type, so the same row gives OpenCL C and
+CUDA C++.
 
 Choices where PyTorch leaves a device free: integer division and remainder by zero give 0 (no
 trap: PyTorch's CPU raises, its CUDA kernels give an unspecified value), and the minimum
@@ -126,9 +127,11 @@ BINARY: dict[str, Op] = {
     "fmod": Op(float="fmod({a}, {b})",
                int="(({b} == 0 || {b} == -1) ? ({T})0 : ({T})({a} % {b}))",
                uint="({b} == 0 ? ({T})0 : ({T})({a} % {b}))"),
-    "sigmoid_backward": Op(float="{a} * ((({T})1 - {b}) * {b})"),
+    # in double where the device has it, as core computes them: g * ((1 - y) * y) overflows
+    # float for huge y where the double product times g = 0 is 0
+    "sigmoid_backward": Op(float="({T})(({A}){a} * ((({A})1 - ({A}){b}) * ({A}){b}))"),
     # (1 - y)(1 + y): no cancellation near |y| = 1
-    "tanh_backward": Op(float="{a} * ((({T})1 - {b}) * (({T})1 + {b}))"),
+    "tanh_backward": Op(float="({T})(({A}){a} * ((({A})1 - ({A}){b}) * (({A})1 + ({A}){b})))"),
     "bitwise_and": Op(int="{a} & {b}"),
     "bitwise_or": Op(int="{a} | {b}"),
     "bitwise_xor": Op(int="{a} ^ {b}"),

@@ -247,7 +247,7 @@ def render_elementwise(dialect: Dialect, name: str, expression: str, out_dtype: 
     unsigned arguments ``c0``... the expression may use (a fill's bits); ``float_constants``
     that many floating arguments ``d0``... of ``float_type`` (``f64``, or ``f32`` on a device
     without double precision). ``helpers``: source of functions the expression
-    calls, put before the kernel.
+    calls, put before the kernel. ``{A}`` in the expression is ``float_type``.
 
     Arguments: out, inputs (buffers); n; each operand's offset; the ``rank`` sizes; each
     operand's ``rank`` strides; the constants; the float constants.
@@ -288,7 +288,9 @@ def render_elementwise(dialect: Dialect, name: str, expression: str, out_dtype: 
             body.append(f"  const {t[dt.compute]} {var} = "
                         f"{load(dialect, dt, f'in{k}', index[f'in{k}'])};")
     first = ins[0] if ins else out_t
-    value = expression.format(**names, **placeholders(dialect, first))
+    # {A}: the widest float type the device has (double, else float), for expressions whose
+    # intermediate products must not overflow float
+    value = expression.format(**names, **placeholders(dialect, first), A=t[float_type])
     if raw:
         body.append(f"  out[{index['out']}] = {value};")
     else:
@@ -297,7 +299,8 @@ def render_elementwise(dialect: Dialect, name: str, expression: str, out_dtype: 
 
     kernel_name = f"plait_{name}_{out_dtype}" + "".join(f"_{x}" for x in in_dtypes) + f"_r{rank}"
     prelude = prelude_for(dialect, (out_dtype, *in_dtypes), raw)
-    if float_constants and float_type == "f64" and not NEEDS_FP64 & {out_dtype, *in_dtypes}:
+    wide = float_constants or "{A}" in expression
+    if wide and float_type == "f64" and not NEEDS_FP64 & {out_dtype, *in_dtypes}:
         prelude += dialect.fp64_prelude
     source = (f"{prelude}{helpers}{dialect.kernel} {kernel_name}(\n    " + ",\n    ".join(params)
               + ") {\n" + "\n".join(body) + "\n}\n")
