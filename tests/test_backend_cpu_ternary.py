@@ -19,7 +19,8 @@ import torch
 from torch._core import dispatch as _dispatch
 from torch.backends import contract
 
-FUSED = ["aten::addcmul", "aten::addcdiv", "aten::lerp.Tensor"]
+FUSED = ["aten::addcmul", "aten::addcdiv", "aten::lerp.Tensor", "aten::addcmul_",
+         "aten::addcdiv_", "aten::lerp_.Tensor"]
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 # (rtol, atol) of one rounding to each dtype, a little widened for the intermediate steps
 TOL = {torch.float32: (2e-6, 1e-6), torch.float64: (1e-14, 1e-14),
@@ -248,6 +249,58 @@ def test_inplace_forms():
         s[:1].clone().addcmul_(a, b)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_inplace_writes_the_out_of_place_values(dtype):
+    s, a, b = (_rand((33, 31), dtype, seed) for seed in (28, 29, 30))
+    w = _rand((33, 31), dtype, 31, -0.5, 1.5)
+    calls = [(lambda x, *r: x.addcmul_(*r, value=0.3), lambda *r: torch.addcmul(*r, value=0.3)),
+             (lambda x, *r: x.addcdiv_(*r, value=-2), lambda *r: torch.addcdiv(*r, value=-2)),
+             (lambda x, y, z: x.lerp_(y, z), torch.lerp)]
+    for inplace, out_of_place in calls:
+        z = w if out_of_place is torch.lerp else b.abs() + 0.5
+        want = out_of_place(s, a, z)
+        for x in (s.clone(), s.t().contiguous().t()):  # contiguous and strided self
+            version = x._version
+            assert inplace(x, a, z) is x
+            assert x._version == version + 1
+            _same_bits(x.contiguous(), want)
+    x = s.clone()
+    x.lerp_(a, 0.3)
+    _same_bits(x, torch.lerp(s, a, 0.3))
+    # operands that are `self` itself, or broadcast one-element tensors
+    x = s.clone()
+    x.addcmul_(x, x, value=0.5)
+    _same_bits(x, torch.addcmul(s, s, s, value=0.5))
+    x = s.clone()
+    x.addcdiv_(a, torch.tensor(4.0, dtype=dtype))
+    _same_bits(x, torch.addcdiv(s, a, torch.tensor(4.0, dtype=dtype)))
+    x = s.clone()
+    x[:, :1].lerp_(a[:, :1], x[:1, :1])
+    ref = s.clone()
+    ref[:, :1] = torch.lerp(s[:, :1], a[:, :1], s[:1, :1].clone())
+    _same_bits(x, ref)
+
+
+def test_inplace_overlaps_and_refusals():
+    # an operand partly overlapping self: computed from the values before the write (the
+    # composite runs out of place first)
+    x = torch.arange(6.0)
+    x[1:].addcmul_(x[:5], torch.ones(5))
+    assert x.tolist() == [0.0, 1.0, 3.0, 5.0, 7.0, 9.0]
+    with torch.inference_mode():
+        frozen = torch.ones(3)
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        frozen.addcmul_(torch.ones(3), torch.ones(3))
+    leaf = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf.lerp_(torch.zeros(3), 0.5)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast"):
+        torch.ones(3, dtype=torch.int64).addcmul_(torch.ones(3), torch.ones(3))
+    with torch.no_grad():
+        leaf.addcdiv_(torch.ones(3), torch.full((3,), 2.0))
+    assert leaf.tolist() == [1.5, 1.5, 1.5]
+
+
 def test_autograd_through_them():
     torch.manual_seed(0)
     s, a, b, w = (torch.randn(3, 4, dtype=torch.float64, requires_grad=True) for _ in range(4))
@@ -258,6 +311,11 @@ def test_autograd_through_them():
     assert torch.autograd.gradcheck(lambda x, y: torch.lerp(x, y, 0.3), (s, a))
     assert torch.autograd.gradgradcheck(lambda x, y, z: torch.addcdiv(x, y, z), (s, a, d))
     assert torch.autograd.gradgradcheck(torch.lerp, (s, a, w))
+    # the in-place forms: the node keeps `self` as it was before the write
+    assert torch.autograd.gradcheck(lambda x, y, z: (x * 1).lerp_(y, z), (s, a, w))
+    assert torch.autograd.gradcheck(lambda x, y, z: (x * 1).addcmul_(y, z, value=-3), (s, a, b))
+    assert torch.autograd.gradcheck(lambda x, y, z: (x * 1).addcdiv_(y, z), (s, a, d))
+    assert type((s * 1).addcmul_(a, b).grad_fn).__name__ == "AddcmulBackward0"
     # broadcast operands get gradients summed to their shapes
     one = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
     torch.addcmul(s, a, one, value=3).sum().backward()

@@ -8,6 +8,13 @@ the strided kernels into an output laid out as PyTorch's. Both compute the same 
 result does not depend on its operands' layout. Anything else (integer or complex dtypes, mixed
 dtypes, which the composite promotes or refuses; shapes that do not broadcast; a scalar that is
 not a real number) runs the composite from core, which also raises PyTorch's errors.
+
+The in-place forms (``aten::addcmul_``, ``aten::addcdiv_``, ``aten::lerp_.Tensor``) run the same
+kernels with ``self`` as the output when the result has ``self``'s shape and dtype and no other
+operand partly overlaps it (exact aliasing, ``x.addcmul_(x, y)``, is fine); anything else, an
+inference tensor included, runs the composite (out of place, then ``copy_``), which raises
+PyTorch's errors. Autograd and dispatch modes sit above these kernels: a call that records a
+graph reaches them with grad off, as PyTorch's in-place kernels are reached.
 """
 
 from __future__ import annotations
@@ -89,12 +96,13 @@ def make_kernels(
     reference: Callable[[str], Kernel],
 ) -> dict[str, Kernel]:
     """The fused ternary kernels, keyed by aten op (``"aten::addcmul"``, ``"aten::addcdiv"``,
-    ``"aten::lerp.Tensor"``)."""
+    ``"aten::lerp.Tensor"`` and their in-place forms)."""
     from torch import Tensor
     from torch.backends import contract
 
     empty = contract.empty
     empty_elementwise = contract.empty_elementwise
+    bump_version = contract.bump_version
     codes = floating_codes(native, dtype_codes)
 
     def launch_strided(entry: Callable[..., bool], operands: Sequence[Any],
@@ -144,7 +152,65 @@ def make_kernels(
             return None
         return out
 
-    def pointwise(name: str, entry: Callable[..., bool], strided: Callable[..., bool]) -> Kernel:
+    def write_into(entry: Callable[..., bool], strided: Callable[..., bool],
+                   operands: Sequence[Any], scalar: float) -> bool:
+        """Whether ``entry`` (or ``strided``) wrote the result over ``operands`` into
+        ``operands[0]`` (False: nothing was written, the composite serves the call)."""
+        self = operands[0]
+        if self.is_inference():  # (the composite raises PyTorch's error outside inference mode)
+            return False
+        layout = _layout(operands, codes)
+        if layout is None or layout[1] != self.shape or layout[2][0] != 1:
+            return write_strided(strided, operands, scalar)
+        code, _, steps = layout
+        n = self.numel()
+        if not n:
+            return True
+        ptrs = addresses(*operands)
+        if ptrs is None:
+            return False
+        # another operand may be `self` itself, or lie apart from it: a partial overlap would
+        # read elements another thread has already written
+        start = ptrs[0]
+        end = start + n * self.element_size()
+        for t, p, step in zip(operands[1:], ptrs[1:], steps[1:]):
+            if p == start and step == 1:
+                continue
+            if p < end and start < p + t.numel() * t.element_size():
+                return False
+        a, b, c = (*ptrs, 0) if len(ptrs) == 2 else ptrs
+        if not entry(code, n, start, a, steps[0], b, steps[1], c,
+                     steps[2] if len(steps) == 3 else 0, scalar):
+            return False
+        bump_version(self)
+        return True
+
+    def write_strided(strided: Callable[..., bool], operands: Sequence[Any],
+                      scalar: float) -> bool:
+        """:func:`write_into` for operands of any layout (the native code refuses overlaps)."""
+        self = operands[0]
+        dtype = self.dtype
+        code = codes.get(dtype)
+        if code is None or any(t.dtype != dtype for t in operands[1:]):
+            return False
+        shape = tuple(self.shape)
+        if _broadcast([t.shape for t in operands]) != shape:
+            return False
+        ptrs = addresses(*operands)
+        if ptrs is None:
+            return False
+        strides = [_expanded_strides(t, shape) for t in operands]
+        if len(operands) == 2:  # lerp's number weight
+            ptrs.append(0)
+            strides.append([0] * len(shape))
+        if not strided(code, list(shape), ptrs[0], strides[0], ptrs[0], strides[0], ptrs[1],
+                       strides[1], ptrs[2], strides[2], scalar):
+            return False
+        bump_version(self)
+        return True
+
+    def pointwise(name: str, entry: Callable[..., bool],
+                  strided: Callable[..., bool]) -> tuple[Kernel, Kernel]:
         qualname = f"aten::{name}"
 
         def kernel(self: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
@@ -155,8 +221,16 @@ def make_kernels(
                     return out
             return composite(qualname)(self, tensor1, tensor2, value=value)
 
+        def inplace(self: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
+            scalar = _real(value)
+            if scalar is not None and write_into(entry, strided, (self, tensor1, tensor2),
+                                                 scalar):
+                return self
+            return composite(f"{qualname}_")(self, tensor1, tensor2, value=value)
+
         kernel.__name__ = kernel.__qualname__ = f"{name}_cpu"
-        return kernel
+        inplace.__name__ = inplace.__qualname__ = f"{name}__cpu"
+        return kernel, inplace
 
     lerp_native, lerp_strided = native.lerp, native.lerp_strided
 
@@ -170,9 +244,25 @@ def make_kernels(
             return out
         return composite("aten::lerp.Tensor")(self, end, weight)
 
+    def lerp_(self: Any, end: Any, weight: Any) -> Any:
+        if isinstance(weight, Tensor):
+            done = write_into(lerp_native, lerp_strided, (self, end, weight), 0.0)
+        else:
+            w = _real(weight)
+            done = w is not None and write_into(lerp_native, lerp_strided, (self, end), w)
+        if done:
+            return self
+        return composite("aten::lerp_.Tensor")(self, end, weight)
+
     lerp.__name__ = lerp.__qualname__ = "lerp_cpu"
+    lerp_.__name__ = lerp_.__qualname__ = "lerp__cpu"
+    addcmul, addcmul_ = pointwise("addcmul", native.addcmul, native.addcmul_strided)
+    addcdiv, addcdiv_ = pointwise("addcdiv", native.addcdiv, native.addcdiv_strided)
     return {
-        "aten::addcmul": pointwise("addcmul", native.addcmul, native.addcmul_strided),
-        "aten::addcdiv": pointwise("addcdiv", native.addcdiv, native.addcdiv_strided),
+        "aten::addcmul": addcmul,
+        "aten::addcdiv": addcdiv,
         "aten::lerp.Tensor": lerp,
+        "aten::addcmul_": addcmul_,
+        "aten::addcdiv_": addcdiv_,
+        "aten::lerp_.Tensor": lerp_,
     }

@@ -1011,9 +1011,41 @@ def _where_method(self: Tensor, condition: Tensor, y: Any) -> Tensor:
 _publish(("clamp", "clip"), clamp, torch_inplace=True)
 _publish(("clamp_min",), clamp_min, torch_inplace=True)
 _publish(("clamp_max",), clamp_max, torch_inplace=True)
-_publish(("lerp",), lerp)
-_publish(("addcmul",), addcmul)
-_publish(("addcdiv",), addcdiv)
+# The in-place forms are operators of their own, as PyTorch's: a backend may write `self`
+# directly (the CPU's fused kernels do); the composite computes out of place and copies.
+_INPLACE = _dispatch.define_aten({
+    "lerp_.Tensor": ("lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
+                     inplace_method(_aten_lerp, "lerp_"), _dispatch.COMPOSITE_IMPLICIT),
+    "addcmul_": ("addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) "
+                 "-> Tensor(a!)", inplace_method(_aten_addcmul, "addcmul_"),
+                 _dispatch.COMPOSITE_IMPLICIT),
+    "addcdiv_": ("addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) "
+                 "-> Tensor(a!)", inplace_method(_aten_addcdiv, "addcdiv_"),
+                 _dispatch.COMPOSITE_IMPLICIT),
+})
+_aten_lerp_, _aten_addcmul_, _aten_addcdiv_ = (
+    _INPLACE[name] for name in ("lerp_.Tensor", "addcmul_", "addcdiv_"))
+
+
+def _lerp_inplace(self: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """In-place version of ``lerp``."""
+    return _aten_lerp_(self, end, weight)
+
+
+def _addcmul_inplace(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """In-place version of ``addcmul``."""
+    return _aten_addcmul_(self, tensor1, tensor2, value=value)
+
+
+def _addcdiv_inplace(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """In-place version of ``addcdiv``."""
+    return _aten_addcdiv_(self, tensor1, tensor2, value=value)
+
+
+_publish(("lerp",), lerp, inplace=False)
+_publish(("addcmul",), addcmul, inplace=False)
+_publish(("addcdiv",), addcdiv, inplace=False)
+METHODS.update(lerp_=_lerp_inplace, addcmul_=_addcmul_inplace, addcdiv_=_addcdiv_inplace)
 FUNCTIONS["where"] = where
 METHODS["where"] = _where_method
 

@@ -26,7 +26,8 @@ What a kernel may use:
   address plus the storage offset in bytes); :func:`memory` is the allocator handle the
   backend itself returned and that byte offset, for backends whose memory the host cannot
   address; :func:`empty` allocates an uninitialised contiguous output on any device, and
-  :func:`empty_elementwise` one laid out as PyTorch's elementwise kernels lay theirs out.
+  :func:`empty_elementwise` one laid out as PyTorch's elementwise kernels lay theirs out;
+  a kernel that writes an argument in place calls :func:`bump_version` on it.
 * **Dtypes.** :data:`DTYPE_NAMES` in a fixed order, :func:`dtype` by name, and
   :func:`dtype_codes` to number the dtypes a native library knows.
 
@@ -61,6 +62,7 @@ __all__ = [
     "Copier",
     "Decline",
     "FastPath",
+    "bump_version",
     "check_convolution_backward",
     "check_fused_adam",
     "check_layer_norm",
@@ -204,6 +206,14 @@ def empty(shape: Sequence[int], dtype: Any, device: Any) -> Any:
 
 # core's (new_tensor, device normaliser), set on empty's first call
 _allocation: tuple[Callable[..., Any], Callable[[Any], Any]] | None = None
+
+
+def bump_version(t: Any) -> None:
+    """Record that a kernel wrote ``t`` in place: its version counter (which autograd checks
+    saved tensors against) goes up by one, as PyTorch's ADInplaceOrView key bumps it for every
+    in-place operator. Core's composites bump it in their own writes; a kernel that overrides
+    one with a direct write calls this once per written tensor."""
+    t._bump_version()
 
 
 def empty_elementwise(shape: Sequence[int], dtype: Any, device: Any,

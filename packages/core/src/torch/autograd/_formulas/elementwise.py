@@ -409,10 +409,11 @@ def _clamp_max(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
 
 # addcmul, addcdiv and lerp differentiate by these rules rather than through their composites
 # (a backend may override them with a fused kernel, as the CPU's does): PyTorch's formulas and
-# node names (AddcmulBackward0...).
+# node names (AddcmulBackward0...). The in-place forms share them: the node keeps `self` as it
+# was before the write.
 
 
-@derivative("aten::addcmul", result=False)
+@derivative("aten::addcmul", "aten::addcmul_", result=False)
 def _addcmul(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
     _, tensor1, tensor2 = ctx.args[:3]
     value = ctx.kwargs.get("value", 1)
@@ -421,7 +422,7 @@ def _addcmul(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None, Tens
             grad * _conj(tensor1 * value) if _wants(ctx, 2) else None)
 
 
-@derivative("aten::addcdiv", result=False)
+@derivative("aten::addcdiv", "aten::addcdiv_", result=False)
 def _addcdiv(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
     _, tensor1, tensor2 = ctx.args[:3]
     value = ctx.kwargs.get("value", 1)
@@ -430,7 +431,7 @@ def _addcdiv(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None, Tens
             -grad * _conj(value * tensor1 / (tensor2 * tensor2)) if _wants(ctx, 2) else None)
 
 
-@derivative("aten::lerp.Tensor", result=False)
+@derivative("aten::lerp.Tensor", "aten::lerp_.Tensor", result=False)
 def _lerp(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     self, end, weight = ctx.args[:3]
     return (grad * _conj(1 - weight) if _wants(ctx, 0) else None,
