@@ -3,7 +3,7 @@
 The innermost dim of ``input`` holds each point's D coordinates. Each coordinate finds its
 bin as ``torch.histogram`` does (bins closed on the left, the last one on both sides, points
 outside any bin not counted); the D bin numbers make one index into the flattened histogram,
-which ``index_add`` fills.
+which ``index_add`` fills. As in PyTorch there is no derivative.
 """
 
 from __future__ import annotations
@@ -87,6 +87,8 @@ def histogramdd(input: Tensor, bins: int | Sequence[int] | Sequence[Tensor],
             width = e.diff().reshape(view)
             volume = width if volume is None else volume * width
         hist = hist / (hist.sum() * volume)
+    # PyTorch has no derivative for histogramdd: the results carry no graph here
+    hist, edges = hist.detach(), [e.detach() for e in edges]
     if out is not None:
         out[0].resize_(hist.shape).copy_(hist)
         for dst, src in zip(out[1], edges, strict=True):
