@@ -40,7 +40,28 @@ def _real(value: Any) -> float | None:
     return None
 
 
-def _layout(operands: Sequence[Any], codes: Mapping[Any, int]) -> tuple[int, Any, list[int]] | None:
+# shape -> its row-major strides, for the contiguity test of the common call (bounded: cleared
+# when full)
+_ROW_MAJOR: dict[Any, tuple[int, ...]] = {}
+_ROW_MAJOR_LIMIT = 1024
+_FULL = {2: (1, 1), 3: (1, 1, 1)}
+
+
+def _row_major(shape: Any) -> tuple[int, ...]:
+    strides = _ROW_MAJOR.get(shape)
+    if strides is None:
+        if len(_ROW_MAJOR) >= _ROW_MAJOR_LIMIT:
+            _ROW_MAJOR.clear()
+        step, out = 1, []
+        for size in reversed(shape):
+            out.append(step)
+            step *= max(size, 1)
+        strides = _ROW_MAJOR[shape] = tuple(reversed(out))
+    return strides
+
+
+def _layout(operands: Sequence[Any],
+            codes: Mapping[Any, int]) -> tuple[int, Any, Sequence[int]] | None:
     """``(dtype code, output shape, steps)`` when every operand has the dtype of the first (a
     floating one) and is contiguous with the output's shape (step 1) or a single element that
     broadcasts to it (step 0); None otherwise."""
@@ -49,6 +70,21 @@ def _layout(operands: Sequence[Any], codes: Mapping[Any, int]) -> tuple[int, Any
     code = codes.get(dtype)
     if code is None:
         return None
+    # the common call: one shape, row-major strides (a few attribute reads)
+    shape = first.shape
+    strides = first.stride()
+    for t in operands:
+        if t.shape != shape or t.stride() != strides or t.dtype != dtype:
+            break
+    else:
+        if strides == _row_major(shape):
+            return code, shape, _FULL[len(operands)]
+    return _broadcast_layout(operands, code, dtype)
+
+
+def _broadcast_layout(operands: Sequence[Any], code: int,
+                      dtype: Any) -> tuple[int, Any, list[int]] | None:
+    """:func:`_layout` for operands of several shapes or strides."""
     shapes = [t.shape for t in operands]
     # the output's shape: the longest of the operands with other than one element (all of
     # them must have it), else the longest one
