@@ -473,3 +473,22 @@ def test_exponential_geometric_cauchy():
         torch.zeros(3).cauchy_(0, -1)
     with pytest.raises(RuntimeError, match="continuous"):
         torch.zeros(3, dtype=torch.int64).exponential_()
+
+
+@pytest.mark.parametrize("fill", [
+    lambda x: x.uniform_(), lambda x: x.uniform_(-2.0, 3.0), lambda x: x.normal_(),
+    lambda x: x.normal_(1.0, 2.0), lambda x: x.bernoulli_(0.3), lambda x: x.exponential_(),
+    lambda x: x.random_(0, 5),
+])
+def test_in_place_samplers_bump_the_version_counter(fill):
+    # autograd must see the write: a saved tensor overwritten by a sampler fails backward
+    x = torch.empty(8)
+    before = x._version
+    fill(x)
+    assert x._version == before + 1
+    w = torch.ones(4, requires_grad=True)
+    y = (w * w).sum()
+    with torch.no_grad():
+        fill(w)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()

@@ -159,8 +159,10 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
         if (entry is None or kwargs or not -math.inf < low <= high < math.inf
                 or not writable(self, contiguous)):
             raise Decline
-        return uniform_into(self, entry, generator, low == 0.0 and high == 1.0, low, high,
-                            contiguous)
+        out = uniform_into(self, entry, generator, low == 0.0 and high == 1.0, low, high,
+                           contiguous)
+        contract.bump_version(self)  # an in-place write, as PyTorch counts it
+        return out
 
     @contract.may_decline
     def normal_(self: Any, mean: float = 0.0, std: float = 1.0, *,
@@ -170,7 +172,9 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
         contiguous = self.is_contiguous()
         if entry is None or not std >= 0.0 or not writable(self, contiguous):
             raise Decline
-        return normal_into(self, entry, generator, mean, std, contiguous)
+        out = normal_into(self, entry, generator, mean, std, contiguous)
+        contract.bump_version(self)
+        return out
 
     @contract.may_decline
     def bernoulli_float(self: Any, p: float = 0.5, *, generator: Any = None) -> Any:
@@ -179,7 +183,9 @@ def _samplers(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, K
         contiguous = self.is_contiguous()
         if entry is None or not 0.0 <= p <= 1.0 or not writable(self, contiguous):
             raise Decline
-        return bernoulli_into(self, entry, generator, p, contiguous)
+        out = bernoulli_into(self, entry, generator, p, contiguous)
+        contract.bump_version(self)
+        return out
 
     @contract.may_decline
     def bernoulli_p(self: Any, p: float, *, generator: Any = None) -> Any:
