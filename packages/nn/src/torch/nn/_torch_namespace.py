@@ -4,8 +4,8 @@ indices, padding_idx=-1, ...)``, ``torch.batch_norm(...)``, the losses that take
 as the integer enum (0 none, 1 mean, 2 sum), the recurrent cells and layers.
 
 Core cannot import plait-nn, so the facade finds these names through its table of names
-plait-nn provides (``torch._provided_names``) and imports this module on first use. Each function here
-only translates the ATen calling convention to the functional one.
+plait-nn provides (``torch._provided_names``) and imports this module on first use. Each
+function here only translates the ATen calling convention to the functional one.
 """
 
 from __future__ import annotations
