@@ -309,6 +309,9 @@ def test_which_primitives_fall_back():
     falling_back = {name for name, status in rows.items() if status == "cpu fallback"}
     assert falling_back == STILL_FALLING_BACK
     assert all(rows[name] == "native" for name in rows if name not in STILL_FALLING_BACK)
+    fused = {row.name for row in coverage("xpu") if row.group == "fused"}
+    assert {"aten::_softmax", "aten::_log_softmax", "aten::_softmax_backward_data",
+            "aten::_log_softmax_backward_data"} <= fused
 
 
 def _operand(name: str, dtype: str, shape: tuple[int, ...], index: int) -> torch.Tensor:
@@ -683,6 +686,30 @@ def test_spectral_transforms_match_the_cpu(dims):
                                   [spectrum[: half[0], : half[1]], dims, normalization],
                                   tuple(shape))
             torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-9)
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_fused_softmax_matches_the_cpu(dtype):
+    rng = np.random.default_rng(12)
+    dt = getattr(torch, dtype)
+    x = torch.from_numpy(rng.standard_normal((3, 5, 4))).to(dt)
+    x[0, 1, 2] = float("nan")  # its row turns NaN
+    tolerance = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5)}.get(dtype, (1.3e-6, 1e-5))
+    for name, fn in (("_softmax", torch.softmax), ("_log_softmax", torch.log_softmax)):
+        for dim in (0, 1, -1):
+            calls = xpu_kernels.CALLS[name]
+            got = fn(x.to("xpu"), dim).cpu()
+            assert xpu_kernels.CALLS[name] == calls + 1
+            torch.testing.assert_close(got, fn(x, dim), rtol=tolerance[0], atol=tolerance[1],
+                                       equal_nan=True)
+        if dtype in ("float32", "float64"):
+            on_cpu = x.nan_to_num().requires_grad_()
+            on_xpu = x.nan_to_num().to("xpu").requires_grad_()
+            g = torch.from_numpy(rng.standard_normal((3, 5, 4))).to(dt)
+            fn(on_cpu, 1).backward(g)
+            fn(on_xpu, 1).backward(g.to("xpu"))
+            torch.testing.assert_close(on_xpu.grad.cpu(), on_cpu.grad)
 
 
 @needs_device
