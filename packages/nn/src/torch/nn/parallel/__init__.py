@@ -1,6 +1,6 @@
 """``torch.nn.parallel``: ``DataParallel`` (which, without accelerator devices to split over,
-runs the module as it is) and ``DistributedDataParallel`` (which needs ``torch.distributed``,
-not built yet: constructing one raises)."""
+runs the module as it is) and ``DistributedDataParallel`` (gradients averaged over the
+processes of a ``torch.distributed`` process group)."""
 
 from .data_parallel import DataParallel, data_parallel
 from .distributed import DistributedDataParallel
