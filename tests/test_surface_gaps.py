@@ -670,3 +670,18 @@ def test_arguments_without_a_derivative_are_refused_as_in_pytorch():
     with pytest.raises(RuntimeError, match="with respect to argument 'pos_weight'"):
         torch.binary_cross_entropy_with_logits(x, x.sigmoid(), None,
                                                torch.ones(5, requires_grad=True))
+
+
+def test_outputs_without_derivatives_follow_pytorch():
+    a = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    packed, tau = torch.geqrf(a)
+    assert packed.requires_grad and tau.requires_grad
+    with pytest.raises(NotImplementedError, match="the derivative for 'geqrf' is not "
+                                                  "implemented"):
+        tau.sum().backward()
+    x = torch.randn(4, 3, 2, requires_grad=True)
+    out, save_mean, save_invstd = torch.native_batch_norm(x, None, None, None, None, True, 0.1,
+                                                          1e-5)
+    assert out.requires_grad and not save_mean.requires_grad and not save_invstd.requires_grad
+    hist, edges = torch.histogramdd(torch.rand(5, 2, requires_grad=True), 2)
+    assert not hist.requires_grad and not edges[0].requires_grad

@@ -2,9 +2,10 @@
 reflectors it returns, ``linalg.householder_product`` (LAPACK's orgqr) and ``torch.ormqr``.
 
 ``geqrf`` factors a host copy with numpy's LAPACK (``qr(mode="raw")`` is geqrf itself) and, as
-in PyTorch, has no derivative. The products are composites of differentiable ops: reflector
-``i`` is ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` column ``i`` of the strictly lower triangle
-of ``input`` plus a unit diagonal, and ``Q = H_0 H_1 ... H_{k-1}``.
+in PyTorch, has no derivative (its results require grad; their backward raises). The products
+are composites of differentiable ops: reflector ``i`` is ``H_i = I - tau_i v_i v_i^H`` with
+``v_i`` column ``i`` of the strictly lower triangle of ``input`` plus a unit diagonal, and
+``Q = H_0 H_1 ... H_{k-1}``.
 """
 
 from __future__ import annotations
@@ -55,12 +56,28 @@ def geqrf(input: Tensor, *, out: Any = None) -> Any:
     # numpy returns the transpose of LAPACK's column-major matrix: transposing it back gives
     # PyTorch's column-major strides
     a = torch.from_numpy(np.ascontiguousarray(h)).transpose(-2, -1).to(input.device)
-    result = _GeqrfResult((a, torch.from_numpy(np.ascontiguousarray(tau)).to(input.device)))
+    tau_t = torch.from_numpy(np.ascontiguousarray(tau)).to(input.device)
+    if input.requires_grad and torch.is_grad_enabled():
+        a, tau_t = _NoDerivative.apply(input, a, tau_t)
+    result = _GeqrfResult((a, tau_t))
     if out is not None:
         for dst, src in zip(out, result, strict=True):
             dst.resize_(src.shape).copy_(src)
         return _GeqrfResult(tuple(out))
     return result
+
+
+class _NoDerivative(torch.autograd.Function):
+    """geqrf's results in the graph of its input, with PyTorch's backward: there is no
+    derivative, and asking for one raises NotImplementedError."""
+
+    @staticmethod
+    def forward(ctx: Any, input: Tensor, a: Tensor, tau: Tensor) -> tuple[Tensor, Tensor]:
+        return a, tau
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
 
 
 def _check_reflectors(fn: str, input: Tensor, tau: Tensor) -> None:

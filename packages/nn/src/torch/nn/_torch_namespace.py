@@ -161,9 +161,11 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     running statistics are updated in place; in evaluation both are empty, as in PyTorch."""
     _no_grad_for("native_batch_norm", running_mean=running_mean, running_var=running_var)
     if training:
+        # the saved statistics are outputs without a derivative in PyTorch
         dims = [0, *range(2, input.dim())]
-        save_mean = input.mean(dims)
-        save_invstd = torch.rsqrt(input.var(dims, unbiased=False) + eps)
+        plain = input.detach()
+        save_mean = plain.mean(dims)
+        save_invstd = torch.rsqrt(plain.var(dims, unbiased=False) + eps)
     else:
         # PyTorch crashes here; an error that says why is the useful answer
         if running_mean is None or running_var is None:
