@@ -141,7 +141,13 @@ def primitive(name: str) -> Any:
 
     if name not in _core("_core.prims").PRIMITIVES:
         raise KeyError(f"no primitive named {name!r}")
-    return getattr(torch.ops.prims, name)
+    try:
+        return getattr(torch.ops.prims, name)
+    except AttributeError:
+        # the table's operators are defined when the first backend registers its kernels;
+        # asked for before that (no tensor made yet), the primitive is defined here
+        _core("_core.dispatch").define_primitives()
+        return getattr(torch.ops.prims, name)
 
 
 def reference(name: str) -> Kernel:
