@@ -67,32 +67,52 @@ def scatter_(out: Any, dim: int, index: Any, src: Any, reduce: str = "none",
     """``scatter_(Tensor(a!) out, int dim, Tensor index, Tensor src, str reduce="none",
     bool include_self=True)`` on xpu."""
     name = dtype_name(out)
-    if (name in render.COMPLEX or src.dtype != out.dtype or dtype_name(index) != "int64"
-            or (reduce != "none" and reduce not in render_index.SCATTER_REDUCE)
+    if (src.dtype != out.dtype or dtype_name(index) != "int64"
+            or (reduce != "none" and (reduce not in render_index.SCATTER_REDUCE
+                                      or name in render.COMPLEX))
             or max(index.dim(), 1) > MAX_RANK):
         raise contract.Decline  # an unknown reduce: the reference raises PyTorch's error
-    require_fp64(out, [name])
+    if reduce != "none":
+        require_fp64(out, [name])
     CALLS["scatter_"] += 1
     if index.numel() == 0:
         return
     sizes = _shape(index)
     length = sizes[dim]
     keep = [k for k in range(len(sizes)) if k != dim]
-    operands = [out, index, src]
     line_sizes = [sizes[k] for k in keep]
-    line_strides = [[_strides(t)[k] for k in keep] for t in operands]
     lines = index.numel() // length
     rank = len(line_sizes)
     i = out.device.index or 0
-    key = ("scatter", i, name, rank, reduce, bool(include_self))
-    kernel = cached_kernel(key, i, lambda: render_index.render_scatter(
+    if reduce == "none":
+        operands = [out, index, src]
+        kernel = cached_kernel(("scatter", i, name, rank), i,
+                               lambda: render_index.render_scatter(DIALECT, name, rank))
+        buffers, offsets = buffer_args(operands)
+        args = [*buffers, lines, length, *offsets, *(_strides(t)[dim] for t in operands),
+                *line_sizes]
+        for t in operands:
+            args += [_strides(t)[k] for k in keep]
+        launch_1d(kernel, lines, i, args)
+        return
+    # sort each line's indices (stably, with their positions), then reduce runs
+    from .sorting import sort
+
+    int64 = contract.dtype("int64")
+    shape = tuple(sizes)
+    keys = contract.empty(shape, int64, out.device)
+    positions = contract.empty(shape, int64, out.device)
+    sort(keys, positions, index if index.dim() else index.reshape(1), dim, False, True)
+    key = ("scatter_reduce", i, name, rank, reduce, bool(include_self))
+    kernel = cached_kernel(key, i, lambda: render_index.render_scatter_reduce(
         DIALECT, name, rank, reduce, bool(include_self)))
-    buffers, offsets = buffer_args(operands)
-    args = [*buffers, lines, length, *offsets, *(_strides(t)[dim] for t in operands),
-            *line_sizes]
-    for st in line_strides:
-        args += st
-    launch_1d(kernel, lines, i, args)
+    (out_b, keys_b, pos_b, src_b), (off_out, _, _, off_src) = buffer_args(
+        [out, keys, positions, src])
+    args = [out_b, keys_b, pos_b, src_b, lines, length, off_out, off_src, _strides(out)[dim],
+            keys.stride(dim), _strides(src)[dim], *line_sizes]
+    for t in (out, keys, src):
+        args += [_strides(t)[k] for k in keep]
+    launch_1d(kernel, lines * length, i, args)
 
 
 @contract.may_decline

@@ -2,11 +2,11 @@
 :mod:`.render`: ``gather``, ``scatter_``, ``searchsorted`` and ``random_bits_``.
 
 - gather moves raw words (every dtype, complex included): one work item per output element.
-- scatter_ gives one work item each line along ``dim`` (the other coordinates fixed): the
-  targets a line writes belong to that line alone, so no two work items touch one element and
-  no atomics are needed, and the line runs in index order, as PyTorch's CPU loop does. With a
-  reduction, the first occurrence of each target index accumulates every source element aimed
-  at it (quadratic in the line's length, exact: rounded once, as the reference does).
+- scatter_ works line by line along ``dim`` (the other coordinates fixed): the targets a
+  line writes belong to that line alone, so no atomics are needed. Without a reduction one
+  work item runs a line in index order (a repeated target keeps the last value); with one,
+  each line's indices are sorted stably first and one work item per run of equal indices
+  accumulates its elements in index order and stores once (rounded once, as the reference).
 - searchsorted bisects per value with PyTorch's comparisons.
 - random_bits_ is Philox4x32-10, one counter (four words) per work item: the same words as
   the CPU's for the same (seed, offset).
@@ -66,9 +66,9 @@ SCATTER_REDUCE = {
 _BOOL_REDUCE = {"sum": "acc | x", "mean": "acc | x", "prod": "acc & x"}
 
 
-def render_scatter(d: Dialect, dtype: str, rank: int, reduce: str, include_self: bool
-                   ) -> Rendered:
-    """``scatter_`` along one dim: one work item per line of the index (its other dims).
+def render_scatter(d: Dialect, dtype: str, rank: int) -> Rendered:
+    """``scatter_`` with ``reduce="none"`` along one dim: one work item per line of the index
+    (its other dims), in index order, so a repeated target keeps the last value.
 
     Arguments: out, index, src; lines, length (the index's size along dim), off_out,
     off_index, off_src; the dim strides of out, index, src; the line sizes; each operand's
@@ -78,7 +78,7 @@ def render_scatter(d: Dialect, dtype: str, rank: int, reduce: str, include_self:
     i64 = t["i64"]
     dt = render.DTYPES[dtype]
     operands = ["out", "index", "src"]
-    params = _params(d, [("out", dt.storage), ("index", "i64"), ("src", dt.storage)],
+    params = _params(d, [("out", dt.raw), ("index", "i64"), ("src", dt.raw)],
                      ["lines", "length", "off_out", "off_index", "off_src", "dst_out",
                       "dst_index", "dst_src"]
                      + [f"osize{k}" for k in range(rank)]
@@ -86,55 +86,76 @@ def render_scatter(d: Dialect, dtype: str, rank: int, reduce: str, include_self:
     body = [f"  const {i64} o = {d.global_index};", "  if (o >= lines) return;",
             f"  {i64} at_out = off_out, at_index = off_index, at_src = off_src;"]
     body += decode(d, rank, "o", "o", operands)
-    target = "at_out + index[at_index + j * dst_index] * dst_out"
-    source = render.load(d, dt, "src", "at_src + j * dst_src")
-    if reduce == "none":
-        # later positions overwrite earlier ones, as a loop in index order does
-        body.append(f"  for ({i64} j = 0; j < length; ++j) {{")
-        body.append("    " + render.store(d, dt, "out", target, source))
-        body.append("  }")
+    body += [f"  for ({i64} j = 0; j < length; ++j)",
+             "    out[at_out + index[at_index + j * dst_index] * dst_out] = "
+             "src[at_src + j * dst_src];"]
+    name = f"plait_scatter_none_{dtype}_r{rank}"
+    return Rendered(_source(d, name, params, body, (dtype,), raw=True), name,
+                    "bbb" + "l" * (8 + rank * 4))
+
+
+def render_scatter_reduce(d: Dialect, dtype: str, rank: int, reduce: str, include_self: bool
+                          ) -> Rendered:
+    """``scatter_`` with a reduction, from each line's indices sorted stably (``keys``, with
+    their positions ``pos``): one work item per run of equal keys accumulates its source
+    elements in position order (so in the index order PyTorch's CPU loop takes) and stores
+    once. No atomics; the sort makes it O(L log L) per line of length L.
+
+    Arguments: out, keys, pos, src; lines, length, off_out, off_src; the dim strides of out,
+    keys (and pos) and src; the line sizes; the line strides of out, keys, src.
+    """
+    t = d.types
+    i64 = t["i64"]
+    dt = render.DTYPES[dtype]
+    ct = t[dt.compute]
+    operands = ["out", "keys", "src"]
+    params = _params(d, [("out", dt.storage), ("keys", "i64"), ("pos", "i64"),
+                         ("src", dt.storage)],
+                     ["lines", "length", "off_out", "off_src", "dst_out", "dst_keys",
+                      "dst_src"]
+                     + [f"osize{k}" for k in range(rank)]
+                     + [f"ost_{p}{k}" for p in operands for k in range(rank)])
+    body = [f"  const {i64} g = {d.global_index};", "  if (g >= lines * length) return;",
+            f"  const {i64} o = g / length, j = g % length;",
+            f"  {i64} at_out = off_out, at_keys = 0, at_src = off_src;"]
+    body += decode(d, rank, "o", "o", operands)
+    join = SCATTER_REDUCE[reduce]
+    if dt.is_bool:
+        join = _BOOL_REDUCE.get(reduce, join)
+
+    def source(q: str) -> str:
+        return render.load(d, dt, "src", f"at_src + pos[at_keys + {q} * dst_keys] * dst_src")
+
+    body += [
+        f"  const {i64} to = keys[at_keys + j * dst_keys];",
+        "  if (j > 0 && keys[at_keys + (j - 1) * dst_keys] == to) return;  // not a run's start",
+        f"  const {i64} at = at_out + to * dst_out;",
+    ]
+    if include_self:
+        body.append(f"  {ct} acc = {render.load(d, dt, 'out', 'at')}; {i64} count = 1;")
+        start = "j"
     else:
-        ct = t[dt.compute]
-        join = SCATTER_REDUCE[reduce]
-        if dt.is_bool:
-            join = _BOOL_REDUCE.get(reduce, join)
-        body += [
-            f"  for ({i64} j = 0; j < length; ++j) {{",
-            f"    const {i64} to = index[at_index + j * dst_index];",
-            f"    {i64} first = 1;",  # handled by an earlier position with the same target
-            f"    for ({i64} q = 0; q < j; ++q) "
-            "if (index[at_index + q * dst_index] == to) { first = 0; break; }",
-            "    if (!first) continue;",
-            f"    const {i64} at = at_out + to * dst_out;",
-        ]
-        if include_self:
-            body.append(f"    {ct} acc = {render.load(d, dt, 'out', 'at')}; {i64} count = 1;")
-            start = "j"
+        body.append(f"  {ct} acc = {source('j')}; {i64} count = 1;")
+        start = "j + 1"
+    body += [
+        f"  for ({i64} q = {start}; q < length && keys[at_keys + q * dst_keys] == to; ++q) {{",
+        f"    const {ct} x = {source('q')};",
+        f"    acc = {join}; ++count;",
+        "  }",
+    ]
+    if reduce == "mean":
+        if dt.is_float:
+            body.append(f"  acc = acc / ({ct})count;")
+        elif dt.is_bool:
+            body.append("  if (count > 1) acc = 0;")  # True // count, as integers
         else:
-            body.append(f"    {ct} acc = {render.load(d, dt, 'src', 'at_src + j * dst_src')};"
-                        f" {i64} count = 1;")
-            start = "j + 1"
-        body += [
-            f"    for ({i64} q = {start}; q < length; ++q) {{",
-            "      if (index[at_index + q * dst_index] != to) continue;",
-            f"      const {ct} x = {render.load(d, dt, 'src', 'at_src + q * dst_src')};",
-            f"      acc = {join}; ++count;",
-            "    }",
-        ]
-        if reduce == "mean":
-            if dt.is_float:
-                body.append(f"    acc = acc / ({ct})count;")
-            elif dt.is_bool:
-                body.append("    if (count > 1) acc = 0;")  # True // count, as integers
-            else:
-                # floor division, as PyTorch's integer mean does
-                body.append(f"    {{ {ct} q = ({ct})(acc / count); if (q * count != acc && "
-                            f"(acc < 0)) q -= 1; acc = q; }}")
-        body.append("    " + render.store(d, dt, "out", "at", render.convert(d, dt, dt, "acc")))
-        body.append("  }")
+            # floor division, as PyTorch's integer mean does
+            body.append(f"  {{ {ct} q = ({ct})(acc / count); if (q * count != acc && "
+                        f"(acc < 0)) q -= 1; acc = q; }}")
+    body.append("  " + render.store(d, dt, "out", "at", render.convert(d, dt, dt, "acc")))
     name = f"plait_scatter_{reduce}_{int(include_self)}_{dtype}_r{rank}"
     return Rendered(_source(d, name, params, body, (dtype,)), name,
-                    "bbb" + "l" * (8 + rank * 4))
+                    "bbbb" + "l" * (7 + rank * 4))
 
 
 def render_searchsorted(d: Dialect, dtype: str, right: bool) -> Rendered:
