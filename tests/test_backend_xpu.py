@@ -732,6 +732,25 @@ def test_random_bits_are_the_cpus():
     assert torch.equal(got.cpu(), want)
 
 
+@needs_device
+def test_cnn_example_trains_on_xpu_along_the_cpus_loss_curve(tmp_path):
+    import re
+
+    example = os.path.join(os.path.dirname(__file__), os.pardir, "examples", "cnn_batchnorm.py")
+    losses = {}
+    for device in ("cpu", "xpu"):
+        # no dropout: its masks come from each device's own generator stream
+        done = subprocess.run(
+            [sys.executable, example, "--steps", "4", "--train-size", "128", "--test-size", "64",
+             "--batch-size", "32", "--dropout", "0", "--device", device, "--out", str(tmp_path)],
+            capture_output=True, text=True, timeout=300,
+            env={**os.environ, "PLAIT_XPU_DEVICE_TYPE": "all"})
+        assert done.returncode == 0, done.stderr
+        losses[device] = [float(v) for v in re.findall(r"loss (\d+\.\d+)", done.stdout)]
+    assert len(losses["cpu"]) >= 3
+    np.testing.assert_allclose(losses["xpu"], losses["cpu"], rtol=1e-3)
+
+
 def test_renderer_emits_opencl_and_cuda_from_one_table():
     opencl = render.render_elementwise(render.OPENCL, "add", "{a} + {b}", "float16",
                                        ("float16", "float16"), rank=2)
