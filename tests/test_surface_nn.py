@@ -295,27 +295,25 @@ def test_pruning_argument_errors() -> None:
 # -- torch.distributed, torch.nn.parallel, DistributedSampler -------------------------------
 
 
-def test_distributed_answers_as_a_build_without_it() -> None:
+def test_distributed_without_a_process_group() -> None:
     import torch.distributed as dist
 
     assert torch.distributed is dist
-    assert dist.is_available() is False and dist.is_initialized() is False
-    assert not dist.is_nccl_available() and not dist.is_gloo_available()
+    assert dist.is_available() is True and dist.is_initialized() is False
+    assert not dist.is_nccl_available()
     assert dist.ReduceOp.SUM is not dist.ReduceOp.MAX and dist.group.WORLD is None
     assert dist.Backend("GLOO") == dist.Backend.GLOO == "gloo"
     for call in (dist.get_rank, dist.get_world_size, dist.barrier, dist.destroy_process_group):
-        with pytest.raises(RuntimeError, match=r"torch\.distributed is not available"):
+        with pytest.raises(ValueError, match="Default process group has not been initialized"):
             call()
-    with pytest.raises(RuntimeError, match=r"init_process_group\(\) needs a process group"):
-        dist.init_process_group("gloo")
-    with pytest.raises(RuntimeError, match="all_reduce"):
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
         dist.all_reduce(torch.ones(2), op=dist.ReduceOp.SUM)
 
 
-def test_distributed_data_parallel_needs_distributed() -> None:
+def test_distributed_data_parallel_needs_a_process_group() -> None:
     from torch.nn.parallel import DistributedDataParallel
 
-    with pytest.raises(RuntimeError, match=r"needs torch\.distributed"):
+    with pytest.raises(ValueError, match=r"call torch\.distributed\.init_process_group"):
         DistributedDataParallel(torch.nn.Linear(1, 1))
 
 
@@ -370,7 +368,7 @@ def test_distributed_sampler_shares_a_dataset() -> None:
     with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval "
                                          r"\[0, 2\]"):
         DistributedSampler(range(10), num_replicas=3, rank=3)
-    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
         DistributedSampler(range(10))
     loader = torch.utils.data.DataLoader(list(range(10)), batch_size=2,
                                          sampler=DistributedSampler(range(10), 2, 0, False))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import traceback
 
 from .elastic.multiprocessing.errors import write_error_file
 
@@ -42,10 +43,21 @@ def main() -> None:
     except SystemExit as exit_:
         if exit_.code not in (None, 0):
             write_error_file(exit_)
+            _leave_the_job(exit_.code if isinstance(exit_.code, int) else 1)
         raise
     except BaseException as error:
         write_error_file(error)
-        raise
+        traceback.print_exc()
+        _leave_the_job(1)
+
+
+def _leave_the_job(code: int) -> None:
+    """Exit at once. MPI's orderly shutdown (run at interpreter exit) waits for every rank,
+    and the others may be blocked in a collective this rank never joins; a rank that exits
+    without it makes mpirun stop the whole job, which is what a failure should do."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

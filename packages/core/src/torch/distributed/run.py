@@ -163,6 +163,18 @@ def _failures(error_dir: str, nproc: int, node_rank: int, exit_code: int) -> dic
     return failures
 
 
+def _die_with_parent() -> None:
+    """In mpirun's process before it starts: have the kernel stop it if the launcher dies
+    (killed without a chance to forward a signal), so no job outlives its torchrun."""
+    import ctypes
+
+    set_parent_death_signal = 1  # PR_SET_PDEATHSIG (Linux)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(set_parent_death_signal, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: the signal forwarding still applies
+        pass
+
+
 def run(options: argparse.Namespace) -> None:
     """Start the ranks, wait for them, and raise :class:`ChildFailedError` if any failed."""
     nnodes = _nodes(options.nnodes)
@@ -175,7 +187,8 @@ def run(options: argparse.Namespace) -> None:
         environment = _rank_environment(options, nproc, nnodes, error_dir)
         if environment["TORCHELASTIC_RUN_ID"] == "none":
             environment["TORCHELASTIC_RUN_ID"] = uuid.uuid4().hex[:12]
-        launcher = subprocess.Popen(_command(options, nproc), env=environment)
+        launcher = subprocess.Popen(_command(options, nproc), env=environment,
+                                    preexec_fn=_die_with_parent)
         # Forward the signals that stop a job; mpirun passes them on to the ranks.
         previous = {number: signal.signal(number, lambda received, _: launcher.send_signal(
             received)) for number in (signal.SIGINT, signal.SIGTERM)}
