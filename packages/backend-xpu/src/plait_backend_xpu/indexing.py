@@ -136,18 +136,18 @@ def searchsorted(out: Any, sorted_sequence: Any, values: Any, right: bool = Fals
             return None
         return strides[0] if sizes else 0
 
-    seq_rows = sorted_sequence.numel() // n if n else 0
+    if rows == 0 or m == 0 or n == 0:
+        CALLS["searchsorted"] += 1
+        if out.numel():  # an empty sequence: every insertion point is 0
+            contract.primitive("fill_")(out, 0)
+        return
+    seq_rows = sorted_sequence.numel() // n
     strides = [row_stride(sorted_sequence), row_stride(values), row_stride(out)]
     if None in strides or seq_rows not in (1, rows):
         raise contract.Decline  # leading dims that do not flatten: the CPU serves them
     if seq_rows == 1:
         strides[0] = 0
     CALLS["searchsorted"] += 1
-    if rows == 0 or m == 0:
-        return
-    if n == 0:  # every insertion point is 0
-        contract.primitive("fill_")(out, 0)
-        return
     i = out.device.index or 0
     kernel = cached_kernel(("searchsorted", i, name, bool(right)), i,
                            lambda: render_index.render_searchsorted(DIALECT, name, bool(right)))
