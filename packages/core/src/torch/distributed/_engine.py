@@ -47,16 +47,20 @@ def wait_request(request: Any, timeout_s: float, what: str) -> None:
     instead of blocking forever (a peer that never joins the collective)."""
     from ._errors import DistBackendError
 
-    # Spin first (a collective usually completes within microseconds to milliseconds), then
-    # back off so a long wait does not take a core from the peers on an oversubscribed node.
-    deadline = time.monotonic() + timeout_s
+    # Spin for the first second, as MPI's own Wait does: each Test also advances the
+    # collective (MPI makes progress only inside its calls), so sleeping here would slow a
+    # large transfer. After that, back off so that a long wait leaves the cores to the peers.
+    start = time.monotonic()
+    deadline = start + timeout_s
     spins = 0
     while not request.Test():
         spins += 1
-        if spins > 2000:
-            if time.monotonic() > deadline:
+        if spins % 1024 == 0:
+            now = time.monotonic()
+            if now > deadline:
                 raise DistBackendError(
                     f"{what} timed out after {timeout_s:g} s: not every rank of the group "
                     f"called it (a rank is stuck, diverged or died); the group cannot be used "
                     f"any more")
-            time.sleep(0.0002 if spins < 20000 else 0.002)
+            if now - start > 1.0:
+                time.sleep(0.001)
