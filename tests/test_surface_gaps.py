@@ -685,3 +685,29 @@ def test_outputs_without_derivatives_follow_pytorch():
     assert out.requires_grad and not save_mean.requires_grad and not save_invstd.requires_grad
     hist, edges = torch.histogramdd(torch.rand(5, 2, requires_grad=True), 2)
     assert not hist.requires_grad and not edges[0].requires_grad
+
+
+def test_meta_and_fake_tensors_get_pytorchs_layouts():
+    # shapes and strides as PyTorch 2.13 gives them on the meta device and under
+    # FakeTensorMode (recorded with real PyTorch: LAPACK results are column-major)
+    from torch._subclasses import FakeTensorMode
+
+    def meta(*shape):
+        return torch.empty(*shape, device="meta")
+
+    ld, pivots, info = torch.linalg.ldl_factor_ex(meta(2, 3, 3))
+    assert ld.stride() == (9, 1, 3) and pivots.dtype == info.dtype == torch.int32
+    assert torch.linalg.ldl_solve(ld, pivots, meta(2, 3, 4)).stride() == (12, 1, 3)
+    assert torch.linalg.householder_product(meta(4, 3), meta(2)).stride() == (1, 4)
+    assert torch.ormqr(meta(4, 3), meta(3), meta(2, 4), False).stride() == (1, 2)
+    assert torch.matrix_exp(meta(2, 3, 3)).stride() == (9, 3, 1)
+    assert torch.poisson(meta(3, 4)).shape == (3, 4)
+    values, indices = torch.max_pool1d_with_indices(meta(2, 3, 8), 2)
+    assert values.shape == indices.shape == (2, 3, 4) and indices.dtype == torch.int64
+    with pytest.raises(NotImplementedError):  # PyTorch has no meta kernel for geqrf either
+        torch.geqrf(meta(4, 3))
+    with FakeTensorMode() as mode:
+        packed, tau = torch.geqrf(mode.from_tensor(torch.rand(2, 4, 3)))
+        assert packed.stride() == (12, 1, 4) and tau.shape == (2, 3)
+        hist, edges = torch.histogramdd(mode.from_tensor(torch.rand(5, 2)), [2, 3])
+        assert hist.shape == (2, 3) and [e.shape for e in edges] == [(3,), (4,)]

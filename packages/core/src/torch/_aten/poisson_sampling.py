@@ -16,6 +16,7 @@ from .._core import config as _config
 from .._core.dtype import float64
 from .._core.generators import Generator
 from .._core.tensor import Tensor
+from .no_data import has_no_data
 from .random import rand
 
 __all__ = ["poisson"]
@@ -83,6 +84,8 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
                  "torch.int8": "Char", "torch.uint8": "Byte", "torch.bool": "Bool"}
         name = names.get(repr(input.dtype), repr(input.dtype).removeprefix("torch."))
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{name}'")
+    if has_no_data(input):  # meta or fake: the layout only
+        return input.new_empty(input.shape)
     rate = input.detach().to(float64)
     # NaN fails the comparison too, as in PyTorch
     if rate.numel() and not bool(rate.ge(0.0).all()):

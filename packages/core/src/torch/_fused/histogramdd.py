@@ -15,6 +15,7 @@ from typing import Any
 from .._aten.convert import scalar_type_name
 from .._aten.creation import linspace
 from .._aten.elementwise import where as _where
+from .._aten.no_data import has_no_data
 from .._aten.reductions import _structseq, searchsorted
 from .._core.dtype import int64
 from .._core.tensor import Tensor
@@ -37,6 +38,18 @@ def _edges(column: Tensor, bins: Any, low_high: tuple[float, float] | None) -> T
     return linspace(low, high, int(bins) + 1, dtype=column.dtype, device=column.device)
 
 
+def _layouts_only(input: Tensor, per_dim: list[Any]) -> Any:
+    """Empty results of the right shapes for a tensor without values: the bin counts are
+    known without the data (a fake tensor). Like PyTorch, there is no meta kernel."""
+    if input.device.type == "meta":
+        raise NotImplementedError("aten::_histogramdd_bin_edges: attempted to run this "
+                                  "operator with Meta tensors, but there was no fake impl or "
+                                  "Meta kernel registered.")
+    counts = [b.shape[0] - 1 if isinstance(b, Tensor) else int(b) for b in per_dim]
+    return _HistogramddResult((input.new_empty(tuple(counts)),
+                               tuple(input.new_empty((n + 1,)) for n in counts)))
+
+
 def histogramdd(input: Tensor, bins: int | Sequence[int] | Sequence[Tensor],
                 range: Sequence[float] | None = None, weight: Tensor | None = None,
                 density: bool = False, *, out: Any = None) -> Any:
@@ -57,6 +70,8 @@ def histogramdd(input: Tensor, bins: int | Sequence[int] | Sequence[Tensor],
     if range is not None and len(range) != 2 * count:
         raise RuntimeError("histogramdd: for a 2-dimensional input, the range argument must "
                            f"contain {2 * count} values, but got {len(range)}.")
+    if has_no_data(input):
+        return _layouts_only(input, per_dim)
     points = input.reshape(-1, count)  # (N, D)
     weights = (weight.reshape(-1).to(input.dtype) if weight is not None
                else points.new_ones(points.shape[:1]))

@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch._aten.no_data import has_no_data
 
 __all__ = ["cond", "diagonal", "lu_solve", "matrix_exp", "solve_ex", "tensorinv",
            "tensorsolve", "vander"]
@@ -83,6 +84,8 @@ def matrix_exp(A: Tensor) -> Tensor:
                            f"are {A.shape[-2]} by {A.shape[-1]} matrices")
     if A.numel() == 0:
         return A.clone()
+    if has_no_data(A):  # meta or fake: the scaling below reads a value; the layout only
+        return A.new_empty(A.shape)
     # One scaling for the whole batch (the largest 1-norm): the squarings then also act on
     # the batch's smaller matrices, so lower precisions compute in float64 to keep the
     # rounding of those squarings out of the result.

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch._aten.no_data import column_major_strides, has_no_data
 from torch._aten.reductions import _structseq
 
 __all__ = ["geqrf", "householder_product", "ormqr"]
@@ -44,6 +45,14 @@ def geqrf(input: Tensor, *, out: Any = None) -> Any:
                                   f"'{_scalar_name(input.dtype)}'")
     m, n = input.shape[-2:]
     batch = tuple(input.shape[:-2])
+    if has_no_data(input):
+        if input.device.type == "meta":  # as PyTorch: geqrf has no meta kernel
+            raise NotImplementedError("aten::geqrf: attempted to run this operator with Meta "
+                                      "tensors, but there was no fake impl or Meta kernel "
+                                      "registered.")
+        shape = (*batch, m, n)
+        return _GeqrfResult((input.new_empty_strided(shape, column_major_strides(shape)),
+                             input.new_empty((*batch, min(m, n)))))
     host = input.detach().cpu().numpy()
     if host.size == 0:
         h = np.zeros((*batch, n, m), dtype=host.dtype)
@@ -109,6 +118,12 @@ def _reflectors_applied(input: Tensor, tau: Tensor, target: Tensor,
     return target
 
 
+def _column_major(t: Tensor) -> Tensor:
+    """``t`` with column-major matrices, as LAPACK's orgqr/ormqr write them (PyTorch's
+    strides)."""
+    return t.mT.contiguous().mT
+
+
 def householder_product(input: Tensor, tau: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The first ``n`` columns of ``H_0 ... H_{k-1}`` for the Householder vectors in the
     columns of ``input`` (*, m, n) (m >= n) and their scales ``tau`` (*, k) (k <= n): the Q of
@@ -123,7 +138,7 @@ def householder_product(input: Tensor, tau: Tensor, *, out: Tensor | None = None
         raise RuntimeError(f"{fn}: input.shape[-1] must be greater than or equal to "
                            "tau.shape[-1]")
     eye = torch.eye(m, n, dtype=input.dtype, device=input.device).expand(*input.shape)
-    result = _reflectors_applied(input, tau, eye)
+    result = _column_major(_reflectors_applied(input, tau, eye))
     if out is not None:
         return out.resize_(result.shape).copy_(result)
     return result
@@ -154,6 +169,7 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpos
         result = _reflectors_applied(input, tau, other, adjoint=transpose)
     else:
         result = _reflectors_applied(input, tau, other.mH, adjoint=not transpose).mH
+    result = _column_major(result)
     if out is not None:
         return out.resize_(result.shape).copy_(result)
     return result

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch._aten.no_data import column_major_strides, has_no_data
 from torch._aten.reductions import _structseq
 
 __all__ = ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
@@ -183,6 +184,11 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     _check_float(fn, A, "ldl_factor_kernel_cpu")
     n = A.shape[-1]
     batch = tuple(A.shape[:-2])
+    if has_no_data(A):  # meta or fake: the layouts only
+        shape = (*batch, n, n)
+        return _LdlFactorEx((A.new_empty_strided(shape, column_major_strides(shape)),
+                             A.new_empty((*batch, n), dtype=torch.int32),
+                             A.new_empty(batch, dtype=torch.int32)))
     host = np.array(A.detach().cpu().numpy(), copy=True).reshape(-1, n, n)
     factors, pivots, infos = [], [], []
     for matrix in host:
@@ -211,7 +217,7 @@ def ldl_factor(A: Tensor, *, hermitian: bool = False, out: Any = None) -> Any:
     """``(LD, pivots)`` of :func:`ldl_factor_ex`; a singular ``D`` raises ``LinAlgError``
     (PyTorch reports an internal error there)."""
     LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)
-    if bool(info.ne(0).any()):
+    if not has_no_data(info) and bool(info.ne(0).any()):
         raise torch.linalg.LinAlgError(
             "torch.linalg.ldl_factor: The factorization could not be completed because the "
             f"input is singular (D has a zero pivot at position {int(info.max())}).")
@@ -288,6 +294,9 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
         raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation AX = B "
                            f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
     batch = torch.broadcast_shapes(LD.shape[:-2], pivots.shape[:-1], B.shape[:-2])
+    if has_no_data(LD) or has_no_data(B):  # meta or fake: the layout only
+        shape = (*batch, n, B.shape[-1])
+        return B.new_empty_strided(shape, column_major_strides(shape))
     ld = np.broadcast_to(LD.detach().cpu().numpy(), (*batch, n, n)).reshape(-1, n, n)
     piv = np.broadcast_to(pivots.cpu().numpy(), (*batch, n)).reshape(-1, n)
     rhs = np.array(np.broadcast_to(B.detach().cpu().numpy(), (*batch, *B.shape[-2:])),

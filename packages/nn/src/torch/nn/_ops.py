@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch._aten.no_data import has_no_data
 from torch.jit._recording import traced_as
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
@@ -169,10 +170,11 @@ def window_max(win: Tensor, source: Tensor | None = None) -> tuple[Tensor, Tenso
     (smaller than the windows), is where to look for NaN."""
     arg = win.argmax(-1, keepdim=True)
     src = win if source is None else source
-    # Under vmap the NaN test cannot steer Python (a value per sample): take the NaN-aware
-    # path, which gives the same result when there is none.
+    # Under vmap the NaN test cannot steer Python (a value per sample), nor on a meta or fake
+    # tensor (no values): take the NaN-aware path, which gives the same result when there is
+    # none.
     if win.is_floating_point() and (torch._C._functorch.is_batchedtensor(src)
-                                    or bool(src.isnan().any())):
+                                    or has_no_data(src) or bool(src.isnan().any())):
         nan = win.isnan()
         last_nan = (win.shape[-1] - 1) - nan.flip(-1).to(torch.uint8).argmax(-1, True)
         arg = torch.where(nan.any(-1, keepdim=True), last_nan, arg)

@@ -327,9 +327,7 @@ OPS: list[OpInfo] = [
     OpInfo("randn", rand_samples, supports_out=True, random=True),
     OpInfo("rand_like", random_like_samples, random=True),
     OpInfo("randn_like", random_like_samples, random=True),
-    # the rates are checked on the host (an error for a negative one): no meta form
-    OpInfo("poisson", poisson_samples, dtypes=("float32", "float64"), random=True,
-           supports_meta=False),
+    OpInfo("poisson", poisson_samples, dtypes=("float32", "float64"), random=True),
     OpInfo("randint", randint_samples, dtypes=ALL, supports_out=True, random=True),
     OpInfo("randint_like", randint_like_samples, dtypes=ALL, random=True),
     OpInfo("randperm", randperm_samples, dtypes=("int64", "int32", "float32", "float64"),

@@ -495,7 +495,8 @@ OPS: list[OpInfo] = [
            differentiable=True, atol=1e-5, rtol=1e-4),
     OpInfo("linalg.matrix_exp", matrix_exp_samples, dtypes=DECOMP, differentiable=True,
            atol=1e-5, rtol=1e-4),
-    # geqrf runs LAPACK on a host copy (no meta form) and has no derivative, as in PyTorch
+    # geqrf runs LAPACK on a host copy (fake tensors get the layouts; no meta kernel and no
+    # derivative, as in PyTorch)
     OpInfo("geqrf", geqrf_samples, dtypes=DECOMP, method="geqrf", atol=1e-5, rtol=1e-4,
            supports_meta=False),
     OpInfo("linalg.householder_product", householder_samples, dtypes=DECOMP,
@@ -504,11 +505,9 @@ OPS: list[OpInfo] = [
            atol=1e-5, rtol=1e-4),
     OpInfo("nuclear_norm", nuclear_norm_samples, dtypes=DECOMP, atol=1e-5, rtol=1e-4),
     OpInfo("frobenius_norm", frobenius_norm_samples, dtypes=DECOMP),
-    # LAPACK's Bunch-Kaufman on a host copy (no meta form, no derivative, as in PyTorch)
-    OpInfo("linalg.ldl_factor_ex", ldl_factor_samples, dtypes=DECOMP, atol=1e-5, rtol=1e-4,
-           supports_meta=False),
-    OpInfo("linalg.ldl_factor", ldl_factor_samples, dtypes=DECOMP, atol=1e-5, rtol=1e-4,
-           supports_meta=False),
-    OpInfo("linalg.ldl_solve", ldl_solve_samples, dtypes=DECOMP, atol=1e-5, rtol=1e-4,
-           supports_meta=False),
+    # LAPACK's Bunch-Kaufman on a host copy (meta and fake tensors get the layouts only; no
+    # derivative, as in PyTorch)
+    OpInfo("linalg.ldl_factor_ex", ldl_factor_samples, dtypes=DECOMP, atol=1e-5, rtol=1e-4),
+    OpInfo("linalg.ldl_factor", ldl_factor_samples, dtypes=DECOMP, atol=1e-5, rtol=1e-4),
+    OpInfo("linalg.ldl_solve", ldl_solve_samples, dtypes=DECOMP, atol=1e-5, rtol=1e-4),
 ]

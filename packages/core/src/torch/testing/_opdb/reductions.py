@@ -524,7 +524,7 @@ OPS: list[OpInfo] = [
     OpInfo("renorm", renorm_samples, dtypes=REAL_FLOATS, method="renorm", atol=1e-6,
            rtol=1e-5),
     OpInfo("gradient", gradient_samples, dtypes=("float32", "float64"), differentiable=True),
-    # the data range is read with .item(): no meta form
+    # as in PyTorch, no meta kernel (fake tensors get the layouts)
     OpInfo("histogramdd", histogramdd_samples, dtypes=("float32", "float64"),
            supports_meta=False),
     OpInfo("is_same_size", is_same_size_samples, dtypes=ALL, method="is_same_size"),
