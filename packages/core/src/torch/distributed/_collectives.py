@@ -29,18 +29,56 @@ __all__ = ["ReduceOp", "all_gather", "all_gather_into_tensor", "all_reduce", "al
            "scatter", "send"]
 
 
-class ReduceOp(enum.Enum):
-    """How a reduction combines the processes' tensors."""
+class _RedOpType(enum.Enum):
+    """The reduction kinds (``ReduceOp.RedOpType``; ``ReduceOp.SUM`` is one of them)."""
 
-    SUM = "sum"
-    AVG = "avg"
-    PRODUCT = "product"
-    MIN = "min"
-    MAX = "max"
-    BAND = "band"
-    BOR = "bor"
-    BXOR = "bxor"
-    PREMUL_SUM = "premul_sum"
+    SUM = 0
+    AVG = 1
+    PRODUCT = 2
+    MIN = 3
+    MAX = 4
+    BAND = 5
+    BOR = 6
+    BXOR = 7
+    PREMUL_SUM = 8
+    UNUSED = 9
+
+
+class ReduceOp:
+    """How a reduction combines the processes' tensors: ``ReduceOp.SUM`` ... are
+    ``ReduceOp.RedOpType`` members (as in PyTorch), and ``ReduceOp(kind)`` wraps one."""
+
+    RedOpType = _RedOpType
+    SUM = _RedOpType.SUM
+    AVG = _RedOpType.AVG
+    PRODUCT = _RedOpType.PRODUCT
+    MIN = _RedOpType.MIN
+    MAX = _RedOpType.MAX
+    BAND = _RedOpType.BAND
+    BOR = _RedOpType.BOR
+    BXOR = _RedOpType.BXOR
+    PREMUL_SUM = _RedOpType.PREMUL_SUM
+    UNUSED = _RedOpType.UNUSED
+
+    def __init__(self, op: _RedOpType = _RedOpType.SUM) -> None:
+        self.op = _kind(op)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (ReduceOp, _RedOpType)) and self.op == _kind(other)
+
+    def __hash__(self) -> int:
+        return hash(self.op)
+
+    def __repr__(self) -> str:
+        return f"ReduceOp.{self.op.name}"
+
+
+def _kind(op: Any) -> _RedOpType:
+    """The RedOpType of ``op`` (a RedOpType or a ReduceOp)."""
+    kind = op.op if isinstance(op, ReduceOp) else op
+    if not isinstance(kind, _RedOpType):
+        raise TypeError(f"expected a torch.distributed.ReduceOp, got {op!r}")
+    return kind
 
 
 # The MPI operation of each ReduceOp: for numbers, and for bool (logical operations, as
@@ -57,7 +95,7 @@ _REDUCED_AS_FLOAT32 = frozenset((torch.float16, torch.bfloat16))
 
 
 def _mpi_op(op: Any, dtype: torch.dtype) -> Any:
-    op = ReduceOp(op.value if isinstance(op, ReduceOp) else op)
+    op = _kind(op)
     if dtype == torch.bool:
         table = _BOOL_OPS
     elif op in _BITWISE and (dtype.is_floating_point or dtype.is_complex):

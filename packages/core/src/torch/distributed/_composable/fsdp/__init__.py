@@ -1,0 +1,5 @@
+"""``torch.distributed._composable.fsdp``: PyTorch's older home of ``fully_shard``."""
+
+from ...fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, OffloadPolicy, fully_shard
+
+__all__ = ["CPUOffloadPolicy", "MixedPrecisionPolicy", "OffloadPolicy", "fully_shard"]
