@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,8 @@ def test_file_store(tmp_path: Path) -> None:
 
 
 def test_init_process_group_refusals() -> None:
-    with pytest.raises(RuntimeError, match="no GPUs found"):
+    # (on a machine with CUDA devices the refusal says NCCL is not built yet)
+    with pytest.raises(RuntimeError, match=r"no GPUs found|NCCL engine is not built"):
         dist.init_process_group("nccl", init_method="tcp://127.0.0.1:1", rank=0, world_size=1)
     with pytest.raises(ValueError, match="unknown backend"):
         dist.init_process_group("carrier-pigeon", init_method="env://")
@@ -126,6 +128,14 @@ def test_init_process_group_refusals() -> None:
     finally:
         os.environ.update({name: value for name, value in saved.items() if value is not None})
     assert not dist.is_initialized()
+
+
+def test_reduce_op_is_spelled_as_in_pytorch() -> None:
+    op = dist.ReduceOp
+    assert isinstance(op.SUM, op.RedOpType) and op.SUM != op.AVG
+    assert op(op.MAX) == op.MAX and op(op.MAX) != op.MIN and hash(op(op.MAX)) == hash(op.MAX)
+    assert {member.name for member in op.RedOpType} >= {
+        "SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM"}
 
 
 def test_launcher_options_take_both_spellings() -> None:
@@ -496,6 +506,56 @@ def test_a_failing_rank_fails_the_job_with_its_traceback(tmp_path: Path) -> None
     assert "rank 1 (local_rank 1)" in job.stderr
     assert "ValueError: rank one fails on purpose" in job.stderr
     assert "in explode" in job.stderr  # the rank's own traceback
+
+
+@needs_engine
+def test_a_rank_killed_without_a_traceback_fails_the_job(tmp_path: Path) -> None:
+    job = launch(tmp_path, """
+        import os, signal, torch, torch.distributed as dist
+        dist.init_process_group("gloo")
+        if dist.get_rank() == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        dist.barrier()
+    """)
+    assert job.returncode != 0
+    assert "ChildFailedError" in job.stderr and "without a Python traceback" in job.stderr
+
+
+@needs_engine
+def test_a_stopped_launcher_stops_its_ranks(tmp_path: Path) -> None:
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent("""
+        import os, time, torch.distributed as dist
+        dist.init_process_group("gloo")
+        with open(os.path.join(os.environ["OUT"], f"pid{dist.get_rank()}"), "w") as handle:
+            handle.write(str(os.getpid()))
+        time.sleep(200)
+    """))
+    job = subprocess.Popen([*_torchrun(), "--standalone", "--nproc-per-node=2", str(script)],
+                           env=dict(os.environ, OUT=str(tmp_path)), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    pid_files = [tmp_path / "pid0", tmp_path / "pid1"]
+    try:
+        for _ in range(1200):  # both ranks are up (at most 120 s)
+            if all(path.exists() and path.read_text() for path in pid_files):
+                break
+            time.sleep(0.1)
+        job.send_signal(signal.SIGTERM)
+        _, stderr = job.communicate(timeout=120)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+    assert job.returncode != 0, stderr
+    for path in pid_files:
+        pid = int(path.read_text())
+        for _ in range(300):  # the launcher has returned; its ranks are being reaped
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
 
 
 @needs_engine

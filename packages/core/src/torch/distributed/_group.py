@@ -170,8 +170,9 @@ def _check_backend(backend: str | None) -> str:
         if not torch.cuda.is_available():
             raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found! "
                                "Use backend='gloo' (served by the MPI engine) for CPU tensors")
-        raise RuntimeError("the NCCL engine needs Plait's CUDA backend, which is not "
-                           "installed; use backend='gloo' or 'mpi' for CPU tensors")
+        raise RuntimeError("the NCCL engine is not built in Plait yet (it comes with the "
+                           "CUDA backend's distributed support); use backend='gloo' or 'mpi' "
+                           "for CPU tensors")
     if name not in Backend._CPU_ENGINE:
         raise ValueError(f"unknown backend {backend!r}: Plait serves 'gloo' and 'mpi' on the "
                          f"MPI engine (and 'nccl' on CUDA devices)")
