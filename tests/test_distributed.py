@@ -426,6 +426,14 @@ def main():
         losses.append(loss.item())
     out = {"buckets": len(getattr(model, "_buckets", ())), "losses": losses,
            "params": [p.detach().clone() for p in model.module.parameters()]}
+    # the rank-0 checkpoint pattern: one rank saves, every rank loads after a barrier
+    path = os.path.join(os.environ["OUT"], "checkpoint.pt")
+    if rank == 0:
+        torch.save(model.state_dict(), path)
+    dist.barrier()
+    loaded = torch.load(path)
+    out["checkpoint"] = (sorted(loaded)[:2], all(
+        torch.equal(loaded[name], value) for name, value in model.state_dict().items()))
     # no_sync: local gradients differ; the next synchronised backward averages the sums
     x = torch.full((2, 8), float(rank + 1))
     opt.zero_grad()
@@ -482,6 +490,8 @@ def test_ddp_matches_one_process_on_the_whole_batch(tmp_path: Path) -> None:
     for mine, theirs, reference in zip(first["params"], second["params"], first["reference"]):
         assert torch.equal(mine, theirs)  # replicas stay identical
         assert torch.allclose(mine, reference, atol=1e-5), (mine - reference).abs().max()
+    assert first["checkpoint"] == second["checkpoint"] == (
+        ["module.0.bias", "module.0.weight"], True)
     # no_sync: d(sum of outputs)/d(last bias) is the batch size (2) on each rank alone
     assert first["no_sync_grad"].tolist() == second["no_sync_grad"].tolist() == [2.0, 2.0]
     # then both ranks hold (2 + 2 + 2 + 2) / 2: the accumulated gradients averaged
