@@ -475,6 +475,23 @@ def test_reductions_match_the_cpu(name):
 
 
 @needs_device
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "bool"])
+def test_long_rows_reduce_in_two_passes(dtype):
+    # few outputs of long rows: each row is cut into chunks (one work-group each), then the
+    # chunks' accumulators are reduced
+    rng = np.random.default_rng(13)
+    base = torch.from_numpy(rng.uniform(-2, 2, (3, 50_000))).to(getattr(torch, dtype))
+    for name in ("sum", "amax", "any", "all"):
+        if name == "sum" and dtype == "bool":
+            continue
+        out_dtype = "bool" if name in ("any", "all") else dtype
+        for dims, a in (([0, 1], base), ([1], base), ([1], base[:, ::3])):
+            shape = tuple(1 if d in dims else s for d, s in enumerate(a.shape))
+            got, want = _run_both(name, out_dtype, [a], shape, dims=dims)
+            torch.testing.assert_close(got, want, rtol=2e-3, atol=1e-2)
+
+
+@needs_device
 @pytest.mark.parametrize("name", ["argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"])
 def test_index_reductions_and_scans_match_the_cpu(name):
     rng = np.random.default_rng(4)

@@ -86,6 +86,11 @@ def _reduce(op: str, out: Any, a: Any, dims: Sequence[int]) -> None:
         r *= s
     group = _group_size(n_out, r)
     index = out.device.index or 0
+    parts = _parts(op, index, n_out, r, group)
+    if parts > 1:
+        _reduce_in_two_passes(op, out, a, names, osizes, ost_out, ost_a, isizes, ist_a, r,
+                              group, parts)
+        return
     key = ("reduce", index, op, tuple(names), len(osizes), len(isizes), group)
     kernel = cached_kernel(key, index, lambda: render_reduce.render_reduction(
         DIALECT, op, names[0], names[1], len(osizes), len(isizes), group))
@@ -95,6 +100,57 @@ def _reduce(op: str, out: Any, a: Any, dims: Sequence[int]) -> None:
         kernel((n_out * group,), (group,), *args)
     else:
         launch_1d(kernel, n_out, index, args)
+
+
+GROUPS_PER_UNIT = 4  # work-groups per compute unit a split reduction aims for
+
+# accumulator type -> the dtype of a split reduction's scratch (int64 holds u64's bits)
+_SCRATCH = {"f32": "float32", "f64": "float64", "u64": "int64", "i64": "int64",
+            "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8"}
+
+
+def _parts(op: str, index: int, n_out: int, r: int, group: int) -> int:
+    """Chunks per row: more than one when a few long rows would leave compute units idle
+    (one work-group per row runs on one unit); argmax/argmin keep one (their index)."""
+    if not group or op in render_reduce.ARG_BETTER:
+        return 1
+    units = int(device_module.device_info(index)["compute_units"])
+    wanted = units * GROUPS_PER_UNIT
+    if n_out >= wanted:
+        return 1
+    return max(1, min(wanted // n_out, r // (group * 4)))
+
+
+def _reduce_in_two_passes(op: str, out: Any, a: Any, names: list[str], osizes: list[int],
+                          ost_out: list[int], ost_a: list[int], isizes: list[int],
+                          ist_a: list[int], r: int, group: int, parts: int) -> None:
+    """Each row cut into ``parts`` chunks reduced by one work-group each into a scratch of
+    accumulators, then the scratch's rows reduced into ``out`` by the same op (every join
+    also joins two accumulators)."""
+    index = out.device.index or 0
+    n_out = out.numel()
+    row = render_reduce.REDUCTIONS[op]
+    acc = render_reduce.accumulator_type(row.accumulator, render.DTYPES[names[1]])
+    scratch_name = _SCRATCH[acc]
+    scratch = contract.empty((n_out * parts,), contract.dtype(scratch_name), out.device)
+    chunk = -(-r // parts)
+    key = ("reduce", index, op, (scratch_name, names[1]), len(osizes), len(isizes), group, 1)
+    first = cached_kernel(key, index, lambda: render_reduce.render_reduction(
+        DIALECT, op, scratch_name, names[1], len(osizes), len(isizes), group, split=True))
+    (scratch_buf, a_buf), (_, off_a) = buffer_args([scratch, a])
+    first((n_out * parts * group,), (group,), scratch_buf, a_buf, n_out, r, 0, off_a,
+          *osizes, *ost_out, *ost_a, *isizes, *ist_a, parts, chunk)
+    # the scratch is (outer..., parts) in row-major order
+    scratch_strides, step = [], parts
+    for size in reversed(osizes):
+        scratch_strides.insert(0, step)
+        step *= size
+    key = ("reduce", index, op, (names[0], scratch_name), len(osizes), 1, 0)
+    second = cached_kernel(key, index, lambda: render_reduce.render_reduction(
+        DIALECT, op, names[0], scratch_name, len(osizes), 1, 0))
+    (out_buf,), (off_out,) = buffer_args([out])
+    launch_1d(second, n_out, index, [out_buf, scratch_buf, n_out, parts, off_out, 0, *osizes,
+                                     *ost_out, *scratch_strides, parts, 1])
 
 
 def _reduction(op: str) -> Callable[..., None]:

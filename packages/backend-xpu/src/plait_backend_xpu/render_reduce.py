@@ -104,15 +104,19 @@ def decode(d: Dialect, rank: int, index: str, prefix: str, operands: list[str],
 
 
 def render_reduction(d: Dialect, op: str, out_dtype: str, in_dtype: str, outer: int,
-                     inner: int, group: int) -> Rendered:
+                     inner: int, group: int, split: bool = False) -> Rendered:
     """``out[o] = reduce(a[o, r] for r)`` (or the index of the extreme, for argmax/argmin).
 
     ``outer`` kept dims (out and input strides) and ``inner`` reduced dims (input strides);
     ``group`` work items per output (a power of two, the local size), or 0 for one work item
-    per output looping alone.
+    per output looping alone. ``split``: the first pass of a two-pass reduction, for few
+    long rows: each row is cut into ``parts`` chunks of ``chunk`` elements, one work-group
+    each, and group ``g`` writes its accumulator to ``out[g]`` (a contiguous scratch in the
+    accumulator's dtype; the out strides are ignored) for a second pass to reduce.
 
     Arguments: out, a (buffers); n_out, r (elements reduced per output), off_out, off_a; the
-    outer sizes, out strides, a strides; the inner sizes, a strides.
+    outer sizes, out strides, a strides; the inner sizes, a strides; with ``split``, parts
+    and chunk.
     """
     t = d.types
     i64 = t["i64"]
@@ -129,24 +133,34 @@ def render_reduction(d: Dialect, op: str, out_dtype: str, in_dtype: str, outer: 
     params += [f"{i64} ost_a{k}" for k in range(outer)]
     params += [f"{i64} isize{k}" for k in range(inner)]
     params += [f"{i64} ist_a{k}" for k in range(inner)]
+    if split:
+        params += [f"{i64} parts", f"{i64} chunk"]
 
+    end = "r"
     if group:
-        body = [f"  const {i64} o = {axis(d.group_id, 0)};",
+        body = [f"  const {i64} grp = {axis(d.group_id, 0)};",
+                f"  const {i64} o = {'grp / parts' if split else 'grp'};",
                 f"  const {i64} lid = {axis(d.local_id, 0)};",
                 f"  {d.local_array.format(T=acc_t, name='sh', n=group)};"]
         if is_arg:
             body.append(f"  {d.local_array.format(T=i64, name='shi', n=group)};")
         start, step = "lid", str(group)
+        if split:
+            body += [f"  const {i64} first = (grp % parts) * chunk;",
+                     f"  const {i64} last = first + chunk < r ? first + chunk : r;"]
+            start, end = "first + lid", "last"
     else:
         body = [f"  const {i64} o = {d.global_index};", "  if (o >= n_out) return;"]
         start, step = "0", "1"
     body += [f"  {i64} at_out = off_out, at_a = off_a;"]
-    body += decode(d, outer, "o", "o", ["out", "a"])
+    body += decode(d, outer, "o", "o", ["a"] if split else ["out", "a"])
+    if split:
+        body.append("  at_out = grp;")
     identity = "0" if is_arg else _identity(row, in_t, acc_p, d)
     body.append(f"  {acc_t} acc = {identity};")
     if is_arg:
         body.append(f"  {i64} iacc = -1;")
-    body.append(f"  for ({i64} e = {start}; e < r; e += {step}) {{")
+    body.append(f"  for ({i64} e = {start}; e < {end}; e += {step}) {{")
     body.append(f"    {i64} at_e = at_a;")
     body += ["  " + line for line in decode(d, inner, "e", "i", ["a"], ["at_e"])]
     value = render.load(d, in_t, "a", "at_e")
@@ -189,10 +203,10 @@ def render_reduction(d: Dialect, op: str, out_dtype: str, in_dtype: str, outer: 
         acc_dt = render.DType(acc_p, acc_p, acc_p, 0, is_float=acc_p in ("f32", "f64"))
         body.append("  " + render.store(d, out_t, "out", "at_out",
                                         render.convert(d, acc_dt, out_t, "acc")))
-    name = f"plait_{op}_{out_dtype}_{in_dtype}_o{outer}_i{inner}_g{group}"
+    name = f"plait_{op}_{out_dtype}_{in_dtype}_o{outer}_i{inner}_g{group}{'_s' if split else ''}"
     source = (render.prelude_for(d, (out_dtype, in_dtype)) + f"{d.kernel} {name}(\n    "
               + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
-    signature = "bb" + "l" * (4 + 3 * outer + 2 * inner)
+    signature = "bb" + "l" * (4 + 3 * outer + 2 * inner + (2 if split else 0))
     return Rendered(source, name, signature)
 
 
