@@ -711,3 +711,14 @@ def test_meta_and_fake_tensors_get_pytorchs_layouts():
         assert packed.stride() == (12, 1, 4) and tau.shape == (2, 3)
         hist, edges = torch.histogramdd(mode.from_tensor(torch.rand(5, 2)), [2, 3])
         assert hist.shape == (2, 3) and [e.shape for e in edges] == [(3,), (4,)]
+
+
+def test_sum_amax_amin_take_numpy_names_on_methods_and_functions():
+    x = torch.arange(6.0).reshape(2, 3)
+    assert x.sum(axis=1).tolist() == [3.0, 12.0]
+    assert x.sum(axis=0, keepdims=True).tolist() == [[3.0, 5.0, 7.0]]
+    assert torch.sum(x, axis=1).tolist() == [3.0, 12.0]
+    assert x.amax(axis=1).tolist() == [2.0, 5.0]
+    assert x.amin(axis=0, keepdims=True).tolist() == [[0.0, 1.0, 2.0]]
+    with pytest.raises(TypeError):
+        x.sum(1, axis=1)

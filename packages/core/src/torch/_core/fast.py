@@ -353,12 +353,28 @@ def _rows(prim: str, aten: _dispatch.Operator, input: Tensor, keepdim: bool) -> 
     return None if h is None else wrap(h, lay)
 
 
+def _numpy_names(name: str, dim: Any, keepdim: bool, axis: Any, keepdims: bool | None
+                 ) -> tuple[Any, bool]:
+    """``dim``/``keepdim`` given under numpy's names ``axis``/``keepdims`` (not both spellings)."""
+    if axis is not None:
+        if dim is not None and dim != ():
+            raise TypeError(f"{name}() received an invalid combination of arguments: both "
+                            "'dim' and its alias 'axis'")
+        dim = axis
+    if keepdims is not None:
+        keepdim = bool(keepdims)
+    return dim, keepdim
+
+
 def sum_method(aten: _dispatch.Operator, generic: Callable[..., Any]) -> Callable[..., Any]:
     """``Tensor.sum`` with tier 4: the full sum of a floating tensor, in its dtype, and the sum
     over the last dimension (see :func:`_rows`)."""
 
     def fn(input: Tensor, dim: Any = None, keepdim: bool = False, *,
-           dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
+           dtype: _dtype.dtype | None = None, out: Tensor | None = None, axis: Any = None,
+           keepdims: bool | None = None) -> Tensor:
+        if axis is not None or keepdims is not None:  # numpy's names, as PyTorch takes them
+            dim, keepdim = _numpy_names("sum", dim, keepdim, axis, keepdims)
         layout = input._interned_layout if input.__class__ is Tensor else None
         if (layout is not None and dim is None and dtype is None and out is None and not keepdim
                 and layout.fast is not None and layout.dtype in _FLOATING
@@ -390,7 +406,9 @@ def extreme_method(prim: str, aten: _dispatch.Operator,
     """``torch.amax``/``amin`` (and the methods) with tier 4 over the last dimension."""
 
     def fn(input: Tensor, dim: Any = (), keepdim: bool = False, *,
-           out: Tensor | None = None) -> Tensor:
+           out: Tensor | None = None, axis: Any = None, keepdims: bool | None = None) -> Tensor:
+        if axis is not None or keepdims is not None:  # numpy's names, as PyTorch takes them
+            dim, keepdim = _numpy_names(prim, dim, keepdim, axis, keepdims)
         if out is None and input.__class__ is Tensor and input._interned_layout is not None and \
                 _last_dim(dim, len(input._shape)):
             result = _rows(prim, aten, input, keepdim)
