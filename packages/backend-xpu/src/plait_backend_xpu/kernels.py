@@ -4,10 +4,10 @@
 Each kernel takes the primitive's schema (``torch.backends.contract.schema``), renders its
 OpenCL C through :mod:`.render` for the operands' dtypes and geometry, builds it once (the
 program cache) and enqueues it on the device's in-order queue without waiting. What it does not
-take it declines before writing anything (``contract.Decline``), so the CPU fallback serves it:
-complex arithmetic and casts, float64 on a device without it, and more than :data:`MAX_RANK`
-dimensions that do not merge. :mod:`.reductions` and :mod:`.linalg` hold the other families;
-:func:`kernels` gathers them all.
+take it declines before writing anything (``contract.Decline``), so the CPU fallback serves
+it: complex functions beyond neg/add/sub/mul/div/eq/ne, complex to real casts, float64 on a
+device without it, and more than :data:`MAX_RANK` dimensions that do not merge. The other
+families have modules of their own; :func:`kernels` gathers them all.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ def has_fp64(t: Any) -> bool:
 
 
 def require_fp64(t: Any, names: Sequence[str]) -> None:
-    """Decline when a float64 operand meets a device without double precision."""
-    if "float64" in names and not has_fp64(t):
+    """Decline when a float64 (or complex128) operand meets a device without double
+    precision."""
+    if render.NEEDS_FP64 & set(names) and not has_fp64(t):
         raise contract.Decline  # this device has no double precision
 
 
@@ -93,7 +94,7 @@ def cached_kernel(key: tuple[Any, ...], index: int,
 
 def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool = False,
             constants: Sequence[int] = (), helpers: str = "",
-            float_constants: Sequence[float] = ()) -> None:
+            float_constants: Sequence[float] = (), result: str | None = None) -> None:
     """Render (once), build (once) and enqueue ``out = expression(inputs)``; ``op`` names the
     expression (with its variant) in the kernel cache."""
     n = out.numel()
@@ -115,7 +116,7 @@ def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool
     kernel = cached_kernel(key, index, lambda: render.render_elementwise(
         DIALECT, op.replace(".", "_"), expression, names[0], tuple(names[1:]), rank, raw=raw,
         constants=len(constants), helpers=helpers, float_constants=len(float_constants),
-        float_type=float_type))
+        float_type=float_type, result=result))
     buffers, offsets = buffer_args(operands)
     args: list[Any] = [*buffers, n, *offsets]
     if rank:
@@ -161,7 +162,8 @@ def _run_row(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) -> Non
     if expression is None:
         raise contract.Decline
     _launch(op, expression, out, inputs, raw=raw,
-            helpers=pointwise.helpers_source(DIALECT, row, in_dtype))
+            helpers=pointwise.helpers_source(DIALECT, row, in_dtype),
+            result="bool" if row.writes_bool else None)
 
 
 def _unary(op: str) -> Callable[[Any, Any], None]:
@@ -210,8 +212,8 @@ def where(out: Any, condition: Any, a: Any, b: Any) -> None:
 def copy_(out: Any, src: Any) -> None:
     """``copy_(Tensor(a!) out, Tensor src)``: a move between one dtype, else a cast."""
     same = out.dtype == src.dtype
-    if not same and render.COMPLEX & {dtype_name(out), dtype_name(src)}:
-        raise contract.Decline  # complex casts are not rendered yet
+    if not same and dtype_name(src) in render.COMPLEX and dtype_name(out) not in render.COMPLEX:
+        raise contract.Decline  # complex to real drops the imaginary part with a warning
     _launch("copy_", "{a}", out, [src], raw=same)
 
 

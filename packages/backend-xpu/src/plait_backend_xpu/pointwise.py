@@ -34,6 +34,7 @@ class Op:
     :param raw16: for float16/bfloat16 on their raw 16-bit words (``nextafter``, whose step
         is one unit of the dtype's own precision); ``{mask}`` is the exponent mask and
         ``{qnan}`` a quiet NaN.
+    :param complex: for complex64/complex128 (pairs, real part ``.x``, imaginary ``.y``).
     :param helpers: names in :data:`HELPERS` the expressions call.
     :param writes_bool: the output is bool whatever the inputs are (compare, ``isnan``).
     """
@@ -43,6 +44,7 @@ class Op:
     uint: str | None = None
     bool: str | None = None
     raw16: str | None = None
+    complex: str | None = None
     helpers: tuple[str, ...] = ()
     writes_bool: bool = False
 
@@ -59,7 +61,7 @@ class Op:
         if not dt.is_signed and not dt.is_float and self.uint is not None:
             return self.uint, False
         if dtype in render.COMPLEX:
-            return None, False
+            return self.complex, False
         return self.int, False
 
 
@@ -84,7 +86,8 @@ _LIBRARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "si
 _SAME = "{a}"  # rounding an integer changes nothing
 
 UNARY: dict[str, Op] = {
-    "neg": Op(float="-{a}", int="({T})(({W})0 - ({W}){a})"),
+    "neg": Op(float="-{a}", int="({T})(({W})0 - ({W}){a})", complex="plait_cneg_{t}({a})",
+              helpers=("complex",)),
     "abs": Op(float="fabs({a})", int="({a} < 0 ? ({T})(({W})0 - ({W}){a}) : {a})", uint=_SAME),
     # NaN and -0.0 give 0, as (0 < x) - (x < 0) does
     "sign": Op(float="({T})({a} > 0) - ({T})({a} < 0)", int="({T})(({a} > 0) - ({a} < 0))"),
@@ -108,9 +111,12 @@ _MAXIMUM = "({a} != {a}) ? {a} : (({b} != {b}) ? {b} : ({a} > {b} ? {a} : {b}))"
 _MINIMUM = "({a} != {a}) ? {a} : (({b} != {b}) ? {b} : ({a} < {b} ? {a} : {b}))"
 
 BINARY: dict[str, Op] = {
-    "add": Op(float="{a} + {b}", int=_wrapping("+")),
-    "sub": Op(float="{a} - {b}", int=_wrapping("-")),
-    "mul": Op(float="{a} * {b}", int=_wrapping("*")),
+    "add": Op(float="{a} + {b}", int=_wrapping("+"), complex="plait_cadd_{t}({a}, {b})",
+              helpers=("complex",)),
+    "sub": Op(float="{a} - {b}", int=_wrapping("-"), complex="plait_csub_{t}({a}, {b})",
+              helpers=("complex",)),
+    "mul": Op(float="{a} * {b}", int=_wrapping("*"), complex="plait_cmul_{t}({a}, {b})",
+              helpers=("complex",)),
     "pow": Op(float="pow({a}, {b})", int="plait_ipow_{t}({a}, {b})", helpers=("ipow",)),
     "maximum": Op(float=_MAXIMUM, int=_MAXIMUM),
     "minimum": Op(float=_MINIMUM, int=_MINIMUM),
@@ -145,14 +151,17 @@ BINARY: dict[str, Op] = {
 
 # div's rounding modes: None (true division, floats only: core promotes integers first)
 DIV: dict[str | None, Op] = {
-    None: Op(float="{a} / {b}"),
+    None: Op(float="{a} / {b}", complex="plait_cdiv_{t}({a}, {b})", helpers=("complex",)),
     "trunc": Op(float="trunc({a} / {b})", int="plait_idiv_{t}({a}, {b})", helpers=("idiv",)),
     "floor": Op(float="plait_floordiv_{t}({a}, {b})", int="plait_ifloordiv_{t}({a}, {b})",
                 helpers=("floordiv", "idiv", "ifloordiv")),
 }
 
+_COMPLEX_EQ = "(({a}).x == ({b}).x && ({a}).y == ({b}).y)"
+
 COMPARE: dict[str, Op] = {
-    **{name: Op(float=f"{{a}} {sym} {{b}}", int=f"{{a}} {sym} {{b}}", writes_bool=True)
+    **{name: Op(float=f"{{a}} {sym} {{b}}", int=f"{{a}} {sym} {{b}}", writes_bool=True,
+                complex={"eq": _COMPLEX_EQ, "ne": f"!{_COMPLEX_EQ}"}.get(name))
        for name, sym in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"),
                          ("ge", ">="))},
     "logical_and": Op(float="({a} != 0) && ({b} != 0)", int="({a} != 0) && ({b} != 0)",
@@ -316,13 +325,39 @@ def _nextafter16(d: Dialect, t: str) -> str:
             f"  return ({U})(((ka < kb) == (ka > 0)) ? a + 1 : a - 1);\n}}\n")
 
 
+def _complex(d: Dialect, t: str) -> str:
+    """Complex negation, sum, difference, product, and quotient (Smith's: no overflow in
+    |b|^2), on pairs, spelled the same in every dialect."""
+    T = d.types[t]
+
+    def pair(x: str, y: str) -> str:
+        return d.pair.format(T=T, x=x, y=y)
+
+    ops = {"cneg": ("a", pair("-a.x", "-a.y")), "cadd": ("a, b", pair("a.x + b.x", "a.y + b.y")),
+           "csub": ("a, b", pair("a.x - b.x", "a.y - b.y")),
+           "cmul": ("a, b", pair("a.x * b.x - a.y * b.y", "a.x * b.y + a.y * b.x"))}
+    out = []
+    for name, (args, value) in ops.items():
+        params = ", ".join(f"{T} {v}" for v in args.split(", "))
+        out.append(f"{d.function} {T} plait_{name}_{t}({params}) {{ return {value}; }}\n")
+    R = d.types[render.PART[t]]
+    out.append(
+        f"{d.function} {T} plait_cdiv_{t}({T} a, {T} b) {{\n"
+        f"  if (fabs(b.x) >= fabs(b.y)) {{\n"
+        f"    const {R} r = b.y / b.x, den = b.x + b.y * r;\n"
+        f"    return {pair('(a.x + a.y * r) / den', '(a.y - a.x * r) / den')};\n  }}\n"
+        f"  const {R} r = b.x / b.y, den = b.x * r + b.y;\n"
+        f"  return {pair('(a.x * r + a.y) / den', '(a.y * r - a.x) / den')};\n}}\n")
+    return "".join(out)
+
+
 # compute type -> an integer dtype of it (for its wrapping type)
 _INT_DTYPE = {"u8": "uint8", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64"}
 
 HELPERS: dict[str, Callable[[Dialect, str], str]] = {
     "sigmoid": _sigmoid, "erfinv": _erfinv, "digamma": _digamma, "remainder": _remainder,
     "floordiv": _floordiv, "ipow": _ipow, "idiv": _idiv, "ifloordiv": _ifloordiv,
-    "iremainder": _iremainder, "nextafter16": _nextafter16,
+    "iremainder": _iremainder, "nextafter16": _nextafter16, "complex": _complex,
 }
 
 # helpers that only make sense for one kind of compute type
@@ -333,6 +368,8 @@ _INT_HELPERS = frozenset({"ipow", "idiv", "ifloordiv", "iremainder"})
 def helpers_source(d: Dialect, op: Op, dtype: str) -> str:
     """The helper functions ``op``'s expression for ``dtype`` calls, rendered."""
     dt = render.DTYPES[dtype]
+    if dtype in render.COMPLEX:
+        return _complex(d, dt.compute) if "complex" in op.helpers else ""
     wanted = _FLOAT_HELPERS if dt.is_float else _INT_HELPERS
     out = []
     for name in op.helpers:

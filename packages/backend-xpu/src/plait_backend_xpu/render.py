@@ -40,6 +40,7 @@ class Dialect:
     local_size: str  # work-group size along dimension {d}
     local_array: str  # a work-group shared array: {T} {name}[{n}]
     barrier: str  # wait for the group, local memory visible
+    pair: str  # a complex value of type {T} from its parts {x} and {y}
 
 
 OPENCL = Dialect(
@@ -51,7 +52,7 @@ OPENCL = Dialect(
     global_index="(long)get_global_id(0)",
     types={"i8": "char", "u8": "uchar", "i16": "short", "u16": "ushort", "i32": "int",
            "u32": "uint", "i64": "long", "u64": "ulong", "u128": "ulong2", "f32": "float",
-           "f64": "double", "f16": "half"},
+           "f64": "double", "f16": "half", "c64": "float2", "c128": "double2"},
     # vload_half/vstore_half exist in OpenCL 1.2 whether or not cl_khr_fp16 does.
     half_load="vload_half({i}, {p})",
     half_store="vstore_half_rte({v}, {i}, {p})",
@@ -63,6 +64,7 @@ OPENCL = Dialect(
     local_size="(long)get_local_size({d})",
     local_array="__local {T} {name}[{n}]",
     barrier="barrier(CLK_LOCAL_MEM_FENCE)",
+    pair="(({T})({x}, {y}))",
 )
 
 CUDA = Dialect(
@@ -76,7 +78,8 @@ CUDA = Dialect(
     global_index="((long long)blockIdx.x * blockDim.x + threadIdx.x)",
     types={"i8": "signed char", "u8": "unsigned char", "i16": "short", "u16": "unsigned short",
            "i32": "int", "u32": "unsigned int", "i64": "long long", "u64": "unsigned long long",
-           "u128": "ulonglong2", "f32": "float", "f64": "double", "f16": "__half"},
+           "u128": "ulonglong2", "f32": "float", "f64": "double", "f16": "__half",
+           "c64": "float2", "c128": "double2"},
     half_load="__half2float({p}[{i}])",
     half_store="{p}[{i}] = __float2half_rn({v})",
     fp64_prelude="",
@@ -87,6 +90,7 @@ CUDA = Dialect(
     local_size="(long long)blockDim.{xyz}",
     local_array="__shared__ {T} {name}[{n}]",
     barrier="__syncthreads()",
+    pair="make_{T}({x}, {y})",
 )
 
 DIALECTS = {d.name: d for d in (OPENCL, CUDA)}
@@ -131,12 +135,13 @@ DTYPES: dict[str, DType] = {
     "bfloat16": DType("u16", "f32", "u16", 16, codec="bf16", is_float=True, is_signed=True),
     "float32": DType("f32", "f32", "u32", 32, is_float=True, is_signed=True),
     "float64": DType("f64", "f64", "u64", 64, is_float=True, is_signed=True),
-    # complex dtypes are only moved (raw): arithmetic on them is not rendered yet
-    "complex64": DType("u64", "u64", "u64", 64),
-    "complex128": DType("u128", "u128", "u128", 128),
+    # complex values are pairs (real part first), computed in their own type
+    "complex64": DType("c64", "c64", "u64", 64, is_signed=True),
+    "complex128": DType("c128", "c128", "u128", 128, is_signed=True),
 }
+PART = {"c64": "f32", "c128": "f64"}  # a complex type's part
 
-NEEDS_FP64 = frozenset({"float64"})
+NEEDS_FP64 = frozenset({"float64", "complex128"})
 FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
 INTEGERS = frozenset({"uint8", "int8", "int16", "int32", "int64"})
 NUMBERS = FLOATS | INTEGERS
@@ -173,11 +178,22 @@ def store(d: Dialect, dt: DType, p: str, i: str, v: str) -> str:
 
 
 def convert(d: Dialect, src: DType, dst: DType, v: str) -> str:
-    """``v`` (in ``src``'s compute type) in ``dst``'s compute type, as PyTorch casts."""
+    """``v`` (in ``src``'s compute type) in ``dst``'s compute type, as PyTorch casts (a real
+    value becomes a complex one with a zero imaginary part; complex to real is not rendered:
+    PyTorch warns there)."""
+    if dst.is_bool and src.compute in PART:
+        return f"({d.types['u8']})(({v}).x != 0 || ({v}).y != 0)"
     if dst.is_bool:
         return f"({d.types['u8']})(({v}) != 0)"
     if src.compute == dst.compute:
         return v
+    if dst.compute in PART:
+        part = d.types[PART[dst.compute]]
+        if src.compute in PART:
+            x, y = f"({part})(({v}).x)", f"({part})(({v}).y)"
+        else:
+            x, y = f"({part})({v})", f"({part})0"
+        return d.pair.format(T=d.types[dst.compute], x=x, y=y)
     return f"({d.types[dst.compute]})({v})"
 
 
@@ -234,7 +250,7 @@ INPUT_NAMES = "abc"
 def render_elementwise(dialect: Dialect, name: str, expression: str, out_dtype: str,
                        in_dtypes: tuple[str, ...], rank: int, raw: bool = False,
                        constants: int = 0, helpers: str = "", float_constants: int = 0,
-                       float_type: str = "f64") -> Rendered:
+                       float_type: str = "f64", result: str | None = None) -> Rendered:
     """A kernel ``out[i] = expression(inputs[i])`` over ``n`` elements.
 
     ``expression`` names the inputs ``{a}``, ``{b}``, ``{c}`` (each loaded once, in its own
@@ -247,7 +263,9 @@ def render_elementwise(dialect: Dialect, name: str, expression: str, out_dtype: 
     unsigned arguments ``c0``... the expression may use (a fill's bits); ``float_constants``
     that many floating arguments ``d0``... of ``float_type`` (``f64``, or ``f32`` on a device
     without double precision). ``helpers``: source of functions the expression
-    calls, put before the kernel. ``{A}`` in the expression is ``float_type``.
+    calls, put before the kernel. ``{A}`` in the expression is ``float_type``. ``result``:
+    the dtype whose compute type the expression yields, when not the first input's (``bool``
+    for a comparison).
 
     Arguments: out, inputs (buffers); n; each operand's offset; the ``rank`` sizes; each
     operand's ``rank`` strides; the constants; the float constants.
@@ -294,8 +312,9 @@ def render_elementwise(dialect: Dialect, name: str, expression: str, out_dtype: 
     if raw:
         body.append(f"  out[{index['out']}] = {value};")
     else:
+        yields = DTYPES[result] if result else first
         body.append("  " + store(dialect, out_t, "out", index["out"],
-                                 convert(dialect, first, out_t, value)))
+                                 convert(dialect, yields, out_t, value)))
 
     kernel_name = f"plait_{name}_{out_dtype}" + "".join(f"_{x}" for x in in_dtypes) + f"_r{rank}"
     prelude = prelude_for(dialect, (out_dtype, *in_dtypes), raw)
