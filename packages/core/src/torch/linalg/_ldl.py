@@ -162,10 +162,12 @@ def _check_float(fn: str, t: Tensor, kernel: str) -> None:
 
 def _column_major(values: Any, device: Any) -> Tensor:
     """A tensor of the numpy matrices ``values`` (*, m, n) with column-major matrices."""
-    import numpy as np
-
-    return torch.from_numpy(np.ascontiguousarray(np.swapaxes(values, -1, -2))).transpose(
-        -2, -1).to(device)
+    source = torch.from_numpy(values)
+    shape = tuple(source.shape)
+    # (strides written out: the same as the meta and fake results', size-1 dims included)
+    out = torch.empty_strided(shape, column_major_strides(shape), dtype=source.dtype,
+                              device=device)
+    return out.copy_(source)
 
 
 def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False,
