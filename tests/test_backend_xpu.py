@@ -308,6 +308,10 @@ def test_complex_arithmetic_matches_the_cpu(dtype):
                                     ("ne", [a, b], "bool")):
         got, want = _run_both(name, out_dtype, inputs, (5, 4))
         torch.testing.assert_close(got, want, rtol=tolerance[0], atol=tolerance[1])
+    calls = xpu_kernels.CALLS["fill_"]
+    filled = torch.full((3,), 1.5 - 2j, dtype=getattr(torch, dtype), device="xpu")
+    assert xpu_kernels.CALLS["fill_"] == calls + 1
+    assert filled.cpu().tolist() == [1.5 - 2j] * 3
     for source in (torch.float32, torch.int64, torch.complex64, torch.complex128):
         x = torch.arange(-3, 3).to(source)
         got, want = _run_both("copy_", dtype, [x], (6,))

@@ -27,6 +27,7 @@ CALLS: Counter[str] = Counter()  # kernels run, by primitive: tests tell native 
 # costs more than a launch, so a repeated call looks its kernel up here first.
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 WORK_GROUP = 256  # work items per group of 1-d launches
+_WRAP64 = 1 << 64
 _WORK_GROUPS: dict[int, int] = {}  # device index -> its 1-d work-group size
 
 
@@ -234,13 +235,15 @@ def _fill_bits(value: Any, dtype: str) -> int:
 def fill_(out: Any, value: Any) -> None:
     """``fill_(Tensor(a!) out, Scalar value)``: stores the value's bits."""
     name = dtype_name(out)
-    if name == "complex128" or (isinstance(value, complex) and name not in render.COMPLEX):
+    if isinstance(value, complex) and name not in render.COMPLEX:
         raise contract.Decline
     raw = DIALECT.types[render.DTYPES[name].raw]
-    _launch("fill_", f"({raw})c0", out, [], raw=True, constants=[_fill_bits(value, name)])
-
-
-_WRAP64 = 1 << 64
+    bits = _fill_bits(value, name)
+    if name == "complex128":  # 16 bytes: two 64-bit words, low first
+        _launch("fill_", DIALECT.pair.format(T=raw, x="c0", y="c1"), out, [], raw=True,
+                constants=[bits & (_WRAP64 - 1), bits >> 64])
+        return
+    _launch("fill_", f"({raw})c0", out, [], raw=True, constants=[bits])
 
 
 @contract.may_decline
