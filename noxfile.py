@@ -106,6 +106,17 @@ def tests(session: nox.Session) -> None:
     # and against the toy plugin: a third-party backend written from docs/ alone.
     session.run("pytest", "--torch-backend=cpu", "-q", env=ENV)
     session.run("pytest", "--torch-backend=toy", "-q", env=ENV)
+    # ...and against plait-backend-xpu on every OpenCL device (PoCL's CPU device here). The
+    # suite fails a backend that cannot initialise, so without an OpenCL driver it is skipped
+    # here, with torch.xpu's reason.
+    xpu_env = {**ENV, "PLAIT_XPU_DEVICE_TYPE": "all"}
+    answer = session.run(
+        "python", "-c", "import torch; print('xpu available' if torch.xpu.is_available() else "
+        "torch.xpu.unavailable_reason())", env=xpu_env, silent=True) or ""
+    if "xpu available" in answer:
+        session.run("pytest", "--torch-backend=xpu", "-q", env=xpu_env)
+    else:
+        session.log(f"xpu conformance suite skipped: {answer.strip()}")
     session.notify("tests_editable")
 
 
