@@ -151,12 +151,18 @@ def wheels(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """The CPU benchmark suite under Plait (every package built from this checkout) and, in a
     second venv, under real PyTorch, in one run: prints the ratio table and writes
-    benchmarks/results/cpu.md and cpu.png. ``nox -s bench -- --quick`` is a smoke run on tiny
-    sizes (written to a temporary folder); ``-- --only matmul`` picks workloads."""
+    benchmarks/results/cpu.md and cpu.png; then the xpu column (benchmarks/xpu.py: the xpu
+    backend on OpenCL against the CPU backend, benchmarks/results/xpu.md). ``nox -s bench --
+    --quick`` is a smoke run on tiny sizes (written to a temporary folder); ``-- --only
+    matmul`` picks workloads."""
     _install(session, *PACKAGE_DIRS, "matplotlib")
+    _install_opencl_runtime(session)
     reference = _real_torch_python(session)
     session.run("python", "benchmarks/run.py", "--reference-python", reference,
                 *session.posargs, env={"OMP_NUM_THREADS": "2", **ENV})
+    if not session.posargs:  # the xpu column: benchmarks/results/xpu.md (skips without OpenCL)
+        session.run("python", "benchmarks/xpu.py", "--reference-python", reference,
+                    env={"OMP_NUM_THREADS": "2", **ENV})
 
 
 @nox.session(python="3.11")

@@ -1,0 +1,177 @@
+"""The xpu column of ``nox -s bench``: plait-backend-xpu (OpenCL; PoCL on this machine) against
+Plait's own CPU backend on the same workloads, in one process, plus program build times.
+
+PoCL compiles OpenCL C for the same CPU, so the native CPU backend is the yardstick. Each
+figure is the best of 7 rounds of the mean time per call (the xpu side synchronised at the end
+of each round). Throughput ratios are CPU time / xpu time (1.0: as fast as the CPU backend);
+the small-op row compares host time per call with real PyTorch's CPU op when
+``--reference-python`` is given. Writes ``benchmarks/results/xpu.md`` (or ``--output``).
+
+``python benchmarks/xpu.py [--reference-python PY] [--output DIR]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("PLAIT_XPU_DEVICE_TYPE", "all")
+
+import torch  # noqa: E402  (after the device-type choice, which is read at the first query)
+
+ROUNDS = 7
+SMALL = "import torch; a = torch.ones(4); b = torch.ones(4)"
+
+
+def _best(fn: Callable[[], Any], sync: Callable[[], None], number: int) -> float:
+    """Seconds per call: the best round of ``number`` calls."""
+    fn()
+    sync()
+    best = float("inf")
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        sync()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def _pair(make: Callable[[str], Callable[[], Any]], number: int) -> tuple[float, float]:
+    """(CPU seconds, xpu seconds) per call of the workload ``make(device)``."""
+    cpu = _best(make("cpu"), lambda: None, number)
+    xpu = _best(make("xpu"), torch.xpu.synchronize, number)
+    return cpu, xpu
+
+
+def _elementwise(op: Callable[..., Any], n: int) -> Callable[[str], Callable[[], Any]]:
+    def make(device: str) -> Callable[[], Any]:
+        x = torch.rand(n, device=device)
+        y = torch.rand(n, device=device)
+        return lambda: op(x, y)
+    return make
+
+
+def _rows_max(rows: int, cols: int) -> Callable[[str], Callable[[], Any]]:
+    def make(device: str) -> Callable[[], Any]:
+        x = torch.rand(rows, cols, device=device)
+        return lambda: x.amax(-1)
+    return make
+
+
+def _matmul(n: int) -> Callable[[str], Callable[[], Any]]:
+    def make(device: str) -> Callable[[], Any]:
+        a = torch.rand(n, n, device=device)
+        b = torch.rand(n, n, device=device)
+        return lambda: a @ b
+    return make
+
+
+# name, workload, calls per round, target ratio (CPU time / xpu time at least this)
+THROUGHPUT = [
+    ("add 4M float32", _elementwise(lambda x, y: x + y, 1 << 22), 5, 0.5),
+    ("exp 4M float32", _elementwise(lambda x, y: torch.exp(x), 1 << 22), 5, 0.5),
+    ("sum 4M float32", _elementwise(lambda x, y: x.sum(), 1 << 22), 5, 0.5),
+    ("amax (4096, 1024) last dim", _rows_max(4096, 1024), 5, 0.5),
+    ("matmul 512 float32", _matmul(512), 3, 0.3),
+]
+
+
+def _host_time(python: str, device: str) -> float:
+    """Seconds per small ``a + b`` on ``device`` in a fresh interpreter ``python``."""
+    code = (f"{SMALL}; a, b = a.to('{device}'), b.to('{device}'); import timeit; a + b; "
+            "print(min(timeit.repeat(lambda: a + b, number=2000, repeat=7)) / 2000)")
+    env = {**os.environ, "PLAIT_XPU_DEVICE_TYPE": "all"}
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env,
+                         check=True)
+    return float(out.stdout.split()[-1])
+
+
+def _first_use(cache: str) -> float:
+    """Seconds of a first ``x.exp()`` on xpu (a program built or loaded) in a fresh
+    interpreter, beyond a second call's time, with the program cache in ``cache``."""
+    code = ("import time, torch; x = torch.rand(1000, device='xpu'); torch.xpu.synchronize(); "
+            "t0 = time.perf_counter(); x.exp(); torch.xpu.synchronize(); "
+            "t1 = time.perf_counter(); x.exp(); torch.xpu.synchronize(); "
+            "t2 = time.perf_counter(); print((t1 - t0) - (t2 - t1))")
+    env = {**os.environ, "PLAIT_XPU_DEVICE_TYPE": "all", "PLAIT_XPU_CACHE_DIR": cache,
+           "POCL_KERNEL_CACHE": "0"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True)
+    return max(float(out.stdout.split()[-1]), 0.0)
+
+
+def _fmt(seconds: float) -> str:
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} µs"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reference-python", default=None,
+                        help="an interpreter with real PyTorch, for the small-op row")
+    parser.add_argument("--output", default=str(ROOT / "benchmarks" / "results"))
+    args = parser.parse_args()
+    out_dir = Path(args.output)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not torch.xpu.is_available():
+        sys.stdout.write(f"xpu column skipped: {torch.xpu.unavailable_reason()}\n")
+        return
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+    rows: list[tuple[str, str, str, str, str, str]] = []
+    for name, make, number, target in THROUGHPUT:
+        cpu, xpu = _pair(make, number)
+        ratio = cpu / xpu
+        rows.append((name, _fmt(cpu), _fmt(xpu), f"{ratio:.2f}", f">= {target}",
+                     "yes" if ratio >= target else "no"))
+    plait_host = _host_time(sys.executable, "xpu")
+    if args.reference_python:
+        reference = _host_time(args.reference_python, "cpu")
+        ratio = plait_host / reference
+        rows.append(("a + b (4 floats), host time vs PyTorch's CPU op", _fmt(reference),
+                     _fmt(plait_host), f"{ratio:.2f} (xpu / PyTorch)", "<= 3",
+                     "yes" if ratio <= 3 else "no"))
+    with tempfile.TemporaryDirectory() as cache:
+        built = _first_use(cache)
+        cached = _first_use(cache)
+    rows.append(("first use of a kernel: program built", "", _fmt(built), "", "<= 1 s",
+                 "yes" if built <= 1.0 else "no"))
+    rows.append(("first use of a kernel: from the disk cache", "", _fmt(cached), "", "~0 s",
+                 "yes" if cached <= 0.05 else "no"))
+    name = torch.xpu.get_device_name(0)
+    try:
+        import plait_backend_cpu  # noqa: F401
+        cpu_side = "plait-backend-cpu"
+    except ImportError:  # only core's numpy reference kernels serve the CPU
+        cpu_side = "core's reference kernels (plait-backend-cpu is not installed)"
+    lines = [
+        "# xpu benchmarks: plait-backend-xpu against Plait's CPU backend",
+        "",
+        f"- Device: {name} (OpenCL); CPU side: {cpu_side}, "
+        f"{torch.get_num_threads()} threads; Python {sys.version.split()[0]}.",
+        "- Method: one process; best of 7 rounds of the mean time per call, the xpu side "
+        "synchronised at the end of each round; ratio = CPU time / xpu time (throughput), "
+        "so 1.0 is the CPU backend's speed. Build times: a fresh interpreter's first "
+        "`x.exp()` beyond its second, with an empty program cache, then with that cache "
+        "(PoCL's own kernel cache off).",
+        "",
+        "| workload | CPU | xpu | ratio | target | met? |",
+        "|---|---|---|---|---|---|",
+        *(f"| {' | '.join(row)} |" for row in rows),
+        "",
+    ]
+    (out_dir / "xpu.md").write_text("\n".join(lines))
+    sys.stdout.write("\n".join(lines) + f"\nwrote {out_dir / 'xpu.md'}\n")
+
+
+if __name__ == "__main__":
+    main()
