@@ -165,6 +165,18 @@ def bench(session: nox.Session) -> None:
                     env={"OMP_NUM_THREADS": "2", **ENV})
 
 
+@nox.session(name="bench-dist", python="3.11")
+def bench_dist(session: nox.Session) -> None:
+    """torch.distributed on its MPI engine, 2 ranks through torchrun: all_reduce bandwidth
+    against mpi4py's Allreduce and a DDP training step of the examples' GPT; writes
+    benchmarks/results/dist.md (``-- --quick``: a smoke run into a temporary folder)."""
+    _install(session, *PACKAGE_DIRS, *MPI_ENGINE)
+    extra = list(session.posargs)
+    if "--quick" in extra and "--output" not in extra:
+        extra += ["--output", session.create_tmp()]
+    session.run("torchrun", "--nproc-per-node", "2", "benchmarks/dist.py", *extra, env=ENV)
+
+
 @nox.session(python="3.11")
 def demo(session: nox.Session) -> None:
     """The main job: train a small CNN on scikit-learn's digits with torch.nn and torch.optim,
