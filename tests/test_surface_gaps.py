@@ -67,13 +67,17 @@ def test_nn_names_go_through_torch_function():
 
 
 def test_missing_plait_nn_names_the_distribution():
-    # torch.nn's directory taken off torch.__path__ stands for plait-nn not being installed
+    # a finder in front of every other that finds no torch.nn stands for plait-nn not being
+    # installed (in a wheel install torch/nn shares core's directory, so the path cannot tell)
     code = textwrap.dedent("""
+        import sys
+        class NoNN:
+            def find_spec(self, name, path=None, target=None):
+                if name == "torch.nn" or name.startswith("torch.nn."):
+                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+                return None
+        sys.meta_path.insert(0, NoNN())
         import torch
-        torch.__path__[:] = [p for p in torch.__path__ if "packages/nn" not in p
-                             and "plait_nn" not in p]
-        for key in [k for k in list(__import__("sys").modules) if k.startswith("torch.nn")]:
-            del __import__("sys").modules[key]
         try:
             torch.dropout
         except AttributeError as exc:
