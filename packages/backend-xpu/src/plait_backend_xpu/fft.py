@@ -23,8 +23,8 @@ from .kernels import (
     dtype_name,
     has_fp64,
     launch_1d,
+    merge,
 )
-from .reductions import merge
 
 _REAL = {"complex64": "f32", "complex128": "f64", "float32": "f32", "float64": "f64"}
 _COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}

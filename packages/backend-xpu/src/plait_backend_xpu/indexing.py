@@ -22,9 +22,9 @@ from .kernels import (
     cached_kernel,
     dtype_name,
     launch_1d,
+    merge,
     require_fp64,
 )
-from .reductions import merge
 
 _WRAP64 = 1 << 64
 

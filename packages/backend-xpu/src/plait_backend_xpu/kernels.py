@@ -48,27 +48,31 @@ def require_fp64(t: Any, names: Sequence[str]) -> None:
         raise contract.Decline  # this device has no double precision
 
 
+def merge(sizes: Sequence[int], strides: Sequence[Sequence[int]]
+          ) -> tuple[list[int], list[list[int]]]:
+    """Dims of ``sizes`` with size-1 dims dropped and neighbours merged where every stride
+    list steps through them as one."""
+    out_sizes: list[int] = []
+    out_strides: list[list[int]] = [[] for _ in strides]
+    for k, size in enumerate(sizes):
+        if size == 1:
+            continue
+        if out_sizes and all(m[-1] == st[k] * size for m, st in zip(out_strides, strides)):
+            out_sizes[-1] *= size
+            for m, st in zip(out_strides, strides):
+                m[-1] = st[k]
+        else:
+            out_sizes.append(size)
+            for m, st in zip(out_strides, strides):
+                m.append(st[k])
+    return out_sizes, out_strides
+
+
 def geometry(tensors: Sequence[Any]) -> tuple[list[int], list[list[int]]]:
     """The iteration shape and each tensor's strides, with size-1 dimensions dropped and
     neighbours merged where every tensor steps through them as one (a contiguous block stays
     one dimension). ``[]`` shape: one element."""
-    shape = list(tensors[0].shape)
-    strides = [list(t.stride()) for t in tensors]
-    keep = [k for k, s in enumerate(shape) if s != 1]
-    shape = [shape[k] for k in keep]
-    strides = [[st[k] for k in keep] for st in strides]
-    merged_shape: list[int] = []
-    merged: list[list[int]] = [[] for _ in tensors]
-    for k, size in enumerate(shape):
-        if merged_shape and all(m[-1] == st[k] * size for m, st in zip(merged, strides)):
-            merged_shape[-1] *= size
-            for m, st in zip(merged, strides):
-                m[-1] = st[k]
-        else:
-            merged_shape.append(size)
-            for m, st in zip(merged, strides):
-                m.append(st[k])
-    return merged_shape, merged
+    return merge(list(tensors[0].shape), [list(t.stride()) for t in tensors])
 
 
 def buffer_args(tensors: Sequence[Any]) -> tuple[list[Any], list[int]]:

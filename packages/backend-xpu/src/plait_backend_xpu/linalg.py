@@ -19,9 +19,9 @@ from .kernels import (
     buffer_args,
     cached_kernel,
     dtype_name,
+    merge,
     require_fp64,
 )
-from .reductions import merge
 
 TILE = 16  # a 16 x 16 work-group: 256 work items, within every OpenCL 1.2 GPU's limit
 

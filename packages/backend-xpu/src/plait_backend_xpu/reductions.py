@@ -23,6 +23,7 @@ from .kernels import (
     cached_kernel,
     dtype_name,
     launch_1d,
+    merge,
     require_fp64,
 )
 
@@ -30,24 +31,19 @@ GROUP_ROWS = 128  # rows at least this long get a work-group
 MAX_GROUP = 256
 
 
-def merge(sizes: Sequence[int], strides: Sequence[Sequence[int]]
-          ) -> tuple[list[int], list[list[int]]]:
-    """Dims of ``sizes`` with size-1 dims dropped and neighbours merged where every stride
-    list steps through them as one."""
-    out_sizes: list[int] = []
-    out_strides: list[list[int]] = [[] for _ in strides]
-    for k, size in enumerate(sizes):
-        if size == 1:
-            continue
-        if out_sizes and all(m[-1] == st[k] * size for m, st in zip(out_strides, strides)):
-            out_sizes[-1] *= size
-            for m, st in zip(out_strides, strides):
-                m[-1] = st[k]
-        else:
-            out_sizes.append(size)
-            for m, st in zip(out_strides, strides):
-                m.append(st[k])
-    return out_sizes, out_strides
+def lines_along(a: Any, dim: int, operands: Sequence[Any]
+                ) -> tuple[int, list[int], list[int], list[list[int]]]:
+    """The lines of ``a`` along ``dim`` that a per-line kernel walks: their length, each
+    operand's stride along them, and the merged sizes and strides of the other dims (Decline
+    beyond the kernels' rank)."""
+    if a.dim() == 0:
+        return 1, [0] * len(operands), [], [[] for _ in operands]
+    keep = [k for k in range(a.dim()) if k != dim]
+    sizes, strides = merge([a.shape[k] for k in keep],
+                           [[t.stride(k) for k in keep] for t in operands])
+    if len(sizes) > MAX_RANK:
+        raise contract.Decline
+    return a.shape[dim], [t.stride(dim) for t in operands], sizes, strides
 
 
 def _group_size(rows: int, length: int) -> int:
@@ -181,17 +177,7 @@ def _scan_run(op: str, outputs: Sequence[Any], a: Any, dim: int) -> None:
         raise contract.Decline
     require_fp64(a, [name])
     operands = [*outputs, a]
-    if a.dim() == 0:
-        length, along, outer_sizes, outer_strides = 1, [0] * len(operands), [], [[] for _ in
-                                                                                  operands]
-    else:
-        length = a.shape[dim]
-        along = [t.stride(dim) for t in operands]
-        keep = [k for k in range(a.dim()) if k != dim]
-        outer_sizes, outer_strides = merge([a.shape[k] for k in keep],
-                                           [[t.stride(k) for k in keep] for t in operands])
-    if len(outer_sizes) > MAX_RANK:
-        raise contract.Decline
+    length, along, outer_sizes, outer_strides = lines_along(a, dim, operands)
     CALLS[op] += 1
     n = a.numel()
     if n == 0:

@@ -17,14 +17,13 @@ from . import render, render_sort
 from .kernels import (
     CALLS,
     DIALECT,
-    MAX_RANK,
     buffer_args,
     cached_kernel,
     dtype_name,
     launch_1d,
     require_fp64,
 )
-from .reductions import merge
+from .reductions import lines_along
 
 # the dtype of the scratch values: the compute type's
 _SCRATCH = {"float16": "float32", "bfloat16": "float32", "bool": "uint8"}
@@ -37,16 +36,7 @@ def _sort_lines(op: str, values: Any, indices: Any, a: Any, dim: int, descending
         raise contract.Decline
     require_fp64(a, [name])
     operands = [values, indices, a]
-    if a.dim() == 0:
-        length, along, sizes, strides = 1, [0, 0, 0], [], [[], [], []]
-    else:
-        length = a.shape[dim]
-        along = [t.stride(dim) for t in operands]
-        keep = [j for j in range(a.dim()) if j != dim]
-        sizes, strides = merge([a.shape[j] for j in keep],
-                               [[t.stride(j) for j in keep] for t in operands])
-    if len(sizes) > MAX_RANK:
-        raise contract.Decline
+    length, along, sizes, strides = lines_along(a, dim, operands)
     CALLS[op] += 1
     n = a.numel()
     if n == 0 or k == 0:
