@@ -12,3 +12,8 @@
 Core owns these (``torch.vmap`` exists without plait-nn); ``torch.func`` (plait-nn, since
 ``functional_call`` needs ``torch.nn``) re-exports them.
 """
+
+# plait-compile adds aot_autograd and the partitioners to this package (as plait-nn adds to
+# torch): one package directory across distributions, for wheel and editable installs alike.
+__path__ = __import__("pkgutil").extend_path(__path__, __name__)
+
