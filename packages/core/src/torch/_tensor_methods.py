@@ -213,6 +213,18 @@ def _reduce_ex(self: Tensor, protocol: int) -> Any:
     return (_utils._subclass_from_bytes, (cls, buffer.getvalue(), _utils.tensor_state(self)))
 
 
+def _share_memory_(self: Tensor) -> Tensor:
+    """Move the tensor's storage into shared memory (a no-op when it is there already, and
+    for tensors of other devices than the CPU); see ``torch.multiprocessing``."""
+    self.untyped_storage().share_memory_()
+    return self
+
+
+def _is_shared(self: Tensor) -> bool:
+    """Whether the tensor's storage is in shared memory."""
+    return self.untyped_storage().is_shared()
+
+
 def _is_parameter_class(cls: type) -> bool:
     import sys
 
@@ -267,6 +279,8 @@ METHODS: dict[str, Any] = {
     "__bool__": is_nonzero,
     "is_nonzero": is_nonzero,
     "__reduce_ex__": _reduce_ex,
+    "share_memory_": _share_memory_,
+    "is_shared": _is_shared,
     "__deepcopy__": _deepcopy,
     "__float__": _scalar_method(float),
     "__int__": _scalar_method(int),

@@ -169,6 +169,23 @@ class UntypedStorage:
             raise NotImplementedError(f"slicing a {self._device.type} storage is not supported")
         return wrap_host(self._host[start : max(start, stop)])
 
+    def share_memory_(self) -> UntypedStorage:
+        """Move a CPU storage's bytes into shared memory (in place; every tensor over it
+        follows), so that other processes can map them; storages of other devices are left as
+        they are (as PyTorch leaves CUDA ones). See ``torch.multiprocessing``."""
+        return upcalls.share_storage(self)
+
+    def is_shared(self) -> bool:
+        """Whether the bytes are in shared memory."""
+        return upcalls.storage_is_shared(self)
+
+    @classmethod
+    def _new_shared(cls, size: int, *, device: Any = None) -> UntypedStorage:
+        """A new CPU storage of ``size`` bytes in shared memory."""
+        if device is not None and _normalise(device).type != "cpu":
+            return cls(size, device=device)
+        return upcalls.new_shared_storage(int(size))
+
     def untyped(self) -> UntypedStorage:
         """This storage (PyTorch's typed storages answer their untyped one; this is one)."""
         return self

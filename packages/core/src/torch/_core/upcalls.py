@@ -33,6 +33,11 @@ SLOTS: dict[str, tuple[str, str]] = {
     "host_copy": ("torch._aten.convert", "the CPU fallback's view of host-accessible memory"),
     "copy_": ("torch._aten.convert", "filling an output whose layout follows its inputs"),
     "reduce_storage": ("torch.serialization", "pickling an UntypedStorage"),
+    "share_storage": ("torch.multiprocessing._shared_memory",
+                      "UntypedStorage.share_memory_: moving CPU bytes into shared memory"),
+    "storage_is_shared": ("torch.multiprocessing._shared_memory", "UntypedStorage.is_shared"),
+    "new_shared_storage": ("torch.multiprocessing._shared_memory",
+                           "UntypedStorage._new_shared: a new storage in shared memory"),
     "kernel_library": ("torch.library", "the Library a backend registers its kernels into"),
     "not_differentiable": ("torch.autograd", "marking the floating results of an op without a "
                                              "derivative (floor_divide, unique) so that a "

@@ -3,9 +3,12 @@
 Everything :mod:`multiprocessing` has is here under the same names (``Process``, ``Queue``,
 ``get_context``, ``set_start_method``...). On top of it: :func:`spawn` and
 :func:`start_processes` (start ``nprocs`` processes running ``fn(i, *args)``, and raise in the
-parent the first one's error with its traceback) and the sharing-strategy questions. Tensors
-sent between processes are pickled (copied); sharing one tensor's memory between processes
-comes with the distributed work.
+parent the first one's error with its traceback) and tensors that travel through shared
+memory: importing this module registers reductions with :mod:`multiprocessing`'s pickler, so a
+CPU tensor, storage or ``nn.Parameter`` put on any queue or pipe, or passed to a process, is
+moved into shared memory and the receiver maps the same bytes (writes on one side are seen on
+the other). How the memory is passed and freed is the sharing strategy
+(:func:`set_sharing_strategy`; ``_shared_memory`` explains both).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 from multiprocessing import *  # noqa: F403  (the whole of multiprocessing, as PyTorch re-exports)
 
+from .reductions import init_reductions
 from .spawn import (
     ProcessContext,
     ProcessExitedException,
@@ -23,7 +27,8 @@ from .spawn import (
 
 __all__ = [
     "ProcessContext", "ProcessExitedException", "ProcessRaisedException",
-    "get_all_sharing_strategies", "get_sharing_strategy", "set_sharing_strategy", "spawn",
+    "get_all_sharing_strategies", "get_sharing_strategy", "init_reductions",
+    "set_sharing_strategy", "spawn",
     "start_processes", *multiprocessing.__all__,
 ]
 
@@ -50,3 +55,6 @@ def set_sharing_strategy(new_strategy: str) -> None:
         raise ValueError(f"invalid sharing strategy {new_strategy!r}; expected one of "
                          f"{sorted(_STRATEGIES)}")
     _strategy = new_strategy
+
+
+init_reductions()

@@ -489,7 +489,9 @@ class Module:
         return self._apply(lambda t: torch.empty_like(t, device=device), recurse=recurse)
 
     def share_memory(self) -> Module:
-        return self  # host memory is shared by fork already; no-op for now
+        """Move every parameter, gradient and buffer into shared memory (in place), so that
+        processes the module is sent to (``torch.multiprocessing``) update the same tensors."""
+        return self._apply(lambda t: t.share_memory_())
 
     # -- state dicts ----------------------------------------------------------------------
 

@@ -82,6 +82,10 @@ def _worker_loop(dataset: Any, index_queue: Any, result_queue: Any, collate: Cal
                  worker_id: int, num_workers: int, init_fn: Callable[[int], None] | None,
                  iterable: bool) -> None:
     global _worker_info
+    # Batches travel through shared memory: importing torch.multiprocessing registers its
+    # reductions with the queues' pickler (a spawned worker has not imported it yet).
+    import torch.multiprocessing
+
     torch.set_num_threads(1)  # workers must not oversubscribe the cores
     random.seed(seed)
     torch.manual_seed(seed)
@@ -330,6 +334,9 @@ class _WorkerPool:
     """The worker processes of one DataLoader (one epoch, or many when persistent)."""
 
     def __init__(self, loader: DataLoader) -> None:
+        # (the shared-memory reductions, registered before a forked worker inherits them)
+        import torch.multiprocessing
+
         self.loader = loader
         ctx = loader.multiprocessing_context
         if ctx is None:
