@@ -182,6 +182,35 @@ def test_scatter_large_is_thread_count_independent(native, threads):
     assert native.fallbacks == []
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32],
+                         ids=str)
+def test_scatter_of_whole_slices_matches_the_reference(native, threads, dtype):
+    """index_add's layout (one index per slice, broadcast along the slice, which is contiguous
+    in out and src) takes a row-at-a-time path: every reduction, outer dims, repeated targets
+    and both thread counts give the reference's result."""
+    rng = np.random.default_rng(3)
+    cases = [((7, 40), (30, 40), 0), ((3, 6, 16), (3, 11, 16), 1), ((5, 4, 8), (9, 4, 8), 0)]
+    for out_shape, src_shape, dim in cases:
+        rows = rng.integers(0, out_shape[dim], size=src_shape[dim])
+        view = [1] * len(src_shape)
+        view[dim] = src_shape[dim]
+        idx = tensor(rows, torch.int64).reshape(view).expand(src_shape)
+        for reduce in ("sum", "prod", "amax", "amin"):
+            base = sample(out_shape, dtype, rng, low=-2, high=3)
+            src = tensor(sample(src_shape, dtype, rng, low=-2, high=3), dtype)
+            results = []
+            for count in (1, 2):
+                threads(count)
+                got = tensor(base, dtype)
+                native.scatter_(got, dim, idx, src, reduce, True)
+                results.append(values(got))
+            want = tensor(base, dtype)
+            CPU_KERNELS["scatter_"](want, dim, idx, src, reduce, True)
+            np.testing.assert_array_equal(results[0], results[1])
+            np.testing.assert_allclose(results[0], values(want), rtol=1e-6)
+    assert native.fallbacks == []
+
+
 def test_scatter_unknown_reduce_raises_the_reference_error(native):
     out = torch.zeros((3,))
     with pytest.raises(RuntimeError, match="reduce argument must be"):

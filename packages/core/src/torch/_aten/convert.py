@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import struct as _struct
 import warnings
 from typing import Any
 
@@ -159,10 +160,24 @@ def _to_kernel(self: Tensor, *, dtype: _dtype.dtype | None = None, layout: Any =
                             memory_format=memory_format)
 
 
+# The struct format of one element, by dtype: ``item()`` of a host tensor reads its one value
+# straight from the storage's bytes (a bounds-checked read, 1 µs), where a numpy view of it
+# cost 8. Other dtypes (bfloat16, complex, the float8s) take the numpy path.
+_ITEM_FORMATS = {
+    _dtype.float32: "=f", _dtype.float64: "=d", _dtype.float16: "=e", _dtype.int64: "=q",
+    _dtype.int32: "=i", _dtype.int16: "=h", _dtype.int8: "=b", _dtype.uint8: "=B",
+    _dtype.bool_: "=?",
+}
+
+
 def _local_scalar_dense_kernel(self: Tensor) -> Any:
     n = self.numel()
     if n != 1:
         raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+    host = self._storage._host
+    fmt = _ITEM_FORMATS.get(self._dtype)
+    if fmt is not None and host is not None and self._device.type == "cpu":
+        return _struct.unpack_from(fmt, host, self._offset * self._dtype.itemsize)[0]
     return _host_values(self).reshape(()).item()
 
 

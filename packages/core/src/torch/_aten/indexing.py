@@ -50,6 +50,11 @@ _INDEX_DTYPES = (_dtype.int64, _dtype.int32, _dtype.int16, _dtype.int8)
 
 
 def _extreme(prim: Any, idx: Tensor) -> int:
+    if 0 in idx._stride:
+        # A broadcast dim repeats the same values: read each once (a spread index_add index
+        # is one value per row; flattening it whole copied every repeat first).
+        shape = tuple(1 if st == 0 else n for n, st in zip(idx._shape, idx._stride))
+        idx = idx.as_strided(shape, idx._stride, idx._offset)
     flat = idx.reshape(-1)
     out = new_tensor((1,), idx._dtype, idx._device)
     prim(out, flat, [0])
