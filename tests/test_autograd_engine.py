@@ -459,3 +459,34 @@ def test_a_not_differentiable_op_with_two_float_outputs_raises_its_error_from_ei
     assert first.grad_fn is second.grad_fn and second.requires_grad
     with pytest.raises(RuntimeError, match="not differentiable here"):
         second.sum().backward()
+
+
+def test_a_value_used_many_times_sums_its_gradients():
+    """The engine sums a value's gradients in its buffer (in place when nothing else sees the
+    buffer): a value used three ways gets the sum of the three derivatives."""
+    x = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], requires_grad=True)
+    h = x * 2
+    (h.sin() + h.cos() + h * h).sum().backward()
+    xs = x.detach().numpy() * 2
+    want = 2 * (np.cos(xs) - np.sin(xs) + 2 * xs)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)
+
+
+def test_summing_gradients_never_changes_a_tensor_someone_holds():
+    """Gradients a hook kept, a gradient the caller passed in, and one gradient handed to two
+    inputs keep their values while later contributions are summed."""
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    kept = []
+    b = x + 0  # passes its gradient on unchanged
+    b.register_hook(lambda g: kept.append(g))
+    seed = torch.tensor([1.0, 10.0, 100.0])
+    (b * 1 + x.sin() + x).backward(seed)
+    np.testing.assert_array_equal(kept[0].numpy(), [1.0, 10.0, 100.0])
+    np.testing.assert_array_equal(seed.numpy(), [1.0, 10.0, 100.0])
+    np.testing.assert_allclose(x.grad.numpy(),
+                               np.array([1.0, 10.0, 100.0]) * (2 + np.cos([1.0, 2.0, 3.0])),
+                               rtol=1e-6)
+    y = torch.tensor([3.0, -1.0], requires_grad=True)
+    a = y * 1.0
+    g_a, = torch.autograd.grad((a + a + a * y).sum(), [a])
+    np.testing.assert_allclose(g_a.numpy(), [2 + 3.0, 2 - 1.0])

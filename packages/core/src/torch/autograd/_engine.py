@@ -195,7 +195,7 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                     elif nbuf[nr] is None:
                         nbuf[nr] = g
                     else:
-                        nbuf[nr] = nbuf[nr] + g
+                        nbuf[nr] = _sum(nbuf[nr], g, create_graph)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if not left:
@@ -205,6 +205,21 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
     while _callbacks:
         _callbacks.pop(0)()
     return results
+
+
+def _sum(buffered: Tensor, grad: Tensor, create_graph: bool) -> Tensor:
+    """``buffered + grad``, added in place into ``buffered`` when nothing else can see it:
+    the engine's buffer holds the only reference to the tensor and to its memory (no view, no
+    user tensor, no saved value, no other buffer), it has no repeated elements, and no graph
+    of the backward is being recorded. As PyTorch's input buffer, this saves a new tensor per
+    extra use of a value (a residual stream's gradient, a weight used twice)."""
+    if (not create_graph and _getrefcount(buffered) <= 3
+            and _getrefcount(buffered._storage) <= 2 and buffered._base is None
+            and isinstance(grad, Tensor) and buffered._shape == grad._shape
+            and buffered._dtype is grad._dtype and buffered._device == grad._device
+            and 0 not in buffered._stride and not buffered._requires_grad):
+        return buffered.add_(grad)
+    return buffered + grad
 
 
 def _needed(parents: dict[Node, list[Node]], starts: set[Node],
