@@ -16,8 +16,9 @@ frees it:
   file. A process killed by a signal never lets go (its file stays in ``/dev/shm``), and the
   sender must keep the tensor alive until the receiver has mapped it.
 
-A segment is an ``mmap`` subclass, so numpy arrays over it (the storages' host memory) keep it
-mapped, and a finaliser on it releases the descriptor or the count once no array views it.
+A segment is the base of the numpy arrays over it (the storages' host memory), so they keep it
+mapped, and a finaliser unmaps it and releases the descriptor or the count once no array views
+it.
 """
 
 from __future__ import annotations
@@ -44,16 +45,46 @@ _HEADER = 64
 _COUNT = struct.Struct("<q")
 
 
-class Segment(mmap.mmap):
-    """One shared segment mapped into this process. ``fd`` is its descriptor
-    (``file_descriptor``; -1 otherwise), ``name`` its path (``file_system``; None otherwise),
-    ``data_address`` the address of its first data byte."""
+class Segment:
+    """One shared segment mapped into this process (numpy arrays over it keep it mapped: it is
+    their base). ``fd`` is its descriptor (``file_descriptor``; -1 otherwise), ``name`` its path
+    (``file_system``; None otherwise), ``data_address`` the address of its first data byte.
 
-    fd: int
-    name: str | None
-    data_offset: int
-    data_address: int
-    key: Any
+    Mapped with the C library's ``mmap`` rather than Python's, which would hold a second
+    descriptor of the file for each segment (PyTorch's one descriptor per storage already
+    meets the limit on open files in programs that share many)."""
+
+    __slots__ = ("__weakref__", "address", "data_address", "data_offset", "fd", "key", "length",
+                 "name")
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        return {"data": (self.address, False), "shape": (self.length,), "typestr": "|u1",
+                "version": 3}
+
+    def bytes(self, offset: int, nbytes: int) -> np.ndarray:
+        """A ``uint8`` array over ``nbytes`` data bytes from ``offset`` (it keeps the segment
+        mapped)."""
+        start = self.data_offset + offset
+        return np.asarray(self)[start : start + nbytes]
+
+
+def _libc() -> Any:
+    global _LIBC
+    if _LIBC is None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_int, ctypes.c_long)
+        libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+        _LIBC = libc
+    return _LIBC
+
+
+_LIBC: Any = None
+_MAP_FAILED = 2**64 - 1  # (void *) -1
 
 
 # The segments mapped here, by identity of the memory (inode, or path): a storage that comes
@@ -64,13 +95,27 @@ _storages: weakref.WeakValueDictionary[Any, Any] = weakref.WeakValueDictionary()
 
 
 def _map(fd: int, length: int, data_offset: int, key: Any) -> Segment:
-    segment = Segment(fd, length)
+    address = _libc().mmap(None, length, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED,
+                           fd, 0)
+    if address is None or address == _MAP_FAILED:
+        import ctypes
+
+        errno = ctypes.get_errno()
+        raise RuntimeError(f"mapping {length} bytes of shared memory failed: "
+                           f"{os.strerror(errno)}")
+    segment = Segment()
+    segment.address, segment.length = address, length
     segment.data_offset = data_offset
-    # (a temporary array only to read the mapping's address; it is released at once)
-    segment.data_address = int(np.frombuffer(segment, np.uint8).ctypes.data) + data_offset
+    segment.data_address = address + data_offset
     segment.key = key
     _segments[key] = segment
     return segment
+
+
+def _unmap(address: int, length: int, fd: int) -> None:
+    _libc().munmap(address, length)
+    if fd >= 0:
+        os.close(fd)
 
 
 def _shm_dir() -> str:
@@ -106,7 +151,7 @@ def new_segment(nbytes: int, strategy: str) -> Segment:
         finally:
             os.close(fd)  # the name finds it; no descriptor is held (the point of file_system)
         segment.fd, segment.name = -1, path
-        weakref.finalize(segment, _let_go, path)
+        weakref.finalize(segment, _release_name, segment.address, segment.length, path)
         return segment
     fd = _anonymous_file()
     try:
@@ -116,7 +161,7 @@ def new_segment(nbytes: int, strategy: str) -> Segment:
         os.close(fd)
         raise
     segment.fd, segment.name = fd, None
-    weakref.finalize(segment, os.close, fd)
+    weakref.finalize(segment, _unmap, segment.address, length, fd)
     return segment
 
 
@@ -127,9 +172,13 @@ def attach_fd(fd: int, length: int) -> Segment:
     if segment is not None:
         os.close(fd)  # already mapped here, with a descriptor of its own
         return segment
-    segment = _map(fd, length, 0, key)
+    try:
+        segment = _map(fd, length, 0, key)
+    except BaseException:
+        os.close(fd)
+        raise
     segment.fd, segment.name = fd, None
-    weakref.finalize(segment, os.close, fd)
+    weakref.finalize(segment, _unmap, segment.address, length, fd)
     return segment
 
 
@@ -151,7 +200,7 @@ def attach_name(path: str, length: int) -> Segment:
     finally:
         os.close(fd)
     segment.fd, segment.name = -1, path
-    weakref.finalize(segment, _let_go, path)
+    weakref.finalize(segment, _release_name, segment.address, length, path)
     return segment
 
 
@@ -168,9 +217,10 @@ def _add(fd: int, delta: int) -> int:
         fcntl.lockf(fd, fcntl.LOCK_UN)
 
 
-def _let_go(path: str) -> None:
-    """This process no longer maps ``path``: count one user less, and remove the file when
-    it was the last."""
+def _release_name(address: int, length: int, path: str) -> None:
+    """This process no longer maps ``path``: unmap it, count one user less, and remove the
+    file when it was the last."""
+    _unmap(address, length, -1)
     try:
         fd = os.open(path, os.O_RDWR)
     except FileNotFoundError:
@@ -191,8 +241,6 @@ def segment_of(storage: Any) -> Segment | None:
             return owner
         if isinstance(owner, np.ndarray):
             owner = owner.base
-        elif isinstance(owner, memoryview):
-            owner = owner.obj
         else:
             return None
     return None
@@ -215,7 +263,7 @@ def share_storage_(storage: Any, strategy: str | None = None) -> Any:
         strategy = get_sharing_strategy()
     nbytes = storage.nbytes()
     segment = new_segment(nbytes, strategy)
-    host = np.frombuffer(segment, np.uint8, nbytes, segment.data_offset)
+    host = segment.bytes(0, nbytes)
     host[:] = _storage.read_bytes(storage, 0, nbytes)
     # (as storage.grow swaps an enlarged block in: the storage object stays, its memory moves)
     storage._handle = host
@@ -230,7 +278,7 @@ def new_shared(nbytes: int) -> Any:
     from . import get_sharing_strategy
 
     segment = new_segment(nbytes, get_sharing_strategy())
-    storage = _storage.wrap_host(np.frombuffer(segment, np.uint8, nbytes, segment.data_offset))
+    storage = _storage.wrap_host(segment.bytes(0, nbytes))
     _storages[(segment.key, 0, nbytes)] = storage
     return storage
 
@@ -241,8 +289,7 @@ def storage_over(segment: Segment, offset: int, nbytes: int) -> Any:
     key = (segment.key, offset, nbytes)
     storage = _storages.get(key)
     if storage is None:
-        host = np.frombuffer(segment, np.uint8, nbytes, segment.data_offset + offset)
-        storage = _storages[key] = _storage.wrap_host(host)
+        storage = _storages[key] = _storage.wrap_host(segment.bytes(offset, nbytes))
     return storage
 
 

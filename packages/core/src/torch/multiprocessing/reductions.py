@@ -38,8 +38,8 @@ def reduce_storage(storage: Any) -> tuple[Any, ...]:
     nbytes = storage.nbytes()
     offset = storage.data_ptr() - segment.data_address if nbytes else 0
     if segment.name is not None:
-        return (rebuild_storage_filename, (segment.name, len(segment), offset, nbytes))
-    return (rebuild_storage_fd, (DupFd(segment.fd), len(segment), offset, nbytes))
+        return (rebuild_storage_filename, (segment.name, segment.length, offset, nbytes))
+    return (rebuild_storage_fd, (DupFd(segment.fd), segment.length, offset, nbytes))
 
 
 def rebuild_storage_fd(dup: Any, length: int, offset: int, nbytes: int) -> Any:
