@@ -288,6 +288,13 @@ def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool) -> None:
     if var._grad is None:
         if create_graph:
             var._grad = grad
+        elif (grad._base is not None and grad._stride == var._stride
+              and _getrefcount(grad._storage) <= 3 and _getrefcount(grad._base) <= 2):
+            # A view in the parameter's layout whose memory nothing else can reach (the
+            # transposed product of a linear layer's weight gradient: only its unreachable
+            # base shares it): kept as a tensor of its own over that memory, without a copy.
+            var._grad = Tensor._make(grad._storage, grad._shape, grad._stride, grad._offset,
+                                     grad._dtype, grad._device)
         elif (grad._stride != var._stride or grad._base is not None) and \
                 not (grad.is_sparse or var.is_sparse):  # (a sparse one is kept as it is)
             # PyTorch's layout contract: .grad is a tensor of its own with the parameter's

@@ -49,12 +49,39 @@ def _ht(t: Tensor) -> Tensor:
     return t.t().conj() if t._dtype.is_complex else t.t()
 
 
+def _column_major(t: Tensor | None) -> bool:
+    """Whether a matrix is laid out by columns (the transposed view of a row-major one, as a
+    linear layer's ``weight.t()``); False for an argument the node did not keep (CROSS keeps
+    one only for the other's gradient)."""
+    return t is not None and t._stride[0] == 1 and t._stride[1] == t._shape[0] \
+        and t._shape[1] > 1
+
+
+def _grad_a(grad: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    """``grad @ b^H``, the gradient of ``a @ b`` for ``a``, laid out as ``a`` is: by columns
+    for a column-major ``a``, as ``(b @ grad^H)^H``, so that the gradient of a transposed
+    parameter arrives in the parameter's own layout and ``.grad`` needs no copy (PyTorch
+    computes it so too)."""
+    if _column_major(a):
+        return _ht(_MM(b, _ht(grad)))
+    return _MM(grad, _ht(b))
+
+
+def _grad_b(grad: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    """``a^H @ grad``, the gradient of ``a @ b`` for ``b``, laid out as ``b`` is (a linear
+    layer's ``weight.t()`` is column-major: ``(grad^H @ a)^H``)."""
+    if _column_major(b):
+        return _ht(_MM(_ht(grad), a))
+    return _MM(_ht(a), grad)
+
+
 @derivative("aten::mm", args=CROSS, result=False)
 def _(ctx, grad):
     # two products and two transposed views, nothing else: this runs for every linear layer
     need_a, need_b = ctx.needs_input_grad
-    return (_MM(grad, _ht(ctx.args[1])) if need_a else None,  # (n, k)
-            _MM(_ht(ctx.args[0]), grad) if need_b else None)  # (k, m)
+    a, b = ctx.args
+    return (_grad_a(grad, a, b) if need_a else None,  # (n, k)
+            _grad_b(grad, a, b) if need_b else None)  # (k, m)
 
 
 def _scaled(grad: Tensor, factor: Any) -> Tensor:
@@ -71,9 +98,10 @@ def _(ctx, grad):
     need_self, need_1, need_2 = ctx.needs_input_grad[:3]
     kwargs = ctx.kwargs
     product = _scaled(grad, kwargs.get("alpha", 1)) if need_1 or need_2 else None
+    mat1, mat2 = ctx.args[1], ctx.args[2]
     return (_scaled(grad, kwargs.get("beta", 1)) if need_self else None,
-            _MM(product, _ht(ctx.args[2])) if need_1 else None,  # (n, k)
-            _MM(_ht(ctx.args[1]), product) if need_2 else None)  # (k, m)
+            _grad_a(product, mat1, mat2) if need_1 else None,  # (n, k)
+            _grad_b(product, mat1, mat2) if need_2 else None)  # (k, m)
 
 
 @derivative("aten::bmm", args=CROSS, result=False)
