@@ -490,3 +490,30 @@ def test_summing_gradients_never_changes_a_tensor_someone_holds():
     a = y * 1.0
     g_a, = torch.autograd.grad((a + a + a * y).sum(), [a])
     np.testing.assert_allclose(g_a.numpy(), [2 + 3.0, 2 - 1.0])
+
+
+def test_a_linear_weight_gradient_arrives_in_the_weight_layout_without_a_copy():
+    """x @ w.t() differentiates for w.t() by columns, so w.grad is w's layout as computed:
+    no copy into the parameter's layout runs, and the values are grad^T @ x."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Ops(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = torch.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]], requires_grad=True)
+    w = torch.tensor([[0.5, -1.0, 2.0], [1.0, 1.0, 0.0]], requires_grad=True)
+    g = torch.tensor([[1.0, 2.0], [3.0, -4.0]])
+    y = torch.nn.functional.linear(x, w)
+    ops = Ops()
+    with ops:
+        y.backward(g)
+    assert not [n for n in ops.names if "copy" in n or "clone" in n]
+    assert w.grad.stride() == w.stride() and w.grad._base is None
+    np.testing.assert_allclose(w.grad.numpy(), g.numpy().T @ x.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), g.numpy() @ w.detach().numpy())
