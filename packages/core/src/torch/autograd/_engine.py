@@ -17,6 +17,7 @@ from typing import Any
 from .._core import config as _config
 from .._core.tensor import Tensor
 from ._nodes import edge_of
+from ._formulas import OUTPUTS as _OUTPUTS
 from .graph import AccumulateGrad, Node
 
 _callbacks: list[Any] = []
@@ -164,9 +165,7 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                 out = [None] * len(node._next)
             else:
                 try:
-                    out = node.apply(buf if single else
-                                     [g if g is not None else _zeros_for(node, i)
-                                      for i, g in enumerate(buf)])
+                    out = node.apply(buf if single else _dense(node, buf))
                 except Exception as exc:
                     if anomaly:
                         from . import anomaly_mode
@@ -236,6 +235,17 @@ def _needed(parents: dict[Node, list[Node]], starts: set[Node],
         needed.add(node)
         stack.extend(parents.get(node, ()))
     return needed
+
+
+def _dense(node: Node, buf: list[Any]) -> list[Any]:
+    """A multi-output node's gradients for its rule: zeros for a differentiable output that
+    received none (rules see dense gradients); None for an output the op does not
+    differentiate (a layer norm's mean and rstd: its rule never reads them, and filling them
+    cost two tensors per layer norm)."""
+    differentiable = _OUTPUTS.get(getattr(node, "_qualname", None))
+    return [g if g is not None
+            else None if differentiable is not None and i not in differentiable
+            else _zeros_for(node, i) for i, g in enumerate(buf)]
 
 
 def _zeros_for(node: Node, output_nr: int) -> Any:
