@@ -16,8 +16,8 @@ from typing import Any
 
 from .._core import config as _config
 from .._core.tensor import Tensor
+from ._formulas import OUTPUTS as _OUTPUTS, TAKES_NONE as _TAKES_NONE
 from ._nodes import edge_of
-from ._formulas import OUTPUTS as _OUTPUTS
 from .graph import AccumulateGrad, Node
 
 _callbacks: list[Any] = []
@@ -242,7 +242,10 @@ def _dense(node: Node, buf: list[Any]) -> list[Any]:
     received none (rules see dense gradients); None for an output the op does not
     differentiate (a layer norm's mean and rstd: its rule never reads them, and filling them
     cost two tensors per layer norm)."""
-    differentiable = _OUTPUTS.get(getattr(node, "_qualname", None))
+    qualname = getattr(node, "_qualname", None)
+    if qualname in _TAKES_NONE:
+        return buf
+    differentiable = _OUTPUTS.get(qualname)
     return [g if g is not None
             else None if differentiable is not None and i not in differentiable
             else _zeros_for(node, i) for i, g in enumerate(buf)]

@@ -44,13 +44,16 @@ CROSS = "cross"
 # qualname -> the outputs that are differentiable, for ops where only some are (PyTorch's
 # output_differentiability): the others come out of the Autograd kernel without history.
 OUTPUTS: dict[str, tuple[int, ...]] = {}
+# qualnames whose rules take None for an output that received no gradient (instead of zeros).
+TAKES_NONE: set[str] = set()
 AREAS = ("foundation", "elementwise", "reductions", "shape", "indexing", "linalg", "conv",
          "attention", "norm", "rnn", "random", "complex", "spectral",
          "sparse")
 
 
 def derivative(*qualnames: str, args: bool | str = True, result: bool = True,
-               outputs: tuple[int, ...] | None = None) -> Callable[[Rule], Rule]:
+               outputs: tuple[int, ...] | None = None,
+               takes_none: bool = False) -> Callable[[Rule], Rule]:
     """Register the decorated rule for each ``aten::name[.overload]`` in ``qualnames``.
 
     ``args=False`` / ``result=False``: the rule never reads ``ctx.args`` tensors /
@@ -60,7 +63,8 @@ def derivative(*qualnames: str, args: bool | str = True, result: bool = True,
     requires grad — ``(x * 2)`` keeps nothing and ``x`` may be written in place afterwards, as
     in PyTorch. ``outputs``: the differentiable outputs when not every floating output is
     (``native_layer_norm``'s mean and rstd are not); the rule still gets one gradient per
-    output (zeros for the others)."""
+    output (None for the others). ``takes_none``: the rule of a multi-output op takes None
+    for an output that received no gradient, where others get zeros."""
 
     def register(rule: Rule) -> Rule:
         for name in qualnames:
@@ -71,6 +75,8 @@ def derivative(*qualnames: str, args: bool | str = True, result: bool = True,
                 SAVES[name] = (args, result)
             if outputs is not None:
                 OUTPUTS[name] = outputs
+            if takes_none:
+                TAKES_NONE.add(name)
         return rule
 
     return register

@@ -11,7 +11,7 @@ from ..._core import config as _config
 from . import derivative
 
 
-@derivative("aten::_scaled_dot_product_flash_attention_for_cpu")
+@derivative("aten::_scaled_dot_product_flash_attention_for_cpu", takes_none=True)
 def _flash_attention(ctx, grad_out, grad_logsumexp):
     from ..._fused import attention as _attention
 
@@ -20,7 +20,11 @@ def _flash_attention(ctx, grad_out, grad_logsumexp):
     mask = ctx.kwargs.get("attn_mask")
     scale = ctx.kwargs.get("scale")
     out, logsumexp = ctx.result
-    if _config.is_grad_enabled() or bool(grad_logsumexp.ne(0).any()):
+    if grad_out is None:  # only logsumexp was used
+        grad_out = out.detach().new_zeros(out.shape)
+    # (logsumexp usually receives no gradient: None, with no zeros made or read)
+    if _config.is_grad_enabled() or (grad_logsumexp is not None
+                                     and bool(grad_logsumexp.ne(0).any())):
         dq, dk, dv = _attention.flash_backward_composite(
             grad_out, query, key, value, out, logsumexp, is_causal, mask, scale,
             grad_logsumexp)
