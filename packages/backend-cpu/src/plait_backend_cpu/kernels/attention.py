@@ -42,13 +42,28 @@ def _softmax_scale(query: Any, scale: float | None) -> float:
     return 1.0 / math.sqrt(e) if e else math.inf
 
 
+def _batch_strides(t: Any, batch: tuple[int, ...]) -> list[int]:
+    """``t``'s strides over the broadcast ``batch`` dims (its own dims before the last two,
+    aligned right; 0 where it broadcasts): what ``t.expand(*batch, rows, cols).stride()``
+    gives, worked out without making the view (this runs three times per attention call)."""
+    shape, strides = t.shape, t.stride()
+    own = len(shape) - 2
+    out = [0] * len(batch)
+    first = len(batch) - own
+    for i in range(own):
+        if shape[i] != 1:
+            out[first + i] = strides[i]
+    return out
+
+
 def _matrix(t: Any, batch: tuple[int, ...], rows: int, cols: int) -> tuple[Any, Operand]:
     """``t`` as a (batch..., rows, cols) operand the gemm takes: row-major (column stride 1,
     row stride >= cols) or column-major (row stride 1, column stride >= rows). Returns the
     tensor that owns the memory (a contiguous copy if ``t`` is neither) and the operand."""
-    for attempt in (t, t.contiguous()):
-        view = attempt.expand(*batch, rows, cols)
-        strides = view.stride()
+    for attempt in (t, None):
+        if attempt is None:
+            attempt = t.contiguous()
+        strides = attempt.stride()
         rs, cs = strides[-2], strides[-1]
         # strides of size-1 dimensions are arbitrary: give them the value the gemm wants
         if cols == 1:
@@ -56,14 +71,31 @@ def _matrix(t: Any, batch: tuple[int, ...], rows: int, cols: int) -> tuple[Any, 
         if rows == 1:
             rs = max(cols, 1) if cs == 1 else 1
         if (cs == 1 and rs >= cols) or (rs == 1 and cs >= rows):
-            return attempt, (view.data_ptr(), list(strides[:-2]), rs, cs)
+            return attempt, (attempt.data_ptr(), _batch_strides(attempt, batch), rs, cs)
     raise AssertionError("a contiguous tensor is always a row-major matrix")
 
 
-def _mask_operand(mask: Any, batch: tuple[int, ...], rows: int, cols: int) -> Operand:
-    view = mask.expand(*batch, rows, cols)  # any strides: the kernel reads it element-wise
-    strides = view.stride()
-    return (view.data_ptr(), list(strides[:-2]), strides[-2], strides[-1])
+def _mask_operand(mask: Any, batch: tuple[int, ...]) -> Operand:
+    """The additive mask as an operand over (batch..., L, S): any strides, the kernel reads it
+    element-wise; a size-1 (broadcast) row or column dim reads its one element."""
+    shape, strides = mask.shape, mask.stride()
+    rs = strides[-2] if len(shape) >= 2 and shape[-2] != 1 else 0
+    cs = strides[-1] if len(shape) >= 1 and shape[-1] != 1 else 0
+    return (mask.data_ptr(), _batch_strides(mask, batch), rs, cs)
+
+
+def _broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast of batch shapes (None when they do not broadcast: the composite then
+    raises PyTorch's error)."""
+    n = max(len(s) for s in shapes)
+    out = [1] * n
+    for s in shapes:
+        for i, size in enumerate(s, n - len(s)):
+            if size != 1:
+                if out[i] not in (1, size):
+                    return None
+                out[i] = size
+    return tuple(out)
 
 
 def make_kernels(
@@ -94,13 +126,14 @@ def make_kernels(
         shapes = [q.shape[:-2], k.shape[:-2], v.shape[:-2]]
         if mask is not None and mask.ndim > 2:
             shapes.append(mask.shape[:-2])
-        batch = tuple(torch.broadcast_shapes(*shapes))
+        batch = _broadcast(*shapes)
+        if batch is None:
+            return None
         return dt, cdt, code, q, k, v, mask, batch, (L, S, E, Ev)
 
     def forward(query: Any, key: Any, value: Any, dropout_p: float = 0.0,
                 is_causal: bool = False, *, attn_mask: Any = None,
                 scale: float | None = None) -> tuple[Any, Any]:
-        import torch
         from torch.backends import contract
 
         contract.check_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
@@ -113,9 +146,9 @@ def make_kernels(
         q, qo = _matrix(q, batch, L, E)
         k, ko = _matrix(k, batch, S, E)
         v, vo = _matrix(v, batch, S, Ev)
-        mo = _mask_operand(mask, batch, L, S) if mask is not None else None
-        out = torch.empty(*batch, L, Ev, dtype=cdt)
-        lse = torch.empty(*batch, L, dtype=cdt)
+        mo = _mask_operand(mask, batch) if mask is not None else None
+        out = contract.empty((*batch, L, Ev), cdt, query.device)
+        lse = contract.empty((*batch, L), cdt, query.device)
         if not native.attention_forward(code, list(batch), L, S, E, Ev, qo, ko, vo, mo,
                                         out.data_ptr(), lse.data_ptr(),
                                         _softmax_scale(query, scale), bool(is_causal)):
@@ -126,7 +159,6 @@ def make_kernels(
     def backward(grad_out: Any, query: Any, key: Any, value: Any, out: Any, logsumexp: Any,
                  dropout_p: float, is_causal: bool, *, attn_mask: Any = None,
                  scale: float | None = None) -> tuple[Any, Any, Any]:
-        import torch
         from torch.backends import contract
 
         def fallback() -> tuple[Any, Any, Any]:
@@ -145,11 +177,13 @@ def make_kernels(
         q, qo = _matrix(q, batch, L, E)
         k, ko = _matrix(k, batch, S, E)
         v, vo = _matrix(v, batch, S, Ev)
-        mo = _mask_operand(mask, batch, L, S) if mask is not None else None
-        go, o, lse = (t.to(cdt).contiguous() for t in (grad_out, out, logsumexp))
-        gq = torch.empty(*batch, L, E, dtype=cdt)
-        gk = torch.empty(*batch, S, E, dtype=cdt)
-        gv = torch.empty(*batch, S, Ev, dtype=cdt)
+        mo = _mask_operand(mask, batch) if mask is not None else None
+        go, o, lse = (t if t.dtype == cdt and t.is_contiguous() else t.to(cdt).contiguous()
+                      for t in (grad_out, out, logsumexp))
+        device = query.device
+        gq = contract.empty((*batch, L, E), cdt, device)
+        gk = contract.empty((*batch, S, E), cdt, device)
+        gv = contract.empty((*batch, S, Ev), cdt, device)
         if not native.attention_backward(code, list(batch), L, S, E, Ev, go.data_ptr(), qo, ko,
                                          vo, mo, o.data_ptr(), lse.data_ptr(), gq.data_ptr(),
                                          gk.data_ptr(), gv.data_ptr(),
