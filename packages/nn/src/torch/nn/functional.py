@@ -182,14 +182,20 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 # --------------------------------------------------------------------------- attention
 
 
+# The operators these functions call, looked up once (a torch.ops.aten attribute is
+# resolved on every read).
+_aten_sdpa = torch.ops.aten.scaled_dot_product_attention.default
+_aten_cross_entropy = torch.ops.aten.cross_entropy_loss.default
+
+
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
     """``softmax(query @ key^T * scale + mask) @ value`` over (..., L, E) / (..., S, E) inputs;
     a boolean mask marks the positions that take part, ``is_causal`` masks the future."""
-    return torch.ops.aten.scaled_dot_product_attention(
-        query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
+    return _aten_sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                      enable_gqa=enable_gqa)
 
 
 # --------------------------------------------------------------------------- losses
@@ -203,8 +209,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     class-probability ``target``."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    return torch.ops.aten.cross_entropy_loss(input, target, weight, _reduction_enum(reduction),
-                                             ignore_index, label_smoothing)
+    return _aten_cross_entropy(input, target, weight, _reduction_enum(reduction), ignore_index,
+                               label_smoothing)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
