@@ -386,6 +386,8 @@ class Tensor:
         return self._base is not None
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
+        if memory_format is None and self._interned_layout is not None:
+            return True  # (an interned layout is a contiguous one: no stride walk)
         if memory_format is not None:
             from . import layout as _layout
 
