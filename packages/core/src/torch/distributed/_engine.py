@@ -19,6 +19,9 @@ ENGINE_MISSING = ("torch.distributed's CPU engine is MPI through mpi4py, which i
                   "`pip install mpi4py` built against it)")
 
 _mpi: Any = None
+_IALLREDUCE_ALGORITHM = "OMPI_MCA_coll_libnbc_iallreduce_algorithm"
+_SPINS = 256  # polls before a wait starts yielding the core between polls
+_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 def load_mpi() -> Any:
@@ -29,6 +32,13 @@ def load_mpi() -> Any:
         # Open MPI refuses root unless told; containers and CI run as root.
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        # Collectives are non-blocking (for timeouts and async_op), and Open MPI's libnbc
+        # picks a binomial tree for every iallreduce below 4 ranks or in place (ours are):
+        # each rank then reduces the whole buffer and the root sends it back. Rabenseifner's
+        # (reduce-scatter, then allgather) halves the work and bytes per rank; it is what the
+        # blocking Allreduce's tuning picks for large buffers. (libnbc falls back to its ring
+        # for buffers of fewer elements than ranks.) Set before MPI starts; the user's wins.
+        os.environ.setdefault(_IALLREDUCE_ALGORITHM, "3")
         try:
             import mpi4py
         except ImportError as error:
@@ -47,14 +57,19 @@ def wait_request(request: Any, timeout_s: float, what: str) -> None:
     instead of blocking forever (a peer that never joins the collective)."""
     from ._errors import DistBackendError
 
-    # Spin for the first second, as MPI's own Wait does: each Test also advances the
-    # collective (MPI makes progress only inside its calls), so sleeping here would slow a
-    # large transfer. After that, back off so that a long wait leaves the cores to the peers.
+    # Poll without sleeping for the first second, as MPI's own Wait does: each Test also
+    # advances the collective (MPI makes progress only inside its calls), so sleeping here
+    # would slow a large transfer. Past the first spins, each poll yields the core, which
+    # costs nothing when no one else wants it but lets a peer rank still computing (a DDP
+    # backward that is behind) run when the ranks share cores. After the first second, back
+    # off so that a long wait leaves the cores to the peers.
     start = time.monotonic()
     deadline = start + timeout_s
     spins = 0
     while not request.Test():
         spins += 1
+        if spins > _SPINS:
+            _yield()
         if spins % 1024 == 0:
             now = time.monotonic()
             if now > deadline:

@@ -209,6 +209,8 @@ class DistributedDataParallel(Module):
         if not self._armed or id(parameter) in self._ready:
             return
         self._backward_started = True
+        for work in self._works:  # MPI moves data only inside its calls: let it progress
+            work.is_completed()
         bucket, index = self._slots[id(parameter)]
         bucket.slot(index).copy_(parameter.grad.detach().reshape(-1))
         self._used.add(id(parameter))
