@@ -183,9 +183,11 @@ def test_hogwild_two_processes_train_one_shared_model():
     with torch.no_grad():
         model.weight.zero_()
     model.share_memory()
-    mp.spawn(_hogwild, args=(model, 60), nprocs=2)
-    # The children trained the parent's own parameter (unshared, it would still be zero).
-    assert torch.allclose(model.weight, torch.tensor([[1.0, 2.0, 3.0, 4.0]]), atol=0.05)
+    mp.spawn(_hogwild, args=(model, 25), nprocs=2)
+    # Both children trained the parent's own parameter: unshared it would still be zero, and
+    # one process's 25 steps alone leave it about 0.26 away from the target (run in one
+    # process: 0.257 and 0.265 for each child's data; 0.016 for both one after the other).
+    assert torch.allclose(model.weight, torch.tensor([[1.0, 2.0, 3.0, 4.0]]), atol=0.08)
 
 
 def test_dataloader_workers_return_batches_in_shared_memory():
