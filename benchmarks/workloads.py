@@ -404,6 +404,37 @@ def nanogpt_step(quick: bool) -> Case:
 
 # --------------------------------------------------------------------------- the table
 
+def _layer_op(name: str) -> Callable[[bool], Case]:
+    """One call of a layer's functional op on a small input that requires grad (a GPT of width
+    16: (2, 8, 16) activations), recorded for backward: the per-call cost a model pays for each
+    of its layers when the tensors are small."""
+
+    def setup(quick: bool) -> Case:
+        import torch.nn.functional as F
+
+        x = _randn((2, 8, 16), 30, requires_grad=True)
+        w, b = _randn((48, 16), 31, requires_grad=True), _randn((48,), 32, requires_grad=True)
+        gain, shift = _randn((16,), 33, requires_grad=True), _randn((16,), 34, requires_grad=True)
+        heads = _randn((2, 4, 8, 4), 35, requires_grad=True)
+        table = _randn((65, 16), 36, requires_grad=True)
+        idx = _tensor(np.random.RandomState(37).randint(0, 65, (2, 8)).astype(np.int64))
+        logits = _randn((16, 65), 38, requires_grad=True)
+        target = _tensor(np.random.RandomState(39).randint(0, 65, 16).astype(np.int64))
+        calls = {
+            "linear": lambda: F.linear(x, w, b),
+            "layer_norm": lambda: F.layer_norm(x, (16,), gain, shift),
+            "gelu": lambda: F.gelu(x),
+            "softmax": lambda: torch.softmax(x, -1),
+            "sdpa": lambda: F.scaled_dot_product_attention(heads, heads, heads, is_causal=True),
+            "embedding": lambda: F.embedding(idx, table),
+            "cross_entropy": lambda: F.cross_entropy(logits, target),
+            "transpose+contiguous": lambda: x.transpose(1, 2).contiguous(),
+        }
+        return Case(calls[name], tol=1e-3)
+
+    return setup
+
+
 N = 10_000_000
 ROW = (4096, 1024)
 QROW = (8, 16)
@@ -429,6 +460,18 @@ WORKLOADS: tuple[Workload, ...] = (
              small_call(_mixed, lambda a, b: a + b)),
     Workload("F.relu (4 floats)", "small-op overhead", 1.0,
              small_call(_four, lambda a, b: torch.nn.functional.relu(a))),
+    *(Workload(f"{label}, requires_grad (GPT width 16)", "small-op overhead", 1.0,
+               _layer_op(name), needs)
+      for label, name, needs in (
+          ("F.linear (2,8,16) -> 48", "linear", ()),
+          ("F.layer_norm (2,8,16)", "layer_norm", ("torch.nn.functional.layer_norm",)),
+          ("F.gelu (2,8,16)", "gelu", ("torch.nn.functional.gelu",)),
+          ("softmax (2,8,16)", "softmax", ()),
+          ("causal SDPA (2,4,8,4)", "sdpa",
+           ("torch.nn.functional.scaled_dot_product_attention",)),
+          ("F.embedding 16 of 65 rows", "embedding", ("torch.nn.functional.embedding",)),
+          ("F.cross_entropy (16,65)", "cross_entropy", _LOSS[:1]),
+          ("transpose+contiguous (2,8,16)", "transpose+contiguous", ()))),
     Workload("add 1e7 float32", "elementwise", 1.0, binary(lambda a, b: a + b, N, 1000)),
     Workload("mul 1e7 float32", "elementwise", 1.0, binary(lambda a, b: a * b, N, 1000)),
     Workload("exp 1e7 float32", "elementwise", 1.0, unary(torch.exp, N, 1000)),
