@@ -216,6 +216,13 @@ for dtype in DTYPES:
         dist.reduce_scatter_tensor(t, torch.cat([mine(dtype, rank + r) for r in range(world)]))
         out[("reduce_scatter_tensor", name)] = keep(t)
 
+# a buffer that the ranks' shares do not divide evenly (Rabenseifner's split), float64 and int32
+for dtype in (torch.float64, torch.int32):
+    t = torch.arange(1001, dtype=dtype) * (rank + 1)
+    dist.all_reduce(t)
+    out[("uneven", str(dtype))] = t.tolist()
+out["iallreduce_algorithm"] = os.environ.get("OMPI_MCA_coll_libnbc_iallreduce_algorithm")
+
 # async work, non-contiguous tensors, any-source receive, subgroups, objects
 t = torch.arange(6.).reshape(2, 3).t() * (rank + 1)
 work = dist.all_reduce(t, async_op=True)
@@ -378,6 +385,10 @@ def test_launcher_environment_and_the_rest(collectives: list[dict[str, Any]]) ->
         assert seen["broadcast_object_list"] == [{"from": 1}, "x"]
         assert seen["all_gather_object"] == [("rank", r, [r] * r) for r in range(WORLD)]
         assert seen["scatter_object_list"] == [f"for {rank}" * (rank + 1)]
+        total = sum(range(1, WORLD + 1))
+        assert seen[("uneven", "torch.float64")] == [float(i * total) for i in range(1001)]
+        assert seen[("uneven", "torch.int32")] == [i * total for i in range(1001)]
+        assert seen["iallreduce_algorithm"] == "3"  # the engine's choice (docs/distributed.md)
     assert len({seen["env"]["TORCHELASTIC_RUN_ID"] for seen in collectives}) == 1
     assert collectives[0]["any_source"] == list(range(1, WORLD))
     assert collectives[0]["gather_object"] == [0, 10, 20]
