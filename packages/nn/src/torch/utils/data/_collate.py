@@ -43,12 +43,32 @@ def default_convert(data: Any) -> Any:
     return data
 
 
+def _shared_out(batch: list[Tensor]) -> Tensor | None:
+    """In a DataLoader worker, the batch's tensor made in shared memory, which is where it must
+    go to reach the main process (stacked there, it saves a copy); None elsewhere, and for
+    samples that do not stack (the stack raises its own error)."""
+    from .dataloader import get_worker_info
+
+    elem = batch[0]
+    if get_worker_info() is None or elem.device.type != "cpu":
+        return None
+    shape = elem.shape
+    if any(sample.shape != shape or sample.dtype != elem.dtype for sample in batch):
+        return None
+    storage = torch.UntypedStorage._new_shared(len(batch) * elem.numel() * elem.element_size())
+    size = (len(batch), *shape)
+    stride = [1] * len(size)
+    for dim in range(len(size) - 2, -1, -1):
+        stride[dim] = stride[dim + 1] * size[dim + 1]
+    return torch.empty(0, dtype=elem.dtype).set_(storage, 0, size, stride)
+
+
 def default_collate(batch: list[Any]) -> Any:
     """Stack a list of samples into a batch: tensors, numpy arrays and numbers into tensors
     with a new first dim; dicts, named tuples, tuples and lists element by element."""
     elem = batch[0]
     if isinstance(elem, Tensor):
-        return torch.stack(batch, 0)
+        return torch.stack(batch, 0, out=_shared_out(batch))
     if isinstance(elem, np.ndarray):
         if _NP_STR.search(elem.dtype.str):
             raise TypeError(_ERR.format(elem.dtype))
