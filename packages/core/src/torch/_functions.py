@@ -49,6 +49,7 @@ OP_MODULES = (
     "_fused.adam",
     "_aten.conv",
     "_fused.activations",
+    "_fused.embedding",
     "_fused.rnn_cells",
     "_fused.diagonals",
     "_fused.distances",

@@ -326,6 +326,37 @@ def index_select(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str,
     return picked.movedim(1, d)
 
 
+def embedding(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A batched table picks each sample's rows from its own table; a batched index alone is
+    just more indices."""
+    weight, indices = args[0], args[1]
+    if not ctx.batched(weight):
+        return func(*args, **kwargs)
+    weight, indices = ctx.full(weight), ctx.full(indices)  # (B, N, D), (B, *s)
+    b = weight.shape[0]
+    flat = indices.reshape(b, -1)
+    rows = torch.arange(b, device=weight.device).unsqueeze(1)  # (B, 1)
+    return weight[rows, flat].reshape(*indices.shape, weight.shape[-1])
+
+
+def embedding_dense_backward(ctx: Level, func: Any, args: tuple[Any, ...],
+                             kwargs: dict[str, Any]) -> Any:
+    """Each sample's gradient into its own table: the samples' tables side by side as one
+    table of B * N rows (indices offset by sample), then split; padding rows cleared per
+    sample."""
+    names = ("grad_output", "indices", "num_weights", "padding_idx", "scale_grad_by_freq")
+    grad, indices, num, padding, scale = (
+        args[i] if i < len(args) else kwargs[name] for i, name in enumerate(names))
+    grad, indices = ctx.full(grad), ctx.full(indices)  # (B, *s, D), (B, *s)
+    b, d = grad.shape[0], grad.shape[-1]
+    offsets = torch.arange(b, device=indices.device).reshape(b, *([1] * (indices.dim() - 1)))
+    flat = (indices.long() + offsets * num).reshape(-1)
+    out = func(grad.reshape(-1, d), flat, b * num, -1, scale).reshape(b, num, d)
+    if 0 <= padding < num:
+        out = out.index_fill(1, torch.tensor([padding], device=out.device), 0)
+    return out
+
+
 def _index_tail(indices: Sequence[Any]) -> tuple[int, int, bool]:
     """(dims the indices consume, index of the first one, whether they are adjacent)."""
     positions = [i for i, t in enumerate(indices) if t is not None]
@@ -760,6 +791,7 @@ RULES.update({
     "aten::view_as_complex": self_dim_last, "aten::contiguous": leading,
     "aten::mm": mm, "aten::bmm": mm, "aten::mv": mv, "aten::dot": dot, "aten::vdot": dot,
     "aten::index_select": index_select, "aten::index.Tensor": index,
+    "aten::embedding": embedding, "aten::embedding_dense_backward": embedding_dense_backward,
     "aten::index_put_": index_put,
     "aten::convolution": convolution, "aten::convolution_backward": convolution_backward,
     "aten::native_layer_norm": layer_norm,

@@ -16,7 +16,7 @@ from ..._aten.indexing import ATEN as _INDEXING
 from ..._aten.shape import cat
 from ..._core import config as _config, dtype as _dtype
 from ..._core.tensor import Tensor
-from . import derivative
+from . import CROSS, derivative
 from .shape import arg, needs, positional
 
 
@@ -114,6 +114,50 @@ def _index_select(ctx: Any, grad: Any) -> tuple[Any, ...]:
     spread = idx.reshape(view).expand(tuple(grad.shape))
     grad_self = _zeros(self.shape, grad).scatter_add(d, spread, grad)
     return positional(ctx, grad_self, None, None)
+
+
+# -- embedding ----------------------------------------------------------------------------------
+
+
+def _embedding_ops():
+    from ..._fused import embedding as _embedding
+
+    return _embedding.ATEN
+
+
+@derivative("aten::embedding", args=CROSS, result=False)
+def _embedding(ctx: Any, grad: Any) -> tuple[Any, ...]:
+    # The rule reads the indices and the table's row count, never the table itself (CROSS
+    # keeps only the indices), so the table may be updated in place before the backward.
+    indices = ctx.args[1]
+    padding_idx = arg(ctx, 2, "padding_idx", -1)
+    scale_grad_by_freq = arg(ctx, 3, "scale_grad_by_freq", False)
+    if not needs(ctx, 0):
+        return positional(ctx, None, None, None, None, None)
+    num_weights = ctx._node._inputs_meta[0][0][0]
+    grad_weight = _embedding_ops()["embedding_dense_backward"](
+        grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+    return positional(ctx, grad_weight, None, None, None, None)
+
+
+@derivative("aten::embedding_dense_backward", args=CROSS, result=False)
+def _embedding_dense_backward(ctx: Any, grad: Any) -> tuple[Any, ...]:
+    # linear in grad_output: the rows of the cotangent at the indices, with the same padding
+    # and frequency scaling
+    indices = ctx.args[1]
+    padding_idx = arg(ctx, 3, "padding_idx", -1)
+    scale_grad_by_freq = arg(ctx, 4, "scale_grad_by_freq", False)
+    if not needs(ctx, 0):
+        return positional(ctx, None, None, None, None, None)
+    flat = _long(indices).reshape(-1)
+    rows = grad.index_select(0, flat)
+    if scale_grad_by_freq and flat.numel():
+        counts = flat.bincount(minlength=grad.shape[0]).index_select(0, flat)
+        rows = rows / counts.unsqueeze(1).to(rows.dtype)
+    if padding_idx >= 0:
+        rows = rows * (flat != padding_idx).unsqueeze(1).to(rows.dtype)
+    out_shape = ctx._node._inputs_meta[0][0]
+    return positional(ctx, rows.reshape(out_shape), None, None, None, None)
 
 
 # -- gather and scatter ----------------------------------------------------------------------

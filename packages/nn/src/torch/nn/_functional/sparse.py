@@ -12,6 +12,9 @@ from torch.jit._recording import traced_as
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
 
+_aten_embedding = torch.ops.aten.embedding.default
+
+
 def _check_indices(input: Tensor) -> None:
     if input.dtype not in (torch.int64, torch.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
@@ -55,20 +58,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     padding_idx = _padding_idx(padding_idx, weight.shape[0])
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
-    flat = input.reshape(-1).to(torch.int64)
     if sparse and weight.requires_grad and torch.is_grad_enabled():
+        flat = input.reshape(-1).to(torch.int64)
         out = _SparseRows.apply(weight, flat, padding_idx, scale_grad_by_freq)
         return out.reshape(*input.shape, weight.shape[1])
-    out = weight.index_select(0, flat)
-    if padding_idx is not None and weight.requires_grad:
-        keep = (flat != padding_idx).unsqueeze(1)
-        out = torch.where(keep, out, out.detach())
-    if scale_grad_by_freq and weight.requires_grad and flat.numel():
-        counts = torch.bincount(flat, minlength=weight.shape[0]).to(out.dtype)
-        scale = (1.0 / counts.index_select(0, flat)).unsqueeze(1)
-        # the same values forward; the gradient scaled by 1/count backward
-        out = out.detach() + (out - out.detach()) * scale
-    return out.reshape(*input.shape, weight.shape[1])
+    # one operator, with one derivative (its padding and frequency scaling included)
+    return _aten_embedding(weight, input, -1 if padding_idx is None else padding_idx,
+                           scale_grad_by_freq, False)
 
 
 class _SparseRows(torch.autograd.Function):
