@@ -49,16 +49,19 @@ _INDEX_DTYPES = (_dtype.int64, _dtype.int32, _dtype.int16, _dtype.int8)
 # -- index checks ----------------------------------------------------------------------------
 
 
-def _extreme(prim: Any, idx: Tensor) -> int:
+def _extremes(idx: Tensor) -> tuple[int, int]:
+    """The smallest and the largest value of an integer tensor with elements."""
     if 0 in idx._stride:
         # A broadcast dim repeats the same values: read each once (a spread index_add index
         # is one value per row; flattening it whole copied every repeat first).
         shape = tuple(1 if st == 0 else n for n, st in zip(idx._shape, idx._stride))
         idx = idx.as_strided(shape, idx._stride, idx._offset)
-    flat = idx.reshape(-1)
-    out = new_tensor((1,), idx._dtype, idx._device)
-    prim(out, flat, [0])
-    return int(out.item())
+    flat = idx if idx.ndim == 1 else idx.reshape(-1)
+    lo = new_tensor((1,), idx._dtype, idx._device)
+    hi = new_tensor((1,), idx._dtype, idx._device)
+    PRIMS.amin(lo, flat, [0])
+    PRIMS.amax(hi, flat, [0])
+    return int(lo.item()), int(hi.item())
 
 
 def checked_index(idx: Tensor, size: int, dim: int, *, negative: bool = True,
@@ -71,7 +74,7 @@ def checked_index(idx: Tensor, size: int, dim: int, *, negative: bool = True,
         idx = to_dtype(idx, _dtype.int64)
     if idx.numel() == 0 or not has_data(idx):  # meta and fake have no values to check
         return idx
-    lo, hi = _extreme(PRIMS.amin, idx), _extreme(PRIMS.amax, idx)
+    lo, hi = _extremes(idx)
     low = -size if negative else 0
     if lo < low or hi >= size:
         bad = next(v for v in idx.reshape(-1).tolist() if not low <= v < size)

@@ -67,10 +67,12 @@ def arange_index(n: int, dev: _device, start: int = 0, step: int = 1) -> Tensor:
 def along(index: Tensor, dim: int, shape: tuple[int, ...]) -> Tensor:
     """A 1-d ``index`` placed along ``dim`` and broadcast (stride 0) to ``shape``: the index
     argument of a gather or scatter that picks whole slices along ``dim``."""
-    view = [1] * len(shape)
-    if shape:
-        view[dim] = index._shape[0]
-    return index.reshape(view).expand(shape)
+    if not shape:
+        return index.reshape(())
+    # one strided view (stride 0 off ``dim``), where a reshape and an expand were two ops
+    strides = [0] * len(shape)
+    strides[dim] = index._stride[0]
+    return index.as_strided(shape, strides, index._offset)
 
 
 def gather_slices(x: Tensor, dim: int, index: Tensor) -> Tensor:
