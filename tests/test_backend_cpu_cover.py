@@ -439,3 +439,26 @@ def test_public_ops_do_not_call_the_reference(no_reference):
     torch.manual_seed(0)
     torch.rand(3, 4)
     torch.randint(0, 10, (5, 2))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64],
+                         ids=str)
+def test_embedding_rows_match_indexing_in_every_layout(dtype):
+    """aten::embedding (the backend's one-call kernel, or core's composite for the layouts it
+    declines) gives the table's rows at the indices; a bad index is PyTorch's IndexError."""
+    rng = np.random.default_rng(4)
+    table = sample((9, 5), dtype, rng)
+    weights = [tensor(table, dtype), tensor(np.ascontiguousarray(table.T), dtype).t()]
+    index = rng.integers(0, 9, size=(3, 4))
+    indices = [tensor(index, torch.int64), tensor(index, torch.int32),
+               tensor(np.ascontiguousarray(index.T), torch.int64).t(),
+               tensor(np.array(7), torch.int64), tensor(np.zeros((0, 2)), torch.int64)]
+    for weight in weights:
+        for idx in indices:
+            got = torch.nn.functional.embedding(idx, weight)
+            want = table[values(idx).astype(np.int64)]
+            assert got.shape == (*idx.shape, 5) and got.dtype == dtype
+            np.testing.assert_array_equal(values(got), want)
+        for bad in (9, -1):
+            with pytest.raises(IndexError, match="index out of range in self"):
+                torch.nn.functional.embedding(tensor(np.array([0, bad]), torch.int64), weight)

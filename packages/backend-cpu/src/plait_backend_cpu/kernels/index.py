@@ -107,4 +107,35 @@ def make_kernels(
                 return reference("nonzero")(a)
         return out.t()
 
-    return {"gather": gather, "scatter_": scatter_, "nonzero": nonzero}
+    def embedding(weight: Any, indices: Any, padding_idx: int = -1,
+                  scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
+        """``aten::embedding`` in one native call: the rows are copied by gather's row
+        path, which checks every index first (core's composite checks them with two
+        reductions, then gathers). Cases off that path go to the composite."""
+        from torch.backends import contract
+
+        code = dtype_codes.get(weight.dtype, unknown)
+        shape = tuple(indices.shape)
+        if (code == unknown or weight.ndim != 2 or not weight.shape[1]
+                or dtype_codes.get(indices.dtype) != int64
+                or not indices.is_contiguous() or weight.device.type != "cpu"
+                or indices.device.type != "cpu"):
+            return contract.composite("aten::embedding")(weight, indices, padding_idx,
+                                                        scale_grad_by_freq, sparse)
+        rows, width = weight.shape
+        out = contract.empty((*shape, width), weight.dtype, weight.device)
+        n = out.numel() // width
+        if n:
+            out_ptr, weight_ptr, index_ptr = pointers("embedding", out, weight, indices)
+            try:
+                done = native.gather(code, (n, width), out_ptr, (width, 1), (rows, width),
+                                     weight_ptr, tuple(weight.stride()), 0, index_ptr, (1, 0))
+            except IndexError:
+                raise IndexError("index out of range in self") from None
+            if not done:
+                return contract.composite("aten::embedding")(weight, indices, padding_idx,
+                                                            scale_grad_by_freq, sparse)
+        return out
+
+    return {"gather": gather, "scatter_": scatter_, "nonzero": nonzero,
+            "aten::embedding": embedding}
