@@ -402,3 +402,18 @@ def _np_attention(q, k, v, mask):
     hidden = np.isneginf(s).all(-1, keepdims=True)
     s = np.exp(s - np.where(hidden, 0, s.max(-1, keepdims=True)))
     return np.where(hidden, 0, s / np.where(hidden, 1, s.sum(-1, keepdims=True))) @ v
+
+
+def test_masks_broadcast_to_the_scores_or_raise():
+    """A mask whose last dims do not broadcast to (L, S) raises PyTorch's size error; masks
+    that broadcast (a row, a column of ones, a batch of them) give the masked softmax."""
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 3, 5, 4), torch.randn(2, 3, 6, 4), torch.randn(2, 3, 6, 4)
+    for bad in (torch.randn(5, 5), torch.randn(4, 6), torch.randn(5)):
+        with pytest.raises(RuntimeError, match="must match the size"):
+            SDPA(q, k, v, attn_mask=bad)
+    for mask in (torch.randn(6), torch.randn(5, 1), torch.randn(2, 1, 5, 6)):
+        scores = q @ k.transpose(-1, -2) / 2.0 + mask
+        want = scores.softmax(-1) @ v
+        got = SDPA(q, k, v, attn_mask=mask)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)

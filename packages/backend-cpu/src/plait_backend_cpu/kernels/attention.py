@@ -122,6 +122,12 @@ def make_kernels(
         if 0 in (L, S, E, Ev):
             return None
         q, k, v = (t if t.dtype == cdt else t.to(cdt) for t in (query, key, value))
+        if attn_mask is not None:
+            # the mask's own last dims must broadcast to (L, S): otherwise the composite
+            # raises PyTorch's error
+            tail = tuple(attn_mask.shape[-2:])
+            if (len(tail) == 2 and tail[0] not in (1, L)) or (tail and tail[-1] not in (1, S)):
+                return None
         mask = _additive_mask(attn_mask, cdt)
         shapes = [q.shape[:-2], k.shape[:-2], v.shape[:-2]]
         if mask is not None and mask.ndim > 2:
