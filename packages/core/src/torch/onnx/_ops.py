@@ -405,6 +405,16 @@ def _matmul(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any
     return g.op("MatMul", args[0], args[1])
 
 
+@row("aten::linear")
+def _linear(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    a = _bound(node, args, kwargs)  # F.linear's arguments
+    x, weight, bias = a["input"], a["weight"], a["bias"]
+    if x.rank == 2 and bias is not None:  # a batch of rows: one Gemm, as PyTorch exports it
+        return g.op("Gemm", x, weight, bias, transB=1)
+    out = g.op("MatMul", x, g.op("Transpose", weight, perm=[1, 0]))
+    return out if bias is None else g.op("Add", out, bias)
+
+
 @row("aten::addmm")
 def _addmm(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     beta = _arg(args, kwargs, 3, "beta", 1)

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch.jit._recording import traced_as
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "cross_entropy", "dropout", "gelu", "layer_norm", "linear",
@@ -53,6 +54,9 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 # --------------------------------------------------------------------------- linear, conv
 
 
+# one node in traces (an ONNX MatMul over any leading dims, which stay dynamic), as
+# aten::linear in PyTorch
+@traced_as("aten::linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: ``input`` (*, in_features), ``weight`` (out_features,
     in_features), ``bias`` (out_features)."""
