@@ -2,9 +2,8 @@
 
 Libraries ask ``torch.compiler.is_compiling()`` on ordinary eager paths and decorate functions
 with ``torch.compiler.disable`` or ``allow_in_graph`` at import, so these answer without
-plait-compile. Graph capture is not implemented yet (plait-compile runs models eagerly), so
-nothing is ever being compiled or exported here: the markers return what they mark unchanged,
-and the questions answer False.
+plait-compile: while ``torch._dynamo`` is not imported nothing can be compiling, and the
+questions answer False without importing it; once it is, they ask it.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ __all__ = [
     "is_exporting",
     "list_backends",
     "reset",
+    "set_stance",
     "substitute_in_graph",
 ]
 
@@ -37,14 +37,20 @@ def compile(*args: Any, **kwargs: Any) -> Any:
     return torch_compile(*args, **kwargs)
 
 
+def _loaded_dynamo() -> Any:
+    """plait-compile's ``torch._dynamo`` if something imported it, else None."""
+    return sys.modules.get("torch._dynamo")
+
+
 def is_compiling() -> bool:
-    """Whether the caller runs inside a graph being captured (never, until graph capture)."""
-    return False
+    """Whether the caller runs inside a compiled function's graph capture."""
+    dynamo = _loaded_dynamo()
+    return dynamo is not None and dynamo.is_compiling()
 
 
 def is_dynamo_compiling() -> bool:
-    """Whether the caller is being traced by dynamo (never, until graph capture)."""
-    return False
+    """Whether the caller is being captured by dynamo (:func:`is_compiling` here)."""
+    return is_compiling()
 
 
 def is_exporting() -> bool:
@@ -53,17 +59,33 @@ def is_exporting() -> bool:
 
 
 def disable(fn: Any = None, recursive: bool = True, *, reason: str | None = None) -> Any:
-    """Keep ``fn`` out of compiled graphs. Everything runs eagerly here, so ``fn`` is returned
-    unchanged; without ``fn``, a decorator that does the same.
+    """Keep ``fn`` out of compiled graphs: called while a graph is captured, it breaks the
+    graph and runs eagerly. Without plait-compile imported, ``fn`` wrapped so that it asks
+    when called (nothing is compiled until then); without ``fn``, a decorator.
 
     :param fn: the function to keep eager, or None for the decorator form.
-    :param recursive: PyTorch's switch for the functions ``fn`` calls (nothing to switch here).
+    :param recursive: PyTorch's switch for the functions ``fn`` calls (they run eagerly too).
     :param reason: why, for logs.
-    :returns: ``fn``, or a decorator.
+    :returns: the wrapped ``fn``, or a decorator.
     """
     if fn is None:
         return lambda inner: disable(inner, recursive, reason=reason)
-    return fn
+    dynamo = _loaded_dynamo()
+    if dynamo is not None:
+        return dynamo.disable(fn, recursive, reason=reason)
+    import functools
+
+    @functools.wraps(fn)
+    def eager(*args: Any, **kwargs: Any) -> Any:
+        loaded = _loaded_dynamo()
+        if loaded is None:
+            return fn(*args, **kwargs)
+        from torch._dynamo.eval_frame import run_disabled
+
+        return run_disabled(fn, *args, **kwargs)
+
+    eager._torchdynamo_disable = True  # type: ignore[attr-defined]
+    return eager
 
 
 def allow_in_graph(fn: _F) -> _F:
@@ -95,6 +117,17 @@ def reset() -> None:
     reset_dynamo = getattr(dynamo, "reset", None)
     if reset_dynamo is not None:
         reset_dynamo()
+
+
+def set_stance(stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
+               force_backend: Any = None) -> Any:
+    """How compiled functions behave from now on (``"default"``, ``"force_eager"``,
+    ``"eager_on_recompile"``, ``"fail_on_recompile"``); a call, context manager or decorator.
+    See ``torch._dynamo.set_stance`` (plait-compile)."""
+    from ._compile_api import _import_dynamo
+
+    return _import_dynamo().set_stance(stance, skip_guard_eval_unsafe=skip_guard_eval_unsafe,
+                                       force_backend=force_backend)
 
 
 def list_backends(exclude_tags: tuple[str, ...] | None = ("debug", "experimental")) -> list[str]:

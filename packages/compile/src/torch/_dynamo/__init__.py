@@ -1,16 +1,17 @@
-"""``torch._dynamo``: the machinery behind ``torch.compile`` (plait-compile, docs/architecture.md).
+"""``torch._dynamo``: the machinery behind ``torch.compile`` (packages/compile/README.md).
 
 This distribution adds ``torch._dynamo`` to plait-core's ``torch`` package; core's
-``torch.compile`` validates its arguments and calls :func:`optimize`. Graph capture, guards,
-recompilation, graph breaks, AOT autograd and the ``eager``/``aot_eager``/``inductor`` backends
-arrive with the compile issue. Until then :func:`optimize` validates the backend name and returns
-a wrapper that runs the original function or module eagerly.
+``torch.compile`` validates its arguments and calls :func:`optimize`, whose wrapper captures
+each call's tensor operations into graphs by deferred execution (``_capture``), caches the
+compiled graphs by structure and guards (``_cache``) and runs them.
 """
 
-from torch._dynamo import config
+import torch._logging  # noqa: F401  (reads TORCH_LOGS)
+from torch._dynamo import config, exc
 from torch._dynamo.backends.registry import list_backends, lookup_backend
-from torch._dynamo.eval_frame import OptimizedModule, optimize
+from torch._dynamo.eval_frame import OptimizedModule, optimize, set_stance
 from torch._dynamo.exc import InvalidBackend, TorchDynamoException
+from torch._dynamo.explain import explain
 from torch._dynamo.markers import (
     allow_in_graph,
     assume_constant_result,
@@ -23,6 +24,8 @@ from torch._dynamo.markers import (
     reset,
 )
 
+is_dynamo_compiling = is_compiling
+
 __all__ = [
     "InvalidBackend",
     "OptimizedModule",
@@ -31,7 +34,10 @@ __all__ = [
     "assume_constant_result",
     "config",
     "disable",
+    "exc",
+    "explain",
     "is_compiling",
+    "is_dynamo_compiling",
     "list_backends",
     "lookup_backend",
     "mark_dynamic",
@@ -40,4 +46,5 @@ __all__ = [
     "maybe_mark_dynamic",
     "optimize",
     "reset",
+    "set_stance",
 ]

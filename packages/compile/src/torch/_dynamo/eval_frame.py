@@ -1,24 +1,149 @@
-"""``optimize``: what ``torch.compile`` hands a model to (docs/architecture.md).
+"""``optimize``: what ``torch.compile`` hands a model to (packages/compile/README.md).
 
-Graph capture (tracing through the dispatcher's Python key with fake tensors and symbolic
-sizes), guards, recompilation and the backends themselves arrive with the compile issue. Until
-then :func:`optimize` checks the backend and returns a wrapper that runs the original callable
-eagerly: results are those of the uncompiled model, and no backend is ever called.
+The wrapper it returns runs each call under graph capture (:mod:`torch._dynamo._capture`): the
+program's Python runs as written while its tensor operations are recorded into graphs, which
+the backend compiles once per guard set (:mod:`torch._dynamo._cache`) and which then run.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
+import inspect
+import weakref
 from collections.abc import Callable, Sized
 from typing import Any
 
 from torch import nn
-from torch._dynamo.backends.registry import lookup_backend
+from torch._core.tensor import Tensor
+from torch._dynamo import _cache, _capture, config
+from torch._dynamo.backends.registry import resolve_backend
 
-__all__ = ["OptimizedModule", "optimize"]
+__all__ = ["OptimizedModule", "optimize", "reset_all", "run_disabled", "set_stance"]
 
-log = logging.getLogger(__name__)
+_frames: weakref.WeakSet[_cache.FrameState] = weakref.WeakSet()
+_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
+
+
+def set_stance(stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
+               force_backend: Any = None) -> Any:
+    """``torch.compiler.set_stance``: how compiled functions behave from now on.
+
+    ``"default"`` compiles; ``"force_eager"`` runs every compiled function eagerly;
+    ``"eager_on_recompile"`` runs a graph eagerly instead of recompiling it;
+    ``"fail_on_recompile"`` raises :class:`~torch._dynamo.exc.RecompileError` instead.
+    Usable as a call, a context manager and a decorator (the previous stance comes back).
+
+    :raises ValueError: an unknown stance.
+    """
+    if stance not in _STANCES:
+        raise ValueError(f"Unknown stance {stance!r}; expected one of {', '.join(_STANCES)}")
+    previous = _cache.stance[0]
+    _cache.stance[0] = stance
+    return _StanceRestore(previous, stance)
+
+
+class _StanceRestore:
+    """What set_stance returns: the stance is set already; ``with`` restores the old one."""
+
+    def __init__(self, previous: str, stance: str) -> None:
+        self.previous = previous
+        self.stance = stance
+
+    def __enter__(self) -> None:
+        _cache.stance[0] = self.stance
+
+    def __exit__(self, *exc: object) -> None:
+        _cache.stance[0] = self.previous
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        _cache.stance[0] = self.previous  # as a decorator: only inside the function
+
+        @functools.wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return fn(*args, **kwargs)
+
+        return inner
+
+
+def reset_all() -> None:
+    """Forget every compiled graph of every compiled function."""
+    for frame in list(_frames):
+        frame.reset()
+
+
+def run_disabled(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call ``fn`` eagerly: a graph being captured is flushed first (a graph break)."""
+    capture = _capture.current()
+    if capture is None:
+        return fn(*args, **kwargs)
+    name = getattr(fn, "__qualname__", repr(fn))
+    capture.flush(f"call to {name}, which torch.compiler.disable keeps eager")
+    with _capture._suspended():
+        return fn(*args, **kwargs)
+
+
+def _name_tensors(names: dict[int, str], prefix: str, value: Any, depth: int = 0) -> None:
+    """id(tensor) -> the program's name for it, for guards and graph placeholders."""
+    if isinstance(value, Tensor):
+        names.setdefault(id(value), prefix)
+    elif isinstance(value, nn.Module):
+        for name, t in value.named_parameters():
+            names.setdefault(id(t), f"{prefix}.{name}")
+        for name, t in value.named_buffers():
+            names.setdefault(id(t), f"{prefix}.{name}")
+    elif isinstance(value, (list, tuple)) and depth < 2:
+        for i, v in enumerate(value):
+            _name_tensors(names, f"{prefix}[{i}]", v, depth + 1)
+    elif isinstance(value, dict) and depth < 2:
+        for k, v in value.items():
+            _name_tensors(names, f"{prefix}[{k!r}]", v, depth + 1)
+
+
+def _arg_names(fn: Callable[..., Any], module: nn.Module | None, args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> dict[int, str]:
+    names: dict[int, str] = {}
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        items = list(bound.arguments.items())
+    except (TypeError, ValueError):
+        items = [(f"arg{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
+    for name, value in items:
+        _name_tensors(names, name, value)
+    if module is not None:
+        _name_tensors(names, "self", module)
+    return names
+
+
+def _compiled_call(fn: Callable[..., Any], signature_fn: Callable[..., Any],
+                   module: nn.Module | None, frame: _cache.FrameState, fullgraph: bool,
+                   verify: bool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """One call of a compiled function: its Python runs, its tensor ops are captured."""
+    if (frame.eager or _cache.stance[0] == "force_eager" or config.disable
+            or _capture.current() is not None):
+        # past the recompile limit, forced eager, or called inside another compiled
+        # function (whose capture records its ops)
+        return fn(*args, **kwargs)
+    capture = _capture.Capture(frame, fullgraph, _arg_names(signature_fn, module, args, kwargs),
+                               verify)
+    mode = _capture.enter(capture)
+    try:
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException:
+            # the operations that ran before the exception in eager did run: so do these
+            capture.flush()
+            raise
+        capture.flush()
+    finally:
+        _capture.leave(mode)
+    return result
+
+
+def _make_frame(name: str, backend: Any, options: dict[str, Any] | None) -> _cache.FrameState:
+    frame = _cache.FrameState(name, resolve_backend(backend), dict(options or {}))
+    _frames.add(frame)
+    return frame
 
 
 class OptimizedModule(nn.Module):
@@ -28,23 +153,31 @@ class OptimizedModule(nn.Module):
     So ``state_dict()`` and ``named_parameters()`` keys carry the ``_orig_mod.`` prefix, and
     ``load_state_dict`` expects it. Attribute reads that the wrapper does not answer itself
     go to the original module (``compiled.weight``), writes go there too, and ``training`` is
-    the original's. Calling the wrapper calls the module (its hooks included) eagerly until
-    graph capture arrives with the compile issue.
+    the original's. Calling the wrapper calls the module (its hooks included) under graph
+    capture.
     """
 
     # Names the wrapper keeps for itself; any other attribute write goes to the original.
-    _opt_mod_attributes = frozenset({"_orig_mod", "forward", "_torchdynamo_orig_callable"})
+    _opt_mod_attributes = frozenset({"_orig_mod", "forward", "_torchdynamo_orig_callable",
+                                     "_compile_call"})
 
-    def __init__(self, mod: nn.Module) -> None:
-        """:param mod: the module to wrap."""
+    def __init__(self, mod: nn.Module, compile_call: Callable[..., Any] | None = None) -> None:
+        """:param mod: the module to wrap.
+        :param compile_call: what a call runs (the module's call under capture); None calls
+            the module as it is.
+        """
         super().__init__()
         self._orig_mod = mod  # registered as the submodule "_orig_mod" by nn.Module
         # The instance's forward is the original's bound method, as PyTorch sets it.
         self.forward = mod.forward
         self._torchdynamo_orig_callable = mod.forward
+        self._compile_call = compile_call
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._orig_mod(*args, **kwargs)
+        call = self.__dict__.get("_compile_call")
+        if call is None:
+            return self._orig_mod(*args, **kwargs)
+        return call(*args, **kwargs)
 
     @property  # type: ignore[override]
     def training(self) -> bool:
@@ -89,7 +222,8 @@ class OptimizedModule(nn.Module):
         return sorted(set(super().__dir__()) | set(dir(self._orig_mod)))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled as "wrap this module again", so unpickling rebuilds the same wrapper.
+        # Pickled as "wrap this module again" (an uncompiled wrapper: compiled graphs are
+        # not pickled).
         return (type(self), (self._orig_mod,))
 
 
@@ -102,43 +236,53 @@ def optimize(
     mode: str | None = None,
     options: dict[str, Any] | None = None,
 ) -> Callable[..., Any]:
-    """Wrap a function or module for compilation; for now it runs eagerly.
+    """Wrap a function or module so that its calls are captured into graphs and compiled.
 
     ``torch.compile`` validates ``mode``, ``options`` and the Python version before it calls
-    this. ``fullgraph``, ``dynamic``, ``mode`` and ``options`` are accepted and do nothing yet:
-    there is no graph to capture, break, specialize or tune until the compile issue lands.
+    this. ``dynamic`` and ``mode`` are accepted; sizes are static (a new size is a recompile:
+    see packages/compile/README.md). ``options={"verify": True}`` runs each graph eagerly
+    beside the compiled one and raises at the first node that differs.
 
     :param model_or_fn: an ``nn.Module``, or any other callable (a function, a callable object).
     :param backend: a name from :func:`~torch._dynamo.backends.registry.list_backends` or a
-        backend callable.
-    :param fullgraph: require one graph for the whole model.
+        backend callable ``(GraphModule, example_inputs) -> callable``.
+    :param fullgraph: a graph break raises :class:`~torch._dynamo.exc.Unsupported`.
     :param dynamic: symbolic sizes from the start (``True``), never (``False``) or after a
         size change (``None``).
     :param mode: a ``torch.compile`` mode.
     :param options: backend options.
     :returns: an :class:`OptimizedModule` for an ``nn.Module``, otherwise a function wrapper
-        made with :func:`functools.wraps` that calls ``model_or_fn``; its
-        ``_torchdynamo_orig_callable`` is the original, as in PyTorch.
+        made with :func:`functools.wraps`; its ``_torchdynamo_orig_callable`` is the original,
+        as in PyTorch.
     :raises InvalidBackend: ``backend`` is a string that names no backend.
     :raises TypeError: ``model_or_fn`` is not callable, or ``backend`` is neither a name nor
         callable.
     """
-    lookup_backend(backend)
     if not callable(model_or_fn):
         raise TypeError(
             f"torch.compile expects a function or an nn.Module, got {type(model_or_fn).__name__}"
         )
-    log.debug(
-        "graph capture is not implemented yet: %r runs eagerly (backend=%r)", model_or_fn, backend
-    )
+    verify = bool((options or {}).get("verify", False))
+    name = getattr(model_or_fn, "__qualname__", type(model_or_fn).__name__)
+    frame = _make_frame(name, backend, options)
     if isinstance(model_or_fn, nn.Module):
-        return OptimizedModule(model_or_fn)
+        mod = model_or_fn
+
+        def call_module(*args: Any, **kwargs: Any) -> Any:
+            return _compiled_call(mod, mod.forward, mod, frame, fullgraph, verify, args, kwargs)
+
+        optimized = OptimizedModule(mod, call_module)
+        optimized.__dict__["_torchdynamo_frame"] = frame
+        return optimized
 
     fn = model_or_fn
+    owner = getattr(fn, "__self__", None)
 
     @functools.wraps(fn)
     def compiled(*args: Any, **kwargs: Any) -> Any:
-        return fn(*args, **kwargs)
+        return _compiled_call(fn, fn, owner if isinstance(owner, nn.Module) else None, frame,
+                              fullgraph, verify, args, kwargs)
 
     compiled._torchdynamo_orig_callable = fn  # type: ignore[attr-defined]
+    compiled._torchdynamo_frame = frame  # type: ignore[attr-defined]
     return compiled

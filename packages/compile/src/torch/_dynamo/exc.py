@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["InvalidBackend", "TorchDynamoException"]
+__all__ = ["BackendCompilerFailed", "InvalidBackend", "RecompileError", "TorchDynamoException",
+           "Unsupported", "UserError"]
 
 
 class TorchDynamoException(RuntimeError):
@@ -23,3 +24,29 @@ class InvalidBackend(TorchDynamoException):
             f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for available "
             f"backends: {', '.join(valid)}"
         )
+
+
+class Unsupported(TorchDynamoException):
+    """A graph break where none is allowed (``fullgraph=True``): the message names the reason
+    and the program's source line."""
+
+
+class BackendCompilerFailed(TorchDynamoException):
+    """The backend raised while compiling a graph; ``inner_exception`` is what it raised."""
+
+    def __init__(self, backend_name: str, inner_exception: BaseException) -> None:
+        """:param backend_name: the backend's name.
+        :param inner_exception: the backend's error.
+        """
+        self.backend_name = backend_name
+        self.inner_exception = inner_exception
+        super().__init__(f"backend={backend_name!r} raised:\n"
+                         f"{type(inner_exception).__name__}: {inner_exception}")
+
+
+class RecompileError(TorchDynamoException):
+    """A recompile where the stance forbids one (``set_stance("fail_on_recompile")``)."""
+
+
+class UserError(TorchDynamoException):
+    """The program used the compile API wrongly."""

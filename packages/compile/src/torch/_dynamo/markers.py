@@ -1,34 +1,94 @@
 """The markers libraries put on functions and tensors for graph capture.
 
-With graph capture not implemented yet (every model runs eagerly), they leave what they mark
-unchanged; ``torch.compiler`` (in core) answers the same for the public names.
+``disable`` keeps a function out of graphs (a call of it flushes the graph being captured and
+runs eagerly). ``allow_in_graph`` and ``assume_constant_result`` return the function unchanged:
+capture by deferred execution already runs a function's Python and records its tensor
+operations, so there is nothing to inline or to trust. Sizes are static (each new size a
+recompile), so the dynamic-shape marks are recorded on the tensor (``_dynamo_dynamic_indices``,
+as PyTorch does) for libraries that read them, and change no graph.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from torch.compiler import allow_in_graph, assume_constant_result, disable, is_compiling
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 __all__ = ["allow_in_graph", "assume_constant_result", "disable", "is_compiling",
            "mark_dynamic", "mark_static", "mark_static_address", "maybe_mark_dynamic", "reset"]
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def is_compiling() -> bool:
+    """Whether the caller runs inside a compiled function's capture."""
+    from torch._dynamo._capture import current
+
+    return current() is not None
+
+
+def disable(fn: Any = None, recursive: bool = True, *, reason: str | None = None) -> Any:
+    """Run ``fn`` eagerly, outside any graph (a graph break at each call while capturing).
+
+    :param fn: the function (or module) to keep eager; None gives a decorator.
+    :param recursive: PyTorch's switch for the functions ``fn`` calls; they run eagerly too.
+    :param reason: why, for logs.
+    """
+    if fn is None:
+        return lambda inner: disable(inner, recursive, reason=reason)
+    from torch._dynamo.eval_frame import run_disabled
+
+    @functools.wraps(fn)
+    def eager(*args: Any, **kwargs: Any) -> Any:
+        return run_disabled(fn, *args, **kwargs)
+
+    eager._torchdynamo_disable = True  # type: ignore[attr-defined]
+    eager._torchdynamo_orig_callable = fn  # type: ignore[attr-defined]
+    return eager
+
+
+def allow_in_graph(fn: _F) -> _F:
+    """Mark ``fn`` to be put in graphs; returned unchanged (see the module docstring)."""
+    return fn
+
+
+def assume_constant_result(fn: _F) -> _F:
+    """Mark ``fn``'s result as constant; returned unchanged (see the module docstring)."""
+    return fn
+
+
+def _indices(index: Any) -> list[int]:
+    return list(index) if isinstance(index, (list, tuple)) else [index]
+
 
 def mark_static_address(t: Any, guard: bool = True) -> None:
-    """Mark ``t``'s storage as fixed between calls (for CUDA graphs); nothing to record yet."""
+    """Mark ``t``'s storage as fixed between calls (for CUDA graphs); nothing to change here."""
 
 
 def mark_dynamic(t: Any, index: Any, *, min: int | None = None, max: int | None = None) -> None:
-    """Mark dimension(s) ``index`` of ``t`` as dynamic for tracing; nothing to record yet."""
+    """Mark dimension(s) ``index`` of ``t`` as dynamic (recorded on the tensor)."""
+    t.__dict__.setdefault("_dynamo_dynamic_indices", set()).update(_indices(index))
 
 
 def maybe_mark_dynamic(t: Any, index: Any) -> None:
-    """Hint that dimension(s) ``index`` of ``t`` may vary; nothing to record yet."""
+    """Hint that dimension(s) ``index`` of ``t`` may vary (recorded on the tensor)."""
+    t.__dict__.setdefault("_dynamo_weak_dynamic_indices", set()).update(_indices(index))
 
 
 def mark_static(t: Any, index: Any = None) -> None:
-    """Mark dimension(s) ``index`` of ``t`` as static for tracing; nothing to record yet."""
+    """Mark dimension(s) ``index`` of ``t`` (all with None) as static."""
+    dynamic = t.__dict__.get("_dynamo_dynamic_indices")
+    if dynamic is not None:
+        if index is None:
+            dynamic.clear()
+        else:
+            dynamic.difference_update(_indices(index))
 
 
 def reset() -> None:
-    """Clear compiled code caches: there are none until graph capture."""
+    """Forget every compiled graph (``torch._dynamo.reset``) and the counters."""
+    from torch._dynamo import _cache
+    from torch._dynamo.eval_frame import reset_all
+
+    reset_all()
+    _cache.counters.clear()

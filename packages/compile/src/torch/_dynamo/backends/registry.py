@@ -1,9 +1,9 @@
 """The backends ``torch.compile(backend=...)`` knows, by name (docs/architecture.md).
 
 Built-in backends are rows of :data:`BUILTIN_BACKENDS`; third-party ones are entry points in
-the group ``torch_dynamo_backends`` (the entry point's name is the backend's name). Until graph
-capture arrives with the compile issue no backend is ever called: every compiled callable runs
-eagerly, and this registry only validates the name.
+the group ``torch_dynamo_backends`` (the entry point's name is the backend's name). A backend
+is a callable ``(graph_module, example_inputs) -> compiled callable``; :func:`resolve_backend`
+turns a name into one.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from typing import Any
 
 from torch._dynamo.exc import InvalidBackend
 
-__all__ = ["BUILTIN_BACKENDS", "ENTRY_POINT_GROUP", "list_backends", "lookup_backend"]
+__all__ = ["BUILTIN_BACKENDS", "ENTRY_POINT_GROUP", "list_backends", "lookup_backend",
+           "resolve_backend"]
 
 ENTRY_POINT_GROUP = "torch_dynamo_backends"
 
-# name -> what the backend will do once graph capture exists
+# name -> what the backend does
 BUILTIN_BACKENDS: Mapping[str, str] = MappingProxyType(
     {
         "eager": "run the captured graph with the eager kernels (tests capture alone)",
@@ -64,3 +65,50 @@ def lookup_backend(backend: str | Callable[..., Any]) -> str | Callable[..., Any
             f"got {type(backend).__name__}"
         )
     return backend
+
+
+def _eager(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
+    """Run the captured GraphModule as it is (tests capture alone)."""
+    return gm.forward
+
+
+def _aot_eager(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
+    """AOT autograd with the eager kernels for both graphs."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    def run_as_is(graph: Any, inputs: list[Any]) -> Callable[..., Any]:
+        return graph.forward
+
+    return aot_autograd(fw_compiler=run_as_is, bw_compiler=run_as_is)(gm, example_inputs)
+
+
+def _inductor(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
+    """The code generator's ``compile_fx`` when it is installed, aot_eager until then."""
+    try:
+        from torch._inductor.compile_fx import compile_fx
+    except ImportError:
+        return _aot_eager(gm, example_inputs)
+    return compile_fx(gm, example_inputs)
+
+
+_BUILTIN_CALLABLES: dict[str, Callable[..., Any]] = {
+    "eager": _eager, "aot_eager": _aot_eager, "inductor": _inductor,
+}
+
+
+def resolve_backend(backend: str | Callable[..., Any]) -> Callable[..., Any]:
+    """The backend callable for a name (built-in or entry point) or the callable itself.
+
+    :raises InvalidBackend: an unknown name.
+    """
+    lookup_backend(backend)
+    if not isinstance(backend, str):
+        return backend
+    if backend in _BUILTIN_CALLABLES:
+        return _BUILTIN_CALLABLES[backend]
+    from importlib.metadata import entry_points
+
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        if entry_point.name == backend:
+            return entry_point.load()
+    raise InvalidBackend(backend, list_backends())

@@ -1,0 +1,405 @@
+"""Capture by deferred execution: the user's Python runs as written, tensor operations are
+recorded (packages/compile/README.md, "Graph capture").
+
+While a compiled function runs, a :class:`CaptureMode` (a ``TorchFunctionMode``) sees every
+public torch call. A call it can defer runs on fake tensors only (its output metadata, through
+``FakeTensorMode``, with autograd above it so ``requires_grad`` is right) and is appended to the
+current :class:`Recording`; its results are :class:`~torch._dynamo._lazy.LazyTensor` s. A call
+that needs data (``item``, ``bool``, ``print``, ``backward``, a shape-changing in-place method,
+global RNG state...) is a *graph break*: the recording is flushed (compiled by the backend,
+or found in the cache, and run on the real inputs; every lazy tensor still referenced becomes
+its real value), then the call runs eagerly and recording starts again. The function's return
+flushes too. Nothing the program does in Python is skipped or replayed.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch._core.tensor import Tensor
+from torch._dynamo import _cache, _log
+from torch._dynamo._lazy import LazyTensor, become
+from torch._dynamo.exc import Unsupported
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+from torch.overrides import TorchFunctionMode
+
+__all__ = ["CaptureMode", "Recording", "current", "set_grad_enabled_node"]
+
+# Tensor methods that read data or change what Python sees of a tensor (its sizes, its
+# autograd state) at once: they break the graph and run eagerly on real tensors.
+_BREAK_METHODS = frozenset((
+    "item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__", "__complex__",
+    "__array__", "__dlpack__", "__format__", "__reduce_ex__", "__setstate__", "backward",
+    "data_ptr", "untyped_storage", "storage", "register_hook", "register_post_accumulate_grad_hook",
+    "retain_grad", "requires_grad_", "detach_", "resize_", "resize_as_", "squeeze_", "unsqueeze_",
+    "t_", "transpose_", "swapdims_", "swapaxes_", "as_strided_", "set_", "share_memory_",
+    "pin_memory", "record_stream", "tolist", "is_nonzero", "equal", "allclose",
+))
+# global functions with side effects on state the graph's ops read: break, then run
+_BREAK_FUNCTIONS = ("manual_seed", "seed", "get_rng_state", "set_rng_state", "set_default_dtype",
+                    "set_default_device", "use_deterministic_algorithms")
+# leaf types a deferred call may return besides tensors (metadata answers: sizes, dtypes...)
+_PLAIN = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.Size)
+
+_TENSOR_METHOD_NAMES: dict[Any, str] = {}  # protocol entry -> Tensor method name
+
+
+def _method_name(func: Any) -> str | None:
+    if not _TENSOR_METHOD_NAMES:
+        for name, value in vars(Tensor).items():
+            if callable(value):
+                _TENSOR_METHOD_NAMES[value] = name
+    return _TENSOR_METHOD_NAMES.get(func)
+
+
+def set_grad_enabled_node(mode: bool) -> None:
+    """A graph node that switches grad mode, as the recorded program did at that point."""
+    torch.set_grad_enabled(mode)
+
+
+_SET_GRAD = set_grad_enabled_node
+
+
+class Ref:
+    """A value in a recording: input ``index`` (``op`` None) or output ``index`` of op ``op``
+    (``index`` None for a single result)."""
+
+    __slots__ = ("index", "op")
+
+    def __init__(self, op: int | None, index: int | None) -> None:
+        self.op = op
+        self.index = index
+
+    def key(self) -> tuple[Any, ...]:
+        return ("ref", self.op, self.index)
+
+
+class Recording:
+    """The operations of one graph, in order, with their inputs (real tensors by identity)."""
+
+    def __init__(self, capture: Capture) -> None:
+        self.capture = capture
+        self.fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+        # (kind, target, args, kwargs): kind "call_function" or "call_method"; args hold Refs
+        self.ops: list[tuple[str, Any, tuple[Any, ...], dict[str, Any]]] = []
+        self.op_fakes: list[Any] = []  # each op's fake result (node meta)
+        self.structure: list[Any] = []  # hashable description of each op
+        self.inputs: list[Tensor] = []
+        self.input_ids: dict[int, Ref] = {}
+        self.input_fakes: list[FakeTensor] = []
+        self.lazies: list[weakref.ref[LazyTensor]] = []
+        self.grad_enabled = torch.is_grad_enabled()
+        self.start_grad = self.grad_enabled
+        self.default_dtype = torch.get_default_dtype()
+        self.constants: list[Any] = []  # objects keyed by id: kept alive with the key
+
+    # -- values in -----------------------------------------------------------------------
+
+    def lift(self, value: Any) -> tuple[Any, Any]:
+        """(the value a fake run gets, the value the recording holds) for one argument."""
+        if isinstance(value, LazyTensor):
+            if value.capture is not self.capture:
+                raise RuntimeError("a tensor of another compiled graph reached this one")
+            return value, value.ref
+        if isinstance(value, Tensor):
+            ref = self.input_ids.get(id(value))
+            if ref is None:
+                ref = Ref(None, len(self.inputs))
+                self.input_ids[id(value)] = ref
+                self.inputs.append(value)
+                self.input_fakes.append(self.fake_mode.from_tensor(value))
+            return self.input_fakes[ref.index], ref  # type: ignore[index]
+        if isinstance(value, (list, tuple)):
+            pairs = [self.lift(v) for v in value]
+            fakes = [p[0] for p in pairs]
+            refs = [p[1] for p in pairs]
+            if isinstance(value, tuple):
+                if hasattr(value, "_make"):
+                    return value._make(fakes), value._make(refs)  # type: ignore[attr-defined]
+                return tuple(fakes), tuple(refs)
+            return fakes, refs
+        if isinstance(value, dict):
+            pairs_d = {k: self.lift(v) for k, v in value.items()}
+            return ({k: p[0] for k, p in pairs_d.items()}, {k: p[1] for k, p in pairs_d.items()})
+        return value, value
+
+    def key_of(self, value: Any) -> Any:
+        """A hashable description of a recorded argument (constants by value where they have
+        one, other objects by identity, kept alive)."""
+        if isinstance(value, Ref):
+            return value.key()
+        if isinstance(value, (list, tuple)):
+            return (type(value).__name__, tuple(self.key_of(v) for v in value))
+        if isinstance(value, dict):
+            return ("dict", tuple((k, self.key_of(v)) for k, v in value.items()))
+        if isinstance(value, slice):
+            return ("slice", self.key_of(value.start), self.key_of(value.stop),
+                    self.key_of(value.step))
+        if isinstance(value, float) and value != value:
+            return ("nan",)
+        if value is None or value is Ellipsis or isinstance(value, (int, float, complex, str,
+                                                                     torch.dtype, torch.device)):
+            return (type(value).__name__, value)
+        try:
+            hash(value)
+        except TypeError:
+            self.constants.append(value)
+            return ("id", id(value))
+        return ("obj", value)
+
+    # -- operations ----------------------------------------------------------------------
+
+    def append(self, kind: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+               fake_out: Any) -> int:
+        if torch.is_grad_enabled() != self.grad_enabled:
+            self.grad_enabled = torch.is_grad_enabled()
+            self._append_raw("call_function", _SET_GRAD, (self.grad_enabled,), {}, None)
+        return self._append_raw(kind, target, args, kwargs, fake_out)
+
+    def _append_raw(self, kind: str, target: Any, args: tuple[Any, ...],
+                    kwargs: dict[str, Any], fake_out: Any) -> int:
+        self.ops.append((kind, target, args, kwargs))
+        self.op_fakes.append(fake_out)
+        self.structure.append((kind, target, self.key_of(args), self.key_of(kwargs)))
+        return len(self.ops) - 1
+
+    def wrap_outputs(self, op: int, fake_out: Any, real_of: dict[int, Tensor]) -> Any:
+        """The op's result for the program: lazy tensors for new values; an input tensor the
+        op returned (an in-place method on it) is returned itself."""
+        def wrap(value: Any, index: int | None) -> Any:
+            if isinstance(value, LazyTensor):
+                return value  # in-place on a lazy tensor: the same object, now this op's
+            if isinstance(value, FakeTensor):
+                real = real_of.get(id(value))
+                if real is not None:
+                    return real  # in-place on an input: the program gets its tensor back
+                value.__class__ = LazyTensor
+                value.capture = self.capture
+                value.ref = Ref(op, index)
+                self.lazies.append(weakref.ref(value))
+                return value
+            return value
+
+        if isinstance(fake_out, (list, tuple)):
+            items = [wrap(v, i) for i, v in enumerate(fake_out)]
+            if hasattr(fake_out, "_make"):
+                return fake_out._make(items)  # type: ignore[attr-defined]
+            return type(fake_out)(items)
+        return wrap(fake_out, None)
+
+    def live_outputs(self) -> list[LazyTensor]:
+        return [lz for lz in (r() for r in self.lazies)
+                if lz is not None and isinstance(lz, LazyTensor)]
+
+    def guards(self) -> tuple[Any, ...]:
+        return _cache.input_guards(self.inputs, self.start_grad, self.default_dtype)
+
+
+class Capture:
+    """One call of a compiled function being captured: its recordings, one after another."""
+
+    def __init__(self, frame: _cache.FrameState, fullgraph: bool, arg_names: dict[int, str],
+                 verify: bool) -> None:
+        self.frame = frame
+        self.fullgraph = fullgraph
+        self.arg_names = arg_names
+        self.verify = verify
+        self.graph_index = 0
+        self.recording = Recording(self)
+
+    def flush(self, reason: str | None = None) -> None:
+        """Compile (or find) and run the current recording; start a new one. With a
+        ``reason``, this is a graph break at the user's current source line."""
+        recording = self.recording
+        if reason is not None:
+            where = user_source_line()
+            if self.fullgraph:
+                raise Unsupported(f"graph break (fullgraph=True): {reason}\n  at {where}")
+            _cache.counters["graph_break"][reason] += 1
+            self.frame.record_break(reason, where)
+            _log.graph_breaks.info("Graph break: %s\n  at %s", reason, where)
+        if recording.ops:
+            outputs = recording.live_outputs()
+            with _suspended():
+                reals = self.frame.run_graph(self, recording, outputs)
+            realized: dict[int, Tensor] = {}
+            for lazy, real in zip(outputs, reals):
+                become(lazy, real, realized)
+            self.graph_index += 1
+        self.recording = Recording(self)
+
+
+_active: list[Capture] = []
+
+
+def current() -> Capture | None:
+    """The capture the caller runs inside, or None."""
+    return _active[-1] if _active else None
+
+
+class _Suspend:
+    """Capture off for a block (a graph runs, a disabled function runs): the mode popped."""
+
+    def __enter__(self) -> None:
+        self.mode = None
+        from torch.overrides import _get_current_function_mode
+
+        mode = _get_current_function_mode()
+        if isinstance(mode, CaptureMode):
+            self.mode = mode
+            mode.__exit__(None, None, None)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.mode is not None:
+            self.mode.__enter__()
+
+
+def _suspended() -> _Suspend:
+    return _Suspend()
+
+
+_TORCH_DIRS = tuple(
+    os.path.dirname(os.path.abspath(p)) + os.sep for p in getattr(torch, "__path__", ())
+)
+
+
+def user_source_line() -> str:
+    """``file:line: source`` of the innermost frame on the stack that is the program's own
+    (not inside the ``torch`` package)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not any(filename.startswith(d) for d in _TORCH_DIRS) and not filename.startswith("<"):
+            line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+            return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}: {line}"
+        frame = frame.f_back  # type: ignore[assignment]
+    return "<unknown source line>"
+
+
+class CaptureMode(TorchFunctionMode):
+    """Defers every torch call it can into the active capture's recording (module docstring)."""
+
+    def __init__(self, capture: Capture) -> None:
+        self.capture = capture
+
+    def __torch_function__(self, func: Callable[..., Any], types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        capture = self.capture
+        name = _method_name(func)
+        if name is not None and name in _BREAK_METHODS:
+            return self._break(func, args, kwargs, f"Tensor.{name}() needs the tensor's data "
+                               "or changes it outside the graph")
+        if name == "__iter__" and args and isinstance(args[0], Tensor):
+            return iter(self.__torch_function__(Tensor.unbind, types, (args[0],), {}))
+        if torch.get_default_dtype() != capture.recording.default_dtype:
+            capture.flush()
+        recording = capture.recording
+        fake_args, ref_args = recording.lift(tuple(args))
+        fake_kwargs, ref_kwargs = recording.lift(kwargs)
+        real_of = {id(f): t for t, f in zip(recording.inputs, recording.input_fakes)}
+        try:
+            with recording.fake_mode:
+                fake_out = func(*fake_args, **fake_kwargs)
+        except Exception as exc:  # noqa: BLE001  (any failure: the real call decides)
+            qual = getattr(func, "__name__", repr(func))
+            return self._break(func, args, kwargs, f"{qual}() cannot run on metadata only "
+                               f"({type(exc).__name__}: {exc})".split("\n")[0])
+        if not _deferrable(fake_out):
+            qual = getattr(func, "__name__", repr(func))
+            return self._break(func, args, kwargs,
+                               f"{qual}() returned a {type(fake_out).__name__}, not tensors")
+        if not _holds_tensor(fake_out):
+            return fake_out  # a metadata answer (size(), dim(), dtype...): nothing to record
+        if name is not None:
+            op = recording.append("call_method", name, ref_args, ref_kwargs, fake_out)
+        else:
+            op = recording.append("call_function", func, ref_args, ref_kwargs, fake_out)
+        return recording.wrap_outputs(op, fake_out, real_of)
+
+    def _break(self, func: Callable[..., Any], args: Any, kwargs: Any, reason: str) -> Any:
+        self.capture.flush(reason)
+        with _suspended():
+            return func(*args, **kwargs)
+
+
+def _deferrable(value: Any) -> bool:
+    if isinstance(value, (Tensor, *_PLAIN)):
+        return not (isinstance(value, Tensor) and not isinstance(value, FakeTensor))
+    if isinstance(value, (list, tuple)):
+        return all(_deferrable(v) for v in value)
+    return False
+
+
+def _holds_tensor(value: Any) -> bool:
+    if isinstance(value, Tensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tensor(v) for v in value)
+    return False
+
+
+class _GlobalBreak:
+    """A torch-level function with effects on global state (RNG, default dtype), replaced
+    while a capture is active by one that breaks the graph first."""
+
+    def __init__(self, module: Any, name: str) -> None:
+        self.module = module
+        self.name = name
+        self.original = getattr(module, name)
+
+    def wrapper(self) -> Callable[..., Any]:
+        original, name = self.original, self.name
+
+        def breaking(*args: Any, **kwargs: Any) -> Any:
+            capture = current()
+            if capture is not None:
+                capture.flush(f"torch.{name}() changes global state the graph reads")
+            return original(*args, **kwargs)
+
+        breaking.__wrapped__ = original  # type: ignore[attr-defined]
+        return breaking
+
+
+_globals: list[tuple[_GlobalBreak, Callable[..., Any]]] = []
+
+
+def _global_breaks() -> list[tuple[_GlobalBreak, Callable[..., Any]]]:
+    if not _globals:
+        import torch.random
+
+        for module in (torch, torch.random):
+            for name in _BREAK_FUNCTIONS:
+                if callable(getattr(module, name, None)):
+                    g = _GlobalBreak(module, name)
+                    _globals.append((g, g.wrapper()))
+        for name in ("grad", "backward"):
+            g = _GlobalBreak(torch.autograd, name)
+            _globals.append((g, g.wrapper()))
+    return _globals
+
+
+def enter(capture: Capture) -> CaptureMode:
+    """Start capturing: the mode entered, global-state functions replaced."""
+    if not _active:
+        for g, wrapper in _global_breaks():
+            setattr(g.module, g.name, wrapper)
+    _active.append(capture)
+    mode = CaptureMode(capture)
+    mode.__enter__()
+    return mode
+
+
+def leave(mode: CaptureMode) -> None:
+    """Stop capturing (after the final flush)."""
+    mode.__exit__(None, None, None)
+    _active.pop()
+    if not _active:
+        for g, _ in _global_breaks():
+            setattr(g.module, g.name, g.original)

@@ -1,0 +1,77 @@
+"""A recording turned into the ``torch.fx.GraphModule`` a backend compiles.
+
+Inputs are placeholders named after what the program calls them (``l_x_``,
+``l_self_modules_fc_parameters_weight_`` in PyTorch; here the argument or attribute path with
+dots as underscores), each op one ``call_function`` / ``call_method`` node whose
+``meta["example_value"]`` is its fake result, and the output a tuple of the values the
+program still holds.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from typing import Any
+
+from torch import nn
+from torch.fx.graph import Graph
+from torch.fx.graph_module import GraphModule
+from torch.fx.node import Node
+
+__all__ = ["build_graph_module"]
+
+
+def _placeholder_name(name: str) -> str:
+    return "l_" + re.sub(r"\W", "_", name) + "_"
+
+
+def build_graph_module(capture: Any, recording: Any, outputs: list[Any]) -> GraphModule:
+    """A GraphModule that runs ``recording`` on its inputs and returns ``outputs``."""
+    from torch._dynamo._capture import Ref
+
+    graph = Graph()
+    inputs: list[Node] = []
+    for i, (t, fake) in enumerate(zip(recording.inputs, recording.input_fakes)):
+        node = graph.placeholder(_placeholder_name(capture.arg_names.get(id(t), f"input{i}")))
+        node.meta["example_value"] = fake
+        node.meta["val"] = fake
+        inputs.append(node)
+    nodes: list[Node | None] = []
+    getitems: dict[tuple[int, int], Node] = {}
+
+    def resolve(value: Any) -> Any:
+        if isinstance(value, Ref):
+            if value.op is None:
+                return inputs[value.index]  # type: ignore[index]
+            node = nodes[value.op]
+            assert node is not None
+            if value.index is None:
+                return node
+            item = getitems.get((value.op, value.index))
+            if item is None:
+                item = graph.call_function(operator.getitem, (node, value.index))
+                fake = recording.op_fakes[value.op]
+                item.meta["example_value"] = fake[value.index]
+                getitems[(value.op, value.index)] = item
+            return item
+        if isinstance(value, tuple):
+            items = [resolve(v) for v in value]
+            return value._make(items) if hasattr(value, "_make") else tuple(items)
+        if isinstance(value, list):
+            return [resolve(v) for v in value]
+        if isinstance(value, dict):
+            return {k: resolve(v) for k, v in value.items()}
+        return value
+
+    for (kind, target, args, kwargs), fake in zip(recording.ops, recording.op_fakes):
+        a = resolve(args)
+        k = resolve(kwargs)
+        if kind == "call_method":
+            node = graph.call_method(target, a, k)
+        else:
+            node = graph.call_function(target, a, k)
+        if fake is not None:
+            node.meta["example_value"] = fake
+        nodes.append(node)
+    graph.output(tuple(resolve(lz.ref) for lz in outputs))
+    return GraphModule(nn.Module(), graph)

@@ -1,0 +1,80 @@
+"""``torch._dynamo.explain``: run a function once under capture and report its graphs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["BreakReason", "ExplainOutput", "explain"]
+
+
+@dataclass
+class BreakReason:
+    """One graph break: why, and the program's source line where it happened."""
+
+    reason: str
+    user_stack: str
+
+    def __str__(self) -> str:
+        return f"{self.reason}\n    {self.user_stack}"
+
+
+@dataclass
+class ExplainOutput:
+    """What :func:`explain` found: graphs, breaks and their reasons, ops and guards."""
+
+    graphs: list[Any] = field(default_factory=list)
+    graph_count: int = 0
+    graph_break_count: int = 0
+    break_reasons: list[BreakReason] = field(default_factory=list)
+    op_count: int = 0
+    ops_per_graph: list[list[Any]] = field(default_factory=list)
+    out_guards: list[str] = field(default_factory=list)
+    compile_times: str = ""
+
+    def __str__(self) -> str:
+        lines = [f"Graph Count: {self.graph_count}",
+                 f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}", "Break Reasons:"]
+        for i, br in enumerate(self.break_reasons, 1):
+            lines.append(f"  Break Reason {i}:\n    Reason: {br.reason}\n"
+                         f"    User Stack:\n      {br.user_stack}")
+        lines.append("Ops per Graph:")
+        for i, ops in enumerate(self.ops_per_graph, 1):
+            lines.append(f"  Ops {i}:")
+            lines.extend(f"    {op}" for op in ops)
+        lines.append("Out Guards:")
+        lines.extend(f"  {g}" for g in self.out_guards)
+        return "\n".join(lines) + "\n"
+
+
+def _op_name(node: Any) -> str:
+    target = node.target
+    return target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+
+
+def explain(f: Callable[..., Any], *extra_args: Any, **extra_kwargs: Any) -> Any:
+    """``explain(f)(*args, **kwargs)`` -> :class:`ExplainOutput`: ``f`` runs once, captured,
+    with a backend that runs each graph as it is."""
+    from torch._dynamo.eval_frame import optimize
+
+    def inner(*args: Any, **kwargs: Any) -> ExplainOutput:
+        compiled = optimize(f, backend="eager")
+        frame = compiled.__dict__["_torchdynamo_frame"]
+        compiled(*args, **kwargs)
+        out = ExplainOutput()
+        out.graphs = [g.graph_module for g in frame.graphs]
+        out.graph_count = len(frame.graphs)
+        out.break_reasons = [BreakReason(r, w) for r, w in frame.breaks]
+        out.graph_break_count = len(frame.breaks)
+        out.ops_per_graph = [[_op_name(n) for n in g.graph_module.graph.nodes
+                              if n.op in ("call_function", "call_method")]
+                             for g in frame.graphs]
+        out.op_count = sum(len(ops) for ops in out.ops_per_graph)
+        out.out_guards = [line for g in frame.graphs for line in g.guards]
+        return out
+
+    if extra_args or extra_kwargs:
+        return inner(*extra_args, **extra_kwargs)
+    return inner
