@@ -234,7 +234,8 @@ def test_compiler_and_jit_answer_eagerly() -> None:
 
     assert torch.compiler.is_compiling() is False and torch.compiler.is_exporting() is False
     assert torch.jit.is_scripting() is False and torch.jit.is_tracing() is False
-    assert torch.compiler.disable(f) is f and torch.compiler.disable()(f) is f
+    # as in PyTorch, disable wraps (a call of it breaks a graph being captured)
+    assert torch.compiler.disable(f)(3) == 3 and torch.compiler.disable()(f).__wrapped__ is f
     assert torch.compiler.allow_in_graph(f) is f and torch.jit.ignore(f) is f
     assert torch.jit.ignore(drop=True)(f) is f and torch.jit.unused(f) is f
     assert torch._dynamo.assume_constant_result(f) is f

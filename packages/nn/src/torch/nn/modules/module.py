@@ -718,7 +718,25 @@ class Module:
         """Deprecated in PyTorch; served as :meth:`register_full_backward_hook`."""
         return self.register_full_backward_hook(hook)
 
+    # set by compile(): the module's calls go through torch.compile (one class-attribute read
+    # on the eager path while it is None)
+    _compiled_call_impl: Callable[..., Any] | None = None
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's calls in place with ``torch.compile(*args, **kwargs)``: the
+        module keeps its type, and each call (hooks included) runs under graph capture."""
+        import torch
+
+        compiled = torch.compile(self._call_impl, *args, **kwargs)
+        object.__setattr__(self, "_compiled_call_impl", compiled)
+
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        compiled = self._compiled_call_impl
+        if compiled is not None:
+            import torch.compiler
+
+            if not torch.compiler.is_compiling():
+                return compiled(*args, **kwargs)
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
                 or self._backward_pre_hooks or _global_forward_pre_hooks
                 or _global_forward_hooks):
