@@ -15,8 +15,10 @@ flushes too. Nothing the program does in Python is skipped or replayed.
 from __future__ import annotations
 
 import linecache
+import operator
 import os
 import sys
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -186,12 +188,26 @@ class Recording:
                 return value
             return value
 
-        if isinstance(fake_out, (list, tuple)):
-            items = [wrap(v, i) for i, v in enumerate(fake_out)]
+        if isinstance(fake_out, (list, tuple)) and not isinstance(fake_out, torch.Size):
+            items = [wrap(v, i) if not isinstance(v, (list, tuple)) or isinstance(v, torch.Size)
+                     else self._nested(op, i, v) for i, v in enumerate(fake_out)]
             if hasattr(fake_out, "_make"):
                 return fake_out._make(items)  # type: ignore[attr-defined]
             return type(fake_out)(items)
         return wrap(fake_out, None)
+
+    def _nested(self, op: int, index: int, value: Any) -> Any:
+        """A list or tuple inside an op's result tuple: its tensors are read out of the
+        graph by a getitem each (recorded as ops of their own)."""
+        items = []
+        for j, v in enumerate(value):
+            if isinstance(v, FakeTensor) and not isinstance(v, LazyTensor):
+                inner = self._append_raw("call_function", operator.getitem,
+                                         (Ref(op, index), j), {}, v)
+                items.append(self.wrap_outputs(inner, v, {}))
+            else:
+                items.append(v)
+        return type(value)(items)
 
     def live_outputs(self) -> list[LazyTensor]:
         return [lz for lz in (r() for r in self.lazies)
@@ -305,7 +321,9 @@ class CaptureMode(TorchFunctionMode):
         fake_kwargs, ref_kwargs = recording.lift(kwargs)
         real_of = {id(f): t for t, f in zip(recording.inputs, recording.input_fakes)}
         try:
-            with recording.fake_mode:
+            # warnings are the real call's to give (at flush), not the metadata run's
+            with recording.fake_mode, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 fake_out = func(*fake_args, **fake_kwargs)
         except Exception as exc:  # noqa: BLE001  (any failure: the real call decides)
             qual = getattr(func, "__name__", repr(func))

@@ -44,3 +44,10 @@ def softmax(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 def log_softmax(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Log-softmax over ``dim``."""
     return torch.log_softmax(input, dim, dtype=dtype)
+
+
+# The public functions behind the __torch_function__ entry, once (identity never changes), as
+# torch.special's are overridable in PyTorch (and graph capture sees each as one call).
+from torch import _torch_function  # noqa: E402
+
+_torch_function.wrap_module(__name__)
