@@ -251,11 +251,12 @@ class Capture:
         self.recording = Recording(self)
 
 
-_active: list[Capture] = []
+# the captures of this thread's stack, innermost last; None while one is suspended
+_active: list[Capture | None] = []
 
 
 def current() -> Capture | None:
-    """The capture the caller runs inside, or None."""
+    """The capture the caller runs inside, or None (also while it is suspended)."""
     return _active[-1] if _active else None
 
 
@@ -270,8 +271,10 @@ class _Suspend:
         if isinstance(mode, CaptureMode):
             self.mode = mode
             mode.__exit__(None, None, None)
+        _active.append(None)
 
     def __exit__(self, *exc: object) -> None:
+        _active.pop()
         if self.mode is not None:
             self.mode.__enter__()
 
@@ -333,8 +336,9 @@ class CaptureMode(TorchFunctionMode):
             qual = getattr(func, "__name__", repr(func))
             return self._break(func, args, kwargs,
                                f"{qual}() returned a {type(fake_out).__name__}, not tensors")
-        if not _holds_tensor(fake_out):
+        if fake_out is not None and not _holds_tensor(fake_out):
             return fake_out  # a metadata answer (size(), dim(), dtype...): nothing to record
+        # (a call returning None is made for its effect: x[i] = v, in-place initialisers)
         if name is not None:
             op = recording.append("call_method", name, ref_args, ref_kwargs, fake_out)
         else:
@@ -405,7 +409,7 @@ def _global_breaks() -> list[tuple[_GlobalBreak, Callable[..., Any]]]:
 
 def enter(capture: Capture) -> CaptureMode:
     """Start capturing: the mode entered, global-state functions replaced."""
-    if not _active:
+    if not any(_active):
         for g, wrapper in _global_breaks():
             setattr(g.module, g.name, wrapper)
     _active.append(capture)
@@ -418,6 +422,6 @@ def leave(mode: CaptureMode) -> None:
     """Stop capturing (after the final flush)."""
     mode.__exit__(None, None, None)
     _active.pop()
-    if not _active:
+    if not any(_active):
         for g, _ in _global_breaks():
             setattr(g.module, g.name, g.original)

@@ -1,0 +1,370 @@
+"""torch.compile's graph capture (issue 15, item 2): programs keep their eager behaviour (side
+effects, closures, globals, data-dependent branches, generators, exceptions, hooks, in-place
+updates, changing shapes) and are captured into the expected number of graphs."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import pytest
+import torch
+import torch._dynamo
+from torch import nn
+from torch._dynamo.testing import CompileCounter, EagerAndRecordGraphs, same
+from torch.testing import _opdb as opdb
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> None:
+    torch._dynamo.reset()
+
+
+def _compile(fn, **kwargs):
+    counter = CompileCounter()
+    return torch.compile(fn, backend=counter, **kwargs), counter
+
+
+def test_straight_line_function_is_one_graph_and_cached() -> None:
+    def f(x, y):
+        return torch.relu(x @ y + 1).sum(dim=0)
+
+    compiled, counter = _compile(f)
+    x, y = torch.randn(3, 4), torch.randn(4, 5)
+    out = compiled(x, y)
+    assert type(out) is torch.Tensor
+    assert torch.allclose(out, torch.relu(x @ y + 1).sum(dim=0))
+    assert counter.frame_count == 1 and counter.op_count == 4
+    compiled(torch.randn(3, 4), torch.randn(4, 5))  # same guards: the cached graph runs
+    assert counter.frame_count == 1
+
+
+def test_python_side_effects_run_as_in_eager() -> None:
+    log: list[object] = []
+    state = {"calls": 0}
+
+    class Holder:
+        value = None
+
+    holder = Holder()
+
+    def f(x):
+        y = x * 3
+        log.append(tuple(y.shape))  # metadata: no break
+        state["calls"] += 1
+        holder.value = y  # an intermediate the program keeps
+        return y + 1
+
+    compiled, counter = _compile(f)
+    x = torch.arange(4.0)
+    out = compiled(x)
+    assert log == [(4,)] and state["calls"] == 1
+    assert type(holder.value) is torch.Tensor  # realized, not a deferred tensor
+    assert holder.value.tolist() == [0.0, 3.0, 6.0, 9.0] and out.tolist() == [1.0, 4.0, 7.0, 10.0]
+    assert counter.frame_count == 1
+
+
+def test_closure_and_global_reads() -> None:
+    scale = torch.tensor([2.0, 3.0])
+
+    def f(x):
+        return x * scale + GLOBAL_OFFSET
+
+    compiled, counter = _compile(f)
+    x = torch.ones(2)
+    assert compiled(x).tolist() == [12.0, 13.0]
+    assert counter.frame_count == 1
+
+
+GLOBAL_OFFSET = torch.tensor(10.0)
+
+
+def test_data_dependent_branch_breaks_the_graph_and_takes_the_right_branch() -> None:
+    def f(x):
+        s = x.sum()
+        if s > 0:
+            return x * 2
+        return x - 1
+
+    compiled, counter = _compile(f)
+    assert compiled(torch.ones(3)).tolist() == [2.0, 2.0, 2.0]
+    assert compiled(-torch.ones(3)).tolist() == [-2.0, -2.0, -2.0]
+    explained = torch._dynamo.explain(f)(torch.ones(3))
+    assert explained.graph_count == 2 and explained.graph_break_count == 1
+    reason = explained.break_reasons[0]
+    assert "__bool__" in reason.reason and "if s > 0:" in reason.user_stack
+    assert "test_compile_capture.py" in reason.user_stack
+    assert "Graph Count: 2" in str(explained)
+
+
+def test_item_and_print_break_and_see_real_values(capsys: pytest.CaptureFixture[str]) -> None:
+    def f(x):
+        y = x + 1
+        print(y)
+        n = int(y.sum().item())
+        return y * n
+
+    compiled, counter = _compile(f)
+    out = compiled(torch.zeros(2))
+    assert capsys.readouterr().out.strip() == "tensor([1., 1.])"
+    assert out.tolist() == [2.0, 2.0]
+    assert counter.frame_count == 3  # y = x + 1 | print | sum | item() | y * n
+
+
+def test_generator_and_loop_over_a_tensor() -> None:
+    def chunks(x):
+        for part in x.chunk(3):
+            yield part.sum()
+
+    def f(x):
+        total = sum(chunks(x))
+        rows = [row * i for i, row in enumerate(x.view(3, 2))]
+        return total, torch.stack(rows)
+
+    compiled, counter = _compile(f)
+    x = torch.arange(6.0)
+    total, stacked = compiled(x)
+    assert total.item() == 15.0
+    assert stacked.tolist() == [[0.0, 0.0], [2.0, 3.0], [8.0, 10.0]]
+    assert counter.frame_count == 1
+
+
+def test_exception_in_the_program_propagates_after_earlier_ops_ran() -> None:
+    def f(x, target):
+        target.add_(1)  # ran before the error in eager: must have run here too
+        return x @ torch.ones(5, 5)  # shape error
+
+    compiled, _ = _compile(f)
+    target = torch.zeros(2)
+    with pytest.raises(RuntimeError):
+        compiled(torch.ones(2, 3), target)
+    assert target.tolist() == [1.0, 1.0]
+
+    def g(x):
+        try:
+            raise ValueError("inside")
+        except ValueError:
+            return x + 1
+
+    assert _compile(g)[0](torch.zeros(1)).item() == 1.0
+
+
+def test_in_place_updates_of_inputs_and_intermediates() -> None:
+    def f(x, acc):
+        acc.add_(x)  # an input updated in place
+        y = x.clone()
+        y[0] = 5.0  # item assignment on an intermediate
+        y.mul_(2)
+        return y, acc.sum()
+
+    compiled, counter = _compile(f)
+    x, acc = torch.ones(3), torch.zeros(3)
+    y, total = compiled(x, acc)
+    assert y.tolist() == [10.0, 2.0, 2.0] and acc.tolist() == [1.0, 1.0, 1.0]
+    assert total.item() == 3.0 and counter.frame_count == 1
+
+
+def test_module_hooks_run_and_module_output_matches() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    seen: list[tuple[int, ...]] = []
+    model[0].register_forward_hook(lambda mod, args, out: seen.append(tuple(out.shape)))
+    model.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+    compiled = torch.compile(model, backend="eager")
+    x = torch.randn(3, 4)
+    out = compiled(x)
+    expected = model(x)
+    assert torch.allclose(out, expected)
+    assert seen == [(3, 8), (3, 8)]
+
+
+def test_grad_mode_switch_inside_the_graph() -> None:
+    def f(w, x):
+        with torch.no_grad():
+            frozen = w * 2
+        return (frozen * x).sum() + (w * x).sum()
+
+    compiled, counter = _compile(f)
+    w = torch.ones(3, requires_grad=True)
+    x = torch.arange(3.0)
+    out = compiled(w, x)
+    out.backward()
+    assert w.grad.tolist() == [0.0, 1.0, 2.0]  # the no_grad branch adds nothing
+    assert counter.frame_count == 1
+
+
+def test_rng_order_and_reseeding_match_eager() -> None:
+    def f(x):
+        torch.manual_seed(7)
+        a = torch.rand(3)
+        torch.manual_seed(7)
+        b = torch.rand(3)
+        return a, b, x + torch.randn(3), nn.functional.dropout(x, 0.5)
+
+    torch.manual_seed(1)
+    expected = f(torch.ones(3))
+    compiled, _ = _compile(f)
+    torch.manual_seed(1)
+    got = compiled(torch.ones(3))
+    assert all(torch.equal(e, g) for e, g in zip(expected, got))
+    assert torch.equal(got[0], got[1])
+
+
+def test_changing_shapes_recompile_and_hit_the_limit_with_one_warning() -> None:
+    compiled, counter = _compile(lambda x: x.sin() * 2)
+    limit = torch._dynamo.config.recompile_limit
+    assert limit == 8 and torch._dynamo.config.cache_size_limit == 8
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, limit + 4):
+            x = torch.randn(n)
+            assert torch.allclose(compiled(x), x.sin() * 2)
+    assert counter.frame_count == limit
+    messages = [str(w.message) for w in caught if "recompile_limit" in str(w.message)]
+    assert len(messages) == 1
+    assert f"tensor 'x' size()[0]: expected {limit}, got {limit + 1}" in messages[0]
+
+
+def test_dtype_and_requires_grad_changes_recompile() -> None:
+    compiled, counter = _compile(lambda x: x + 1)
+    compiled(torch.ones(2))
+    compiled(torch.ones(2, dtype=torch.float64))
+    compiled(torch.ones(2, requires_grad=True))
+    compiled(torch.ones(2))
+    assert counter.frame_count == 3
+
+
+def test_mlp_training_step_matches_eager_over_several_steps() -> None:
+    def make() -> tuple[nn.Module, torch.optim.Optimizer]:
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Dropout(0.1), nn.Linear(16, 3))
+        return model, torch.optim.Adam(model.parameters(), lr=1e-2)
+
+    def step(model, opt, x, y):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    eager_model, eager_opt = make()
+    model, opt = make()
+    counter = CompileCounter()
+    compiled = torch.compile(step, backend=counter)
+    data = torch.Generator().manual_seed(3)
+    for i in range(4):
+        x = torch.randn(8, 6, generator=data)
+        y = torch.randint(0, 3, (8,), generator=data)
+        torch.manual_seed(i)
+        expected = step(eager_model, eager_opt, x, y)
+        torch.manual_seed(i)
+        got = compiled(model, opt, x, y)
+        assert torch.allclose(got, expected, atol=1e-6)
+    for a, b in zip(eager_model.parameters(), model.parameters()):
+        assert torch.allclose(a, b, atol=1e-6)
+    # forward+loss and the optimizer update, split at backward(); Adam's first step differs
+    # from the rest (its state is created), so a few graphs, then all cached
+    before = counter.frame_count
+    compiled(model, opt, x, y)
+    assert counter.frame_count == before
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_builtin_backends_give_eager_results_and_gradients(backend: str) -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 5), nn.GELU(), nn.Linear(5, 1))
+    x = torch.randn(4, 3)
+    model(x).sum().backward()
+    expected = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    compiled = torch.compile(model, backend=backend)
+    compiled(x).sum().backward()
+    assert all(torch.allclose(e, p.grad, atol=1e-6) for e, p in zip(expected, model.parameters()))
+
+
+def test_custom_backend_gets_a_graph_module_and_fake_example_inputs() -> None:
+    recorder = EagerAndRecordGraphs()
+    calls: list[int] = []
+
+    def backend(gm, example_inputs):
+        calls.append(len(example_inputs))
+        assert all(isinstance(t, torch.Tensor) for t in example_inputs)
+        return recorder(gm, example_inputs)
+
+    out = torch.compile(lambda a, b: torch.cat([a, b]).relu(), backend=backend)(
+        torch.ones(2), -torch.ones(2))
+    assert out.tolist() == [1.0, 1.0, 0.0, 0.0] and calls == [2]
+    code = recorder.graphs[0].code
+    assert "torch.cat" in code and "relu" in code
+
+
+def test_fullgraph_raises_unsupported_naming_reason_and_line() -> None:
+    def f(x):
+        return x * x.sum().item()
+
+    with pytest.raises(torch._dynamo.exc.Unsupported, match=r"item\(\)") as info:
+        torch.compile(f, fullgraph=True, backend="eager")(torch.ones(2))
+    assert "return x * x.sum().item()" in str(info.value)
+    assert torch.compile(lambda x: x + 1, fullgraph=True)(torch.ones(1)).item() == 2.0
+
+
+def test_disabled_function_breaks_and_runs_eagerly() -> None:
+    seen: list[bool] = []
+
+    @torch.compiler.disable
+    def helper(y):
+        seen.append(torch.compiler.is_compiling())
+        return y + 1
+
+    def f(x):
+        seen.append(torch.compiler.is_compiling())
+        return helper(x * 2) * 3
+
+    compiled, counter = _compile(f)
+    assert compiled(torch.ones(1)).item() == 9.0
+    assert seen == [True, False] and counter.frame_count == 2
+    assert torch.compiler.is_compiling() is False
+
+
+def test_verify_option_names_the_diverging_node() -> None:
+    def wrong_backend(gm, example_inputs):
+        def run(*args):
+            out = gm(*args)
+            return tuple(t + 1 if i == 1 else t for i, t in enumerate(out))
+        return run
+
+    f = torch.compile(lambda x: (x * 2).relu().neg(), backend=wrong_backend,
+                      options={"verify": True})
+    with pytest.raises(RuntimeError, match="diverges from eager at node 'relu'"):
+        f(torch.ones(3))
+
+
+def test_one_op_compiled_functions_match_eager_over_the_op_database() -> None:
+    """Every op-database row's first two float32 (or first dtype) samples, as a one-op
+    compiled function with backends eager and aot_eager, against the same call eagerly."""
+    failures = []
+    for op in opdb.load():
+        dtype = "float32" if "float32" in op.dtypes else op.dtypes[0]
+        for sample in itertools.islice(opdb.samples(op, torch, dtype), 2):
+            def call(s, op=op):
+                return opdb.call(torch, op, s)
+
+            for backend in ("eager", "aot_eager"):
+                outcomes = []
+                for fn in (call, torch.compile(call, backend=backend)):
+                    torch.manual_seed(0)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        try:
+                            outcomes.append(("ok", opdb.leaves(fn(sample))))
+                        except Exception as exc:  # noqa: BLE001  (compared below)
+                            outcomes.append(("raised", type(exc)))
+                (kind_e, eager), (kind_c, got) = outcomes
+                if kind_e != kind_c or (kind_e == "raised" and eager is not got):
+                    failures.append((op.name, backend, outcomes))
+                elif kind_e == "ok" and (
+                        any(type(t) is not torch.Tensor for t in got
+                            if isinstance(t, torch.Tensor))
+                        or not same(eager, got, equal_nan=True)):
+                    failures.append((op.name, backend, "values differ"))
+    assert not failures, failures[:10]
