@@ -167,6 +167,10 @@ def main() -> int:
     parser.add_argument("--prompt", default="Shall I ")
     parser.add_argument("--seed", type=int, default=1337)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--compile", action="store_true",
+                        help="train and evaluate the model through torch.compile")
+    parser.add_argument("--print-losses", action="store_true",
+                        help="print each training step's loss ('loss <step> <value>')")
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("."),
                         help="folder for the checkpoint char_gpt.pt")
     args = parser.parse_args()
@@ -206,6 +210,8 @@ def main() -> int:
         return (args.min_lr + (args.lr - args.min_lr) * cosine) / args.lr
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor)
+    # the compiled wrapper shares the model's parameters; the checkpoint saves the model itself
+    net = torch.compile(model) if args.compile else model
 
     @torch.no_grad()
     def estimate_loss() -> dict[str, float]:
@@ -214,7 +220,7 @@ def main() -> int:
         for name in splits:
             losses = torch.zeros(args.eval_iters)
             for k in range(args.eval_iters):
-                _, loss = model(*get_batch(name))
+                _, loss = net(*get_batch(name))
                 losses[k] = loss.item()
             out[name] = losses.mean().item()
         model.train()
@@ -229,12 +235,14 @@ def main() -> int:
                   f"{time.perf_counter() - start:.1f}s", flush=True)
         if step == args.steps:
             break
-        _, loss = model(*get_batch("train"))
+        _, loss = net(*get_batch("train"))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)
         optimizer.step()
         scheduler.step()
+        if args.print_losses:
+            print(f"loss {step} {loss.item():.6f}")
 
     args.out.mkdir(parents=True, exist_ok=True)
     checkpoint = args.out / "char_gpt.pt"

@@ -97,6 +97,10 @@ def main() -> int:
                         help="exit with status 1 if the final test accuracy is lower")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--compile", action="store_true",
+                        help="train and evaluate the model through torch.compile")
+    parser.add_argument("--print-losses", action="store_true",
+                        help="print each training step's loss ('loss <step> <value>')")
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("."),
                         help="folder for the checkpoint cnn_batchnorm.pt")
     args = parser.parse_args()
@@ -115,8 +119,10 @@ def main() -> int:
                                   weight_decay=args.weight_decay)
     scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.max_lr,
                                                     total_steps=args.steps)
+    # the compiled wrapper shares the model's parameters; the checkpoint saves the model itself
+    net = torch.compile(model) if args.compile else model
 
-    test_loss, test_acc = evaluate(model, test_loader, device)
+    test_loss, test_acc = evaluate(net, test_loader, device)
     print(f"before training: test loss {test_loss:.4f}, test accuracy {test_acc:.3f}")
     start = time.perf_counter()
     step, epoch = 0, 0
@@ -125,17 +131,19 @@ def main() -> int:
         running, seen = 0.0, 0
         for x, y in train_loader:
             x, y = x.to(device), y.to(device)
-            loss = F.cross_entropy(model(x), y)
+            loss = F.cross_entropy(net(x), y)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             scheduler.step()
             step += 1
+            if args.print_losses:
+                print(f"loss {step} {loss.item():.6f}")
             running += loss.item() * y.numel()
             seen += y.numel()
             if step == args.steps:
                 break
-        test_loss, test_acc = evaluate(model, test_loader, device)
+        test_loss, test_acc = evaluate(net, test_loader, device)
         print(f"epoch {epoch} (step {step}): train loss {running / seen:.4f}, "
               f"test loss {test_loss:.4f}, test accuracy {test_acc:.3f}, "
               f"lr {scheduler.get_last_lr()[0]:.2e}, {time.perf_counter() - start:.1f}s",
