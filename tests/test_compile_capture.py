@@ -8,6 +8,7 @@ import itertools
 import warnings
 
 import pytest
+
 import torch
 import torch._dynamo
 from torch import nn
@@ -86,7 +87,7 @@ def test_data_dependent_branch_breaks_the_graph_and_takes_the_right_branch() -> 
             return x * 2
         return x - 1
 
-    compiled, counter = _compile(f)
+    compiled, _ = _compile(f)
     assert compiled(torch.ones(3)).tolist() == [2.0, 2.0, 2.0]
     assert compiled(-torch.ones(3)).tolist() == [-2.0, -2.0, -2.0]
     explained = torch._dynamo.explain(f)(torch.ones(3))
@@ -357,7 +358,7 @@ def test_one_op_compiled_functions_match_eager_over_the_op_database() -> None:
                         warnings.simplefilter("ignore")
                         try:
                             outcomes.append(("ok", opdb.leaves(fn(sample))))
-                        except Exception as exc:  # noqa: BLE001  (compared below)
+                        except Exception as exc:  # compared below
                             outcomes.append(("raised", type(exc)))
                 (kind_e, eager), (kind_c, got) = outcomes
                 if kind_e != kind_c or (kind_e == "raised" and eager is not got):

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 import torch
 import torch._dynamo
 import torch._logging

@@ -78,7 +78,7 @@ def explain_miss(old: tuple[Any, ...], new: tuple[Any, ...], names: list[str]) -
 
 
 def _op_text(op: tuple[Any, ...]) -> str:
-    kind, target, args, _ = op
+    _, target, args, _ = op
     name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
     return f"{name}{args!r}"[:120]
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import linecache
 import operator
-import os
 import sys
 import warnings
 import weakref
@@ -283,18 +282,19 @@ def _suspended() -> _Suspend:
     return _Suspend()
 
 
-_TORCH_DIRS = tuple(
-    os.path.dirname(os.path.abspath(p)) + os.sep for p in getattr(torch, "__path__", ())
-)
+def _library_frame(frame: Any) -> bool:
+    """Whether ``frame`` runs code of torch or of a Plait distribution (``plait_*``)."""
+    module = frame.f_globals.get("__name__", "")
+    return (module == "torch" or module.startswith(("torch.", "plait_"))
+            or frame.f_code.co_filename.startswith("<eval_with_key>"))
 
 
 def user_source_line() -> str:
-    """``file:line: source`` of the innermost frame on the stack that is the program's own
-    (not inside the ``torch`` package)."""
+    """``file:line in function: source`` of the innermost frame on the stack that is the
+    program's own (not torch's, not a Plait backend's)."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not any(filename.startswith(d) for d in _TORCH_DIRS) and not filename.startswith("<"):
+        if not _library_frame(frame):
             line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
             return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}: {line}"
         frame = frame.f_back  # type: ignore[assignment]
@@ -328,7 +328,7 @@ class CaptureMode(TorchFunctionMode):
             with recording.fake_mode, warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fake_out = func(*fake_args, **fake_kwargs)
-        except Exception as exc:  # noqa: BLE001  (any failure: the real call decides)
+        except Exception as exc:  # any failure: the real call decides
             qual = getattr(func, "__name__", repr(func))
             return self._break(func, args, kwargs, f"{qual}() cannot run on metadata only "
                                f"({type(exc).__name__}: {exc})".split("\n")[0])
