@@ -211,8 +211,27 @@ def test_rng_order_and_reseeding_match_eager() -> None:
     assert torch.equal(got[0], got[1])
 
 
+def test_automatic_dynamic_shapes_reuse_the_graph_after_one_size_change() -> None:
+    compiled, counter = _compile(lambda x: (x.sin() * 2).sum(0))
+    for n in range(2, 9):
+        x = torch.randn(n, 3)
+        assert torch.allclose(compiled(x), (x.sin() * 2).sum(0))
+    assert counter.frame_count == 2  # static at n=2, then n dynamic from n=3 on
+    assert _compile(lambda x: x + 1, dynamic=True)[0](torch.ones(5)).tolist() == [2.0] * 5
+    always, always_counter = _compile(lambda x: x * 2, dynamic=True)
+    for n in (2, 3, 4):
+        always(torch.ones(n))
+    assert always_counter.frame_count == 1
+    marked, marked_counter = _compile(lambda x: x.sum(0))
+    x = torch.ones(4, 2)
+    torch._dynamo.mark_dynamic(x, 0)
+    marked(x)
+    assert marked(torch.ones(6, 2)).tolist() == [6.0, 6.0]
+    assert marked_counter.frame_count == 1
+
+
 def test_changing_shapes_recompile_and_hit_the_limit_with_one_warning() -> None:
-    compiled, counter = _compile(lambda x: x.sin() * 2)
+    compiled, counter = _compile(lambda x: x.sin() * 2, dynamic=False)
     limit = torch._dynamo.config.recompile_limit
     assert limit == 8 and torch._dynamo.config.cache_size_limit == 8
     with warnings.catch_warnings(record=True) as caught:

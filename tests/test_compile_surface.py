@@ -138,7 +138,7 @@ def test_config_patch_aliases_and_unknown_names() -> None:
     with config.patch(cache_size_limit=2):
         assert config.recompile_limit == 2
         counter = CompileCounter()
-        f = torch.compile(lambda x: x + 2, backend=counter)
+        f = torch.compile(lambda x: x + 2, backend=counter, dynamic=False)
         with pytest.warns(UserWarning, match=r"recompile_limit \(2\)"):
             for n in range(1, 5):
                 f(torch.ones(n))

@@ -5,7 +5,11 @@ values are returned) and by its guards: each input tensor's type, dtype, device,
 strides, storage offset and ``requires_grad``, plus the grad mode and default dtype it
 started under. A key seen before at the same *place* (compiled function + graph index within
 its call) runs the cached compiled callable; a new key at a place already compiled is a
-recompile, explained by the first guard that differs from the latest entry there. After
+recompile, explained by the first guard that differs from the latest entry there. Sizes start
+static; when only sizes changed at a place (``dynamic=None``), those dims stop being guarded
+there ("automatic dynamic": the graph is rerecorded at each call, so a graph with the same
+structure is right for any size; the backend then gets example inputs with symbolic sizes).
+``dynamic=True`` unguards every dim of size >= 2 from the start, ``False`` never. After
 ``config.recompile_limit`` graphs at one place, the function runs eagerly from then on with
 one warning.
 """
@@ -89,6 +93,66 @@ class Place:
 
     entries: dict[Any, Callable[..., Any]] = field(default_factory=dict)
     keys: list[Any] = field(default_factory=list)
+    dynamic: set[tuple[int, int]] = field(default_factory=set)  # (input, dim) not guarded
+    last_guards: Any = None  # the unmasked guards of the newest entry
+
+
+_ANY = "*"  # a key's size, stride or offset that is not guarded (a dynamic dimension)
+
+
+def _contiguous(shape: tuple[int, ...], stride: tuple[int, ...]) -> bool:
+    expected = 1
+    for size, st in zip(reversed(shape), reversed(stride)):
+        if size != 1 and st != expected:
+            return False
+        expected *= size
+    return True
+
+
+def masked(guards: tuple[Any, ...], dynamic: set[tuple[int, int]]) -> tuple[Any, ...]:
+    """``guards`` with the sizes of the ``dynamic`` dims unguarded: such an input keeps its
+    type, dtype, device, rank, static sizes, contiguity and ``requires_grad`` guards."""
+    if not dynamic:
+        return guards
+    tensors = list(guards[2])
+    for i, d in dynamic:
+        if i < len(tensors) and d < len(tensors[i][3]):
+            g = tensors[i]
+            shape = tuple(_ANY if k == d else s for k, s in enumerate(g[3]))
+            stride = g[4] if isinstance(g[4], str) else (
+                "contiguous" if _contiguous(g[3], g[4]) else "strided")
+            tensors[i] = (g[0], g[1], g[2], shape, stride, _ANY, g[6])
+    return (guards[0], guards[1], tuple(tensors))
+
+
+def marked_dynamic(inputs: list[Tensor], everything: bool) -> set[tuple[int, int]]:
+    """(input, dim) pairs that are dynamic from the start: every dim of size >= 2 with
+    ``dynamic=True`` (0 and 1 stay specialised, as in PyTorch), else those marked with
+    ``torch._dynamo.mark_dynamic``."""
+    found: set[tuple[int, int]] = set()
+    for i, t in enumerate(inputs):
+        if everything:
+            found.update((i, d) for d, s in enumerate(t.shape) if s >= 2)
+        else:
+            marks = t.__dict__.get("_dynamo_dynamic_indices")
+            if marks:
+                found.update((i, d) for d in marks if d < t.dim())
+    return found
+
+
+def size_changes(old: tuple[Any, ...], new: tuple[Any, ...]) -> set[tuple[int, int]] | None:
+    """The (input, dim) pairs whose sizes differ between two guard sets that differ in
+    nothing else but strides and offsets; None when something else differs."""
+    if old[:2] != new[:2] or len(old[2]) != len(new[2]):
+        return None
+    changed: set[tuple[int, int]] = set()
+    for i, (a, b) in enumerate(zip(old[2], new[2])):
+        if a == b:
+            continue
+        if (a[0], a[1], a[2], a[6]) != (b[0], b[1], b[2], b[6]) or len(a[3]) != len(b[3]):
+            return None
+        changed.update((i, d) for d, (p, q) in enumerate(zip(a[3], b[3])) if p != q)
+    return changed or None
 
 
 @dataclass
@@ -103,8 +167,10 @@ class GraphRecord:
 class FrameState:
     """The cache and bookkeeping of one compiled function (``torch.compile``'s frame)."""
 
-    def __init__(self, name: str, backend: Callable[..., Any], options: dict[str, Any]) -> None:
+    def __init__(self, name: str, backend: Callable[..., Any], options: dict[str, Any],
+                 dynamic: bool | None = None) -> None:
         self.name = name
+        self.dynamic = dynamic  # torch.compile's dynamic=
         self.backend = backend
         self.options = options
         self.places: dict[int, Place] = {}
@@ -127,12 +193,26 @@ class FrameState:
     def run_graph(self, capture: Any, recording: Any, outputs: list[Any]) -> list[Tensor]:
         """Run ``recording`` (compiled, or found in the cache) on its real inputs and return
         the real values of ``outputs``."""
-        key = ((tuple(recording.structure), tuple(lz.ref.key() for lz in outputs)),
-               recording.guards())
+        structure = (tuple(recording.structure), tuple(lz.ref.key() for lz in outputs))
+        guards = recording.guards()
         place = self.places.setdefault(capture.graph_index, Place())
+        if self.dynamic is not False:
+            place.dynamic |= marked_dynamic(recording.inputs, self.dynamic is True)
+        key = (structure, masked(guards, place.dynamic))
         compiled = place.entries.get(key)
+        if compiled is None and place.keys and self.dynamic is None and \
+                config.automatic_dynamic_shapes and place.keys[-1][0] == structure:
+            # automatic dynamic: the same graph at new sizes; those dims stop being guarded
+            changed = size_changes(place.last_guards, guards)
+            if changed and not changed <= place.dynamic:
+                place.dynamic |= changed
+                _log.recompiles.info("automatic dynamic shapes at %s (graph %d): %s",
+                                     self.name, capture.graph_index, sorted(changed))
+                key = (structure, masked(guards, place.dynamic))
+                compiled = place.entries.get(key)
         if compiled is None:
-            compiled = self._compile_missing(capture, recording, outputs, place, key)
+            compiled = self._compile_missing(capture, recording, outputs, place, key, guards)
+            place.last_guards = guards
         grad_now = torch.is_grad_enabled()
         torch.set_grad_enabled(recording.start_grad)
         try:
@@ -147,12 +227,12 @@ class FrameState:
         return list(result)
 
     def _compile_missing(self, capture: Any, recording: Any, outputs: list[Any], place: Place,
-                         key: Any) -> Callable[..., Any]:
+                         key: Any, guards: Any) -> Callable[..., Any]:
         names = [capture.arg_names.get(id(t), f"input {i}")
                  for i, t in enumerate(recording.inputs)]
         gm = self.build(capture, recording, outputs)
         if place.keys:
-            reason = explain_miss(place.keys[-1], key, names)
+            reason = explain_miss((place.keys[-1][0], place.last_guards), (key[0], guards), names)
             mode = stance[0]
             if mode == "fail_on_recompile":
                 raise RecompileError(f"Recompiling {self.name} (graph {capture.graph_index}), "
@@ -176,8 +256,11 @@ class FrameState:
         _log.graph_code.debug("TRACED GRAPH\n %s", gm.code)
         guards = describe_guards(key[1], names)
         _log.guards.debug("GUARDS:\n%s", "\n".join(guards))
+        examples = list(recording.input_fakes)
+        if place.dynamic:
+            examples = _symbolic_examples(recording.inputs, examples, place.dynamic)
         try:
-            compiled = self.backend(gm, list(recording.input_fakes))
+            compiled = self.backend(gm, examples)
         except Exception as exc:
             name = getattr(self.backend, "__name__", repr(self.backend))
             raise BackendCompilerFailed(name, exc) from exc
@@ -193,6 +276,18 @@ class FrameState:
         from torch._dynamo._graph import build_graph_module
 
         return build_graph_module(capture, recording, outputs)
+
+
+def _symbolic_examples(inputs: list[Tensor], fakes: list[Any],
+                       dynamic: set[tuple[int, int]]) -> list[Any]:
+    """Example inputs for a graph with dynamic dims: those inputs as fake tensors with
+    symbolic sizes (``SymInt``), so a backend that specialises on sizes sees they vary."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode(static_shapes=False)
+    which = {i for i, _ in dynamic}
+    return [mode.from_tensor(t) if i in which and t.is_contiguous() else f
+            for i, (t, f) in enumerate(zip(inputs, fakes))]
 
 
 def _set_grad_target() -> Any:

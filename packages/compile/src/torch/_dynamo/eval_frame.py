@@ -140,8 +140,9 @@ def _compiled_call(fn: Callable[..., Any], signature_fn: Callable[..., Any],
     return result
 
 
-def _make_frame(name: str, backend: Any, options: dict[str, Any] | None) -> _cache.FrameState:
-    frame = _cache.FrameState(name, resolve_backend(backend), dict(options or {}))
+def _make_frame(name: str, backend: Any, options: dict[str, Any] | None,
+                dynamic: bool | None) -> _cache.FrameState:
+    frame = _cache.FrameState(name, resolve_backend(backend), dict(options or {}), dynamic)
     _frames.add(frame)
     return frame
 
@@ -239,9 +240,8 @@ def optimize(
     """Wrap a function or module so that its calls are captured into graphs and compiled.
 
     ``torch.compile`` validates ``mode``, ``options`` and the Python version before it calls
-    this. ``dynamic`` and ``mode`` are accepted; sizes are static (a new size is a recompile:
-    see packages/compile/README.md). ``options={"verify": True}`` runs each graph eagerly
-    beside the compiled one and raises at the first node that differs.
+    this. ``mode`` is accepted (no backend tunes yet). ``options={"verify": True}`` runs each
+    graph eagerly beside the compiled one and raises at the first node that differs.
 
     :param model_or_fn: an ``nn.Module``, or any other callable (a function, a callable object).
     :param backend: a name from :func:`~torch._dynamo.backends.registry.list_backends` or a
@@ -264,7 +264,7 @@ def optimize(
         )
     verify = bool((options or {}).get("verify", False))
     name = getattr(model_or_fn, "__qualname__", type(model_or_fn).__name__)
-    frame = _make_frame(name, backend, options)
+    frame = _make_frame(name, backend, options, dynamic)
     if isinstance(model_or_fn, nn.Module):
         mod = model_or_fn
 

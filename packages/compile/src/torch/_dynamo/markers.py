@@ -3,9 +3,9 @@
 ``disable`` keeps a function out of graphs (a call of it flushes the graph being captured and
 runs eagerly). ``allow_in_graph`` and ``assume_constant_result`` return the function unchanged:
 capture by deferred execution already runs a function's Python and records its tensor
-operations, so there is nothing to inline or to trust. Sizes are static (each new size a
-recompile), so the dynamic-shape marks are recorded on the tensor (``_dynamo_dynamic_indices``,
-as PyTorch does) for libraries that read them, and change no graph.
+operations, so there is nothing to inline or to trust. The dynamic-shape marks are kept on the
+tensor (``_dynamo_dynamic_indices``, as PyTorch keeps them); the cache stops guarding a marked
+dim's size from the first graph on (see :mod:`torch._dynamo._cache`).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def mark_static_address(t: Any, guard: bool = True) -> None:
 
 
 def mark_dynamic(t: Any, index: Any, *, min: int | None = None, max: int | None = None) -> None:
-    """Mark dimension(s) ``index`` of ``t`` as dynamic (recorded on the tensor)."""
+    """Mark dimension(s) ``index`` of ``t`` as dynamic: graphs it enters do not guard them."""
     t.__dict__.setdefault("_dynamo_dynamic_indices", set()).update(_indices(index))
 
 
