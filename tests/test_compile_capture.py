@@ -388,3 +388,48 @@ def test_one_op_compiled_functions_match_eager_over_the_op_database() -> None:
                         or not same(eager, got, equal_nan=True)):
                     failures.append((op.name, backend, "values differ"))
     assert not failures, failures[:10]
+
+
+def test_aten_operators_called_directly() -> None:
+    def f(x):
+        y = torch.ops.aten.mul.Tensor(x, x)  # on a real tensor: runs at once
+        z = y.relu() - 1  # deferred
+        return torch.ops.aten.add.Tensor(z, 1)  # on a deferred tensor: recorded
+
+    compiled, counter = _compile(f)
+    assert compiled(torch.tensor([-2.0, 3.0])).tolist() == [4.0, 9.0]
+    assert counter.frame_count == 1 and counter.op_count == 3
+
+
+def test_custom_autograd_function_breaks_and_keeps_its_backward() -> None:
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 10 * x  # not the true derivative: proves this backward ran
+
+    def f(x):
+        return Square.apply(x + 1).sum()
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    compiled, _ = _compile(f)
+    compiled(x).backward()
+    assert x.grad.tolist() == [20.0, 30.0]
+    assert "apply" not in vars(Square)  # the class is left as it was
+
+
+def test_rnn_modules_run_eagerly_with_a_graph_break() -> None:
+    torch.manual_seed(0)
+    lstm = nn.LSTM(3, 4, num_layers=2, batch_first=True)
+    x = torch.randn(2, 5, 3)
+    expected, _ = lstm(x)
+    got, _ = torch.compile(lstm, backend="eager")(x)
+    assert torch.allclose(got, expected)
+    explained = torch._dynamo.explain(lstm)(x)
+    assert "allow_rnn" in explained.break_reasons[0].reason
+    assert "__call__" not in vars(nn.RNNBase)  # restored after the capture

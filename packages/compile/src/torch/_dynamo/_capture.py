@@ -42,6 +42,12 @@ _BREAK_METHODS = frozenset((
     "t_", "transpose_", "swapdims_", "swapaxes_", "as_strided_", "set_", "share_memory_",
     "pin_memory", "record_stream", "tolist", "is_nonzero", "equal", "allclose",
 ))
+# the break methods that only read data: on a tensor no pending op makes or writes they run
+# at once, without a graph break
+_READ_METHODS = frozenset((
+    "item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__", "__complex__",
+    "__array__", "__dlpack__", "__format__", "data_ptr", "is_nonzero", "equal", "allclose",
+))
 # global functions with side effects on state the graph's ops read: break, then run
 _BREAK_FUNCTIONS = ("manual_seed", "seed", "get_rng_state", "set_rng_state", "set_default_dtype",
                     "set_default_device", "use_deterministic_algorithms")
@@ -99,6 +105,7 @@ class Recording:
         self.start_grad = self.grad_enabled
         self.default_dtype = torch.get_default_dtype()
         self.constants: list[Any] = []  # objects keyed by id: kept alive with the key
+        self.in_fake_run = False  # a call's metadata run is under way (not to be recorded)
 
     # -- values in -----------------------------------------------------------------------
 
@@ -111,10 +118,11 @@ class Recording:
         if isinstance(value, Tensor):
             ref = self.input_ids.get(id(value))
             if ref is None:
+                fake = self.fake_mode.from_tensor(value)
                 ref = Ref(None, len(self.inputs))
                 self.input_ids[id(value)] = ref
                 self.inputs.append(value)
-                self.input_fakes.append(self.fake_mode.from_tensor(value))
+                self.input_fakes.append(fake)
             return self.input_fakes[ref.index], ref  # type: ignore[index]
         if isinstance(value, (list, tuple)):
             pairs = [self.lift(v) for v in value]
@@ -153,6 +161,13 @@ class Recording:
             self.constants.append(value)
             return ("id", id(value))
         return ("obj", value)
+
+    def forget_inputs(self, keep: int) -> None:
+        """Drop the inputs lifted after the first ``keep`` (for a call that was not recorded)."""
+        for t in self.inputs[keep:]:
+            del self.input_ids[id(t)]
+        del self.inputs[keep:]
+        del self.input_fakes[keep:]
 
     # -- operations ----------------------------------------------------------------------
 
@@ -250,6 +265,76 @@ class Capture:
         self.recording = Recording(self)
 
 
+    def touches(self, args: Any) -> bool:
+        """Whether a pending op of the current recording makes or may write one of the
+        tensors in ``args`` (a lazy tensor, or one sharing storage with a graph input)."""
+        recording = self.recording
+        storages = {id(t._storage) for t in recording.inputs}
+        for a in _tensors_in(args):
+            if isinstance(a, LazyTensor) or id(a._storage) in storages:
+                return True
+        return False
+
+    def eager(self, func: Callable[..., Any], args: Any, kwargs: Any, reason: str) -> Any:
+        """A graph break: flush, then run ``func`` eagerly on real tensors."""
+        self.flush(reason)
+        if any(isinstance(t, FakeTensor) for t in _tensors_in((args, kwargs))):
+            # a tensor the capture does not know (made below it): it cannot become real
+            raise Unsupported(f"{reason}; and a tensor made outside graph capture's view "
+                              f"reached it\n  at {user_source_line()}")
+        with _suspended():
+            return func(*args, **kwargs)
+
+    def defer(self, func: Callable[..., Any], name: str | None, args: Any,
+              kwargs: dict[str, Any]) -> Any:
+        """Record ``func(*args, **kwargs)`` (a torch function, a Tensor method ``name``, or an
+        aten operator reached below the torch level) and return its deferred results; a call
+        the fake run cannot do, or that returns data, breaks the graph and runs eagerly."""
+        if torch.get_default_dtype() != self.recording.default_dtype:
+            self.flush()
+        recording = self.recording
+        known_inputs = len(recording.inputs)
+        fake_args, ref_args = recording.lift(tuple(args))
+        fake_kwargs, ref_kwargs = recording.lift(kwargs)
+        real_of = {id(f): t for t, f in zip(recording.inputs, recording.input_fakes)}
+        recording.in_fake_run = True
+        try:
+            # warnings are the real call's to give (at flush), not the metadata run's
+            with _suspended(), recording.fake_mode, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fake_out = func(*fake_args, **fake_kwargs)
+        except Exception as exc:  # any failure: the real call decides
+            recording.forget_inputs(known_inputs)
+            qual = getattr(func, "__name__", repr(func))
+            return self.eager(func, args, kwargs, f"{qual}() cannot run on metadata only "
+                              f"({type(exc).__name__}: {exc})".split("\n")[0])
+        finally:
+            recording.in_fake_run = False
+        if not _deferrable(fake_out):
+            recording.forget_inputs(known_inputs)
+            qual = getattr(func, "__name__", repr(func))
+            return self.eager(func, args, kwargs,
+                              f"{qual}() returned a {type(fake_out).__name__}, not tensors")
+        if fake_out is not None and not _holds_tensor(fake_out):
+            return fake_out  # a metadata answer (size(), dim(), dtype...): nothing to record
+        # (a call returning None is made for its effect: x[i] = v, in-place initialisers)
+        if name is not None:
+            op = recording.append("call_method", name, ref_args, ref_kwargs, fake_out)
+        else:
+            op = recording.append("call_function", func, ref_args, ref_kwargs, fake_out)
+        return recording.wrap_outputs(op, fake_out, real_of)
+
+
+def _tensors_in(value: Any) -> list[Tensor]:
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors_in(v)]
+    return []
+
+
 # the captures of this thread's stack, innermost last; None while one is suspended
 _active: list[Capture | None] = []
 
@@ -311,44 +396,37 @@ class CaptureMode(TorchFunctionMode):
                            kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         capture = self.capture
+        if _called_from_kernel() and not capture.touches((args, kwargs)):
+            # below the torch level, on tensors no pending op makes or writes: part of an
+            # operator running eagerly, so it runs too
+            return func(*args, **kwargs)
         name = _method_name(func)
         if name is not None and name in _BREAK_METHODS:
-            return self._break(func, args, kwargs, f"Tensor.{name}() needs the tensor's data "
-                               "or changes it outside the graph")
+            if name in _READ_METHODS and not capture.touches(args):
+                # a read of a tensor no pending op makes or writes: nothing to wait for
+                with _suspended():
+                    return func(*args, **kwargs)
+            return capture.eager(func, args, kwargs, f"Tensor.{name}() needs the tensor's "
+                                 "data or changes it outside the graph")
         if name == "__iter__" and args and isinstance(args[0], Tensor):
             return iter(self.__torch_function__(Tensor.unbind, types, (args[0],), {}))
-        if torch.get_default_dtype() != capture.recording.default_dtype:
-            capture.flush()
-        recording = capture.recording
-        fake_args, ref_args = recording.lift(tuple(args))
-        fake_kwargs, ref_kwargs = recording.lift(kwargs)
-        real_of = {id(f): t for t, f in zip(recording.inputs, recording.input_fakes)}
-        try:
-            # warnings are the real call's to give (at flush), not the metadata run's
-            with recording.fake_mode, warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fake_out = func(*fake_args, **fake_kwargs)
-        except Exception as exc:  # any failure: the real call decides
-            qual = getattr(func, "__name__", repr(func))
-            return self._break(func, args, kwargs, f"{qual}() cannot run on metadata only "
-                               f"({type(exc).__name__}: {exc})".split("\n")[0])
-        if not _deferrable(fake_out):
-            qual = getattr(func, "__name__", repr(func))
-            return self._break(func, args, kwargs,
-                               f"{qual}() returned a {type(fake_out).__name__}, not tensors")
-        if fake_out is not None and not _holds_tensor(fake_out):
-            return fake_out  # a metadata answer (size(), dim(), dtype...): nothing to record
-        # (a call returning None is made for its effect: x[i] = v, in-place initialisers)
-        if name is not None:
-            op = recording.append("call_method", name, ref_args, ref_kwargs, fake_out)
-        else:
-            op = recording.append("call_function", func, ref_args, ref_kwargs, fake_out)
-        return recording.wrap_outputs(op, fake_out, real_of)
+        return capture.defer(func, name, args, kwargs)
 
-    def _break(self, func: Callable[..., Any], args: Any, kwargs: Any, reason: str) -> Any:
-        self.capture.flush(reason)
-        with _suspended():
-            return func(*args, **kwargs)
+
+# modules whose code runs below the torch level (kernels, the dispatcher, reference
+# implementations): a torch call they make while running an operator on real tensors is part
+# of that operator, not of the program
+_KERNEL_MODULES = ("torch._aten", "torch._core", "torch._refs", "torch._fused", "plait_backend")
+_PROTOCOL_MODULES = ("torch._torch_function", "torch.overrides", __name__)
+
+
+def _called_from_kernel() -> bool:
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+            _PROTOCOL_MODULES):
+        frame = frame.f_back  # type: ignore[assignment]
+    return frame is not None and frame.f_globals.get("__name__", "").startswith(
+        _KERNEL_MODULES)
 
 
 def _deferrable(value: Any) -> bool:
@@ -375,6 +453,15 @@ class _GlobalBreak:
         self.module = module
         self.name = name
         self.original = getattr(module, name)
+        # a class that inherits the attribute gets it back by deletion, not by a copy
+        self.inherited = isinstance(module, type) and name not in vars(module)
+
+    def restore(self) -> None:
+        """Put the original back."""
+        if self.inherited:
+            delattr(self.module, self.name)
+        else:
+            setattr(self.module, self.name, self.original)
 
     def wrapper(self) -> Callable[..., Any]:
         original, name = self.original, self.name
@@ -404,7 +491,52 @@ def _global_breaks() -> list[tuple[_GlobalBreak, Callable[..., Any]]]:
         for name in ("grad", "backward"):
             g = _GlobalBreak(torch.autograd, name)
             _globals.append((g, g.wrapper()))
+        _globals.append(_function_apply_break())
+        _globals.append(_rnn_break())
     return _globals
+
+
+def _rnn_break() -> tuple[_GlobalBreak, Any]:
+    """``nn.RNN``/``LSTM``/``GRU`` calls break the graph and run eagerly unless
+    ``config.allow_rnn``, as PyTorch's dynamo does (their time loops call fused cell
+    operators below the torch level on state that autograd saves)."""
+    from torch import nn
+    from torch._dynamo import config
+
+    g = _GlobalBreak(nn.RNNBase, "__call__")
+    call = g.original
+
+    def rnn_call(module: Any, *args: Any, **kwargs: Any) -> Any:
+        capture = current()
+        if capture is None or config.allow_rnn:
+            return call(module, *args, **kwargs)
+        capture.flush(f"{type(module).__name__} (an RNN module) runs eagerly: "
+                      "torch._dynamo.config.allow_rnn is False")
+        with _suspended():
+            return call(module, *args, **kwargs)
+
+    return g, rnn_call
+
+def _function_apply_break() -> tuple[_GlobalBreak, Any]:
+    """``torch.autograd.Function.apply`` replaced by one that breaks the graph and applies
+    the function eagerly: its forward runs without grad and its backward node is attached to
+    the real outputs, which a deferred forward would not have (the graph would run the
+    forward under no_grad and lose the node)."""
+    from torch.autograd.function import Function
+
+    g = _GlobalBreak(Function, "apply")
+    original = Function.__dict__["apply"].__func__
+
+    def apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        capture = current()
+        if capture is None:
+            return original(cls, *args, **kwargs)
+        capture.flush(f"{cls.__name__}.apply (a custom autograd.Function) runs eagerly")
+        with _suspended():
+            return original(cls, *args, **kwargs)
+
+    g.original = Function.__dict__["apply"]
+    return g, classmethod(apply)
 
 
 def enter(capture: Capture) -> CaptureMode:
@@ -424,4 +556,4 @@ def leave(mode: CaptureMode) -> None:
     _active.pop()
     if not any(_active):
         for g, _ in _global_breaks():
-            setattr(g.module, g.name, g.original)
+            g.restore()

@@ -31,8 +31,13 @@ def build_graph_module(capture: Any, recording: Any, outputs: list[Any]) -> Grap
 
     graph = Graph()
     inputs: list[Node] = []
+    taken: set[str] = set()
     for i, (t, fake) in enumerate(zip(recording.inputs, recording.input_fakes)):
-        node = graph.placeholder(_placeholder_name(capture.arg_names.get(id(t), f"input{i}")))
+        name = _placeholder_name(capture.arg_names.get(id(t), f"input{i}"))
+        while name in taken:  # two inputs the program calls alike (a name reused)
+            name += f"{i}_"
+        taken.add(name)
+        node = graph.placeholder(name)
         node.meta["example_value"] = fake
         node.meta["val"] = fake
         inputs.append(node)

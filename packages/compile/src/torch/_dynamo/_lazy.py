@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch.overrides  # noqa: F401  (turns the __torch_function__ protocol on first)
+from torch._core.dispatch import _tensors
 from torch._core.tensor import Tensor
 from torch._subclasses.fake_tensor import FakeTensor
 
@@ -36,6 +37,20 @@ class LazyTensor(FakeTensor):
     __slots__ = ()
     capture: Any  # the _Capture that records it (in __dict__, cleared when it is realized)
     ref: Any  # its value in the recording
+
+    @classmethod
+    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        # An aten operator reached on a lazy tensor. Inside a recorded call's metadata run it
+        # is part of that run (fake kernels); otherwise code below the torch level called it
+        # (an operator looked up at import, a private helper): it is recorded itself.
+        capture = None
+        for t in _tensors(args, kwargs or {}):
+            if isinstance(t, LazyTensor):
+                capture = t.capture
+                break
+        if capture is None or capture.recording.in_fake_run:
+            return FakeTensor.__torch_dispatch__.__func__(cls, func, types, args, kwargs)
+        return capture.defer(func, None, args, kwargs or {})
 
     def __repr__(self) -> str:
         self.capture.flush("repr() of a tensor computed in the graph")
