@@ -433,3 +433,21 @@ def test_rnn_modules_run_eagerly_with_a_graph_break() -> None:
     explained = torch._dynamo.explain(lstm)(x)
     assert "allow_rnn" in explained.break_reasons[0].reason
     assert "__call__" not in vars(nn.RNNBase)  # restored after the capture
+
+
+def test_graph_returns_only_the_values_the_program_keeps_and_grad_flags_are_eager() -> None:
+    recorder = EagerAndRecordGraphs()
+    flags = []
+
+    def f(x, w):
+        h = (x * w).sin()
+        with torch.no_grad():
+            frozen = h * 2
+        flags.append((h.requires_grad, h.is_leaf, frozen.requires_grad, h.detach().requires_grad))
+        return h.cos().sum()
+
+    torch.compile(f, backend=recorder)(torch.ones(3), torch.ones(3, requires_grad=True))
+    assert flags == [(True, False, False, False)]
+    graph = recorder.graphs[0].graph
+    (output,) = [n for n in graph.nodes if n.op == "output"]
+    assert len(output.args[0]) == 1  # h, frozen and the rest died with the call

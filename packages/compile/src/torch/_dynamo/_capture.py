@@ -181,7 +181,7 @@ class Recording:
     def _append_raw(self, kind: str, target: Any, args: tuple[Any, ...],
                     kwargs: dict[str, Any], fake_out: Any) -> int:
         self.ops.append((kind, target, args, kwargs))
-        self.op_fakes.append(fake_out)
+        self.op_fakes.append(_meta_copy(fake_out))
         self.structure.append((kind, target, self.key_of(args), self.key_of(kwargs)))
         return len(self.ops) - 1
 
@@ -229,6 +229,20 @@ class Recording:
 
     def guards(self) -> tuple[Any, ...]:
         return _cache.input_guards(self.inputs, self.start_grad, self.default_dtype)
+
+
+def _meta_copy(value: Any) -> Any:
+    """A fake tensor with ``value``'s metadata that is not ``value`` (node meta must not keep
+    the program's deferred tensors alive: the live ones are the graph's outputs)."""
+    if isinstance(value, FakeTensor):
+        copy = FakeTensor._make(value._storage, value._shape, value._stride, value._offset,
+                                value._dtype, value._device)
+        copy.fake_mode = value.fake_mode
+        copy._requires_grad = value._requires_grad
+        return copy
+    if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
+        return [_meta_copy(v) for v in value]
+    return value
 
 
 class Capture:
@@ -300,7 +314,10 @@ class Capture:
         recording.in_fake_run = True
         try:
             # warnings are the real call's to give (at flush), not the metadata run's
-            with _suspended(), recording.fake_mode, warnings.catch_warnings():
+            # without autograd: a fake autograd graph would keep every intermediate alive
+            # (and so an output of the graph); requires_grad is set by _mark_grad below
+            with _suspended(), recording.fake_mode, warnings.catch_warnings(), \
+                    torch.no_grad():
                 warnings.simplefilter("ignore")
                 fake_out = func(*fake_args, **fake_kwargs)
         except Exception as exc:  # any failure: the real call decides
@@ -318,11 +335,43 @@ class Capture:
         if fake_out is not None and not _holds_tensor(fake_out):
             return fake_out  # a metadata answer (size(), dim(), dtype...): nothing to record
         # (a call returning None is made for its effect: x[i] = v, in-place initialisers)
+        if torch.is_grad_enabled() and name not in _NO_GRAD_METHODS and any(
+                t.requires_grad for t in _tensors_in((fake_args, fake_kwargs))):
+            _mark_grad(fake_out, set(map(id, recording.input_fakes)))
         if name is not None:
             op = recording.append("call_method", name, ref_args, ref_kwargs, fake_out)
         else:
             op = recording.append("call_function", func, ref_args, ref_kwargs, fake_out)
         return recording.wrap_outputs(op, fake_out, real_of)
+
+
+class DeferredBackward:
+    """The ``grad_fn`` of a deferred tensor that requires grad (until it becomes real): so
+    ``is_leaf`` is False and ``grad_fn is not None``, as for its eager value."""
+
+    def name(self) -> str:
+        return "DeferredBackward"
+
+    def __repr__(self) -> str:
+        return "<DeferredBackward (the real node exists once the graph runs)>"
+
+
+_DEFERRED_NODE = DeferredBackward()
+_NO_GRAD_METHODS = frozenset(("detach", "detach_", "requires_grad_"))
+
+
+def _mark_grad(value: Any, inputs: set[int]) -> None:
+    """Make ``value``'s new floating results require grad, as eager autograd would (the fakes
+    of the graph's inputs, returned by an in-place call, are left alone)."""
+    if isinstance(value, FakeTensor):
+        if id(value) not in inputs and (value._dtype.is_floating_point
+                                        or value._dtype.is_complex):
+            value._requires_grad = True
+            if value.grad_fn is None:
+                value.grad_fn = _DEFERRED_NODE
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _mark_grad(v, inputs)
 
 
 def _tensors_in(value: Any) -> list[Tensor]:
