@@ -17,6 +17,7 @@ from __future__ import annotations
 import linecache
 import operator
 import sys
+import threading
 import warnings
 import weakref
 from collections.abc import Callable
@@ -384,13 +385,22 @@ def _tensors_in(value: Any) -> list[Tensor]:
     return []
 
 
-# the captures of this thread's stack, innermost last; None while one is suspended
-_active: list[Capture | None] = []
+class _Stack(threading.local):
+    """This thread's captures, innermost last; None while one is suspended."""
+
+    def __init__(self) -> None:
+        self.captures: list[Capture | None] = []
+
+
+_stack = _Stack()
+_patched = [0]  # captures active on all threads: the global-state functions stay replaced
+_patch_lock = threading.Lock()
 
 
 def current() -> Capture | None:
     """The capture the caller runs inside, or None (also while it is suspended)."""
-    return _active[-1] if _active else None
+    captures = _stack.captures
+    return captures[-1] if captures else None
 
 
 class _Suspend:
@@ -404,10 +414,10 @@ class _Suspend:
         if isinstance(mode, CaptureMode):
             self.mode = mode
             mode.__exit__(None, None, None)
-        _active.append(None)
+        _stack.captures.append(None)
 
     def __exit__(self, *exc: object) -> None:
-        _active.pop()
+        _stack.captures.pop()
         if self.mode is not None:
             self.mode.__enter__()
 
@@ -590,10 +600,12 @@ def _function_apply_break() -> tuple[_GlobalBreak, Any]:
 
 def enter(capture: Capture) -> CaptureMode:
     """Start capturing: the mode entered, global-state functions replaced."""
-    if not any(_active):
-        for g, wrapper in _global_breaks():
-            setattr(g.module, g.name, wrapper)
-    _active.append(capture)
+    with _patch_lock:
+        if _patched[0] == 0:
+            for g, wrapper in _global_breaks():
+                setattr(g.module, g.name, wrapper)
+        _patched[0] += 1
+    _stack.captures.append(capture)
     mode = CaptureMode(capture)
     mode.__enter__()
     return mode
@@ -602,7 +614,9 @@ def enter(capture: Capture) -> CaptureMode:
 def leave(mode: CaptureMode) -> None:
     """Stop capturing (after the final flush)."""
     mode.__exit__(None, None, None)
-    _active.pop()
-    if not any(_active):
-        for g, _ in _global_breaks():
-            g.restore()
+    _stack.captures.pop()
+    with _patch_lock:
+        _patched[0] -= 1
+        if _patched[0] == 0:
+            for g, _ in _global_breaks():
+                g.restore()
