@@ -1,0 +1,192 @@
+"""``compile_fx``: an aten GraphModule in, a callable on its flat inputs out.
+
+The graph is split by :mod:`.scheduler` into library calls and kernel groups. On the CPU each
+group's C++ (:mod:`.cpp`) is built by :mod:`.cpp_builder` (in the background, cached on disk);
+until the library is loaded, and for good when no compiler runs, the group goes through the
+fused interpreter (:mod:`.interpreter`). Another device's backend may supply its own
+generator through the ``torch_backend_codegen`` hook (docs/compile.md, "inductor").
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+import torch
+
+from . import config
+from .interpreter import run_group
+from .scheduler import KernelGroup, schedule
+
+__all__ = ["CompiledGraph", "GroupRunner", "compile_fx", "compile_fx_inner"]
+
+
+def _vendor_generator(device_type: str) -> Any:
+    """The device backend's code generator for kernel groups, if it offers one."""
+    from torch._core import registry
+
+    plugin = registry._serving(device_type)
+    if plugin is None:
+        return None
+    return registry._call_owner(plugin, "torch_backend_codegen", device_type=device_type,
+                                target="pointwise")
+
+
+class GroupRunner:
+    """Runs one kernel group: the built kernel once it is ready, the interpreter before."""
+
+    def __init__(self, group: KernelGroup) -> None:
+        self.group = group
+        self.calls = {"interpreted": 0, "compiled": 0, "vendor": 0}
+        self._kernel: Future[Any] | None = None
+        self._native: Any = None
+        self._vendor: Callable[[list[Any]], list[Any]] | None = None
+        self._out_dtypes = [node.meta["val"].dtype for node in group.outputs]
+        self._lock = threading.Lock()
+        device_type = getattr(group.device, "type", "cpu")
+        if device_type == "cpu":
+            if config.cpp_codegen:
+                from . import cpp, cpp_builder
+
+                self.source: str | None = cpp.render(group)
+                self._kernel = cpp_builder.load_kernel(self.source)
+        else:
+            generator = _vendor_generator(device_type)
+            if generator is not None:
+                self._vendor = generator.compile_group(group)
+
+    @property
+    def ready(self) -> bool:
+        """Whether calls now run the built kernel."""
+        return self._resolve() is not None
+
+    def _resolve(self) -> Any:
+        if self._native is None and self._kernel is not None and self._kernel.done():
+            self._native = self._kernel.result()
+            if self._native is None:
+                self._kernel = None  # no build possible: interpret from now on
+        return self._native
+
+    def __call__(self, inputs: list[Any]) -> list[Any]:
+        native = self._resolve()
+        if native is not None and all(isinstance(t, torch.Tensor) and t.device.type == "cpu"
+                                      for t in inputs):
+            self.calls["compiled"] += 1
+            return self._run_native(native, inputs)
+        if self._vendor is not None:
+            self.calls["vendor"] += 1
+            return self._vendor(inputs)
+        self.calls["interpreted"] += 1
+        return run_group(self.group, inputs)
+
+    def _run_native(self, native: Any, inputs: list[Any]) -> list[Any]:
+        shape = tuple(torch.broadcast_shapes(*(t.shape for t in inputs)))
+        numel = 1
+        for size in shape:
+            numel *= size
+        outputs = [torch.empty(shape, dtype=dtype) for dtype in self._out_dtypes]
+        if numel == 0:
+            return outputs
+        flat = 1
+        strides: list[int] = []
+        for t in inputs:
+            same = tuple(t.shape) == shape
+            if not (same and t.is_contiguous()):
+                flat = 0
+            strides.extend(t.stride() if same else t.expand(shape).stride())
+        ndim = len(shape)
+        pointers = [t.data_ptr() for t in inputs] + [t.data_ptr() for t in outputs]
+        native(numel, ndim, (ctypes.c_int64 * max(ndim, 1))(*shape),
+               (ctypes.c_int64 * max(len(strides), 1))(*strides), flat,
+               (ctypes.c_void_p * len(pointers))(*pointers))
+        return outputs
+
+
+def _map(value: Any, fn: Callable[[Any], Any]) -> Any:
+    if isinstance(value, (list, tuple)):
+        mapped = [_map(v, fn) for v in value]
+        return type(value)(mapped) if isinstance(value, tuple) else mapped
+    if isinstance(value, dict):
+        return {k: _map(v, fn) for k, v in value.items()}
+    if hasattr(value, "op"):
+        return fn(value)
+    return value
+
+
+class CompiledGraph:
+    """The callable :func:`compile_fx` returns: runs the schedule on flat inputs."""
+
+    def __init__(self, gm: Any) -> None:
+        self.gm = gm
+        plan = schedule(gm)
+        self.schedule = plan
+        self.runners = {id(group): GroupRunner(group) for group in plan.groups}
+        self._placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        self._output = next(n for n in gm.graph.nodes if n.op == "output")
+
+    @property
+    def groups(self) -> list[GroupRunner]:
+        """The runners of the kernel groups, in execution order."""
+        return [self.runners[id(g)] for g in self.schedule.groups]
+
+    def __call__(self, *args: Any) -> Any:
+        env: dict[Any, Any] = dict(zip(self._placeholders, args))
+        for step in self.schedule.steps:
+            if isinstance(step, KernelGroup):
+                inputs = [env[node] for node in step.inputs]
+                env.update(zip(step.outputs, self.runners[id(step)](inputs)))
+            elif step.op == "get_attr":
+                value: Any = self.gm
+                for part in step.target.split("."):
+                    value = getattr(value, part)
+                env[step] = value
+            elif step.op == "call_function":
+                call_args = _map(step.args, env.__getitem__)
+                call_kwargs = _map(dict(step.kwargs), env.__getitem__)
+                env[step] = step.target(*call_args, **call_kwargs)
+            else:
+                raise NotImplementedError(f"inductor: unsupported node kind {step.op!r}")
+        return _map(self._output.args[0], env.__getitem__)
+
+
+def compile_fx_inner(gm: Any, example_inputs: Sequence[Any], **kwargs: Any
+                     ) -> Callable[[list[Any]], Any]:
+    """Compile an aten graph into a boxed callable: it takes the inputs as one list (and
+    empties it, as PyTorch's boxed calling convention does)."""
+    compiled = CompiledGraph(gm)
+
+    def run(args: list[Any]) -> Any:
+        values = list(args)
+        args.clear()
+        return compiled(*values)
+
+    run._boxed_call = True  # type: ignore[attr-defined]
+    run.compiled_graph = compiled  # type: ignore[attr-defined]
+    return run
+
+
+def compile_fx(gm: Any, example_inputs: Sequence[Any],
+               config_patches: dict[str, Any] | None = None, **kwargs: Any
+               ) -> Callable[..., Any]:
+    """Compile an aten-level GraphModule (``make_fx``'s, AOT autograd's) into a callable
+    taking the graph's flat inputs and returning what the graph returns.
+
+    :param gm: the GraphModule; its nodes carry ``meta["val"]`` (fake or real tensors).
+    :param example_inputs: inputs of the graph's shape (unused beyond the metadata).
+    :param config_patches: :mod:`torch._inductor.config` settings for this compilation.
+    :returns: a :class:`CompiledGraph`.
+    """
+    saved = {}
+    for name, value in (config_patches or {}).items():
+        if not hasattr(config, name):
+            raise RuntimeError(f"torch._inductor.config has no option {name!r}")
+        saved[name] = getattr(config, name)
+        setattr(config, name, value)
+    try:
+        return CompiledGraph(gm)
+    finally:
+        for name, value in saved.items():
+            setattr(config, name, value)

@@ -1,0 +1,179 @@
+"""C++17 source for a kernel group.
+
+One ``extern "C"`` function per group, called with the sizes and element strides of the
+call (so one build serves every size: symbolic sizes arrive as arguments):
+
+    void kernel(int64_t n, int64_t ndim, const int64_t* sizes, const int64_t* strides,
+                int64_t flat, void** pointers)
+
+``strides`` holds ``ndim`` strides per input (0 where an input broadcasts); ``flat`` says
+every input is contiguous with the group's shape, which takes a single flat loop that gcc
+vectorises; otherwise rows of the last dimension are walked with per-input strides. The
+pointers are the inputs' then the outputs' (fresh contiguous tensors). Loops split across
+OpenMP threads above ``config.parallel_threshold`` elements; glibc's vector math (libmvec)
+is declared for the transcendental functions so that they vectorise too.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import torch
+
+from . import config
+from .lowering import lowering_of
+from .scheduler import C_TYPES, KernelGroup
+
+#: Math functions glibc's libmvec has vector versions of (float name = name + "f").
+_MVEC = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "erf", "pow")
+#: Functions gcc turns into instructions: called through the builtin, never libmvec.
+_BUILTIN = ("sqrt",)
+_CALL = re.compile(r"\b(" + "|".join(_MVEC + _BUILTIN) + r")\(")
+
+
+def literal(value: Any) -> str:
+    """A Python number as a C++ literal."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"{value}LL" if -(2**63) < value < 2**63 else repr(float(value))
+    if math.isnan(value):
+        return '__builtin_nan("")'
+    if math.isinf(value):
+        return "__builtin_inf()" if value > 0 else "(-__builtin_inf())"
+    return repr(float(value))
+
+
+def _common_type(node: Any) -> str:
+    """The C type comparison operands are brought to (their promotion)."""
+    dtype = None
+    saw_float = False
+    for arg in node.args:
+        if hasattr(arg, "op"):
+            d = arg.meta["val"].dtype
+            dtype = d if dtype is None else torch.promote_types(dtype, d)
+        elif isinstance(arg, float):
+            saw_float = True
+    if saw_float and dtype is not None and not dtype.is_floating_point:
+        dtype = torch.float64
+    return C_TYPES[dtype]
+
+
+def _math_names(expr: str, ctype: str) -> str:
+    """Spell math calls for the result type (``expf`` for float, builtins for sqrt)."""
+    def name(match: re.Match[str]) -> str:
+        fn = match.group(1)
+        if fn in _BUILTIN:
+            return f"__builtin_{fn}{'f' if ctype == 'float' else ''}("
+        return f"{fn}{'f' if ctype == 'float' else ''}("
+    return _CALL.sub(name, expr)
+
+
+def node_expression(node: Any, operand: dict[Any, str]) -> str:
+    """The C++ expression of one fused node; ``operand`` names the values it reads."""
+    row = lowering_of(node.target)
+    assert row is not None
+    out_type = C_TYPES[node.meta["val"].dtype]
+    cast_to = _common_type(node) if row.cast == "common" else out_type
+    ops: list[str] = []
+    for position, arg in enumerate(node.args):
+        if hasattr(arg, "op"):
+            text = operand[arg]
+        elif arg is None:
+            ops.append("None")
+            continue
+        else:
+            text = literal(arg)
+        if row.cast == "where" and position == 0:
+            text = f"((bool){text})"
+        elif row.cast in ("out", "common") or (row.cast == "where" and position > 0):
+            text = f"(({cast_to}){text})"
+        ops.append(text)
+    template = row.c(ops, dict(node.kwargs)) if callable(row.c) else row.c.format(*ops, T="{T}")
+    assert template is not None
+    return _math_names(template.replace("{T}", out_type), out_type)
+
+
+def _body(group: KernelGroup, load: str) -> list[str]:
+    """The statements of one element: loads, one local per member, stores."""
+    lines: list[str] = []
+    operand: dict[Any, str] = {}
+    for k, node in enumerate(group.inputs):
+        ctype = C_TYPES[node.meta["val"].dtype]
+        operand[node] = f"a{k}"
+        lines.append(f"const {ctype} a{k} = in{k}[{load.format(k=k)}];")
+    for m, node in enumerate(group.members):
+        ctype = C_TYPES[node.meta["val"].dtype]
+        operand[node] = f"v{m}"
+        lines.append(f"const {ctype} v{m} = ({ctype})({node_expression(node, operand)});")
+    for k, node in enumerate(group.outputs):
+        lines.append(f"out{k}[i] = {operand[node]};")
+    return lines
+
+
+def _declarations(body: str) -> list[str]:
+    lines = []
+    for fn in _MVEC:
+        for suffix, ctype in (("f", "float"), ("", "double")):
+            if re.search(rf"\b{fn}{suffix}\(", body):
+                args = ", ".join([ctype] * (2 if fn == "pow" else 1))
+                lines += ["#ifndef PLAIT_NO_MVEC", "#pragma omp declare simd notinbranch",
+                          "#endif", f"{ctype} {fn}{suffix}({args});"]
+    return lines
+
+
+def render(group: KernelGroup, name: str = "kernel") -> str:
+    """The C++ source of ``group`` (deterministic: the disk cache keys on it)."""
+    flat = _body(group, "i")
+    strided = _body(group, "b{k} + j * s{k}")
+    declarations = _declarations("\n".join(flat))
+    nin = len(group.inputs)
+    pointers = [f"  const {C_TYPES[n.meta['val'].dtype]}* __restrict in{k} = "
+                f"(const {C_TYPES[n.meta['val'].dtype]}*)pointers[{k}];"
+                for k, n in enumerate(group.inputs)]
+    pointers += [f"  {C_TYPES[n.meta['val'].dtype]}* __restrict out{k} = "
+                 f"({C_TYPES[n.meta['val'].dtype]}*)pointers[{nin + k}];"
+                 for k, n in enumerate(group.outputs)]
+    bases = " ".join(f"int64_t b{k} = 0;" for k in range(nin))
+    steps = " ".join(f"b{k} += idx * strides[{k} * ndim + d];" for k in range(nin))
+    inner = " ".join(f"const int64_t s{k} = strides[{k} * ndim + ndim - 1];" for k in range(nin))
+    threshold = config.parallel_threshold
+    source = [
+        "// Generated by plait torch._inductor: one fused pointwise kernel group.",
+        "#include <cstdint>",
+        'extern "C" {',
+        *declarations,
+        "}",
+        'extern "C" void ' + name + "(int64_t n, int64_t ndim, const int64_t* sizes, "
+        "const int64_t* strides, int64_t flat, void** pointers) {",
+        *pointers,
+        "  if (flat || ndim == 0) {",
+        f"#pragma omp parallel for simd if(n > {threshold}) schedule(static)",
+        "    for (int64_t i = 0; i < n; ++i) {",
+        *("      " + line for line in flat),
+        "    }",
+        "    return;",
+        "  }",
+        "  const int64_t inner = sizes[ndim - 1];",
+        "  const int64_t outer = inner ? n / inner : 0;",
+        f"#pragma omp parallel for if(n > {threshold}) schedule(static)",
+        "  for (int64_t o = 0; o < outer; ++o) {",
+        f"    {bases}",
+        "    int64_t rest = o;",
+        "    for (int64_t d = ndim - 2; d >= 0; --d) {",
+        "      const int64_t idx = rest % sizes[d]; rest /= sizes[d];",
+        f"      {steps}",
+        "    }",
+        f"    {inner}",
+        "#pragma omp simd",
+        "    for (int64_t j = 0; j < inner; ++j) {",
+        "      const int64_t i = o * inner + j;",
+        *("      " + line for line in strided),
+        "    }",
+        "  }",
+        "}",
+        "",
+    ]
+    return "\n".join(source)

@@ -1,0 +1,173 @@
+"""Build generated C++ into shared libraries: on a background thread, cached on disk.
+
+The cache key is a hash of the source, the compiler (its path and ``--version``) and the
+flags, so a changed compiler or flag builds anew. A library is written under a temporary
+name and moved into place with ``os.replace``: a second process (or a concurrent one) finds
+either nothing or a complete file, and a process that finds the file compiles nothing.
+Libraries are loaded with ctypes, so no Python headers are needed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from . import config
+
+log = logging.getLogger("torch._inductor")
+
+#: What the builder did in this process (tests read it: "a second process compiles nothing").
+counters: dict[str, int] = {"builds": 0, "disk_hits": 0, "memory_hits": 0, "failures": 0}
+
+_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+_loaded: dict[str, Future[Any]] = {}
+_versions: dict[str, str | None] = {}
+_openmp_ok: dict[str, bool] = {}
+
+ARGTYPES = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+            ctypes.c_void_p]
+
+
+def _compiler_version(cxx: str) -> str | None:
+    """``cxx --version``'s first line, or ``None`` when the compiler cannot run."""
+    if cxx not in _versions:
+        try:
+            done = subprocess.run([cxx, "--version"], capture_output=True, text=True,
+                                  timeout=30, check=False)
+            first = done.stdout.splitlines()[0] if done.returncode == 0 and done.stdout else None
+            _versions[cxx] = first
+        except (OSError, subprocess.SubprocessError):
+            _versions[cxx] = None
+    return _versions[cxx]
+
+
+def _flags() -> list[str]:
+    flags = list(config.cxx_flags)
+    if config.openmp:
+        flags += ["-fopenmp"]
+    return flags
+
+
+def cache_key(source: str) -> str | None:
+    """The disk cache key of ``source`` with the configured compiler, or ``None`` (no compiler)."""
+    version = _compiler_version(config.cxx)
+    if version is None:
+        return None
+    text = "\0".join([source, shutil.which(config.cxx) or config.cxx, version, *_flags()])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def library_path(key: str) -> str:
+    """Where the library of ``key`` lives in the cache directory."""
+    return os.path.join(config.resolved_cache_dir(), key[:2], key + ".so")
+
+
+def run_compiler(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run one compiler command (a seam for tests that hold a build back)."""
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+
+def _build(source: str, key: str) -> str | None:
+    """Compile ``source`` into the cache; the library's path, or ``None`` on failure."""
+    target = library_path(key)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="plait-inductor-") as work:
+        src = os.path.join(work, "kernel.cpp")
+        with open(src, "w") as handle:
+            handle.write(source)
+        out = os.path.join(work, "kernel.so")
+        base = [config.cxx, *_flags(), src, "-o", out]
+        # glibc's vector math first; a toolchain without libmvec builds scalar calls.
+        attempts = [base + ["-lmvec"], base + ["-DPLAIT_NO_MVEC"]]
+        for command in attempts:
+            done = run_compiler(command)
+            if done.returncode == 0:
+                break
+            log.debug("inductor build failed: %s\n%s", " ".join(command), done.stderr)
+        else:
+            return None
+        staged = f"{target}.tmp{os.getpid()}.{threading.get_ident()}"
+        shutil.copyfile(out, staged)
+        os.replace(staged, target)
+    with _lock:
+        counters["builds"] += 1
+    return target
+
+
+def _load(path: str, name: str) -> Any:
+    function = getattr(ctypes.CDLL(path), name)
+    function.argtypes = ARGTYPES
+    function.restype = None
+    return function
+
+
+def _compile_and_load(source: str, key: str, name: str) -> Any:
+    try:
+        path = _build(source, key)
+    except (OSError, subprocess.SubprocessError) as error:
+        log.debug("inductor build could not run: %s", error)
+        path = None
+    if path is None:
+        with _lock:
+            counters["failures"] += 1
+        return None
+    return _load(path, name)
+
+
+def _background() -> ThreadPoolExecutor:
+    global _executor
+    with _lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plait-inductor")
+        return _executor
+
+
+def load_kernel(source: str, name: str = "kernel") -> Future[Any]:
+    """A future of the ctypes function built from ``source`` (``None`` when no build is
+    possible). A library already on disk (or in this process) is ready at once; otherwise the
+    build runs on the background thread, or before returning when
+    ``config.compile_in_background`` is off."""
+    key = cache_key(source)
+    if key is None:
+        ready: Future[Any] = Future()
+        ready.set_result(None)
+        with _lock:
+            counters["failures"] += 1
+        return ready
+    with _lock:
+        known = _loaded.get(key)
+        if known is not None:
+            counters["memory_hits"] += 1
+            return known
+    path = library_path(key)
+    if os.path.exists(path):
+        ready = Future()
+        ready.set_result(_load(path, name))
+        with _lock:
+            counters["disk_hits"] += 1
+            _loaded[key] = ready
+        return ready
+    if config.compile_in_background:
+        future = _background().submit(_compile_and_load, source, key, name)
+    else:
+        future = Future()
+        future.set_result(_compile_and_load(source, key, name))
+    with _lock:
+        _loaded[key] = future
+    return future
+
+
+def clear() -> None:
+    """Forget the libraries loaded in this process (the disk cache stays)."""
+    with _lock:
+        _loaded.clear()
+        _versions.clear()

@@ -1,0 +1,119 @@
+"""Group an aten graph's nodes into kernel groups and library calls.
+
+Pointwise nodes that follow one another in the graph's order and produce the same shape form
+one :class:`KernelGroup`; any other node (a reduction, a view, a fallback) is a library call and
+closes the group before it. A group's inputs are the values it reads from outside (graph
+inputs, views of them, other steps' results: each may broadcast to the group's shape); its
+outputs are the members that anything outside the group reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from .lowering import Lowering, lowering_of
+
+#: The dtypes kernels are generated for, with their C++ type.
+C_TYPES: dict[Any, str] = {
+    torch.float32: "float", torch.float64: "double", torch.int32: "int32_t",
+    torch.int64: "int64_t", torch.int16: "int16_t", torch.int8: "int8_t",
+    torch.uint8: "uint8_t", torch.bool: "bool",
+}
+
+#: Keyword arguments a fused node may carry (others make the node a library call).
+_FUSABLE_KWARGS = {"alpha", "approximate", "dtype"}
+
+
+@dataclass
+class KernelGroup:
+    """A fused chain of pointwise nodes run as one kernel."""
+
+    index: int
+    shape: tuple[Any, ...]
+    device: Any
+    members: list[Any] = field(default_factory=list)  # fx nodes, in graph order
+    inputs: list[Any] = field(default_factory=list)  # fx nodes read from outside
+    outputs: list[Any] = field(default_factory=list)  # members read outside the group
+
+    def input_dtype(self, position: int) -> Any:
+        """The dtype of the ``position``-th input."""
+        return self.inputs[position].meta["val"].dtype
+
+
+@dataclass
+class Schedule:
+    """The graph as steps: fx nodes (library calls) and kernel groups, in execution order."""
+
+    steps: list[Any]
+    groups: list[KernelGroup]
+
+
+def _val(node: Any) -> Any:
+    return node.meta.get("val") if hasattr(node, "meta") else None
+
+
+def _fusable(node: Any) -> Lowering | None:
+    """The node's pointwise row when the node can be generated, else ``None``."""
+    if node.op != "call_function":
+        return None
+    row = lowering_of(node.target)
+    if row is None or row.kind != "pointwise":
+        return None
+    val = _val(node)
+    if not isinstance(val, torch.Tensor) or val.dtype not in C_TYPES:
+        return None
+    if row.floating and not val.dtype.is_floating_point:
+        return None
+    if val.dtype == torch.bool and row.cast == "out":
+        return None  # bool arithmetic has its own rules: leave it to the library
+    if not set(node.kwargs) <= _FUSABLE_KWARGS:
+        return None
+    if node.target == torch.ops.aten._to_copy.default and "dtype" not in node.kwargs:
+        return None
+    has_tensor = False
+    for arg in node.args:
+        if hasattr(arg, "op"):
+            arg_val = _val(arg)
+            if not isinstance(arg_val, torch.Tensor) or arg_val.dtype not in C_TYPES:
+                return None
+            if arg_val.device != val.device:
+                return None
+            has_tensor = True
+        elif arg is not None and not isinstance(arg, (bool, int, float)):
+            return None
+    return row if has_tensor else None
+
+
+def schedule(gm: Any) -> Schedule:
+    """Split ``gm``'s graph into library-call nodes and kernel groups."""
+    steps: list[Any] = []
+    groups: list[KernelGroup] = []
+    current: KernelGroup | None = None
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "output"):
+            continue
+        if not node.users and node.op == "call_function" and _fusable(node):
+            continue  # dead pointwise code
+        if _fusable(node) is None:
+            current = None
+            steps.append(node)
+            continue
+        val = _val(node)
+        shape = tuple(val.shape)
+        if current is None or current.shape != shape or current.device != val.device:
+            current = KernelGroup(len(groups), shape, val.device)
+            groups.append(current)
+            steps.append(current)
+        current.members.append(node)
+    for group in groups:
+        members = set(group.members)
+        for node in group.members:
+            for arg in node.args:
+                if hasattr(arg, "op") and arg not in members and arg not in group.inputs:
+                    group.inputs.append(arg)
+            if any(user not in members for user in node.users):
+                group.outputs.append(node)
+    return Schedule(steps, groups)
