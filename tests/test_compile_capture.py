@@ -451,3 +451,37 @@ def test_graph_returns_only_the_values_the_program_keeps_and_grad_flags_are_eage
     graph = recorder.graphs[0].graph
     (output,) = [n for n in graph.nodes if n.op == "output"]
     assert len(output.args[0]) == 1  # h, frozen and the rest died with the call
+
+
+def test_printing_an_input_written_in_the_graph_shows_its_new_value(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    def f(x):
+        x.add_(1)
+        print(x)
+        return x * 2
+
+    x = torch.zeros(2)
+    out = _compile(f)[0](x)
+    assert capsys.readouterr().out.strip() == "tensor([1., 1.])"
+    assert out.tolist() == [2.0, 2.0] and x.tolist() == [1.0, 1.0]
+    assert "__repr__" in vars(torch.Tensor)  # Tensor's own, put back after the capture
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_no_grad_evaluation_then_training_calls_keep_their_gradients(backend: str) -> None:
+    torch.manual_seed(0)
+    emb, lin = nn.Embedding(10, 4), nn.Linear(4, 3)
+
+    def f(idx):
+        logits = lin(emb(idx))
+        return nn.functional.cross_entropy(logits.view(-1, 3), idx.view(-1) % 3)
+
+    compiled = torch.compile(f, backend=backend)
+    idx = torch.randint(0, 10, (2, 5))
+    with torch.no_grad():
+        assert not compiled(idx).requires_grad
+    expected = torch.autograd.grad(f(idx), lin.weight)[0]
+    for _ in range(3):  # the first call compiles, the others run the cached graphs
+        loss = compiled(idx)
+        assert loss.requires_grad
+        assert torch.allclose(torch.autograd.grad(loss, lin.weight)[0], expected)

@@ -210,12 +210,15 @@ class FrameState:
                                      self.name, capture.graph_index, sorted(changed))
                 key = (structure, masked(guards, place.dynamic))
                 compiled = place.entries.get(key)
-        if compiled is None:
-            compiled = self._compile_missing(capture, recording, outputs, place, key, guards)
-            place.last_guards = guards
         grad_now = torch.is_grad_enabled()
+        # the graph starts in the grad mode its ops were recorded under; the backend compiles
+        # it in that mode too (a graph's set_grad_enabled nodes may run while it traces)
         torch.set_grad_enabled(recording.start_grad)
         try:
+            if compiled is None:
+                compiled = self._compile_missing(capture, recording, outputs, place, key,
+                                                 guards)
+                place.last_guards = guards
             if capture.verify:
                 from torch._dynamo._verify import verify_graph
 

@@ -174,7 +174,11 @@ class Recording:
 
     def append(self, kind: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                fake_out: Any) -> int:
-        if torch.is_grad_enabled() != self.grad_enabled:
+        if not self.ops:
+            # the graph starts in the mode of its first op (not of the moment the previous
+            # graph was flushed, which may be inside a no_grad block of library code)
+            self.start_grad = self.grad_enabled = torch.is_grad_enabled()
+        elif torch.is_grad_enabled() != self.grad_enabled:
             self.grad_enabled = torch.is_grad_enabled()
             self._append_raw("call_function", _SET_GRAD, (self.grad_enabled,), {}, None)
         return self._append_raw(kind, target, args, kwargs, fake_out)
@@ -550,10 +554,27 @@ def _global_breaks() -> list[tuple[_GlobalBreak, Callable[..., Any]]]:
         for name in ("grad", "backward"):
             g = _GlobalBreak(torch.autograd, name)
             _globals.append((g, g.wrapper()))
+        g = _GlobalBreak(torch, "save")
+        _globals.append((g, g.wrapper()))
         _globals.append(_function_apply_break())
         _globals.append(_rnn_break())
+        _globals.extend(_repr_break(name) for name in ("__repr__", "__str__"))
     return _globals
 
+
+def _repr_break(name: str) -> tuple[_GlobalBreak, Any]:
+    """``Tensor.__repr__``/``__str__`` (outside the protocol) replaced by ones that flush
+    first when a pending op writes the tensor, so printing shows its current value."""
+    g = _GlobalBreak(Tensor, name)
+    original = g.original
+
+    def text(self: Tensor) -> str:
+        capture = current()
+        if capture is not None and not isinstance(self, FakeTensor) and capture.touches(self):
+            capture.flush(f"Tensor.{name}() of a tensor the graph writes")
+        return original(self)
+
+    return g, text
 
 def _rnn_break() -> tuple[_GlobalBreak, Any]:
     """``nn.RNN``/``LSTM``/``GRU`` calls break the graph and run eagerly unless
