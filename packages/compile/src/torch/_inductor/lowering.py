@@ -86,6 +86,7 @@ LOWERINGS: dict[Any, Lowering] = {
     aten.sub.Tensor: _pw(_with_alpha("-")),
     aten.mul.Tensor: _pw("({0} * {1})"),
     aten.div.Tensor: _pw("({0} / {1})", floating=True),
+    aten.div.Tensor_mode: _pw("({0} / {1})", floating=True),  # rounding_mode=None only
     aten.neg.default: _pw("(-{0})"),
     aten.abs.default: _pw("({0} < 0 ? -{0} : {0})"),
     aten.reciprocal.default: _pw("(({T})1 / {0})", floating=True),

@@ -23,8 +23,9 @@ C_TYPES: dict[Any, str] = {
     torch.uint8: "uint8_t", torch.bool: "bool",
 }
 
-#: Keyword arguments a fused node may carry (others make the node a library call).
-_FUSABLE_KWARGS = {"alpha", "approximate", "dtype"}
+#: Keyword arguments a fused node may carry (others make the node a library call); a
+#: ``rounding_mode`` only when it is None (true division).
+_FUSABLE_KWARGS = {"alpha", "approximate", "dtype", "rounding_mode"}
 
 
 @dataclass
@@ -69,7 +70,7 @@ def _fusable(node: Any) -> Lowering | None:
         return None
     if val.dtype == torch.bool and row.cast == "out":
         return None  # bool arithmetic has its own rules: leave it to the library
-    if not set(node.kwargs) <= _FUSABLE_KWARGS:
+    if not set(node.kwargs) <= _FUSABLE_KWARGS or node.kwargs.get("rounding_mode") is not None:
         return None
     if node.target == torch.ops.aten._to_copy.default and "dtype" not in node.kwargs:
         return None
