@@ -485,3 +485,16 @@ def test_no_grad_evaluation_then_training_calls_keep_their_gradients(backend: st
         loss = compiled(idx)
         assert loss.requires_grad
         assert torch.allclose(torch.autograd.grad(loss, lin.weight)[0], expected)
+
+
+def test_torch_func_transforms_inside_a_compiled_function_run_eagerly() -> None:
+    from torch.func import grad, jacrev, vmap
+
+    x, w = torch.randn(3, 4), torch.randn(4)
+    cases = {
+        "vmap": lambda x, w: vmap(lambda row: (row * w).sum())(x * 2),
+        "grad": lambda x, w: grad(lambda v: (x @ v).pow(2).sum())(w * 1),
+        "jacrev": lambda x, w: jacrev(lambda v: (x @ v).sin())(w + 0),
+    }
+    for name, fn in cases.items():
+        assert torch.allclose(_compile(fn)[0](x, w), fn(x, w), atol=1e-6), name

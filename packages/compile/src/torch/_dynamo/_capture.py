@@ -556,10 +556,63 @@ def _global_breaks() -> list[tuple[_GlobalBreak, Callable[..., Any]]]:
             _globals.append((g, g.wrapper()))
         g = _GlobalBreak(torch, "save")
         _globals.append((g, g.wrapper()))
+        _globals.extend(_eager_break(module, name, reason) for module, name, reason in (
+            ("torch._functorch.vmap", "_vmap_call", "torch.func.vmap"),
+            ("torch._functorch.autodiff", "vjp", "torch.func.vjp"),
+            ("torch._functorch.autodiff", "jvp", "torch.func.jvp"),
+            ("torch.func", "vjp", "torch.func.vjp"),
+            ("torch.func", "jvp", "torch.func.jvp"),
+        ))
+        _globals.extend(_eager_transform(module, "grad_and_value")
+                        for module in ("torch._functorch.autodiff", "torch.func"))
         _globals.append(_function_apply_break())
         _globals.append(_rnn_break())
         _globals.extend(_repr_break(name) for name in ("__repr__", "__str__"))
     return _globals
+
+
+def _eager_break(module_name: str, name: str, what: str) -> tuple[_GlobalBreak, Any]:
+    """A function (found by its module's globals at each call) that breaks the graph and runs
+    eagerly with capture off: the torch.func transforms, whose tensors (batched, dual, lifted
+    for an inner autograd) are made and consumed below the torch level."""
+    import importlib
+
+    g = _GlobalBreak(importlib.import_module(module_name), name)
+    original = g.original
+
+    def run_eagerly(*args: Any, **kwargs: Any) -> Any:
+        capture = current()
+        if capture is None:
+            return original(*args, **kwargs)
+        capture.flush(f"{what} runs eagerly")
+        with _suspended():
+            return original(*args, **kwargs)
+
+    return g, run_eagerly
+
+
+def _eager_transform(module_name: str, name: str) -> tuple[_GlobalBreak, Any]:
+    """A transform ``name(func, ...) -> function`` whose functions, called while capturing,
+    break the graph and run eagerly (``torch.func.grad`` calls ``grad_and_value`` so)."""
+    import importlib
+
+    g = _GlobalBreak(importlib.import_module(module_name), name)
+    original = g.original
+
+    def transform(func: Any, *options: Any, **named: Any) -> Any:
+        transformed = original(func, *options, **named)
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            capture = current()
+            if capture is None:
+                return transformed(*args, **kwargs)
+            capture.flush(f"torch.func.{name} runs eagerly")
+            with _suspended():
+                return transformed(*args, **kwargs)
+
+        return run
+
+    return g, transform
 
 
 def _repr_break(name: str) -> tuple[_GlobalBreak, Any]:
