@@ -10,6 +10,7 @@ generator through the ``torch_backend_codegen`` hook (docs/compile.md, "inductor
 from __future__ import annotations
 
 import ctypes
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -21,7 +22,9 @@ from . import config
 from .interpreter import run_group
 from .scheduler import KernelGroup, schedule
 
-__all__ = ["CompiledGraph", "GroupRunner", "compile_fx", "compile_fx_inner"]
+__all__ = ["CompiledGraph", "GroupRunner", "compile_fx", "compile_fx_inner", "is_aten_graph"]
+
+log = logging.getLogger("torch._inductor")
 
 
 def _vendor_generator(device_type: str) -> Any:
@@ -152,6 +155,52 @@ class CompiledGraph:
         return _map(self._output.args[0], env.__getitem__)
 
 
+_OPERATOR_TYPE = type(torch.ops.aten.add.Tensor)
+
+
+def is_aten_graph(gm: Any) -> bool:
+    """Whether every call in ``gm`` is an aten operator (or ``getitem`` of a result), with
+    the ``meta["val"]`` the scheduler reads."""
+    import operator
+
+    for node in gm.graph.nodes:
+        if node.op == "call_function":
+            if not (isinstance(node.target, _OPERATOR_TYPE) or node.target is operator.getitem):
+                return False
+            if "val" not in node.meta:
+                return False
+        elif node.op in ("call_method", "call_module"):
+            return False
+    return True
+
+
+def _lower_to_aten(gm: Any, example_inputs: Sequence[Any],
+                   config_patches: dict[str, Any] | None) -> Callable[..., Any]:
+    """A graph of torch-level calls (graph capture's): through AOT autograd when it is
+    installed; else traced to aten with ``make_fx`` when no gradient is needed, or run as it
+    is (eager autograd) when one is, so that results and gradients stay right."""
+    from torch._dynamo.backends.common import aot_autograd, aot_available
+
+    def compiler(graph: Any, inputs: list[Any]) -> Callable[..., Any]:
+        return compile_fx(graph, inputs, config_patches=config_patches)
+
+    if aot_available():
+        return aot_autograd(fw_compiler=compiler, bw_compiler=compiler)(gm, list(example_inputs))
+    needs_grad = torch.is_grad_enabled() and (
+        any(getattr(t, "requires_grad", False) for t in example_inputs)
+        or any(p.requires_grad for p in gm.parameters()))
+    if needs_grad:
+        return gm.forward
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    try:
+        traced = make_fx(gm)(*example_inputs)
+    except Exception as error:  # a graph make_fx cannot trace still runs, unfused
+        log.debug("inductor: make_fx could not trace the graph (%s); running it as is", error)
+        return gm.forward
+    return compile_fx(traced, example_inputs, config_patches=config_patches)
+
+
 def compile_fx_inner(gm: Any, example_inputs: Sequence[Any], **kwargs: Any
                      ) -> Callable[[list[Any]], Any]:
     """Compile an aten graph into a boxed callable: it takes the inputs as one list (and
@@ -179,6 +228,8 @@ def compile_fx(gm: Any, example_inputs: Sequence[Any],
     :param config_patches: :mod:`torch._inductor.config` settings for this compilation.
     :returns: a :class:`CompiledGraph`.
     """
+    if not is_aten_graph(gm):
+        return _lower_to_aten(gm, example_inputs, config_patches)
     saved = {}
     for name, value in (config_patches or {}).items():
         if not hasattr(config, name):
