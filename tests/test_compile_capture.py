@@ -498,3 +498,20 @@ def test_torch_func_transforms_inside_a_compiled_function_run_eagerly() -> None:
     }
     for name, fn in cases.items():
         assert torch.allclose(_compile(fn)[0](x, w), fn(x, w), atol=1e-6), name
+
+
+def test_autocast_block_inside_a_compiled_function() -> None:
+    torch.manual_seed(0)
+    lin = nn.Linear(4, 4)
+
+    def f(x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = lin(x)
+        return y, y.float() * 2
+
+    x = torch.randn(2, 4)
+    expected = f(x)
+    got = _compile(f)[0](x)
+    assert got[0].dtype == torch.bfloat16
+    assert all(torch.equal(e, g) for e, g in zip(expected, got))
+    assert not torch.is_autocast_enabled("cpu")

@@ -45,10 +45,10 @@ def _tensor_guard(t: Tensor) -> tuple[Any, ...]:
             t.requires_grad)
 
 
-def input_guards(inputs: list[Tensor], grad_enabled: bool,
-                 default_dtype: torch.dtype) -> tuple[Any, ...]:
+def input_guards(inputs: list[Tensor], grad_enabled: bool, default_dtype: torch.dtype,
+                 autocast: tuple[Any, ...] = ()) -> tuple[Any, ...]:
     """The guards of a graph's inputs and of the global state it started under."""
-    return (grad_enabled, default_dtype, tuple(_tensor_guard(t) for t in inputs))
+    return (grad_enabled, default_dtype, tuple(_tensor_guard(t) for t in inputs), autocast)
 
 
 def explain_miss(old: tuple[Any, ...], new: tuple[Any, ...], names: list[str]) -> str:
@@ -70,6 +70,8 @@ def explain_miss(old: tuple[Any, ...], new: tuple[Any, ...], names: list[str]) -
                 dim = next(d for d, (p, q) in enumerate(zip(x, y)) if p != q)
                 return f"tensor '{name}' {field_name}[{dim}]: expected {x[dim]}, got {y[dim]}"
             return f"tensor '{name}' {field_name}: expected {x}, got {y}"
+    if old_guards[3:] != new_guards[3:]:
+        return f"autocast: expected {old_guards[3:]}, got {new_guards[3:]}"
     if len(old_guards[2]) != len(new_guards[2]):
         return (f"number of graph inputs: expected {len(old_guards[2])}, "
                 f"got {len(new_guards[2])}")
@@ -122,7 +124,7 @@ def masked(guards: tuple[Any, ...], dynamic: set[tuple[int, int]]) -> tuple[Any,
             stride = g[4] if isinstance(g[4], str) else (
                 "contiguous" if _contiguous(g[3], g[4]) else "strided")
             tensors[i] = (g[0], g[1], g[2], shape, stride, _ANY, g[6])
-    return (guards[0], guards[1], tuple(tensors))
+    return (guards[0], guards[1], tuple(tensors), *guards[3:])
 
 
 def marked_dynamic(inputs: list[Tensor], everything: bool) -> set[tuple[int, int]]:
@@ -143,7 +145,7 @@ def marked_dynamic(inputs: list[Tensor], everything: bool) -> set[tuple[int, int
 def size_changes(old: tuple[Any, ...], new: tuple[Any, ...]) -> set[tuple[int, int]] | None:
     """The (input, dim) pairs whose sizes differ between two guard sets that differ in
     nothing else but strides and offsets; None when something else differs."""
-    if old[:2] != new[:2] or len(old[2]) != len(new[2]):
+    if old[:2] != new[:2] or old[3:] != new[3:] or len(old[2]) != len(new[2]):
         return None
     changed: set[tuple[int, int]] = set()
     for i, (a, b) in enumerate(zip(old[2], new[2])):
@@ -211,9 +213,13 @@ class FrameState:
                 key = (structure, masked(guards, place.dynamic))
                 compiled = place.entries.get(key)
         grad_now = torch.is_grad_enabled()
-        # the graph starts in the grad mode its ops were recorded under; the backend compiles
-        # it in that mode too (a graph's set_grad_enabled nodes may run while it traces)
+        from torch._dynamo._capture import autocast_state, set_autocast_state
+
+        autocast_now = autocast_state()
+        # the graph starts in the grad mode and autocast state its ops were recorded under;
+        # the backend compiles it so too (its set_grad_enabled nodes may run while it traces)
         torch.set_grad_enabled(recording.start_grad)
+        set_autocast_state(recording.autocast)
         try:
             if compiled is None:
                 compiled = self._compile_missing(capture, recording, outputs, place, key,
@@ -227,6 +233,7 @@ class FrameState:
             result = compiled(*recording.inputs)
         finally:
             torch.set_grad_enabled(grad_now)
+            set_autocast_state(autocast_now)
         return list(result)
 
     def _compile_missing(self, capture: Any, recording: Any, outputs: list[Any], place: Place,

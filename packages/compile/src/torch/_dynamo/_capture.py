@@ -66,6 +66,26 @@ def _method_name(func: Any) -> str | None:
     return _TENSOR_METHOD_NAMES.get(func)
 
 
+_AUTOCAST_DEVICES = ("cpu",)
+
+
+def autocast_state() -> tuple[Any, ...]:
+    """(device, enabled, dtype) of autocast for the devices it applies to here."""
+    from torch.amp import autocast_mode as amp
+
+    return tuple((d, amp.is_autocast_enabled(d), amp.get_autocast_dtype(d))
+                 for d in _AUTOCAST_DEVICES)
+
+
+def set_autocast_state(state: tuple[Any, ...]) -> None:
+    """Put autocast back in ``state`` (as :func:`autocast_state` returned it)."""
+    from torch.amp import autocast_mode as amp
+
+    for device, enabled, dtype in state:
+        amp.set_autocast_enabled(device, enabled)
+        amp.set_autocast_dtype(device, dtype)
+
+
 def set_grad_enabled_node(mode: bool) -> None:
     """A graph node that switches grad mode, as the recorded program did at that point."""
     torch.set_grad_enabled(mode)
@@ -107,6 +127,7 @@ class Recording:
         self.default_dtype = torch.get_default_dtype()
         self.constants: list[Any] = []  # objects keyed by id: kept alive with the key
         self.in_fake_run = False  # a call's metadata run is under way (not to be recorded)
+        self.autocast = autocast_state()
 
     # -- values in -----------------------------------------------------------------------
 
@@ -178,6 +199,7 @@ class Recording:
             # the graph starts in the mode of its first op (not of the moment the previous
             # graph was flushed, which may be inside a no_grad block of library code)
             self.start_grad = self.grad_enabled = torch.is_grad_enabled()
+            self.autocast = autocast_state()
         elif torch.is_grad_enabled() != self.grad_enabled:
             self.grad_enabled = torch.is_grad_enabled()
             self._append_raw("call_function", _SET_GRAD, (self.grad_enabled,), {}, None)
@@ -233,7 +255,8 @@ class Recording:
                 if lz is not None and isinstance(lz, LazyTensor)]
 
     def guards(self) -> tuple[Any, ...]:
-        return _cache.input_guards(self.inputs, self.start_grad, self.default_dtype)
+        return _cache.input_guards(self.inputs, self.start_grad, self.default_dtype,
+                                   self.autocast)
 
 
 def _meta_copy(value: Any) -> Any:
@@ -309,8 +332,9 @@ class Capture:
         """Record ``func(*args, **kwargs)`` (a torch function, a Tensor method ``name``, or an
         aten operator reached below the torch level) and return its deferred results; a call
         the fake run cannot do, or that returns data, breaks the graph and runs eagerly."""
-        if torch.get_default_dtype() != self.recording.default_dtype:
-            self.flush()
+        if torch.get_default_dtype() != self.recording.default_dtype or (
+                self.recording.ops and autocast_state() != self.recording.autocast):
+            self.flush()  # a graph runs under one default dtype and one autocast state
         recording = self.recording
         known_inputs = len(recording.inputs)
         fake_args, ref_args = recording.lift(tuple(args))
