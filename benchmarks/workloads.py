@@ -404,6 +404,34 @@ def nanogpt_step(quick: bool) -> Case:
 
 # --------------------------------------------------------------------------- the table
 
+def _gelu_mul_add(x: Any, y: Any, z: Any) -> Any:
+    return torch.nn.functional.gelu(x) * y + z
+
+
+def fused_chain(compiled: bool) -> Callable[[bool], Case]:
+    """``gelu(x) * y + z`` on three float32 tensors; ``compiled``: under Plait, the make_fx
+    graph through torch._inductor's compile_fx (built before timing), under PyTorch eager,
+    so the row's ratio is Plait compiled / PyTorch eager."""
+
+    def setup(quick: bool) -> Case:
+        size = 1000 if quick else N
+        x, y, z = _randn((size,), 1), _randn((size,), 2), _randn((size,), 3)
+        fn: Callable[..., Any] = _gelu_mul_add
+        if compiled and hasattr(torch, "_core"):  # Plait (PyTorch has no torch._core)
+            from torch._inductor import config
+            from torch._inductor.compile_fx import compile_fx
+            from torch.fx.experimental.proxy_tensor import make_fx
+
+            saved, config.compile_in_background = config.compile_in_background, False
+            try:
+                fn = compile_fx(make_fx(_gelu_mul_add)(x, y, z), [x, y, z])
+            finally:
+                config.compile_in_background = saved
+        return Case(lambda: fn(x, y, z))
+
+    return setup
+
+
 def _layer_op(name: str) -> Callable[[bool], Case]:
     """One call of a layer's functional op on a small input that requires grad (a GPT of width
     16: (2, 8, 16) activations), recorded for backward: the per-call cost a model pays for each
@@ -485,6 +513,10 @@ WORKLOADS: tuple[Workload, ...] = (
              rows(lambda x: torch.softmax(x, -1), ROW, QROW)),
     Workload("layer_norm (4096,1024), weight+bias", "fused", 1.1, layer_norm,
              ("torch.layer_norm",)),
+    Workload("gelu(x)*y+z 1e7 float32, eager", "compile", 1.0, fused_chain(False),
+             ("torch.nn.functional.gelu",)),
+    Workload("gelu(x)*y+z 1e7 float32, Plait compile_fx vs PyTorch eager", "compile", 0.5,
+             fused_chain(True), ("torch.nn.functional.gelu",)),
     Workload("matmul 256 float32", "matmul", 1.05, matmul(256)),
     Workload("matmul 1024 float32", "matmul", 1.05, matmul(1024)),
     Workload("matmul 2048 float32", "matmul", 1.05, matmul(2048)),
