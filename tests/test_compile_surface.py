@@ -231,3 +231,16 @@ def test_examples_compile_flag_matches_eager_losses(example: str, extra: list[st
                               if line.startswith("loss ")]
     assert len(losses[False]) == 3
     assert losses[True] == pytest.approx(losses[False], rel=1e-5)
+
+
+def test_config_suppress_errors_and_error_on_recompile() -> None:
+    def broken(gm, example_inputs):
+        raise ValueError("backend bug")
+
+    with torch._dynamo.config.patch(suppress_errors=True):
+        assert torch.compile(lambda x: x * 5, backend=broken)(torch.ones(1)).item() == 5.0
+    f = torch.compile(lambda x: x + 1, backend="eager", dynamic=False)
+    f(torch.ones(1))
+    with torch._dynamo.config.patch(error_on_recompile=True), \
+            pytest.raises(torch._dynamo.exc.RecompileError):
+        f(torch.ones(2))

@@ -244,7 +244,7 @@ class FrameState:
         if place.keys:
             reason = explain_miss((place.keys[-1][0], place.last_guards), (key[0], guards), names)
             mode = stance[0]
-            if mode == "fail_on_recompile":
+            if mode == "fail_on_recompile" or config.error_on_recompile:
                 raise RecompileError(f"Recompiling {self.name} (graph {capture.graph_index}), "
                                      f"which stance 'fail_on_recompile' forbids: {reason}")
             limit = config.recompile_limit
@@ -273,7 +273,12 @@ class FrameState:
             compiled = self.backend(gm, examples)
         except Exception as exc:
             name = getattr(self.backend, "__name__", repr(self.backend))
-            raise BackendCompilerFailed(name, exc) from exc
+            if not config.suppress_errors:
+                raise BackendCompilerFailed(name, exc) from exc
+            # config.suppress_errors: as PyTorch, the graph runs eagerly instead
+            _log.recompiles.warning("backend %r failed (%s: %s); the graph runs eagerly",
+                                    name, type(exc).__name__, exc)
+            compiled = gm.forward
         counters["stats"]["unique_graphs"] += 1
         self.graphs.append(GraphRecord(gm, guards, sum(
             1 for op in recording.ops if op[1] is not _set_grad_target())))
