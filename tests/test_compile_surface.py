@@ -244,3 +244,25 @@ def test_config_suppress_errors_and_error_on_recompile() -> None:
     with torch._dynamo.config.patch(error_on_recompile=True), \
             pytest.raises(torch._dynamo.exc.RecompileError):
         f(torch.ones(2))
+
+
+def test_entry_point_backend_is_listed_and_used(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    (tmp_path / "plugin_backend.py").write_text(
+        "CALLS = []\n"
+        "def backend(gm, example_inputs):\n"
+        "    CALLS.append(len(example_inputs))\n"
+        "    return gm.forward\n")
+    info = tmp_path / "plugin_backend-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plugin-backend\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[torch_dynamo_backends]\nplugin_backend = plugin_backend:backend\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    assert "plugin_backend" in torch._dynamo.list_backends()
+    f = torch.compile(lambda x: x * 4, backend="plugin_backend")
+    assert f(torch.ones(1)).item() == 4.0
+    assert importlib.import_module("plugin_backend").CALLS == [1]
