@@ -135,6 +135,27 @@ def test_reductions_with_prologue_and_keepdim() -> None:
     _check(lambda x: ((x - 1).exp().mean(dim=1), x.abs().amax(-1), x.sum()), x)
 
 
+def test_last_dim_reductions_fused_with_their_prologue() -> None:
+    def f(x):
+        return ((x * 2).sum(-1), (x + 1).amax(-1, keepdim=True), (x - 1).amin(dim=[-1]))
+
+    x = torch.randn(5, 4, 7)
+    x[1, 2, 3] = float("nan")  # a NaN wins max and min, as in eager
+    compiled = _check(f, x)
+    assert [r.group.reduction.target for r in compiled.groups] == [
+        aten.sum.dim_IntList, aten.amax.default, aten.amin.default]
+    # A transposed input (strided rows) and empty rows (the identity rules of the library).
+    xt = torch.randn(7, 3).t()
+    for got, want in zip(compiled(xt), f(xt)):
+        torch.testing.assert_close(got, want)
+    empty = torch.randn(3, 0)
+    with pytest.raises(IndexError, match="non-zero size"):
+        compiled(empty)  # amax of an empty row raises, as in eager
+    _, sums = _compile(lambda x: (x * 2).sum(-1), torch.randn(2, 5))
+    assert sums(empty).tolist() == [0.0, 0.0, 0.0]
+    assert torch.isnan(compiled(x)[1][1, 2]).item()
+
+
 def test_softmax_like_graph_groups() -> None:
     x = torch.randn(16, 32)
 
@@ -144,8 +165,9 @@ def test_softmax_like_graph_groups() -> None:
         return e / e.sum(dim=-1, keepdim=True)
 
     compiled = _check(softmax, x)
-    # (sub, exp) is one group and div another; amax and sum are library calls between them.
+    # (sub, exp) is one group that also sums its rows, div another; amax is a library call.
     assert [len(r.group.members) for r in compiled.groups] == [2, 1]
+    assert compiled.groups[0].group.reduction.target == aten.sum.dim_IntList
     _check(lambda x: torch.softmax(x * 2, dim=-1) + 1, x)
 
 

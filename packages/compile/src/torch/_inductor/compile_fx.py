@@ -90,7 +90,14 @@ class GroupRunner:
         numel = 1
         for size in shape:
             numel *= size
+        reduction = self.group.reduction
+        if numel == 0 and reduction is not None:
+            return run_group(self.group, inputs)  # empty rows: the library's identity rules
         outputs = [torch.empty(shape, dtype=dtype) for dtype in self._out_dtypes]
+        if reduction is not None:
+            keepdim = len(reduction.args) > 2 and bool(reduction.args[2])
+            outputs[-1] = torch.empty(shape[:-1] + ((1,) if keepdim else ()),
+                                      dtype=self._out_dtypes[-1])
         if numel == 0:
             return outputs
         flat = 1

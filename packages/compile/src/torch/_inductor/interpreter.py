@@ -21,7 +21,7 @@ def _arg(value: Any, env: dict[Any, Any]) -> Any:
 
 
 def _run_block(group: KernelGroup, values: dict[Any, Any]) -> None:
-    for node in group.members:
+    for node in group.members + ([group.reduction] if group.reduction is not None else []):
         args = [_arg(a, values) for a in node.args]
         values[node] = node.target(*args, **node.kwargs)
 
@@ -33,13 +33,19 @@ def run_group(group: KernelGroup, inputs: list[Any], outputs: list[Any] | None =
     numel = 1
     for size in shape:
         numel *= size
-    if len(shape) == 0 or numel <= config.interpreter_block or shape[0] <= 1:
+    whole = group.reduction is not None and len(shape) == 1  # the reduction spans dim 0
+    if whole or len(shape) == 0 or numel <= config.interpreter_block or shape[0] <= 1:
         values = dict(zip(group.inputs, inputs))
         _run_block(group, values)
         return [values[node] for node in group.outputs]
     if outputs is None:
         outputs = [torch.empty(shape, dtype=node.meta["val"].dtype, device=inputs[0].device)
                    for node in group.outputs]
+        if group.reduction is not None:
+            keepdim = len(group.reduction.args) > 2 and bool(group.reduction.args[2])
+            outputs[-1] = torch.empty(shape[:-1] + ((1,) if keepdim else ()),
+                                      dtype=group.reduction.meta["val"].dtype,
+                                      device=inputs[0].device)
     row = numel // shape[0]
     rows = max(1, config.interpreter_block // max(row, 1))
     expanded = [t.expand(shape) if isinstance(t, torch.Tensor) else t for t in inputs]

@@ -38,6 +38,9 @@ class KernelGroup:
     members: list[Any] = field(default_factory=list)  # fx nodes, in graph order
     inputs: list[Any] = field(default_factory=list)  # fx nodes read from outside
     outputs: list[Any] = field(default_factory=list)  # members read outside the group
+    #: A last-dimension reduction of the group's last member, computed in the same pass (its
+    #: node is then the last of ``outputs``).
+    reduction: Any = None
 
     def input_dtype(self, position: int) -> Any:
         """The dtype of the ``position``-th input."""
@@ -88,6 +91,32 @@ def _fusable(node: Any) -> Lowering | None:
     return row if has_tensor else None
 
 
+#: Reductions generated with their pointwise prologue: the C++ accumulation of each.
+FUSED_REDUCTIONS: dict[Any, str] = {
+    torch.ops.aten.sum.dim_IntList: "sum",
+    torch.ops.aten.amax.default: "max",
+    torch.ops.aten.amin.default: "min",
+}
+
+
+def _fusable_reduction(node: Any, group: KernelGroup | None) -> bool:
+    """Whether ``node`` reduces the last dimension of ``group``'s last member (float)."""
+    if group is None or group.reduction is not None or node.op != "call_function":
+        return False
+    if node.target not in FUSED_REDUCTIONS or node.args[0] is not group.members[-1]:
+        return False
+    val, source = _val(node), _val(node.args[0])
+    if not isinstance(val, torch.Tensor) or val.dtype != source.dtype:
+        return False
+    if source.dtype not in (torch.float32, torch.float64) or source.dim() == 0:
+        return False
+    if node.kwargs.get("dtype") is not None or set(node.kwargs) - {"dtype"}:
+        return False
+    dims = node.args[1] if len(node.args) > 1 else None
+    dims = [dims] if isinstance(dims, int) else list(dims or [])
+    return len(dims) == 1 and dims[0] in (-1, source.dim() - 1)
+
+
 def schedule(gm: Any) -> Schedule:
     """Split ``gm``'s graph into library-call nodes and kernel groups."""
     steps: list[Any] = []
@@ -98,6 +127,10 @@ def schedule(gm: Any) -> Schedule:
             continue
         if not node.users and node.op == "call_function" and _fusable(node):
             continue  # dead pointwise code
+        if _fusable_reduction(node, current):
+            current.reduction = node
+            current = None  # the group ends with its reduction
+            continue
         if _fusable(node) is None:
             current = None
             steps.append(node)
@@ -115,6 +148,8 @@ def schedule(gm: Any) -> Schedule:
             for arg in node.args:
                 if hasattr(arg, "op") and arg not in members and arg not in group.inputs:
                     group.inputs.append(arg)
-            if any(user not in members for user in node.users):
+            if any(user not in members and user is not group.reduction for user in node.users):
                 group.outputs.append(node)
+        if group.reduction is not None:
+            group.outputs.append(group.reduction)
     return Schedule(steps, groups)
