@@ -3,13 +3,14 @@ recorded (packages/compile/README.md, "Graph capture").
 
 While a compiled function runs, a :class:`CaptureMode` (a ``TorchFunctionMode``) sees every
 public torch call. A call it can defer runs on fake tensors only (its output metadata, through
-``FakeTensorMode``, with autograd above it so ``requires_grad`` is right) and is appended to the
-current :class:`Recording`; its results are :class:`~torch._dynamo._lazy.LazyTensor` s. A call
-that needs data (``item``, ``bool``, ``print``, ``backward``, a shape-changing in-place method,
-global RNG state...) is a *graph break*: the recording is flushed (compiled by the backend,
-or found in the cache, and run on the real inputs; every lazy tensor still referenced becomes
-its real value), then the call runs eagerly and recording starts again. The function's return
-flushes too. Nothing the program does in Python is skipped or replayed.
+``FakeTensorMode``, without autograd; ``requires_grad`` is set as eager would set it) and is
+appended to the current :class:`Recording`; its results are
+:class:`~torch._dynamo._lazy.LazyTensor` s. A call that needs data (``item``, ``bool``,
+``print``, ``backward``, a shape-changing in-place method, global RNG state...) is a *graph
+break*: the recording is flushed (compiled by the backend, or found in the cache, and run on
+the real inputs; every lazy tensor still referenced becomes its real value), then the call
+runs eagerly and recording starts again. The function's return flushes too. Nothing the
+program does in Python is skipped or replayed.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ _BREAK_METHODS = frozenset((
     "data_ptr", "untyped_storage", "storage", "register_hook", "register_post_accumulate_grad_hook",
     "retain_grad", "requires_grad_", "detach_", "resize_", "resize_as_", "squeeze_", "unsqueeze_",
     "t_", "transpose_", "swapdims_", "swapaxes_", "as_strided_", "set_", "share_memory_",
-    "pin_memory", "record_stream", "tolist", "is_nonzero", "equal", "allclose",
+    "pin_memory", "record_stream", "is_nonzero", "equal", "allclose",
 ))
 # the break methods that only read data: on a tensor no pending op makes or writes they run
 # at once, without a graph break
@@ -305,7 +306,6 @@ class Capture:
                 become(lazy, real, realized)
             self.graph_index += 1
         self.recording = Recording(self)
-
 
     def touches(self, args: Any) -> bool:
         """Whether a pending op of the current recording makes or may write one of the
