@@ -83,30 +83,13 @@ def _aot_eager(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
 
 
 def _inductor(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
-    """The code generator's ``compile_fx`` on aten graphs: through AOT autograd when it is
-    installed; without it, a graph whose inputs need no grad is lowered to aten with
-    ``make_fx`` (nothing to differentiate), and one that needs grad runs as aot_eager (eager
-    autograd), so gradients stay right."""
+    """The code generator's ``compile_fx`` (which lowers a captured torch-level graph itself:
+    through AOT autograd, or to aten when nothing needs grad); aot_eager without it."""
     try:
         from torch._inductor.compile_fx import compile_fx
     except ImportError:
         return _aot_eager(gm, example_inputs)
-    from torch._dynamo.backends.common import aot_autograd, aot_available
-
-    if aot_available():
-        return aot_autograd(fw_compiler=compile_fx, bw_compiler=compile_fx)(gm, example_inputs)
-    import torch
-
-    if torch.is_grad_enabled() and any(getattr(t, "requires_grad", False)
-                                       for t in example_inputs):
-        return _aot_eager(gm, example_inputs)
-    from torch.fx.experimental.proxy_tensor import make_fx
-
-    stand_ins = [torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype,
-                                     device=t.device) for t in example_inputs]
-    aten_gm = make_fx(gm, tracing_mode="fake")(*stand_ins)
-    compiled = compile_fx(aten_gm, example_inputs)
-    return lambda *args: compiled(*args)
+    return compile_fx(gm, example_inputs)
 
 
 _BUILTIN_CALLABLES: dict[str, Callable[..., Any]] = {
