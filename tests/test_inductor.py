@@ -354,3 +354,38 @@ def test_torch_compile_default_backend_uses_the_generator() -> None:
     f(expected, y).sum().backward()
     torch.testing.assert_close(x.grad, expected.grad)
     torch._dynamo.reset()
+
+
+@pytest.mark.filterwarnings("ignore:The operator .* falls back to the CPU")  # the toy's few ops
+def test_device_backend_code_generator_hook(monkeypatch) -> None:
+    import plait_toy_device.plugin as toy_plugin
+
+    from torch._inductor.interpreter import run_group
+
+    x = torch.randn(4, 3, dtype=torch.float64, device="toy")
+
+    def f(x):
+        return (x * 2).exp() - x
+
+    # Without a generator the group runs in the fused interpreter on the device.
+    _, compiled = _compile(f, x)
+    torch.testing.assert_close(compiled(x).cpu(), f(x).cpu())
+    assert compiled.groups[0].calls == {"interpreted": 1, "compiled": 0, "vendor": 0}
+
+    asked, generated = [], []
+
+    class Generator:
+        def compile_group(self, group):
+            generated.append([node.target for node in group.members])
+            return lambda inputs: run_group(group, inputs)
+
+    def codegen(device_type, target):
+        asked.append((device_type, target))
+        return Generator() if device_type == "toy" else None
+
+    monkeypatch.setattr(toy_plugin, "torch_backend_codegen", codegen, raising=False)
+    _, compiled = _compile(f, x)
+    torch.testing.assert_close(compiled(x).cpu(), f(x).cpu())
+    assert asked == [("toy", "pointwise")]
+    assert generated == [[aten.mul.Tensor, aten.exp.default, aten.sub.Tensor]]
+    assert compiled.groups[0].calls["vendor"] == 1

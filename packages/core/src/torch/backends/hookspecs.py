@@ -325,6 +325,14 @@ def torch_backend_fast_path(device_type: str) -> FastPath | None:
 def torch_backend_codegen(device_type: str, target: str) -> Any | None:
     """Optional: a code generator for ``torch.compile`` (plait-compile's ``inductor``).
 
+    Asked once per compiled kernel group on ``device_type`` (never for the CPU, which
+    plait-compile generates C++ for). For ``target="pointwise"`` the object returned has
+    ``compile_group(group) -> callable | None``: ``group`` is a
+    ``torch._inductor.scheduler.KernelGroup`` (aten nodes in order, their inputs and outputs);
+    the callable takes the group's input tensors and returns its output tensors. ``None``
+    (here or from ``compile_group``) leaves the group to plait-compile's fused interpreter,
+    which runs it through this backend's kernels (docs/compile.md, "Inductor").
+
     :param device_type: the device type graphs will run on.
     :param target: the generator's kind (``"pointwise"``, ``"reduction"``...).
     :returns: a generator object defined by plait-compile, or ``None``.
