@@ -308,6 +308,7 @@ def test_op_database_samples_through_make_fx_and_compile_fx() -> None:
     rows = [op for op in opdb.load() if op.name in _OPDB_NAMES]
     assert len(rows) >= 25
     failures = []
+    kernel_calls = 0
     for op in rows:
         dtype = "float32" if "float32" in op.dtypes else op.dtypes[0]
         for sample in itertools.islice(opdb.samples(op, torch, dtype), 2):
@@ -325,7 +326,9 @@ def test_op_database_samples_through_make_fx_and_compile_fx() -> None:
                 except Exception:  # the op rejects this sample in eager too: nothing to compile
                     continue
                 gm = make_fx(call)(*flat)
-                got = compile_fx(gm, flat)(*flat)
+                compiled = compile_fx(gm, flat)
+                got = compiled(*flat)
+            kernel_calls += sum(r.calls["compiled"] for r in compiled.groups)
             for g, e in zip(opdb.leaves(got), opdb.leaves(expected)):
                 if not isinstance(e, torch.Tensor):
                     continue
@@ -334,6 +337,7 @@ def test_op_database_samples_through_make_fx_and_compile_fx() -> None:
                 except AssertionError as error:
                     failures.append((op.name, sample.name, str(error)[:200]))
     assert not failures, failures
+    assert kernel_calls >= 40  # the samples ran generated kernels, not only library calls
 
 
 def test_torch_compile_default_backend_uses_the_generator() -> None:
