@@ -393,3 +393,13 @@ def test_device_backend_code_generator_hook(monkeypatch) -> None:
     assert asked == [("toy", "pointwise")]
     assert generated == [[aten.mul.Tensor, aten.exp.default, aten.sub.Tensor]]
     assert compiled.groups[0].calls["vendor"] == 1
+
+
+def test_integer_overflow_wraps_as_in_eager() -> None:
+    a = torch.tensor([2**62, -(2**63), 7], dtype=torch.int64)
+    b = torch.tensor([2**31 - 1, -5, 3], dtype=torch.int32)
+    compiled = _check(lambda a, b: (a * 4 + 1, b + b, -a), a, b)
+    # int64: 2**62 * 4 wraps to 0; int32: (2**31 - 1) * 2 wraps to -2.
+    out = compiled(a, b)
+    assert out[0].tolist() == [1, 1, 29] and out[1].tolist() == [-2, -10, 6]
+    assert out[2].tolist() == [-(2**62), -(2**63), -7]

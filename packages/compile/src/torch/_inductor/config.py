@@ -14,9 +14,10 @@ compile_in_background: bool = True
 #: The C++ compiler; ``$CXX`` when set. A compiler that cannot run leaves groups interpreted.
 cxx: str = os.environ.get("CXX", "g++")
 
-#: Flags of every build (the cache key includes them).
-cxx_flags: tuple[str, ...] = ("-O3", "-march=native", "-fno-math-errno", "-shared", "-fPIC",
-                              "-std=c++17")
+#: Flags of every build (the cache key includes them). ``-fwrapv``: integer overflow wraps, as
+#: torch's integer arithmetic does (signed overflow is otherwise undefined in C++).
+cxx_flags: tuple[str, ...] = ("-O3", "-march=native", "-fno-math-errno", "-fwrapv", "-shared",
+                              "-fPIC", "-std=c++17")
 
 #: Use OpenMP threads (and SIMD math from glibc's libmvec) when the compiler accepts them.
 openmp: bool = True
