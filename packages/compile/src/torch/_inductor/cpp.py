@@ -10,7 +10,8 @@ call (so one build serves every size: symbolic sizes arrive as arguments):
 every input is contiguous with the group's shape, which takes a single flat loop that gcc
 vectorises; otherwise rows of the last dimension are walked with per-input strides. The
 pointers are the inputs' then the outputs' (fresh contiguous tensors). Loops split across
-OpenMP threads above ``config.parallel_threshold`` elements; glibc's vector math (libmvec)
+OpenMP threads above ``config.parallel_threshold`` elements, in dynamic chunks (a core
+busy with another process does not hold the others back); glibc's vector math (libmvec)
 is declared for the transcendental functions so that they vectorise too.
 """
 
@@ -138,7 +139,7 @@ def _reduction_loops(group: KernelGroup, strided: list[str], bases: str, steps: 
     return [
         "  const int64_t inner = sizes[ndim - 1];",
         "  const int64_t outer = n / inner;",
-        f"#pragma omp parallel for if(n > {config.parallel_threshold}) schedule(static)",
+        f"#pragma omp parallel for if(n > {config.parallel_threshold}) schedule(guided)",
         "  for (int64_t o = 0; o < outer; ++o) {",
         f"    {bases}",
         "    int64_t rest = o;",
@@ -207,7 +208,7 @@ def render(group: KernelGroup, name: str = "kernel") -> str:
         "const int64_t* strides, int64_t flat, void** pointers) {",
         *pointers,
         "  if (flat || ndim == 0) {",
-        f"#pragma omp parallel for simd if(n > {threshold}) schedule(static)",
+        f"#pragma omp parallel for simd if(n > {threshold}) schedule(dynamic, 16384)",
         "    for (int64_t i = 0; i < n; ++i) {",
         *("      " + line for line in flat),
         "    }",
@@ -215,7 +216,7 @@ def render(group: KernelGroup, name: str = "kernel") -> str:
         "  }",
         "  const int64_t inner = sizes[ndim - 1];",
         "  const int64_t outer = inner ? n / inner : 0;",
-        f"#pragma omp parallel for if(n > {threshold}) schedule(static)",
+        f"#pragma omp parallel for if(n > {threshold}) schedule(guided)",
         "  for (int64_t o = 0; o < outer; ++o) {",
         f"    {bases}",
         "    int64_t rest = o;",
