@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -48,7 +47,7 @@ class GroupRunner:
         self._native: Any = None
         self._vendor: Callable[[list[Any]], list[Any]] | None = None
         self._out_dtypes = [node.meta["val"].dtype for node in group.outputs]
-        self._lock = threading.Lock()
+        self._layouts: dict[Any, tuple[Any, ...]] = {}
         device_type = getattr(group.device, "type", "cpu")
         if device_type == "cpu":
             if config.cpp_codegen:
@@ -86,20 +85,37 @@ class GroupRunner:
         return run_group(self.group, inputs)
 
     def _run_native(self, native: Any, inputs: list[Any]) -> list[Any]:
+        # The call's layout (sizes and strides of every input) picks a prepared argument set:
+        # a loop calling with the same layouts reads each tensor's sizes, strides and address
+        # once per call and nothing else.
+        key = tuple((tuple(t.shape), t.stride()) for t in inputs)
+        layout = self._layouts.get(key)
+        if layout is None:
+            layout = self._layouts[key] = self._prepare(inputs)
+        out_shapes, numel, arguments = layout
+        if numel == 0:
+            if self.group.reduction is not None:
+                return run_group(self.group, inputs)  # empty rows: the library's rules
+            return [torch.empty(s, dtype=d) for s, d in zip(out_shapes, self._out_dtypes)]
+        outputs = [torch.empty(s, dtype=d) for s, d in zip(out_shapes, self._out_dtypes)]
+        pointers = [t.data_ptr() for t in inputs] + [t.data_ptr() for t in outputs]
+        native(*arguments, (ctypes.c_void_p * len(pointers))(*pointers))
+        return outputs
+
+    def _prepare(self, inputs: list[Any]) -> tuple[Any, ...]:
+        """Output shapes, element count and the kernel's layout arguments for one layout of
+        the inputs."""
+        if len(self._layouts) > 64:
+            self._layouts.clear()  # many sizes (dynamic shapes): keep the table small
         shape = tuple(torch.broadcast_shapes(*(t.shape for t in inputs)))
         numel = 1
         for size in shape:
             numel *= size
+        out_shapes = [shape] * len(self._out_dtypes)
         reduction = self.group.reduction
-        if numel == 0 and reduction is not None:
-            return run_group(self.group, inputs)  # empty rows: the library's identity rules
-        outputs = [torch.empty(shape, dtype=dtype) for dtype in self._out_dtypes]
         if reduction is not None:
             keepdim = len(reduction.args) > 2 and bool(reduction.args[2])
-            outputs[-1] = torch.empty(shape[:-1] + ((1,) if keepdim else ()),
-                                      dtype=self._out_dtypes[-1])
-        if numel == 0:
-            return outputs
+            out_shapes[-1] = shape[:-1] + ((1,) if keepdim else ())
         flat = 1
         strides: list[int] = []
         for t in inputs:
@@ -108,11 +124,9 @@ class GroupRunner:
                 flat = 0
             strides.extend(t.stride() if same else t.expand(shape).stride())
         ndim = len(shape)
-        pointers = [t.data_ptr() for t in inputs] + [t.data_ptr() for t in outputs]
-        native(numel, ndim, (ctypes.c_int64 * max(ndim, 1))(*shape),
-               (ctypes.c_int64 * max(len(strides), 1))(*strides), flat,
-               (ctypes.c_void_p * len(pointers))(*pointers))
-        return outputs
+        arguments = (numel, ndim, (ctypes.c_int64 * max(ndim, 1))(*shape),
+                     (ctypes.c_int64 * max(len(strides), 1))(*strides), flat)
+        return out_shapes, numel, arguments
 
 
 def _map(value: Any, fn: Callable[[Any], Any]) -> Any:
