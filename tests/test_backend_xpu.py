@@ -566,6 +566,40 @@ def test_tiled_matmul_matches_the_cpu(dtype):
 
 
 @needs_device
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_register_blocked_matmul_matches_the_cpu(dtype):
+    # Shapes whose last block hangs over the edge (moved back inside), a transposed a, a
+    # broadcast batch (stride 0) and an empty k; integers, so the sums are exact.
+    from plait_backend_xpu import linalg
+
+    rng = np.random.default_rng(8)
+    dt = getattr(torch, dtype)
+
+    def values(*shape):
+        return torch.from_numpy(rng.integers(-3, 4, shape).astype(np.float64)).to(dt)
+
+    cases = [
+        ((5, 9), values(5, 21), values(21, 9)),
+        ((3, 7, 19), values(3, 11, 7).transpose(1, 2), values(11, 19).expand(3, 11, 19)),
+        ((4, 8), values(4, 0), values(0, 8)),
+    ]
+    for shape, a, b in cases:
+        got, want = _run_both("matmul", dtype, [a, b], shape)
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    # PoCL's CPU device takes the blocked kernel (a GPU keeps the tiled one)
+    on_cpu = xpu_module.device_info(0)["type"] == "cpu"
+    ran = {key[2] for key in xpu_kernels._KERNELS if key[0] == "matmul_blocked"}
+    assert (dtype in ran) == on_cpu
+    assert linalg._blocked(0, dtype, torch.empty(4, 8), torch.empty(3, 8).t()) is False
+
+
+@needs_device
+def test_register_blocked_matmul_renders_for_cuda_too():
+    source = render_matmul.render_matmul_blocked(render.CUDA, "float32", 1, 4, 8).source
+    assert "__global__" in source and "bsize0" in source
+
+
+@needs_device
 def test_matmul_through_the_public_api():
     a = torch.arange(12.0).reshape(3, 4)
     b = torch.arange(8.0).reshape(4, 2)

@@ -81,3 +81,68 @@ def render_matmul(d: Dialect, dtype: str, batch_rank: int, tile: int) -> Rendere
               + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
     signature = "bbb" + "l" * (3 + 3 + 6 + batch_rank * 4)
     return Rendered(source, name, signature)
+
+
+def render_matmul_blocked(d: Dialect, dtype: str, batch_rank: int, rows: int,
+                          cols: int) -> Rendered:
+    """The register-blocked kernel, for devices that run work-groups as loops (CPUs: PoCL).
+
+    Each work item computes a ``rows`` x ``cols`` block of ``out`` in private accumulators,
+    reading ``b``'s ``cols`` neighbours along a row (unit column stride: the renderer writes
+    them as consecutive loads, which the device compiler turns into one vector load) and
+    ``rows`` values of ``a`` per step along ``k``; no local memory and no barriers, so nothing
+    splits the work-item loop. Needs ``n >= rows`` and ``m >= cols``; only for dtypes whose
+    storage is their compute type (float32, float64).
+
+    Arguments as :func:`render_matmul` (``so_c`` and ``sb_c`` are 1 and not passed).
+    Launch: global (ceil(m / cols), ceil(n / rows), batches), any local size.
+    """
+    t = d.types
+    i64 = t["i64"]
+    dt = render.DTYPES[dtype]
+    acc = t[accumulator(dt)]
+    operands = ["out", "a", "b"]
+    params = [d.pointer.format(T=t[dt.storage]) + f" {p}" for p in operands]
+    params += [f"{i64} n", f"{i64} k", f"{i64} m"]
+    params += [f"{i64} off_{p}" for p in operands]
+    params += [f"{i64} {s}" for s in ("so_r", "sa_r", "sa_k", "sb_k")]
+    params += [f"{i64} bsize{k}" for k in range(batch_rank)]
+    params += [f"{i64} bst_{p}{k}" for p in operands for k in range(batch_rank)]
+    body = [
+        f"  const {i64} col0 = {axis(d.group_id, 0)} * {axis(d.local_size, 0)} * {cols}"
+        f" + {axis(d.local_id, 0)} * {cols};",
+        f"  const {i64} row0 = ({axis(d.group_id, 1)} * {axis(d.local_size, 1)}"
+        f" + {axis(d.local_id, 1)}) * {rows};",
+        "  if (row0 >= n || col0 >= m) return;",
+        f"  {i64} at_out = off_out, at_a = off_a, at_b = off_b;",
+    ]
+    # the batch from the global index: the local size is the device's choice, in z too
+    batch = f"{axis(d.group_id, 2)} * {axis(d.local_size, 2)} + {axis(d.local_id, 2)}"
+    body += decode(d, batch_rank, batch, "b", operands)
+    # A block past the edge moves back inside (n >= rows, m >= cols: the launcher's rule);
+    # its overlap with the neighbour's block is computed twice and stored by this item only
+    # from its own first row/column on, so every load is in range and b's are consecutive.
+    body += [
+        f"  const {i64} rb = row0 + {rows} <= n ? row0 : n - {rows};",
+        f"  const {i64} cb = col0 + {cols} <= m ? col0 : m - {cols};",
+        f"  const {i64} pa = at_a + rb * sa_r, pb = at_b + cb;",
+    ]
+    body += [f"  {acc} " + ", ".join(f"s{r}_{c} = 0" for c in range(cols)) + ";"
+             for r in range(rows)]
+    body += [f"  for ({i64} q = 0; q < k; ++q) {{",
+             f"    const {i64} qb = pb + q * sb_k, qa = pa + q * sa_k;"]
+    body += [f"    const {acc} b{c} = b[qb + {c}];" for c in range(cols)]
+    for r in range(rows):
+        body.append(f"    {{ const {acc} x = a[qa + {r} * sa_r];"
+                    + "".join(f" s{r}_{c} += x * b{c};" for c in range(cols)) + " }")
+    body.append("  }")
+    for r in range(rows):
+        stores = "".join(f" if (cb + {c} >= col0) out[o + {c}] = s{r}_{c};"
+                         for c in range(cols))
+        body.append(f"  if (rb + {r} >= row0) {{ const {i64} o = at_out + (rb + {r}) * so_r"
+                    f" + cb;{stores} }}")
+    name = f"plait_matmul_blocked_{dtype}_b{batch_rank}_{rows}x{cols}"
+    source = (render.prelude_for(d, (dtype,)) + f"{d.kernel} {name}(\n    "
+              + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
+    signature = "bbb" + "l" * (3 + 3 + 4 + batch_rank * 4)
+    return Rendered(source, name, signature)
