@@ -491,3 +491,20 @@ def test_cat_and_index_select():
         [[r[c] for c in cols] for r in a]
     with pytest.raises(RuntimeError, match="mixing sparse and dense"):
         torch.cat([sa, torch.ones(1, 3)])
+
+
+def test_spmm_is_mm_for_sparse_and_dense_operands():
+    # torch.spmm (used by GCN programs) is torch.mm under its older name: a dense result and,
+    # unlike torch.sparse.mm, a dense gradient for the sparse operand.
+    a = [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]
+    b = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    expected = [[11.0, 14.0], [9.0, 12.0]]
+    sa = torch.tensor(a).to_sparse().requires_grad_()
+    db = torch.tensor(b, requires_grad=True)
+    out = torch.spmm(sa, db)
+    assert not out.is_sparse and out.tolist() == expected
+    out.sum().backward()
+    assert not sa.grad.is_sparse
+    assert sa.grad.tolist() == [[sum(row) for row in b]] * 2
+    assert db.grad.tolist() == [[sum(col)] * 2 for col in zip(*a)]
+    assert torch.spmm(torch.tensor(a), torch.tensor(b).to_sparse()).tolist() == expected

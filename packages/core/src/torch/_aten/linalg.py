@@ -28,7 +28,7 @@ from .elementwise import where
 __all__: list[str] = [
     "addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky", "cross", "det",
     "dot", "einsum", "ger", "inner", "inverse", "kron", "logdet", "matmul", "matrix_power", "mm",
-    "mv", "norm", "outer", "pinverse", "qr", "slogdet", "svd", "tensordot", "trace", "vdot",
+    "mv", "norm", "outer", "pinverse", "qr", "slogdet", "spmm", "svd", "tensordot", "trace", "vdot",
 ]
 
 # c10's names of scalar types in the messages of mm ("float != double").
@@ -727,6 +727,12 @@ def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
 def ger(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Alias of :func:`outer`."""
     return outer(input, vec2, out=out)
+
+
+def spmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Alias of :func:`mm` (either side may be a sparse COO matrix; PyTorch keeps this name
+    from before ``mm`` took sparse inputs, and its gradients are ``mm``'s)."""
+    return mm(input, mat2)
 
 
 def _defaults(beta: Any, alpha: Any) -> bool:

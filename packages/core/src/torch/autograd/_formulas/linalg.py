@@ -52,9 +52,9 @@ def _ht(t: Tensor) -> Tensor:
 def _column_major(t: Tensor | None) -> bool:
     """Whether a matrix is laid out by columns (the transposed view of a row-major one, as a
     linear layer's ``weight.t()``); False for an argument the node did not keep (CROSS keeps
-    one only for the other's gradient)."""
-    return t is not None and t._stride[0] == 1 and t._stride[1] == t._shape[0] \
-        and t._shape[1] > 1
+    one only for the other's gradient, and for a sparse matrix, which has no strides)."""
+    return t is not None and t._stride != () and t._stride[0] == 1 \
+        and t._stride[1] == t._shape[0] and t._shape[1] > 1
 
 
 def _grad_a(grad: Tensor, a: Tensor, b: Tensor) -> Tensor:
