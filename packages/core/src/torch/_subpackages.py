@@ -42,6 +42,7 @@ SUBPACKAGES: Mapping[str, str] = MappingProxyType(
         "func": "plait-nn",
         "fx": "plait-compile",
         "_dynamo": "plait-compile",
+        "export": "plait-compile",
     }
 )
 

@@ -1,0 +1,299 @@
+"""``export``: trace a module with its state lifted to inputs, then make the graph functional."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+import torch.nn as nn
+import torch.utils._pytree as pytree
+
+from .dynamic_shapes import _INT_MAX, Dim, UserError, ValueRanges
+from .exported_program import ExportedProgram, is_disequality
+from .graph_signature import (
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    TensorArgument,
+)
+
+__all__ = ["export", "rename_and_specs"]
+
+
+def _user_names(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
+    """Placeholder names for the user input leaves: the forward's parameter names."""
+    try:
+        params = list(inspect.signature(mod.forward).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, arg in enumerate(args):
+        base = params[i] if i < len(params) else f"args_{i}"
+        count = len(pytree.tree_leaves(arg))
+        names += [base] if count == 1 else [f"{base}_{k}" for k in range(count)]
+    for key, value in kwargs.items():
+        count = len(pytree.tree_leaves(value))
+        names += [key] if count == 1 else [f"{key}_{k}" for k in range(count)]
+    return names
+
+
+def rename_and_specs(gm: Any, names: list[str]) -> None:
+    """Give the placeholders of ``gm`` the given names (in order) and regenerate its code."""
+    for node, name in zip([n for n in gm.graph.nodes if n.op == "placeholder"], names):
+        node.name = name
+        node.target = name
+    gm.recompile()
+
+
+def _functionalize(gm: Any) -> dict[Any, Any]:
+    """Replace ``copy_`` into a graph input by its value (later readers read the new value).
+
+    Returns placeholder -> the node holding its final value, for every mutated input.
+    """
+    latest: dict[Any, Any] = {}
+    graph = gm.graph
+    for node in list(graph.nodes):
+        if node.op != "call_function" or getattr(node.target, "qualname", "") != "aten::copy_":
+            if node.op == "call_function" and "!" in str(getattr(node.target, "schema", "")):
+                raise NotImplementedError(f"torch.export: in-place operator {node.target} is "
+                                          f"not functionalized (only copy_ is)")
+            continue
+        dst, src = node.args[0], node.args[1]
+        root = dst
+        while root.op != "placeholder" and root in latest.values():
+            root = next(k for k, v in latest.items() if v is root)
+        if root.op != "placeholder":
+            raise NotImplementedError("torch.export: in-place update of an intermediate view")
+        value = src
+        dst_val, src_val = dst.meta.get("val"), src.meta.get("val")
+        if dst_val is not None and src_val is not None and (
+                dst_val.dtype != src_val.dtype or tuple(dst_val.shape) != tuple(src_val.shape)):
+            with graph.inserting_before(node):
+                value = graph.call_function(torch.ops.aten._to_copy.default, (src,),
+                                            {"dtype": dst_val.dtype})
+                value = graph.call_function(torch.ops.aten.expand.default,
+                                            (value, list(dst_val.shape)))
+                value.meta["val"] = dst_val
+        node.replace_all_uses_with(value)
+        graph.erase_node(node)
+        latest[root] = value
+    return latest
+
+
+def _dim_specs(dynamic_shapes: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+               mod: nn.Module) -> list[dict[int, Any]]:
+    """Per user input leaf: dimension -> its ``Dim`` or hint (absent: static)."""
+    flat_count = len(pytree.tree_leaves((args, kwargs)))
+    if dynamic_shapes is None:
+        return [{} for _ in range(flat_count)]
+    if isinstance(dynamic_shapes, dict):
+        try:
+            bound = inspect.signature(mod.forward).bind(*args, **kwargs)
+            ordered = [dynamic_shapes.get(name) for name in bound.arguments]
+        except TypeError as error:
+            raise UserError(f"dynamic_shapes does not match the inputs: {error}") from error
+        per_arg = ordered
+        values = list(bound.arguments.values())
+    else:
+        per_arg = list(dynamic_shapes)
+        values = list(args) + list(kwargs.values())
+    out: list[dict[int, Any]] = []
+    for spec, value in zip(per_arg, values):
+        leaves = pytree.tree_leaves(value)
+        if spec is None or len(leaves) != 1:
+            # nested inputs: a spec per leaf in the same structure
+            specs = pytree.tree_leaves(spec, is_leaf=lambda s: isinstance(s, dict) or s is None) \
+                if spec is not None else [None] * len(leaves)
+            out += [_one_spec(s) for s in specs] if len(specs) == len(leaves) else \
+                [{} for _ in leaves]
+        else:
+            out.append(_one_spec(spec))
+    return out
+
+
+def _one_spec(spec: Any) -> dict[int, Any]:
+    if spec is None:
+        return {}
+    if isinstance(spec, dict):
+        return dict(spec)
+    return {i: d for i, d in enumerate(spec) if d is not None}
+
+
+@contextlib.contextmanager
+def _only_marked_dims_symbolic(dynamic_dims: dict[int, set[int]]) -> Iterator[None]:
+    """While tracing, give symbols only to the dimensions marked dynamic (others, parameters
+    included, stay the example's sizes, so no guard ties a dynamic size to a static one)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode, contiguous_strides
+
+    original = FakeTensorMode.from_tensor
+
+    def from_tensor(self: Any, tensor: Any, *, static_shapes: bool | None = None,
+                    **kwargs: Any) -> Any:
+        dims = dynamic_dims.get(id(tensor))
+        if not dims or self.shape_env is None:
+            return original(self, tensor, static_shapes=True)
+
+        def layout(shape: tuple[int, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+            sizes = tuple(self.shape_env.create_symbol(s) if d in dims and s >= 2 else s
+                          for d, s in enumerate(shape))
+            strides: list[Any] = []
+            acc: Any = 1
+            for size in reversed(sizes):
+                strides.append(acc)
+                acc = acc * size
+            strides.reverse()
+            return (sizes, tuple(strides)) if any(not isinstance(s, int) for s in sizes) \
+                else (shape, contiguous_strides(shape))
+
+        self._symbolic_layout = layout
+        try:
+            return original(self, tensor, static_shapes=False, **kwargs)
+        finally:
+            del self._symbolic_layout
+
+    FakeTensorMode.from_tensor = from_tensor  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        FakeTensorMode.from_tensor = original  # type: ignore[method-assign]
+
+
+def export(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None, *,
+           dynamic_shapes: Any = None, strict: bool = False,
+           preserve_module_call_signature: tuple[str, ...] = ()) -> ExportedProgram:
+    """Trace ``mod(*args, **kwargs)`` into an :class:`ExportedProgram`: a functional graph of
+    aten operators whose inputs are the parameters, buffers and user inputs.
+
+    :param dynamic_shapes: per input (a tuple in argument order, or a dict by parameter name),
+        a dict ``{dim: Dim(...)}`` or a tuple with one entry per dimension (``None`` static).
+    :raises UserError: when a dimension marked dynamic is specialised by the model.
+    """
+    del strict, preserve_module_call_signature  # non-strict tracing through the dispatcher
+    if not isinstance(args, tuple):
+        raise UserError(f"Expecting `args` to be a tuple of example positional inputs, got "
+                        f"{type(args)}")
+    kwargs = dict(kwargs or {})
+    params = dict(mod.named_parameters(remove_duplicate=False))
+    buffers = dict(mod.named_buffers(remove_duplicate=False))
+    persistent = set(mod.state_dict(keep_vars=True))
+    state_names = list(params) + list(buffers)
+    user_flat, in_spec = pytree.tree_flatten((args, kwargs))
+    specs = _dim_specs(dynamic_shapes, args, kwargs, mod)
+    symbolic = any(specs)
+    out_spec_box: list[Any] = []
+
+    def flat_fn(*values: Any) -> list[Any]:
+        from torch.func import functional_call
+        state = dict(zip(state_names, values[:len(state_names)]))
+        call_args, call_kwargs = pytree.tree_unflatten(list(values[len(state_names):]), in_spec)
+        out = functional_call(mod, state, call_args, call_kwargs)
+        leaves, spec = pytree.tree_flatten(out)
+        out_spec_box.append(spec)
+        return leaves
+
+    from torch.fx.experimental.proxy_tensor import make_fx
+    inputs = [*params.values(), *buffers.values(), *user_flat]
+    detached = [v.detach() if isinstance(v, torch.Tensor) else v for v in inputs]
+    dynamic_dims = {id(v): {d for d, h in spec.items() if h is not Dim.STATIC and h is not None}
+                    for v, spec in zip(detached[len(state_names):], specs) if spec}
+    with torch.no_grad(), _only_marked_dims_symbolic(dynamic_dims):
+        gm = make_fx(flat_fn, tracing_mode="symbolic" if symbolic else "fake")(*detached)
+    placeholder_names = [("p_" if n in params else "b_") + n.replace(".", "_")
+                         for n in state_names] + _user_names(mod, args, kwargs)
+    rename_and_specs(gm, placeholder_names)
+    mutated = _functionalize(gm)
+
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    input_specs = [InputSpec(InputKind.PARAMETER if name in params else InputKind.BUFFER,
+                             TensorArgument(node.name), name,
+                             None if name in params else name in persistent)
+                   for name, node in zip(state_names, placeholders)]
+    input_specs += [InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None)
+                    for node in placeholders[len(state_names):]]
+    output_node = next(n for n in gm.graph.nodes if n.op == "output")
+    user_outputs = list(output_node.args[0])
+    mutation_specs, mutation_values = [], []
+    for name, node in zip(state_names, placeholders):
+        if node in mutated:
+            if name in params:
+                raise UserError(f"torch.export: the model mutates parameter {name!r} in place")
+            mutation_values.append(mutated[node])
+            mutation_specs.append((name, mutated[node]))
+    output_node.args = (tuple(mutation_values + user_outputs),)
+    gm.graph.lint()
+    gm.recompile()
+    output_specs = [OutputSpec(OutputKind.BUFFER_MUTATION, TensorArgument(v.name), name)
+                    for name, v in mutation_specs]
+    output_specs += [OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(getattr(v, "name", "")),
+                                None) for v in user_outputs]
+    signature = ExportGraphSignature(input_specs, output_specs)
+
+    shape_env = getattr(gm, "shape_env", None)
+    input_dims, ranges = _input_dims(placeholders[len(state_names):], user_flat, specs,
+                                     shape_env)
+    state_dict = {**params, **buffers}
+    return ExportedProgram(gm, signature, state_dict, ranges, in_spec, out_spec_box[-1],
+                           input_dims, (args, kwargs), shape_env=shape_env)
+
+
+def _input_dims(placeholders: list[Any], user_flat: list[Any], specs: list[dict[int, Any]],
+                shape_env: Any) -> tuple[list[Any], dict[str, ValueRanges]]:
+    """Each user input's dims (size, or symbol for a dynamic dim) and the symbols' ranges;
+    raise when the model specialised a dimension marked dynamic."""
+    dims_out: list[Any] = []
+    ranges: dict[str, ValueRanges] = {}
+    named: dict[str, str] = {}
+    for node, value, spec in zip(placeholders, user_flat, specs):
+        if not isinstance(value, torch.Tensor):
+            dims_out.append(None)
+            continue
+        fake_shape = node.meta["val"].shape if shape_env is not None else value.shape
+        dims: list[int | str] = []
+        for d, size in enumerate(fake_shape):
+            hint = spec.get(d, Dim.STATIC)
+            if hint is Dim.STATIC or hint is None or not isinstance(size, torch.SymInt):
+                if isinstance(hint, Dim) and not isinstance(size, torch.SymInt):
+                    raise UserError(f"Constraints violated ({hint.__name__})! The size of "
+                                    f"dimension {d} was specialized to {value.shape[d]}")
+                dims.append(int(value.shape[d]))
+                continue
+            symbol = size.node.name
+            lower, upper, name = (hint.min, hint.max, hint.__name__) if isinstance(hint, Dim) \
+                else (0, _INT_MAX, symbol)
+            if isinstance(hint, Dim) and named.setdefault(name, symbol) != symbol:
+                raise UserError(f"Dim {name} is used for dimensions with different sizes")
+            specialised = _specialised(shape_env, symbol, lower, upper)
+            if specialised:
+                if hint is Dim.AUTO:
+                    dims.append(int(value.shape[d]))
+                    continue
+                raise UserError(f"Constraints violated ({name})! Not all values of {name} = "
+                                f"{node.name}.size()[{d}] in the specified range "
+                                f"{lower} <= {name} <= {upper} are valid because {name} was "
+                                f"inferred to be constrained: {specialised}")
+            ranges[symbol] = ValueRanges(max(lower, 0), upper)
+            dims.append(symbol)
+        dims_out.append(dims)
+    return dims_out, ranges
+
+
+def _specialised(shape_env: Any, symbol: str, lower: int, upper: int) -> str:
+    """The guard that fails for some value of ``symbol`` in its range ('' when none does).
+
+    Sizes 0 and 1 are specialised by the tracer, so probing starts at 2."""
+    hint = int(shape_env.var_to_val[symbol])
+    probes = {max(lower, 2), min(upper, 2**20), hint + 1 if hint + 1 <= upper else hint - 1,
+              min(upper, max(lower, 2) + 7)}
+    for probe in sorted(p for p in probes if lower <= p <= upper and p >= 2):
+        values = dict(shape_env.var_to_val)
+        values[symbol] = probe
+        for guard in shape_env.guards:
+            if symbol in str(guard.expr) and not is_disequality(guard) and \
+                    not guard.holds(values):
+                return f"{guard} fails for {symbol} = {probe}"
+    return ""
