@@ -236,7 +236,9 @@ def export(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None 
     shape_env = getattr(gm, "shape_env", None)
     input_dims, ranges = _input_dims(placeholders[len(state_names):], user_flat, specs,
                                      shape_env)
-    state_dict = {**params, **buffers}
+    # a snapshot: running the program's module() must not move the original model's buffers
+    state_dict = {k: nn.Parameter(v.detach().clone(), v.requires_grad) for k, v in params.items()}
+    state_dict.update({k: v.detach().clone() for k, v in buffers.items()})
     return ExportedProgram(gm, signature, state_dict, ranges, in_spec, out_spec_box[-1],
                            input_dims, (args, kwargs), shape_env=shape_env)
 
