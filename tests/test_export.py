@@ -181,3 +181,25 @@ def test_run_decompositions_leaves_core_ops():
     names = {getattr(n.target, "qualname", "") for n in lowered.graph.nodes}
     assert "aten::layer_norm" not in names
     torch.testing.assert_close(lowered.module()(x), model(x))
+
+
+class _WithConstant(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.offset = torch.tensor([1.0, 2.0, 3.0])  # neither parameter nor buffer
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x) + self.offset
+
+
+def test_tensor_constant_is_lifted_and_saved(tmp_path):
+    model = _WithConstant()
+    ep = export(model, (torch.randn(2, 3),), dynamic_shapes=((Dim.DYNAMIC, None),))
+    assert _kinds(ep) == [InputKind.PARAMETER] * 2 + [InputKind.CONSTANT_TENSOR,
+                                                       InputKind.USER_INPUT]
+    assert not any(n.op == "get_attr" for n in ep.graph.nodes)
+    save(ep, tmp_path / "c.pt2")
+    loaded = load(tmp_path / "c.pt2")
+    x = torch.randn(5, 3)
+    torch.testing.assert_close(loaded.module()(x), model(x))

@@ -172,7 +172,8 @@ def save(ep: ExportedProgram, f: str | os.PathLike[str] | IO[bytes], *,
         "out_spec": _spec_json(ep._out_spec),
     }
     tensors = io.BytesIO()
-    torch.save({k: v.detach() for k, v in ep.state_dict.items()}, tensors)
+    torch.save({"state_dict": {k: v.detach() for k, v in ep.state_dict.items()},
+                "constants": dict(ep.constants)}, tensors)
     with zipfile.ZipFile(f, "w") as archive:
         archive.writestr("program.json", json.dumps(document))
         archive.writestr("state_dict.pt", tensors.getvalue())
@@ -210,8 +211,10 @@ def load(f: str | os.PathLike[str] | IO[bytes], *, extra_files: dict[str, Any] |
               for k, n, t, p in document["inputs"]]
     outputs = [OutputSpec(OutputKind[k], TensorArgument(n), t) for k, n, t in document["outputs"]]
     params = {s.target for s in inputs if s.kind is InputKind.PARAMETER}
-    state_dict = {k: nn.Parameter(v) if k in params else v for k, v in state.items()}
+    state_dict = {k: nn.Parameter(v) if k in params else v
+                  for k, v in state["state_dict"].items()}
     ranges = {k: ValueRanges(lo, hi) for k, (lo, hi) in document["ranges"].items()}
     return ExportedProgram(gm, ExportGraphSignature(inputs, outputs), state_dict, ranges,
                            _spec_from_json(document["in_spec"]),
-                           _spec_from_json(document["out_spec"]), document["input_dims"])
+                           _spec_from_json(document["out_spec"]), document["input_dims"],
+                           constants=state["constants"])

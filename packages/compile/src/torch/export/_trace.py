@@ -207,14 +207,17 @@ def export(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None 
                          for n in state_names] + _user_names(mod, args, kwargs)
     rename_and_specs(gm, placeholder_names)
     mutated = _functionalize(gm)
+    constants = _lift_constants(gm, len(state_names))
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     input_specs = [InputSpec(InputKind.PARAMETER if name in params else InputKind.BUFFER,
                              TensorArgument(node.name), name,
                              None if name in params else name in persistent)
                    for name, node in zip(state_names, placeholders)]
+    input_specs += [InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(node.name), name)
+                    for name, node in zip(constants, placeholders[len(state_names):])]
     input_specs += [InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None)
-                    for node in placeholders[len(state_names):]]
+                    for node in placeholders[len(state_names) + len(constants):]]
     output_node = next(n for n in gm.graph.nodes if n.op == "output")
     user_outputs = list(output_node.args[0])
     mutation_specs, mutation_values = [], []
@@ -234,13 +237,40 @@ def export(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None 
     signature = ExportGraphSignature(input_specs, output_specs)
 
     shape_env = getattr(gm, "shape_env", None)
-    input_dims, ranges = _input_dims(placeholders[len(state_names):], user_flat, specs,
+    input_dims, ranges = _input_dims(placeholders[len(state_names) + len(constants):],
+                                     user_flat, specs,
                                      shape_env)
     # a snapshot: running the program's module() must not move the original model's buffers
     state_dict = {k: nn.Parameter(v.detach().clone(), v.requires_grad) for k, v in params.items()}
     state_dict.update({k: v.detach().clone() for k, v in buffers.items()})
     return ExportedProgram(gm, signature, state_dict, ranges, in_spec, out_spec_box[-1],
-                           input_dims, (args, kwargs), shape_env=shape_env)
+                           input_dims, (args, kwargs), constants=constants,
+                           shape_env=shape_env)
+
+
+def _lift_constants(gm: Any, state_count: int) -> dict[str, torch.Tensor]:
+    """Turn tensor attributes the trace read (``get_attr``) into ``CONSTANT_TENSOR`` inputs
+    placed after the state, so the graph holds no tensors of its own (and saves as JSON)."""
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    constants: dict[str, torch.Tensor] = {}
+    for node in [n for n in graph.nodes if n.op == "get_attr"]:
+        value = getattr(gm, node.target)
+        if not isinstance(value, torch.Tensor):
+            continue
+        name = f"c_lifted_tensor_{len(constants)}"
+        if hasattr(gm, node.target):
+            delattr(gm, node.target)
+        anchor = placeholders[state_count] if state_count < len(placeholders) else None
+        with graph.inserting_before(anchor) if anchor is not None else \
+                graph.inserting_after(placeholders[-1]):
+            lifted = graph.placeholder(name)
+        lifted.meta.update(node.meta)
+        node.replace_all_uses_with(lifted)
+        graph.erase_node(node)
+        constants[name] = value.detach().clone()
+    gm.recompile()
+    return constants
 
 
 def _input_dims(placeholders: list[Any], user_flat: list[Any], specs: list[dict[int, Any]],

@@ -75,6 +75,7 @@ class _ExportedModule(nn.Module):
         program._check_inputs(flat)
         state = dict(self.named_parameters())
         state.update(self.named_buffers())
+        state.update(program.constants)
         lifted = [state[s.target] for s in program.graph_signature.input_specs
                   if s.kind is not InputKind.USER_INPUT]
         outputs = self.graph_module(*lifted, *flat)
