@@ -517,6 +517,22 @@ def test_long_rows_reduce_in_two_passes(dtype):
 
 
 @needs_device
+def test_contiguous_rows_reduce_through_lanes_with_nan_anywhere():
+    # On a CPU device contiguous rows run with several accumulators per work item and the
+    # leftover elements after them: a NaN in either part, or a row of -inf, must come out
+    # as on the CPU; 37 = two blocks of 16 lanes and 5 left over.
+    a = torch.arange(8 * 37, dtype=torch.float32).reshape(8, 37).remainder(11.0) - 5.0
+    a[1, 3] = float("nan")  # in the lanes
+    a[2, 35] = float("nan")  # in the leftovers
+    a[3] = float("-inf")
+    a[4, 0] = float("inf")
+    for name in ("amax", "amin", "sum"):
+        got, want = _run_both(name, "float32", [a], (8, 1), dims=[1])
+        torch.testing.assert_close(got, want, equal_nan=True)
+        assert got[1, 0].isnan() and got[2, 0].isnan(), name
+
+
+@needs_device
 @pytest.mark.parametrize("name", ["argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"])
 def test_index_reductions_and_scans_match_the_cpu(name):
     rng = np.random.default_rng(4)

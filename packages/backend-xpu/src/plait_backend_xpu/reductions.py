@@ -80,16 +80,20 @@ def _reduce(op: str, out: Any, a: Any, dims: Sequence[int]) -> None:
     r = 1
     for s in isizes:
         r *= s
-    group = _group_size(n_out, r)
     index = out.device.index or 0
-    parts = _parts(op, index, n_out, r, group)
+    plan = _cpu_plan(op, index, n_out, r, ist_a)
+    if plan:
+        group, parts, lanes = *plan, CPU_LANES
+    else:
+        group = _group_size(n_out, r)
+        parts, lanes = _parts(op, index, n_out, r, group), 1
     if parts > 1:
         _reduce_in_two_passes(op, out, a, names, osizes, ost_out, ost_a, isizes, ist_a, r,
-                              group, parts)
+                              group, parts, lanes)
         return
-    key = ("reduce", index, op, tuple(names), len(osizes), len(isizes), group)
+    key = ("reduce", index, op, tuple(names), len(osizes), len(isizes), group, 0, lanes)
     kernel = cached_kernel(key, index, lambda: render_reduce.render_reduction(
-        DIALECT, op, names[0], names[1], len(osizes), len(isizes), group))
+        DIALECT, op, names[0], names[1], len(osizes), len(isizes), group, lanes=lanes))
     (out_buf, a_buf), (off_out, off_a) = buffer_args([out, a])
     args = [out_buf, a_buf, n_out, r, off_out, off_a, *osizes, *ost_out, *ost_a, *isizes, *ist_a]
     if group:
@@ -99,6 +103,25 @@ def _reduce(op: str, out: Any, a: Any, dims: Sequence[int]) -> None:
 
 
 GROUPS_PER_UNIT = 4  # work-groups per compute unit a split reduction aims for
+CPU_LANES = 16  # accumulators per work item on a CPU device: two AVX2 vectors of float32
+CPU_CHUNK = 1 << 14  # elements a CPU work item reduces at least when a row is split
+
+
+def _cpu_plan(op: str, index: int, n_out: int, r: int, ist_a: list[int]
+              ) -> tuple[int, int] | None:
+    """(group, parts) on a CPU device for a contiguous row reduction, run with
+    :data:`CPU_LANES` accumulators per work item: a work item per row (group 0) when rows
+    are enough to fill the compute units, else each row cut into chunks of one work item
+    each (group 1) and a second pass. None elsewhere (the work-group tree). PoCL runs a
+    work-group's items as a loop, so a tree in local memory costs barriers and vectorises
+    nothing, while one item's contiguous loop vectorises."""
+    if (op in render_reduce.ARG_BETTER or ist_a != [1]
+            or device_module.device_info(index)["type"] != "cpu"):
+        return None
+    wanted = int(device_module.device_info(index)["compute_units"]) * GROUPS_PER_UNIT
+    if n_out >= wanted or r < 2 * CPU_CHUNK:
+        return 0, 1
+    return 1, max(1, min(-(-wanted // n_out), r // CPU_CHUNK))
 
 # accumulator type -> the dtype of a split reduction's scratch (int64 holds u64's bits)
 _SCRATCH = {"f32": "float32", "f64": "float64", "u64": "int64", "i64": "int64",
@@ -119,7 +142,8 @@ def _parts(op: str, index: int, n_out: int, r: int, group: int) -> int:
 
 def _reduce_in_two_passes(op: str, out: Any, a: Any, names: list[str], osizes: list[int],
                           ost_out: list[int], ost_a: list[int], isizes: list[int],
-                          ist_a: list[int], r: int, group: int, parts: int) -> None:
+                          ist_a: list[int], r: int, group: int, parts: int,
+                          lanes: int) -> None:
     """Each row cut into ``parts`` chunks reduced by one work-group each into a scratch of
     accumulators, then the scratch's rows reduced into ``out`` by the same op (every join
     also joins two accumulators)."""
@@ -130,9 +154,11 @@ def _reduce_in_two_passes(op: str, out: Any, a: Any, names: list[str], osizes: l
     scratch_name = _SCRATCH[acc]
     scratch = contract.empty((n_out * parts,), contract.dtype(scratch_name), out.device)
     chunk = -(-r // parts)
-    key = ("reduce", index, op, (scratch_name, names[1]), len(osizes), len(isizes), group, 1)
+    key = ("reduce", index, op, (scratch_name, names[1]), len(osizes), len(isizes), group, 1,
+           lanes)
     first = cached_kernel(key, index, lambda: render_reduce.render_reduction(
-        DIALECT, op, scratch_name, names[1], len(osizes), len(isizes), group, split=True))
+        DIALECT, op, scratch_name, names[1], len(osizes), len(isizes), group, split=True,
+        lanes=lanes))
     (scratch_buf, a_buf), (_, off_a) = buffer_args([scratch, a])
     first((n_out * parts * group,), (group,), scratch_buf, a_buf, n_out, r, 0, off_a,
           *osizes, *ost_out, *ost_a, *isizes, *ist_a, parts, chunk)
@@ -141,7 +167,7 @@ def _reduce_in_two_passes(op: str, out: Any, a: Any, names: list[str], osizes: l
     for size in reversed(osizes):
         scratch_strides.insert(0, step)
         step *= size
-    key = ("reduce", index, op, (names[0], scratch_name), len(osizes), 1, 0)
+    key = ("reduce", index, op, (names[0], scratch_name), len(osizes), 1, 0, 0, 1)
     second = cached_kernel(key, index, lambda: render_reduce.render_reduction(
         DIALECT, op, names[0], scratch_name, len(osizes), 1, 0))
     (out_buf,), (off_out,) = buffer_args([out])

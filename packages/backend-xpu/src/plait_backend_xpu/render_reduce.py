@@ -13,6 +13,7 @@ Accumulators: float16/bfloat16/float32 in float, float64 in double, integers in 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from . import render
@@ -31,9 +32,10 @@ class Reduction:
     accumulator: str = "wide"
 
 
-# NaN propagates through amax/amin: once acc is NaN it stays
-_MAX = "(acc != acc) ? acc : ((x != x) ? x : (x > acc ? x : acc))"
-_MIN = "(acc != acc) ? acc : ((x != x) ? x : (x < acc ? x : acc))"
+# NaN propagates through amax/amin: a NaN x is taken, and a NaN acc loses no comparison so
+# it stays (two compares and a select, which a CPU compiler vectorises)
+_MAX = "(x > acc || x != x) ? x : acc"
+_MIN = "(x < acc || x != x) ? x : acc"
 
 REDUCTIONS: dict[str, Reduction] = {
     "sum": Reduction("0", "acc + x"),
@@ -103,8 +105,13 @@ def decode(d: Dialect, rank: int, index: str, prefix: str, operands: list[str],
     return lines
 
 
+def _renamed(join: str, acc: str, x: str) -> str:
+    """A row's ``join`` over the variables ``acc`` and ``x`` (named so in the row)."""
+    return re.sub(r"\bx\b", x, re.sub(r"\bacc\b", acc, join))
+
+
 def render_reduction(d: Dialect, op: str, out_dtype: str, in_dtype: str, outer: int,
-                     inner: int, group: int, split: bool = False) -> Rendered:
+                     inner: int, group: int, split: bool = False, lanes: int = 1) -> Rendered:
     """``out[o] = reduce(a[o, r] for r)`` (or the index of the extreme, for argmax/argmin).
 
     ``outer`` kept dims (out and input strides) and ``inner`` reduced dims (input strides);
@@ -117,7 +124,14 @@ def render_reduction(d: Dialect, op: str, out_dtype: str, in_dtype: str, outer: 
     Arguments: out, a (buffers); n_out, r (elements reduced per output), off_out, off_a; the
     outer sizes, out strides, a strides; the inner sizes, a strides; with ``split``, parts
     and chunk.
+
+    ``lanes`` > 1 (one reduced dim of unit stride, no index, a work item alone: ``group`` 0
+    or 1): the
+    item keeps ``lanes`` accumulators, element ``e + l`` joining accumulator ``l``, so a CPU
+    device's compiler turns the loop into vector loads and vector joins (a work-group's tree
+    does not vectorise there); they are joined at the end, then the leftover elements.
     """
+    assert lanes == 1 or (inner == 1 and group <= 1 and op not in ARG_BETTER), "lanes"
     t = d.types
     i64 = t["i64"]
     out_t, in_t = render.DTYPES[out_dtype], render.DTYPES[in_dtype]
@@ -137,12 +151,13 @@ def render_reduction(d: Dialect, op: str, out_dtype: str, in_dtype: str, outer: 
         params += [f"{i64} parts", f"{i64} chunk"]
 
     end = "r"
+    tree = group > 1
     if group:
         body = [f"  const {i64} grp = {axis(d.group_id, 0)};",
                 f"  const {i64} o = {'grp / parts' if split else 'grp'};",
                 f"  const {i64} lid = {axis(d.local_id, 0)};",
-                f"  {d.local_array.format(T=acc_t, name='sh', n=group)};"]
-        if is_arg:
+                f"  {d.local_array.format(T=acc_t, name='sh', n=group)};" if tree else ""]
+        if is_arg and tree:
             body.append(f"  {d.local_array.format(T=i64, name='shi', n=group)};")
         start, step = "lid", str(group)
         if split:
@@ -160,9 +175,26 @@ def render_reduction(d: Dialect, op: str, out_dtype: str, in_dtype: str, outer: 
     body.append(f"  {acc_t} acc = {identity};")
     if is_arg:
         body.append(f"  {i64} iacc = -1;")
-    body.append(f"  for ({i64} e = {start}; e < {end}; e += {step}) {{")
+    if lanes > 1:
+        accs = [f"acc{l}" for l in range(lanes)]
+        body.append(f"  {acc_t} " + ", ".join(f"{v} = {identity}" for v in accs) + ";")
+        body.append(f"  {i64} e = {start};")
+        body.append(f"  for (; e + {lanes} <= {end}; e += {lanes}) {{")
+        for l, v in enumerate(accs):
+            value = render.load(d, in_t, "a", f"at_a + e + {l}")
+            if row.accumulator == "int":
+                value = f"({value}) != 0"
+            body.append(f"    {{ const {acc_t} x = ({acc_t})({value}); "
+                        f"{v} = {_renamed(row.join, v, 'x')}; }}")
+        body.append("  }")
+        body += [f"  acc = {_renamed(row.join, 'acc', v)};" for v in accs]
+        start = "e"
+    body.append(f"  for ({'' if lanes > 1 else f'{i64} e = {start}'}; e < {end}; e += {step}) {{")
     body.append(f"    {i64} at_e = at_a;")
-    body += ["  " + line for line in decode(d, inner, "e", "i", ["a"], ["at_e"])]
+    if inner == 1:  # e < isize0: no division to find the position (it dominated the loop)
+        body.append("    at_e += e * ist_a0;")
+    else:
+        body += ["  " + line for line in decode(d, inner, "e", "i", ["a"], ["at_e"])]
     value = render.load(d, in_t, "a", "at_e")
     if row.accumulator == "int":
         value = f"({value}) != 0"
@@ -173,7 +205,7 @@ def render_reduction(d: Dialect, op: str, out_dtype: str, in_dtype: str, outer: 
     else:
         body.append(f"    acc = {row.join};")
     body.append("  }")
-    if group:
+    if tree:
         body.append("  sh[lid] = acc;")
         if is_arg:
             body.append("  shi[lid] = iacc;")
@@ -203,7 +235,8 @@ def render_reduction(d: Dialect, op: str, out_dtype: str, in_dtype: str, outer: 
         acc_dt = render.DType(acc_p, acc_p, acc_p, 0, is_float=acc_p in ("f32", "f64"))
         body.append("  " + render.store(d, out_t, "out", "at_out",
                                         render.convert(d, acc_dt, out_t, "acc")))
-    name = f"plait_{op}_{out_dtype}_{in_dtype}_o{outer}_i{inner}_g{group}{'_s' if split else ''}"
+    name = (f"plait_{op}_{out_dtype}_{in_dtype}_o{outer}_i{inner}_g{group}"
+            f"{'_s' if split else ''}{f'_l{lanes}' if lanes > 1 else ''}")
     source = (render.prelude_for(d, (out_dtype, in_dtype)) + f"{d.kernel} {name}(\n    "
               + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
     signature = "bb" + "l" * (4 + 3 * outer + 2 * inner + (2 if split else 0))
