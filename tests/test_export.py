@@ -203,3 +203,24 @@ def test_tensor_constant_is_lifted_and_saved(tmp_path):
     loaded = load(tmp_path / "c.pt2")
     x = torch.randn(5, 3)
     torch.testing.assert_close(loaded.module()(x), model(x))
+
+
+def test_inplace_activation_on_intermediate_is_functionalized():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(inplace=True), nn.Conv2d(4, 2, 1)).eval()
+    x = torch.randn(2, 3, 8, 8)
+    ep = export(model, (x,))
+    assert not any(getattr(n.target, "qualname", "") == "aten::copy_" for n in ep.graph.nodes)
+    torch.testing.assert_close(ep.module()(x), model(x))
+
+
+class _ViewUpdate(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x * 2
+        y.view(-1).add_(1)
+        return y
+
+
+def test_inplace_update_through_a_view_is_refused():
+    with pytest.raises(NotImplementedError, match="view"):
+        export(_ViewUpdate(), (torch.randn(2, 3),))

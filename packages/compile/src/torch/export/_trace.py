@@ -67,8 +67,9 @@ def _functionalize(gm: Any) -> dict[Any, Any]:
         root = dst
         while root.op != "placeholder" and root in latest.values():
             root = next(k for k, v in latest.items() if v is root)
-        if root.op != "placeholder":
-            raise NotImplementedError("torch.export: in-place update of an intermediate view")
+        if root.op != "placeholder" and _aliases_another(root, graph):
+            # the tensor it is a view of would keep its old value in a functional graph
+            raise NotImplementedError(f"torch.export: in-place update of a view ({root.name})")
         value = src
         dst_val, src_val = dst.meta.get("val"), src.meta.get("val")
         if dst_val is not None and src_val is not None and (
@@ -81,8 +82,25 @@ def _functionalize(gm: Any) -> dict[Any, Any]:
                 value.meta["val"] = dst_val
         node.replace_all_uses_with(value)
         graph.erase_node(node)
-        latest[root] = value
+        if root.op == "placeholder":
+            latest[root] = value
     return latest
+
+
+def _aliases_another(node: Any, graph: Any) -> bool:
+    """Whether ``node``'s value shares its storage with another value of the graph (a view)."""
+    value = node.meta.get("val")
+    if not isinstance(value, torch.Tensor):
+        return False
+    storage = value.untyped_storage()
+    for other in graph.nodes:
+        other_value = other.meta.get("val")
+        if other is node or not isinstance(other_value, torch.Tensor) or \
+                getattr(other.target, "qualname", "") == "aten::copy_":
+            continue
+        if other_value.untyped_storage() is storage:
+            return True
+    return False
 
 
 def _dim_specs(dynamic_shapes: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
