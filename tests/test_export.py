@@ -224,3 +224,18 @@ class _ViewUpdate(nn.Module):
 def test_inplace_update_through_a_view_is_refused():
     with pytest.raises(NotImplementedError, match="view"):
         export(_ViewUpdate(), (torch.randn(2, 3),))
+
+
+def test_transformer_dynamic_batch_and_length_survive_decompositions():
+    torch.manual_seed(0)
+    model = _Block()
+    ep = export(model, (torch.randn(2, 5, 8),),
+                dynamic_shapes={"x": {0: Dim("b", max=8), 1: Dim("t", max=16)}})
+    lowered = ep.run_decompositions()
+    assert sorted((r.lower, r.upper) for r in lowered.range_constraints.values()) == \
+        [(2, 8), (2, 16)]
+    for batch, length in ((3, 7), (8, 16)):
+        x = torch.randn(batch, length, 8)
+        torch.testing.assert_close(lowered.module()(x), model(x))
+    with pytest.raises(RuntimeError, match="range"):
+        lowered.module()(torch.randn(2, 17, 8))

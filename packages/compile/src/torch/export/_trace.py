@@ -326,7 +326,8 @@ def _input_dims(placeholders: list[Any], user_flat: list[Any], specs: list[dict[
                                 f"{node.name}.size()[{d}] in the specified range "
                                 f"{lower} <= {name} <= {upper} are valid because {name} was "
                                 f"inferred to be constrained: {specialised}")
-            ranges[symbol] = ValueRanges(max(lower, 0), upper)
+            # the tracer specialises sizes 0 and 1, so the graph holds from 2 up
+            ranges[symbol] = ValueRanges(max(lower, 2), upper)
             dims.append(symbol)
         dims_out.append(dims)
     return dims_out, ranges

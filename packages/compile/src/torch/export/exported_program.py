@@ -173,7 +173,7 @@ class ExportedProgram:
         decompositions, :func:`core_aten_decompositions`), so only core operators remain."""
         from torch.fx.experimental.proxy_tensor import make_fx
 
-        from ._trace import rename_and_specs
+        from ._trace import _only_marked_dims_symbolic, rename_and_specs
 
         table = core_aten_decompositions() if decomp_table is None else decomp_table
         placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
@@ -185,7 +185,11 @@ class ExportedProgram:
         def flat(*values: Any) -> Any:
             return graph_module(*values)
 
-        traced = make_fx(flat, table, tracing_mode=mode)(*examples)
+        user_examples = examples[len(examples) - len(self._input_dims):]
+        dynamic = {id(example): {d for d, size in enumerate(dims) if isinstance(size, str)}
+                   for example, dims in zip(user_examples, self._input_dims) if dims}
+        with _only_marked_dims_symbolic(dynamic):
+            traced = make_fx(flat, table, tracing_mode=mode)(*examples)
         rename_and_specs(traced, [n.name for n in placeholders])
         new = copy.copy(self)
         new.graph_module = traced
