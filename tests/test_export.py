@@ -239,3 +239,9 @@ def test_transformer_dynamic_batch_and_length_survive_decompositions():
         torch.testing.assert_close(lowered.module()(x), model(x))
     with pytest.raises(RuntimeError, match="range"):
         lowered.module()(torch.randn(2, 17, 8))
+
+
+def test_exported_module_refuses_mode_switch():
+    exported = export(_cnn(), (torch.randn(2, 3, 8, 8),)).module()
+    with pytest.raises(NotImplementedError, match="eval"):
+        exported.eval()

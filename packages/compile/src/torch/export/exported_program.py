@@ -65,6 +65,12 @@ class _ExportedModule(nn.Module):
                 owner.register_buffer(leaf, value)
         self.graph_module = program.graph_module
 
+    def train(self, mode: bool = True) -> _ExportedModule:
+        """Refused, as in PyTorch: the graph was traced in one mode (BatchNorm and dropout are
+        fixed in it); export the model again in the other mode instead."""
+        raise NotImplementedError(f"Calling {'train' if mode else 'eval'}() is not supported "
+                                  f"yet: export the model in the mode you want to run")
+
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         program = self._program
         flat, spec = pytree.tree_flatten((args, kwargs))
