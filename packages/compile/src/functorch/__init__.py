@@ -1,0 +1,1 @@
+"""``functorch``: the compile entry points of PyTorch's functorch (see ``functorch.compile``)."""
