@@ -1,7 +1,8 @@
 """AOT autograd (torch._functorch.aot_autograd / functorch.compile) against eager autograd."""
 
-import torch
 from functorch.compile import aot_function, aot_module, default_partition, make_boxed_func, nop
+
+import torch
 
 
 def _recording(store):

@@ -9,7 +9,8 @@ requiring grad) trace and compile only the forward.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.fx import GraphModule
