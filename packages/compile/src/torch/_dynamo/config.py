@@ -49,6 +49,12 @@ _DEFAULTS: dict[str, Any] = {
     "traceable_tensor_subclasses": set(),
     "reorderable_logging_functions": set(),
     "enable_cpp_guard_manager": True,
+    # Plait's own: whether captured graphs go through AOT autograd (aot_eager, inductor). Off
+    # until AOT autograd traces on fake tensors: its tracing runs the graph for real, which
+    # draws random numbers (dropout masks then differ from eager) and updates buffers
+    # (BatchNorm statistics) once more per compile. Off, graphs run under eager autograd,
+    # whose results and gradients are eager's.
+    "use_aot_autograd": False,
 }
 
 # older names PyTorch keeps as aliases of the current ones: both read and write the same value

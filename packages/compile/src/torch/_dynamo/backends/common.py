@@ -17,7 +17,13 @@ __all__ = ["aot_autograd", "aot_available"]
 
 
 def aot_available() -> bool:
-    """Whether ``torch._functorch.aot_autograd.aot_module_simplified`` can be imported."""
+    """Whether captured graphs go through AOT autograd: ``torch._dynamo.config.
+    use_aot_autograd`` is set and ``torch._functorch.aot_autograd.aot_module_simplified`` can
+    be imported."""
+    from torch._dynamo import config
+
+    if not config.use_aot_autograd:
+        return False
     try:
         module = importlib.import_module("torch._functorch.aot_autograd")
     except ImportError:
