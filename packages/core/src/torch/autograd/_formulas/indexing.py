@@ -125,13 +125,18 @@ def _embedding_ops():
     return _embedding.ATEN
 
 
+def _lookup_args(ctx: Any, padding_at: int) -> tuple[Any, int, bool]:
+    """An embedding op's indices (argument 1), padding_idx and scale_grad_by_freq (from
+    argument ``padding_at`` on), by position or keyword."""
+    return (ctx.args[1], arg(ctx, padding_at, "padding_idx", -1),
+            arg(ctx, padding_at + 1, "scale_grad_by_freq", False))
+
+
 @derivative("aten::embedding", args=CROSS, result=False)
 def _embedding(ctx: Any, grad: Any) -> tuple[Any, ...]:
     # The rule reads the indices and the table's row count, never the table itself (CROSS
     # keeps only the indices), so the table may be updated in place before the backward.
-    indices = ctx.args[1]
-    padding_idx = arg(ctx, 2, "padding_idx", -1)
-    scale_grad_by_freq = arg(ctx, 3, "scale_grad_by_freq", False)
+    indices, padding_idx, scale_grad_by_freq = _lookup_args(ctx, 2)
     if not needs(ctx, 0):
         return positional(ctx, None, None, None, None, None)
     num_weights = ctx._node._inputs_meta[0][0][0]
@@ -144,9 +149,7 @@ def _embedding(ctx: Any, grad: Any) -> tuple[Any, ...]:
 def _embedding_dense_backward(ctx: Any, grad: Any) -> tuple[Any, ...]:
     # linear in grad_output: the rows of the cotangent at the indices, with the same padding
     # and frequency scaling
-    indices = ctx.args[1]
-    padding_idx = arg(ctx, 3, "padding_idx", -1)
-    scale_grad_by_freq = arg(ctx, 4, "scale_grad_by_freq", False)
+    indices, padding_idx, scale_grad_by_freq = _lookup_args(ctx, 3)
     if not needs(ctx, 0):
         return positional(ctx, None, None, None, None, None)
     flat = _long(indices).reshape(-1)
