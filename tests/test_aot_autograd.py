@@ -81,3 +81,18 @@ def test_make_boxed_func_takes_one_list():
     boxed = make_boxed_func(lambda a, b: a + b)
     assert boxed([1, 2]) == 3 and boxed._boxed_call is True
     assert callable(default_partition)
+
+
+def test_rules_that_read_the_output_trace_it_for_every_call():
+    """relu/exp/tanh/sigmoid differentiate from their own output: the compiled backward must
+    read this call's output, not the values of the call it was traced with."""
+    from functorch.compile import aot_function, nop
+
+    compiled = aot_function(lambda x: (x.relu() + x.exp() + x.tanh() + x.sigmoid()).sum(), nop)
+    for values in ([1.0, -1.0, 0.5], [-1.0, 1.0, -0.5], [2.0, 0.25, -3.0]):
+        x = torch.tensor(values, requires_grad=True)
+        compiled(x).backward()
+        v = x.detach()
+        s = v.sigmoid()
+        want = (v > 0).to(v.dtype) + v.exp() + (1 - v.tanh() ** 2) + s * (1 - s)
+        torch.testing.assert_close(x.grad, want)

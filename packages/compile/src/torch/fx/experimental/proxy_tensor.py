@@ -74,6 +74,9 @@ class _Tracker:
         self._meta_mode: Any = None
         # id(tensor) -> (tensor, node or lazy item); the tensor is kept so its id stays its own
         self.tensors: dict[int, tuple[Any, Node | _LazyItem]] = {}
+        # id(storage) -> the tracked tensors over it: a tensor object rebuilt over a tracked
+        # one's memory and geometry (autograd unpacks a saved output so) is that tensor
+        self.by_storage: dict[int, list[Any]] = {}
         self.symbols: dict[str, tuple[Node, int]] = {}  # symbol name -> (input, dim)
         self.sym_nodes: dict[int, tuple[Any, Node]] = {}  # id(SymNode) -> (it, its node)
         self.sym_texts: dict[tuple[str, type], Node] = {}  # (expression text, type) -> node
@@ -83,6 +86,20 @@ class _Tracker:
 
     def bind(self, tensor: Any, where: Node | _LazyItem) -> None:
         self.tensors[id(tensor)] = (tensor, where)
+        storage = getattr(tensor, "_storage", None)
+        if storage is not None:
+            self.by_storage.setdefault(id(storage), []).append(tensor)
+
+    def _alias_of(self, tensor: Any) -> Any:
+        """A tracked tensor with ``tensor``'s memory, geometry and dtype (another object for
+        the same values), or None."""
+        storage = getattr(tensor, "_storage", None)
+        for other in self.by_storage.get(id(storage), ()) if storage is not None else ():
+            if (other is not tensor and other._storage is storage
+                    and other._shape == tensor._shape and other._stride == tensor._stride
+                    and other._offset == tensor._offset and other._dtype is tensor._dtype):
+                return other
+        return None
 
     def node_of(self, tensor: torch.Tensor) -> Node:
         known = self.tensors.get(id(tensor))
@@ -94,6 +111,11 @@ class _Tracker:
                 self.bind(tensor, node)
                 return node
             return where
+        alias = self._alias_of(tensor)
+        if alias is not None:  # e.g. a saved output autograd rebuilt: traced, not a constant
+            node = self.node_of(alias)
+            self.bind(tensor, node)
+            return node
         return self.constant(tensor)
 
     def constant(self, tensor: torch.Tensor) -> Node:
