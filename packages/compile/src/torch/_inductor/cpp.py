@@ -125,6 +125,25 @@ _ACCUMULATE = {
 }
 
 
+def _rows_head(bases: str, steps: str, inner_strides: str, threshold: int) -> list[str]:
+    """The walk over the rows of the last dimension, threaded over rows: each row's base
+    offsets from its index (``bases``, ``steps``), then the inner strides; the caller writes
+    the row's loop and closes the outer one."""
+    return [
+        "  const int64_t inner = sizes[ndim - 1];",
+        "  const int64_t outer = inner ? n / inner : 0;",
+        f"#pragma omp parallel for if(n > {threshold}) schedule(guided)",
+        "  for (int64_t o = 0; o < outer; ++o) {",
+        f"    {bases}",
+        "    int64_t rest = o;",
+        "    for (int64_t d = ndim - 2; d >= 0; --d) {",
+        "      const int64_t idx = rest % sizes[d]; rest /= sizes[d];",
+        f"      {steps}",
+        "    }",
+        f"    {inner_strides}",
+    ]
+
+
 def _reduction_loops(group: KernelGroup, strided: list[str], bases: str, steps: str,
                      inner_strides: str) -> list[str]:
     """Rows of the last dimension, each accumulated into one result (a NaN wins max/min)."""
@@ -137,17 +156,7 @@ def _reduction_loops(group: KernelGroup, strided: list[str], bases: str, steps: 
     value = f"v{len(group.members) - 1}"
     final = "acc" if kind == "sum" else f"(nan ? ({ctype})__builtin_nan(\"\") : acc)"
     return [
-        "  const int64_t inner = sizes[ndim - 1];",
-        "  const int64_t outer = n / inner;",
-        f"#pragma omp parallel for if(n > {config.parallel_threshold}) schedule(guided)",
-        "  for (int64_t o = 0; o < outer; ++o) {",
-        f"    {bases}",
-        "    int64_t rest = o;",
-        "    for (int64_t d = ndim - 2; d >= 0; --d) {",
-        "      const int64_t idx = rest % sizes[d]; rest /= sizes[d];",
-        f"      {steps}",
-        "    }",
-        f"    {inner_strides}",
+        *_rows_head(bases, steps, inner_strides, config.parallel_threshold),
         f"    {ctype} acc = {init.replace('{T}', ctype)};",
         "    int nan = 0;",
         f"#pragma omp simd {clause}",
@@ -214,17 +223,7 @@ def render(group: KernelGroup, name: str = "kernel") -> str:
         "    }",
         "    return;",
         "  }",
-        "  const int64_t inner = sizes[ndim - 1];",
-        "  const int64_t outer = inner ? n / inner : 0;",
-        f"#pragma omp parallel for if(n > {threshold}) schedule(guided)",
-        "  for (int64_t o = 0; o < outer; ++o) {",
-        f"    {bases}",
-        "    int64_t rest = o;",
-        "    for (int64_t d = ndim - 2; d >= 0; --d) {",
-        "      const int64_t idx = rest % sizes[d]; rest /= sizes[d];",
-        f"      {steps}",
-        "    }",
-        f"    {inner}",
+        *_rows_head(bases, steps, inner, threshold),
         "#pragma omp simd",
         "    for (int64_t j = 0; j < inner; ++j) {",
         "      const int64_t i = o * inner + j;",

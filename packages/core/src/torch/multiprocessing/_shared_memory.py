@@ -156,13 +156,10 @@ def new_segment(nbytes: int, strategy: str) -> Segment:
     fd = _anonymous_file()
     try:
         os.ftruncate(fd, length)
-        segment = _map(fd, length, 0, _inode(fd))
     except BaseException:
         os.close(fd)
         raise
-    segment.fd, segment.name = fd, None
-    weakref.finalize(segment, _unmap, segment.address, length, fd)
-    return segment
+    return _owned_mapping(fd, length, _inode(fd))
 
 
 def attach_fd(fd: int, length: int) -> Segment:
@@ -172,6 +169,12 @@ def attach_fd(fd: int, length: int) -> Segment:
     if segment is not None:
         os.close(fd)  # already mapped here, with a descriptor of its own
         return segment
+    return _owned_mapping(fd, length, key)
+
+
+def _owned_mapping(fd: int, length: int, key: tuple[int, int]) -> Segment:
+    """``fd``'s memory mapped here as a segment that owns the descriptor (closed, with the
+    mapping, when the segment goes; closed at once if the mapping fails)."""
     try:
         segment = _map(fd, length, 0, key)
     except BaseException:
