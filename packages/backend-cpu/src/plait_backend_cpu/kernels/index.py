@@ -114,14 +114,17 @@ def make_kernels(
         reductions, then gathers). Cases off that path go to the composite."""
         from torch.backends import contract
 
+        def composite() -> Any:
+            return contract.composite("aten::embedding")(weight, indices, padding_idx,
+                                                        scale_grad_by_freq, sparse)
+
         code = dtype_codes.get(weight.dtype, unknown)
         shape = tuple(indices.shape)
         if (code == unknown or weight.ndim != 2 or not weight.shape[1]
                 or dtype_codes.get(indices.dtype) != int64
                 or not indices.is_contiguous() or weight.device.type != "cpu"
                 or indices.device.type != "cpu"):
-            return contract.composite("aten::embedding")(weight, indices, padding_idx,
-                                                        scale_grad_by_freq, sparse)
+            return composite()
         rows, width = weight.shape
         out = contract.empty((*shape, width), weight.dtype, weight.device)
         n = out.numel() // width
@@ -133,8 +136,7 @@ def make_kernels(
             except IndexError:
                 raise IndexError("index out of range in self") from None
             if not done:
-                return contract.composite("aten::embedding")(weight, indices, padding_idx,
-                                                            scale_grad_by_freq, sparse)
+                return composite()
         return out
 
     return {"gather": gather, "scatter_": scatter_, "nonzero": nonzero,
