@@ -222,6 +222,13 @@ class _Tracker:
         else:
             node.meta["val"] = result
 
+    def output_value(self, out: Any, inputs: list[Any]) -> Any:
+        """What the graph's output node returns for the traced function's result ``out``
+        (``inputs``: the flat values the placeholders stand for). A functionalizing tracer
+        appends the new values of the inputs the function mutated."""
+        del inputs
+        return self.to_arg(out)
+
 
 def _writes_first(func: Any) -> bool:
     name = str(getattr(func, "name", "")).partition(".")[0]
@@ -292,8 +299,32 @@ def _placeholder_names(f: Callable[..., Any], args: tuple[Any, ...]) -> list[str
     return names
 
 
+def _hint(size: Any) -> int:
+    return int(size.node.hint) if isinstance(size, torch.SymInt) else int(size)
+
+
+def _input_fake(fake_mode: Any, leaf: torch.Tensor) -> Any:
+    """The fake a placeholder traces on. A fake tensor of another mode (graph capture's
+    example inputs) is replaced by its metadata: symbolic where its sizes are, static
+    otherwise."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    if not isinstance(leaf, FakeTensor) or leaf.fake_mode is fake_mode:
+        return fake_mode.from_tensor(leaf)
+    symbolic = any(isinstance(s, torch.SymInt) for s in leaf.shape)
+    # uninitialised memory of the right layout (not read): from_tensor reads metadata only
+    stand_in = torch.empty_strided([_hint(s) for s in leaf.shape],
+                                   [_hint(s) for s in leaf.stride()], dtype=leaf.dtype,
+                                   device=leaf.device)
+    stand_in.requires_grad_(leaf.requires_grad)
+    return fake_mode.from_tensor(stand_in, static_shapes=not symbolic)
+
+
 def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
-           decompositions: dict[Any, Callable[..., Any]]) -> GraphModule:
+           decompositions: dict[Any, Callable[..., Any]], *,
+           tracker_cls: type[_Tracker] = _Tracker,
+           mode_cls: type[_ProxyMode] = _ProxyMode) -> GraphModule:
+    """Trace ``f`` on ``args``; AOT autograd passes its functionalizing tracker and mode."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     fake_mode = None
@@ -302,13 +333,13 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
                                    static_shapes=tracing_mode == "fake")
     root = nn.Module()
     graph = Graph()
-    tracker = _Tracker(graph, root, fake_mode)
+    tracker = tracker_cls(graph, root, fake_mode)
     flat, spec = pytree.tree_flatten(args)
     names = _placeholder_names(f, args)
     values = []
     for name, leaf in zip(names, flat):
         node = graph.placeholder(name)
-        value = fake_mode.from_tensor(leaf) if fake_mode is not None and \
+        value = _input_fake(fake_mode, leaf) if fake_mode is not None and \
             isinstance(leaf, torch.Tensor) else leaf
         if isinstance(value, torch.Tensor):
             tracker.bind(value, node)
@@ -323,9 +354,10 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
             stack.enter_context(fake_mode)
         if shape_env is not None:
             stack.enter_context(shape_env)
-        stack.enter_context(_ProxyMode(tracker, decompositions))
+        stack.enter_context(mode_cls(tracker, decompositions))
         out = f(*inputs)
-    graph.output(tracker.to_arg(out))
+        result = tracker.output_value(out, values)
+    graph.output(result)
     gm = GraphModule(root, graph)
     if shape_env is not None:
         gm.shape_env = shape_env
