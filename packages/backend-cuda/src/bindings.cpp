@@ -6,9 +6,12 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
+#include <cstring>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "kernels/runtime.h"
 
@@ -79,6 +82,142 @@ class DeviceBuffer {
   void* ptr_;
   size_t nbytes_;
   int device_;
+};
+
+// A loaded device image (cubin or PTX from NVRTC); unloaded when collected.
+class Library {
+ public:
+  Library(nb::bytes image, int device) : device_(device) {
+    if (image.size() == 0) throw nb::value_error("an empty device image");
+    // PTX must end in a NUL; a cubin carries its size. Keep a copy with a NUL after it.
+    std::string copy(image.c_str(), image.size());
+    handle_ = load_library(copy.c_str(), copy.size() + 1);
+  }
+  ~Library() { unload_library(handle_); }
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  void* handle() const { return handle_; }
+  int device() const { return device_; }
+
+ private:
+  void* handle_ = nullptr;
+  int device_;
+};
+
+// One kernel of a Library, launched as OpenCL's NDRange is described (the renderer's
+// convention, shared with plait-backend-xpu): `global` work items per dim, in blocks of
+// `local`; CUDA gets global / local blocks. `signature` has a letter per argument: b a
+// DeviceBuffer on the library's device, i/I 32-bit, l/L 64-bit (signed/unsigned), f float,
+// d double. Every argument is checked here, before anything reaches the device.
+class Kernel {
+ public:
+  Kernel(nb::object library, std::string name, std::string signature)
+      : owner_(library),
+        library_(nb::cast<Library*>(library)),
+        name_(std::move(name)),
+        signature_(std::move(signature)) {
+    for (char c : signature_) {
+      if (std::strchr("biIlLfd", c) == nullptr)
+        throw nb::value_error(("unknown argument letter in kernel signature: " + signature_)
+                                  .c_str());
+    }
+    handle_ = library_kernel(library_->handle(), name_);
+  }
+
+  void call(nb::tuple global, nb::tuple local, nb::args args) const {
+    unsigned grid[3] = {1, 1, 1};
+    unsigned block[3] = {1, 1, 1};
+    const size_t dims = nb::len(global);
+    if (dims < 1 || dims > 3 || nb::len(local) != dims)
+      throw nb::value_error("global and local sizes need the same 1 to 3 dimensions");
+    uint64_t threads = 1;
+    for (size_t k = 0; k < dims; ++k) {
+      const int64_t g = nb::cast<int64_t>(global[k]);
+      const int64_t l = nb::cast<int64_t>(local[k]);
+      if (l <= 0 || g < 0 || g % l != 0)
+        throw nb::value_error(("kernel " + name_ + ": global size " + std::to_string(g) +
+                               " is not a multiple of the block size " + std::to_string(l))
+                                  .c_str());
+      const int64_t blocks = g / l;
+      const int64_t grid_limit = k == 0 ? std::numeric_limits<int32_t>::max() : 65535;
+      if (blocks > grid_limit || l > 1024)
+        throw nb::value_error(("kernel " + name_ + ": launch of " + std::to_string(blocks) +
+                               " blocks of " + std::to_string(l) + " exceeds CUDA's limits")
+                                  .c_str());
+      grid[k] = static_cast<unsigned>(blocks);
+      block[k] = static_cast<unsigned>(l);
+      threads *= static_cast<uint64_t>(l);
+    }
+    if (threads > 1024) throw nb::value_error("more than 1024 threads per block");
+    if (nb::len(args) != signature_.size())
+      throw nb::type_error(("kernel " + name_ + " takes " + std::to_string(signature_.size()) +
+                            " arguments, got " + std::to_string(nb::len(args)))
+                               .c_str());
+    for (unsigned g : grid) {
+      if (g == 0) return;  // nothing to run
+    }
+    std::vector<uint64_t> values(signature_.size());
+    std::vector<void*> pointers(signature_.size());
+    for (size_t k = 0; k < signature_.size(); ++k) {
+      nb::handle a = args[k];
+      void* slot = &values[k];
+      switch (signature_[k]) {
+        case 'b': {
+          const DeviceBuffer* buffer = nb::cast<const DeviceBuffer*>(a);
+          if (buffer == nullptr || buffer->device() != library_->device())
+            throw nb::value_error(("kernel " + name_ + ": argument " + std::to_string(k) +
+                                   " is not a buffer on cuda:" +
+                                   std::to_string(library_->device()))
+                                      .c_str());
+          const uintptr_t p = buffer->ptr();
+          std::memcpy(slot, &p, sizeof p);
+          break;
+        }
+        case 'i': {
+          const int32_t v = nb::cast<int32_t>(a);
+          std::memcpy(slot, &v, sizeof v);
+          break;
+        }
+        case 'I': {
+          const uint32_t v = nb::cast<uint32_t>(a);
+          std::memcpy(slot, &v, sizeof v);
+          break;
+        }
+        case 'l': {
+          const int64_t v = nb::cast<int64_t>(a);
+          std::memcpy(slot, &v, sizeof v);
+          break;
+        }
+        case 'L': {
+          const uint64_t v = nb::cast<uint64_t>(a);
+          std::memcpy(slot, &v, sizeof v);
+          break;
+        }
+        case 'f': {
+          const float v = nb::cast<float>(a);
+          std::memcpy(slot, &v, sizeof v);
+          break;
+        }
+        default: {  // 'd'
+          const double v = nb::cast<double>(a);
+          std::memcpy(slot, &v, sizeof v);
+        }
+      }
+      pointers[k] = slot;
+    }
+    launch(handle_, library_->device(), grid, block, pointers.data());
+  }
+
+  const std::string& name() const { return name_; }
+  const std::string& signature() const { return signature_; }
+
+ private:
+  nb::object owner_;  // keeps the library loaded while the kernel lives
+  const Library* library_;
+  std::string name_;
+  std::string signature_;
+  void* handle_ = nullptr;
 };
 
 nb::dict properties(int device) {
@@ -159,6 +298,15 @@ NB_MODULE(_C, m) {
         return "DeviceBuffer(nbytes=" + std::to_string(b.nbytes()) +
                ", device=" + std::to_string(b.device()) + ")";
       });
+  nb::class_<Library>(m, "Library", "A device image (cubin or PTX) loaded for every device.")
+      .def(nb::init<nb::bytes, int>(), "image"_a, "device"_a = 0)
+      .def_prop_ro("device", &Library::device);
+  nb::class_<Kernel>(m, "Kernel", "A kernel of a Library, called as kernel(global, local, *args).")
+      .def(nb::init<nb::object, std::string, std::string>(), "library"_a, "name"_a,
+           "signature"_a)
+      .def("__call__", &Kernel::call)
+      .def_prop_ro("name", &Kernel::name)
+      .def_prop_ro("signature", &Kernel::signature);
   m.def(
       "memory_stats",
       [](int device) { return memory_stats().get(device); }, "device"_a,

@@ -127,4 +127,33 @@ void memcpy_d2d(uintptr_t dst, uintptr_t src, size_t nbytes) {
         "cudaMemcpy (device to device)");
 }
 
+void* load_library(const void* image, size_t nbytes) {
+  (void)nbytes;  // a cubin or NUL-terminated PTX carries its own size
+  cudaLibrary_t library = nullptr;
+  check(cudaLibraryLoadData(&library, image, nullptr, nullptr, 0, nullptr, nullptr, 0),
+        "cudaLibraryLoadData");
+  return library;
+}
+
+void unload_library(void* library) noexcept {
+  if (library != nullptr && cudaLibraryUnload(static_cast<cudaLibrary_t>(library)) != cudaSuccess)
+    cudaGetLastError();  // at interpreter exit the runtime may be gone: the driver cleans up
+}
+
+void* library_kernel(void* library, const std::string& name) {
+  cudaKernel_t kernel = nullptr;
+  check(cudaLibraryGetKernel(&kernel, static_cast<cudaLibrary_t>(library), name.c_str()),
+        ("cudaLibraryGetKernel(" + name + ")").c_str());
+  return kernel;
+}
+
+void launch(void* kernel, int device, const unsigned (&grid)[3], const unsigned (&block)[3],
+            void** args) {
+  DeviceGuard guard(device);
+  // A cudaKernel_t is accepted where cudaLaunchKernel takes a function.
+  check(cudaLaunchKernel(static_cast<const void*>(kernel), dim3(grid[0], grid[1], grid[2]),
+                         dim3(block[0], block[1], block[2]), args, 0, nullptr),
+        "cudaLaunchKernel");
+}
+
 }  // namespace plait::cuda

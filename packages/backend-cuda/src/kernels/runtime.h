@@ -61,4 +61,17 @@ void memcpy_h2d(uintptr_t dst, uintptr_t src, size_t nbytes);
 void memcpy_d2h(uintptr_t dst, uintptr_t src, size_t nbytes);
 void memcpy_d2d(uintptr_t dst, uintptr_t src, size_t nbytes);
 
+// Kernels compiled at run time (NVRTC, in Python) and loaded from their device image (a cubin
+// or PTX): a library handle per image, a kernel handle per name. Handles are opaque pointers.
+void* load_library(const void* image, size_t nbytes);
+void unload_library(void* library) noexcept;
+void* library_kernel(void* library, const std::string& name);
+
+// Enqueues `kernel` on the default stream of `device` (no wait): `grid` blocks of `block`
+// threads, each of three dims; `args` points at each argument's value, as cudaLaunchKernel
+// takes them. Launch-configuration errors throw; errors while the kernel runs surface at
+// the next synchronising call.
+void launch(void* kernel, int device, const unsigned (&grid)[3], const unsigned (&block)[3],
+            void** args);
+
 }  // namespace plait::cuda

@@ -26,5 +26,9 @@ void free_device(void*, int) noexcept {}
 void memcpy_h2d(uintptr_t, uintptr_t, size_t) { unavailable(); }
 void memcpy_d2h(uintptr_t, uintptr_t, size_t) { unavailable(); }
 void memcpy_d2d(uintptr_t, uintptr_t, size_t) { unavailable(); }
+void* load_library(const void*, size_t) { unavailable(); }
+void unload_library(void*) noexcept {}
+void* library_kernel(void*, const std::string&) { unavailable(); }
+void launch(void*, int, const unsigned (&)[3], const unsigned (&)[3], void**) { unavailable(); }
 
 }  // namespace plait::cuda

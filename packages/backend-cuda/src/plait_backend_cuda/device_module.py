@@ -142,6 +142,31 @@ def get_device_properties(device: Any = None) -> dict[str, Any]:
     return dict(native().device_properties(_kit.devices.checked(device)))
 
 
+_arches: dict[int, str] = {}
+_programs: Any = None
+
+
+def arch(index: int) -> str:
+    """The architecture kernels are compiled for on ``cuda:<index>`` (``"sm_90"``)."""
+    found = _arches.get(index)
+    if found is None:
+        props = native().device_properties(index)
+        found = _arches[index] = f"sm_{props['major']}{props['minor']}"
+    return found
+
+
+def programs() -> Any:
+    """The process's :class:`~.programs.ProgramCache` (NVRTC compiles, memory and disk)."""
+    global _programs
+    if _programs is None:
+        with _lock:
+            if _programs is None:
+                from .programs import ProgramCache
+
+                _programs = ProgramCache(native(), arch)
+    return _programs
+
+
 def is_bf16_supported(including_emulation: bool = True) -> bool:
     """Whether the current device computes in bfloat16 natively (compute capability 8.0 or
     later); ``including_emulation`` is PyTorch's argument and changes nothing here: emulated

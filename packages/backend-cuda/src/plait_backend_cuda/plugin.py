@@ -77,8 +77,12 @@ def torch_backend_synchronize(device_type: str, device_index: int) -> bool | Non
 
 @hookimpl
 def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
-    # No CUDA kernels yet: every primitive runs through core's CPU fallback.
-    return None
+    if device_type != DEVICE_TYPE:
+        return
+    from .kernels import kernels
+
+    for name, kernel in kernels().items():
+        lib.impl(name, kernel)
 
 
 @hookimpl

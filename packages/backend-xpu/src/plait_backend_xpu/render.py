@@ -67,21 +67,31 @@ OPENCL = Dialect(
     pair="(({T})({x}, {y}))",
 )
 
+# NVRTC compiles without the toolkit's headers (the nvidia-cuda-nvrtc wheel ships none), so the
+# CUDA dialect needs none: 16-bit floats are stored as their bits and converted by PTX's cvt
+# (round to nearest even), and the two constants the helpers use are spelled here.
+_CUDA_PRELUDE = (
+    "#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)\n#endif\n"
+    "#ifndef NAN\n#define NAN __int_as_float(0x7fc00000)\n#endif\n"
+    "__device__ static inline float plait_half_to_float(unsigned short h) {\n"
+    "  float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f;\n}\n"
+    "__device__ static inline unsigned short plait_float_to_half(float f) {\n"
+    "  unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h;\n}\n"
+)
+
 CUDA = Dialect(
     name="cuda",
-    # NVRTC has no <math.h>: the two constants the helpers use
-    prelude=("#include <cuda_fp16.h>\n#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)"
-             "\n#endif\n#ifndef NAN\n#define NAN __int_as_float(0x7fc00000)\n#endif\n"),
+    prelude=_CUDA_PRELUDE,
     kernel='extern "C" __global__ void',
     function="__device__ static inline",
     pointer="{T}*",
     global_index="((long long)blockIdx.x * blockDim.x + threadIdx.x)",
     types={"i8": "signed char", "u8": "unsigned char", "i16": "short", "u16": "unsigned short",
            "i32": "int", "u32": "unsigned int", "i64": "long long", "u64": "unsigned long long",
-           "u128": "ulonglong2", "f32": "float", "f64": "double", "f16": "__half",
+           "u128": "ulonglong2", "f32": "float", "f64": "double", "f16": "unsigned short",
            "c64": "float2", "c128": "double2"},
-    half_load="__half2float({p}[{i}])",
-    half_store="{p}[{i}] = __float2half_rn({v})",
+    half_load="plait_half_to_float({p}[{i}])",
+    half_store="{p}[{i}] = plait_float_to_half({v})",
     fp64_prelude="",
     as_float="__uint_as_float",
     as_uint="__float_as_uint",
