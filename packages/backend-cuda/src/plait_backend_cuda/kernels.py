@@ -258,7 +258,7 @@ def arange_(out: Any, start: Any, step: Any) -> None:
 
 def kernels() -> dict[str, Callable[..., None]]:
     """Primitive name -> kernel, for ``torch_backend_register_kernels``."""
-    from . import linalg, reductions
+    from . import conv, fft, indexing, linalg, reductions, sorting
 
     table: dict[str, Callable[..., None]] = {"copy_": copy_, "fill_": fill_, "arange_": arange_,
                                               "div": div, "where": where}
@@ -267,4 +267,8 @@ def kernels() -> dict[str, Callable[..., None]]:
     table.update({op: _row_kernel(op, 2) for op in pointwise.COMPARE})
     table.update(reductions.kernels())
     table.update(linalg.kernels())
+    table.update(indexing.kernels())
+    table.update(sorting.kernels())
+    table.update(conv.kernels())
+    table.update(fft.kernels())
     return table

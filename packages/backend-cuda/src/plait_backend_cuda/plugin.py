@@ -79,10 +79,12 @@ def torch_backend_synchronize(device_type: str, device_index: int) -> bool | Non
 def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
     if device_type != DEVICE_TYPE:
         return
+    from . import fused
     from .kernels import kernels
 
     for name, kernel in kernels().items():
         lib.impl(name, kernel)
+    fused.register(lib.dispatch_key)
 
 
 @hookimpl
