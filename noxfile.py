@@ -117,6 +117,17 @@ def tests(session: nox.Session) -> None:
         session.run("pytest", "--torch-backend=xpu", "-q", env=xpu_env)
     else:
         session.log(f"xpu conformance suite skipped: {answer.strip()}")
+    # ...and against plait-backend-cuda where a GPU is present. Its wheel was built above with
+    # nvcc when found (the runtime; kernels are compiled by NVRTC at run time, and
+    # tests/test_backend_cuda_kernels.py compiles every rendered one without a GPU); without a
+    # GPU the suite is skipped here with torch.cuda's reason.
+    answer = session.run(
+        "python", "-c", "import torch; print('cuda available' if torch.cuda.is_available() else "
+        "torch.cuda.unavailable_reason())", env=ENV, silent=True) or ""
+    if "cuda available" in answer:
+        session.run("pytest", "--torch-backend=cuda", "-q", env=ENV)
+    else:
+        session.log(f"cuda conformance suite skipped: {answer.strip()}")
     session.notify("tests_editable")
 
 

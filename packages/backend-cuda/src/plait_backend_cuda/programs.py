@@ -67,8 +67,7 @@ class ProgramCache:
         with self._lock:  # one compile per program, even when two threads ask at once
             found = self._libraries.get((device, digest))
             if found is None:
-                image = self._image(self._arch_of(device), source, digest)
-                found = self._native.Library(image, device)
+                found = self._load(device, source, digest)
                 self._libraries[(device, digest)] = found
         return found
 
@@ -81,7 +80,9 @@ class ProgramCache:
             self._kernels[key] = found
         return found
 
-    def _image(self, arch: str, source: str, digest: str) -> bytes:
+    def _load(self, device: int, source: str, digest: str) -> Any:
+        """The library from the disk cache, else compiled (and written there)."""
+        arch = self._arch_of(device)
         root = cache_root()
         path = None
         if root is not None:
@@ -90,15 +91,21 @@ class ProgramCache:
             try:
                 image = path.read_bytes()
             except OSError:
-                image = b""
+                image = b""  # not there yet (or unreadable): compile
             if image:
-                self.stats["disk_loads"] += 1
-                return image
+                try:
+                    library = self._native.Library(image, device)
+                except RuntimeError:
+                    pass  # a damaged or foreign file: compile again and overwrite it
+                else:
+                    self.stats["disk_loads"] += 1
+                    return library
         image = nvrtc.compile_source(source, arch, name=f"plait_{digest[:12]}.cu").image
         self.stats["compiles"] += 1
+        library = self._native.Library(image, device)
         if path is not None:
             _write_atomically(path, image)
-        return image
+        return library
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
