@@ -180,6 +180,15 @@ class FrameState:
         self.warned = False
         self.breaks: list[tuple[str, str]] = []  # (reason, source line)
         self.graphs: list[GraphRecord] = []  # every graph compiled, for explain
+        self._reset_replay()
+
+    def _reset_replay(self) -> None:
+        # replay (torch._dynamo._replay): global state -> state fingerprint -> entry; the
+        # globals the entries read; why the function is not replayed (None: not refused)
+        self.replays: dict[Any, dict[Any, Any]] = {}
+        self.replay_slots: list[Any] | None = None
+        self.replay_refused: str | None = None
+        self.replay_hits = 0
 
     def reset(self) -> None:
         """Forget every compiled graph (``torch._dynamo.reset``)."""
@@ -188,6 +197,7 @@ class FrameState:
         self.warned = False
         self.breaks.clear()
         self.graphs.clear()
+        self._reset_replay()
 
     def record_break(self, reason: str, where: str) -> None:
         self.breaks.append((reason, where))
@@ -230,6 +240,7 @@ class FrameState:
 
                 verify_graph(self.backend, self.build(capture, recording, outputs),
                              recording.inputs, recording.input_fakes)
+            capture.replay_facts.compiled = compiled
             result = compiled(*recording.inputs)
         finally:
             torch.set_grad_enabled(grad_now)

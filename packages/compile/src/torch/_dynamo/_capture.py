@@ -274,23 +274,54 @@ def _meta_copy(value: Any) -> Any:
     return value
 
 
+class ReplayFacts:
+    """What a call's capture tells replay (torch._dynamo._replay): graph breaks, data reads,
+    the graphs made, and of the last one its compiled callable, inputs and outputs."""
+
+    __slots__ = ("autocast", "breaks", "compiled", "graphs", "inputs", "output_ids",
+                 "read_data", "start_grad")
+
+    def __init__(self) -> None:
+        self.breaks = 0
+        self.read_data = False
+        self.graphs = 0
+        self.compiled: Callable[..., Any] | None = None
+        self.inputs: list[Tensor] = []
+        self.output_ids: list[int] = []
+        self.start_grad = True
+        self.autocast: tuple[Any, ...] = ()
+
+
 class Capture:
     """One call of a compiled function being captured: its recordings, one after another."""
 
-    def __init__(self, frame: _cache.FrameState, fullgraph: bool, arg_names: dict[int, str],
-                 verify: bool) -> None:
+    def __init__(self, frame: _cache.FrameState, fullgraph: bool,
+                 arg_names: Callable[[], dict[int, str]], verify: bool) -> None:
+        """:param arg_names: returns id(tensor) -> the program's name for it; called only when
+            a graph is compiled (names of placeholders and guards), not at every call."""
         self.frame = frame
         self.fullgraph = fullgraph
-        self.arg_names = arg_names
+        self._arg_names = arg_names
+        self._names: dict[int, str] | None = None
         self.verify = verify
         self.graph_index = 0
+        self.replay_facts = ReplayFacts()
         self.recording = Recording(self)
+
+    @property
+    def arg_names(self) -> dict[int, str]:
+        """id(tensor) -> the program's name for it (arguments, module attributes)."""
+        if self._names is None:
+            self._names = self._arg_names()
+        return self._names
 
     def flush(self, reason: str | None = None) -> None:
         """Compile (or find) and run the current recording; start a new one. With a
         ``reason``, this is a graph break at the user's current source line."""
         recording = self.recording
+        facts = self.replay_facts
         if reason is not None:
+            facts.breaks += 1
             where = user_source_line()
             if self.fullgraph:
                 raise Unsupported(f"graph break (fullgraph=True): {reason}\n  at {where}")
@@ -301,6 +332,11 @@ class Capture:
             outputs = recording.live_outputs()
             with _suspended():
                 reals = self.frame.run_graph(self, recording, outputs)
+            facts.graphs += 1
+            facts.inputs = recording.inputs
+            facts.output_ids = [id(lz) for lz in outputs]
+            facts.start_grad = recording.start_grad
+            facts.autocast = recording.autocast
             realized: dict[int, Tensor] = {}
             for lazy, real in zip(outputs, reals):
                 become(lazy, real, realized)
@@ -490,7 +526,9 @@ class CaptureMode(TorchFunctionMode):
         name = _method_name(func)
         if name is not None and name in _BREAK_METHODS:
             if name in _READ_METHODS and not capture.touches(args):
-                # a read of a tensor no pending op makes or writes: nothing to wait for
+                # a read of a tensor no pending op makes or writes: nothing to wait for (but
+                # the program's Python now depends on data: its call cannot be replayed)
+                capture.replay_facts.read_data = True
                 with _suspended():
                     return func(*args, **kwargs)
             return capture.eager(func, args, kwargs, f"Tensor.{name}() needs the tensor's "

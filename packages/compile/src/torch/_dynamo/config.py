@@ -55,6 +55,9 @@ _DEFAULTS: dict[str, Any] = {
     # (BatchNorm statistics) once more per compile. Off, graphs run under eager autograd,
     # whose results and gradients are eager's.
     "use_aot_autograd": False,
+    # Plait's own: whether a compiled function whose captured call was proven replayable
+    # (docs/compile.md, "Replay") runs its graph without its Python on later matching calls
+    "replay": True,
 }
 
 # older names PyTorch keeps as aliases of the current ones: both read and write the same value

@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import weakref
 from collections.abc import Callable, Sized
 from typing import Any
 
 from torch import nn
 from torch._core.tensor import Tensor
-from torch._dynamo import _cache, _capture, config
+from torch._dynamo import _cache, _capture, _log, _replay, config
 from torch._dynamo.backends.registry import resolve_backend
 
 __all__ = ["OptimizedModule", "optimize", "reset_all", "run_disabled", "set_stance"]
 
 _frames: weakref.WeakSet[_cache.FrameState] = weakref.WeakSet()
 _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
+_config_values = config._values  # read directly on every call (the module's __getattr__ is slower)
 
 
 def set_stance(stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
@@ -118,26 +120,56 @@ def _arg_names(fn: Callable[..., Any], module: nn.Module | None, args: tuple[Any
 def _compiled_call(fn: Callable[..., Any], signature_fn: Callable[..., Any],
                    module: nn.Module | None, frame: _cache.FrameState, fullgraph: bool,
                    verify: bool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """One call of a compiled function: its Python runs, its tensor ops are captured."""
-    if (frame.eager or _cache.stance[0] == "force_eager" or config.disable
+    """One call of a compiled function: replayed when an accepted capture's state matches
+    (torch._dynamo._replay); otherwise its Python runs and its tensor ops are captured."""
+    if (frame.eager or _cache.stance[0] == "force_eager" or _config_values["disable"]
             or _capture.current() is not None):
         # past the recompile limit, forced eager, or called inside another compiled
         # function (whose capture records its ops)
         return fn(*args, **kwargs)
-    capture = _capture.Capture(frame, fullgraph, _arg_names(signature_fn, module, args, kwargs),
-                               verify)
+    if frame.replays:
+        result = _replay.lookup(frame, fn, args, kwargs)
+        if result is not _replay._MISS:
+            return result
+    capture = _capture.Capture(frame, fullgraph,
+                               lambda: _arg_names(signature_fn, module, args, kwargs), verify)
+    probe = None
+    if (frame.replay_refused is None and not verify and _config_values["replay"]
+            and sys.getprofile() is None):
+        probe = _replay.Probe(fn, args, kwargs)
     mode = _capture.enter(capture)
     try:
+        if probe is not None:
+            sys.setprofile(probe)
         try:
             result = fn(*args, **kwargs)
         except BaseException:
+            if probe is not None:
+                sys.setprofile(None)
             # the operations that ran before the exception in eager did run: so do these
             capture.flush()
             raise
+        if probe is not None:
+            sys.setprofile(None)
         capture.flush()
     finally:
         _capture.leave(mode)
+    if probe is not None:
+        _accept(frame, probe, capture, result)
     return result
+
+
+def _accept(frame: _cache.FrameState, probe: _replay.Probe, capture: _capture.Capture,
+            result: Any) -> None:
+    """Keep the probed call as a replay entry, or record why it cannot be one."""
+    try:
+        entry = probe.accept(capture, result)
+    except (_replay.Refused, TypeError) as exc:
+        frame.replay_refused = str(exc) or type(exc).__name__
+        _cache.counters["replay_refused"][frame.replay_refused] += 1
+        _log.recompiles.debug("%s is not replayed: %s", frame.name, frame.replay_refused)
+        return
+    _replay.add_entry(frame, probe.state_before, entry)
 
 
 def _make_frame(name: str, backend: Any, options: dict[str, Any] | None,

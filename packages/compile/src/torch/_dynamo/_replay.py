@@ -1,0 +1,584 @@
+"""Replay: later calls of a compiled function run its graph without running its Python, where
+a captured call proved that safe (docs/compile.md, "Replay").
+
+A call is *probed* while it is captured: ``sys.setprofile`` sees every Python function and C
+function it runs, and the state it can reach (its arguments, the callable itself with its
+closure and defaults, an ``nn.Module``'s attributes, the globals its own code reads) is
+fingerprinted before and after. The capture is accepted for replay when
+
+- it made exactly one graph, flushed at the return, with no graph break, no exception and no
+  data read from a tensor (``item``, ``bool``... of an input);
+- every function of the program's own code that ran (code outside torch, the Plait
+  distributions and the standard library they call) writes no global and no attribute, is not
+  a generator, and reads closure cells only of functions the fingerprint covers or that the
+  call itself made; every C function it called is a pure builtin (``len``, ``isinstance``,
+  ``math.*``, methods of immutable values, read-only methods of lists and dicts);
+- the reachable state is the same after the call as before (so nothing was mutated), it is
+  made only of tensors, immutable scalars, containers, ``nn.Module`` s and plain objects (whose
+  ``__dict__`` is walked), functions and library modules, and every tensor the graph reads is
+  part of it;
+- grad mode, default dtype and autocast state are the same at the end as at the start, and
+  the return value holds only the graph's outputs, state tensors and immutable constants.
+
+A later call whose fingerprint (and grad mode, default dtype and autocast state) equals the
+accepted one runs the compiled graph on the tensors found at the same places and builds the
+return value again. Anything else runs the Python under capture, as before. A refused probe
+is not repeated for that compiled function (``FrameState.replay_refused`` says why).
+"""
+
+from __future__ import annotations
+
+import dis
+import sysconfig
+import types
+from collections.abc import Callable
+from typing import Any
+
+from torch._core import config as _core_config
+from torch._core.device import device as _device
+from torch._core.dtype import dtype as _dtype
+from torch._core.tensor import Size, Tensor
+from torch._subclasses.fake_tensor import FakeTensor
+from torch.amp import autocast_mode as _amp
+
+__all__ = ["Probe", "ReplayEntry", "Refused", "global_state", "lookup"]
+
+MAX_NODES = 20_000  # a bigger reachable state is not fingerprinted (the call is not replayed)
+MAX_ENTRIES = 64  # replay entries kept per compiled function
+
+_LIBRARY_PREFIXES = ("torch", "plait_", "functorch")
+_STDLIB = sysconfig.get_paths()["stdlib"]
+# the distributions Plait's own code calls (its declared dependencies): trusted as the
+# standard library is, when library code calls them
+_DEPENDENCIES = frozenset(("numpy", "pluggy"))
+_SAFE_MODULES = frozenset(("math", "cmath", "operator", "_operator", "functools", "itertools",
+                           "builtins", "typing", "collections", "numbers", "enum", "abc"))
+_IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis), _dtype, _device,
+              range, slice)
+
+# opcodes of the program's own code that replay refuses: writes outside the frame's locals
+# (subscript stores are checked by the fingerprint instead), generators, name-level code
+_REFUSED_OPCODES = {
+    "STORE_GLOBAL": "writes a global", "DELETE_GLOBAL": "deletes a global",
+    "STORE_ATTR": "writes an attribute", "DELETE_ATTR": "deletes an attribute",
+    "STORE_NAME": "runs name-level code", "DELETE_NAME": "runs name-level code",
+    "IMPORT_STAR": "imports *", "YIELD_VALUE": "is a generator",
+    "RETURN_GENERATOR": "is a generator", "SEND": "is a generator",
+    "GET_AWAITABLE": "awaits",
+}
+_LOAD_GLOBALS = ("LOAD_GLOBAL", "LOAD_NAME")
+_GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async
+
+_PURE_BUILTINS = frozenset((len, isinstance, issubclass, hasattr, getattr, min, max, abs, round,
+                            divmod, sum, all, any, sorted, iter, next, callable, hash, id, pow,
+                            repr, format, ord, chr))
+_READ_ONLY_METHODS = {
+    list: frozenset(("index", "count", "copy", "__getitem__", "__len__", "__contains__")),
+    tuple: frozenset(("index", "count", "__getitem__", "__len__", "__contains__")),
+    dict: frozenset(("get", "keys", "values", "items", "copy", "__getitem__", "__len__",
+                     "__contains__")),
+}
+_MUTATING_OPERATORS = frozenset(("setitem", "delitem", "__setitem__", "__delitem__"))
+
+
+class Refused(Exception):
+    """Why a captured call cannot be replayed."""
+
+
+def global_state() -> tuple[Any, ...]:
+    """(grad mode, default dtype, autocast devices and dtypes while enabled): the global state
+    a replayed call is guarded on."""
+    enabled = _amp._local.enabled
+    return (_core_config._local.grad, _core_config._default_dtype,
+            tuple(enabled.items()) if enabled else ())
+
+
+# -- fingerprints -------------------------------------------------------------------------
+
+
+def _library_module(name: str) -> bool:
+    return name.startswith(_LIBRARY_PREFIXES) or name.split(".", 1)[0] in _SAFE_MODULES
+
+
+class Walk:
+    """A fingerprint of reachable state: nested tuples equal for equal state, the tensors in
+    the order they were met (``tensors``), and the code objects of the functions walked."""
+
+    __slots__ = ("codes", "seen", "tensors")
+
+    def __init__(self) -> None:
+        self.tensors: list[Tensor] = []
+        self.seen: dict[int, int] = {}  # id of a mutable object -> order it was first met
+        self.codes: set[int] = set()  # ids of the code objects of the functions walked
+
+    def value(self, v: Any) -> Any:
+        """The fingerprint of ``v`` (raises :class:`Refused` for state replay cannot guard)."""
+        t = type(v)
+        if t in _SCALAR_TYPES:
+            return (t, v)
+        seen = self.seen
+        key = id(v)
+        first = seen.get(key)
+        if first is not None:
+            return ("@", first)  # the same object again: aliasing is part of the state
+        seen[key] = len(seen)
+        if t in _PLAIN_TENSORS:  # inline: the most common value by far
+            self.tensors.append(v)
+            extra = v.__dict__
+            dev = v._device
+            return (t, v._dtype, dev._type, dev._index, v._shape, v._stride, v._offset,
+                    v._requires_grad, self.value(extra) if extra else None)
+        if len(seen) > MAX_NODES:
+            raise Refused(f"its reachable state has more than {MAX_NODES} objects")
+        walker = _WALKERS.get(t)
+        if walker is None:
+            walker = _walker_for(t)
+        return walker(self, v)
+
+    def tensor(self, v: Any) -> Any:
+        if isinstance(v, FakeTensor):
+            raise Refused("a deferred or fake tensor is part of its state")
+        self.tensors.append(v)
+        extra = v.__dict__
+        dev = v._device
+        return (type(v), v._dtype, dev._type, dev._index, v._shape, v._stride, v._offset,
+                v._requires_grad, self.value(extra) if extra else None)
+
+    def top(self, args: tuple[Any, ...], kwargs: dict[str, Any], root: Any) -> list[Any]:
+        """The fingerprints of a call's arguments and callable (globals are added after);
+        tensor arguments inline (what :meth:`value` gives them), as every call walks them."""
+        value = self.value
+        seen = self.seen
+        tensors = self.tensors
+        parts = []
+        for a in args:
+            t = type(a)
+            if t in _PLAIN_TENSORS and id(a) not in seen:
+                seen[id(a)] = len(seen)
+                tensors.append(a)
+                extra = a.__dict__
+                dev = a._device
+                parts.append((t, a._dtype, dev._type, dev._index, a._shape, a._stride,
+                              a._offset, a._requires_grad, value(extra) if extra else None))
+            else:
+                parts.append(value(a))
+        if (type(root) is types.FunctionType and root.__closure__ is None
+                and root.__defaults__ is None and root.__kwdefaults__ is None
+                and id(root) not in seen):
+            # a plain function (the usual compiled callable): only its identity is state
+            seen[id(root)] = len(seen)
+            self.codes.add(id(root.__code__))
+            root_part: Any = (root,)
+        else:
+            root_part = value(root)
+        return [tuple(parts), value(kwargs) if kwargs else None, root_part]
+
+    def sequence(self, v: Any) -> Any:
+        value = self.value
+        return (type(v), *[value(x) for x in v])
+
+    def mapping(self, v: Any) -> Any:
+        value = self.value
+        items = []
+        for k, x in v.items():
+            if type(k) not in _SCALAR_TYPES:
+                raise Refused(f"a dict key of type {type(k).__name__} is part of its state")
+            items.append((k, value(x)))
+        return (type(v), *items)
+
+    def set_(self, v: Any) -> Any:
+        if not all(type(x) in _SCALAR_TYPES for x in v):
+            raise Refused("a set of objects is part of its state")
+        return (type(v), frozenset(v))
+
+    def module(self, v: Any) -> Any:
+        return (type(v), self.value(v.__dict__))
+
+    def function(self, v: Any) -> Any:
+        # the function object itself (hashed by identity; a code object's hash walks its
+        # bytecode), its defaults and the contents of its closure cells
+        code = v.__code__
+        library = _LIBRARY_CODES.get(id(code))
+        if library is None:
+            library = _library_module(getattr(v, "__module__", None) or "")
+            _LIBRARY_CODES[id(code)] = library
+            _KEEP_CODES.append(code)  # the id stays this code's
+        if library:
+            return (v,)
+        self.codes.add(id(code))
+        cells = v.__closure__
+        defaults = v.__defaults__
+        kwdefaults = v.__kwdefaults__
+        return (v, self.value(defaults) if defaults else None,
+                self.value(kwdefaults) if kwdefaults else None,
+                tuple([self.cell(c) for c in cells]) if cells else None)
+
+    def cell(self, c: Any) -> Any:
+        try:
+            contents = c.cell_contents
+        except ValueError:  # an empty cell (a name assigned later)
+            return ("empty",)
+        return self.value(contents)
+
+    def method(self, v: Any) -> Any:
+        return (type(v), self.value(v.__self__), self.value(v.__func__))
+
+    def identity(self, v: Any) -> Any:
+        return (v,)
+
+    def python_module(self, v: Any) -> Any:
+        if not _library_module(v.__name__):
+            raise Refused(f"module {v.__name__} is part of its state (its attributes are not "
+                          "guarded)")
+        return (v,)
+
+    def refuse(self, v: Any) -> Any:
+        raise Refused(f"an object of type {type(v).__qualname__} is part of its state")
+
+
+_SCALAR_TYPES = frozenset((*_IMMUTABLE, Size))
+_PLAIN_TENSORS: set[type] = {Tensor}  # nn.Parameter joins when torch.nn is loaded
+
+
+def _walker_for(t: type) -> Callable[[Walk, Any], Any]:
+    """How a type's values are fingerprinted (cached in ``_WALKERS``)."""
+    from torch import nn
+
+    if issubclass(t, Tensor):
+        walker = Walk.tensor
+        if t is nn.Parameter:
+            _PLAIN_TENSORS.add(t)
+    elif issubclass(t, nn.Module):
+        walker = Walk.module
+    elif issubclass(t, (list, tuple)):
+        walker = Walk.sequence
+    elif issubclass(t, dict):
+        walker = Walk.mapping
+    elif issubclass(t, (set, frozenset)):
+        walker = Walk.set_
+    elif issubclass(t, types.FunctionType):
+        walker = Walk.function
+    elif issubclass(t, types.MethodType):
+        walker = Walk.method
+    elif issubclass(t, types.ModuleType):
+        walker = Walk.python_module
+    elif issubclass(t, type) or t in (types.BuiltinFunctionType, types.BuiltinMethodType):
+        walker = Walk.identity  # classes (their attributes are not guarded) and C functions
+    elif _library_module(t.__module__):
+        walker = Walk.identity  # library objects (an op overload, a dtype...)
+    elif hasattr(t, "__dict__") and not hasattr(t, "__slots__"):
+        walker = Walk.module  # a plain object of the program's own class: its __dict__
+    else:
+        walker = Walk.refuse
+    _WALKERS[t] = walker
+    return walker
+
+
+_WALKERS: dict[type, Callable[[Walk, Any], Any]] = {}
+_LIBRARY_CODES: dict[int, bool] = {}  # id(code) -> whether its function is library code
+_KEEP_CODES: list[Any] = []
+
+
+# -- the probe ----------------------------------------------------------------------------
+
+
+def _code_facts(code: Any) -> tuple[str | None, tuple[str, ...], tuple[Any, ...]]:
+    """(why replay refuses this code or None, the global names it reads, the code objects
+    nested in it), cached per code object."""
+    facts = _CODE_FACTS.get(code)
+    if facts is not None:
+        return facts
+    reason: str | None = None
+    if code.co_flags & _GENERATOR_FLAGS:
+        reason = "is a generator or coroutine"
+    names: list[str] = []
+    for ins in dis.get_instructions(code):
+        why = _REFUSED_OPCODES.get(ins.opname)
+        if why is not None and reason is None:
+            reason = why
+        if ins.opname in _LOAD_GLOBALS and isinstance(ins.argval, str):
+            names.append(ins.argval)
+    nested = tuple(c for c in code.co_consts if isinstance(c, types.CodeType))
+    facts = (reason, tuple(dict.fromkeys(names)), nested)
+    _CODE_FACTS[code] = facts
+    return facts
+
+
+_CODE_FACTS: dict[Any, tuple[str | None, tuple[str, ...], tuple[Any, ...]]] = {}
+_KIND_CACHE: dict[Any, int] = {}  # code -> 0 program, 1 library, 2 standard library or a
+# dependency of Plait's (trusted only when library code calls it)
+_PROGRAM, _LIBRARY, _STANDARD = 0, 1, 2
+
+
+def _kind(frame: Any) -> int:
+    code = frame.f_code
+    kind = _KIND_CACHE.get(code)
+    if kind is None:
+        module = frame.f_globals.get("__name__") or ""
+        filename = code.co_filename
+        if module.startswith(_LIBRARY_PREFIXES) or filename.startswith("<eval_with_key>"):
+            kind = _LIBRARY
+        elif (filename.startswith(_STDLIB) and "site-packages" not in filename) or \
+                filename.startswith("<frozen") or module.split(".", 1)[0] in _DEPENDENCIES:
+            kind = _STANDARD
+        else:
+            kind = _PROGRAM
+        _KIND_CACHE[code] = kind
+    return kind
+
+
+def _c_call_refusal(func: Any) -> str | None:
+    """Why a C function the program's code called may have an effect replay would skip."""
+    if func in _PURE_BUILTINS:
+        return None
+    owner = getattr(func, "__self__", None)
+    name = getattr(func, "__name__", "?")
+    if isinstance(owner, types.ModuleType):
+        module = owner.__name__
+        if module in ("math", "cmath"):
+            return None
+        if module in ("operator", "_operator") and not name.startswith("i") and \
+                name not in _MUTATING_OPERATORS:
+            return None
+        return f"calls {module}.{name}"
+    if type(owner) in _SCALAR_TYPES or type(owner) is frozenset:
+        return None
+    allowed = _READ_ONLY_METHODS.get(type(owner))
+    if allowed is not None and name in allowed:
+        return None
+    where = type(owner).__qualname__ if owner is not None else "builtins"
+    return f"calls {where}.{name}"
+
+
+class Probe:
+    """The profile function of a captured call that may become replayable, and the facts it
+    gathers (see the module docstring)."""
+
+    def __init__(self, root: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.root = root
+        self.args = args
+        self.kwargs = kwargs
+        self.refused: str | None = None
+        self.trusted = [True]  # per active frame: library code, or standard library under it
+        self.global_slots: list[tuple[dict[str, Any], dict[str, Any], str]] = []
+        self._slot_keys: set[tuple[int, str]] = set()
+        self.allowed_codes: set[int] = set()  # ids of codes whose cells the state covers
+        self.state_before = self.global_state = global_state()
+        self.walk = Walk()
+        try:
+            self.before: list[Any] = self.walk.top(args, kwargs, root)
+        except Refused as exc:
+            self.refused = str(exc)
+            self.before = []
+        self.allowed_codes |= self.walk.codes
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            kind = _kind(frame)
+            trusted = kind == _LIBRARY or (kind == _STANDARD and self.trusted[-1])
+            self.trusted.append(trusted)
+            if not trusted and self.refused is None:
+                self._check_frame(frame)
+        elif event == "return":
+            if len(self.trusted) > 1:
+                self.trusted.pop()
+        elif event == "c_call" and not self.trusted[-1] and self.refused is None:
+            why = _c_call_refusal(arg)
+            if why is not None:
+                self.refused = f"{_where(frame)} {why}"
+
+    def _check_frame(self, frame: Any) -> None:
+        code = frame.f_code
+        why, names, nested = _code_facts(code)
+        if why is not None:
+            self.refused = f"{_where(frame)} {why}"
+            return
+        if code.co_freevars and id(code) not in self.allowed_codes:
+            self.refused = (f"{_where(frame)} reads closure cells of a function made outside "
+                            "the call")
+            return
+        self.allowed_codes.update(map(id, nested))
+        f_globals = frame.f_globals
+        for name in names:
+            key = (id(f_globals), name)
+            if key in self._slot_keys:
+                continue
+            self._slot_keys.add(key)
+            builtins = frame.f_builtins
+            if name not in f_globals and name not in builtins:
+                continue
+            self.global_slots.append((f_globals, builtins, name))
+            try:
+                self.before.append(self.walk.value(_read_global(f_globals, builtins, name)))
+            except Refused as exc:
+                self.refused = f"global {name!r}: {exc}"
+                return
+            self.allowed_codes |= self.walk.codes
+
+    def state(self) -> tuple[Any, Walk]:
+        """The fingerprint of the state as it is now, and its walk."""
+        walk = Walk()
+        parts = walk.top(self.args, self.kwargs, self.root)
+        for f_globals, builtins, name in self.global_slots:
+            parts.append(walk.value(_read_global(f_globals, builtins, name)))
+        return tuple(parts), walk
+
+    def accept(self, capture: Any, result: Any) -> ReplayEntry:
+        """The replay entry of this call, or :class:`Refused`."""
+        if self.refused is not None:
+            raise Refused(self.refused)
+        facts = capture.replay_facts
+        if facts.breaks or facts.read_data:
+            raise Refused("it broke the graph or read tensor data")
+        if facts.graphs != 1 or facts.compiled is None:
+            raise Refused(f"it made {facts.graphs} graphs (replay needs exactly one)")
+        if global_state() != self.state_before:
+            raise Refused("it changed grad mode, the default dtype or autocast")
+        after, walk = self.state()
+        if after != tuple(self.before):
+            raise Refused("it changed state it can reach (arguments, globals, attributes)")
+        position = {id(t): i for i, t in enumerate(walk.tensors)}
+        inputs = []
+        for t in facts.inputs:
+            i = position.get(id(t))
+            if i is None:
+                raise Refused("its graph reads a tensor that is not part of its arguments, "
+                              "closure, module or globals")
+            inputs.append(i)
+        outputs = {ref: k for k, ref in enumerate(facts.output_ids)}
+        template = _template(result, outputs, position)
+        hash(after)  # an unhashable fingerprint cannot key the entry: TypeError -> refused
+        return ReplayEntry(after, self.global_slots, tuple(inputs), template, facts.compiled,
+                           facts.start_grad, facts.autocast)
+
+
+def _read_global(f_globals: dict[str, Any], builtins: dict[str, Any], name: str) -> Any:
+    try:
+        return f_globals[name]
+    except KeyError:
+        return builtins.get(name)
+
+
+def _where(frame: Any) -> str:
+    code = frame.f_code
+    return f"{code.co_name} ({code.co_filename}:{frame.f_lineno})"
+
+
+def _template(value: Any, outputs: dict[int, int], position: dict[int, int]) -> Any:
+    """How a replay builds the return value: ``("o", k)`` the graph's output k, ``("s", i)``
+    the state's tensor i, ``("c", v)`` a constant, containers by their type."""
+    if isinstance(value, Tensor):
+        k = outputs.get(id(value))
+        if k is not None:
+            return ("o", k)
+        i = position.get(id(value))
+        if i is not None:
+            return ("s", i)
+        raise Refused("it returns a tensor the graph does not make")
+    if type(value) in _SCALAR_TYPES:
+        return ("c", value)
+    if type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_make")):
+        return (type(value), tuple(_template(v, outputs, position) for v in value))
+    if type(value) is dict:
+        return (dict, tuple((k, _template(v, outputs, position)) for k, v in value.items()))
+    raise Refused(f"it returns a {type(value).__qualname__}")
+
+
+def _build(template: Any, outputs: Any, tensors: list[Tensor]) -> Any:
+    kind, what = template
+    if kind == "o":
+        return outputs[what]
+    if kind == "s":
+        return tensors[what]
+    if kind == "c":
+        return what
+    if kind is dict:
+        return {k: _build(v, outputs, tensors) for k, v in what}
+    items = [_build(v, outputs, tensors) for v in what]
+    if kind is list:
+        return items
+    if kind is tuple:
+        return tuple(items)
+    return kind._make(items)
+
+
+class ReplayEntry:
+    """An accepted capture: the state fingerprint it is guarded on, where its graph's inputs
+    are in that state, how to build the result, and the compiled graph."""
+
+    __slots__ = ("autocast", "autocast_on", "compiled", "global_slots", "inputs", "key",
+                 "start_grad", "template")
+
+    def __init__(self, key: Any, global_slots: list[Any], inputs: tuple[int, ...],
+                 template: Any, compiled: Callable[..., Any], start_grad: bool,
+                 autocast: tuple[Any, ...]) -> None:
+        self.key = key
+        self.global_slots = global_slots
+        self.inputs = inputs
+        self.template = template
+        self.compiled = compiled
+        self.start_grad = start_grad
+        self.autocast = autocast
+        self.autocast_on = any(enabled for _, enabled, _ in autocast)
+
+
+_MISS = object()
+
+
+def lookup(frame: Any, root: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Replay the call if an entry of ``frame`` matches its state: the result, or ``_MISS``."""
+    enabled = _amp._local.enabled
+    grad = _core_config._local.grad
+    entries = frame.replays.get((grad, _core_config._default_dtype,
+                                 tuple(enabled.items()) if enabled else ()))
+    if entries is None:
+        return _MISS
+    walk = Walk()
+    try:
+        parts = walk.top(args, kwargs, root)
+        slots = frame.replay_slots
+        if slots:
+            for f_globals, builtins, name in slots:
+                parts.append(walk.value(_read_global(f_globals, builtins, name)))
+        entry = entries.get(tuple(parts))
+    except (Refused, TypeError):
+        return _MISS
+    if entry is None:
+        return _MISS
+    tensors = walk.tensors
+    inputs = [tensors[i] for i in entry.inputs]
+    if entry.start_grad == grad and not entry.autocast_on and not enabled:
+        outputs = entry.compiled(*inputs)
+    else:
+        outputs = _run_in_state(entry, inputs, grad)
+    frame.replay_hits += 1
+    template = entry.template
+    if template[0] == "o":
+        return outputs[template[1]]
+    return _build(template, outputs, tensors)
+
+
+def _run_in_state(entry: ReplayEntry, inputs: list[Tensor], grad: bool) -> Any:
+    """Run the entry's graph in the grad mode and autocast state its capture ran it in."""
+    from torch._dynamo._capture import autocast_state, set_autocast_state
+
+    autocast = autocast_state()
+    _core_config.set_grad_state(entry.start_grad)
+    set_autocast_state(entry.autocast)
+    try:
+        return entry.compiled(*inputs)
+    finally:
+        _core_config.set_grad_state(grad)
+        set_autocast_state(autocast)
+
+
+def add_entry(frame: Any, state: tuple[Any, ...], entry: ReplayEntry) -> None:
+    """Keep ``entry`` for calls in global ``state`` (its globals are read at every lookup)."""
+    if frame.replay_slots is None:
+        frame.replay_slots = list(entry.global_slots)
+    elif [s[2] for s in frame.replay_slots] != [s[2] for s in entry.global_slots] or any(
+            a[0] is not b[0] for a, b in zip(frame.replay_slots, entry.global_slots)):
+        return  # another path through the code reads other globals: keep the first set
+    entries = frame.replays.setdefault(state, {})
+    if len(entries) < MAX_ENTRIES:
+        entries[entry.key] = entry
