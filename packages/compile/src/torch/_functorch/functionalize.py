@@ -135,10 +135,13 @@ def _helper(name: str) -> Any:
 
 
 def _copy_rule(tracker: FunctionalTracker, bound: list[Any], node_args: list[Any]) -> Any:
-    """``self.copy_(src)`` of the same shape, dtype and device: ``self`` holds ``src``'s
-    value (a broadcast or a cast goes through the twin)."""
+    """``self.copy_(src)`` of the same layout (shape, strides, offset), dtype and device:
+    ``self`` holds ``src``'s value. Anything else goes through the twin, whose result keeps
+    ``self``'s layout (``as_strided`` on it later reads the positions the trace saw)."""
     self, src = bound[0], bound[1]
     if not isinstance(src, torch.Tensor) or tuple(src.shape) != tuple(self.shape) or \
+            tuple(src.stride()) != tuple(self.stride()) or \
+            src.storage_offset() != self.storage_offset() or \
             src.dtype != self.dtype or src.device != self.device:
         return None
     return node_args[1]

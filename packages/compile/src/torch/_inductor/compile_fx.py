@@ -197,16 +197,21 @@ def is_aten_graph(gm: Any) -> bool:
 
 def _lower_to_aten(gm: Any, example_inputs: Sequence[Any],
                    config_patches: dict[str, Any] | None) -> Callable[..., Any]:
-    """A graph of torch-level calls (graph capture's): through AOT autograd when it is
-    installed; else traced to aten with ``make_fx`` when no gradient is needed, or run as it
-    is (eager autograd) when one is, so that results and gradients stay right."""
+    """A graph of torch-level calls (graph capture's): through AOT autograd (forward and
+    backward compiled here, the backward at its first call) unless
+    ``torch._dynamo.config.use_aot_autograd`` is off; else traced to aten with ``make_fx``
+    when no gradient is needed, or run as it is (eager autograd) when one is."""
     from torch._dynamo.backends.common import aot_autograd, aot_available
 
     def compiler(graph: Any, inputs: list[Any]) -> Callable[..., Any]:
         return compile_fx(graph, inputs, config_patches=config_patches)
 
     if aot_available():
-        return aot_autograd(fw_compiler=compiler, bw_compiler=compiler)(gm, list(example_inputs))
+        from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+        return aot_autograd(fw_compiler=compiler, bw_compiler=compiler,
+                            partition_fn=min_cut_rematerialization_partition
+                            )(gm, list(example_inputs))
     needs_grad = torch.is_grad_enabled() and (
         any(getattr(t, "requires_grad", False) for t in example_inputs)
         or any(p.requires_grad for p in gm.parameters()))

@@ -2,18 +2,48 @@
 
 ``aot_autograd(fw_compiler=..., bw_compiler=...)`` makes a backend ``(gm, example_inputs) ->
 callable`` that hands the captured graph to
-``torch._functorch.aot_autograd.aot_module_simplified`` (joint forward/backward graphs, each
-compiled by its compiler). Until that module exists in this installation, the backend runs the
-captured graph through eager autograd, so results and gradients are right either way.
+``torch._functorch.aot_autograd.aot_module_simplified`` (joint forward/backward graphs traced
+on fake tensors and functionalized, each compiled by its compiler; the backward at its first
+call). With ``torch._dynamo.config.use_aot_autograd`` off, the backend runs the captured graph
+through eager autograd instead.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["aot_autograd", "aot_available"]
+__all__ = ["DATA_DEPENDENT", "aot_autograd", "aot_available", "reads_data"]
+
+log = logging.getLogger("torch._functorch")
+
+# torch functions and Tensor methods whose decomposition into aten operators depends on the
+# values of their inputs (negative indices wrapped where present, bin ranges, sample counts,
+# pivots): on fake tensors they trace the branch for no data, so a graph holding one runs as
+# captured, under eager autograd, instead of through AOT autograd (one row per family).
+DATA_DEPENDENT: dict[str, frozenset[str]] = {
+    "indexing": frozenset(("take", "take_along_dim", "put", "index_fill", "masked_scatter")),
+    "histograms": frozenset(("histc", "histogram", "histogramdd")),
+    "sampling": frozenset(("poisson",)),
+    "linalg": frozenset(("matrix_exp", "geqrf", "ldl_factor", "ldl_factor_ex", "ldl_solve",
+                         "householder_product", "orgqr", "ormqr")),
+    "shape": frozenset(("repeat_interleave",)),
+}
+_DATA_DEPENDENT_NAMES = frozenset().union(*DATA_DEPENDENT.values())
+
+
+def reads_data(gm: Any) -> str | None:
+    """The first call in the captured graph ``gm`` of :data:`DATA_DEPENDENT`, or None."""
+    for node in gm.graph.nodes:
+        if node.op not in ("call_function", "call_method"):
+            continue
+        target = node.target
+        name = target if isinstance(target, str) else getattr(target, "__name__", "")
+        if name.rstrip("_") in _DATA_DEPENDENT_NAMES:
+            return name
+    return None
 
 
 def aot_available() -> bool:
@@ -41,6 +71,11 @@ def aot_autograd(**kwargs: Any) -> Callable[..., Any]:
     def backend(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
         if not aot_available():
             return gm.forward  # eager autograd through the captured graph
+        data_read = reads_data(gm)
+        if data_read is not None:
+            log.debug("AOT autograd: %s reads its inputs' values; the graph runs as captured",
+                      data_read)
+            return gm.forward
         from torch._functorch.aot_autograd import aot_module_simplified
 
         return aot_module_simplified(gm, example_inputs, **kwargs)

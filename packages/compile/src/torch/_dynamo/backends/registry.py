@@ -73,13 +73,13 @@ def _eager(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
 
 
 def _aot_eager(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
-    """AOT autograd with the eager kernels for both graphs."""
+    """AOT autograd with the eager kernels for both graphs (the ``nop`` compilers)."""
     from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import nop
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
 
-    def run_as_is(graph: Any, inputs: list[Any]) -> Callable[..., Any]:
-        return graph.forward
-
-    return aot_autograd(fw_compiler=run_as_is, bw_compiler=run_as_is)(gm, example_inputs)
+    return aot_autograd(fw_compiler=nop, bw_compiler=nop,
+                        partition_fn=min_cut_rematerialization_partition)(gm, example_inputs)
 
 
 def _inductor(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
