@@ -49,12 +49,10 @@ _DEFAULTS: dict[str, Any] = {
     "traceable_tensor_subclasses": set(),
     "reorderable_logging_functions": set(),
     "enable_cpp_guard_manager": True,
-    # Plait's own: whether captured graphs go through AOT autograd (aot_eager, inductor). Off
-    # until AOT autograd traces on fake tensors: its tracing runs the graph for real, which
-    # draws random numbers (dropout masks then differ from eager) and updates buffers
-    # (BatchNorm statistics) once more per compile. Off, graphs run under eager autograd,
-    # whose results and gradients are eager's.
-    "use_aot_autograd": False,
+    # Plait's own: whether captured graphs go through AOT autograd (aot_eager, inductor):
+    # traced on fake tensors, functionalized, partitioned, the backward compiled too. Off,
+    # graphs that need gradients run under eager autograd (a switch for diagnosis).
+    "use_aot_autograd": True,
     # Plait's own: whether a compiled function whose captured call was proven replayable
     # (docs/compile.md, "Replay") runs its graph without its Python on later matching calls
     "replay": True,
