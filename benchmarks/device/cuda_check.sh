@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# One run on a machine with an NVIDIA GPU checks plait-backend-cuda end to end: builds the
+# wheels there (nvcc, CMake and ninja from that machine; the kernels themselves are compiled by
+# NVRTC at first use), runs the CUDA tests, the conformance suite against the cuda backend
+# (its closing coverage table says, per primitive, native or CPU fallback), two training
+# examples on cuda and on the CPU (same seed: their losses should agree), and
+# benchmarks/device/cuda_bench.py under Plait and under the PyTorch installed there.
+# Each step has a time limit; the whole stays under 8 minutes. Logs go to $OUT (default
+# ./cuda-check-out): summary.md, info.log, build.log, tests.log, conformance.log,
+# examples.log, bench.md.
+#
+# The GPU machine is offline: the build helpers it lacks (hatchling and its needs) and
+# the CPU backend's OpenBLAS travel as wheels in .whl/, fetched beforehand on a machine with
+# network (ignored by git: echo /.whl/ >> .git/info/exclude):
+#   bash benchmarks/device/cuda_check.sh --prepare
+# then, on the GPU machine, from the repository root, with .whl/ carried:
+#   bash benchmarks/device/cuda_check.sh
+# PLAIT_PYTHON picks the interpreter (default python3: there, the one that holds PyTorch, whose
+# nvidia-cuda-nvrtc wheel NVRTC is taken from). PLAIT_CUDA_ARCH: the architecture _C is built
+# for (default 90; release wheels build the full list, see packages/backend-cuda/README.md).
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 1
+PY=${PLAIT_PYTHON:-python3}
+
+if [[ ${1:-} == --prepare ]]; then
+  exec "$PY" -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 -d .whl hatchling trove-classifiers pathspec packaging \
+    scipy-openblas32
+fi
+
+OUT=${OUT:-$ROOT/cuda-check-out}
+mkdir -p "$OUT"
+WORK=$(mktemp -d)
+SITE=$WORK/site
+SUMMARY=$OUT/summary.md
+echo "| step | rc | seconds |" >"$SUMMARY"
+echo "|---|---|---|" >>"$SUMMARY"
+
+# step NAME LOG LIMIT COMMAND...: run with a time limit, append its output to LOG.log
+step() {
+  local name=$1 log=$2 limit=$3
+  shift 3
+  local start=$SECONDS
+  echo "=== $name: $*" >>"$OUT/$log.log"
+  timeout "$limit" "$@" >>"$OUT/$log.log" 2>&1
+  local rc=$?
+  echo "| $name | $rc | $((SECONDS - start)) |" >>"$SUMMARY"
+  return $rc
+}
+
+# -- the machine -------------------------------------------------------------------------------
+{
+  nvidia-smi
+  "$PY" --version
+  nvcc --version
+  "$PY" -c "import torch; print('PyTorch', torch.__version__, torch.version.cuda)"
+} >"$OUT/info.log" 2>&1
+
+# -- build -------------------------------------------------------------------------------------
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
+BUILD_PATH=""
+if compgen -G ".whl/*.whl" >/dev/null; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$WORK/tools" .whl/*.whl \
+    >>"$OUT/build.log" 2>&1
+  BUILD_PATH=$WORK/tools
+fi
+# build without isolation (offline) into $WORK/wheels
+WHEEL=(env PYTHONPATH="$BUILD_PATH" "$PY" -m pip wheel -q --no-build-isolation --no-deps
+       -w "$WORK/wheels")
+step "build pure-Python wheels" build 120 "${WHEEL[@]}" packages/core packages/nn \
+  packages/compile
+step "build plait-backend-cuda" build 150 env \
+  SKBUILD_CMAKE_DEFINE="CMAKE_CUDA_ARCHITECTURES=${PLAIT_CUDA_ARCH:-90}" \
+  "${WHEEL[@]}" packages/backend-cuda
+# the CPU backend makes the CPU runs (fallbacks, examples on cpu) fast; without it they run on
+# core's reference kernels
+step "build plait-backend-cpu" build 150 "${WHEEL[@]}" packages/backend-cpu
+"$PY" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$WORK"/wheels/*.whl \
+  $(compgen -G ".whl/scipy_openblas32*.whl") >>"$OUT/build.log" 2>&1
+echo "| install | $? | |" >>"$SUMMARY"
+
+# Plait's torch comes first on the path; NVRTC comes from the interpreter's nvidia wheels.
+export PLAIT_CUDA_CACHE_DIR=$WORK/cubins
+
+# -- tests and the conformance suite -----------------------------------------------------------
+step "cuda tests" tests 60 env PYTHONPATH="$SITE" "$PY" -m pytest -q -rs -p no:cacheprovider \
+  tests/test_backend_cuda.py tests/test_backend_cuda_kernels.py
+# from an empty folder: the suite alone, not the repository's tests
+(cd "$WORK" && step "conformance --torch-backend=cuda" conformance 150 env PYTHONPATH="$SITE" \
+  "$PY" -m pytest -q -p no:cacheprovider --torch-backend=cuda)
+
+# -- training examples: cuda against cpu, same seed ------------------------------------------
+for device in cuda cpu; do
+  step "mlp on $device" examples 30 env PYTHONPATH="$SITE" "$PY" examples/mlp.py \
+    --device "$device" --steps 150 --train-size 1000 --test-size 300 --out "$WORK/mlp-$device"
+  step "cnn_batchnorm on $device" examples 40 env PYTHONPATH="$SITE" "$PY" \
+    examples/cnn_batchnorm.py --device "$device" --steps 40 --train-size 640 --test-size 200 \
+    --batch-size 32 --out "$WORK/cnn-$device"
+done
+
+# -- benchmark: Plait, then the PyTorch of this machine -----------------------------------------
+step "bench plait" bench 60 env PYTHONPATH="$SITE" "$PY" benchmarks/device/cuda_bench.py
+step "bench pytorch" bench 60 "$PY" benchmarks/device/cuda_bench.py
+"$PY" - "$OUT/bench.log" >"$OUT/bench.md" 2>&1 <<'EOF'
+import json, sys
+runs = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
+if len(runs) != 2:
+    sys.exit(f"expected two JSON results, got {len(runs)}: see bench.log")
+plait, pytorch = runs
+print(f"GPU: {plait['device']}; Plait against PyTorch {pytorch['torch']}\n")
+print("| figure | Plait | PyTorch | ratio |\n|---|---|---|---|")
+for name, value in plait["figures"].items():
+    theirs = pytorch["figures"][name]
+    print(f"| {name} | {value:.1f} | {theirs:.1f} | {value / theirs:.2f} |")
+EOF
+cat "$SUMMARY"
