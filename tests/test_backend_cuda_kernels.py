@@ -97,6 +97,74 @@ def test_half_conversions_round_to_nearest_even():
     assert store == "p[i] = plait_float_to_bf16(v);"
 
 
+# -- registration and the launch boundary, no GPU needed -------------------------------------
+
+
+def test_every_primitive_of_the_table_has_a_kernel():
+    from plait_backend_cuda import fused, kernels
+
+    from torch.backends import contract
+
+    table = kernels.kernels()
+    # a primitive added to core's table needs a cuda kernel (one that declines is enough)
+    assert set(table) == set(contract.PRIMITIVES), set(contract.PRIMITIVES) ^ set(table)
+    for name, kernel in table.items():
+        assert getattr(kernel, "may_decline", False), name  # declines reach the fallback
+        assert f"``{name}(" in kernel.__doc__
+    assert set(fused.fused_kernels()) == {
+        "aten::_softmax", "aten::_log_softmax", "aten::_softmax_backward_data",
+        "aten::_log_softmax_backward_data"}
+
+
+class _Block:
+    def __init__(self, nbytes):
+        self.nbytes = nbytes
+
+
+class _Storage:
+    def __init__(self, nbytes):
+        self._handle = _Block(nbytes)
+
+
+class _Operand:
+    """What buffer_args reads of a tensor (contract.memory: storage handle and offset)."""
+
+    def __init__(self, shape, stride, offset, itemsize, nbytes):
+        self.shape, self._stride, self._offset = shape, stride, offset
+        self._itemsize, self._storage = itemsize, _Storage(nbytes)
+
+    def untyped_storage(self):
+        return self._storage
+
+    def storage_offset(self):
+        return self._offset
+
+    def element_size(self):
+        return self._itemsize
+
+    def stride(self):
+        return self._stride
+
+    def numel(self):
+        return int(np.prod(self.shape))
+
+
+def test_launch_boundary_checks_every_operands_reach():
+    from plait_backend_cuda.kernels import buffer_args
+
+    # a (3, 4) float32 view at element 2 reaches element 2 + 2*4 + 3 = 13: 56 bytes
+    inside = _Operand((3, 4), (4, 1), 2, 4, 56)
+    buffers, offsets = buffer_args([inside])
+    assert offsets == [2] and buffers[0] is inside.untyped_storage()._handle
+    # a transposed view's reach is the same block; one element more than the block holds fails
+    assert buffer_args([_Operand((4, 3), (1, 4), 2, 4, 56)])[1] == [2]
+    with pytest.raises(RuntimeError, match="reaches outside its block of 52 bytes"):
+        buffer_args([_Operand((3, 4), (4, 1), 2, 4, 52)])
+    # broadcast (stride 0) reaches one element; an empty tensor reaches none
+    assert buffer_args([_Operand((1000, 4), (0, 1), 0, 8, 32)])[1] == [0]
+    assert buffer_args([_Operand((0, 4), (4, 1), 9, 8, 0)])[1] == [9]
+
+
 # -- on a GPU ------------------------------------------------------------------------------------
 
 
@@ -141,3 +209,89 @@ def test_reductions_scans_and_matmul_on_the_device(calls):
     assert np.allclose((tm @ tm.t()).cpu().numpy(), m @ m.T)
     assert calls["sum"] >= 2 and calls["amax"] and calls["argmax"] and calls["cumsum"]
     assert calls["matmul"]
+
+
+def _both(name, out_dtype, inputs, shape, **kwargs):
+    """Primitive ``name`` on the CPU and on cuda (inputs moved as views of the same layout)."""
+    from plait_backend_cuda import kernels
+
+    import torch
+
+    prim = torch.backends.contract.primitive(name)
+    dt = getattr(torch, out_dtype)
+    want = torch.empty(shape, dtype=dt)
+    prim(want, *inputs, **kwargs)
+    got = torch.empty(shape, dtype=dt, device="cuda")
+    moved = []
+    for t in inputs:
+        if not isinstance(t, torch.Tensor):
+            moved.append(t)
+            continue
+        base = t.as_strided((t.untyped_storage().nbytes() // t.element_size(),), (1,), 0)
+        moved.append(base.to("cuda").as_strided(t.shape, t.stride(), t.storage_offset()))
+    before = kernels.CALLS[name]
+    prim(got, *moved, **kwargs)
+    assert kernels.CALLS[name] == before + 1, f"{name} did not run on the device"
+    return got.cpu(), want
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "uint8"])
+def test_every_elementwise_row_matches_the_cpu(dtype):
+    import torch
+
+    rng = np.random.default_rng(1)
+    values = rng.uniform(-3, 3, (4, 6)) if dtype.startswith(("float", "bfloat")) else \
+        rng.integers(0, 9, (4, 6))
+    a = torch.from_numpy(values).to(getattr(torch, dtype))
+    b = torch.from_numpy(np.flip(values, 1).copy()).to(getattr(torch, dtype)).t().contiguous().t()
+    for op, row in pointwise.ROWS.items():
+        if row.expression(dtype)[0] is None:
+            continue
+        binary = op in pointwise.BINARY or op in pointwise.COMPARE
+        out_dtype = "bool" if row.writes_bool else dtype
+        inputs = [a, b] if binary else [a]
+        got, want = _both(op, out_dtype, inputs, (4, 6))
+        if want.dtype.is_floating_point:
+            tolerance = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2}.get(want.dtype, 1e-5)
+            torch.testing.assert_close(got, want, rtol=tolerance, atol=1e-5, equal_nan=True,
+                                       msg=op)
+        else:
+            assert torch.equal(got, want), op
+
+
+@needs_gpu
+def test_random_bits_are_the_cpus():
+    import torch
+
+    torch.manual_seed(3)
+    on_cpu = torch.rand(50)
+    torch.manual_seed(3)
+    assert torch.equal(torch.rand(50, device="cuda").cpu(), on_cpu)
+    prim = torch.backends.contract.primitive("random_bits_")
+    for seed, offset, n in ((0, 0, 9), (2**64 - 1, 2**64 - 2, 12), (12345, 77, 1001)):
+        want = torch.empty(n, dtype=torch.int64)
+        prim(want, seed, offset)
+        got = torch.empty(n, dtype=torch.int64, device="cuda")
+        prim(got, seed, offset)
+        assert torch.equal(got.cpu(), want), (seed, offset)
+
+
+@needs_gpu
+def test_indexing_sort_conv_and_softmax_match_the_cpu():
+    import torch
+
+    rng = np.random.default_rng(2)
+    a = torch.from_numpy(rng.standard_normal((5, 7)).astype(np.float32))
+    index = torch.from_numpy(rng.integers(0, 7, (5, 3)))
+    got, want = _both("gather", "float32", [a, 1, index], (5, 3))
+    assert torch.equal(got, want)
+    values, order = a.to("cuda").sort(1)
+    assert torch.equal(values.cpu(), a.sort(1).values)
+    assert torch.equal(order.cpu(), a.sort(1).indices)
+    x = torch.from_numpy(rng.standard_normal((2, 3, 9, 9)).astype(np.float32))
+    w = torch.from_numpy(rng.standard_normal((4, 3, 3, 3)).astype(np.float32))
+    got, want = _both("convolution", "float32", [x, w, [1, 1], [1, 1], [1, 1], False, 1],
+                      (2, 4, 9, 9))
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(torch.softmax(a.to("cuda"), 1).cpu(), torch.softmax(a, 1))
