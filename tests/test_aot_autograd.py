@@ -1,8 +1,19 @@
 """AOT autograd (torch._functorch.aot_autograd / functorch.compile) against eager autograd."""
 
-from functorch.compile import aot_function, aot_module, default_partition, make_boxed_func, nop
+import pytest
+from functorch.compile import (
+    aot_function,
+    aot_module,
+    default_partition,
+    make_boxed_func,
+    min_cut_rematerialization_partition,
+    nop,
+)
 
 import torch
+import torch.nn.functional as F
+from torch import nn
+from torch._dynamo.backends.common import aot_autograd
 
 
 def _recording(store):
@@ -96,3 +107,235 @@ def test_rules_that_read_the_output_trace_it_for_every_call():
         s = v.sigmoid()
         want = (v > 0).to(v.dtype) + v.exp() + (1 - v.tanh() ** 2) + s * (1 - s)
         torch.testing.assert_close(x.grad, want)
+
+
+# -- fake tracing, functionalization, min-cut, the default path -------------------------------
+
+def _mutates(node) -> bool:
+    """Whether a graph node calls an operator that writes one of its arguments."""
+    schema = getattr(node.target, "schema", None)
+    name = str(getattr(node.target, "name", ""))
+    return node.op == "call_function" and (
+        (schema is not None and bool(schema.mutated)) or name.partition(".")[0].endswith("_"))
+
+
+def _recording_backend(graphs):
+    def compiler(gm, example_inputs):
+        graphs.append(gm)
+        return gm
+    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler,
+                        partition_fn=min_cut_rematerialization_partition)
+
+
+def _train_pair(make, backend, steps, inputs, loss=lambda out: out.square().mean()):
+    """Train a model eagerly and a copy compiled with ``backend`` from the same seeds; return
+    both models and each step's (eager, compiled) outputs."""
+    torch.manual_seed(0)
+    eager = make()
+    compiled_model = make()
+    compiled_model.load_state_dict(eager.state_dict())
+    compiled = torch.compile(compiled_model, backend=backend)
+    outputs = []
+    for step in range(steps):
+        pair = []
+        for model, run in ((eager, eager), (compiled_model, compiled)):
+            torch.manual_seed(100 + step)
+            out = run(*inputs)
+            loss(out).backward()
+            pair.append((out.detach(), [p.grad.clone() for p in model.parameters()]))
+            with torch.no_grad():
+                for p in model.parameters():
+                    p -= 0.05 * p.grad
+                    p.grad = None
+        outputs.append(pair)
+    return eager, compiled_model, outputs
+
+
+def _assert_steps_match(outputs):
+    for (out_e, grads_e), (out_c, grads_c) in outputs:
+        torch.testing.assert_close(out_c, out_e, rtol=1e-4, atol=1e-5)
+        for g_c, g_e in zip(grads_c, grads_e):
+            torch.testing.assert_close(g_c, g_e, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_compiled_dropout_equals_eager_for_a_seed(backend):
+    def make():
+        return nn.Sequential(nn.Linear(6, 8), nn.Dropout(0.4), nn.ReLU(), nn.Linear(8, 3),
+                             nn.Dropout(0.2))
+
+    x = torch.randn(5, 6)
+    _, _, outputs = _train_pair(make, backend, 3, (x,))
+    _assert_steps_match(outputs)
+    # the masks really vary between steps (the seeds differ), so equality is not vacuous
+    assert not torch.equal(outputs[0][0][0], outputs[1][0][0])
+
+
+def test_compiling_draws_no_random_numbers():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    compiled = torch.compile(model, backend="aot_eager")
+    x = torch.randn(3, 4)
+    torch.manual_seed(7)
+    compiled(x).sum().backward()  # compiles (traces) and runs: one set of draws
+    after_compiled = torch.randn(4)
+    torch.manual_seed(7)
+    model(x).sum().backward()
+    after_eager = torch.randn(4)
+    torch.testing.assert_close(after_compiled, after_eager)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_batchnorm_running_stats_after_compiled_steps_equal_eager(backend):
+    def make():
+        return nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.Flatten(),
+                             nn.Linear(3 * 4 * 4, 2))
+
+    x = torch.randn(4, 2, 6, 6)
+    eager, compiled, outputs = _train_pair(make, backend, 3, (x,))
+    _assert_steps_match(outputs)
+    bn_e, bn_c = eager[1], compiled[1]
+    assert int(bn_c.num_batches_tracked) == int(bn_e.num_batches_tracked) == 3
+    torch.testing.assert_close(bn_c.running_mean, bn_e.running_mean)
+    torch.testing.assert_close(bn_c.running_var, bn_e.running_var)
+    assert not torch.equal(bn_e.running_mean, torch.zeros(3))
+
+
+def test_captured_training_graphs_hold_no_in_place_operators():
+    graphs = []
+    model = nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.ReLU(inplace=True),
+                          nn.Dropout(0.3))
+    compiled = torch.compile(model, backend=_recording_backend(graphs))
+    compiled(torch.randn(5, 4)).sum().backward()
+    assert len(graphs) == 2  # the forward, then the backward at its first call
+    targets = [str(n.target) for g in graphs for n in g.graph.nodes if n.op == "call_function"]
+    assert any("bernoulli" in t for t in targets)  # dropout's draw is a node
+    assert [str(n.target) for g in graphs for n in g.graph.nodes if _mutates(n)] == []
+
+
+def test_in_place_updates_of_intermediates_and_their_views():
+    def f(x, y):
+        h = x * 2
+        h.add_(y)
+        h[0] = 3.0  # a write through a view of an intermediate
+        row = h[1]
+        row.mul_(5)  # another view, written
+        h.clamp_(-4, 4)
+        return h * row.sum()
+
+    fw = []
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    got = aot_function(f, _recording(fw))(x, y)
+    torch.testing.assert_close(got, f(x, y))
+    assert not any(_mutates(n) for n in fw[0].graph.nodes)
+
+
+def test_writes_to_inputs_come_back_once_per_call():
+    def f(x, buffer):
+        buffer.mul_(0.5).add_(x.sum(0))
+        view = buffer[:2]
+        view.add_(1.0)  # through a view of the input
+        return x * buffer
+
+    fw = []
+    compiled = aot_function(f, _recording(fw))
+    x = torch.randn(3, 4)
+    buffer_c, buffer_e = torch.ones(4), torch.ones(4)
+    for _ in range(2):
+        got = compiled(x, buffer_c)
+        want = f(x, buffer_e)
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(buffer_c, buffer_e)
+    assert not any(_mutates(n) for n in fw[0].graph.nodes)
+
+
+def test_writing_an_input_that_requires_grad_is_refused():
+    def f(x, w):
+        w.add_(1.0)
+        return x * w
+
+    compiled = aot_function(f, nop)
+    with pytest.raises(RuntimeError, match="leaf Variable"):  # as eager autograd says
+        compiled(torch.randn(3), torch.randn(3, requires_grad=True))
+    # a non-leaf: eager records the write in its graph; AOT autograd says it cannot
+    with pytest.raises(NotImplementedError, match="writes in place an input"):
+        compiled(torch.randn(3), torch.randn(3, requires_grad=True) * 2)
+
+
+def _saved_count(partition):
+    fw, bw = [], []
+
+    def f(x, w):
+        y = torch.sin(x) * torch.cos(x) + torch.exp(x) * 0.5
+        return torch.tanh(y @ w).sigmoid().sum()
+
+    torch.manual_seed(3)
+    x = torch.randn(6, 6, requires_grad=True)
+    w = torch.randn(6, 2, requires_grad=True)
+    compiled = aot_function(f, _recording(fw), _recording(bw), partition_fn=partition)
+    compiled(x, w).backward()
+    grads = [x.grad.clone(), w.grad.clone()]
+    x.grad = w.grad = None
+    f(x, w).backward()
+    torch.testing.assert_close(grads[0], x.grad)
+    torch.testing.assert_close(grads[1], w.grad)
+    tangents = 1
+    return len([n for n in bw[0].graph.nodes if n.op == "placeholder"]) - tangents
+
+
+def test_min_cut_saves_fewer_tensors_than_the_default_partition():
+    default = _saved_count(default_partition)
+    min_cut = _saved_count(min_cut_rematerialization_partition)
+    assert min_cut < default
+    assert min_cut <= 4  # x, w and the matmul's result (its tanh recomputed) at most
+
+
+class _Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.qkv = nn.Linear(8, 24)
+        self.mlp = nn.Linear(8, 8)
+
+    def forward(self, x):
+        q, k, v = self.qkv(self.norm(x)).split(8, dim=-1)
+        heads = [t.view(2, 5, 2, 4).transpose(1, 2) for t in (q, k, v)]
+        att = F.scaled_dot_product_attention(*heads, is_causal=True)
+        x = x + att.transpose(1, 2).reshape(2, 5, 8)
+        return x + F.gelu(self.mlp(x))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("case", ["mlp", "conv_bn", "layer_norm_gelu_sdpa"])
+def test_training_step_gradients_equal_eager(case, backend):
+    makers = {
+        "mlp": (lambda: nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 2)),
+                (torch.randn(4, 5),)),
+        "conv_bn": (lambda: nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.BatchNorm2d(2),
+                                          nn.ReLU(), nn.MaxPool2d(2)),
+                    (torch.randn(2, 1, 4, 4),)),
+        "layer_norm_gelu_sdpa": (_Block, (torch.randn(2, 5, 8),)),
+    }
+    make, inputs = makers[case]
+    _, _, outputs = _train_pair(make, backend, 2, inputs)
+    _assert_steps_match(outputs)
+
+
+def test_value_dependent_ops_still_match_eager():
+    """take() wraps negative indices by reading them: its graph runs as captured."""
+    index = torch.tensor([-1, 0, 2])
+    compiled = torch.compile(lambda x: torch.take(x, index) * 2, backend="aot_eager")
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(compiled(x), torch.take(x, index) * 2)
+
+
+def test_the_switch_still_turns_aot_autograd_off():
+    graphs = []
+    torch._dynamo.config.use_aot_autograd = False
+    try:
+        compiled = torch.compile(lambda x: (x * 3).sum(), backend=_recording_backend(graphs))
+        x = torch.randn(3, requires_grad=True)
+        compiled(x).backward()
+    finally:
+        torch._dynamo.config.use_aot_autograd = True
+    assert graphs == []
+    torch.testing.assert_close(x.grad, torch.full((3,), 3.0))

@@ -66,8 +66,19 @@ def _output_metadata(fn: Callable, args: tuple[Any, ...]) -> tuple[list[Any], An
 
     mode = FakeTensorMode(allow_non_fake_inputs=True, static_shapes=True)
     fakes = [_input_fake(mode, a) if isinstance(a, torch.Tensor) else a for a in args]
-    with mode:
-        out = fn(*fakes)
+    try:
+        with mode:
+            out = fn(*fakes)
+    except RuntimeError as error:
+        # the traces see each input that requires grad as a leaf: an in-place write to one
+        # that is not a leaf in the caller's graph is refused here, not by eager's message
+        if "leaf Variable" in str(error) and any(
+                isinstance(a, torch.Tensor) and a.grad_fn is not None for a in args):
+            raise NotImplementedError(
+                "AOT autograd: the function writes in place an input that requires grad and "
+                "is not a leaf; eager autograd records that write, the compiled graph "
+                "cannot") from error
+        raise
     return pytree.tree_flatten(out)
 
 
