@@ -189,6 +189,7 @@ class FrameState:
         self.replay_slots: list[Any] | None = None
         self.replay_refused: str | None = None
         self.replay_hits = 0
+        self.replay_probes = 0  # probed calls refused so far
 
     def reset(self) -> None:
         """Forget every compiled graph (``torch._dynamo.reset``)."""

@@ -45,6 +45,7 @@ __all__ = ["Probe", "ReplayEntry", "Refused", "global_state", "lookup"]
 
 MAX_NODES = 20_000  # a bigger reachable state is not fingerprinted (the call is not replayed)
 MAX_ENTRIES = 64  # replay entries kept per compiled function
+MAX_PROBES = 3  # calls probed before a function whose state refused replay stops being probed
 
 _LIBRARY_PREFIXES = ("torch", "plait_", "functorch")
 _STDLIB = sysconfig.get_paths()["stdlib"]
@@ -82,7 +83,13 @@ _MUTATING_OPERATORS = frozenset(("setitem", "delitem", "__setitem__", "__delitem
 
 
 class Refused(Exception):
-    """Why a captured call cannot be replayed."""
+    """Why a captured call cannot be replayed; ``final`` when later calls cannot do better
+    (the code itself refuses), not when this call's state did (a first call that makes
+    caches, a graph break taken on some inputs only)."""
+
+    def __init__(self, reason: str, final: bool = True) -> None:
+        super().__init__(reason)
+        self.final = final
 
 
 def global_state() -> tuple[Any, ...]:
@@ -127,7 +134,7 @@ class Walk:
             extra = v.__dict__
             dev = v._device
             return (t, v._dtype, dev._type, dev._index, v._shape, v._stride, v._offset,
-                    v._requires_grad, self.value(extra) if extra else None)
+                    v._requires_grad, self.extra(extra) if extra else None)
         if len(seen) > MAX_NODES:
             raise Refused(f"its reachable state has more than {MAX_NODES} objects")
         walker = _WALKERS.get(t)
@@ -142,7 +149,16 @@ class Walk:
         extra = v.__dict__
         dev = v._device
         return (type(v), v._dtype, dev._type, dev._index, v._shape, v._stride, v._offset,
-                v._requires_grad, self.value(extra) if extra else None)
+                v._requires_grad, self.extra(extra) if extra else None)
+
+    def extra(self, attributes: dict[str, Any]) -> Any:
+        """A tensor's own attributes, less autograd's cache (its gradient accumulator, made
+        at the first backward through it: not state the program reads)."""
+        if "_grad_accumulator" in attributes:
+            attributes = {k: v for k, v in attributes.items() if k != "_grad_accumulator"}
+            if not attributes:
+                return None
+        return self.value(attributes)
 
     def top(self, args: tuple[Any, ...], kwargs: dict[str, Any], root: Any) -> list[Any]:
         """The fingerprints of a call's arguments and callable (globals are added after);
@@ -159,7 +175,8 @@ class Walk:
                 extra = a.__dict__
                 dev = a._device
                 parts.append((t, a._dtype, dev._type, dev._index, a._shape, a._stride,
-                              a._offset, a._requires_grad, value(extra) if extra else None))
+                              a._offset, a._requires_grad,
+                              self.extra(extra) if extra else None))
             else:
                 parts.append(value(a))
         if (type(root) is types.FunctionType and root.__closure__ is None
@@ -429,14 +446,16 @@ class Probe:
             raise Refused(self.refused)
         facts = capture.replay_facts
         if facts.breaks or facts.read_data:
-            raise Refused("it broke the graph or read tensor data")
+            raise Refused("it broke the graph or read tensor data", final=False)
         if facts.graphs != 1 or facts.compiled is None:
-            raise Refused(f"it made {facts.graphs} graphs (replay needs exactly one)")
+            raise Refused(f"it made {facts.graphs} graphs (replay needs exactly one)",
+                          final=False)
         if global_state() != self.state_before:
             raise Refused("it changed grad mode, the default dtype or autocast")
         after, walk = self.state()
         if after != tuple(self.before):
-            raise Refused("it changed state it can reach (arguments, globals, attributes)")
+            raise Refused("it changed state it can reach (arguments, globals, attributes)",
+                          final=False)
         position = {id(t): i for i, t in enumerate(walk.tensors)}
         inputs = []
         for t in facts.inputs:

@@ -165,9 +165,11 @@ def _accept(frame: _cache.FrameState, probe: _replay.Probe, capture: _capture.Ca
     try:
         entry = probe.accept(capture, result)
     except (_replay.Refused, TypeError) as exc:
-        frame.replay_refused = str(exc) or type(exc).__name__
-        _cache.counters["replay_refused"][frame.replay_refused] += 1
-        _log.recompiles.debug("%s is not replayed: %s", frame.name, frame.replay_refused)
+        frame.replay_probes += 1
+        if getattr(exc, "final", True) or frame.replay_probes >= _replay.MAX_PROBES:
+            frame.replay_refused = str(exc) or type(exc).__name__
+            _cache.counters["replay_refused"][frame.replay_refused] += 1
+            _log.recompiles.debug("%s is not replayed: %s", frame.name, frame.replay_refused)
         return
     _replay.add_entry(frame, probe.state_before, entry)
 
