@@ -321,3 +321,15 @@ def test_a_torch_generator_is_state_the_graph_uses() -> None:
     want = [f(torch.zeros(2)) for _ in range(3)]
     assert all(torch.equal(a, b) for a, b in zip(got, want))
     assert _frame(compiled).replay_hits == 2  # the replayed graph draws from the generator
+
+
+def test_attributes_read_off_modules_are_guarded(monkeypatch) -> None:
+    def f(x):
+        return torch.nn.functional.relu(x) + 1
+
+    compiled = torch.compile(f, backend="eager")
+    x = torch.tensor([-1.0, 2.0])
+    compiled(x)
+    assert compiled(x).tolist() == [1.0, 3.0] and _frame(compiled).replay_hits == 1
+    monkeypatch.setattr(torch.nn.functional, "relu", lambda t: t * 10)
+    assert compiled(x).tolist() == [-9.0, 21.0]  # the new function: not the replayed graph

@@ -68,6 +68,7 @@ _REFUSED_OPCODES = {
     "GET_AWAITABLE": "awaits",
 }
 _LOAD_GLOBALS = ("LOAD_GLOBAL", "LOAD_NAME")
+_LOAD_ATTRS = ("LOAD_ATTR", "LOAD_METHOD")
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async
 
 _PURE_BUILTINS = frozenset((len, isinstance, issubclass, hasattr, getattr, min, max, abs, round,
@@ -299,29 +300,38 @@ _KEEP_CODES: list[Any] = []
 # -- the probe ----------------------------------------------------------------------------
 
 
-def _code_facts(code: Any) -> tuple[str | None, tuple[str, ...], tuple[Any, ...]]:
-    """(why replay refuses this code or None, the global names it reads, the code objects
-    nested in it), cached per code object."""
+def _code_facts(code: Any) -> tuple[str | None, tuple[tuple[str, ...], ...], tuple[Any, ...]]:
+    """(why replay refuses this code or None, the globals it reads with the attribute chains
+    read off them (``("torch", "nn", "functional", "gelu")``), the code objects nested in
+    it), cached per code object."""
     facts = _CODE_FACTS.get(code)
     if facts is not None:
         return facts
     reason: str | None = None
     if code.co_flags & _GENERATOR_FLAGS:
         reason = "is a generator or coroutine"
-    names: list[str] = []
+    chains: list[tuple[str, ...]] = []
+    chain: list[str] | None = None
     for ins in dis.get_instructions(code):
         why = _REFUSED_OPCODES.get(ins.opname)
         if why is not None and reason is None:
             reason = why
+        if chain is not None:
+            if ins.opname in _LOAD_ATTRS and isinstance(ins.argval, str):
+                chain.append(ins.argval)
+                chains.append(tuple(chain))
+                continue
+            chain = None
         if ins.opname in _LOAD_GLOBALS and isinstance(ins.argval, str):
-            names.append(ins.argval)
+            chain = [ins.argval]
+            chains.append((ins.argval,))
     nested = tuple(c for c in code.co_consts if isinstance(c, types.CodeType))
-    facts = (reason, tuple(dict.fromkeys(names)), nested)
+    facts = (reason, tuple(dict.fromkeys(chains)), nested)
     _CODE_FACTS[code] = facts
     return facts
 
 
-_CODE_FACTS: dict[Any, tuple[str | None, tuple[str, ...], tuple[Any, ...]]] = {}
+_CODE_FACTS: dict[Any, tuple[str | None, tuple[tuple[str, ...], ...], tuple[Any, ...]]] = {}
 _KIND_CACHE: dict[Any, int] = {}  # code -> 0 program, 1 library, 2 standard library or a
 # dependency of Plait's (trusted only when library code calls it)
 _PROGRAM, _LIBRARY, _STANDARD = 0, 1, 2
@@ -377,8 +387,9 @@ class Probe:
         self.kwargs = kwargs
         self.refused: str | None = None
         self.trusted = [True]  # per active frame: library code, or standard library under it
-        self.global_slots: list[tuple[dict[str, Any], dict[str, Any], str]] = []
-        self._slot_keys: set[tuple[int, str]] = set()
+        # (globals, builtins, chain): the globals and module attributes the code read
+        self.global_slots: list[tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]] = []
+        self._slot_keys: set[tuple[int, tuple[str, ...]]] = set()
         self.allowed_codes: set[int] = set()  # ids of codes whose cells the state covers
         self.state_before = self.global_state = global_state()
         self.walk = Walk()
@@ -406,7 +417,7 @@ class Probe:
 
     def _check_frame(self, frame: Any) -> None:
         code = frame.f_code
-        why, names, nested = _code_facts(code)
+        why, chains, nested = _code_facts(code)
         if why is not None:
             self.refused = f"{_where(frame)} {why}"
             return
@@ -416,19 +427,24 @@ class Probe:
             return
         self.allowed_codes.update(map(id, nested))
         f_globals = frame.f_globals
-        for name in names:
-            key = (id(f_globals), name)
+        builtins = frame.f_builtins
+        for chain in chains:
+            key = (id(f_globals), chain)
             if key in self._slot_keys:
                 continue
             self._slot_keys.add(key)
-            builtins = frame.f_builtins
+            name = chain[0]
             if name not in f_globals and name not in builtins:
                 continue
-            self.global_slots.append((f_globals, builtins, name))
+            if len(chain) > 1 and not isinstance(_read_slot(f_globals, builtins, chain[:1]),
+                                                 types.ModuleType):
+                continue  # attributes of a value the walk covers (not of a module's)
+            slot = (f_globals, builtins, chain)
+            self.global_slots.append(slot)
             try:
-                self.before.append(self.walk.value(_read_global(f_globals, builtins, name)))
+                self.before.append(self.walk.value(_read_slot(*slot)))
             except Refused as exc:
-                self.refused = f"global {name!r}: {exc}"
+                self.refused = f"global {'.'.join(chain)}: {exc}"
                 return
             self.allowed_codes |= self.walk.codes
 
@@ -436,8 +452,8 @@ class Probe:
         """The fingerprint of the state as it is now, and its walk."""
         walk = Walk()
         parts = walk.top(self.args, self.kwargs, self.root)
-        for f_globals, builtins, name in self.global_slots:
-            parts.append(walk.value(_read_global(f_globals, builtins, name)))
+        for slot in self.global_slots:
+            parts.append(walk.value(_read_slot(*slot)))
         return tuple(parts), walk
 
     def accept(self, capture: Any, result: Any) -> ReplayEntry:
@@ -471,11 +487,22 @@ class Probe:
                            facts.start_grad, facts.autocast)
 
 
-def _read_global(f_globals: dict[str, Any], builtins: dict[str, Any], name: str) -> Any:
+def _read_slot(f_globals: dict[str, Any], builtins: dict[str, Any],
+               chain: tuple[str, ...]) -> Any:
+    """The value of a global, or of the attribute chain read off a module held in one (as
+    far as the values are modules: later attributes belong to the value's own walk)."""
     try:
-        return f_globals[name]
+        value = f_globals[chain[0]]
     except KeyError:
-        return builtins.get(name)
+        value = builtins.get(chain[0], _ABSENT)
+    for name in chain[1:]:
+        if not isinstance(value, types.ModuleType):
+            break
+        value = getattr(value, name, _ABSENT)
+    return value
+
+
+_ABSENT = ("absent",)  # a global or attribute that does not exist (an immutable marker)
 
 
 def _where(frame: Any) -> str:
@@ -557,8 +584,8 @@ def lookup(frame: Any, root: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
         parts = walk.top(args, kwargs, root)
         slots = frame.replay_slots
         if slots:
-            for f_globals, builtins, name in slots:
-                parts.append(walk.value(_read_global(f_globals, builtins, name)))
+            for slot in slots:
+                parts.append(walk.value(_read_slot(*slot)))
         entry = entries.get(tuple(parts))
     except (Refused, TypeError):
         return _MISS
