@@ -165,6 +165,115 @@ def test_launch_boundary_checks_every_operands_reach():
     assert buffer_args([_Operand((0, 4), (4, 1), 9, 8, 0)])[1] == [9]
 
 
+class _FakeKernel:
+    """Stands for a _C.Kernel: checks a launch as the native launcher does (arguments against
+    the signature letters, block and grid limits) and records it, running nothing."""
+
+    def __init__(self, name, signature, launches):
+        self.name, self.signature, self.launches = name, signature, launches
+
+    def __call__(self, global_size, local_size, *args):
+        assert len(args) == len(self.signature), (self.name, len(args), self.signature)
+        for letter, arg in zip(self.signature, args):
+            if letter == "b":
+                assert hasattr(arg, "nbytes"), (self.name, arg)
+            elif letter in "lL":
+                low = -(1 << 63) if letter == "l" else 0
+                assert type(arg) is int and low <= arg < low + (1 << 64), (self.name, arg)
+            elif letter in "iI":
+                assert type(arg) is int and abs(arg) < 1 << 32, (self.name, arg)
+            else:
+                assert isinstance(arg, (int, float)), (self.name, arg)
+        assert 1 <= len(global_size) == len(local_size) <= 3
+        assert int(np.prod(local_size)) <= 1024
+        for g, loc in zip(global_size, local_size):
+            assert loc > 0 and g % loc == 0, (self.name, global_size, local_size)
+        self.launches.append(self.name)
+
+
+@pytest.fixture
+def dry_run(monkeypatch):
+    """The cuda kernels' launch code over CPU tensors (their blocks have ``nbytes`` too), with
+    a program cache that records each requested source and returns :class:`_FakeKernel`."""
+    from plait_backend_cuda import device_module, kernels
+
+    launches, sources = [], {}
+
+    class Programs:
+        def kernel(self, index, source, name, signature):
+            sources[name] = source
+            return _FakeKernel(name, signature, launches)
+
+    monkeypatch.setattr(device_module, "programs", Programs)
+    monkeypatch.setattr(kernels, "_KERNELS", {})
+    return launches, sources
+
+
+def test_every_family_launches_consistently_with_its_kernel(dry_run):
+    # every argument list the launch code builds matches its kernel's signature (no GPU: the
+    # launches are recorded, not run); then the sources it asked for compile
+    from plait_backend_cuda import fused, kernels
+
+    import torch
+
+    launches, sources = dry_run
+    k = kernels.kernels()
+    f32 = torch.ones(4, 6)
+    strided = torch.ones(6, 4).t()
+    for op, row in pointwise.ROWS.items():
+        dtype = next(d for d in ("float32", "int32", "bool") if row.expression(d)[0] is not None)
+        a = strided.to(getattr(torch, dtype))
+        out = torch.empty(4, 6, dtype=torch.bool if row.writes_bool else a.dtype)
+        binary = op in pointwise.BINARY or op in pointwise.COMPARE
+        k[op](out, a, f32.to(a.dtype)) if binary else k[op](out, a)
+    for mode in pointwise.DIV:
+        k["div"](torch.empty(4, 6), f32, strided, mode)
+    k["where"](torch.empty(4, 6), torch.ones(4, 6, dtype=torch.bool), f32, strided)
+    k["copy_"](torch.empty(4, 6, dtype=torch.float16), strided)
+    k["fill_"](torch.empty(5, dtype=torch.complex128), 1 + 2j)
+    k["arange_"](torch.empty(7, dtype=torch.int64), 3, -2)
+    k["arange_"](torch.empty(7, dtype=torch.bfloat16), 0.5, 0.25)
+    for op in ("sum", "prod", "amax", "amin", "any", "all"):
+        out_dtype = torch.bool if op in ("any", "all") else torch.float32
+        k[op](torch.empty(4, 1, dtype=out_dtype), f32, [1])  # reduced dims kept, of size 1
+        k[op](torch.empty(1, 1, 6, dtype=out_dtype), torch.ones(4, 200, 6), [0, 1])
+    k["sum"](torch.empty(1), torch.ones(1 << 20), [0])  # one long row: split in two passes
+    for op in ("argmax", "argmin"):
+        k[op](torch.empty(4, 1, dtype=torch.int64), f32, 1)
+    for op in ("cumsum", "cumprod"):
+        k[op](torch.empty(4, 6), strided, 1)
+    for op in ("cummax", "cummin"):
+        k[op](torch.empty(4, 6), torch.empty(4, 6, dtype=torch.int64), f32, 0)
+    k["matmul"](torch.empty(2, 4, 5), torch.ones(2, 4, 3), torch.ones(2, 3, 5))
+    index = torch.zeros(4, 3, dtype=torch.int64)
+    k["gather"](torch.empty(4, 3), f32, 1, index)
+    k["scatter_"](torch.empty(4, 6), 1, index, torch.ones(4, 3))
+    k["scatter_"](torch.empty(4, 6), 1, index, torch.ones(4, 3), "sum", True)
+    k["searchsorted"](torch.empty(4, 2, dtype=torch.int64), f32, torch.ones(4, 2), False)
+    k["random_bits_"](torch.empty(10, dtype=torch.int64), 7, 3)
+    k["sort"](torch.empty(4, 6), torch.empty(4, 6, dtype=torch.int64), strided, 1, True)
+    k["topk"](torch.empty(4, 2), torch.empty(4, 2, dtype=torch.int64), f32, 2, 1)
+    k["convolution"](torch.empty(2, 4, 7, 7), torch.ones(2, 3, 9, 9), torch.ones(4, 3, 3, 3),
+                     [1, 1], [0, 0], [1, 1], False, 1)
+    k["convolution"](torch.empty(2, 3, 9, 9), torch.ones(2, 4, 7, 7), torch.ones(4, 3, 3, 3),
+                     [1, 1], [0, 0], [1, 1], True, 1)
+    k["fft_c2c"](torch.empty(4, 6, dtype=torch.complex64), f32.to(torch.complex64), [0, 1], 0,
+                 True)
+    k["fft_r2c"](torch.empty(4, 4, dtype=torch.complex64), f32, [1], 0, True)
+    k["fft_c2r"](torch.empty(4, 6), torch.ones(4, 4, dtype=torch.complex64), [1], 0)
+    fused.fused_kernels()["aten::_softmax"](f32, 1, False)
+    fused.fused_kernels()["aten::_log_softmax_backward_data"](f32, f32, 1, torch.float32)
+    ran = {name.removeprefix("plait_").split("_")[0] for name in launches}
+    assert {"exp", "add", "where", "copy", "fill", "arange", "sum", "argmax", "cumsum",
+            "cummax", "matmul", "gather", "scatter", "searchsorted", "random", "sort",
+            "convolution", "dft", "softmax"} <= ran, sorted(ran)
+    if NVRTC_MISSING:
+        pytest.skip(f"the {len(launches)} launches were consistent; {NVRTC_MISSING[:150]}")
+    nvrtc.compile_source(catalogue.combined_source(
+        [render.Rendered(source, name, "") for name, source in sources.items()]),
+        "compute_90", check_only=True)
+
+
 # -- on a GPU ------------------------------------------------------------------------------------
 
 
