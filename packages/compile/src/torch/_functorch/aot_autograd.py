@@ -1,10 +1,13 @@
 """AOT autograd: trace forward and backward together, partition, compile each half.
 
 ``aot_function`` traces a joint function (the forward, then ``torch.autograd.grad`` of its
-tensor outputs with tangents as inputs) with ``make_fx``, splits it with a partition function
-and wraps the compiled halves in an ``autograd.Function``.  The backward half is compiled
-lazily at the first backward, as PyTorch does.  Inference calls (grad mode off or no input
-requiring grad) trace and compile only the forward.
+differentiable outputs with tangents as inputs) on fake tensors, functionalized
+(:mod:`.functionalize`: no in-place operator in the graph; the inputs it writes come back as
+extra outputs, copied into the inputs once per call), splits it with a partition function
+and wraps the compiled halves in an ``autograd.Function``. The backward half is compiled
+lazily at the first backward, as PyTorch does. Inference calls (grad mode off or no input
+requiring grad) trace and compile only the forward. Nothing real runs while compiling: no
+random number is drawn and no buffer moves (docs/compile.md, "AOT autograd").
 """
 
 from __future__ import annotations
