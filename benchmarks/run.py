@@ -182,6 +182,8 @@ def compare(plait: dict[str, Any], ref: dict[str, Any]) -> list[dict[str, Any]]:
             if "bare_python" in p:
                 row["note"] = (f"bare interpreter start {fmt_time(r['bare_python'])} / "
                                f"{fmt_time(p['bare_python'])}")
+            if p.get("note"):  # a workload's own figure (the compile rows: against eager)
+                row["note"] = p["note"]
         rows.append(row)
     return rows
 

@@ -44,6 +44,10 @@ class Case:
     flops: float | None = None  # per call, for a GFLOP/s figure
     check_calls: int = 1
     tol: float = 1e-4  # relative to the sum of absolute values of the checked results
+    baseline: Callable[[], Any] | None = None  # timed too (the compile rows: eager)
+    note: Callable[[float, float | None], str] | None = None  # (time, baseline) -> the note
+    # a row that times itself (fresh processes): () -> (seconds, checked value); fn unused
+    measured: Callable[[], tuple[float, float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -432,6 +436,85 @@ def fused_chain(compiled: bool) -> Callable[[bool], Case]:
     return setup
 
 
+def _three_ops(x: Any, y: Any) -> Any:
+    return (x * y + 1).relu()
+
+
+def compiled_small_call(quick: bool) -> Case:
+    """``(x * y + 1).relu()`` on two 4-float tensors through ``torch.compile(backend="eager")``
+    (graph capture and the call's guards, no code generator), against the same call eagerly."""
+    x, y = torch.tensor([1.0, -2.0, 3.0, -4.0]), torch.tensor([5.0, 6.0, 7.0, 8.0])
+    compiled = torch.compile(_three_ops, backend="eager")
+    return Case(lambda: compiled(x, y), baseline=lambda: _three_ops(x, y),
+                note=lambda t, eager: f"{(t - eager) * 1e6:.1f} µs over eager (target ≤ 5 µs)")
+
+
+def _gpt_case(quick: bool, compiled: bool) -> tuple[Callable[[], Any], Any]:
+    """nanoGPT_step's step (the same model, data and Adam), its loss compiled with inductor
+    when ``compiled``."""
+    layers, batch, block, width = (1, 2, 8, 16) if quick else (4, 12, 64, 128)
+    model = _GPT(layers, width, 4, block, 65, 16)
+    model.pos = torch.arange(block)
+    idx, targets = _gpt_data(batch, block, 65, 17)
+    loss = torch.compile(model.loss) if compiled else model.loss
+    return _train_step(model.parameters(), lambda: loss(idx, targets)), model
+
+
+def nanogpt_compiled_step(quick: bool) -> Case:
+    """nanoGPT's train step with ``torch.compile(model.loss)`` (inductor; backward and Adam
+    as the program calls them), against Plait's (or PyTorch's) own eager step."""
+    step, _ = _gpt_case(quick, True)
+    eager, _ = _gpt_case(quick, False)
+    return Case(step, check_calls=3, tol=1e-3, baseline=eager,
+                note=lambda t, e: f"compiled / eager of this side {t / e:.2f} (target ≤ 0.7)")
+
+
+_FIRST_CALL_CACHE: list[str] = []  # the cache folder the cold row filled, for the warm row
+
+
+def _first_call_in_fresh_process(quick: bool, cache: str) -> tuple[float, float]:
+    """(wall seconds of the first compiled train step, its loss) in a new interpreter whose
+    inductor cache is ``cache``."""
+    import os
+
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "OMP_NUM_THREADS": "2"}
+    args = [sys.executable, __file__, "--first-compiled-step"] + (["--quick"] if quick else [])
+    out = subprocess.run(args, env=env, check=True, capture_output=True, text=True)
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    return found["time"], found["loss"]
+
+
+def first_compiled_step(warm: bool) -> Callable[[bool], Case]:
+    """The first compiled nanoGPT train step in a fresh process: with an empty inductor disk
+    cache, or (``warm``) with the one a previous process filled."""
+
+    def setup(quick: bool) -> Case:
+        import tempfile
+
+        def measure() -> tuple[float, float]:
+            if not _FIRST_CALL_CACHE or not warm:
+                _FIRST_CALL_CACHE[:] = [tempfile.mkdtemp(prefix="bench-inductor-")]
+                cold = _first_call_in_fresh_process(quick, _FIRST_CALL_CACHE[0])
+                if not warm:
+                    return cold
+            return _first_call_in_fresh_process(quick, _FIRST_CALL_CACHE[0])
+
+        limit = "1 s" if warm else "5 s"
+        return Case(lambda: None, measured=measure, tol=1e-3,
+                    note=lambda t, _: f"{t:.2f} s (target ≤ {limit})")
+
+    return setup
+
+
+def _first_step_main(quick: bool) -> None:
+    """``--first-compiled-step``: time the first compiled train step, print it as JSON."""
+    torch.set_num_threads(2)
+    step, _ = _gpt_case(quick, True)
+    t0 = time.perf_counter()
+    loss = step()
+    print(json.dumps({"time": time.perf_counter() - t0, "loss": float(loss)}))
+
+
 def _layer_op(name: str) -> Callable[[bool], Case]:
     """One call of a layer's functional op on a small input that requires grad (a GPT of width
     16: (2, 8, 16) activations), recorded for backward: the per-call cost a model pays for each
@@ -517,6 +600,14 @@ WORKLOADS: tuple[Workload, ...] = (
              ("torch.nn.functional.gelu",)),
     Workload("gelu(x)*y+z 1e7 float32, Plait compile_fx vs PyTorch eager", "compile", 0.5,
              fused_chain(True), ("torch.nn.functional.gelu",)),
+    Workload("compiled 3-op function on 4 floats (backend eager), per call", "compile", 1.0,
+             compiled_small_call, ("torch.compile",)),
+    Workload("nanoGPT train step compiled (inductor)", "compile", 1.0, nanogpt_compiled_step,
+             _GPT_NEEDS + _LOSS + ("torch.compile",)),
+    Workload("nanoGPT first compiled train step, fresh process, empty disk cache (wall)",
+             "compile", 1.0, first_compiled_step(False), _GPT_NEEDS + _LOSS + ("torch.compile",)),
+    Workload("nanoGPT first compiled train step, fresh process, warm disk cache (wall)",
+             "compile", 1.0, first_compiled_step(True), _GPT_NEEDS + _LOSS + ("torch.compile",)),
     Workload("matmul 256 float32", "matmul", 1.05, matmul(256)),
     Workload("matmul 1024 float32", "matmul", 1.05, matmul(1024)),
     Workload("matmul 2048 float32", "matmul", 1.05, matmul(2048)),
@@ -602,11 +693,20 @@ def run_workload(w: Workload, quick: bool) -> dict[str, Any]:
         return entry
     try:
         case = w.setup(quick)
-        results = [case.fn() for _ in range(case.check_calls)]
-        entry["checksum"], entry["scale"] = checksum(results)
+        if case.measured is not None:
+            entry["time"], value = case.measured()
+            entry["checksum"], entry["scale"] = value, abs(value)
+            entry["number"] = entry["rounds"] = 1
+        else:
+            results = [case.fn() for _ in range(case.check_calls)]
+            entry["checksum"], entry["scale"] = checksum(results)
+            entry["time"], entry["number"], entry["rounds"] = median_time(case.fn, quick)
         entry["tol"] = case.tol
-        entry["time"], entry["number"], entry["rounds"] = median_time(case.fn, quick)
         entry["flops"] = case.flops
+        if case.baseline is not None:
+            entry["baseline"] = median_time(case.baseline, quick)[0]
+        if case.note is not None:
+            entry["note"] = case.note(entry["time"], entry.get("baseline"))
     except (AttributeError, NotImplementedError) as exc:
         entry["missing"] = f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # one broken workload must not stop the suite
@@ -673,8 +773,12 @@ def main() -> None:
                         help="run only workloads whose name contains this (repeatable)")
     parser.add_argument("--serve", action="store_true",
                         help="worker mode: read workload names on stdin (used by run.py)")
+    parser.add_argument("--first-compiled-step", action="store_true",
+                        help="time the first compiled nanoGPT train step (the compile rows)")
     args = parser.parse_args()
-    if args.serve:
+    if args.first_compiled_step:
+        _first_step_main(args.quick)
+    elif args.serve:
         serve(args.quick)
     else:
         json.dump(run_all(args.quick, args.only), sys.stdout)
