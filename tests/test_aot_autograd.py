@@ -339,3 +339,22 @@ def test_the_switch_still_turns_aot_autograd_off():
         torch._dynamo.config.use_aot_autograd = True
     assert graphs == []
     torch.testing.assert_close(x.grad, torch.full((3,), 3.0))
+
+
+def test_training_graph_with_a_changing_batch_size_compiles_once_more_symbolically():
+    graphs = []
+    torch.manual_seed(4)
+    model = nn.Sequential(nn.Linear(4, 6), nn.LayerNorm(6), nn.GELU(), nn.Linear(6, 2))
+    compiled = torch.compile(model, backend=_recording_backend(graphs))
+    for rows in (3, 5, 7, 9):
+        x = torch.randn(rows, 4)
+        compiled(x).square().sum().backward()
+        got = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        model(x).square().sum().backward()
+        for g, p in zip(got, model.parameters()):
+            torch.testing.assert_close(g, p.grad)
+        model.zero_grad()
+    # static at 3 rows, then one symbolic compile serves 5, 7 and 9 (forward + backward each)
+    assert len(graphs) == 4
+    assert any(n.target is torch.ops.aten.sym_size.int for n in graphs[3].graph.nodes)

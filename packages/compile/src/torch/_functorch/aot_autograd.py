@@ -67,7 +67,7 @@ def _output_metadata(fn: Callable, args: tuple[Any, ...]) -> tuple[list[Any], An
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import _input_fake
 
-    mode = FakeTensorMode(allow_non_fake_inputs=True, static_shapes=True)
+    mode = FakeTensorMode(allow_non_fake_inputs=True, static_shapes=not _is_symbolic(args))
     fakes = [_input_fake(mode, a) if isinstance(a, torch.Tensor) else a for a in args]
     try:
         with mode:
