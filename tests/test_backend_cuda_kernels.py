@@ -274,6 +274,67 @@ def test_every_family_launches_consistently_with_its_kernel(dry_run):
         "compute_90", check_only=True)
 
 
+def _column_major_gemm(p, first, second, out):
+    """What cublasGemmStridedBatchedEx computes (column-major, as its documentation defines
+    it), over flat arrays whose index 0 is each operand's first element."""
+    for batch in range(p.batches):
+        f, s, o = (x[batch * st:] for x, st in ((first, p.stride_first),
+                                               (second, p.stride_second), (out, p.stride_out)))
+        for i in range(p.m):
+            for j in range(p.n):
+                total = 0.0
+                for lane in range(p.k):
+                    x = f[i + lane * p.ld_first] if p.op_first == 0 else f[lane + i * p.ld_first]
+                    y = s[lane + j * p.ld_second] if p.op_second == 0 else s[j + lane * p.ld_second]
+                    total += x * y
+                o[i + j * p.ld_out] = total
+
+
+def _strided(shape, strides, offset, size=4096):
+    """(the flat array from the view's first element, the view)"""
+    flat = (np.arange(size, dtype=np.float64) % 13 - 6)[offset:]
+    return flat, np.lib.stride_tricks.as_strided(flat, shape, [8 * s for s in strides])
+
+
+@pytest.mark.parametrize("case", [
+    # (out shape, out strides), (a strides), (b strides), k
+    (((3, 5), (5, 1)), (4, 1), (5, 1), 4),  # contiguous
+    (((3, 5), (5, 1)), (1, 3), (5, 1), 4),  # a transposed
+    (((3, 5), (5, 1)), (4, 1), (1, 4), 4),  # b transposed
+    (((3, 5), (8, 1)), (1, 3), (1, 4), 4),  # both transposed, out rows padded
+    (((2, 3, 5), (15, 5, 1)), (12, 4, 1), (20, 1, 4), 4),  # batched
+    (((1, 5), (5, 1)), (7, 1), (5, 1), 4),  # one row
+    (((3, 1), (1, 1)), (4, 1), (1, 1), 4),  # one column
+])
+def test_cublas_plan_computes_the_product(case):
+    from plait_backend_cuda import cublas
+    from plait_backend_cuda.kernels import merge
+
+    (out_shape, out_strides), a_strides, b_strides, k = case
+    batch = list(out_shape[:-2])
+    a_shape, b_shape = (*batch, out_shape[-2], k), (*batch, k, out_shape[-1])
+    a_flat, a = _strided(a_shape, a_strides, 3)
+    b_flat, b = _strided(b_shape, b_strides, 5)
+    sizes, batch_strides = merge(batch, [list(out_strides[:-2]), list(a_strides[:-2]),
+                                         list(b_strides[:-2])])
+    p = cublas.plan(out_shape, out_strides, a_strides, b_strides, k, sizes, batch_strides)
+    assert p is not None
+    out_base = np.full(4096, np.nan)
+    out = np.lib.stride_tricks.as_strided(out_base, out_shape, [8 * s for s in out_strides])
+    _column_major_gemm(p, b_flat, a_flat, out_base)  # b first: out^T = b^T a^T
+    np.testing.assert_array_equal(out, a @ b)
+
+
+def test_cublas_plan_declines_what_it_cannot_take():
+    from plait_backend_cuda import cublas
+
+    # a broadcast row of b (stride 0 along k), a matrix with no unit stride, a broadcast batch
+    assert cublas.plan((3, 5), (5, 1), (4, 1), (0, 1), 4, [], []) is None
+    assert cublas.plan((3, 5), (5, 1), (8, 2), (5, 1), 4, [], []) is None
+    assert cublas.plan((2, 3, 5), (15, 5, 1), (0, 4, 1), (20, 5, 1), 4, [2],
+                       [[15], [0], [20]]) is None
+
+
 # -- on a GPU ------------------------------------------------------------------------------------
 
 
