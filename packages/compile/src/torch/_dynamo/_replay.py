@@ -552,8 +552,8 @@ class ReplayEntry:
     """An accepted capture: the state fingerprint it is guarded on, where its graph's inputs
     are in that state, how to build the result, and the compiled graph."""
 
-    __slots__ = ("autocast", "autocast_on", "compiled", "global_slots", "inputs", "key",
-                 "start_grad", "template")
+    __slots__ = ("autocast", "autocast_on", "compiled", "direct", "global_slots", "inputs",
+                 "key", "start_grad", "template")
 
     def __init__(self, key: Any, global_slots: list[Any], inputs: tuple[int, ...],
                  template: Any, compiled: Callable[..., Any], start_grad: bool,
@@ -566,6 +566,9 @@ class ReplayEntry:
         self.start_grad = start_grad
         self.autocast = autocast
         self.autocast_on = any(enabled for _, enabled, _ in autocast)
+        # the number of state tensors when the graph's inputs are exactly those, in order
+        # (the inputs are then passed as they are found); -1 otherwise
+        self.direct = len(inputs) if inputs == tuple(range(len(inputs))) else -1
 
 
 _MISS = object()
@@ -579,20 +582,25 @@ def lookup(frame: Any, root: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
                                  tuple(enabled.items()) if enabled else ()))
     if entries is None:
         return _MISS
-    walk = Walk()
-    try:
-        parts = walk.top(args, kwargs, root)
-        slots = frame.replay_slots
-        if slots:
-            for slot in slots:
-                parts.append(walk.value(_read_slot(*slot)))
-        entry = entries.get(tuple(parts))
-    except (Refused, TypeError):
-        return _MISS
+    slots = frame.replay_slots
+    key = None if slots else _plain_call_key(args, kwargs, root)
+    if key is not None:
+        entry = entries.get(key)
+        tensors: Any = args  # every argument is a tensor: the walk's tensors, in order
+    else:
+        walk = Walk()
+        try:
+            parts = walk.top(args, kwargs, root)
+            if slots:
+                for slot in slots:
+                    parts.append(walk.value(_read_slot(*slot)))
+            entry = entries.get(tuple(parts))
+        except (Refused, TypeError):
+            return _MISS
+        tensors = walk.tensors
     if entry is None:
         return _MISS
-    tensors = walk.tensors
-    inputs = [tensors[i] for i in entry.inputs]
+    inputs = tensors if entry.direct == len(tensors) else [tensors[i] for i in entry.inputs]
     if entry.start_grad == grad and not entry.autocast_on and not enabled:
         outputs = entry.compiled(*inputs)
     else:
@@ -602,6 +610,25 @@ def lookup(frame: Any, root: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
     if template[0] == "o":
         return outputs[template[1]]
     return _build(template, outputs, tensors)
+
+
+def _plain_call_key(args: tuple[Any, ...], kwargs: dict[str, Any], root: Any) -> Any:
+    """The key :meth:`Walk.top` makes, made directly for the commonest call: a plain function
+    (no closure, no defaults) called with distinct plain tensors only; None otherwise."""
+    if kwargs or type(root) is not types.FunctionType or root.__closure__ is not None or \
+            root.__defaults__ is not None or root.__kwdefaults__ is not None:
+        return None
+    parts = []
+    for a in args:
+        t = type(a)
+        if t not in _PLAIN_TENSORS or a.__dict__:
+            return None
+        dev = a._device
+        parts.append((t, a._dtype, dev._type, dev._index, a._shape, a._stride, a._offset,
+                      a._requires_grad, None))
+    if len(args) > 1 and len({id(a) for a in args}) != len(args):
+        return None  # aliasing: the walk's ("@", i) marks
+    return (tuple(parts), None, (root,))
 
 
 def _run_in_state(entry: ReplayEntry, inputs: list[Tensor], grad: bool) -> Any:

@@ -122,8 +122,9 @@ def _compiled_call(fn: Callable[..., Any], signature_fn: Callable[..., Any],
                    verify: bool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """One call of a compiled function: replayed when an accepted capture's state matches
     (torch._dynamo._replay); otherwise its Python runs and its tensor ops are captured."""
+    captures = _capture._stack.captures
     if (frame.eager or _cache.stance[0] == "force_eager" or _config_values["disable"]
-            or _capture.current() is not None):
+            or (captures and captures[-1] is not None)):
         # past the recompile limit, forced eager, or called inside another compiled
         # function (whose capture records its ops)
         return fn(*args, **kwargs)
@@ -311,11 +312,11 @@ def optimize(
 
     fn = model_or_fn
     owner = getattr(fn, "__self__", None)
+    module = owner if isinstance(owner, nn.Module) else None
 
     @functools.wraps(fn)
     def compiled(*args: Any, **kwargs: Any) -> Any:
-        return _compiled_call(fn, fn, owner if isinstance(owner, nn.Module) else None, frame,
-                              fullgraph, verify, args, kwargs)
+        return _compiled_call(fn, fn, module, frame, fullgraph, verify, args, kwargs)
 
     compiled._torchdynamo_orig_callable = fn  # type: ignore[attr-defined]
     compiled._torchdynamo_frame = frame  # type: ignore[attr-defined]
