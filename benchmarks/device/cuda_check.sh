@@ -59,6 +59,11 @@ step() {
 } >"$OUT/info.log" 2>&1
 
 # -- build -------------------------------------------------------------------------------------
+if [[ -z ${CUDACXX:-} ]]; then  # CMake finds nvcc through CUDACXX when it is not on PATH
+  for nvcc in "$(command -v nvcc)" /usr/local/cuda/bin/nvcc; do
+    [[ -x $nvcc ]] && export CUDACXX=$nvcc && break
+  done
+fi
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 BUILD_PATH=""
 if compgen -G ".whl/*.whl" >/dev/null; then
@@ -81,27 +86,42 @@ step "build plait-backend-cpu" build 150 "${WHEEL[@]}" packages/backend-cpu
   $(compgen -G ".whl/scipy_openblas32*.whl") >>"$OUT/build.log" 2>&1
 echo "| install | $? | |" >>"$SUMMARY"
 
-# Plait's torch comes first on the path; NVRTC comes from the interpreter's nvidia wheels.
+# Plait runs in a venv of its own: real PyTorch is installed beside the interpreter, and a
+# path entry holding it would join Plait's torch package (torch extends its __path__). The
+# venv sees Plait's wheels and every other package of the interpreter's site-packages (numpy,
+# pytest, the nvidia wheels NVRTC and cuBLAS come from), through links, except torch's own.
+"$PY" -m venv --without-pip "$WORK/venv"
+PLAIT=$WORK/venv/bin/python
+SYSTEM_SITE=$("$PY" -c "import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))")
+mkdir -p "$WORK/deps"
+for entry in "$SYSTEM_SITE"/*; do
+  case $(basename "$entry") in torch* | functorch* | *.pth | __pycache__) continue ;; esac
+  ln -s "$entry" "$WORK/deps/"
+done
+printf '%s\n%s\n' "$SITE" "$WORK/deps" >"$("$PLAIT" -c \
+  "import sysconfig; print(sysconfig.get_paths()['purelib'])")/plait-check.pth"
+"$PLAIT" -c "import torch, plait_backend_cuda; print(torch.__file__, torch.cuda.is_available())" \
+  >>"$OUT/build.log" 2>&1
 export PLAIT_CUDA_CACHE_DIR=$WORK/cubins
 
 # -- tests and the conformance suite -----------------------------------------------------------
-step "cuda tests" tests 60 env PYTHONPATH="$SITE" "$PY" -m pytest -q -rs -p no:cacheprovider \
+step "cuda tests" tests 60 "$PLAIT" -m pytest -q -rs -p no:cacheprovider \
   tests/test_backend_cuda.py tests/test_backend_cuda_kernels.py
 # from an empty folder: the suite alone, not the repository's tests
-(cd "$WORK" && step "conformance --torch-backend=cuda" conformance 150 env PYTHONPATH="$SITE" \
-  "$PY" -m pytest -q -p no:cacheprovider --torch-backend=cuda)
+(cd "$WORK" && step "conformance --torch-backend=cuda" conformance 150 "$PLAIT" -m pytest -q \
+  -p no:cacheprovider --torch-backend=cuda)
 
 # -- training examples: cuda against cpu, same seed ------------------------------------------
 for device in cuda cpu; do
-  step "mlp on $device" examples 30 env PYTHONPATH="$SITE" "$PY" examples/mlp.py \
-    --device "$device" --steps 150 --train-size 1000 --test-size 300 --out "$WORK/mlp-$device"
-  step "cnn_batchnorm on $device" examples 40 env PYTHONPATH="$SITE" "$PY" \
-    examples/cnn_batchnorm.py --device "$device" --steps 40 --train-size 640 --test-size 200 \
-    --batch-size 32 --out "$WORK/cnn-$device"
+  step "mlp on $device" examples 30 "$PLAIT" examples/mlp.py --device "$device" --steps 150 \
+    --train-size 1000 --test-size 300 --out "$WORK/mlp-$device"
+  step "cnn_batchnorm on $device" examples 40 "$PLAIT" examples/cnn_batchnorm.py \
+    --device "$device" --steps 40 --train-size 640 --test-size 200 --batch-size 32 \
+    --out "$WORK/cnn-$device"
 done
 
 # -- benchmark: Plait, then the PyTorch of this machine -----------------------------------------
-step "bench plait" bench 60 env PYTHONPATH="$SITE" "$PY" benchmarks/device/cuda_bench.py
+step "bench plait" bench 60 "$PLAIT" benchmarks/device/cuda_bench.py
 step "bench pytorch" bench 60 "$PY" benchmarks/device/cuda_bench.py
 "$PY" - "$OUT/bench.log" >"$OUT/bench.md" 2>&1 <<'EOF'
 import json, sys
