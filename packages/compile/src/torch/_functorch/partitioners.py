@@ -82,6 +82,34 @@ def _recomputable(node: Node) -> bool:
     return not isinstance(node.meta.get("val"), (torch.Tensor, tuple, list))
 
 
+def _family(node: Node) -> str | None:
+    if node.op != "call_function" or getattr(node.target, "namespace", None) != "aten":
+        return None
+    base = _base_name(node)
+    return next((family for family, names in RECOMPUTABLE.items() if base in names), None)
+
+
+def _materialized_in_backward(node: Node, backward: set[Node]) -> bool:
+    """Whether a backward operator that is not pointwise (a matmul...) reads ``node``'s value,
+    through views or not: recomputing it there would write it to memory all the same, so it
+    is saved instead (as PyTorch's partitioner bans such recomputation)."""
+    # views of it the backward formulas take (``reshape``, ``t``) depend on no tangent: they
+    # are forward nodes, followed through like the backward's own views
+    stack = list(node.users)
+    seen: set[Node] = set()
+    while stack:
+        user = stack.pop()
+        if user in seen:
+            continue
+        seen.add(user)
+        family = _family(user)
+        if family in ("view", "broadcast"):
+            stack.extend(user.users)
+        elif user in backward and family != "pointwise" and user.op != "output":
+            return True
+    return False
+
+
 def _weight(node: Node) -> int | None:
     """Bytes of the value a node computes; None when it cannot be saved as one value (a
     tuple of results: its items are saved instead)."""
@@ -241,7 +269,9 @@ def min_cut_rematerialization_partition(joint_module: GraphModule, _joint_inputs
     values are a minimum cut of the forward graph, where each value costs its size, values of
     non-:data:`RECOMPUTABLE` operators (and the primals) must come from the forward, and the
     values the backward reads must reach it; what lies past the cut is recomputed in the
-    backward."""
+    backward. A pointwise value that a non-pointwise backward operator reads (``gelu``'s
+    output feeding the weight gradient's matmul) is not recomputed: the backward would write
+    it to memory all the same (PyTorch's partitioner bans that recomputation too)."""
     _primals, tangents, fw_outs, grads, backward = _split(joint_module, num_fwd_outputs,
                                                           num_primals)
     graph = joint_module.graph
@@ -254,7 +284,8 @@ def min_cut_rematerialization_partition(joint_module: GraphModule, _joint_inputs
     for node in forward:
         weight = weights[node]
         network.add((node, "in"), (node, "out"), infinite if weight is None else weight)
-        if node.op != "call_function" or not _recomputable(node):
+        if node.op != "call_function" or not _recomputable(node) or (
+                _family(node) == "pointwise" and _materialized_in_backward(node, backward)):
             network.add(source, (node, "in"), infinite)
         for user in node.users:
             if user in weights:
