@@ -381,6 +381,25 @@ def test_reductions_scans_and_matmul_on_the_device(calls):
     assert calls["matmul"]
 
 
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int64"])
+def test_matmul_layouts_match_the_cpu(calls, dtype):
+    from plait_backend_cuda import cublas
+
+    import torch
+
+    rng = np.random.default_rng(4)
+    dt = getattr(torch, dtype)
+    a = torch.from_numpy(rng.integers(-3, 4, (3, 5, 4)).astype(np.float64)).to(dt)
+    b = torch.from_numpy(rng.integers(-3, 4, (3, 4, 6)).astype(np.float64)).to(dt)
+    for x, y in ((a, b), (a.transpose(1, 2).contiguous().transpose(1, 2), b),
+                 (a, b.transpose(1, 2).contiguous().transpose(1, 2)), (a[0], b[1])):
+        got = (x.to("cuda") @ y.to("cuda")).cpu()
+        assert torch.equal(got, x @ y)  # small integers: exact in every dtype
+    if dtype != "int64" and cublas.available():
+        assert calls["matmul_cublas"] >= 4
+
+
 def _both(name, out_dtype, inputs, shape, **kwargs):
     """Primitive ``name`` on the CPU and on cuda (inputs moved as views of the same layout)."""
     from plait_backend_cuda import kernels

@@ -179,6 +179,9 @@ def gemm(out: Any, a: Any, b: Any, batch_sizes: list[int], batch_strides: list[l
         alpha, beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
     size = out.element_size()
     out_address, a_address, b_address = (buf.ptr + off * size for buf, off in zip(buffers, offsets))
+    from .kernels import CALLS
+
+    CALLS["matmul_cublas"] += 1
     _check(lib.cublasGemmStridedBatchedEx(
         _handle(lib, device), p.op_first, p.op_second, p.m, p.n, p.k, ctypes.byref(alpha),
         b_address, data, p.ld_first, p.stride_first, a_address, data, p.ld_second,
