@@ -108,8 +108,8 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "--torch-backend=toy", "-q", env=ENV)
     # ...and against plait-backend-xpu on every OpenCL device (PoCL's CPU device here). The
     # suite fails a backend that cannot initialise, so without an OpenCL driver it is skipped
-    # here, with torch.xpu's reason.
-    xpu_env = {**ENV, "PLAIT_XPU_DEVICE_TYPE": "all"}
+    # here, with torch.xpu's reason. The CPU fallback is off: every case runs on the device.
+    xpu_env = {**ENV, "PLAIT_XPU_DEVICE_TYPE": "all", "TORCH_DEVICE_CPU_FALLBACK": "0"}
     answer = session.run(
         "python", "-c", "import torch; print('xpu available' if torch.xpu.is_available() else "
         "torch.xpu.unavailable_reason())", env=xpu_env, silent=True) or ""

@@ -283,14 +283,32 @@ def test_half_rounding_and_bool_cast():
 
 @needs_device
 def test_declined_cases_fall_back_to_the_cpu():
-    z = torch.tensor([1 + 2j, 3 - 1j]).to("xpu")
-    sums = xpu_kernels.CALLS["sum"]
+    # where with a uint8 condition (core passes bool; the primitive's kernel declines others)
+    where = torch.backends.contract.primitive("where")
+    condition = torch.tensor([1, 0, 2], dtype=torch.uint8)
+    a, b = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([-1.0, -2.0, -3.0])
+    out = torch.empty(3, device="xpu")
+    calls = xpu_kernels.CALLS["where"]
     with warnings.catch_warnings():
         # core warns once per operator and process: whether this call warns depends on order
         warnings.simplefilter("ignore", UserWarning)
-        total = z.sum()  # complex reductions are declined: the CPU fallback computes them
-    assert total.cpu().item() == 4 + 1j
-    assert xpu_kernels.CALLS["sum"] == sums
+        where(out, condition.to("xpu"), a.to("xpu"), b.to("xpu"))  # the CPU fallback's
+    assert out.cpu().tolist() == [1.0, -2.0, 3.0]
+    assert xpu_kernels.CALLS["where"] == calls
+
+
+@needs_device
+def test_thirteen_dims_that_do_not_merge_run_on_the_device():
+    # one operand's dims reversed: nothing merges (beyond the reductions' 12 dims)
+    x = torch.arange(2**13, dtype=torch.float32).reshape((2,) * 13)
+    y = x.permute(*reversed(range(13)))
+    adds, copies = xpu_kernels.CALLS["add"], xpu_kernels.CALLS["copy_"]
+    with no_fallback():
+        total = x.to("xpu") + y.to("xpu")
+        moved = y.to("xpu").contiguous()
+    assert torch.equal(total.cpu(), x + y)
+    assert torch.equal(moved.cpu(), y.contiguous())
+    assert xpu_kernels.CALLS["add"] == adds + 1 and xpu_kernels.CALLS["copy_"] > copies
 
 
 @needs_device
@@ -851,7 +869,7 @@ def test_renderer_emits_opencl_and_cuda_from_one_table():
     assert "__kernel void plait_add_float16_float16_float16_r2" in opencl.source
     assert "vload_half" in opencl.source and "vstore_half_rte" in opencl.source
     assert 'extern "C" __global__ void plait_add_float16_float16_float16_r2' in cuda.source
-    assert "__half2float" in cuda.source and "blockIdx.x" in cuda.source
+    assert "plait_half_to_float" in cuda.source and "blockIdx.x" in cuda.source
     assert "__global" not in cuda.source.replace("__global__", "")
     # three buffers; n, three offsets, two sizes, 2 x 3 strides
     assert opencl.signature == cuda.signature == "bbb" + "l" * 12

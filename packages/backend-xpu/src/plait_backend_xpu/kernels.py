@@ -5,22 +5,26 @@ Each kernel takes the primitive's schema (``torch.backends.contract.schema``), r
 OpenCL C through :mod:`.render` for the operands' dtypes and geometry, builds it once (the
 program cache) and enqueues it on the device's in-order queue without waiting. What it does not
 take it declines before writing anything (``contract.Decline``), so the CPU fallback serves
-it: complex functions beyond neg/add/sub/mul/div/eq/ne, complex to real casts, float64 on a
-device without it, and more than :data:`MAX_RANK` dimensions that do not merge. The other
-families have modules of their own; :func:`kernels` gathers them all.
+it: float64 on a device without it, and more dimensions that do not merge than a launch's
+arguments can describe (:func:`max_rank`). Complex values run every row with a complex
+expression (:mod:`.render_complex`). The other families have modules of their own;
+:func:`kernels` gathers them all.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from torch.backends import contract
 
-from . import device_module, pointwise, render
+from . import device_module, pointwise, render, render_complex
 
 MAX_RANK = 12  # strided kernels have one size and one stride per operand per dimension
+# OpenCL 1.2 guarantees 1024 bytes of kernel arguments: 128 8-byte words (buffers, integers)
+PARAMETER_WORDS = 128
 DIALECT = render.OPENCL
 CALLS: Counter[str] = Counter()  # kernels run, by primitive: tests tell native from fallback
 # (device, op, dtypes, rank, raw, constants) -> its _C.Kernel: rendering and hashing a source
@@ -34,6 +38,15 @@ _WORK_GROUPS: dict[int, int] = {}  # device index -> its 1-d work-group size
 def dtype_name(t: Any) -> str:
     """``t``'s dtype without the ``torch.`` prefix."""
     return str(t.dtype).removeprefix("torch.")
+
+
+def max_rank(operands: int, scalars: int = 0) -> int:
+    """The most dims an elementwise launch over ``operands`` describes within
+    :data:`PARAMETER_WORDS` (a buffer, an offset, a stride per dim each; n, the sizes,
+    ``scalars`` constants): 30 for three operands, more than the dims a tensor has that do not
+    merge in practice. (Declining there would send a copy to the CPU fallback, whose copy to
+    the host is the same copy.)"""
+    return (PARAMETER_WORDS - 1 - 2 * operands - scalars) // (1 + operands)
 
 
 def has_fp64(t: Any) -> bool:
@@ -114,7 +127,7 @@ def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool
     shape, strides = geometry(operands)
     contiguous = all(st == [1] for st in strides) or not shape
     rank = 0 if contiguous else len(shape)
-    if rank > MAX_RANK:
+    if rank > max_rank(len(operands), len(constants) + len(float_constants)):
         raise contract.Decline
     index = out.device.index or 0
     key = (index, op, tuple(names), rank, raw, len(constants), len(float_constants))
@@ -166,9 +179,29 @@ def _run_row(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) -> Non
     expression, raw = row.expression(in_dtype)
     if expression is None:
         raise contract.Decline
+    if in_dtype == "complex64" and not set(render_complex.calls(expression)) <= \
+            render_complex.EXACT and has_fp64(out):
+        _run_complex_in_double(op, expression, out, inputs, row.writes_bool)
+        return
     _launch(op, expression, out, inputs, raw=raw,
             helpers=pointwise.helpers_source(DIALECT, row, in_dtype),
             result="bool" if row.writes_bool else None)
+
+
+def _run_complex_in_double(op: str, expression: str, out: Any, inputs: Sequence[Any],
+                           writes_bool: bool) -> None:
+    """A complex64 function of functions (exp of a product of a log...) in complex128,
+    rounded once on store: its float errors would otherwise grow with the inner values
+    (``pow`` near large exponents, ``sigmoid`` near its poles)."""
+    t = DIALECT.types
+    wide = {v: DIALECT.pair.format(T=t["c128"], x=f"({{A}})({v}.x)", y=f"({{A}})({v}.y)")
+            for v in render.INPUT_NAMES[:len(inputs)]}
+    # {A} (the device's widest float: double) makes the renderer enable double precision
+    widened = expression.replace("{t}", "c128").format(**wide)
+    _launch(f"{op}.c128", widened.replace("{", "{{").replace("}", "}}")
+            .replace("{{A}}", "{A}"), out, inputs,
+            helpers=render_complex.source_for(DIALECT, "c128", expression),
+            result="bool" if writes_bool else "complex128")
 
 
 def _unary(op: str) -> Callable[[Any, Any], None]:
@@ -218,7 +251,9 @@ def copy_(out: Any, src: Any) -> None:
     """``copy_(Tensor(a!) out, Tensor src)``: a move between one dtype, else a cast."""
     same = out.dtype == src.dtype
     if not same and dtype_name(src) in render.COMPLEX and dtype_name(out) not in render.COMPLEX:
-        raise contract.Decline  # complex to real drops the imaginary part with a warning
+        # the real parts, with the warning PyTorch gives (and core's CPU kernels)
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=2)
     _launch("copy_", "{a}", out, [src], raw=same)
 
 

@@ -1,7 +1,7 @@
 """The xpu ``matmul`` primitive: the tiled kernel of :mod:`.render_matmul`, batched.
 
 Batch dims (already broadcast by core) are merged where all three operands step through them
-as one; complex dtypes are declined (the CPU fallback serves them).
+as one; complex values take the tiled kernel with pair products.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from torch.backends import contract
 
-from . import device_module, render, render_matmul
+from . import device_module, render_matmul
 from .kernels import (
     CALLS,
     DIALECT,
@@ -55,7 +55,7 @@ def _tile(index: int) -> int:
 def matmul(out: Any, a: Any, b: Any) -> None:
     """``matmul(Tensor(a!) out, Tensor a, Tensor b)`` on xpu: a (..., n, k) @ b (..., k, m)."""
     name = dtype_name(out)
-    if name in render.COMPLEX or a.dtype != out.dtype or b.dtype != out.dtype or out.dim() < 2:
+    if a.dtype != out.dtype or b.dtype != out.dtype or out.dim() < 2:
         raise contract.Decline
     require_fp64(out, [name])
     n, m = out.shape[-2], out.shape[-1]

@@ -23,7 +23,7 @@ DEVICE_TYPE = "xpu"
 DISTRIBUTION = "plait-backend-xpu"
 # fp64 is not declared: many Intel GPUs have no native double precision.
 CAPABILITIES = frozenset({"amp"})
-AMP_DTYPES = ("bfloat16", "float16")
+AMP_DTYPES = ("float16", "bfloat16")  # float16 first: PyTorch's default on xpu
 
 
 @hookimpl

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import render
+from . import render, render_complex
 from .render import Dialect, literal
 
 
@@ -69,8 +69,16 @@ RAW16 = {"f16": ("0x7c00", "0x7e00"), "bf16": ("0x7f80", "0x7fc0")}
 
 
 def _math(function: str) -> Op:
-    """A floating function of the C library, the same name in every dialect."""
-    return Op(float=f"{function}({{a}})")
+    """A floating function of the C library, the same name in every dialect; complex values
+    take the pair function of :mod:`.render_complex` of that name, where there is one."""
+    pair = f"c{function}"
+    return Op(float=f"{function}({{a}})",
+              complex=f"plait_{pair}_{{t}}({{a}})" if pair in render_complex.FUNCTIONS else None)
+
+
+def _pair(function: str, arity: int = 1) -> str:
+    """A call of :mod:`.render_complex`'s ``function`` on the inputs."""
+    return f"plait_{function}_{{t}}(" + ", ".join(f"{{{v}}}" for v in "ab"[:arity]) + ")"
 
 
 def _wrapping(operator: str) -> str:
@@ -88,22 +96,29 @@ _SAME = "{a}"  # rounding an integer changes nothing
 UNARY: dict[str, Op] = {
     "neg": Op(float="-{a}", int="({T})(({W})0 - ({W}){a})", complex="plait_cneg_{t}({a})",
               helpers=("complex",)),
-    "abs": Op(float="fabs({a})", int="({a} < 0 ? ({T})(({W})0 - ({W}){a}) : {a})", uint=_SAME),
+    # complex: |z| with a zero imaginary part (core keeps the real parts)
+    "abs": Op(float="fabs({a})", int="({a} < 0 ? ({T})(({W})0 - ({W}){a}) : {a})", uint=_SAME,
+              complex=_pair("cabs")),
     # NaN and -0.0 give 0, as (0 < x) - (x < 0) does
-    "sign": Op(float="({T})({a} > 0) - ({T})({a} < 0)", int="({T})(({a} > 0) - ({a} < 0))"),
+    "sign": Op(float="({T})({a} > 0) - ({T})({a} < 0)", int="({T})(({a} > 0) - ({a} < 0))",
+               complex=_pair("csgn")),  # complex: sgn, z / |z| (0 at 0)
     **{name: _math(name) for name in _LIBRARY},
-    "rsqrt": Op(float="({T})1 / sqrt({a})"),  # not rsqrt(): that one may be 2 ulp off
-    "reciprocal": Op(float="({T})1 / {a}"),
-    "sigmoid": Op(float="plait_sigmoid_{t}({a})", helpers=("sigmoid",)),
+    # not rsqrt(): that one may be 2 ulp off
+    "rsqrt": Op(float="({T})1 / sqrt({a})", complex=_pair("crsqrt")),
+    "reciprocal": Op(float="({T})1 / {a}", complex=_pair("crecip")),
+    "sigmoid": Op(float="plait_sigmoid_{t}({a})", helpers=("sigmoid",),
+                  complex=_pair("csigmoid")),
     "erfinv": Op(float="plait_erfinv_{t}({a})", helpers=("erfinv",)),
     "digamma": Op(float="plait_digamma_{t}({a})", helpers=("digamma",)),
     "floor": Op(float="floor({a})", int=_SAME),
     "ceil": Op(float="ceil({a})", int=_SAME),
     "round": Op(float="rint({a})", int=_SAME),  # half to even
     "trunc": Op(float="trunc({a})", int=_SAME),
-    "logical_not": Op(float="{a} == 0", int="{a} == 0", writes_bool=True),
+    "logical_not": Op(float="{a} == 0", int="{a} == 0", writes_bool=True,
+                      complex="({a}.x == 0 && {a}.y == 0)"),
     "bitwise_not": Op(int="~{a}", bool="!{a}"),
-    "isnan": Op(float="isnan({a})", int="0", writes_bool=True),
+    "isnan": Op(float="isnan({a})", int="0", writes_bool=True,
+                complex="(isnan({a}.x) || isnan({a}.y))"),
 }
 
 # NaN propagates through maximum/minimum (x != x holds for NaN only)
@@ -117,7 +132,8 @@ BINARY: dict[str, Op] = {
               helpers=("complex",)),
     "mul": Op(float="{a} * {b}", int=_wrapping("*"), complex="plait_cmul_{t}({a}, {b})",
               helpers=("complex",)),
-    "pow": Op(float="pow({a}, {b})", int="plait_ipow_{t}({a}, {b})", helpers=("ipow",)),
+    "pow": Op(float="pow({a}, {b})", int="plait_ipow_{t}({a}, {b})", helpers=("ipow",),
+              complex=_pair("cpow", 2)),
     "maximum": Op(float=_MAXIMUM, int=_MAXIMUM),
     "minimum": Op(float=_MINIMUM, int=_MINIMUM),
     "fmax": Op(float="fmax({a}, {b})", int="({a} > {b} ? {a} : {b})"),
@@ -135,9 +151,11 @@ BINARY: dict[str, Op] = {
                uint="({b} == 0 ? ({T})0 : ({T})({a} % {b}))"),
     # in double where the device has it, as core computes them: g * ((1 - y) * y) overflows
     # float for huge y where the double product times g = 0 is 0
-    "sigmoid_backward": Op(float="({T})(({A}){a} * ((({A})1 - ({A}){b}) * ({A}){b}))"),
+    "sigmoid_backward": Op(float="({T})(({A}){a} * ((({A})1 - ({A}){b}) * ({A}){b}))",
+                           complex=_pair("csigmoid_backward", 2)),
     # (1 - y)(1 + y): no cancellation near |y| = 1
-    "tanh_backward": Op(float="({T})(({A}){a} * ((({A})1 - ({A}){b}) * (({A})1 + ({A}){b})))"),
+    "tanh_backward": Op(float="({T})(({A}){a} * ((({A})1 - ({A}){b}) * (({A})1 + ({A}){b})))",
+                        complex=_pair("ctanh_backward", 2)),
     "bitwise_and": Op(int="{a} & {b}"),
     "bitwise_or": Op(int="{a} | {b}"),
     "bitwise_xor": Op(int="{a} ^ {b}"),
@@ -159,17 +177,31 @@ DIV: dict[str | None, Op] = {
 
 _COMPLEX_EQ = "(({a}).x == ({b}).x && ({a}).y == ({b}).y)"
 
+
+def _lexicographic(sym: str) -> str:
+    # complex values order by real part, then imaginary part, as numpy (the reference)
+    # orders them; core compares magnitudes so (isclose), whose imaginary parts are 0
+    strict = sym.rstrip("=")
+    return (f"(({{a}}).x {strict} ({{b}}).x"
+            f" || (({{a}}).x == ({{b}}).x && ({{a}}).y {sym} ({{b}}).y))")
+
+
+_COMPLEX_COMPARE = {"eq": _COMPLEX_EQ, "ne": f"!{_COMPLEX_EQ}",
+                    **{name: _lexicographic(sym) for name, sym in
+                       (("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">="))}}
+_TRUTH = {"a": "(({a}).x != 0 || ({a}).y != 0)", "b": "(({b}).x != 0 || ({b}).y != 0)"}
+
 COMPARE: dict[str, Op] = {
     **{name: Op(float=f"{{a}} {sym} {{b}}", int=f"{{a}} {sym} {{b}}", writes_bool=True,
-                complex={"eq": _COMPLEX_EQ, "ne": f"!{_COMPLEX_EQ}"}.get(name))
+                complex=_COMPLEX_COMPARE[name])
        for name, sym in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"),
                          ("ge", ">="))},
     "logical_and": Op(float="({a} != 0) && ({b} != 0)", int="({a} != 0) && ({b} != 0)",
-                      writes_bool=True),
+                      writes_bool=True, complex=f"{_TRUTH['a']} && {_TRUTH['b']}"),
     "logical_or": Op(float="({a} != 0) || ({b} != 0)", int="({a} != 0) || ({b} != 0)",
-                     writes_bool=True),
+                     writes_bool=True, complex=f"{_TRUTH['a']} || {_TRUTH['b']}"),
     "logical_xor": Op(float="({a} != 0) != ({b} != 0)", int="({a} != 0) != ({b} != 0)",
-                      writes_bool=True),
+                      writes_bool=True, complex=f"{_TRUTH['a']} != {_TRUTH['b']}"),
 }
 
 # where(out, condition, a, b) is a selection of raw words: every dtype, complex included
@@ -327,28 +359,8 @@ def _nextafter16(d: Dialect, t: str) -> str:
 
 def _complex(d: Dialect, t: str) -> str:
     """Complex negation, sum, difference, product, and quotient (Smith's: no overflow in
-    |b|^2), on pairs, spelled the same in every dialect."""
-    T = d.types[t]
-
-    def pair(x: str, y: str) -> str:
-        return d.pair.format(T=T, x=x, y=y)
-
-    ops = {"cneg": ("a", pair("-a.x", "-a.y")), "cadd": ("a, b", pair("a.x + b.x", "a.y + b.y")),
-           "csub": ("a, b", pair("a.x - b.x", "a.y - b.y")),
-           "cmul": ("a, b", pair("a.x * b.x - a.y * b.y", "a.x * b.y + a.y * b.x"))}
-    out = []
-    for name, (args, value) in ops.items():
-        params = ", ".join(f"{T} {v}" for v in args.split(", "))
-        out.append(f"{d.function} {T} plait_{name}_{t}({params}) {{ return {value}; }}\n")
-    R = d.types[render.PART[t]]
-    out.append(
-        f"{d.function} {T} plait_cdiv_{t}({T} a, {T} b) {{\n"
-        f"  if (fabs(b.x) >= fabs(b.y)) {{\n"
-        f"    const {R} r = b.y / b.x, den = b.x + b.y * r;\n"
-        f"    return {pair('(a.x + a.y * r) / den', '(a.y - a.x * r) / den')};\n  }}\n"
-        f"  const {R} r = b.x / b.y, den = b.x * r + b.y;\n"
-        f"  return {pair('(a.x * r + a.y) / den', '(a.y * r - a.x) / den')};\n}}\n")
-    return "".join(out)
+    |b|^2), on pairs, spelled the same in every dialect (:mod:`.render_complex`)."""
+    return render_complex.source(d, t, ("cneg", "cadd", "csub", "cmul", "cdiv"))
 
 
 # compute type -> an integer dtype of it (for its wrapping type)
@@ -368,8 +380,8 @@ _INT_HELPERS = frozenset({"ipow", "idiv", "ifloordiv", "iremainder"})
 def helpers_source(d: Dialect, op: Op, dtype: str) -> str:
     """The helper functions ``op``'s expression for ``dtype`` calls, rendered."""
     dt = render.DTYPES[dtype]
-    if dtype in render.COMPLEX:
-        return _complex(d, dt.compute) if "complex" in op.helpers else ""
+    if dtype in render.COMPLEX:  # the pair functions its expression calls
+        return render_complex.source_for(d, dt.compute, op.complex or "")
     wanted = _FLOAT_HELPERS if dt.is_float else _INT_HELPERS
     out = []
     for name in op.helpers:

@@ -4,7 +4,8 @@ cumprod, cummax, cummin), rendered by :mod:`.render_reduce`.
 A reduction splits the input's dims into kept ones (outer: the output's elements) and reduced
 ones (inner), drops size-1 dims and merges neighbours that step as one, so most calls have one
 dim of each. Long rows get a work-group each (a tree in local memory); many short rows a work
-item each. Complex inputs are declined (the CPU fallback serves them).
+item each. Complex values run sum, prod, cumsum and cumprod (joins on pairs); the other
+reductions of complex values are declined (PyTorch refuses them before a kernel).
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def _group_size(rows: int, length: int) -> int:
 
 def _reduce(op: str, out: Any, a: Any, dims: Sequence[int]) -> None:
     names = [dtype_name(out), dtype_name(a)]
-    if render.COMPLEX & set(names):
+    if render.COMPLEX & set(names) and (op not in render_reduce.COMPLEX_JOINS
+                                        or names[0] != names[1]):
         raise contract.Decline
     require_fp64(out, names)
     reduced = set(dims)
@@ -125,7 +127,8 @@ def _cpu_plan(op: str, index: int, n_out: int, r: int, ist_a: list[int]
 
 # accumulator type -> the dtype of a split reduction's scratch (int64 holds u64's bits)
 _SCRATCH = {"f32": "float32", "f64": "float64", "u64": "int64", "i64": "int64",
-            "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8"}
+            "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8", "c64": "complex64",
+            "c128": "complex128"}
 
 
 def _parts(op: str, index: int, n_out: int, r: int, group: int) -> int:
@@ -199,7 +202,8 @@ def _arg_reduction(op: str) -> Callable[..., None]:
 
 def _scan_run(op: str, outputs: Sequence[Any], a: Any, dim: int) -> None:
     name = dtype_name(a)
-    if name in render.COMPLEX or any(t.dtype != a.dtype for t in outputs[:1]):
+    if ((name in render.COMPLEX and op not in render_reduce.COMPLEX_JOINS)
+            or any(t.dtype != a.dtype for t in outputs[:1])):
         raise contract.Decline
     require_fp64(a, [name])
     operands = [*outputs, a]

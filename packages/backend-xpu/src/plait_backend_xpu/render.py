@@ -189,8 +189,8 @@ def store(d: Dialect, dt: DType, p: str, i: str, v: str) -> str:
 
 def convert(d: Dialect, src: DType, dst: DType, v: str) -> str:
     """``v`` (in ``src``'s compute type) in ``dst``'s compute type, as PyTorch casts (a real
-    value becomes a complex one with a zero imaginary part; complex to real is not rendered:
-    PyTorch warns there)."""
+    value becomes a complex one with a zero imaginary part; a complex value becomes its real
+    part, where PyTorch warns: the caller's concern)."""
     if dst.is_bool and src.compute in PART:
         return f"({d.types['u8']})(({v}).x != 0 || ({v}).y != 0)"
     if dst.is_bool:
@@ -204,6 +204,8 @@ def convert(d: Dialect, src: DType, dst: DType, v: str) -> str:
         else:
             x, y = f"({part})({v})", f"({part})0"
         return d.pair.format(T=d.types[dst.compute], x=x, y=y)
+    if src.compute in PART:
+        return f"({d.types[dst.compute]})(({v}).x)"
     return f"({d.types[dst.compute]})({v})"
 
 

@@ -8,19 +8,20 @@ whose dims (already broadcast, stride 0 where repeated) are decoded from the gro
 Every operand has its own strides, so transposed and sliced operands need no copy.
 
 Accumulators: float for float16/bfloat16/float32 (rounded once on store), double for float64,
-the 64-bit wrapping type for integers and bool (bool stores ``sum != 0``).
+the 64-bit wrapping type for integers and bool (bool stores ``sum != 0``), complex values in
+their pair type (products and sums through :mod:`.render_complex`).
 """
 
 from __future__ import annotations
 
-from . import render
+from . import render, render_complex
 from .render import Dialect, Rendered, axis
 from .render_reduce import decode
 
 
 def accumulator(dt: render.DType) -> str:
     """The portable type a product of ``dt`` accumulates in."""
-    return dt.compute if dt.is_float else "u64"
+    return dt.compute if dt.is_float or dt.compute in render.PART else "u64"
 
 
 def render_matmul(d: Dialect, dtype: str, batch_rank: int, tile: int) -> Rendered:
@@ -48,6 +49,18 @@ def render_matmul(d: Dialect, dtype: str, batch_rank: int, tile: int) -> Rendere
         loaded = render.load(d, dt, p, index)
         return f"({acc})({loaded})"
 
+    pair = acc_p in render.PART
+    if pair:  # complex: (0, 0), and the product added through the pair functions
+        zero = d.pair.format(T=acc, x=render.literal(0.0, render.PART[acc_p]),
+                             y=render.literal(0.0, render.PART[acc_p]))
+    else:
+        zero = f"({acc})0"
+
+    def add_product(x: str, y: str) -> str:
+        if pair:
+            return f"sum = plait_cadd_{acc_p}(sum, plait_cmul_{acc_p}({x}, {y}));"
+        return f"sum += {x} * {y};"
+
     body = [
         f"  const {i64} lx = {axis(d.local_id, 0)}, ly = {axis(d.local_id, 1)};",
         f"  const {i64} col = {axis(d.group_id, 0)} * {tile} + lx;",
@@ -58,17 +71,17 @@ def render_matmul(d: Dialect, dtype: str, batch_rank: int, tile: int) -> Rendere
     ]
     body += decode(d, batch_rank, axis(d.group_id, 2), "b", operands)
     body += [
-        f"  {acc} sum = 0;",
+        f"  {acc} sum = {zero};",
         f"  for ({i64} q0 = 0; q0 < k; q0 += {tile}) {{",
         # one element of each tile per work item; the +1 column avoids bank conflicts
         f"    const {i64} qa = q0 + lx, qb = q0 + ly;",
         f"    ta[ly * {tile + 1} + lx] = (row < n && qa < k) ? "
-        f"{value('a', 'at_a + row * sa_r + qa * sa_k')} : ({acc})0;",
+        f"{value('a', 'at_a + row * sa_r + qa * sa_k')} : {zero};",
         f"    tb[ly * {tile + 1} + lx] = (qb < k && col < m) ? "
-        f"{value('b', 'at_b + qb * sb_k + col * sb_c')} : ({acc})0;",
+        f"{value('b', 'at_b + qb * sb_k + col * sb_c')} : {zero};",
         f"    {d.barrier};",
-        f"    for (int q = 0; q < {tile}; ++q) sum += ta[ly * {tile + 1} + q] * "
-        f"tb[q * {tile + 1} + lx];",
+        f"    for (int q = 0; q < {tile}; ++q) "
+        + add_product(f"ta[ly * {tile + 1} + q]", f"tb[q * {tile + 1} + lx]"),
         f"    {d.barrier};",
         "  }",
         "  if (row >= n || col >= m) return;",
@@ -77,7 +90,10 @@ def render_matmul(d: Dialect, dtype: str, batch_rank: int, tile: int) -> Rendere
     body.append("  " + render.store(d, dt, "out", "at_out + row * so_r + col * so_c",
                                     render.convert(d, acc_dt, dt, "sum")))
     name = f"plait_matmul_{dtype}_b{batch_rank}_t{tile}"
-    source = (render.prelude_for(d, (dtype,)) + f"{d.kernel} {name}(\n    "
+    prelude = render.prelude_for(d, (dtype,))
+    if pair:
+        prelude += render_complex.source(d, acc_p, ["cadd", "cmul"])
+    source = (prelude + f"{d.kernel} {name}(\n    "
               + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
     signature = "bbb" + "l" * (3 + 3 + 6 + batch_rank * 4)
     return Rendered(source, name, signature)

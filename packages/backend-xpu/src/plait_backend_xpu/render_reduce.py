@@ -8,7 +8,8 @@ beside the value: the first index among equals wins, and NaN beats every number 
 NaN, as PyTorch). Scans (:data:`SCANS`) give each line along the scanned dim one work item.
 
 Accumulators: float16/bfloat16/float32 in float, float64 in double, integers in 64 bits
-(wrapping, so an int8 sum wraps as PyTorch's does), any/all in int.
+(wrapping, so an int8 sum wraps as PyTorch's does), any/all in int, complex values in their
+own pair type (sum, prod and their scans only: :data:`COMPLEX_JOINS`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import render
+from . import render, render_complex
 from .render import Dialect, Rendered, axis
 
 
@@ -57,6 +58,9 @@ SCANS: dict[str, Reduction] = {
     "cumsum": Reduction("0", "acc + x"),
     "cumprod": Reduction("1", "acc * x"),
 }
+# the reductions and scans that run on complex values: the pair function their join calls
+COMPLEX_JOINS = {"sum": "cadd", "prod": "cmul", "cumsum": "cadd", "cumprod": "cmul"}
+
 # cummax/cummin: a later equal element, or any NaN, takes the index (NaN stays once seen)
 CUM_EXTREME = {"cummax": ">=", "cummin": "<="}
 
@@ -73,12 +77,16 @@ def accumulator_type(kind: str, dt: render.DType) -> str:
         return dt.compute
     if kind == "int":
         return "i32"
-    if dt.is_float:
+    if dt.is_float or dt.compute in render.PART:
         return dt.compute
     return "u64"
 
 
 def _identity(row: Reduction, dt: render.DType, acc: str, d: Dialect) -> str:
+    if acc in render.PART:  # a complex sum or product: (0, 0) or (1, 0)
+        zero = render.literal(0.0, render.PART[acc])
+        return d.pair.format(T=d.types[acc], x=f"({d.types[render.PART[acc]]})({row.identity})",
+                             y=zero)
     if dt.is_float:
         lowest, highest = "-INFINITY", "INFINITY"
     else:
@@ -103,6 +111,15 @@ def decode(d: Dialect, rank: int, index: str, prefix: str, operands: list[str],
                      + " }")
     lines.append("  }")
     return lines
+
+
+def complex_join(op: str, dt: render.DType, row: Reduction) -> tuple[Reduction, str]:
+    """``row`` with its join on pairs where ``dt`` is complex, and the functions it calls."""
+    if dt.compute not in render.PART:
+        return row, ""
+    function = COMPLEX_JOINS[op]
+    joined = Reduction(row.identity, f"plait_{function}_{dt.compute}(acc, x)", row.accumulator)
+    return joined, function
 
 
 def _renamed(join: str, acc: str, x: str) -> str:
@@ -137,6 +154,7 @@ def render_reduction(d: Dialect, op: str, out_dtype: str, in_dtype: str, outer: 
     out_t, in_t = render.DTYPES[out_dtype], render.DTYPES[in_dtype]
     is_arg = op in ARG_BETTER
     row = REDUCTIONS.get(op, Reduction("0", "", "compute"))
+    row, pair_function = complex_join(op, in_t, row)
     acc_p = accumulator_type(row.accumulator, in_t)
     acc_t = t[acc_p]
     params = [d.pointer.format(T=t[out_t.storage]) + " out",
@@ -237,7 +255,10 @@ def render_reduction(d: Dialect, op: str, out_dtype: str, in_dtype: str, outer: 
                                         render.convert(d, acc_dt, out_t, "acc")))
     name = (f"plait_{op}_{out_dtype}_{in_dtype}_o{outer}_i{inner}_g{group}"
             f"{'_s' if split else ''}{f'_l{lanes}' if lanes > 1 else ''}")
-    source = (render.prelude_for(d, (out_dtype, in_dtype)) + f"{d.kernel} {name}(\n    "
+    prelude = render.prelude_for(d, (out_dtype, in_dtype))
+    if pair_function:
+        prelude += render_complex.source(d, acc_p, [pair_function])
+    source = (prelude + f"{d.kernel} {name}(\n    "
               + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
     signature = "bb" + "l" * (4 + 3 * outer + 2 * inner + (2 if split else 0))
     return Rendered(source, name, signature)
@@ -287,10 +308,10 @@ def render_scan(d: Dialect, op: str, dtype: str, outer: int) -> Rendered:
         body.append("    idx[at_idx + j * dst_idx] = iacc;")
         body.append("  }")
     else:
-        row = SCANS[op]
+        row, pair_function = complex_join(op, dt, SCANS[op])
         acc_p = accumulator_type(row.accumulator, dt)
         acc_dt = render.DType(acc_p, acc_p, acc_p, 0, is_float=acc_p in ("f32", "f64"))
-        body.append(f"  {t[acc_p]} acc = {row.identity};")
+        body.append(f"  {t[acc_p]} acc = {_identity(row, dt, acc_p, d)};")
         body.append(f"  for ({i64} j = 0; j < length; ++j) {{")
         body.append(f"    const {t[acc_p]} x = ({t[acc_p]})"
                     f"({render.load(d, dt, 'a', 'at_a + j * dst_a')});")
@@ -299,7 +320,10 @@ def render_scan(d: Dialect, op: str, dtype: str, outer: int) -> Rendered:
                                           render.convert(d, acc_dt, dt, "acc")))
         body.append("  }")
     name = f"plait_{op}_{dtype}_o{outer}"
-    source = (render.prelude_for(d, (dtype,)) + f"{d.kernel} {name}(\n    "
+    prelude = render.prelude_for(d, (dtype,))
+    if not extreme and pair_function:
+        prelude += render_complex.source(d, dt.compute, [pair_function])
+    source = (prelude + f"{d.kernel} {name}(\n    "
               + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
     n = len(operands)
     signature = "b" * n + "l" * (2 + 2 * n + outer * (1 + n))

@@ -173,14 +173,21 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.where(x < 0, e, 1.0) / (1 + e)
 
 
+def _wide_dtype(x: np.ndarray) -> np.dtype:
+    """Where a floating function computes ``x``: complex in complex128, the rest in float64."""
+    return np.dtype(np.complex128 if x.dtype.kind == "c" else np.float64)
+
+
 def _floating(fn: Callable[[np.ndarray], Any]) -> Callable[[np.ndarray], Any]:
-    """Floating functions compute in float64 and round once on store, which gives the
-    correctly rounded float32 (and half) results PyTorch's vectorised math gives; integer
-    inputs (seen only when a backend tests a primitive directly) compute there too and
-    truncate back, so the kernel never fails on a dtype."""
+    """Floating functions compute in float64 (complex in complex128) and round once on
+    store, which gives the correctly rounded float32 (and half, complex64) results PyTorch's
+    vectorised math gives, and a reference no worse than a backend's single-precision math
+    where a function is ill-conditioned (complex pow near large exponents, sigmoid near its
+    poles); integer inputs (seen only when a backend tests a primitive directly) compute
+    there too and truncate back, so the kernel never fails on a dtype."""
 
     def apply(x: np.ndarray) -> Any:
-        return fn(x if x.dtype.kind == "c" else x.astype(np.float64))
+        return fn(x.astype(_wide_dtype(x)))
 
     return apply
 
@@ -189,9 +196,8 @@ def _wide(fn: Callable[[np.ndarray, np.ndarray], Any]) -> Callable[[np.ndarray, 
     """The binary form of :func:`_floating`."""
 
     def apply(a: np.ndarray, b: np.ndarray) -> Any:
-        if a.dtype.kind == "c":
-            return fn(a, b)
-        return fn(a.astype(np.float64), b.astype(np.float64))
+        wide = _wide_dtype(a)
+        return fn(a.astype(wide), b.astype(wide))
 
     apply.__name__ = getattr(fn, "__name__", "binary")
     return apply
