@@ -180,6 +180,8 @@ class FrameState:
         self.warned = False
         self.breaks: list[tuple[str, str]] = []  # (reason, source line)
         self.graphs: list[GraphRecord] = []  # every graph compiled, for explain
+        self.fake_mode: Any = None  # the FakeTensorMode of its captures (made at the first)
+        self.input_fakes: dict[int, Any] = {}  # id(real input) -> (weak ref, metadata, fake)
         self._reset_replay()
 
     def _reset_replay(self) -> None:

@@ -25,11 +25,13 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch._core import config as _core_config
 from torch._core.tensor import Tensor
-from torch._dynamo import _cache, _log
+from torch._dynamo import _cache, _log, _plans
 from torch._dynamo._lazy import LazyTensor, become
 from torch._dynamo.exc import Unsupported
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+from torch.amp import autocast_mode as _amp
 from torch.overrides import TorchFunctionMode
 
 __all__ = ["CaptureMode", "Recording", "current", "set_grad_enabled_node"]
@@ -68,6 +70,7 @@ def _method_name(func: Any) -> str | None:
 
 
 _AUTOCAST_DEVICES = ("cpu",)
+_amp_local = _amp._local  # autocast's per-thread state (enabled: device type -> dtype)
 
 
 def autocast_state() -> tuple[Any, ...]:
@@ -114,7 +117,14 @@ class Recording:
 
     def __init__(self, capture: Capture) -> None:
         self.capture = capture
-        self.fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+        # one fake mode per compiled function, so that an input's fake (and the metadata
+        # plans keyed on it) serve every call; its memo of real tensors is this recording's
+        frame = capture.frame
+        if frame.fake_mode is None:
+            frame.fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+        self.fake_mode = frame.fake_mode
+        self.fake_mode._memo.clear()
+        self.real_of: dict[int, Tensor] = {}  # id(input's fake) -> the input
         # (kind, target, args, kwargs): kind "call_function" or "call_method"; args hold Refs
         self.ops: list[tuple[str, Any, tuple[Any, ...], dict[str, Any]]] = []
         self.op_fakes: list[Any] = []  # each op's fake result (node meta)
@@ -129,6 +139,7 @@ class Recording:
         self.constants: list[Any] = []  # objects keyed by id: kept alive with the key
         self.in_fake_run = False  # a call's metadata run is under way (not to be recorded)
         self.autocast = autocast_state()
+        self.autocast_enabled = dict(_amp_local.enabled)  # cheap to compare at every op
 
     # -- values in -----------------------------------------------------------------------
 
@@ -141,11 +152,12 @@ class Recording:
         if isinstance(value, Tensor):
             ref = self.input_ids.get(id(value))
             if ref is None:
-                fake = self.fake_mode.from_tensor(value)
+                fake = self._input_fake(value)
                 ref = Ref(None, len(self.inputs))
                 self.input_ids[id(value)] = ref
                 self.inputs.append(value)
                 self.input_fakes.append(fake)
+                self.real_of[id(fake)] = value
             return self.input_fakes[ref.index], ref  # type: ignore[index]
         if isinstance(value, (list, tuple)):
             pairs = [self.lift(v) for v in value]
@@ -160,6 +172,21 @@ class Recording:
             pairs_d = {k: self.lift(v) for k, v in value.items()}
             return ({k: p[0] for k, p in pairs_d.items()}, {k: p[1] for k, p in pairs_d.items()})
         return value, value
+
+    def _input_fake(self, t: Tensor) -> FakeTensor:
+        """The fake of a real input: the one an earlier call made while ``t`` has the same
+        storage and metadata, else a new one."""
+        cache = self.capture.frame.input_fakes
+        meta = (id(t._storage), t._shape, t._stride, t._offset, t._dtype, t._device,
+                t._requires_grad, type(t))
+        hit = cache.get(id(t))
+        if hit is not None and hit[0]() is t and hit[1] == meta:
+            return hit[2]
+        fake = self.fake_mode.from_tensor(t)
+        key = id(t)
+        # the entry goes when the tensor does (its id may then be reused)
+        cache[key] = (weakref.ref(t, lambda _, key=key: cache.pop(key, None)), meta, fake)
+        return fake
 
     def key_of(self, value: Any) -> Any:
         """A hashable description of a recorded argument (constants by value where they have
@@ -189,6 +216,8 @@ class Recording:
         """Drop the inputs lifted after the first ``keep`` (for a call that was not recorded)."""
         for t in self.inputs[keep:]:
             del self.input_ids[id(t)]
+        for f in self.input_fakes[keep:]:
+            del self.real_of[id(f)]
         del self.inputs[keep:]
         del self.input_fakes[keep:]
 
@@ -201,6 +230,7 @@ class Recording:
             # graph was flushed, which may be inside a no_grad block of library code)
             self.start_grad = self.grad_enabled = torch.is_grad_enabled()
             self.autocast = autocast_state()
+            self.autocast_enabled = dict(_amp_local.enabled)
         elif torch.is_grad_enabled() != self.grad_enabled:
             self.grad_enabled = torch.is_grad_enabled()
             self._append_raw("call_function", _SET_GRAD, (self.grad_enabled,), {}, None)
@@ -368,30 +398,41 @@ class Capture:
         """Record ``func(*args, **kwargs)`` (a torch function, a Tensor method ``name``, or an
         aten operator reached below the torch level) and return its deferred results; a call
         the fake run cannot do, or that returns data, breaks the graph and runs eagerly."""
-        if torch.get_default_dtype() != self.recording.default_dtype or (
-                self.recording.ops and autocast_state() != self.recording.autocast):
-            self.flush()  # a graph runs under one default dtype and one autocast state
         recording = self.recording
+        if _core_config._default_dtype is not recording.default_dtype or (
+                recording.ops and _amp_local.enabled != recording.autocast_enabled
+                and autocast_state() != recording.autocast):
+            self.flush()  # a graph runs under one default dtype and one autocast state
+            recording = self.recording
         known_inputs = len(recording.inputs)
         fake_args, ref_args = recording.lift(tuple(args))
         fake_kwargs, ref_kwargs = recording.lift(kwargs)
-        real_of = {id(f): t for t, f in zip(recording.inputs, recording.input_fakes)}
-        recording.in_fake_run = True
-        try:
-            # warnings are the real call's to give (at flush), not the metadata run's
-            # without autograd: a fake autograd graph would keep every intermediate alive
-            # (and so an output of the graph); requires_grad is set by _mark_grad below
-            with _suspended(), recording.fake_mode, warnings.catch_warnings(), \
-                    torch.no_grad():
-                warnings.simplefilter("ignore")
-                fake_out = func(*fake_args, **fake_kwargs)
-        except Exception as exc:  # any failure: the real call decides
-            recording.forget_inputs(known_inputs)
-            qual = getattr(func, "__name__", repr(func))
-            return self.eager(func, args, kwargs, f"{qual}() cannot run on metadata only "
-                              f"({type(exc).__name__}: {exc})".split("\n")[0])
-        finally:
-            recording.in_fake_run = False
+        real_of = recording.real_of
+        found = _plans.signature(func, name, fake_args, fake_kwargs)
+        plan = _plans.PLANS.get(found[0]) if found is not None else None
+        if plan is not None:  # this signature's metadata, known: no fake run
+            fake_out = _plans.rebuild(plan, found[1], recording.fake_mode)  # type: ignore[index]
+        else:
+            recording.in_fake_run = True
+            try:
+                # warnings are the real call's to give (at flush), not the metadata run's
+                # without autograd: a fake autograd graph would keep every intermediate
+                # alive (and so an output of the graph); requires_grad is set by _mark_grad
+                with _suspended(), recording.fake_mode, warnings.catch_warnings(), \
+                        torch.no_grad():
+                    warnings.simplefilter("ignore")
+                    fake_out = func(*fake_args, **fake_kwargs)
+            except Exception as exc:  # any failure: the real call decides
+                recording.forget_inputs(known_inputs)
+                qual = getattr(func, "__name__", repr(func))
+                return self.eager(func, args, kwargs, f"{qual}() cannot run on metadata only "
+                                  f"({type(exc).__name__}: {exc})".split("\n")[0])
+            finally:
+                recording.in_fake_run = False
+            if found is not None:
+                description = _plans.describe(fake_out, found[1])
+                if description is not None:
+                    _plans.store(found[0], description)
         if not _deferrable(fake_out):
             recording.forget_inputs(known_inputs)
             qual = getattr(func, "__name__", repr(func))
@@ -402,7 +443,7 @@ class Capture:
         # (a call returning None is made for its effect: x[i] = v, in-place initialisers)
         if torch.is_grad_enabled() and name not in _NO_GRAD_METHODS and any(
                 t.requires_grad for t in _tensors_in((fake_args, fake_kwargs))):
-            _mark_grad(fake_out, set(map(id, recording.input_fakes)))
+            _mark_grad(fake_out, real_of)
         if name is not None:
             op = recording.append("call_method", name, ref_args, ref_kwargs, fake_out)
         else:
@@ -425,7 +466,7 @@ _DEFERRED_NODE = DeferredBackward()
 _NO_GRAD_METHODS = frozenset(("detach", "detach_", "requires_grad_"))
 
 
-def _mark_grad(value: Any, inputs: set[int]) -> None:
+def _mark_grad(value: Any, inputs: Any) -> None:
     """Make ``value``'s new floating results require grad, as eager autograd would (the fakes
     of the graph's inputs, returned by an in-place call, are left alone)."""
     if isinstance(value, FakeTensor):
