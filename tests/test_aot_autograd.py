@@ -358,3 +358,30 @@ def test_training_graph_with_a_changing_batch_size_compiles_once_more_symbolical
     # static at 3 rows, then one symbolic compile serves 5, 7 and 9 (forward + backward each)
     assert len(graphs) == 4
     assert any(n.target is torch.ops.aten.sym_size.int for n in graphs[3].graph.nodes)
+
+
+def test_compiled_adam_step_and_fresh_tensors_written_in_place():
+    def counter(x):
+        count = torch.tensor(0.0)
+        count.add_(1)  # a tensor made inside the function: fresh at every call
+        return x + count
+
+    compiled = torch.compile(counter, backend="aot_eager")
+    for _ in range(2):
+        torch.testing.assert_close(compiled(torch.zeros(2)), torch.ones(2))
+
+    torch.manual_seed(5)
+    models = [nn.Linear(3, 2), nn.Linear(3, 2)]
+    models[1].load_state_dict(models[0].state_dict())
+    optimizers = [torch.optim.Adam(m.parameters(), lr=0.1) for m in models]
+    step = torch.compile(optimizers[1].step, backend="aot_eager")
+    for _ in range(3):
+        x = torch.randn(5, 3)
+        for m in models:
+            m(x).sum().backward()
+        optimizers[0].step()
+        step()
+        for opt in optimizers:
+            opt.zero_grad()
+    for a, b in zip(models[0].parameters(), models[1].parameters()):
+        torch.testing.assert_close(a, b)

@@ -283,7 +283,13 @@ class FunctionalProxyMode(_proxy._ProxyMode):
         kwargs = kwargs or {}
         schema = getattr(func, "schema", None)
         if schema is None or not schema.mutated or func in self.decompositions:
-            return super().__torch_dispatch__(func, types, args, kwargs)
+            result = super().__torch_dispatch__(func, types, args, kwargs)
+            if str(getattr(func, "name", "")).startswith("lift_fresh") and \
+                    isinstance(result, torch.Tensor):
+                # torch.tensor(...) made inside the function: a fresh tensor per call in
+                # eager, so writes to it stay inside the graph
+                self.tracker.constant_storages.discard(id(result._storage))
+            return result
         tracker = self.tracker
         node_bound = schema.bind(tracker.to_arg(args), tracker.to_arg(kwargs))
         if tracker.fake_mode is not None:
