@@ -515,3 +515,39 @@ def test_autocast_block_inside_a_compiled_function() -> None:
     assert got[0].dtype == torch.bfloat16
     assert all(torch.equal(e, g) for e, g in zip(expected, got))
     assert not torch.is_autocast_enabled("cpu")
+
+
+def test_metadata_plans_give_the_fake_run_s_answers() -> None:
+    """A deferred call's results come from a plan of its signature after the first fake run
+    (torch._dynamo._plans): views alias their argument, in-place calls return it, dtypes
+    follow the default dtype, and a call at new sizes gets its own plan."""
+    from torch._dynamo import _plans
+
+    seen = []
+
+    def f(x, n):
+        v = x.view(n, -1)
+        w = v.t()
+        x.mul_(2)  # in place: the argument itself comes back
+        seen.append((v._base is not None, w._base is not None, tuple(w.shape), w.stride(),
+                     v.is_leaf, w.is_contiguous()))
+        return v + 1, w.sum(0), x * 1.5
+
+    compiled = torch.compile(f, backend="eager")
+    with torch._dynamo.config.patch(replay=False):  # every call captures
+        for n, size, dtype in ((2, 6, torch.float32), (2, 6, torch.float32),
+                               (3, 6, torch.float32), (2, 8, torch.float64)):
+            x = torch.arange(float(size), dtype=dtype)
+            expected = f(x.clone(), n)
+            eager_seen = seen.pop()
+            got = compiled(x, n)
+            assert seen.pop() == eager_seen
+            assert all(g.dtype == e.dtype and torch.equal(g, e) for g, e in zip(got, expected))
+        assert _plans.PLANS  # the later calls used plans
+        torch.set_default_dtype(torch.float64)
+        try:
+            i = torch.arange(4)
+            got = torch.compile(lambda t: t + 1.5, backend="eager")(i)
+            assert got.dtype == torch.float64  # promotion reads the default dtype
+        finally:
+            torch.set_default_dtype(torch.float32)

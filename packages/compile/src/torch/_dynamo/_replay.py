@@ -196,12 +196,21 @@ class Walk:
         return (type(v), *[value(x) for x in v])
 
     def mapping(self, v: Any) -> Any:
+        # scalars and empty containers inline (a module's __dict__ is mostly these: its
+        # flags, sizes and a dozen empty hook tables); an empty container's identity is not
+        # recorded: filling it changes the fingerprint anyway
         value = self.value
         items = []
         for k, x in v.items():
             if type(k) not in _SCALAR_TYPES:
                 raise Refused(f"a dict key of type {type(k).__name__} is part of its state")
-            items.append((k, value(x)))
+            t = type(x)
+            if t in _SCALAR_TYPES:
+                items.append((k, t, x))
+            elif t in _CONTAINERS and not x:
+                items.append((k, t))
+            else:
+                items.append((k, value(x)))
         return (type(v), *items)
 
     def set_(self, v: Any) -> Any:
@@ -255,6 +264,7 @@ class Walk:
 
 
 _SCALAR_TYPES = frozenset((*_IMMUTABLE, Size))
+_CONTAINERS: set[type] = {dict, list, tuple, set}  # nn.Module's hook tables join below
 _PLAIN_TENSORS: set[type] = {Tensor}  # nn.Parameter joins when torch.nn is loaded
 
 
@@ -262,6 +272,8 @@ def _walker_for(t: type) -> Callable[[Walk, Any], Any]:
     """How a type's values are fingerprinted (cached in ``_WALKERS``)."""
     from torch import nn
 
+    if issubclass(t, (dict, list, tuple, set)) and _library_module(t.__module__):
+        _CONTAINERS.add(t)  # a library container type (nn.Module's _HookDict)
     if issubclass(t, Tensor):
         walker = Walk.tensor
         if t is nn.Parameter:
