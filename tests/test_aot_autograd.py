@@ -385,3 +385,22 @@ def test_compiled_adam_step_and_fresh_tensors_written_in_place():
             opt.zero_grad()
     for a, b in zip(models[0].parameters(), models[1].parameters()):
         torch.testing.assert_close(a, b)
+
+
+def test_double_backward_and_writes_to_captured_tensors_are_refused():
+    compiled = torch.compile(lambda x: (x.sin() * x).sum(), backend="aot_eager")
+    x = torch.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="double backward"):
+        torch.autograd.grad(compiled(x), x, create_graph=True)
+    (grad,) = torch.autograd.grad(compiled(x), x)  # a plain backward still works
+    torch.testing.assert_close(grad, x.detach().cos() * x.detach() + x.detach().sin())
+
+    captured = torch.zeros(3)
+
+    def writes_global(t):
+        captured.add_(t)
+        return t * 2
+
+    with pytest.raises(NotImplementedError, match="captured"):
+        aot_function(writes_global, nop)(torch.ones(3))
+    assert torch.equal(captured, torch.zeros(3))  # nothing ran for real while tracing

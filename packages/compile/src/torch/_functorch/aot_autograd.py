@@ -214,6 +214,9 @@ def _build_autograd(fn: Callable, args: tuple, fw_compiler: Callable, bw_compile
 
         @staticmethod
         def backward(ctx: Any, *grad_outputs: Any) -> tuple:
+            if torch.is_grad_enabled():  # backward(create_graph=True): as PyTorch says
+                raise RuntimeError("torch.compile with aot_autograd does not currently support "
+                                   "double backward")
             tangents = [grad_outputs[i] if grad_outputs[i] is not None
                         else torch.zeros(shape, dtype=dtype, device=device)
                         for i, (shape, dtype, device) in zip(tangent_of, ctx.layouts)]

@@ -77,8 +77,20 @@ def aot_autograd(**kwargs: Any) -> Callable[..., Any]:
                       data_read)
             return gm.forward
         from torch._functorch.aot_autograd import aot_module_simplified
+        from torch._subclasses.fake_tensor import (
+            DataDependentOutputException,
+            DynamicOutputShapeException,
+        )
 
-        return aot_module_simplified(gm, example_inputs, **kwargs)
+        try:
+            return aot_module_simplified(gm, example_inputs, **kwargs)
+        except (NotImplementedError, DataDependentOutputException,
+                DynamicOutputShapeException) as error:
+            # what AOT autograd does not handle (a write to a captured tensor, a value the
+            # fake trace cannot see) stays correct: the graph runs as captured
+            log.warning("AOT autograd cannot trace this graph (%s: %s); it runs as captured, "
+                        "under eager autograd", type(error).__name__, error)
+            return gm.forward
 
     backend.__name__ = "aot_autograd"
     return backend
