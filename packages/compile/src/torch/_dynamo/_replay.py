@@ -207,7 +207,12 @@ class Walk:
             t = type(x)
             if t in _SCALAR_TYPES:
                 items.append((k, t, x))
-            elif t in _CONTAINERS and not x:
+                continue
+            container = _CONTAINERS.get(t)
+            if container is None:
+                container = _CONTAINERS[t] = issubclass(t, (dict, list, tuple, set)) and (
+                    t in (dict, list, tuple, set) or _library_module(t.__module__))
+            if container and not x:
                 items.append((k, t))
             else:
                 items.append((k, value(x)))
@@ -264,7 +269,9 @@ class Walk:
 
 
 _SCALAR_TYPES = frozenset((*_IMMUTABLE, Size))
-_CONTAINERS: set[type] = {dict, list, tuple, set}  # nn.Module's hook tables join below
+# type -> whether it is a plain or library container (nn.Module's hook tables), whose empty
+# values a dict's walk takes inline
+_CONTAINERS: dict[type, bool] = {}
 _PLAIN_TENSORS: set[type] = {Tensor}  # nn.Parameter joins when torch.nn is loaded
 
 
@@ -272,8 +279,6 @@ def _walker_for(t: type) -> Callable[[Walk, Any], Any]:
     """How a type's values are fingerprinted (cached in ``_WALKERS``)."""
     from torch import nn
 
-    if issubclass(t, (dict, list, tuple, set)) and _library_module(t.__module__):
-        _CONTAINERS.add(t)  # a library container type (nn.Module's _HookDict)
     if issubclass(t, Tensor):
         walker = Walk.tensor
         if t is nn.Parameter:
