@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -83,6 +84,16 @@ class DeviceBuffer {
   size_t nbytes_;
   int device_;
 };
+
+// PLAIT_CUDA_LAUNCH_BLOCKING=1: every launch waits for its kernel, so that a fault inside one
+// raises at its launch, naming it (read once).
+bool launch_blocking() {
+  static const bool blocking = [] {
+    const char* v = std::getenv("PLAIT_CUDA_LAUNCH_BLOCKING");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return blocking;
+}
 
 // A loaded device image (cubin or PTX from NVRTC); unloaded when collected.
 class Library {
@@ -206,7 +217,8 @@ class Kernel {
       }
       pointers[k] = slot;
     }
-    launch(handle_, library_->device(), grid, block, pointers.data());
+    launch(handle_, name_.c_str(), library_->device(), grid, block, pointers.data(),
+           launch_blocking());
   }
 
   const std::string& name() const { return name_; }

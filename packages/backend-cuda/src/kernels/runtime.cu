@@ -147,13 +147,15 @@ void* library_kernel(void* library, const std::string& name) {
   return kernel;
 }
 
-void launch(void* kernel, int device, const unsigned (&grid)[3], const unsigned (&block)[3],
-            void** args) {
+void launch(void* kernel, const char* name, int device, const unsigned (&grid)[3],
+            const unsigned (&block)[3], void** args, bool wait) {
   DeviceGuard guard(device);
+  const std::string call = std::string("the launch of ") + name;
   // A cudaKernel_t is accepted where cudaLaunchKernel takes a function.
   check(cudaLaunchKernel(static_cast<const void*>(kernel), dim3(grid[0], grid[1], grid[2]),
                          dim3(block[0], block[1], block[2]), args, 0, nullptr),
-        "cudaLaunchKernel");
+        call.c_str());
+  if (wait) check(cudaStreamSynchronize(nullptr), (std::string("kernel ") + name).c_str());
 }
 
 }  // namespace plait::cuda

@@ -67,11 +67,12 @@ void* load_library(const void* image, size_t nbytes);
 void unload_library(void* library) noexcept;
 void* library_kernel(void* library, const std::string& name);
 
-// Enqueues `kernel` on the default stream of `device` (no wait): `grid` blocks of `block`
-// threads, each of three dims; `args` points at each argument's value, as cudaLaunchKernel
-// takes them. Launch-configuration errors throw; errors while the kernel runs surface at
-// the next synchronising call.
-void launch(void* kernel, int device, const unsigned (&grid)[3], const unsigned (&block)[3],
-            void** args);
+// Enqueues `kernel` (named `name` in errors) on the default stream of `device`: `grid` blocks
+// of `block` threads, each of three dims; `args` points at each argument's value, as
+// cudaLaunchKernel takes them. Launch-configuration errors throw. Errors while the kernel runs
+// surface at the next synchronising call, unless `wait`: then the launch waits for the kernel
+// and a fault throws naming it (PLAIT_CUDA_LAUNCH_BLOCKING=1, for debugging).
+void launch(void* kernel, const char* name, int device, const unsigned (&grid)[3],
+            const unsigned (&block)[3], void** args, bool wait);
 
 }  // namespace plait::cuda

@@ -29,6 +29,8 @@ void memcpy_d2d(uintptr_t, uintptr_t, size_t) { unavailable(); }
 void* load_library(const void*, size_t) { unavailable(); }
 void unload_library(void*) noexcept {}
 void* library_kernel(void*, const std::string&) { unavailable(); }
-void launch(void*, int, const unsigned (&)[3], const unsigned (&)[3], void**) { unavailable(); }
+void launch(void*, const char*, int, const unsigned (&)[3], const unsigned (&)[3], void**, bool) {
+  unavailable();
+}
 
 }  // namespace plait::cuda
