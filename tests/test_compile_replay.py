@@ -333,3 +333,35 @@ def test_attributes_read_off_modules_are_guarded(monkeypatch) -> None:
     assert compiled(x).tolist() == [1.0, 3.0] and _frame(compiled).replay_hits == 1
     monkeypatch.setattr(torch.nn.functional, "relu", lambda t: t * 10)
     assert compiled(x).tolist() == [-9.0, 21.0]  # the new function: not the replayed graph
+
+
+def test_a_global_module_hook_or_a_mode_stops_replay() -> None:
+    from torch.nn.modules.module import register_module_forward_hook
+    from torch.overrides import TorchFunctionMode
+
+    model = nn.Linear(2, 2)
+    compiled = torch.compile(model, backend="eager")
+    x = torch.ones(1, 2)
+    compiled(x)
+    compiled(x)
+    assert _frame(compiled).replay_hits == 1
+    seen = []
+    handle = register_module_forward_hook(lambda mod, args, out: seen.append(type(mod)))
+    try:
+        compiled(x)
+    finally:
+        handle.remove()
+    assert seen == [nn.Linear] and _frame(compiled).replay_hits == 1
+
+    class Count(TorchFunctionMode):
+        calls = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            Count.calls += 1
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        compiled(x)
+    assert Count.calls > 0 and _frame(compiled).replay_hits == 1
+    compiled(x)
+    assert _frame(compiled).replay_hits == 2

@@ -29,11 +29,13 @@ is not repeated for that compiled function (``FrameState.replay_refused`` says w
 from __future__ import annotations
 
 import dis
+import sys
 import sysconfig
 import types
 from collections.abc import Callable
 from typing import Any
 
+from torch import _torch_function as _tf
 from torch._core import config as _core_config
 from torch._core.device import device as _device
 from torch._core.dtype import dtype as _dtype
@@ -94,11 +96,27 @@ class Refused(Exception):
 
 
 def global_state() -> tuple[Any, ...]:
-    """(grad mode, default dtype, autocast devices and dtypes while enabled): the global state
-    a replayed call is guarded on."""
+    """(grad mode, default dtype, autocast devices and dtypes while enabled, deterministic
+    algorithms, whether something intercepts calls): the global state a replayed call is
+    guarded on. Calls are intercepted by a TorchFunctionMode or dispatch mode (on any thread)
+    or by global module hooks (``register_module_forward_hook``): no call replays then."""
     enabled = _amp._local.enabled
+    state = _core_config.state
     return (_core_config._local.grad, _core_config._default_dtype,
-            tuple(enabled.items()) if enabled else ())
+            tuple(enabled.items()) if enabled else (), state.deterministic,
+            bool(_tf._counts.modes or state.modes_active or _global_module_hooks()))
+
+
+def _global_module_hooks() -> bool:
+    module = _NN_MODULE[0]
+    if module is None:
+        module = _NN_MODULE[0] = sys.modules.get("torch.nn.modules.module")
+        if module is None:
+            return False
+    return bool(module._global_forward_pre_hooks or module._global_forward_hooks)
+
+
+_NN_MODULE: list[Any] = [None]
 
 
 # -- fingerprints -------------------------------------------------------------------------
@@ -403,12 +421,16 @@ class Probe:
         self.args = args
         self.kwargs = kwargs
         self.refused: str | None = None
+        self.final = True  # whether a refusal is the code's (not this call's state)
         self.trusted = [True]  # per active frame: library code, or standard library under it
         # (globals, builtins, chain): the globals and module attributes the code read
         self.global_slots: list[tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]] = []
         self._slot_keys: set[tuple[int, tuple[str, ...]]] = set()
         self.allowed_codes: set[int] = set()  # ids of codes whose cells the state covers
         self.state_before = self.global_state = global_state()
+        if self.state_before[-1]:
+            self.refused = "a mode or global module hook intercepts calls"
+            self.final = False
         self.walk = Walk()
         try:
             self.before: list[Any] = self.walk.top(args, kwargs, root)
@@ -476,7 +498,7 @@ class Probe:
     def accept(self, capture: Any, result: Any) -> ReplayEntry:
         """The replay entry of this call, or :class:`Refused`."""
         if self.refused is not None:
-            raise Refused(self.refused)
+            raise Refused(self.refused, self.final)
         facts = capture.replay_facts
         if facts.breaks or facts.read_data:
             raise Refused("it broke the graph or read tensor data", final=False)
@@ -593,10 +615,10 @@ _MISS = object()
 
 def lookup(frame: Any, root: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Replay the call if an entry of ``frame`` matches its state: the result, or ``_MISS``."""
-    enabled = _amp._local.enabled
-    grad = _core_config._local.grad
-    entries = frame.replays.get((grad, _core_config._default_dtype,
-                                 tuple(enabled.items()) if enabled else ()))
+    state = global_state()
+    entries = frame.replays.get(state)
+    grad = state[0]
+    enabled = state[2]
     if entries is None:
         return _MISS
     slots = frame.replay_slots
