@@ -365,3 +365,19 @@ def test_a_global_module_hook_or_a_mode_stops_replay() -> None:
     assert Count.calls > 0 and _frame(compiled).replay_hits == 1
     compiled(x)
     assert _frame(compiled).replay_hits == 2
+
+
+def test_a_rebound_class_attribute_is_seen() -> None:
+    class Scaled(nn.Module):
+        factor = 2.0
+
+        def forward(self, x):
+            return x * self.factor
+
+    model = Scaled()
+    compiled = torch.compile(model, backend="eager")
+    x = torch.ones(2)
+    compiled(x)
+    assert compiled(x).tolist() == [2.0, 2.0] and _frame(compiled).replay_hits == 1
+    Scaled.factor = 5.0
+    assert compiled(x).tolist() == [5.0, 5.0]

@@ -242,7 +242,27 @@ class Walk:
         return (type(v), frozenset(v))
 
     def module(self, v: Any) -> Any:
-        return (type(v), self.value(v.__dict__))
+        return (self.value(type(v)), self.value(v.__dict__))
+
+    def klass(self, v: type) -> Any:
+        """A library class by identity; the program's own class with its attributes (a class
+        attribute rebound between calls is other state) and its own base classes."""
+        if _library_module(v.__module__):
+            return (v,)
+        value = self.value
+        items: list[Any] = [v]
+        for k, x in vars(v).items():
+            if k.startswith("__") and k.endswith("__"):
+                continue
+            t = type(x)
+            if t in _SCALAR_TYPES:
+                items.append((k, t, x))
+            elif t in _BY_IDENTITY:
+                items.append((k, x))  # a method, property...: its code is checked when run
+            else:
+                items.append((k, value(x)))
+        items.extend(value(base) for base in v.__bases__ if base is not object)
+        return tuple(items)
 
     def function(self, v: Any) -> Any:
         # the function object itself (hashed by identity; a code object's hash walks its
@@ -315,8 +335,10 @@ def _walker_for(t: type) -> Callable[[Walk, Any], Any]:
         walker = Walk.method
     elif issubclass(t, types.ModuleType):
         walker = Walk.python_module
-    elif issubclass(t, type) or t in (types.BuiltinFunctionType, types.BuiltinMethodType):
-        walker = Walk.identity  # classes (their attributes are not guarded) and C functions
+    elif issubclass(t, type):
+        walker = Walk.klass
+    elif t in (types.BuiltinFunctionType, types.BuiltinMethodType):
+        walker = Walk.identity  # C functions
     elif _library_module(t.__module__):
         walker = Walk.identity  # library objects (an op overload, a dtype...)
     elif hasattr(t, "__dict__") and not hasattr(t, "__slots__"):
@@ -328,6 +350,8 @@ def _walker_for(t: type) -> Callable[[Walk, Any], Any]:
 
 
 _WALKERS: dict[type, Callable[[Walk, Any], Any]] = {}
+# class attributes kept by identity in a class's fingerprint
+_BY_IDENTITY = frozenset((types.FunctionType, staticmethod, classmethod, property))
 _LIBRARY_CODES: dict[int, bool] = {}  # id(code) -> whether its function is library code
 _KEEP_CODES: list[Any] = []
 
