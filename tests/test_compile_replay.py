@@ -381,3 +381,30 @@ def test_a_rebound_class_attribute_is_seen() -> None:
     assert compiled(x).tolist() == [2.0, 2.0] and _frame(compiled).replay_hits == 1
     Scaled.factor = 5.0
     assert compiled(x).tolist() == [5.0, 5.0]
+
+
+def test_identity_and_imports_of_the_program_s_modules_are_refused(tmp_path, monkeypatch) -> None:
+    (tmp_path / "h51_settings.py").write_text("SCALE = 2.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def scaled(x):
+        import h51_settings
+
+        return x * h51_settings.SCALE
+
+    def keyed(x):
+        return x + (id(x) % 7)
+
+    compiled = torch.compile(scaled, backend="eager")
+    x = torch.ones(2)
+    assert compiled(x).tolist() == [2.0, 2.0]
+    import h51_settings
+
+    h51_settings.SCALE = 3.0
+    assert compiled(x).tolist() == [3.0, 3.0]
+    assert "imports h51_settings" in _frame(compiled).replay_refused
+    compiled = torch.compile(keyed, backend="eager")
+    for _ in range(2):
+        y = torch.zeros(1)
+        assert compiled(y).tolist() == [float(id(y) % 7)]
+    assert "id" in _frame(compiled).replay_refused

@@ -73,9 +73,11 @@ _LOAD_GLOBALS = ("LOAD_GLOBAL", "LOAD_NAME")
 _LOAD_ATTRS = ("LOAD_ATTR", "LOAD_METHOD")
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async
 
+# (not id or hash: a value made from an object's identity differs between calls whose
+# state is otherwise the same)
 _PURE_BUILTINS = frozenset((len, isinstance, issubclass, hasattr, getattr, min, max, abs, round,
-                            divmod, sum, all, any, sorted, iter, next, callable, hash, id, pow,
-                            repr, format, ord, chr))
+                            divmod, sum, all, any, sorted, iter, next, callable, pow, repr,
+                            format, ord, chr))
 _READ_ONLY_METHODS = {
     list: frozenset(("index", "count", "copy", "__getitem__", "__len__", "__contains__")),
     tuple: frozenset(("index", "count", "__getitem__", "__len__", "__contains__")),
@@ -384,6 +386,10 @@ def _code_facts(code: Any) -> tuple[str | None, tuple[tuple[str, ...], ...], tup
         if ins.opname in _LOAD_GLOBALS and isinstance(ins.argval, str):
             chain = [ins.argval]
             chains.append((ins.argval,))
+        elif ins.opname == "IMPORT_NAME" and reason is None and \
+                not _library_module(str(ins.argval)):
+            # the module's attributes would be read through a local name: not guarded
+            reason = f"imports {ins.argval}"
     nested = tuple(c for c in code.co_consts if isinstance(c, types.CodeType))
     facts = (reason, tuple(dict.fromkeys(chains)), nested)
     _CODE_FACTS[code] = facts
