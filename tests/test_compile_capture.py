@@ -544,6 +544,15 @@ def test_metadata_plans_give_the_fake_run_s_answers() -> None:
             assert seen.pop() == eager_seen
             assert all(g.dtype == e.dtype and torch.equal(g, e) for g, e in zip(got, expected))
         assert _plans.PLANS  # the later calls used plans
+
+        def resized(a, b):
+            c = torch.empty(0)
+            torch.add(a, b, out=c)  # resizes c: never planned
+            return c * 2
+
+        compiled_out = torch.compile(resized, backend="eager")
+        for _ in range(3):
+            assert compiled_out(torch.ones(3), torch.ones(3)).tolist() == [4.0, 4.0, 4.0]
         torch.set_default_dtype(torch.float64)
         try:
             i = torch.arange(4)

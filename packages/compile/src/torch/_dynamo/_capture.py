@@ -413,6 +413,7 @@ class Capture:
         if plan is not None:  # this signature's metadata, known: no fake run
             fake_out = _plans.rebuild(plan, found[1], recording.fake_mode)  # type: ignore[index]
         else:
+            layouts = _plans.layouts(found[1]) if found is not None else None
             recording.in_fake_run = True
             try:
                 # warnings are the real call's to give (at flush), not the metadata run's
@@ -429,7 +430,9 @@ class Capture:
                                   f"({type(exc).__name__}: {exc})".split("\n")[0])
             finally:
                 recording.in_fake_run = False
-            if found is not None:
+            if found is not None and _plans.layouts(found[1]) == layouts:
+                # (a call that changed an argument's sizes, an out= resize, is not planned:
+                # a plan's results would leave the argument as it was)
                 description = _plans.describe(fake_out, found[1])
                 if description is not None:
                     _plans.store(found[0], description)

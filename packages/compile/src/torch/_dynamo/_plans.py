@@ -24,7 +24,7 @@ from torch._core.storage import UntypedStorage
 from torch._core.tensor import Size, Tensor
 from torch._subclasses.fake_tensor import FakeTensor, _meta_storage
 
-__all__ = ["PLANS", "describe", "rebuild", "signature"]
+__all__ = ["PLANS", "describe", "layouts", "rebuild", "signature"]
 
 MAX_PLANS = 8192  # signatures kept (the table is emptied when it fills)
 PLANS: dict[Any, Any] = {}
@@ -84,6 +84,11 @@ def _key(value: Any, tensors: list[FakeTensor], storages: dict[int, int]) -> Any
         # program's own objects, kept alive by a signature otherwise
         raise _NoSignature
     return ("v", t, value)
+
+
+def layouts(tensors: list[FakeTensor]) -> list[Any]:
+    """The tensors' layouts and dtypes (to see whether a fake run changed an argument's)."""
+    return [(t._shape, t._stride, t._offset, t._dtype, t._storage) for t in tensors]
 
 
 _NEW = "new"
