@@ -132,9 +132,12 @@ class _Namespace(ModuleType):
         if self._ns in ("aten", "prims"):
             # core's operators are defined when the op surface loads (on first use)
             from . import _functions  # noqa: F401
-        if _dispatch.get(f"{self._ns}::{name}") is None and not any(
+        # the catalogue (a dict) before the scan of every operator: generated graph code
+        # looks ``torch.ops.aten.<name>`` up at each call
+        if _dispatch.get(f"{self._ns}::{name}") is None and not (
+            self._ns == "aten" and name in _catalogue()) and not any(
             op.qualname.startswith(f"{self._ns}::{name}.") for op in _dispatch.operators(self._ns)
-        ) and not (self._ns == "aten" and name in _catalogue()):
+        ):
             raise AttributeError(f"'_OpNamespace' '{self._ns}' object has no attribute '{name}'")
         return _packet(self._ns, name)  # not cached here: a destroyed library's op goes away
 
