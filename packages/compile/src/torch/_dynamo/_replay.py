@@ -476,6 +476,8 @@ class Probe:
             self.trusted.append(trusted)
             if not trusted and self.refused is None:
                 self._check_frame(frame)
+                if self.refused is not None:
+                    sys.setprofile(None)  # refused: the rest of the call runs unobserved
         elif event == "return":
             if len(self.trusted) > 1:
                 self.trusted.pop()
@@ -483,6 +485,7 @@ class Probe:
             why = _c_call_refusal(arg)
             if why is not None:
                 self.refused = f"{_where(frame)} {why}"
+                sys.setprofile(None)
 
     def _check_frame(self, frame: Any) -> None:
         code = frame.f_code
