@@ -33,6 +33,7 @@ fi
 OUT=${OUT:-$ROOT/cuda-check-out}
 mkdir -p "$OUT"
 WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
 SITE=$WORK/site
 SUMMARY=$OUT/summary.md
 echo "| step | rc | seconds |" >"$SUMMARY"
