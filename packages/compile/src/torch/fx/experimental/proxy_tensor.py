@@ -312,12 +312,15 @@ def _input_fake(fake_mode: Any, leaf: torch.Tensor) -> Any:
     if not isinstance(leaf, FakeTensor) or leaf.fake_mode is fake_mode:
         return fake_mode.from_tensor(leaf)
     symbolic = any(isinstance(s, torch.SymInt) for s in leaf.shape)
-    # uninitialised memory of the right layout (not read): from_tensor reads metadata only
+    # a meta tensor of the same layout (no memory), faked, then placed on leaf's device
     stand_in = torch.empty_strided([_hint(s) for s in leaf.shape],
                                    [_hint(s) for s in leaf.stride()], dtype=leaf.dtype,
-                                   device=leaf.device)
-    stand_in.requires_grad_(leaf.requires_grad)
-    return fake_mode.from_tensor(stand_in, static_shapes=not symbolic)
+                                   device="meta")
+    fake = fake_mode.from_tensor(stand_in, static_shapes=not symbolic)
+    fake._device = leaf.device
+    if leaf.requires_grad:
+        fake.requires_grad_(True)
+    return fake
 
 
 def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
