@@ -261,6 +261,14 @@ def test_every_family_launches_consistently_with_its_kernel(dry_run):
                  True)
     k["fft_r2c"](torch.empty(4, 4, dtype=torch.complex64), f32, [1], 0, True)
     k["fft_c2r"](torch.empty(4, 6), torch.ones(4, 4, dtype=torch.complex64), [1], 0)
+    c64 = f32.to(torch.complex64)
+    k["exp"](torch.empty(4, 6, dtype=torch.complex64), c64)  # in complex128, rounded once
+    k["mul"](torch.empty(4, 6, dtype=torch.complex64), c64, c64)
+    k["sum"](torch.empty(4, 1, dtype=torch.complex64), c64, [1])
+    k["cumprod"](torch.empty(4, 6, dtype=torch.complex64), c64, 1)
+    k["matmul"](torch.empty(4, 4, dtype=torch.complex64), c64, c64.t())
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        k["copy_"](torch.empty(4, 6), c64)
     fused.fused_kernels()["aten::_softmax"](f32, 1, False)
     fused.fused_kernels()["aten::_log_softmax_backward_data"](f32, f32, 1, torch.float32)
     ran = {name.removeprefix("plait_").split("_")[0] for name in launches}

@@ -48,9 +48,7 @@ def _elementwise() -> Iterator[render.Rendered]:
 
 def _memory() -> Iterator[render.Rendered]:
     for dst in render.DTYPES:
-        for src in render.DTYPES:
-            if src in render.COMPLEX and dst not in render.COMPLEX:
-                continue  # complex to real is not rendered (PyTorch warns there)
+        for src in render.DTYPES:  # complex to real keeps the real part (PyTorch warns)
             yield render.render_elementwise(D, "copy_", "{a}", dst, (src,), 3, raw=dst == src)
         raw = D.types[render.DTYPES[dst].raw]
         fill = (D.pair.format(T=raw, x="c0", y="c1") if dst == "complex128" else f"({raw})c0")
@@ -70,13 +68,14 @@ def _memory() -> Iterator[render.Rendered]:
 
 def _reductions() -> Iterator[render.Rendered]:
     for op, row in render_reduce.REDUCTIONS.items():
-        for dtype in render.REAL:
+        complex_too = render.COMPLEX if op in render_reduce.COMPLEX_JOINS else frozenset()
+        for dtype in render.REAL | complex_too:
             out = "bool" if op in ("any", "all") else dtype
             for group in (0, 256):
                 yield render_reduce.render_reduction(D, op, out, dtype, 2, 2, group)
             acc = render_reduce.accumulator_type(row.accumulator, render.DTYPES[dtype])
             scratch = {"f32": "float32", "f64": "float64", "u64": "int64", "i64": "int64",
-                       "i32": "int32"}.get(acc, dtype)
+                       "i32": "int32", "c64": "complex64", "c128": "complex128"}.get(acc, dtype)
             yield render_reduce.render_reduction(D, op, scratch, dtype, 1, 1, 256, split=True)
             yield render_reduce.render_reduction(D, op, out, scratch, 1, 1, 0)
     for op in render_reduce.ARG_BETTER:
@@ -84,12 +83,13 @@ def _reductions() -> Iterator[render.Rendered]:
             for group in (0, 256):
                 yield render_reduce.render_reduction(D, op, "int64", dtype, 2, 1, group)
     for op in (*render_reduce.SCANS, *render_reduce.CUM_EXTREME):
-        for dtype in render.NUMBERS:
+        complex_too = render.COMPLEX if op in render_reduce.COMPLEX_JOINS else frozenset()
+        for dtype in render.NUMBERS | complex_too:
             yield render_reduce.render_scan(D, op, dtype, 2)
 
 
 def _linear_algebra() -> Iterator[render.Rendered]:
-    for dtype in (*FLOATS, "int32", "int64"):
+    for dtype in (*FLOATS, "int32", "int64", *sorted(render.COMPLEX)):
         for batch_rank in (0, 2):
             yield render_matmul.render_matmul(D, dtype, batch_rank, 16)
     for dtype in FLOATS:

@@ -5,8 +5,10 @@ Each kernel takes the primitive's schema (``torch.backends.contract.schema``), r
 CUDA source through the shared renderer (:mod:`._render`) for the operands' dtypes and
 geometry, compiles it once (:mod:`.programs`) and launches it on the device's default stream
 without waiting. What it does not take it declines before writing anything
-(``contract.Decline``), so core's CPU fallback serves it: the complex functions the tables do
-not render, complex to real casts, more than :data:`MAX_RANK` dims that do not merge.
+(``contract.Decline``), so core's CPU fallback serves it: more dims that do not merge than a
+launch's arguments can describe (:func:`max_rank`). Complex values run every row with a
+complex expression (``render_complex``); complex64 functions of functions compute in
+complex128 and round once, as on xpu.
 
 Every launch is checked at this boundary: each operand's buffer must hold every element its
 sizes and strides reach from its offset (:func:`buffer_args`), and the native launcher checks
@@ -15,6 +17,7 @@ buffers' devices, argument counts and types, and CUDA's grid limits. Indices are
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,9 +25,11 @@ from typing import Any
 from torch.backends import contract
 
 from . import device_module
-from ._render import pointwise, render
+from ._render import pointwise, render, render_complex
 
-MAX_RANK = 12  # strided kernels have one size and one stride per operand per dimension
+MAX_RANK = 12  # dims of the other families' strided kernels (a size and strides per dim)
+# CUDA's classic limit on a kernel's parameters, 4 KB: 512 8-byte words (buffers, integers)
+PARAMETER_WORDS = 512
 DIALECT = render.CUDA
 BLOCK = 256  # threads per block of 1-d launches
 CALLS: Counter[str] = Counter()  # kernels run, by primitive: tests tell native from fallback
@@ -37,6 +42,13 @@ _WRAP64 = 1 << 64
 def dtype_name(t: Any) -> str:
     """``t``'s dtype without the ``torch.`` prefix."""
     return str(t.dtype).removeprefix("torch.")
+
+
+def max_rank(operands: int, scalars: int = 0) -> int:
+    """The most dims an elementwise launch over ``operands`` describes within
+    :data:`PARAMETER_WORDS` (a buffer, an offset, a stride per dim each; n, the sizes,
+    ``scalars`` constants)."""
+    return (PARAMETER_WORDS - 1 - 2 * operands - scalars) // (1 + operands)
 
 
 def merge(sizes: Sequence[int], strides: Sequence[Sequence[int]]
@@ -122,7 +134,7 @@ def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool
     shape, strides = geometry(operands)
     contiguous = all(st == [1] for st in strides) or not shape
     rank = 0 if contiguous else len(shape)
-    if rank > MAX_RANK:
+    if rank > max_rank(len(operands), len(constants) + len(float_constants)):
         raise contract.Decline
     index = out.device.index or 0
     key = (index, op, tuple(names), rank, raw, len(constants), len(float_constants))
@@ -156,9 +168,28 @@ def _run_row(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) -> Non
     expression, raw = row.expression(in_dtype)
     if expression is None:
         raise contract.Decline
+    if in_dtype == "complex64" and not set(render_complex.calls(expression)) <= \
+            render_complex.EXACT:
+        _run_complex_in_double(op, expression, out, inputs, row.writes_bool)
+        return
     _launch(op, expression, out, inputs, raw=raw,
             helpers=pointwise.helpers_source(DIALECT, row, in_dtype),
             result="bool" if row.writes_bool else None)
+
+
+def _run_complex_in_double(op: str, expression: str, out: Any, inputs: Sequence[Any],
+                           writes_bool: bool) -> None:
+    """A complex64 function of functions (exp of a product of a log...) in complex128,
+    rounded once on store, as plait-backend-xpu does: its float errors would otherwise grow
+    with the inner values (``pow`` near large exponents, ``sigmoid`` near its poles)."""
+    t = DIALECT.types
+    wide = {v: DIALECT.pair.format(T=t["c128"], x=f"({{A}})({v}.x)", y=f"({{A}})({v}.y)")
+            for v in render.INPUT_NAMES[:len(inputs)]}
+    widened = expression.replace("{t}", "c128").format(**wide)
+    _launch(f"{op}.c128", widened.replace("{", "{{").replace("}", "}}")
+            .replace("{{A}}", "{A}"), out, inputs,
+            helpers=render_complex.source_for(DIALECT, "c128", expression),
+            result="bool" if writes_bool else "complex128")
 
 
 def _row_kernel(op: str, arity: int) -> Callable[..., None]:
@@ -202,7 +233,9 @@ def copy_(out: Any, src: Any) -> None:
         raise contract.Decline
     same = out.dtype == src.dtype
     if not same and dtype_name(src) in render.COMPLEX and dtype_name(out) not in render.COMPLEX:
-        raise contract.Decline  # complex to real drops the imaginary part with a warning
+        # the real parts, with the warning PyTorch gives (and core's CPU kernels)
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=2)
     _launch("copy_", "{a}", out, [src], raw=same)
 
 

@@ -1,6 +1,6 @@
 """The cuda matmul: cuBLAS for float dtypes where it takes the layout (:mod:`.cublas`), else
 the shared renderer's tiled kernel (16 x 16 tiles staged in shared memory, batch dims decoded
-from the block's z index), which takes every real dtype and layout.
+from the block's z index), which takes every dtype (complex with pair products) and layout.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 from torch.backends import contract
 
 from . import cublas
-from ._render import render, render_matmul
+from ._render import render_matmul
 from .kernels import CALLS, DIALECT, MAX_RANK, buffer_args, cached_kernel, dtype_name, merge
 
 TILE = 16  # a 16 x 16 block: 256 threads
@@ -22,7 +22,7 @@ MAX_BATCHES = 65535  # CUDA's grid limit along z, where the batch index lives
 def matmul(out: Any, a: Any, b: Any) -> None:
     """``matmul(Tensor(a!) out, Tensor a, Tensor b)`` on cuda: a (..., n, k) @ b (..., k, m)."""
     name = dtype_name(out)
-    if name in render.COMPLEX or a.dtype != out.dtype or b.dtype != out.dtype or out.dim() < 2:
+    if a.dtype != out.dtype or b.dtype != out.dtype or out.dim() < 2:
         raise contract.Decline
     n, m = out.shape[-2], out.shape[-1]
     k = a.shape[-1]

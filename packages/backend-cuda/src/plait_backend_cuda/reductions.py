@@ -5,6 +5,7 @@ A block of threads per output (a strided loop, then a tree in shared memory) for
 :data:`GROUP_ROWS` or more, one thread per output for short rows; when a few long rows would
 leave most multiprocessors idle, each row is cut into chunks reduced by a block each into a
 scratch of accumulators, which a second launch reduces. Scans run one thread per line.
+Complex values run sum, prod, cumsum and cumprod (joins on pairs).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ BLOCKS_WANTED = 1024  # blocks a split reduction aims for (enough for every mult
 MIN_CHUNK = 4096  # elements a block reduces at least when a row is split
 # the scratch's dtype for each accumulator type
 _SCRATCH = {"f32": "float32", "f64": "float64", "u64": "int64", "i64": "int64",
-            "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8"}
+            "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8", "c64": "complex64",
+            "c128": "complex128"}
 
 
 def lines_along(a: Any, dim: int, operands: Sequence[Any]
@@ -69,8 +71,9 @@ def _parts(op: str, n_out: int, r: int, group: int) -> int:
 
 def _reduce(op: str, out: Any, a: Any, dims: Sequence[int]) -> None:
     names = [dtype_name(out), dtype_name(a)]
-    if render.COMPLEX & set(names):
-        raise contract.Decline
+    if render.COMPLEX & set(names) and (op not in render_reduce.COMPLEX_JOINS
+                                        or names[0] != names[1]):
+        raise contract.Decline  # complex values: sum and prod (PyTorch refuses the others)
     reduced = set(dims)
     shape, a_st, out_st = list(a.shape), list(a.stride()), list(out.stride())
     outer_dims = [k for k in range(len(shape)) if k not in reduced]
@@ -161,7 +164,8 @@ def _arg_reduction(op: str) -> Callable[..., None]:
 
 def _scan_run(op: str, outputs: Sequence[Any], a: Any, dim: int) -> None:
     name = dtype_name(a)
-    if name in render.COMPLEX or any(t.dtype != a.dtype for t in outputs[:1]):
+    if ((name in render.COMPLEX and op not in render_reduce.COMPLEX_JOINS)
+            or any(t.dtype != a.dtype for t in outputs[:1])):
         raise contract.Decline
     operands = [*outputs, a]
     length, along, outer_sizes, outer_strides = lines_along(a, dim, operands)
