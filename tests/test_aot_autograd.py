@@ -248,6 +248,22 @@ def test_writes_to_inputs_come_back_once_per_call():
     assert not any(_mutates(n) for n in fw[0].graph.nodes)
 
 
+def test_writes_through_a_view_of_a_transposed_input():
+    def f(x):
+        x[0].mul_(2)  # x is a transposed view: its rows are strided in memory
+        return x + 1
+
+    fw = []
+    compiled = aot_function(f, _recording(fw))
+    base_c = torch.randn(3, 4)
+    base_e = base_c.clone()
+    torch.testing.assert_close(compiled(base_c.t()), f(base_e.t()))
+    torch.testing.assert_close(base_c, base_e)
+    assert not any(_mutates(n) for n in fw[0].graph.nodes)
+    with pytest.raises(NotImplementedError, match="leave gaps"):
+        aot_function(f, nop)(torch.randn(4, 6)[:, ::2])  # every other column: gaps
+
+
 def test_writing_an_input_that_requires_grad_is_refused():
     def f(x, w):
         w.add_(1.0)

@@ -16,8 +16,9 @@ Aliasing follows storages. Each storage has a *base* (the first traced tensor ov
 version, bumped by every write. A write through another tensor over the storage (a view)
 makes the base's new value ``functional.as_strided_scatter(base, value, ...)``; a tensor read
 after its storage was written is rebuilt as ``functional.as_strided_view(base, ...)``
-(:meth:`FunctionalTracker.node_of`). Both read the base in its contiguous layout, so a
-mutation through a view of a non-contiguous base raises ``NotImplementedError``.
+(:meth:`FunctionalTracker.node_of`). Both place the region by its position in the base's
+memory, the base laid out with its traced strides, so a base whose elements overlap or
+leave gaps (expanded, sliced with a step) raises ``NotImplementedError``.
 
 Inputs the function wrote are returned after its outputs (their new values), and
 :func:`functional_trace` says which: the caller copies them back into the inputs once per
@@ -97,19 +98,33 @@ def _twin_kernel(op: Any, several: bool) -> Callable[..., Any]:
     return kernel
 
 
-def _view_kernel(base: Any, size: list[Any], stride: list[Any], offset: Any) -> Any:
-    flat = base.contiguous()
-    return torch.as_strided(flat, size, stride, flat.storage_offset() + offset)
+def _in_layout(base: Any, base_stride: list[Any]) -> Any:
+    """``base`` with the strides the trace saw (a copy when it arrives with others), so that
+    positions in its storage are the traced ones."""
+    if list(base.stride()) == list(base_stride):
+        return base
+    out = torch.empty_strided(base.shape, base_stride, dtype=base.dtype, device=base.device)
+    out.copy_(base)
+    return out
 
 
-def _scatter_kernel(base: Any, src: Any, size: list[Any], stride: list[Any],
-                    offset: Any) -> Any:
-    out = base.clone(memory_format=torch.contiguous_format)
+def _view_kernel(base: Any, base_stride: list[Any], size: list[Any], stride: list[Any],
+                 offset: Any) -> Any:
+    laid = _in_layout(base, base_stride)
+    return torch.as_strided(laid, size, stride, laid.storage_offset() + offset)
+
+
+def _scatter_kernel(base: Any, src: Any, base_stride: list[Any], size: list[Any],
+                    stride: list[Any], offset: Any) -> Any:
+    out = torch.empty_strided(base.shape, base_stride, dtype=base.dtype, device=base.device)
+    out.copy_(base)
     torch.as_strided(out, size, stride, out.storage_offset() + offset).copy_(src)
     return out
 
 
-_GEOMETRY = "SymInt[] size, SymInt[] stride, SymInt offset"
+# a region of a base: the base's strides as traced, then the region's sizes, strides and
+# offset in the base's storage (from the base's first element)
+_GEOMETRY = "SymInt[] base_stride, SymInt[] size, SymInt[] stride, SymInt offset"
 _HELPERS = {
     "as_strided_view": (f"as_strided_view(Tensor base, {_GEOMETRY}) -> Tensor", _view_kernel),
     "as_strided_scatter": (f"as_strided_scatter(Tensor base, Tensor src, {_GEOMETRY}) -> Tensor",
@@ -117,10 +132,21 @@ _HELPERS = {
 }
 
 
+def _dense(tensor: Any) -> bool:
+    """Whether ``tensor``'s elements fill its memory once each (any order of dims)."""
+    expected = 1
+    for size, stride in sorted(zip(tensor.shape, tensor.stride()), key=lambda p: p[1]):
+        if size != 1:
+            if stride != expected:
+                return False
+            expected *= size
+    return True
+
+
 def _helper(name: str) -> Any:
-    """``functional.as_strided_view`` (a tensor over a base, read in the base's contiguous
-    layout from ``offset`` elements on) and ``functional.as_strided_scatter`` (the base with
-    that region replaced)."""
+    """``functional.as_strided_view`` (a region of a base, by its place in the base's memory
+    laid out as traced) and ``functional.as_strided_scatter`` (the base with that region
+    replaced)."""
     qualname = f"{_NAMESPACE}::{name}"
     with _lock:
         op = _dispatch.get(qualname)
@@ -220,13 +246,13 @@ class FunctionalTracker(_proxy._Tracker):
         return base, value
 
     def _region(self, tensor: Any, base: Any) -> tuple[Any, ...]:
-        if not base.is_contiguous():
+        if not _dense(base):
             raise NotImplementedError(
-                "AOT autograd: a mutation through a view of a non-contiguous tensor (or a "
-                "read of such a view after one) is not supported; make the tensor contiguous "
-                "first")
-        return (self.to_arg(list(tensor.shape)), self.to_arg(list(tensor.stride())),
-                self.to_arg(tensor._offset - base._offset))
+                "AOT autograd: a mutation through a view of a tensor whose elements overlap "
+                "or leave gaps in memory (an expanded or strided tensor), or a read of such a "
+                "view after one, is not supported; make the tensor contiguous first")
+        return (self.to_arg(list(base.stride())), self.to_arg(list(tensor.shape)),
+                self.to_arg(list(tensor.stride())), self.to_arg(tensor._offset - base._offset))
 
     def _rebuild(self, tensor: Any) -> Node:
         base, value = self._base(tensor)
