@@ -25,6 +25,15 @@ bool matmul_entry(int dtype, const Dims& shape, int64_t k, uintptr_t out,
   return matmul(dtype, shape, k, out, out_strides, a, a_strides, b, b_strides);
 }
 
+bool linear_entry(int dtype, int64_t rows, int64_t k, int64_t n, uintptr_t out, uintptr_t x,
+                  uintptr_t w, uintptr_t bias) {
+  const double work = static_cast<double>(rows) * static_cast<double>(n) *
+                      static_cast<double>(k);
+  std::optional<nb::gil_scoped_release> nogil;
+  if (work > static_cast<double>(kReleaseGilAbove)) nogil.emplace();
+  return linear(dtype, rows, k, n, out, x, w, bias);
+}
+
 // blas::gemm on raw addresses, for tests of the interface other kernels (conv) use.
 bool gemm_entry(int dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                 double alpha, uintptr_t a, int64_t lda, uintptr_t b, int64_t ldb, double beta,
@@ -61,6 +70,10 @@ void bind_linalg(nb::module_& m) {
         "a_strides"_a, "b"_a, "b_strides"_a,
         "out (..., m, n) = a (..., m, k) @ b (..., k, n); False leaves the case to the "
         "reference kernel.");
+  m.def("linear", &linear_entry, "dtype"_a, "rows"_a, "k"_a, "n"_a, "out"_a, "x"_a, "w"_a,
+        "bias"_a,
+        "out (rows, n) = x (rows, k) @ w (n, k)^T [+ bias (n)], contiguous float32/float64 "
+        "operands (bias 0: none); False leaves the case to the composite.");
   m.def("gemm", &gemm_entry, "dtype"_a, "trans_a"_a, "trans_b"_a, "m"_a, "n"_a, "k"_a,
         "alpha"_a, "a"_a, "lda"_a, "b"_a, "ldb"_a, "beta"_a, "c"_a, "ldc"_a,
         "Row-major C = alpha * op(A) @ op(B) + beta * C (float32/float64; False otherwise).");

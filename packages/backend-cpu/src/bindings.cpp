@@ -102,9 +102,20 @@ NB_MODULE(_C, m) {
 
   // Allocator.
   bind_fast(m);  // HostBlock, host_view and the hot path's fast_* entry points
+  // The allocator hook's `allocate(nbytes, device_index)` itself (HostAllocator binds it
+  // directly: every tensor allocates through it); the host is one device, so the index is
+  // ignored.
   m.def(
-      "allocate", [](size_t nbytes) { return new HostBlock(nbytes); }, "nbytes"_a,
-      nb::rv_policy::take_ownership,
+      "allocate",
+      [](int64_t nbytes, int64_t /*device_index*/) {
+        if (nbytes < 0) {
+          throw nb::value_error(
+              ("cannot allocate a negative number of bytes (" + std::to_string(nbytes) + ")")
+                  .c_str());
+        }
+        return new HostBlock(static_cast<size_t>(nbytes));
+      },
+      "nbytes"_a, "device_index"_a = 0, nb::rv_policy::take_ownership,
       "A HostBlock of `nbytes` (64-byte aligned) from the host allocator's free lists.");
   m.def("size_class", &size_class, "nbytes"_a, "The block size serving a request of `nbytes`.");
   m.def("allocator_stats", &allocator_stats,

@@ -293,4 +293,39 @@ bool matmul(int dtype, const Dims& shape, int64_t k, uintptr_t out, const Dims& 
   return handled;
 }
 
+namespace {
+
+template <class T>
+void linear_typed(int64_t rows, int64_t k, int64_t n, T* out, const T* x, const T* w,
+                  const T* bias) {
+  if (bias != nullptr) {  // the bias in every row, then the product added onto it (beta 1)
+    for (int64_t i = 0; i < rows; ++i) std::memcpy(out + i * n, bias, sizeof(T) * n);
+  }
+  blas::gemm(false, true, rows, n, k, T(1), x, k, w, k, bias != nullptr ? T(1) : T(0), out, n);
+}
+
+}  // namespace
+
+bool linear(int dtype, int64_t rows, int64_t k, int64_t n, uintptr_t out, uintptr_t x,
+            uintptr_t w, uintptr_t bias) {
+  if (rows < 0 || k < 0 || n < 0) {
+    throw std::invalid_argument("plait_backend_cpu: linear needs sizes >= 0");
+  }
+  if (rows == 0 || n == 0) return dtype == dtype_code<float>() || dtype == dtype_code<double>();
+  if (out == 0 || (k > 0 && (x == 0 || w == 0))) {
+    throw std::invalid_argument("plait_backend_cpu: linear got a null pointer");
+  }
+  if (dtype == dtype_code<float>()) {
+    linear_typed(rows, k, n, reinterpret_cast<float*>(out), reinterpret_cast<const float*>(x),
+                 reinterpret_cast<const float*>(w), reinterpret_cast<const float*>(bias));
+    return true;
+  }
+  if (dtype == dtype_code<double>()) {
+    linear_typed(rows, k, n, reinterpret_cast<double*>(out), reinterpret_cast<const double*>(x),
+                 reinterpret_cast<const double*>(w), reinterpret_cast<const double*>(bias));
+    return true;
+  }
+  return false;
+}
+
 }  // namespace plait::cpu

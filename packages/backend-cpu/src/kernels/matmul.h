@@ -25,6 +25,13 @@ namespace plait::cpu {
 bool matmul(int dtype, const Dims& shape, int64_t k, uintptr_t out, const Dims& out_strides,
             uintptr_t a, const Dims& a_strides, uintptr_t b, const Dims& b_strides);
 
+// A linear layer over rows: out (rows, n) = x (rows, k) @ w (n, k)^T, plus bias (n) broadcast
+// over the rows when `bias` is not 0; every operand contiguous and row-major, float32 or
+// float64 (false otherwise: the caller's composite serves the call). Throws
+// std::invalid_argument for negative sizes or a null pointer where there are elements.
+bool linear(int dtype, int64_t rows, int64_t k, int64_t n, uintptr_t out, uintptr_t x,
+            uintptr_t w, uintptr_t bias);
+
 }  // namespace plait::cpu
 
 namespace plait::cpu::blas::detail {

@@ -8,32 +8,30 @@ shares it.
 
 from __future__ import annotations
 
+import operator
 from types import ModuleType
 from typing import Any
 
 
 class HostAllocator:
-    """Allocates host memory for the ``cpu`` device."""
+    """Allocates host memory for the ``cpu`` device.
 
-    __slots__ = ("_allocate", "_host_view", "_native")
+    ``allocate(nbytes, device_index=0)`` gives a block of ``nbytes`` (0 allowed) as a
+    ``_C.HostBlock`` (``device_index`` is ignored: the host is one device; a negative size
+    raises ``ValueError``), and ``data_ptr(handle)`` the address of its first byte (a multiple
+    of 64). Both are native callables, not methods: every tensor made on the host calls them,
+    and a Python method costs a frame per call.
+    """
+
+    __slots__ = ("_host_view", "_native", "allocate")
+
+    # (an attrgetter is no descriptor: the instance's data_ptr is this C callable itself)
+    data_ptr = operator.attrgetter("ptr")
 
     def __init__(self, native: ModuleType) -> None:
         self._native = native
-        self._allocate = native.allocate
+        self.allocate = native.allocate
         self._host_view = native.host_view
-
-    def allocate(self, nbytes: int, device_index: int = 0) -> Any:
-        """A block of ``nbytes`` (0 allowed) as a ``_C.HostBlock``.
-
-        ``device_index`` is ignored: the host is one device.
-        """
-        if nbytes < 0:
-            raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
-        return self._allocate(nbytes)
-
-    def data_ptr(self, handle: Any) -> int:
-        """The address of the block's first byte (a multiple of 64)."""
-        return handle.ptr
 
     def host_buffer(self, handle: Any) -> Any:
         """A 1-d ``uint8`` numpy array over the block that keeps it alive."""

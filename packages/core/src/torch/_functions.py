@@ -50,6 +50,7 @@ OP_MODULES = (
     "_aten.conv",
     "_fused.activations",
     "_fused.embedding",
+    "_fused.linear",
     "_fused.rnn_cells",
     "_fused.diagonals",
     "_fused.distances",

@@ -77,7 +77,7 @@ def make_kernels(
     dtype_codes: Mapping[Any, int],
     reference: Callable[[str], Kernel],
 ) -> dict[str, Kernel]:
-    """``matmul`` (and loads OpenBLAS)."""
+    """``matmul`` and ``aten::linear`` (and loads OpenBLAS)."""
     load_blas(native)
     unknown = UNKNOWN_DTYPE
     native_matmul = native.matmul
@@ -126,4 +126,36 @@ def make_kernels(
             # reference computes the whole product before it stores); > 64 dims.
             reference("matmul")(out, a, b)
 
-    return {"matmul": matmul}
+    from torch import Tensor
+    from torch.backends import contract
+
+    native_linear = native.linear
+    floating = {dt: code for dt, code in dtype_codes.items()
+                if native.DTYPES[code] in ("float32", "float64")}
+
+    def linear(input: Any, weight: Any, bias: Any = None) -> Any:
+        """``aten::linear`` in one native call (the bias written into the output rows, the
+        product added onto them by one GEMM) for contiguous float32/float64 operands on the
+        host; every other case, and every error, is core's composite's."""
+        if not (isinstance(input, Tensor) and isinstance(weight, Tensor)
+                and (bias is None or isinstance(bias, Tensor))):
+            return contract.composite("aten::linear")(input, weight, bias)  # (its TypeError)
+        shape = input.shape
+        code = floating.get(input.dtype)
+        if (code is None or len(shape) < 2 or weight.ndim != 2 or weight.dtype != input.dtype
+                or shape[-1] != weight.shape[1] or not shape[-1]
+                or not input.is_contiguous() or not weight.is_contiguous()
+                or input.device.type != "cpu" or weight.device.type != "cpu"
+                or (bias is not None and (
+                    bias.dtype != input.dtype or bias.shape != weight.shape[:1]
+                    or not bias.is_contiguous() or bias.device.type != "cpu"))):
+            return contract.composite("aten::linear")(input, weight, bias)
+        n = weight.shape[0]
+        out = contract.empty((*shape[:-1], n), input.dtype, input.device)
+        rows = input.numel() // shape[-1]
+        if not native_linear(code, rows, shape[-1], n, out.data_ptr(), input.data_ptr(),
+                             weight.data_ptr(), 0 if bias is None else bias.data_ptr()):
+            return contract.composite("aten::linear")(input, weight, bias)
+        return out
+
+    return {"matmul": matmul, "aten::linear": linear}

@@ -236,6 +236,21 @@ def new_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor
     return Tensor._make(storage, shape, contiguous_strides(shape), 0, dt, dev)
 
 
+def kernel_output(shape: Any, dtype: Any, device: Any) -> Tensor:
+    """An uninitialised contiguous tensor of ``shape`` (a sequence of ints), ``dtype`` and
+    ``device`` (a ``torch.device`` or its name): a kernel's output (``torch.backends.contract
+    .empty``). A shape tuple on a device with its index resolves its layout in one lookup;
+    anything else is normalised first."""
+    if not _state.modes_active:
+        try:
+            lay = _LAYOUTS.get((shape, dtype, device._type, device._index))
+        except (TypeError, AttributeError):  # a list, a device name
+            lay = None
+        if lay is not None:
+            return from_layout(lay)
+    return new_tensor(tuple(map(int, shape)), dtype, _storage._normalise(device))
+
+
 def constant_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor:
     """An uninitialised contiguous tensor that no dispatch mode sees: the buffer a factory
     fills with given data before ``aten::lift_fresh`` hands it to the modes (as PyTorch

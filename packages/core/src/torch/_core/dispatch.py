@@ -87,8 +87,13 @@ class Operator:
         self._shadowed: dict[str, list[Callable[..., Any]]] = {}
         self._resolved: dict[str, Callable[..., Any]] = {}
         self._fallback_warned = False
-        # Plans of repeated calls by signature (torch._core.plan), for operators that opted in.
-        self._plans: dict[Any, Any] | None = None
+        # Plans of repeated calls by signature (torch._core.plan): every aten operator that
+        # writes no argument keeps plans that run its kernel (``_kernel_plan``); the operators
+        # that opted in (``plan.enable``: kernels that are functions of the signature alone)
+        # also keep plans that replay their result.
+        self._plans: dict[Any, Any] | None = \
+            {} if self.namespace == "aten" and not schema.mutated else None
+        self._replays = False
         self.__name__ = self.name
         self.__qualname__ = qualname
 

@@ -39,7 +39,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from . import config as _config, dispatch as _dispatch, dtype as _dtype
+from . import config as _config, dispatch as _dispatch, dtype as _dtype, layout as _layout
 from .alloc import PRIMS, _interned, adopt_geometry, from_layout, scalar_tensor
 from .device import device as _Device
 from .fast import wrap as _wrap
@@ -50,7 +50,9 @@ _state = _config.state
 _local = _config._local
 _new = object.__new__
 _SCALAR_TYPES = frozenset((int, float, bool))
-_KWARG_TYPES = frozenset((int, float, bool, str, type(None), _dtype.dtype))
+# (layouts and memory formats are singletons: keyed by identity)
+_KWARG_TYPES = frozenset((int, float, bool, str, type(None), _dtype.dtype, _layout.layout,
+                          _layout.memory_format))
 # A Python number converts to these exactly as the generic path's 0-d operand does (see
 # ``_fast``'s number tier); ints beyond 2**53 do not convert exactly to float64.
 _SCALAR_DTYPES = frozenset((_dtype.float32, _dtype.float64))
@@ -61,6 +63,7 @@ _PRIM_VARIANTS = {("div", "trunc"): "div_trunc", ("div", "floor"): "div_floor"}
 _MAX_PLANS = 512
 _GENERIC = False  # the plan of a signature the cache does not serve
 _ALIAS = object()  # in a signature: this argument is the first tensor argument again
+KERNEL = "kernel"  # the last field of a plan that runs the kernel again (``_kernel_plan``)
 
 # The record of the call being planned (a list of ``note`` entries), or None. Process-wide:
 # an entry from another thread only makes the record ambiguous, and ambiguous records make no
@@ -80,10 +83,12 @@ def note(prim: str, operands: list[Any], compute: _dtype.dtype, out_dtype: _dtyp
 
 
 def enable(*ops: _dispatch.Operator) -> None:
-    """Let ``ops`` keep plans (their kernels must be functions of the call signature)."""
+    """Let ``ops`` keep plans that replay their result (their kernels must be functions of
+    the call signature)."""
     for op in ops:
         if op._plans is None:
             op._plans = {}
+        op._replays = True
 
 
 # Views no plan serves: several tensors out (split, unbind), or a result that depends on more
@@ -379,12 +384,16 @@ def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str,
         # A tensor where the schema takes a number (``x.narrow(0, t, 2)``, ``x.sum(t)``): the
         # key holds its layout, not its value, so a plan would replay this call's value.
         plan = None
+    elif not op._replays:
+        plan = None
     elif kind is not None:
         plan = _factory_plan(op, args, kwargs, kind, result)
     elif rec or kwargs:
         plan = _make(op, args, rec, result, grad)
     else:
         plan = _view_plan(op, args, result, grad)
+    if plan is None and op.namespace == "aten" and not op.schema.mutated:
+        plan = _kernel_plan(op, args, kwargs, result, grad)
     plans = op._plans
     if plans is not None:
         if len(plans) >= _MAX_PLANS:
@@ -942,6 +951,53 @@ def _expanded(shape: tuple[int, ...], stride: tuple[int, ...],
     for size, target, st in zip(shape, full[lead:], stride):
         strides.append(st if size == target else 0)
     return strides
+
+
+def _kernel_plan(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 result: Any, grad: bool) -> tuple[Any, ...] | None:
+    """The plan that runs the call's kernel again: the kernel the generic path resolved for
+    this signature, called directly, and the node core's Autograd kernel recorded around it,
+    made from a recipe. This is the generic path without its lookups and argument walks, for
+    any operator (a fused or native kernel, a composite): nothing of the first call's result is
+    replayed, so the kernel may read tensor values.
+
+    With grad, the node must be core's own (a derivative rule's ``OpBackward``, no list
+    arguments, no hooks); a decomposition without a node of its own (no Autograd kernel) runs
+    with grad on, as the generic path runs it, and records through its operators."""
+    outs = result if result.__class__ is tuple else (result,)
+    if result is None or any(o is not None and o.__class__ is not Tensor for o in outs):
+        return None  # (a None result reads as "take the generic path" to the caller)
+    fn = op.resolve(_dispatch.backend_key(args, kwargs))
+    if not grad:
+        def run_kernel(args: tuple[Any, ...]) -> Any:
+            return fn(*args, **kwargs)
+        return (run_kernel, None, None, KERNEL)
+    kernel = op.kernels.get(_dispatch.AUTOGRAD)
+    if kernel is None:
+        if op.kernels.get(_dispatch.COMPOSITE_IMPLICIT) is not fn:
+            return None
+
+        def run_composite(args: tuple[Any, ...]) -> Any:
+            return fn(*args, **kwargs)  # its operators record the graph
+        return (run_composite, None, None, KERNEL)
+    node = next((o.grad_fn for o in outs if o is not None and o.grad_fn is not None), None)
+    if getattr(kernel, "_plait_node", None) is None or node is None:
+        return None
+    recipe = autograd_nodes.kernel_recipe(node, args, result)
+    if recipe is None:
+        return None
+    record = autograd_nodes.kernel_node
+    set_grad = _config.set_grad_state
+
+    def run_recorded(args: tuple[Any, ...]) -> Any:
+        prev = set_grad(False)  # the kernel's own operators record nothing
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            set_grad(prev)
+        record(recipe, args, result)
+        return result
+    return (run_recorded, None, None, KERNEL)
 
 
 def _node_recipe(op: _dispatch.Operator, args: tuple[Any, ...], result: Tensor) -> Any:

@@ -16,6 +16,8 @@ from . import config as _config, dtype as _dtype, upcalls
 from .device import device as _device
 from .symbolic import SymInt
 
+_attrgetter = operator.attrgetter
+
 # Installed by the layers above when they load (a module global: the view methods read it on
 # every call, where an upcall slot would cost one more attribute lookup).
 view_ops: Any = None  # the view operators by name (torch._aten.views)
@@ -240,9 +242,9 @@ class Tensor:
 
     # -- metadata ----------------------------------------------------------------------------
 
-    @property
-    def shape(self) -> Size:
-        return self._shape
+    # shape, dtype and device read their slot through a C getter: kernels read them on every
+    # call, and a property with a Python getter costs a frame each time
+    shape = property(_attrgetter("_shape"), doc="The tensor's sizes, a ``torch.Size``.")
 
     def size(self, dim: int | None = None) -> Any:
         if dim is None:
@@ -274,13 +276,8 @@ class Tensor:
 
     nelement = numel
 
-    @property
-    def dtype(self) -> _dtype.dtype:
-        return self._dtype
-
-    @property
-    def device(self) -> _device:
-        return self._device
+    dtype = property(_attrgetter("_dtype"), doc="The tensor's element type.")
+    device = property(_attrgetter("_device"), doc="The device the tensor's memory is on.")
 
     @property
     def is_cpu(self) -> bool:

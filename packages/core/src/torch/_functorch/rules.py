@@ -326,6 +326,25 @@ def index_select(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str,
     return picked.movedim(1, d)
 
 
+def linear(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A batched input is more leading dims; a batched weight or bias (an ensemble's) is one
+    batched product of each sample's rows with its own weight."""
+    x, weight = args[0], args[1]
+    bias = args[2] if len(args) > 2 else kwargs.get("bias")
+    if not ctx.batched(weight) and (bias is None or not ctx.batched(bias)):
+        return func(*args, **kwargs)
+    if ctx.rank(weight) != 2:
+        return _fallback(ctx, func, args, kwargs)
+    x, weight = ctx.full(x), ctx.full(weight)  # (B, *, in), (B, out, in)
+    b = x.shape[0]
+    out = torch.bmm(x.reshape(b, -1, x.shape[-1]), weight.transpose(1, 2))  # (B, N, out)
+    out = out.reshape(*x.shape[:-1], weight.shape[1])
+    if bias is not None:
+        bias = ctx.full(bias)  # (B, *bias)
+        out = out + bias.reshape(b, *([1] * (out.dim() - bias.dim())), *bias.shape[1:])
+    return out
+
+
 def embedding(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """A batched table picks each sample's rows from its own table; a batched index alone is
     just more indices."""
@@ -791,6 +810,7 @@ RULES.update({
     "aten::view_as_complex": self_dim_last, "aten::contiguous": leading,
     "aten::mm": mm, "aten::bmm": mm, "aten::mv": mv, "aten::dot": dot, "aten::vdot": dot,
     "aten::index_select": index_select, "aten::index.Tensor": index,
+    "aten::linear": linear,
     "aten::embedding": embedding, "aten::embedding_dense_backward": embedding_dense_backward,
     "aten::index_put_": index_put,
     "aten::convolution": convolution, "aten::convolution_backward": convolution_backward,

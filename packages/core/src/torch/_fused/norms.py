@@ -170,9 +170,11 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
                cudnn_enable: bool = True) -> Tensor:
     """``(x - mean) / sqrt(var + eps) * weight + bias`` over the trailing
     ``normalized_shape`` dims of ``input`` (biased variance)."""
-    _check_tensor("layer_norm", "input", input)
-    _check_tensor("layer_norm", "weight", weight, optional=True)
-    _check_tensor("layer_norm", "bias", bias, optional=True)
+    if not (isinstance(input, Tensor) and (weight is None or isinstance(weight, Tensor))
+            and (bias is None or isinstance(bias, Tensor))):  # (one test on the usual path)
+        _check_tensor("layer_norm", "input", input)
+        _check_tensor("layer_norm", "weight", weight, optional=True)
+        _check_tensor("layer_norm", "bias", bias, optional=True)
     if isinstance(normalized_shape, int):
         normalized_shape = [normalized_shape]
     return ATEN["layer_norm"](input, list(normalized_shape), weight, bias, float(eps),

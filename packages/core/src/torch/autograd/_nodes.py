@@ -455,6 +455,82 @@ def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> No
         node._result = _save_output(out, node)
 
 
+def kernel_recipe(node: Node, args: tuple[Any, ...], result: Any) -> tuple[Any, ...] | None:
+    """What :func:`kernel_node` needs to record, for another call of the same signature, the
+    node that the Autograd kernel recorded around ``result`` (one tensor, or a tuple of
+    tensors and Nones); None for a node of another shape (list arguments, a cloned
+    argument, hooks or metadata)."""
+    if node.__class__.__bases__ != (OpBackward,) or node._metadata or \
+            node._list_meta is not None:
+        return None
+    layout = tuple(node._layout)
+    if len(layout) != len(args) or any(i.__class__ is list for i in layout):
+        return None
+    saved = node._saved_args
+    keep = tuple(isinstance(s, SavedTensor) for s in saved)
+    for i, a in enumerate(args):
+        if (keep[i] and saved[i]._tensor is not a) or (layout[i] is None and saved[i] is not a):
+            return None
+    outs = result if result.__class__ is tuple else (result,)
+    marked = tuple(nr for nr, o in enumerate(outs) if o is not None and o.grad_fn is node)
+    if any(outs[nr].__dict__.get("_output_nr", 0) != nr for nr in marked):
+        return None
+    kept = node._result
+    if kept is not None and (result.__class__ is tuple) != (kept.__class__ is tuple):
+        return None
+    layout = _LAYOUTS.get(layout, layout)  # (the objects needs_input_grad tests for)
+    tensors = tuple(i for i, lay in enumerate(layout) if lay is not None)
+    return (node.__class__, node._rule, node._qualname, node._kwargs, node._inputs_meta,
+            layout, keep, kept is not None, tensors, marked, node._n_outputs)
+
+
+def kernel_node(recipe: tuple[Any, ...], args: tuple[Any, ...], result: Any) -> None:
+    """Record the node of ``result = op(*args)`` from a :func:`kernel_recipe` (what the
+    Autograd kernel records: class, rule, edges, saved arguments and outputs, the outputs'
+    ``grad_fn``), without its argument walk."""
+    cls, rule, qualname, kwargs, metas, layout, keep, keep_result, tensors, marked, n = recipe
+    if not marked:
+        return  # no output is differentiable: nothing would reach the node
+    node = _new(cls)
+    node._seq = next(_graph_seq)
+    node._rule = rule
+    node._qualname = qualname
+    node._kwargs = kwargs
+    node._inputs_meta = metas
+    node._layout = layout
+    node._n_outputs = n
+    saved = list(args)
+    edges = []
+    for i in tensors:
+        a = args[i]
+        edges.append(_edge(a))
+        saved[i] = _save_input(a) if keep[i] else None
+    node._next = tuple(edges)
+    node._saved_args = saved
+    if result.__class__ is tuple:
+        for nr in marked:
+            out = result[nr]
+            out.grad_fn = node
+            out._requires_grad = True
+            out.__dict__["_output_nr"] = nr
+        if keep_result:
+            kept = []
+            for nr, r in enumerate(result):
+                if r.__class__ is Tensor:
+                    r = _save_output(r, node)
+                    r._output_nr = nr
+                elif isinstance(r, Tensor):
+                    r = SavedTensor(r, node, True, nr)
+                kept.append(r)
+            node._result = tuple(kept)
+    else:
+        result.grad_fn = node
+        result._requires_grad = True
+        result.__dict__["_output_nr"] = 0
+        if keep_result:
+            node._result = _save_output(result, node)
+
+
 def conform(grad: Tensor, meta: Any) -> Tensor:
     """``grad`` summed down to an input's shape (undoing broadcasting), in its dtype."""
     if meta is None or not isinstance(grad, Tensor):

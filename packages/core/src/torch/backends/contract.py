@@ -43,6 +43,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from .._core.alloc import kernel_output as _kernel_output
 from .._core.dispatch import Decline
 from .hookspecs import (
     ENTRY_POINT_GROUP,
@@ -200,18 +201,11 @@ def memory(t: Any) -> tuple[Any, int]:
     return t.untyped_storage()._handle, int(t.storage_offset()) * t.element_size()
 
 
-def empty(shape: Sequence[int], dtype: Any, device: Any) -> Any:
-    """An uninitialised contiguous tensor: a kernel's output. Unlike ``torch.empty`` it skips
-    argument parsing, defaults and autograd, so it costs one allocation."""
-    global _allocation
-    if _allocation is None:  # core's functions, looked up once (kernels call this per call)
-        _allocation = (_core("_core.alloc").new_tensor, _core("_core.storage")._normalise)
-    new_tensor, normalise = _allocation
-    return new_tensor(tuple(map(int, shape)), dtype, normalise(device))
-
-
-# core's (new_tensor, device normaliser), set on empty's first call
-_allocation: tuple[Callable[..., Any], Callable[[Any], Any]] | None = None
+# empty(shape, dtype, device): an uninitialised contiguous tensor, a kernel's output. Unlike
+# ``torch.empty`` it skips argument parsing, defaults and autograd, so it costs one
+# allocation (inside a dispatch mode, the mode makes it). Core's own function, bound here:
+# kernels call it for every output.
+empty: Callable[[Sequence[int], Any, Any], Any] = _kernel_output
 
 
 def bump_version(t: Any) -> None:

@@ -60,17 +60,12 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: ``input`` (*, in_features), ``weight`` (out_features,
     in_features), ``bias`` (out_features)."""
-    if bias is not None:
-        if input.ndim == 2:
-            return torch.addmm(bias, input, weight.t())  # one GEMM with the bias folded in
-        if input.ndim > 2 and input.is_contiguous():
-            # (*, in) folded into rows: one GEMM with the bias, viewed back (as PyTorch's
-            # linear does), instead of matmul's reshapes and a separate broadcast add
-            lead = input.shape[:-1]
-            out = torch.addmm(bias, input.reshape(-1, input.shape[-1]), weight.t())
-            return out.view(*lead, out.shape[-1])
-    out = torch.matmul(input, weight.t())
-    return out if bias is None else out + bias
+    # the operator aten::linear: one node with one derivative (x's rows times W^T, the bias
+    # folded into the product), where the composite recorded a view, a transpose and addmm
+    return _LINEAR(input, weight, bias)
+
+
+_LINEAR = torch.ops.aten.linear.default
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,

@@ -104,6 +104,25 @@ def _(ctx, grad):
             _grad_b(product, mat1, mat2) if need_2 else None)  # (k, m)
 
 
+@derivative("aten::linear", args=CROSS, result=False)
+def _(ctx, grad):
+    # y = x @ W^T + b over the input's rows (x: (*, in) as (N, in); W: (out, in), a 1-d W
+    # as one row): dx = g @ conj(W), dW = g^T @ conj(x), laid out as W is (row-major); db is
+    # g summed to the bias's shape, which the node does (the bias broadcasts to the output)
+    need_x, need_w, need_b = (tuple(ctx.needs_input_grad) + (False,))[:3]
+    x, w = ctx.args[0], ctx.args[1]
+    (x_shape, *_), (w_shape, *_) = ctx._node._inputs_meta[:2]
+    features = x_shape[-1]
+    out_features = w_shape[0] if len(w_shape) == 2 else 1
+    g = grad.reshape(-1, out_features)
+    gx = gw = None
+    if need_x:
+        gx = _MM(g, _conj(w.reshape(out_features, features))).view(x_shape)
+    if need_w:
+        gw = _MM(g.t(), _conj(x.reshape(-1, features))).view(w_shape)
+    return gx, gw, grad if need_b else None
+
+
 @derivative("aten::bmm", args=CROSS, result=False)
 def _(ctx, grad):
     a, b = ctx.args

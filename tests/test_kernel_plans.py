@@ -1,0 +1,211 @@
+"""Kernel plans (torch._core.plan._kernel_plan) and the ``aten::linear`` operator.
+
+A kernel plan runs the kernel the generic path resolved and records the node core's
+Autograd kernel would have recorded, from a recipe. Each case runs a call several times with
+plans on and compares everything observable with the generic path (plans switched off):
+values, metadata, ``grad_fn`` class and output numbers, and the gradients a backward gives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+
+import torch
+import torch.nn.functional as F
+from torch._core import dispatch as _dispatch, plan as _plan
+
+aten = torch.ops.aten
+
+
+@pytest.fixture
+def no_plans(monkeypatch):
+    """A switch: ``no_plans()`` is a context in which every call takes the generic path."""
+
+    @contextlib.contextmanager
+    def off():
+        with monkeypatch.context() as m:
+            m.setattr(_dispatch, "plan_call", _dispatch._no_plan)
+            yield
+
+    return off
+
+
+def _kernel_plans(op):
+    return [key for key, plan in (op._plans or {}).items()
+            if plan is not False and plan[3] == _plan.KERNEL]
+
+
+def _leaf(*shape, seed=0, dtype=torch.float64):
+    rs = np.random.RandomState(seed)
+    return torch.tensor(rs.standard_normal(shape), dtype=dtype, requires_grad=True)
+
+
+def _outputs(result):
+    return result if isinstance(result, tuple) else (result,)
+
+
+CASES = {
+    # one output, a number argument
+    "softmax": (aten._softmax.default, lambda x, w, b: (x, -1, False)),
+    # three outputs of which one is differentiable, list and float arguments
+    "native_layer_norm": (aten.native_layer_norm.default,
+                          lambda x, w, b: (x, [4], w, b, 1e-5)),
+    # a composite kernel with a derivative of its own, an optional tensor
+    "linear": (aten.linear.default, lambda x, w, b: (x, torch.ones(5, 4, dtype=x.dtype) * w[:1],
+                                                       b[:1].expand(5).contiguous())),
+    # an integer output next to a floating one
+    "max.dim": (aten.max.dim, lambda x, w, b: (x, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kernel_plan_records_the_generic_node(name, no_plans):
+    op, make_args = CASES[name]
+
+    def run():
+        x, w, b = _leaf(2, 3, 4), _leaf(4, seed=1), _leaf(4, seed=2)
+        result = op(*make_args(x, w, b))
+        outs = _outputs(result)
+        floating = [o for o in outs if o.dtype.is_floating_point and o.requires_grad]
+        loss = sum((o * (i + 1)).sum() for i, o in enumerate(floating))
+        grads = torch.autograd.grad(loss, (x, w, b), allow_unused=True)
+        meta = [(o.shape, o.stride(), o.dtype, o.requires_grad,
+                 type(o.grad_fn).__name__ if o.grad_fn is not None else None,
+                 o.output_nr if o.requires_grad else None) for o in outs]
+        return [o.detach().tolist() for o in outs], meta, [
+            g.tolist() if g is not None else None for g in grads]
+
+    with no_plans():
+        want = run()
+    for _ in range(3):  # the first call plans, the others run the plan
+        assert run() == want
+    assert _kernel_plans(op)
+
+
+def test_kernel_plan_without_grad_and_under_no_grad(no_plans):
+    op = aten._softmax.default
+    x = _leaf(3, 5)
+    with no_plans():
+        want = op(x.detach(), 0, False).tolist()
+    for _ in range(3):
+        with torch.no_grad():
+            got = op(x, 0, False)
+        assert got.grad_fn is None and not got.requires_grad and got.tolist() == want
+        got = op(x.detach(), 0, False)
+        assert got.grad_fn is None and got.tolist() == want
+
+
+def test_kernel_plan_reads_values_each_call():
+    # nothing of the first result is replayed: the kernel runs on the new values
+    x = torch.zeros(2, 3)
+    for k in range(4):
+        x.fill_(float(k))
+        got = torch.softmax(x * 0 + torch.arange(3.0), 1)
+        e = np.exp(np.arange(3.0))
+        np.testing.assert_allclose(got[0].tolist(), e / e.sum(), rtol=1e-6)
+
+
+def test_kernel_plans_are_dropped_when_kernels_change():
+    x = torch.ones(2, 3)
+    torch.softmax(x, 1)
+    torch.softmax(x, 1)
+    assert _kernel_plans(aten._softmax.default)
+    lib = torch.library.Library("aten", "IMPL", "CPU")
+    lib.impl("_softmax", lambda self, dim, half_to_float: torch.full_like(self, 7.0))
+    try:
+        assert torch.softmax(x, 1).tolist() == [[7.0] * 3] * 2
+        assert torch.softmax(x, 1).tolist() == [[7.0] * 3] * 2
+    finally:
+        lib._destroy()
+    assert torch.softmax(x, 1)[0, 0].item() == pytest.approx(1 / 3)
+
+
+# -- aten::linear ---------------------------------------------------------------------------
+
+SHAPES = [((2, 3, 4), (5, 4), (5,)), ((3, 4), (5, 4), (5,)), ((4,), (5, 4), (5,)),
+          ((2, 3, 4), (5, 4), None), ((3, 4), (4,), ()), ((6, 4), (4,), (6,)),
+          ((2, 3, 4), (5, 4), ())]
+
+
+@pytest.mark.parametrize(("x_shape", "w_shape", "b_shape"), SHAPES)
+def test_linear_is_one_node_with_the_products_gradients(x_shape, w_shape, b_shape):
+    x, w = _leaf(*x_shape), _leaf(*w_shape, seed=1)
+    b = _leaf(*b_shape, seed=2) if b_shape is not None else None
+    args = (x, w) if b is None else (x, w, b)
+    for _ in range(3):
+        y = F.linear(*args)
+        assert y.grad_fn.name() == "LinearBackward0"
+        xs, ws = x.detach().numpy(), w.detach().numpy()
+        want = xs @ (ws.T if ws.ndim == 2 else ws)
+        if b is not None:
+            want = want + b.detach().numpy()
+        np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-12, atol=1e-12)
+        g = np.random.RandomState(3).standard_normal(y.shape)
+        grads = torch.autograd.grad(y, args, torch.tensor(g))
+        # y = x W^T + b: dx = g W, dW = g^T x over the rows, db = g summed to b's shape
+        w2 = ws.reshape(-1, x_shape[-1])
+        g2 = g.reshape(-1, w2.shape[0])
+        np.testing.assert_allclose(grads[0].numpy(), (g2 @ w2).reshape(x_shape), rtol=1e-12)
+        np.testing.assert_allclose(grads[1].numpy(),
+                                   (g2.T @ xs.reshape(-1, x_shape[-1])).reshape(w_shape),
+                                   rtol=1e-12)
+        if b is not None:
+            gb = g.sum(axis=tuple(range(g.ndim - len(b_shape)))) if b_shape else g.sum()
+            np.testing.assert_allclose(grads[2].numpy(), gb, rtol=1e-12)
+    assert torch.autograd.gradgradcheck(F.linear, args)
+
+
+def test_linear_weight_gradient_keeps_the_weights_layout():
+    x, w = _leaf(2, 3, 4), _leaf(5, 4, seed=1)
+    F.linear(x, w).sum().backward()
+    assert w.grad.stride() == w.stride() == (4, 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_linear_forward_matches_the_decomposition(dtype):
+    rs = np.random.RandomState(4)
+    x = torch.tensor(rs.standard_normal((3, 7, 16)), dtype=dtype)
+    w = torch.tensor(rs.standard_normal((24, 16)), dtype=dtype)
+    b = torch.tensor(rs.standard_normal(24), dtype=dtype)
+    for bias in (b, None):
+        got = F.linear(x, w, bias)
+        want = x.double() @ w.double().t() + (bias.double() if bias is not None else 0)
+        tol = 1e-2 if dtype is torch.bfloat16 else 1e-5
+        assert got.dtype == dtype and got.shape == (3, 7, 24)
+        np.testing.assert_allclose(got.double().numpy(), want.numpy(), rtol=tol, atol=tol * 4)
+    # a transposed input and weight (not contiguous) and an empty product
+    got = F.linear(x.transpose(0, 1), w.t().contiguous().t(), b)
+    want = x.transpose(0, 1).double() @ w.double().t() + b.double()
+    np.testing.assert_allclose(got.double().numpy(), want.numpy(), rtol=1e-2, atol=5e-2)
+    empty = F.linear(torch.zeros(3, 0, dtype=dtype), torch.zeros(4, 0, dtype=dtype), b[:4])
+    assert empty.tolist() == [b[:4].tolist()] * 3
+
+
+def test_linear_errors():
+    w = torch.ones(5, 4)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        F.linear(torch.ones(2, 3), w)
+    with pytest.raises(TypeError, match="argument 'input'"):
+        F.linear("x", w)
+    with pytest.raises(RuntimeError, match="at least 1D"):
+        F.linear(torch.tensor(1.0), w)
+    with pytest.raises(RuntimeError, match="<= 2 dimensions"):
+        F.linear(torch.ones(2, 4), torch.ones(2, 5, 4))
+
+
+def test_linear_under_vmap_and_on_meta():
+    rs = np.random.RandomState(5)
+    x = torch.tensor(rs.standard_normal((6, 3, 4)))
+    ws = torch.tensor(rs.standard_normal((6, 5, 4)))
+    bs = torch.tensor(rs.standard_normal((6, 5)))
+    got = torch.vmap(F.linear)(x, ws, bs)
+    want = np.einsum("bni,boi->bno", x.numpy(), ws.numpy()) + bs.numpy()[:, None, :]
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    got = torch.vmap(F.linear, in_dims=(0, None, None))(x, ws[0], bs[0])
+    np.testing.assert_allclose(got.numpy(), x.numpy() @ ws[0].numpy().T + bs[0].numpy(),
+                               rtol=1e-12)
+    meta = F.linear(torch.empty(2, 3, 4, device="meta"), torch.empty(5, 4, device="meta"))
+    assert meta.shape == (2, 3, 5) and meta.device.type == "meta"
