@@ -408,3 +408,27 @@ def test_identity_and_imports_of_the_program_s_modules_are_refused(tmp_path, mon
         y = torch.zeros(1)
         assert compiled(y).tolist() == [float(id(y) % 7)]
     assert "id" in _frame(compiled).replay_refused
+
+
+def test_a_module_hook_with_an_effect_keeps_running() -> None:
+    model = nn.Linear(2, 2)
+    calls = []
+    model.register_forward_hook(lambda mod, args, out: calls.append(1))
+    compiled = torch.compile(model, backend="eager")
+    x = torch.ones(1, 2)
+    for _ in range(3):
+        assert torch.allclose(compiled(x), model.forward(x))
+    assert len(calls) == 3 and _frame(compiled).replay_hits == 0
+    assert "append" in _frame(compiled).replay_refused
+
+
+def test_a_pure_module_hook_replays_and_a_new_hook_is_seen() -> None:
+    model = nn.Linear(2, 2)
+    model.register_forward_hook(lambda mod, args, out: out * 2)
+    compiled = torch.compile(model, backend="eager")
+    x = torch.ones(1, 2)
+    compiled(x)
+    assert torch.allclose(compiled(x), model.forward(x) * 2)
+    assert _frame(compiled).replay_hits == 1
+    model.register_forward_hook(lambda mod, args, out: out + 1)
+    assert torch.allclose(compiled(x), model.forward(x) * 2 + 1)
