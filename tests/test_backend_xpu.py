@@ -298,6 +298,22 @@ def test_declined_cases_fall_back_to_the_cpu():
 
 
 @needs_device
+def test_held_launches_run_before_every_wait():
+    # a CPU device holds kernels behind a gate (64 at a time): reads, blocking writes and
+    # synchronize open it, and the in-order queue keeps every result in order
+    x = torch.zeros(4, device="xpu")
+    for _ in range(150):  # opens by itself twice, then 22 held
+        x.add_(1)
+    assert x.cpu().tolist() == [150.0] * 4
+    y = x * 2  # held
+    x.copy_(torch.full((4,), -1.0))  # an upload after it: y keeps the value before
+    torch.xpu.synchronize()
+    assert y.cpu().tolist() == [300.0] * 4 and x.cpu().tolist() == [-1.0] * 4
+    z = torch.ones(3, device="xpu") + 1
+    assert torch.equal(z.to("cpu"), torch.full((3,), 2.0))
+
+
+@needs_device
 def test_thirteen_dims_that_do_not_merge_run_on_the_device():
     # one operand's dims reversed: nothing merges (beyond the reductions' 12 dims)
     x = torch.arange(2**13, dtype=torch.float32).reshape((2,) * 13)

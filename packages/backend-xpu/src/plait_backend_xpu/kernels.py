@@ -112,13 +112,14 @@ def cached_kernel(key: tuple[Any, ...], index: int,
 
 def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool = False,
             constants: Sequence[int] = (), helpers: str = "",
-            float_constants: Sequence[float] = (), result: str | None = None) -> None:
+            float_constants: Sequence[float] = (), result: str | None = None) -> Any:
     """Render (once), build (once) and enqueue ``out = expression(inputs)``; ``op`` names the
-    expression (with its variant) in the kernel cache."""
+    expression (with its variant) in the kernel cache. Returns the kernel launched (None for
+    no elements)."""
     n = out.numel()
     if n == 0:
         CALLS[op.partition(".")[0]] += 1
-        return
+        return None
     operands = [out, *inputs]
     names = [dtype_name(t) for t in operands]
     if not raw:
@@ -145,6 +146,7 @@ def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool
     args += float_constants
     CALLS[op.partition(".")[0]] += 1
     launch_1d(kernel, n, index, args)
+    return kernel
 
 
 def work_group(index: int) -> int:
@@ -165,9 +167,35 @@ def launch_1d(kernel: Any, n: int, index: int, args: Sequence[Any]) -> None:
     kernel((-(-n // group) * group,), (group,), *args)
 
 
+# (op, dtypes, device index) -> (kernel, work-group size) for operands that are all contiguous
+# with one shape: the kernel takes buffers, n and offsets, so a repeated call skips the checks,
+# the geometry and the key of the general path (the host time of a small op)
+_CONTIGUOUS: dict[tuple[Any, ...], tuple[Any, int]] = {}
+
+
 def _run_row(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) -> None:
     """Check the operands' dtypes against ``row`` (declining what it does not render) and run
     it."""
+    operands = (out, *inputs)
+    n = out.numel()
+    plain = n and all(t.is_contiguous() and t.numel() == n for t in inputs) \
+        and out.is_contiguous()
+    if plain:
+        key = (op, *(t.dtype for t in operands), out.device.index)
+        known = _CONTIGUOUS.get(key)
+        if known is not None:
+            kernel, group = known
+            buffers, offsets = buffer_args(operands)
+            CALLS[op.partition(".")[0]] += 1
+            kernel((-(-n // group) * group,), (group,), *buffers, n, *offsets)
+            return
+    kernel = _run_checked(op, row, out, inputs)
+    if plain and kernel is not None:
+        _CONTIGUOUS[key] = (kernel, work_group(out.device.index or 0))
+
+
+def _run_checked(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) -> Any:
+    """:func:`_run_row`'s general path: the dtype checks, then the launch; the kernel."""
     in_dtype = dtype_name(inputs[0])
     if any(t.dtype != inputs[0].dtype for t in inputs):
         raise contract.Decline
@@ -181,15 +209,14 @@ def _run_row(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) -> Non
         raise contract.Decline
     if in_dtype == "complex64" and not set(render_complex.calls(expression)) <= \
             render_complex.EXACT and has_fp64(out):
-        _run_complex_in_double(op, expression, out, inputs, row.writes_bool)
-        return
-    _launch(op, expression, out, inputs, raw=raw,
-            helpers=pointwise.helpers_source(DIALECT, row, in_dtype),
-            result="bool" if row.writes_bool else None)
+        return _run_complex_in_double(op, expression, out, inputs, row.writes_bool)
+    return _launch(op, expression, out, inputs, raw=raw,
+                   helpers=pointwise.helpers_source(DIALECT, row, in_dtype),
+                   result="bool" if row.writes_bool else None)
 
 
 def _run_complex_in_double(op: str, expression: str, out: Any, inputs: Sequence[Any],
-                           writes_bool: bool) -> None:
+                           writes_bool: bool) -> Any:
     """A complex64 function of functions (exp of a product of a log...) in complex128,
     rounded once on store: its float errors would otherwise grow with the inner values
     (``pow`` near large exponents, ``sigmoid`` near its poles)."""
@@ -198,10 +225,10 @@ def _run_complex_in_double(op: str, expression: str, out: Any, inputs: Sequence[
             for v in render.INPUT_NAMES[:len(inputs)]}
     # {A} (the device's widest float: double) makes the renderer enable double precision
     widened = expression.replace("{t}", "c128").format(**wide)
-    _launch(f"{op}.c128", widened.replace("{", "{{").replace("}", "}}")
-            .replace("{{A}}", "{A}"), out, inputs,
-            helpers=render_complex.source_for(DIALECT, "c128", expression),
-            result="bool" if writes_bool else "complex128")
+    return _launch(f"{op}.c128", widened.replace("{", "{{").replace("}", "}}")
+                   .replace("{{A}}", "{A}"), out, inputs,
+                   helpers=render_complex.source_for(DIALECT, "c128", expression),
+                   result="bool" if writes_bool else "complex128")
 
 
 def _unary(op: str) -> Callable[[Any, Any], None]:

@@ -142,7 +142,9 @@ using BuildNotify = void(PLAIT_CL_CALL*)(cl_program, void*);
   X(clWaitForEvents, cl_int, (cl_uint, const cl_event*))                                      \
   X(clGetEventInfo, cl_int, (cl_event, cl_info, size_t, void*, size_t*))                      \
   X(clGetEventProfilingInfo, cl_int, (cl_event, cl_info, size_t, void*, size_t*))             \
-  X(clReleaseEvent, cl_int, (cl_event))
+  X(clReleaseEvent, cl_int, (cl_event))                                                       \
+  X(clCreateUserEvent, cl_event, (cl_context, cl_int*))                                       \
+  X(clSetUserEventStatus, cl_int, (cl_event, cl_int))
 
 struct Api {
 #define PLAIT_CL_FIELD(name, ret, params) ret(PLAIT_CL_CALL* name) params = nullptr;

@@ -211,7 +211,44 @@ bool is_initialized(int index) {
 void synchronize(int index) {
   if (!is_initialized(index)) return;
   Device& d = device(index);
+  release_held(d);
   check(api().clFinish(d.queue), "clFinish");
+}
+
+const cl_event* hold_launch(Device& d) {
+  if (d.info.type != "cpu") return nullptr;
+  if (d.gate) return nullptr;  // in order: behind the first held kernel, so behind the gate
+  cl_int err = kSuccess;
+  d.gate = api().clCreateUserEvent(d.context, &err);
+  if (err != kSuccess) {
+    d.gate = nullptr;  // no gate: launch at once
+    return nullptr;
+  }
+  return &d.gate;
+}
+
+namespace {
+
+void open_gate(Device& d) {  // with d.gate_mutex held
+  if (!d.gate) return;
+  cl_event gate = d.gate;
+  d.gate = nullptr;
+  d.held = 0;
+  const cl_int err = api().clSetUserEventStatus(gate, kComplete);
+  api().clReleaseEvent(gate);
+  check(err, "clSetUserEventStatus");
+  api().clFlush(d.queue);
+}
+
+}  // namespace
+
+void launched(Device& d) {
+  if (d.gate && ++d.held >= kHeldLaunches) open_gate(d);
+}
+
+void release_held(Device& d) {
+  std::lock_guard<std::mutex> lock(d.gate_mutex);
+  open_gate(d);
 }
 
 }  // namespace plait::xpu

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,31 @@ struct Device {
   DeviceInfo info;
   cl::cl_context context = nullptr;
   cl::cl_command_queue queue = nullptr;
+  // CPU devices: kernels queue behind a user event (the gate) and reach the device together
+  // when it opens (see hold_launch); nullptr while none is held. gate_mutex guards both
+  // (launches hold the GIL, waits release it).
+  std::mutex gate_mutex;
+  cl::cl_event gate = nullptr;
+  unsigned held = 0;  // kernels behind the gate
 };
+
+// Kernels a CPU device holds behind its gate before it opens by itself.
+constexpr unsigned kHeldLaunches = 64;
+
+// The event a kernel launch on `d` waits for (nullptr: none, launch at once). On a CPU device
+// (PoCL) each command handed to the device wakes its worker threads, which cost more than the
+// kernel for a small op (futex wakes and lock hand-offs on every launch); held behind one user
+// event, kernels go over when it opens, kHeldLaunches at a time or at the next wait for the
+// queue, so the workers wake once per batch. The queue is in order, so nothing else changes.
+// The caller holds d.gate_mutex from here until launched().
+const cl::cl_event* hold_launch(Device& d);
+
+// Counts a launch made behind the gate; opens it after kHeldLaunches (d.gate_mutex held).
+void launched(Device& d);
+
+// Opens `d`'s gate: the held kernels go to the device. Every wait for the queue (blocking
+// reads and writes, synchronize) opens it first; without that the wait would never end.
+void release_held(Device& d);
 
 // Fixes which devices are xpu:0, xpu:1, ... (the devices of `device_type`), once per process;
 // returns their number. Asking again with another type throws std::logic_error.

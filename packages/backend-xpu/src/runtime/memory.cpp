@@ -176,6 +176,7 @@ void write(const Buffer& dst, size_t offset, const void* src, size_t nbytes, boo
   if (done) *done = nullptr;
   if (nbytes == 0) return;
   Device& d = device(dst.device());
+  if (blocking) release_held(d);  // a blocking write waits for the kernels queued before it
   check(api().clEnqueueWriteBuffer(d.queue, dst.mem(), blocking ? kTrue : kFalse, offset, nbytes,
                                    src, 0, nullptr, blocking ? nullptr : done),
         "clEnqueueWriteBuffer");
@@ -186,6 +187,7 @@ void read(const Buffer& src, size_t offset, void* dst, size_t nbytes) {
   check_range("source", src, offset, nbytes);
   if (nbytes == 0) return;
   Device& d = device(src.device());
+  release_held(d);  // the read waits for the kernels queued before it
   check(api().clEnqueueReadBuffer(d.queue, src.mem(), kTrue, offset, nbytes, dst, 0, nullptr,
                                   nullptr),
         "clEnqueueReadBuffer");

@@ -115,11 +115,14 @@ void Kernel::enqueue(const std::vector<size_t>& global, const std::vector<size_t
   for (size_t g : global) {
     if (g == 0) return;  // nothing to run (a zero global size is an error in OpenCL)
   }
-  const Device& d = device(program_->device());
+  Device& d = device(program_->device());
+  std::lock_guard<std::mutex> lock(d.gate_mutex);
+  const cl_event* gate = hold_launch(d);
   const cl_int err = api().clEnqueueNDRangeKernel(
       d.queue, kernel_, static_cast<cl_uint>(global.size()), nullptr, global.data(),
-      local.empty() ? nullptr : local.data(), 0, nullptr, nullptr);
+      local.empty() ? nullptr : local.data(), gate ? 1 : 0, gate, nullptr);
   if (err != kSuccess) throw Error("clEnqueueNDRangeKernel(" + name_ + ")", err);
+  launched(d);
 }
 
 }  // namespace plait::xpu
