@@ -285,11 +285,14 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                 add(a)
             elif a is None:
                 add(None)
-            elif cls is list or cls is tuple:  # dims, sizes
+            elif cls is list or cls is tuple:  # dims, sizes; an output mask of bools
+                kind = a[0].__class__ if a else int
+                if kind is not int and kind is not bool:
+                    return None  # tensor lists, SymInts...: the generic path
                 for x in a:
-                    if x.__class__ is not int:
-                        return None  # tensor lists, SymInts...: the generic path
-                add(cls)
+                    if x.__class__ is not kind:
+                        return None
+                add(cls if kind is int else (cls, bool))  # (True == 1: keyed apart)
                 add(tuple(a))
             else:
                 return None  # subclasses, dtypes...: the generic path

@@ -114,13 +114,24 @@ def _(ctx, grad):
     (x_shape, *_), (w_shape, *_) = ctx._node._inputs_meta[:2]
     features = x_shape[-1]
     out_features = w_shape[0] if len(w_shape) == 2 else 1
-    g = grad.reshape(-1, out_features)
+    g = _rows(grad, out_features)
     gx = gw = None
     if need_x:
-        gx = _MM(g, _conj(w.reshape(out_features, features))).view(x_shape)
+        gx = _MM(g, _conj(_rows(w, features)))
+        if gx._shape != x_shape:
+            gx = gx.view(x_shape)
     if need_w:
-        gw = _MM(g.t(), _conj(x.reshape(-1, features))).view(w_shape)
+        gw = _MM(g.t(), _conj(_rows(x, features)))
+        if gw._shape != w_shape:
+            gw = gw.view(w_shape)
     return gx, gw, grad if need_b else None
+
+
+def _rows(t: Tensor, width: int) -> Tensor:
+    """``t`` as a matrix of rows ``width`` wide (itself when it is one already: a reshape is a
+    dispatched op, and a linear layer's backward runs this for three tensors)."""
+    shape = t._shape
+    return t if len(shape) == 2 and shape[1] == width else t.reshape(-1, width)
 
 
 @derivative("aten::bmm", args=CROSS, result=False)
