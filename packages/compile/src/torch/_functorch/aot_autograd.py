@@ -153,6 +153,13 @@ def _compile(fn: Callable, args: tuple[Any, ...], compilers: tuple[Callable, ...
     spec = spec_box[0]
     num_out = spec.num_leaves
 
+    if not written and spec == pytree.tree_structure((0,) * num_out):
+        # a flat tuple out and no input written (graph capture's graphs, mostly): no wrapping
+        def run_flat(*call_args: Any) -> Any:
+            return tuple(_call(compiled, list(call_args)))
+
+        return run_flat
+
     def run(*call_args: Any) -> Any:
         results = _call(compiled, list(call_args))
         _copy_back(call_args, written, results[num_out:])
@@ -201,7 +208,8 @@ def _build_autograd(fn: Callable, args: tuple, fw_compiler: Callable, bw_compile
         @staticmethod
         def forward(ctx: Any, *flat: Any) -> Any:
             results = _call(fw_compiled, list(flat))
-            _copy_back(flat, written, results[num_out:num_out + num_written])
+            if written:
+                _copy_back(flat, written, results[num_out:num_out + num_written])
             ctx.saved = results[num_out + num_written:]
             returned = tuple(results[:num_out])
             ctx.layouts = [(r.shape, r.dtype, r.device) for r in
@@ -230,11 +238,13 @@ def _build_autograd(fn: Callable, args: tuple, fw_compiler: Callable, bw_compile
                 full[i] = g
             return tuple(full)
 
+    flat_tuple = spec == pytree.tree_structure((0,) * num_out)
+
     def run(*call_args: Any) -> Any:
         returned = CompiledFunction.apply(*call_args)
         if not isinstance(returned, tuple):
             returned = (returned,)
-        return pytree.tree_unflatten(list(returned), spec)
+        return returned if flat_tuple else pytree.tree_unflatten(list(returned), spec)
 
     return run
 

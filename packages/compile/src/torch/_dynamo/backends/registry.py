@@ -73,12 +73,13 @@ def _eager(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
 
 
 def _aot_eager(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
-    """AOT autograd with the eager kernels for both graphs (the ``nop`` compilers)."""
+    """AOT autograd with the eager kernels for both graphs (``bound_nop``: the graphs run as
+    they are, their operators resolved once)."""
     from torch._dynamo.backends.common import aot_autograd
-    from torch._functorch.aot_autograd import nop
+    from torch._functorch.graph_runner import bound_nop
     from torch._functorch.partitioners import min_cut_rematerialization_partition
 
-    return aot_autograd(fw_compiler=nop, bw_compiler=nop,
+    return aot_autograd(fw_compiler=bound_nop, bw_compiler=bound_nop,
                         partition_fn=min_cut_rematerialization_partition)(gm, example_inputs)
 
 
