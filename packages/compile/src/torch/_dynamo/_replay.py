@@ -176,9 +176,9 @@ class Walk:
         """A tensor's own attributes, less autograd's cache (its gradient accumulator, made
         at the first backward through it: not state the program reads)."""
         if "_grad_accumulator" in attributes:
-            attributes = {k: v for k, v in attributes.items() if k != "_grad_accumulator"}
-            if not attributes:
+            if len(attributes) == 1:  # a parameter after its first backward: the usual case
                 return None
+            attributes = {k: v for k, v in attributes.items() if k != "_grad_accumulator"}
         return self.value(attributes)
 
     def top(self, args: tuple[Any, ...], kwargs: dict[str, Any], root: Any) -> list[Any]:
@@ -249,7 +249,10 @@ class Walk:
     def klass(self, v: type) -> Any:
         """A library class by identity; the program's own class with its attributes (a class
         attribute rebound between calls is other state) and its own base classes."""
-        if _library_module(v.__module__):
+        library = _LIBRARY_CLASSES.get(v)
+        if library is None:
+            library = _LIBRARY_CLASSES[v] = _library_module(v.__module__)
+        if library:
             return (v,)
         value = self.value
         items: list[Any] = [v]
@@ -355,6 +358,7 @@ _WALKERS: dict[type, Callable[[Walk, Any], Any]] = {}
 # class attributes kept by identity in a class's fingerprint
 _BY_IDENTITY = frozenset((types.FunctionType, staticmethod, classmethod, property))
 _LIBRARY_CODES: dict[int, bool] = {}  # id(code) -> whether its function is library code
+_LIBRARY_CLASSES: dict[type, bool] = {}  # class -> whether it is torch's (or Plait's)
 _KEEP_CODES: list[Any] = []
 
 
