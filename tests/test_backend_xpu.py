@@ -632,14 +632,21 @@ def test_register_blocked_matmul_matches_the_cpu(dtype):
         ((5, 9), values(5, 21), values(21, 9)),
         ((3, 7, 19), values(3, 11, 7).transpose(1, 2), values(11, 19).expand(3, 11, 19)),
         ((4, 8), values(4, 0), values(0, 8)),
+        # wider than a vector row (16 floats, 8 doubles): the vector-blocked kernel, the last
+        # column block and row block moved back inside
+        ((6, 37), values(6, 13), values(13, 37)),
+        ((2, 5, 40), values(2, 5, 9), values(2, 40, 9).transpose(1, 2)[:, :, :]),
     ]
     for shape, a, b in cases:
         got, want = _run_both("matmul", dtype, [a, b], shape)
         torch.testing.assert_close(got, want, rtol=0, atol=0)
-    # PoCL's CPU device takes the blocked kernel (a GPU keeps the tiled one)
+    # PoCL's CPU device takes the blocked kernels (a GPU keeps the tiled one): the vector one
+    # from a vector's width (8 doubles, so float64 never takes the 8-column scalar block)
     on_cpu = xpu_module.device_info(0)["type"] == "cpu"
-    ran = {key[2] for key in xpu_kernels._KERNELS if key[0] == "matmul_blocked"}
-    assert (dtype in ran) == on_cpu
+    kinds = ("matmul_blocked", "matmul_vector") if dtype == "float32" else ("matmul_vector",)
+    for kind in kinds:
+        ran = {key[2] for key in xpu_kernels._KERNELS if key[0] == kind}
+        assert (dtype in ran) == on_cpu, kind
     assert linalg._blocked(0, dtype, torch.empty(4, 8), torch.empty(3, 8).t()) is False
 
 
@@ -647,6 +654,11 @@ def test_register_blocked_matmul_matches_the_cpu(dtype):
 def test_register_blocked_matmul_renders_for_cuda_too():
     source = render_matmul.render_matmul_blocked(render.CUDA, "float32", 1, 4, 8).source
     assert "__global__" in source and "bsize0" in source
+    # the vector-blocked kernel is OpenCL C only (CPU devices under OpenCL)
+    vector = render_matmul.render_matmul_vector(render.OPENCL, "float64", 1, 4).source
+    assert "double8" in vector and "vload8" in vector and "vstore8" in vector
+    with pytest.raises(ValueError, match="OpenCL C only"):
+        render_matmul.render_matmul_vector(render.CUDA, "float32", 1, 4)
 
 
 @needs_device

@@ -99,13 +99,14 @@ def buffer_args(tensors: Sequence[Any]) -> tuple[list[Any], list[int]]:
 
 
 def cached_kernel(key: tuple[Any, ...], index: int,
-                  render_it: Callable[[], render.Rendered]) -> Any:
-    """The ``_C.Kernel`` under ``key``, rendered and built on its first use."""
+                  render_it: Callable[[], render.Rendered], options: str = "") -> Any:
+    """The ``_C.Kernel`` under ``key``, rendered and built (with build ``options``) on its
+    first use."""
     kernel = _KERNELS.get(key)
     if kernel is None:
         rendered = render_it()
         kernel = device_module.programs().kernel(index, rendered.source, rendered.name,
-                                                 rendered.signature)
+                                                 rendered.signature, options)
         _KERNELS[key] = kernel
     return kernel
 

@@ -24,11 +24,16 @@ from .kernels import (
 )
 
 TILE = 16  # a 16 x 16 work-group: 256 work items, within every OpenCL 1.2 GPU's limit
+# CPU devices under OpenCL run the vector-blocked kernel (render_matmul_vector) where the
+# output has a vector's columns; the scalar block below serves narrower outputs and dialects
+# without vector types.
 # The register block of a CPU device's work item: 4 rows of 8 columns, 32 accumulators that
 # fit AVX2's 16 vector registers as 4 x 8-wide (plus b's row); on PoCL here 8 x 8 ran at
 # half its speed, 6 x 16 at a sixth, 4 x 16 the same.
 BLOCK = (4, 8)
 BLOCKED_GROUP = (4, 4)  # work items of a blocked launch along columns, rows
+# rows of the vector-blocked kernel (OpenCL CPU devices): 4 rows of 16 floats (8 doubles)
+VECTOR_ROWS = 4
 BLOCKED_DTYPES = frozenset({"float32", "float64"})  # storage is the compute type
 
 
@@ -70,11 +75,22 @@ def matmul(out: Any, a: Any, b: Any) -> None:
         return
     index = out.device.index or 0
     buffers, offsets = buffer_args([out, a, b])
-    if _blocked(index, name, out, b):
+    if _blocked(index, name, out, b) and out.shape[-1] >= render_matmul.VECTOR_COLUMNS[name] \
+            and DIALECT.name == "opencl":
+        rows, cols = VECTOR_ROWS, render_matmul.VECTOR_COLUMNS[name]
+        key = ("matmul_vector", index, name, len(sizes), rows)
+        # -w: PoCL's compiler prints a count of warnings to stderr for this kernel's vector
+        # code at every first build (the source compiles clean under clang -Wall)
+        kernel = cached_kernel(key, index, lambda: render_matmul.render_matmul_vector(
+            DIALECT, name, len(sizes), rows), options="-w")
+    elif _blocked(index, name, out, b):
         rows, cols = BLOCK
         key = ("matmul_blocked", index, name, len(sizes), rows, cols)
         kernel = cached_kernel(key, index, lambda: render_matmul.render_matmul_blocked(
             DIALECT, name, len(sizes), rows, cols))
+    else:
+        kernel = None
+    if kernel is not None:  # a blocked kernel: each work item a rows x cols block
         args = [*buffers, n, k, m, *offsets, out.stride(-2), a.stride(-2), a.stride(-1),
                 b.stride(-2), *sizes, *bst_out, *bst_a, *bst_b]
         # a fixed work-group (PoCL compiles a kernel again for each size it picks itself);
