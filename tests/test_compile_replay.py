@@ -432,3 +432,22 @@ def test_a_pure_module_hook_replays_and_a_new_hook_is_seen() -> None:
     assert _frame(compiled).replay_hits == 1
     model.register_forward_hook(lambda mod, args, out: out + 1)
     assert torch.allclose(compiled(x), model.forward(x) * 2 + 1)
+
+
+def test_a_profiler_the_program_installs_stays_installed() -> None:
+    events = []
+
+    def profiler(frame, event, arg):
+        events.append(event)
+
+    def f(x):
+        sys.setprofile(profiler)  # state replay cannot guard (module sys): refused
+        return x + 1
+
+    compiled = torch.compile(f, backend="eager")
+    try:
+        compiled(torch.ones(1))
+        assert sys.getprofile() is profiler
+    finally:
+        sys.setprofile(None)
+    assert events and "sys" in _frame(compiled).replay_refused

@@ -145,13 +145,13 @@ def _compiled_call(fn: Callable[..., Any], signature_fn: Callable[..., Any],
         try:
             result = fn(*args, **kwargs)
         except BaseException:
-            if probe is not None:
+            if probe is not None and sys.getprofile() is probe:
                 sys.setprofile(None)
             # the operations that ran before the exception in eager did run: so do these
             capture.flush()
             raise
-        if probe is not None:
-            sys.setprofile(None)
+        if probe is not None and sys.getprofile() is probe:
+            sys.setprofile(None)  # (a profiler the program installed meanwhile stays)
         capture.flush()
     finally:
         _capture.leave(mode)
