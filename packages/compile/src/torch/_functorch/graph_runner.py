@@ -24,12 +24,12 @@ def _loader(value: Any) -> Callable[[dict[Node, Any]], Any]:
         return lambda env: env[value]
     if isinstance(value, (list, tuple)) and any(isinstance(v, Node) for v in _leaves(value)):
         parts = [_loader(v) for v in value]
-        kind = type(value)
-        if kind is tuple:
-            return lambda env: tuple(p(env) for p in parts)
-        if kind is list:
+        if isinstance(value, list):  # fx's immutable lists too: a plain list serves
             return lambda env: [p(env) for p in parts]
-        return lambda env: kind(*(p(env) for p in parts))  # a named tuple
+        if hasattr(value, "_fields"):  # a named tuple
+            kind = type(value)
+            return lambda env: kind(*(p(env) for p in parts))
+        return lambda env: tuple(p(env) for p in parts)
     if isinstance(value, dict) and any(isinstance(v, Node) for v in _leaves(value)):
         parts_by_key = {k: _loader(v) for k, v in value.items()}
         return lambda env: {k: p(env) for k, p in parts_by_key.items()}
