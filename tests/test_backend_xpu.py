@@ -298,6 +298,39 @@ def test_declined_cases_fall_back_to_the_cpu():
 
 
 @needs_device
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_vector_elementwise_kernels_on_cpu_devices(dtype):
+    # contiguous floats of one dtype run 16 floats (8 doubles) per work item on CPU devices:
+    # odd lengths (a partial last run), views at an offset, every vector-safe row
+    rng = np.random.default_rng(21)
+    dt = getattr(torch, dtype)
+    x_np = rng.uniform(0.5, 2.0, 103)
+    y_np = rng.uniform(0.5, 2.0, 103)
+    x = torch.from_numpy(x_np).to(dt).to("xpu")[3:]
+    y = torch.from_numpy(y_np).to(dt).to("xpu")[3:]
+    # the expected values from the inputs as the dtype holds them, in double
+    xs, ys = x.cpu().numpy().astype(np.float64), y.cpu().numpy().astype(np.float64)
+    with no_fallback():
+        checks = [(x + y, xs + ys), (x * y, xs * ys), (x / y, xs / ys), (-x, -xs),
+                  (torch.exp(x), np.exp(xs)), (torch.log(x), np.log(xs)),
+                  (torch.sqrt(x), np.sqrt(xs)), (torch.pow(x, y), xs**ys),
+                  (torch.tanh(x), np.tanh(xs)), (torch.rsqrt(x), 1 / np.sqrt(xs))]
+    rtol = 2e-6 if dtype == "float32" else 1e-13
+    for got, want in checks:
+        np.testing.assert_allclose(got.cpu().numpy(), want, rtol=rtol)
+    on_cpu = xpu_module.device_info(0)["type"] == "cpu"
+    vectors = {key[1] for key in xpu_kernels._KERNELS if key[-1] == "vector" and key[2] == dtype}
+    assert ({"add", "mul", "div.None", "exp", "pow"} <= vectors) == on_cpu
+    # the renderer: OpenCL vectors, a scalar tail; no CUDA spelling
+    source = render.render_elementwise_vector(render.OPENCL, "add", "{a} + {b}", dtype, 2)
+    width = render.VECTOR_WIDTHS[dtype]
+    assert f"vload{width}" in source.source and f"vstore{width}" in source.source
+    assert source.signature == "bbb" + "l" * 4
+    with pytest.raises(ValueError, match="OpenCL C only"):
+        render.render_elementwise_vector(render.CUDA, "add", "{a} + {b}", dtype, 2)
+
+
+@needs_device
 def test_held_launches_run_before_every_wait():
     # a CPU device holds kernels behind a gate (64 at a time): reads, blocking writes and
     # synchronize open it, and the in-order queue keeps every result in order

@@ -113,14 +113,17 @@ def cached_kernel(key: tuple[Any, ...], index: int,
 
 def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool = False,
             constants: Sequence[int] = (), helpers: str = "",
-            float_constants: Sequence[float] = (), result: str | None = None) -> Any:
+            float_constants: Sequence[float] = (), result: str | None = None,
+            vector: bool = False) -> tuple[Any, int]:
     """Render (once), build (once) and enqueue ``out = expression(inputs)``; ``op`` names the
-    expression (with its variant) in the kernel cache. Returns the kernel launched (None for
-    no elements)."""
+    expression (with its variant) in the kernel cache. ``vector``: the expression means the
+    same on OpenCL vectors (:data:`.pointwise.VECTOR_SAFE`), so contiguous floats on a CPU
+    device run the vector kernel. Returns the kernel launched (None for no elements) and the
+    elements each work item takes."""
     n = out.numel()
     if n == 0:
         CALLS[op.partition(".")[0]] += 1
-        return None
+        return None, 1
     operands = [out, *inputs]
     names = [dtype_name(t) for t in operands]
     if not raw:
@@ -132,6 +135,12 @@ def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool
     if rank > max_rank(len(operands), len(constants) + len(float_constants)):
         raise contract.Decline
     index = out.device.index or 0
+    if (vector and rank == 0 and not raw and result is None and not constants
+            and not float_constants and names.count(names[0]) == len(names)
+            and names[0] in render.VECTOR_WIDTHS and DIALECT.name == "opencl"
+            and device_module.device_info(index)["type"] == "cpu"):
+        return _launch_vector(op, expression, index, n, operands, names[0]), \
+            render.VECTOR_WIDTHS[names[0]]
     key = (index, op, tuple(names), rank, raw, len(constants), len(float_constants))
     kernel = cached_kernel(key, index, lambda: render.render_elementwise(
         DIALECT, op.replace(".", "_"), expression, names[0], tuple(names[1:]), rank, raw=raw,
@@ -147,6 +156,18 @@ def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool
     args += float_constants
     CALLS[op.partition(".")[0]] += 1
     launch_1d(kernel, n, index, args)
+    return kernel, 1
+
+
+def _launch_vector(op: str, expression: str, index: int, n: int, operands: Sequence[Any],
+                   dtype: str) -> Any:
+    """:func:`_launch`'s vector kernel (:func:`.render.render_elementwise_vector`)."""
+    key = (index, op, dtype, "vector")
+    kernel = cached_kernel(key, index, lambda: render.render_elementwise_vector(
+        DIALECT, op.replace(".", "_"), expression, dtype, len(operands) - 1))
+    buffers, offsets = buffer_args(operands)
+    CALLS[op.partition(".")[0]] += 1
+    launch_1d(kernel, -(-n // render.VECTOR_WIDTHS[dtype]), index, [*buffers, n, *offsets])
     return kernel
 
 
@@ -168,10 +189,11 @@ def launch_1d(kernel: Any, n: int, index: int, args: Sequence[Any]) -> None:
     kernel((-(-n // group) * group,), (group,), *args)
 
 
-# (op, dtypes, device index) -> (kernel, work-group size) for operands that are all contiguous
-# with one shape: the kernel takes buffers, n and offsets, so a repeated call skips the checks,
-# the geometry and the key of the general path (the host time of a small op)
-_CONTIGUOUS: dict[tuple[Any, ...], tuple[Any, int]] = {}
+# (op, dtypes, device index) -> (kernel, work-group size, elements per work item) for operands
+# that are all contiguous with one shape: the kernel takes buffers, n and offsets, so a
+# repeated call skips the checks, the geometry and the key of the general path (the host time
+# of a small op)
+_CONTIGUOUS: dict[tuple[Any, ...], tuple[Any, int, int]] = {}
 
 
 def _run_row(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) -> None:
@@ -185,18 +207,21 @@ def _run_row(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) -> Non
         key = (op, *(t.dtype for t in operands), out.device.index)
         known = _CONTIGUOUS.get(key)
         if known is not None:
-            kernel, group = known
+            kernel, group, per_item = known
             buffers, offsets = buffer_args(operands)
             CALLS[op.partition(".")[0]] += 1
-            kernel((-(-n // group) * group,), (group,), *buffers, n, *offsets)
+            items = -(-n // per_item)
+            kernel((-(-items // group) * group,), (group,), *buffers, n, *offsets)
             return
-    kernel = _run_checked(op, row, out, inputs)
+    kernel, per_item = _run_checked(op, row, out, inputs)
     if plain and kernel is not None:
-        _CONTIGUOUS[key] = (kernel, work_group(out.device.index or 0))
+        _CONTIGUOUS[key] = (kernel, work_group(out.device.index or 0), per_item)
 
 
-def _run_checked(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) -> Any:
-    """:func:`_run_row`'s general path: the dtype checks, then the launch; the kernel."""
+def _run_checked(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]
+                 ) -> tuple[Any, int]:
+    """:func:`_run_row`'s general path: the dtype checks, then the launch; the kernel and the
+    elements each work item takes."""
     in_dtype = dtype_name(inputs[0])
     if any(t.dtype != inputs[0].dtype for t in inputs):
         raise contract.Decline
@@ -213,11 +238,12 @@ def _run_checked(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) ->
         return _run_complex_in_double(op, expression, out, inputs, row.writes_bool)
     return _launch(op, expression, out, inputs, raw=raw,
                    helpers=pointwise.helpers_source(DIALECT, row, in_dtype),
-                   result="bool" if row.writes_bool else None)
+                   result="bool" if row.writes_bool else None,
+                   vector=op in pointwise.VECTOR_SAFE)
 
 
 def _run_complex_in_double(op: str, expression: str, out: Any, inputs: Sequence[Any],
-                           writes_bool: bool) -> Any:
+                           writes_bool: bool) -> tuple[Any, int]:
     """A complex64 function of functions (exp of a product of a log...) in complex128,
     rounded once on store: its float errors would otherwise grow with the inner values
     (``pow`` near large exponents, ``sigmoid`` near its poles)."""

@@ -67,6 +67,18 @@ class Op:
 
 RAW16 = {"f16": ("0x7c00", "0x7e00"), "bf16": ("0x7f80", "0x7fc0")}
 
+# The rows whose float expression means the same on OpenCL vectors (arithmetic and built-in
+# functions of the inputs, no comparison, select or helper): the vector kernels of
+# render.render_elementwise_vector run them on CPU devices. Keyed as kernels name them
+# (div by its rounding mode). Not sin/cos/tan: PoCL's 16-wide float versions missed the
+# conformance suite's special values by far (0.008 for a subnormal's sine).
+VECTOR_SAFE = frozenset({
+    "neg", "abs", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
+    "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf",
+    "erfc", "lgamma", "rsqrt", "reciprocal", "floor", "ceil", "round", "trunc", "add", "sub",
+    "mul", "pow", "fmax", "fmin", "atan2", "hypot", "copysign", "div.None",
+})
+
 
 def _math(function: str) -> Op:
     """A floating function of the C library, the same name in every dialect; complex values

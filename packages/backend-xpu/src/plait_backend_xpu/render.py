@@ -338,3 +338,49 @@ def render_elementwise(dialect: Dialect, name: str, expression: str, out_dtype: 
     signature = "b" * len(operands) + "l" * (1 + len(operands) + rank * (1 + len(operands)))
     letter = "d" if float_type == "f64" else "f"
     return Rendered(source, kernel_name, signature + "L" * constants + letter * float_constants)
+
+
+# the vector width of a vector elementwise kernel, by dtype (two AVX2 registers' worth)
+VECTOR_WIDTHS = {"float32": 16, "float64": 8}
+
+
+def render_elementwise_vector(dialect: Dialect, name: str, expression: str, dtype: str,
+                              arity: int) -> Rendered:
+    """``out = expression(inputs)`` over contiguous operands of one floating ``dtype``, each
+    work item on :data:`VECTOR_WIDTHS` consecutive elements as one OpenCL vector (``vload``,
+    the expression on vectors, ``vstore``); the last item's partial run element by element.
+
+    For CPU devices under OpenCL: PoCL vectorises the one-element kernel across work items,
+    but with a bounds check and 64-bit index lanes per element, at 0.3-0.4 of the CPU
+    backend's throughput on a 4M-element add or exp here; as vectors, 1.0-1.2. Only for
+    expressions that are the same on vectors (arithmetic and built-in functions of the
+    inputs; no comparisons, selects or helper functions). OpenCL C only.
+
+    Arguments (as the contiguous :func:`render_elementwise` kernel): out, inputs (buffers); n;
+    each operand's offset. Launch: ceil(n / width) work items.
+    """
+    if dialect.name != "opencl":
+        raise ValueError(f"vector elementwise kernels are OpenCL C only, not {dialect.name}")
+    t = dialect.types
+    dt = DTYPES[dtype]
+    scalar = t[dt.compute]
+    width = VECTOR_WIDTHS[dtype]
+    vector = f"{scalar}{width}"
+    operands = ["out"] + [f"in{k}" for k in range(arity)]
+    params = [dialect.pointer.format(T=scalar) + f" {p}" for p in operands]
+    params.append(f"{t['i64']} n")
+    params += [f"{t['i64']} off_{p}" for p in operands]
+    names = {INPUT_NAMES[k]: INPUT_NAMES[k] for k in range(arity)}
+    value = expression.format(**names, **placeholders(dialect, dt))
+    body = [f"  const {t['i64']} base = {dialect.global_index} * {width};",
+            f"  if (base + {width} <= n) {{"]
+    body += [f"    const {vector} {INPUT_NAMES[k]} = vload{width}(0, in{k} + off_in{k} + base);"
+             for k in range(arity)]
+    body += [f"    vstore{width}({value}, 0, out + off_out + base);", "    return;", "  }",
+             f"  for ({t['i64']} e = base; e < n; ++e) {{"]
+    body += [f"    const {scalar} {INPUT_NAMES[k]} = in{k}[off_in{k} + e];" for k in range(arity)]
+    body += [f"    out[off_out + e] = {value};", "  }"]
+    kernel_name = f"plait_{name}_{dtype}_v{width}"
+    source = (prelude_for(dialect, (dtype,)) + f"{dialect.kernel} {kernel_name}(\n    "
+              + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
+    return Rendered(source, kernel_name, "b" * len(operands) + "l" * (1 + len(operands)))
