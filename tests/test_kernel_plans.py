@@ -209,3 +209,70 @@ def test_linear_under_vmap_and_on_meta():
                                rtol=1e-12)
     meta = F.linear(torch.empty(2, 3, 4, device="meta"), torch.empty(5, 4, device="meta"))
     assert meta.shape == (2, 3, 5) and meta.device.type == "meta"
+
+
+# -- planners (torch.backends.contract.plannable) ---------------------------------------------
+
+def test_a_planner_specialises_a_kernel_per_signature():
+    from torch.backends import contract
+
+    planned_for = []
+
+    def planner(x):
+        planned_for.append((tuple(x.shape), x.dtype))
+        scale = float(x.shape[-1])  # worked out once for the signature
+
+        def special(x):
+            return x * scale
+        return special
+
+    @contract.plannable(planner)
+    def kernel(x):
+        return x * float(x.shape[-1])
+
+    lib = torch.library.Library("plantest", "DEF")
+    lib.define("scale(Tensor x) -> Tensor")
+    try:
+        lib.impl("scale", kernel, "CPU")
+        op = torch.ops.plantest.scale.default
+        # (aten operators keep kernel plans; a library namespace's calls take the generic path)
+        assert op(torch.ones(2, 3)).tolist() == [[3.0] * 3] * 2
+        assert planned_for == []
+    finally:
+        lib._destroy()
+
+    # the same mechanism on an aten operator: a planner on the CPU kernel of aten::linear
+    calls = []
+    real = aten.linear.default.kernels["CPU"]
+
+    def counting_planner(*args):
+        calls.append(len(args))
+        return real.plan(*args)
+
+    def wrapped(*args):
+        return real(*args)
+    wrapped.plan = counting_planner
+    lib = torch.library.Library("aten", "IMPL", "CPU")
+    lib.impl("linear", wrapped)
+    try:
+        x, w = torch.ones(2, 4), torch.ones(3, 4)
+        for _ in range(3):
+            assert F.linear(x, w).tolist() == [[4.0] * 3] * 2
+        assert calls == [3]  # asked once for the signature (input, weight, bias=None)
+        F.linear(torch.ones(5, 4), w)  # a new signature: asked again
+        assert calls == [3, 3]
+    finally:
+        lib._destroy()
+
+
+def test_ops_lookups_follow_definitions():
+    assert torch.ops.aten.linear.default is aten.linear.default
+    lib = torch.library.Library("lookuptest", "DEF")
+    lib.define("twice(Tensor x) -> Tensor")
+    lib.impl("twice", lambda x: x * 2, "CPU")
+    assert torch.ops.lookuptest.twice(torch.ones(2)).tolist() == [2.0, 2.0]
+    first = torch.ops.lookuptest.twice.default
+    assert torch.ops.lookuptest.twice.default is first
+    lib._destroy()
+    with pytest.raises(AttributeError):
+        torch.ops.lookuptest.twice  # noqa: B018

@@ -59,6 +59,9 @@ class OpOverloadPacket:
         self._ns = namespace
         self._name = name
         self.__name__ = name
+        # overload -> (the dispatcher's definitions count, operator): generated graph code
+        # looks ``torch.ops.aten.add.Tensor`` up at each call
+        self._looked_up: dict[str, tuple[int, Any]] = {}
 
     def _overload(self, overload: str) -> _dispatch.Operator:
         qual = f"{self._ns}::{self._name}" + (f".{overload}" if overload else "")
@@ -87,7 +90,12 @@ class OpOverloadPacket:
     def __getattr__(self, overload: str) -> _dispatch.Operator:
         if overload.startswith("__"):
             raise AttributeError(overload)
-        return self._overload(overload)
+        hit = self._looked_up.get(overload)
+        if hit is not None and hit[0] == _dispatch.definitions:
+            return hit[1]
+        op = self._overload(overload)
+        self._looked_up[overload] = (_dispatch.definitions, op)
+        return op
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         qual = f"{self._ns}::{self._name}"
@@ -125,10 +133,19 @@ class _Namespace(ModuleType):
     def __init__(self, name: str) -> None:
         super().__init__(f"torch.ops.{name}")
         self._ns = name
+        self._looked_up: dict[str, tuple[int, OpOverloadPacket]] = {}  # (as the packet's)
 
     def __getattr__(self, name: str) -> OpOverloadPacket:
         if name.startswith("__"):
             raise AttributeError(name)
+        hit = self._looked_up.get(name)
+        if hit is not None and hit[0] == _dispatch.definitions:
+            return hit[1]
+        packet = self._find(name)
+        self._looked_up[name] = (_dispatch.definitions, packet)
+        return packet
+
+    def _find(self, name: str) -> OpOverloadPacket:
         if self._ns in ("aten", "prims"):
             # core's operators are defined when the op surface loads (on first use)
             from . import _functions  # noqa: F401
@@ -139,7 +156,7 @@ class _Namespace(ModuleType):
             op.qualname.startswith(f"{self._ns}::{name}.") for op in _dispatch.operators(self._ns)
         ):
             raise AttributeError(f"'_OpNamespace' '{self._ns}' object has no attribute '{name}'")
-        return _packet(self._ns, name)  # not cached here: a destroyed library's op goes away
+        return _packet(self._ns, name)  # (cached by definitions count: a library's goes away)
 
 
 def _fits(schema_type: str, value: Any, strict: bool = True) -> bool:

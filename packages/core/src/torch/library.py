@@ -102,7 +102,7 @@ class Library:
             op.unregister(key, fn)
         self._registered.clear()
         for qualname in self._defined:
-            _dispatch._ops.pop(qualname, None)
+            _dispatch.undefine(qualname)
         self._defined.clear()
         if self.kind == "DEF":
             Library._def_namespaces.discard(self.ns)

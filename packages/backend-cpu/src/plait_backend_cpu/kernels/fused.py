@@ -53,7 +53,30 @@ def make_kernels(
 
     def softmax_like(name: str, log: bool) -> Kernel:
         qualname = f"aten::{name}"
+        forward = native.softmax_forward
 
+        def plan(self: Any, dim: int, half_to_float: bool = False) -> Kernel | None:
+            """The kernel of one signature of a contiguous input: its (outer, dim, inner)
+            split worked out once."""
+            code = codes.get(self.dtype)
+            shape = tuple(self.shape)
+            layout = split(shape, dim)
+            if (code is None or half_to_float or layout is None or not self.is_contiguous()
+                    or not layout[0] * layout[1] * layout[2]):
+                return None
+            outer, size, inner = layout
+            dtype, device = self.dtype, self.device
+
+            def planned(self: Any, dim: int, half_to_float: bool = False) -> Any:
+                out = empty(shape, dtype, device)
+                src = self.data_ptr()
+                if not src or not forward(code, log, outer, size, inner, out.data_ptr(), src):
+                    return kernel(self, dim, half_to_float)
+                return out
+
+            return planned
+
+        @contract.plannable(plan)
         def kernel(self: Any, dim: int, half_to_float: bool = False) -> Any:
             dtype = self.dtype
             code = codes.get(dtype)
@@ -95,6 +118,41 @@ def make_kernels(
         kernel.__name__ = kernel.__qualname__ = f"{name}_cpu"
         return kernel
 
+    layer_norm_forward = native.layer_norm_forward
+
+    def plan_layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any, bias: Any,
+                        eps: float) -> Kernel | None:
+        """The kernel of one signature of contiguous operands of one dtype: the checks, the
+        (rows, cols) view and the statistics' shape worked out once."""
+        try:
+            axis, rows, cols = contract.check_layer_norm(input, normalized_shape, weight, bias)
+        except (RuntimeError, NotImplementedError, TypeError):
+            return None  # the kernel raises it on every call
+        code = codes.get(input.dtype)
+        operands = [t for t in (input, weight, bias) if t is not None]
+        if (code is None or not rows or any(t.dtype != input.dtype or not t.is_contiguous()
+                                            for t in operands)):
+            return None
+        shape = tuple(input.shape)
+        stat_shape = shape[:axis] + (1,) * (len(shape) - axis)
+        dtype, device, epsilon = input.dtype, input.device, float(eps)
+
+        def planned(input: Any, normalized_shape: Sequence[int], weight: Any, bias: Any,
+                    eps: float) -> Any:
+            out = empty(shape, dtype, device)
+            mean = empty(stat_shape, dtype, device)
+            rstd = empty(stat_shape, dtype, device)
+            src = input.data_ptr()
+            if not src or not layer_norm_forward(
+                    code, rows, cols, epsilon, out.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
+                    src, weight.data_ptr() if weight is not None else 0,
+                    bias.data_ptr() if bias is not None else 0):
+                return native_layer_norm(input, normalized_shape, weight, bias, eps)
+            return out, mean, rstd
+
+        return planned
+
+    @contract.plannable(plan_layer_norm)
     def native_layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any,
                           bias: Any, eps: float) -> Any:
         axis, rows, cols = contract.check_layer_norm(input, normalized_shape, weight, bias)

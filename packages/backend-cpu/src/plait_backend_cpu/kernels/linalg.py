@@ -133,6 +133,38 @@ def make_kernels(
     floating = {dt: code for dt, code in dtype_codes.items()
                 if native.DTYPES[code] in ("float32", "float64")}
 
+    def plan_linear(input: Any, weight: Any, bias: Any = None) -> Kernel | None:
+        """The kernel of one signature the native call takes: the rows and the output's
+        shape worked out once."""
+        if not (isinstance(input, Tensor) and isinstance(weight, Tensor)
+                and (bias is None or isinstance(bias, Tensor))):
+            return None
+        shape = input.shape
+        code = floating.get(input.dtype)
+        if (code is None or len(shape) < 2 or weight.ndim != 2 or weight.dtype != input.dtype
+                or shape[-1] != weight.shape[1] or not shape[-1] or not input.numel()
+                or not weight.shape[0] or not input.is_contiguous()
+                or not weight.is_contiguous() or input.device.type != "cpu"
+                or weight.device.type != "cpu"
+                or (bias is not None and (
+                    bias.dtype != input.dtype or bias.shape != weight.shape[:1]
+                    or not bias.is_contiguous() or bias.device.type != "cpu"))):
+            return None
+        k, n = shape[-1], weight.shape[0]
+        rows = input.numel() // k
+        out_shape = (*shape[:-1], n)
+        dtype, device = input.dtype, input.device
+
+        def planned(input: Any, weight: Any, bias: Any = None) -> Any:
+            out = contract.empty(out_shape, dtype, device)
+            if not native_linear(code, rows, k, n, out.data_ptr(), input.data_ptr(),
+                                 weight.data_ptr(), 0 if bias is None else bias.data_ptr()):
+                return linear(input, weight, bias)
+            return out
+
+        return planned
+
+    @contract.plannable(plan_linear)
     def linear(input: Any, weight: Any, bias: Any = None) -> Any:
         """``aten::linear`` in one native call (the bias written into the output rows, the
         product added onto them by one GEMM) for contiguous float32/float64 operands on the

@@ -245,8 +245,21 @@ def _invalidate() -> None:
         forget()
 
 
+# Bumped by every definition and removal of an operator: name lookups cached outside
+# (``torch.ops.<ns>.<name>.<overload>``) compare it to know they are stale.
+definitions = 0
+
+
 def get(qualname: str) -> Operator | None:
     return _ops.get(qualname)
+
+
+def undefine(qualname: str) -> None:
+    """Remove operator ``qualname`` (a library's own definition going away)."""
+    global definitions
+    with _lock:
+        if _ops.pop(qualname, None) is not None:
+            definitions += 1
 
 
 def define(qualname: str, schema: str | _schema.Schema) -> Operator:
@@ -257,6 +270,8 @@ def define(qualname: str, schema: str | _schema.Schema) -> Operator:
             raise RuntimeError(f"Tried to register an operator ({qualname}) with the same name "
                                "and overload name multiple times.")
         op = _ops[qualname] = Operator(qualname, parsed)
+        global definitions
+        definitions += 1
         return op
 
 

@@ -971,6 +971,11 @@ def _kernel_plan(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str
     if result is None or any(o is not None and o.__class__ is not Tensor for o in outs):
         return None  # (a None result reads as "take the generic path" to the caller)
     fn = op.resolve(_dispatch.backend_key(args, kwargs))
+    planner = getattr(fn, "plan", None)  # (torch.backends.contract.plannable)
+    if planner is not None:
+        special = planner(*args, **kwargs)
+        if special is not None:
+            fn = special
     if not grad:
         def run_kernel(args: tuple[Any, ...]) -> Any:
             return fn(*args, **kwargs)

@@ -17,6 +17,9 @@ What a kernel may use:
   operator, for a fused kernel that overrides the operator and leaves a case to it. The
   ``check_*`` functions are the argument checks those composites run, for fused kernels that
   must raise PyTorch's errors before their own code runs.
+* **Planning.** A kernel decorated with :func:`plannable` is asked once per call signature
+  for a kernel specialised to it (the checks and layout work done once), which the dispatcher
+  calls for that signature's later calls.
 * **Declining a case.** A kernel decorated with :func:`may_decline` may raise :class:`Decline`
   (before it writes anything): the dispatcher then runs what would serve the call without
   that kernel: the kernel it overrode under the same key (the reference kernel, for a CPU
@@ -77,6 +80,7 @@ __all__ = [
     "hookimpl",
     "may_decline",
     "memory",
+    "plannable",
     "primitive",
     "reference",
     "reserve_counters",
@@ -186,6 +190,29 @@ def may_decline(kernel: K) -> K:
     and runs what serves the call without the kernel (see the module docstring)."""
     kernel.may_decline = True  # type: ignore[attr-defined]
     return kernel
+
+
+def plannable(planner: Callable[..., Kernel | None]) -> Callable[[K], K]:
+    """Give a kernel a *planner*: ``planner(*args, **kwargs)`` is called once per call
+    signature, with the arguments of the signature's first call, and returns a kernel
+    specialised to that signature, or None to keep ``kernel``. The dispatcher then calls the
+    specialised kernel for every call of the signature (its plan, ``torch._core.plan``).
+
+    A signature fixes every tensor argument's shape, strides, dtype and device and whether it
+    requires grad, and every other argument's value; it does not fix storage offsets (read
+    ``data_ptr`` per call), tensor values, or whether two different tensors share memory. The
+    specialised kernel returns what ``kernel`` would, so it may skip the checks and the layout
+    work ``kernel`` did for that signature::
+
+        @contract.plannable(plan_softmax)
+        def softmax(x, dim, half_to_float=False): ...
+    """
+
+    def mark(kernel: K) -> K:
+        kernel.plan = planner  # type: ignore[attr-defined]
+        return kernel
+
+    return mark
 
 
 def data_ptr(t: Any) -> int:
