@@ -331,6 +331,21 @@ def test_vector_elementwise_kernels_on_cpu_devices(dtype):
 
 
 @needs_device
+def test_float64_on_a_device_without_double_precision_is_an_error(monkeypatch):
+    x = torch.ones(3, dtype=torch.float64).to("xpu")  # moves raw words: every device
+    z = torch.ones(3, dtype=torch.complex128).to("xpu")
+    monkeypatch.setattr(xpu_kernels, "has_fp64", lambda t: False)
+    # kernels found for contiguous operands skip the checks (a device's capabilities never
+    # change): start from none, as on such a device
+    monkeypatch.setattr(xpu_kernels, "_CONTIGUOUS", {})
+    for compute in (lambda: x + x, lambda: x.sum(), lambda: z * z, lambda: x.exp()):
+        with pytest.raises(RuntimeError, match="Required aspect fp64 is not supported"):
+            compute()
+    assert x.cpu().tolist() == [1.0, 1.0, 1.0]  # copies still run
+    assert (torch.ones(3).to("xpu") * 2).cpu().tolist() == [2.0, 2.0, 2.0]
+
+
+@needs_device
 def test_held_launches_run_before_every_wait():
     # a CPU device holds kernels behind a gate (64 at a time): reads, blocking writes and
     # synchronize open it, and the in-order queue keeps every result in order

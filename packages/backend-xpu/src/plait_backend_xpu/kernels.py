@@ -5,8 +5,9 @@ Each kernel takes the primitive's schema (``torch.backends.contract.schema``), r
 OpenCL C through :mod:`.render` for the operands' dtypes and geometry, builds it once (the
 program cache) and enqueues it on the device's in-order queue without waiting. What it does not
 take it declines before writing anything (``contract.Decline``), so the CPU fallback serves
-it: float64 on a device without it, and more dimensions that do not merge than a launch's
-arguments can describe (:func:`max_rank`). Complex values run every row with a complex
+it: more dimensions that do not merge than a launch's arguments can describe
+(:func:`max_rank`). float64 on a device without double precision is an error
+(:func:`require_fp64`). Complex values run every row with a complex
 expression (:mod:`.render_complex`). The other families have modules of their own;
 :func:`kernels` gathers them all.
 """
@@ -55,10 +56,16 @@ def has_fp64(t: Any) -> bool:
 
 
 def require_fp64(t: Any, names: Sequence[str]) -> None:
-    """Decline when a float64 (or complex128) operand meets a device without double
-    precision."""
+    """Raise PyTorch's error for a float64 (or complex128) operand on a device without double
+    precision (as PyTorch's XPU backend does on such Intel GPUs), rather than computing it on
+    the CPU behind the user's back."""
     if render.NEEDS_FP64 & set(names) and not has_fp64(t):
-        raise contract.Decline  # this device has no double precision
+        index = t.device.index or 0
+        name = device_module.device_info(index)["name"]
+        raise RuntimeError(
+            f"Required aspect fp64 is not supported on the device xpu:{index} ({name}): it has "
+            "no double precision (OpenCL's cl_khr_fp64), so float64 and complex128 tensors "
+            "cannot be computed there; use float32/complex64 on it, or the CPU.")
 
 
 def merge(sizes: Sequence[int], strides: Sequence[Sequence[int]]
