@@ -560,3 +560,23 @@ def test_metadata_plans_give_the_fake_run_s_answers() -> None:
             assert got.dtype == torch.float64  # promotion reads the default dtype
         finally:
             torch.set_default_dtype(torch.float32)
+
+
+def test_an_operator_reached_below_autograd_keeps_its_gradient() -> None:
+    """F.embedding calls its aten operator directly: with a deferred index and a weight that
+    requires grad, the operator runs after the graph (a break), under the autograd kernel
+    that called it, so the weight gets its gradient as in eager."""
+    torch.manual_seed(0)
+    emb = nn.Embedding(10, 4)
+
+    def f(i):
+        return (emb(i * 1) * 2).sum()
+
+    i = torch.tensor([1, 2, 3, 1])
+    f(i).backward()
+    expected = emb.weight.grad.clone()
+    emb.weight.grad = None
+    out = torch.compile(f, backend="eager")(i)
+    assert out.requires_grad
+    out.backward()
+    assert torch.equal(emb.weight.grad, expected)

@@ -44,12 +44,24 @@ class LazyTensor(FakeTensor):
         # is part of that run (fake kernels); otherwise code below the torch level called it
         # (an operator looked up at import, a private helper): it is recorded itself.
         capture = None
-        for t in _tensors(args, kwargs or {}):
+        tensors = list(_tensors(args, kwargs or {}))
+        for t in tensors:
             if isinstance(t, LazyTensor):
                 capture = t.capture
                 break
         if capture is None or capture.recording.in_fake_run:
             return FakeTensor.__torch_dispatch__.__func__(cls, func, types, args, kwargs)
+        if any(t.requires_grad for t in tensors):
+            # below an autograd kernel (F.embedding calls its operator directly): recorded,
+            # the op would run under the kernel's no_grad and its result would lose its
+            # gradient. So the graph runs first and the op runs now, on real tensors, under
+            # the autograd kernel that called it.
+            from torch._core.dispatch import redispatch_below_autograd
+            from torch._dynamo._capture import _suspended
+
+            capture.flush(f"{func} reached below autograd on a tensor that requires grad")
+            with _suspended():
+                return redispatch_below_autograd(func, *args, **(kwargs or {}))
         return capture.defer(func, None, args, kwargs or {})
 
     def __repr__(self) -> str:
