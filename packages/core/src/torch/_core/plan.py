@@ -129,7 +129,8 @@ _implicit_views: dict[str, str] = {}
 
 def _forget() -> None:
     for op in _dispatch.operators():
-        if op._plans:
+        if op._plans or (op._plans is None and op.namespace == "aten"
+                         and not op.schema.mutated):  # (one _kernel_plan stopped)
             op._plans = {}
 
 
@@ -965,8 +966,8 @@ def _kernel_plan(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str
     replayed, so the kernel may read tensor values.
 
     With grad, the node must be core's own (a derivative rule's ``OpBackward``, no list
-    arguments, no hooks); a decomposition without a node of its own (no Autograd kernel) runs
-    with grad on, as the generic path runs it, and records through its operators."""
+    arguments, no hooks); a decomposition without a node of its own (no Autograd kernel)
+    keeps the generic path, which costs it less than a signature."""
     outs = result if result.__class__ is tuple else (result,)
     if result is None or any(o is not None and o.__class__ is not Tensor for o in outs):
         return None  # (a None result reads as "take the generic path" to the caller)
@@ -982,12 +983,12 @@ def _kernel_plan(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str
         return (run_kernel, None, None, KERNEL)
     kernel = op.kernels.get(_dispatch.AUTOGRAD)
     if kernel is None:
-        if op.kernels.get(_dispatch.COMPOSITE_IMPLICIT) is not fn:
-            return None
-
-        def run_composite(args: tuple[Any, ...]) -> Any:
-            return fn(*args, **kwargs)  # its operators record the graph
-        return (run_composite, None, None, KERNEL)
+        if op.kernels.get(_dispatch.COMPOSITE_IMPLICIT) is fn and not op._replays:
+            # a decomposition with no node of its own (layer_norm's): the generic path is a
+            # few lookups before its kernel, fewer than a signature; no plans for this
+            # operator until the next registration (which may give it a kernel)
+            op._plans = None
+        return None
     node = next((o.grad_fn for o in outs if o is not None and o.grad_fn is not None), None)
     if getattr(kernel, "_plait_node", None) is None or node is None:
         return None
