@@ -276,3 +276,57 @@ def test_ops_lookups_follow_definitions():
     lib._destroy()
     with pytest.raises(AttributeError):
         torch.ops.lookuptest.twice  # noqa: B018
+
+
+# -- plait-backend-cpu's planned kernels against the generic path -------------------------------
+
+PLANNED = {
+    "softmax": lambda x, i, w: torch.softmax(x, -1),
+    "log_softmax dim 0": lambda x, i, w: torch.log_softmax(x, 0),
+    "layer_norm": lambda x, i, w: F.layer_norm(x, (5,), w, w * 0.5),
+    "layer_norm no affine": lambda x, i, w: F.layer_norm(x, (5,)),
+    "linear": lambda x, i, w: F.linear(x, torch.outer(w, w)[:3], w[:3]),
+    "cross_entropy": lambda x, i, w: F.cross_entropy(x, i),
+    "cross_entropy weighted sum": lambda x, i, w: F.cross_entropy(x, i, w.detach(), reduction="sum",
+                                                                  ignore_index=1),
+    "cross_entropy none": lambda x, i, w: F.cross_entropy(x, i, reduction="none"),
+    "embedding": lambda x, i, w: F.embedding(i, x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLANNED))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_planned_kernels_match_the_generic_path(name, dtype, no_plans):
+    call = PLANNED[name]
+
+    def run(seed):
+        rs = np.random.RandomState(seed)
+        x = torch.tensor(rs.standard_normal((4, 5)), dtype=dtype, requires_grad=True)
+        w = torch.tensor(rs.uniform(0.5, 1.5, 5), dtype=dtype, requires_grad=True)
+        i = torch.tensor(rs.randint(0, 4, 4))
+        out = call(x, i, w)
+        grads = torch.autograd.grad(out.sum(), (x, w), allow_unused=True)
+        return out.detach(), grads
+
+    for seed in range(3):  # new values each call: nothing of an earlier call is replayed
+        with no_plans():
+            want, want_grads = run(seed)
+        got, got_grads = run(seed)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.stride() == want.stride()
+        assert got.tolist() == want.tolist()
+        for g, h in zip(got_grads, want_grads):
+            assert (g is None) == (h is None)
+            if g is not None:
+                assert g.tolist() == h.tolist()
+
+
+def test_planned_embedding_checks_each_calls_indices():
+    table = torch.randn(5, 3)
+    idx = torch.tensor([[0, 4], [2, 2]])
+    for _ in range(3):
+        F.embedding(idx, table)
+    with pytest.raises(IndexError, match="index out of range"):
+        F.embedding(torch.tensor([[0, 5], [2, 2]]), table)
+    with pytest.raises(IndexError, match="index out of range"):
+        F.embedding(torch.tensor([[0, -1], [2, 2]]), table)

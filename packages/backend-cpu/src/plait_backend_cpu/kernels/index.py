@@ -33,6 +33,8 @@ def make_kernels(
     reference: Callable[[str], Kernel],
 ) -> dict[str, Kernel]:
     """``gather``, ``scatter_`` and ``nonzero`` (which returns its output)."""
+    from torch.backends.contract import empty as new_output, plannable
+
     unknown = UNKNOWN_DTYPE
     int64 = native.DTYPES.index("int64")
 
@@ -107,6 +109,40 @@ def make_kernels(
                 return reference("nonzero")(a)
         return out.t()
 
+    def plan_embedding(weight: Any, indices: Any, padding_idx: int = -1,
+                       scale_grad_by_freq: bool = False, sparse: bool = False) -> Kernel | None:
+        """The kernel of one signature the native gather takes: the checks and the output's
+        shape worked out once (the indices' values are checked by the gather on every
+        call)."""
+        code = dtype_codes.get(weight.dtype, unknown)
+        if (code == unknown or weight.ndim != 2 or not weight.shape[0] or not weight.shape[1]
+                or dtype_codes.get(indices.dtype) != int64 or not indices.numel()
+                or not indices.is_contiguous() or weight.device.type != "cpu"
+                or indices.device.type != "cpu"):
+            return None
+        rows, width = weight.shape
+        out_shape = (*indices.shape, width)
+        n = indices.numel()
+        weight_strides = tuple(weight.stride())
+        dtype, device = weight.dtype, weight.device
+        native_gather = native.gather
+
+        def planned(weight: Any, indices: Any, padding_idx: int = -1,
+                    scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
+            out = new_output(out_shape, dtype, device)
+            try:
+                done = native_gather(code, (n, width), out.data_ptr(), (width, 1), (rows, width),
+                                     weight.data_ptr(), weight_strides, 0, indices.data_ptr(),
+                                     (1, 0))
+            except IndexError:
+                raise IndexError("index out of range in self") from None
+            if not done:
+                return embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+            return out
+
+        return planned
+
+    @plannable(plan_embedding)
     def embedding(weight: Any, indices: Any, padding_idx: int = -1,
                   scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
         """``aten::embedding`` in one native call: the rows are copied by gather's row

@@ -31,7 +31,7 @@ def make_kernels(
     import torch
 
     # outputs: uninitialised contiguous tensors without torch.empty's argument handling
-    from torch.backends.contract import empty as new_tensor
+    from torch.backends.contract import empty as new_tensor, plannable
 
     codes = floating_codes(native, dtype_codes)
 
@@ -53,6 +53,35 @@ def make_kernels(
             return None
         return code, rows, classes, reduction if reduction in (0, 1) else 2
 
+    forward = native.cross_entropy_forward
+
+    def plan_forward(self: Any, target: Any, weight: Any, reduction: int,
+                     ignore_index: int) -> Kernel | None:
+        """The kernel of one signature of contiguous operands the native call takes: the
+        case and the outputs' shapes worked out once."""
+        case = layout(self, target, weight, reduction, ignore_index)
+        if case is None or not all(t.is_contiguous() for t in (self, target, weight)
+                                   if t is not None):
+            return None
+        code, rows, classes, red = case
+        dev, dt = self.device, self.dtype
+        loss_shape = tuple(target.shape) if red == 0 else ()
+        lse_shape = tuple(self.shape[:-1])
+        ok = native.LOSS_OK
+
+        def planned(self: Any, target: Any, weight: Any, reduction: int,
+                    ignore_index: int) -> Any:
+            loss = new_tensor(loss_shape, dt, dev)
+            lse = new_tensor(lse_shape, dt, dev)
+            if forward(code, rows, classes, red, ignore_index, loss.data_ptr(), lse.data_ptr(),
+                       self.data_ptr(), target.data_ptr(),
+                       weight.data_ptr() if weight is not None else 0) != ok:
+                return cross_entropy_forward(self, target, weight, reduction, ignore_index)
+            return loss, lse
+
+        return planned
+
+    @plannable(plan_forward)
     def cross_entropy_forward(self: Any, target: Any, weight: Any, reduction: int,
                               ignore_index: int) -> Any:
         args = (self, target, weight, reduction, ignore_index)

@@ -32,6 +32,7 @@ from .._aten import elementwise as _ew, factories as _fac
 from .._aten.reductions import logsumexp
 from .._core import config as _config, dispatch as _dispatch, dtype as _dtype
 from .._core.tensor import Tensor, has_data
+from .softmax import log_softmax
 
 __all__: list[str] = []
 
@@ -277,8 +278,6 @@ def _smoothing_loss(logp: Tensor, target: Tensor, weight: Tensor | None, reducti
 def _cross_entropy_loss_kernel(self: Tensor, target: Tensor, weight: Tensor | None = None,
                                reduction: int = MEAN, ignore_index: int = -100,
                                label_smoothing: float = 0.0) -> Tensor:
-    from .softmax import log_softmax
-
     if label_smoothing > 1.0:  # PyTorch lets negative values through
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
