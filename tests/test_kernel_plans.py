@@ -291,6 +291,11 @@ PLANNED = {
                                                                   ignore_index=1),
     "cross_entropy none": lambda x, i, w: F.cross_entropy(x, i, reduction="none"),
     "embedding": lambda x, i, w: F.embedding(i, x),
+    "causal attention": lambda x, i, w: F.scaled_dot_product_attention(
+        x.view(1, 4, 5), (x * 2).view(1, 4, 5), x.t().contiguous().t().view(1, 4, 5),
+        is_causal=True),
+    "attention of transposed heads": lambda x, i, w: F.scaled_dot_product_attention(
+        x.t().unsqueeze(0), x.t().unsqueeze(0), (x * w).t().unsqueeze(0), scale=0.5),
 }
 
 

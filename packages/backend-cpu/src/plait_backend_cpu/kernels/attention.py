@@ -137,10 +137,64 @@ def make_kernels(
             return None
         return dt, cdt, code, q, k, v, mask, batch, (L, S, E, Ev)
 
+    from torch.backends import contract
+
+    def operands(prepared: Any) -> Any:
+        """The query, key and value operands' layouts (batch strides, row and column stride)
+        when the gemm takes all three as they are (no copy, no conversion, no mask): what a
+        planned call fixes; None otherwise."""
+        dt, cdt, _code, q, k, v, mask, batch, (L, S, E, Ev) = prepared
+        if dt != cdt or mask is not None:
+            return None
+        layouts = []
+        for t, rows, cols in ((q, L, E), (k, S, E), (v, S, Ev)):
+            held, (_ptr, batch_strides, rs, cs) = _matrix(t, batch, rows, cols)
+            if held is not t:
+                return None  # (a copy would be made per call)
+            layouts.append((batch_strides, rs, cs))
+        return layouts
+
+    def plan_forward(query: Any, key: Any, value: Any, dropout_p: float = 0.0,
+                     is_causal: bool = False, *, attn_mask: Any = None,
+                     scale: float | None = None) -> Kernel | None:
+        """The kernel of one signature without mask or dropout whose operands the gemm
+        takes as they are: checks, broadcast batch and operand layouts worked out once."""
+        try:
+            contract.check_scaled_dot_product_attention(query, key, value, attn_mask,
+                                                        dropout_p, is_causal)
+        except (RuntimeError, ValueError, TypeError):
+            return None
+        prepared = prepare(query, key, value, attn_mask) if dropout_p == 0.0 else None
+        layouts = operands(prepared) if prepared is not None else None
+        if layouts is None:
+            return None
+        dt, _cdt, code, _q, _k, _v, _mask, batch, (L, S, E, Ev) = prepared
+        (qb, qr, qc), (kb, kr, kc), (vb, vr, vc) = layouts
+        batch_list, out_shape, lse_shape = list(batch), (*batch, L, Ev), (*batch, L)
+        device, softmax_scale, causal = query.device, _softmax_scale(query, scale), \
+            bool(is_causal)
+        attention_forward = native.attention_forward
+
+        def planned(query: Any, key: Any, value: Any, dropout_p: float = 0.0,
+                    is_causal: bool = False, *, attn_mask: Any = None,
+                    scale: float | None = None) -> tuple[Any, Any]:
+            out = contract.empty(out_shape, dt, device)
+            lse = contract.empty(lse_shape, dt, device)
+            if not attention_forward(code, batch_list, L, S, E, Ev,
+                                     (query.data_ptr(), qb, qr, qc),
+                                     (key.data_ptr(), kb, kr, kc),
+                                     (value.data_ptr(), vb, vr, vc), None,
+                                     out.data_ptr(), lse.data_ptr(), softmax_scale, causal):
+                return forward(query, key, value, dropout_p, is_causal, attn_mask=attn_mask,
+                               scale=scale)
+            return out, lse
+
+        return planned
+
+    @contract.plannable(plan_forward)
     def forward(query: Any, key: Any, value: Any, dropout_p: float = 0.0,
                 is_causal: bool = False, *, attn_mask: Any = None,
                 scale: float | None = None) -> tuple[Any, Any]:
-        from torch.backends import contract
 
         contract.check_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
                                                     is_causal)
@@ -162,10 +216,51 @@ def make_kernels(
                                                attn_mask=attn_mask, scale=scale)
         return (out if dt == cdt else out.to(dt)), lse
 
+    def plan_backward(grad_out: Any, query: Any, key: Any, value: Any, out: Any,
+                      logsumexp: Any, dropout_p: float, is_causal: bool, *,
+                      attn_mask: Any = None, scale: float | None = None) -> Kernel | None:
+        """The kernel of one signature the native backward takes with every operand as it
+        is (as :func:`plan_forward`)."""
+        prepared = prepare(query, key, value, attn_mask) if dropout_p == 0.0 else None
+        layouts = operands(prepared) if prepared is not None else None
+        if layouts is None:
+            return None
+        dt, _cdt, code, _q, _k, _v, _mask, batch, (L, S, E, Ev) = prepared
+        full = (*batch, L)
+        if (tuple(grad_out.shape) != (*full, Ev) or tuple(out.shape) != (*full, Ev)
+                or tuple(logsumexp.shape) != full
+                or any(t.dtype != dt or not t.is_contiguous()
+                       for t in (grad_out, out, logsumexp))):
+            return None
+        (qb, qr, qc), (kb, kr, kc), (vb, vr, vc) = layouts
+        batch_list = list(batch)
+        gq_shape, gk_shape, gv_shape = (*batch, L, E), (*batch, S, E), (*batch, S, Ev)
+        device, softmax_scale, causal = query.device, _softmax_scale(query, scale), \
+            bool(is_causal)
+        attention_backward = native.attention_backward
+
+        def planned(grad_out: Any, query: Any, key: Any, value: Any, out: Any, logsumexp: Any,
+                    dropout_p: float, is_causal: bool, *, attn_mask: Any = None,
+                    scale: float | None = None) -> tuple[Any, Any, Any]:
+            gq = contract.empty(gq_shape, dt, device)
+            gk = contract.empty(gk_shape, dt, device)
+            gv = contract.empty(gv_shape, dt, device)
+            if not attention_backward(code, batch_list, L, S, E, Ev, grad_out.data_ptr(),
+                                      (query.data_ptr(), qb, qr, qc),
+                                      (key.data_ptr(), kb, kr, kc),
+                                      (value.data_ptr(), vb, vr, vc), None, out.data_ptr(),
+                                      logsumexp.data_ptr(), gq.data_ptr(), gk.data_ptr(),
+                                      gv.data_ptr(), softmax_scale, causal):
+                return backward(grad_out, query, key, value, out, logsumexp, dropout_p,
+                                is_causal, attn_mask=attn_mask, scale=scale)
+            return gq, gk, gv
+
+        return planned
+
+    @contract.plannable(plan_backward)
     def backward(grad_out: Any, query: Any, key: Any, value: Any, out: Any, logsumexp: Any,
                  dropout_p: float, is_causal: bool, *, attn_mask: Any = None,
                  scale: float | None = None) -> tuple[Any, Any, Any]:
-        from torch.backends import contract
 
         def fallback() -> tuple[Any, Any, Any]:
             return contract.composite(BACKWARD)(grad_out, query, key, value, out, logsumexp,
