@@ -98,7 +98,31 @@ def make_kernels(
 
     def softmax_backward_like(name: str, log: bool) -> Kernel:
         qualname = f"aten::{name}"
+        backward = native.softmax_backward
 
+        def plan(grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Kernel | None:
+            """The kernel of one signature of contiguous operands of one dtype."""
+            code = codes.get(output.dtype)
+            shape = tuple(output.shape)
+            layout = split(shape, dim)
+            if (code is None or layout is None or grad_output.dtype != output.dtype
+                    or input_dtype != output.dtype or tuple(grad_output.shape) != shape
+                    or not grad_output.is_contiguous() or not output.is_contiguous()
+                    or not layout[0] * layout[1] * layout[2]):
+                return None
+            outer, size, inner = layout
+            dtype, device = output.dtype, output.device
+
+            def planned(grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Any:
+                grad_in = empty(shape, dtype, device)
+                if not backward(code, log, outer, size, inner, grad_in.data_ptr(),
+                                grad_output.data_ptr(), output.data_ptr()):
+                    return kernel(grad_output, output, dim, input_dtype)
+                return grad_in
+
+            return planned
+
+        @contract.plannable(plan)
         def kernel(grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Any:
             code = codes.get(output.dtype)
             layout = split(tuple(output.shape), dim)
@@ -176,6 +200,50 @@ def make_kernels(
                                                         eps)
         return out, mean, rstd
 
+    layer_norm_backward = native.layer_norm_backward
+
+    def plan_layer_norm_backward(grad_out: Any, input: Any, normalized_shape: Sequence[int],
+                                 mean: Any, rstd: Any, weight: Any, bias: Any,
+                                 output_mask: Sequence[bool]) -> Kernel | None:
+        """The kernel of one signature of contiguous operands of one dtype: the checks, the
+        (rows, cols) view and which gradients are wanted worked out once."""
+        try:
+            _axis, rows, cols = contract.check_layer_norm(input, normalized_shape, weight, bias)
+        except (RuntimeError, NotImplementedError, TypeError):
+            return None
+        code = codes.get(input.dtype)
+        operands = [t for t in (grad_out, input, mean, rstd, weight, bias) if t is not None]
+        if (code is None or not rows or tuple(grad_out.shape) != tuple(input.shape)
+                or mean.numel() != rows or rstd.numel() != rows
+                or any(t.dtype != input.dtype or not t.is_contiguous() for t in operands)):
+            return None
+        mask = list(output_mask) + [False] * (3 - len(output_mask))
+        want_dx, want_dw = mask[0], mask[1] and weight is not None
+        want_db = mask[2] and bias is not None
+        if not (want_dx or want_dw or want_db):
+            return None
+        dtype, device = input.dtype, input.device
+        x_shape = tuple(input.shape)
+        w_shape = tuple(weight.shape) if weight is not None else None
+        b_shape = tuple(bias.shape) if bias is not None else None
+
+        def planned(grad_out: Any, input: Any, normalized_shape: Sequence[int], mean: Any,
+                    rstd: Any, weight: Any, bias: Any, output_mask: Sequence[bool]) -> Any:
+            dx = empty(x_shape, dtype, device) if want_dx else None
+            dw = empty(w_shape, dtype, device) if want_dw else None
+            db = empty(b_shape, dtype, device) if want_db else None
+            if not layer_norm_backward(
+                    code, rows, cols, dx.data_ptr() if want_dx else 0,
+                    dw.data_ptr() if want_dw else 0, db.data_ptr() if want_db else 0,
+                    grad_out.data_ptr(), input.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
+                    weight.data_ptr() if weight is not None else 0):
+                return native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
+                                                  weight, bias, output_mask)
+            return dx, dw, db
+
+        return planned
+
+    @contract.plannable(plan_layer_norm_backward)
     def native_layer_norm_backward(grad_out: Any, input: Any, normalized_shape: Sequence[int],
                                    mean: Any, rstd: Any, weight: Any, bias: Any,
                                    output_mask: Sequence[bool]) -> Any:

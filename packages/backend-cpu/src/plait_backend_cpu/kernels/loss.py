@@ -101,6 +101,38 @@ def make_kernels(
             return composite("aten::_cross_entropy_forward")(*args)
         return loss, lse
 
+    backward = native.cross_entropy_backward
+
+    def plan_backward(grad_output: Any, self: Any, target: Any, weight: Any, reduction: int,
+                      ignore_index: int, logsumexp: Any) -> Kernel | None:
+        """The kernel of one signature of contiguous operands the native call takes."""
+        case = layout(self, target, weight, reduction, ignore_index)
+        if case is None:
+            return None
+        code, rows, classes, red = case
+        grad_shape = tuple(target.shape) if red == 0 else ()
+        operands = [t for t in (grad_output, self, target, weight, logsumexp) if t is not None]
+        if (grad_output.dtype != self.dtype or tuple(grad_output.shape) != grad_shape
+                or logsumexp.dtype != self.dtype
+                or tuple(logsumexp.shape) != tuple(self.shape[:-1])
+                or not all(t.is_contiguous() for t in operands)):
+            return None
+        shape, dt, dev, ok = tuple(self.shape), self.dtype, self.device, native.LOSS_OK
+
+        def planned(grad_output: Any, self: Any, target: Any, weight: Any, reduction: int,
+                    ignore_index: int, logsumexp: Any) -> Any:
+            grad_in = new_tensor(shape, dt, dev)
+            if backward(code, rows, classes, red, ignore_index, grad_in.data_ptr(),
+                        grad_output.data_ptr(), self.data_ptr(), target.data_ptr(),
+                        weight.data_ptr() if weight is not None else 0,
+                        logsumexp.data_ptr()) != ok:
+                return cross_entropy_backward(grad_output, self, target, weight, reduction,
+                                              ignore_index, logsumexp)
+            return grad_in
+
+        return planned
+
+    @plannable(plan_backward)
     def cross_entropy_backward(grad_output: Any, self: Any, target: Any, weight: Any,
                                reduction: int, ignore_index: int, logsumexp: Any) -> Any:
         args = (grad_output, self, target, weight, reduction, ignore_index, logsumexp)
