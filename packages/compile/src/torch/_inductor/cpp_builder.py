@@ -103,8 +103,26 @@ def _build(source: str, key: str) -> str | None:
     return target
 
 
+_env_lock = threading.Lock()
+
+
+def _open_library(path: str) -> Any:
+    """``ctypes.CDLL(path)``; the first library loads libgomp, which reads its settings from
+    the environment then, so an ``OMP_WAIT_POLICY`` of ``config.openmp_wait_policy`` is in
+    force during that load unless the user set libgomp's wait settings themselves."""
+    policy = config.openmp_wait_policy
+    with _env_lock:
+        if not policy or "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
+            return ctypes.CDLL(path)
+        os.environ["OMP_WAIT_POLICY"] = policy
+        try:
+            return ctypes.CDLL(path)
+        finally:
+            del os.environ["OMP_WAIT_POLICY"]
+
+
 def _load(path: str, name: str) -> Any:
-    function = getattr(ctypes.CDLL(path), name)
+    function = getattr(_open_library(path), name)
     function.argtypes = ARGTYPES
     function.restype = None
     return function
