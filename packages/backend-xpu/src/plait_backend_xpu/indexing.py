@@ -69,7 +69,8 @@ def scatter_(out: Any, dim: int, index: Any, src: Any, reduce: str = "none",
     name = dtype_name(out)
     if (src.dtype != out.dtype or dtype_name(index) != "int64"
             or (reduce != "none" and (reduce not in render_index.SCATTER_REDUCE
-                                      or name in render.COMPLEX))
+                                      or (name in render.COMPLEX and reduce
+                                          not in render_index.COMPLEX_SCATTER_REDUCE)))
             or max(index.dim(), 1) > MAX_RANK):
         raise contract.Decline  # an unknown reduce: the reference raises PyTorch's error
     if reduce != "none":

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from . import render
+from . import render, render_complex
 from .render import Dialect, Rendered
 from .render_reduce import decode
 
@@ -64,6 +64,8 @@ SCATTER_REDUCE = {
 }
 # bool sums are logical or, products logical and
 _BOOL_REDUCE = {"sum": "acc | x", "mean": "acc | x", "prod": "acc & x"}
+# complex values: the pair function of each reduction they have (amax/amin have no order)
+COMPLEX_SCATTER_REDUCE = {"sum": "cadd", "mean": "cadd", "prod": "cmul"}
 
 
 def render_scatter(d: Dialect, dtype: str, rank: int) -> Rendered:
@@ -122,6 +124,12 @@ def render_scatter_reduce(d: Dialect, dtype: str, rank: int, reduce: str, includ
     join = SCATTER_REDUCE[reduce]
     if dt.is_bool:
         join = _BOOL_REDUCE.get(reduce, join)
+    pair = dt.compute in render.PART
+    helpers = ""
+    if pair:
+        function = COMPLEX_SCATTER_REDUCE[reduce]
+        join = f"plait_{function}_{dt.compute}(acc, x)"
+        helpers = render_complex.source(d, dt.compute, [function])
 
     def source(q: str) -> str:
         return render.load(d, dt, "src", f"at_src + pos[at_keys + {q} * dst_keys] * dst_src")
@@ -144,7 +152,11 @@ def render_scatter_reduce(d: Dialect, dtype: str, rank: int, reduce: str, includ
         "  }",
     ]
     if reduce == "mean":
-        if dt.is_float:
+        if pair:
+            part = t[render.PART[dt.compute]]
+            mean = d.pair.format(T=ct, x=f"acc.x / ({part})count", y=f"acc.y / ({part})count")
+            body.append(f"  acc = {mean};")
+        elif dt.is_float:
             body.append(f"  acc = acc / ({ct})count;")
         elif dt.is_bool:
             body.append("  if (count > 1) acc = 0;")  # True // count, as integers
@@ -154,7 +166,7 @@ def render_scatter_reduce(d: Dialect, dtype: str, rank: int, reduce: str, includ
                         f"(acc < 0)) q -= 1; acc = q; }}")
     body.append("  " + render.store(d, dt, "out", "at", render.convert(d, dt, dt, "acc")))
     name = f"plait_scatter_{reduce}_{int(include_self)}_{dtype}_r{rank}"
-    return Rendered(_source(d, name, params, body, (dtype,)), name,
+    return Rendered(_source(d, name, params, body, (dtype,), helpers=helpers), name,
                     "bbbb" + "l" * (7 + rank * 4))
 
 
