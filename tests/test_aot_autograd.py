@@ -1,5 +1,11 @@
 """AOT autograd (torch._functorch.aot_autograd / functorch.compile) against eager autograd."""
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
 import pytest
 from functorch.compile import (
     aot_function,
@@ -467,3 +473,79 @@ def test_nanogpt_train_step_compiled_with_inductor_gives_eager_losses():
             losses[mode].append(loss.item())
     assert losses["inductor"] == pytest.approx(losses["eager"], rel=1e-5)
     assert losses["eager"][2] < losses["eager"][0]  # it trains: the comparison has content
+
+
+_CACHED_PROCESS = textwrap.dedent("""
+    import json
+    import torch
+    from torch._functorch import _aot_cache
+    from torch._inductor import config
+    config.cpp_codegen = False  # the fused interpreter: the restored meta values still schedule
+
+    def loss(x, w, b):
+        return (torch.nn.functional.gelu(x @ w + b) * 2.0).sum()
+
+    x = torch.arange(12.0).reshape(4, 3) / 10
+    w = (torch.arange(6.0).reshape(3, 2) / 5 - 0.5).requires_grad_()
+    b = torch.tensor([0.25, -0.5], requires_grad=True)
+    out = torch.compile(loss, backend="inductor")(x, w, b)
+    out.backward()
+    print(json.dumps({"counters": _aot_cache.counters, "loss": out.item(),
+                      "w": w.grad.tolist(), "b": b.grad.tolist()}))
+""")
+
+
+def test_traced_graphs_cached_on_disk_across_processes(tmp_path):
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path))
+
+    def run() -> dict:
+        done = subprocess.run([sys.executable, "-c", _CACHED_PROCESS], env=env,
+                              capture_output=True, text=True, timeout=120, check=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    x = torch.arange(12.0).reshape(4, 3) / 10
+    w = (torch.arange(6.0).reshape(3, 2) / 5 - 0.5).requires_grad_()
+    b = torch.tensor([0.25, -0.5], requires_grad=True)
+    expected = (F.gelu(x @ w + b) * 2.0).sum()
+    expected.backward()
+
+    first = run()
+    assert first["counters"] == {"hits": 0, "stores": 1, "misses": 1}
+    entries = [os.path.join(d, f) for d, _, fs in os.walk(tmp_path / "aot") for f in fs]
+    assert len(entries) == 1 and entries[0].endswith(".pkl")  # no temporary file left
+    second = run()
+    assert second["counters"] == {"hits": 1, "stores": 0, "misses": 0}
+    # a damaged entry is traced (and stored) again
+    with open(entries[0], "wb") as handle:
+        handle.write(b"not a pickle")
+    third = run()
+    assert third["counters"] == {"hits": 0, "stores": 1, "misses": 1}
+    for got in (first, second, third):
+        assert abs(got["loss"] - expected.item()) < 1e-5
+        torch.testing.assert_close(torch.tensor(got["w"]), w.grad)
+        torch.testing.assert_close(torch.tensor(got["b"]), b.grad)
+
+
+def test_cache_key_follows_inputs_and_refuses_constants():
+    from torch._functorch import _aot_cache
+
+    def f(x, w):
+        return (x * w).sum()
+
+    gm = torch.fx.symbolic_trace(f)
+    x, w = torch.randn(3), torch.randn(3, requires_grad=True)
+    key = _aot_cache.cache_key(gm, (x, w), min_cut_rematerialization_partition, None)
+    assert key is not None
+    assert key == _aot_cache.cache_key(gm, (x, w), min_cut_rematerialization_partition, None)
+    others = [((torch.randn(4), torch.randn(4, requires_grad=True)), None),
+              ((x, w.detach()), None),
+              ((x.double(), w), None),
+              ((x, w), {torch.ops.aten.gelu.default: None})]
+    for args, decompositions in others:
+        assert _aot_cache.cache_key(gm, args, min_cut_rematerialization_partition,
+                                    decompositions) != key
+    assert _aot_cache.cache_key(gm, (x, w), default_partition, None) != key
+    gm.constant = torch.ones(3)
+    gm.graph.get_attr("constant")
+    gm.recompile()
+    assert _aot_cache.cache_key(gm, (x, w), min_cut_rematerialization_partition, None) is None

@@ -131,15 +131,22 @@ def aot_function(fn: Callable, fw_compiler: Callable, bw_compiler: Callable | No
 
 
 def _compile(fn: Callable, args: tuple[Any, ...], compilers: tuple[Callable, ...],
-             partition_fn: Callable, decompositions: dict | None, dynamic: bool) -> Callable:
+             partition_fn: Callable, decompositions: dict | None, dynamic: bool,
+             cacheable: bool = False) -> Callable:
     """A runner for ``fn`` on arguments like ``args``: the joint graph partitioned under an
-    ``autograd.Function`` when a gradient is needed, the forward alone otherwise."""
+    ``autograd.Function`` when a gradient is needed, the forward alone otherwise.
+    ``cacheable``: ``fn`` is a captured GraphModule whose code says all it computes, so the
+    partitioned graphs may come from (and go to) the disk cache (:mod:`._aot_cache`)."""
     mode = "symbolic" if dynamic or _is_symbolic(args) else "fake"
     needs_grad = torch.is_grad_enabled() and any(
         isinstance(a, torch.Tensor) and a.requires_grad for a in args)
     if needs_grad:
+        from . import _aot_cache, config
+
+        key = _aot_cache.cache_key(fn, args, partition_fn, decompositions) \
+            if cacheable and mode == "fake" and config.enable_autograd_cache else None
         return _build_autograd(fn, args, compilers[0], compilers[1], partition_fn,
-                               decompositions, mode)
+                               decompositions, mode, key)
     spec_box: list[Any] = []
 
     def flat_fn(*flat: Any) -> tuple:
@@ -168,8 +175,11 @@ def _compile(fn: Callable, args: tuple[Any, ...], compilers: tuple[Callable, ...
     return run
 
 
-def _build_autograd(fn: Callable, args: tuple, fw_compiler: Callable, bw_compiler: Callable,
-                    partition_fn: Callable, decompositions: dict | None, mode: str) -> Callable:
+def _trace_autograd(fn: Callable, args: tuple, partition_fn: Callable,
+                    decompositions: dict | None, mode: str) -> tuple[Any, ...]:
+    """The joint graph of ``fn`` on ``args``, partitioned: ``(forward graph, backward graph,
+    written input indices, number of outputs, indices of the outputs that get a tangent,
+    output structure)``."""
     diff_index = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
     sample, spec = _output_metadata(fn, args)
     num_out = len(sample)
@@ -200,6 +210,22 @@ def _build_autograd(fn: Callable, args: tuple, fw_compiler: Callable, bw_compile
     num_written = len(written)
     fw_gm, bw_gm = partition_fn(joint_gm, None, num_fwd_outputs=num_out + num_written,
                                 num_primals=len(args))
+    return fw_gm, bw_gm, written, num_out, tangent_of, spec
+
+
+def _build_autograd(fn: Callable, args: tuple, fw_compiler: Callable, bw_compiler: Callable,
+                    partition_fn: Callable, decompositions: dict | None, mode: str,
+                    cache_key: str | None = None) -> Callable:
+    from . import _aot_cache
+
+    traced = _aot_cache.load(cache_key) if cache_key is not None else None
+    if traced is None:
+        traced = _trace_autograd(fn, args, partition_fn, decompositions, mode)
+        if cache_key is not None:
+            _aot_cache.store(cache_key, traced[0], traced[1], traced[2:])
+    fw_gm, bw_gm, written, num_out, tangent_of, spec = traced
+    diff_index = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+    num_written = len(written)
     fw_compiled = fw_compiler(fw_gm, list(args))
     bw_state: dict[str, Callable] = {}
     non_differentiable = [i for i in range(num_out) if i not in tangent_of]
@@ -286,4 +312,4 @@ def aot_module_simplified(mod: Callable, example_inputs: list, fw_compiler: Call
                           inference_compiler=inference_compiler, **kwargs)
     compilers = (fw_compiler, bw_compiler or fw_compiler, inference_compiler or fw_compiler)
     return _compile(mod, tuple(example_inputs), compilers, partition_fn, decompositions,
-                    bool(kwargs.get("dynamic", False)))
+                    bool(kwargs.get("dynamic", False)), cacheable=isinstance(mod, GraphModule))
