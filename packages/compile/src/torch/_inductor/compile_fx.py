@@ -13,13 +13,14 @@ import ctypes
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from keyword import iskeyword
 from typing import Any
 
 import torch
 
 from . import config
 from .interpreter import run_group
-from .scheduler import KernelGroup, schedule
+from .scheduler import KernelGroup, Schedule, schedule
 
 __all__ = ["CompiledGraph", "GroupRunner", "compile_fx", "compile_fx_inner", "is_aten_graph"]
 
@@ -141,15 +142,19 @@ def _map(value: Any, fn: Callable[[Any], Any]) -> Any:
 
 
 class CompiledGraph:
-    """The callable :func:`compile_fx` returns: runs the schedule on flat inputs."""
+    """The callable :func:`compile_fx` returns: runs the schedule on flat inputs.
+
+    The schedule becomes one generated Python function (as fx's own code is), each value a
+    local: a call costs the library calls and the kernel groups, and no walk over the
+    schedule, argument structures or an environment dict per node. A value is dropped after
+    its last use, so intermediates are freed as early as eager frees them."""
 
     def __init__(self, gm: Any) -> None:
         self.gm = gm
         plan = schedule(gm)
         self.schedule = plan
         self.runners = {id(group): GroupRunner(group) for group in plan.groups}
-        self._placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-        self._output = next(n for n in gm.graph.nodes if n.op == "output")
+        self.source, self._run = _generate(gm, plan, self.runners)
 
     @property
     def groups(self) -> list[GroupRunner]:
@@ -157,23 +162,92 @@ class CompiledGraph:
         return [self.runners[id(g)] for g in self.schedule.groups]
 
     def __call__(self, *args: Any) -> Any:
-        env: dict[Any, Any] = dict(zip(self._placeholders, args))
-        for step in self.schedule.steps:
-            if isinstance(step, KernelGroup):
-                inputs = [env[node] for node in step.inputs]
-                env.update(zip(step.outputs, self.runners[id(step)](inputs)))
-            elif step.op == "get_attr":
-                value: Any = self.gm
-                for part in step.target.split("."):
-                    value = getattr(value, part)
-                env[step] = value
-            elif step.op == "call_function":
-                call_args = _map(step.args, env.__getitem__)
-                call_kwargs = _map(dict(step.kwargs), env.__getitem__)
-                env[step] = step.target(*call_args, **call_kwargs)
-            else:
-                raise NotImplementedError(f"inductor: unsupported node kind {step.op!r}")
-        return _map(self._output.args[0], env.__getitem__)
+        return self._run(*args)
+
+
+def _attribute(root: Any, path: str) -> Any:
+    value = root
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _generate(gm: Any, plan: Schedule, runners: dict[int, GroupRunner]
+              ) -> tuple[str, Callable[..., Any]]:
+    """The Python source of ``plan`` and the function it defines."""
+    names: dict[Any, str] = {}
+    scope: dict[str, Any] = {"_attribute": _attribute, "_gm": gm}
+
+    def constant(value: Any) -> str:
+        name = f"c{len(scope)}"
+        scope[name] = value
+        return name
+
+    def render(value: Any) -> str:
+        if hasattr(value, "op"):
+            return names[value]
+        if isinstance(value, tuple) and not hasattr(value, "_fields"):
+            return "(" + "".join(render(v) + ", " for v in value) + ")"
+        if isinstance(value, list):
+            return "[" + ", ".join(render(v) for v in value) + "]"
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{k!r}: {render(v)}" for k, v in value.items()) + "}"
+        if isinstance(value, slice):
+            return f"slice({render(value.start)}, {render(value.stop)}, {render(value.step)})"
+        if value is None or isinstance(value, (bool, int, str)) or (
+                isinstance(value, float) and value == value and abs(value) != float("inf")):
+            return repr(value)
+        return constant(value)  # dtypes, devices, named tuples, odd floats...
+
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    for k, node in enumerate(placeholders):
+        names[node] = f"a{k}"
+    # each value's last reader among the steps (the output node reads last of all)
+    produced: list[list[Any]] = []
+    for step in plan.steps:
+        produced.append(step.outputs if isinstance(step, KernelGroup) else [step])
+    reads: list[list[Any]] = []
+    for step in plan.steps:
+        read: list[Any] = []
+        if isinstance(step, KernelGroup):
+            read = list(step.inputs)
+        else:
+            _map((step.args, dict(step.kwargs)), read.append)
+        reads.append(read)
+    returned: list[Any] = []
+    _map(output.args[0], returned.append)
+    last: dict[Any, int] = {}
+    for index, read in enumerate(reads):
+        for node in read:
+            last[node] = index
+    kept = set(returned)
+    body: list[str] = []
+    for index, step in enumerate(plan.steps):
+        for node in produced[index]:
+            names[node] = f"v{len(names)}"
+        if isinstance(step, KernelGroup):
+            runner = constant(runners[id(step)])
+            targets = "".join(names[n] + ", " for n in step.outputs)
+            body.append(f"{targets}= {runner}([{', '.join(names[n] for n in step.inputs)}])")
+        elif step.op == "get_attr":
+            body.append(f"{names[step]} = _attribute(_gm, {step.target!r})")
+        elif step.op == "call_function":
+            arguments = [render(a) for a in step.args]
+            arguments += [f"{k}={render(v)}" if k.isidentifier() and not iskeyword(k) else
+                          f"**{{{k!r}: {render(v)}}}" for k, v in step.kwargs.items()]
+            body.append(f"{names[step]} = {constant(step.target)}({', '.join(arguments)})")
+        else:
+            raise NotImplementedError(f"inductor: unsupported node kind {step.op!r}")
+        dead = sorted({names[n] for n in reads[index]
+                       if last.get(n) == index and n not in kept and n.op != "placeholder"})
+        if dead:
+            body.append(f"del {', '.join(dead)}")
+    body.append(f"return {render(output.args[0])}")
+    source = (f"def run({''.join(names[n] + ', ' for n in placeholders)}):\n"
+              + "".join(f"    {line}\n" for line in body))
+    exec(compile(source, "<inductor graph>", "exec"), scope)
+    return source, scope["run"]
 
 
 _OPERATOR_TYPE = type(torch.ops.aten.add.Tensor)
