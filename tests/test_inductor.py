@@ -61,6 +61,29 @@ def _check(fn, *inputs, compiled_calls: bool = True, exact: bool = False):
     return compiled
 
 
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_backward_times_a_value_is_one_kernel(approximate: str) -> None:
+    # the backward's gelu_backward and the product after it, in one group
+    grad, x, y = torch.randn(2000), torch.linspace(-6, 6, 2000), torch.randn(2000)
+    compiled = _check(lambda g, x, y: aten.gelu_backward(g, x, approximate=approximate) * y,
+                      grad, x, y)
+    assert len(compiled.groups) == 1 and len(compiled.groups[0].group.members) == 2
+    # against the derivative written here (math.erf / math.tanh)
+    import math
+
+    out = compiled(grad, x, y)
+    for i in range(0, 2000, 131):
+        a, g = x[i].item(), grad[i].item() * y[i].item()
+        if approximate == "tanh":
+            k = math.sqrt(2 / math.pi)
+            th = math.tanh(k * (a + 0.044715 * a ** 3))
+            want = 0.5 * (1 + th) + 0.5 * a * (1 - th * th) * k * (1 + 3 * 0.044715 * a * a)
+        else:
+            want = 0.5 * (1 + math.erf(a / math.sqrt(2))) + \
+                a * math.exp(-a * a / 2) / math.sqrt(2 * math.pi)
+        assert abs(out[i].item() - g * want) < 1e-5 * max(1.0, abs(g * want))
+
 def test_gelu_chain_is_one_kernel_matching_the_formula() -> None:
     x, y, z = torch.randn(1000), torch.randn(1000), torch.randn(1000)
     compiled = _check(lambda x, y, z: F.gelu(x) * y + z, x, y, z)

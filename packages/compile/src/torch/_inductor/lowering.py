@@ -57,6 +57,19 @@ def _gelu(ops: list[str], kwargs: dict[str, Any]) -> str | None:
     return f"(({{T}})0.5 * {x} * (({{T}})1 + erf({x} * ({{T}})0.7071067811865476)))"
 
 
+def _gelu_backward(ops: list[str], kwargs: dict[str, Any]) -> str | None:
+    # grad * gelu'(x): the derivative of each form of gelu (the library's formulas).
+    grad, x = ops[0], ops[1]
+    if kwargs.get("approximate", "none") == "tanh":
+        inner = f"(({{T}})0.7978845608028654 * ({x} + ({{T}})0.044715 * {x} * {x} * {x}))"
+        th = f"tanh({inner})"
+        return (f"({grad} * (({{T}})0.5 * (({{T}})1 + {th}) + ({{T}})0.5 * {x} * "
+                f"(({{T}})1 - {th} * {th}) * ({{T}})0.7978845608028654 * "
+                f"(({{T}})1 + ({{T}})0.134145 * {x} * {x})))")
+    return (f"({grad} * (({{T}})0.5 * (({{T}})1 + erf({x} * ({{T}})0.7071067811865476)) + "
+            f"{x} * ({{T}})0.3989422804014327 * exp(({{T}})-0.5 * {x} * {x})))")
+
+
 def _clamp(ops: list[str], kwargs: dict[str, Any]) -> str | None:
     # clamp(x, min, max) with Python-number bounds (rendered as literals), NaN kept.
     expr = ops[0]
@@ -103,6 +116,7 @@ LOWERINGS: dict[Any, Lowering] = {
     aten.sigmoid.default: _pw("(({T})1 / (({T})1 + exp(-{0})))", floating=True),
     aten.silu.default: _pw("({0} / (({T})1 + exp(-{0})))", floating=True),
     aten.gelu.default: _pw(_gelu, floating=True),
+    aten.gelu_backward.default: _pw(_gelu_backward, floating=True),
     # relu keeps NaN (a NaN is not < 0).
     aten.relu.default: _pw("({0} < 0 ? ({T})0 : {0})"),
     aten.leaky_relu.default: _pw(_leaky_relu, floating=True),
