@@ -40,7 +40,8 @@ def _strided(grad: bool) -> torch.Tensor:
 
 CALLS = {
     "t * t": (aten.mul.Tensor, lambda t: t * t),
-    "t @ t.T": (aten.mm.default, lambda t: t.t() @ t),
+    # (torch.mm, not @: matmul's own first call would run mm inside its record, unplanned)
+    "t @ t.T": (aten.mm.default, lambda t: torch.mm(t.t(), t)),
     "t.sum([0])": (aten.sum.dim_IntList, lambda t: t.sum([0])),
     "t.sum(0, keepdim)": (aten.sum.dim_IntList, lambda t: t.sum(0, keepdim=True)),
     "t.amax((0, 1))": (aten.amax.default, lambda t: t.amax((0, 1))),
