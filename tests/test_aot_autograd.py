@@ -526,6 +526,11 @@ def test_traced_graphs_cached_on_disk_across_processes(tmp_path):
         torch.testing.assert_close(torch.tensor(got["b"]), b.grad)
 
 
+@torch.fx.wrap
+def _users_own(x):
+    return x + 1
+
+
 def test_cache_key_follows_inputs_and_refuses_constants():
     from torch._functorch import _aot_cache
 
@@ -545,6 +550,9 @@ def test_cache_key_follows_inputs_and_refuses_constants():
         assert _aot_cache.cache_key(gm, args, min_cut_rematerialization_partition,
                                     decompositions) != key
     assert _aot_cache.cache_key(gm, (x, w), default_partition, None) != key
+    # a function of the program's (its body may change between runs) is not cached
+    user = torch.fx.symbolic_trace(lambda x, w: _users_own(x) * w)
+    assert _aot_cache.cache_key(user, (x, w), min_cut_rematerialization_partition, None) is None
     gm.constant = torch.ones(3)
     gm.graph.get_attr("constant")
     gm.recompile()

@@ -8,7 +8,8 @@ fake tensors have no data to pickle, and the code generator reads only those), a
 output layout. Entries are keyed by the captured graph's code, the inputs' metadata, grad
 mode, the partition function, the decompositions and the torch sources (their paths, sizes
 and modification times, so an edited checkout traces anew). Only static-shape graphs without
-``get_attr`` constants are cached. Files are written under a temporary name and moved into
+``get_attr`` constants, submodules or calls of functions from outside torch and the standard
+library are cached. Files are written under a temporary name and moved into
 place, as the inductor's libraries are; an unreadable entry is traced again.
 """
 
@@ -57,6 +58,17 @@ def _input_key(value: Any) -> str:
     return f"C{type(value).__name__}:{value!r}"
 
 
+#: Modules whose functions a captured graph may call and still be cached: their behaviour is
+#: covered by the source fingerprint (torch) or fixed (the standard library's).
+_KNOWN_MODULES = ("torch", "_operator", "operator", "math", "builtins", "functools")
+
+
+def _known_function(target: Any) -> bool:
+    module = getattr(target, "__module__", None) or ""
+    return module.split(".")[0] in _KNOWN_MODULES or isinstance(
+        getattr(target, "qualname", None), str)  # an operator overload (aten::...)
+
+
 def cache_key(mod: Any, args: tuple[Any, ...], partition_fn: Any,
               decompositions: dict | None) -> str | None:
     """The key of ``mod`` (a captured GraphModule) compiled for ``args``, or ``None`` when it
@@ -65,8 +77,11 @@ def cache_key(mod: Any, args: tuple[Any, ...], partition_fn: Any,
     code = getattr(mod, "code", None)
     if graph is None or not isinstance(code, str):
         return None
-    if any(node.op == "get_attr" for node in graph.nodes):
-        return None
+    for node in graph.nodes:
+        if node.op in ("get_attr", "call_module"):
+            return None  # values (constants, submodules' settings) the code does not show
+        if node.op == "call_function" and not _known_function(node.target):
+            return None  # a function of the program's: its body may change between runs
     for a in args:
         if isinstance(a, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in a.shape):
             return None
