@@ -17,6 +17,7 @@ from keyword import iskeyword
 from typing import Any
 
 import torch
+from torch.backends import contract
 
 from . import config
 from .interpreter import run_group
@@ -25,6 +26,9 @@ from .scheduler import KernelGroup, Schedule, schedule
 __all__ = ["CompiledGraph", "GroupRunner", "compile_fx", "compile_fx_inner", "is_aten_graph"]
 
 log = logging.getLogger("torch._inductor")
+
+_empty = contract.empty  # a kernel output: one allocation, no argument parsing
+_CPU = torch.device("cpu")
 
 
 def _vendor_generator(device_type: str) -> Any:
@@ -74,40 +78,50 @@ class GroupRunner:
         return self._native
 
     def __call__(self, inputs: list[Any]) -> list[Any]:
-        native = self._resolve()
-        if native is not None and all(isinstance(t, torch.Tensor) and t.device.type == "cpu"
-                                      for t in inputs):
-            self.calls["compiled"] += 1
-            return self._run_native(native, inputs)
+        native = self._native if self._native is not None else self._resolve()
+        if native is not None:
+            try:
+                # the call's layout (sizes, strides, device of every input) picks a prepared
+                # argument set: a loop calling with the same layouts reads each tensor's
+                # geometry and address and nothing else (the slots, not the public methods:
+                # this runs for every group of every call)
+                key = tuple([(t._shape, t._stride, t._device) for t in inputs])
+            except AttributeError:  # not a tensor: the interpreter's rules
+                key = None
+            if key is not None:
+                layout = self._layouts.get(key)
+                if layout is None:
+                    layout = self._layouts[key] = self._prepare(inputs)
+                if layout is not None:
+                    self.calls["compiled"] += 1
+                    return self._run_native(native, inputs, layout)
         if self._vendor is not None:
             self.calls["vendor"] += 1
             return self._vendor(inputs)
         self.calls["interpreted"] += 1
         return run_group(self.group, inputs)
 
-    def _run_native(self, native: Any, inputs: list[Any]) -> list[Any]:
-        # The call's layout (sizes and strides of every input) picks a prepared argument set:
-        # a loop calling with the same layouts reads each tensor's sizes, strides and address
-        # once per call and nothing else.
-        key = tuple((tuple(t.shape), t.stride()) for t in inputs)
-        layout = self._layouts.get(key)
-        if layout is None:
-            layout = self._layouts[key] = self._prepare(inputs)
-        out_shapes, numel, arguments = layout
+    def _run_native(self, native: Any, inputs: list[Any], layout: tuple[Any, ...]
+                    ) -> list[Any]:
+        out_shapes, numel, arguments, pointer_array = layout
         if numel == 0:
             if self.group.reduction is not None:
                 return run_group(self.group, inputs)  # empty rows: the library's rules
-            return [torch.empty(s, dtype=d) for s, d in zip(out_shapes, self._out_dtypes)]
-        outputs = [torch.empty(s, dtype=d) for s, d in zip(out_shapes, self._out_dtypes)]
-        pointers = [t.data_ptr() for t in inputs] + [t.data_ptr() for t in outputs]
-        native(*arguments, (ctypes.c_void_p * len(pointers))(*pointers))
+            return [_empty(s, d, _CPU) for s, d in zip(out_shapes, self._out_dtypes)]
+        outputs = [_empty(s, d, _CPU) for s, d in zip(out_shapes, self._out_dtypes)]
+        pointers = [t.data_ptr() for t in inputs]
+        pointers += [t.data_ptr() for t in outputs]
+        native(*arguments, pointer_array(*pointers))
         return outputs
 
-    def _prepare(self, inputs: list[Any]) -> tuple[Any, ...]:
-        """Output shapes, element count and the kernel's layout arguments for one layout of
-        the inputs."""
+    def _prepare(self, inputs: list[Any]) -> tuple[Any, ...] | None:
+        """Output shapes, element count, the kernel's layout arguments and the type of its
+        pointer array for one layout of the inputs; ``None`` when the built kernel cannot
+        take them (not all CPU tensors)."""
         if len(self._layouts) > 64:
             self._layouts.clear()  # many sizes (dynamic shapes): keep the table small
+        if not all(isinstance(t, torch.Tensor) and t.device.type == "cpu" for t in inputs):
+            return None
         shape = tuple(torch.broadcast_shapes(*(t.shape for t in inputs)))
         numel = 1
         for size in shape:
@@ -127,7 +141,7 @@ class GroupRunner:
         ndim = len(shape)
         arguments = (numel, ndim, (ctypes.c_int64 * max(ndim, 1))(*shape),
                      (ctypes.c_int64 * max(len(strides), 1))(*strides), flat)
-        return out_shapes, numel, arguments
+        return out_shapes, numel, arguments, ctypes.c_void_p * (len(inputs) + len(out_shapes))
 
 
 def _map(value: Any, fn: Callable[[Any], Any]) -> Any:
