@@ -550,6 +550,9 @@ def test_cache_key_follows_inputs_and_refuses_constants():
         assert _aot_cache.cache_key(gm, args, min_cut_rematerialization_partition,
                                     decompositions) != key
     assert _aot_cache.cache_key(gm, (x, w), default_partition, None) != key
+    with torch.autocast("cpu"):  # the trace records autocast's casts
+        assert _aot_cache.cache_key(gm, (x, w), min_cut_rematerialization_partition,
+                                    None) != key
     # a function of the program's (its body may change between runs) is not cached
     user = torch.fx.symbolic_trace(lambda x, w: _users_own(x) * w)
     assert _aot_cache.cache_key(user, (x, w), min_cut_rematerialization_partition, None) is None

@@ -6,11 +6,12 @@ compiling needs afterwards: the forward and backward GraphModules (pickled: thei
 state), each node's ``meta["val"]`` as tensor metadata (shape, stride, dtype, device: the
 fake tensors have no data to pickle, and the code generator reads only those), and the
 output layout. Entries are keyed by the captured graph's code, the inputs' metadata, grad
-mode, the partition function, the decompositions and the torch sources (their paths, sizes
-and modification times, so an edited checkout traces anew). Only static-shape graphs without
-``get_attr`` constants, submodules or calls of functions from outside torch and the standard
-library are cached. Files are written under a temporary name and moved into
-place, as the inductor's libraries are; an unreadable entry is traced again.
+mode, autocast state and the default dtype, the partition function, the decompositions and
+the torch sources (their paths, sizes and modification times, so an edited checkout traces
+anew). Only static-shape graphs without ``get_attr`` constants, submodules or calls of
+functions from outside torch and the standard library are cached. Files are written under a
+temporary name and moved into place, as the inductor's libraries are; an unreadable entry is
+traced again.
 """
 
 from __future__ import annotations
@@ -85,10 +86,18 @@ def cache_key(mod: Any, args: tuple[Any, ...], partition_fn: Any,
     for a in args:
         if isinstance(a, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in a.shape):
             return None
+    devices = {"cpu"} | {a.device.type for a in args if isinstance(a, torch.Tensor)}
+    parts_ambient = [str(torch.get_default_dtype())]
+    for device in sorted(devices):  # autocast changes what the trace records
+        try:
+            parts_ambient.append(f"{device}:{torch.is_autocast_enabled(device)}:"
+                                 f"{torch.get_autocast_dtype(device)}")
+        except (RuntimeError, ValueError):  # a device type without autocast
+            parts_ambient.append(f"{device}:-")
     partitioner = f"{getattr(partition_fn, '__module__', '')}." \
                   f"{getattr(partition_fn, '__qualname__', '')}"
     parts = [str(_FORMAT), _source_fingerprint(), code, *map(_input_key, args),
-             str(torch.is_grad_enabled()), partitioner,
+             str(torch.is_grad_enabled()), *parts_ambient, partitioner,
              repr(sorted(str(k) for k in (decompositions or {})))]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
