@@ -1,7 +1,9 @@
-"""Shared fixtures: running Python in a fresh process with a chosen environment."""
+"""Shared fixtures: running Python in a fresh process with a chosen environment; the
+dispatcher's plans switched off."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -53,3 +55,18 @@ def row_ids(rows: list[Any]) -> list[str]:
         seen[row.name] = seen.get(row.name, 0) + 1
         out.append(row.name if seen[row.name] == 1 else f"{row.name}#{seen[row.name]}")
     return out
+
+
+@pytest.fixture
+def no_plans(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A switch: ``no_plans()`` is a context in which every call takes the dispatcher's
+    generic path (the reference the plan tests compare with)."""
+    from torch._core import dispatch
+
+    @contextlib.contextmanager
+    def off() -> Any:
+        with monkeypatch.context() as m:
+            m.setattr(dispatch, "plan_call", dispatch._no_plan)
+            yield
+
+    return off

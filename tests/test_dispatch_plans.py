@@ -7,29 +7,14 @@ values (where defined), dtype, shape, strides, device, grad, and what a mode see
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
 import torch
 import torch.nn.functional as F
-from torch._core import dispatch as _dispatch, plan as _plan
+from torch._core import plan as _plan
 from torch.utils._python_dispatch import TorchDispatchMode
 
 aten = torch.ops.aten
-
-
-@pytest.fixture
-def no_plans(monkeypatch):
-    """A switch: ``no_plans()`` is a context in which every call takes the generic path."""
-
-    @contextlib.contextmanager
-    def off():
-        with monkeypatch.context() as m:
-            m.setattr(_dispatch, "plan_call", _dispatch._no_plan)
-            yield
-
-    return off
 
 
 def _served(op):

@@ -551,20 +551,6 @@ def test_ops_without_a_node_pick_up_a_later_autograd_kernel():
 # and every result must be the generic one: values, dtype, shape, strides, and the graph.
 
 
-@pytest.fixture
-def no_plans(monkeypatch):
-    """A switch: ``no_plans()`` is a context in which every call takes the generic path."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def off():
-        with monkeypatch.context() as m:
-            m.setattr(_dispatch, "plan_call", _dispatch._no_plan)
-            yield
-
-    return off
-
-
 def _strided(dtype):
     return values(dtype, (4, 3), 21).t()  # (3, 4) with strides (1, 3)
 

@@ -8,29 +8,14 @@ values, metadata, ``grad_fn`` class and output numbers, and the gradients a back
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import pytest
 
 import torch
 import torch.nn.functional as F
-from torch._core import dispatch as _dispatch, plan as _plan
+from torch._core import plan as _plan
 
 aten = torch.ops.aten
-
-
-@pytest.fixture
-def no_plans(monkeypatch):
-    """A switch: ``no_plans()`` is a context in which every call takes the generic path."""
-
-    @contextlib.contextmanager
-    def off():
-        with monkeypatch.context() as m:
-            m.setattr(_dispatch, "plan_call", _dispatch._no_plan)
-            yield
-
-    return off
 
 
 def _kernel_plans(op):

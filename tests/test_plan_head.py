@@ -4,27 +4,11 @@ keywords, tensors that require grad) give the loop's key and the generic path's 
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
 import torch
-from torch._core import dispatch as _dispatch
 
 aten = torch.ops.aten
-
-
-@pytest.fixture
-def no_plans(monkeypatch):
-    """A switch: ``no_plans()`` is a context in which every call takes the generic path."""
-
-    @contextlib.contextmanager
-    def off():
-        with monkeypatch.context() as m:
-            m.setattr(_dispatch, "plan_call", _dispatch._no_plan)
-            yield
-
-    return off
 
 
 def _keys(op):

@@ -398,13 +398,13 @@ _ONE = (0,)  # of a call of one tensor
 _LAYOUTS = {_PAIR: _PAIR, _ONE: _ONE}
 
 
-def plan_recipe(node: Node, args: tuple[Any, ...], result: Tensor) -> tuple[Any, ...] | None:
-    """What :func:`plan_node` needs to record, for another call of the same signature (same
-    layouts, same tensors requiring grad, same other arguments: ``torch._core.plan``), the node
-    that the Autograd kernel recorded as ``result.grad_fn`` for ``args``; None for a node of
-    another shape (list arguments, several outputs)."""
-    if node.__class__.__bases__ != (OpBackward,) or node._n_outputs != 1 or \
-            result.__dict__.get("_output_nr", 0) != 0 or node._metadata:
+def _argument_recipe(node: Node, args: tuple[Any, ...]
+                     ) -> tuple[tuple[Any, ...], tuple[bool, ...], tuple[int, ...]] | None:
+    """The argument part of a recipe: the node's layout (edge per argument), which arguments
+    it keeps and the positions of the tensors; None for a node that is not core's own rule's
+    (another class, hooks or metadata), or that has list arguments or keeps a clone."""
+    if node.__class__.__bases__ != (OpBackward,) or node._metadata or \
+            node._list_meta is not None:
         return None
     layout = tuple(node._layout)
     if len(layout) != len(args) or any(i.__class__ is list for i in layout):
@@ -417,7 +417,20 @@ def plan_recipe(node: Node, args: tuple[Any, ...], result: Tensor) -> tuple[Any,
         if (keep[i] and saved[i]._tensor is not a) or (layout[i] is None and saved[i] is not a):
             return None
     layout = _LAYOUTS.get(layout, layout)  # (the objects needs_input_grad tests for)
-    tensors = tuple(i for i, lay in enumerate(layout) if lay is not None)
+    return layout, keep, tuple(i for i, lay in enumerate(layout) if lay is not None)
+
+
+def plan_recipe(node: Node, args: tuple[Any, ...], result: Tensor) -> tuple[Any, ...] | None:
+    """What :func:`plan_node` needs to record, for another call of the same signature (same
+    layouts, same tensors requiring grad, same other arguments: ``torch._core.plan``), the node
+    that the Autograd kernel recorded as ``result.grad_fn`` for ``args``; None for a node of
+    another shape (list arguments, several outputs)."""
+    if node._n_outputs != 1 or result.__dict__.get("_output_nr", 0) != 0:
+        return None
+    parts = _argument_recipe(node, args)
+    if parts is None:
+        return None
+    layout, keep, tensors = parts
     return (node.__class__, node._rule, node._qualname, node._kwargs, node._inputs_meta,
             layout, keep, isinstance(node._result, SavedTensor), tensors)
 
@@ -460,17 +473,10 @@ def kernel_recipe(node: Node, args: tuple[Any, ...], result: Any) -> tuple[Any, 
     node that the Autograd kernel recorded around ``result`` (one tensor, or a tuple of
     tensors and Nones); None for a node of another shape (list arguments, a cloned
     argument, hooks or metadata)."""
-    if node.__class__.__bases__ != (OpBackward,) or node._metadata or \
-            node._list_meta is not None:
+    parts = _argument_recipe(node, args)
+    if parts is None:
         return None
-    layout = tuple(node._layout)
-    if len(layout) != len(args) or any(i.__class__ is list for i in layout):
-        return None
-    saved = node._saved_args
-    keep = tuple(isinstance(s, SavedTensor) for s in saved)
-    for i, a in enumerate(args):
-        if (keep[i] and saved[i]._tensor is not a) or (layout[i] is None and saved[i] is not a):
-            return None
+    layout, keep, tensors = parts
     outs = result if result.__class__ is tuple else (result,)
     marked = tuple(nr for nr, o in enumerate(outs) if o is not None and o.grad_fn is node)
     if any(outs[nr].__dict__.get("_output_nr", 0) != nr for nr in marked):
@@ -478,8 +484,6 @@ def kernel_recipe(node: Node, args: tuple[Any, ...], result: Any) -> tuple[Any, 
     kept = node._result
     if kept is not None and (result.__class__ is tuple) != (kept.__class__ is tuple):
         return None
-    layout = _LAYOUTS.get(layout, layout)  # (the objects needs_input_grad tests for)
-    tensors = tuple(i for i, lay in enumerate(layout) if lay is not None)
     return (node.__class__, node._rule, node._qualname, node._kwargs, node._inputs_meta,
             layout, keep, kept is not None, tensors, marked, node._n_outputs)
 
