@@ -435,9 +435,10 @@ def plan_recipe(node: Node, args: tuple[Any, ...], result: Tensor) -> tuple[Any,
             layout, keep, isinstance(node._result, SavedTensor), tensors)
 
 
-def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> None:
+def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> OpBackward:
     """Record ``out = op(*args)`` from a :func:`plan_recipe`: the node the Autograd kernel
-    would record (same class, rule, edges, saved tensors), without its argument walk."""
+    would record (same class, rule, edges, saved tensors), without its argument walk; returns
+    it."""
     cls, rule, qualname, kwargs, metas, layout, keep, keep_result, tensors = recipe
     node = _new(cls)
     node._seq = next(_graph_seq)
@@ -466,6 +467,7 @@ def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> No
     out._requires_grad = True
     if keep_result:
         node._result = _save_output(out, node)
+    return node
 
 
 def kernel_recipe(node: Node, args: tuple[Any, ...], result: Any) -> tuple[Any, ...] | None:
@@ -484,55 +486,41 @@ def kernel_recipe(node: Node, args: tuple[Any, ...], result: Any) -> tuple[Any, 
     kept = node._result
     if kept is not None and (result.__class__ is tuple) != (kept.__class__ is tuple):
         return None
-    return (node.__class__, node._rule, node._qualname, node._kwargs, node._inputs_meta,
-            layout, keep, kept is not None, tensors, marked, node._n_outputs)
+    # the node itself as plan_node builds it (its outputs are marked and kept here)
+    head = (node.__class__, node._rule, node._qualname, node._kwargs, node._inputs_meta,
+            layout, keep, False, tensors)
+    return head, marked, node._n_outputs, kept is not None
 
 
 def kernel_node(recipe: tuple[Any, ...], args: tuple[Any, ...], result: Any) -> None:
     """Record the node of ``result = op(*args)`` from a :func:`kernel_recipe` (what the
     Autograd kernel records: class, rule, edges, saved arguments and outputs, the outputs'
     ``grad_fn``), without its argument walk."""
-    cls, rule, qualname, kwargs, metas, layout, keep, keep_result, tensors, marked, n = recipe
+    head, marked, n_outputs, keep_result = recipe
     if not marked:
         return  # no output is differentiable: nothing would reach the node
-    node = _new(cls)
-    node._seq = next(_graph_seq)
-    node._rule = rule
-    node._qualname = qualname
-    node._kwargs = kwargs
-    node._inputs_meta = metas
-    node._layout = layout
-    node._n_outputs = n
-    saved = list(args)
-    edges = []
-    for i in tensors:
-        a = args[i]
-        edges.append(_edge(a))
-        saved[i] = _save_input(a) if keep[i] else None
-    node._next = tuple(edges)
-    node._saved_args = saved
-    if result.__class__ is tuple:
-        for nr in marked:
-            out = result[nr]
-            out.grad_fn = node
-            out._requires_grad = True
-            out.__dict__["_output_nr"] = nr
-        if keep_result:
-            kept = []
-            for nr, r in enumerate(result):
-                if r.__class__ is Tensor:
-                    r = _save_output(r, node)
-                    r._output_nr = nr
-                elif isinstance(r, Tensor):
-                    r = SavedTensor(r, node, True, nr)
-                kept.append(r)
-            node._result = tuple(kept)
-    else:
-        result.grad_fn = node
-        result._requires_grad = True
-        result.__dict__["_output_nr"] = 0
-        if keep_result:
-            node._result = _save_output(result, node)
+    outs = result if result.__class__ is tuple else (result,)
+    node = plan_node(head, args, outs[marked[0]])
+    node._n_outputs = n_outputs
+    for nr in marked:
+        out = outs[nr]
+        out.grad_fn = node
+        out._requires_grad = True
+        out.__dict__["_output_nr"] = nr
+    if not keep_result:
+        return
+    if result.__class__ is not tuple:
+        node._result = _save_output(result, node)
+        return
+    kept = []
+    for nr, r in enumerate(result):
+        if r.__class__ is Tensor:
+            r = _save_output(r, node)
+            r._output_nr = nr
+        elif isinstance(r, Tensor):
+            r = SavedTensor(r, node, True, nr)
+        kept.append(r)
+    node._result = tuple(kept)
 
 
 def conform(grad: Tensor, meta: Any) -> Tensor:
