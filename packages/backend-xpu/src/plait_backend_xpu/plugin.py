@@ -92,3 +92,12 @@ def torch_backend_device_module(device_type: str) -> ModuleType | None:
     from . import device_module
 
     return device_module
+
+
+@hookimpl
+def torch_backend_codegen(device_type: str, target: str) -> Any | None:
+    if device_type != DEVICE_TYPE or target != "pointwise":
+        return None
+    from .codegen import XpuCodegen
+
+    return XpuCodegen()

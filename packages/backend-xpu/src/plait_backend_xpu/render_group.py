@@ -1,0 +1,381 @@
+"""Kernel groups of ``torch.compile`` (plait-compile's inductor) rendered to a GPU C dialect.
+
+A group is a chain of pointwise aten nodes (``torch._inductor.scheduler.KernelGroup``), maybe
+ended by a last-dimension reduction of its last member. Each member's expression comes from
+its row in ``torch._inductor.lowering.LOWERINGS`` (C templates with ``{T}`` the result type),
+spelled here for a :class:`.render.Dialect`: types from :data:`.render.DTYPES` (float16 and
+bfloat16 loaded into float and rounded once, on store), literals and math functions in the
+language's spelling. One renderer serves OpenCL C (plait-backend-xpu) and CUDA C++ (NVRTC,
+plait-backend-cuda, which carries a copy of this module).
+
+Two kernel shapes:
+
+* pointwise: one work item per element of the group's shape. ``rank`` 0 when every input is
+  contiguous in that shape; otherwise ``rank`` merged dimensions, each input with its own
+  element strides (0 where it broadcasts), so views, transposes and broadcasts need no copies.
+  Sizes are arguments: one build serves every size of that rank (dynamic shapes).
+* reduction: one work group per row of the last dimension; its items walk the row, compute the
+  members, store the pointwise outputs and accumulate; the group then combines its items'
+  partial results in local memory. The rows' leading dimensions are ``rank`` merged ones.
+
+Outputs are fresh contiguous tensors. Everything here is string and integer work (no device,
+no torch tensors): the source is the program cache's key.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import render
+from .render import DTYPES, Dialect
+
+#: Work items of a reduction's work group (a power of two: the combine halves it).
+REDUCTION_GROUP = 256
+#: Words of kernel arguments a launch may use (OpenCL 1.2 guarantees 1024 bytes).
+PARAMETER_WORDS = 128
+
+#: The math functions lowering templates call; CUDA spells the float versions with ``f``.
+_MATH = ("exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tanh", "erf", "pow")
+_CALL = re.compile(r"\b(" + "|".join(_MATH) + r")\(")
+
+#: Per fused reduction: the identity and how two partial results ``a``, ``b`` combine (a NaN
+#: wins max and min: ``b != b`` holds for NaN only, and a NaN ``a`` is never replaced).
+_COMBINE = {
+    "sum": ("({T})0", "{a} + {b}"),
+    "max": ("-INFINITY", "(({b} != {b}) || {b} > {a}) ? {b} : {a}"),
+    "min": ("INFINITY", "(({b} != {b}) || {b} < {a}) ? {b} : {a}"),
+}
+
+
+class Unsupported(Exception):
+    """The group has something this renderer does not spell: the caller leaves it to the
+    interpreter."""
+
+
+@dataclass(frozen=True)
+class GroupKernel:
+    """One rendered kernel of a group: source, kernel name, argument letters (``b`` buffer,
+    ``l`` 64-bit integer) and the geometry it was rendered for."""
+
+    source: str
+    name: str
+    signature: str
+    rank: int
+    reduction: bool
+
+
+def dtype_name(dtype: Any) -> str:
+    """A torch dtype's name without ``torch.``."""
+    return str(dtype).removeprefix("torch.")
+
+
+def _value_dtype(node: Any) -> str:
+    return dtype_name(node.meta["val"].dtype)
+
+
+class GroupRenderer:
+    """The kernels of one group in one dialect.
+
+    :param dialect: :data:`.render.OPENCL` or :data:`.render.CUDA`.
+    :param group: the ``KernelGroup``.
+    :param fp64: whether the device computes in double precision (float64 and the double
+        comparisons of an integer with a float need it).
+    :raises Unsupported: a member or dtype it cannot render.
+    """
+
+    def __init__(self, dialect: Dialect, group: Any, fp64: bool) -> None:
+        import torch
+        from torch._inductor.lowering import lowering_of
+        from torch._inductor.scheduler import FUSED_REDUCTIONS
+
+        self.dialect = dialect
+        self.group = group
+        self.fp64 = fp64
+        self._lowering_of = lowering_of
+        self._to_copy = torch.ops.aten._to_copy.default
+        self.inputs = [_value_dtype(n) for n in group.inputs]
+        self.outputs = [_value_dtype(n) for n in group.outputs]
+        self.reduction = FUSED_REDUCTIONS.get(group.reduction.target) if group.reduction else None
+        if group.reduction is not None and self.reduction is None:
+            raise Unsupported(f"reduction {group.reduction.target}")
+        used = set(self.inputs) | set(self.outputs) | {_value_dtype(n) for n in group.members}
+        unknown = used - set(DTYPES) - render.COMPLEX
+        if unknown or used & render.COMPLEX:
+            raise Unsupported(f"dtypes {sorted(used - set(render.REAL))}")
+        if render.NEEDS_FP64 & used and not fp64:
+            raise Unsupported("float64 on a device without double precision")
+        self._used = used
+        self._pointwise_outputs = [k for k, n in enumerate(group.outputs)
+                                   if n is not group.reduction]
+        # the members' statements are the same in every kernel: render them (and fail) now
+        self._members = self._member_lines()
+
+    # -- expressions ----------------------------------------------------------------------
+
+    def _type(self, dtype: str) -> str:
+        return self.dialect.types[DTYPES[dtype].compute]
+
+    def literal(self, value: Any) -> str:
+        """A Python number as a literal of the dialect."""
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        if isinstance(value, int) and -(2**63) < value < 2**63:
+            return f"{value}{'LL' if self.dialect.name == 'cuda' else 'L'}"
+        value = float(value)
+        if math.isnan(value):
+            return "NAN"
+        if math.isinf(value):
+            return "INFINITY" if value > 0 else "(-INFINITY)"
+        # without double precision a double literal would need cl_khr_fp64: spell it float
+        return repr(value) + ("" if self.fp64 else "f")
+
+    def _common(self, node: Any) -> str:
+        """The dtype comparison operands are brought to (their promotion; an integer
+        compared with a float number: double where the device has it)."""
+        import torch
+
+        dtype = None
+        saw_float = False
+        for arg in node.args:
+            if hasattr(arg, "op"):
+                d = arg.meta["val"].dtype
+                dtype = d if dtype is None else torch.promote_types(dtype, d)
+            elif isinstance(arg, float):
+                saw_float = True
+        if saw_float and dtype is not None and not dtype.is_floating_point:
+            dtype = torch.float64 if self.fp64 else torch.float32
+        name = dtype_name(dtype)
+        if name not in DTYPES:
+            raise Unsupported(f"comparison in {name}")
+        return name
+
+    def _math(self, expr: str, out_type: str) -> str:
+        if self.dialect.name != "cuda" or out_type != "float":
+            return expr  # OpenCL C overloads the functions on float and double
+        return _CALL.sub(lambda m: f"{m.group(1)}f(", expr)
+
+    def expression(self, node: Any, operand: dict[Any, str]) -> str:
+        """The expression of one member; ``operand`` names the values it reads."""
+        row = self._lowering_of(node.target)
+        if row is None or row.kind != "pointwise":
+            raise Unsupported(f"{node.target} is not pointwise")
+        out = _value_dtype(node)
+        out_type = self._type(out)
+        cast_to = self._type(self._common(node)) if row.cast == "common" else out_type
+        ops: list[str] = []
+        for position, arg in enumerate(node.args):
+            if hasattr(arg, "op"):
+                text = operand[arg]
+            elif arg is None:
+                ops.append("None")
+                continue
+            else:
+                text = self.literal(arg)
+            if row.cast == "where" and position == 0:
+                text = f"((bool){text})"
+            elif row.cast in ("out", "common") or (row.cast == "where" and position > 0):
+                text = f"(({cast_to}){text})"
+            ops.append(text)
+        if node.target is self._to_copy and DTYPES[out].is_bool:
+            return f"(({ops[0]}) != 0)"  # a cast to bool is a test, not a truncation
+        kwargs = dict(node.kwargs)
+        template = row.c(ops, kwargs) if callable(row.c) else row.c.format(*ops, T="{T}")
+        if template is None:
+            raise Unsupported(f"{node.target} with {kwargs}")
+        return self._math(template.replace("{T}", out_type), out_type)
+
+    def _member_lines(self) -> list[str]:
+        """One local per member, ``v0``..., from the inputs' locals ``x0``...."""
+        operand = {node: f"x{k}" for k, node in enumerate(self.group.inputs)}
+        lines = []
+        for m, node in enumerate(self.group.members):
+            ctype = self._type(_value_dtype(node))
+            lines.append(f"const {ctype} v{m} = ({ctype})({self.expression(node, operand)});")
+            operand[node] = f"v{m}"
+        self._operand = operand
+        return lines
+
+    # -- kernels --------------------------------------------------------------------------
+
+    def _prelude(self) -> str:
+        return render.prelude_for(self.dialect, tuple(sorted(self._used)))
+
+    def _loads(self, index: dict[int, str]) -> list[str]:
+        return [f"const {self._type(dt)} x{k} = "
+                f"{render.load(self.dialect, DTYPES[dt], f'in{k}', index[k])};"
+                for k, dt in enumerate(self.inputs)]
+
+    def _stores(self, at: str) -> list[str]:
+        return [render.store(self.dialect, DTYPES[self.outputs[k]], f"out{k}", at,
+                             self._operand[self.group.outputs[k]])
+                for k in self._pointwise_outputs]
+
+    def _buffers(self) -> list[str]:
+        t, d = self.dialect.types, self.dialect
+        params = [d.pointer.format(T=t[DTYPES[dt].storage]) + f" out{k}"
+                  for k, dt in enumerate(self.outputs)]
+        params += [f"const {d.pointer.format(T=t[DTYPES[dt].storage])} in{k}"
+                   for k, dt in enumerate(self.inputs)]
+        return params
+
+    def _walk(self, rest: str, rank: int, indent: str) -> list[str]:
+        """Statements that turn the linear index ``rest`` over ``rank`` dims into each
+        input's element offset ``at{k}`` (the last dimension varies fastest)."""
+        i64 = self.dialect.types["i64"]
+        lines = [f"{indent}{i64} at{k} = off{k};" for k in range(len(self.inputs))]
+        if rank:
+            lines.append(f"{indent}{i64} rest = {rest};")
+        for d in reversed(range(rank)):
+            steps = "".join(f" at{k} += j * st{k}_{d};" for k in range(len(self.inputs)))
+            lines.append(f"{indent}{{ {i64} j = rest % size{d}; rest /= size{d};{steps} }}")
+        return lines
+
+    def _geometry_params(self, rank: int) -> list[str]:
+        i64 = self.dialect.types["i64"]
+        params = [f"{i64} off{k}" for k in range(len(self.inputs))]
+        params += [f"{i64} size{d}" for d in range(rank)]
+        params += [f"{i64} st{k}_{d}" for k in range(len(self.inputs)) for d in range(rank)]
+        return params
+
+    def words(self, rank: int) -> int:
+        """Argument words a kernel of ``rank`` takes (buffers, counts, offsets, geometry)."""
+        nin = len(self.inputs)
+        return len(self.outputs) + nin + 1 + nin + rank * (1 + nin) + nin
+
+    def pointwise(self, rank: int) -> GroupKernel:
+        """The pointwise kernel for ``rank`` merged dims (0: every input contiguous).
+
+        Arguments: the outputs and inputs (buffers); ``n``; each input's element offset; the
+        ``rank`` sizes; each input's ``rank`` strides."""
+        if self.reduction is not None:
+            raise ValueError("the group ends with a reduction: use reduction()")
+        d, i64 = self.dialect, self.dialect.types["i64"]
+        params = self._buffers() + [f"{i64} n"] + self._geometry_params(rank)
+        body = [f"  {i64} i = {d.global_index};", "  if (i >= n) return;"]
+        if rank == 0:
+            index = {k: f"off{k} + i" for k in range(len(self.inputs))}
+        else:
+            body += self._walk("i", rank, "  ")
+            index = {k: f"at{k}" for k in range(len(self.inputs))}
+        body += ["  " + line for line in self._loads(index) + self._members + self._stores("i")]
+        return self._kernel("plait_group", params, body, rank, reduction=False)
+
+    def reduction_kernel(self, rank: int) -> GroupKernel:
+        """The kernel of a group ending with its reduction, for rows whose leading dims merge
+        into ``rank`` dims; launched as one work group of :data:`REDUCTION_GROUP` items per row.
+
+        Arguments: the outputs and inputs (buffers); ``inner`` (the row's length); each
+        input's element offset; the ``rank`` leading sizes; each input's ``rank`` strides;
+        each input's stride along the row."""
+        if self.reduction is None:
+            raise ValueError("the group has no reduction: use pointwise()")
+        d, t = self.dialect, self.dialect.types
+        i64 = t["i64"]
+        acc_type = self._type(self.outputs[-1])
+        init, combine = _COMBINE[self.reduction]
+        init = init.replace("{T}", acc_type)
+        nin = len(self.inputs)
+        params = (self._buffers() + [f"{i64} inner"] + self._geometry_params(rank)
+                  + [f"{i64} sj{k}" for k in range(nin)])
+        last = len(self.outputs) - 1
+        value = f"v{len(self.group.members) - 1}"
+        width = REDUCTION_GROUP
+        body = [
+            "  " + d.local_array.format(T=acc_type, name="partial", n=width) + ";",
+            f"  const {i64} o = {render.axis(d.group_id, 0)};",
+            f"  const {i64} lid = {render.axis(d.local_id, 0)};",
+            *self._walk("o", rank, "  "),
+            f"  {acc_type} acc = {init};",
+            f"  for ({i64} j = lid; j < inner; j += {width}) {{",
+            *("    " + line for line in self._loads({k: f"at{k} + j * sj{k}" for k in range(nin)})),
+            *("    " + line for line in self._members),
+            *("    " + line for line in self._stores("o * inner + j")),
+            f"    acc = {combine.format(a='acc', b=value)};",
+            "  }",
+            "  partial[lid] = acc;",
+            f"  {d.barrier};",
+            f"  for ({i64} s = {width // 2}; s > 0; s >>= 1) {{",
+            "    if (lid < s) {",
+            f"      const {acc_type} b = partial[lid + s];",
+            f"      partial[lid] = {combine.format(a='partial[lid]', b='b')};",
+            "    }",
+            f"    {d.barrier};",
+            "  }",
+            f"  if (lid == 0) out{last}[o] = partial[0];",
+        ]
+        return self._kernel("plait_group_reduce", params, body, rank, reduction=True)
+
+    def _kernel(self, name: str, params: list[str], body: list[str], rank: int,
+                reduction: bool) -> GroupKernel:
+        kernel_name = f"{name}_r{rank}"
+        source = (f"{self._prelude()}{self.dialect.kernel} {kernel_name}(\n    "
+                  + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
+        buffers = len(self.outputs) + len(self.inputs)
+        return GroupKernel(source, kernel_name, "b" * buffers + "l" * (len(params) - buffers),
+                           rank, reduction)
+
+
+# -- launch geometry (plain integers) -------------------------------------------------------
+
+
+def broadcast_strides(shape: Sequence[int], sizes: Sequence[int], strides: Sequence[int]
+                      ) -> list[int]:
+    """The strides of a tensor of ``sizes``/``strides`` broadcast to ``shape`` (0 where it
+    repeats)."""
+    lead = len(shape) - len(sizes)
+    out = [0] * lead
+    for size, stride, target in zip(sizes, strides, shape[lead:]):
+        out.append(stride if size == target else 0)
+    return out
+
+
+def merge(sizes: Sequence[int], strides: Sequence[Sequence[int]]
+          ) -> tuple[list[int], list[list[int]]]:
+    """``sizes`` without size-1 dims, neighbours merged where every stride list steps through
+    them as one (the order of the elements is unchanged)."""
+    out_sizes: list[int] = []
+    out_strides: list[list[int]] = [[] for _ in strides]
+    for k, size in enumerate(sizes):
+        if size == 1:
+            continue
+        if out_sizes and all(m[-1] == st[k] * size for m, st in zip(out_strides, strides)):
+            out_sizes[-1] *= size
+            for m, st in zip(out_strides, strides):
+                m[-1] = st[k]
+        else:
+            out_sizes.append(size)
+            for m, st in zip(out_strides, strides):
+                m.append(st[k])
+    return out_sizes, out_strides
+
+
+def pointwise_geometry(shape: Sequence[int], strides: Sequence[Sequence[int]]
+                       ) -> tuple[int, list[int]]:
+    """``(rank, geometry arguments)`` of a pointwise launch over ``shape`` whose inputs have
+    ``strides`` (already broadcast): rank 0 with no arguments when all are contiguous."""
+    sizes, merged = merge(shape, strides)
+    if not sizes or all(st == [1] for st in merged):
+        return 0, []
+    arguments = list(sizes)
+    for st in merged:
+        arguments += st
+    return len(sizes), arguments
+
+
+def reduction_geometry(shape: Sequence[int], strides: Sequence[Sequence[int]]
+                       ) -> tuple[int, int, int, list[int]]:
+    """``(rank, rows, inner, geometry arguments)`` of a reduction launch over the last dim of
+    ``shape`` (at least one dim): the leading dims merged, then each input's row stride."""
+    sizes, merged = merge(shape[:-1], [st[:-1] for st in strides])
+    rows = 1
+    for size in sizes:
+        rows *= size
+    arguments = list(sizes)
+    for st in merged:
+        arguments += st
+    arguments += [st[-1] for st in strides]
+    return len(sizes), rows, shape[-1], arguments
