@@ -23,6 +23,17 @@ C_TYPES: dict[Any, str] = {
     torch.uint8: "uint8_t", torch.bool: "bool",
 }
 
+#: Dtypes fused on other devices than the CPU only: their generators store them in 16 bits
+#: and compute in float (the CPU's C++ has no type for them).
+DEVICE_ONLY_TYPES = frozenset({torch.float16, torch.bfloat16})
+
+
+def _generated(dtype: Any, device: Any) -> bool:
+    """Whether kernels are generated for ``dtype`` on ``device``."""
+    return dtype in C_TYPES or (dtype in DEVICE_ONLY_TYPES
+                                and getattr(device, "type", "cpu") != "cpu")
+
+
 #: Keyword arguments a fused node may carry (others make the node a library call); a
 #: ``rounding_mode`` only when it is None (true division).
 _FUSABLE_KWARGS = {"alpha", "approximate", "dtype", "rounding_mode"}
@@ -67,7 +78,7 @@ def _fusable(node: Any) -> Lowering | None:
     if row is None or row.kind != "pointwise":
         return None
     val = _val(node)
-    if not isinstance(val, torch.Tensor) or val.dtype not in C_TYPES:
+    if not isinstance(val, torch.Tensor) or not _generated(val.dtype, val.device):
         return None
     if row.floating and not val.dtype.is_floating_point:
         return None
@@ -81,7 +92,8 @@ def _fusable(node: Any) -> Lowering | None:
     for arg in node.args:
         if hasattr(arg, "op"):
             arg_val = _val(arg)
-            if not isinstance(arg_val, torch.Tensor) or arg_val.dtype not in C_TYPES:
+            if not isinstance(arg_val, torch.Tensor) or not _generated(arg_val.dtype,
+                                                                       arg_val.device):
                 return None
             if arg_val.device != val.device:
                 return None
