@@ -18,15 +18,17 @@ Two kernel shapes:
   members, store the pointwise outputs and accumulate; the group then combines its items'
   partial results in local memory. The rows' leading dimensions are ``rank`` merged ones.
 
-Outputs are fresh contiguous tensors. Everything here is string and integer work (no device,
-no torch tensors): the source is the program cache's key.
+Outputs are fresh contiguous tensors. The rendering is string work (the source is the program
+cache's key); :class:`CompiledGroup`, the callable a backend's generator returns, computes a
+call's geometry and launches through the functions its backend hands it.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -379,3 +381,97 @@ def reduction_geometry(shape: Sequence[int], strides: Sequence[Sequence[int]]
         arguments += st
     arguments += [st[-1] for st in strides]
     return len(sizes), rows, shape[-1], arguments
+
+
+# -- the compiled group ---------------------------------------------------------------------
+
+
+class CompiledGroup:
+    """A kernel group as kernels of one device (one per rank of its launches), called with the
+    group's input tensors; returns its output tensors (fresh, contiguous).
+
+    :param renderer: the group's :class:`GroupRenderer`.
+    :param index: the device index the group was compiled for.
+    :param device_type: ``"xpu"``, ``"cuda"``: inputs elsewhere go to the interpreter.
+    :param build: ``(index, GroupKernel) -> kernel`` through the backend's program cache.
+    :param buffer_args: the backend's ``tensors -> (buffers, element offsets)``.
+    :param launch_1d: the backend's ``(kernel, n, index, arguments)`` over ``n`` work items.
+    :param stats: counts ``launches`` here.
+    :param parameter_words: the argument words a launch may take (more: the interpreter).
+    """
+
+    def __init__(self, renderer: GroupRenderer, index: int, device_type: str,
+                 build: Callable[[int, GroupKernel], Any],
+                 buffer_args: Callable[[Sequence[Any]], tuple[list[Any], list[int]]],
+                 launch_1d: Callable[[Any, int, int, Sequence[Any]], None],
+                 stats: Counter[str], parameter_words: int = PARAMETER_WORDS) -> None:
+        self.renderer = renderer
+        self.group = renderer.group
+        self.index = index
+        self.device_type = device_type
+        self._build, self._buffer_args, self._launch_1d = build, buffer_args, launch_1d
+        self._stats = stats
+        self._words = parameter_words
+        self._kernels: dict[int, Any] = {}
+        self._dtypes = [node.meta["val"].dtype for node in self.group.outputs]
+        reduction = self.group.reduction
+        self._keepdim = reduction is not None and len(reduction.args) > 2 and bool(
+            reduction.args[2])
+
+    def kernel(self, rank: int) -> Any:
+        """The built kernel for launches of ``rank`` merged dims."""
+        found = self._kernels.get(rank)
+        if found is None:
+            rendered = (self.renderer.reduction_kernel(rank) if self.renderer.reduction
+                        else self.renderer.pointwise(rank))
+            found = self._kernels[rank] = self._build(self.index, rendered)
+        return found
+
+    def _interpret(self, inputs: list[Any]) -> list[Any]:
+        from torch._inductor.interpreter import run_group
+
+        return run_group(self.group, inputs)
+
+    def __call__(self, inputs: list[Any]) -> list[Any]:
+        import torch
+        from torch.backends import contract
+
+        device = None
+        for t in inputs:
+            if not isinstance(t, torch.Tensor) or t.device.type != self.device_type:
+                return self._interpret(inputs)  # not what the kernels were built for
+            device = t.device if device is None else device
+            if t.device != device:
+                return self._interpret(inputs)
+        if device is None or (device.index or 0) != self.index:
+            return self._interpret(inputs)
+        shape = list(torch.broadcast_shapes(*(t.shape for t in inputs)))
+        numel = 1
+        for size in shape:
+            numel *= size
+        reduction = self.renderer.reduction is not None
+        if reduction and (not shape or shape[-1] == 0):
+            return self._interpret(inputs)  # empty rows: the library's rules
+        out_shapes = [tuple(shape)] * len(self._dtypes)
+        if reduction:
+            out_shapes[-1] = tuple(shape[:-1]) + ((1,) if self._keepdim else ())
+        outputs = [contract.empty(s, d, device) for s, d in zip(out_shapes, self._dtypes)]
+        if numel == 0:
+            return outputs
+        strides = [broadcast_strides(shape, t.shape, t.stride()) for t in inputs]
+        if reduction:
+            rank, rows, inner, geometry = reduction_geometry(shape, strides)
+        else:
+            rank, geometry = pointwise_geometry(shape, strides)
+        if self.renderer.words(rank) > self._words:
+            return self._interpret(inputs)
+        buffers, offsets = self._buffer_args([*outputs, *inputs])
+        arguments = [*buffers, inner if reduction else numel, *offsets[len(outputs):],
+                     *geometry]
+        kernel = self.kernel(rank)
+        if reduction:
+            kernel((rows * REDUCTION_GROUP,), (REDUCTION_GROUP,), *arguments)
+        else:
+            self._launch_1d(kernel, numel, self.index, arguments)
+        self._stats["launches"] += 1
+        return outputs
