@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from torch.library import Library
 
     from .allocator import DeviceAllocator, DeviceCopier
+    from .codegen import CudaCodegen
 
 hookimpl = pluggy.HookimplMarker("torch")
 
@@ -94,3 +95,12 @@ def torch_backend_device_module(device_type: str) -> ModuleType | None:
     from . import device_module
 
     return device_module
+
+
+@hookimpl
+def torch_backend_codegen(device_type: str, target: str) -> CudaCodegen | None:
+    if device_type != DEVICE_TYPE or target != "pointwise":
+        return None
+    from .codegen import CudaCodegen
+
+    return CudaCodegen()
