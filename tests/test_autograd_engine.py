@@ -111,8 +111,14 @@ def test_saved_tensors_are_freed_by_backward():
     node = y.grad_fn.next_functions[0][0]
     saved = [s for s in node._saved_args if hasattr(s, "_tensor")]
     assert saved and all(s._tensor is not None for s in saved)
+    del saved
+    kept = weakref.ref(big)  # held by nothing but the product's node now
+    del big
+    assert kept() is not None
     y.backward()
-    assert all(s._tensor is None for s in saved)
+    assert kept() is None
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        node.apply([torch.ones(2)])
 
 
 # -- grad modes --------------------------------------------------------------------------

@@ -30,9 +30,6 @@ def queue_callback(fn: Any) -> None:
 
 
 def _make_grads(outputs: Sequence[Tensor], grads: Sequence[Any]) -> list[Tensor]:
-    # (from a module, not a package: the import is a lookup, without importlib's Python)
-    from .._aten.factories import ones_like, tensor
-
     result = []
     for out, g in zip(outputs, grads):
         if g is None:
@@ -41,14 +38,28 @@ def _make_grads(outputs: Sequence[Tensor], grads: Sequence[Any]) -> list[Tensor]
             if not (out._dtype.is_floating_point or out._dtype.is_complex):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {out._dtype}")
-            g = ones_like(out)
+            g = _factories().ones_like(out)
         elif not isinstance(g, Tensor):
-            g = tensor(g, dtype=out._dtype, device=out._device)
+            g = _factories().tensor(g, dtype=out._dtype, device=out._device)
         elif g._shape != out._shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and "
                                f"output[0] has a shape of {out.shape}.")
         result.append(g)
     return result
+
+
+def _factories() -> Any:
+    """The op library's factories module (above this layer's import time: read on first use,
+    then kept, as an import statement per backward cost a call into the import system)."""
+    global _factories_module
+    if _factories_module is None:
+        from .._aten import factories
+
+        _factories_module = factories
+    return _factories_module
+
+
+_factories_module: Any = None
 
 
 def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
@@ -64,60 +75,48 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
     grads = _make_grads(outputs, grads)
     roots = [edge_of(o) for o in outputs]
     # What to capture for autograd.grad: node -> [(input_nr, index in inputs)]. Its keys are
-    # the targets; a node that is no key costs one dict lookup.
+    # the targets; the leaves' (the usual targets) are looked up where the accumulators run,
+    # the others' (``inner``) at every node only when there are some.
     capture: dict[Node, list[tuple[int, int]]] = {}
     if inputs is not None:
         for i, t in enumerate(inputs):
             if not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             node, nr = edge_of(t)
-            capture.setdefault(node, []).append((nr, i))
+            wanted = capture.get(node)
+            if wanted is None:
+                capture[node] = [(nr, i)]
+            else:
+                wanted.append((nr, i))
+    inner = {n: w for n, w in capture.items() if not n._is_accumulator} if capture else None
 
-    # Count dependencies over the reachable graph (iteratively: graphs can be very deep).
-    # autograd.grad collects each node's parents instead (their number is its count), to run
-    # only the nodes above a target.
+    # Count dependencies over the reachable graph (iteratively: graphs can be very deep), and
+    # the accumulators reached.
     starts = {n for n, _ in roots if n is not None}
     stack = list(starts)
-    if inputs is None:
-        deps: dict[Node, int] = {}
-        while stack:
-            for nxt, _ in stack.pop()._next:
-                if nxt is None:
-                    continue
-                n = deps.get(nxt)
-                if n is None:
-                    deps[nxt] = 1
-                    if nxt not in starts:  # (a root reached from another root: pushed)
-                        stack.append(nxt)
-                else:
-                    deps[nxt] = n + 1
-        needed = None
-    else:
-        parents: dict[Node, list[Node]] = {}
-        leaves = 0  # the accumulators reached
-        while stack:
-            node = stack.pop()
-            for nxt, _ in node._next:
-                if nxt is None:
-                    continue
-                above = parents.get(nxt)
-                if above is None:
-                    parents[nxt] = [node]
-                    if nxt._is_accumulator:
-                        leaves += 1
-                    elif nxt not in starts:
-                        stack.append(nxt)
-                else:
-                    above.append(node)
-        deps = {n: len(above) for n, above in parents.items()}
-        # Every node leads to some leaf's accumulator (a node is recorded only for inputs that
-        # require grad). When the targets are every leaf reached, every node leads to a
-        # target: all run, without working out which.
-        if leaves == len(capture) and all(n._is_accumulator and n in parents
-                                           for n in capture):
-            needed = None
-        else:
-            needed = _needed(parents, starts, capture)
+    deps: dict[Node, int] = {}
+    leaves = 0
+    while stack:
+        for nxt, _ in stack.pop()._next:
+            if nxt is None:
+                continue
+            n = deps.get(nxt)
+            if n is None:
+                deps[nxt] = 1
+                if nxt._is_accumulator:  # (no edges out: not walked)
+                    leaves += 1
+                elif nxt not in starts:  # (a root reached from another root: pushed)
+                    stack.append(nxt)
+            else:
+                deps[nxt] = n + 1
+    # autograd.grad runs only the nodes above a target. Every node leads to some leaf's
+    # accumulator (a node is recorded only for inputs that require grad): when the targets
+    # are every leaf reached, every node leads to a target and all run, without working out
+    # which.
+    needed = None
+    if inputs is not None and not (leaves == len(capture) and not inner
+                                   and all(n in deps for n in capture)):
+        needed = _needed(_parents(starts), capture)
 
     buffers: dict[Node, list[Any]] = {}
     for (node, nr), g in zip(roots, grads):
@@ -127,8 +126,9 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
         if buf is None:
             buf = buffers[node] = [None] * node._n_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g
-    # Ready nodes run latest-created first; (-seq, id) orders them without comparing nodes.
-    ready = [(-n._seq, id(n), n) for n in starts if n not in deps]
+    # Ready nodes run latest-created first. Sequence numbers are unique (one counter for
+    # every node), so (-seq, node) orders them without ever comparing nodes.
+    ready = [(-n._seq, n) for n in starts if n not in deps]
     heapq.heapify(ready)
     results: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
     anomaly = _config.state.anomaly
@@ -136,23 +136,26 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
     prev = _config.set_grad_state(create_graph)
     try:
         while ready:
-            node = pop(ready)[2]
+            node = pop(ready)[1]
             buf = buffers.pop(node, None)
             if buf is None:
                 buf = [None] * node._n_outputs
             if node._tensor_prehooks or node._retain:
                 buf = _tensor_prehooks(node, buf)
-            if capture:
-                wanted = capture.get(node)
-                if wanted is not None:
-                    for nr, slot in wanted:
-                        g = buf[nr]
-                        if g is not None:
-                            results[slot] = g if results[slot] is None else results[slot] + g
             if node._is_accumulator:
-                if accumulate and (inputs is None or node in capture):
+                if capture:
+                    wanted = capture.get(node)
+                    if wanted is not None:
+                        _capture(wanted, buf, results)
+                        if accumulate:
+                            _accumulate(node, buf[0], create_graph)
+                elif accumulate:
                     _accumulate(node, buf[0], create_graph)
                 continue
+            if inner:
+                wanted = inner.get(node)
+                if wanted is not None:
+                    _capture(wanted, buf, results)
             if needed is not None and node not in needed:
                 continue
             if node._prehooks:
@@ -198,12 +201,21 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if not left:
-                    push(ready, (-nxt._seq, id(nxt), nxt))
+                    push(ready, (-nxt._seq, nxt))
     finally:
         _config.set_grad_state(prev)
     while _callbacks:
         _callbacks.pop(0)()
     return results
+
+
+def _capture(wanted: list[tuple[int, int]], buf: list[Any], results: list[Any]) -> None:
+    """Hand a target's gradients to ``autograd.grad``'s results (``wanted``: its
+    (output_nr, index in inputs) pairs); an input given twice gets the sum."""
+    for nr, slot in wanted:
+        g = buf[nr]
+        if g is not None:
+            results[slot] = g if results[slot] is None else results[slot] + g
 
 
 def _sum(buffered: Tensor, grad: Tensor, create_graph: bool) -> Tensor:
@@ -221,8 +233,26 @@ def _sum(buffered: Tensor, grad: Tensor, create_graph: bool) -> Tensor:
     return buffered + grad
 
 
-def _needed(parents: dict[Node, list[Node]], starts: set[Node],
-            targets: dict[Node, Any]) -> set[Node]:
+def _parents(starts: set[Node]) -> dict[Node, list[Node]]:
+    """Each node reachable from ``starts`` -> the nodes with an edge into it."""
+    parents: dict[Node, list[Node]] = {}
+    stack = list(starts)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node._next:
+            if nxt is None:
+                continue
+            above = parents.get(nxt)
+            if above is None:
+                parents[nxt] = [node]
+                if nxt not in starts:
+                    stack.append(nxt)
+            else:
+                above.append(node)
+    return parents
+
+
+def _needed(parents: dict[Node, list[Node]], targets: dict[Node, Any]) -> set[Node]:
     """The nodes from which a target is reachable (only they need to run for autograd.grad).
     A target itself runs only when another target lies below it: its gradient is captured
     before it would run, as PyTorch's engine does."""

@@ -283,25 +283,11 @@ class OpBackward(Node):
         return result
 
     def release(self) -> None:
+        # The node is the only holder of its saved tensors (a rule reads them unpacked), so
+        # dropping its lists frees them, without a pass over each; apply raises from now on.
         self._released = True
-        for v in self._saved_args:
-            if v.__class__ is SavedTensor:  # (SavedTensor.release, without the call)
-                v._tensor = v._parts = v._packed = None
-            elif v is None:
-                continue
-            elif isinstance(v, SavedTensor):
-                v.release()
-            elif isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], list):
-                for x in v[1]:
-                    if isinstance(x, SavedTensor):
-                        x.release()
-        res = self._result
-        if res.__class__ is SavedTensor:  # the usual kept result (or None)
-            res._tensor = res._parts = res._packed = None
-        elif res is not None:
-            for r in res if isinstance(res, tuple) else (res,):
-                if isinstance(r, SavedTensor):
-                    r.release()
+        self._saved_args = ()
+        self._result = None
 
 
 def _edge(t: Tensor) -> tuple[Node | None, int]:
