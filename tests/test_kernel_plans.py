@@ -250,6 +250,87 @@ def test_a_planner_specialises_a_kernel_per_signature():
         lib._destroy()
 
 
+@pytest.mark.parametrize("native", [True, False])
+def test_a_native_planners_kernels_run_as_they_are_and_may_leave_calls(native, no_plans):
+    """A planner marked native (``contract.plannable(planner, native=True)``) promises kernels
+    that call no operator: they run with graph recording as it is (an unmarked planner's run
+    with it off, as the generic path runs kernels), and a None from one leaves that call to
+    the generic path, whose result and node are the generic call's."""
+    from torch.backends import contract
+
+    real = aten.linear.default.kernels["CPU"]
+    grad_mode_inside = []
+    calls = [0]
+
+    def planner(*args):
+        special = real.plan(*args)
+
+        def kernel(*args):
+            grad_mode_inside.append(torch.is_grad_enabled())
+            calls[0] += 1
+            if native and calls[0] % 2 == 0:
+                return None  # every other call: the generic path
+            return special(*args)
+        return kernel
+
+    @contract.plannable(planner, native=native)
+    def wrapped(*args):
+        return real(*args)
+
+    def run():
+        x, w, b = _leaf(2, 4), _leaf(3, 4, seed=1), _leaf(3, seed=2)
+        out = F.linear(x, w, b)
+        grads = torch.autograd.grad((out * out).sum(), (x, w, b))
+        return (out.detach().tolist(), type(out.grad_fn).__name__, out.requires_grad,
+                [g.tolist() for g in grads])
+
+    with no_plans():
+        want = run()
+    lib = torch.library.Library("aten", "IMPL", "CPU")
+    lib.impl("linear", wrapped)
+    try:
+        for _ in range(5):
+            assert run() == want
+        assert calls[0] == 4  # planned on the first call, the plan's kernel on the others
+        assert grad_mode_inside == [native] * 4
+    finally:
+        lib._destroy()
+
+
+def test_contract_allocator_makes_a_planned_kernels_outputs():
+    from torch.backends import contract
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    new_outputs = contract.allocator([((2, 3), torch.float32, torch.device("cpu")),
+                                      ([4], torch.int64, "cpu"), ((), torch.float64, "cpu")])
+    for _ in range(2):
+        tensors, pointers = new_outputs()
+        assert [(t.shape, t.stride(), t.dtype, t.device.type) for t in tensors] == [
+            ((2, 3), (3, 1), torch.float32, "cpu"), ((4,), (1,), torch.int64, "cpu"),
+            ((), (), torch.float64, "cpu")]
+        assert pointers == tuple(t.data_ptr() for t in tensors)
+        assert len({t.untyped_storage().data_ptr() for t in tensors}) == 3
+        assert not any(t.requires_grad or t.grad_fn is not None or t._version
+                       for t in tensors)
+        tensors[0].fill_(2.0)  # writable memory of its own
+        assert tensors[0].tolist() == [[2.0] * 3] * 2
+
+    seen = []
+
+    class Logging(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Logging():
+        tensors, pointers = new_outputs()  # a dispatch mode sees every allocation
+    assert len(seen) == 3 and all("empty" in name for name in seen)
+    assert [t.shape for t in tensors] == [(2, 3), (4,), ()]
+    with torch.inference_mode():
+        tensors, _pointers = new_outputs()
+    assert all(t.is_inference() for t in tensors)
+
+
 def test_ops_lookups_follow_definitions():
     assert torch.ops.aten.linear.default is aten.linear.default
     lib = torch.library.Library("lookuptest", "DEF")
@@ -270,6 +351,8 @@ PLANNED = {
     "log_softmax dim 0": lambda x, i, w: torch.log_softmax(x, 0),
     "layer_norm": lambda x, i, w: F.layer_norm(x, (5,), w, w * 0.5),
     "layer_norm no affine": lambda x, i, w: F.layer_norm(x, (5,)),
+    # a backward that wants the input's and the bias's gradients only (not the weight's)
+    "layer_norm fixed weight": lambda x, i, w: F.layer_norm(x, (5,), w.detach(), w * 0.5),
     "linear": lambda x, i, w: F.linear(x, torch.outer(w, w)[:3], w[:3]),
     "cross_entropy": lambda x, i, w: F.cross_entropy(x, i),
     "cross_entropy weighted sum": lambda x, i, w: F.cross_entropy(x, i, w.detach(), reduction="sum",

@@ -175,23 +175,23 @@ def make_kernels(
             bool(is_causal)
         attention_forward = native.attention_forward
 
+        new_outputs = contract.allocator([(out_shape, dt, device), (lse_shape, dt, device)])
+
         def planned(query: Any, key: Any, value: Any, dropout_p: float = 0.0,
                     is_causal: bool = False, *, attn_mask: Any = None,
-                    scale: float | None = None) -> tuple[Any, Any]:
-            out = contract.empty(out_shape, dt, device)
-            lse = contract.empty(lse_shape, dt, device)
+                    scale: float | None = None) -> tuple[Any, Any] | None:
+            outs, (out, lse) = new_outputs()
             if not attention_forward(code, batch_list, L, S, E, Ev,
                                      (query.data_ptr(), qb, qr, qc),
                                      (key.data_ptr(), kb, kr, kc),
                                      (value.data_ptr(), vb, vr, vc), None,
-                                     out.data_ptr(), lse.data_ptr(), softmax_scale, causal):
-                return forward(query, key, value, dropout_p, is_causal, attn_mask=attn_mask,
-                               scale=scale)
-            return out, lse
+                                     out, lse, softmax_scale, causal):
+                return None  # the generic path
+            return outs
 
         return planned
 
-    @contract.plannable(plan_forward)
+    @contract.plannable(plan_forward, native=True)
     def forward(query: Any, key: Any, value: Any, dropout_p: float = 0.0,
                 is_causal: bool = False, *, attn_mask: Any = None,
                 scale: float | None = None) -> tuple[Any, Any]:
@@ -239,25 +239,24 @@ def make_kernels(
             bool(is_causal)
         attention_backward = native.attention_backward
 
+        new_grads = contract.allocator([(gq_shape, dt, device), (gk_shape, dt, device),
+                                        (gv_shape, dt, device)])
+
         def planned(grad_out: Any, query: Any, key: Any, value: Any, out: Any, logsumexp: Any,
                     dropout_p: float, is_causal: bool, *, attn_mask: Any = None,
-                    scale: float | None = None) -> tuple[Any, Any, Any]:
-            gq = contract.empty(gq_shape, dt, device)
-            gk = contract.empty(gk_shape, dt, device)
-            gv = contract.empty(gv_shape, dt, device)
+                    scale: float | None = None) -> tuple[Any, Any, Any] | None:
+            grads, (gq, gk, gv) = new_grads()
             if not attention_backward(code, batch_list, L, S, E, Ev, grad_out.data_ptr(),
                                       (query.data_ptr(), qb, qr, qc),
                                       (key.data_ptr(), kb, kr, kc),
                                       (value.data_ptr(), vb, vr, vc), None, out.data_ptr(),
-                                      logsumexp.data_ptr(), gq.data_ptr(), gk.data_ptr(),
-                                      gv.data_ptr(), softmax_scale, causal):
-                return backward(grad_out, query, key, value, out, logsumexp, dropout_p,
-                                is_causal, attn_mask=attn_mask, scale=scale)
-            return gq, gk, gv
+                                      logsumexp.data_ptr(), gq, gk, gv, softmax_scale, causal):
+                return None  # the generic path
+            return grads
 
         return planned
 
-    @contract.plannable(plan_backward)
+    @contract.plannable(plan_backward, native=True)
     def backward(grad_out: Any, query: Any, key: Any, value: Any, out: Any, logsumexp: Any,
                  dropout_p: float, is_causal: bool, *, attn_mask: Any = None,
                  scale: float | None = None) -> tuple[Any, Any, Any]:

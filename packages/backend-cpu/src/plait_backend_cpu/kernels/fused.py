@@ -65,18 +65,18 @@ def make_kernels(
                     or not layout[0] * layout[1] * layout[2]):
                 return None
             outer, size, inner = layout
-            dtype, device = self.dtype, self.device
+            new_output = contract.allocator([(shape, self.dtype, self.device)])
 
             def planned(self: Any, dim: int, half_to_float: bool = False) -> Any:
-                out = empty(shape, dtype, device)
                 src = self.data_ptr()
-                if not src or not forward(code, log, outer, size, inner, out.data_ptr(), src):
-                    return kernel(self, dim, half_to_float)
+                (out,), (dst,) = new_output()
+                if not src or not forward(code, log, outer, size, inner, dst, src):
+                    return None  # the generic path
                 return out
 
             return planned
 
-        @contract.plannable(plan)
+        @contract.plannable(plan, native=True)
         def kernel(self: Any, dim: int, half_to_float: bool = False) -> Any:
             dtype = self.dtype
             code = codes.get(dtype)
@@ -111,18 +111,18 @@ def make_kernels(
                     or not layout[0] * layout[1] * layout[2]):
                 return None
             outer, size, inner = layout
-            dtype, device = output.dtype, output.device
+            new_output = contract.allocator([(shape, output.dtype, output.device)])
 
             def planned(grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Any:
-                grad_in = empty(shape, dtype, device)
-                if not backward(code, log, outer, size, inner, grad_in.data_ptr(),
-                                grad_output.data_ptr(), output.data_ptr()):
-                    return kernel(grad_output, output, dim, input_dtype)
+                (grad_in,), (dst,) = new_output()
+                if not backward(code, log, outer, size, inner, dst, grad_output.data_ptr(),
+                                output.data_ptr()):
+                    return None  # the generic path
                 return grad_in
 
             return planned
 
-        @contract.plannable(plan)
+        @contract.plannable(plan, native=True)
         def kernel(grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Any:
             code = codes.get(output.dtype)
             layout = split(tuple(output.shape), dim)
@@ -160,23 +160,23 @@ def make_kernels(
         shape = tuple(input.shape)
         stat_shape = shape[:axis] + (1,) * (len(shape) - axis)
         dtype, device, epsilon = input.dtype, input.device, float(eps)
+        new_outputs = contract.allocator([(shape, dtype, device), (stat_shape, dtype, device),
+                                          (stat_shape, dtype, device)])
 
         def planned(input: Any, normalized_shape: Sequence[int], weight: Any, bias: Any,
                     eps: float) -> Any:
-            out = empty(shape, dtype, device)
-            mean = empty(stat_shape, dtype, device)
-            rstd = empty(stat_shape, dtype, device)
             src = input.data_ptr()
+            outs, (out, mean, rstd) = new_outputs()
             if not src or not layer_norm_forward(
-                    code, rows, cols, epsilon, out.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
-                    src, weight.data_ptr() if weight is not None else 0,
+                    code, rows, cols, epsilon, out, mean, rstd, src,
+                    weight.data_ptr() if weight is not None else 0,
                     bias.data_ptr() if bias is not None else 0):
-                return native_layer_norm(input, normalized_shape, weight, bias, eps)
-            return out, mean, rstd
+                return None  # the generic path
+            return outs
 
         return planned
 
-    @contract.plannable(plan_layer_norm)
+    @contract.plannable(plan_layer_norm, native=True)
     def native_layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any,
                           bias: Any, eps: float) -> Any:
         axis, rows, cols = contract.check_layer_norm(input, normalized_shape, weight, bias)
@@ -223,27 +223,36 @@ def make_kernels(
         if not (want_dx or want_dw or want_db):
             return None
         dtype, device = input.dtype, input.device
-        x_shape = tuple(input.shape)
-        w_shape = tuple(weight.shape) if weight is not None else None
-        b_shape = tuple(bias.shape) if bias is not None else None
+        # the wanted gradients' layouts, in (dx, dw, db) order; an unwanted one is None, at
+        # address 0
+        wanted = [(want_dx, tuple(input.shape)),
+                  (want_dw, tuple(weight.shape) if weight is not None else None),
+                  (want_db, tuple(bias.shape) if bias is not None else None)]
+        new_outputs = contract.allocator([(shape, dtype, device)
+                                          for want, shape in wanted if want])
+        # per gradient: its place among the allocated outputs, or None
+        picks = []
+        for want, _shape in wanted:
+            picks.append(sum(p is not None for p in picks) if want else None)
+        every = None not in picks
 
         def planned(grad_out: Any, input: Any, normalized_shape: Sequence[int], mean: Any,
                     rstd: Any, weight: Any, bias: Any, output_mask: Sequence[bool]) -> Any:
-            dx = empty(x_shape, dtype, device) if want_dx else None
-            dw = empty(w_shape, dtype, device) if want_dw else None
-            db = empty(b_shape, dtype, device) if want_db else None
+            grads, ptrs = new_outputs()
+            if not every:
+                made, addresses = grads, ptrs
+                grads = tuple(made[k] if k is not None else None for k in picks)
+                ptrs = tuple(addresses[k] if k is not None else 0 for k in picks)
             if not layer_norm_backward(
-                    code, rows, cols, dx.data_ptr() if want_dx else 0,
-                    dw.data_ptr() if want_dw else 0, db.data_ptr() if want_db else 0,
-                    grad_out.data_ptr(), input.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
+                    code, rows, cols, *ptrs, grad_out.data_ptr(), input.data_ptr(),
+                    mean.data_ptr(), rstd.data_ptr(),
                     weight.data_ptr() if weight is not None else 0):
-                return native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
-                                                  weight, bias, output_mask)
-            return dx, dw, db
+                return None  # the generic path
+            return grads
 
         return planned
 
-    @contract.plannable(plan_layer_norm_backward)
+    @contract.plannable(plan_layer_norm_backward, native=True)
     def native_layer_norm_backward(grad_out: Any, input: Any, normalized_shape: Sequence[int],
                                    mean: Any, rstd: Any, weight: Any, bias: Any,
                                    output_mask: Sequence[bool]) -> Any:

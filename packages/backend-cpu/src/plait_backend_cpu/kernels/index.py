@@ -33,7 +33,7 @@ def make_kernels(
     reference: Callable[[str], Kernel],
 ) -> dict[str, Kernel]:
     """``gather``, ``scatter_`` and ``nonzero`` (which returns its output)."""
-    from torch.backends.contract import empty as new_output, plannable
+    from torch.backends.contract import allocator, plannable
 
     unknown = UNKNOWN_DTYPE
     int64 = native.DTYPES.index("int64")
@@ -124,25 +124,25 @@ def make_kernels(
         out_shape = (*indices.shape, width)
         n = indices.numel()
         weight_strides = tuple(weight.stride())
-        dtype, device = weight.dtype, weight.device
+        new_out = allocator([(out_shape, weight.dtype, weight.device)])
         native_gather = native.gather
 
         def planned(weight: Any, indices: Any, padding_idx: int = -1,
                     scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
-            out = new_output(out_shape, dtype, device)
+            (out,), (dst,) = new_out()
             try:
-                done = native_gather(code, (n, width), out.data_ptr(), (width, 1), (rows, width),
+                done = native_gather(code, (n, width), dst, (width, 1), (rows, width),
                                      weight.data_ptr(), weight_strides, 0, indices.data_ptr(),
                                      (1, 0))
             except IndexError:
                 raise IndexError("index out of range in self") from None
             if not done:
-                return embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+                return None  # the generic path
             return out
 
         return planned
 
-    @plannable(plan_embedding)
+    @plannable(plan_embedding, native=True)
     def embedding(weight: Any, indices: Any, padding_idx: int = -1,
                   scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
         """``aten::embedding`` in one native call: the rows are copied by gather's row

@@ -153,18 +153,18 @@ def make_kernels(
         k, n = shape[-1], weight.shape[0]
         rows = input.numel() // k
         out_shape = (*shape[:-1], n)
-        dtype, device = input.dtype, input.device
+        new_output = contract.allocator([(out_shape, input.dtype, input.device)])
 
         def planned(input: Any, weight: Any, bias: Any = None) -> Any:
-            out = contract.empty(out_shape, dtype, device)
-            if not native_linear(code, rows, k, n, out.data_ptr(), input.data_ptr(),
-                                 weight.data_ptr(), 0 if bias is None else bias.data_ptr()):
-                return linear(input, weight, bias)
+            (out,), (dst,) = new_output()
+            if not native_linear(code, rows, k, n, dst, input.data_ptr(), weight.data_ptr(),
+                                 0 if bias is None else bias.data_ptr()):
+                return None  # the generic path
             return out
 
         return planned
 
-    @contract.plannable(plan_linear)
+    @contract.plannable(plan_linear, native=True)
     def linear(input: Any, weight: Any, bias: Any = None) -> Any:
         """``aten::linear`` in one native call (the bias written into the output rows, the
         product added onto them by one GEMM) for contiguous float32/float64 operands on the

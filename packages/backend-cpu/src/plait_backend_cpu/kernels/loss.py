@@ -31,7 +31,7 @@ def make_kernels(
     import torch
 
     # outputs: uninitialised contiguous tensors without torch.empty's argument handling
-    from torch.backends.contract import empty as new_tensor, plannable
+    from torch.backends.contract import allocator, empty as new_tensor, plannable
 
     codes = floating_codes(native, dtype_codes)
 
@@ -68,20 +68,19 @@ def make_kernels(
         loss_shape = tuple(target.shape) if red == 0 else ()
         lse_shape = tuple(self.shape[:-1])
         ok = native.LOSS_OK
+        new_outputs = allocator([(loss_shape, dt, dev), (lse_shape, dt, dev)])
 
         def planned(self: Any, target: Any, weight: Any, reduction: int,
                     ignore_index: int) -> Any:
-            loss = new_tensor(loss_shape, dt, dev)
-            lse = new_tensor(lse_shape, dt, dev)
-            if forward(code, rows, classes, red, ignore_index, loss.data_ptr(), lse.data_ptr(),
-                       self.data_ptr(), target.data_ptr(),
-                       weight.data_ptr() if weight is not None else 0) != ok:
-                return cross_entropy_forward(self, target, weight, reduction, ignore_index)
-            return loss, lse
+            outs, (loss, lse) = new_outputs()
+            if forward(code, rows, classes, red, ignore_index, loss, lse, self.data_ptr(),
+                       target.data_ptr(), weight.data_ptr() if weight is not None else 0) != ok:
+                return None  # the generic path
+            return outs
 
         return planned
 
-    @plannable(plan_forward)
+    @plannable(plan_forward, native=True)
     def cross_entropy_forward(self: Any, target: Any, weight: Any, reduction: int,
                               ignore_index: int) -> Any:
         args = (self, target, weight, reduction, ignore_index)
@@ -117,22 +116,22 @@ def make_kernels(
                 or tuple(logsumexp.shape) != tuple(self.shape[:-1])
                 or not all(t.is_contiguous() for t in operands)):
             return None
-        shape, dt, dev, ok = tuple(self.shape), self.dtype, self.device, native.LOSS_OK
+        ok = native.LOSS_OK
+        new_output = allocator([(tuple(self.shape), self.dtype, self.device)])
 
         def planned(grad_output: Any, self: Any, target: Any, weight: Any, reduction: int,
                     ignore_index: int, logsumexp: Any) -> Any:
-            grad_in = new_tensor(shape, dt, dev)
-            if backward(code, rows, classes, red, ignore_index, grad_in.data_ptr(),
-                        grad_output.data_ptr(), self.data_ptr(), target.data_ptr(),
+            (grad_in,), (dst,) = new_output()
+            if backward(code, rows, classes, red, ignore_index, dst, grad_output.data_ptr(),
+                        self.data_ptr(), target.data_ptr(),
                         weight.data_ptr() if weight is not None else 0,
                         logsumexp.data_ptr()) != ok:
-                return cross_entropy_backward(grad_output, self, target, weight, reduction,
-                                              ignore_index, logsumexp)
+                return None  # the generic path
             return grad_in
 
         return planned
 
-    @plannable(plan_backward)
+    @plannable(plan_backward, native=True)
     def cross_entropy_backward(grad_output: Any, self: Any, target: Any, weight: Any,
                                reduction: int, ignore_index: int, logsumexp: Any) -> Any:
         args = (grad_output, self, target, weight, reduction, ignore_index, logsumexp)

@@ -251,6 +251,71 @@ def kernel_output(shape: Any, dtype: Any, device: Any) -> Tensor:
     return new_tensor(tuple(map(int, shape)), dtype, _storage._normalise(device))
 
 
+def outputs_allocator(specs: Any) -> Any:
+    """A callable that allocates one uninitialised contiguous tensor per ``(shape, dtype,
+    device)`` of ``specs`` and returns ``(tensors, data pointers)``, two tuples in the order
+    of ``specs`` (``torch.backends.contract.allocator``). The layouts are resolved here, once:
+    a planned kernel allocates its outputs in one call, with the addresses it hands to native
+    code, instead of a layout lookup, an allocation call and a ``data_ptr`` call per output.
+    Inside a dispatch mode the tensors come from the mode, as :func:`kernel_output`'s do."""
+    full = [(tuple(map(int, shape)), dt, _storage._normalise(dev)) for shape, dt, dev in specs]
+    lays = tuple(_interned(*spec) for spec in full)
+
+    def through_modes() -> tuple[tuple[Tensor, ...], tuple[int, ...]]:
+        outs = tuple(new_tensor(*spec) for spec in full)
+        return outs, tuple(t.data_ptr() for t in outs)
+
+    if None in lays:  # symbolic sizes: no interned layouts
+        return through_modes
+    state = _state
+    inference = _config.is_inference_mode_enabled
+    # (device, runtime, allocate, data_ptr, nbytes, index, shape, stride, dtype) per layout:
+    # what from_layout reads of a layout, read once (a layout's fields never change)
+    parts = tuple((lay.device, lay.runtime, lay.runtime.allocator.allocate,
+                   lay.runtime.allocator.data_ptr, lay.nbytes, lay.index, lay.shape, lay.stride,
+                   lay.dtype, lay) for lay in lays)
+
+    def allocate() -> tuple[tuple[Tensor, ...], tuple[int, ...]]:
+        if state.modes_active and _in_mode():
+            return through_modes()
+        outs = []
+        ptrs = []
+        for dev, rt, new_block, address, nbytes, index, shape, stride, dt, lay in parts:
+            try:
+                handle = new_block(nbytes, index)
+            except MemoryError:
+                handle = _storage.allocate_handle(rt, nbytes, dev)  # the RuntimeError
+            # from_layout's objects, written out (one frame for every output)
+            st = _new(_Storage)
+            st._handle = handle
+            st._nbytes = nbytes
+            st._device = dev
+            st._runtime = rt
+            st._ptr = ptr = address(handle)
+            st._hostbuf = _storage._UNSET
+            t = _new(Tensor)
+            t._storage = st
+            t._shape = shape
+            t._stride = stride
+            t._offset = 0
+            t._dtype = dt
+            t._device = dev
+            t._vc = [0]
+            t._base = None
+            t._grad = None
+            t.grad_fn = None
+            t._requires_grad = False
+            t._interned_layout = lay
+            t._geometry = None
+            if state.inference_active and inference():
+                t.__dict__["_inference"] = True
+            outs.append(t)
+            ptrs.append(ptr)
+        return tuple(outs), tuple(ptrs)
+
+    return allocate
+
+
 def constant_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor:
     """An uninitialised contiguous tensor that no dispatch mode sees: the buffer a factory
     fills with given data before ``aten::lift_fresh`` hands it to the modes (as PyTorch

@@ -973,9 +973,12 @@ def _kernel_plan(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str
         return None  # (a None result reads as "take the generic path" to the caller)
     fn = op.resolve(_dispatch.backend_key(args, kwargs))
     planner = getattr(fn, "plan", None)  # (torch.backends.contract.plannable)
+    # a native planned kernel calls no operator: nothing to keep from recording around it
+    native = False
     if planner is not None:
         special = planner(*args, **kwargs)
         if special is not None:
+            native = getattr(fn, "plan_native", False)
             fn = special
     if not grad:
         def run_kernel(args: tuple[Any, ...]) -> Any:
@@ -997,6 +1000,20 @@ def _kernel_plan(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str
         return None
     record = autograd_nodes.kernel_node
     set_grad = _config.set_grad_state
+    if native:
+        if kwargs:
+            def run_native(args: tuple[Any, ...]) -> Any:
+                result = fn(*args, **kwargs)
+                if result is not None:  # (None: the kernel left this call to the generic path)
+                    record(recipe, args, result)
+                return result
+        else:
+            def run_native(args: tuple[Any, ...]) -> Any:
+                result = fn(*args)
+                if result is not None:
+                    record(recipe, args, result)
+                return result
+        return (run_native, None, None, KERNEL)
 
     def run_recorded(args: tuple[Any, ...]) -> Any:
         prev = set_grad(False)  # the kernel's own operators record nothing

@@ -19,7 +19,8 @@ What a kernel may use:
   must raise PyTorch's errors before their own code runs.
 * **Planning.** A kernel decorated with :func:`plannable` is asked once per call signature
   for a kernel specialised to it (the checks and layout work done once), which the dispatcher
-  calls for that signature's later calls.
+  calls for that signature's later calls; a planner marked ``native`` promises kernels that
+  call no operator, run without the recording switch around them.
 * **Declining a case.** A kernel decorated with :func:`may_decline` may raise :class:`Decline`
   (before it writes anything): the dispatcher then runs what would serve the call without
   that kernel: the kernel it overrode under the same key (the reference kernel, for a CPU
@@ -29,7 +30,8 @@ What a kernel may use:
   address plus the storage offset in bytes); :func:`memory` is the allocator handle the
   backend itself returned and that byte offset, for backends whose memory the host cannot
   address; :func:`empty` allocates an uninitialised contiguous output on any device, and
-  :func:`empty_elementwise` one laid out as PyTorch's elementwise kernels lay theirs out;
+  :func:`empty_elementwise` one laid out as PyTorch's elementwise kernels lay theirs out,
+  :func:`allocator` a planned kernel's outputs (layouts resolved once) with their addresses;
   a kernel that writes an argument in place calls :func:`bump_version` on it.
 * **Dtypes.** :data:`DTYPE_NAMES` in a fixed order, :func:`dtype` by name, and
   :func:`dtype_codes` to number the dtypes a native library knows.
@@ -46,7 +48,10 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from .._core.alloc import kernel_output as _kernel_output
+from .._core.alloc import (
+    kernel_output as _kernel_output,
+    outputs_allocator as _outputs_allocator,
+)
 from .._core.dispatch import Decline
 from .hookspecs import (
     ENTRY_POINT_GROUP,
@@ -66,6 +71,7 @@ __all__ = [
     "Copier",
     "Decline",
     "FastPath",
+    "allocator",
     "bump_version",
     "check_convolution_backward",
     "check_fused_adam",
@@ -192,11 +198,19 @@ def may_decline(kernel: K) -> K:
     return kernel
 
 
-def plannable(planner: Callable[..., Kernel | None]) -> Callable[[K], K]:
+def plannable(planner: Callable[..., Kernel | None], *,
+              native: bool = False) -> Callable[[K], K]:
     """Give a kernel a *planner*: ``planner(*args, **kwargs)`` is called once per call
     signature, with the arguments of the signature's first call, and returns a kernel
     specialised to that signature, or None to keep ``kernel``. The dispatcher then calls the
     specialised kernel for every call of the signature (its plan, ``torch._core.plan``).
+
+    With ``native=True`` the planner promises that its kernels call no operator: they
+    allocate (:func:`empty`, :func:`allocator`), read data pointers and make native calls.
+    The dispatcher then runs them as they are, without switching graph recording off around
+    them (which a kernel whose operators would otherwise record needs). Such a kernel returns
+    None, before writing anything, to leave a call to the generic path (it must not call
+    ``kernel`` itself, which may call operators).
 
     A signature fixes every tensor argument's shape, strides, dtype and device and whether it
     requires grad, and every other argument's value; it does not fix storage offsets (read
@@ -210,6 +224,7 @@ def plannable(planner: Callable[..., Kernel | None]) -> Callable[[K], K]:
 
     def mark(kernel: K) -> K:
         kernel.plan = planner  # type: ignore[attr-defined]
+        kernel.plan_native = native  # type: ignore[attr-defined]
         return kernel
 
     return mark
@@ -241,6 +256,22 @@ def bump_version(t: Any) -> None:
     in-place operator. Core's composites bump it in their own writes; a kernel that overrides
     one with a direct write calls this once per written tensor."""
     t._bump_version()
+
+
+def allocator(outputs: Sequence[tuple[Sequence[int], Any, Any]]
+              ) -> Callable[[], tuple[tuple[Any, ...], tuple[int, ...]]]:
+    """For a planner: a callable that allocates one uninitialised contiguous tensor per
+    ``(shape, dtype, device)`` of ``outputs`` (what :func:`empty` makes) and returns
+    ``(tensors, data_pointers)``, two tuples in the order of ``outputs``. The layouts are
+    resolved once, here, so a planned kernel's outputs and the addresses it passes to native
+    code cost one call::
+
+        new_outputs = contract.allocator([(shape, dtype, device), (stat_shape, dtype, device)])
+
+        def planned(x, ...):
+            (out, stats), (out_ptr, stats_ptr) = new_outputs()
+    """
+    return _outputs_allocator(outputs)
 
 
 def empty_elementwise(shape: Sequence[int], dtype: Any, device: Any,
