@@ -82,6 +82,8 @@ class _LazyArgs(tuple):
             node = self._node
             return tuple([x.unpack(node) if x.__class__ is SavedTensor else
                           x if x.__class__ is not tuple else node._unpack_arg(x) for x in v])
+        if v.__class__ is not tuple:  # a number, None, a dtype...: as given
+            return v
         return self._node._unpack_arg(v)
 
     def __iter__(self) -> Any:
@@ -125,6 +127,8 @@ class Ctx:
     def result(self) -> Any:
         node = self._node
         res = node._result
+        if res.__class__ is SavedTensor:  # the usual one output (unary rules read it)
+            return res.unpack(node)
         return tuple(node._unpack(r) for r in res) if isinstance(res, tuple) else \
             node._unpack(res)
 
@@ -245,7 +249,16 @@ class OpBackward(Node):
             raise RuntimeError(f"the derivative for '{self._qualname}' is not implemented.")
         ctx = _new(Ctx)
         ctx._node = self
-        ctx._needs = None
+        # needs_input_grad of the usual layouts, worked out here: nearly every rule asks, and
+        # the property's call cost more than this
+        layout = self._layout
+        edges = self._next
+        if layout is _PAIR:
+            ctx._needs = (edges[0][0] is not None, edges[1][0] is not None)
+        elif layout is _ONE:
+            ctx._needs = (edges[0][0] is not None,)
+        else:
+            ctx._needs = None
         args = _tuple_new(_LazyArgs, self._saved_args)
         args._node = self
         ctx.args = args
@@ -253,11 +266,18 @@ class OpBackward(Node):
         out = rule(ctx, *grads)
         if out.__class__ is not tuple and not isinstance(out, (tuple, list)):
             out = (out,)
-        result: list[Any] = [None] * len(self._next)
+        if layout is _ONE and out:  # one tensor argument: its gradient, as it is if it fits
+            g = out[0]
+            if g is None:
+                return [None]
+            meta = self._inputs_meta[0]
+            return [g if g.__class__ is Tensor and g._dtype is meta[1] and g._shape == meta[0]
+                    else conform(g, meta)]
+        result: list[Any] = [None] * len(edges)
         if self._list_meta is not _NO_LISTS:
             return self._conform_lists(out, result)
         # (zip stops at the shorter: a rule may return fewer gradients than arguments)
-        for lay, g, meta in zip(self._layout, out, self._inputs_meta):
+        for lay, g, meta in zip(layout, out, self._inputs_meta):
             if lay is None or g is None:
                 continue
             # conform's usual answer (the gradient as it is), without the call

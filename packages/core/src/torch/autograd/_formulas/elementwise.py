@@ -20,7 +20,7 @@ from typing import Any
 
 from ..._aten import complex_views as _complex, elementwise as _ew
 from ..._aten.factories import zeros_like
-from ..._core import op_tables as _op_tables
+from ..._core import dtype as _dtype, op_tables as _op_tables
 from ..._core.tensor import Tensor
 from ..._fused import activations as _act
 from . import CROSS, derivative
@@ -192,12 +192,16 @@ def _add(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
             _times(grad, alpha) if _wants(ctx, 1) else None)
 
 
+_COMPLEX = frozenset(d for d in _dtype.DTYPES.values() if d.is_complex)
+
+
 def _conj(x: Any) -> Any:
     """``x`` conjugated when it is a complex tensor: PyTorch's complex gradients are the
     conjugate Wirtinger form, so a product's rule multiplies by the other factor's conjugate."""
     if isinstance(x, complex):  # a Python complex factor (z * (1 + 2j))
         return x.conjugate()
-    return _complex.conj_physical(x) if isinstance(x, Tensor) and x._dtype.is_complex else x
+    # (a set lookup: the dtype's property is a call, and every product's backward asks)
+    return _complex.conj_physical(x) if isinstance(x, Tensor) and x._dtype in _COMPLEX else x
 
 
 @derivative("aten::mul.Tensor", args=CROSS, result=False)

@@ -112,8 +112,9 @@ def _(ctx, grad):
     need_x, need_w, need_b = (tuple(ctx.needs_input_grad) + (False,))[:3]
     x, w = ctx.args[0], ctx.args[1]
     (x_shape, *_), (w_shape, *_) = ctx._node._inputs_meta[:2]
-    features = x_shape[-1]
-    out_features = w_shape[0] if len(w_shape) == 2 else 1
+    # (shapes unpacked, not indexed: a Size's indexing is a Python call)
+    *_, features = x_shape
+    out_features, *_ = w_shape if len(w_shape) == 2 else (1,)
     g = _rows(grad, out_features)
     gx = gw = None
     if need_x:
@@ -131,7 +132,11 @@ def _rows(t: Tensor, width: int) -> Tensor:
     """``t`` as a matrix of rows ``width`` wide (itself when it is one already: a reshape is a
     dispatched op, and a linear layer's backward runs this for three tensors)."""
     shape = t._shape
-    return t if len(shape) == 2 and shape[1] == width else t.reshape(-1, width)
+    if len(shape) == 2:
+        _, cols = shape  # (unpacked: a Size's indexing is a Python call)
+        if cols == width:
+            return t
+    return t.reshape(-1, width)
 
 
 @derivative("aten::bmm", args=CROSS, result=False)
