@@ -571,3 +571,72 @@ def test_inplace_arithmetic_keeps_its_errors_and_graph_rules():
     b.add_(torch.tensor([3.0, 4.0]))  # recorded: the gradient flows through the in-place add
     b.sum().backward()
     assert a.grad.tolist() == [1.0, 1.0]
+
+
+# -- clone / contiguous: one strided copy ------------------------------------------------------
+
+CLONES = {
+    "transposed contiguous": lambda x: x.transpose(1, 2).contiguous(),
+    "offset slice clone": lambda x: x[1:, ::2].clone(),
+    "transposed clone preserve": lambda x: x.transpose(0, 2).clone(),
+    "expanded contiguous": lambda x: x[:, :1].expand(2, 3, 4).contiguous(),
+    "contiguous clone": lambda x: x.clone(),
+    "channels_last": lambda x: x.view(1, 2, 3, 4).contiguous(memory_format=torch.channels_last),
+}
+
+
+@pytest.mark.parametrize(("dtype", "grad"), [
+    (torch.float32, False), (torch.float32, True), (torch.float64, True),
+    (torch.int64, False), (torch.bool, False)])
+@pytest.mark.parametrize("name", CLONES)
+def test_clone_plans_match_the_generic_path(name, grad, dtype, no_plans):
+    copy = CLONES[name]
+
+    def run():
+        x = (torch.arange(24, dtype=torch.float64) % 5).to(dtype).view(2, 3, 4)
+        x.requires_grad_(grad)
+        y = copy(x)
+        if grad:
+            (y * torch.arange(y.numel(), dtype=dtype).view(y.shape)).sum().backward()
+        return x, y
+
+    with no_plans():
+        x, want = run()
+        want_grad = x.grad
+    for _ in range(3):
+        x, got = run()
+        _same_meta(got, want)
+        assert got.tolist() == want.tolist()
+        assert got.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+        assert type(got.grad_fn) is type(want.grad_fn)
+        if grad:
+            assert x.grad.tolist() == want_grad.tolist()
+    if name != "contiguous clone" and dtype in (torch.float32, torch.float64):
+        assert _served(aten.clone.default)  # a plan replays the copy
+
+
+def test_clone_plans_copy_the_current_values():
+    x = torch.arange(6.0).view(2, 3)
+    for i in range(3):
+        x.add_(1)
+        y = x.t().contiguous()
+        assert y.tolist() == [[1.0 + i, 4.0 + i], [2.0 + i, 5.0 + i], [3.0 + i, 6.0 + i]]
+        y.add_(10)  # a new tensor: the source keeps its values
+        assert x[0, 0].item() == 1.0 + i
+
+
+def test_modes_see_every_planned_clone():
+    seen = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x = torch.arange(6.0).view(2, 3)
+    for _ in range(3):
+        x.t().contiguous()
+    with Log():
+        for _ in range(2):
+            x.t().contiguous()
+    assert seen.count(aten.clone.default) == 2

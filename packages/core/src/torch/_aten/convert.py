@@ -15,6 +15,7 @@ from .._core import (
     dispatch as _dispatch,
     dtype as _dtype,
     layout as _layout,
+    plan as _plan,
     storage as _storage,
     upcalls,
 )
@@ -137,6 +138,8 @@ def _clone_kernel(self: Tensor, *, memory_format: Any = None) -> Tensor:
     out = new_like(self, self._dtype, self._device, memory_format)
     if out.numel():
         PRIMS.copy_(out, self)
+        if _plan.recording is not None:  # the dispatcher is planning this call: one copy
+            _plan.note("copy_", [self], self._dtype, self._dtype, {}, out)
     return out
 
 
@@ -225,6 +228,9 @@ ATEN["_local_scalar_dense"].register(_dispatch.META, _local_scalar_dense_meta)
 _COPY = ATEN["copy_"]
 _TO_COPY = ATEN["_to_copy"]
 _CLONE = ATEN["clone"]
+# clone's result is a function of its signature (one copy into a new tensor of the input's
+# format): a plan replays it as the backend's strided copy.
+_plan.enable(_CLONE)
 
 
 def copy_(dst: Tensor, src: Any, non_blocking: bool = False) -> Tensor:

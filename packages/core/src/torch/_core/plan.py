@@ -59,6 +59,9 @@ _SCALAR_DTYPES = frozenset((_dtype.float32, _dtype.float64))
 _EXACT = 2**53
 # The native op of a primitive with a keyword argument (div's rounding modes).
 _PRIM_VARIANTS = {("div", "trunc"): "div_trunc", ("div", "floor"): "div_floor"}
+# The native entry point of a primitive the backend's FastPath names otherwise (clone's
+# in-place copy into its new output is the fast path's unary "copy").
+_NATIVE_NAMES = {"copy_": "copy"}
 # Signatures kept per operator; a loop over changing scalar values must not grow it forever.
 _MAX_PLANS = 512
 _GENERIC = False  # the plan of a signature the cache does not serve
@@ -437,7 +440,8 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     key = lay.runtime.dispatch_key
     # The generic path ran core's composite and the backend's own primitive kernel.
     if (op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT)
-            or getattr(PRIMS, prim).resolve(key) is not fast.kernels.get(prim)):
+            or _dispatch.registered(getattr(PRIMS, prim).resolve(key))
+            is not fast.kernels.get(prim)):
         return None
     dims = None
     if prim_kwargs:
@@ -462,7 +466,8 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
         node = _node_recipe(op, args, result) if grad else None
         if node is None:
             return None
-    native = _native(fast, prim, operands, args, compute, out_dtype, lay, dims)
+    native = _native(fast, _NATIVE_NAMES.get(prim, prim), operands, args, compute, out_dtype,
+                     lay, dims)
     if native is None:
         return None
     return (native, lay, node, lay if lay.__class__ is not _Geometry else None)
@@ -494,7 +499,8 @@ def _chain(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result
                     and kernel is not op.kernels.get(_dispatch.COMPOSITE_IMPLICIT)):
                 return None
         if (lay.runtime.dispatch_key != key
-                or getattr(PRIMS, prim).resolve(key) is not lay.fast.kernels.get(prim)):
+                or _dispatch.registered(getattr(PRIMS, prim).resolve(key))
+                is not lay.fast.kernels.get(prim)):
             return None
         native = _native(lay.fast, prim, operands, known, compute, out_dtype, lay, None)
         if native is None:
@@ -627,7 +633,7 @@ def _factory_plan(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[st
     if kind == "empty":
         return (lambda args: from_layout(lay), None, None, None)
     fill = PRIMS.fill_.resolve(key)
-    if fill is not lay.fast.kernels.get("fill_"):
+    if _dispatch.registered(fill) is not lay.fast.kernels.get("fill_"):
         return None
     prepare = getattr(lay.fast, "prepare", None)
     copy = None
