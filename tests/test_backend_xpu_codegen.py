@@ -78,6 +78,19 @@ def test_gelu_times_y_plus_z_is_one_generated_kernel():
     x, y, z = xpu(37, 65), xpu(37, 65), xpu(37, 65)
     compiled = compiled_check(lambda x, y, z: F.gelu(x) * y + z, x, y, z)
     assert len(compiled.groups) == 1 and len(compiled.groups[0].group.members) == 3
+    # on a CPU device (PoCL) contiguous calls run on float vectors, 2405 = 150 * 16 + 5
+    # elements: the last work item's five one by one
+    on_cpu = xpu_module.device_info(0)["type"] == "cpu"
+    assert compiled.groups[0]._vendor.width == (16 if on_cpu else 1)
+
+
+def test_selects_and_mixed_dtypes_run_the_one_element_kernel():
+    x, i = xpu(40, 7), xpu(40, 7, dtype=torch.int32)
+    relu = compiled_check(lambda x: (x * 2).relu() + 1, x)
+    mixed = compiled_check(lambda x, i: x.exp() * i, x, i)
+    sine = compiled_check(lambda x: torch.sin(x) * 2, x)
+    assert relu.groups[0]._vendor.width == mixed.groups[0]._vendor.width == 1
+    assert sine.groups[0]._vendor.width == 1  # wide sin is inaccurate on PoCL
 
 
 def test_torch_compile_on_xpu_uses_the_generator():

@@ -43,6 +43,10 @@ PARAMETER_WORDS = 128
 #: The math functions lowering templates call; CUDA spells the float versions with ``f``.
 _MATH = ("exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tanh", "erf", "pow")
 _CALL = re.compile(r"\b(" + "|".join(_MATH) + r")\(")
+_FUNCTION = re.compile(r"\b([A-Za-z_]\w*)\(")
+#: Functions whose OpenCL vector forms are accurate (plait-backend-xpu's eager vector kernels
+#: use the same: PoCL's wide sin/cos miss special values by far).
+VECTOR_CALLS = frozenset({"exp", "expm1", "log", "log1p", "sqrt", "tanh", "erf"})
 
 #: Per fused reduction: the identity and how two partial results ``a``, ``b`` combine (a NaN
 #: wins max and min: ``b != b`` holds for NaN only, and a NaN ``a`` is never replaced).
@@ -160,8 +164,10 @@ class GroupRenderer:
             return expr  # OpenCL C overloads the functions on float and double
         return _CALL.sub(lambda m: f"{m.group(1)}f(", expr)
 
-    def expression(self, node: Any, operand: dict[Any, str]) -> str:
-        """The expression of one member; ``operand`` names the values it reads."""
+    def expression(self, node: Any, operand: dict[Any, str], vector: bool = False) -> str:
+        """The expression of one member; ``operand`` names the values it reads. ``vector``:
+        the operands are vectors of the member's own type, so they are not cast (OpenCL C
+        has no casts between vector types; literals stay scalars, which vectors take)."""
         row = self._lowering_of(node.target)
         if row is None or row.kind != "pointwise":
             raise Unsupported(f"{node.target} is not pointwise")
@@ -172,6 +178,9 @@ class GroupRenderer:
         for position, arg in enumerate(node.args):
             if hasattr(arg, "op"):
                 text = operand[arg]
+                if vector:
+                    ops.append(text)
+                    continue
             elif arg is None:
                 ops.append("None")
                 continue
@@ -201,10 +210,42 @@ class GroupRenderer:
         self._operand = operand
         return lines
 
+    def vector_width(self) -> int:
+        """Elements per work item of the vector kernel (:meth:`pointwise_vector`), 0 when the
+        group has none: OpenCL C only, every value of one float dtype of
+        :data:`.render.VECTOR_WIDTHS`, and every member's expression the same on vectors
+        (arithmetic and the functions of :data:`VECTOR_CALLS`: no selects, comparisons,
+        casts or ``pow``, whose vector forms take no scalar)."""
+        if self.dialect.name != "opencl" or self.reduction is not None:
+            return 0
+        dtypes = set(self.inputs) | {_value_dtype(n) for n in self.group.members}
+        if len(dtypes) != 1 or next(iter(dtypes)) not in render.VECTOR_WIDTHS:
+            return 0
+        if self._vector_lines() is None:
+            return 0
+        return render.VECTOR_WIDTHS[next(iter(dtypes))]
+
+    def _vector_lines(self) -> list[str] | None:
+        operand = {node: f"x{k}" for k, node in enumerate(self.group.inputs)}
+        vtype = f"{self._type(self.inputs[0])}{render.VECTOR_WIDTHS.get(self.inputs[0], 0)}"
+        lines = []
+        for m, node in enumerate(self.group.members):
+            expr = self.expression(node, operand, vector=True)
+            if "?" in expr or not set(_FUNCTION.findall(expr)) <= VECTOR_CALLS:
+                return None
+            lines.append(f"const {vtype} v{m} = {expr};")
+            operand[node] = f"v{m}"
+        return lines
+
     # -- kernels --------------------------------------------------------------------------
 
     def _prelude(self) -> str:
-        return render.prelude_for(self.dialect, tuple(sorted(self._used)))
+        prelude = render.prelude_for(self.dialect, tuple(sorted(self._used)))
+        if self.fp64 and self.dialect.fp64_prelude not in prelude:
+            # the templates' constants are double literals cast to the result type: exact
+            # where the device has doubles (OpenCL wants the extension enabled for them)
+            prelude = self.dialect.fp64_prelude + prelude
+        return prelude
 
     def _loads(self, index: dict[int, str]) -> list[str]:
         return [f"const {self._type(dt)} x{k} = "
@@ -265,6 +306,34 @@ class GroupRenderer:
             index = {k: f"at{k}" for k in range(len(self.inputs))}
         body += ["  " + line for line in self._loads(index) + self._members + self._stores("i")]
         return self._kernel("plait_group", params, body, rank, reduction=False)
+
+    def pointwise_vector(self) -> GroupKernel:
+        """The contiguous kernel on vectors of :meth:`vector_width` elements per work item
+        (``vload``, the members on vectors, ``vstore``; the last item's partial run element by
+        element), for CPU devices, where PoCL runs a one-element kernel at a fraction of the
+        vector speed. Arguments as ``pointwise(0)``'s; launch ``ceil(n / width)`` items."""
+        width = self.vector_width()
+        if not width:
+            raise ValueError("the group has no vector kernel")
+        d, i64 = self.dialect, self.dialect.types["i64"]
+        params = self._buffers() + [f"{i64} n"] + self._geometry_params(0)
+        vtype = f"{self._type(self.inputs[0])}{width}"
+        scalar = {k: f"off{k} + e" for k in range(len(self.inputs))}
+        stores = [f"vstore{width}({self._operand[self.group.outputs[k]]}, 0, out{k} + base);"
+                  for k in self._pointwise_outputs]
+        body = [f"  const {i64} base = {d.global_index} * {width};",
+                f"  if (base + {width} <= n) {{",
+                *(f"    const {vtype} x{k} = vload{width}(0, in{k} + off{k} + base);"
+                  for k in range(len(self.inputs))),
+                *("    " + line for line in self._vector_lines() or []),
+                *("    " + line for line in stores),
+                "    return;",
+                "  }",
+                f"  for ({i64} e = base; e < n; ++e) {{",
+                *("    " + line
+                  for line in self._loads(scalar) + self._members + self._stores("e")),
+                "  }"]
+        return self._kernel(f"plait_group_v{width}", params, body, 0, reduction=False)
 
     def reduction_kernel(self, rank: int) -> GroupKernel:
         """The kernel of a group ending with its reduction, for rows whose leading dims merge
@@ -398,13 +467,16 @@ class CompiledGroup:
     :param launch_1d: the backend's ``(kernel, n, index, arguments)`` over ``n`` work items.
     :param stats: counts ``launches`` here.
     :param parameter_words: the argument words a launch may take (more: the interpreter).
+    :param vector: contiguous calls run the group's vector kernel where it has one (CPU
+        devices under OpenCL: :meth:`GroupRenderer.pointwise_vector`).
     """
 
     def __init__(self, renderer: GroupRenderer, index: int, device_type: str,
                  build: Callable[[int, GroupKernel], Any],
                  buffer_args: Callable[[Sequence[Any]], tuple[list[Any], list[int]]],
                  launch_1d: Callable[[Any, int, int, Sequence[Any]], None],
-                 stats: Counter[str], parameter_words: int = PARAMETER_WORDS) -> None:
+                 stats: Counter[str], parameter_words: int = PARAMETER_WORDS,
+                 vector: bool = False) -> None:
         self.renderer = renderer
         self.group = renderer.group
         self.index = index
@@ -413,17 +485,24 @@ class CompiledGroup:
         self._stats = stats
         self._words = parameter_words
         self._kernels: dict[int, Any] = {}
+        #: elements per work item of contiguous calls (1: the one-element kernel)
+        self.width = (renderer.vector_width() or 1) if vector else 1
         self._dtypes = [node.meta["val"].dtype for node in self.group.outputs]
         reduction = self.group.reduction
         self._keepdim = reduction is not None and len(reduction.args) > 2 and bool(
             reduction.args[2])
 
     def kernel(self, rank: int) -> Any:
-        """The built kernel for launches of ``rank`` merged dims."""
+        """The built kernel for launches of ``rank`` merged dims (0: contiguous, on vectors
+        where :attr:`width` says so)."""
         found = self._kernels.get(rank)
         if found is None:
-            rendered = (self.renderer.reduction_kernel(rank) if self.renderer.reduction
-                        else self.renderer.pointwise(rank))
+            if self.renderer.reduction:
+                rendered = self.renderer.reduction_kernel(rank)
+            elif rank == 0 and self.width > 1:
+                rendered = self.renderer.pointwise_vector()
+            else:
+                rendered = self.renderer.pointwise(rank)
             found = self._kernels[rank] = self._build(self.index, rendered)
         return found
 
@@ -471,6 +550,8 @@ class CompiledGroup:
         kernel = self.kernel(rank)
         if reduction:
             kernel((rows * REDUCTION_GROUP,), (REDUCTION_GROUP,), *arguments)
+        elif rank == 0:
+            self._launch_1d(kernel, -(-numel // self.width), self.index, arguments)
         else:
             self._launch_1d(kernel, numel, self.index, arguments)
         self._stats["launches"] += 1
