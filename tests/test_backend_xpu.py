@@ -24,6 +24,7 @@ import torch
 XC = pytest.importorskip("plait_backend_xpu._C", reason="plait-backend-xpu is not installed")
 from plait_backend_xpu import (  # noqa: E402
     device_module as xpu_module,
+    fast as xpu_fast,
     kernels as xpu_kernels,
     pointwise,
     render,
@@ -331,13 +332,15 @@ def test_vector_elementwise_kernels_on_cpu_devices(dtype):
 
 
 @needs_device
-def test_float64_on_a_device_without_double_precision_is_an_error(monkeypatch):
+def test_float64_on_a_device_without_double_precision_is_an_error(monkeypatch, request):
     x = torch.ones(3, dtype=torch.float64).to("xpu")  # moves raw words: every device
     z = torch.ones(3, dtype=torch.complex128).to("xpu")
-    monkeypatch.setattr(xpu_kernels, "has_fp64", lambda t: False)
+    monkeypatch.setattr(xpu_kernels, "device_fp64", lambda index: False)
     # kernels found for contiguous operands skip the checks (a device's capabilities never
-    # change): start from none, as on such a device
+    # change): start from none, as on such a device, and again after the test
     monkeypatch.setattr(xpu_kernels, "_CONTIGUOUS", {})
+    xpu_fast.forget()
+    request.addfinalizer(xpu_fast.forget)
     for compute in (lambda: x + x, lambda: x.sum(), lambda: z * z, lambda: x.exp()):
         with pytest.raises(RuntimeError, match="Required aspect fp64 is not supported"):
             compute()

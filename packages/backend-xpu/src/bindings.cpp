@@ -11,10 +11,13 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "runtime/cl_api.h"
 #include "runtime/devices.h"
+#include "runtime/fast.h"
 #include "runtime/memory.h"
 #include "runtime/programs.h"
 
@@ -220,6 +223,121 @@ void launch(BoundKernel& bound, nb::handle global, nb::handle local, nb::args ar
   k.enqueue(sizes(global), sizes(local));
 }
 
+// -- the fast path: prepared launches called with operand addresses ------------------------
+
+// A prepared launch as Python holds it: the launch, the element count and output size of its
+// call signature (0 for the fast path's per-operation entries, which take them per call), and
+// the counter of kernels run (kernels.CALLS) with its key, which every run bumps.
+struct PreparedLaunch {
+  Launch launch;
+  size_t numel;
+  size_t out_nbytes;
+  nb::object calls;
+  nb::object name;
+};
+
+Slot slot_of(nb::handle item) {
+  const auto t = nb::cast<nb::tuple>(item);
+  if (t.size() != 4) throw nb::value_error("a launch slot is (kind, operand, size, value)");
+  const int kind = nb::cast<int>(t[0]);
+  if (kind < Slot::kBuffer || kind > Slot::kFixed) throw nb::value_error("bad launch slot kind");
+  Slot s{static_cast<Slot::Kind>(kind), nb::cast<uint8_t>(t[1]), nb::cast<uint32_t>(t[2]), 0};
+  if (s.kind == Slot::kFixed) {
+    s.value = nb::cast<uint64_t>(t[3]);  // (Python gives the bits, wrapped to 64)
+    if (s.size != 4 && s.size != 8) throw nb::value_error("a fixed argument is 4 or 8 bytes");
+  } else if ((s.kind == Slot::kOffset && s.size == 0) ||
+             (s.kind == Slot::kScalar && s.size != 4 && s.size != 8)) {
+    throw nb::value_error("bad launch slot size");
+  }
+  return s;
+}
+
+void count_run(const PreparedLaunch& p) {
+  PyObject* calls = p.calls.ptr();
+  PyObject* key = p.name.ptr();
+  PyObject* before = PyDict_GetItemWithError(calls, key);  // borrowed
+  if (!before && PyErr_Occurred()) throw nb::python_error();
+  PyObject* after = PyLong_FromLongLong((before ? PyLong_AsLongLong(before) : 0) + 1);
+  if (!after || PyDict_SetItem(calls, key, after) != 0) {
+    Py_XDECREF(after);
+    throw nb::python_error();
+  }
+  Py_DECREF(after);
+}
+
+nb::object run_prepared(const PreparedLaunch& p, const Location* inputs, size_t numel,
+                        size_t out_nbytes, double scalar) {
+  std::unique_ptr<Buffer> out = p.launch.run(inputs, numel, out_nbytes, scalar);
+  if (!out) return nb::none();
+  if (numel) count_run(p);
+  return nb::cast(out.release(), nb::rv_policy::take_ownership);
+}
+
+nb::object call_prepared(const PreparedLaunch& p, nb::args addresses) {
+  const unsigned n = p.launch.inputs();
+  if (addresses.size() != n) {
+    throw nb::type_error(("a prepared launch takes " + std::to_string(n) + " addresses, got " +
+                          std::to_string(addresses.size())).c_str());
+  }
+  Location inputs[8];
+  for (unsigned k = 0; k < n; ++k) {
+    if (!locate(nb::cast<uint64_t>(addresses[k]), &inputs[k])) return nb::none();
+  }
+  return run_prepared(p, inputs, p.numel, p.out_nbytes, 0.0);
+}
+
+// core's hookspecs.FastPath entry points in native code. Each (kind, op code, dtype code,
+// device) names one launch, asked of `resolve(kind, op, dtype, device)` at its first call
+// (a PreparedLaunch, or None: that entry always answers None, the generic path's call).
+class FastEntries {
+ public:
+  enum Kind { kBinary = 0, kScalar = 1, kReversed = 2, kUnary = 3 };
+
+  explicit FastEntries(nb::object resolve) : resolve_(std::move(resolve)) {}
+
+  nb::object binary(int op, int dtype, size_t nbytes, size_t numel, uint64_t a, uint64_t b) {
+    Location in[2];
+    if (!locate(a, &in[0]) || !locate(b, &in[1])) return nb::none();
+    const PreparedLaunch* p = entry(kBinary, op, dtype, in[0].device);
+    return p ? run_prepared(*p, in, numel, nbytes, 0.0) : nb::none();
+  }
+
+  nb::object binary_scalar(int op, int dtype, size_t nbytes, size_t numel, uint64_t a,
+                           double scalar, bool reversed) {
+    Location in[1];
+    if (!locate(a, &in[0])) return nb::none();
+    const PreparedLaunch* p = entry(reversed ? kReversed : kScalar, op, dtype, in[0].device);
+    return p ? run_prepared(*p, in, numel, nbytes, scalar) : nb::none();
+  }
+
+  nb::object unary(int op, int dtype, size_t nbytes, size_t numel, uint64_t a) {
+    Location in[1];
+    if (!locate(a, &in[0])) return nb::none();
+    const PreparedLaunch* p = entry(kUnary, op, dtype, in[0].device);
+    return p ? run_prepared(*p, in, numel, nbytes, 0.0) : nb::none();
+  }
+
+ private:
+  const PreparedLaunch* entry(int kind, int op, int dtype, int device) {
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(op)) << 32) |
+                         (static_cast<uint64_t>(dtype & 0xff) << 16) |
+                         (static_cast<uint64_t>(device & 0xff) << 8) |
+                         static_cast<uint64_t>(kind);
+    auto found = entries_.find(key);
+    if (found == entries_.end()) {
+      nb::object launch = resolve_(kind, op, dtype, device);
+      if (!launch.is_none() && !nb::isinstance<PreparedLaunch>(launch)) {
+        throw nb::type_error("a fast path resolver returns a Launch or None");
+      }
+      found = entries_.emplace(key, std::move(launch)).first;
+    }
+    return found->second.is_none() ? nullptr : nb::inst_ptr<PreparedLaunch>(found->second);
+  }
+
+  nb::object resolve_;
+  std::unordered_map<uint64_t, nb::object> entries_;
+};
+
 }  // namespace
 }  // namespace plait::xpu
 
@@ -324,4 +442,60 @@ NB_MODULE(_C, m) {
       .def_prop_ro("signature", [](const BoundKernel& k) { return k.signature; })
       .def("__call__", &launch, "global_size"_a, "local_size"_a.none(), "args"_a,
            "Enqueue the kernel (no wait): global and local sizes, then its arguments.");
+
+  // -- the fast path --------------------------------------------------------------------------
+  nb::class_<PreparedLaunch>(m, "Launch",
+                             "A kernel launch prepared for one call signature: called with "
+                             "the inputs' addresses, it allocates the output and enqueues.")
+      .def("__init__",
+           [](PreparedLaunch* self, const BoundKernel& kernel, nb::list slots, unsigned inputs,
+              std::vector<size_t> global, std::vector<size_t> local, size_t per_item,
+              size_t numel, size_t out_nbytes, nb::object calls, nb::str name) {
+             if (inputs > 8) throw nb::value_error("a prepared launch takes at most 8 inputs");
+             if (global.size() > 3 || (!global.empty() && !local.empty() &&
+                                       local.size() != global.size()) ||
+                 (global.empty() && local.size() > 1)) {
+               throw nb::value_error("bad launch sizes");
+             }
+             if (!PyDict_Check(calls.ptr())) throw nb::type_error("calls must be a dict");
+             std::vector<Slot> converted;
+             for (nb::handle item : slots) converted.push_back(slot_of(item));
+             if (converted.size() != kernel.signature.size()) {
+               throw nb::value_error(("kernel " + kernel.kernel->name() + " takes " +
+                                      std::to_string(kernel.signature.size()) +
+                                      " arguments, the launch describes " +
+                                      std::to_string(converted.size())).c_str());
+             }
+             new (self) PreparedLaunch{Launch(kernel.kernel, std::move(converted), inputs,
+                                              std::move(global), std::move(local), per_item),
+                                       numel, out_nbytes, std::move(calls), std::move(name)};
+           },
+           "kernel"_a, "slots"_a, "inputs"_a, "global_size"_a, "local_size"_a, "per_item"_a,
+           "numel"_a, "out_nbytes"_a, "calls"_a, "name"_a)
+      .def_prop_ro("inputs", [](const PreparedLaunch& p) { return p.launch.inputs(); })
+      .def("__call__", &call_prepared, "addresses"_a,
+           "Run on the inputs at these addresses: the new output Buffer, or None when an "
+           "address is not a block of the launch's device.");
+  m.def("locate", [](uint64_t address) -> nb::object {
+    Location where;
+    if (!locate(address, &where)) return nb::none();
+    return nb::make_tuple(where.device, where.offset);
+  }, "address"_a, "(device, byte offset in its block) of a stand-in address, or None.");
+  nb::class_<FastEntries>(m, "FastEntries",
+                          "core's FastPath entry points (binary, binary_scalar, unary), each "
+                          "launch asked of `resolve(kind, op, dtype, device)` once.")
+      .def(nb::init<nb::object>(), "resolve"_a)
+      .def("binary", &FastEntries::binary, "op"_a, "dtype"_a, "nbytes"_a, "numel"_a, "a"_a,
+           "b"_a)
+      .def("binary_scalar", &FastEntries::binary_scalar, "op"_a, "dtype"_a, "nbytes"_a,
+           "numel"_a, "a"_a, "scalar"_a, "reversed"_a)
+      .def("unary", &FastEntries::unary, "op"_a, "dtype"_a, "nbytes"_a, "numel"_a, "a"_a);
+  m.def("binary_plan", [](const PreparedLaunch* plan, uint64_t a, uint64_t b) -> nb::object {
+    if (!plan) return nb::none();
+    Location in[2];
+    if (plan->launch.inputs() != 2 || !locate(a, &in[0]) || !locate(b, &in[1])) {
+      return nb::none();
+    }
+    return run_prepared(*plan, in, plan->numel, plan->out_nbytes, 0.0);
+  }, "plan"_a.none(), "a"_a, "b"_a, "Run a prepared broadcast binary launch (None: declined).");
 }

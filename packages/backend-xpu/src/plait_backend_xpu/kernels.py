@@ -50,9 +50,14 @@ def max_rank(operands: int, scalars: int = 0) -> int:
     return (PARAMETER_WORDS - 1 - 2 * operands - scalars) // (1 + operands)
 
 
+def device_fp64(index: int) -> bool:
+    """Whether ``xpu:<index>`` computes in double precision."""
+    return bool(device_module.device_info(index)["fp64"])
+
+
 def has_fp64(t: Any) -> bool:
     """Whether ``t``'s device computes in double precision."""
-    return bool(device_module.device_info(t.device.index)["fp64"])
+    return device_fp64(t.device.index or 0)
 
 
 def require_fp64(t: Any, names: Sequence[str]) -> None:
@@ -132,27 +137,18 @@ def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool
         CALLS[op.partition(".")[0]] += 1
         return None, 1
     operands = [out, *inputs]
-    names = [dtype_name(t) for t in operands]
+    names = tuple(dtype_name(t) for t in operands)
     if not raw:
         require_fp64(out, names)
-    float_type = "f64" if has_fp64(out) else "f32"
     shape, strides = geometry(operands)
     contiguous = all(st == [1] for st in strides) or not shape
     rank = 0 if contiguous else len(shape)
     if rank > max_rank(len(operands), len(constants) + len(float_constants)):
         raise contract.Decline
     index = out.device.index or 0
-    if (vector and rank == 0 and not raw and result is None and not constants
-            and not float_constants and names.count(names[0]) == len(names)
-            and names[0] in render.VECTOR_WIDTHS and DIALECT.name == "opencl"
-            and device_module.device_info(index)["type"] == "cpu"):
-        return _launch_vector(op, expression, index, n, operands, names[0]), \
-            render.VECTOR_WIDTHS[names[0]]
-    key = (index, op, tuple(names), rank, raw, len(constants), len(float_constants))
-    kernel = cached_kernel(key, index, lambda: render.render_elementwise(
-        DIALECT, op.replace(".", "_"), expression, names[0], tuple(names[1:]), rank, raw=raw,
-        constants=len(constants), helpers=helpers, float_constants=len(float_constants),
-        float_type=float_type, result=result))
+    kernel, per_item = elementwise_kernel(
+        op, expression, names, index, rank, raw=raw, constants=len(constants), helpers=helpers,
+        float_constants=len(float_constants), result=result, vector=vector)
     buffers, offsets = buffer_args(operands)
     args: list[Any] = [*buffers, n, *offsets]
     if rank:
@@ -162,20 +158,55 @@ def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool
     args += constants
     args += float_constants
     CALLS[op.partition(".")[0]] += 1
-    launch_1d(kernel, n, index, args)
+    launch_1d(kernel, -(-n // per_item), index, args)
+    return kernel, per_item
+
+
+def elementwise_kernel(op: str, expression: str, names: Sequence[str], index: int, rank: int,
+                       raw: bool = False, constants: int = 0, helpers: str = "",
+                       float_constants: int = 0, result: str | None = None,
+                       vector: bool = False) -> tuple[Any, int]:
+    """The kernel :func:`_launch` runs for operands of dtypes ``names`` (the output first) at
+    ``rank`` (0: all contiguous) on ``xpu:<index>``, and the elements each of its work items
+    takes: the vector kernel where it applies, else the one-element kernel. Its arguments:
+    the buffers, n, the offsets, then (rank > 0) the sizes and each operand's strides, the
+    constants and the float constants."""
+    if (vector and rank == 0 and not raw and result is None and not constants
+            and not float_constants and names.count(names[0]) == len(names)
+            and names[0] in render.VECTOR_WIDTHS and DIALECT.name == "opencl"
+            and device_module.device_info(index)["type"] == "cpu"):
+        key = (index, op, names[0], "vector")
+        kernel = cached_kernel(key, index, lambda: render.render_elementwise_vector(
+            DIALECT, op.replace(".", "_"), expression, names[0], len(names) - 1))
+        return kernel, render.VECTOR_WIDTHS[names[0]]
+    float_type = "f64" if device_fp64(index) else "f32"
+    key = (index, op, tuple(names), rank, raw, constants, float_constants)
+    kernel = cached_kernel(key, index, lambda: render.render_elementwise(
+        DIALECT, op.replace(".", "_"), expression, names[0], tuple(names[1:]), rank, raw=raw,
+        constants=constants, helpers=helpers, float_constants=float_constants,
+        float_type=float_type, result=result))
     return kernel, 1
 
 
-def _launch_vector(op: str, expression: str, index: int, n: int, operands: Sequence[Any],
-                   dtype: str) -> Any:
-    """:func:`_launch`'s vector kernel (:func:`.render.render_elementwise_vector`)."""
-    key = (index, op, dtype, "vector")
-    kernel = cached_kernel(key, index, lambda: render.render_elementwise_vector(
-        DIALECT, op.replace(".", "_"), expression, dtype, len(operands) - 1))
-    buffers, offsets = buffer_args(operands)
-    CALLS[op.partition(".")[0]] += 1
-    launch_1d(kernel, -(-n // render.VECTOR_WIDTHS[dtype]), index, [*buffers, n, *offsets])
-    return kernel
+def row_kernel(op: str, row: pointwise.Op, in_dtype: str, out_dtype: str, arity: int,
+               index: int, rank: int) -> tuple[Any, int] | None:
+    """The kernel (and elements per work item) :func:`_run_row` launches for ``row`` on
+    ``arity`` inputs of ``in_dtype`` into ``out_dtype`` at ``rank``, or None where that
+    call declines, raises, or computes another way (complex values)."""
+    if (out_dtype != "bool") if row.writes_bool else (out_dtype != in_dtype):
+        return None
+    if in_dtype in render.COMPLEX:
+        return None
+    expression, raw = row.expression(in_dtype)
+    if expression is None:
+        return None
+    names = (out_dtype, *(in_dtype,) * arity)
+    if not raw and render.NEEDS_FP64 & set(names) and not device_fp64(index):
+        return None
+    return elementwise_kernel(op, expression, names, index, rank, raw=raw,
+                              helpers=pointwise.helpers_source(DIALECT, row, in_dtype),
+                              result="bool" if row.writes_bool else None,
+                              vector=op in pointwise.VECTOR_SAFE)
 
 
 def work_group(index: int) -> int:
@@ -370,8 +401,19 @@ def arange_(out: Any, start: Any, step: Any) -> None:
             float_constants=[float(start), float(step)])
 
 
+_TABLE: dict[str, Callable[..., None]] = {}
+
+
 def kernels() -> dict[str, Callable[..., None]]:
-    """Primitive name -> kernel, for ``torch_backend_register_kernels``."""
+    """Primitive name -> kernel, for ``torch_backend_register_kernels``: the same functions
+    on every call (the fast path names the kernels it stands in for, and core compares them
+    with the registered ones)."""
+    if not _TABLE:
+        _TABLE.update(_make_kernels())
+    return _TABLE
+
+
+def _make_kernels() -> dict[str, Callable[..., None]]:
     from . import conv, fft, indexing, linalg, reductions, sorting
 
     table: dict[str, Callable[..., None]] = {"copy_": copy_, "fill_": fill_, "arange_": arange_,

@@ -86,6 +86,17 @@ def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
 
 
 @hookimpl
+def torch_backend_fast_path(device_type: str) -> Any | None:
+    if device_type != DEVICE_TYPE:
+        return None
+    from . import device_module
+    from .fast import FastPath
+    from .kernels import kernels
+
+    return FastPath(device_module.native(), kernels())
+
+
+@hookimpl
 def torch_backend_device_module(device_type: str) -> ModuleType | None:
     if device_type != DEVICE_TYPE:
         return None

@@ -2,6 +2,7 @@
 #include "memory.h"
 
 #include <atomic>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -47,9 +48,31 @@ uint64_t reserve_address(size_t capacity) {
   return next_address.fetch_add(span == 0 ? kAddressAlignment : span);
 }
 
+// Every block OpenCL holds for us (in use or cached), by its stand-in address: the native
+// launches of the fast path (fast.h) find an operand's buffer from the address core passes.
+struct Registered {
+  cl_mem mem;
+  uint64_t capacity;
+  int device;
+};
+
+std::mutex registry_mutex;
+std::map<uint64_t, Registered> registry;
+
+void register_block(uint64_t address, cl_mem mem, uint64_t capacity, int device) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  registry[address] = {mem, capacity, device};
+}
+
+void unregister_block(uint64_t address) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  registry.erase(address);
+}
+
 void release_cached(Pool& p) {  // with p.mutex held
   for (auto& [size, blocks] : p.free) {
     for (const CachedBlock& block : blocks) {
+      unregister_block(block.address);
       api().clReleaseMemObject(block.mem);
       p.stats.reserved -= size;
       p.stats.cached_blocks -= 1;
@@ -116,6 +139,7 @@ Buffer::Buffer(size_t nbytes, int index) : nbytes_(nbytes), device_(index) {
       throw OutOfMemory(oom_message(nbytes, index, d, p.stats, error_name(err)));
     }
     address_ = reserve_address(capacity_);
+    register_block(address_, mem_, capacity_, index);
     p.stats.device_allocations += 1;
     p.stats.reserved += capacity_;
     if (p.stats.reserved > p.stats.reserved_peak) p.stats.reserved_peak = p.stats.reserved;
@@ -135,6 +159,16 @@ Buffer::~Buffer() {
   p.stats.requested -= nbytes_;
   p.stats.active_blocks -= 1;
   p.stats.cached_blocks += 1;
+}
+
+bool locate(uint64_t address, Location* where) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  auto after = registry.upper_bound(address);
+  if (after == registry.begin()) return false;
+  const auto& [start, block] = *std::prev(after);
+  if (address - start >= block.capacity) return false;
+  *where = {block.mem, block.device, address - start};
+  return true;
 }
 
 MemoryStats memory_stats(int index) {

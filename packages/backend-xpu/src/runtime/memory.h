@@ -45,6 +45,17 @@ class Buffer {
   uint64_t address_ = 0;
 };
 
+// Where a stand-in address lies: its block's OpenCL buffer, device, and the byte offset in it.
+struct Location {
+  cl::cl_mem mem;
+  int device;
+  uint64_t offset;
+};
+
+// Finds the block holding `address` (a block's address plus a byte offset inside its size
+// class); false when no block holds it (0, the address of an empty buffer, included).
+bool locate(uint64_t address, Location* where);
+
 // The size class of a request: 512-byte steps below 1 MiB, then four classes per power of two
 // (at most 25% of a block unused), so freed blocks fit later requests of similar sizes.
 size_t size_class(size_t nbytes);

@@ -112,15 +112,19 @@ void Kernel::enqueue(const std::vector<size_t>& global, const std::vector<size_t
     throw std::invalid_argument("a kernel launch takes 1 to 3 global sizes, and as many local "
                                 "sizes or none");
   }
-  for (size_t g : global) {
-    if (g == 0) return;  // nothing to run (a zero global size is an error in OpenCL)
+  enqueue(static_cast<unsigned>(global.size()), global.data(),
+          local.empty() ? nullptr : local.data());
+}
+
+void Kernel::enqueue(unsigned dims, const size_t* global, const size_t* local) {
+  for (unsigned k = 0; k < dims; ++k) {
+    if (global[k] == 0) return;  // nothing to run (a zero global size is an error in OpenCL)
   }
   Device& d = device(program_->device());
   std::lock_guard<std::mutex> lock(d.gate_mutex);
   const cl_event* gate = hold_launch(d);
-  const cl_int err = api().clEnqueueNDRangeKernel(
-      d.queue, kernel_, static_cast<cl_uint>(global.size()), nullptr, global.data(),
-      local.empty() ? nullptr : local.data(), gate ? 1 : 0, gate, nullptr);
+  const cl_int err = api().clEnqueueNDRangeKernel(d.queue, kernel_, dims, nullptr, global, local,
+                                                  gate ? 1 : 0, gate, nullptr);
   if (err != kSuccess) throw Error("clEnqueueNDRangeKernel(" + name_ + ")", err);
   launched(d);
 }

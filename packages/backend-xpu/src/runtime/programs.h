@@ -45,6 +45,8 @@ class Kernel {
   // Enqueues the kernel over `global` work items (1 to 3 dimensions), in work-groups of `local`
   // (empty: the driver chooses). Returns without waiting.
   void enqueue(const std::vector<size_t>& global, const std::vector<size_t>& local);
+  // The same, sizes as arrays of `dims` (no allocation: the fast path's launches).
+  void enqueue(unsigned dims, const size_t* global, const size_t* local);
   const std::string& name() const noexcept { return name_; }
   const std::shared_ptr<Program>& program() const noexcept { return program_; }
 

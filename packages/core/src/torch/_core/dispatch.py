@@ -229,6 +229,16 @@ def _declinable(op: Operator, fn: Callable[..., Any], key: str) -> Callable[...,
     return declinable
 
 
+def registered(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The kernel a backend registered behind ``fn``, what :meth:`Operator.resolve` returned
+    (the kernel itself, or the wrapper of one marked ``may_decline``): the fast paths compare
+    it with the kernels their backend names (``hookspecs.FastPath.kernels``)."""
+    return getattr(fn, "__wrapped__", fn) if fn.__class__ is _FUNCTION else fn
+
+
+_FUNCTION = type(registered)
+
+
 # Bumped by every (un)registration: caches of resolved kernels outside an Operator (the fast
 # paths' per-layout kernel tables) compare it to know they are stale.
 epoch = 0

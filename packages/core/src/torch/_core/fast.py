@@ -85,7 +85,7 @@ def _unchanged(lay: Layout, aten: _dispatch.Operator, prim: str) -> bool:
     cached answers are dropped on every registration: see ``Layout.forget_fast``.)"""
     key = lay.runtime.dispatch_key
     mine = lay.fast.kernels.get(prim)
-    return (mine is not None and getattr(PRIMS, prim).resolve(key) is mine
+    return (mine is not None and _dispatch.registered(getattr(PRIMS, prim).resolve(key)) is mine
             and aten.resolve(key) is aten.kernels.get(_dispatch.COMPOSITE_EXPLICIT))
 
 
