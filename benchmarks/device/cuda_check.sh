@@ -115,7 +115,7 @@ export PLAIT_CUDA_CACHE_DIR=$WORK/cubins
 
 # -- tests and the conformance suite -----------------------------------------------------------
 step "cuda tests" tests 90 "$PLAIT" -m pytest -q -rs -p no:cacheprovider \
-  tests/test_backend_cuda.py tests/test_backend_cuda_kernels.py
+  tests/test_backend_cuda.py tests/test_backend_cuda_kernels.py tests/test_backend_cuda_codegen.py
 
 # -- benchmark: Plait, then the PyTorch of this machine -----------------------------------------
 step "bench plait" bench 45 "$PLAIT" benchmarks/device/cuda_bench.py
