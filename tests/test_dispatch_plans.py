@@ -640,3 +640,46 @@ def test_modes_see_every_planned_clone():
         for _ in range(2):
             x.t().contiguous()
     assert seen.count(aten.clone.default) == 2
+
+
+# -- decompositions: a composite-implicit operator's call goes straight to its kernel ----------
+
+def test_a_decomposition_serves_plain_calls_until_a_kernel_is_registered():
+    ns = "plaitplandecomp"
+    lib = torch.library.Library(ns, "DEF")
+    lib.define("twice(Tensor x) -> Tensor")
+    lib.impl("twice", lambda x: x + x, "CompositeImplicitAutograd")
+    op = getattr(torch.ops, ns).twice.default
+    x = torch.arange(3.0, requires_grad=True)
+    for _ in range(3):
+        assert op(x).tolist() == [0.0, 2.0, 4.0]
+    assert op._decomposes is not None  # the plain call skips the key computation
+    op(x).sum().backward()  # differentiated through the decomposition
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    lib.impl("twice", lambda x: x * 3, "CPU")  # a backend kernel now serves the CPU
+    assert op._decomposes is None
+    for _ in range(2):
+        assert op(x.detach()).tolist() == [0.0, 3.0, 6.0]
+    assert op(torch.ones(2, device="meta")).shape == (2,)  # the composite serves meta still
+
+
+def test_modes_and_grad_see_a_decomposed_layer_norm(no_plans):
+    x = torch.arange(12.0).view(3, 4).requires_grad_()
+    w = torch.ones(4, requires_grad=True)
+    for _ in range(3):
+        F.layer_norm(x, (4,), w)
+    assert aten.layer_norm.default._decomposes is not None
+    with _DispatchLog() as log:
+        F.layer_norm(x, (4,), w)
+    names = [name for name, _ in log.calls]
+    assert "native_layer_norm" in names or any(n.startswith("native_layer_norm")
+                                               for n in names)
+    got = F.layer_norm(x, (4,), w)
+    got.sum().backward()
+    grad = w.grad.clone()
+    w.grad = None
+    with no_plans():
+        F.layer_norm(x, (4,), w).sum().backward()
+    assert grad.tolist() == w.grad.tolist()
+    with torch.no_grad():
+        assert not F.layer_norm(x, (4,), w).requires_grad

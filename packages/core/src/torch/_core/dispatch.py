@@ -94,6 +94,10 @@ class Operator:
         self._plans: dict[Any, Any] | None = \
             {} if self.namespace == "aten" and not schema.mutated else None
         self._replays = False
+        # The decomposition itself, once known to serve every plain call (the operator has
+        # only a CompositeImplicitAutograd kernel and differentiates through it): such a call
+        # skips the key computation (reset on every (un)registration).
+        self._decomposes: Callable[..., Any] | None = None
         self.__name__ = self.name
         self.__qualname__ = qualname
 
@@ -116,6 +120,9 @@ class Operator:
             result = plan_call(self, args, kwargs)
             if result is not None:
                 return result
+        fn = self._decomposes
+        if fn is not None:
+            return fn(*args, **kwargs)
         if (not state.no_grad_active or _config._local.grad) and \
                 _requires_grad(args, kwargs):
             kernel = self.kernels.get(AUTOGRAD) or _autograd_kernel(self)
@@ -126,6 +133,14 @@ class Operator:
         if fn is None:
             fn = self.resolve(key)
         return fn(*args, **kwargs)
+
+    def _note_decomposition(self, fn: Callable[..., Any]) -> None:
+        """Let plain calls go straight to the decomposition ``fn`` when nothing else could
+        serve one: no kernel but the composite (for any backend key), and no Autograd kernel
+        now or on a call with grad (asked once: a derivative rule registers it here)."""
+        if AUTOGRAD not in self.kernels and _only_implicit(self) \
+                and _autograd_kernel(self) is None and self.kernels.get(COMPOSITE_IMPLICIT) is fn:
+            self._decomposes = fn
 
     def register(self, key: str, fn: Callable[..., Any]) -> None:
         with _lock:
@@ -158,6 +173,8 @@ class Operator:
         fn = self._resolved.get(key)
         if fn is None:
             fn = self._resolved[key] = self._lookup(key)
+            if fn is self.kernels.get(COMPOSITE_IMPLICIT):
+                self._note_decomposition(fn)
         return fn
 
     def _lookup(self, key: str) -> Callable[..., Any]:
@@ -251,6 +268,7 @@ def _invalidate() -> None:
     epoch += 1
     for op in _ops.values():
         op._resolved.clear()
+        op._decomposes = None
     for forget in on_invalidate:
         forget()
 
