@@ -523,3 +523,24 @@ def test_a_linear_weight_gradient_arrives_in_the_weight_layout_without_a_copy():
     assert w.grad.stride() == w.stride() and w.grad._base is None
     np.testing.assert_allclose(w.grad.numpy(), g.numpy().T @ x.detach().numpy())
     np.testing.assert_allclose(x.grad.numpy(), g.numpy() @ w.detach().numpy())
+
+
+def test_a_leaf_gradient_is_its_own_tensor_unless_nobody_else_holds_it():
+    """As PyTorch's AccumulateGrad: a first gradient that nothing else holds is kept as .grad
+    (and later ones add into it in place); one that a hook kept, or that two leaves receive
+    (``a + b``), is copied, so that writing into one .grad changes no other tensor."""
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    (a + b).sum().backward()
+    a.grad.zero_()
+    assert b.grad.tolist() == [1.0, 1.0]
+    w = leaf([1.0, 2.0])
+    seen = []
+    w.register_hook(lambda g: seen.append(g))
+    (w * 3).sum().backward()
+    w.grad.add_(1)
+    assert seen[0].tolist() == [3.0, 3.0] and w.grad.tolist() == [4.0, 4.0]
+    v = leaf([1.0, 2.0])
+    (v * 3).sum().backward()
+    first = v.grad
+    (v * 2).sum().backward()
+    assert v.grad is first and first.tolist() == [5.0, 5.0]

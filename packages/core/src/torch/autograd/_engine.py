@@ -143,6 +143,9 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
             if node._tensor_prehooks or node._retain:
                 buf = _tensor_prehooks(node, buf)
             if node._is_accumulator:
+                # (the engine's own references to the last node's gradients, dropped: a leaf's
+                # gradient that nothing else holds is then kept without a copy)
+                out = g = None
                 if capture:
                     wanted = capture.get(node)
                     if wanted is not None:
@@ -331,6 +334,12 @@ def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool) -> None:
     if var._grad is None:
         if create_graph:
             var._grad = grad
+        elif (grad.__class__ is Tensor and _getrefcount(grad) <= 3 and grad._base is None
+              and not grad._requires_grad and grad._stride == var._stride):
+            # A gradient no one else holds (the engine's buffer had the only reference), in
+            # the parameter's layout: kept as it is, as PyTorch steals it, instead of a
+            # detached alias of it
+            var._grad = grad
         elif (grad._base is not None and grad._stride == var._stride
               and _getrefcount(grad._storage) <= 3 and _getrefcount(grad._base) <= 2):
             # A view in the parameter's layout whose memory nothing else can reach (the
@@ -338,24 +347,24 @@ def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool) -> None:
             # base shares it): kept as a tensor of its own over that memory, without a copy.
             var._grad = Tensor._make(grad._storage, grad._shape, grad._stride, grad._offset,
                                      grad._dtype, grad._device)
-        elif (grad._stride != var._stride or grad._base is not None) and \
-                not (grad.is_sparse or var.is_sparse):  # (a sparse one is kept as it is)
-            # PyTorch's layout contract: .grad is a tensor of its own with the parameter's
-            # strides (a linear layer's weight gradient arrives transposed), which is what
-            # optimizers' fused kernels expect.
+        elif grad.__class__ is not Tensor or grad.is_sparse or var.is_sparse:
+            var._grad = grad.detach()  # (a sparse or a subclass's gradient is kept as it is)
+        else:
+            # A tensor of its own, as PyTorch's: in the parameter's strides (its layout
+            # contract: a linear layer's weight gradient arrives transposed, and optimizers'
+            # fused kernels expect .grad laid out as the parameter), and a copy of a gradient
+            # someone else holds (a hook kept it; `a + b` hands both leaves the same one), so
+            # that writing into .grad (zero_grad(set_to_none=False)) changes no other tensor.
             out = _empty_like(var, dtype=grad._dtype)
             out.copy_(grad.detach())
             var._grad = out
-        else:
-            var._grad = grad.detach()
     elif create_graph or var._grad._requires_grad:
         var._grad = var._grad + grad
     elif _getrefcount(var._grad._storage) <= 2 and var._grad._base is None:
         # in place, as PyTorch: code holding p.grad sees the sum
         var._grad.add_(grad.detach())
     else:
-        # .grad's memory is seen elsewhere: a first gradient is kept without a copy, and
-        # `a + b` hands a and b the same one (PyTorch copies such a gradient when it keeps it)
+        # .grad's memory is seen elsewhere (a view of it, a retained graph's saved value)
         var._grad = var._grad + grad.detach()
     post = node._post_hooks
     if post:
