@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import sys
+from importlib import import_module
 
 import pytest
 
@@ -177,6 +178,61 @@ def test_new_shapes_and_scalar_arguments_make_new_entries() -> None:
     assert _frame(compiled).replay_hits == 2
     y = torch.arange(6.0)
     assert torch.equal(compiled(y, 2), y.view(2, -1).sum(1))
+
+
+def test_the_fast_key_of_plain_tensor_calls_sees_what_the_full_key_sees() -> None:
+    # a call of distinct contiguous tensors replays by a short key (layouts, offsets,
+    # requires_grad, global state); each change below must miss it and give eager's result
+    def f(x, y):
+        return x * y + 1
+
+    compiled = torch.compile(f, backend="eager")
+    x, y = torch.tensor([1.0, 2.0, 3.0, 4.0]), torch.tensor([2.0, 2.0, 2.0, 2.0])
+    for _ in range(3):
+        assert compiled(x, y).tolist() == [3.0, 5.0, 7.0, 9.0]
+    frame = _frame(compiled)
+    assert frame.replay_fast and frame.replay_hits >= 1
+    assert compiled(x, x).tolist() == [2.0, 5.0, 10.0, 17.0]  # aliased arguments
+    base = torch.tensor([0.0, 1.0, 2.0, 3.0, 4.0])
+    assert compiled(base[1:], y).tolist() == [3.0, 5.0, 7.0, 9.0]  # another offset
+    with torch.no_grad():
+        assert compiled(x, y).grad_fn is None
+    w = torch.tensor([1.0, 2.0, 3.0, 4.0]).requires_grad_()
+    assert compiled(w, y).requires_grad  # another tensor that needs grad
+    x.requires_grad_()  # the same tensor object now needs grad
+    out = compiled(x, y)
+    assert out.requires_grad and out.grad_fn is not None
+    out.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0, 2.0]
+    m = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    n = torch.tensor([[1.0, 1.0], [1.0, 1.0]])
+    assert compiled(m, n).tolist() == [[2.0, 3.0], [4.0, 5.0]]
+    assert compiled(m, n).tolist() == [[2.0, 3.0], [4.0, 5.0]]
+    m.t_()  # an in-place view change of an argument replayed before
+    assert compiled(m, torch.tensor([[0.0, 1.0], [0.0, 1.0]])).tolist() == [[1.0, 4.0],
+                                                                             [1.0, 5.0]]
+
+
+def test_a_module_imported_during_the_first_call_does_not_stop_replay(tmp_path,
+                                                                      monkeypatch) -> None:
+    # an import runs once (as eagerly); its module body, finders and the import system are
+    # not the call's state, so the next calls still replay
+    (tmp_path / "replay_lazy_module.py").write_text("import sys\nLOADED = object()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "replay_lazy_module", raising=False)
+
+    def f(x):
+        import_module("replay_lazy_module")
+        return x + 1
+
+    compiled = torch.compile(f, backend="eager")
+    x = torch.tensor([1.0, 2.0])
+    assert compiled(x).tolist() == [2.0, 3.0]
+    assert "replay_lazy_module" in sys.modules
+    frame = _frame(compiled)
+    assert frame.replay_refused is None
+    assert compiled(x).tolist() == [2.0, 3.0]
+    assert frame.replay_hits == 1
 
 
 def test_replay_can_be_switched_off() -> None:

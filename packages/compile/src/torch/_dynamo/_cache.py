@@ -188,6 +188,8 @@ class FrameState:
         # replay (torch._dynamo._replay): global state -> state fingerprint -> entry; the
         # globals the entries read; why the function is not replayed (None: not refused)
         self.replays: dict[Any, dict[Any, Any]] = {}
+        # the same entries under _replay.fast_lookup's key (plain contiguous tensor arguments)
+        self.replay_fast: dict[Any, Any] = {}
         self.replay_slots: list[Any] | None = None
         self.replay_refused: str | None = None
         self.replay_hits = 0

@@ -29,6 +29,7 @@ is not repeated for that compiled function (``FrameState.replay_refused`` says w
 from __future__ import annotations
 
 import dis
+import importlib
 import sys
 import sysconfig
 import types
@@ -403,7 +404,11 @@ def _code_facts(code: Any) -> tuple[str | None, tuple[tuple[str, ...], ...], tup
 _CODE_FACTS: dict[Any, tuple[str | None, tuple[tuple[str, ...], ...], tuple[Any, ...]]] = {}
 _KIND_CACHE: dict[Any, int] = {}  # code -> 0 program, 1 library, 2 standard library or a
 # dependency of Plait's (trusted only when library code calls it)
-_PROGRAM, _LIBRARY, _STANDARD = 0, 1, 2
+_PROGRAM, _LIBRARY, _STANDARD, _IMPORT = 0, 1, 2, 3
+# the probe's mark of a frame inside an import (import system, finders, module bodies): a
+# first import runs once, as it would eagerly; later calls find the module imported
+_IMPORTING = 2
+_IMPORT_MODULE = importlib.import_module.__code__  # (an import, as the statement's)
 
 
 def _kind(frame: Any) -> int:
@@ -412,7 +417,9 @@ def _kind(frame: Any) -> int:
     if kind is None:
         module = frame.f_globals.get("__name__") or ""
         filename = code.co_filename
-        if module.startswith(_LIBRARY_PREFIXES) or filename.startswith("<eval_with_key>"):
+        if filename.startswith("<frozen importlib._bootstrap") or code is _IMPORT_MODULE:
+            kind = _IMPORT
+        elif module.startswith(_LIBRARY_PREFIXES) or filename.startswith("<eval_with_key>"):
             kind = _LIBRARY
         elif (filename.startswith(_STDLIB) and "site-packages" not in filename) or \
                 filename.startswith("<frozen") or module.split(".", 1)[0] in _DEPENDENCIES:
@@ -456,7 +463,8 @@ class Probe:
         self.kwargs = kwargs
         self.refused: str | None = None
         self.final = True  # whether a refusal is the code's (not this call's state)
-        self.trusted = [True]  # per active frame: library code, or standard library under it
+        # per active frame: library code, or standard library under it (or _IMPORTING)
+        self.trusted: list[Any] = [True]
         # (globals, builtins, chain): the globals and module attributes the code read
         self.global_slots: list[tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]] = []
         self._slot_keys: set[tuple[int, tuple[str, ...]]] = set()
@@ -476,7 +484,10 @@ class Probe:
     def __call__(self, frame: Any, event: str, arg: Any) -> None:
         if event == "call":
             kind = _kind(frame)
-            trusted = kind == _LIBRARY or (kind == _STANDARD and self.trusted[-1])
+            if kind == _IMPORT or self.trusted[-1] is _IMPORTING:
+                self.trusted.append(_IMPORTING)  # a lazy import the call makes: not state
+                return
+            trusted = kind == _LIBRARY or (kind == _STANDARD and bool(self.trusted[-1]))
             self.trusted.append(trusted)
             if not trusted and self.refused is None:
                 self._check_frame(frame)
@@ -663,6 +674,8 @@ def lookup(frame: Any, root: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
     if key is not None:
         entry = entries.get(key)
         tensors: Any = args  # every argument is a tensor: the walk's tensors, in order
+        if entry is not None:
+            remember_fast(frame, state, args, entry)
     else:
         walk = Walk()
         try:
@@ -686,6 +699,53 @@ def lookup(frame: Any, root: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
     if template[0] == "o":
         return outputs[template[1]]
     return _build(template, outputs, tensors)
+
+
+def fast_lookup(frame: Any, root: Any, args: tuple[Any, ...]) -> Any:
+    """:func:`lookup` for a call whose arguments are distinct plain contiguous tensors, by the
+    key :func:`remember_fast` kept when such a call first replayed: the global state and each
+    argument's interned layout (core's identity for shape, strides, dtype and device),
+    offset and requires_grad, so a hit builds no fingerprint tuples and hashes no sizes.
+    ``_MISS`` sends the call to :func:`lookup`."""
+    if type(root) is not types.FunctionType or root.__closure__ is not None or \
+            root.__defaults__ is not None or root.__kwdefaults__ is not None:
+        return _MISS  # (the plain key's conditions: the fast key stands for that key)
+    key = [global_state()]
+    for a in args:
+        lay = a._interned_layout if a.__class__ is Tensor else None
+        if lay is None or a.__dict__:
+            return _MISS
+        key += (lay, a._offset, a._requires_grad)
+    if len(args) > 1 and len(set(map(id, args))) != len(args):
+        return _MISS  # aliasing: the walk marks it
+    entry = frame.replay_fast.get(tuple(key))
+    if entry is None:
+        return _MISS
+    inputs = args if entry.direct == len(args) else [args[i] for i in entry.inputs]
+    state = key[0]
+    if entry.start_grad == state[0] and not entry.autocast_on and not state[2]:
+        outputs = entry.compiled(*inputs)
+    else:
+        outputs = _run_in_state(entry, inputs, state[0])
+    frame.replay_hits += 1
+    template = entry.template
+    if template[0] == "o":
+        return outputs[template[1]]
+    return _build(template, outputs, args)
+
+
+def remember_fast(frame: Any, state: tuple[Any, ...], args: tuple[Any, ...],
+                  entry: ReplayEntry) -> None:
+    """Keep ``entry`` under :func:`fast_lookup`'s key when every argument has an interned
+    layout (the call was keyed by :func:`_plain_call_key`, so they are plain and distinct)."""
+    key: list[Any] = [state]
+    for a in args:
+        lay = a._interned_layout if a.__class__ is Tensor else None
+        if lay is None:
+            return
+        key += (lay, a._offset, a._requires_grad)
+    if len(frame.replay_fast) < MAX_ENTRIES:
+        frame.replay_fast[tuple(key)] = entry
 
 
 def _plain_call_key(args: tuple[Any, ...], kwargs: dict[str, Any], root: Any) -> Any:

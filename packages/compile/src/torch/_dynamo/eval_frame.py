@@ -316,6 +316,14 @@ def optimize(
 
     @functools.wraps(fn)
     def compiled(*args: Any, **kwargs: Any) -> Any:
+        # the commonest replayed call first (_compiled_call's conditions, then a fast key)
+        if frame.replay_fast and not kwargs and not frame.eager and \
+                _cache.stance[0] != "force_eager" and not _config_values["disable"]:
+            captures = _capture._stack.captures
+            if not (captures and captures[-1] is not None):
+                result = _replay.fast_lookup(frame, fn, args)
+                if result is not _replay._MISS:
+                    return result
         return _compiled_call(fn, fn, module, frame, fullgraph, verify, args, kwargs)
 
     compiled._torchdynamo_orig_callable = fn  # type: ignore[attr-defined]
