@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,7 @@ from plait_backend_xpu import (  # noqa: E402
     render_group,
 )
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 COUNT, REASON = XC.device_count("all")
 pytestmark = pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}")
 
@@ -242,3 +244,34 @@ def test_disk_cache_across_processes(tmp_path):
     assert second["stats"].get("binary_loads", 0) == first["stats"]["source_builds"]
     expected = torch.sin(torch.arange(12.0).reshape(3, 4)) * 2 + torch.arange(12.0).reshape(3, 4)
     torch.testing.assert_close(torch.tensor(second["out"]), expected)
+
+
+def test_gpt_example_compiled_on_xpu_matches_eager(tmp_path):
+    # the char-level GPT example (tiny) on xpu, eager then --compile, in one interpreter: the
+    # compiled step (forward and backward) runs generated kernels and gives eager's losses
+    code = f"""
+        import json, runpy, sys, contextlib, io
+        from plait_backend_xpu import codegen
+        losses = {{}}
+        for flag in ([], ["--compile"]):
+            sys.argv = [{str(EXAMPLES / "char_gpt.py")!r}, "--steps", "2", "--print-losses",
+                        "--n-layer", "1", "--n-embd", "16", "--n-head", "2", "--block-size",
+                        "8", "--batch-size", "4", "--eval-iters", "1", "--sample-chars", "0",
+                        "--dropout", "0", "--device", "xpu", *flag]
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+                runpy.run_path(sys.argv[0], run_name="__main__")
+            losses[bool(flag)] = [float(line.split()[2]) for line in
+                                  out.getvalue().splitlines() if line.startswith("loss ")]
+        print(json.dumps({{"losses": [losses[False], losses[True]],
+                          "stats": dict(codegen.STATS)}}))
+    """
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path,
+                          env={**os.environ, "PLAIT_XPU_DEVICE_TYPE": "all"})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    eager, compiled = result["losses"]
+    assert len(eager) == 2
+    assert compiled == pytest.approx(eager, rel=1e-5)
+    assert result["stats"]["groups"] > 0 and result["stats"]["launches"] > 0
