@@ -683,3 +683,50 @@ def test_modes_and_grad_see_a_decomposed_layer_norm(no_plans):
     assert grad.tolist() == w.grad.tolist()
     with torch.no_grad():
         assert not F.layer_norm(x, (4,), w).requires_grad
+
+
+# -- views with grad: the backward of a shape-only view is made once per plan -----------------
+
+GRAD_VIEWS = {
+    "transpose": lambda x: x.transpose(0, 2),
+    "permute": lambda x: x.permute(2, 0, 1),
+    "t of a view": lambda x: x.view(6, 4).t(),
+    "expand": lambda x: x[:, :1].expand(2, 5, 4),
+    "squeeze unsqueeze": lambda x: x.unsqueeze(1).squeeze(1),
+    "select": lambda x: x.select(1, 2),
+}
+
+
+@pytest.mark.parametrize("name", GRAD_VIEWS)
+def test_view_plans_with_grad_match_the_generic_path(name, no_plans):
+    view = GRAD_VIEWS[name]
+
+    def run(scale):
+        x = (torch.arange(24.0) * scale).view(2, 3, 4).requires_grad_()
+        y = view(x)
+        weight = torch.arange(float(y.numel())).view(y.shape)
+        (y * weight).sum().backward()
+        return x, y
+
+    with no_plans():
+        want = [run(s) for s in (1.0, 2.0)]
+    for _ in range(2):
+        for (x_want, y_want), scale in zip(want, (1.0, 2.0)):
+            x, y = run(scale)  # the plan's backward serves each new source
+            _same_meta(y, y_want)
+            assert y.tolist() == y_want.tolist()
+            assert y.grad_fn.name() == y_want.grad_fn.name()
+            assert y._base is (x._base if x._base is not None else x)
+            assert x.grad.tolist() == x_want.grad.tolist()
+            assert y.is_contiguous() == y_want.is_contiguous()
+
+
+def test_is_contiguous_of_planned_views_follows_their_strides():
+    x = torch.arange(24.0).view(2, 3, 4)
+    for _ in range(3):
+        assert not x.transpose(0, 1).is_contiguous()
+        assert x.transpose(0, 1).transpose(0, 1).is_contiguous()
+        assert x[:, :1].is_contiguous() is False
+        assert x[:1].is_contiguous()
+        assert x.unsqueeze(0).expand(3, 2, 3, 4)[:1].is_contiguous()  # (size-1 dims skip)
+        assert x[:, :0].is_contiguous()  # empty

@@ -139,11 +139,24 @@ class Geometry:
     in-place change of any of them (``set_``, ``resize_``, ``.data = ...``) assigns new
     objects, so a stale slot is never read as current."""
 
-    __slots__ = ("device", "dtype", "shape", "stride")
+    __slots__ = ("contiguous", "device", "dtype", "shape", "stride")
 
 
 _GEOMETRIES: dict[tuple[Any, ...], Geometry] = {}
 _MAX_GEOMETRIES = 4096
+
+
+def _row_major(shape: tuple[int, ...], stride: tuple[int, ...]) -> bool:
+    """``Tensor.is_contiguous()`` of these sizes and strides (a geometry's, worked out once)."""
+    if 0 in shape:
+        return True  # an empty tensor is contiguous whatever its strides, as in PyTorch
+    expected = 1
+    for size, step in zip(reversed(shape), reversed(stride)):
+        if size != 1:
+            if step != expected:
+                return False
+            expected *= size
+    return True
 
 
 def adopt_geometry(t: Tensor) -> Geometry | None:
@@ -163,6 +176,7 @@ def adopt_geometry(t: Tensor) -> Geometry | None:
         shape = t._shape
         geo.shape = shape if shape.__class__ is Size else Size(shape)
         geo.stride, geo.dtype, geo.device = t._stride, t._dtype, dev
+        geo.contiguous = _row_major(shape, t._stride)
         _GEOMETRIES[key] = geo
     t._shape, t._stride, t._device = geo.shape, geo.stride, geo.device
     t._geometry = geo

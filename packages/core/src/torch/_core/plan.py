@@ -554,15 +554,35 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
     if geo is None:
         return None
     shape, stride, delta = geo.shape, geo.stride, result._offset - source._offset
-    make = Tensor._make
+    dtype, device = geo.dtype, geo.device
     record = autograd_nodes.record_view if result.requires_grad else None
+    # the backward of a view whose gradient reads only shapes and arguments (the signature's)
+    # is made once, on the plan's first call
+    backward: list[Any] = [None] if kind in autograd_nodes.SHAPE_ONLY_VIEWS else []
 
     def run_view(args: tuple[Any, ...]) -> Tensor:
         src = args[0]
-        out = make(src._storage, shape, stride, src._offset + delta, src._dtype, src._device,
-                   src._vc, src._base if src._base is not None else src)
+        # Tensor._make, written out (no inference mode here: plans are off in it); the view
+        # holds the geometry's own objects, so its slot is current
+        out = _new(Tensor)
+        out._storage = src._storage
+        out._shape = shape
+        out._stride = stride
+        out._offset = src._offset + delta
+        out._dtype = dtype
+        out._device = device
+        out._vc = src._vc
+        base = src._base
+        out._base = src if base is None else base
+        out._grad = None
+        out._interned_layout = None
         out._geometry = geo
-        if record is not None:
+        if record is None:
+            out.grad_fn = None
+            out._requires_grad = False
+        elif backward:
+            backward[0] = record(src, out, kind, args[1:], backward[0])
+        else:
             record(src, out, kind, args[1:])
         return out
     return (run_view, None, None, None)

@@ -383,9 +383,13 @@ class Tensor:
         return self._base is not None
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        if memory_format is None and self._interned_layout is not None:
-            return True  # (an interned layout is a contiguous one: no stride walk)
-        if memory_format is not None:
+        if memory_format is None:
+            if self._interned_layout is not None:
+                return True  # (an interned layout is a contiguous one: no stride walk)
+            geo = self._geometry  # (current while it holds the tensor's own objects)
+            if geo is not None and geo.shape is self._shape and geo.stride is self._stride:
+                return geo.contiguous
+        else:
             from . import layout as _layout
 
             return _layout.is_contiguous_as(self._shape, self._stride, memory_format)
