@@ -829,19 +829,32 @@ def record_pieces(source: Tensor, pieces: list[Tensor], kind: str,
 _RESHAPE_KINDS = frozenset(("view", "_unsafe_view", "squeeze", "unsqueeze", "alias"))
 
 
-def record_view(source: Tensor, view: Tensor, kind: str, args: tuple[Any, ...] = ()) -> None:
-    """Attach the backward of the view ``view`` of ``source`` (``kind``: which view, as in
-    ``VIEW_OPS``; ``args``: the view op's arguments after ``self``)."""
-    shape = source._shape
+# The view kinds whose backward reads only the source's shape and the view op's arguments
+# (not the source tensor itself): a plan, whose signature fixes both, builds it once.
+SHAPE_ONLY_VIEWS = _RESHAPE_KINDS | {"expand", "permute", "transpose", "t"}
 
-    if kind in _RESHAPE_KINDS:
+
+def record_view(source: Tensor, view: Tensor, kind: str, args: tuple[Any, ...] = (),
+                backward: Callable[[Tensor], Tensor] | None = None
+                ) -> Callable[[Tensor], Tensor]:
+    """Attach the backward of the view ``view`` of ``source`` (``kind``: which view, as in
+    ``VIEW_OPS``; ``args``: the view op's arguments after ``self``) and return the backward
+    function; ``backward``: one returned by an earlier call of the same kind in
+    :data:`SHAPE_ONLY_VIEWS`, source shape and arguments, used as it is."""
+    if backward is not None:
+        pass
+    elif kind in _RESHAPE_KINDS:
+        shape = source._shape
+
         def backward(g: Tensor) -> Tensor:
             return g.reshape(shape)
     elif kind == "expand":
+        shape = source._shape
+
         def backward(g: Tensor) -> Tensor:
             return sum_to_size(g, shape)
     elif kind == "permute":
-        n = len(shape)
+        n = len(source._shape)
         inverse = [0] * n
         for i, d in enumerate(args[0]):
             inverse[d % n if n else 0] = i
@@ -871,7 +884,9 @@ def record_view(source: Tensor, view: Tensor, kind: str, args: tuple[Any, ...] =
     node._backward = backward
     view.grad_fn = node
     view._requires_grad = True
-    view.__dict__["_output_nr"] = 0
+    if getattr(view, "_output_nr", 0):  # (absent reads as 0: a fresh view makes no __dict__)
+        view.__dict__["_output_nr"] = 0
+    return backward
 
 
 def _scatter_backward(g: Tensor, source: Tensor, geometry: tuple[Any, ...]) -> Tensor:
