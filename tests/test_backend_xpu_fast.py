@@ -19,7 +19,11 @@ import torch
 import torch.nn.functional as F
 
 XC = pytest.importorskip("plait_backend_xpu._C", reason="plait-backend-xpu is not installed")
-from plait_backend_xpu import device_module as xpu_module, kernels as xpu_kernels  # noqa: E402
+from plait_backend_xpu import (  # noqa: E402
+    device_module as xpu_module,
+    kernels as xpu_kernels,
+    reductions as xpu_reductions,
+)
 
 COUNT, REASON = XC.device_count("all")
 needs_device = pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}")
@@ -71,6 +75,11 @@ CASES = [
     ("torch.div(a, b, rounding_mode='floor')",
      lambda t: torch.div(t["a"], t["b"], rounding_mode="floor")),
     ("a.to(float64)", lambda t: t["a"].to(torch.float64)),
+    ("wide.sum()", lambda t: t["wide"].sum()),  # tier 4: a full sum
+    ("wide.sum(1)", lambda t: t["wide"].sum(1)),  # reductions over dims: plans
+    ("wide.amax(0)", lambda t: t["wide"].amax(0)),
+    ("wide.t().sum(1, keepdim=True)", lambda t: t["wide"].t().sum(1, keepdim=True)),
+    ("a.sum(0)", lambda t: t["a"].sum(0)),
 ]
 
 
@@ -120,7 +129,8 @@ def test_the_fast_path_runs_without_the_primitive_kernels(monkeypatch):
     t = _inputs()
     calls = [lambda: t["a"] + t["b"], lambda: t["a"] * 2.0, lambda: t["a"].exp(),
              lambda: torch.sub(t["a"], t["b"]), lambda: F.relu(t["a"]),
-             lambda: t["a"] + t["row"], lambda: t["a"].t() + t["b"].t()]
+             lambda: t["a"] + t["row"], lambda: t["a"].t() + t["b"].t(),
+             lambda: t["wide"].sum(), lambda: t["wide"].sum(1)]
     expected = []
     for fn in calls:  # planned at the first call, which runs the primitive kernels
         fn()
@@ -130,12 +140,14 @@ def test_the_fast_path_runs_without_the_primitive_kernels(monkeypatch):
         raise AssertionError("the fast path called a primitive kernel")
 
     monkeypatch.setattr(xpu_kernels, "_run_row", refuse)
+    monkeypatch.setattr(xpu_reductions, "_reduce", refuse)
     before = xpu_kernels.CALLS.copy()
     for fn, want in zip(calls, expected):
         assert fn().cpu().tolist().__repr__() == want.tolist().__repr__()  # (NaN as text)
     # the prepared launches count their kernels as the primitive kernels do
     assert xpu_kernels.CALLS["add"] >= before["add"] + 3
     assert xpu_kernels.CALLS["exp"] == before["exp"] + 1
+    assert xpu_kernels.CALLS["sum"] == before["sum"] + 2
 
 
 def test_gradients_through_the_fast_path():

@@ -43,6 +43,9 @@ _PREPARED_ROWS: dict[str, tuple[str, pointwise.Op]] = {
     "div_trunc": ("div.trunc", pointwise.DIV["trunc"]),
     "div_floor": ("div.floor", pointwise.DIV["floor"]),
 }
+# full sums served (core's generic path converts the 16-bit floats' sums)
+_SUMMED = frozenset(("float32", "float64"))
+_MAX_SUMS = 256  # sizes kept; a loop over changing sizes must not grow the table forever
 # unary primitives whose result keeps the dtype (core's tier 4 serves no others)
 _UNARY_NAMES = tuple(name for name, row in pointwise.UNARY.items() if not row.writes_bool)
 
@@ -65,6 +68,7 @@ class FastPath:
             if not dt.is_complex}
         self.kernels = registered
         self.binary_plan = native.binary_plan
+        self._sums: dict[tuple[int, int], Any] = {}  # (dtype, numel) -> launch, or False
         self.forget()
         _INSTANCES.append(self)
 
@@ -149,15 +153,67 @@ class FastPath:
         """A function of the inputs' addresses running ``prim`` into a new output of
         ``nbytes`` (``hookspecs.FastPath.prepare``); None for reductions, products and what
         the kernels would not run as one elementwise launch."""
-        if dims is not None or inner is not None:
+        if inner is not None:
             return None
+        if dims is not None:
+            return self._reduction(prim, contract.DTYPE_NAMES[out_dtype],
+                                   contract.DTYPE_NAMES[in_dtype], shape, strides[0], dims,
+                                   nbytes)
         return self._prepared(prim, contract.DTYPE_NAMES[out_dtype],
                               contract.DTYPE_NAMES[in_dtype], shape, nbytes, strides,
                               out_strides)
 
-    def sum_all(self, dtype: int, itemsize: int, numel: int, a: int) -> None:
-        """Full sums keep the generic path (a reduction's kernel choice depends on its size)."""
-        return None
+    def sum_all(self, dtype: int, itemsize: int, numel: int, a: int) -> Any:
+        """The sum of a contiguous float32/float64 operand into a new 0-d block (None for
+        other dtypes: their sums convert first)."""
+        launch = self._sums.get((dtype, numel))
+        if launch is None:
+            name = contract.DTYPE_NAMES[dtype]
+            launch = name in _SUMMED and self._reduction("sum", name, name, (numel,), (1,),
+                                                          (0,), itemsize)
+            if len(self._sums) >= _MAX_SUMS:
+                self._sums.clear()
+            self._sums[(dtype, numel)] = launch
+        return launch(a) if launch else None
+
+    def _reduction(self, prim: str, out_name: str, in_name: str, shape: Sequence[int],
+                   a_strides: Sequence[int], dims: Sequence[int], nbytes: int) -> Any:
+        """A prepared one-pass reduction as :func:`.reductions._reduce` runs it (None where
+        that takes two passes, or declines)."""
+        from . import reductions, render_reduce
+
+        names = (out_name, in_name)
+        if (prim not in render_reduce.REDUCTIONS or render.COMPLEX & set(names)
+                or (render.NEEDS_FP64 & set(names)
+                    and not _kernels.device_fp64(_kernels.device_module.current_device()))):
+            return None
+        device = _kernels.device_module.current_device()
+        keep = [1 if k in dims else size for k, size in enumerate(shape)]
+        out_strides, step = [0] * len(keep), 1
+        for k in reversed(range(len(keep))):
+            out_strides[k] = step
+            step *= keep[k]
+        planned = reductions.plan_reduction(prim, device, list(shape), list(a_strides),
+                                            out_strides, dims)
+        if planned is None:
+            return None
+        osizes, ost_out, ost_a, isizes, ist_a, n_out, r, group, parts, lanes = planned
+        if parts > 1 or not n_out:
+            return None
+        kernel = reductions.reduction_kernel(prim, device, names, len(osizes), len(isizes),
+                                             group, lanes)
+        slots = [(BUFFER, 0, 0, 0), (BUFFER, 1, 0, 0), (FIXED, 0, 8, n_out), (FIXED, 0, 8, r),
+                 (OFFSET, 0, contract.dtype(out_name).itemsize, 0),
+                 (OFFSET, 1, contract.dtype(in_name).itemsize, 0)]
+        slots += [(FIXED, 0, 8, v % _WRAP64) for v in (*osizes, *ost_out, *ost_a, *isizes,
+                                                       *ist_a)]
+        if group:
+            global_size, local = n_out * group, group
+        else:
+            local = _kernels.work_group(device)
+            global_size = -(-n_out // local) * local
+        return self._native.Launch(kernel, slots, 1, [global_size], [local], 1, n_out, nbytes,
+                                   _kernels.CALLS, prim)
 
     def _prepared(self, prim: str, out_name: str, in_name: str, shape: Sequence[int],
                   nbytes: int, strides: Sequence[Sequence[int]],

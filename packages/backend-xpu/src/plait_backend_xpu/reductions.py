@@ -65,8 +65,36 @@ def _reduce(op: str, out: Any, a: Any, dims: Sequence[int]) -> None:
                                         or names[0] != names[1]):
         raise contract.Decline
     require_fp64(out, names)
+    index = out.device.index or 0
+    planned = plan_reduction(op, index, list(a.shape), list(a.stride()), list(out.stride()), dims)
+    if planned is None:
+        raise contract.Decline
+    osizes, ost_out, ost_a, isizes, ist_a, n_out, r, group, parts, lanes = planned
+    CALLS[op] += 1
+    if n_out == 0:
+        return
+    if parts > 1:
+        _reduce_in_two_passes(op, out, a, names, osizes, ost_out, ost_a, isizes, ist_a, r,
+                              group, parts, lanes)
+        return
+    kernel = reduction_kernel(op, index, names, len(osizes), len(isizes), group, lanes)
+    (out_buf, a_buf), (off_out, off_a) = buffer_args([out, a])
+    args = [out_buf, a_buf, n_out, r, off_out, off_a, *osizes, *ost_out, *ost_a, *isizes, *ist_a]
+    if group:
+        kernel((n_out * group,), (group,), *args)
+    else:
+        launch_1d(kernel, n_out, index, args)
+
+
+def plan_reduction(op: str, index: int, shape: list[int], a_st: list[int], out_st: list[int],
+                   dims: Sequence[int]) -> tuple[Any, ...] | None:
+    """How :func:`_reduce` runs ``op`` over ``dims`` of an input of ``shape`` and strides
+    ``a_st`` into an output of strides ``out_st`` (its reduced dims of size 1) on
+    ``xpu:<index>``: the merged outer sizes, the output's and input's strides over them, the
+    merged inner sizes and the input's strides over them, the outputs' count, the row length,
+    the work-group size (0: one item per output), the chunks per row (more than 1: two
+    passes) and the accumulator lanes; None beyond the kernels' rank."""
     reduced = set(dims)
-    shape, a_st, out_st = list(a.shape), list(a.stride()), list(out.stride())
     outer_dims = [k for k in range(len(shape)) if k not in reduced]
     inner_dims = [k for k in range(len(shape)) if k in reduced]
     osizes, (ost_out, ost_a) = merge([shape[k] for k in outer_dims],
@@ -74,34 +102,33 @@ def _reduce(op: str, out: Any, a: Any, dims: Sequence[int]) -> None:
                                       [a_st[k] for k in outer_dims]])
     isizes, (ist_a,) = merge([shape[k] for k in inner_dims], [[a_st[k] for k in inner_dims]])
     if len(osizes) > MAX_RANK or len(isizes) > MAX_RANK:
-        raise contract.Decline
-    n_out = out.numel()
-    CALLS[op] += 1
-    if n_out == 0:
-        return
+        return None
+    n_out = 1
+    for k in outer_dims:
+        n_out *= shape[k]
     r = 1
-    for s in isizes:
-        r *= s
-    index = out.device.index or 0
-    plan = _cpu_plan(op, index, n_out, r, ist_a)
-    if plan:
-        group, parts, lanes = *plan, CPU_LANES
-    else:
-        group = _group_size(n_out, r)
-        parts, lanes = _parts(op, index, n_out, r, group), 1
-    if parts > 1:
-        _reduce_in_two_passes(op, out, a, names, osizes, ost_out, ost_a, isizes, ist_a, r,
-                              group, parts, lanes)
-        return
-    key = ("reduce", index, op, tuple(names), len(osizes), len(isizes), group, 0, lanes)
-    kernel = cached_kernel(key, index, lambda: render_reduce.render_reduction(
-        DIALECT, op, names[0], names[1], len(osizes), len(isizes), group, lanes=lanes))
-    (out_buf, a_buf), (off_out, off_a) = buffer_args([out, a])
-    args = [out_buf, a_buf, n_out, r, off_out, off_a, *osizes, *ost_out, *ost_a, *isizes, *ist_a]
-    if group:
-        kernel((n_out * group,), (group,), *args)
-    else:
-        launch_1d(kernel, n_out, index, args)
+    for size in isizes:
+        r *= size
+    group, parts, lanes = 0, 1, 1
+    if n_out:
+        plan = _cpu_plan(op, index, n_out, r, ist_a)
+        if plan:
+            group, parts, lanes = *plan, CPU_LANES
+        else:
+            group = _group_size(n_out, r)
+            parts, lanes = _parts(op, index, n_out, r, group), 1
+    return osizes, ost_out, ost_a, isizes, ist_a, n_out, r, group, parts, lanes
+
+
+def reduction_kernel(op: str, index: int, names: Sequence[str], outer: int, inner: int,
+                     group: int, lanes: int) -> Any:
+    """The one-pass kernel of ``op`` from ``names[1]`` into ``names[0]`` over ``outer``
+    merged outer and ``inner`` merged inner dims. Arguments: out, a, n_out, r, the two
+    offsets, the outer sizes, the output's and the input's outer strides, the inner sizes,
+    the input's inner strides."""
+    key = ("reduce", index, op, tuple(names), outer, inner, group, 0, lanes)
+    return cached_kernel(key, index, lambda: render_reduce.render_reduction(
+        DIALECT, op, names[0], names[1], outer, inner, group, lanes=lanes))
 
 
 GROUPS_PER_UNIT = 4  # work-groups per compute unit a split reduction aims for
