@@ -463,7 +463,9 @@ class CompiledGroup:
     :param index: the device index the group was compiled for.
     :param device_type: ``"xpu"``, ``"cuda"``: inputs elsewhere go to the interpreter.
     :param build: ``(index, GroupKernel) -> kernel`` through the backend's program cache.
-    :param buffer_args: the backend's ``tensors -> (buffers, element offsets)``.
+    :param buffer_args: the backend's ``tensors -> (buffers, element offsets)``, called on the
+        first call of each layout for the checks it makes (calls then read the buffers and
+        offsets from the tensors themselves).
     :param launch_1d: the backend's ``(kernel, n, index, arguments)`` over ``n`` work items.
     :param stats: counts ``launches`` here.
     :param parameter_words: the argument words a launch may take (more: the interpreter).
@@ -485,9 +487,13 @@ class CompiledGroup:
         self._stats = stats
         self._words = parameter_words
         self._kernels: dict[int, Any] = {}
+        self._plans: dict[tuple[Any, ...], tuple[Any, ...] | bool] = {}
         #: elements per work item of contiguous calls (1: the one-element kernel)
         self.width = (renderer.vector_width() or 1) if vector else 1
         self._dtypes = [node.meta["val"].dtype for node in self.group.outputs]
+        from torch.backends import contract
+
+        self._empty = contract.empty  # an output: one allocation, no argument parsing
         reduction = self.group.reduction
         self._keepdim = reduction is not None and len(reduction.args) > 2 and bool(
             reduction.args[2])
@@ -512,47 +518,68 @@ class CompiledGroup:
         return run_group(self.group, inputs)
 
     def __call__(self, inputs: list[Any]) -> list[Any]:
-        import torch
-        from torch.backends import contract
-
-        device = None
-        for t in inputs:
-            if not isinstance(t, torch.Tensor) or t.device.type != self.device_type:
-                return self._interpret(inputs)  # not what the kernels were built for
-            device = t.device if device is None else device
-            if t.device != device:
-                return self._interpret(inputs)
-        if device is None or (device.index or 0) != self.index:
+        try:
+            # a call's layout (sizes, strides, device of every input) picks a prepared plan:
+            # read from the tensors' slots, not their public methods (this runs per call)
+            key = tuple([(t._shape, t._stride, t._device) for t in inputs])
+        except AttributeError:  # not a tensor: the interpreter's rules
             return self._interpret(inputs)
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) > 64:
+                self._plans.clear()  # many sizes (dynamic shapes): keep the table small
+            plan = self._plans[key] = self._plan(inputs)
+        if plan is False:
+            return self._interpret(inputs)
+        out_shapes, device, count, geometry, kernel, items, rows = plan
+        empty = self._empty
+        outputs = [empty(s, d, device) for s, d in zip(out_shapes, self._dtypes)]
+        if kernel is None:
+            return outputs  # no elements
+        arguments = [o._storage._handle for o in outputs]
+        arguments += [t._storage._handle for t in inputs]
+        arguments.append(count)
+        arguments += [t._offset for t in inputs]
+        arguments += geometry
+        if rows:
+            kernel((rows * REDUCTION_GROUP,), (REDUCTION_GROUP,), *arguments)
+        else:
+            self._launch_1d(kernel, items, self.index, arguments)
+        self._stats["launches"] += 1
+        return outputs
+
+    def _plan(self, inputs: list[Any]) -> tuple[Any, ...] | bool:
+        """What calls with ``inputs``' layout launch: output shapes, device, the count
+        argument, the geometry arguments, the kernel, work items, reduction rows (0 for a
+        pointwise group); ``False`` when the interpreter must run them."""
+        import torch
+
+        device = inputs[0].device if inputs else None
+        if device is None or device.type != self.device_type or (device.index or 0) != self.index:
+            return False  # not what the kernels were built for
+        if any(t.device != device for t in inputs):
+            return False
         shape = list(torch.broadcast_shapes(*(t.shape for t in inputs)))
         numel = 1
         for size in shape:
             numel *= size
         reduction = self.renderer.reduction is not None
         if reduction and (not shape or shape[-1] == 0):
-            return self._interpret(inputs)  # empty rows: the library's rules
+            return False  # empty rows: the library's rules
         out_shapes = [tuple(shape)] * len(self._dtypes)
         if reduction:
             out_shapes[-1] = tuple(shape[:-1]) + ((1,) if self._keepdim else ())
-        outputs = [contract.empty(s, d, device) for s, d in zip(out_shapes, self._dtypes)]
         if numel == 0:
-            return outputs
+            return out_shapes, device, 0, [], None, 0, 0
         strides = [broadcast_strides(shape, t.shape, t.stride()) for t in inputs]
         if reduction:
             rank, rows, inner, geometry = reduction_geometry(shape, strides)
+            count, items = inner, rows * REDUCTION_GROUP
         else:
             rank, geometry = pointwise_geometry(shape, strides)
+            rows, count = 0, numel
+            items = -(-numel // self.width) if rank == 0 else numel
         if self.renderer.words(rank) > self._words:
-            return self._interpret(inputs)
-        buffers, offsets = self._buffer_args([*outputs, *inputs])
-        arguments = [*buffers, inner if reduction else numel, *offsets[len(outputs):],
-                     *geometry]
-        kernel = self.kernel(rank)
-        if reduction:
-            kernel((rows * REDUCTION_GROUP,), (REDUCTION_GROUP,), *arguments)
-        elif rank == 0:
-            self._launch_1d(kernel, -(-numel // self.width), self.index, arguments)
-        else:
-            self._launch_1d(kernel, numel, self.index, arguments)
-        self._stats["launches"] += 1
-        return outputs
+            return False
+        self._buffer_args(inputs)  # the backend's checks of the operands, once per layout
+        return out_shapes, device, count, geometry, self.kernel(rank), items, rows
