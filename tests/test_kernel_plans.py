@@ -43,6 +43,13 @@ CASES = {
                                                        b[:1].expand(5).contiguous())),
     # an integer output next to a floating one
     "max.dim": (aten.max.dim, lambda x, w, b: (x, 1)),
+    # two differentiable outputs (output numbers 0 and 1 of one node)
+    "linalg_qr": (aten.linalg_qr.default, lambda x, w, b: (x[0],)),
+    # three outputs of one node, each differentiable
+    "_thnn_fused_lstm_cell": (aten._thnn_fused_lstm_cell.default,
+                              lambda x, w, b: (x.reshape(2, 12)[:, :8].repeat(1, 2),
+                                               x.reshape(2, 12)[:, 4:].repeat(1, 2),
+                                               w.expand(2, 4) * b)),
 }
 
 

@@ -32,6 +32,7 @@ from .graph import (
     _seq as _graph_seq,
     save_input as _save_input,
     save_output as _save_output,
+    save_outputs as _save_outputs,
 )
 
 _new = object.__new__
@@ -465,7 +466,17 @@ def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> Op
         edges = []
         for i in tensors:
             a = args[i]
-            edges.append(_edge(a))
+            # _edge's two usual answers without its call (as binary_node): output 0 of a
+            # single-output node, a leaf's cached edge; a tensor that needs no gradient
+            fn = a.grad_fn
+            if fn is not None:
+                edges.append((fn, 0) if fn._n_outputs == 1 else _edge(a))
+            elif a._requires_grad:
+                acc = a.__dict__.get("_grad_accumulator")
+                edge = acc._edge if acc is not None else None
+                edges.append(edge if edge is not None else _edge(a))
+            else:
+                edges.append(_NO_EDGE)
             saved[i] = _save_input(a) if keep[i] else None
         node._next = tuple(edges)
     node._saved_args = saved
@@ -505,28 +516,21 @@ def kernel_node(recipe: tuple[Any, ...], args: tuple[Any, ...], result: Any) -> 
     head, marked, n_outputs, keep_result = recipe
     if not marked:
         return  # no output is differentiable: nothing would reach the node
-    outs = result if result.__class__ is tuple else (result,)
-    node = plan_node(head, args, outs[marked[0]])
-    node._n_outputs = n_outputs
+    several = result.__class__ is tuple
+    outs = result if several else (result,)
+    node = plan_node(head, args, outs[marked[0]])  # (marks that output)
+    if n_outputs != 1:  # (the class's default)
+        node._n_outputs = n_outputs
     for nr in marked:
         out = outs[nr]
         out.grad_fn = node
         out._requires_grad = True
-        out.__dict__["_output_nr"] = nr
-    if not keep_result:
-        return
-    if result.__class__ is not tuple:
-        node._result = _save_output(result, node)
-        return
-    kept = []
-    for nr, r in enumerate(result):
-        if r.__class__ is Tensor:
-            r = _save_output(r, node)
-            r._output_nr = nr
-        elif isinstance(r, Tensor):
-            r = SavedTensor(r, node, True, nr)
-        kept.append(r)
-    node._result = tuple(kept)
+        # 0 is every tensor's output number unless its __dict__ says otherwise: a fresh
+        # output 0 gets no __dict__ made for it
+        if nr or getattr(out, "_output_nr", 0):
+            out.__dict__["_output_nr"] = nr
+    if keep_result:
+        node._result = _save_outputs(result, node) if several else _save_output(result, node)
 
 
 def conform(grad: Tensor, meta: Any) -> Tensor:

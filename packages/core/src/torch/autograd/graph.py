@@ -275,6 +275,35 @@ def save_output(tensor: Tensor, node: Node) -> SavedTensor:
     return saved
 
 
+def save_outputs(result: tuple[Any, ...], node: Node) -> tuple[Any, ...]:
+    """The saved form of a tuple of outputs of ``node``: ``SavedTensor(r, node, True, nr)``
+    for each tensor ``r`` at position ``nr``, anything else as it is. Plain tensors are saved
+    as :func:`save_output` saves one, sharing one weak reference to ``node``."""
+    if _hooks_active:
+        return tuple(SavedTensor(r, node, True, nr) if isinstance(r, Tensor) else r
+                     for nr, r in enumerate(result))
+    ref = weakref.ref(node)
+    kept = []
+    for nr, r in enumerate(result):
+        if r.__class__ is Tensor and not getattr(r, "_inference", False):
+            saved = _new(SavedTensor)
+            saved._version = r._vc[0]
+            saved._is_output = True
+            saved._output_nr = nr
+            saved._node = ref
+            saved._unpack = None
+            saved._tensor = None
+            saved._parts = (r._storage, r._shape, r._stride, r._offset, r._dtype, r._device,
+                            r._vc, r._base)
+            saved._layout = r._interned_layout
+            saved._geometry = r._geometry
+            r = saved
+        elif isinstance(r, Tensor):
+            r = SavedTensor(r, node, True, nr)
+        kept.append(r)
+    return tuple(kept)
+
+
 # -- saved tensor hooks ------------------------------------------------------------------------
 
 
