@@ -284,3 +284,20 @@ def test_one_layout_with_other_offsets_and_storages():
     for view in (w[1:, 2:], w[:-1, :-2], xpu(6, 9)[1:, :-2]):
         torch.testing.assert_close(compiled(view).cpu(), (view * 2 - 1).cpu())
     assert compiled.groups[0].calls["vendor"] == 3
+
+
+def test_a_group_with_parts_the_renderer_does_not_know_is_declined():
+    # a newer scheduler's group (one wrapping a matmul, say) must not lose that part
+    import dataclasses
+
+    x = xpu(4, 5)
+    group = compile_fx(make_fx(lambda x: x * 2 + 1)(x), [x]).groups[0].group
+    Wider = dataclasses.make_dataclass("Wider", [("matmul", object, None)],
+                                       bases=(type(group),))
+    wider = Wider(**{f.name: getattr(group, f.name) for f in dataclasses.fields(group)},
+                  matmul=object())
+    declined = codegen.STATS["declined"]
+    assert codegen.XpuCodegen().compile_group(wider) is None
+    assert codegen.STATS["declined"] == declined + 1
+    wider.matmul = None
+    assert codegen.XpuCodegen().compile_group(wider) is not None

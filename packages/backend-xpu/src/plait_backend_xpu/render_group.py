@@ -57,6 +57,12 @@ _COMBINE = {
 }
 
 
+#: The parts of a ``KernelGroup`` this renderer knows; a group with another part set (a newer
+#: scheduler's: a matmul it wraps, say) is declined rather than rendered without it.
+_KNOWN_PARTS = frozenset({"index", "shape", "device", "members", "inputs", "outputs",
+                          "reduction"})
+
+
 class Unsupported(Exception):
     """The group has something this renderer does not spell: the caller leaves it to the
     interpreter."""
@@ -106,12 +112,17 @@ class GroupRenderer:
         self.inputs = [_value_dtype(n) for n in group.inputs]
         self.outputs = [_value_dtype(n) for n in group.outputs]
         self.reduction = FUSED_REDUCTIONS.get(group.reduction.target) if group.reduction else None
-        if group.reduction is not None and self.reduction is None:
+        if group.reduction is not None and (self.reduction is None
+                                            or group.reduction.args[0] is not group.members[-1]):
             raise Unsupported(f"reduction {group.reduction.target}")
+        for part in getattr(group, "__dataclass_fields__", {}):
+            value = getattr(group, part)
+            empty = isinstance(value, (list, tuple, dict, set)) and not value
+            if part not in _KNOWN_PARTS and value is not None and not empty:
+                raise Unsupported(f"a group with a {part!r}")
         used = set(self.inputs) | set(self.outputs) | {_value_dtype(n) for n in group.members}
-        unknown = used - set(DTYPES) - render.COMPLEX
-        if unknown or used & render.COMPLEX:
-            raise Unsupported(f"dtypes {sorted(used - set(render.REAL))}")
+        if used - render.REAL:
+            raise Unsupported(f"dtypes {sorted(used - render.REAL)}")
         if render.NEEDS_FP64 & used and not fp64:
             raise Unsupported("float64 on a device without double precision")
         self._used = used
