@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from .._aten import shape as _shape
 from .._aten.views import VIEW_KINDS
 from .._core import (
     config as _config,
@@ -38,6 +39,7 @@ from .graph import (
 _new = object.__new__
 _tuple_new = tuple.__new__
 _state = _config.state
+_CAT = _shape.ATEN["cat"]  # (a split's backward: its pieces' gradients as one)
 
 
 def edge_of(t: Tensor) -> tuple[Node | None, int]:
@@ -793,16 +795,14 @@ class SplitBackward(Node):
         return self._name
 
     def apply(self, grads: list[Any]) -> list[Any]:
-        from .._aten.shape import ATEN as _shape_ops, stack  # (a module: no import machinery)
-
         parts = grads
         for g in grads:
             if g is None:  # a piece that received no gradient contributes zeros
                 parts = self._with_zeros(grads)
                 break
         if self._stacked:
-            return [stack(parts, self._dim)]
-        return [_shape_ops["cat"](parts, self._dim)]
+            return [_shape.stack(parts, self._dim)]
+        return [_CAT(parts, self._dim)]
 
     def _with_zeros(self, grads: list[Any]) -> list[Any]:
         from .._aten.factories import zeros
@@ -944,7 +944,7 @@ def _box_starts(source: Tensor, shape: tuple[int, ...], stride: tuple[int, ...],
 def _pad_to(g: Tensor, shape: tuple[int, ...], starts: list[int]) -> Tensor:
     """``g`` placed at ``starts`` in zeros of ``shape``, with ``cat`` (differentiable), one
     dimension at a time: the gradient of a box view, without the element scatter."""
-    from .._aten import factories as _fac, shape as _shape
+    from .._aten import factories as _fac
 
     for d, start in enumerate(starts):
         size = g._shape[d]

@@ -8,13 +8,12 @@ backend may serve with a fused kernel."""
 from __future__ import annotations
 
 from ..._core import config as _config
+from ..._fused import attention as _attention
 from . import derivative
 
 
 @derivative("aten::_scaled_dot_product_flash_attention_for_cpu", takes_none=True)
 def _flash_attention(ctx, grad_out, grad_logsumexp):
-    from ..._fused import attention as _attention
-
     query, key, value = ctx.args[:3]
     is_causal = ctx.args[4] if len(ctx.args) > 4 else ctx.kwargs.get("is_causal", False)
     mask = ctx.kwargs.get("attn_mask")

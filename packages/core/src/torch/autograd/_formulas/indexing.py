@@ -16,6 +16,7 @@ from ..._aten.indexing import ATEN as _INDEXING
 from ..._aten.shape import cat
 from ..._core import config as _config, dtype as _dtype
 from ..._core.tensor import Tensor
+from ..._fused import embedding as _fused_embedding
 from . import CROSS, derivative
 from .shape import arg, needs, positional
 
@@ -120,9 +121,7 @@ def _index_select(ctx: Any, grad: Any) -> tuple[Any, ...]:
 
 
 def _embedding_ops():
-    from ..._fused import embedding as _embedding
-
-    return _embedding.ATEN
+    return _fused_embedding.ATEN
 
 
 def _lookup_args(ctx: Any, padding_at: int) -> tuple[Any, int, bool]:

@@ -8,13 +8,14 @@ derivatives) are written in differentiable ``torch`` ops, so higher orders work 
 
 from __future__ import annotations
 
+from ..._fused import losses as _losses, norms as _norms
 from . import derivative
+
+_MODULES = {"_fused.norms": _norms, "_fused.losses": _losses}
 
 
 def _aten(module, name):
-    from importlib import import_module
-
-    return import_module(f"torch.{module}").ATEN[name]
+    return _MODULES[module].ATEN[name]
 
 
 def _args(ctx, names):
