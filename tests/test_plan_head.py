@@ -22,8 +22,14 @@ def _strided(grad: bool) -> torch.Tensor:
     return base.t().detach().requires_grad_(grad)
 
 
+# contiguous second and third tensors (one requiring grad), for the head's three-tensor case
+_WEIGHT = torch.tensor([[1.0, -1.0], [0.5, 2.0], [0.0, 3.0], [-2.0, 1.0]], requires_grad=True)
+_BIAS = torch.tensor([0.25, -0.5, 1.0, 2.0])
+
 CALLS = {
     "t * t": (aten.mul.Tensor, lambda t: t * t),
+    "linear(t, w, b)": (aten.linear.default, lambda t: torch.nn.functional.linear(t, _WEIGHT,
+                                                                                   _BIAS)),
     # (torch.mm, not @: matmul's own first call would run mm inside its record, unplanned)
     "t @ t.T": (aten.mm.default, lambda t: torch.mm(t.t(), t)),
     "t.sum([0])": (aten.sum.dim_IntList, lambda t: t.sum([0])),

@@ -156,7 +156,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     # requires grad is keyed as one that does not (read only for such a tensor): nothing is
     # recorded either way, and the saved outputs a backward reads all require grad.
     n = len(args)
-    a = args[0] if n else None
+    a = args[0] if 0 < n < 4 else None  # (longer calls go straight to the loop)
     if a.__class__ is Tensor:
         lay = a._interned_layout
         if lay is None:
@@ -210,7 +210,29 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                 head = (lay, True) if grad else (lay,)
                 b, c = args[1], args[2]
                 cls = b.__class__
-                if cls is int:
+                if cls is Tensor:
+                    # three distinct contiguous tensors (linear, addmm, where): each layout,
+                    # marked when it requires grad, as the loop keys them
+                    if c.__class__ is Tensor and b is not a and c is not a and c is not b:
+                        other, third = b._interned_layout, c._interned_layout
+                        if other is None or third is None:
+                            head = None
+                        else:
+                            on = not (_state.no_grad_active and not _local.grad)
+                            if b._requires_grad and on:
+                                head += (other, True)
+                                grad = True
+                            else:
+                                head += (other,)
+                            if c._requires_grad and on:
+                                head += (third, True)
+                                grad = True
+                            else:
+                                head += (third,)
+                            c = _ALIAS  # (keyed: nothing more to key)
+                    else:
+                        head = None
+                elif cls is int:
                     head = (*head, int, b)
                 elif cls is tuple or cls is list:
                     for x in b:
@@ -223,7 +245,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                     head = (*head, None)
                 else:
                     head = None
-                if head is not None:
+                if head is not None and c is not _ALIAS:
                     cls = c.__class__
                     if cls is bool or cls is int or cls is float:
                         head = (*head, cls, c)
@@ -1007,8 +1029,12 @@ def _kernel_plan(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str
             native = getattr(fn, "plan_native", False)
             fn = special
     if not grad:
-        def run_kernel(args: tuple[Any, ...]) -> Any:
-            return fn(*args, **kwargs)
+        if kwargs:
+            def run_kernel(args: tuple[Any, ...]) -> Any:
+                return fn(*args, **kwargs)
+        else:
+            def run_kernel(args: tuple[Any, ...]) -> Any:
+                return fn(*args)
         return (run_kernel, None, None, KERNEL)
     kernel = op.kernels.get(_dispatch.AUTOGRAD)
     if kernel is None:
