@@ -166,6 +166,20 @@ def test_reductions_with_prologue_and_epilogue():
     compiled_check(lambda v: (v * v).sum(-1), xpu(1000), rtol=1e-5, atol=1e-3)  # one row
 
 
+def test_reductions_of_many_rows():
+    # 100 rows and more: a CPU device reduces a row per work item with 16 lanes (37 = 2 * 16
+    # + 5 leftover elements); other devices a work group per row
+    x, t = xpu(2, 100, 37), xpu(37, 150)
+    compiled = compiled_check(lambda x: ((x * 3).exp(), (x * 3).exp().sum(-1)), x,
+                              rtol=1e-5, atol=1e-4)
+    compiled_check(lambda t: (t.t() - 0.5).amax(-1, keepdim=True), t)
+    n = xpu(80, 40)
+    n[7, 3] = float("nan")
+    compiled_check(lambda n: ((n * 2).amin(-1), (n + 1).amax(-1)), n)
+    on_cpu = xpu_module.device_info(0)["type"] == "cpu"
+    assert ((1, True) in compiled.groups[0]._vendor._kernels) == on_cpu
+
+
 def test_symbolic_sizes_build_one_kernel_for_every_size():
     x, y = xpu(3, 4), xpu(4)
     gm = make_fx(lambda x, y: x * y + y.exp(), tracing_mode="symbolic")(x, y)

@@ -45,7 +45,7 @@ class XpuCodegen:
             compiled = CompiledGroup(GroupRenderer(DIALECT, group, bool(info["fp64"])), index,
                                      "xpu", _build, kernels.buffer_args, kernels.launch_1d,
                                      STATS, kernels.PARAMETER_WORDS,
-                                     vector=info["type"] == "cpu")
+                                     cpu=info["type"] == "cpu")
             compiled.kernel(0)  # build now: a build error leaves the group to the interpreter
         except (Unsupported, RuntimeError) as error:
             STATS["declined"] += 1

@@ -37,6 +37,11 @@ from .render import DTYPES, Dialect
 
 #: Work items of a reduction's work group (a power of two: the combine halves it).
 REDUCTION_GROUP = 256
+#: Accumulators of a work item of :meth:`GroupRenderer.reduction_rows_kernel` (two AVX2
+#: vectors of float32).
+ROW_LANES = 16
+#: Rows from which a CPU device reduces one row per work item (fewer: a work group per row).
+ROWS_PER_ITEM_FROM = 64
 #: Words of kernel arguments a launch may use (OpenCL 1.2 guarantees 1024 bytes).
 PARAMETER_WORDS = 128
 
@@ -391,6 +396,44 @@ class GroupRenderer:
         ]
         return self._kernel("plait_group_reduce", params, body, rank, reduction=True)
 
+    def reduction_rows_kernel(self, rank: int) -> GroupKernel:
+        """The reduction kernel for CPU devices: one work item per row, keeping
+        :data:`ROW_LANES` accumulators (element ``e + l`` joins accumulator ``l``, the element
+        code unrolled per lane) so that the device's compiler makes vector loads and joins of
+        them (a work group's tree does not vectorise there); the lanes are joined in order,
+        then the leftover elements. As eager xpu's row reductions on such devices.
+
+        Arguments: those of :meth:`reduction_kernel`, then ``rows``; launch ``rows`` items."""
+        if self.reduction is None:
+            raise ValueError("the group has no reduction: use pointwise()")
+        d, i64 = self.dialect, self.dialect.types["i64"]
+        acc_type = self._type(self.outputs[-1])
+        init, combine = _COMBINE[self.reduction]
+        init = init.replace("{T}", acc_type)
+        nin = len(self.inputs)
+        params = (self._buffers() + [f"{i64} inner"] + self._geometry_params(rank)
+                  + [f"{i64} sj{k}" for k in range(nin)] + [f"{i64} rows"])
+        value = f"v{len(self.group.members) - 1}"
+        element = [*self._loads({k: f"at{k} + j * sj{k}" for k in range(nin)}),
+                   *self._members, *self._stores("o * inner + j")]
+        lanes = [f"acc{lane}" for lane in range(ROW_LANES)]
+        body = [f"  const {i64} o = {d.global_index};", "  if (o >= rows) return;",
+                *self._walk("o", rank, "  "),
+                f"  {acc_type} acc = {init};",
+                f"  {acc_type} " + ", ".join(f"{v} = {init}" for v in lanes) + ";",
+                f"  {i64} e = 0;",
+                f"  for (; e + {ROW_LANES} <= inner; e += {ROW_LANES}) {{"]
+        for lane, v in enumerate(lanes):
+            body += [f"    {{ const {i64} j = e + {lane};",
+                     *("      " + line for line in element),
+                     f"      {v} = {combine.format(a=v, b=value)}; }}"]
+        body += ["  }", *(f"  acc = {combine.format(a='acc', b=v)};" for v in lanes),
+                 "  for (; e < inner; ++e) {", f"    const {i64} j = e;",
+                 *("    " + line for line in element),
+                 f"    acc = {combine.format(a='acc', b=value)};", "  }",
+                 f"  out{len(self.outputs) - 1}[o] = acc;"]
+        return self._kernel("plait_group_rows", params, body, rank, reduction=True)
+
     def _kernel(self, name: str, params: list[str], body: list[str], rank: int,
                 reduction: bool) -> GroupKernel:
         kernel_name = f"{name}_r{rank}"
@@ -480,8 +523,10 @@ class CompiledGroup:
     :param launch_1d: the backend's ``(kernel, n, index, arguments)`` over ``n`` work items.
     :param stats: counts ``launches`` here.
     :param parameter_words: the argument words a launch may take (more: the interpreter).
-    :param vector: contiguous calls run the group's vector kernel where it has one (CPU
-        devices under OpenCL: :meth:`GroupRenderer.pointwise_vector`).
+    :param cpu: the device is a CPU (OpenCL on PoCL): contiguous calls run the group's
+        vector kernel where it has one (:meth:`GroupRenderer.pointwise_vector`), and
+        reductions of many rows a row per work item
+        (:meth:`GroupRenderer.reduction_rows_kernel`).
     """
 
     def __init__(self, renderer: GroupRenderer, index: int, device_type: str,
@@ -489,7 +534,7 @@ class CompiledGroup:
                  buffer_args: Callable[[Sequence[Any]], tuple[list[Any], list[int]]],
                  launch_1d: Callable[[Any, int, int, Sequence[Any]], None],
                  stats: Counter[str], parameter_words: int = PARAMETER_WORDS,
-                 vector: bool = False) -> None:
+                 cpu: bool = False) -> None:
         self.renderer = renderer
         self.group = renderer.group
         self.index = index
@@ -497,10 +542,11 @@ class CompiledGroup:
         self._build, self._buffer_args, self._launch_1d = build, buffer_args, launch_1d
         self._stats = stats
         self._words = parameter_words
-        self._kernels: dict[int, Any] = {}
+        self._kernels: dict[tuple[int, bool], Any] = {}
+        self._cpu = cpu
         self._plans: dict[tuple[Any, ...], tuple[Any, ...] | bool] = {}
         #: elements per work item of contiguous calls (1: the one-element kernel)
-        self.width = (renderer.vector_width() or 1) if vector else 1
+        self.width = (renderer.vector_width() or 1) if cpu else 1
         self._dtypes = [node.meta["val"].dtype for node in self.group.outputs]
         from torch.backends import contract
 
@@ -509,18 +555,20 @@ class CompiledGroup:
         self._keepdim = reduction is not None and len(reduction.args) > 2 and bool(
             reduction.args[2])
 
-    def kernel(self, rank: int) -> Any:
+    def kernel(self, rank: int, row_items: bool = False) -> Any:
         """The built kernel for launches of ``rank`` merged dims (0: contiguous, on vectors
-        where :attr:`width` says so)."""
-        found = self._kernels.get(rank)
+        where :attr:`width` says so); ``row_items``: a reduction's row-per-item kernel."""
+        found = self._kernels.get((rank, row_items))
         if found is None:
-            if self.renderer.reduction:
+            if row_items:
+                rendered = self.renderer.reduction_rows_kernel(rank)
+            elif self.renderer.reduction:
                 rendered = self.renderer.reduction_kernel(rank)
             elif rank == 0 and self.width > 1:
                 rendered = self.renderer.pointwise_vector()
             else:
                 rendered = self.renderer.pointwise(rank)
-            found = self._kernels[rank] = self._build(self.index, rendered)
+            found = self._kernels[rank, row_items] = self._build(self.index, rendered)
         return found
 
     def _interpret(self, inputs: list[Any]) -> list[Any]:
@@ -552,7 +600,7 @@ class CompiledGroup:
         arguments.append(count)
         arguments += [t._offset for t in inputs]
         arguments += geometry
-        if rows:
+        if rows:  # a work group per row
             kernel((rows * REDUCTION_GROUP,), (REDUCTION_GROUP,), *arguments)
         else:
             self._launch_1d(kernel, items, self.index, arguments)
@@ -561,8 +609,8 @@ class CompiledGroup:
 
     def _plan(self, inputs: list[Any]) -> tuple[Any, ...] | bool:
         """What calls with ``inputs``' layout launch: output shapes, device, the count
-        argument, the geometry arguments, the kernel, work items, reduction rows (0 for a
-        pointwise group); ``False`` when the interpreter must run them."""
+        argument, the geometry arguments, the kernel, work items, rows of a work group each
+        (0 for a 1-d launch); ``False`` when the interpreter must run them."""
         import torch
 
         device = inputs[0].device if inputs else None
@@ -586,6 +634,12 @@ class CompiledGroup:
         if reduction:
             rank, rows, inner, geometry = reduction_geometry(shape, strides)
             count, items = inner, rows * REDUCTION_GROUP
+            if self._cpu and rows >= ROWS_PER_ITEM_FROM:
+                if self.renderer.words(rank) + 1 > self._words:
+                    return False
+                self._buffer_args(inputs)
+                return (out_shapes, device, count, [*geometry, rows], self.kernel(rank, True),
+                        rows, 0)
         else:
             rank, geometry = pointwise_geometry(shape, strides)
             rows, count = 0, numel
