@@ -52,14 +52,17 @@ _NEG_INF = float("-inf")
 
 def check_args(query: Any, key: Any, value: Any, attn_mask: Any, dropout_p: float,
            is_causal: bool) -> None:
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"scaled_dot_product_attention(): argument '{name}' must be Tensor, "
-                            f"not {type(t).__name__}")
+    if not (query.__class__ is key.__class__ is value.__class__ is Tensor):
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"scaled_dot_product_attention(): argument '{name}' must be "
+                                f"Tensor, not {type(t).__name__}")
     if attn_mask is not None and not isinstance(attn_mask, Tensor):
         raise TypeError("scaled_dot_product_attention(): argument 'attn_mask' must be Tensor, "
                         f"not {type(attn_mask).__name__}")
-    if min(query.ndim, key.ndim, value.ndim) < 2:
+    # (the shapes as tuples: a Size's indexing is a Python call)
+    qs, ks, vs = tuple(query._shape), tuple(key._shape), tuple(value._shape)
+    if len(qs) < 2 or len(ks) < 2 or len(vs) < 2:
         raise RuntimeError(
             "Expected query, key, and value to all be  at least 2 dimensional, but got "
             f"query.dim: {query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
@@ -82,11 +85,11 @@ def check_args(query: Any, key: Any, value: Any, attn_mask: Any, dropout_p: floa
                            "when is_causal=True")
     if not 0.0 <= dropout_p <= 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
-    if query.shape[-1] != key.shape[-1]:
+    if qs[-1] != ks[-1]:
         raise RuntimeError(
             f"scaled_dot_product_attention: query and key must have the same embedding size, "
             f"got query.size(-1) = {query.shape[-1]} and key.size(-1) = {key.shape[-1]}")
-    if key.shape[-2] != value.shape[-2]:
+    if ks[-2] != vs[-2]:
         raise RuntimeError(
             f"scaled_dot_product_attention: key and value must have the same sequence length, "
             f"got key.size(-2) = {key.shape[-2]} and value.size(-2) = {value.shape[-2]}")
