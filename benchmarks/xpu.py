@@ -93,18 +93,24 @@ def _gelu_mul_add(x: Any, y: Any, z: Any) -> Any:
     return torch.nn.functional.gelu(x) * y + z
 
 
-# name, function, inputs' shape, calls per round, target ratio (eager time / compiled time):
-# torch.compile's generated OpenCL (one kernel per fused group) against eager xpu kernels
+def _relu_sum(x: Any, b: Any) -> Any:
+    return torch.relu(x * b + 1).sum(-1)
+
+
+# name, function, the inputs' shapes, calls per round, target ratio (eager time / compiled
+# time): torch.compile's generated OpenCL (one kernel per fused group) against eager xpu
 COMPILED = [
-    ("gelu(x) * y + z 4M float32", _gelu_mul_add, (1 << 22,), 5, 1.5),
+    ("gelu(x) * y + z 4M float32", _gelu_mul_add, [(1 << 22,)] * 3, 5, 1.5),
+    ("relu(x * b + 1).sum(-1) (4096, 1024) float32", _relu_sum, [(4096, 1024), (1024,)], 5,
+     1.5),
 ]
 
 
 def _compiled_rows() -> list[tuple[str, str, str, str, str, str]]:
     """Eager xpu against ``torch.compile`` on xpu, per :data:`COMPILED` workload."""
     rows = []
-    for name, fn, shape, number, target in COMPILED:
-        inputs = [torch.rand(*shape, device="xpu") for _ in range(3)]
+    for name, fn, shapes, number, target in COMPILED:
+        inputs = [torch.rand(*shape, device="xpu") for shape in shapes]
         compiled = torch.compile(fn)
         eager = _best(lambda f=fn, a=inputs: f(*a), torch.xpu.synchronize, number)
         fused = _best(lambda f=compiled, a=inputs: f(*a), torch.xpu.synchronize, number)
