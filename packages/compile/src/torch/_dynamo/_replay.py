@@ -710,19 +710,24 @@ def fast_lookup(frame: Any, root: Any, args: tuple[Any, ...]) -> Any:
     if type(root) is not types.FunctionType or root.__closure__ is not None or \
             root.__defaults__ is not None or root.__kwdefaults__ is not None:
         return _MISS  # (the plain key's conditions: the fast key stands for that key)
-    key = [global_state()]
-    for a in args:
-        lay = a._interned_layout if a.__class__ is Tensor else None
-        if lay is None or a.__dict__:
+    state = global_state()
+    if len(args) == 2:  # the commonest arity, written out (one tuple, no loop)
+        a, b = args
+        if a.__class__ is not Tensor or b.__class__ is not Tensor or a is b:
+            return _MISS  # (a is b: aliasing, which the walk marks)
+        lay_a, lay_b = a._interned_layout, b._interned_layout
+        if lay_a is None or lay_b is None or a.__dict__ or b.__dict__:
             return _MISS
-        key += (lay, a._offset, a._requires_grad)
-    if len(args) > 1 and len(set(map(id, args))) != len(args):
-        return _MISS  # aliasing: the walk marks it
-    entry = frame.replay_fast.get(tuple(key))
+        key: Any = (state, lay_a, a._offset, a._requires_grad, lay_b, b._offset,
+                    b._requires_grad)
+    else:
+        key = _fast_key(state, args)
+        if key is None:
+            return _MISS
+    entry = frame.replay_fast.get(key)
     if entry is None:
         return _MISS
     inputs = args if entry.direct == len(args) else [args[i] for i in entry.inputs]
-    state = key[0]
     if entry.start_grad == state[0] and not entry.autocast_on and not state[2]:
         outputs = entry.compiled(*inputs)
     else:
@@ -738,14 +743,23 @@ def remember_fast(frame: Any, state: tuple[Any, ...], args: tuple[Any, ...],
                   entry: ReplayEntry) -> None:
     """Keep ``entry`` under :func:`fast_lookup`'s key when every argument has an interned
     layout (the call was keyed by :func:`_plain_call_key`, so they are plain and distinct)."""
+    key = _fast_key(state, args)
+    if key is not None and len(frame.replay_fast) < MAX_ENTRIES:
+        frame.replay_fast[key] = entry
+
+
+def _fast_key(state: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """(state, then layout, offset, requires_grad of each argument), or None when an argument
+    is not a plain tensor with an interned layout or two arguments are one tensor."""
     key: list[Any] = [state]
     for a in args:
         lay = a._interned_layout if a.__class__ is Tensor else None
-        if lay is None:
-            return
+        if lay is None or a.__dict__:
+            return None
         key += (lay, a._offset, a._requires_grad)
-    if len(frame.replay_fast) < MAX_ENTRIES:
-        frame.replay_fast[tuple(key)] = entry
+    if len(args) > 1 and len(set(map(id, args))) != len(args):
+        return None  # aliasing: the walk marks it
+    return tuple(key)
 
 
 def _plain_call_key(args: tuple[Any, ...], kwargs: dict[str, Any], root: Any) -> Any:
