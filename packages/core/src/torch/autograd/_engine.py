@@ -167,7 +167,8 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                     if new is not None:
                         buf = list(new)
             single = len(buf) == 1  # the usual case: no generator, no comprehension
-            if (buf[0] is None) if single else buf.count(None) == len(buf):
+            # (by identity: a list's count or `in` would call each tensor's __eq__)
+            if (buf[0] is None) if single else all(g is None for g in buf):
                 out = [None] * len(node._next)
             else:
                 try:

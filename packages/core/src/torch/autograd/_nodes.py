@@ -114,6 +114,10 @@ class Ctx:
             if layout is _ONE:
                 needs = self._needs = (edges[0][0] is not None,)
                 return needs
+            if node._list_meta is None:  # no list argument: a bool per argument
+                needs = self._needs = tuple([lay is not None and edges[lay][0] is not None
+                                             for lay in layout])
+                return needs
             needs = []
             for lay in layout:
                 if lay.__class__ is int:
@@ -132,8 +136,10 @@ class Ctx:
         res = node._result
         if res.__class__ is SavedTensor:  # the usual one output (unary rules read it)
             return res.unpack(node)
-        return tuple(node._unpack(r) for r in res) if isinstance(res, tuple) else \
-            node._unpack(res)
+        if res.__class__ is tuple:  # several outputs (layer norm's, attention's)
+            return tuple([r.unpack(node) if r.__class__ is SavedTensor else node._unpack(r)
+                          for r in res])
+        return node._unpack(res)
 
 
 _NO_LISTS = None  # OpBackward._list_meta of a call without list arguments
