@@ -465,28 +465,25 @@ def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> Op
     # the saved arguments: numbers as given, each tensor (at the positions `tensors`) saved
     # or not as the rule reads it; one edge per tensor
     saved = list(args)
-    if len(tensors) == 1:  # unary ops, reductions, a tensor and a number
-        i = tensors[0]
+    edges = []
+    for i in tensors:
         a = args[i]
-        node._next = (_edge(a),)
-        saved[i] = _save_input(a) if keep[i] else None
-    else:
-        edges = []
-        for i in tensors:
-            a = args[i]
-            # _edge's two usual answers without its call (as binary_node): output 0 of a
-            # single-output node, a leaf's cached edge; a tensor that needs no gradient
-            fn = a.grad_fn
-            if fn is not None:
-                edges.append((fn, 0) if fn._n_outputs == 1 else _edge(a))
-            elif a._requires_grad:
-                acc = a.__dict__.get("_grad_accumulator")
-                edge = acc._edge if acc is not None else None
-                edges.append(edge if edge is not None else _edge(a))
-            else:
-                edges.append(_NO_EDGE)
-            saved[i] = _save_input(a) if keep[i] else None
-        node._next = tuple(edges)
+        # _edge's usual answers without its call (as binary_node): output 0 of a
+        # single-output node, a leaf's cached edge, a tensor that needs no gradient
+        fn = a.grad_fn
+        if fn is not None:
+            edges.append((fn, 0) if fn._n_outputs == 1 else _edge(a))
+        elif a._requires_grad:
+            acc = a.__dict__.get("_grad_accumulator")
+            edge = acc._edge if acc is not None else None
+            edges.append(edge if edge is not None else _edge(a))
+        else:
+            edges.append(_NO_EDGE)
+        if keep[i]:
+            saved[i] = _save_input(a)
+        else:
+            saved[i] = None  # the rule never reads it
+    node._next = tuple(edges)
     node._saved_args = saved
     out.grad_fn = node
     out._requires_grad = True
