@@ -4,7 +4,9 @@
 // clSetKernelArg calls, then clEnqueueNDRangeKernel over one work-group of 256), on a queue
 // with or without profiling, and either straight to the device or behind a user event that
 // opens every `batch` launches (the backend's gate on CPU devices, devices.h). It prints the
-// host time per launch and the time per launch with the queue drained.
+// host time per launch and the time per launch with the queue drained (wall clock), and the
+// CPU time per launch of the calling thread and of the whole process (PoCL's worker threads
+// included), which a loaded machine disturbs less.
 //
 // Not part of the wheel (it needs OpenCL's headers and links the ICD loader):
 //   g++ -O2 -o launch_floor launch_floor.cpp -lOpenCL
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 
 namespace {
 
@@ -29,6 +32,12 @@ using Clock = std::chrono::steady_clock;
 
 double per_launch(Clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count() / kLaunches;
+}
+
+double cpu_seconds(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 void measure(cl_context context, cl_device_id device, cl_program program, bool profiling,
@@ -49,8 +58,10 @@ void measure(cl_context context, cl_device_id device, cl_program program, bool p
   set_args();  // the first launch compiles the work-group function: not timed
   clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr);
   clFinish(queue);
-  double host = 1e9, drained = 1e9;
+  double host = 1e9, drained = 1e9, thread_cpu = 1e9, process_cpu = 1e9;
   for (int r = 0; r < kRepeats; ++r) {
+    const double thread_start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+    const double process_start = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     const Clock::time_point start = Clock::now();
     cl_event gate = nullptr;
     int held = 0;
@@ -76,12 +87,18 @@ void measure(cl_context context, cl_device_id device, cl_program program, bool p
       clReleaseEvent(gate);
     }
     const Clock::time_point queued = Clock::now();
+    const double thread_end = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
     clFinish(queue);
     host = std::min(host, per_launch(queued - start));
     drained = std::min(drained, per_launch(Clock::now() - start));
+    thread_cpu = std::min(thread_cpu, (thread_end - thread_start) * 1e6 / kLaunches);
+    process_cpu = std::min(process_cpu,
+                           (cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - process_start) * 1e6 /
+                               kLaunches);
   }
-  std::printf("profiling %-3s  gate %-4d  host %6.2f us/launch   drained %6.2f us/launch\n",
-              profiling ? "on" : "off", batch, host, drained);
+  std::printf("profiling %-3s gate %-4d | wall: host %5.2f drained %5.2f | cpu: thread %5.2f "
+              "process %5.2f (us/launch)\n",
+              profiling ? "on" : "off", batch, host, drained, thread_cpu, process_cpu);
   for (cl_mem b : buffers) clReleaseMemObject(b);
   clReleaseKernel(kernel);
   clReleaseCommandQueue(queue);
