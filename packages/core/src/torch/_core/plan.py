@@ -283,7 +283,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         # per call), True after a tensor that requires grad, a number by its class and value
         # (1, 1.0 and True differ).
         parts: list[Any] = []
-        add = parts.append
+        # (parts.append written at each use: the interpreter's list-append form, no call)
         grad = False
         first = None
         for a in args:
@@ -292,7 +292,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                 if first is None:
                     first = a
                 elif a is first:
-                    add(_ALIAS)  # `t + t`: a call of two tensors plans apart from this one
+                    parts.append(_ALIAS)  # `t + t`: plans apart from a call of two tensors
                 lay = a._interned_layout
                 if lay is None:
                     lay = a._geometry
@@ -302,15 +302,15 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                         lay = adopt_geometry(a)
                         if lay is None:
                             return None  # symbolic sizes do not hash
-                add(lay)
+                parts.append(lay)
                 if a._requires_grad:
                     grad = True
-                    add(True)
+                    parts.append(True)
             elif cls in _SCALAR_TYPES:
-                add(cls)
-                add(a)
+                parts.append(cls)
+                parts.append(a)
             elif a is None:
-                add(None)
+                parts.append(None)
             elif cls is list or cls is tuple:  # dims, sizes; an output mask of bools
                 kind = a[0].__class__ if a else int
                 if kind is not int and kind is not bool:
@@ -318,34 +318,34 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                 for x in a:
                     if x.__class__ is not kind:
                         return None
-                add(cls if kind is int else (cls, bool))  # (True == 1: keyed apart)
-                add(tuple(a))
+                parts.append(cls if kind is int else (cls, bool))  # (True == 1: keyed apart)
+                parts.append(tuple(a))
             else:
                 return None  # subclasses, dtypes...: the generic path
         if kwargs:
             for name, v in kwargs.items():
                 cls = v.__class__
                 if cls in _KWARG_TYPES:
-                    add(name)
-                    add(cls)
-                    add(v)
+                    parts.append(name)
+                    parts.append(cls)
+                    parts.append(v)
                 elif cls is _Device:  # a factory's device, by its fields (C-level hashing)
-                    add(name)
-                    add(v._type)
-                    add(v._index)
+                    parts.append(name)
+                    parts.append(v._type)
+                    parts.append(v._index)
                 else:
                     return None
         if first is None:
             # No tensor argument (a factory): the result follows the process's default dtype
             # and this thread's default device where the call names none.
-            add(_config._default_dtype)
+            parts.append(_config._default_dtype)
             if not kwargs or kwargs.get("device") is None:
-                add(_config.get_default_device())
+                parts.append(_config.get_default_device())
         if grad:
             # no_grad (read from the thread only when some thread has it on; the thread-local
             # itself, not is_grad_enabled(): backward runs every op with grad off)
             grad = not _state.no_grad_active or _config._local.grad
-            add(grad)
+            parts.append(grad)
         key = tuple(parts)
     try:
         plan = op._plans.get(key)
