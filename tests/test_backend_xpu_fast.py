@@ -80,6 +80,9 @@ CASES = [
     ("wide.amax(0)", lambda t: t["wide"].amax(0)),
     ("wide.t().sum(1, keepdim=True)", lambda t: t["wide"].t().sum(1, keepdim=True)),
     ("a.sum(0)", lambda t: t["a"].sum(0)),
+    ("wide.amin(-1)", lambda t: t["wide"].amin(-1)),  # the last-dimension tier
+    ("wide.sum(-1, keepdim=True)", lambda t: t["wide"].sum(-1, keepdim=True)),
+    ("a.amax(dim=1)", lambda t: t["a"].amax(dim=1)),
 ]
 
 
@@ -130,7 +133,7 @@ def test_the_fast_path_runs_without_the_primitive_kernels(monkeypatch):
     calls = [lambda: t["a"] + t["b"], lambda: t["a"] * 2.0, lambda: t["a"].exp(),
              lambda: torch.sub(t["a"], t["b"]), lambda: F.relu(t["a"]),
              lambda: t["a"] + t["row"], lambda: t["a"].t() + t["b"].t(),
-             lambda: t["wide"].sum(), lambda: t["wide"].sum(1)]
+             lambda: t["wide"].sum(), lambda: t["wide"].sum(1), lambda: t["wide"].amax(-1)]
     expected = []
     for fn in calls:  # planned at the first call, which runs the primitive kernels
         fn()

@@ -45,6 +45,8 @@ _PREPARED_ROWS: dict[str, tuple[str, pointwise.Op]] = {
 }
 # full sums served (core's generic path converts the 16-bit floats' sums)
 _SUMMED = frozenset(("float32", "float64"))
+# the reductions of core's last-dimension tier
+_REDUCE_NAMES = ("sum", "amax", "amin")
 _MAX_SUMS = 256  # sizes kept; a loop over changing sizes must not grow the table forever
 # unary primitives whose result keeps the dtype (core's tier 4 serves no others)
 _UNARY_NAMES = tuple(name for name, row in pointwise.UNARY.items() if not row.writes_bool)
@@ -69,6 +71,8 @@ class FastPath:
         self.kernels = registered
         self.binary_plan = native.binary_plan
         self._sums: dict[tuple[int, int], Any] = {}  # (dtype, numel) -> launch, or False
+        self._rows: dict[tuple[int, int, int, int], Any] = {}  # (op, dtype, rows, cols) -> ...
+        self.reduce_ops: dict[str, int] = {name: k for k, name in enumerate(_REDUCE_NAMES)}
         self.forget()
         _INSTANCES.append(self)
 
@@ -174,6 +178,21 @@ class FastPath:
             if len(self._sums) >= _MAX_SUMS:
                 self._sums.clear()
             self._sums[(dtype, numel)] = launch
+        return launch(a) if launch else None
+
+    def reduce_rows(self, op: int, dtype: int, itemsize: int, rows: int, cols: int,
+                    a: int) -> Any:
+        """``op`` (:attr:`reduce_ops`) over the last dimension of a contiguous (rows, cols)
+        operand into ``rows`` results of its dtype (core's tier for float32/float64)."""
+        key = (op, dtype, rows, cols)
+        launch = self._rows.get(key)
+        if launch is None:
+            name = contract.DTYPE_NAMES[dtype]
+            launch = self._reduction(_REDUCE_NAMES[op], name, name, (rows, cols), (cols, 1),
+                                     (1,), rows * itemsize) or False
+            if len(self._rows) >= _MAX_SUMS:
+                self._rows.clear()
+            self._rows[key] = launch
         return launch(a) if launch else None
 
     def _reduction(self, prim: str, out_name: str, in_name: str, shape: Sequence[int],
