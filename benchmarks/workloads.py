@@ -684,6 +684,33 @@ def median_time(fn: Callable[[], Any], quick: bool) -> tuple[float, int, int]:
     return statistics.median(times), number, rounds
 
 
+def paired_median_times(fn: Callable[[], Any], baseline: Callable[[], Any], quick: bool
+                        ) -> tuple[float, int, int, float]:
+    """:func:`median_time` of ``fn`` and of ``baseline`` with their rounds alternating, so
+    that both see the same machine load (the compile rows' notes are differences of the two,
+    which separate windows on a shared machine skew): (fn's median, its calls per round,
+    rounds, baseline's median)."""
+    numbers = []
+    rounds = 2 if quick else ROUNDS
+    for f in (fn, baseline):
+        t0 = time.perf_counter()
+        f()
+        once = max(time.perf_counter() - t0, 1e-7)
+        numbers.append(max(1, int((0.01 if quick else ROUND_S) / once)))
+        if once >= 1.0:
+            rounds = min(rounds, 3)
+        for _ in range(min(numbers[-1], 50)):  # settle caches and allocators
+            f()
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(rounds):
+        for k, f in enumerate((fn, baseline)):
+            t0 = time.perf_counter()
+            for _ in range(numbers[k]):
+                f()
+            times[k].append((time.perf_counter() - t0) / numbers[k])
+    return statistics.median(times[0]), numbers[0], rounds, statistics.median(times[1])
+
+
 def run_workload(w: Workload, quick: bool) -> dict[str, Any]:
     """Time one workload; never raises: a missing op or an error becomes the entry."""
     entry: dict[str, Any] = {"group": w.group, "target": w.target}
@@ -700,10 +727,14 @@ def run_workload(w: Workload, quick: bool) -> dict[str, Any]:
         else:
             results = [case.fn() for _ in range(case.check_calls)]
             entry["checksum"], entry["scale"] = checksum(results)
-            entry["time"], entry["number"], entry["rounds"] = median_time(case.fn, quick)
+            if case.baseline is not None:
+                (entry["time"], entry["number"], entry["rounds"],
+                 entry["baseline"]) = paired_median_times(case.fn, case.baseline, quick)
+            else:
+                entry["time"], entry["number"], entry["rounds"] = median_time(case.fn, quick)
         entry["tol"] = case.tol
         entry["flops"] = case.flops
-        if case.baseline is not None:
+        if case.baseline is not None and "baseline" not in entry:
             entry["baseline"] = median_time(case.baseline, quick)[0]
         if case.note is not None:
             entry["note"] = case.note(entry["time"], entry.get("baseline"))
