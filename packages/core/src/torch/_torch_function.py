@@ -223,7 +223,8 @@ def _entry(fn: Callable[..., Any], numpy_names: bool = True) -> Callable[..., An
         # in PyTorch; only the calls of fn itself are retried renamed
         try:
             if not possible.on:
-                return fn(*args, **kwargs)
+                # (without keywords, no empty dict is built for the call)
+                return fn(*args, **kwargs) if kwargs else fn(*args)
             if _counts.modes or _counts.disabled:
                 loc = _local
                 if loc.all_disabled or (not loc.modes and loc.subclass_disabled):
@@ -235,7 +236,7 @@ def _entry(fn: Callable[..., Any], numpy_names: bool = True) -> Callable[..., An
             else:
                 overloaded = _scan(args, kwargs)
             if overloaded is None:
-                return fn(*args, **kwargs)
+                return fn(*args, **kwargs) if kwargs else fn(*args)
         except TypeError:
             renamed = _with_own_names(fn, kwargs) if numpy_names and kwargs else None
             if renamed is None:
