@@ -156,8 +156,8 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     # requires grad is keyed as one that does not (read only for such a tensor): nothing is
     # recorded either way, and the saved outputs a backward reads all require grad.
     n = len(args)
-    a = args[0] if 0 < n < 4 else None  # (longer calls go straight to the loop)
-    if a.__class__ is Tensor:
+    a = args[0] if n else None
+    if a.__class__ is Tensor and n < 4:  # (longer calls go straight to the loop)
         lay = a._interned_layout
         if lay is None:
             lay = a._geometry  # (current while it holds the tensor's own objects)
