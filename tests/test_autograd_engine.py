@@ -544,3 +544,18 @@ def test_a_leaf_gradient_is_its_own_tensor_unless_nobody_else_holds_it():
     first = v.grad
     (v * 2).sum().backward()
     assert v.grad is first and first.tolist() == [5.0, 5.0]
+
+
+def test_large_gradients_are_summed_in_place_only_when_nobody_else_holds_them():
+    """The engine sums big buffers in place (small ones out of place): a gradient a hook kept
+    and the caller's seed keep their values, and the sum is right."""
+    n = 1 << 17  # (the engine's in-place threshold)
+    x = torch.ones(n, requires_grad=True)
+    kept = []
+    b = x + 0  # passes its gradient on unchanged
+    b.register_hook(lambda g: kept.append(g))
+    seed = torch.full((n,), 2.0)
+    (b * 1 + x * 3 + x).backward(seed)
+    assert kept[0].min().item() == kept[0].max().item() == 2.0
+    assert seed.min().item() == seed.max().item() == 2.0
+    assert x.grad.min().item() == x.grad.max().item() == 2.0 * (1 + 3 + 1)

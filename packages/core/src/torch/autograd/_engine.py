@@ -222,12 +222,21 @@ def _capture(wanted: list[tuple[int, int]], buf: list[Any], results: list[Any]) 
             results[slot] = g if results[slot] is None else results[slot] + g
 
 
+# Below this many elements the planned out-of-place sum is the faster one (an in-place add
+# takes the dispatcher's general path: ~2 us more on 8k floats; even at 393k floats).
+_SUM_IN_PLACE_MIN = 1 << 17
+
+
 def _sum(buffered: Tensor, grad: Tensor, create_graph: bool) -> Tensor:
     """``buffered + grad``, added in place into ``buffered`` when nothing else can see it:
     the engine's buffer holds the only reference to the tensor and to its memory (no view, no
     user tensor, no saved value, no other buffer), it has no repeated elements, and no graph
     of the backward is being recorded. As PyTorch's input buffer, this saves a new tensor per
-    extra use of a value (a residual stream's gradient, a weight used twice)."""
+    extra use of a value (a residual stream's gradient, a weight used twice). Small tensors
+    are summed out of place (see _SUM_IN_PLACE_MIN)."""
+    layout = buffered._interned_layout
+    if layout is not None and layout.numel < _SUM_IN_PLACE_MIN:
+        return buffered + grad
     if (not create_graph and _getrefcount(buffered) <= 3
             and _getrefcount(buffered._storage) <= 2 and buffered._base is None
             and isinstance(grad, Tensor) and buffered._shape == grad._shape
