@@ -126,9 +126,10 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
         if buf is None:
             buf = buffers[node] = [None] * node._n_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g
-    # Ready nodes run latest-created first. Sequence numbers are unique (one counter for
-    # every node), so (-seq, node) orders them without ever comparing nodes.
-    ready = [(-n._seq, n) for n in starts if n not in deps]
+    # Ready nodes run latest-created first, each with its gradients' buffer (None: none came).
+    # Sequence numbers are unique (one counter for every node), so (-seq, node, buffer)
+    # entries are ordered without ever comparing nodes.
+    ready = [(-n._seq, n, buffers.pop(n, None)) for n in starts if n not in deps]
     heapq.heapify(ready)
     results: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
     anomaly = _config.state.anomaly
@@ -136,8 +137,7 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
     prev = _config.set_grad_state(create_graph)
     try:
         while ready:
-            node = pop(ready)[1]
-            buf = buffers.pop(node, None)
+            _, node, buf = pop(ready)
             if buf is None:
                 buf = [None] * node._n_outputs
             if node._tensor_prehooks or node._retain:
@@ -193,19 +193,34 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
             for (nxt, nr), g in zip(node._next, out):
                 if nxt is None:
                     continue
+                left = deps[nxt] - 1
+                if left:  # more gradients to come: this one waits in the node's buffer
+                    deps[nxt] = left
+                    if g is not None:
+                        nbuf = buffers.get(nxt)
+                        if nbuf is None:
+                            nbuf = buffers[nxt] = [None] * nxt._n_outputs
+                            nbuf[nr] = g
+                        elif nbuf[nr] is None:
+                            nbuf[nr] = g
+                        else:
+                            nbuf[nr] = _sum(nbuf[nr], g, create_graph)
+                    continue
+                # the last one: the node is ready, its buffer goes with it (a node with one
+                # incoming edge, the usual case, never has one in `buffers`)
+                nbuf = buffers.pop(nxt, None) if buffers else None
                 if g is not None:
-                    nbuf = buffers.get(nxt)
                     if nbuf is None:
-                        nbuf = buffers[nxt] = [None] * nxt._n_outputs
-                        nbuf[nr] = g
+                        if nxt._n_outputs == 1:
+                            nbuf = [g]
+                        else:
+                            nbuf = [None] * nxt._n_outputs
+                            nbuf[nr] = g
                     elif nbuf[nr] is None:
                         nbuf[nr] = g
                     else:
                         nbuf[nr] = _sum(nbuf[nr], g, create_graph)
-                left = deps[nxt] - 1
-                deps[nxt] = left
-                if not left:
-                    push(ready, (-nxt._seq, nxt))
+                push(ready, (-nxt._seq, nxt, nbuf))
     finally:
         _config.set_grad_state(prev)
     while _callbacks:
