@@ -8,7 +8,7 @@ bfloat16 loaded into float and rounded once, on store), literals and math functi
 language's spelling. One renderer serves OpenCL C (plait-backend-xpu) and CUDA C++ (NVRTC,
 plait-backend-cuda, which carries a copy of this module).
 
-Two kernel shapes:
+Kernel shapes:
 
 * pointwise: one work item per element of the group's shape. ``rank`` 0 when every input is
   contiguous in that shape; otherwise ``rank`` merged dimensions, each input with its own
@@ -17,6 +17,10 @@ Two kernel shapes:
 * reduction: one work group per row of the last dimension; its items walk the row, compute the
   members, store the pointwise outputs and accumulate; the group then combines its items'
   partial results in local memory. The rows' leading dimensions are ``rank`` merged ones.
+* for CPU devices under OpenCL (PoCL), where work items are vectorised across a work group and
+  a one-element kernel or a work group's tree runs at a fraction of the vector speed: the
+  contiguous pointwise kernel on OpenCL vectors, and a reduction a row per work item with
+  lanes of accumulators (as eager xpu's kernels on such devices).
 
 Outputs are fresh contiguous tensors. The rendering is string work (the source is the program
 cache's key); :class:`CompiledGroup`, the callable a backend's generator returns, computes a
