@@ -426,3 +426,43 @@ def test_integer_overflow_wraps_as_in_eager() -> None:
     out = compiled(a, b)
     assert out[0].tolist() == [1, 1, 29] and out[1].tolist() == [-2, -10, 6]
     assert out[2].tolist() == [-(2**62), -(2**63), -7]
+
+
+def _qkv_gradient(dq, dk, dv):
+    # an attention backward's (B, heads, T, D) gradients into the (B, T, 3C) gradient of a
+    # fused qkv projection: each transposed, reshaped (a copy) and concatenated
+    parts = [aten.reshape(aten.transpose.int(g, 1, 2), [2, 5, 12]) for g in (dq, dk, dv)]
+    return aten.cat(parts, 2) * 2.0
+
+
+@pytest.mark.parametrize("mode", ["real", "fake"])
+def test_a_cat_of_reshaped_transposes_reads_them_once(mode: str) -> None:
+    from torch._inductor.passes import merge_cat_of_reshapes
+
+    grads = [torch.randn(2, 3, 5, 4) for _ in range(3)]
+    expected = torch.cat([g.transpose(1, 2).reshape(2, 5, 12) for g in grads], 2) * 2.0
+    gm = make_fx(_qkv_gradient, tracing_mode=mode)(*grads)
+    assert merge_cat_of_reshapes(gm) == 1
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert aten.reshape.default not in targets  # no copy before the cat
+    assert targets.count(aten.unsqueeze.default) == 3 and aten.view.default in targets
+    view = next(n for n in gm.graph.nodes if n.target is aten.view.default)
+    assert tuple(view.meta["val"].shape) == (2, 5, 36)
+    assert torch.equal(_results(compile_fx(gm, grads)(*grads))[0], expected)
+
+
+def test_a_cat_of_reshapes_that_are_views_or_split_dims_is_left_alone() -> None:
+    from torch._inductor.passes import merge_cat_of_reshapes
+
+    def contiguous_parts(a, b):  # each reshape is a view already
+        return aten.cat([aten.reshape(a, [2, 6]), aten.reshape(b, [2, 6])], 1)
+
+    def other_dim(a, b):  # the merged dims land in dim 1, the cat is along dim 0
+        return aten.cat([aten.reshape(aten.transpose.int(a, 1, 2), [2, 6]),
+                         aten.reshape(aten.transpose.int(b, 1, 2), [2, 6])], 0)
+
+    a, b = torch.randn(2, 3, 2), torch.randn(2, 3, 2)
+    for fn in (contiguous_parts, other_dim):
+        gm = make_fx(fn)(a, b)
+        assert merge_cat_of_reshapes(gm) == 0
+        assert torch.equal(gm(a, b), fn(a, b))

@@ -21,6 +21,7 @@ from torch.backends import contract
 
 from . import config
 from .interpreter import run_group
+from .passes import merge_cat_of_reshapes
 from .scheduler import KernelGroup, Schedule, schedule
 
 __all__ = ["CompiledGraph", "GroupRunner", "compile_fx", "compile_fx_inner", "is_aten_graph"]
@@ -165,6 +166,7 @@ class CompiledGraph:
 
     def __init__(self, gm: Any) -> None:
         self.gm = gm
+        merge_cat_of_reshapes(gm)
         plan = schedule(gm)
         self.schedule = plan
         self.runners = {id(group): GroupRunner(group) for group in plan.groups}
