@@ -282,6 +282,13 @@ class OpBackward(Node):
             meta = self._inputs_meta[0]
             return [g if g.__class__ is Tensor and g._dtype is meta[1] and g._shape == meta[0]
                     else conform(g, meta)]
+        if layout is _PAIR and len(out) == 2:  # two tensor arguments: the same, unrolled
+            ga, gb = out
+            ma, mb = self._inputs_meta
+            return [None if ga is None else ga if ga.__class__ is Tensor and ga._dtype is ma[1]
+                    and ga._shape == ma[0] else conform(ga, ma),
+                    None if gb is None else gb if gb.__class__ is Tensor and gb._dtype is mb[1]
+                    and gb._shape == mb[0] else conform(gb, mb)]
         result: list[Any] = [None] * len(edges)
         if self._list_meta is not _NO_LISTS:
             return self._conform_lists(out, result)
