@@ -730,3 +730,29 @@ def test_is_contiguous_of_planned_views_follows_their_strides():
         assert x[:1].is_contiguous()
         assert x.unsqueeze(0).expand(3, 2, 3, 4)[:1].is_contiguous()  # (size-1 dims skip)
         assert x[:, :0].is_contiguous()  # empty
+
+
+def test_a_mode_sees_embedding_without_its_schema_defaults():
+    # the argument lists PyTorch 2.13's dispatcher hands a TorchDispatchMode for these calls:
+    # (T, T), (T, T, 1), (T, T, -1, True)
+    seen = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append((func, [a if not isinstance(a, torch.Tensor) else "T" for a in args],
+                         kwargs or {}))
+            return func(*args, **(kwargs or {}))
+
+    idx = torch.tensor([0, 2, 1])
+    weight = torch.arange(8.0).view(4, 2).requires_grad_()
+    with Log():
+        plain = F.embedding(idx, weight)
+        padded = F.embedding(idx, weight, padding_idx=1)
+        scaled = F.embedding(idx, weight, scale_grad_by_freq=True)
+    op = aten.embedding.default
+    assert seen == [(op, ["T", "T"], {}), (op, ["T", "T", 1], {}),
+                    (op, ["T", "T", -1, True], {})]
+    assert plain.tolist() == [[0.0, 1.0], [4.0, 5.0], [2.0, 3.0]]
+    (plain.sum() + padded.sum() + 2 * scaled.sum()).backward()
+    # each row occurs once; row 1 is padding in `padded`
+    assert weight.grad.tolist() == [[4.0, 4.0], [3.0, 3.0], [4.0, 4.0], [0.0, 0.0]]

@@ -62,9 +62,14 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         flat = input.reshape(-1).to(torch.int64)
         out = _SparseRows.apply(weight, flat, padding_idx, scale_grad_by_freq)
         return out.reshape(*input.shape, weight.shape[1])
-    # one operator, with one derivative (its padding and frequency scaling included)
-    return _aten_embedding(weight, input, -1 if padding_idx is None else padding_idx,
-                           scale_grad_by_freq, False)
+    # one operator, with one derivative (its padding and frequency scaling included); the
+    # schema's trailing defaults are not passed, as PyTorch's dispatcher shows the call to a
+    # mode (and the call's plan key is shorter)
+    if scale_grad_by_freq:
+        return _aten_embedding(weight, input, -1 if padding_idx is None else padding_idx, True)
+    if padding_idx is not None:
+        return _aten_embedding(weight, input, padding_idx)
+    return _aten_embedding(weight, input)
 
 
 class _SparseRows(torch.autograd.Function):
