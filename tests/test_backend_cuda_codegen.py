@@ -126,7 +126,10 @@ def test_unsupported_groups_are_declined():
 
 @needs_gpu
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_compiled_groups_equal_eager_on_the_gpu(name):
+def test_compiled_groups_equal_eager_on_the_gpu(name, monkeypatch):
+    from torch._inductor import config
+
+    monkeypatch.setattr(config, "compile_in_background", False)  # every call generated
     fn, shapes, dtype = CASES[name]
     inputs = _inputs(shapes, dtype, "cuda")
     compiled = compile_fx(make_fx(fn)(*inputs), inputs)

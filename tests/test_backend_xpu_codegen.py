@@ -13,12 +13,14 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
 
 import torch
 import torch.nn.functional as F
+from torch._inductor import config
 from torch._inductor.compile_fx import compile_fx
 from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -33,6 +35,13 @@ from plait_backend_xpu import (  # noqa: E402
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 COUNT, REASON = XC.device_count("all")
 pytestmark = pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}")
+
+
+@pytest.fixture(autouse=True)
+def build_before_the_first_call(monkeypatch):
+    """Kernels built before compile_group returns, so every call runs generated code (one
+    test turns the background build back on)."""
+    monkeypatch.setattr(config, "compile_in_background", False)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -234,8 +243,9 @@ def test_rendered_source_spells_each_dialect():
 
 def test_disk_cache_across_processes(tmp_path):
     code = """
-        import json, torch
+        import json, torch, torch._inductor
         from plait_backend_xpu import codegen, device_module
+        torch._inductor.config.compile_in_background = False
         x = torch.arange(12.0).reshape(3, 4).to("xpu")
         before = dict(device_module.programs().stats)
         out = torch.compile(lambda x: torch.sin(x) * 2 + x)(x)
@@ -264,8 +274,9 @@ def test_gpt_example_compiled_on_xpu_matches_eager(tmp_path):
     # the char-level GPT example (tiny) on xpu, eager then --compile, in one interpreter: the
     # compiled step (forward and backward) runs generated kernels and gives eager's losses
     code = f"""
-        import json, runpy, sys, contextlib, io
+        import json, runpy, sys, contextlib, io, torch._inductor
         from plait_backend_xpu import codegen
+        torch._inductor.config.compile_in_background = False
         losses = {{}}
         for flag in ([], ["--compile"]):
             sys.argv = [{str(EXAMPLES / "char_gpt.py")!r}, "--steps", "2", "--print-losses",
@@ -315,3 +326,45 @@ def test_a_group_with_parts_the_renderer_does_not_know_is_declined():
     assert codegen.STATS["declined"] == declined + 1
     wider.matmul = None
     assert codegen.XpuCodegen().compile_group(wider) is not None
+
+
+def test_background_build_serves_the_first_calls_by_the_interpreter(monkeypatch, tmp_path):
+    monkeypatch.setattr(config, "compile_in_background", True)
+    monkeypatch.setenv("PLAIT_XPU_CACHE_DIR", str(tmp_path))  # nothing on disk: a real build
+    release = threading.Event()
+    real_build = codegen._build
+
+    def held(index, rendered):
+        release.wait(60)  # the build waits for the test, so the first call cannot have it
+        return real_build(index, rendered)
+
+    monkeypatch.setattr(codegen, "_build", held)
+    x = xpu(5, 6)
+    compiled = compile_fx(make_fx(lambda x: (x + 0.25).tanh() * 3)(x), [x])
+    group = compiled.groups[0]._vendor
+    launches = codegen.STATS["launches"]
+    torch.testing.assert_close(compiled(x).cpu(), ((x + 0.25).tanh() * 3).cpu())
+    assert codegen.STATS["launches"] == launches  # the interpreter ran it
+    release.set()
+    group._pending.result(timeout=60)
+    torch.testing.assert_close(compiled(x).cpu(), ((x + 0.25).tanh() * 3).cpu())
+    assert codegen.STATS["launches"] == launches + 1
+
+
+def test_a_failed_background_build_leaves_the_group_interpreted(monkeypatch, tmp_path):
+    monkeypatch.setattr(config, "compile_in_background", True)
+    monkeypatch.setenv("PLAIT_XPU_CACHE_DIR", str(tmp_path))
+
+    def fails(index, rendered):
+        raise RuntimeError("the driver rejected the program (a test's stand-in)")
+
+    monkeypatch.setattr(codegen, "_build", fails)
+    x = xpu(5, 6)
+    compiled = compile_fx(make_fx(lambda x: (x - 0.75).exp() * 2)(x), [x])
+    group = compiled.groups[0]._vendor
+    with pytest.raises(RuntimeError):
+        group._pending.result(timeout=60)
+    launches = codegen.STATS["launches"]
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x).cpu(), ((x - 0.75).exp() * 2).cpu())
+    assert codegen.STATS["launches"] == launches

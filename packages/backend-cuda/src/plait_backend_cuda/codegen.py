@@ -6,8 +6,10 @@ renders the group in the CUDA dialect with the renderer plait-backend-xpu uses f
 (``_render.render_group``: one source for both), compiles its contiguous kernel through the
 program cache (:mod:`.programs`: memory, then disk, keyed by the source's hash; a cubin for
 the device's architecture) and returns the shared ``CompiledGroup``, which allocates the
-outputs and launches one kernel on the device's default stream per call. A group it cannot
-render, or that NVRTC rejects, gets ``None`` and the fused interpreter runs it.
+outputs and launches one kernel on the device's default stream per call. The compile runs
+on a background thread while the first calls run in the interpreter (as plait-compile's
+CPU kernels; ``torch._inductor.config.compile_in_background``). A group it cannot render
+gets ``None`` and the fused interpreter runs it, as does one NVRTC rejects.
 
 ``STATS`` counts ``groups`` compiled, ``declined`` groups and ``launches``.
 """
@@ -26,6 +28,15 @@ from ._render.render_group import CompiledGroup, GroupKernel, GroupRenderer, Uns
 log = logging.getLogger("plait_backend_cuda.codegen")
 STATS: Counter[str] = Counter()
 DIALECT = render.CUDA
+
+
+def _in_background() -> bool:
+    """Whether to compile on the background thread (calls run the interpreter meanwhile), as
+    plait-compile's CPU kernels: ``torch._inductor.config.compile_in_background``. Compiled
+    before returning, an NVRTC error declines the group."""
+    from torch._inductor import config
+
+    return bool(config.compile_in_background)
 
 
 def _build(index: int, rendered: GroupKernel) -> Any:
@@ -53,7 +64,7 @@ class CudaCodegen:
         try:
             compiled = CompiledGroup(renderer(group), index, "cuda", _build, kernels.buffer_args,
                                      _launch_1d, STATS, kernels.PARAMETER_WORDS)
-            compiled.kernel(0)  # compile now: an NVRTC error leaves the group to the interpreter
+            compiled.start(_in_background())
         except (Unsupported, RuntimeError) as error:
             STATS["declined"] += 1
             log.debug("cuda codegen: group %s left to the interpreter: %s", group.index, error)

@@ -5,9 +5,12 @@ generator and hands it each kernel group on an xpu device. :meth:`XpuCodegen.com
 renders the group (:mod:`.render_group`, shared with plait-backend-cuda), builds its
 contiguous kernel through the program cache (:mod:`.programs`: memory, then disk, keyed by
 the source's hash) and returns a :class:`~.render_group.CompiledGroup`; a group it cannot
-render, or whose build fails, gets ``None`` and the fused interpreter runs it. A call
-allocates the outputs and enqueues one kernel on the device's in-order queue without waiting;
-other geometries (strided, broadcast: another rank) build their variant at first use.
+render gets ``None`` and the fused interpreter runs it. A program not on disk builds on a
+background thread while the first calls run in the interpreter, as plait-compile's CPU
+kernels do (``torch._inductor.config.compile_in_background = False``: before returning, and
+a build error then declines the group; in the background it leaves the group interpreted).
+A call allocates the outputs and enqueues one kernel on the device's in-order queue without
+waiting; other geometries (strided, broadcast: another rank) build their variant at first use.
 
 ``STATS`` counts ``groups`` compiled, ``declined`` groups and ``launches``: tests tell
 generated kernels from the interpreter by it.
@@ -19,12 +22,24 @@ import logging
 from collections import Counter
 from typing import Any
 
-from . import device_module, kernels, render
+from . import device_module, kernels, programs, render
 from .render_group import REDUCTION_GROUP, CompiledGroup, GroupKernel, GroupRenderer, Unsupported
 
 log = logging.getLogger("plait_backend_xpu.codegen")
 STATS: Counter[str] = Counter()
 DIALECT = render.OPENCL
+
+
+def _in_background(index: int, rendered: GroupKernel) -> bool:
+    """Whether to build on the background thread: as plait-compile's CPU kernels, when
+    ``torch._inductor.config.compile_in_background`` says so and the program is not on disk
+    (loading a binary takes no time worth hiding)."""
+    from torch._inductor import config
+
+    if not config.compile_in_background:
+        return False
+    path = device_module.programs().binary_path(index, programs.source_hash(rendered.source))
+    return path is None or not path.exists()
 
 
 def _build(index: int, rendered: GroupKernel) -> Any:
@@ -46,7 +61,7 @@ class XpuCodegen:
                                      "xpu", _build, kernels.buffer_args, kernels.launch_1d,
                                      STATS, kernels.PARAMETER_WORDS,
                                      cpu=info["type"] == "cpu")
-            compiled.kernel(0)  # build now: a build error leaves the group to the interpreter
+            compiled.start(_in_background(index, compiled.rendered(*compiled.first())))
         except (Unsupported, RuntimeError) as error:
             STATS["declined"] += 1
             log.debug("xpu codegen: group %s left to the interpreter: %s", group.index, error)

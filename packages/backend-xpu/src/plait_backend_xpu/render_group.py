@@ -29,10 +29,13 @@ call's geometry and launches through the functions its backend hands it.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -512,6 +515,25 @@ def reduction_geometry(shape: Sequence[int], strides: Sequence[Sequence[int]]
 
 # -- the compiled group ---------------------------------------------------------------------
 
+_log = logging.getLogger(__name__)
+_builder_lock = threading.Lock()
+_builder_pool: ThreadPoolExecutor | None = None
+
+
+#: The pending build of a group whose build failed: never done, so its calls stay with the
+#: interpreter.
+_FAILED: Future[Any] = Future()
+
+
+def _builder() -> ThreadPoolExecutor:
+    """The one background thread generated kernels build on (builds release the GIL)."""
+    global _builder_pool
+    with _builder_lock:
+        if _builder_pool is None:
+            _builder_pool = ThreadPoolExecutor(1, thread_name_prefix="plait-codegen")
+        return _builder_pool
+
+
 
 class CompiledGroup:
     """A kernel group as kernels of one device (one per rank of its launches), called with the
@@ -547,6 +569,7 @@ class CompiledGroup:
         self._stats = stats
         self._words = parameter_words
         self._kernels: dict[tuple[int, bool], Any] = {}
+        self._pending: Future[Any] | None = None  # the background build of the first kernel
         self._cpu = cpu
         self._plans: dict[tuple[Any, ...], tuple[Any, ...] | bool] = {}
         #: elements per work item of contiguous calls (1: the one-element kernel)
@@ -559,21 +582,52 @@ class CompiledGroup:
         self._keepdim = reduction is not None and len(reduction.args) > 2 and bool(
             reduction.args[2])
 
+    def rendered(self, rank: int, row_items: bool = False) -> GroupKernel:
+        """The source of the kernel :meth:`kernel` builds for these arguments."""
+        if row_items:
+            return self.renderer.reduction_rows_kernel(rank)
+        if self.renderer.reduction:
+            return self.renderer.reduction_kernel(rank)
+        if rank == 0 and self.width > 1:
+            return self.renderer.pointwise_vector()
+        return self.renderer.pointwise(rank)
+
     def kernel(self, rank: int, row_items: bool = False) -> Any:
         """The built kernel for launches of ``rank`` merged dims (0: contiguous, on vectors
         where :attr:`width` says so); ``row_items``: a reduction's row-per-item kernel."""
         found = self._kernels.get((rank, row_items))
         if found is None:
-            if row_items:
-                rendered = self.renderer.reduction_rows_kernel(rank)
-            elif self.renderer.reduction:
-                rendered = self.renderer.reduction_kernel(rank)
-            elif rank == 0 and self.width > 1:
-                rendered = self.renderer.pointwise_vector()
-            else:
-                rendered = self.renderer.pointwise(rank)
-            found = self._kernels[rank, row_items] = self._build(self.index, rendered)
+            found = self._build(self.index, self.rendered(rank, row_items))
+            self._kernels[rank, row_items] = found
         return found
+
+    def first(self) -> tuple[int, bool]:
+        """The kernel contiguous calls take: :meth:`kernel`'s arguments."""
+        return 0, bool(self._cpu and self.renderer.reduction)
+
+    def start(self, background: bool) -> None:
+        """Build the :meth:`first` kernel now (a build error raises), or on the background
+        builder thread: calls run the interpreter until it is ready, and for good when its
+        build fails (the error is logged)."""
+        if background:
+            self._pending = _builder().submit(self.kernel, *self.first())
+        else:
+            self.kernel(*self.first())
+
+    def _building(self) -> bool:
+        """Whether calls wait for the background build (run the interpreter)."""
+        pending = self._pending
+        if pending is None or not pending.done():
+            return pending is not None
+        try:
+            pending.result()
+        except Exception as error:  # a failed build: the interpreter serves every call
+            _log.warning("a generated kernel did not build; its group runs in the "
+                         "interpreter: %s", error)
+            self._pending = _FAILED
+            return True
+        self._pending = None
+        return False
 
     def _interpret(self, inputs: list[Any]) -> list[Any]:
         from torch._inductor.interpreter import run_group
@@ -581,6 +635,8 @@ class CompiledGroup:
         return run_group(self.group, inputs)
 
     def __call__(self, inputs: list[Any]) -> list[Any]:
+        if self._pending is not None and self._building():
+            return self._interpret(inputs)
         try:
             # a call's layout (sizes, strides, device of every input) picks a prepared plan:
             # read from the tensors' slots, not their public methods (this runs per call)
