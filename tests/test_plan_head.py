@@ -28,6 +28,8 @@ _BIAS = torch.tensor([0.25, -0.5, 1.0, 2.0])
 
 CALLS = {
     "t * t": (aten.mul.Tensor, lambda t: t * t),
+    "t.transpose(0, 1)": (aten.transpose.int, lambda t: t.transpose(0, 1)),
+    "softmax(t, -1)": (aten._softmax.default, lambda t: torch.softmax(t, -1)),
     "linear(t, w, b)": (aten.linear.default, lambda t: torch.nn.functional.linear(t, _WEIGHT,
                                                                                    _BIAS)),
     # (torch.mm, not @: matmul's own first call would run mm inside its record, unplanned)

@@ -207,52 +207,57 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                 elif b is None:
                     head = (lay, True, None) if grad else (lay, None)
             elif n == 3:  # a reduction's (dims, keepdim), a dim and a number...
-                head = (lay, True) if grad else (lay,)
                 b, c = args[1], args[2]
                 cls = b.__class__
-                if cls is Tensor:
-                    # three distinct contiguous tensors (linear, addmm, where): each layout,
-                    # marked when it requires grad, as the loop keys them
-                    if c.__class__ is Tensor and b is not a and c is not a and c is not b:
-                        other, third = b._interned_layout, c._interned_layout
-                        if other is None or third is None:
-                            head = None
-                        else:
-                            on = not (_state.no_grad_active and not _local.grad)
-                            if b._requires_grad and on:
-                                head += (other, True)
-                                grad = True
-                            else:
-                                head += (other,)
-                            if c._requires_grad and on:
-                                head += (third, True)
-                                grad = True
-                            else:
-                                head += (third,)
-                            c = _ALIAS  # (keyed: nothing more to key)
-                    else:
-                        head = None
-                elif cls is int:
-                    head = (*head, int, b)
-                elif cls is tuple or cls is list:
-                    for x in b:
-                        if x.__class__ is not int:
-                            head = None
-                            break
-                    else:
-                        head = (*head, cls, b if cls is tuple else tuple(b))
-                elif b is None:
-                    head = (*head, None)
+                last = c.__class__
+                if cls is int and (last is int or last is bool or last is float):
+                    # transpose(1, 2), _softmax(x, -1, False): one tuple, written out
+                    head = (lay, True, int, b, last, c) if grad else (lay, int, b, last, c)
                 else:
-                    head = None
-                if head is not None and c is not _ALIAS:
-                    cls = c.__class__
-                    if cls is bool or cls is int or cls is float:
-                        head = (*head, cls, c)
-                    elif c is None:
+                    head = (lay, True) if grad else (lay,)
+                    if cls is Tensor:
+                        # three distinct contiguous tensors (linear, addmm, where): each layout,
+                        # marked when it requires grad, as the loop keys them
+                        if c.__class__ is Tensor and b is not a and c is not a and c is not b:
+                            other, third = b._interned_layout, c._interned_layout
+                            if other is None or third is None:
+                                head = None
+                            else:
+                                on = not (_state.no_grad_active and not _local.grad)
+                                if b._requires_grad and on:
+                                    head += (other, True)
+                                    grad = True
+                                else:
+                                    head += (other,)
+                                if c._requires_grad and on:
+                                    head += (third, True)
+                                    grad = True
+                                else:
+                                    head += (third,)
+                                c = _ALIAS  # (keyed: nothing more to key)
+                        else:
+                            head = None
+                    elif cls is int:
+                        head = (*head, int, b)
+                    elif cls is tuple or cls is list:
+                        for x in b:
+                            if x.__class__ is not int:
+                                head = None
+                                break
+                        else:
+                            head = (*head, cls, b if cls is tuple else tuple(b))
+                    elif b is None:
                         head = (*head, None)
                     else:
                         head = None
+                    if head is not None and c is not _ALIAS:
+                        cls = c.__class__
+                        if cls is bool or cls is int or cls is float:
+                            head = (*head, cls, c)
+                        elif c is None:
+                            head = (*head, None)
+                        else:
+                            head = None
         if head is None:
             grad = False
         elif not kwargs:
