@@ -347,7 +347,9 @@ def _empty_like(t: Any, dtype: Any) -> Any:
 
 
 def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool) -> None:
-    var = node.variable
+    var = node._keep  # (AccumulateGrad.variable, without the property's call)
+    if var is None:
+        var = node._variable()
     if grad is None or var is None:  # no gradient, or a leaf nobody can see any more
         return
     hooks = var.__dict__.get("_leaf_hooks")
