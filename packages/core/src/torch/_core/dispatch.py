@@ -141,6 +141,9 @@ class Operator:
         if AUTOGRAD not in self.kernels and _only_implicit(self) \
                 and _autograd_kernel(self) is None and self.kernels.get(COMPOSITE_IMPLICIT) is fn:
             self._decomposes = fn
+            if not self._replays:
+                # a plan would only run the decomposition again, after keying the call
+                self._plans = None
 
     def register(self, key: str, fn: Callable[..., Any]) -> None:
         with _lock:
