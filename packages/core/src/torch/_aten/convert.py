@@ -316,8 +316,15 @@ def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     """``self`` if it is laid out densely in ``memory_format`` (row-major by default), else a
     copy that is."""
     if memory_format is None or memory_format is _layout.contiguous_format:
-        # the common case, checked here with no dispatch: an interned layout is row-major
-        if self._interned_layout is not None or self.is_contiguous():
+        # the common case, checked here with no dispatch: an interned layout is row-major, a
+        # current interned geometry knows whether it is
+        if self._interned_layout is not None:
+            return self
+        geo = self._geometry
+        if geo is not None and geo.shape is self._shape and geo.stride is self._stride:
+            if geo.contiguous:
+                return self
+        elif self.is_contiguous():
             return self
         fmt = _layout.contiguous_format
     else:
