@@ -119,7 +119,7 @@ def test_other_dtypes_give_the_generic_paths_result(dtype):
     a = torch.tensor([1, 2, 3, 250]).to(dtype).to("xpu")
     b = torch.tensor([7, 0, 5, 9]).to(dtype).to("xpu")
     for fn in (lambda: a + b, lambda: a * b, lambda: torch.sub(a, b), lambda: a.abs(),
-               lambda: torch.maximum(a, b)):
+               lambda: torch.maximum(a, b), lambda: a * 2.5, lambda: 3 - a, lambda: a.sum(0)):
         with torch.inference_mode():
             generic = fn()
         for _ in range(2):

@@ -1,17 +1,18 @@
 """The eager fast path of plait-backend-xpu: core's ``hookspecs.FastPath`` over prepared
 launches (``_C.Launch``).
 
-Core's tiers (``a + b``, ``a * 2.0``, ``a.exp()``, a broadcast pair of layouts) and its plan
-cache (a repeated call signature of an elementwise operator: ``torch.sub(a, b)``,
-``F.relu(a)``) call these entry points with the operands' stand-in addresses
-(``Buffer.ptr`` plus a byte offset). Each kernel is chosen, rendered and built once, by the
-same code the primitive kernels use (:func:`.kernels.row_kernel`), so an entry point computes
+Core's tiers (``a + b``, ``a * 2.0``, ``a.exp()``, a broadcast pair of layouts, ``a.sum()``,
+``x.amax(-1)``) and its plan cache (a repeated call signature of an elementwise operator or a
+reduction over dims: ``torch.sub(a, b)``, ``F.relu(a)``, ``x.sum(1)``) call these entry
+points with the operands' stand-in addresses (``Buffer.ptr`` plus a byte offset). Each kernel
+is chosen, rendered and built once, by the same code the primitive kernels use
+(:func:`.kernels.row_kernel`, :func:`.reductions.plan_reduction`), so an entry point computes
 exactly what the kernel it stands in for computes; its arguments are described once as slots
 (buffers, element offsets, sizes, strides, the call's count or scalar). A repeated call is then
 one native call: the operands' buffers found from their addresses, the output allocated from
 the caching allocator, the arguments set, one enqueue. Everything else answers ``None`` (core
 then takes the generic path): complex dtypes, float64 without double precision, operands on
-two devices, reductions and products (which keep their kernels' own plans).
+two devices, reductions that take two passes, products (which keep their kernels' plans).
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ _PREPARED_ROWS: dict[str, tuple[str, pointwise.Op]] = {
 }
 # full sums served (core's generic path converts the 16-bit floats' sums)
 _SUMMED = frozenset(("float32", "float64"))
+# a number operand in these converts as the generic path's 0-d operand does (a 16-bit float
+# would be rounded to its dtype first, which the kernel's conversion to float skips)
+_SCALAR_DTYPES = frozenset(("float32", "float64"))
 # the reductions of core's last-dimension tier
 _REDUCE_NAMES = ("sum", "amax", "amin")
 _MAX_SUMS = 256  # sizes kept; a loop over changing sizes must not grow the table forever
@@ -117,7 +121,7 @@ class FastPath:
                      reversed_: bool) -> Any:
         """``a op scalar`` (``scalar op a``): the row's expression with the number, converted
         to the dtype first as the generic path's 0-d operand is, in place of one input."""
-        if name not in render.FLOATS or row.writes_bool:
+        if name not in _SCALAR_DTYPES or row.writes_bool:
             return None
         expression, raw = row.expression(name)
         if expression is None or raw:
