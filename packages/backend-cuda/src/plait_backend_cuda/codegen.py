@@ -5,8 +5,9 @@ generator and hands it each kernel group on a cuda device. :meth:`CudaCodegen.co
 renders the group in the CUDA dialect with the renderer plait-backend-xpu uses for OpenCL C
 (``_render.render_group``: one source for both), compiles its contiguous kernel through the
 program cache (:mod:`.programs`: memory, then disk, keyed by the source's hash; a cubin for
-the device's architecture) and returns the shared ``CompiledGroup``, which allocates the
-outputs and launches one kernel on the device's default stream per call. The compile runs
+the device's architecture) and returns the shared callable
+(``_render.render_group_launch.CompiledGroup``), which allocates the outputs and launches
+one kernel on the device's default stream per call. The compile runs
 on a background thread while the first calls run in the interpreter (as plait-compile's
 CPU kernels; ``torch._inductor.config.compile_in_background``). A group it cannot render
 gets ``None`` and the fused interpreter runs it, as does one NVRTC rejects.
@@ -23,7 +24,8 @@ from typing import Any
 
 from . import device_module, kernels
 from ._render import render
-from ._render.render_group import CompiledGroup, GroupKernel, GroupRenderer, Unsupported
+from ._render.render_group import GroupKernel, GroupRenderer, Unsupported
+from ._render.render_group_launch import CompiledGroup
 
 log = logging.getLogger("plait_backend_cuda.codegen")
 STATS: Counter[str] = Counter()

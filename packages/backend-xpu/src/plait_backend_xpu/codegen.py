@@ -4,8 +4,8 @@ plait-compile's inductor asks the ``torch_backend_codegen`` hook (:mod:`.plugin`
 generator and hands it each kernel group on an xpu device. :meth:`XpuCodegen.compile_group`
 renders the group (:mod:`.render_group`, shared with plait-backend-cuda), builds its
 contiguous kernel through the program cache (:mod:`.programs`: memory, then disk, keyed by
-the source's hash) and returns a :class:`~.render_group.CompiledGroup`; a group it cannot
-render gets ``None`` and the fused interpreter runs it. A program not on disk builds on a
+the source's hash) and returns a :class:`~.render_group_launch.CompiledGroup`; a group it
+cannot render gets ``None`` and the fused interpreter runs it. A program not on disk builds on a
 background thread while the first calls run in the interpreter, as plait-compile's CPU
 kernels do (``torch._inductor.config.compile_in_background = False``: before returning, and
 a build error then declines the group; in the background it leaves the group interpreted).
@@ -23,7 +23,8 @@ from collections import Counter
 from typing import Any
 
 from . import device_module, kernels, programs, render
-from .render_group import REDUCTION_GROUP, CompiledGroup, GroupKernel, GroupRenderer, Unsupported
+from .render_group import REDUCTION_GROUP, GroupKernel, GroupRenderer, Unsupported
+from .render_group_launch import CompiledGroup
 
 log = logging.getLogger("plait_backend_xpu.codegen")
 STATS: Counter[str] = Counter()
