@@ -161,12 +161,20 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 # --------------------------------------------------------------------------- normalization
 
 
+# The operator torch.layer_norm calls (this function's entry has checked __torch_function__).
+_aten_layer_norm = torch.ops.aten.layer_norm.default
+
+
 def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims, then scale by ``weight`` and shift
     by ``bias``."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
+    if (input.__class__ is Tensor and (weight is None or isinstance(weight, Tensor))
+            and (bias is None or isinstance(bias, Tensor)) and eps.__class__ is float):
+        return _aten_layer_norm(input, list(normalized_shape), weight, bias, eps)
+    # anything else through torch.layer_norm, which checks the arguments' types
     return torch.layer_norm(input, list(normalized_shape), weight, bias, eps, True)
 
 
