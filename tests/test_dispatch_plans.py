@@ -760,3 +760,18 @@ def test_a_mode_sees_embedding_without_its_schema_defaults():
     (plain.sum() + padded.sum() + 2 * scaled.sum()).backward()
     # each row occurs once; row 1 is padding in `padded`
     assert weight.grad.tolist() == [[4.0, 4.0], [3.0, 3.0], [4.0, 4.0], [0.0, 0.0]]
+
+
+def test_functional_layer_norm_keeps_its_argument_checks():
+    x = torch.arange(8.0).view(2, 4)
+    with pytest.raises(TypeError, match="input"):
+        F.layer_norm([[1.0, 2.0]], (2,))
+    with pytest.raises(TypeError, match="weight"):
+        F.layer_norm(x, (4,), weight=[1.0] * 4)
+    # an int eps and a Parameter weight take the checked path: the same values
+    weight = torch.nn.Parameter(torch.full((4,), 2.0))
+    want = F.layer_norm(x, (4,), weight.detach(), eps=1.0)
+    assert F.layer_norm(x, (4,), weight, eps=1).tolist() == want.tolist()
+    mean, var = 1.5, 1.25  # of each row of [0, 1, 2, 3] (+ 4 in the second)
+    assert want[0].tolist() == pytest.approx([2 * (v - mean) / (var + 1.0) ** 0.5
+                                              for v in (0.0, 1.0, 2.0, 3.0)])
