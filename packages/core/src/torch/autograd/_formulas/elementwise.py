@@ -137,7 +137,7 @@ def _unary_rule(fn: UnaryRule, holomorphic: bool) -> Callable[[Any, Tensor], tup
     def rule(ctx: Any, grad: Tensor) -> tuple[Tensor | None]:
         if not _wants(ctx, 0):
             return (None,)
-        if holomorphic and grad._dtype.is_complex:
+        if holomorphic and grad._dtype in _COMPLEX:  # (a set: the property is a call)
             # PyTorch's complex gradient is g * conj(f'(z)) = conj(conj(g) * f'(z)); the
             # expressions are written g * f'(z), linear in g
             return (_complex.conj(fn(ctx.args[0], ctx.result, _complex.conj(grad))),)
