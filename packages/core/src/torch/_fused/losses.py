@@ -222,8 +222,9 @@ def _cross_entropy_backward_kernel(grad: Tensor, self: Tensor, target: Tensor,
 def _fused_cross_entropy_case(self: Tensor, target: Tensor) -> bool:
     """Whether ``cross_entropy_loss`` takes the fused pair: (N, C) / (C,) floating logits with
     int64 class indices (N,) / ()."""
+    ndim = len(self._shape)  # (no ndim property calls: this runs on every call)
     return (self._dtype.is_floating_point and target._dtype is _dtype.int64
-            and self.ndim in (1, 2) and target.ndim == self.ndim - 1)
+            and 0 < ndim < 3 and len(target._shape) == ndim - 1)
 
 
 def _reduce(loss: Tensor, reduction: int) -> Tensor:
@@ -281,10 +282,11 @@ def _cross_entropy_loss_kernel(self: Tensor, target: Tensor, weight: Tensor | No
     if label_smoothing > 1.0:  # PyTorch lets negative values through
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
-    class_dim = 0 if self.ndim == 1 else 1
-    if self.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {self.ndim})")
-    if tuple(self._shape) == tuple(target._shape):
+    ndim = len(self._shape)
+    class_dim = 0 if ndim == 1 else 1
+    if ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
+    if self._shape == target._shape:  # (tuples both: a Size compares as one)
         classes = self._shape[class_dim]
         if weight is not None and (weight.ndim != 1 or weight._shape[0] != classes):
             raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
