@@ -366,6 +366,8 @@ PLANNED = {
                                                                   ignore_index=1),
     "cross_entropy none": lambda x, i, w: F.cross_entropy(x, i, reduction="none"),
     "embedding": lambda x, i, w: F.embedding(i, x),
+    "gelu": lambda x, i, w: F.gelu(x * w),
+    "gelu tanh": lambda x, i, w: F.gelu(x, approximate="tanh"),
     "causal attention": lambda x, i, w: F.scaled_dot_product_attention(
         x.view(1, 4, 5), (x * 2).view(1, 4, 5), x.t().contiguous().t().view(1, 4, 5),
         is_causal=True),

@@ -33,6 +33,47 @@ def make_kernels(
     forward_native = native.gelu_forward
     backward_native = native.gelu_backward
 
+    def plan_gelu(self: Any, approximate: str = "none") -> Kernel | None:
+        """The kernel of one signature of a contiguous, non-empty input the native call
+        takes: the checks and the output's layout worked out once."""
+        code = codes.get(self.dtype)
+        tanh = _TANH.get(approximate) if approximate.__class__ is str else None
+        n = self.numel()
+        if code is None or tanh is None or not n or not self.is_contiguous():
+            return None
+        new_output = contract.allocator([(tuple(self.shape), self.dtype, self.device)])
+
+        def planned(self: Any, approximate: str = "none") -> Any:
+            (out,), (dst,) = new_output()
+            if not forward_native(code, tanh, n, dst, self.data_ptr()):
+                return None  # the generic path
+            return out
+
+        return planned
+
+    def plan_gelu_backward(grad_output: Any, self: Any,
+                           approximate: str = "none") -> Kernel | None:
+        """The kernel of one signature of contiguous, non-empty operands of one dtype and
+        shape."""
+        code = codes.get(self.dtype)
+        tanh = _TANH.get(approximate) if approximate.__class__ is str else None
+        n = self.numel()
+        if (code is None or tanh is None or not n or grad_output.dtype != self.dtype
+                or tuple(grad_output.shape) != tuple(self.shape)
+                or not self.is_contiguous() or not grad_output.is_contiguous()):
+            return None
+        new_output = contract.allocator([(tuple(self.shape), self.dtype, self.device)])
+
+        def planned(grad_output: Any, self: Any, approximate: str = "none") -> Any:
+            (grad_in,), (dst,) = new_output()
+            if not backward_native(code, tanh, n, dst, grad_output.data_ptr(),
+                                   self.data_ptr()):
+                return None  # the generic path
+            return grad_in
+
+        return planned
+
+    @contract.plannable(plan_gelu, native=True)
     def gelu(self: Any, approximate: str = "none") -> Any:
         code = codes.get(self.dtype)
         tanh = _TANH.get(approximate) if approximate.__class__ is str else None
@@ -44,6 +85,7 @@ def make_kernels(
             return composite("aten::gelu")(self, approximate=approximate)
         return out
 
+    @contract.plannable(plan_gelu_backward, native=True)
     def gelu_backward(grad_output: Any, self: Any, approximate: str = "none") -> Any:
         code = codes.get(self.dtype)
         tanh = _TANH.get(approximate) if approximate.__class__ is str else None
