@@ -267,7 +267,13 @@ void count_run(const PreparedLaunch& p) {
 
 nb::object run_prepared(const PreparedLaunch& p, const Location* inputs, size_t numel,
                         size_t out_nbytes, double scalar) {
-  std::unique_ptr<Buffer> out = p.launch.run(inputs, numel, out_nbytes, scalar);
+  std::unique_ptr<Buffer> out;
+  try {
+    out = p.launch.run(inputs, numel, out_nbytes, scalar);
+  } catch (const OutOfMemory&) {
+    // the generic path allocates again and raises core's error (a RuntimeError, as PyTorch's)
+    return nb::none();
+  }
   if (!out) return nb::none();
   if (numel) count_run(p);
   return nb::cast(out.release(), nb::rv_policy::take_ownership);
