@@ -32,15 +32,6 @@ STATS: Counter[str] = Counter()
 DIALECT = render.CUDA
 
 
-def _in_background() -> bool:
-    """Whether to compile on the background thread (calls run the interpreter meanwhile), as
-    plait-compile's CPU kernels: ``torch._inductor.config.compile_in_background``. Compiled
-    before returning, an NVRTC error declines the group."""
-    from torch._inductor import config
-
-    return bool(config.compile_in_background)
-
-
 def _build(index: int, rendered: GroupKernel) -> Any:
     return device_module.programs().kernel(index, rendered.source, rendered.name,
                                            rendered.signature)
@@ -66,7 +57,9 @@ class CudaCodegen:
         try:
             compiled = CompiledGroup(renderer(group), index, "cuda", _build, kernels.buffer_args,
                                      _launch_1d, STATS, kernels.PARAMETER_WORDS)
-            compiled.start(_in_background())
+            # in the background as plait-compile's CPU kernels (its config says whether);
+            # compiled before returning, an NVRTC error declines the group
+            compiled.start(group.compile_in_background)
         except (Unsupported, RuntimeError) as error:
             STATS["declined"] += 1
             log.debug("cuda codegen: group %s left to the interpreter: %s", group.index, error)

@@ -31,13 +31,11 @@ STATS: Counter[str] = Counter()
 DIALECT = render.OPENCL
 
 
-def _in_background(index: int, rendered: GroupKernel) -> bool:
+def _in_background(group: Any, index: int, rendered: GroupKernel) -> bool:
     """Whether to build on the background thread: as plait-compile's CPU kernels, when
     ``torch._inductor.config.compile_in_background`` says so and the program is not on disk
     (loading a binary takes no time worth hiding)."""
-    from torch._inductor import config
-
-    if not config.compile_in_background:
+    if not group.compile_in_background:
         return False
     path = device_module.programs().binary_path(index, programs.source_hash(rendered.source))
     return path is None or not path.exists()
@@ -62,7 +60,7 @@ class XpuCodegen:
                                      "xpu", _build, kernels.buffer_args, kernels.launch_1d,
                                      STATS, kernels.PARAMETER_WORDS,
                                      cpu=info["type"] == "cpu")
-            compiled.start(_in_background(index, compiled.rendered(*compiled.first())))
+            compiled.start(_in_background(group, index, compiled.rendered(*compiled.first())))
         except (Unsupported, RuntimeError) as error:
             STATS["declined"] += 1
             log.debug("xpu codegen: group %s left to the interpreter: %s", group.index, error)

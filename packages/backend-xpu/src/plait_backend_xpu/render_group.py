@@ -103,18 +103,12 @@ class GroupRenderer:
     """
 
     def __init__(self, dialect: Dialect, group: Any, fp64: bool) -> None:
-        import torch
-        from torch._inductor.lowering import lowering_of
-        from torch._inductor.scheduler import FUSED_REDUCTIONS
-
         self.dialect = dialect
         self.group = group
         self.fp64 = fp64
-        self._lowering_of = lowering_of
-        self._to_copy = torch.ops.aten._to_copy.default
         self.inputs = [_value_dtype(n) for n in group.inputs]
         self.outputs = [_value_dtype(n) for n in group.outputs]
-        self.reduction = FUSED_REDUCTIONS.get(group.reduction.target) if group.reduction else None
+        self.reduction = group.reduction_kind
         if group.reduction is not None and (self.reduction is None
                                             or group.reduction.args[0] is not group.members[-1]):
             raise Unsupported(f"reduction {group.reduction.target}")
@@ -182,11 +176,13 @@ class GroupRenderer:
         """The expression of one member; ``operand`` names the values it reads. ``vector``:
         the operands are vectors of the member's own type, so they are not cast (OpenCL C
         has no casts between vector types; literals stay scalars, which vectors take)."""
-        row = self._lowering_of(node.target)
+        row = self.group.lowering(node)
         if row is None or row.kind != "pointwise":
             raise Unsupported(f"{node.target} is not pointwise")
         out = _value_dtype(node)
-        out_type = self._type(out)
+        # a bool result is stored as a byte, but computed as the language's bool: a cast to it
+        # is a test (0.5 is true), not a truncation
+        out_type = "bool" if DTYPES[out].is_bool else self._type(out)
         cast_to = self._type(self._common(node)) if row.cast == "common" else out_type
         ops: list[str] = []
         for position, arg in enumerate(node.args):
@@ -205,8 +201,6 @@ class GroupRenderer:
             elif row.cast in ("out", "common") or (row.cast == "where" and position > 0):
                 text = f"(({cast_to}){text})"
             ops.append(text)
-        if node.target is self._to_copy and DTYPES[out].is_bool:
-            return f"(({ops[0]}) != 0)"  # a cast to bool is a test, not a truncation
         kwargs = dict(node.kwargs)
         template = row.c(ops, kwargs) if callable(row.c) else row.c.format(*ops, T="{T}")
         if template is None:

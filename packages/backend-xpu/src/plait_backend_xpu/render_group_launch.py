@@ -206,9 +206,7 @@ class CompiledGroup:
         return False
 
     def _interpret(self, inputs: list[Any]) -> list[Any]:
-        from torch._inductor.interpreter import run_group
-
-        return run_group(self.group, inputs)
+        return self.group.interpret(inputs)
 
     def __call__(self, inputs: list[Any]) -> list[Any]:
         if self._pending is not None and self._building():

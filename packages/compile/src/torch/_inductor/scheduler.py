@@ -57,6 +57,33 @@ class KernelGroup:
         """The dtype of the ``position``-th input."""
         return self.inputs[position].meta["val"].dtype
 
+    # What a device backend's generator (the ``torch_backend_codegen`` hook) reads of the
+    # compiler, so that it needs no private module of it.
+
+    def lowering(self, node: Any) -> Lowering | None:
+        """The lowering row of a member (its C template), as :mod:`.lowering` has it."""
+        return lowering_of(node.target)
+
+    @property
+    def reduction_kind(self) -> str | None:
+        """The accumulation of :attr:`reduction`: ``"sum"``, ``"max"``, ``"min"``, or None."""
+        return None if self.reduction is None else FUSED_REDUCTIONS.get(self.reduction.target)
+
+    @property
+    def compile_in_background(self) -> bool:
+        """Whether kernels build on a background thread while the first calls run in the
+        interpreter (``torch._inductor.config.compile_in_background``)."""
+        from . import config
+
+        return bool(config.compile_in_background)
+
+    def interpret(self, inputs: list[Any]) -> list[Any]:
+        """Run the group in the fused interpreter (eager operators, block by block): what a
+        generator calls for inputs its kernels do not take."""
+        from .interpreter import run_group
+
+        return run_group(self, inputs)
+
 
 @dataclass
 class Schedule:
