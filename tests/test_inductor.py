@@ -466,3 +466,22 @@ def test_a_cat_of_reshapes_that_are_views_or_split_dims_is_left_alone() -> None:
         gm = make_fx(fn)(a, b)
         assert merge_cat_of_reshapes(gm) == 0
         assert torch.equal(gm(a, b), fn(a, b))
+
+
+def test_cache_key_names_the_cpu_native_means(monkeypatch):
+    # A cache directory shared between machines (a home directory on two hosts) must not hand
+    # a library built with -march=native on one CPU to another whose CPU lacks its
+    # instructions: the key holds what -march=native expands to.
+    from torch._inductor import config, cpp_builder
+
+    if cpp_builder.cache_key("int x;") is None:
+        pytest.skip("no C++ compiler")
+    assert "-march=native" in config.cxx_flags
+    here = cpp_builder.cache_key("int x;")
+    monkeypatch.setitem(cpp_builder._native_targets, config.cxx, "-march=some-other-cpu -mavx512f")
+    elsewhere = cpp_builder.cache_key("int x;")
+    assert here != elsewhere
+    monkeypatch.setattr(config, "cxx_flags", tuple(f for f in config.cxx_flags
+                                                   if f != "-march=native"))
+    # without -march=native the CPU does not matter
+    assert cpp_builder.cache_key("int x;") == cpp_builder.cache_key("int x;")

@@ -1,7 +1,9 @@
 """Build generated C++ into shared libraries: on a background thread, cached on disk.
 
-The cache key is a hash of the source, the compiler (its path and ``--version``) and the
-flags, so a changed compiler or flag builds anew. A library is written under a temporary
+The cache key is a hash of the source, the compiler (its path and ``--version``), the flags
+and what ``-march=native`` means on this machine, so a changed compiler, flag or CPU builds
+anew (a cache directory shared between machines never hands one a library with instructions
+its CPU lacks). A library is written under a temporary
 name and moved into place with ``os.replace``: a second process (or a concurrent one) finds
 either nothing or a complete file, and a process that finds the file compiles nothing.
 Libraries are loaded with ctypes, so no Python headers are needed.
@@ -31,6 +33,7 @@ _lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
 _loaded: dict[str, Future[Any]] = {}
 _versions: dict[str, str | None] = {}
+_native_targets: dict[str, str] = {}
 _openmp_ok: dict[str, bool] = {}
 
 ARGTYPES = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
@@ -50,6 +53,21 @@ def _compiler_version(cxx: str) -> str | None:
     return _versions[cxx]
 
 
+def _native_target(cxx: str) -> str:
+    """The target options ``-march=native`` expands to for ``cxx`` on this machine (the driver's
+    ``-###`` dry run names them), or ``""`` when the driver does not say."""
+    if cxx not in _native_targets:
+        try:
+            done = subprocess.run([cxx, "-march=native", "-###", "-E", "-x", "c++", os.devnull],
+                                  capture_output=True, text=True, timeout=30, check=False)
+            lines = [ln for ln in done.stderr.splitlines() if "-march=" in ln and "native" not in
+                     ln.split("-march=", 1)[1][:8]]
+            _native_targets[cxx] = lines[-1].strip() if lines else ""
+        except (OSError, subprocess.SubprocessError):
+            _native_targets[cxx] = ""
+    return _native_targets[cxx]
+
+
 def _flags() -> list[str]:
     flags = list(config.cxx_flags)
     if config.openmp:
@@ -62,7 +80,9 @@ def cache_key(source: str) -> str | None:
     version = _compiler_version(config.cxx)
     if version is None:
         return None
-    text = "\0".join([source, shutil.which(config.cxx) or config.cxx, version, *_flags()])
+    flags = _flags()
+    target = _native_target(config.cxx) if "-march=native" in flags else ""
+    text = "\0".join([source, shutil.which(config.cxx) or config.cxx, version, target, *flags])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -189,3 +209,4 @@ def clear() -> None:
     with _lock:
         _loaded.clear()
         _versions.clear()
+        _native_targets.clear()
