@@ -314,22 +314,39 @@ def test_piece_plans_match_the_generic_path(name, source, no_plans):
         assert y._version == got[-1]._version == 1
 
 
-def test_piece_plans_leave_a_graph_to_the_generic_path(no_plans):
-    def run():
-        x = torch.arange(12.0).view(3, 4).requires_grad_()
-        a, b = x.chunk(2, 1)
-        (a * 2 + b * 3).sum().backward()
-        return a, x.grad
+@pytest.mark.parametrize("split", [
+    lambda x: x.chunk(2, 1), lambda x: x.split(3, -1), lambda x: x.split([1, 3], 1),
+    lambda x: x.unbind(0), lambda x: x.t().chunk(3)])
+def test_piece_plans_record_the_graph(split, no_plans):
+    def run(scale):
+        x = (torch.arange(12.0) * scale).view(3, 4).requires_grad_()
+        pieces = split(x)
+        loss = sum((p * (i + 2)).sum() for i, p in enumerate(pieces))
+        loss.backward()
+        return pieces, x.grad
 
     with no_plans():
-        want_piece, want = run()
-    for _ in range(3):
-        piece, grad = run()
-        assert grad.tolist() == want.tolist() == [[2.0, 2.0, 3.0, 3.0]] * 3
-        assert type(piece.grad_fn) is type(want_piece.grad_fn)
+        want = [run(s) for s in (1.0, 2.0)]
+    for _ in range(2):
+        for (want_pieces, want_grad), scale in zip(want, (1.0, 2.0)):
+            pieces, grad = run(scale)
+            assert grad.tolist() == want_grad.tolist()
+            assert len(pieces) == len(want_pieces)
+            for nr, (p, w) in enumerate(zip(pieces, want_pieces)):
+                assert _geometry(p) == _geometry(w) and p.tolist() == w.tolist()
+                assert p.grad_fn is pieces[0].grad_fn  # one node, each piece an output
+                assert p.grad_fn.name() == w.grad_fn.name()
+                assert p.output_nr == w.output_nr == nr
     with torch.no_grad():
         x = torch.ones(3, 4, requires_grad=True)
-        assert not any(p.requires_grad for p in x.chunk(2, 1))
+        assert not any(p.requires_grad for p in split(x))
+
+
+def test_planned_pieces_with_grad_are_served_by_their_plan():
+    x = torch.ones(4, 6, requires_grad=True)
+    for _ in range(3):
+        x.chunk(3, 1)
+    assert _served(aten.chunk.default)
 
 
 def test_narrow_plans_match_the_generic_path(no_plans):

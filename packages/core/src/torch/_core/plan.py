@@ -558,7 +558,7 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
     kind = _view_kinds.get(op.qualname)
     source = args[0] if args else None
     if kind in _PIECES_VIEWS:
-        return _pieces_plan(op, args, result, source)
+        return _pieces_plan(op, args, result, source, kind, grad)
     if (kind in _UNPLANNED_VIEWS or result.__class__ is not Tensor or source.__class__ is not Tensor
             or result._storage is not source._storage or result._vc is not source._vc
             or result._dtype is not source._dtype or result._device is not source._device):
@@ -616,34 +616,68 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
 
 
 def _pieces_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
-                 source: Any) -> tuple[Any, ...] | None:
-    """The plan of a call of a view operator with several tensors out (split, chunk, unbind)
-    whose pieces record no graph: each piece's geometry over the next call's storage."""
+                 source: Any, kind: str, grad: bool) -> tuple[Any, ...] | None:
+    """The plan of a call of a view operator with several tensors out (split, chunk, unbind):
+    each piece's geometry over the next call's storage, and with grad the one multi-output
+    node the operator's Autograd kernel records over them."""
     if (source.__class__ is not Tensor or (result.__class__ is not list
-                                           and result.__class__ is not tuple)):
+                                           and result.__class__ is not tuple) or not result):
         return None
     base = source._base if source._base is not None else source
     for piece in result:
         if (piece.__class__ is not Tensor or piece._storage is not source._storage
                 or piece._vc is not source._vc or piece._base is not base
                 or piece._dtype is not source._dtype or piece._device is not source._device
-                or piece._requires_grad):
+                or piece._requires_grad is not result[0]._requires_grad):
             return None
     recorder = _implicit_views.get(op.qualname)
     kernel = op.kernels.get(_dispatch.COMPOSITE_EXPLICIT if recorder is None
                             else _dispatch.COMPOSITE_IMPLICIT)
     if op.resolve(_dispatch.backend_key(args, {})) is not kernel:
         return None
-    geometry = [(p._shape, p._stride, p._offset - source._offset) for p in result]
+    record = None
+    if result[0]._requires_grad:
+        # the node of the operator's own view kernel (chunk's: split's), whose arguments after
+        # the sizes name the dim in the same places; an empty piece may come from another
+        # operator (chunk of an empty dim splits by sizes): left to the generic path
+        recording_op = op if recorder is None else _dispatch.get(recorder)
+        autograd = recording_op.kernels.get(_dispatch.AUTOGRAD)
+        if (not grad or getattr(autograd, "_plait_view", None) != kind
+                or any(0 in p._shape for p in result)):
+            return None
+        record = autograd_nodes.record_pieces
+    geometries = [adopt_geometry(p) for p in result]  # (the pieces a plan makes carry them)
+    if None in geometries:
+        return None
+    pieces = [(geo, p._offset - source._offset) for geo, p in zip(geometries, result)]
     container = result.__class__
-    make = Tensor._make
+    first_dim_arg = 1 if kind == "unbind" else 2
 
     def run_pieces(args: tuple[Any, ...]) -> Any:
         src = args[0]
-        storage, offset, dt, dev, vc = src._storage, src._offset, src._dtype, src._device, src._vc
+        storage, offset, vc = src._storage, src._offset, src._vc
         root = src._base if src._base is not None else src
-        return container([make(storage, shape, stride, offset + delta, dt, dev, vc, root)
-                          for shape, stride, delta in geometry])
+        out = []
+        for geo, delta in pieces:
+            # Tensor._make, written out (plans are off in inference mode)
+            t = _new(Tensor)
+            t._storage = storage
+            t._shape = geo.shape
+            t._stride = geo.stride
+            t._offset = offset + delta
+            t._dtype = geo.dtype
+            t._device = geo.device
+            t._vc = vc
+            t._base = root
+            t._grad = None
+            t.grad_fn = None
+            t._requires_grad = False
+            t._interned_layout = None
+            t._geometry = geo
+            out.append(t)
+        if record is not None:
+            record(src, out, kind, args[first_dim_arg:])
+        return out if container is list else container(out)
     return (run_pieces, None, None, None)
 
 
