@@ -235,6 +235,45 @@ def test_a_module_imported_during_the_first_call_does_not_stop_replay(tmp_path,
     assert frame.replay_hits == 1
 
 
+def test_the_fast_path_calls_the_graph_without_the_override_checks_it_rules_out() -> None:
+    from torch.overrides import TorchFunctionMode
+
+    def f(x, y):  # (no global read: the fast path's condition)
+        z = x.add(y, alpha=2.0)  # a keyword: the call keeps its entry
+        return (z * y).clamp(min=-1.0).sum(0), (x - 0.5).relu().shape
+
+    compiled = torch.compile(f, backend="eager")
+    x, y = torch.tensor([[1.0, -2.0], [3.0, 4.0]]), torch.tensor([[0.5, 2.0], [-1.0, 1.0]])
+    for _ in range(3):
+        total, shape = compiled(x, y)
+        assert total.tolist() == [0.0, 10.0] and shape == (2, 2)  # by hand: z = x + 2y
+    entry = next(iter(_frame(compiled).replay_fast.values()))
+    assert entry.fast is not entry.compiled  # the direct graph ran the last calls
+
+    class Count(TorchFunctionMode):
+        calls = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            Count.calls += 1
+            return func(*args, **(kwargs or {}))
+
+    with Count():  # a mode changes the key: the calls go through the protocol again
+        assert compiled(x, y)[0].tolist() == [0.0, 10.0]
+    assert Count.calls > 0
+
+    class Marked(torch.Tensor):
+        seen = 0
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            Marked.seen += 1
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    marked = x.as_subclass(Marked)
+    assert compiled(marked, y)[0].tolist() == [0.0, 10.0]
+    assert Marked.seen > 0  # a subclass argument takes the full path and its override
+
+
 def test_replay_can_be_switched_off() -> None:
     with torch._dynamo.config.patch(replay=False):
         compiled = torch.compile(lambda x: x + 1, backend="eager")

@@ -639,8 +639,8 @@ class ReplayEntry:
     """An accepted capture: the state fingerprint it is guarded on, where its graph's inputs
     are in that state, how to build the result, and the compiled graph."""
 
-    __slots__ = ("autocast", "autocast_on", "compiled", "direct", "global_slots", "inputs",
-                 "key", "start_grad", "template")
+    __slots__ = ("autocast", "autocast_on", "compiled", "direct", "fast", "global_slots",
+                 "inputs", "key", "start_grad", "template")
 
     def __init__(self, key: Any, global_slots: list[Any], inputs: tuple[int, ...],
                  template: Any, compiled: Callable[..., Any], start_grad: bool,
@@ -656,6 +656,9 @@ class ReplayEntry:
         # the number of state tensors when the graph's inputs are exactly those, in order
         # (the inputs are then passed as they are found); -1 otherwise
         self.direct = len(inputs) if inputs == tuple(range(len(inputs))) else -1
+        # what fast_lookup calls (set by remember_fast): the graph without the
+        # __torch_function__ checks its key rules out (torch._dynamo._direct), or compiled
+        self.fast: Callable[..., Any] = compiled
 
 
 _MISS = object()
@@ -729,7 +732,7 @@ def fast_lookup(frame: Any, root: Any, args: tuple[Any, ...]) -> Any:
         return _MISS
     inputs = args if entry.direct == len(args) else [args[i] for i in entry.inputs]
     if entry.start_grad == state[0] and not entry.autocast_on and not state[2]:
-        outputs = entry.compiled(*inputs)
+        outputs = entry.fast(*inputs)
     else:
         outputs = _run_in_state(entry, inputs, state[0])
     frame.replay_hits += 1
@@ -745,6 +748,10 @@ def remember_fast(frame: Any, state: tuple[Any, ...], args: tuple[Any, ...],
     layout (the call was keyed by :func:`_plain_call_key`, so they are plain and distinct)."""
     key = _fast_key(state, args)
     if key is not None and len(frame.replay_fast) < MAX_ENTRIES:
+        if entry.fast is entry.compiled:
+            from torch._dynamo._direct import direct_graph
+
+            entry.fast = direct_graph(entry.compiled) or entry.compiled
         frame.replay_fast[key] = entry
 
 
