@@ -792,3 +792,32 @@ def test_functional_layer_norm_keeps_its_argument_checks():
     mean, var = 1.5, 1.25  # of each row of [0, 1, 2, 3] (+ 4 in the second)
     assert want[0].tolist() == pytest.approx([2 * (v - mean) / (var + 1.0) ** 0.5
                                               for v in (0.0, 1.0, 2.0, 3.0)])
+
+
+def test_reshape_of_a_copy_gives_a_plain_row_major_tensor(no_plans):
+    x = torch.arange(24.0).view(2, 3, 4).requires_grad_()  # (a view of the arange)
+    for plans in (False, True):
+        y = x.transpose(1, 2)
+        if plans:
+            got = y.reshape(2, 12)
+        else:
+            with no_plans():
+                got = y.reshape(2, 12)
+        assert got.stride() == (12, 1) and got._base is None
+        assert got.tolist() == [[0.0, 4.0, 8.0, 1.0, 5.0, 9.0, 2.0, 6.0, 10.0, 3.0, 7.0, 11.0],
+                                [12.0, 16.0, 20.0, 13.0, 17.0, 21.0, 14.0, 18.0, 22.0, 15.0,
+                                 19.0, 23.0]]
+        assert got.grad_fn.name() == "UnsafeViewBackward0"
+        got.sum().backward()
+        assert x.grad.tolist() == torch.ones(2, 3, 4).tolist()
+        x.grad = None
+        # a row-major input reshapes as a view with the new shape's row-major strides
+        fresh = x * 1
+        view = fresh.reshape(4, 6)
+        assert view.stride() == (6, 1) and view._base is fresh
+        assert view.tolist() == torch.arange(24.0).view(4, 6).tolist()
+    import numpy as np
+
+    assert x.view(np.int64(4), 6).shape == (4, 6)  # sizes that are not ints still index
+    with pytest.raises(TypeError, match="bool"):
+        x.view(True, 24)

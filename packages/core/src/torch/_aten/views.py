@@ -20,6 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from .._core import dispatch as _dispatch, dtype as _dtype, plan as _plan, tensor as _tensor
+from .._core.alloc import _interned
 from .._core.symbolic import _SymScalar
 from .._core.tensor import (
     Size,
@@ -105,6 +106,15 @@ def _unsafe_view(self: Tensor, size: Any) -> Tensor:
     # The result shares self's memory but is not a view of it: reshape uses it on a fresh
     # copy, which nothing else sees.
     new_shape = _infer_size(tuple(size), self.numel())
+    if self._interned_layout is not None and not self._offset:
+        # reshape's fresh row-major copy: the result is a plain tensor of the interned layout
+        # (the fast paths and plans key it by that)
+        lay = _interned(new_shape, self._dtype, self._device)
+        if lay is not None:
+            out = Tensor._make(self._storage, lay.shape, lay.stride, 0, self._dtype,
+                               self._device)
+            out._interned_layout = lay
+            return out
     stride = _view_strides(self._shape, self._stride, new_shape)
     if stride is None:
         raise RuntimeError("_unsafe_view: the input's strides do not allow this shape")
@@ -390,7 +400,12 @@ def unbind(self: Tensor, dim: int = 0) -> list[Tensor]:
 
 def reshape(self: Tensor, shape: Any) -> Tensor:
     new_shape = _infer_size(tuple(shape), self.numel())
-    stride = _view_strides(self._shape, self._stride, new_shape)
+    if self._interned_layout is not None:  # row-major: the new shape's row-major strides
+        lay = _interned(new_shape, self._dtype, self._device)
+        stride = lay.stride if lay is not None else _view_strides(self._shape, self._stride,
+                                                                  new_shape)
+    else:
+        stride = _view_strides(self._shape, self._stride, new_shape)
     if stride is not None:
         return ATEN["_reshape_alias"](self, new_shape, stride)
     return ATEN["_unsafe_view"](_copy_op()(self, memory_format=_contiguous_format()), new_shape)

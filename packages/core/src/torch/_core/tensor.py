@@ -137,6 +137,11 @@ def _shape_arg(args: tuple[Any, ...]) -> tuple[int, ...]:
     """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size([2, 3]))``."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
+    for s in args:  # the usual sizes: plain ints, returned as the tuple they are
+        if s.__class__ is not int:
+            break
+    else:
+        return args
     out = []
     for s in args:
         cls = s.__class__
