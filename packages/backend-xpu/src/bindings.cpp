@@ -293,11 +293,11 @@ nb::object call_prepared(const PreparedLaunch& p, nb::args addresses) {
 }
 
 // core's hookspecs.FastPath entry points in native code. Each (kind, op code, dtype code,
-// device) names one launch, asked of `resolve(kind, op, dtype, device)` at its first call
+// device) names one launch (a full sum's "op code" is its count), asked of `resolve(kind, op, dtype, device)` at its first call
 // (a PreparedLaunch, or None: that entry always answers None, the generic path's call).
 class FastEntries {
  public:
-  enum Kind { kBinary = 0, kScalar = 1, kReversed = 2, kUnary = 3 };
+  enum Kind { kBinary = 0, kScalar = 1, kReversed = 2, kUnary = 3, kSum = 4 };
 
   explicit FastEntries(nb::object resolve) : resolve_(std::move(resolve)) {}
 
@@ -323,6 +323,17 @@ class FastEntries {
     return p ? run_prepared(*p, in, numel, nbytes, 0.0) : nb::none();
   }
 
+  // The full sum of `numel` contiguous elements: a launch per (dtype, numel), whose prepared
+  // launch fixes its count and output size (the resolver's op code is the count).
+  nb::object sum_all(int dtype, size_t itemsize, size_t numel, uint64_t a) {
+    Location in[1];
+    if (numel == 0 || numel > 0x7fffffffu || !locate(a, &in[0])) return nb::none();
+    if (entries_.size() > kMaxEntries) entries_.clear();  // a loop over changing sizes
+    const PreparedLaunch* p = entry(kSum, static_cast<int>(numel), dtype, in[0].device);
+    (void)itemsize;
+    return p ? run_prepared(*p, in, p->numel, p->out_nbytes, 0.0) : nb::none();
+  }
+
  private:
   const PreparedLaunch* entry(int kind, int op, int dtype, int device) {
     const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(op)) << 32) |
@@ -340,6 +351,7 @@ class FastEntries {
     return found->second.is_none() ? nullptr : nb::inst_ptr<PreparedLaunch>(found->second);
   }
 
+  static constexpr size_t kMaxEntries = 4096;
   nb::object resolve_;
   std::unordered_map<uint64_t, nb::object> entries_;
 };
@@ -495,7 +507,8 @@ NB_MODULE(_C, m) {
            "b"_a)
       .def("binary_scalar", &FastEntries::binary_scalar, "op"_a, "dtype"_a, "nbytes"_a,
            "numel"_a, "a"_a, "scalar"_a, "reversed"_a)
-      .def("unary", &FastEntries::unary, "op"_a, "dtype"_a, "nbytes"_a, "numel"_a, "a"_a);
+      .def("unary", &FastEntries::unary, "op"_a, "dtype"_a, "nbytes"_a, "numel"_a, "a"_a)
+      .def("sum_all", &FastEntries::sum_all, "dtype"_a, "itemsize"_a, "numel"_a, "a"_a);
   m.def("binary_plan", [](const PreparedLaunch* plan, uint64_t a, uint64_t b) -> nb::object {
     if (!plan) return nb::none();
     Location in[2];

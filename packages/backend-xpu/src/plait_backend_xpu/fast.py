@@ -28,7 +28,7 @@ from . import kernels as _kernels, pointwise, render
 # _C.Launch slot kinds (runtime/fast.h)
 BUFFER, OFFSET, COUNT, SCALAR, FIXED = range(5)
 # _C.FastEntries kinds
-_BINARY, _SCALAR, _REVERSED, _UNARY = range(4)
+_BINARY, _SCALAR, _REVERSED, _UNARY, _SUM = range(5)
 _WRAP64 = 1 << 64
 
 # binary primitive name -> (its kernels' cache name, its row); div is true division
@@ -51,7 +51,7 @@ _SUMMED = frozenset(("float32", "float64"))
 _SCALAR_DTYPES = frozenset(("float32", "float64"))
 # the reductions of core's last-dimension tier
 _REDUCE_NAMES = ("sum", "amax", "amin")
-_MAX_SUMS = 256  # sizes kept; a loop over changing sizes must not grow the table forever
+_MAX_ROWS = 256  # shapes kept; a loop over changing sizes must not grow the table forever
 # unary primitives whose result keeps the dtype (core's tier 4 serves no others)
 _UNARY_NAMES = tuple(name for name, row in pointwise.UNARY.items() if not row.writes_bool)
 
@@ -62,6 +62,7 @@ class FastPath:
     binary: Callable[..., Any]
     binary_scalar: Callable[..., Any]
     unary: Callable[..., Any]
+    sum_all: Callable[..., Any]
 
     def __init__(self, native: ModuleType, registered: Mapping[str, Callable[..., Any]]) -> None:
         self._native = native
@@ -74,7 +75,6 @@ class FastPath:
             if not dt.is_complex}
         self.kernels = registered
         self.binary_plan = native.binary_plan
-        self._sums: dict[tuple[int, int], Any] = {}  # (dtype, numel) -> launch, or False
         self._rows: dict[tuple[int, int, int, int], Any] = {}  # (op, dtype, rows, cols) -> ...
         self.reduce_ops: dict[str, int] = {name: k for k, name in enumerate(_REDUCE_NAMES)}
         self.forget()
@@ -88,12 +88,20 @@ class FastPath:
         self.binary = entries.binary
         self.binary_scalar = entries.binary_scalar
         self.unary = entries.unary
+        # the full sum of a contiguous float32/float64 operand into a new 0-d block (None for
+        # other dtypes: the generic path converts their sums)
+        self.sum_all = entries.sum_all
 
     # -- the per-operation entries (core's tiers), made at their first call ----------------
 
     def _resolve(self, kind: int, op: int, dtype: int, device: int) -> Any:
         """The launch of entry (kind, op code, dtype code, device), or None (never served)."""
         name = contract.DTYPE_NAMES[dtype]
+        if kind == _SUM:  # (op is the count)
+            if name not in _SUMMED:
+                return None
+            return self._reduction("sum", name, name, (op,), (1,), (0,),
+                                   contract.dtype(name).itemsize, device)
         if kind == _UNARY:
             prim = _UNARY_NAMES[op]
             chosen = _kernels.row_kernel(prim, pointwise.UNARY[prim], name, name, 1, device, 0)
@@ -171,19 +179,6 @@ class FastPath:
                               contract.DTYPE_NAMES[in_dtype], shape, nbytes, strides,
                               out_strides)
 
-    def sum_all(self, dtype: int, itemsize: int, numel: int, a: int) -> Any:
-        """The sum of a contiguous float32/float64 operand into a new 0-d block (None for
-        other dtypes: their sums convert first)."""
-        launch = self._sums.get((dtype, numel))
-        if launch is None:
-            name = contract.DTYPE_NAMES[dtype]
-            launch = name in _SUMMED and self._reduction("sum", name, name, (numel,), (1,),
-                                                          (0,), itemsize)
-            if len(self._sums) >= _MAX_SUMS:
-                self._sums.clear()
-            self._sums[(dtype, numel)] = launch
-        return launch(a) if launch else None
-
     def reduce_rows(self, op: int, dtype: int, itemsize: int, rows: int, cols: int,
                     a: int) -> Any:
         """``op`` (:attr:`reduce_ops`) over the last dimension of a contiguous (rows, cols)
@@ -194,23 +189,24 @@ class FastPath:
             name = contract.DTYPE_NAMES[dtype]
             launch = self._reduction(_REDUCE_NAMES[op], name, name, (rows, cols), (cols, 1),
                                      (1,), rows * itemsize) or False
-            if len(self._rows) >= _MAX_SUMS:
+            if len(self._rows) >= _MAX_ROWS:
                 self._rows.clear()
             self._rows[key] = launch
         return launch(a) if launch else None
 
     def _reduction(self, prim: str, out_name: str, in_name: str, shape: Sequence[int],
-                   a_strides: Sequence[int], dims: Sequence[int], nbytes: int) -> Any:
+                   a_strides: Sequence[int], dims: Sequence[int], nbytes: int,
+                   device: int | None = None) -> Any:
         """A prepared one-pass reduction as :func:`.reductions._reduce` runs it (None where
         that takes two passes, or declines)."""
         from . import reductions, render_reduce
 
         names = (out_name, in_name)
+        if device is None:  # (a plan's launch: for the current device)
+            device = _kernels.device_module.current_device()
         if (prim not in render_reduce.REDUCTIONS or render.COMPLEX & set(names)
-                or (render.NEEDS_FP64 & set(names)
-                    and not _kernels.device_fp64(_kernels.device_module.current_device()))):
+                or (render.NEEDS_FP64 & set(names) and not _kernels.device_fp64(device))):
             return None
-        device = _kernels.device_module.current_device()
         keep = [1 if k in dims else size for k, size in enumerate(shape)]
         out_strides, step = [0] * len(keep), 1
         for k in reversed(range(len(keep))):
