@@ -693,9 +693,15 @@ def paired_median_times(fn: Callable[[], Any], baseline: Callable[[], Any], quic
     numbers = []
     rounds = 2 if quick else ROUNDS
     for f in (fn, baseline):
-        t0 = time.perf_counter()
-        f()
-        once = max(time.perf_counter() - t0, 1e-7)
+        f()  # warm-up: a compiled function's first calls capture, compile and build
+        calls, t0 = 0, time.perf_counter()
+        while True:  # the time of one call, from calls past the warm-up
+            f()
+            calls += 1
+            elapsed = time.perf_counter() - t0
+            if elapsed >= 0.02 or calls >= 1000:
+                break
+        once = max(elapsed / calls, 1e-7)
         numbers.append(max(1, int((0.01 if quick else ROUND_S) / once)))
         if once >= 1.0:
             rounds = min(rounds, 3)
