@@ -274,6 +274,23 @@ def test_the_fast_path_calls_the_graph_without_the_override_checks_it_rules_out(
     assert Marked.seen > 0  # a subclass argument takes the full path and its override
 
 
+def test_the_fast_path_checks_the_library_globals_a_function_reads(monkeypatch) -> None:
+    def f(x, y):
+        return torch.relu(x * y) - 1.0
+
+    compiled = torch.compile(f, backend="eager")
+    x, y = torch.tensor([1.0, -2.0, 3.0]), torch.tensor([2.0, 2.0, -1.0])
+    for _ in range(3):
+        assert compiled(x, y).tolist() == [1.0, -1.0, -1.0]
+    frame = _frame(compiled)
+    entry = next(iter(frame.replay_fast.values()))
+    assert ("torch", "relu") in [slot[2] for slot, _ in entry.slot_checks]
+    hits = frame.replay_hits
+    assert compiled(x, y).tolist() == [1.0, -1.0, -1.0] and frame.replay_hits == hits + 1
+    monkeypatch.setattr(torch, "relu", torch.abs)  # the global now names another function
+    assert compiled(x, y).tolist() == [1.0, 3.0, 2.0]
+
+
 def test_replay_can_be_switched_off() -> None:
     with torch._dynamo.config.patch(replay=False):
         compiled = torch.compile(lambda x: x + 1, backend="eager")

@@ -640,7 +640,7 @@ class ReplayEntry:
     are in that state, how to build the result, and the compiled graph."""
 
     __slots__ = ("autocast", "autocast_on", "compiled", "direct", "fast", "global_slots",
-                 "inputs", "key", "start_grad", "template")
+                 "inputs", "key", "slot_checks", "start_grad", "template")
 
     def __init__(self, key: Any, global_slots: list[Any], inputs: tuple[int, ...],
                  template: Any, compiled: Callable[..., Any], start_grad: bool,
@@ -659,6 +659,8 @@ class ReplayEntry:
         # what fast_lookup calls (set by remember_fast): the graph without the
         # __torch_function__ checks its key rules out (torch._dynamo._direct), or compiled
         self.fast: Callable[..., Any] = compiled
+        # (slot, value) of the globals its code reads, checked by identity on the fast path
+        self.slot_checks: tuple[tuple[Any, Any], ...] = ()
 
 
 _MISS = object()
@@ -690,6 +692,8 @@ def lookup(frame: Any, root: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
         except (Refused, TypeError):
             return _MISS
         tensors = walk.tensors
+        if entry is not None and slots and not kwargs and len(tensors) == len(args):
+            remember_fast(frame, state, args, entry, slots)
     if entry is None:
         return _MISS
     inputs = tensors if entry.direct == len(tensors) else [tensors[i] for i in entry.inputs]
@@ -730,6 +734,9 @@ def fast_lookup(frame: Any, root: Any, args: tuple[Any, ...]) -> Any:
     entry = frame.replay_fast.get(key)
     if entry is None:
         return _MISS
+    for slot, value in entry.slot_checks:
+        if _read_slot(*slot) is not value:
+            return _MISS  # a global rebound: the full walk finds its entry
     inputs = args if entry.direct == len(args) else [args[i] for i in entry.inputs]
     if entry.start_grad == state[0] and not entry.autocast_on and not state[2]:
         outputs = entry.fast(*inputs)
@@ -743,16 +750,29 @@ def fast_lookup(frame: Any, root: Any, args: tuple[Any, ...]) -> Any:
 
 
 def remember_fast(frame: Any, state: tuple[Any, ...], args: tuple[Any, ...],
-                  entry: ReplayEntry) -> None:
-    """Keep ``entry`` under :func:`fast_lookup`'s key when every argument has an interned
-    layout (the call was keyed by :func:`_plain_call_key`, so they are plain and distinct)."""
+                  entry: ReplayEntry, slots: list[Any] | None = None) -> None:
+    """Keep ``entry`` under :func:`fast_lookup`'s key when every argument is a distinct plain
+    tensor with an interned layout and every global the code reads (``slots``) is a value
+    fingerprinted by identity (a library module, function or class, a C function): the fast
+    path then checks those globals by identity."""
     key = _fast_key(state, args)
-    if key is not None and len(frame.replay_fast) < MAX_ENTRIES:
-        if entry.fast is entry.compiled:
-            from torch._dynamo._direct import direct_graph
+    if key is None or len(frame.replay_fast) >= MAX_ENTRIES:
+        return
+    checks = []
+    for slot in slots or ():
+        value = _read_slot(*slot)
+        try:
+            if type(value) in _SCALAR_TYPES or Walk().value(value) != (value,):
+                return  # fingerprinted by value or contents: the full walk's
+        except Refused:
+            return
+        checks.append((slot, value))
+    entry.slot_checks = tuple(checks)
+    if entry.fast is entry.compiled:
+        from torch._dynamo._direct import direct_graph
 
-            entry.fast = direct_graph(entry.compiled) or entry.compiled
-        frame.replay_fast[key] = entry
+        entry.fast = direct_graph(entry.compiled) or entry.compiled
+    frame.replay_fast[key] = entry
 
 
 def _fast_key(state: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...] | None:
