@@ -77,6 +77,44 @@ def test_kernel_plan_records_the_generic_node(name, no_plans):
     assert _kernel_plans(op)
 
 
+@pytest.mark.parametrize("name", ["native_layer_norm", "linalg_qr"])
+def test_kernel_plan_saved_tensors_as_the_generic_path(name, no_plans):
+    """A planned call's saved inputs and outputs behave as the generic call's: the same
+    tensors go through saved-tensor hooks, and an in-place change of a saved input or
+    output after the call fails the backward with the in-place modification error."""
+    op, make_args = CASES[name]
+
+    def hooked():
+        x, w, b = _leaf(2, 3, 4), _leaf(4, seed=1), _leaf(4, seed=2)
+        packed = []
+
+        def pack(t):
+            packed.append((tuple(t.shape), t.dtype))
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            out = _outputs(op(*make_args(x, w, b)))[0]
+        grads = torch.autograd.grad(out.sum(), (x,))
+        return sorted(packed, key=repr), [g.tolist() for g in grads]
+
+    def modified(which):
+        x, w, b = _leaf(2, 3, 4), _leaf(4, seed=1), _leaf(4, seed=2)
+        args = make_args(x, w, b)
+        outs = _outputs(op(*args))
+        with torch.no_grad():
+            (args[0] if which == "input" else outs[-1]).mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            torch.autograd.grad(outs[0].sum(), (x,))
+
+    with no_plans():
+        want = hooked()
+    for _ in range(3):  # (the first call plans: outside the hooks, which a recipe refuses)
+        modified("input")
+        modified("output")
+        assert hooked() == want
+    assert _kernel_plans(op)
+
+
 def test_kernel_plan_without_grad_and_under_no_grad(no_plans):
     op = aten._softmax.default
     x = _leaf(3, 5)
