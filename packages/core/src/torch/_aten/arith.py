@@ -105,8 +105,11 @@ _aten_sum = _dispatch.define("aten::sum.dim_IntList",
 def add(input: Tensor, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other`` with broadcasting and type promotion."""
     # (the schema's default is not passed: see sub)
-    result = (_aten_add(input, other) if alpha.__class__ is int and alpha == 1
-              else _aten_add(input, other, alpha=alpha))
+    if alpha.__class__ is int and alpha == 1:
+        if out is None:
+            return _aten_add(input, other)
+        return write_out(out, _aten_add(input, other))
+    result = _aten_add(input, other, alpha=alpha)
     return result if out is None else write_out(out, result)
 
 

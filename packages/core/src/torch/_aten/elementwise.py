@@ -459,8 +459,11 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
     """``input - alpha * other`` with broadcasting and type promotion (not for bool)."""
     # The schema's default is not passed (a mode sees no `alpha`, as in PyTorch; the call's
     # plan key is shorter)
-    result = (_aten_sub(input, other) if alpha.__class__ is int and alpha == 1
-              else _aten_sub(input, other, alpha=alpha))
+    if alpha.__class__ is int and alpha == 1:
+        if out is None:
+            return _aten_sub(input, other)  # (the usual call: one test each)
+        return write_out(out, _aten_sub(input, other))
+    result = _aten_sub(input, other, alpha=alpha)
     return result if out is None else write_out(out, result)
 
 
