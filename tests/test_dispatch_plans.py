@@ -821,3 +821,26 @@ def test_reshape_of_a_copy_gives_a_plain_row_major_tensor(no_plans):
     assert x.view(np.int64(4), 6).shape == (4, 6)  # sizes that are not ints still index
     with pytest.raises(TypeError, match="bool"):
         x.view(True, 24)
+
+
+def test_a_mode_sees_gelu_and_clamp_without_their_schema_defaults():
+    # what PyTorch 2.13's dispatcher hands a TorchDispatchMode for these calls
+    seen = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append((func, [a if not isinstance(a, torch.Tensor) else "T" for a in args],
+                         kwargs or {}))
+            return func(*args, **(kwargs or {}))
+
+    x = torch.tensor([-2.0, -0.5, 0.5, 2.0])
+    with Log():
+        plain, tanh = F.gelu(x), F.gelu(x, approximate="tanh")
+        low, both = torch.clamp(x, min=0.0), torch.clamp(x, -1.0, 1.0)
+    assert seen == [(aten.gelu.default, ["T"], {}),
+                    (aten.gelu.default, ["T"], {"approximate": "tanh"}),
+                    (aten.clamp.default, ["T", 0.0], {}),
+                    (aten.clamp.default, ["T", -1.0, 1.0], {})]
+    assert low.tolist() == [0.0, 0.0, 0.5, 2.0] and both.tolist() == [-1.0, -0.5, 0.5, 1.0]
+    assert plain[3].item() == pytest.approx(2.0 * 0.9772498680518208)  # 2 * Phi(2)
+    assert tanh[3].item() == pytest.approx(1.9545977, abs=1e-6)  # the tanh approximation

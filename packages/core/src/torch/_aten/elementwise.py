@@ -961,7 +961,9 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *,
           out: Tensor | None = None) -> Tensor:
     """Limit ``input`` to ``[min, max]`` (numbers or tensors; either may be ``None``). NaN
     propagates, and where ``min > max`` the result is ``max``."""
-    return write_out(out, _aten_clamp(input, min, max))
+    # (the schema's default max is not passed, as PyTorch's dispatcher shows the call)
+    result = _aten_clamp(input, min) if max is None else _aten_clamp(input, min, max)
+    return result if out is None else write_out(out, result)
 
 
 def clamp_min(input: Tensor, min: Any, *, out: Tensor | None = None) -> Tensor:

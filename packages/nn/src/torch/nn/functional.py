@@ -116,6 +116,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit: ``x * Phi(x)``, or its tanh approximation with
     ``approximate="tanh"``; one operator (``aten::gelu``) forward and one (``gelu_backward``)
     backward."""
+    if approximate == "none":  # the schema's default, not passed (as PyTorch shows the call)
+        return _aten_gelu(input)
     return _aten_gelu(input, approximate=approximate)
 
 
