@@ -751,6 +751,8 @@ def test_is_contiguous_of_planned_views_follows_their_strides():
         assert x[:1].is_contiguous()
         assert x.unsqueeze(0).expand(3, 2, 3, 4)[:1].is_contiguous()  # (size-1 dims skip)
         assert x[:, :0].is_contiguous()  # empty
+    size = torch.Size([2, 3, 4])
+    assert list(reversed(size)) == [4, 3, 2] and size[::-1] == torch.Size([4, 3, 2])
 
 
 def test_a_mode_sees_embedding_without_its_schema_defaults():

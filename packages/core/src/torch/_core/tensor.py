@@ -56,6 +56,11 @@ class Size(tuple):
             return Size(_tuple_item(self, i))
         return _tuple_item(self, i)
 
+    def __reversed__(self) -> Any:
+        # (without it, reversed() would read each element through __getitem__ above: one
+        # Python call per dim, in every stride walk)
+        return reversed(tuple(self))
+
     def __add__(self, other: Any) -> Size:
         if not isinstance(other, tuple):
             return NotImplemented
