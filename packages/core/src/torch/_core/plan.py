@@ -157,7 +157,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     # recorded either way, and the saved outputs a backward reads all require grad.
     n = len(args)
     a = args[0] if n else None
-    if a.__class__ is Tensor and n < 4:  # (longer calls go straight to the loop)
+    if a.__class__ is Tensor:  # (longer calls find no case below and take the loop)
         lay = a._interned_layout
         if lay is None:
             lay = a._geometry  # (current while it holds the tensor's own objects)
