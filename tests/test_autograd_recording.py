@@ -199,3 +199,45 @@ def test_backward_from_roots_that_reach_each_other():
     w = leaf([1.0, 2.0])
     (gw,) = torch.autograd.grad([w * 5, w], [w], [torch.ones(2, dtype=torch.float64)] * 2)
     assert gw.tolist() == [6.0, 6.0]  # a leaf as a root, also reached from the other root
+
+
+@pytest.mark.parametrize("name", ["layer_norm", "max.dim", "sort", "topk", "cummax",
+                                  "cross_entropy", "nll_loss"])
+def test_outputs_the_rule_does_not_read_may_be_written_in_place(name):
+    # As in PyTorch, a node keeps only the outputs its derivative reads (layer norm: mean and
+    # rstd; max/sort/topk/cummax: the indices; the losses: total weight / logsumexp), so an
+    # in-place op on the main output (`nn.ReLU(inplace=True)` after a LayerNorm) backpropagates,
+    # and gives what the out-of-place program gives. Run three times: plans serve repeats.
+    import torch.nn.functional as F
+
+    target = torch.tensor([1, 2, 3, 0])
+    calls = {
+        "layer_norm": lambda x: F.layer_norm(x, (8,)),
+        "max.dim": lambda x: x.max(1)[0],
+        "sort": lambda x: x.sort(1)[0],
+        "topk": lambda x: x.topk(3, 1)[0],
+        "cummax": lambda x: x.cummax(1)[0],
+        "cross_entropy": lambda x: F.cross_entropy(x, target),
+        "nll_loss": lambda x: F.nll_loss(x, target),
+    }
+    f = calls[name]
+    base = torch.arange(32.0).reshape(4, 8).div(7).sin()
+    for _ in range(3):
+        x = base.clone().requires_grad_()
+        (f(x) * 3).relu().pow(2).sum().backward()
+        expected = x.grad
+        x = base.clone().requires_grad_()
+        y = f(x)
+        y.mul_(3).relu_()
+        y.pow(2).sum().backward()
+        torch.testing.assert_close(x.grad, expected)
+
+
+def test_a_saved_output_written_in_place_still_raises():
+    # softmax's rule reads its output: writing it in place is an error, as in PyTorch
+    x = torch.randn(4, 8, requires_grad=True)
+    for _ in range(2):
+        y = torch.softmax(x, -1)
+        y.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()

@@ -227,8 +227,10 @@ class OpBackward(Node):
         if not self._keep_result:
             return
         if isinstance(result, tuple):
-            self._result = tuple(SavedTensor(r, self, True, nr) if isinstance(r, Tensor) else r
-                                 for nr, r in enumerate(result))
+            keep = self._keep_result  # True, or the output numbers the rule reads
+            self._result = tuple(
+                (SavedTensor(r, self, True, nr) if keep is True or nr in keep else None)
+                if isinstance(r, Tensor) else r for nr, r in enumerate(result))
         else:
             self._result = SavedTensor(result, self, True) if isinstance(result, Tensor) \
                 else result
@@ -518,7 +520,9 @@ def kernel_recipe(node: Node, args: tuple[Any, ...], result: Any) -> tuple[Any, 
     # the node itself as plan_node builds it (its outputs are marked and kept here)
     head = (node.__class__, node._rule, node._qualname, node._kwargs, node._inputs_meta,
             layout, keep, False, tensors)
-    return head, marked, node._n_outputs, kept is not None
+    # what kernel_node saves of the outputs: nothing, all, or the output numbers the rule reads
+    keep = False if kept is None else node._keep_result
+    return head, marked, node._n_outputs, keep
 
 
 def kernel_node(recipe: tuple[Any, ...], args: tuple[Any, ...], result: Any) -> None:
@@ -542,7 +546,8 @@ def kernel_node(recipe: tuple[Any, ...], args: tuple[Any, ...], result: Any) -> 
         if nr or getattr(out, "_output_nr", 0):
             out.__dict__["_output_nr"] = nr
     if keep_result:
-        node._result = _save_outputs(result, node) if several else _save_output(result, node)
+        node._result = (_save_outputs(result, node, keep_result) if several
+                        else _save_output(result, node))
 
 
 def conform(grad: Tensor, meta: Any) -> Tensor:

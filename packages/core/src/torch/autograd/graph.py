@@ -275,17 +275,21 @@ def save_output(tensor: Tensor, node: Node) -> SavedTensor:
     return saved
 
 
-def save_outputs(result: tuple[Any, ...], node: Node) -> tuple[Any, ...]:
+def save_outputs(result: tuple[Any, ...], node: Node,
+                 keep: bool | tuple[int, ...] = True) -> tuple[Any, ...]:
     """The saved form of a tuple of outputs of ``node``: ``SavedTensor(r, node, True, nr)``
-    for each tensor ``r`` at position ``nr``, anything else as it is. Plain tensors are saved
-    as :func:`save_output` saves one, sharing one weak reference to ``node``."""
+    for each tensor ``r`` at position ``nr`` (``keep``: True, or the output numbers to save;
+    the other tensors become None), anything else as it is. Plain tensors are saved as
+    :func:`save_output` saves one, sharing one weak reference to ``node``."""
     if _hooks_active:
-        return tuple(SavedTensor(r, node, True, nr) if isinstance(r, Tensor) else r
-                     for nr, r in enumerate(result))
+        return tuple((SavedTensor(r, node, True, nr) if keep is True or nr in keep else None)
+                     if isinstance(r, Tensor) else r for nr, r in enumerate(result))
     ref = weakref.ref(node)
     kept = []
     for nr, r in enumerate(result):
-        if r.__class__ is Tensor and not getattr(r, "_inference", False):
+        if keep is not True and nr not in keep:
+            r = None if isinstance(r, Tensor) else r
+        elif r.__class__ is Tensor and not getattr(r, "_inference", False):
             saved = _new(SavedTensor)
             saved._version = r._vc[0]
             saved._is_output = True

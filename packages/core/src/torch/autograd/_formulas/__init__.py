@@ -39,7 +39,7 @@ FORMULAS: dict[str, Rule] = {}
 # qualname -> (save the arguments, save the result) for rules that read less than both; a
 # node saves only what its rule reads (PyTorch's AddBackward0 keeps no tensor either).
 # ``CROSS`` for the arguments: each one is read only for the other arguments' gradients.
-SAVES: dict[str, tuple[bool | str, bool]] = {}
+SAVES: dict[str, tuple[bool | str, bool | tuple[int, ...]]] = {}
 CROSS = "cross"
 # qualname -> the outputs that are differentiable, for ops where only some are (PyTorch's
 # output_differentiability): the others come out of the Autograd kernel without history.
@@ -51,7 +51,7 @@ AREAS = ("foundation", "elementwise", "reductions", "shape", "indexing", "linalg
          "sparse")
 
 
-def derivative(*qualnames: str, args: bool | str = True, result: bool = True,
+def derivative(*qualnames: str, args: bool | str = True, result: bool | tuple[int, ...] = True,
                outputs: tuple[int, ...] | None = None,
                takes_none: bool = False) -> Callable[[Rule], Rule]:
     """Register the decorated rule for each ``aten::name[.overload]`` in ``qualnames``.
@@ -61,7 +61,11 @@ def derivative(*qualnames: str, args: bool | str = True, result: bool = True,
     always there). ``args=CROSS``: the rule reads an argument only to compute another
     argument's gradient (``mul``), so a node keeps an argument only while some other one
     requires grad — ``(x * 2)`` keeps nothing and ``x`` may be written in place afterwards, as
-    in PyTorch. ``outputs``: the differentiable outputs when not every floating output is
+    in PyTorch. ``result=(1, 2)``: of several outputs the rule reads only those (the others
+    come back as None from ``ctx.result``), so the others may be written in place afterwards
+    (``native_layer_norm``'s rule reads mean and rstd, not the normalised output: an in-place
+    ReLU after a layer norm works, as in PyTorch). ``outputs``: the differentiable outputs
+    when not every floating output is
     (``native_layer_norm``'s mean and rstd are not); the rule still gets one gradient per
     output (None for the others). ``takes_none``: the rule of a multi-output op takes None
     for an output that received no gradient, where others get zeros."""
@@ -71,7 +75,7 @@ def derivative(*qualnames: str, args: bool | str = True, result: bool = True,
             if name in FORMULAS:
                 raise RuntimeError(f"a derivative for {name} is already registered")
             FORMULAS[name] = rule
-            if args is not True or not result:
+            if args is not True or result is not True:
                 SAVES[name] = (args, result)
             if outputs is not None:
                 OUTPUTS[name] = outputs

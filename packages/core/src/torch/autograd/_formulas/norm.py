@@ -56,7 +56,7 @@ def _log_softmax_backward_data(ctx, w):
 # -- layer norm --------------------------------------------------------------------------------
 
 
-@derivative("aten::native_layer_norm", outputs=(0,))
+@derivative("aten::native_layer_norm", outputs=(0,), result=(1, 2))
 def _native_layer_norm(ctx, grad, _grad_mean, _grad_rstd):
     # mean and rstd are not differentiable outputs (as in PyTorch): their gradients are zero
     x, shape, weight, bias, _eps = _args(ctx, ("input", "normalized_shape", "weight", "bias",
@@ -124,7 +124,7 @@ def _native_layer_norm_backward(ctx, u, v, t):
 # -- negative log-likelihood ------------------------------------------------------------------
 
 
-@derivative("aten::nll_loss_forward")
+@derivative("aten::nll_loss_forward", result=(1,))
 def _nll_loss_forward(ctx, grad, _grad_total_weight):
     # no gradient for the class weights, as in PyTorch
     self, target, weight, reduction, ignore_index = _args(
@@ -151,7 +151,7 @@ def _nll_loss_backward(ctx, w):
 # -- cross-entropy over logits ------------------------------------------------------------------
 
 
-@derivative("aten::_cross_entropy_forward", outputs=(0,))
+@derivative("aten::_cross_entropy_forward", outputs=(0,), result=(1,))
 def _cross_entropy_forward(ctx, grad, _grad_logsumexp):
     # no gradient for the class weights, as in PyTorch; the logsumexp output (saved for the
     # backward) is not differentiable

@@ -149,7 +149,7 @@ def _scatter_to(shape: tuple[int, ...], dim: int, indices: Tensor, grad: Tensor,
     return zeros.scatter(dim, indices, grad)
 
 
-@derivative("aten::max.dim", "aten::min.dim")
+@derivative("aten::max.dim", "aten::min.dim", result=(1,))
 def _(ctx, grad, _grad_indices):
     # the gradient goes to the one element the index names (the first on ties)
     x = ctx.args[0]
@@ -224,7 +224,7 @@ def _(ctx, grad):
     return _only_first(ctx, _cumprod_grad_first_zero(_conj(x), grad, _conj(ctx.result), dim))
 
 
-@derivative("aten::cummax", "aten::cummin")
+@derivative("aten::cummax", "aten::cummin", result=(1,))
 def _(ctx, grad, _grad_indices):
     # ties: each output's gradient goes to the element its index names
     x = ctx.args[0]
@@ -237,7 +237,7 @@ def _(ctx, grad, _grad_indices):
 # -- sorting --------------------------------------------------------------------------------
 
 
-@derivative("aten::sort.stable")
+@derivative("aten::sort.stable", result=(1,))
 def _(ctx, grad, _grad_indices):
     x = ctx.args[0]
     if x.ndim == 0:
@@ -246,7 +246,7 @@ def _(ctx, grad, _grad_indices):
     return _only_first(ctx, _scatter_to(x.shape, dim, ctx.result[1], grad))
 
 
-@derivative("aten::topk")
+@derivative("aten::topk", result=(1,))
 def _(ctx, grad, _grad_indices):
     x = ctx.args[0]
     if x.ndim == 0:
