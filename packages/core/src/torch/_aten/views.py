@@ -19,7 +19,13 @@ import operator
 from types import SimpleNamespace
 from typing import Any
 
-from .._core import dispatch as _dispatch, dtype as _dtype, plan as _plan, tensor as _tensor
+from .._core import (
+    dispatch as _dispatch,
+    dtype as _dtype,
+    layout as _layout,
+    plan as _plan,
+    tensor as _tensor,
+)
 from .._core.alloc import _interned
 from .._core.symbolic import _SymScalar
 from .._core.tensor import (
@@ -408,7 +414,8 @@ def reshape(self: Tensor, shape: Any) -> Tensor:
         stride = _view_strides(self._shape, self._stride, new_shape)
     if stride is not None:
         return ATEN["_reshape_alias"](self, new_shape, stride)
-    return ATEN["_unsafe_view"](_copy_op()(self, memory_format=_contiguous_format()), new_shape)
+    copied = _copy_op()(self, memory_format=_layout.contiguous_format)
+    return ATEN["_unsafe_view"](copied, new_shape)
 
 
 def narrow(self: Tensor, dim: int, start: Any, length: Any) -> Tensor:
@@ -484,12 +491,6 @@ def unflatten(self: Tensor, dim: int, sizes: Any) -> Tensor:
 
 def _copy_op() -> _dispatch.Operator:
     return _dispatch.get("aten::clone")
-
-
-def _contiguous_format() -> Any:
-    from .._core import layout as _layout
-
-    return _layout.contiguous_format
 
 
 _IMPLICIT = _dispatch.COMPOSITE_IMPLICIT
