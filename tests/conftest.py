@@ -70,3 +70,16 @@ def no_plans(monkeypatch: pytest.MonkeyPatch) -> Any:
             yield
 
     return off
+
+
+@pytest.fixture(scope="module")
+def xpu_all_devices() -> Any:
+    """Count CPU OpenCL devices (PoCL) as xpu devices for a test module, and put the default
+    back after it (``pytestmark = pytest.mark.usefixtures("xpu_all_devices")``)."""
+    from plait_backend_xpu import device_module
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PLAIT_XPU_DEVICE_TYPE", "all")
+        device_module.refresh()
+        yield
+    device_module.refresh()

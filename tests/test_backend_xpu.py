@@ -35,15 +35,8 @@ from plait_backend_xpu import (  # noqa: E402
 COUNT, REASON = XC.device_count("all")
 needs_device = pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}")
 
-
-@pytest.fixture(scope="module", autouse=True)
-def every_device_type():
-    """Count CPU devices (PoCL) as xpu devices in this module, and put the default back."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PLAIT_XPU_DEVICE_TYPE", "all")
-        xpu_module.refresh()
-        yield
-    xpu_module.refresh()
+# every test counts PoCL (a CPU OpenCL device) as an xpu device
+pytestmark = pytest.mark.usefixtures("xpu_all_devices")
 
 
 def run_python(code: str, **env: str) -> dict:

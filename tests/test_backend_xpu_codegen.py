@@ -34,7 +34,9 @@ from plait_backend_xpu import (  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 COUNT, REASON = XC.device_count("all")
-pytestmark = pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}")
+# PoCL (a CPU OpenCL device) counts as an xpu device here
+pytestmark = [pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}"),
+              pytest.mark.usefixtures("xpu_all_devices")]
 
 
 @pytest.fixture(autouse=True)
@@ -43,15 +45,6 @@ def build_before_the_first_call(monkeypatch):
     test turns the background build back on)."""
     monkeypatch.setattr(config, "compile_in_background", False)
 
-
-@pytest.fixture(scope="module", autouse=True)
-def every_device_type():
-    """Count CPU devices (PoCL) as xpu devices in this module, and put the default back."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PLAIT_XPU_DEVICE_TYPE", "all")
-        xpu_module.refresh()
-        yield
-    xpu_module.refresh()
 
 
 def xpu(*shape: int, dtype: torch.dtype = torch.float32, low: int = -5, high: int = 5

@@ -16,24 +16,17 @@ import pytest
 import torch
 
 XC = pytest.importorskip("plait_backend_xpu._C", reason="plait-backend-xpu is not installed")
-from plait_backend_xpu import device_module as xpu_module, kernels as xpu_kernels  # noqa: E402
+from plait_backend_xpu import kernels as xpu_kernels  # noqa: E402
 
 COUNT, REASON = XC.device_count("all")
-pytestmark = pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}")
+# PoCL (a CPU OpenCL device) counts as an xpu device here
+pytestmark = [pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}"),
+              pytest.mark.usefixtures("xpu_all_devices")]
 
 # relative to |expected|, plus an absolute floor: complex64 within a few float ulps of the
 # magnitude, complex128 within a few double ulps
 TOLERANCE = {"complex64": (2e-6, 1e-6), "complex128": (1e-13, 1e-300)}
 
-
-@pytest.fixture(scope="module", autouse=True)
-def every_device_type():
-    """Count CPU devices (PoCL) as xpu devices here, and put the default back."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PLAIT_XPU_DEVICE_TYPE", "all")
-        xpu_module.refresh()
-        yield
-    xpu_module.refresh()
 
 
 @contextlib.contextmanager

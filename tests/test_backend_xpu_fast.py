@@ -20,24 +20,15 @@ import torch.nn.functional as F
 
 XC = pytest.importorskip("plait_backend_xpu._C", reason="plait-backend-xpu is not installed")
 from plait_backend_xpu import (  # noqa: E402
-    device_module as xpu_module,
     kernels as xpu_kernels,
     reductions as xpu_reductions,
 )
 
 COUNT, REASON = XC.device_count("all")
 needs_device = pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}")
-pytestmark = needs_device
+# PoCL (a CPU OpenCL device) counts as an xpu device here
+pytestmark = [needs_device, pytest.mark.usefixtures("xpu_all_devices")]
 
-
-@pytest.fixture(scope="module", autouse=True)
-def every_device_type():
-    """Count CPU devices (PoCL) as xpu devices in this module, and put the default back."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PLAIT_XPU_DEVICE_TYPE", "all")
-        xpu_module.refresh()
-        yield
-    xpu_module.refresh()
 
 
 def _inputs(dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
