@@ -26,6 +26,7 @@ from torch.backends import contract
 
 from . import device_module
 from ._render import pointwise, render, render_complex
+from ._render.render_geometry import merge
 
 MAX_RANK = 12  # dims of the other families' strided kernels (a size and strides per dim)
 # CUDA's classic limit on a kernel's parameters, 4 KB: 512 8-byte words (buffers, integers)
@@ -49,26 +50,6 @@ def max_rank(operands: int, scalars: int = 0) -> int:
     :data:`PARAMETER_WORDS` (a buffer, an offset, a stride per dim each; n, the sizes,
     ``scalars`` constants)."""
     return (PARAMETER_WORDS - 1 - 2 * operands - scalars) // (1 + operands)
-
-
-def merge(sizes: Sequence[int], strides: Sequence[Sequence[int]]
-          ) -> tuple[list[int], list[list[int]]]:
-    """Dims of ``sizes`` with size-1 dims dropped and neighbours merged where every stride
-    list steps through them as one."""
-    out_sizes: list[int] = []
-    out_strides: list[list[int]] = [[] for _ in strides]
-    for k, size in enumerate(sizes):
-        if size == 1:
-            continue
-        if out_sizes and all(m[-1] == st[k] * size for m, st in zip(out_strides, strides)):
-            out_sizes[-1] *= size
-            for m, st in zip(out_strides, strides):
-                m[-1] = st[k]
-        else:
-            out_sizes.append(size)
-            for m, st in zip(out_strides, strides):
-                m.append(st[k])
-    return out_sizes, out_strides
 
 
 def geometry(tensors: Sequence[Any]) -> tuple[list[int], list[list[int]]]:

@@ -22,6 +22,7 @@ from typing import Any
 from torch.backends import contract
 
 from . import device_module, pointwise, render, render_complex
+from .render_geometry import merge
 
 MAX_RANK = 12  # strided kernels have one size and one stride per operand per dimension
 # OpenCL 1.2 guarantees 1024 bytes of kernel arguments: 128 8-byte words (buffers, integers)
@@ -71,26 +72,6 @@ def require_fp64(t: Any, names: Sequence[str]) -> None:
             f"Required aspect fp64 is not supported on the device xpu:{index} ({name}): it has "
             "no double precision (OpenCL's cl_khr_fp64), so float64 and complex128 tensors "
             "cannot be computed there; use float32/complex64 on it, or the CPU.")
-
-
-def merge(sizes: Sequence[int], strides: Sequence[Sequence[int]]
-          ) -> tuple[list[int], list[list[int]]]:
-    """Dims of ``sizes`` with size-1 dims dropped and neighbours merged where every stride
-    list steps through them as one."""
-    out_sizes: list[int] = []
-    out_strides: list[list[int]] = [[] for _ in strides]
-    for k, size in enumerate(sizes):
-        if size == 1:
-            continue
-        if out_sizes and all(m[-1] == st[k] * size for m, st in zip(out_strides, strides)):
-            out_sizes[-1] *= size
-            for m, st in zip(out_strides, strides):
-                m[-1] = st[k]
-        else:
-            out_sizes.append(size)
-            for m, st in zip(out_strides, strides):
-                m.append(st[k])
-    return out_sizes, out_strides
 
 
 def geometry(tensors: Sequence[Any]) -> tuple[list[int], list[list[int]]]:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from .render_geometry import merge
 from .render_group import REDUCTION_GROUP, GroupKernel, GroupRenderer
 
 #: Rows from which a CPU device reduces one row per work item (fewer: a work group per row).
@@ -39,26 +40,6 @@ def broadcast_strides(shape: Sequence[int], sizes: Sequence[int], strides: Seque
     for size, stride, target in zip(sizes, strides, shape[lead:]):
         out.append(stride if size == target else 0)
     return out
-
-
-def merge(sizes: Sequence[int], strides: Sequence[Sequence[int]]
-          ) -> tuple[list[int], list[list[int]]]:
-    """``sizes`` without size-1 dims, neighbours merged where every stride list steps through
-    them as one (the order of the elements is unchanged)."""
-    out_sizes: list[int] = []
-    out_strides: list[list[int]] = [[] for _ in strides]
-    for k, size in enumerate(sizes):
-        if size == 1:
-            continue
-        if out_sizes and all(m[-1] == st[k] * size for m, st in zip(out_strides, strides)):
-            out_sizes[-1] *= size
-            for m, st in zip(out_strides, strides):
-                m[-1] = st[k]
-        else:
-            out_sizes.append(size)
-            for m, st in zip(out_strides, strides):
-                m.append(st[k])
-    return out_sizes, out_strides
 
 
 def pointwise_geometry(shape: Sequence[int], strides: Sequence[Sequence[int]]
