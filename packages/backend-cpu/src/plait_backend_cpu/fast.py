@@ -54,6 +54,25 @@ class FastPath:
             "where": "where",
         }
 
+    def prepare_into(self, prim: str, dtype: int, shape: Sequence[int],
+                     other_strides: Sequence[int]) -> Callable[[int, int], bool] | None:
+        """A function of two addresses ``(out, other)`` that runs binary primitive ``prim``
+        as ``out = out <prim> other`` into the existing contiguous block at ``out`` (an
+        in-place op), ``other`` read with ``other_strides`` over ``shape`` (0 where
+        broadcast); it returns False, having written nothing, when the native kernel declines
+        the call. None when ``prim`` has no native binary kernel."""
+        if self._families.get(prim) != "binary" or prim not in self.binary_ops or \
+                len(shape) > _MAX_DIMS:
+            return None
+        native_fn = getattr(self._native, prim)
+        shape = tuple(shape)
+        strides = tuple(_contiguous(shape))
+        b_strides = tuple(other_strides)
+
+        def into(out: int, b: int) -> bool:
+            return native_fn(dtype, shape, out, strides, out, strides, b, b_strides)
+        return into
+
     def prepare(self, prim: str, out_dtype: int, in_dtype: int, shape: Sequence[int],
                 nbytes: int, strides: Sequence[Sequence[int]],
                 dims: Sequence[int] | None = None, inner: int | None = None,

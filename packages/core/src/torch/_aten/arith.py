@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._core import config as _config, dispatch as _dispatch, dtype as _dtype, plan as _plan
+from .._core import (
+    config as _config,
+    dispatch as _dispatch,
+    dtype as _dtype,
+    fast as _fast,
+    plan as _plan,
+)
 from .._core.alloc import PRIMS, new_tensor, scalar_tensor
 from .._core.device import device as _device
 from .._core.output_layout import new_elementwise
@@ -139,14 +145,91 @@ _NUMBERS = (int, float, bool)
 _NUMBER_MIN = 4096  # elements: the smallest self a number operand is written straight into
 
 
+# In-place plans: (primitive, self's interned layout, other's interned layout, or its class
+# and value) -> the backend's native call writing ``self <prim> other`` into self's memory
+# (``FastPath.prepare_into``) with everything the signature decides bound (the dtype rule,
+# the broadcast of ``other`` to self's shape, the kernel nobody overrode), or False: the
+# signature takes the unplanned route below. Dropped on every kernel (un)registration.
+_inplace_plans: dict[Any, Any] = {}
+_MAX_INPLACE_PLANS = 512  # (numbers are keyed by value: a loop over changing values is capped)
+_dispatch.on_invalidate.append(_inplace_plans.clear)
+
+
+def _inplace_plan(prim_name: str, lay: Any, other: Any) -> Any:
+    """The native in-place call for ``self`` of layout ``lay`` and ``other`` (a tensor of an
+    interned layout or a Python number), or False when the signature is not planned."""
+    fast = lay.fast
+    into = None if fast is None else getattr(fast, "prepare_into", None)
+    if into is None or not lay.dtype.is_floating_point or \
+            lay.dtype not in fast.dtype_codes or \
+            _dispatch.registered(getattr(PRIMS, prim_name).resolve(lay.runtime.dispatch_key)) \
+            is not fast.kernels.get(prim_name):
+        return False
+    keep = None
+    if other.__class__ is Tensor:
+        olay = other._interned_layout
+        if olay.dtype is not lay.dtype or olay.device is not lay.device:
+            return False
+        try:
+            if broadcast_shape_tuples(lay.shape, olay.shape) != lay.shape:
+                return False
+        except RuntimeError:
+            return False
+        strides = _fast._expanded(olay, lay.shape)
+    else:
+        # the 0-d operand the general path makes of the number, kept for every call
+        keep = scalar_operand(other, lay.dtype, lay.device)
+        strides = [0] * len(lay.shape)
+    native = into(prim_name, fast.dtype_codes[lay.dtype], lay.shape, strides)
+    if native is None:
+        return False
+    if keep is None:
+        return native
+    ptr = keep._storage._ptr
+
+    def with_number(out: int, _: Any, _keep: Tensor = keep) -> bool:  # (keeps it alive)
+        return native(out, ptr)
+    return with_number
+
+
 def _write_into(self: Tensor, prim_name: str, other: Any, kwargs: dict[str, Any]) -> Any:
     """``self <prim>= other`` run straight into ``self``'s memory, one pass, when nothing else
     has to see the call: a plain contiguous floating ``self`` already of the result's dtype and
     shape, ``other`` a number or a tensor of that dtype and device that broadcasts to it and does
     not partly overlap it, no graph to record, no dispatch mode. None: the general path (compute,
     then copy) serves the call, with its checks and errors."""
-    if self.__class__ is not Tensor or _state.keys_active or self._interned_layout is None:
+    lay = self._interned_layout
+    if self.__class__ is not Tensor or _state.keys_active or lay is None or \
+            _state.inference_active or "_inference" in self.__dict__:
         return None
+    if not kwargs:
+        # The planned call: a contiguous self and a contiguous tensor or a number, no graph.
+        cls = other.__class__
+        if cls is Tensor:
+            olay = other._interned_layout
+            if olay is not None:
+                if (self._requires_grad or other._requires_grad) and (
+                        not _state.no_grad_active or _config._local.grad):
+                    return None  # a graph to record: the general path
+                if other._storage is self._storage and olay is not lay:
+                    return None  # overlapping memory: the general path decides
+                key = (prim_name, lay, olay)
+                plan = _inplace_plans.get(key)
+                if plan is None:
+                    plan = _new_inplace_plan(key, prim_name, lay, other)
+                if plan and plan(self._storage._ptr, other._storage._ptr):
+                    self._vc[0] += 1
+                    return self
+        elif cls is float or cls is int or cls is bool:
+            if self._requires_grad and (not _state.no_grad_active or _config._local.grad):
+                return None
+            key = (prim_name, lay, cls, other)
+            plan = _inplace_plans.get(key)
+            if plan is None:
+                plan = _new_inplace_plan(key, prim_name, lay, other)
+            if plan and plan(self._storage._ptr, None):
+                self._vc[0] += 1
+                return self
     dt = self._dtype
     if not dt.is_floating_point:
         return None  # (integer wrapping and division keep the general path)
@@ -192,6 +275,13 @@ def _write_into(self: Tensor, prim_name: str, other: Any, kwargs: dict[str, Any]
     getattr(PRIMS, prim_name)(self, self, operand(other, dt, self._device, self._shape))
     self._vc[0] += 1
     return self
+
+
+def _new_inplace_plan(key: tuple[Any, ...], prim_name: str, lay: Any, other: Any) -> Any:
+    if len(_inplace_plans) >= _MAX_INPLACE_PLANS:
+        _inplace_plans.clear()
+    plan = _inplace_plans[key] = _inplace_plan(prim_name, lay, other)
+    return plan
 
 
 def inplace_method(op: Any, name: str | None = None) -> Any:
