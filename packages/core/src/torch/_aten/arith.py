@@ -220,7 +220,7 @@ def _write_into(self: Tensor, prim_name: str, other: Any, kwargs: dict[str, Any]
                 if plan and plan(self._storage._ptr, other._storage._ptr):
                     self._vc[0] += 1
                     return self
-        elif cls is float or cls is int or cls is bool:
+        elif cls is float or cls is int:  # (a bool keeps sub's error: the general path)
             if self._requires_grad and (not _state.no_grad_active or _config._local.grad):
                 return None
             key = (prim_name, lay, cls, other)
