@@ -168,6 +168,15 @@ class FastPath(Protocol):
             permutation: an elementwise result following a transposed input).
         """
 
+    # Optional (core checks with getattr): the plans of in-place arithmetic (``a.add_(b)``).
+    def prepare_into(self, prim: str, dtype: int, shape: Sequence[int],
+                     other_strides: Sequence[int]) -> Callable[[int, int], bool] | None:
+        """A function of two addresses ``(out, other)`` running binary primitive ``prim`` as
+        ``out = out <prim> other`` into the existing contiguous block at ``out``, ``other``
+        read with ``other_strides`` over ``shape`` (0 where broadcast); it returns False,
+        having written nothing, when the kernel declines. None: no native kernel for ``prim``.
+        """
+
 
 class Copier(Protocol):
     """Byte copies between host and device. Returned by :func:`torch_backend_copy`.
