@@ -237,3 +237,21 @@ def test_kernel_registration_drops_plans() -> None:
     lib.define("noop(Tensor x) -> Tensor")
     lib.impl("noop", lambda x: x, "CPU")
     assert not arith._inplace_plans
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_reduced_precision_matches_unplanned(dtype: torch.dtype, unplanned: Any) -> None:
+    def run() -> list[float]:
+        x = torch.linspace(-3, 3, 7).to(dtype)
+        for _ in range(3):  # (the numbers round to the dtype first, as the general path's do)
+            x.add_(0.1)
+            x.mul_(1.37)
+            x.div_(3)
+            x.sub_(torch.full((7,), 0.77).to(dtype))
+        return x.float().tolist()
+
+    arith._inplace_plans.clear()
+    got = run()
+    assert _planned("mul") and _planned("sub")
+    with unplanned():
+        assert got == run()
