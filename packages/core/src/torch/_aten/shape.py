@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._core import config as _config, dispatch as _dispatch, dtype as _dtype
-from .._core.alloc import PRIMS, new_tensor
+from .._core.alloc import PRIMS, from_layout, new_tensor
 from .._core.device import device as _device
 from .._core.promotion import broadcast_shapes
 from .._core.tensor import (
@@ -136,7 +136,32 @@ def _recorded_copy(src: Tensor) -> Tensor:
 # -- aten operators: the copying shape ops go through the dispatcher ----------------------
 
 
+# cat's plans: (dim, each input's interned layout) -> (the output's layout, the device's copy
+# kernel, (input index, shape, element offset into the output) per copied input). A repeated
+# cat of the same layouts (every chunk/split backward) is then one allocation and one copy per
+# piece, without re-checking shapes, dtypes and devices that the first call checked. Dropped on
+# every kernel registration (the copy kernel may change).
+_CAT_PLANS: dict[tuple[Any, ...], tuple[Any, Any, tuple[tuple[int, Any, int], ...]]] = {}
+_dispatch.on_invalidate.append(_CAT_PLANS.clear)
+_MAX_CAT_PLANS = 256
+
+
 def _cat_kernel(tensors: list[Tensor], dim: int = 0) -> Tensor:
+    if dim.__class__ is int and not _state.keys_active and not _state.modes_active:
+        try:
+            key = (dim, *[t._interned_layout for t in tensors])
+        except AttributeError:  # not a tensor: the checks below raise PyTorch's error
+            key = None
+        plan = _CAT_PLANS.get(key)
+        if plan is not None:
+            lay, copy, pieces = plan
+            out = from_layout(lay)
+            storage, stride, vc, dt, dev = out._storage, out._stride, out._vc, lay.dtype, lay.device
+            for i, shape, offset in pieces:
+                copy(Tensor._make(storage, shape, stride, offset, dt, dev, vc, out), tensors[i])
+            return out
+    else:
+        key = None
     if len(tensors) == 0:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
@@ -196,12 +221,18 @@ def _cat_kernel(tensors: list[Tensor], dim: int = 0) -> Tensor:
     storage, stride, vc = out._storage, out._stride, out._vc
     step = stride[d]
     at = 0
-    for _, t in parts:
+    pieces = []
+    for i, t in parts:
         shape = t._shape
         n = _item(shape, d)
         if n and 0 not in shape:
             copy(Tensor._make(storage, shape, stride, at * step, dt, dev, vc, out), t)
+            pieces.append((i, shape, at * step))
         at += n
+    if key is not None and None not in key[1:]:  # every input interned: plan the next call
+        if len(_CAT_PLANS) >= _MAX_CAT_PLANS:
+            _CAT_PLANS.clear()
+        _CAT_PLANS[key] = (lay, copy, tuple(pieces))
     return out
 
 
