@@ -1,0 +1,34 @@
+"""What a GPU backend's launch modules need from it, as one object: the shared launch
+modules (``render_launch_*.py``) drive plait-backend-xpu and plait-backend-cuda alike
+through it, so each backend states only where it differs (dialect, kernel cache, buffer
+arguments, launch geometry, device checks)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import render
+
+
+@dataclass(frozen=True)
+class LaunchBackend:
+    """One GPU backend's launch hooks.
+
+    ``launch_1d(kernel, n, device_index, args)`` enqueues ``n`` work items;
+    ``require_fp64(t, dtype_names)`` raises for double precision on a device without it
+    (a no-op where every device has it); ``complex_scatter_reduce`` names the scatter
+    reductions whose complex kernels the backend runs (the others decline); ``sort`` is the
+    backend's ``sort`` primitive (``scatter_`` with a reduction sorts indices first)."""
+
+    dialect: render.Dialect
+    calls: dict[str, int]
+    max_rank: int
+    dtype_name: Callable[[Any], str]
+    buffer_args: Callable[[Sequence[Any]], tuple[list[Any], list[int]]]
+    cached_kernel: Callable[[tuple[Any, ...], int, Callable[[], render.Rendered]], Any]
+    launch_1d: Callable[[Any, int, int, Sequence[Any]], None]
+    require_fp64: Callable[[Any, Sequence[str]], None]
+    complex_scatter_reduce: Collection[str]
+    sort: Callable[..., None]
