@@ -13,7 +13,7 @@ PyTorch; ``sparse`` gradients stay with ``F.embedding``'s own path.
 from __future__ import annotations
 
 from .._aten.factories import zeros
-from .._aten.indexing import checked_index
+from .._aten.indexing import _index_scatter, checked_index
 from .._aten.shape import gather_slices
 from .._core import dispatch as _dispatch, dtype as _dtype
 from .._core.tensor import Tensor
@@ -57,7 +57,9 @@ def _embedding_dense_backward_kernel(grad_output: Tensor, indices: Tensor, num_w
         rows = rows.to(grad_output._dtype)
     grad_weight = zeros((num_weights, dim), dtype=grad_output._dtype,
                         device=grad_output._device)
-    grad_weight.index_add_(0, flat, rows)
+    # flat is checked (int64, in range) above: the scatter itself, not index_add_, which
+    # would check the indices a second time (amin, amax and two reads to the host)
+    _index_scatter(grad_weight, 0, flat, rows, "sum")
     if scale_grad_by_freq and flat.numel():
         counts = flat.bincount(minlength=num_weights).clamp_min(1).to(grad_weight._dtype)
         grad_weight.div_(counts.unsqueeze(1))
