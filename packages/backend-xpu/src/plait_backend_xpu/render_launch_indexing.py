@@ -54,10 +54,10 @@ def kernels(b: LaunchBackend) -> dict[str, Callable[..., Any]]:
         strides = [*_strides(out), *_strides(index), *a_strides]
         i = out.device.index or 0
         kernel = b.cached_kernel(("gather", i, name, rank), i,
-                               lambda: render_index.render_gather(b.dialect, name, rank))
+                                 lambda: render_index.render_gather(b.dialect, name, rank))
         (out_b, a_b, index_b), (off_out, off_a, off_index) = b.buffer_args([out, a, index])
         b.launch_1d(kernel, n, i, [out_b, a_b, index_b, n, off_out, off_a, off_index, along, *sizes,
-                                 *strides])
+                                   *strides])
 
 
     @contract.may_decline
@@ -87,7 +87,7 @@ def kernels(b: LaunchBackend) -> dict[str, Callable[..., Any]]:
         if reduce == "none":
             operands = [out, index, src]
             kernel = b.cached_kernel(("scatter", i, name, rank), i,
-                                   lambda: render_index.render_scatter(b.dialect, name, rank))
+                                     lambda: render_index.render_scatter(b.dialect, name, rank))
             buffers, offsets = b.buffer_args(operands)
             args = [*buffers, lines, length, *offsets, *(_strides(t)[dim] for t in operands),
                     *line_sizes]
@@ -153,8 +153,8 @@ def kernels(b: LaunchBackend) -> dict[str, Callable[..., Any]]:
         buffers, offsets = b.buffer_args([out, sorted_sequence, values])
         last = [t.stride(-1) if t.dim() else 1 for t in (sorted_sequence, values, out)]
         b.launch_1d(kernel, rows * m, i, [*buffers, rows, n, m, offsets[0], offsets[1], offsets[2],
-                                        strides[0], last[0], strides[1], last[1], strides[2],
-                                        last[2]])
+                                          strides[0], last[0], strides[1], last[1], strides[2],
+                                          last[2]])
 
 
     @contract.may_decline
@@ -170,11 +170,11 @@ def kernels(b: LaunchBackend) -> dict[str, Callable[..., Any]]:
         rank = 0 if out.is_contiguous() else out.dim()
         i = out.device.index or 0
         kernel = b.cached_kernel(("random_bits", i, rank), i,
-                               lambda: render_index.render_random_bits(b.dialect, rank))
+                                 lambda: render_index.render_random_bits(b.dialect, rank))
         (buffer,), (offset_out,) = b.buffer_args([out])
         geometry = [*out.shape, *out.stride()] if rank else []
         b.launch_1d(kernel, (n + 3) // 4, i, [buffer, n, offset_out, seed % _WRAP64,
-                                            offset % _WRAP64, *geometry])
+                                              offset % _WRAP64, *geometry])
 
 
     @contract.may_decline
@@ -206,21 +206,21 @@ def kernels(b: LaunchBackend) -> dict[str, Callable[..., Any]]:
                                                                     False))
         (counts_buffer,), _ = b.buffer_args([counts])
         b.launch_1d(count, blocks, i, [counts_buffer, a_buffer, n, NONZERO_BLOCK, 0, off_a, *sizes,
-                                     *strides])
+                                       *strides])
         per_block = counts.cpu().numpy()
         starts = np.concatenate([[0], np.cumsum(per_block)[:-1]]).astype(np.int64)
         total = int(per_block.sum())
         out = contract.empty((rank, total), int64, device)
         if total and rank:
             write = b.cached_kernel(("nonzero", i, name, len(sizes), True), i,
-                                  lambda: render_index.render_nonzero(b.dialect, name, len(sizes),
-                                                                      True))
+                                    lambda: render_index.render_nonzero(b.dialect, name, len(sizes),
+                                                                        True))
             import torch
 
             starts_device = torch.from_numpy(starts).to(device)
             (out_buffer, starts_buffer), _ = b.buffer_args([out, starts_device])
             b.launch_1d(write, blocks, i, [out_buffer, a_buffer, starts_buffer, n, NONZERO_BLOCK,
-                                         total, off_a, *sizes, *strides])
+                                           total, off_a, *sizes, *strides])
         return out.t()
 
     return {"gather": gather, "scatter_": scatter_, "searchsorted": searchsorted,
