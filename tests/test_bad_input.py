@@ -478,3 +478,36 @@ def test_full_takes_its_size_as_one_sequence():
         torch.full(2, 3.0)
     assert torch.full((2,), 3.0).tolist() == [3.0, 3.0]
     assert torch.full([1, 2], 1).tolist() == [[1, 1]]
+
+
+# In-place ops whose operand shares part of the memory they write: PyTorch refuses them (the
+# result would depend on the order of the writes). Each case's outcome was checked with
+# PyTorch 2.13: "refused" raises, "allowed" gives the values computed here by hand.
+PARTIAL_OVERLAP = {
+    "shifted add_": (lambda b: b[1:5].add_(b[:4]), None),
+    "broadcast view add_": (lambda b: b.view(2, 4).add_(b[:4]), None),
+    "same block transposed add_": (
+        lambda b: b.view(2, 2, 2).add_(b.view(2, 2, 2).transpose(0, 2)), None),
+    "shifted pow_": (lambda b: b[1:5].pow_(b[:4]), None),
+    "shifted clamp_": (lambda b: b[1:5].clamp_(b[:4]), None),
+    "shifted copy_": (lambda b: b[1:5].copy_(b[:4]), None),
+    "disjoint halves mul_": (lambda b: b[:4].mul_(b[4:]), [0.0, 5, 12, 21, 4, 5, 6, 7]),
+    "strided columns add_": (lambda b: b.view(2, 4)[:, :2].add_(b.view(2, 4)[:, 1:3]),
+                             [1.0, 3, 2, 3, 9, 11, 6, 7]),
+    "itself sub_": (lambda b: b[:4].sub_(b[:4]), [0.0, 0, 0, 0, 4, 5, 6, 7]),
+    "itself copy_": (lambda b: b[:4].copy_(b[:4]), [0.0, 1, 2, 3, 4, 5, 6, 7]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PARTIAL_OVERLAP))
+def test_in_place_ops_refuse_an_operand_that_partly_overlaps_the_output(case):
+    call, expected = PARTIAL_OVERLAP[case]
+    for _ in range(2):  # a second call takes the planned paths
+        base = torch.arange(8.0)
+        if expected is None:
+            with pytest.raises(RuntimeError, match="refer to a single memory location"):
+                call(base)
+            assert base.tolist() == list(range(8))  # nothing was written
+        else:
+            call(base)
+            assert base.tolist() == expected

@@ -17,7 +17,14 @@ from .._core.device import device as _device
 from .._core.output_layout import new_elementwise
 from .._core.promotion import NUMBER_TYPES, broadcast_shape_tuples, common_device, result_type
 from .._core.tensor import Tensor
-from .convert import check_castable, copy_, to_device, to_dtype, write_out
+from .convert import (
+    check_castable,
+    check_no_partial_overlap,
+    copy_,
+    to_device,
+    to_dtype,
+    write_out,
+)
 
 __all__ = ["add", "is_floating_point", "mul", "numel", "sum"]
 
@@ -296,6 +303,9 @@ def inplace_method(op: Any, name: str | None = None) -> Any:
             done = _write_into(self, direct, args[0], kwargs)
             if done is not None:
                 return done
+        for a in args:
+            if a.__class__ is Tensor or isinstance(a, Tensor):
+                check_no_partial_overlap(self, a)
         result = op(self, *args, **kwargs)
         if result._shape != self._shape:
             raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "

@@ -19,7 +19,7 @@ from .._core import (
     storage as _storage,
     upcalls,
 )
-from .._core.alloc import PRIMS, check_dtype, new_like, new_tensor
+from .._core.alloc import PRIMS, _is_non_overlapping_and_dense, check_dtype, new_like, new_tensor
 from .._core.device import INDEXLESS, device as _device
 from .._core.tensor import Tensor, check_no_internal_overlap, storage_extent
 
@@ -111,7 +111,33 @@ def _move(dst: Tensor, src: Tensor) -> None:
             PRIMS.copy_(dst, target)
 
 
+def check_no_partial_overlap(out: Tensor, arg: Tensor) -> None:
+    """Refuse an in-place op whose operand ``arg`` shares some, but not all, of the memory it
+    writes (``base[1:5].add_(base[:4])``): PyTorch raises rather than pick an order for the
+    writes. As in PyTorch only the sure case is checked: two dense layouts (each tiles one
+    block) whose blocks intersect, unless they are the same block in the same order (a tensor
+    and itself, or another view of it with its strides); ``a.add_(a.t())`` is refused too."""
+    if arg is out or arg._storage is not out._storage:
+        return
+    if 0 in out._shape or 0 in arg._shape:
+        return
+    if not (_is_non_overlapping_and_dense(out) and _is_non_overlapping_and_dense(arg)):
+        return
+    out_start = out._offset * out._dtype.itemsize
+    arg_start = arg._offset * arg._dtype.itemsize
+    out_end = out_start + out.numel() * out._dtype.itemsize
+    arg_end = arg_start + arg.numel() * arg._dtype.itemsize
+    same_block = (out_start, out_end) == (arg_start, arg_end)
+    if (same_block and out._stride != arg._stride) or (
+            not same_block and out_start < arg_end and arg_start < out_end):
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the "
+                           "written-to tensor refer to a single memory location. Please clone() "
+                           "the tensor before performing the operation.")
+
+
 def _copy_kernel(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    if src._storage is self._storage:
+        check_no_partial_overlap(self, src)
     if src._shape != self._shape:
         src = src.expand(self._shape)
     if 0 in self._stride:
