@@ -6,23 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import kernels as _k, render_index, render_launch_indexing
-from .render_launch import LaunchBackend
-
-
-def _sort(*args: Any) -> None:
-    from .sorting import sort  # sorting imports this package's reductions: load it late
-
-    sort(*args)
-
-
-_BACKEND = LaunchBackend(
-    dialect=_k.DIALECT, calls=_k.CALLS, max_rank=_k.MAX_RANK, dtype_name=_k.dtype_name,
-    buffer_args=_k.buffer_args, cached_kernel=_k.cached_kernel, launch_1d=_k.launch_1d,
-    require_fp64=_k.require_fp64, complex_scatter_reduce=render_index.COMPLEX_SCATTER_REDUCE,
-    sort=_sort)
+from . import render_launch_indexing
+from .launch_backend import BACKEND
 
 
 def kernels() -> dict[str, Callable[..., Any]]:
     """Primitive name -> kernel for the indexing, search and random groups."""
-    return render_launch_indexing.kernels(_BACKEND)
+    return render_launch_indexing.kernels(BACKEND)

@@ -18,7 +18,8 @@ class LaunchBackend:
 
     ``launch_1d(kernel, n, device_index, args)`` enqueues ``n`` work items;
     ``require_fp64(t, dtype_names)`` raises for double precision on a device without it
-    (a no-op where every device has it); ``complex_scatter_reduce`` names the scatter
+    (a no-op where every device has it); ``has_fp64(t)`` says whether
+    ``t``'s device has it; ``complex_scatter_reduce`` names the scatter
     reductions whose complex kernels the backend runs (the others decline); ``sort`` is the
     backend's ``sort`` primitive (``scatter_`` with a reduction sorts indices first)."""
 
@@ -30,5 +31,6 @@ class LaunchBackend:
     cached_kernel: Callable[[tuple[Any, ...], int, Callable[[], render.Rendered]], Any]
     launch_1d: Callable[[Any, int, int, Sequence[Any]], None]
     require_fp64: Callable[[Any, Sequence[str]], None]
+    has_fp64: Callable[[Any], bool]
     complex_scatter_reduce: Collection[str]
     sort: Callable[..., None]

@@ -1,0 +1,35 @@
+"""The cuda backend's launch hooks, as the shared launch modules (``render_launch_*``)
+take them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import kernels as _k
+from ._render.render_launch import LaunchBackend
+
+
+def _sort(*args: Any) -> None:
+    from .sorting import sort  # sorting imports this package's reductions: load it late
+
+    sort(*args)
+
+
+def _launch_1d(kernel: Any, n: int, index: int, args: Sequence[Any]) -> None:
+    _k.launch_1d(kernel, n, args)  # cuda's launch takes no device index
+
+
+def _no_fp64_check(t: Any, names: Sequence[str]) -> None:
+    """Every CUDA device has double precision."""
+
+
+def _has_fp64(t: Any) -> bool:
+    return True  # every CUDA device has double precision
+
+
+BACKEND = LaunchBackend(
+    dialect=_k.DIALECT, calls=_k.CALLS, max_rank=_k.MAX_RANK, dtype_name=_k.dtype_name,
+    buffer_args=_k.buffer_args, cached_kernel=_k.cached_kernel, launch_1d=_launch_1d,
+    require_fp64=_no_fp64_check, has_fp64=_has_fp64, complex_scatter_reduce=frozenset(),
+    sort=_sort)
