@@ -29,7 +29,7 @@ def _has_fp64(t: Any) -> bool:
 
 
 BACKEND = LaunchBackend(
-    dialect=_k.DIALECT, calls=_k.CALLS, max_rank=_k.MAX_RANK, dtype_name=_k.dtype_name,
+    name="cuda", dialect=_k.DIALECT, calls=_k.CALLS, max_rank=_k.MAX_RANK, dtype_name=_k.dtype_name,
     buffer_args=_k.buffer_args, cached_kernel=_k.cached_kernel, launch_1d=_launch_1d,
     require_fp64=_no_fp64_check, has_fp64=_has_fp64, complex_scatter_reduce=frozenset(),
     sort=_sort)

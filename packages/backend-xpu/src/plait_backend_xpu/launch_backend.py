@@ -16,7 +16,7 @@ def _sort(*args: Any) -> None:
 
 
 BACKEND = LaunchBackend(
-    dialect=_k.DIALECT, calls=_k.CALLS, max_rank=_k.MAX_RANK, dtype_name=_k.dtype_name,
+    name="xpu", dialect=_k.DIALECT, calls=_k.CALLS, max_rank=_k.MAX_RANK, dtype_name=_k.dtype_name,
     buffer_args=_k.buffer_args, cached_kernel=_k.cached_kernel, launch_1d=_k.launch_1d,
     require_fp64=_k.require_fp64, has_fp64=_k.has_fp64,
     complex_scatter_reduce=render_index.COMPLEX_SCATTER_REDUCE, sort=_sort)

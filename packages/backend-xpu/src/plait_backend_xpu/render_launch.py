@@ -16,6 +16,7 @@ from . import render
 class LaunchBackend:
     """One GPU backend's launch hooks.
 
+    ``name`` is the device type (``"xpu"``, ``"cuda"``), which names its fused kernels;
     ``launch_1d(kernel, n, device_index, args)`` enqueues ``n`` work items;
     ``require_fp64(t, dtype_names)`` raises for double precision on a device without it
     (a no-op where every device has it); ``has_fp64(t)`` says whether
@@ -23,6 +24,7 @@ class LaunchBackend:
     reductions whose complex kernels the backend runs (the others decline); ``sort`` is the
     backend's ``sort`` primitive (``scatter_`` with a reduction sorts indices first)."""
 
+    name: str
     dialect: render.Dialect
     calls: dict[str, int]
     max_rank: int
