@@ -8,6 +8,7 @@ from typing import Any
 
 from . import kernels as _k
 from ._render.render_launch import LaunchBackend
+from .reductions import lines_along
 
 
 def _sort(*args: Any) -> None:
@@ -32,4 +33,4 @@ BACKEND = LaunchBackend(
     name="cuda", dialect=_k.DIALECT, calls=_k.CALLS, max_rank=_k.MAX_RANK, dtype_name=_k.dtype_name,
     buffer_args=_k.buffer_args, cached_kernel=_k.cached_kernel, launch_1d=_launch_1d,
     require_fp64=_no_fp64_check, has_fp64=_has_fp64, complex_scatter_reduce=frozenset(),
-    sort=_sort)
+    sort=_sort, lines_along=lines_along)

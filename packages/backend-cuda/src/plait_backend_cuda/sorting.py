@@ -1,79 +1,17 @@
-"""The cuda ``sort`` and ``topk`` primitives (kernels rendered by :mod:`.render_sort`).
-
-Both sort every line along the dim stably (NaN largest) in scratch buffers on the device;
-``topk`` writes the first ``k`` of the descending (``largest``) or ascending order, always
-sorted (PyTorch leaves the order unspecified for ``sorted=False``). Complex inputs are
-declined.
-"""
+"""The cuda ``sort`` and ``topk`` primitives: the shared :mod:`.render_launch_sorting`
+driven by this backend's launch hooks."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from torch.backends import contract
+from ._render import render_launch_sorting
+from .launch_backend import BACKEND
 
-from ._render import render, render_sort
-from .kernels import (
-    CALLS,
-    DIALECT,
-    buffer_args,
-    cached_kernel,
-    dtype_name,
-    launch_1d,
-)
-from .reductions import lines_along
-
-# the dtype of the scratch values: the compute type's
-_SCRATCH = {"float16": "float32", "bfloat16": "float32", "bool": "uint8"}
-
-
-def _sort_lines(op: str, values: Any, indices: Any, a: Any, dim: int, descending: bool,
-                k: int) -> None:
-    name = dtype_name(a)
-    if (name in render.COMPLEX or values.dtype != a.dtype or dtype_name(indices) != "int64"):
-        raise contract.Decline
-    operands = [values, indices, a]
-    length, along, sizes, strides = lines_along(a, dim, operands)
-    CALLS[op] += 1
-    n = a.numel()
-    if n == 0 or k == 0:
-        return
-    lines = n // length
-    device = a.device
-    scratch = contract.dtype(_SCRATCH.get(name, name))
-    int64 = contract.dtype("int64")
-    temps = [contract.empty((n,), scratch, device), contract.empty((n,), int64, device),
-             contract.empty((n,), scratch, device), contract.empty((n,), int64, device)]
-    i = device.index or 0
-    kernel = cached_kernel(("sort", i, name, len(sizes), bool(descending)), i,
-                           lambda: render_sort.render_sort(DIALECT, name, len(sizes),
-                                                           bool(descending)))
-    buffers, offsets = buffer_args(operands)
-    temp_buffers, _ = buffer_args(temps)
-    args = [*buffers, *temp_buffers, lines, length, k, *offsets, *along, *sizes]
-    for st in strides:
-        args += st
-    launch_1d(kernel, lines, args)
-
-
-@contract.may_decline
-def sort(values: Any, indices: Any, a: Any, dim: int, descending: bool = False,
-         stable: bool = True) -> None:
-    """``sort(Tensor(a!) values, Tensor(b!) indices, Tensor a, int dim, bool descending=False,
-    bool stable=True)`` on cuda (always stable)."""
-    _sort_lines("sort", values, indices, a, dim, descending,
-                a.shape[dim] if a.dim() else 1)
-
-
-@contract.may_decline
-def topk(values: Any, indices: Any, a: Any, k: int, dim: int, largest: bool = True,
-         sorted: bool = True) -> None:
-    """``topk(Tensor(a!) values, Tensor(b!) indices, Tensor a, int k, int dim, bool
-    largest=True, bool sorted=True)`` on cuda."""
-    _sort_lines("topk", values, indices, a, dim, largest, k)
+_KERNELS = render_launch_sorting.kernels(BACKEND)
+sort = _KERNELS["sort"]  # scatter_ with a reduction sorts its indices first
 
 
 def kernels() -> dict[str, Callable[..., None]]:
     """Primitive name -> kernel for the sort group (searchsorted is in :mod:`.indexing`)."""
-    return {"sort": sort, "topk": topk}
+    return dict(_KERNELS)

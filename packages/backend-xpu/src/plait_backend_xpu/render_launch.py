@@ -20,9 +20,11 @@ class LaunchBackend:
     ``launch_1d(kernel, n, device_index, args)`` enqueues ``n`` work items;
     ``require_fp64(t, dtype_names)`` raises for double precision on a device without it
     (a no-op where every device has it); ``has_fp64(t)`` says whether
-    ``t``'s device has it; ``complex_scatter_reduce`` names the scatter
-    reductions whose complex kernels the backend runs (the others decline); ``sort`` is the
-    backend's ``sort`` primitive (``scatter_`` with a reduction sorts indices first)."""
+    ``t``'s device has it; ``complex_scatter_reduce`` names the scatter reductions whose
+    complex kernels the backend runs (the others decline); ``sort`` is the backend's ``sort``
+    primitive (``scatter_`` with a reduction sorts indices first); ``lines_along(a, dim,
+    operands)`` is the backend's per-line geometry (length, strides along, merged other
+    dims)."""
 
     name: str
     dialect: render.Dialect
@@ -36,3 +38,5 @@ class LaunchBackend:
     has_fp64: Callable[[Any], bool]
     complex_scatter_reduce: Collection[str]
     sort: Callable[..., None]
+    lines_along: Callable[[Any, int, Sequence[Any]],
+                          tuple[int, list[int], list[int], list[list[int]]]]
