@@ -57,6 +57,31 @@ def relu(input: Tensor) -> Tensor:
 relu_ = inplace_method(relu, "relu_")
 
 
+# -- silu ----------------------------------------------------------------------------------
+# PyTorch's aten::silu is an operator of its own (F.silu calls it, a dispatch mode and a graph
+# show it); here its kernel is the composite ``x * sigmoid(x)`` (no native fused kernel yet),
+# and its derivative is a formula (autograd/_formulas/elementwise.py), not the decomposition.
+
+
+def _silu_kernel(self: Tensor) -> Tensor:
+    if not isinstance(self, Tensor):
+        raise TypeError(f"silu(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(self).__name__}")
+    if not (self._dtype.is_floating_point or self._dtype.is_complex):
+        name = scalar_type_name(self._dtype)
+        raise NotImplementedError(f'"silu_cpu" not implemented for \'{name}\'')
+    return self * _ew.sigmoid(self)
+
+
+_aten_silu = _dispatch.define_aten(
+    {"silu": ("silu(Tensor self) -> Tensor", _silu_kernel)})["silu"]
+
+
+def silu(input: Tensor) -> Tensor:
+    """``x * sigmoid(x)`` (swish), as PyTorch's ``aten::silu``."""
+    return _aten_silu(input)
+
+
 # -- gelu ----------------------------------------------------------------------------------
 
 _APPROXIMATIONS = ("none", "tanh")

@@ -110,6 +110,7 @@ def relu_(input: Tensor) -> Tensor:
 
 
 _aten_gelu = torch.ops.aten.gelu.default
+_aten_silu = torch.ops.aten.silu.default
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -125,7 +126,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (swish)."""
     if inplace:
         return input.mul_(torch.sigmoid(input))
-    return input * torch.sigmoid(input)
+    return _aten_silu(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:

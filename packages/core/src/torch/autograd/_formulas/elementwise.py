@@ -501,6 +501,16 @@ def _gelu_second_derivative(x: Tensor, approximate: str) -> Tensor:
     return (1 - t * t) * (du + 0.5 * x * (6 * k * c * x - 2 * t * (du * du)))
 
 
+@derivative("aten::silu", result=False)
+def _silu(ctx: Any, grad: Tensor) -> tuple[Tensor | None]:
+    # PyTorch's silu_backward: g s (1 + x (1 - s)), s = sigmoid(x), in differentiable ops
+    if not _wants(ctx, 0):
+        return (None,)
+    x = ctx.args[0]
+    s = _ew.sigmoid(x)
+    return (grad * (s * (1 + x * (1 - s))),)
+
+
 @derivative("aten::gelu_backward", result=False)
 def _gelu_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     g, x = ctx.args
