@@ -259,3 +259,20 @@ def test_reduced_precision_matches_unplanned(dtype: torch.dtype, unplanned: Any)
     assert _planned("mul") and _planned("sub")
     with unplanned():
         assert got == run()
+
+
+def test_plans_serve_while_a_torch_dispatch_subclass_exists() -> None:
+    # Defining a __torch_dispatch__ subclass (importing torch._dynamo defines two) keeps the
+    # process's keys counter up for good; plain tensors must keep their plans.
+    class Logged(torch.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            raise AssertionError("never called here")
+
+    assert Logged.__torch_dispatch__ is not None
+    arith._inplace_plans.clear()
+    for _ in range(2):
+        a, b = _pair(torch.float32)
+        a.add_(b)
+        assert a.tolist() == [[2.0, 2.0, 2.25], [6.0, 0.25, -3.0]]
+    assert _planned("add")

@@ -206,7 +206,9 @@ def _write_into(self: Tensor, prim_name: str, other: Any, kwargs: dict[str, Any]
     not partly overlap it, no graph to record, no dispatch mode. None: the general path (compute,
     then copy) serves the call, with its checks and errors."""
     lay = self._interned_layout
-    if self.__class__ is not Tensor or _state.keys_active or lay is None or \
+    # (modes_active: a dispatch mode or autocast region sees every call; __torch_dispatch__
+    # subclasses, which keep keys_active up once defined, fail the exact class tests)
+    if self.__class__ is not Tensor or _state.modes_active or lay is None or \
             _state.inference_active or "_inference" in self.__dict__:
         return None
     if not kwargs:

@@ -147,9 +147,12 @@ _MAX_CAT_PLANS = 256
 
 
 def _cat_kernel(tensors: list[Tensor], dim: int = 0) -> Tensor:
-    if dim.__class__ is int and not _state.keys_active and not _state.modes_active:
+    # (plain tensors only: a __torch_dispatch__ subclass keys as None and is never planned;
+    # modes_active counts the regions, dispatch modes and autocast, that see every call)
+    if dim.__class__ is int and not _state.modes_active:
         try:
-            key = (dim, *[t._interned_layout for t in tensors])
+            key = (dim, *[t._interned_layout if t.__class__ is Tensor else None
+                          for t in tensors])
         except AttributeError:  # not a tensor: the checks below raise PyTorch's error
             key = None
         plan = _CAT_PLANS.get(key)
@@ -205,9 +208,11 @@ def _cat_kernel(tensors: list[Tensor], dim: int = 0) -> Tensor:
     ref_dims = tuple(ref_shape)  # (a Size's indexing and slicing are Python calls)
     out = new_tensor(ref_dims[:d] + (total,) + ref_dims[d + 1 :], dt, dev)
     lay = out._interned_layout
-    if lay is None or _state.keys_active:
-        # a mode's or a symbolic output: the pieces and copies go through the dispatcher,
-        # where the mode sees them
+    if lay is None or (_state.keys_active and (
+            _state.modes_active or any(t.__class__ is not Tensor for _, t in parts))):
+        # a mode's or a symbolic output, or a subclass's piece: the pieces and copies go
+        # through the dispatcher, where the mode (or the subclass) sees them; keys_active
+        # alone (a __torch_dispatch__ class exists somewhere) keeps the direct copies
         at = 0
         for _, t in parts:
             n = t._shape[d]
