@@ -261,11 +261,18 @@ def save_output(tensor: Tensor, node: Node) -> SavedTensor:
     :func:`save_input`)."""
     if _hooks_active or tensor.__class__ is not Tensor or getattr(tensor, "_inference", False):
         return SavedTensor(tensor, node, True)
+    return _saved_output(tensor, weakref.ref(node), 0)
+
+
+def _saved_output(tensor: Tensor, node_ref: Any, output_nr: int) -> SavedTensor:
+    """The saved form of output ``output_nr`` of the node ``node_ref`` refers to: a plain,
+    non-inference tensor's parts (no reference to the tensor, so no cycle through its
+    ``grad_fn``), set without the constructor's call."""
     saved = _new(SavedTensor)
     saved._version = tensor._vc[0]
     saved._is_output = True
-    saved._output_nr = 0
-    saved._node = weakref.ref(node)
+    saved._output_nr = output_nr
+    saved._node = node_ref
     saved._unpack = None
     saved._tensor = None
     saved._parts = (tensor._storage, tensor._shape, tensor._stride, tensor._offset,
@@ -290,18 +297,7 @@ def save_outputs(result: tuple[Any, ...], node: Node,
         if keep is not True and nr not in keep:
             r = None if isinstance(r, Tensor) else r
         elif r.__class__ is Tensor and not getattr(r, "_inference", False):
-            saved = _new(SavedTensor)
-            saved._version = r._vc[0]
-            saved._is_output = True
-            saved._output_nr = nr
-            saved._node = ref
-            saved._unpack = None
-            saved._tensor = None
-            saved._parts = (r._storage, r._shape, r._stride, r._offset, r._dtype, r._device,
-                            r._vc, r._base)
-            saved._layout = r._interned_layout
-            saved._geometry = r._geometry
-            r = saved
+            r = _saved_output(r, ref, nr)
         elif isinstance(r, Tensor):
             r = SavedTensor(r, node, True, nr)
         kept.append(r)
