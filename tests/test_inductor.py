@@ -11,6 +11,7 @@ import textwrap
 import threading
 import warnings
 
+import numpy as np
 import pytest
 
 import torch
@@ -19,6 +20,7 @@ from torch._inductor import config, cpp_builder
 from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.testing import _opdb as opdb
+from torch.utils._python_dispatch import TorchDispatchMode
 
 aten = torch.ops.aten
 
@@ -485,3 +487,58 @@ def test_cache_key_names_the_cpu_native_means(monkeypatch):
                                                    if f != "-march=native"))
     # without -march=native the CPU does not matter
     assert cpp_builder.cache_key("int x;") == cpp_builder.cache_key("int x;")
+
+
+class _AtenCalls(TorchDispatchMode):
+    """Records the aten operators called under it (in ``calls``)."""
+
+    def __init__(self, calls: list) -> None:
+        super().__init__()
+        self.calls = calls
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.calls.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+def _detach_then_mm(x, w):
+    return aten.mm(aten.detach.default(x), w) * 2
+
+
+def test_a_detach_is_skipped_without_grad_mode_and_kept_with_it() -> None:
+    # AOT graphs detach every input; while grad mode is off the generated code hands on the
+    # input itself. With grad mode on the detach still runs: the product must not require
+    # grad (x does), as in eager.
+    x, w = torch.randn(3, 4, requires_grad=True), torch.randn(4, 2)
+    gm = make_fx(_detach_then_mm)(x, w)
+    assert any(n.target is aten.detach.default for n in gm.graph.nodes)
+    compiled = compile_fx(gm, [x, w])
+    assert "if _grad else" in compiled.source
+    expected = (x.detach().numpy() @ w.numpy()) * 2
+    with torch.no_grad():
+        got = compiled(x, w)
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+    assert not got.requires_grad
+    calls = []
+    with torch.enable_grad():
+        eager = _detach_then_mm(x, w)
+        with _AtenCalls(calls):
+            got = compiled(x, w)
+    assert got.requires_grad is eager.requires_grad is False
+    assert aten.detach.default in calls  # the detach ran: grad mode was on
+    np.testing.assert_allclose(got.detach().numpy(), expected, rtol=1e-6)
+    calls.clear()
+    with torch.no_grad(), _AtenCalls(calls):
+        compiled(x, w)
+    assert aten.detach.default not in calls and aten.mm.default in calls
+
+
+def test_a_returned_detach_is_kept() -> None:
+    # The graph's result is a new tensor (not the input object), cut from autograd.
+    x = torch.randn(3, requires_grad=True)
+    gm = make_fx(lambda t: aten.detach.default(t))(x)
+    compiled = compile_fx(gm, [x])
+    with torch.no_grad():
+        got = compiled(x)
+    assert got is not x and not got.requires_grad
+    assert torch.equal(got, x.detach())

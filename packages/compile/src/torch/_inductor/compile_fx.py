@@ -188,6 +188,11 @@ def _attribute(root: Any, path: str) -> Any:
     return value
 
 
+#: Operators that only cut a tensor from the autograd graph (the generated code skips them while
+#: grad mode is off).
+_DETACHES = frozenset({torch.ops.aten.detach.default})
+
+
 def _generate(gm: Any, plan: Schedule, runners: dict[int, GroupRunner]
               ) -> tuple[str, Callable[..., Any]]:
     """The Python source of ``plan`` and the function it defines."""
@@ -239,6 +244,17 @@ def _generate(gm: Any, plan: Schedule, runners: dict[int, GroupRunner]
             last[node] = index
     kept = set(returned)
     body: list[str] = []
+    # A detach whose result the graph does not return is its input while grad mode is off
+    # (as it is inside AOT autograd's forward and backward): no op downstream records a
+    # graph then, so the two differ in nothing an op reads. An AOT graph detaches every
+    # input, one dispatcher call each (about 5 µs; 112 calls in a nanoGPT train step).
+    elided = {step for step in plan.steps
+              if not isinstance(step, KernelGroup) and step.op == "call_function"
+              and step.target in _DETACHES and step not in kept and len(step.args) == 1
+              and hasattr(step.args[0], "op") and not step.kwargs}
+    if elided:
+        scope["_grad_enabled"] = torch.is_grad_enabled
+        body.append("_grad = _grad_enabled()")
     for index, step in enumerate(plan.steps):
         for node in produced[index]:
             names[node] = f"v{len(names)}"
@@ -248,6 +264,10 @@ def _generate(gm: Any, plan: Schedule, runners: dict[int, GroupRunner]
             body.append(f"{targets}= {runner}([{', '.join(names[n] for n in step.inputs)}])")
         elif step.op == "get_attr":
             body.append(f"{names[step]} = _attribute(_gm, {step.target!r})")
+        elif step in elided:
+            source_name = names[step.args[0]]
+            body.append(f"{names[step]} = {constant(step.target)}({source_name}) if _grad "
+                        f"else {source_name}")
         elif step.op == "call_function":
             arguments = [render(a) for a in step.args]
             arguments += [f"{k}={render(v)}" if k.isidentifier() and not iskeyword(k) else
