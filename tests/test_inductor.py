@@ -542,3 +542,14 @@ def test_a_returned_detach_is_kept() -> None:
         got = compiled(x)
     assert got is not x and not got.requires_grad
     assert torch.equal(got, x.detach())
+
+
+def test_the_flat_loops_if_clause_names_the_parallel_part_only() -> None:
+    # An unqualified if clause on "parallel for simd" also switches the simd part off when
+    # false: loops under the thread threshold then ran unvectorised.
+    x, y = torch.randn(1000), torch.randn(1000)
+    compiled = compile_fx(make_fx(lambda a, b: a + b)(x, y), [x, y])
+    pragmas = [line for line in compiled.groups[0].source.splitlines()
+               if "parallel for simd" in line]
+    assert pragmas and all("if(parallel: n > " in line for line in pragmas)
+    assert torch.equal(compiled(x, y), torch.from_numpy(x.numpy() + y.numpy()))
