@@ -505,10 +505,12 @@ def _detach_then_mm(x, w):
     return aten.mm(aten.detach.default(x), w) * 2
 
 
-def test_a_detach_is_skipped_without_grad_mode_and_kept_with_it() -> None:
+@pytest.mark.parametrize("cpp_codegen", [True, False])
+def test_a_detach_is_skipped_without_grad_mode_and_kept_with_it(cpp_codegen, monkeypatch) -> None:
     # AOT graphs detach every input; while grad mode is off the generated code hands on the
     # input itself. With grad mode on the detach still runs: the product must not require
-    # grad (x does), as in eager.
+    # grad (x does), as in eager. The same with or without a C++ compiler.
+    monkeypatch.setattr(config, "cpp_codegen", cpp_codegen)
     x, w = torch.randn(3, 4, requires_grad=True), torch.randn(4, 2)
     gm = make_fx(_detach_then_mm)(x, w)
     assert any(n.target is aten.detach.default for n in gm.graph.nodes)
