@@ -28,6 +28,7 @@ from typing import Any
 
 from . import (
     config as _config,
+    dtype as _dtype_module,
     registry as _registry,
     schema as _schema,
     sparse as _sparse,
@@ -51,6 +52,11 @@ _DEVICE_ALIASES = {"cpu": "CPU", "meta": META, "default": COMPOSITE_EXPLICIT}
 _lock = threading.RLock()
 _state = _config.state
 _ops: dict[str, Operator] = {}
+# Arguments that never decide a call's key or whether it needs grad (Operator.__call__'s
+# primitive case; a dtype is a cast's target).
+_PLAIN_VALUES = frozenset((int, float, bool, complex, str, type(None), _dtype_module.dtype))
+
+
 class _Local(threading.local):
     """This thread's dispatch modes, and how many regions that need the full path (dispatch
     modes, autocast regions) it has open."""
@@ -123,6 +129,32 @@ class Operator:
         fn = self._decomposes
         if fn is not None:
             return fn(*args, **kwargs)
+        if not kwargs:
+            # The usual primitive call (a kernel's ``PRIMS.fill_(t, 0)``): plain tensors of one
+            # device object that require no grad and plain values. _requires_grad and
+            # backend_key would say "no grad" and this device's key; one pass here says so
+            # without their two calls. Anything else takes them below.
+            dev = None
+            for a in args:
+                cls = a.__class__
+                if cls is Tensor:
+                    if a._requires_grad:
+                        break
+                    if dev is None:
+                        dev = a._device
+                    elif a._device is not dev:
+                        break
+                elif cls not in _PLAIN_VALUES:
+                    break
+            else:
+                if dev is not None:
+                    rt = _registry._runtimes.get(dev._type)
+                    if rt is not None:
+                        key = rt.dispatch_key
+                        fn = self._resolved.get(key)
+                        if fn is None:
+                            fn = self.resolve(key)
+                        return fn(*args)
         if (not state.no_grad_active or _config._local.grad) and \
                 _requires_grad(args, kwargs):
             kernel = self.kernels.get(AUTOGRAD) or _autograd_kernel(self)

@@ -361,9 +361,17 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     if plan is _GENERIC:
         return None
     native, lay, recipe, interned = plan
-    h = native(args)
     if lay is None:
-        return h  # a view's plan makes its tensor itself
+        if recipe is None:
+            return native(args)  # a view's plan makes its tensor itself
+        # a native planned kernel and the recipe of its node (``_kernel_plan``): called here,
+        # one frame less than a closure around it
+        result = native(*args)
+        if result is not None:  # (None: the kernel left this call to the generic path)
+            record, node = recipe
+            record(node, args, result)
+        return result
+    h = native(args)
     if h is None:
         return None  # the backend left this call to its kernels: the generic path
     # _fast.wrap(h, lay), written out: a new tensor's objects are most of a plan's cost
@@ -1092,18 +1100,14 @@ def _kernel_plan(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str
     record = autograd_nodes.kernel_node
     set_grad = _config.set_grad_state
     if native:
-        if kwargs:
-            def run_native(args: tuple[Any, ...]) -> Any:
-                result = fn(*args, **kwargs)
-                if result is not None:  # (None: the kernel left this call to the generic path)
-                    record(recipe, args, result)
-                return result
-        else:
-            def run_native(args: tuple[Any, ...]) -> Any:
-                result = fn(*args)
-                if result is not None:
-                    record(recipe, args, result)
-                return result
+        if not kwargs:  # `call` runs the kernel and records its node itself
+            return (fn, None, autograd_nodes.kernel_recorder(recipe, result), KERNEL)
+
+        def run_native(args: tuple[Any, ...]) -> Any:
+            result = fn(*args, **kwargs)
+            if result is not None:  # (None: the kernel left this call to the generic path)
+                record(recipe, args, result)
+            return result
         return (run_native, None, None, KERNEL)
 
     def run_recorded(args: tuple[Any, ...]) -> Any:

@@ -525,6 +525,20 @@ def kernel_recipe(node: Node, args: tuple[Any, ...], result: Any) -> tuple[Any, 
     return head, marked, node._n_outputs, keep
 
 
+def kernel_recorder(recipe: tuple[Any, ...], result: Any
+                    ) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    """The function that records a :func:`kernel_recipe`'s node for ``(recipe, args,
+    result)`` on the next calls of the signature whose ``result`` the recipe was made from,
+    and the recipe it takes: :func:`plan_node` itself (one frame less) when the result is one
+    tensor, the node's one output, which plan_node marks and keeps as :func:`kernel_node`
+    would; else :func:`kernel_node`."""
+    head, marked, n_outputs, keep_result = recipe
+    if (result.__class__ is not Tensor or marked != (0,) or n_outputs != 1
+            or keep_result not in (True, False)):
+        return kernel_node, recipe
+    return plan_node, (*head[:7], keep_result, head[8])
+
+
 def kernel_node(recipe: tuple[Any, ...], args: tuple[Any, ...], result: Any) -> None:
     """Record the node of ``result = op(*args)`` from a :func:`kernel_recipe` (what the
     Autograd kernel records: class, rule, edges, saved arguments and outputs, the outputs'
