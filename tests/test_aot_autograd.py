@@ -560,3 +560,30 @@ def test_cache_key_follows_inputs_and_refuses_constants():
     gm.graph.get_attr("constant")
     gm.recompile()
     assert _aot_cache.cache_key(gm, (x, w), min_cut_rematerialization_partition, None) is None
+
+
+def test_min_cut_saves_a_copy_a_backward_matmul_reads_instead_of_copying_again():
+    # attention's y.transpose(1, 2).contiguous() feeds the projection's weight gradient: a
+    # copy recomputed in the backward would be written to memory all the same, so the forward
+    # saves it (the tensor it copies, read by another backward formula, is saved too).
+    fw, bw = [], []
+
+    def f(x, w1, w2):
+        h = x @ w1
+        y = h.view(3, 2, 4).transpose(0, 1).contiguous().view(6, 4)
+        return (y @ w2).sum() + (h * h).sum()
+
+    torch.manual_seed(5)
+    x = torch.randn(3, 8, requires_grad=True)
+    w1 = torch.randn(8, 8, requires_grad=True)
+    w2 = torch.randn(4, 5, requires_grad=True)
+    compiled = aot_function(f, _recording(fw), _recording(bw),
+                            partition_fn=min_cut_rematerialization_partition)
+    compiled(x, w1, w2).backward()
+    grads = [t.grad.clone() for t in (x, w1, w2)]
+    assert not [n for n in bw[0].graph.nodes if n.op == "call_function"
+                and getattr(n.target, "__name__", "").startswith("clone")]
+    x.grad = w1.grad = w2.grad = None
+    f(x, w1, w2).backward()
+    for got, t in zip(grads, (x, w1, w2)):
+        torch.testing.assert_close(got, t.grad)

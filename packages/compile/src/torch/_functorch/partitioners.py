@@ -89,6 +89,17 @@ def _family(node: Node) -> str | None:
     return next((family for family, names in RECOMPUTABLE.items() if base in names), None)
 
 
+#: "view" rows that copy their input (a layout change): like a pointwise value, recomputing one
+#: that a non-pointwise backward operator reads writes it to memory all the same.
+_COPIES = frozenset(("clone", "contiguous"))
+
+
+def _writes_memory(node: Node) -> bool:
+    """Whether recomputing ``node`` produces a new buffer (pointwise values and copies)."""
+    return _family(node) == "pointwise" or (_family(node) == "view"
+                                            and _base_name(node) in _COPIES)
+
+
 def _materialized_in_backward(node: Node, backward: set[Node]) -> bool:
     """Whether a backward operator that is not pointwise (a matmul...) reads ``node``'s value,
     through views or not: recomputing it there would write it to memory all the same, so it
@@ -269,9 +280,10 @@ def min_cut_rematerialization_partition(joint_module: GraphModule, _joint_inputs
     values are a minimum cut of the forward graph, where each value costs its size, values of
     non-:data:`RECOMPUTABLE` operators (and the primals) must come from the forward, and the
     values the backward reads must reach it; what lies past the cut is recomputed in the
-    backward. A pointwise value that a non-pointwise backward operator reads (``gelu``'s
-    output feeding the weight gradient's matmul) is not recomputed: the backward would write
-    it to memory all the same (PyTorch's partitioner bans that recomputation too)."""
+    backward. A pointwise value or a copy that a non-pointwise backward operator reads
+    (``gelu``'s output feeding the weight gradient's matmul; attention's transposed output
+    made contiguous for the projection) is not recomputed: the backward would write it to
+    memory all the same (PyTorch's partitioner bans that recomputation too)."""
     _primals, tangents, fw_outs, grads, backward = _split(joint_module, num_fwd_outputs,
                                                           num_primals)
     graph = joint_module.graph
@@ -285,7 +297,7 @@ def min_cut_rematerialization_partition(joint_module: GraphModule, _joint_inputs
         weight = weights[node]
         network.add((node, "in"), (node, "out"), infinite if weight is None else weight)
         if node.op != "call_function" or not _recomputable(node) or (
-                _family(node) == "pointwise" and _materialized_in_backward(node, backward)):
+                _writes_memory(node) and _materialized_in_backward(node, backward)):
             network.add(source, (node, "in"), infinite)
         for user in node.users:
             if user in weights:
