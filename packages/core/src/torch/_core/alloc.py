@@ -327,7 +327,44 @@ def outputs_allocator(specs: Any) -> Any:
             ptrs.append(ptr)
         return tuple(outs), tuple(ptrs)
 
-    return allocate
+    if len(parts) != 1:
+        return allocate
+    ((dev, rt, new_block, address, nbytes, index, shape, stride, dt, lay),) = parts
+
+    def allocate_one() -> tuple[tuple[Tensor, ...], tuple[int, ...]]:
+        # allocate() for one output (most planned kernels), without its loop and lists
+        if state.modes_active and _in_mode():
+            return through_modes()
+        try:
+            handle = new_block(nbytes, index)
+        except MemoryError:
+            handle = _storage.allocate_handle(rt, nbytes, dev)  # the RuntimeError
+        st = _new(_Storage)
+        st._handle = handle
+        st._nbytes = nbytes
+        st._device = dev
+        st._runtime = rt
+        st._ptr = ptr = address(handle)
+        st._hostbuf = _storage._UNSET
+        t = _new(Tensor)
+        t._storage = st
+        t._shape = shape
+        t._stride = stride
+        t._offset = 0
+        t._dtype = dt
+        t._device = dev
+        t._vc = [0]
+        t._base = None
+        t._grad = None
+        t.grad_fn = None
+        t._requires_grad = False
+        t._interned_layout = lay
+        t._geometry = None
+        if state.inference_active and inference():
+            t.__dict__["_inference"] = True
+        return (t,), (ptr,)
+
+    return allocate_one
 
 
 def constant_tensor(shape: tuple[int, ...], dt: _dtype.dtype, dev: _device) -> Tensor:
