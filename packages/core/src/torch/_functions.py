@@ -49,6 +49,7 @@ OP_MODULES = (
     "_fused.adam",
     "_aten.conv",
     "_fused.activations",
+    "_aten.activations",
     "_fused.embedding",
     "_fused.linear",
     "_fused.rnn_cells",

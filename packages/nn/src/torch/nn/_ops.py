@@ -418,10 +418,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return out
 
 
+_LEAKY_RELU = torch.ops.aten.leaky_relu.default
+
+
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere."""
     if inplace:  # recorded as an in-place write, so gradients flow through it
         from torch.nn._functional.activation import leaky_relu_
 
         return leaky_relu_(input, negative_slope)
-    return torch.where(input > 0, input, input * negative_slope)
+    return _LEAKY_RELU(input, negative_slope)

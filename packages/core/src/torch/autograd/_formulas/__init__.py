@@ -46,8 +46,8 @@ CROSS = "cross"
 OUTPUTS: dict[str, tuple[int, ...]] = {}
 # qualnames whose rules take None for an output that received no gradient (instead of zeros).
 TAKES_NONE: set[str] = set()
-AREAS = ("foundation", "elementwise", "reductions", "shape", "indexing", "linalg", "conv",
-         "attention", "norm", "rnn", "random", "complex", "spectral",
+AREAS = ("foundation", "elementwise", "activations", "reductions", "shape", "indexing",
+         "linalg", "conv", "attention", "norm", "rnn", "random", "complex", "spectral",
          "sparse")
 
 

@@ -1,7 +1,12 @@
 """Activation functions of ``torch.nn.functional`` beyond the first few in ``functional.py``.
 
-Each is a composite over differentiable core ops, so autograd needs no new formulas. Two
-habits recur:
+Those that are ``aten::`` operators of their own in PyTorch (``leaky_relu``, ``elu`` (and
+``selu``, which PyTorch writes as ``elu``), ``celu``, ``hardtanh`` (and ``relu6``), ``softplus``,
+``hardsigmoid``, ``hardswish``, ``mish``, ``logsigmoid`` (``log_sigmoid_forward``),
+``softshrink``, ``hardshrink``, ``threshold``) call that operator, so a dispatch mode, a flop
+counter or an exporter sees PyTorch's names, and the backward runs its ``*_backward`` operator.
+The rest are composites over differentiable core ops, so autograd needs no new formulas. Two
+habits recur in those:
 - ``torch.where`` picks the branch, and the gradient at a kink is PyTorch's (its backward
   kernels decide ``x == threshold`` one way or the other; the comparisons here are chosen to
   agree);
@@ -31,6 +36,20 @@ __all__ = [
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
+# the operators, looked up once (each call would otherwise walk torch.ops.aten.<name>.default)
+_CELU = torch.ops.aten.celu.default
+_ELU = torch.ops.aten.elu.default
+_HARDSHRINK = torch.ops.aten.hardshrink.default
+_HARDSIGMOID = torch.ops.aten.hardsigmoid.default
+_HARDSWISH = torch.ops.aten.hardswish.default
+_HARDTANH = torch.ops.aten.hardtanh.default
+_LEAKY_RELU = torch.ops.aten.leaky_relu.default
+_LOG_SIGMOID_FORWARD = torch.ops.aten.log_sigmoid_forward.default
+_MISH = torch.ops.aten.mish.default
+_SOFTPLUS = torch.ops.aten.softplus.default
+_SOFTSHRINK = torch.ops.aten.softshrink.default
+_THRESHOLD = torch.ops.aten.threshold.default
+
 
 def _write_back(input: Tensor, out: Tensor) -> Tensor:
     input.copy_(out)
@@ -50,8 +69,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     """``input`` where ``input > threshold``, ``value`` elsewhere (NaN stays NaN)."""
     if inplace:
         return threshold_(input, threshold, value)
-    # NOTE: `input <= threshold` (not `input > threshold`) keeps NaN, as PyTorch does.
-    return torch.where(input <= threshold, value, input)
+    return _THRESHOLD(input, threshold, value)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
@@ -67,7 +85,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
         return _inplace(hardtanh, input, min_val, max_val)
-    return torch.where(input <= min_val, min_val, torch.where(input >= max_val, max_val, input))
+    return _HARDTANH(input, min_val, max_val)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
@@ -82,7 +100,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """In-place ``leaky_relu``: ``x`` where positive, ``negative_slope * x`` elsewhere."""
-    return _inplace(lambda x: torch.where(x > 0, x, x * negative_slope), input)
+    return _inplace(lambda x: _LEAKY_RELU(x, negative_slope), input)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
@@ -127,32 +145,26 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """Zero on ``[-lambd, lambd]``, the identity elsewhere."""
-    return torch.where((input >= -lambd) & (input <= lambd), 0, input)
+    return _HARDSHRINK(input, lambd)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``input`` shrunk towards zero by ``lambd`` (zero on ``[-lambd, lambd]``)."""
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    # `input * 0` (not 0) in the middle keeps NaN, as PyTorch does
-    return torch.where(input > lambd, input - lambd,
-                       torch.where(input < -lambd, input + lambd, input * 0))
+    return _SOFTSHRINK(input, lambd)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``."""
     if inplace:
         return _inplace(hardsigmoid, input)
-    return torch.where(input <= -3, 0, torch.where(input >= 3, 1, input / 6 + 0.5))
+    return _HARDSIGMOID(input)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``."""
     if inplace:
         return _inplace(hardswish, input)
-    # the gradient at x = -3 is 0 and at x = 3 is 1 (the outer pieces'), as in PyTorch
-    return torch.where(input <= -3, 0,
-                       torch.where(input >= 3, input, input * (input + 3) / 6))
+    return _HARDSWISH(input)
 
 
 # --------------------------------------------------------------------------- exponential family
@@ -162,11 +174,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
     if inplace:
         return _inplace(elu, input, alpha)
-    # ``n`` keeps exp() finite on the unused branch, and is a constant 0 at x == 0 so that, as
-    # in PyTorch, the derivative there is the negative side's (alpha, from the zero-valued
-    # ``input - n``) but the second derivative the positive side's (0)
-    n = torch.where(input >= 0, 0, input)
-    return torch.where(input > 0, input, alpha * (torch.expm1(n) + (input - n)))
+    return _ELU(input, alpha)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -178,7 +186,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
     if inplace:
         return _inplace(selu, input)
-    return _SELU_SCALE * elu(input, _SELU_ALPHA)
+    return _ELU(input, _SELU_ALPHA, _SELU_SCALE)  # PyTorch's selu is this call
 
 
 def selu_(input: Tensor) -> Tensor:
@@ -192,8 +200,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     if inplace:
         return _inplace(celu, input, alpha)
-    n = torch.where(input >= 0, 0, input)  # (as in elu: PyTorch's derivatives at x == 0)
-    return torch.where(input > 0, input, alpha * torch.expm1(n / alpha) + (input - n))
+    return _CELU(input, alpha)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -203,32 +210,20 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, the identity where ``beta * x > threshold``."""
-    scaled = input * beta
-    linear = scaled > threshold
-    # log(1 + exp(z)) as z + log(1 + exp(-z)) for z > 0: exp() never overflows, which in
-    # float16 it would from z > 11 (PyTorch computes half in float32). At z == 0 the
-    # log1p(exp(z)) branch gives the gradient 1/2.
-    pos = scaled > 0
-    hi = torch.where(pos & ~linear, scaled, 0)
-    lo = torch.where(pos, 0, scaled)
-    soft = torch.where(pos, hi + torch.log1p(torch.exp(-hi)), torch.log1p(torch.exp(lo)))
-    return torch.where(linear, input, soft / beta)
+    return _SOFTPLUS(input, beta, threshold)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))`` without overflow: ``x - log(1 + exp(x))`` for negative ``x``,
     ``-log(1 + exp(-x))`` otherwise (both exponents are non-positive)."""
-    negative = input < 0
-    lo = torch.where(negative, input, 0)
-    hi = torch.where(negative, 0, input)
-    return torch.where(negative, lo - torch.log1p(torch.exp(lo)), -torch.log1p(torch.exp(-hi)))
+    return _LOG_SIGMOID_FORWARD(input)[0]
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
     if inplace:
         return _inplace(mish, input)
-    return input * torch.tanh(softplus(input))
+    return _MISH(input)
 
 
 def softsign(input: Tensor) -> Tensor:
