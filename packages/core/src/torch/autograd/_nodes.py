@@ -534,7 +534,7 @@ def kernel_recorder(recipe: tuple[Any, ...], result: Any
     would; else :func:`kernel_node`."""
     head, marked, n_outputs, keep_result = recipe
     if (result.__class__ is not Tensor or marked != (0,) or n_outputs != 1
-            or keep_result not in (True, False)):
+            or (keep_result is not True and keep_result is not False)):
         return kernel_node, recipe
     return plan_node, (*head[:7], keep_result, head[8])
 
