@@ -91,10 +91,37 @@ def _host_copy(src: Tensor) -> Tensor:
     return Tensor._make(host_st, src._shape, src._stride, 0, src._dtype, cpu)
 
 
+def _copy_plan(lay: Any) -> Any:
+    """The backend's native copy between two blocks of interned layout ``lay``
+    (``FastPath.prepare_into("copy", ...)``, a function of the two addresses), or False:
+    ``PRIMS.copy_`` serves such copies. Cached on the layout, which drops it on every kernel
+    registration; not taken once a library has overridden the backend's copy."""
+    plan = lay.fast_plans.get("copy_into")
+    if plan is None:
+        plan = False
+        into = getattr(lay.fast, "prepare_into", None)
+        if into is not None and lay.numel and _dispatch.registered(
+                PRIMS.copy_.resolve(lay.runtime.dispatch_key)) is lay.fast.kernels.get("copy_"):
+            plan = into("copy", lay.dcode, lay.shape, lay.stride) or False
+        lay.fast_plans["copy_into"] = plan
+    return plan
+
+
 def _move(dst: Tensor, src: Tensor) -> None:
     """Write ``src``'s values (already of ``dst``'s shape) into ``dst``, casting dtype and
     crossing devices as needed."""
     if src._device == dst._device:
+        lay = dst._interned_layout
+        # Two plain contiguous tensors of one layout (an out= result into its out): the
+        # backend's one native call, where it has one (one lookup otherwise).
+        if lay is not None and src._interned_layout is lay and lay.fast is not None and \
+                dst.__class__ is Tensor and src.__class__ is Tensor and \
+                not _config.state.modes_active:
+            plan = _copy_plan(lay)
+            size = lay.dtype.itemsize
+            if plan and plan(dst._storage._ptr + dst._offset * size,
+                             src._storage._ptr + src._offset * size):
+                return
         PRIMS.copy_(dst, src)
     elif dst._device.type == "cpu" or dst._storage._host is not None:
         PRIMS.copy_(dst, _host_copy(src)) if dst._device.type == "cpu" else (

@@ -168,13 +168,15 @@ class FastPath(Protocol):
             permutation: an elementwise result following a transposed input).
         """
 
-    # Optional (core checks with getattr): the plans of in-place arithmetic (``a.add_(b)``).
+    # Optional (core checks with getattr): the plans of in-place arithmetic (``a.add_(b)``)
+    # and of copies between two contiguous tensors of one layout (an ``out=`` result).
     def prepare_into(self, prim: str, dtype: int, shape: Sequence[int],
                      other_strides: Sequence[int]) -> Callable[[int, int], bool] | None:
         """A function of two addresses ``(out, other)`` running binary primitive ``prim`` as
-        ``out = out <prim> other`` into the existing contiguous block at ``out``, ``other``
-        read with ``other_strides`` over ``shape`` (0 where broadcast); it returns False,
-        having written nothing, when the kernel declines. None: no native kernel for ``prim``.
+        ``out = out <prim> other`` (or, for ``prim`` ``"copy"``, ``out = other``) into the
+        existing contiguous block at ``out``, ``other`` read with ``other_strides`` over
+        ``shape`` (0 where broadcast); it returns False, having written nothing, when the
+        kernel declines. None: no native kernel for ``prim``.
         """
 
 
