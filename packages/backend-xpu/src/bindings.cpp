@@ -292,6 +292,19 @@ nb::object call_prepared(const PreparedLaunch& p, nb::args addresses) {
   return run_prepared(p, inputs, p.numel, p.out_nbytes, 0.0);
 }
 
+// A launch into the existing memory at `out` (FastPath.prepare_into): of two inputs, `out =
+// out <op> other` (the first input is the output itself); of one, `out = op(other)` (a copy).
+// False: an address is not a block of the launch's device (nothing enqueued).
+bool run_into(const PreparedLaunch& p, uint64_t out, uint64_t other) {
+  const unsigned n = p.launch.inputs();
+  if (n != 1 && n != 2) throw nb::type_error("a launch into memory takes one or two inputs");
+  Location in[2];
+  if (!locate(out, &in[0]) || !locate(other, &in[1])) return false;
+  if (!p.launch.run_into(in[0], n == 2 ? in : in + 1, p.numel, 0.0)) return false;
+  if (p.numel) count_run(p);
+  return true;
+}
+
 // core's hookspecs.FastPath entry points in native code. Each (kind, op code, dtype code,
 // device) names one launch (a full sum's "op code" is its count), asked of `resolve(kind, op, dtype, device)` at its first call
 // (a PreparedLaunch, or None: that entry always answers None, the generic path's call).
@@ -493,7 +506,11 @@ NB_MODULE(_C, m) {
       .def_prop_ro("inputs", [](const PreparedLaunch& p) { return p.launch.inputs(); })
       .def("__call__", &call_prepared, "addresses"_a,
            "Run on the inputs at these addresses: the new output Buffer, or None when an "
-           "address is not a block of the launch's device.");
+           "address is not a block of the launch's device.")
+      .def("into", &run_into, "out"_a, "other"_a,
+           "Run into the existing memory at `out`: `out = out <op> other` for a launch of two "
+           "inputs (the first is `out` itself), `out = op(other)` for one; False, having "
+           "enqueued nothing, when an address is not a block of the launch's device.");
   m.def("locate", [](uint64_t address) -> nb::object {
     Location where;
     if (!locate(address, &where)) return nb::none();

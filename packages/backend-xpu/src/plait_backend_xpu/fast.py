@@ -179,6 +179,31 @@ class FastPath:
                               contract.DTYPE_NAMES[in_dtype], shape, nbytes, strides,
                               out_strides)
 
+    def prepare_into(self, prim: str, dtype: int, shape: Sequence[int],
+                     other_strides: Sequence[int]) -> Callable[[int, int], bool] | None:
+        """A native function of ``(out, other)`` addresses writing into the existing
+        contiguous block at ``out`` of dtype code ``dtype`` and ``shape``: ``out = out <prim>
+        other`` for a binary ``prim``, ``out = other`` for ``copy``; ``other`` is read with
+        ``other_strides`` (0 where broadcast). It answers False, having enqueued nothing, for
+        an operand on another device (``hookspecs.FastPath.prepare_into``). None: not one
+        elementwise launch."""
+        name = contract.DTYPE_NAMES[dtype]
+        if prim == "copy":
+            strides = [list(other_strides)]
+        else:
+            found = _BINARY_ROWS.get(prim)
+            if found is None or found[1].writes_bool:
+                return None
+            own, step = [0] * len(shape), 1
+            for k in reversed(range(len(shape))):
+                own[k] = step
+                step *= shape[k]
+            # the launch reads `out` as its first input and writes it as its output, element
+            # by element (each work item reads its elements before it writes them)
+            strides = [own, list(other_strides)]
+        launch = self._prepared(prim, name, name, shape, 0, strides, None)
+        return None if launch is None else launch.into
+
     def reduce_rows(self, op: int, dtype: int, itemsize: int, rows: int, cols: int,
                     a: int) -> Any:
         """``op`` (:attr:`reduce_ops`) over the last dimension of a contiguous (rows, cols)

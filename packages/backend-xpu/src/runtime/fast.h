@@ -46,7 +46,15 @@ class Launch {
   std::unique_ptr<Buffer> run(const Location* inputs, size_t numel, size_t out_nbytes,
                               double scalar) const;
 
+  // Runs the kernel on the located inputs into the existing memory at `out` (an in-place op:
+  // `out` may be one of the inputs); false, having enqueued nothing, when an operand is on
+  // another device.
+  bool run_into(const Location& out, const Location* inputs, size_t numel, double scalar) const;
+
  private:
+  // Sets the arguments (operand 0 is `out`) and enqueues over `numel` elements.
+  void enqueue(const Location& out, const Location* inputs, size_t numel, double scalar) const;
+
   std::shared_ptr<Kernel> kernel_;
   std::vector<Slot> slots_;
   unsigned inputs_;

@@ -1,6 +1,7 @@
 // Program builds and kernel launches.
 #include "programs.h"
 
+#include <cstring>
 #include <stdexcept>
 
 #include "devices.h"
@@ -101,9 +102,26 @@ Kernel::~Kernel() {
 }
 
 void Kernel::set_arg(unsigned index, size_t size, const void* value) {
+  const bool rememberable = value != nullptr && size <= kRemembered;
+  if (index >= args_.size()) {
+    args_.resize(index + 1);
+  } else {
+    const Remembered& last = args_[index];
+    if (rememberable && last.known && last.size == size &&
+        std::memcmp(last.bytes, value, size) == 0) {
+      return;  // the driver holds these bytes already
+    }
+  }
+  Remembered& slot = args_[index];
+  slot.known = false;  // (until the driver has taken the new value)
   const cl_int err = api().clSetKernelArg(kernel_, index, size, value);
   if (err != kSuccess) {
     throw Error("clSetKernelArg(" + name_ + ", " + std::to_string(index) + ")", err);
+  }
+  if (rememberable) {
+    std::memcpy(slot.bytes, value, size);
+    slot.size = static_cast<uint8_t>(size);
+    slot.known = true;
   }
 }
 

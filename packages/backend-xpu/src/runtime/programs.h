@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ class Kernel {
   Kernel(const Kernel&) = delete;
   Kernel& operator=(const Kernel&) = delete;
 
+  // Sets argument `index`; skips the driver call when the argument already holds these bytes
+  // (OpenCL keeps a kernel's arguments between launches, and a repeated small op sets the same
+  // buffers, offsets and counts again: PoCL's clSetKernelArg allocates and locks on every call).
   void set_arg(unsigned index, size_t size, const void* value);
   // Enqueues the kernel over `global` work items (1 to 3 dimensions), in work-groups of `local`
   // (empty: the driver chooses). Returns without waiting.
@@ -54,6 +58,15 @@ class Kernel {
   std::shared_ptr<Program> program_;
   std::string name_;
   cl::cl_kernel kernel_ = nullptr;
+  // The bytes each argument was last set to, for arguments of at most kRemembered bytes set by
+  // value; `known` false: unknown (never set, a local-memory size, a larger value).
+  static constexpr size_t kRemembered = 8;
+  struct Remembered {
+    bool known = false;
+    uint8_t size = 0;
+    unsigned char bytes[kRemembered] = {};
+  };
+  std::vector<Remembered> args_;
 };
 
 }  // namespace plait::xpu
