@@ -91,6 +91,9 @@ def _host_copy(src: Tensor) -> Tensor:
     return Tensor._make(host_st, src._shape, src._stride, 0, src._dtype, cpu)
 
 
+_state = _config.state
+
+
 def _copy_plan(lay: Any) -> Any:
     """The backend's native copy between two blocks of interned layout ``lay``
     (``FastPath.prepare_into("copy", ...)``, a function of the two addresses), or False:
@@ -115,8 +118,7 @@ def _move(dst: Tensor, src: Tensor) -> None:
         # Two plain contiguous tensors of one layout (an out= result into its out): the
         # backend's one native call, where it has one (one lookup otherwise).
         if lay is not None and src._interned_layout is lay and lay.fast is not None and \
-                dst.__class__ is Tensor and src.__class__ is Tensor and \
-                not _config.state.modes_active:
+                dst.__class__ is Tensor and src.__class__ is Tensor and not _state.modes_active:
             plan = _copy_plan(lay)
             size = lay.dtype.itemsize
             if plan and plan(dst._storage._ptr + dst._offset * size,
@@ -286,11 +288,34 @@ _CLONE = ATEN["clone"]
 _plan.enable(_CLONE)
 
 
+def _copy_direct(dst: Tensor, src: Tensor) -> bool:
+    """Copy ``src`` into ``dst`` by the backend's native copy when nothing but the values can
+    differ from the dispatched ``copy_``: two plain tensors of one interned (contiguous)
+    layout in distinct blocks, neither requiring grad (no graph), no dispatch mode or inference
+    mode, ``dst`` not an inference tensor. Bumps ``dst``'s version as ``copy_`` does. False:
+    nothing done, the dispatched ``copy_`` serves the call (an ``out=`` result lands here)."""
+    lay = dst._interned_layout
+    if (lay is None or src._interned_layout is not lay or lay.fast is None
+            or dst.__class__ is not Tensor or src.__class__ is not Tensor
+            or _state.modes_active or _state.inference_active
+            or dst._requires_grad or src._requires_grad or src._storage is dst._storage
+            or "_inference" in dst.__dict__):
+        return False
+    plan = _copy_plan(lay)
+    # (an interned layout is a tensor at offset 0 of its block)
+    if not plan or not plan(dst._storage._ptr, src._storage._ptr):
+        return False
+    dst._vc[0] += 1
+    return True
+
+
 def copy_(dst: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Copy ``src`` (broadcast to ``dst``'s shape) into ``dst``, casting dtype and crossing
     devices as needed. In place; bumps ``dst``'s version."""
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if _copy_direct(dst, src):
+        return dst
     if src._device != dst._device and (src._shape or src._device.type != "cpu"):
         # across devices: first to dst's device (an operator of its own, as the dispatcher
         # runs an op on one device; a 0-d CPU tensor mixes with any device)
