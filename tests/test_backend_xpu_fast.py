@@ -21,7 +21,7 @@ import torch.nn.functional as F
 XC = pytest.importorskip("plait_backend_xpu._C", reason="plait-backend-xpu is not installed")
 from plait_backend_xpu import (  # noqa: E402
     kernels as xpu_kernels,
-    reductions as xpu_reductions,
+    render_launch_reductions as shared_reductions,
 )
 
 COUNT, REASON = XC.device_count("all")
@@ -134,7 +134,7 @@ def test_the_fast_path_runs_without_the_primitive_kernels(monkeypatch):
         raise AssertionError("the fast path called a primitive kernel")
 
     monkeypatch.setattr(xpu_kernels, "_run_row", refuse)
-    monkeypatch.setattr(xpu_reductions, "_reduce", refuse)
+    monkeypatch.setattr(shared_reductions, "_reduce", refuse)  # the reduction kernels' body
     before = xpu_kernels.CALLS.copy()
     for fn, want in zip(calls, expected):
         assert fn().cpu().tolist().__repr__() == want.tolist().__repr__()  # (NaN as text)

@@ -161,9 +161,9 @@ def programs() -> Any:
     if _programs is None:
         with _lock:
             if _programs is None:
-                from .programs import ProgramCache
+                from .programs import ProgramCache, builder
 
-                _programs = ProgramCache(native(), arch)
+                _programs = ProgramCache(builder(native(), arch))
     return _programs
 
 

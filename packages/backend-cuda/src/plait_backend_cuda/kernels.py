@@ -1,5 +1,6 @@
-"""The cuda elementwise and memory primitives: every row of the shared elementwise table,
-``where``, ``copy_``, ``fill_`` and ``arange_``; :func:`kernels` gathers every family.
+"""The cuda launch of elementwise expressions, under the shared primitives of
+:mod:`._render.render_launch_elementwise` (every row of the shared elementwise table, ``where``,
+``copy_``, ``fill_`` and ``arange_``); :func:`kernels` gathers every family.
 
 Each kernel takes the primitive's schema (``torch.backends.contract.schema``), renders its
 CUDA source through the shared renderer (:mod:`._render`) for the operands' dtypes and
@@ -17,7 +18,6 @@ buffers' devices, argument counts and types, and CUDA's grid limits. Indices are
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,7 +25,7 @@ from typing import Any
 from torch.backends import contract
 
 from . import device_module
-from ._render import pointwise, render, render_complex
+from ._render import render, render_launch_elementwise
 from ._render.render_geometry import merge
 
 MAX_RANK = 12  # dims of the other families' strided kernels (a size and strides per dim)
@@ -37,7 +37,6 @@ CALLS: Counter[str] = Counter()  # kernels run, by primitive: tests tell native 
 # (device, op, dtypes, rank, raw, constants) -> its _C.Kernel: rendering and hashing a source
 # costs more than a launch, so a repeated call looks its kernel up here first.
 _KERNELS: dict[tuple[Any, ...], Any] = {}
-_WRAP64 = 1 << 64
 
 
 def dtype_name(t: Any) -> str:
@@ -103,9 +102,11 @@ def launch_1d(kernel: Any, n: int, args: Sequence[Any]) -> None:
 
 def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool = False,
             constants: Sequence[int] = (), helpers: str = "",
-            float_constants: Sequence[float] = (), result: str | None = None) -> None:
+            float_constants: Sequence[float] = (), result: str | None = None,
+            vector: bool = False) -> None:
     """Render (once), compile (once) and launch ``out = expression(inputs)``; ``op`` names the
-    expression (with its variant) in the kernel cache."""
+    expression (with its variant) in the kernel cache. ``vector`` changes nothing here (CUDA
+    kernels are scalar; the shared primitives pass it for backends with vector kernels)."""
     n = out.numel()
     if n == 0:
         CALLS[op.partition(".")[0]] += 1
@@ -135,150 +136,12 @@ def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool
     launch_1d(kernel, n, args)
 
 
-def _run_row(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) -> None:
-    """Check the operands' dtypes against ``row`` (declining what it does not render) and run
-    it."""
-    in_dtype = dtype_name(inputs[0])
-    if any(t.dtype != inputs[0].dtype for t in inputs):
-        raise contract.Decline
-    if row.writes_bool:
-        if dtype_name(out) != "bool":
-            raise contract.Decline
-    elif out.dtype != inputs[0].dtype:
-        raise contract.Decline
-    expression, raw = row.expression(in_dtype)
-    if expression is None:
-        raise contract.Decline
-    if in_dtype == "complex64" and not set(render_complex.calls(expression)) <= \
-            render_complex.EXACT:
-        _run_complex_in_double(op, expression, out, inputs, row.writes_bool)
-        return
-    _launch(op, expression, out, inputs, raw=raw,
-            helpers=pointwise.helpers_source(DIALECT, row, in_dtype),
-            result="bool" if row.writes_bool else None)
-
-
-def _run_complex_in_double(op: str, expression: str, out: Any, inputs: Sequence[Any],
-                           writes_bool: bool) -> None:
-    """A complex64 function of functions (exp of a product of a log...) in complex128,
-    rounded once on store, as plait-backend-xpu does: its float errors would otherwise grow
-    with the inner values (``pow`` near large exponents, ``sigmoid`` near its poles)."""
-    t = DIALECT.types
-    wide = {v: DIALECT.pair.format(T=t["c128"], x=f"({{A}})({v}.x)", y=f"({{A}})({v}.y)")
-            for v in render.INPUT_NAMES[:len(inputs)]}
-    widened = expression.replace("{t}", "c128").format(**wide)
-    _launch(f"{op}.c128", widened.replace("{", "{{").replace("}", "}}")
-            .replace("{{A}}", "{A}"), out, inputs,
-            helpers=render_complex.source_for(DIALECT, "c128", expression),
-            result="bool" if writes_bool else "complex128")
-
-
-def _row_kernel(op: str, arity: int) -> Callable[..., None]:
-    row = pointwise.ROWS[op]
-
-    if arity == 1:
-        def kernel(out: Any, a: Any) -> None:
-            _run_row(op, row, out, [a])
-    else:
-        def kernel(out: Any, a: Any, b: Any) -> None:  # type: ignore[misc]
-            _run_row(op, row, out, [a, b])
-
-    kernel.__name__ = kernel.__qualname__ = op
-    kernel.__doc__ = f"``{contract.schema(op)}`` on cuda."
-    return contract.may_decline(kernel)
-
-
-@contract.may_decline
-def div(out: Any, a: Any, b: Any, rounding_mode: str | None = None) -> None:
-    """``div(Tensor(a!) out, Tensor a, Tensor b, str? rounding_mode=None)`` on cuda."""
-    row = pointwise.DIV.get(rounding_mode)
-    if row is None:
-        raise contract.Decline  # an unknown mode: the reference raises PyTorch's error
-    _run_row(f"div.{rounding_mode}", row, out, [a, b])
-
-
-@contract.may_decline
-def where(out: Any, condition: Any, a: Any, b: Any) -> None:
-    """``where(Tensor(a!) out, Tensor condition, Tensor a, Tensor b)``: a selection of raw
-    words, so every dtype runs."""
-    if dtype_name(condition) != "bool" or a.dtype != out.dtype or b.dtype != out.dtype:
-        raise contract.Decline
-    _launch("where", pointwise.WHERE, out, [condition, a, b], raw=True)
-
-
-@contract.may_decline
-def copy_(out: Any, src: Any) -> None:
-    """``copy_(Tensor(a!) out, Tensor src)``: a move between one dtype, else a cast (on one
-    device; a copy between devices goes through core)."""
-    if out.device != src.device:
-        raise contract.Decline
-    same = out.dtype == src.dtype
-    if not same and dtype_name(src) in render.COMPLEX and dtype_name(out) not in render.COMPLEX:
-        # the real parts, with the warning PyTorch gives (and core's CPU kernels)
-        warnings.warn("Casting complex values to real discards the imaginary part",
-                      UserWarning, stacklevel=2)
-    _launch("copy_", "{a}", out, [src], raw=same)
-
-
-def _fill_bits(value: Any, dtype: str) -> int:
-    """The bits of ``value`` cast to ``dtype`` as PyTorch casts a Python scalar, as an int."""
-    import numpy as np
-
-    if dtype == "bfloat16":  # numpy has no bfloat16: round float32's bits to nearest even
-        if np.isnan(np.float32(value)):
-            return 0x7FC0
-        bits = int(np.array(value, np.float32).view(np.uint32))
-        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-    array = np.array(value).astype(np.dtype(dtype))
-    return int.from_bytes(array.tobytes(), "little")
-
-
-@contract.may_decline
-def fill_(out: Any, value: Any) -> None:
-    """``fill_(Tensor(a!) out, Scalar value)``: stores the value's bits."""
-    name = dtype_name(out)
-    if isinstance(value, complex) and name not in render.COMPLEX:
-        raise contract.Decline
-    raw = DIALECT.types[render.DTYPES[name].raw]
-    bits = _fill_bits(value, name)
-    if name == "complex128":  # 16 bytes: two 64-bit words, low first
-        _launch("fill_", DIALECT.pair.format(T=raw, x="c0", y="c1"), out, [], raw=True,
-                constants=[bits & (_WRAP64 - 1), bits >> 64])
-        return
-    _launch("fill_", f"({raw})c0", out, [], raw=True, constants=[bits])
-
-
-@contract.may_decline
-def arange_(out: Any, start: Any, step: Any) -> None:
-    """``arange_(Tensor(a!) out, Scalar start, Scalar step)``: ``start + i * step``, in 64-bit
-    integers when all three are integers, else in double, rounded once on store."""
-    name = dtype_name(out)
-    if name in render.COMPLEX or out.dim() != 1:
-        raise contract.Decline
-    dt = render.DTYPES[name]
-    if (not dt.is_float and not dt.is_bool and isinstance(start, int)
-            and isinstance(step, int)):
-        if not (-(1 << 63) <= start < 1 << 63 and -(1 << 63) <= step < 1 << 63):
-            raise contract.Decline
-        i64 = DIALECT.types["i64"]
-        _launch("arange_.int", f"({{T}})(({i64})c0 + i * ({i64})c1)", out, [],
-                constants=[start % _WRAP64, step % _WRAP64])
-        return
-    if isinstance(start, complex) or isinstance(step, complex):
-        raise contract.Decline
-    _launch("arange_.float", "d0 + (d1 * i)", out, [],
-            float_constants=[float(start), float(step)])
-
-
 def kernels() -> dict[str, Callable[..., None]]:
     """Primitive name -> kernel, for ``torch_backend_register_kernels``."""
     from . import conv, fft, indexing, linalg, reductions, sorting
+    from .launch_backend import BACKEND
 
-    table: dict[str, Callable[..., None]] = {"copy_": copy_, "fill_": fill_, "arange_": arange_,
-                                              "div": div, "where": where}
-    table.update({op: _row_kernel(op, 1) for op in pointwise.UNARY})
-    table.update({op: _row_kernel(op, 2) for op in pointwise.BINARY})
-    table.update({op: _row_kernel(op, 2) for op in pointwise.COMPARE})
+    table = render_launch_elementwise.kernels(BACKEND)
     table.update(reductions.kernels())
     table.update(linalg.kernels())
     table.update(indexing.kernels())

@@ -1,4 +1,5 @@
-"""The ``torch.backends`` entry point of plait-backend-cuda (device type ``cuda``).
+"""The ``torch.backends`` entry point of plait-backend-cuda (device type ``cuda``): the shared
+:mod:`._render.render_runtime_plugin` hooks over this backend's table.
 
 Phase 1 (``import torch``) only imports this module and asks :func:`torch_backend_info`: no
 native code, no ``torch`` at module level. The native extension loads when ``torch.cuda`` is
@@ -7,100 +8,21 @@ asked a question or the device is first used.
 
 from __future__ import annotations
 
-from types import ModuleType
-from typing import TYPE_CHECKING
-
-import pluggy
-
 from . import __version__
-
-if TYPE_CHECKING:
-    from torch.backends.hookspecs import BackendInfo
-    from torch.library import Library
-
-    from .allocator import DeviceAllocator, DeviceCopier
-    from .codegen import CudaCodegen
-
-hookimpl = pluggy.HookimplMarker("torch")
+from ._render.render_runtime_plugin import PluginTable, export
 
 DEVICE_TYPE = "cuda"
-DISTRIBUTION = "plait-backend-cuda"
-CAPABILITIES = frozenset({"float64", "amp"})
-AMP_DTYPES = ("float16", "bfloat16")
+TABLE = PluginTable(
+    device_type=DEVICE_TYPE,
+    distribution="plait-backend-cuda",
+    version=__version__,
+    capabilities=frozenset({"float64", "amp"}),
+    amp_dtypes=("float16", "bfloat16"),
+    package=__package__,
+    allocator_module="allocator",
+    fast_path_module=None,  # no native small-op path yet
+    codegen_class="CudaCodegen",
+)
 
-
-@hookimpl
-def torch_backend_info(device_type: str) -> BackendInfo | None:
-    if device_type != DEVICE_TYPE:
-        return None
-    from torch.backends.hookspecs import BackendInfo
-
-    return BackendInfo(
-        device_type=DEVICE_TYPE,
-        distribution=DISTRIBUTION,
-        version=__version__,
-        capabilities=CAPABILITIES,
-        amp_dtypes=AMP_DTYPES,
-    )
-
-
-@hookimpl
-def torch_backend_allocator(device_type: str) -> DeviceAllocator | None:
-    if device_type != DEVICE_TYPE:
-        return None
-    from . import device_module
-    from .allocator import DeviceAllocator
-
-    device_module.require_device()
-    return DeviceAllocator(device_module.native())
-
-
-@hookimpl
-def torch_backend_copy(device_type: str) -> DeviceCopier | None:
-    if device_type != DEVICE_TYPE:
-        return None
-    from . import device_module
-    from .allocator import DeviceCopier
-
-    device_module.require_device()
-    return DeviceCopier(device_module.native())
-
-
-@hookimpl
-def torch_backend_synchronize(device_type: str, device_index: int) -> bool | None:
-    if device_type != DEVICE_TYPE:
-        return None
-    from . import device_module
-
-    device_module.synchronize(device_index)
-    return True
-
-
-@hookimpl
-def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
-    if device_type != DEVICE_TYPE:
-        return
-    from . import fused
-    from .kernels import kernels
-
-    for name, kernel in kernels().items():
-        lib.impl(name, kernel)
-    fused.register(lib.dispatch_key)
-
-
-@hookimpl
-def torch_backend_device_module(device_type: str) -> ModuleType | None:
-    if device_type != DEVICE_TYPE:
-        return None
-    from . import device_module
-
-    return device_module
-
-
-@hookimpl
-def torch_backend_codegen(device_type: str, target: str) -> CudaCodegen | None:
-    if device_type != DEVICE_TYPE or target != "pointwise":
-        return None
-    from .codegen import CudaCodegen
-
-    return CudaCodegen()
+# the hooks, under their names on this module (torch_backend_info, ...: HOOK_NAMES)
+HOOKS = export(TABLE, globals())

@@ -338,11 +338,11 @@ def programs() -> Any:
     global _programs
     if _programs is None:
         require_device()
-        from .programs import ProgramCache
+        from .programs import ProgramCache, builder
 
         with _lock:
             if _programs is None:
-                _programs = ProgramCache(native(), device_info)
+                _programs = ProgramCache(builder(native(), device_info))
     return _programs
 
 

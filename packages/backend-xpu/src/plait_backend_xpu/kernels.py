@@ -1,5 +1,6 @@
-"""The xpu elementwise and memory primitives: every row of :mod:`.pointwise`, ``where``,
-``copy_``, ``fill_`` and ``arange_``.
+"""The xpu launch of elementwise expressions, under the shared primitives of
+:mod:`.render_launch_elementwise` (every row of :mod:`.pointwise`, ``where``, ``copy_``,
+``fill_`` and ``arange_``).
 
 Each kernel takes the primitive's schema (``torch.backends.contract.schema``), renders its
 OpenCL C through :mod:`.render` for the operands' dtypes and geometry, builds it once (the
@@ -14,14 +15,13 @@ expression (:mod:`.render_complex`). The other families have modules of their ow
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from torch.backends import contract
 
-from . import device_module, pointwise, render, render_complex
+from . import device_module, pointwise, render, render_launch_elementwise
 from .render_geometry import merge
 
 MAX_RANK = 12  # strided kernels have one size and one stride per operand per dimension
@@ -33,7 +33,6 @@ CALLS: Counter[str] = Counter()  # kernels run, by primitive: tests tell native 
 # costs more than a launch, so a repeated call looks its kernel up here first.
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 WORK_GROUP = 256  # work items per group of 1-d launches
-_WRAP64 = 1 << 64
 _WORK_GROUPS: dict[int, int] = {}  # device index -> its 1-d work-group size
 
 
@@ -232,154 +231,11 @@ def _run_row(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]) -> Non
             items = -(-n // per_item)
             kernel((-(-items // group) * group,), (group,), *buffers, n, *offsets)
             return
-    kernel, per_item = _run_checked(op, row, out, inputs)
+    from .launch_backend import BACKEND  # it is built from this module: load it late
+
+    kernel, per_item = render_launch_elementwise.run_row(BACKEND, op, row, out, inputs)
     if plain and kernel is not None:
         _CONTIGUOUS[key] = (kernel, work_group(out.device.index or 0), per_item)
-
-
-def _run_checked(op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]
-                 ) -> tuple[Any, int]:
-    """:func:`_run_row`'s general path: the dtype checks, then the launch; the kernel and the
-    elements each work item takes."""
-    in_dtype = dtype_name(inputs[0])
-    if any(t.dtype != inputs[0].dtype for t in inputs):
-        raise contract.Decline
-    if row.writes_bool:
-        if dtype_name(out) != "bool":
-            raise contract.Decline
-    elif out.dtype != inputs[0].dtype:
-        raise contract.Decline
-    expression, raw = row.expression(in_dtype)
-    if expression is None:
-        raise contract.Decline
-    if in_dtype == "complex64" and not set(render_complex.calls(expression)) <= \
-            render_complex.EXACT and has_fp64(out):
-        return _run_complex_in_double(op, expression, out, inputs, row.writes_bool)
-    return _launch(op, expression, out, inputs, raw=raw,
-                   helpers=pointwise.helpers_source(DIALECT, row, in_dtype),
-                   result="bool" if row.writes_bool else None,
-                   vector=op in pointwise.VECTOR_SAFE)
-
-
-def _run_complex_in_double(op: str, expression: str, out: Any, inputs: Sequence[Any],
-                           writes_bool: bool) -> tuple[Any, int]:
-    """A complex64 function of functions (exp of a product of a log...) in complex128,
-    rounded once on store: its float errors would otherwise grow with the inner values
-    (``pow`` near large exponents, ``sigmoid`` near its poles)."""
-    t = DIALECT.types
-    wide = {v: DIALECT.pair.format(T=t["c128"], x=f"({{A}})({v}.x)", y=f"({{A}})({v}.y)")
-            for v in render.INPUT_NAMES[:len(inputs)]}
-    # {A} (the device's widest float: double) makes the renderer enable double precision
-    widened = expression.replace("{t}", "c128").format(**wide)
-    return _launch(f"{op}.c128", widened.replace("{", "{{").replace("}", "}}")
-                   .replace("{{A}}", "{A}"), out, inputs,
-                   helpers=render_complex.source_for(DIALECT, "c128", expression),
-                   result="bool" if writes_bool else "complex128")
-
-
-def _unary(op: str) -> Callable[[Any, Any], None]:
-    row = pointwise.ROWS[op]
-
-    @contract.may_decline
-    def kernel(out: Any, a: Any) -> None:
-        _run_row(op, row, out, [a])
-
-    kernel.__name__ = kernel.__qualname__ = op
-    kernel.__doc__ = f"``{contract.schema(op)}`` on xpu."
-    return kernel
-
-
-def _binary(op: str) -> Callable[..., None]:
-    row = pointwise.ROWS[op]
-
-    @contract.may_decline
-    def kernel(out: Any, a: Any, b: Any) -> None:
-        _run_row(op, row, out, [a, b])
-
-    kernel.__name__ = kernel.__qualname__ = op
-    kernel.__doc__ = f"``{contract.schema(op)}`` on xpu."
-    return kernel
-
-
-@contract.may_decline
-def div(out: Any, a: Any, b: Any, rounding_mode: str | None = None) -> None:
-    """``div(Tensor(a!) out, Tensor a, Tensor b, str? rounding_mode=None)`` on xpu."""
-    row = pointwise.DIV.get(rounding_mode)
-    if row is None:
-        raise contract.Decline  # an unknown mode: the reference raises PyTorch's error
-    _run_row(f"div.{rounding_mode}", row, out, [a, b])
-
-
-@contract.may_decline
-def where(out: Any, condition: Any, a: Any, b: Any) -> None:
-    """``where(Tensor(a!) out, Tensor condition, Tensor a, Tensor b)``: a selection of raw
-    words, so every dtype (complex included) runs."""
-    if dtype_name(condition) != "bool" or a.dtype != out.dtype or b.dtype != out.dtype:
-        raise contract.Decline
-    _launch("where", pointwise.WHERE, out, [condition, a, b], raw=True)
-
-
-@contract.may_decline
-def copy_(out: Any, src: Any) -> None:
-    """``copy_(Tensor(a!) out, Tensor src)``: a move between one dtype, else a cast."""
-    same = out.dtype == src.dtype
-    if not same and dtype_name(src) in render.COMPLEX and dtype_name(out) not in render.COMPLEX:
-        # the real parts, with the warning PyTorch gives (and core's CPU kernels)
-        warnings.warn("Casting complex values to real discards the imaginary part",
-                      UserWarning, stacklevel=2)
-    _launch("copy_", "{a}", out, [src], raw=same)
-
-
-def _fill_bits(value: Any, dtype: str) -> int:
-    """The bits of ``value`` cast to ``dtype`` as PyTorch casts a Python scalar, as an int."""
-    import numpy as np
-
-    if dtype == "bfloat16":  # numpy has no bfloat16: round float32's bits to nearest even
-        bits = int(np.array(value, np.float32).view(np.uint32))
-        if np.isnan(np.float32(value)):
-            return 0x7FC0
-        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-    array = np.array(value).astype(np.dtype(dtype))
-    return int.from_bytes(array.tobytes(), "little")
-
-
-@contract.may_decline
-def fill_(out: Any, value: Any) -> None:
-    """``fill_(Tensor(a!) out, Scalar value)``: stores the value's bits."""
-    name = dtype_name(out)
-    if isinstance(value, complex) and name not in render.COMPLEX:
-        raise contract.Decline
-    raw = DIALECT.types[render.DTYPES[name].raw]
-    bits = _fill_bits(value, name)
-    if name == "complex128":  # 16 bytes: two 64-bit words, low first
-        _launch("fill_", DIALECT.pair.format(T=raw, x="c0", y="c1"), out, [], raw=True,
-                constants=[bits & (_WRAP64 - 1), bits >> 64])
-        return
-    _launch("fill_", f"({raw})c0", out, [], raw=True, constants=[bits])
-
-
-@contract.may_decline
-def arange_(out: Any, start: Any, step: Any) -> None:
-    """``arange_(Tensor(a!) out, Scalar start, Scalar step)``: ``start + i * step``, in 64-bit
-    integers when all three are integers, else in double (float without double precision) and
-    rounded once on store."""
-    name = dtype_name(out)
-    if name in render.COMPLEX or out.dim() != 1:
-        raise contract.Decline
-    dt = render.DTYPES[name]
-    integral = (not dt.is_float and not dt.is_bool and isinstance(start, int)
-                and isinstance(step, int))
-    if integral:
-        if not (-(1 << 63) <= start < 1 << 63 and -(1 << 63) <= step < 1 << 63):
-            raise contract.Decline
-        i64 = DIALECT.types["i64"]
-        _launch("arange_.int", f"({{T}})(({i64})c0 + i * ({i64})c1)", out, [],
-                constants=[start % _WRAP64, step % _WRAP64])
-        return
-    if isinstance(start, complex) or isinstance(step, complex):
-        raise contract.Decline
-    _launch("arange_.float", "d0 + (d1 * i)", out, [],
-            float_constants=[float(start), float(step)])
 
 
 _TABLE: dict[str, Callable[..., None]] = {}
@@ -396,12 +252,9 @@ def kernels() -> dict[str, Callable[..., None]]:
 
 def _make_kernels() -> dict[str, Callable[..., None]]:
     from . import conv, fft, indexing, linalg, reductions, sorting
+    from .launch_backend import BACKEND
 
-    table: dict[str, Callable[..., None]] = {"copy_": copy_, "fill_": fill_, "arange_": arange_,
-                                              "div": div, "where": where}
-    table.update({op: _unary(op) for op in pointwise.UNARY})
-    table.update({op: _binary(op) for op in pointwise.BINARY})
-    table.update({op: _binary(op) for op in pointwise.COMPARE})
+    table = render_launch_elementwise.kernels(BACKEND, _run_row)
     table.update(reductions.kernels())
     table.update(linalg.kernels())
     table.update(indexing.kernels())

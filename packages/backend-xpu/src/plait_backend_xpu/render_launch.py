@@ -24,7 +24,12 @@ class LaunchBackend:
     complex kernels the backend runs (the others decline); ``sort`` is the backend's ``sort``
     primitive (``scatter_`` with a reduction sorts indices first); ``lines_along(a, dim,
     operands)`` is the backend's per-line geometry (length, strides along, merged other
-    dims)."""
+    dims); ``plan_rows(op, device_index, outputs, row_length, inner_strides)`` spreads a
+    reduction's rows over the device as ``(work-group size, chunks per row, accumulator
+    lanes)`` (group 0: one work item per output; more than one chunk: two passes);
+    ``elementwise(op, expression, out, inputs, raw=, constants=, helpers=, float_constants=,
+    result=, vector=)`` renders, builds and enqueues ``out = expression(inputs)`` (``vector``:
+    the expression means the same on vectors, where the backend has vector kernels)."""
 
     name: str
     dialect: render.Dialect
@@ -40,3 +45,5 @@ class LaunchBackend:
     sort: Callable[..., None]
     lines_along: Callable[[Any, int, Sequence[Any]],
                           tuple[int, list[int], list[int], list[list[int]]]]
+    plan_rows: Callable[[str, int, int, int, list[int]], tuple[int, int, int]]
+    elementwise: Callable[..., Any]
