@@ -302,3 +302,20 @@ def test_fake_tensor_mode_runs_forward_and_backward() -> None:
             y = fn(x)
             g, = torch.autograd.grad(y.sum(), x)
             assert y.shape == (4, 3) and g.shape == (4, 3), name
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_vmap_has_a_batching_rule_and_matches_the_loop(name: str) -> None:
+    import warnings
+
+    from torch.func import grad, vmap
+
+    fn = CASES[name][0]
+    x = torch.randn(5, 3, 4, dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the per-sample fallback warns of its performance
+        batched = vmap(fn)(x)
+        batched_grad = vmap(grad(lambda t: fn(t).sum()))(x)
+    torch.testing.assert_close(batched, torch.stack([fn(s) for s in x]))
+    torch.testing.assert_close(batched_grad,
+                               torch.stack([grad(lambda t: fn(t).sum())(s) for s in x]))

@@ -462,14 +462,27 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     """Arithmetic mean over ``dim``. Integer inputs need a floating ``dtype``, as in PyTorch;
     the mean of no elements is NaN."""
     _check_tensor("mean", input)
-    dt = check_dtype(dtype) or input._dtype
+    if dim is None and not keepdim:  # x.mean(): PyTorch's mean.default
+        return write_out(out, _STATISTICS["mean"](input, dtype=dtype))
+    return write_out(out, _STATISTICS["mean.dim"](input, dim, keepdim, dtype=dtype))
+
+
+def _mean_kernel(self: Tensor, dim: Any = None, keepdim: bool = False, *,
+                 dtype: Any = None) -> Tensor:
+    _check_tensor("mean", self)
+    dt = check_dtype(dtype) or self._dtype
     if not (dt.is_floating_point or dt.is_complex):
         which = "Input" if dtype is None else "Optional"
         raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either "
                            f"a floating point or complex dtype. Got: {scalar_type_name(dt)}")
-    dims = _dims(dim, input.ndim)
-    total = sum(input, dims, keepdim, dtype=dt)
-    return write_out(out, _divide_count(total, _count(input._shape, dims)))
+    dims = _dims(dim, self.ndim)
+    # (no autograd inside a kernel: the operator's formula differentiates it, so a plain
+    # quotient serves the empty mean's NaN too)
+    return ATEN["sum.dim_IntList"](self, dims, keepdim, dtype=dt) / _count(self._shape, dims)
+
+
+def _mean_all_kernel(self: Tensor, *, dtype: Any = None) -> Tensor:
+    return _mean_kernel(self, None, False, dtype=dtype)
 
 
 def _divide_count(total: Tensor, count: Any) -> Tensor:
@@ -529,13 +542,40 @@ def _variance(input: Tensor, dim: Any, correction: float, keepdim: bool) -> Tens
     return to_dtype(var, input._dtype.to_real() if input._dtype.is_complex else input._dtype)
 
 
+def _var_kernel(self: Tensor, dim: Any = None, *, correction: Any = None,
+                keepdim: bool = False) -> Tensor:
+    _check_tensor("var", self)
+    return _variance(self, dim, 1 if correction is None else correction, keepdim)
+
+
+def _std_kernel(self: Tensor, dim: Any = None, *, correction: Any = None,
+                keepdim: bool = False) -> Tensor:
+    _check_tensor("std", self)
+    var = _variance(self, dim, 1 if correction is None else correction, keepdim)
+    return _ew.sqrt(var)  # (its gradient at var == 0 is the operator's formula's, not 1/0)
+
+
+# PyTorch's operators for x.mean(), x.mean(dim), x.var(...), x.std(...), whose derivatives are
+# formulas (autograd/_formulas/reductions.py) rather than the decompositions' chains
+_STATISTICS = _dispatch.define_aten({
+    "mean": ("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", _mean_all_kernel),
+    "mean.dim": ("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, "
+                 "ScalarType? dtype=None) -> Tensor", _mean_kernel),
+    "var.correction": ("var.correction(Tensor self, int[1]? dim=None, *, "
+                       "Scalar? correction=None, bool keepdim=False) -> Tensor", _var_kernel),
+    "std.correction": ("std.correction(Tensor self, int[1]? dim=None, *, "
+                       "Scalar? correction=None, bool keepdim=False) -> Tensor", _std_kernel),
+})
+
+
 def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None, out: Tensor | None = None) -> Tensor:
     """Variance over ``dim`` with Bessel's ``correction`` (1 by default; ``unbiased=False``
     means 0)."""
     _check_tensor("var", input)
     dim, correction = _correction("var", dim, unbiased, correction)
-    return write_out(out, _variance(input, dim, correction, keepdim))
+    return write_out(out, _STATISTICS["var.correction"](input, dim, correction=correction,
+                                                        keepdim=keepdim))
 
 
 def _sqrt_of_variance(var: Tensor) -> Tensor:
@@ -550,7 +590,8 @@ def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
     """Standard deviation: the square root of :func:`var`."""
     _check_tensor("std", input)
     dim, correction = _correction("std", dim, unbiased, correction)
-    return write_out(out, _sqrt_of_variance(_variance(input, dim, correction, keepdim)))
+    return write_out(out, _STATISTICS["std.correction"](input, dim, correction=correction,
+                                                        keepdim=keepdim))
 
 
 def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,

@@ -756,13 +756,20 @@ _ELEMENTWISE_EXTRA = (
     "empty_like", "zeros_like", "ones_like", "full_like", "signbit", "isinf", "isfinite",
     "isposinf", "isneginf", "positive", "frac", "deg2rad", "rad2deg", "square", "logaddexp",
     "logaddexp2",
+    # the activations of torch._aten.activations and their backwards (scalars besides)
+    "leaky_relu", "leaky_relu_backward", "elu", "elu_backward", "celu", "hardtanh",
+    "hardtanh_backward", "softplus", "softplus_backward", "hardsigmoid", "hardsigmoid_backward",
+    "hardswish", "hardswish_backward", "mish", "mish_backward", "softshrink",
+    "softshrink_backward", "hardshrink", "hardshrink_backward", "threshold",
+    "threshold_backward", "log_sigmoid_forward", "log_sigmoid_backward",
 )
 _DIMS = (
     "_softmax", "_log_softmax", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
     "max.dim", "min.dim", "sort.stable", "topk", "select.int", "slice.Tensor", "narrow",
     "transpose.int", "squeeze.dim", "squeeze.dims", "unflatten.int",
     "movedim.int", "movedim.intlist", "diagonal", "unfold", "split.Tensor", "split_with_sizes",
-    "unbind.int", "chunk", "flip", "linalg_vector_norm",
+    "unbind.int", "chunk", "flip", "linalg_vector_norm", "mean.dim", "var.correction",
+    "std.correction",
 ) + tuple(f"{r.name}.{r.overload}" if r.overload else r.name for r in _op_tables.REDUCTIONS)
 _DIMS_ALIGNED = ("gather", "scatter", "scatter_reduce.two", "_softmax_backward_data",
                  "_log_softmax_backward_data")
@@ -826,6 +833,14 @@ RULES.update({
     "aten::_local_scalar_dense": _no_item, "aten::is_nonzero": _no_control_flow,
     "aten::nonzero": _no_dynamic,
 })
+
+
+def _mean_all(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """x.mean() of a batched tensor: mean.dim over every logical dim."""
+    return RULES["aten::mean.dim"](ctx, torch.ops.aten.mean.dim, (args[0], None), kwargs)
+
+
+RULES["aten::mean"] = _mean_all
 for _name in _RANDOM_FACTORIES:
     RULES[f"aten::{_name}"] = random_batched(_fallback)
 

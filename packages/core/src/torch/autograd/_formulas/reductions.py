@@ -90,6 +90,48 @@ def _(ctx, grad):
     return _only_first(ctx, grad.expand(shape))
 
 
+@derivative("aten::mean", "aten::mean.dim", args=False, result=False)
+def _mean(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    # the gradient spread evenly over each reduced group (only the input's shape is kept, as
+    # PyTorch's MeanBackward keeps its sizes)
+    shape = ctx._node._inputs_meta[0][0]
+    dims = _reduced_dims(_arg(ctx, 1, "dim", None), len(shape))
+    count = math.prod(shape[d] for d in dims)
+    grad = _restore(grad, dims, _arg(ctx, 2, "keepdim", False))
+    return _only_first(ctx, grad.expand(shape) / count)
+
+
+def _variance_grad(grad: Tensor, x: Tensor, dim: Any, correction: Any,
+                   keepdim: bool) -> Tensor:
+    """d var / dx times ``grad``: ``2 grad (x - mean(x)) / (n - correction)``, as PyTorch's
+    var_backward (a non-positive dof gives inf or NaN there too)."""
+    dims = _reduced_dims(dim, x.ndim)
+    n = math.prod(x.shape[d] for d in dims)
+    dof = max(n - (1 if correction is None else correction), 0)
+    centred = x - x.mean(dims, keepdim=True)
+    return _restore(grad, dims, keepdim) * centred * (2.0 / dof if dof else math.inf)
+
+
+@derivative("aten::var.correction", result=False)
+def _var(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    x = ctx.args[0]
+    return _only_first(ctx, _variance_grad(grad, x, _arg(ctx, 1, "dim", None),
+                                           ctx.kwargs.get("correction"),
+                                           ctx.kwargs.get("keepdim", False)))
+
+
+@derivative("aten::std.correction")
+def _std(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    # d std = d var / (2 std), zero where std is 0 (a constant input), as PyTorch's
+    # std_backward (instead of 0 * inf)
+    x, std = ctx.args[0], ctx.result
+    zero = _ew.eq(std, 0)
+    grad_var = _ew.where(zero, 0.0, grad / (2 * _ew.where(zero, 1.0, std)))
+    return _only_first(ctx, _variance_grad(grad_var, x, _arg(ctx, 1, "dim", None),
+                                           ctx.kwargs.get("correction"),
+                                           ctx.kwargs.get("keepdim", False)))
+
+
 def _prod_without_each(x: Tensor, dim: int) -> Tensor:
     """The product along ``dim`` of all elements but the one at each position, without
     dividing (so zeros are fine): exclusive running products from both ends, multiplied."""
