@@ -26,7 +26,7 @@ from torch.backends import contract
 
 from . import device_module
 from ._render import render, render_launch_elementwise
-from ._render.render_geometry import merge
+from ._render.render_geometry import merge  # noqa: F401 (linalg and the cuBLAS tests take it here)
 
 MAX_RANK = 12  # dims of the other families' strided kernels (a size and strides per dim)
 # CUDA's classic limit on a kernel's parameters, 4 KB: 512 8-byte words (buffers, integers)
@@ -45,15 +45,10 @@ def dtype_name(t: Any) -> str:
 
 
 def max_rank(operands: int, scalars: int = 0) -> int:
-    """The most dims an elementwise launch over ``operands`` describes within
-    :data:`PARAMETER_WORDS` (a buffer, an offset, a stride per dim each; n, the sizes,
-    ``scalars`` constants)."""
-    return (PARAMETER_WORDS - 1 - 2 * operands - scalars) // (1 + operands)
-
-
-def geometry(tensors: Sequence[Any]) -> tuple[list[int], list[list[int]]]:
-    """The iteration shape (the first tensor's) and each tensor's strides, merged."""
-    return merge(list(tensors[0].shape), [list(t.stride()) for t in tensors])
+    """The most dims an elementwise launch over ``operands`` (and ``scalars`` constants)
+    describes within :data:`PARAMETER_WORDS`
+    (:func:`._render.render_launch_elementwise.max_rank`)."""
+    return render_launch_elementwise.max_rank(PARAMETER_WORDS, operands, scalars)
 
 
 def buffer_args(tensors: Sequence[Any]) -> tuple[list[Any], list[int]]:
@@ -100,40 +95,19 @@ def launch_1d(kernel: Any, n: int, args: Sequence[Any]) -> None:
     kernel((-(-n // BLOCK) * BLOCK,), (BLOCK,), *args)
 
 
-def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool = False,
-            constants: Sequence[int] = (), helpers: str = "",
-            float_constants: Sequence[float] = (), result: str | None = None,
-            vector: bool = False) -> None:
-    """Render (once), compile (once) and launch ``out = expression(inputs)``; ``op`` names the
-    expression (with its variant) in the kernel cache. ``vector`` changes nothing here (CUDA
-    kernels are scalar; the shared primitives pass it for backends with vector kernels)."""
-    n = out.numel()
-    if n == 0:
-        CALLS[op.partition(".")[0]] += 1
-        return
-    operands = [out, *inputs]
-    names = [dtype_name(t) for t in operands]
-    shape, strides = geometry(operands)
-    contiguous = all(st == [1] for st in strides) or not shape
-    rank = 0 if contiguous else len(shape)
-    if rank > max_rank(len(operands), len(constants) + len(float_constants)):
-        raise contract.Decline
-    index = out.device.index or 0
-    key = (index, op, tuple(names), rank, raw, len(constants), len(float_constants))
+def elementwise_kernel(op: str, expression: str, names: Sequence[str], index: int, rank: int,
+                       raw: bool = False, constants: int = 0, helpers: str = "",
+                       float_constants: int = 0, result: str | None = None,
+                       vector: bool = False) -> tuple[Any, int]:
+    """The kernel :func:`._render.render_launch_elementwise.launch` runs on cuda for operands
+    of dtypes ``names`` (the output first) at ``rank`` (0: all contiguous), and the elements
+    each thread takes (one: ``vector`` changes nothing, CUDA kernels are scalar here)."""
+    key = (index, op, tuple(names), rank, raw, constants, float_constants)
     kernel = cached_kernel(key, index, lambda: render.render_elementwise(
         DIALECT, op.replace(".", "_"), expression, names[0], tuple(names[1:]), rank, raw=raw,
-        constants=len(constants), helpers=helpers, float_constants=len(float_constants),
+        constants=constants, helpers=helpers, float_constants=float_constants,
         float_type="f64", result=result))
-    buffers, offsets = buffer_args(operands)
-    args: list[Any] = [*buffers, n, *offsets]
-    if rank:
-        args += shape
-        for st in strides:
-            args += st
-    args += constants
-    args += float_constants
-    CALLS[op.partition(".")[0]] += 1
-    launch_1d(kernel, n, args)
+    return kernel, 1
 
 
 def kernels() -> dict[str, Callable[..., None]]:

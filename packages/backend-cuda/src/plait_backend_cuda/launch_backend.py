@@ -39,4 +39,5 @@ BACKEND = LaunchBackend(
     name="cuda", dialect=_k.DIALECT, calls=_k.CALLS, max_rank=_k.MAX_RANK, dtype_name=_k.dtype_name,
     buffer_args=_k.buffer_args, cached_kernel=_k.cached_kernel, launch_1d=_launch_1d,
     require_fp64=_no_fp64_check, has_fp64=_has_fp64, complex_scatter_reduce=frozenset(),
-    sort=_sort, lines_along=_lines_along, plan_rows=plan_rows, elementwise=_k._launch)
+    sort=_sort, lines_along=_lines_along, plan_rows=plan_rows,
+    elementwise_kernel=_k.elementwise_kernel, parameter_words=_k.PARAMETER_WORDS)

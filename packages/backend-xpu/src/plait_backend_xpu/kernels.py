@@ -22,7 +22,7 @@ from typing import Any
 from torch.backends import contract
 
 from . import device_module, pointwise, render, render_launch_elementwise
-from .render_geometry import merge
+from .render_geometry import merge  # noqa: F401 (linalg and the fast path take it here)
 
 MAX_RANK = 12  # strided kernels have one size and one stride per operand per dimension
 # OpenCL 1.2 guarantees 1024 bytes of kernel arguments: 128 8-byte words (buffers, integers)
@@ -42,12 +42,10 @@ def dtype_name(t: Any) -> str:
 
 
 def max_rank(operands: int, scalars: int = 0) -> int:
-    """The most dims an elementwise launch over ``operands`` describes within
-    :data:`PARAMETER_WORDS` (a buffer, an offset, a stride per dim each; n, the sizes,
-    ``scalars`` constants): 30 for three operands, more than the dims a tensor has that do not
-    merge in practice. (Declining there would send a copy to the CPU fallback, whose copy to
-    the host is the same copy.)"""
-    return (PARAMETER_WORDS - 1 - 2 * operands - scalars) // (1 + operands)
+    """The most dims an elementwise launch over ``operands`` (and ``scalars`` constants)
+    describes within :data:`PARAMETER_WORDS`
+    (:func:`.render_launch_elementwise.max_rank`)."""
+    return render_launch_elementwise.max_rank(PARAMETER_WORDS, operands, scalars)
 
 
 def device_fp64(index: int) -> bool:
@@ -73,13 +71,6 @@ def require_fp64(t: Any, names: Sequence[str]) -> None:
             "cannot be computed there; use float32/complex64 on it, or the CPU.")
 
 
-def geometry(tensors: Sequence[Any]) -> tuple[list[int], list[list[int]]]:
-    """The iteration shape and each tensor's strides, with size-1 dimensions dropped and
-    neighbours merged where every tensor steps through them as one (a contiguous block stays
-    one dimension). ``[]`` shape: one element."""
-    return merge(list(tensors[0].shape), [list(t.stride()) for t in tensors])
-
-
 def buffer_args(tensors: Sequence[Any]) -> tuple[list[Any], list[int]]:
     """Each tensor's buffer and element offset, as kernels take them."""
     buffers, offsets = [], []
@@ -103,54 +94,15 @@ def cached_kernel(key: tuple[Any, ...], index: int,
     return kernel
 
 
-def _launch(op: str, expression: str, out: Any, inputs: Sequence[Any], raw: bool = False,
-            constants: Sequence[int] = (), helpers: str = "",
-            float_constants: Sequence[float] = (), result: str | None = None,
-            vector: bool = False) -> tuple[Any, int]:
-    """Render (once), build (once) and enqueue ``out = expression(inputs)``; ``op`` names the
-    expression (with its variant) in the kernel cache. ``vector``: the expression means the
-    same on OpenCL vectors (:data:`.pointwise.VECTOR_SAFE`), so contiguous floats on a CPU
-    device run the vector kernel. Returns the kernel launched (None for no elements) and the
-    elements each work item takes."""
-    n = out.numel()
-    if n == 0:
-        CALLS[op.partition(".")[0]] += 1
-        return None, 1
-    operands = [out, *inputs]
-    names = tuple(dtype_name(t) for t in operands)
-    if not raw:
-        require_fp64(out, names)
-    shape, strides = geometry(operands)
-    contiguous = all(st == [1] for st in strides) or not shape
-    rank = 0 if contiguous else len(shape)
-    if rank > max_rank(len(operands), len(constants) + len(float_constants)):
-        raise contract.Decline
-    index = out.device.index or 0
-    kernel, per_item = elementwise_kernel(
-        op, expression, names, index, rank, raw=raw, constants=len(constants), helpers=helpers,
-        float_constants=len(float_constants), result=result, vector=vector)
-    buffers, offsets = buffer_args(operands)
-    args: list[Any] = [*buffers, n, *offsets]
-    if rank:
-        args += shape
-        for st in strides:
-            args += st
-    args += constants
-    args += float_constants
-    CALLS[op.partition(".")[0]] += 1
-    launch_1d(kernel, -(-n // per_item), index, args)
-    return kernel, per_item
-
-
 def elementwise_kernel(op: str, expression: str, names: Sequence[str], index: int, rank: int,
                        raw: bool = False, constants: int = 0, helpers: str = "",
                        float_constants: int = 0, result: str | None = None,
                        vector: bool = False) -> tuple[Any, int]:
-    """The kernel :func:`_launch` runs for operands of dtypes ``names`` (the output first) at
-    ``rank`` (0: all contiguous) on ``xpu:<index>``, and the elements each of its work items
-    takes: the vector kernel where it applies, else the one-element kernel. Its arguments:
-    the buffers, n, the offsets, then (rank > 0) the sizes and each operand's strides, the
-    constants and the float constants."""
+    """The kernel :func:`.render_launch_elementwise.launch` runs on xpu for operands of
+    dtypes ``names`` (the output first) at ``rank`` (0: all contiguous) on ``xpu:<index>``,
+    and the elements each of its work items takes: the vector kernel where it applies, else
+    the one-element kernel. Its arguments: the buffers, n, the offsets, then (rank > 0) the
+    sizes and each operand's strides, the constants and the float constants."""
     if (vector and rank == 0 and not raw and result is None and not constants
             and not float_constants and names.count(names[0]) == len(names)
             and names[0] in render.VECTOR_WIDTHS and DIALECT.name == "opencl"

@@ -27,4 +27,5 @@ BACKEND = LaunchBackend(
     buffer_args=_k.buffer_args, cached_kernel=_k.cached_kernel, launch_1d=_k.launch_1d,
     require_fp64=_k.require_fp64, has_fp64=_k.has_fp64,
     complex_scatter_reduce=render_index.COMPLEX_SCATTER_REDUCE, sort=_sort,
-    lines_along=_lines_along, plan_rows=plan_rows, elementwise=_k._launch)
+    lines_along=_lines_along, plan_rows=plan_rows, elementwise_kernel=_k.elementwise_kernel,
+    parameter_words=_k.PARAMETER_WORDS)

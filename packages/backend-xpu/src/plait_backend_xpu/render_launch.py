@@ -27,9 +27,11 @@ class LaunchBackend:
     dims); ``plan_rows(op, device_index, outputs, row_length, inner_strides)`` spreads a
     reduction's rows over the device as ``(work-group size, chunks per row, accumulator
     lanes)`` (group 0: one work item per output; more than one chunk: two passes);
-    ``elementwise(op, expression, out, inputs, raw=, constants=, helpers=, float_constants=,
-    result=, vector=)`` renders, builds and enqueues ``out = expression(inputs)`` (``vector``:
-    the expression means the same on vectors, where the backend has vector kernels)."""
+    ``elementwise_kernel(op, expression, dtype_names, device_index, rank, raw=, constants=,
+    helpers=, float_constants=, result=, vector=)`` is the kernel of an elementwise launch and
+    the elements each of its work items takes (``vector``: the expression means the same on
+    vectors, where the backend has vector kernels); ``parameter_words`` the 8-byte kernel
+    arguments a launch may take."""
 
     name: str
     dialect: render.Dialect
@@ -46,4 +48,5 @@ class LaunchBackend:
     lines_along: Callable[[Any, int, Sequence[Any]],
                           tuple[int, list[int], list[int], list[list[int]]]]
     plan_rows: Callable[[str, int, int, int, list[int]], tuple[int, int, int]]
-    elementwise: Callable[..., Any]
+    elementwise_kernel: Callable[..., tuple[Any, int]]
+    parameter_words: int

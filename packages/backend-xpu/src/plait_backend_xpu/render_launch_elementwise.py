@@ -1,9 +1,9 @@
 """A GPU backend's elementwise and memory primitives: every row of :mod:`.pointwise`, ``div``
 with its rounding modes, ``where``, ``copy_``, ``fill_`` and ``arange_``. One source for
 plait-backend-xpu and plait-backend-cuda: each primitive checks its operands' dtypes (declining
-what the tables do not render, so core's CPU fallback serves it) and hands the expression to
-the backend's ``elementwise`` launcher (:class:`~.render_launch.LaunchBackend`), which renders,
-builds and enqueues it."""
+what the tables do not render, so core's CPU fallback serves it) and :func:`launch` renders,
+builds and enqueues its expression through the backend's hooks
+(:class:`~.render_launch.LaunchBackend`: its ``elementwise_kernel`` picks the kernel)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 from torch.backends import contract
 
 from . import pointwise, render, render_complex
+from .render_geometry import merge
 from .render_launch import LaunchBackend
 
 _WRAP64 = 1 << 64
@@ -23,10 +24,65 @@ _WRAP64 = 1 << 64
 RowRunner = Callable[[str, pointwise.Op, Any, Sequence[Any]], Any]
 
 
+def max_rank(parameter_words: int, operands: int, scalars: int = 0) -> int:
+    """The most dims an elementwise launch over ``operands`` describes within
+    ``parameter_words`` 8-byte kernel arguments (a buffer, an offset, a stride per dim each;
+    n, the sizes, ``scalars`` constants): 30 for three operands in OpenCL's 128 words, more
+    than the dims a tensor has that do not merge in practice. (Declining there would send a
+    copy to the CPU fallback, whose copy to the host is the same copy.)"""
+    return (parameter_words - 1 - 2 * operands - scalars) // (1 + operands)
+
+
+def geometry(tensors: Sequence[Any]) -> tuple[list[int], list[list[int]]]:
+    """The iteration shape and each tensor's strides, with size-1 dimensions dropped and
+    neighbours merged where every tensor steps through them as one (a contiguous block stays
+    one dimension). ``[]`` shape: one element."""
+    return merge(list(tensors[0].shape), [list(t.stride()) for t in tensors])
+
+
+def launch(b: LaunchBackend, op: str, expression: str, out: Any, inputs: Sequence[Any],
+           raw: bool = False, constants: Sequence[int] = (), helpers: str = "",
+           float_constants: Sequence[float] = (), result: str | None = None,
+           vector: bool = False) -> tuple[Any, int]:
+    """Render (once), build (once) and enqueue ``out = expression(inputs)`` on ``b``; ``op``
+    names the expression (with its variant) in the kernel cache. ``vector``: the expression
+    means the same on vectors (:data:`.pointwise.VECTOR_SAFE`), for backends with vector
+    kernels. Returns the kernel launched (None for no elements) and the elements each work
+    item takes."""
+    n = out.numel()
+    if n == 0:
+        b.calls[op.partition(".")[0]] += 1
+        return None, 1
+    operands = [out, *inputs]
+    names = tuple(b.dtype_name(t) for t in operands)
+    if not raw:
+        b.require_fp64(out, names)
+    shape, strides = geometry(operands)
+    contiguous = all(st == [1] for st in strides) or not shape
+    rank = 0 if contiguous else len(shape)
+    if rank > max_rank(b.parameter_words, len(operands), len(constants) + len(float_constants)):
+        raise contract.Decline
+    index = out.device.index or 0
+    kernel, per_item = b.elementwise_kernel(
+        op, expression, names, index, rank, raw=raw, constants=len(constants), helpers=helpers,
+        float_constants=len(float_constants), result=result, vector=vector)
+    buffers, offsets = b.buffer_args(operands)
+    args: list[Any] = [*buffers, n, *offsets]
+    if rank:
+        args += shape
+        for st in strides:
+            args += st
+    args += constants
+    args += float_constants
+    b.calls[op.partition(".")[0]] += 1
+    b.launch_1d(kernel, -(-n // per_item), index, args)
+    return kernel, per_item
+
+
 def run_row(b: LaunchBackend, op: str, row: pointwise.Op, out: Any, inputs: Sequence[Any]
-            ) -> Any:
+            ) -> tuple[Any, int]:
     """Check the operands' dtypes against ``row`` (declining what it does not render) and
-    launch it; returns what the backend's ``elementwise`` launcher returns."""
+    launch it; returns :func:`launch`'s kernel and elements per work item."""
     in_dtype = b.dtype_name(inputs[0])
     if any(t.dtype != inputs[0].dtype for t in inputs):
         raise contract.Decline
@@ -41,14 +97,13 @@ def run_row(b: LaunchBackend, op: str, row: pointwise.Op, out: Any, inputs: Sequ
     if in_dtype == "complex64" and not set(render_complex.calls(expression)) <= \
             render_complex.EXACT and b.has_fp64(out):
         return _run_complex_in_double(b, op, expression, out, inputs, row.writes_bool)
-    return b.elementwise(op, expression, out, inputs, raw=raw,
-                         helpers=pointwise.helpers_source(b.dialect, row, in_dtype),
-                         result="bool" if row.writes_bool else None,
-                         vector=op in pointwise.VECTOR_SAFE)
+    return launch(b, op, expression, out, inputs, raw=raw,
+                  helpers=pointwise.helpers_source(b.dialect, row, in_dtype),
+                  result="bool" if row.writes_bool else None, vector=op in pointwise.VECTOR_SAFE)
 
 
 def _run_complex_in_double(b: LaunchBackend, op: str, expression: str, out: Any,
-                           inputs: Sequence[Any], writes_bool: bool) -> Any:
+                           inputs: Sequence[Any], writes_bool: bool) -> tuple[Any, int]:
     """A complex64 function of functions (exp of a product of a log...) in complex128,
     rounded once on store: its float errors would otherwise grow with the inner values
     (``pow`` near large exponents, ``sigmoid`` near its poles)."""
@@ -57,10 +112,10 @@ def _run_complex_in_double(b: LaunchBackend, op: str, expression: str, out: Any,
             for v in render.INPUT_NAMES[:len(inputs)]}
     # {A} (the device's widest float: double) makes the renderer enable double precision
     widened = expression.replace("{t}", "c128").format(**wide)
-    return b.elementwise(f"{op}.c128", widened.replace("{", "{{").replace("}", "}}")
-                         .replace("{{A}}", "{A}"), out, inputs,
-                         helpers=render_complex.source_for(b.dialect, "c128", expression),
-                         result="bool" if writes_bool else "complex128")
+    return launch(b, f"{op}.c128", widened.replace("{", "{{").replace("}", "}}")
+                  .replace("{{A}}", "{A}"), out, inputs,
+                  helpers=render_complex.source_for(b.dialect, "c128", expression),
+                  result="bool" if writes_bool else "complex128")
 
 
 def fill_bits(value: Any, dtype: str) -> int:
@@ -106,7 +161,7 @@ def _memory_kernels(backend: LaunchBackend, run: RowRunner) -> dict[str, Callabl
         if (backend.dtype_name(condition) != "bool" or a.dtype != out.dtype
                 or b.dtype != out.dtype):
             raise contract.Decline
-        backend.elementwise("where", pointwise.WHERE, out, [condition, a, b], raw=True)
+        launch(backend, "where", pointwise.WHERE, out, [condition, a, b], raw=True)
 
     def copy_(out: Any, src: Any) -> None:
         if out.device != src.device:
@@ -117,7 +172,7 @@ def _memory_kernels(backend: LaunchBackend, run: RowRunner) -> dict[str, Callabl
             # the real parts, with the warning PyTorch gives (and core's CPU kernels)
             warnings.warn("Casting complex values to real discards the imaginary part",
                           UserWarning, stacklevel=2)
-        backend.elementwise("copy_", "{a}", out, [src], raw=same)
+        launch(backend, "copy_", "{a}", out, [src], raw=same)
 
     def fill_(out: Any, value: Any) -> None:
         name = backend.dtype_name(out)
@@ -127,10 +182,10 @@ def _memory_kernels(backend: LaunchBackend, run: RowRunner) -> dict[str, Callabl
         bits = fill_bits(value, name)
         if name == "complex128":  # 16 bytes: two 64-bit words, low first
             pair = backend.dialect.pair.format(T=raw, x="c0", y="c1")
-            backend.elementwise("fill_", pair, out, [], raw=True,
-                                constants=[bits & (_WRAP64 - 1), bits >> 64])
+            launch(backend, "fill_", pair, out, [], raw=True,
+                   constants=[bits & (_WRAP64 - 1), bits >> 64])
             return
-        backend.elementwise("fill_", f"({raw})c0", out, [], raw=True, constants=[bits])
+        launch(backend, "fill_", f"({raw})c0", out, [], raw=True, constants=[bits])
 
     def arange_(out: Any, start: Any, step: Any) -> None:
         name = backend.dtype_name(out)
@@ -142,13 +197,13 @@ def _memory_kernels(backend: LaunchBackend, run: RowRunner) -> dict[str, Callabl
             if not (-(1 << 63) <= start < 1 << 63 and -(1 << 63) <= step < 1 << 63):
                 raise contract.Decline
             i64 = backend.dialect.types["i64"]
-            backend.elementwise("arange_.int", f"({{T}})(({i64})c0 + i * ({i64})c1)", out, [],
-                                constants=[start % _WRAP64, step % _WRAP64])
+            launch(backend, "arange_.int", f"({{T}})(({i64})c0 + i * ({i64})c1)", out, [],
+                   constants=[start % _WRAP64, step % _WRAP64])
             return
         if isinstance(start, complex) or isinstance(step, complex):
             raise contract.Decline
-        backend.elementwise("arange_.float", "d0 + (d1 * i)", out, [],
-                            float_constants=[float(start), float(step)])
+        launch(backend, "arange_.float", "d0 + (d1 * i)", out, [],
+               float_constants=[float(start), float(step)])
 
     on = f"on {backend.name}"
     docs = {
