@@ -417,3 +417,58 @@ def test_masks_broadcast_to_the_scores_or_raise():
         want = scores.softmax(-1) @ v
         got = SDPA(q, k, v, attn_mask=mask)
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+# -- the fused kernel's small heads (rows shorter than its 16 lanes) against numpy -------------
+
+
+def _np_sdpa_grads(q: np.ndarray, k: np.ndarray, v: np.ndarray, g: np.ndarray, is_causal: bool,
+                   scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Softmax attention's gradients written out in float64: dV = P^T dO, dP = dO V^T,
+    dS = P (dP - rowsum(dP P)), dQ = scale dS K, dK = scale dS^T Q."""
+    s = np.matmul(q, np.swapaxes(k, -1, -2)) * scale
+    if is_causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    p = e / e.sum(-1, keepdims=True)
+    dv = np.matmul(np.swapaxes(p, -1, -2), g)
+    dp = np.matmul(g, np.swapaxes(v, -1, -2))
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+    return scale * np.matmul(ds, k), scale * np.matmul(np.swapaxes(ds, -1, -2), q), dv
+
+
+@pytest.mark.skipif(not fused_registered(), reason="no fused CPU attention kernel")
+@pytest.mark.parametrize("layout", ["contiguous", "colmajor"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape,is_causal", [
+    ((2, 4, 8, 4), True),   # a GPT of width 16's heads
+    ((2, 4, 8, 4), False),
+    ((1, 2, 32, 8), True),  # causal rows of 1 to 32 keys: both sides of 16 lanes
+    ((1, 2, 17, 8), False),  # rows of 17: 16 lanes and a tail
+    ((3, 5, 3), False),
+])
+def test_fused_small_heads_match_numpy(shape, is_causal, dtype, layout):
+    rng = np.random.default_rng(13)
+    tq, tk, tv = (_layouts(rng, shape, layout, dtype) for _ in range(3))
+    q, k, v = (x.double().numpy() for x in (tq, tk, tv))  # (the values the kernel reads)
+    g = rand(rng, *shape)
+    scale = 1.0 / math.sqrt(shape[-1])
+    out, lse = FLASH(tq, tk, tv, is_causal=is_causal)
+    # float32 against float64 sums of up to 33 terms
+    tol = TOL[dtype] if dtype == torch.float64 else dict(atol=1e-4, rtol=1e-4)
+    np.testing.assert_allclose(out.double().numpy(), np_sdpa(q, k, v, is_causal=is_causal),
+                               rtol=tol["rtol"], atol=tol["atol"])
+    grads = FLASH_BACKWARD(t(g, dtype), tq, tk, tv, out, lse, 0.0, is_causal)
+    for got, want in zip(grads, _np_sdpa_grads(q, k, v, g, is_causal, scale)):
+        np.testing.assert_allclose(got.double().numpy(), want, rtol=tol["rtol"],
+                                   atol=tol["atol"])
+
+
+@pytest.mark.skipif(not fused_registered(), reason="no fused CPU attention kernel")
+def test_fused_small_head_propagates_nan():
+    q, k, v = _qkv((1, 2, 8, 4), (1, 2, 8, 4), (1, 2, 8, 4))
+    q[0, 1, 5, 2] = float("nan")
+    out, _ = FLASH(q, k, v, is_causal=True)
+    assert bool(torch.isnan(out[0, 1, 5]).all())
+    assert not bool(torch.isnan(out[0, 1, 4]).any())
+    assert not bool(torch.isnan(out[0, 0]).any())

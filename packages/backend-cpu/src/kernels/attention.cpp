@@ -22,6 +22,11 @@ namespace {
 template <class T>
 PLAIT_CLONES T row_max(const T* x, int64_t n) {
   constexpr int kLanes = 16;
+  if (n < kLanes) {  // a short row (a small head): the lanes would cost more than the row
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+    return m;
+  }
   T lanes[kLanes];
   for (int j = 0; j < kLanes; ++j) lanes[j] = -std::numeric_limits<T>::infinity();
   int64_t i = 0;
@@ -49,6 +54,11 @@ PLAIT_CLONES void exp_shift(T* x, int64_t n, T shift) {
 template <class T>
 PLAIT_CLONES T row_sum(const T* x, int64_t n) {
   constexpr int kLanes = 16;
+  if (n < kLanes) {  // a short row: summed in order, as the lanes' tail loop would
+    T s = 0;
+    for (int64_t i = 0; i < n; ++i) s += x[i];
+    return s;
+  }
   T lanes[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
