@@ -26,12 +26,11 @@ import os
 import threading
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from torch.backends import devicekit
 
-if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
+from . import render_runtime_device
 
 DEVICE_TYPE = "xpu"
 ENV_DEVICE_TYPE = "PLAIT_XPU_DEVICE_TYPE"
@@ -229,32 +228,9 @@ _kit = devicekit.DeviceKit(
     synchronize=synchronize,
 )
 
-device = _kit.device  # lower case: PyTorch's name
-Stream = _kit.Stream
-Event = _kit.Event
-
-
-def current_stream(device: Any = None) -> devicekit.Stream:
-    return _kit.Stream(device)
-
-
-def stream(s: devicekit.Stream | None) -> AbstractContextManager[None]:
-    """Select a stream for the block; with only default streams, a device switch at most."""
-    return _kit.stream(s)
-
-
-# -- random numbers: core's generators, one per device (torch.backends.devicekit) ----------
-
-manual_seed = _kit.random.manual_seed  # seeds without touching the device
-manual_seed_all = _kit.random.manual_seed_all
-seed = _kit.random.seed
-seed_all = _kit.random.seed_all
-initial_seed = _kit.random.initial_seed
-get_rng_state = _kit.random.get_rng_state
-set_rng_state = _kit.random.set_rng_state
-get_rng_state_all = _kit.random.get_rng_state_all
-set_rng_state_all = _kit.random.set_rng_state_all
-default_generator = _kit.random.default_generator
+# device, Stream, Event, current_stream, stream and the random functions (manual_seed,
+# seed, get_rng_state, ..., default_generator): the kit's, under PyTorch's names
+globals().update(render_runtime_device.kit_names(_kit))
 
 
 # -- memory: the native caching allocator's statistics ------------------------------------
