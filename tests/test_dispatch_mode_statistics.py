@@ -125,3 +125,64 @@ def test_vmap_has_a_batching_rule_and_matches_the_loop(name: str) -> None:
         warnings.simplefilter("error")  # the per-sample fallback warns of its performance
         batched = vmap(fn)(x)
     torch.testing.assert_close(batched, torch.stack([fn(s) for s in x]))
+
+
+# -- mse_loss: aten::mse_loss and aten::mse_loss_backward -------------------------------------
+
+
+@pytest.mark.parametrize("reduction, enum", [("mean", 1), ("sum", 2), ("none", 0)])
+def test_mse_loss_is_pytorchs_operator_pair(reduction: str, enum: int) -> None:
+    target_values = X[::-1].copy() * 0.5
+    x = torch.tensor(X, requires_grad=True)
+    target = torch.tensor(target_values)
+    with _Recorder() as recorder:
+        loss = torch.nn.functional.mse_loss(x, target, reduction=reduction)
+    assert recorder.names == ["aten.mse_loss.default"]
+    squares = (X - target_values) ** 2
+    expected = {"mean": squares.mean(), "sum": squares.sum(), "none": squares}[reduction]
+    np.testing.assert_allclose(loss.detach().numpy(), expected, rtol=1e-12)
+    grad_output = torch.ones_like(loss)
+    with _Recorder() as recorder:
+        g, = torch.autograd.grad(loss, x, grad_output)
+    assert recorder.names == ["aten.mse_loss_backward.default"]
+    scale = 2 / X.size if enum == 1 else 2
+    np.testing.assert_allclose(g.numpy(), scale * (X - target_values), rtol=1e-12)
+    assert torch.autograd.gradcheck(
+        lambda a, b: torch.nn.functional.mse_loss(a, b, reduction=reduction),
+        (x, torch.tensor(target_values, requires_grad=True)))
+    assert torch.autograd.gradgradcheck(
+        lambda a, b: torch.nn.functional.mse_loss(a, b, reduction=reduction),
+        (x, torch.tensor(target_values, requires_grad=True)))
+
+
+def _schema(op: Any) -> str:
+    return str(getattr(op, "_schema", None) or op.schema).removeprefix("aten::")
+
+
+def test_mse_loss_schemas_are_pytorchs() -> None:
+    assert _schema(torch.ops.aten.mse_loss.default) == (
+        "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor")
+    assert _schema(torch.ops.aten.mse_loss_backward.default) == (
+        "mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) "
+        "-> Tensor")
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_under_vmap_matches_the_loop(reduction: str) -> None:
+    import warnings
+
+    from torch.func import grad, vmap
+
+    def loss(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.mse_loss(a, b, reduction=reduction).sum()
+
+    x, y = torch.randn(5, 3, 4, dtype=torch.float64), torch.randn(5, 3, 4, dtype=torch.float64)
+    shared = torch.randn(3, 4, dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no per-sample fallback
+        values = vmap(loss)(x, y)
+        grads = vmap(grad(loss))(x, y)
+        grads_shared = vmap(grad(loss), in_dims=(0, None))(x, shared)
+    torch.testing.assert_close(values, torch.stack([loss(a, b) for a, b in zip(x, y)]))
+    torch.testing.assert_close(grads, torch.stack([grad(loss)(a, b) for a, b in zip(x, y)]))
+    torch.testing.assert_close(grads_shared, torch.stack([grad(loss)(a, shared) for a in x]))

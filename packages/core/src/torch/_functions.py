@@ -50,6 +50,7 @@ OP_MODULES = (
     "_aten.conv",
     "_fused.activations",
     "_aten.activations",
+    "_aten.losses",
     "_fused.embedding",
     "_fused.linear",
     "_fused.rnn_cells",

@@ -841,6 +841,40 @@ def _mean_all(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, An
 
 
 RULES["aten::mean"] = _mean_all
+
+
+def _mse_loss(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """mse_loss of batched operands (of one logical shape): the unreduced loss of each sample,
+    then each sample's mean or sum over its logical dims."""
+    x, target = args[0], args[1]
+    reduction = args[2] if len(args) > 2 else kwargs.get("reduction", 1)
+    rank = max(ctx.rank(x), ctx.rank(target))
+    squares = func(ctx.full(x), ctx.full(target), 0)
+    if reduction == 0 or rank == 0:
+        return squares
+    dims = list(range(1, rank + 1))
+    return squares.mean(dims) if reduction == 1 else squares.sum(dims)
+
+
+
+
+def _mse_loss_backward(ctx: Level, func: Any, args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> Any:
+    """mse_loss_backward of batched operands: ``2 g (x - t)``, divided by each sample's
+    element count for a mean (``g`` is each sample's 0-d gradient unless unreduced)."""
+    grad, x, target, reduction = args
+    rank = max(ctx.rank(x), ctx.rank(target))
+    x, target = ctx.full(x), ctx.full(target)
+    grad = _align(ctx, ctx.full(grad), rank)
+    count = 1
+    for size in x.shape[1:]:
+        count *= size
+    scale = 2.0 / count if reduction == 1 and count else 2.0
+    return (x - target) * grad * scale
+
+
+RULES["aten::mse_loss"] = _mse_loss
+RULES["aten::mse_loss_backward"] = _mse_loss_backward
 for _name in _RANDOM_FACTORIES:
     RULES[f"aten::{_name}"] = random_batched(_fallback)
 

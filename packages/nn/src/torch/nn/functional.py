@@ -111,6 +111,7 @@ def relu_(input: Tensor) -> Tensor:
 
 _aten_gelu = torch.ops.aten.gelu.default
 _aten_silu = torch.ops.aten.silu.default
+_aten_mse_loss = torch.ops.aten.mse_loss.default
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -293,11 +294,13 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                       stacklevel=2)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    _reduction_enum(reduction)
+    enum = _reduction_enum(reduction)
+    if weight is None:
+        if target.shape != input.shape:  # the operator takes operands of one shape
+            input, target = torch.broadcast_tensors(input, target)
+        return _aten_mse_loss(input, target, enum)  # PyTorch's operator, as a mode sees it
     diff = input - target
     loss = diff * diff
-    if weight is None:
-        return _reduce(loss, reduction)
     if weight.shape != input.shape:
         raise ValueError("Weights and input must have the same size.")
     loss = loss * weight

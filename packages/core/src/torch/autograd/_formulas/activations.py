@@ -1,4 +1,5 @@
-"""Derivative formulas: the activations of ``torch._aten.activations``.
+"""Derivative formulas: the activations of ``torch._aten.activations`` and the pointwise
+losses of ``torch._aten.losses``.
 
 As in PyTorch's derivatives table, each forward's rule calls its ``*_backward`` operator (so a
 dispatch mode sees ``aten::leaky_relu_backward`` in the backward pass), and each backward
@@ -15,6 +16,7 @@ from typing import Any
 from ..._aten import elementwise as _ew
 from ..._aten.activations import ATEN
 from ..._aten.factories import zeros_like
+from ..._aten.losses import ATEN as _LOSSES
 from ..._core.tensor import Tensor
 from . import derivative
 from .elementwise import _param, _wants
@@ -195,3 +197,27 @@ def _log_sigmoid_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
         s = _ew.sigmoid(x)
         dx = -(grad * g * s * (1 - s))
     return (dg, dx, None)
+
+
+# -- losses ----------------------------------------------------------------------------------
+
+
+@derivative("aten::mse_loss", result=False)
+def _mse_loss(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    x, target = ctx.args[0], ctx.args[1]
+    reduction = _param(ctx, 2, "reduction", 1)
+    d = _LOSSES["mse_loss_backward"](grad, x, target, reduction)
+    # (the engine sums each gradient down to its input's shape when the two broadcast)
+    return (d if _wants(ctx, 0) else None, -d if _wants(ctx, 1) else None) + (None,) * (
+        len(ctx.args) - 2)
+
+
+@derivative("aten::mse_loss_backward", result=False)
+def _mse_loss_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    # the backward is 2 g (x - t) / n: linear in g, and in x - t
+    g, x, target, reduction = ctx.args
+    scale = 2.0 / x.numel() if reduction == 1 and x.numel() else 2.0
+    dg = grad * (x - target) * scale if _wants(ctx, 0) else None
+    dx = grad * g * scale if _wants(ctx, 1) or _wants(ctx, 2) else None
+    return (dg, dx if _wants(ctx, 1) else None,
+            -dx if dx is not None and _wants(ctx, 2) else None, None)
