@@ -130,6 +130,10 @@ NB_MODULE(_C, m) {
   m.def("get_num_threads", &num_threads, "Threads the kernels use, the caller included.");
   m.def("set_num_threads", &set_num_threads, "n"_a,
         "Set the threads the kernels use (values below 1 mean 1).");
+  m.def("parallel_for_address",
+        [] { return reinterpret_cast<uintptr_t>(&plait_cpu_parallel_for); },
+        "Address of the pool's C entry for generated code: void (*)(int64_t n, int64_t grain, "
+        "void (*fn)(int64_t begin, int64_t end, void* ctx), void* ctx) (kernels/parallel.h).");
 
   // Kernels, area by area: each returns False when it leaves the case to the reference kernel.
   bind_elementwise(m);

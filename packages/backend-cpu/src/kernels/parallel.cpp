@@ -211,3 +211,10 @@ void run_chunks(int64_t n, int chunks, ChunkFn fn, const void* ctx) {
 }  // namespace detail
 
 }  // namespace plait::cpu
+
+extern "C" void plait_cpu_parallel_for(int64_t n, int64_t grain, plait_cpu_chunk_fn fn,
+                                       void* ctx) noexcept {
+  if (fn == nullptr) return;
+  plait::cpu::parallel_for_balanced(n, grain,
+                                    [fn, ctx](int64_t begin, int64_t end) { fn(begin, end, ctx); });
+}

@@ -94,3 +94,14 @@ void fixed_blocks(int64_t n, int64_t block, const F& body) {
 }
 
 }  // namespace plait::cpu
+
+// The pool as a plain C entry, for code that is not compiled with these headers (the kernels
+// torch.compile generates; plait_backend_cpu._C.parallel_for_address() gives its address).
+// Runs fn(begin, end, ctx) over chunks of [0, n) of at least `grain` iterations, as
+// parallel_for_balanced does, on torch.get_num_threads() threads (the caller included);
+// ranges of at most `grain`, nested calls and calls while the pool is busy run inline. `fn`
+// must not throw; it returns once every chunk has run.
+extern "C" {
+typedef void (*plait_cpu_chunk_fn)(int64_t begin, int64_t end, void* ctx);
+void plait_cpu_parallel_for(int64_t n, int64_t grain, plait_cpu_chunk_fn fn, void* ctx) noexcept;
+}
