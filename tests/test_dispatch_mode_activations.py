@@ -71,6 +71,7 @@ CASES: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], list[str], list[s
                    ["aten.hardshrink_backward.default"]),
     "threshold": (lambda x: F.threshold(x, 0.1, 2.0), ["aten.threshold.default"],
                   ["aten.threshold_backward.default"]),
+    "glu": (F.glu, ["aten.glu.default"], ["aten.glu_backward.default"]),
 }
 
 
@@ -78,10 +79,10 @@ CASES: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], list[str], list[s
 def test_forward_and_backward_reach_pytorchs_operators(name: str) -> None:
     fn, forward, backward = CASES[name]
     x = torch.randn(3, 4, requires_grad=True)
-    grad = torch.ones(3, 4)
     with _Recorder() as recorder:
         y = fn(x)
     assert recorder.names == forward
+    grad = torch.ones(y.shape)
     with _Recorder() as recorder:
         torch.autograd.grad(y, x, grad)
     assert recorder.names == backward
@@ -188,10 +189,11 @@ def test_second_derivatives_at_the_kinks_are_pytorchs() -> None:
 @pytest.mark.parametrize("name", list(CASES))
 def test_meta_gives_shape_and_dtype(name: str) -> None:
     fn = CASES[name][0]
+    expected = fn(torch.zeros(2, 5, 4)).shape  # (glu halves the last dim)
     for dtype in (torch.float32, torch.float64, torch.float16):
-        x = torch.empty(2, 5, 3, dtype=dtype, device="meta")
+        x = torch.empty(2, 5, 4, dtype=dtype, device="meta")
         y = fn(x)
-        assert y.device.type == "meta" and y.shape == (2, 5, 3) and y.dtype == dtype
+        assert y.device.type == "meta" and y.shape == expected and y.dtype == dtype
 
 
 def test_hardtanh_and_threshold_on_integers_keep_the_dtype() -> None:
@@ -278,6 +280,8 @@ SCHEMAS = [
     "hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor",
     "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
     "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+    "glu(Tensor self, int dim=-1) -> Tensor",
+    "glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
 ]
 
 
@@ -296,12 +300,13 @@ def test_operator_schema_is_pytorchs(schema: str) -> None:
 def test_fake_tensor_mode_runs_forward_and_backward() -> None:
     from torch._subclasses import FakeTensorMode
 
+    expected = {name: fn(torch.zeros(3, 4)).shape for name, (fn, _f, _b) in CASES.items()}
     with FakeTensorMode():
-        x = torch.empty(4, 3, requires_grad=True)
+        x = torch.empty(3, 4, requires_grad=True)
         for name, (fn, _forward, _backward) in CASES.items():
             y = fn(x)
             g, = torch.autograd.grad(y.sum(), x)
-            assert y.shape == (4, 3) and g.shape == (4, 3), name
+            assert y.shape == expected[name] and g.shape == (3, 4), name
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -319,3 +324,18 @@ def test_vmap_has_a_batching_rule_and_matches_the_loop(name: str) -> None:
     torch.testing.assert_close(batched, torch.stack([fn(s) for s in x]))
     torch.testing.assert_close(batched_grad,
                                torch.stack([grad(lambda t: fn(t).sum())(s) for s in x]))
+
+
+def test_glu_matches_its_definition_and_refuses_odd_halves() -> None:
+    values = np.linspace(-2.0, 2.5, 24).reshape(2, 4, 3)
+    x = torch.tensor(values, requires_grad=True)
+    y = F.glu(x, 1)
+    a, b = values[:, :2], values[:, 2:]
+    s = 1 / (1 + np.exp(-b))
+    np.testing.assert_allclose(y.detach().numpy(), a * s, rtol=1e-12)
+    g, = torch.autograd.grad(y.sum(), x)
+    np.testing.assert_allclose(g.numpy(), np.concatenate([s, a * s * (1 - s)], 1), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="Halving dimension must be even"):
+        F.glu(x, -1)
+    with pytest.raises(RuntimeError, match="does not support scalars"):
+        F.glu(torch.tensor(1.0))

@@ -1,7 +1,7 @@
 """The pointwise activations that are ``aten::`` operators of their own in PyTorch, each with
 its ``*_backward`` operator: ``leaky_relu``, ``elu`` (which ``selu`` and ``celu`` reach),
 ``celu``, ``hardtanh`` (``relu6``), ``softplus``, ``hardsigmoid``, ``hardswish``, ``mish``,
-``log_sigmoid_forward``, ``softshrink``, ``hardshrink`` and ``threshold``.
+``log_sigmoid_forward``, ``softshrink``, ``hardshrink``, ``threshold`` and ``glu``.
 
 Libraries written for PyTorch (flop counters, memory trackers, dispatch modes, exporters) key
 on these names, so ``F.leaky_relu`` must reach ``aten::leaky_relu`` and its backward
@@ -25,10 +25,11 @@ from __future__ import annotations
 from typing import Any
 
 from .._core import dispatch as _dispatch, dtype as _dtype, plan as _plan
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, wrap_dim
 from . import elementwise as _ew
 from .convert import scalar_type_name
 from .elementwise import run
+from .shape import cat as _cat
 
 __all__: list[str] = []  # torch.celu & co. come from plait-nn's torch namespace
 
@@ -177,6 +178,23 @@ def _threshold(self: Tensor, threshold: Any, value: Any) -> Tensor:
     return _ew.where(self <= threshold, value, self)
 
 
+def glu_halves(self: Tensor, dim: int) -> tuple[Tensor, Tensor, int]:
+    """The two halves ``a, b`` of ``self`` along ``dim`` (wrapped), checked as PyTorch does."""
+    if self.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, self.ndim)
+    size = self._shape[d]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    return self.narrow(d, 0, size // 2), self.narrow(d, size // 2, size // 2), d
+
+
+def _glu(self: Tensor, dim: int = -1) -> Tensor:
+    _floating("glu", "glu_cpu", self=self)
+    a, b, _d = glu_halves(self, dim)
+    return a * _ew.sigmoid(b)
+
+
 # -- backwards -----------------------------------------------------------------------------
 
 
@@ -247,6 +265,14 @@ def _shrink_backward(name: str) -> Any:
     return kernel
 
 
+def _glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Tensor:
+    _floating("glu_backward", "glu_backward_cpu", grad_output=grad_output, self=self)
+    a, b, d = glu_halves(self, dim)
+    s = _ew.sigmoid(b)
+    # d/da a s(b) = s(b); d/db = a s(b) (1 - s(b))
+    return _cat([grad_output * s, grad_output * a * s * (1 - s)], d)
+
+
 def _threshold_backward(grad_output: Tensor, self: Tensor, threshold: Any) -> Tensor:
     return _zero_where(self <= threshold, grad_output)
 
@@ -291,6 +317,9 @@ _TABLE: dict[str, tuple[str, Any]] = {
     "hardshrink": ("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", _hardshrink),
     "hardshrink_backward": ("hardshrink_backward(Tensor grad_out, Tensor self, "
                             "Scalar lambd) -> Tensor", _shrink_backward("hardshrink_backward")),
+    "glu": ("glu(Tensor self, int dim=-1) -> Tensor", _glu),
+    "glu_backward": ("glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
+                     _glu_backward),
     "threshold": ("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
                   _threshold),
     "threshold_backward": ("threshold_backward(Tensor grad_output, Tensor self, "

@@ -769,10 +769,10 @@ _DIMS = (
     "transpose.int", "squeeze.dim", "squeeze.dims", "unflatten.int",
     "movedim.int", "movedim.intlist", "diagonal", "unfold", "split.Tensor", "split_with_sizes",
     "unbind.int", "chunk", "flip", "linalg_vector_norm", "mean.dim", "var.correction",
-    "std.correction",
+    "std.correction", "glu",
 ) + tuple(f"{r.name}.{r.overload}" if r.overload else r.name for r in _op_tables.REDUCTIONS)
 _DIMS_ALIGNED = ("gather", "scatter", "scatter_reduce.two", "_softmax_backward_data",
-                 "_log_softmax_backward_data")
+                 "_log_softmax_backward_data", "glu_backward")
 _LEADING = (
     "tril", "triu", "linalg_inv", "linalg_inv_ex", "linalg_det", "linalg_slogdet",
     "linalg_cholesky", "linalg_cholesky_ex", "linalg_eig", "linalg_eigvals", "_linalg_eigh",

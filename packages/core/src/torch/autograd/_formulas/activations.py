@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._aten import elementwise as _ew
-from ..._aten.activations import ATEN
+from ..._aten import elementwise as _ew, shape as _shape
+from ..._aten.activations import ATEN, glu_halves
 from ..._aten.factories import zeros_like
 from ..._aten.losses import ATEN as _LOSSES
 from ..._core.tensor import Tensor
@@ -109,6 +109,11 @@ for _name in ("softshrink", "hardshrink"):
 @derivative("aten::threshold", result=False)
 def _threshold(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     return _padded(ctx, ATEN["threshold_backward"](grad, ctx.args[0], ctx.args[1]))
+
+
+@derivative("aten::glu", result=False)
+def _glu(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    return _padded(ctx, ATEN["glu_backward"](grad, ctx.args[0], _param(ctx, 1, "dim", -1)))
 
 
 # -- backwards: the second derivative --------------------------------------------------------
@@ -221,3 +226,19 @@ def _mse_loss_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     dx = grad * g * scale if _wants(ctx, 1) or _wants(ctx, 2) else None
     return (dg, dx if _wants(ctx, 1) else None,
             -dx if dx is not None and _wants(ctx, 2) else None, None)
+
+
+@derivative("aten::glu_backward", result=False)
+def _glu_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    # glu_backward(g, x) = cat(g s, g a s (1 - s)), s = sigmoid(b), for the halves a, b of x;
+    # ``grad`` splits into the same halves (ga, gb)
+    g, x, dim = ctx.args
+    a, b, d = glu_halves(x, dim)
+    ga, gb, _d = glu_halves(grad, d)
+    s = _ew.sigmoid(b)
+    ds = s * (1 - s)
+    dg = ga * s + gb * a * ds if _wants(ctx, 0) else None
+    dx = None
+    if _wants(ctx, 1):
+        dx = _shape.cat([gb * g * ds, ga * g * ds + gb * g * a * ds * (1 - 2 * s)], d)
+    return (dg, dx, None)

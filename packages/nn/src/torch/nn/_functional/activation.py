@@ -3,8 +3,9 @@
 Those that are ``aten::`` operators of their own in PyTorch (``leaky_relu``, ``elu`` (and
 ``selu``, which PyTorch writes as ``elu``), ``celu``, ``hardtanh`` (and ``relu6``), ``softplus``,
 ``hardsigmoid``, ``hardswish``, ``mish``, ``logsigmoid`` (``log_sigmoid_forward``),
-``softshrink``, ``hardshrink``, ``threshold``) call that operator, so a dispatch mode, a flop
-counter or an exporter sees PyTorch's names, and the backward runs its ``*_backward`` operator.
+``softshrink``, ``hardshrink``, ``threshold``, ``glu``) call that operator, so a dispatch
+mode, a flop counter or an exporter sees PyTorch's names, and the backward runs its
+``*_backward`` operator.
 The rest are composites over differentiable core ops, so autograd needs no new formulas. Two
 habits recur in those:
 - ``torch.where`` picks the branch, and the gradient at a kink is PyTorch's (its backward
@@ -39,6 +40,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 # the operators, looked up once (each call would otherwise walk torch.ops.aten.<name>.default)
 _CELU = torch.ops.aten.celu.default
 _ELU = torch.ops.aten.elu.default
+_GLU = torch.ops.aten.glu.default
 _HARDSHRINK = torch.ops.aten.hardshrink.default
 _HARDSIGMOID = torch.ops.aten.hardsigmoid.default
 _HARDSWISH = torch.ops.aten.hardswish.default
@@ -255,11 +257,4 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: ``a * sigmoid(b)`` for the two halves ``a, b`` of ``input`` along
     ``dim``."""
-    if input.ndim == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    size = input.shape[dim]
-    if size % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension "
-                           f"{dim % input.ndim} is size {size}")
-    a, b = input.split(size // 2, dim)
-    return a * torch.sigmoid(b)
+    return _GLU(input, dim)
