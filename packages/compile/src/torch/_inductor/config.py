@@ -19,18 +19,16 @@ cxx: str = os.environ.get("CXX", "g++")
 cxx_flags: tuple[str, ...] = ("-O3", "-march=native", "-fno-math-errno", "-fwrapv", "-shared",
                               "-fPIC", "-std=c++17")
 
-#: Use OpenMP threads (and SIMD math from glibc's libmvec) when the compiler accepts them.
+#: Vectorise with ``#pragma omp simd`` (``-fopenmp-simd``: no OpenMP runtime is linked) and
+#: glibc's vector math (libmvec) when the compiler accepts them.
 openmp: bool = True
 
-#: libgomp's wait policy for the kernels' OpenMP threads, set while the first kernel library
-#: loads (libgomp reads it then) unless ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` is set.
-#: "PASSIVE": a thread that finished its share sleeps at once. libgomp's default spins for
-#: milliseconds after every region, which on a machine with few cores takes a core from the
-#: library's own worker pool and from the main thread between kernels (a nanoGPT step ran
-#: 1.3x slower). ``None`` leaves libgomp's default.
-openmp_wait_policy: str | None = "PASSIVE"
+#: Split loops over plait-backend-cpu's thread pool (its ``parallel_for_address()``, given to
+#: each library when it loads; it follows ``torch.set_num_threads``). False, or no backend with
+#: a pool, runs every kernel on the calling thread.
+cpu_thread_pool: bool = True
 
-#: Elements below which a compiled kernel stays on one thread.
+#: Elements up to which a compiled kernel stays on the calling thread.
 parallel_threshold: int = 131072
 
 #: Elements per block of the fused interpreter.

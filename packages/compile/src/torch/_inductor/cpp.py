@@ -9,10 +9,17 @@ call (so one build serves every size: symbolic sizes arrive as arguments):
 ``strides`` holds ``ndim`` strides per input (0 where an input broadcasts); ``flat`` says
 every input is contiguous with the group's shape, which takes a single flat loop that gcc
 vectorises; otherwise rows of the last dimension are walked with per-input strides. The
-pointers are the inputs' then the outputs' (fresh contiguous tensors). Loops split across
-OpenMP threads above ``config.parallel_threshold`` elements, in dynamic chunks (a core
-busy with another process does not hold the others back); glibc's vector math (libmvec)
-is declared for the transcendental functions so that they vectorise too.
+pointers are the inputs' then the outputs' (fresh contiguous tensors).
+
+Above ``config.parallel_threshold`` elements the loop (flat elements, or rows) is split into
+chunks on plait-backend-cpu's thread pool, whose C entry the loader passes to the library's
+``plait_inductor_init`` (``void (*)(int64_t n, int64_t grain, void (*fn)(int64_t begin,
+int64_t end, void* ctx), void* ctx)``); the loop body is a static function of ``begin``,
+``end`` and an argument struct. Without a pool (none installed, or
+``config.cpu_thread_pool`` off) the same function runs the whole range on the calling
+thread. OpenMP is used only for ``#pragma omp simd`` (vectorisation; ``-fopenmp-simd``, no
+OpenMP runtime); glibc's vector math (libmvec) is declared for the transcendental functions
+so that they vectorise too.
 """
 
 from __future__ import annotations
@@ -115,7 +122,7 @@ def _body(group: KernelGroup, load: str) -> list[str]:
     return lines
 
 
-#: Per accumulation: initial value, OpenMP reduction clause, update of ``acc`` by ``x``.
+#: Per accumulation: initial value, ``omp simd`` reduction clause, update of ``acc`` by ``x``.
 _ACCUMULATE = {
     "sum": ("({T})0", "reduction(+:acc)", "acc += x;"),
     "max": ("(-__builtin_inf())", "reduction(max:acc) reduction(|:nan)",
@@ -125,15 +132,16 @@ _ACCUMULATE = {
 }
 
 
-def _rows_head(bases: str, steps: str, inner_strides: str, threshold: int) -> list[str]:
-    """The walk over the rows of the last dimension, threaded over rows: each row's base
-    offsets from its index (``bases``, ``steps``), then the inner strides; the caller writes
-    the row's loop and closes the outer one."""
+def _rows_head(bases: str, steps: str, inner_strides: str) -> list[str]:
+    """The rows ``[begin, end)`` of the last dimension (a chunk's function body): each row's
+    base offsets from its index (``bases``, ``steps``), then the inner strides; the caller
+    writes the row's loop and closes the outer one."""
     return [
+        "  const int64_t ndim = args.ndim;",
+        "  const int64_t* sizes = args.sizes;",
+        "  const int64_t* strides = args.strides;",
         "  const int64_t inner = sizes[ndim - 1];",
-        "  const int64_t outer = inner ? n / inner : 0;",
-        f"#pragma omp parallel for if(n > {threshold}) schedule(guided)",
-        "  for (int64_t o = 0; o < outer; ++o) {",
+        "  for (int64_t o = begin; o < end; ++o) {",
         f"    {bases}",
         "    int64_t rest = o;",
         "    for (int64_t d = ndim - 2; d >= 0; --d) {",
@@ -156,7 +164,7 @@ def _reduction_loops(group: KernelGroup, strided: list[str], bases: str, steps: 
     value = f"v{len(group.members) - 1}"
     final = "acc" if kind == "sum" else f"(nan ? ({ctype})__builtin_nan(\"\") : acc)"
     return [
-        *_rows_head(bases, steps, inner_strides, config.parallel_threshold),
+        *_rows_head(bases, steps, inner_strides),
         f"    {ctype} acc = {init.replace('{T}', ctype)};",
         "    int nan = 0;",
         f"#pragma omp simd {clause}",
@@ -170,7 +178,6 @@ def _reduction_loops(group: KernelGroup, strided: list[str], bases: str, steps: 
         f"    out{result}[o] = {final};",
         "  }",
         "}",
-        "",
     ]
 
 
@@ -182,6 +189,75 @@ def _declarations(body: str) -> list[str]:
                 args = ", ".join([ctype] * (2 if fn == "pow" else 1))
                 lines += ["#ifndef PLAIT_NO_MVEC", "#pragma omp declare simd notinbranch",
                           "#endif", f"{ctype} {fn}{suffix}({args});"]
+    return lines
+
+
+#: Elements per chunk on the pool (rows: enough rows for this many elements): a chunk must
+#: outweigh waking a worker, and several chunks per thread let a late worker take fewer.
+CHUNK_ELEMENTS = 16384
+
+#: What every library starts with after its math declarations: the pool's C signature, the
+#: pointer the loader sets (null: serial) and the call arguments a chunk reads.
+_PREAMBLE = [
+    "#include <atomic>",
+    "typedef void (*plait_chunk_fn)(int64_t begin, int64_t end, void* ctx);",
+    "typedef void (*plait_parallel_for_fn)(int64_t n, int64_t grain, plait_chunk_fn fn,"
+    " void* ctx);",
+    "static std::atomic<plait_parallel_for_fn> plait_pool{nullptr};",
+    "// Called by the loader with the thread pool's C entry (null: loops run serially).",
+    'extern "C" void plait_inductor_init(plait_parallel_for_fn pool) {',
+    "  plait_pool.store(pool, std::memory_order_relaxed);",
+    "}",
+    'extern "C" plait_parallel_for_fn plait_inductor_pool() {',
+    "  return plait_pool.load(std::memory_order_relaxed);",
+    "}",
+    "namespace {",
+    "struct Args {",
+    "  int64_t ndim;",
+    "  const int64_t* sizes;",
+    "  const int64_t* strides;",
+    "  void** pointers;",
+    "};",
+    "// Runs fn over [0, count) on the pool when `parallel` and a pool was given, else inline.",
+    "void split(int64_t count, int64_t grain, plait_chunk_fn fn, Args* args, bool parallel) {",
+    "  const plait_parallel_for_fn pool = plait_pool.load(std::memory_order_relaxed);",
+    "  if (parallel && pool != nullptr) {",
+    "    pool(count, grain, fn, args);",
+    "  } else {",
+    "    fn(0, count, args);",
+    "  }",
+    "}",
+]
+
+
+def _chunk_head(name: str, pointers: list[str]) -> list[str]:
+    """The opening of a chunk function: its arguments and typed pointers."""
+    return [f"void {name}(int64_t begin, int64_t end, void* ctx) {{",
+            "  const Args& args = *static_cast<const Args*>(ctx);",
+            "  void** pointers = args.pointers;", *pointers]
+
+
+def _entry(name: str, threshold: int, flat: bool) -> list[str]:
+    """The exported kernel: its arguments into an ``Args``, then the chunked loop."""
+    lines = ["}  // namespace",
+             'extern "C" void ' + name + "(int64_t n, int64_t ndim, const int64_t* sizes, "
+             "const int64_t* strides, int64_t flat, void** pointers) {",
+             "  Args args{ndim, sizes, strides, pointers};",
+             f"  const bool parallel = n > {threshold};"]
+    if flat:
+        lines += ["  if (flat || ndim == 0) {",
+                  f"    split(n, {CHUNK_ELEMENTS}, flat_chunk, &args, parallel);",
+                  "    return;",
+                  "  }"]
+    else:
+        lines += ["  (void)flat;"]
+    lines += ["  const int64_t inner = sizes[ndim - 1];",
+              "  const int64_t outer = inner ? n / inner : 0;",
+              f"  const int64_t grain = inner >= {CHUNK_ELEMENTS} ? 1 : "
+              f"{CHUNK_ELEMENTS} / (inner > 0 ? inner : 1);",
+              "  split(outer, grain, rows_chunk, &args, parallel);",
+              "}",
+              ""]
     return lines
 
 
@@ -203,30 +279,25 @@ def render(group: KernelGroup, name: str = "kernel") -> str:
     threshold = config.parallel_threshold
     if group.reduction is not None:
         head = ["// Generated by plait torch._inductor: a pointwise group and its reduction.",
-                "#include <cstdint>", 'extern "C" {', *declarations, "}",
-                'extern "C" void ' + name + "(int64_t n, int64_t ndim, const int64_t* sizes, "
-                "const int64_t* strides, int64_t flat, void** pointers) {", *pointers]
-        return "\n".join(head + _reduction_loops(group, strided, bases, steps, inner))
+                "#include <cstdint>", 'extern "C" {', *declarations, "}", *_PREAMBLE,
+                *_chunk_head("rows_chunk", pointers)]
+        rows = _reduction_loops(group, strided, bases, steps, inner)
+        return "\n".join(head + rows + _entry(name, threshold, flat=False))
     source = [
         "// Generated by plait torch._inductor: one fused pointwise kernel group.",
         "#include <cstdint>",
         'extern "C" {',
         *declarations,
         "}",
-        'extern "C" void ' + name + "(int64_t n, int64_t ndim, const int64_t* sizes, "
-        "const int64_t* strides, int64_t flat, void** pointers) {",
-        *pointers,
-        "  if (flat || ndim == 0) {",
-        # ``if(parallel: ...)``: an unqualified if clause on a combined ``parallel for simd``
-        # applies to its simd part too (OpenMP 5), so below the threshold the loop ran
-        # unvectorised (a 98k-float add took 7x as long as vectorised).
-        f"#pragma omp parallel for simd if(parallel: n > {threshold}) schedule(dynamic, 16384)",
-        "    for (int64_t i = 0; i < n; ++i) {",
-        *("      " + line for line in flat),
-        "    }",
-        "    return;",
+        *_PREAMBLE,
+        *_chunk_head("flat_chunk", pointers),
+        "#pragma omp simd",
+        "  for (int64_t i = begin; i < end; ++i) {",
+        *("    " + line for line in flat),
         "  }",
-        *_rows_head(bases, steps, inner, threshold),
+        "}",
+        *_chunk_head("rows_chunk", pointers),
+        *_rows_head(bases, steps, inner),
         "#pragma omp simd",
         "    for (int64_t j = 0; j < inner; ++j) {",
         "      const int64_t i = o * inner + j;",
@@ -234,6 +305,6 @@ def render(group: KernelGroup, name: str = "kernel") -> str:
         "    }",
         "  }",
         "}",
-        "",
+        *_entry(name, threshold, flat=True),
     ]
     return "\n".join(source)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import importlib
 import logging
 import os
 import shutil
@@ -34,7 +35,6 @@ _executor: ThreadPoolExecutor | None = None
 _loaded: dict[str, Future[Any]] = {}
 _versions: dict[str, str | None] = {}
 _native_targets: dict[str, str] = {}
-_openmp_ok: dict[str, bool] = {}
 
 ARGTYPES = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
             ctypes.c_void_p]
@@ -71,7 +71,7 @@ def _native_target(cxx: str) -> str:
 def _flags() -> list[str]:
     flags = list(config.cxx_flags)
     if config.openmp:
-        flags += ["-fopenmp"]
+        flags += ["-fopenmp-simd"]
     return flags
 
 
@@ -123,26 +123,30 @@ def _build(source: str, key: str) -> str | None:
     return target
 
 
-_env_lock = threading.Lock()
-
-
-def _open_library(path: str) -> Any:
-    """``ctypes.CDLL(path)``; the first library loads libgomp, which reads its settings from
-    the environment then, so an ``OMP_WAIT_POLICY`` of ``config.openmp_wait_policy`` is in
-    force during that load unless the user set libgomp's wait settings themselves."""
-    policy = config.openmp_wait_policy
-    with _env_lock:
-        if not policy or "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
-            return ctypes.CDLL(path)
-        os.environ["OMP_WAIT_POLICY"] = policy
-        try:
-            return ctypes.CDLL(path)
-        finally:
-            del os.environ["OMP_WAIT_POLICY"]
+def pool_address() -> int | None:
+    """The address of plait-backend-cpu's ``parallel_for`` C entry (kernels/parallel.h:
+    ``void (*)(int64_t n, int64_t grain, void (*fn)(int64_t begin, int64_t end, void* ctx),
+    void* ctx)``), or ``None`` when ``config.cpu_thread_pool`` is off or no installed backend
+    offers one (kernels then run serially)."""
+    if not config.cpu_thread_pool:
+        return None
+    try:
+        native = importlib.import_module("plait_backend_cpu._C")
+    except ImportError:
+        return None
+    entry = getattr(native, "parallel_for_address", None)
+    return int(entry()) if entry is not None else None
 
 
 def _load(path: str, name: str) -> Any:
-    function = getattr(_open_library(path), name)
+    library = ctypes.CDLL(path)
+    # Every load sets the pool pointer: a library loaded again (after clear()) under another
+    # setting follows the setting in force now.
+    init = library.plait_inductor_init
+    init.argtypes = [ctypes.c_void_p]
+    init.restype = None
+    init(pool_address())
+    function = getattr(library, name)
     function.argtypes = ARGTYPES
     function.restype = None
     return function
