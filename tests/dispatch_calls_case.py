@@ -44,10 +44,8 @@ cases = {
  "dropout_eval": lambda: F.dropout(x, training=False), "embedding": lambda: F.embedding(t, y.T),
  "normalize": lambda: F.normalize(x), "pad": lambda: F.pad(x, (1, 1)), "interpolate": lambda: F.interpolate(i4, scale_factor=2),
 }
-import re
-def name(op):  # Plait prints <OpOverload aten::name[.overload]>: PyTorch's aten.name.overload
-    m = re.fullmatch(r"<OpOverload (\w+)::(\w+)(?:\.(\w+))?>", op)
-    return op if m is None else f"{m[1]}.{m[2]}.{m[3] or 'default'}"
+def name(op):  # both print an overload as aten.name.overload
+    return op
 for n, f in cases.items():
     with L() as l: f()
     print(n, [name(o) for o in l.ops])

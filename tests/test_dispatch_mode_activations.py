@@ -26,14 +26,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 
 def _pytorch_name(func: Any) -> str:
-    """``str(func)`` in PyTorch's ``aten.<name>.<overload>`` form (Plait's operators print as
-    ``<OpOverload aten::name[.overload]>``)."""
-    text = str(func)
-    match = re.fullmatch(r"<OpOverload (\w+)::(\w+)(?:\.(\w+))?>", text)
-    if match is None:
-        return text
-    namespace, name, overload = match.groups()
-    return f"{namespace}.{name}.{overload or 'default'}"
+    """``str(func)``: PyTorch's ``aten.<name>.<overload>`` form, which Plait's operators print."""
+    return str(func)
 
 
 class _Recorder(TorchDispatchMode):

@@ -9,7 +9,6 @@ Expected values and gradients come from numpy.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,12 +20,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 
 def _pytorch_name(func: Any) -> str:
-    """``str(func)`` in PyTorch's ``aten.<name>.<overload>`` form."""
-    match = re.fullmatch(r"<OpOverload (\w+)::(\w+)(?:\.(\w+))?>", str(func))
-    if match is None:
-        return str(func)
-    namespace, name, overload = match.groups()
-    return f"{namespace}.{name}.{overload or 'default'}"
+    """``str(func)``: PyTorch's ``aten.<name>.<overload>`` form, which Plait's operators print."""
+    return str(func)
 
 
 class _Recorder(TorchDispatchMode):

@@ -32,7 +32,8 @@ class MissingOperator:
     def __init__(self, name: str, overload: str) -> None:
         self._name = name
         self._overloadname = overload
-        self.name = f"aten::{name}" + ("" if overload == "default" else f".{overload}")
+        plain = name + ("" if overload == "default" else f".{overload}")
+        self.name = _dispatch.OperatorName(plain, f"aten::{plain}")  # name() as PyTorch's
         self.__name__ = f"{name}.{overload}"
 
     @property
@@ -40,11 +41,14 @@ class MissingOperator:
         return OpOverloadPacket("aten", self._name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(f"{self.name} is an operator of PyTorch that Plait does not "
-                                  "implement yet")
+        raise NotImplementedError(f"{self.name()} is an operator of PyTorch that Plait does "
+                                  "not implement yet")
 
     def __repr__(self) -> str:
         return f"aten.{self.__name__} (not implemented in Plait)"
+
+    def __str__(self) -> str:
+        return f"aten.{self.__name__}"
 
 
 @functools.cache

@@ -80,12 +80,31 @@ def key_for(name: str) -> str:
     return name
 
 
+class OperatorName(str):
+    """An operator's name within its namespace (``"add.Tensor"``, ``"relu"``), as a string.
+
+    Calling it gives PyTorch's ``OpOverload.name()``, the qualified name (``"aten::add.Tensor"``):
+    dispatch modes written for PyTorch call ``func.name()``, while the dispatcher reads the plain
+    string."""
+
+    __slots__ = ("qualname",)
+
+    def __new__(cls, name: str, qualname: str) -> OperatorName:
+        self = super().__new__(cls, name)
+        self.qualname = qualname
+        return self
+
+    def __call__(self) -> str:
+        return self.qualname
+
+
 class Operator:
     """One overload of an operator: ``torch.ops.<ns>.<name>.<overload>``."""
 
     def __init__(self, qualname: str, schema: _schema.Schema) -> None:
         self.qualname = qualname  # "ns::name" or "ns::name.overload"
-        self.namespace, _, self.name = qualname.partition("::")
+        self.namespace, _, name = qualname.partition("::")
+        self.name = OperatorName(name, qualname)
         self.schema = schema
         self.kernels: dict[str, Callable[..., Any]] = {}
         # Earlier registrations a later one overrode, so that removing the later one (a
@@ -113,8 +132,28 @@ class Operator:
         per name, so code that compares or keys by it works as with PyTorch's)."""
         return upcalls.op_packet(self.namespace, self.name.partition(".")[0])
 
+    @property
+    def _opname(self) -> str:
+        """The name without its overload (``"add"``), as PyTorch's ``OpOverload._opname``."""
+        return self.name.partition(".")[0]
+
+    @property
+    def _overloadname(self) -> str:
+        """The overload's name, ``"default"`` for the unnamed one (PyTorch's spelling)."""
+        return self.name.partition(".")[2] or "default"
+
+    @property
+    def _schema(self) -> _schema.Schema:
+        """The operator's schema (PyTorch's ``OpOverload._schema``)."""
+        return self.schema
+
     def __repr__(self) -> str:
-        return f"<OpOverload {self.qualname}>"
+        return (f"<OpOverload(op='{self.namespace}.{self._opname}', "
+                f"overload='{self._overloadname}')>")
+
+    def __str__(self) -> str:
+        # PyTorch prints an overload as its attribute path: aten.add.Tensor, aten.relu.default
+        return f"{self.namespace}.{self._opname}.{self._overloadname}"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # The body of `call`, repeated here: every primitive a kernel runs comes through this,
