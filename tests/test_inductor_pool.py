@@ -156,8 +156,6 @@ def test_the_setting_off_gives_no_pool(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_backend_pool_gives_eager_results(monkeypatch: pytest.MonkeyPatch) -> None:
     native = pytest.importorskip("plait_backend_cpu._C")
-    if not hasattr(native, "parallel_for_address"):
-        pytest.skip("the installed plait-backend-cpu predates parallel_for_address")
     address = native.parallel_for_address()
     assert cpp_builder.pool_address() == address
     threads = torch.get_num_threads()

@@ -143,6 +143,16 @@ def torch_backend_fast_path(device_type: str) -> Any | None:
 
 
 @hookimpl
+def torch_backend_codegen(device_type: str, target: str) -> Any | None:
+    """For plait-compile's generated CPU code (``target="thread_pool"``): the address of the
+    pool's C entry ``plait_cpu_parallel_for`` (README, "Threads"), so that compiled kernels split
+    their loops over this backend's threads."""
+    if device_type != DEVICE_TYPE or target != "thread_pool":
+        return None
+    return int(native().parallel_for_address())
+
+
+@hookimpl
 def torch_backend_set_num_threads(device_type: str, num_threads: int) -> None:
     if device_type != DEVICE_TYPE:
         return

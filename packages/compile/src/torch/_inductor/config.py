@@ -23,9 +23,10 @@ cxx_flags: tuple[str, ...] = ("-O3", "-march=native", "-fno-math-errno", "-fwrap
 #: glibc's vector math (libmvec) when the compiler accepts them.
 openmp: bool = True
 
-#: Split loops over plait-backend-cpu's thread pool (its ``parallel_for_address()``, given to
-#: each library when it loads; it follows ``torch.set_num_threads``). False, or no backend with
-#: a pool, runs every kernel on the calling thread.
+#: Split loops over the CPU backend's thread pool (the address its ``torch_backend_codegen``
+#: hook gives for ``target="thread_pool"``, handed to each library when it loads; it follows
+#: ``torch.set_num_threads``). False, or no backend with a pool, runs every kernel on the
+#: calling thread.
 cpu_thread_pool: bool = True
 
 #: Elements up to which a compiled kernel stays on the calling thread.

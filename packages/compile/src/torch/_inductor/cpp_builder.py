@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import importlib
 import logging
 import os
 import shutil
@@ -124,18 +123,21 @@ def _build(source: str, key: str) -> str | None:
 
 
 def pool_address() -> int | None:
-    """The address of plait-backend-cpu's ``parallel_for`` C entry (kernels/parallel.h:
+    """The address of the CPU backend's thread-pool C entry, which its ``torch_backend_codegen``
+    hook gives for ``target="thread_pool"`` (plait-backend-cpu: ``plait_cpu_parallel_for``,
     ``void (*)(int64_t n, int64_t grain, void (*fn)(int64_t begin, int64_t end, void* ctx),
-    void* ctx)``), or ``None`` when ``config.cpu_thread_pool`` is off or no installed backend
-    offers one (kernels then run serially)."""
+    void* ctx)``), or ``None`` when ``config.cpu_thread_pool`` is off or the backend serving the
+    CPU offers none (kernels then run serially)."""
     if not config.cpu_thread_pool:
         return None
-    try:
-        native = importlib.import_module("plait_backend_cpu._C")
-    except ImportError:
+    from torch._core import registry
+
+    plugin = registry._serving("cpu")
+    if plugin is None:
         return None
-    entry = getattr(native, "parallel_for_address", None)
-    return int(entry()) if entry is not None else None
+    address = registry._call_owner(plugin, "torch_backend_codegen", device_type="cpu",
+                                   target="thread_pool")
+    return int(address) if address else None
 
 
 def _load(path: str, name: str) -> Any:

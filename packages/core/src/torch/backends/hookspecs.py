@@ -336,8 +336,12 @@ def torch_backend_fast_path(device_type: str) -> FastPath | None:
 def torch_backend_codegen(device_type: str, target: str) -> Any | None:
     """Optional: a code generator for ``torch.compile`` (plait-compile's ``inductor``).
 
-    Asked once per compiled kernel group on ``device_type`` (never for the CPU, which
-    plait-compile generates C++ for). For ``target="pointwise"`` the object returned has
+    Asked once per compiled kernel group on ``device_type`` (for the CPU, which plait-compile
+    generates C++ for, only ``target="thread_pool"``: the address of a C function
+    ``void (*)(int64_t n, int64_t grain, void (*fn)(int64_t begin, int64_t end, void* ctx),
+    void* ctx)`` that runs ``fn`` over chunks of ``[0, n)`` on the backend's threads, or
+    ``None``; generated kernels then run serially). For ``target="pointwise"`` the object
+    returned has
     ``compile_group(group) -> callable | None``: ``group`` is a
     ``torch._inductor.scheduler.KernelGroup`` (aten nodes in order, their inputs and outputs);
     the callable takes the group's input tensors and returns its output tensors. ``None``
