@@ -349,3 +349,39 @@ def test_padding_einsum_scans_flips_repeats_and_norms() -> None:
     data = _export(fn, (x, w), input_names=["x", "w"])
     for got, want in zip(_run(data, {"x": x, "w": w}), fn(x, w)):
         _close(got, want)
+
+
+# Activations and losses that are aten operators of their own (a dispatch mode sees them, and
+# so does the exporter): each exported and run by onnxruntime against the eager result.
+ACTIVATIONS = {
+    "elu": lambda x: F.elu(x, alpha=0.7),
+    "selu": F.selu,
+    "celu": lambda x: F.celu(x, alpha=1.3),
+    "leaky_relu": lambda x: F.leaky_relu(x, 0.2),
+    "softplus": F.softplus,
+    "softplus_beta": lambda x: F.softplus(x, beta=2.0),
+    "hardsigmoid": F.hardsigmoid,
+    "hardswish": F.hardswish,
+    "mish": F.mish,
+    "softshrink": lambda x: F.softshrink(x, 0.3),
+    "hardshrink": lambda x: F.hardshrink(x, 0.3),
+    "threshold": lambda x: F.threshold(x, 0.1, -2.0),
+    "glu": lambda x: F.glu(x, dim=-1),
+    "mse_loss_mean": lambda x: F.mse_loss(x, x.flip(-1)),
+    "mse_loss_sum": lambda x: F.mse_loss(x, x.flip(-1), reduction="sum"),
+    "mse_loss_none": lambda x: F.mse_loss(x, x.flip(-1), reduction="none"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation_operators_export(name: str) -> None:
+    fn = ACTIVATIONS[name]
+
+    class Wrapped(nn.Module):
+        def forward(self, x):
+            return fn(x)
+
+    torch.manual_seed(7)
+    x = torch.randn(3, 8) * 3
+    data = _export(Wrapped(), (x,), input_names=["x"])
+    _close(_run(data, {"x": x})[0], fn(x))

@@ -301,6 +301,102 @@ def _gelu(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any])
     return g.op("Mul", g.op("Mul", x, half), g.op("Add", one, t))
 
 
+@row("aten::elu")
+def _elu(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    alpha = float(_arg(args, kwargs, 1, "alpha", 1.0))
+    scale = float(_arg(args, kwargs, 2, "scale", 1.0))
+    input_scale = float(_arg(args, kwargs, 3, "input_scale", 1.0))
+    if scale == 1.0 and input_scale == 1.0:
+        return g.op("Elu", x, alpha=alpha)
+    # scale * (x if x > 0 else alpha * (exp(input_scale * x) - 1)): F.selu's call, among others
+    scaled = g.op("Mul", x, g.const(input_scale, x.dtype))
+    negative = g.op("Mul", g.op("Sub", g.op("Exp", scaled), g.const(1.0, x.dtype)),
+                    g.const(alpha, x.dtype))
+    chosen = g.op("Where", g.op("Greater", x, g.const(0.0, x.dtype)), x, negative)
+    return g.op("Mul", chosen, g.const(scale, x.dtype))
+
+
+@row("aten::leaky_relu")
+def _leaky_relu(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    return g.op("LeakyRelu", args[0], alpha=float(_arg(args, kwargs, 1, "negative_slope", 0.01)))
+
+
+@row("aten::celu")
+def _celu(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    # x if x > 0 else alpha * (exp(x / alpha) - 1), written out: ONNX's Celu is float32-only
+    x = args[0]
+    alpha = float(_arg(args, kwargs, 1, "alpha", 1.0))
+    curve = g.op("Exp", g.op("Div", x, g.const(alpha, x.dtype)))
+    negative = g.op("Mul", g.op("Sub", curve, g.const(1.0, x.dtype)), g.const(alpha, x.dtype))
+    return g.op("Where", g.op("Greater", x, g.const(0.0, x.dtype)), x, negative)
+
+
+@row("aten::softplus")
+def _softplus(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    # log(1 + exp(beta x)) / beta; the threshold (x beyond it is returned as is) only avoids
+    # overflow in PyTorch's kernel, where the two agree to the dtype's precision
+    x = args[0]
+    beta = float(_arg(args, kwargs, 1, "beta", 1.0))
+    if beta == 1.0:
+        return g.op("Softplus", x)
+    soft = g.op("Softplus", g.op("Mul", x, g.const(beta, x.dtype)))
+    return g.op("Div", soft, g.const(beta, x.dtype))
+
+
+@row("aten::hardsigmoid")
+def _hardsigmoid(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    return g.op("HardSigmoid", args[0], alpha=1.0 / 6.0, beta=0.5)
+
+
+@row("aten::hardswish")
+def _hardswish(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    return g.op("Mul", x, g.op("HardSigmoid", x, alpha=1.0 / 6.0, beta=0.5))
+
+
+@row("aten::mish")
+def _mish(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    return g.op("Mul", x, g.op("Tanh", g.op("Softplus", x)))
+
+
+@row("aten::softshrink", "aten::hardshrink")
+def _shrink(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    lambd = float(_arg(args, kwargs, 1, "lambd", 0.5))
+    bias = lambd if node.kind == "aten::softshrink" else 0.0
+    return g.op("Shrink", args[0], bias=bias, lambd=lambd)
+
+
+@row("aten::threshold")
+def _threshold(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    limit = _operand(g, _arg(args, kwargs, 1, "threshold"), x.dtype)
+    value = _operand(g, _arg(args, kwargs, 2, "value"), x.dtype)
+    return g.op("Where", g.op("Greater", x, limit), x, value)
+
+
+@row("aten::glu")
+def _glu(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    axis = _dim(_arg(args, kwargs, 1, "dim", -1), x.rank)
+    half = x.shape[axis] // 2
+    first, second = g.op("Split", x, g.ints([half, half]), axis=axis, outputs=2)
+    return g.op("Mul", first, g.op("Sigmoid", second))
+
+
+@row("aten::mse_loss")
+def _mse_loss(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x, target = args[0], args[1]
+    reduction = _arg(args, kwargs, 2, "reduction", 1)  # 0 none, 1 mean, 2 sum
+    difference = g.op("Sub", x, _operand(g, target, x.dtype))
+    squared = g.op("Mul", difference, difference)
+    if reduction == 0:
+        return squared
+    op_type, since = ("ReduceMean", 18) if reduction == 1 else ("ReduceSum", 13)
+    return g.axes_input(op_type, squared, None, since, keepdims=0)
+
+
 @row("aten::clamp", "aten::clamp_min", "aten::clamp_max", "aten::hardtanh")
 def _clamp(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     x = args[0]
