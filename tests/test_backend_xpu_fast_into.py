@@ -15,7 +15,7 @@ import pytest
 import torch
 
 XC = pytest.importorskip("plait_backend_xpu._C", reason="plait-backend-xpu is not installed")
-from plait_backend_xpu import kernels as xpu_kernels  # noqa: E402
+from plait_backend_xpu import kernels as xpu_kernels, render_launch_elementwise  # noqa: E402
 
 COUNT, REASON = XC.device_count("all")
 needs_device = pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}")
@@ -118,8 +118,11 @@ def test_writes_into_memory_run_without_the_primitive_kernels(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a planned write called a primitive kernel")
 
-    monkeypatch.setattr(xpu_kernels, "_run_row", refuse)
-    monkeypatch.setattr(xpu_kernels, "_launch", refuse)
+    # every primitive kernel ends in the shared launch code (its cache of contiguous kernels
+    # emptied, so that a primitive call cannot bypass it)
+    monkeypatch.setattr(xpu_kernels, "_CONTIGUOUS", {})
+    monkeypatch.setattr(render_launch_elementwise, "run_row", refuse)
+    monkeypatch.setattr(render_launch_elementwise, "launch", refuse)
     before = xpu_kernels.CALLS.copy()
     for fn in calls:
         fn()
