@@ -370,6 +370,10 @@ ACTIVATIONS = {
     "mse_loss_mean": lambda x: F.mse_loss(x, x.flip(-1)),
     "mse_loss_sum": lambda x: F.mse_loss(x, x.flip(-1), reduction="sum"),
     "mse_loss_none": lambda x: F.mse_loss(x, x.flip(-1), reduction="none"),
+    "var": lambda x: x.var(),
+    "var_dim": lambda x: x.var(-1, keepdim=True),
+    "std_dim": lambda x: x.std(0, correction=0),
+    "mean_dim": lambda x: x.mean(1),
 }
 
 

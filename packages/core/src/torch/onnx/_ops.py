@@ -906,6 +906,22 @@ row("aten::amax")(_reduction("ReduceMax", 18))
 row("aten::amin")(_reduction("ReduceMin", 18))
 
 
+@row("aten::var.correction", "aten::std.correction")
+def _var(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    # sum((x - mean)^2) / (n - correction) over the reduced axes, whose sizes the trace fixed
+    x = args[0]
+    axes = _reduce_dims(x, _arg(args, kwargs, 1, "dim"))
+    correction = kwargs.get("correction")
+    correction = 1 if correction is None else float(correction)
+    keepdim = int(bool(kwargs.get("keepdim", False)))
+    count = math.prod(x.shape[a] for a in (range(x.rank) if axes is None else axes))
+    mean = g.axes_input("ReduceMean", x, axes, 18, keepdims=1)
+    centred = g.op("Sub", x, mean)
+    total = g.axes_input("ReduceSum", g.op("Mul", centred, centred), axes, 13, keepdims=keepdim)
+    var = g.op("Div", total, g.const(float(max(count - correction, 0)), x.dtype))
+    return g.op("Sqrt", var) if node.kind == "aten::std.correction" else var
+
+
 @row("aten::argmax", "aten::argmin")
 def _argmax(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     x = args[0]
