@@ -19,26 +19,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from dispatch_recording import CallNames
 
 import torch
 import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
-
-
-def _pytorch_name(func: Any) -> str:
-    """``str(func)``: PyTorch's ``aten.<name>.<overload>`` form, which Plait's operators print."""
-    return str(func)
-
-
-class _Recorder(TorchDispatchMode):
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: list[str] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.append(_pytorch_name(func))
-        return func(*args, **(kwargs or {}))
-
 
 # F call -> (forward operators, backward operators)
 CASES: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], list[str], list[str]]] = {
@@ -73,11 +57,11 @@ CASES: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], list[str], list[s
 def test_forward_and_backward_reach_pytorchs_operators(name: str) -> None:
     fn, forward, backward = CASES[name]
     x = torch.randn(3, 4, requires_grad=True)
-    with _Recorder() as recorder:
+    with CallNames() as recorder:
         y = fn(x)
     assert recorder.names == forward
     grad = torch.ones(y.shape)
-    with _Recorder() as recorder:
+    with CallNames() as recorder:
         torch.autograd.grad(y, x, grad)
     assert recorder.names == backward
 

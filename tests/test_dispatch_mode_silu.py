@@ -5,24 +5,15 @@ The expected call list was recorded with real PyTorch 2.13 (CPU) by running ``F.
 a TorchDispatchMode that appends ``str(func)`` of each call: ``['aten.silu.default']``.
 """
 
+from dispatch_recording import CallNames
+
 import torch
 import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
-
-
-class _Recorder(TorchDispatchMode):
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: list[str] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.append(str(func))
-        return func(*args, **(kwargs or {}))
 
 
 def test_silu_is_one_aten_call():
     x = torch.randn(3, 4)
-    with _Recorder() as recorder:
+    with CallNames() as recorder:
         F.silu(x)
     assert recorder.names == ["aten.silu.default"]
 

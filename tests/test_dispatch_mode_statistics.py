@@ -14,25 +14,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from dispatch_recording import CallNames
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-
-
-def _pytorch_name(func: Any) -> str:
-    """``str(func)``: PyTorch's ``aten.<name>.<overload>`` form, which Plait's operators print."""
-    return str(func)
-
-
-class _Recorder(TorchDispatchMode):
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: list[str] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.append(_pytorch_name(func))
-        return func(*args, **(kwargs or {}))
-
 
 X = np.array([[0.5, -1.25, 2.0, 3.5], [-0.75, 0.25, 1.5, -2.0], [4.0, -3.0, 0.125, 1.0]])
 
@@ -59,7 +43,7 @@ def test_one_pytorch_operator_with_the_right_values_and_gradient(name: str) -> N
     fn, op, value, gradient = CASES[name]
     # (traced without grad: PyTorch's autograd adds a detach where it saves std's result)
     plain = torch.tensor(X)
-    with _Recorder() as recorder:
+    with CallNames() as recorder:
         y = fn(plain)
     assert recorder.names == [op]
     np.testing.assert_allclose(y.numpy(), value, rtol=1e-12)
@@ -130,14 +114,14 @@ def test_mse_loss_is_pytorchs_operator_pair(reduction: str, enum: int) -> None:
     target_values = X[::-1].copy() * 0.5
     x = torch.tensor(X, requires_grad=True)
     target = torch.tensor(target_values)
-    with _Recorder() as recorder:
+    with CallNames() as recorder:
         loss = torch.nn.functional.mse_loss(x, target, reduction=reduction)
     assert recorder.names == ["aten.mse_loss.default"]
     squares = (X - target_values) ** 2
     expected = {"mean": squares.mean(), "sum": squares.sum(), "none": squares}[reduction]
     np.testing.assert_allclose(loss.detach().numpy(), expected, rtol=1e-12)
     grad_output = torch.ones_like(loss)
-    with _Recorder() as recorder:
+    with CallNames() as recorder:
         g, = torch.autograd.grad(loss, x, grad_output)
     assert recorder.names == ["aten.mse_loss_backward.default"]
     scale = 2 / X.size if enum == 1 else 2
