@@ -110,21 +110,26 @@ def _copy_plan(lay: Any) -> Any:
     return plan
 
 
+def _native_copy(dst: Tensor, src: Tensor) -> bool:
+    """Copy between two plain contiguous tensors of one interned layout (an out= result into
+    its out, a plain ``copy_``) by the backend's one native call, where it has one (one lookup
+    otherwise), outside dispatch modes. False: nothing done, the copy primitive serves it."""
+    lay = dst._interned_layout
+    if lay is None or src._interned_layout is not lay or lay.fast is None or \
+            dst.__class__ is not Tensor or src.__class__ is not Tensor or _state.modes_active:
+        return False
+    plan = _copy_plan(lay)
+    size = lay.dtype.itemsize
+    return bool(plan) and bool(plan(dst._storage._ptr + dst._offset * size,
+                                    src._storage._ptr + src._offset * size))
+
+
 def _move(dst: Tensor, src: Tensor) -> None:
     """Write ``src``'s values (already of ``dst``'s shape) into ``dst``, casting dtype and
     crossing devices as needed."""
     if src._device == dst._device:
-        lay = dst._interned_layout
-        # Two plain contiguous tensors of one layout (an out= result into its out): the
-        # backend's one native call, where it has one (one lookup otherwise).
-        if lay is not None and src._interned_layout is lay and lay.fast is not None and \
-                dst.__class__ is Tensor and src.__class__ is Tensor and not _state.modes_active:
-            plan = _copy_plan(lay)
-            size = lay.dtype.itemsize
-            if plan and plan(dst._storage._ptr + dst._offset * size,
-                             src._storage._ptr + src._offset * size):
-                return
-        PRIMS.copy_(dst, src)
+        if not _native_copy(dst, src):
+            PRIMS.copy_(dst, src)
     elif dst._device.type == "cpu" or dst._storage._host is not None:
         PRIMS.copy_(dst, _host_copy(src)) if dst._device.type == "cpu" else (
             PRIMS.copy_(_host_copy(dst), _host_copy(src)))
@@ -294,16 +299,9 @@ def _copy_direct(dst: Tensor, src: Tensor) -> bool:
     layout in distinct blocks, neither requiring grad (no graph), no dispatch mode or inference
     mode, ``dst`` not an inference tensor. Bumps ``dst``'s version as ``copy_`` does. False:
     nothing done, the dispatched ``copy_`` serves the call (an ``out=`` result lands here)."""
-    lay = dst._interned_layout
-    if (lay is None or src._interned_layout is not lay or lay.fast is None
-            or dst.__class__ is not Tensor or src.__class__ is not Tensor
-            or _state.modes_active or _state.inference_active
+    if (dst._interned_layout is None or _state.inference_active
             or dst._requires_grad or src._requires_grad or src._storage is dst._storage
-            or "_inference" in dst.__dict__):
-        return False
-    plan = _copy_plan(lay)
-    # (an interned layout is a tensor at offset 0 of its block)
-    if not plan or not plan(dst._storage._ptr, src._storage._ptr):
+            or "_inference" in dst.__dict__ or not _native_copy(dst, src)):
         return False
     dst._vc[0] += 1
     return True
