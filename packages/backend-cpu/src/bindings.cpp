@@ -151,6 +151,7 @@ NB_MODULE(_C, m) {
   bind_rnn(m);
   bind_loss(m);
   bind_ternary(m);
+  bind_spectral(m);
 
   m.def("build_info", &build_info, "Compiler, flags and SIMD features of this build.");
 }

@@ -58,5 +58,6 @@ void bind_activation(nb::module_& m);
 void bind_rnn(nb::module_& m);
 void bind_loss(nb::module_& m);
 void bind_ternary(nb::module_& m);
+void bind_spectral(nb::module_& m);
 
 }  // namespace plait::cpu

@@ -1,0 +1,624 @@
+// Batched one-dimensional FFTs (fft.h): Stockham's self-sorting algorithm, one signal per
+// vector lane.
+//
+// A group of kLanes signals is gathered into two planar buffers (real parts, imaginary parts)
+// where element e of lane l sits at [e * kLanes + l]; every butterfly is then a loop over the
+// lanes, which the compiler turns into vector arithmetic (the loops are PLAIT_CLONES functions,
+// so AVX-512 where the CPU has it). A stage of radix p over the remaining length n' and the
+// stride s of the finished stages reads element q + s * (j + r * m) (m = n' / p, r < p) and writes
+// q + s * (p * j + k) the k-th output of the p-point DFT times the twiddle e^{-+2 pi i jk / n'}:
+// after the last stage the buffer holds the spectrum in natural order, with no bit reversal.
+#include "fft.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "parallel.h"
+#include "simd.h"
+
+namespace plait::cpu {
+namespace {
+
+// Signals per group: one 64-byte vector of each precision (two or four narrower vectors on
+// CPUs without AVX-512, which the compiler splits into).
+template <class T>
+inline constexpr int kLanes = 64 / static_cast<int>(sizeof(T));
+
+// Where element e of a group lives in a buffer, in units of T: e's lane vector, rotated within
+// its block of 64 by 9 per block. A stage reads and writes p streams n' / p elements apart;
+// at power-of-two distances unrotated streams fall into the same few L1 sets and evict each
+// other (the kernel ran 10x slower). The rotation moves streams 64 * 2^k elements apart
+// (k < 5) onto different sets; it is a bijection, so buffers keep n vectors.
+template <class T>
+__attribute__((always_inline)) inline int64_t slot(int64_t e) {
+  const int64_t block = e & ~int64_t{63};
+  return (block | ((e + (e >> 6) * 9) & 63)) * kLanes<T>;
+}
+
+constexpr double kTwoPi = 6.283185307179586476925286766559;
+
+// Radices in the order the stages take them: 4 first (fewest stages), the odd ones last.
+constexpr int kRadices[] = {4, 2, 3, 5};
+
+std::vector<int> factorize(int64_t n) {
+  std::vector<int> radices;
+  for (int p : kRadices) {
+    while (n % p == 0) {
+      radices.push_back(p);
+      n /= p;
+    }
+  }
+  if (n != 1) radices.clear();
+  return radices;
+}
+
+// One stage: its radix, the lengths that index it and its twiddles w^(jk), w = e^{sign 2 pi i
+// / n'}, for j < m and 1 <= k < p at [j * (p - 1) + k - 1], in both precisions.
+struct Stage {
+  int radix;
+  int64_t m;  // n' / p
+  int64_t s;  // the product of the earlier stages' radices
+  std::vector<double> twiddle_re, twiddle_im;
+  std::vector<float> twiddle_re_f, twiddle_im_f;
+};
+
+struct Plan {
+  int64_t n;
+  std::vector<Stage> stages;
+  // the p-point DFT's roots e^{sign 2 pi i r / p} for the generic (radix-5) butterfly
+  double root_re[5][5], root_im[5][5];
+  // e^{-2 pi i k / 2n} for k <= n: a real signal of length 2n is transformed as n complex
+  // values (even samples real, odd imaginary) and unpacked with these
+  std::vector<double> unpack_re, unpack_im;
+  std::vector<float> unpack_re_f, unpack_im_f;
+};
+
+std::shared_ptr<const Plan> make_plan(int64_t n, bool forward, const std::vector<int>& radices) {
+  auto plan = std::make_shared<Plan>();
+  plan->n = n;
+  const double sign = forward ? -1.0 : 1.0;
+  int64_t remaining = n;
+  int64_t stride = 1;
+  for (int p : radices) {
+    Stage st;
+    st.radix = p;
+    st.m = remaining / p;
+    st.s = stride;
+    const size_t count = static_cast<size_t>(st.m) * static_cast<size_t>(p - 1);
+    st.twiddle_re.resize(count);
+    st.twiddle_im.resize(count);
+    for (int64_t j = 0; j < st.m; ++j) {
+      for (int k = 1; k < p; ++k) {
+        // (j * k) mod n' keeps the angle small and exact for large lengths
+        const double angle = sign * kTwoPi * static_cast<double>((j * k) % remaining) /
+                             static_cast<double>(remaining);
+        st.twiddle_re[j * (p - 1) + k - 1] = std::cos(angle);
+        st.twiddle_im[j * (p - 1) + k - 1] = std::sin(angle);
+      }
+    }
+    st.twiddle_re_f.assign(st.twiddle_re.begin(), st.twiddle_re.end());
+    st.twiddle_im_f.assign(st.twiddle_im.begin(), st.twiddle_im.end());
+    plan->stages.push_back(std::move(st));
+    remaining /= p;
+    stride *= p;
+  }
+  for (int64_t k = 0; k <= n; ++k) {
+    const double angle = -kTwoPi * static_cast<double>(k) / static_cast<double>(2 * n);
+    plan->unpack_re.push_back(std::cos(angle));
+    plan->unpack_im.push_back(std::sin(angle));
+  }
+  plan->unpack_re_f.assign(plan->unpack_re.begin(), plan->unpack_re.end());
+  plan->unpack_im_f.assign(plan->unpack_im.begin(), plan->unpack_im.end());
+  for (int r = 0; r < 5; ++r) {
+    for (int k = 0; k < 5; ++k) {
+      const double angle = sign * kTwoPi * static_cast<double>((r * k) % 5) / 5.0;
+      plan->root_re[r][k] = std::cos(angle);
+      plan->root_im[r][k] = std::sin(angle);
+    }
+  }
+  return plan;
+}
+
+// Plans are kept per (length, direction): building one computes n trigonometric values.
+std::shared_ptr<const Plan> plan_for(int64_t n, bool forward) {
+  static std::mutex mutex;
+  static std::map<std::pair<int64_t, bool>, std::shared_ptr<const Plan>> plans;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = plans[{n, forward}];
+  if (!slot) slot = make_plan(n, forward, factorize(n));
+  return slot;
+}
+
+template <class T>
+const T* twiddles_re(const Stage& st) {
+  if constexpr (std::is_same_v<T, float>) {
+    return st.twiddle_re_f.data();
+  } else {
+    return st.twiddle_re.data();
+  }
+}
+
+template <class T>
+const T* twiddles_im(const Stage& st) {
+  if constexpr (std::is_same_v<T, float>) {
+    return st.twiddle_im_f.data();
+  } else {
+    return st.twiddle_im.data();
+  }
+}
+
+// One lane vector: a group's element, kLanes signals wide. GCC splits it into the clone's
+// registers (one on AVX-512, two or four narrower ones elsewhere); every operation on it is
+// plain arithmetic, never a compare-select (simd.h).
+template <class T>
+struct LaneVector {
+  typedef T type __attribute__((vector_size(64)));
+};
+template <class T>
+using Vec = typename LaneVector<T>::type;
+
+// Unaligned loads and stores; by reference, since a 64-byte vector passed or returned by
+// value has a different ABI in each clone.
+template <class T>
+__attribute__((always_inline)) inline void load(Vec<T>& v, const T* p) {
+  std::memcpy(&v, p, sizeof(v));
+}
+
+template <class T>
+__attribute__((always_inline)) inline void store(T* p, const Vec<T>& v) {
+  std::memcpy(p, &v, sizeof(v));
+}
+
+// (yr, yi) = (br, bi) * (wr + i wi) at element `at` of the output buffers.
+template <class T>
+__attribute__((always_inline)) inline void store_twiddled(T* yr, T* yi, int64_t at,
+                                                          const Vec<T>& br, const Vec<T>& bi,
+                                                          T wr, T wi) {
+  store(yr + at, br * wr - bi * wi);
+  store(yi + at, br * wi + bi * wr);
+}
+
+template <class T>
+PLAIT_CLONES void radix2(const T* xr, const T* xi, T* yr, T* yi, int64_t m, int64_t s,
+                         const T* twr, const T* twi) {
+  for (int64_t j = 0; j < m; ++j) {
+    const T wr = twr[j], wi = twi[j];
+    for (int64_t q = 0; q < s; ++q) {
+      const int64_t a0 = slot<T>(q + s * j), a1 = slot<T>(q + s * (j + m));
+      const int64_t y0 = slot<T>(q + s * 2 * j), y1 = slot<T>(q + s * (2 * j + 1));
+      Vec<T> x0r, x0i;
+      load(x0r, xr + a0);
+      load(x0i, xi + a0);
+      Vec<T> x1r, x1i;
+      load(x1r, xr + a1);
+      load(x1i, xi + a1);
+      store(yr + y0, x0r + x1r);
+      store(yi + y0, x0i + x1i);
+      store_twiddled(yr, yi, y1, x0r - x1r, x0i - x1i, wr, wi);
+    }
+  }
+}
+
+template <class T>
+PLAIT_CLONES void radix4(const T* xr, const T* xi, T* yr, T* yi, int64_t m, int64_t s,
+                         const T* twr, const T* twi, bool forward) {
+  // b1 = t1 - i t3 (forward) or t1 + i t3 (inverse): -i (x + i y) = y - i x
+  const T sign = forward ? T(1) : T(-1);
+  for (int64_t j = 0; j < m; ++j) {
+    const T w1r = twr[3 * j], w1i = twi[3 * j];
+    const T w2r = twr[3 * j + 1], w2i = twi[3 * j + 1];
+    const T w3r = twr[3 * j + 2], w3i = twi[3 * j + 2];
+    for (int64_t q = 0; q < s; ++q) {
+      const int64_t a0 = q + s * j, step_in = s * m;
+      Vec<T> x0r, x0i;
+      load(x0r, xr + slot<T>(a0));
+      load(x0i, xi + slot<T>(a0));
+      Vec<T> x1r, x1i;
+      load(x1r, xr + slot<T>(a0 + step_in));
+      load(x1i, xi + slot<T>(a0 + step_in));
+      Vec<T> x2r, x2i;
+      load(x2r, xr + slot<T>(a0 + 2 * step_in));
+      load(x2i, xi + slot<T>(a0 + 2 * step_in));
+      Vec<T> x3r, x3i;
+      load(x3r, xr + slot<T>(a0 + 3 * step_in));
+      load(x3i, xi + slot<T>(a0 + 3 * step_in));
+      const Vec<T> t0r = x0r + x2r, t0i = x0i + x2i;
+      const Vec<T> t1r = x0r - x2r, t1i = x0i - x2i;
+      const Vec<T> t2r = x1r + x3r, t2i = x1i + x3i;
+      const Vec<T> t3r = (x1r - x3r) * sign, t3i = (x1i - x3i) * sign;
+      const int64_t y0 = q + s * 4 * j, step_out = s;
+      store(yr + slot<T>(y0), t0r + t2r);
+      store(yi + slot<T>(y0), t0i + t2i);
+      store_twiddled(yr, yi, slot<T>(y0 + step_out), t1r + t3i, t1i - t3r, w1r, w1i);
+      store_twiddled(yr, yi, slot<T>(y0 + 2 * step_out), t0r - t2r, t0i - t2i, w2r, w2i);
+      store_twiddled(yr, yi, slot<T>(y0 + 3 * step_out), t1r - t3i, t1i + t3r, w3r, w3i);
+    }
+  }
+}
+
+template <class T>
+PLAIT_CLONES void radix3(const T* xr, const T* xi, T* yr, T* yi, int64_t m, int64_t s,
+                         const T* twr, const T* twi, bool forward) {
+  const T half = T(-0.5);
+  // the imaginary part of e^{sign 2 pi i / 3}
+  const T root = static_cast<T>((forward ? -1.0 : 1.0) * 0.86602540378443864676372317075294);
+  for (int64_t j = 0; j < m; ++j) {
+    const T w1r = twr[2 * j], w1i = twi[2 * j];
+    const T w2r = twr[2 * j + 1], w2i = twi[2 * j + 1];
+    for (int64_t q = 0; q < s; ++q) {
+      const int64_t a0 = q + s * j, step_in = s * m;
+      Vec<T> x0r, x0i;
+      load(x0r, xr + slot<T>(a0));
+      load(x0i, xi + slot<T>(a0));
+      Vec<T> x1r, x1i;
+      load(x1r, xr + slot<T>(a0 + step_in));
+      load(x1i, xi + slot<T>(a0 + step_in));
+      Vec<T> x2r, x2i;
+      load(x2r, xr + slot<T>(a0 + 2 * step_in));
+      load(x2i, xi + slot<T>(a0 + 2 * step_in));
+      const Vec<T> tr = x1r + x2r, ti = x1i + x2i;
+      const Vec<T> dr = (x1r - x2r) * root, di = (x1i - x2i) * root;
+      const Vec<T> cr = x0r + tr * half, ci = x0i + ti * half;
+      const int64_t y0 = q + s * 3 * j, step_out = s;
+      store(yr + slot<T>(y0), x0r + tr);
+      store(yi + slot<T>(y0), x0i + ti);
+      // b1 = c + i root d, b2 = c - i root d
+      store_twiddled(yr, yi, slot<T>(y0 + step_out), cr - di, ci + dr, w1r, w1i);
+      store_twiddled(yr, yi, slot<T>(y0 + 2 * step_out), cr + di, ci - dr, w2r, w2i);
+    }
+  }
+}
+
+// The radix-5 stage: the 5-point DFT written out as sums over the roots.
+template <class T>
+PLAIT_CLONES void radix5(const T* xr, const T* xi, T* yr, T* yi, int64_t m, int64_t s,
+                         const T* twr, const T* twi, const double (*root_re)[5],
+                         const double (*root_im)[5]) {
+  T cr[5][5], ci[5][5];
+  for (int r = 0; r < 5; ++r) {
+    for (int k = 0; k < 5; ++k) {
+      cr[r][k] = static_cast<T>(root_re[r][k]);
+      ci[r][k] = static_cast<T>(root_im[r][k]);
+    }
+  }
+  for (int64_t j = 0; j < m; ++j) {
+    for (int64_t q = 0; q < s; ++q) {
+      const int64_t a0 = q + s * j, step_in = s * m;
+      Vec<T> xr_[5], xi_[5];
+      for (int r = 0; r < 5; ++r) {
+        load(xr_[r], xr + slot<T>(a0 + r * step_in));
+        load(xi_[r], xi + slot<T>(a0 + r * step_in));
+      }
+      const int64_t y0 = q + s * 5 * j, step_out = s;
+      for (int k = 0; k < 5; ++k) {
+        Vec<T> br = xr_[0], bi = xi_[0];
+        for (int r = 1; r < 5; ++r) {
+          br += xr_[r] * cr[r][k] - xi_[r] * ci[r][k];
+          bi += xr_[r] * ci[r][k] + xi_[r] * cr[r][k];
+        }
+        if (k == 0) {
+          store(yr + slot<T>(y0), br);
+          store(yi + slot<T>(y0), bi);
+        } else {
+          store_twiddled(yr, yi, slot<T>(y0 + k * step_out), br, bi, twr[4 * j + k - 1],
+                         twi[4 * j + k - 1]);
+        }
+      }
+    }
+  }
+}
+
+// Gathers and scatters between the signals' strided memory and a group's buffers: element t
+// of every lane at once, so the lane loop becomes one vector gather or scatter.
+template <class T>
+PLAIT_CLONES void gather_real(T* re, const T* in, const int64_t* offsets, int64_t n,
+                              int64_t stride) {
+  constexpr int L = kLanes<T>;
+  for (int64_t t = 0; t < n; ++t) {
+    T* dst = re + slot<T>(t);
+    const T* src = in + t * stride;
+    for (int l = 0; l < L; ++l) dst[l] = src[offsets[l]];
+  }
+}
+
+template <class T>
+PLAIT_CLONES void gather_complex(T* re, T* im, const T* in, const int64_t* offsets,
+                                 int64_t n, int64_t stride) {
+  constexpr int L = kLanes<T>;
+  for (int64_t t = 0; t < n; ++t) {
+    T* dst_re = re + slot<T>(t);
+    T* dst_im = im + slot<T>(t);
+    const T* src = in + 2 * t * stride;
+    for (int l = 0; l < L; ++l) {
+      dst_re[l] = src[2 * offsets[l]];
+      dst_im[l] = src[2 * offsets[l] + 1];
+    }
+  }
+}
+
+// The full spectrum from its onesided half: X[n - t] = conj(X[t]) for t >= half.
+template <class T>
+PLAIT_CLONES void mirror_hermitian(T* re, T* im, int64_t half, int64_t n) {
+  constexpr int L = kLanes<T>;
+  for (int64_t t = half; t < n; ++t) {
+    T* dst_re = re + slot<T>(t);
+    T* dst_im = im + slot<T>(t);
+    const T* src_re = re + slot<T>(n - t);
+    const T* src_im = im + slot<T>(n - t);
+    for (int l = 0; l < L; ++l) {
+      dst_re[l] = src_re[l];
+      dst_im[l] = -src_im[l];
+    }
+  }
+}
+
+template <class T>
+PLAIT_CLONES void scatter_real(T* out, const int64_t* offsets, int count, const T* re,
+                               int64_t length, int64_t stride, T scale) {
+  constexpr int L = kLanes<T>;
+  for (int64_t k = 0; k < length; ++k) {
+    T* dst = out + k * stride;
+    const T* src = re + slot<T>(k);
+    if (count == L) {
+      for (int l = 0; l < L; ++l) dst[offsets[l]] = src[l] * scale;
+    } else {
+      for (int l = 0; l < count; ++l) dst[offsets[l]] = src[l] * scale;
+    }
+  }
+}
+
+template <class T>
+PLAIT_CLONES void scatter_complex(T* out, const int64_t* offsets, int count, const T* re,
+                                  const T* im, int64_t length, int64_t stride, T scale) {
+  constexpr int L = kLanes<T>;
+  for (int64_t k = 0; k < length; ++k) {
+    T* dst = out + 2 * k * stride;
+    const T* src_re = re + slot<T>(k);
+    const T* src_im = im + slot<T>(k);
+    if (count == L) {
+      for (int l = 0; l < L; ++l) {
+        dst[2 * offsets[l]] = src_re[l] * scale;
+        dst[2 * offsets[l] + 1] = src_im[l] * scale;
+      }
+    } else {
+      for (int l = 0; l < count; ++l) {
+        dst[2 * offsets[l]] = src_re[l] * scale;
+        dst[2 * offsets[l] + 1] = src_im[l] * scale;
+      }
+    }
+  }
+}
+
+// A real signal of even length 2h as h complex values z_t = x_2t + i x_2t+1.
+template <class T>
+PLAIT_CLONES void gather_packed(T* re, T* im, const T* in, const int64_t* offsets, int64_t h,
+                                int64_t stride) {
+  constexpr int L = kLanes<T>;
+  for (int64_t t = 0; t < h; ++t) {
+    T* dst_re = re + slot<T>(t);
+    T* dst_im = im + slot<T>(t);
+    const T* even = in + 2 * t * stride;
+    const T* odd = even + stride;
+    for (int l = 0; l < L; ++l) {
+      dst_re[l] = even[offsets[l]];
+      dst_im[l] = odd[offsets[l]];
+    }
+  }
+}
+
+// The spectrum X_0..X_h of the real signal from Z = the h-point transform of its packing:
+// with E = (Z_k + conj Z_{h-k}) / 2 (the even samples' transform) and O = (Z_k - conj
+// Z_{h-k}) / 2i (the odd samples'), X_k = E + e^{-2 pi i k / 2h} O; Z_h is Z_0.
+template <class T>
+PLAIT_CLONES void unpack_real(const T* zr, const T* zi, T* xr, T* xi, int64_t h,
+                              const T* wr, const T* wi) {
+  const T half = T(0.5);
+  for (int64_t k = 0; k <= h; ++k) {
+    const int64_t a = k == h ? 0 : k;
+    const int64_t b = k == 0 ? 0 : h - k;
+    Vec<T> ar, ai, br, bi;
+    load(ar, zr + slot<T>(a));
+    load(ai, zi + slot<T>(a));
+    load(br, zr + slot<T>(b));
+    load(bi, zi + slot<T>(b));
+    // E = (a + conj b) / 2, D = (a - conj b) / 2, O = -i D
+    const Vec<T> er = (ar + br) * half, ei = (ai - bi) * half;
+    const Vec<T> orr = (ai + bi) * half, oi = (br - ar) * half;
+    store(xr + slot<T>(k), er + orr * wr[k] - oi * wi[k]);
+    store(xi + slot<T>(k), ei + orr * wi[k] + oi * wr[k]);
+  }
+}
+
+// The transform of one group held in (re, im), using (re2, im2) as the other buffer; returns
+// the buffer pair that holds the result.
+template <class T>
+std::pair<T*, T*> transform_group(const Plan& plan, bool forward, T* re, T* im, T* re2,
+                                  T* im2) {
+  for (const Stage& st : plan.stages) {
+    const T* twr = twiddles_re<T>(st);
+    const T* twi = twiddles_im<T>(st);
+    switch (st.radix) {
+      case 4: radix4<T>(re, im, re2, im2, st.m, st.s, twr, twi, forward); break;
+      case 2: radix2<T>(re, im, re2, im2, st.m, st.s, twr, twi); break;
+      case 3: radix3<T>(re, im, re2, im2, st.m, st.s, twr, twi, forward); break;
+      default: radix5<T>(re, im, re2, im2, st.m, st.s, twr, twi, plan.root_re, plan.root_im);
+    }
+    std::swap(re, re2);
+    std::swap(im, im2);
+  }
+  return {re, im};
+}
+
+// Element offsets of signal `index` in the input and the output (batch dimensions walked by
+// division, once per signal: nothing next to its transform).
+inline std::pair<int64_t, int64_t> signal_offsets(const FftCall& call, int64_t index) {
+  int64_t in_offset = 0, out_offset = 0;
+  for (size_t d = call.batch_shape.size(); d-- > 0;) {
+    const int64_t size = call.batch_shape[d];
+    const int64_t i = index % size;
+    index /= size;
+    in_offset += i * call.in_batch_strides[d];
+    out_offset += i * call.out_batch_strides[d];
+  }
+  return {in_offset, out_offset};
+}
+
+template <class T>
+void run_typed(const FftCall& call, const Plan& plan, int64_t batch) {
+  constexpr int L = kLanes<T>;
+  const int64_t n = call.length;
+  const int64_t groups = (batch + L - 1) / L;
+  // a group costs about n log n lane operations: enough groups per thread to beat a wake-up
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (n * L * 4));
+  const T* in = reinterpret_cast<const T*>(call.in);
+  T* out = reinterpret_cast<T*>(call.out);
+  const T scale = static_cast<T>(call.scale);
+  // an even-length real signal is transformed as half as many complex values
+  const bool packed = call.kind == FftKind::kR2C && n % 2 == 0;
+  const T* unpack_re = nullptr;
+  const T* unpack_im = nullptr;
+  if constexpr (std::is_same_v<T, float>) {
+    unpack_re = plan.unpack_re_f.data();
+    unpack_im = plan.unpack_im_f.data();
+  } else {
+    unpack_re = plan.unpack_re.data();
+    unpack_im = plan.unpack_im.data();
+  }
+  parallel_for(groups, grain, [&](int64_t begin, int64_t end) {
+    // the four buffers start 17 vectors past a multiple of n apart: their equal offsets
+    // never share an L1 set
+    const int64_t size = (((n + 63) & ~int64_t{63}) + 17) * L;
+    std::vector<T> buffers(static_cast<size_t>(4 * size));
+    T* re = buffers.data();
+    T* im = re + size;
+    T* re2 = im + size;
+    T* im2 = re2 + size;
+    int64_t in_off[L], out_off[L];
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t first = g * L;
+      const int count = static_cast<int>(std::min<int64_t>(L, batch - first));
+      for (int l = 0; l < count; ++l) {
+        std::tie(in_off[l], out_off[l]) = signal_offsets(call, first + l);
+      }
+      // lanes past `count` (the last group) repeat the first signal: they read valid memory
+      // and their results are never stored
+      for (int l = count; l < L; ++l) in_off[l] = in_off[0];
+      switch (call.kind) {
+        case FftKind::kR2C:
+          if (packed) {
+            gather_packed<T>(re, im, in, in_off, n / 2, call.in_stride);
+          } else {
+            std::fill(im, im + size, T(0));
+            gather_real<T>(re, in, in_off, n, call.in_stride);
+          }
+          break;
+        case FftKind::kC2C:
+          gather_complex<T>(re, im, in, in_off, n, call.in_stride);
+          break;
+        case FftKind::kC2R:
+          gather_complex<T>(re, im, in, in_off, call.in_length, call.in_stride);
+          mirror_hermitian<T>(re, im, call.in_length, n);
+          break;
+      }
+      auto [yr, yi] = transform_group<T>(plan, call.forward, re, im, re2, im2);
+      if (packed) {
+        // unpack into the other buffer pair, and mirror for a two-sided spectrum
+        T* xr = yr == re ? re2 : re;
+        T* xi = yr == re ? im2 : im;
+        const int64_t h = n / 2;
+        unpack_real<T>(yr, yi, xr, xi, h, unpack_re, unpack_im);
+        if (call.out_length > h + 1) mirror_hermitian<T>(xr, xi, h + 1, n);
+        yr = xr;
+        yi = xi;
+      }
+      if (call.kind == FftKind::kC2R) {
+        scatter_real<T>(out, out_off, count, yr, call.out_length, call.out_stride, scale);
+      } else {
+        scatter_complex<T>(out, out_off, count, yr, yi, call.out_length, call.out_stride, scale);
+      }
+    }
+  });
+}
+
+// The lowest and one past the highest byte a strided operand spans.
+std::pair<uintptr_t, uintptr_t> byte_extent(uintptr_t base, int64_t element_bytes,
+                                            int64_t length, int64_t stride,
+                                            const std::vector<int64_t>& shape,
+                                            const std::vector<int64_t>& strides) {
+  int64_t low = 0, high = 0;
+  auto extend = [&](int64_t size, int64_t step) {
+    if (size <= 0) return;
+    const int64_t reach = (size - 1) * step;
+    if (reach < 0) {
+      low += reach;
+    } else {
+      high += reach;
+    }
+  };
+  extend(length, stride);
+  for (size_t d = 0; d < shape.size(); ++d) extend(shape[d], strides[d]);
+  return {base + low * element_bytes, base + (high + 1) * element_bytes};
+}
+
+}  // namespace
+
+bool fft_length_supported(int64_t n) { return n == 1 || (n > 1 && !factorize(n).empty()); }
+
+int fft_run(const FftCall& call) {
+  const int64_t n = call.length;
+  if (!fft_length_supported(n)) return kFftUnsupported;
+  if (call.batch_shape.size() != call.in_batch_strides.size() ||
+      call.batch_shape.size() != call.out_batch_strides.size()) {
+    return kFftUnsupported;
+  }
+  switch (call.kind) {
+    case FftKind::kC2C:
+      if (call.in_length != n || call.out_length != n) return kFftUnsupported;
+      break;
+    case FftKind::kR2C:
+      if (call.in_length != n || call.out_length < 1 || call.out_length > n) {
+        return kFftUnsupported;
+      }
+      break;
+    case FftKind::kC2R:
+      if (call.in_length != n / 2 + 1 || call.out_length != n) return kFftUnsupported;
+      break;
+  }
+  int64_t batch = 1;
+  for (int64_t size : call.batch_shape) {
+    if (size < 0) return kFftUnsupported;
+    batch *= size;
+  }
+  if (batch == 0) return kFftOk;
+  if (call.in == 0 || call.out == 0) return kFftUnsupported;
+  // input and output must not share memory: a later group would read what an earlier one
+  // wrote
+  const int64_t real_bytes = call.double_precision ? 8 : 4;
+  const int64_t in_bytes = call.kind == FftKind::kR2C ? real_bytes : 2 * real_bytes;
+  const int64_t out_bytes = call.kind == FftKind::kC2R ? real_bytes : 2 * real_bytes;
+  const auto in_span = byte_extent(call.in, in_bytes, call.in_length, call.in_stride,
+                                   call.batch_shape, call.in_batch_strides);
+  const auto out_span = byte_extent(call.out, out_bytes, call.out_length, call.out_stride,
+                                    call.batch_shape, call.out_batch_strides);
+  if (in_span.first < out_span.second && out_span.first < in_span.second) {
+    return kFftUnsupported;
+  }
+  // run_typed transforms an even-length real signal as n / 2 complex values
+  const bool packed = call.kind == FftKind::kR2C && n % 2 == 0;
+  const std::shared_ptr<const Plan> plan = plan_for(packed ? n / 2 : n, call.forward);
+  if (call.double_precision) {
+    run_typed<double>(call, *plan, batch);
+  } else {
+    run_typed<float>(call, *plan, batch);
+  }
+  return kFftOk;
+}
+
+}  // namespace plait::cpu
