@@ -410,8 +410,9 @@ def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     return _CLONE(self, memory_format=fmt)
 
 
-def fill_(self: Tensor, value: Any) -> Tensor:
-    """Fill ``self`` with ``value`` (a number or a one-element tensor). In place."""
+def _fill_kernel(self: Tensor, value: Any) -> Tensor:
+    """``aten::fill_`` (both overloads): fill ``self`` with ``value`` (a number or a
+    one-element tensor). In place."""
     if isinstance(value, Tensor):
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
@@ -436,8 +437,36 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     return self
 
 
+def _zero_kernel(self: Tensor) -> Tensor:
+    return _fill_kernel(self, 0)
+
+
+def fill_(self: Tensor, value: Any) -> Tensor:
+    """Fill ``self`` with ``value`` (a number or a one-element tensor). In place.
+
+    A plain tensor outside dispatch modes runs the kernel directly (the write is one
+    primitive); a mode or a tensor subclass sees PyTorch's ``aten::fill_.Scalar`` /
+    ``aten::fill_.Tensor``."""
+    if self.__class__ is Tensor and not _state.modes_active and value.__class__ is not Tensor:
+        return _fill_kernel(self, value)
+    op = _FILL_TENSOR if isinstance(value, Tensor) else _FILL_SCALAR
+    return op(self, value)
+
+
 def zero_(self: Tensor) -> Tensor:
-    return fill_(self, 0)
+    """Fill ``self`` with zeros. In place (``aten::zero_`` under a mode or for a subclass)."""
+    if self.__class__ is Tensor and not _state.modes_active:
+        return _fill_kernel(self, 0)
+    return _ZERO(self)
+
+
+_FILL_OPS = _dispatch.define_aten({
+    "fill_.Scalar": ("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_kernel),
+    "fill_.Tensor": ("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", _fill_kernel),
+    "zero_": ("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel),
+})
+_FILL_SCALAR, _FILL_TENSOR, _ZERO = (_FILL_OPS["fill_.Scalar"], _FILL_OPS["fill_.Tensor"],
+                                     _FILL_OPS["zero_"])
 
 
 def numpy(self: Tensor, *, force: bool = False) -> np.ndarray:

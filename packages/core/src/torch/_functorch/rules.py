@@ -755,7 +755,7 @@ _ELEMENTWISE_EXTRA = (
     "where.self", "lerp.Tensor", "addcmul", "addcdiv", "xlogy.Tensor", "float_power.Tensor_Tensor",
     "empty_like", "zeros_like", "ones_like", "full_like", "signbit", "isinf", "isfinite",
     "isposinf", "isneginf", "positive", "frac", "deg2rad", "rad2deg", "square", "logaddexp",
-    "logaddexp2",
+    "logaddexp2", "fill_.Scalar", "zero_",
     # the activations of torch._aten.activations and their backwards (scalars besides)
     "leaky_relu", "leaky_relu_backward", "elu", "elu_backward", "celu", "hardtanh",
     "hardtanh_backward", "softplus", "softplus_backward", "hardsigmoid", "hardsigmoid_backward",
