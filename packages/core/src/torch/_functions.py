@@ -51,6 +51,7 @@ OP_MODULES = (
     "_fused.activations",
     "_aten.activations",
     "_aten.losses",
+    "_aten.nn_layout",
     "_fused.embedding",
     "_fused.linear",
     "_fused.rnn_cells",

@@ -777,6 +777,8 @@ _LEADING = (
     "tril", "triu", "linalg_inv", "linalg_inv_ex", "linalg_det", "linalg_slogdet",
     "linalg_cholesky", "linalg_cholesky_ex", "linalg_eig", "linalg_eigvals", "_linalg_eigh",
     "_linalg_svd", "linalg_qr", "linalg_lu", "linalg_lu_factor_ex",
+    # torch._aten.nn_layout: they pad / shuffle the trailing dims only
+    "constant_pad_nd", "pixel_shuffle", "pixel_unshuffle",
 )
 _RANDOM = {
     "bernoulli": elementwise, "bernoulli.p": elementwise, "bernoulli_.float": elementwise,

@@ -829,6 +829,46 @@ def _pad(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     return g.op("Pad", x, g.ints(begins + ends), value, mode=mode)
 
 
+@row("aten::constant_pad_nd")
+def _constant_pad_nd(g: Builder, node: Node, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> str:
+    x, widths = args[0], [int(p) for p in _arg(args, kwargs, 1, "pad", [])]
+    value = _arg(args, kwargs, 2, "value", 0)
+    begins, ends = [0] * x.rank, [0] * x.rank
+    for k in range(len(widths) // 2):  # (before, after) pairs from the last dim backwards
+        begins[x.rank - 1 - k], ends[x.rank - 1 - k] = widths[2 * k], widths[2 * k + 1]
+    # ONNX Pad (opset 11 on) crops where a width is negative, as constant_pad_nd does
+    return g.op("Pad", x, g.ints(begins + ends), g.const(value, x.dtype), mode="constant")
+
+
+def _shuffle(g: Builder, x: Any, split: list[int], perm: list[int], out: list[int]) -> str:
+    """Reshape ``x`` to ``split``, permute by ``perm`` and reshape to ``out``."""
+    grouped = g.op("Reshape", x, g.ints(split))
+    return g.op("Reshape", g.op("Transpose", grouped, perm=perm), g.ints(out))
+
+
+@row("aten::pixel_shuffle")
+def _pixel_shuffle(g: Builder, node: Node, args: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> str:
+    x, r = args[0], int(_arg(args, kwargs, 1, "upscale_factor", 1))
+    *lead, c, h, w = x.shape
+    k = len(lead)
+    return _shuffle(g, x, [*lead, c // (r * r), r, r, h, w],
+                    [*range(k), k, k + 3, k + 1, k + 4, k + 2],
+                    [*lead, c // (r * r), h * r, w * r])
+
+
+@row("aten::pixel_unshuffle")
+def _pixel_unshuffle(g: Builder, node: Node, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> str:
+    x, r = args[0], int(_arg(args, kwargs, 1, "downscale_factor", 1))
+    *lead, c, h, w = x.shape
+    k = len(lead)
+    return _shuffle(g, x, [*lead, c, h // r, r, w // r, r],
+                    [*range(k), k, k + 2, k + 4, k + 1, k + 3],
+                    [*lead, c * r * r, h // r, w // r])
+
+
 @row("aten::einsum")
 def _einsum(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     dtype = _out(node).dtype

@@ -63,6 +63,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         raise RuntimeError("Padding length should be less than or equal to two times the input "
                          "dimension but got padding length "
                          f"{len(pad)} and input of dimension {input.dim()}")
+    if mode == "constant":  # one operator, as in PyTorch (negative pads crop)
+        return torch.ops.aten.constant_pad_nd.default(input, [int(p) for p in pad],
+                                                      0.0 if value is None else value)
     out = input
     for k in range(len(pad) // 2):
         dim = input.dim() - 1 - k
@@ -70,24 +73,6 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         if before == 0 and after == 0:
             continue
         size = out.shape[dim]
-        if mode == "constant":
-            if before < 0:
-                out = out.narrow(dim, -before, out.shape[dim] + before)
-                before = 0
-            if after < 0:
-                out = out.narrow(dim, 0, out.shape[dim] + after)
-                after = 0
-            parts = []
-            for n in (before, None, after):
-                if n is None:
-                    parts.append(out)
-                elif n:
-                    shape = list(out.shape)
-                    shape[dim] = n
-                    parts.append(torch.full(shape, 0.0 if value is None else value,
-                                            dtype=out.dtype, device=out.device))
-            out = torch.cat(parts, dim) if len(parts) > 1 else out
-            continue
         if mode == "reflect" and (before >= size or after >= size):
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                                f"input dimension, but got: padding ({before}, {after}) at "

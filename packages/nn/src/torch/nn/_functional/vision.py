@@ -544,43 +544,14 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
-    """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
-    r = upscale_factor
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.dim()} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
-    *lead, c, h, w = input.shape
-    if c % (r * r):
-        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
-                           f"divisible by the square of upscale_factor, but input.size(-3)={c}"
-                           f" is not divisible by {r * r}")
-    k = len(lead)
-    x = input.reshape(*lead, c // (r * r), r, r, h, w)
-    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): ``aten::pixel_shuffle``, as in PyTorch."""
+    return torch.ops.aten.pixel_shuffle.default(input, upscale_factor)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
-    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of ``pixel_shuffle``."""
-    r = downscale_factor
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.dim()} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
-    *lead, c, h, w = input.shape
-    if h % r or w % r:
-        which = "height" if h % r else "width"
-        size = h if h % r else w
-        raise RuntimeError(f"pixel_unshuffle expects {which} to be divisible by "
-                           f"downscale_factor, but input.size({-2 if h % r else -1})={size} is "
-                           f"not divisible by {r}")
-    k = len(lead)
-    x = input.reshape(*lead, c, h // r, r, w // r, r)
-    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of ``pixel_shuffle``:
+    ``aten::pixel_unshuffle``, as in PyTorch."""
+    return torch.ops.aten.pixel_unshuffle.default(input, downscale_factor)
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:

@@ -1,0 +1,34 @@
+"""Derivative formulas: the layout-changing nn operators of ``torch._aten.nn_layout``.
+
+As in PyTorch's derivatives table, a constant pad's gradient is the incoming gradient cropped
+back (``constant_pad_nd`` with the negated pads: the padded cells, constants, get nothing),
+and ``pixel_shuffle`` / ``pixel_unshuffle`` are each other's gradient. All are linear, so
+the rules differentiate again through the same operators.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._aten.nn_layout import ATEN
+from ..._core.tensor import Tensor
+from . import derivative
+from .shape import arg, needs, positional
+
+
+@derivative("aten::constant_pad_nd", args=False, result=False)
+def _constant_pad_nd(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    pad = [-int(p) for p in arg(ctx, 1, "pad")]
+    return positional(ctx, ATEN["constant_pad_nd"](grad, pad) if needs(ctx, 0) else None)
+
+
+@derivative("aten::pixel_shuffle", args=False, result=False)
+def _pixel_shuffle(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    factor = arg(ctx, 1, "upscale_factor")
+    return positional(ctx, ATEN["pixel_unshuffle"](grad, factor) if needs(ctx, 0) else None)
+
+
+@derivative("aten::pixel_unshuffle", args=False, result=False)
+def _pixel_unshuffle(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    factor = arg(ctx, 1, "downscale_factor")
+    return positional(ctx, ATEN["pixel_shuffle"](grad, factor) if needs(ctx, 0) else None)

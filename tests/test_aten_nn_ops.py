@@ -1,0 +1,149 @@
+"""The nn layout operators that are aten operators of their own in PyTorch: ``F.pad`` in
+constant mode reaches ``aten::constant_pad_nd``, ``F.pixel_shuffle`` / ``F.pixel_unshuffle``
+reach ``aten::pixel_shuffle`` / ``aten::pixel_unshuffle``, backward passes included.
+
+Values are compared with numpy (np.pad, reshape/transpose written out here); gradients with
+gradcheck in float64; operator names as PyTorch's dispatch mode reports them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from dispatch_recording import CallNames
+
+import torch
+import torch.nn.functional as F
+
+
+def _names(fn) -> list[str]:
+    mode = CallNames()
+    with mode:
+        fn()
+    return mode.names
+
+
+def _np_constant_pad(a: np.ndarray, pad: list[int], value: float) -> np.ndarray:
+    """numpy's constant pad, with negative widths cropping first (constant_pad_nd's rule)."""
+    widths = [(0, 0)] * a.ndim
+    crops = [slice(None)] * a.ndim
+    for k in range(len(pad) // 2):
+        dim = a.ndim - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        crops[dim] = slice(max(-before, 0), a.shape[dim] - max(-after, 0))
+        widths[dim] = (max(before, 0), max(after, 0))
+    return np.pad(a[tuple(crops)], widths, constant_values=value)
+
+
+def _np_pixel_shuffle(a: np.ndarray, r: int) -> np.ndarray:
+    """out[..., c, h*r + i, w*r + j] = a[..., c*r*r + i*r + j, h, w], written as loops."""
+    *lead, c, h, w = a.shape
+    out = np.empty((*lead, c // (r * r), h * r, w * r), a.dtype)
+    for ch in range(c // (r * r)):
+        for i in range(r):
+            for j in range(r):
+                out[..., ch, i::r, j::r] = a[..., ch * r * r + i * r + j, :, :]
+    return out
+
+
+PADS = [(1, 1), (2, 0, 1, 3), (-1, 2), (1, -2, -1, 0), (0, 0), (1, 1, 1, 1, 1, 1)]
+
+
+@pytest.mark.parametrize("pad", PADS)
+def test_constant_pad_matches_numpy_and_is_one_operator(pad) -> None:
+    x = torch.randn(2, 4, 5)
+    got = F.pad(x, pad, value=-1.5)
+    np.testing.assert_array_equal(got.numpy(), _np_constant_pad(x.numpy(), list(pad), -1.5))
+    assert _names(lambda: F.pad(x, pad, value=-1.5)) == ["aten.constant_pad_nd.default"]
+
+
+def test_constant_pad_copies_integers_and_refuses_negative_sizes() -> None:
+    x = torch.arange(6).view(2, 3)
+    got = F.pad(x, (0, 0))
+    assert got.dtype == torch.int64 and got.tolist() == x.tolist()
+    got[0, 0] = 100  # a zero pad still copies, as constant_pad_nd does
+    assert x[0, 0].item() == 0
+    np.testing.assert_array_equal(F.pad(x, (2, -1), value=7).numpy(),
+                                  _np_constant_pad(x.numpy(), [2, -1], 7))
+    with pytest.raises(RuntimeError, match="resulted in a negative output size"):
+        torch.ops.aten.constant_pad_nd.default(x, [-2, -2])
+    with pytest.raises(RuntimeError, match="Length of pad must be even"):
+        torch.ops.aten.constant_pad_nd.default(x, [1])
+
+
+def test_constant_pad_shapes_on_meta() -> None:
+    x = torch.empty(3, 4, 5, device="meta")
+    got = F.pad(x, (1, 2, -1, 3))
+    assert got.device.type == "meta" and tuple(got.shape) == (3, 6, 8)
+
+
+def test_constant_pad_gradients_and_backward_operator() -> None:
+    x = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
+    pad = (1, -2, 2, 1)
+    assert torch.autograd.gradcheck(lambda t: F.pad(t, pad, value=3.0), (x,))
+    assert torch.autograd.gradgradcheck(lambda t: F.pad(t, pad, value=3.0) ** 2, (x,))
+    y = F.pad(x, pad)
+    grad = torch.randn(y.shape, dtype=torch.float64)
+    names = _names(lambda: y.backward(grad))
+    assert "aten.constant_pad_nd.default" in names  # the gradient is the cropped gradient
+    expected = np.zeros((2, 3, 4))
+    expected[:, :, 0:2] = grad.numpy()[:, 2:5, 1:3]  # last dim: +1 before, -2 after
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+@pytest.mark.parametrize("shape,r", [((1, 4, 2, 3), 2), ((2, 3, 18, 2, 2), 3), ((9, 1, 1), 3)])
+def test_pixel_shuffle_matches_numpy_and_unshuffle_inverts_it(shape, r) -> None:
+    x = torch.randn(*shape)
+    got = F.pixel_shuffle(x, r)
+    np.testing.assert_array_equal(got.numpy(), _np_pixel_shuffle(x.numpy(), r))
+    np.testing.assert_array_equal(F.pixel_unshuffle(got, r).numpy(), x.numpy())
+    assert _names(lambda: F.pixel_shuffle(x, r)) == ["aten.pixel_shuffle.default"]
+    assert _names(lambda: F.pixel_unshuffle(got, r)) == ["aten.pixel_unshuffle.default"]
+
+
+def test_pixel_shuffle_gradients_meta_and_errors() -> None:
+    x = torch.randn(2, 8, 3, 2, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: F.pixel_shuffle(t, 2), (x,))
+    assert torch.autograd.gradgradcheck(lambda t: F.pixel_unshuffle(t, 1) ** 2, (x,))
+    y = F.pixel_shuffle(x, 2)
+    assert "aten.pixel_unshuffle.default" in _names(lambda: y.sum().backward())
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones((2, 8, 3, 2)))
+    assert tuple(F.pixel_shuffle(torch.empty(1, 8, 3, 2, device="meta"), 2).shape) == (1, 2, 6, 4)
+    with pytest.raises(RuntimeError, match="divisible by the square of upscale_factor"):
+        F.pixel_shuffle(torch.randn(1, 3, 2, 2), 2)
+    with pytest.raises(RuntimeError, match="expects height to be divisible"):
+        F.pixel_unshuffle(torch.randn(1, 1, 3, 2), 2)
+    with pytest.raises(RuntimeError, match="at least 3 dimensions"):
+        F.pixel_shuffle(torch.randn(4, 4), 2)
+
+
+def test_onnx_exports_constant_pad_and_shuffles() -> None:
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    import io
+
+    def fn(x):
+        up = F.pixel_shuffle(x, 2)
+        return (torch.ops.aten.constant_pad_nd.default(x, [1, -1, 2, 0], 0.5), up,
+                F.pixel_unshuffle(up, 2), F.pad(x, (1, 2), value=-3.0))
+
+    x = torch.randn(2, 8, 3, 4)
+    buffer = io.BytesIO()
+    torch.onnx.export(fn, (x,), buffer, input_names=["x"])
+    onnx.checker.check_model(onnx.load_from_string(buffer.getvalue()))
+    session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+    for got, want in zip(session.run(None, {"x": x.numpy()}), fn(x)):
+        np.testing.assert_allclose(got, want.numpy(), rtol=0, atol=0)
+
+
+def test_vmap_batches_pad_and_shuffles_per_sample() -> None:
+    from torch.func import vmap
+
+    x = torch.randn(2, 3, 4, 2, 2)
+    # batch dim 1: each sample x[:, i] handled alone, then stacked
+    got = vmap(lambda t: F.pad(t, (1, -1, 2, 0), value=0.25), in_dims=1)(x)
+    want = np.stack([_np_constant_pad(x[:, i].numpy(), [1, -1, 2, 0], 0.25) for i in range(3)])
+    np.testing.assert_array_equal(got.numpy(), want)
+    got = vmap(lambda t: F.pixel_shuffle(t, 2), in_dims=1)(x)
+    want = np.stack([_np_pixel_shuffle(x[:, i].numpy(), 2) for i in range(3)])
+    np.testing.assert_array_equal(got.numpy(), want)
