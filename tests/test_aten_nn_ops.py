@@ -147,3 +147,68 @@ def test_vmap_batches_pad_and_shuffles_per_sample() -> None:
     got = vmap(lambda t: F.pixel_shuffle(t, 2), in_dims=1)(x)
     want = np.stack([_np_pixel_shuffle(x[:, i].numpy(), 2) for i in range(3)])
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+def _np_nearest(a: np.ndarray, out_h: int, out_w: int, scales) -> np.ndarray:
+    """PyTorch's nearest rule: output i reads floor(i * step), step 1/scale or size/out."""
+    h, w = a.shape[-2:]
+    step_h = 1.0 / scales[0] if scales else h / out_h
+    step_w = 1.0 / scales[1] if scales else w / out_w
+    rows = [min(int(np.floor(i * step_h)), h - 1) for i in range(out_h)]
+    cols = [min(int(np.floor(j * step_w)), w - 1) for j in range(out_w)]
+    return a[..., rows, :][..., cols]
+
+
+NEAREST = [({"scale_factor": 2}, (8, 6), (2.0, 2.0)), ({"size": (5, 7)}, (5, 7), None),
+           ({"scale_factor": (1.5, 0.5)}, (6, 1), (1.5, 0.5)), ({"size": 3}, (3, 3), None)]
+
+
+@pytest.mark.parametrize("kwargs,out,scales", NEAREST)
+def test_upsample_nearest2d_matches_numpy_and_is_one_operator(kwargs, out, scales) -> None:
+    x = torch.randn(2, 3, 4, 3)
+    got = F.interpolate(x, **kwargs)
+    np.testing.assert_array_equal(got.numpy(), _np_nearest(x.numpy(), *out, scales))
+    assert _names(lambda: F.interpolate(x, **kwargs)) == ["aten.upsample_nearest2d.default"]
+    meta = F.interpolate(torch.empty(2, 3, 4, 3, device="meta"), **kwargs)
+    assert tuple(meta.shape) == (2, 3, *out)
+
+
+def test_upsample_nearest2d_gradients_and_backward_operator() -> None:
+    x = torch.randn(1, 2, 3, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: F.interpolate(t, size=(5, 3)), (x,))
+    assert torch.autograd.gradgradcheck(lambda t: F.interpolate(t, scale_factor=2) ** 2, (x,))
+    y = F.interpolate(x, scale_factor=(2, 0.5))
+    grad = torch.randn(y.shape, dtype=torch.float64)
+    assert _names(lambda: y.backward(grad)) == ["aten.upsample_nearest2d_backward.default"]
+    expected = np.zeros((1, 2, 3, 4))  # rows read 0,0,1,1,2,2; columns read 0 and 2
+    g = grad.numpy()
+    for i in range(6):
+        for j in range(2):
+            expected[:, :, i // 2, 2 * j] += g[:, :, i, j]
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+
+
+def test_onnx_exports_upsample_nearest2d() -> None:
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    import io
+
+    def fn(x):
+        return F.interpolate(x, scale_factor=2), F.interpolate(x, size=(5, 7))
+
+    x = torch.randn(2, 3, 4, 3)
+    buffer = io.BytesIO()
+    torch.onnx.export(fn, (x,), buffer, input_names=["x"])
+    onnx.checker.check_model(onnx.load_from_string(buffer.getvalue()))
+    session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+    for got, want in zip(session.run(None, {"x": x.numpy()}), fn(x)):
+        np.testing.assert_array_equal(got, want.numpy())
+
+
+def test_vmap_folds_samples_into_upsample_nearest2d() -> None:
+    from torch.func import vmap
+
+    x = torch.randn(3, 2, 2, 4, 3)
+    got = vmap(lambda t: F.interpolate(t, size=(5, 2)), in_dims=2)(x)
+    want = np.stack([_np_nearest(x[:, :, i].numpy(), 5, 2, None) for i in range(2)])
+    np.testing.assert_array_equal(got.numpy(), want)

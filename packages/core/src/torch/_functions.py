@@ -52,6 +52,7 @@ OP_MODULES = (
     "_aten.activations",
     "_aten.losses",
     "_aten.nn_layout",
+    "_aten.resample",
     "_fused.embedding",
     "_fused.linear",
     "_fused.rnn_cells",

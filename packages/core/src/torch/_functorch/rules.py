@@ -93,6 +93,17 @@ def leading_self(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str,
     return func(*args, **kwargs)
 
 
+def samples_folded(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Ops on a fixed-rank batch of samples (``upsample_nearest2d``'s (N, C, H, W)) whose
+    samples are independent: the batch dim folds into N and comes out again."""
+    if any(isinstance(a, Tensor) and ctx.batched(a) for a in args[1:]) or any(
+            isinstance(v, Tensor) and ctx.batched(v) for v in kwargs.values()):
+        return _fallback(ctx, func, args, kwargs)
+    x = args[0]
+    out = func(x.reshape((-1,) + tuple(x.shape[2:])), *args[1:], **kwargs)
+    return out.reshape((x.shape[0], x.shape[1]) + tuple(out.shape[1:]))
+
+
 # -- dims -------------------------------------------------------------------------------------
 
 # schema argument names that hold dims of ``self``
@@ -805,6 +816,7 @@ for _name in _DIMS_ALIGNED:
     RULES[f"aten::{_name}"] = dims(aligned=True)
 for _name in _LEADING:
     RULES[f"aten::{_name}"] = leading_self
+RULES["aten::upsample_nearest2d"] = samples_folded
 for _name, _rule in _RANDOM.items():
     RULES[f"aten::{_name}"] = random_batched(_rule)
 RULES.update({

@@ -869,6 +869,22 @@ def _pixel_unshuffle(g: Builder, node: Node, args: tuple[Any, ...],
                     [*lead, c * r * r, h // r, w // r])
 
 
+@row("aten::upsample_nearest2d")
+def _upsample_nearest2d(g: Builder, node: Node, args: tuple[Any, ...],
+                        kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    sizes = [int(v) for v in _arg(args, kwargs, 1, "output_size", [])]
+    scales = [_arg(args, kwargs, 2, "scales_h", None), _arg(args, kwargs, 3, "scales_w", None)]
+    # asymmetric + floor is upsample_nearest2d's map: output i reads floor(i / scale); the
+    # caller's scales drive it when both are given, as in the eager kernel, else the sizes
+    attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
+             "nearest_mode": "floor"}
+    if None not in scales:
+        factors = g.const([1.0, 1.0, *(float(v) for v in scales)], torch.float32)
+        return g.op("Resize", x, None, factors, **attrs)
+    return g.op("Resize", x, None, None, g.ints([*x.shape[:2], *sizes]), **attrs)
+
+
 @row("aten::einsum")
 def _einsum(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     dtype = _out(node).dtype

@@ -312,6 +312,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                            f"({_sizes_text(outs)})")
     if antialias:
         return _interpolate_aa(input, outs, mode, bool(align_corners), scales)
+    if mode == "nearest" and n == 2:  # one operator, as in PyTorch
+        return torch.ops.aten.upsample_nearest2d.default(input, outs, scales[0], scales[1])
     x = input
     for i in range(n):
         x = _resample_dim(x, 2 + i, outs[i], mode, bool(align_corners), scales[i])
