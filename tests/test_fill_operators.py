@@ -71,8 +71,30 @@ def test_vmap_fills_each_sample_without_the_fallback():
     assert batched.fallback_counts == before
 
 
-def test_fill_of_a_result_that_requires_grad_records_the_write():
+def test_overwritten_history_gets_zero_gradients():
+    # PyTorch's CopyBackwards sends zeros to the history a copy_/fill_/zero_ overwrote: the
+    # input's gradient is a zero tensor, not None
+    for write in (lambda y: y.fill_(3.0), lambda y: y.zero_(),
+                  lambda y: y.copy_(torch.full((3,), 4.0))):
+        x = torch.ones(3, requires_grad=True)
+        y = x * 2
+        write(y)
+        y.sum().backward()
+        assert x.grad is not None and x.grad.tolist() == [0.0, 0.0, 0.0]
+    x = torch.ones(3, requires_grad=True)
+    z = torch.ones(3, requires_grad=True)
+    y = x * 2
+    y.copy_(z * 3)
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0] and z.grad.tolist() == [3.0, 3.0, 3.0]
+    # a view written in place: only the written elements' gradient is cut
     x = torch.ones(3, requires_grad=True)
     y = x * 2
-    y.fill_(3.0)
-    assert y.grad_fn is not None and y.tolist() == [3.0, 3.0, 3.0]
+    y[0].fill_(5.0)
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 2.0, 2.0]
+    # a tensor that did not require grad before the copy has no earlier history to feed
+    w = torch.zeros(3)
+    w.copy_(z * 2)
+    w.sum().backward()
+    assert z.grad.tolist() == [5.0, 5.0, 5.0]

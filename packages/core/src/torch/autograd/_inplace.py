@@ -60,17 +60,21 @@ def before_write(dst: Tensor, src: Tensor | None) -> None:
 
 
 class CopyBackwards(Node):
-    """``dst.copy_(src)`` on a tensor that is not a view: the gradient goes to ``src``."""
+    """``dst.copy_(src)`` (or a fill, without ``src``) on a tensor that is not a view: the
+    gradient goes to ``src``, and zeros go to ``dst``'s history before the write, as in
+    PyTorch (so a tensor whose values were all overwritten gets a zero gradient, not none)."""
 
-    def __init__(self, src: Tensor | None) -> None:
+    def __init__(self, dst: Tensor, src: Tensor | None) -> None:
         super().__init__()
-        self._next = (edge_of(src),) if src is not None else ()
+        self._next = (edge_of(dst), edge_of(src) if src is not None else (None, 0))
         self._meta = (src._shape, src._dtype, src._device) if src is not None else None
 
     def apply(self, grads: list[Any]) -> list[Any]:
-        if not self._next:
-            return []
-        return [conform(grads[0], self._meta)]
+        from .._aten import factories as _fac
+
+        g = grads[0]
+        previous = _fac.zeros_like(g) if self._next[0][0] is not None else None
+        return [previous, conform(g, self._meta) if self._meta is not None else None]
 
 
 class CopySlices(Node):
@@ -137,7 +141,7 @@ def after_write(dst: Tensor, src: Tensor | None) -> None:
     """Give ``dst`` (and its base, for a view) the history of the write."""
     base = dst._base
     if base is None:
-        dst.grad_fn = CopyBackwards(src)
+        dst.grad_fn = CopyBackwards(dst, src)
         dst._requires_grad = True
         dst.__dict__["_output_nr"] = 0
         return
