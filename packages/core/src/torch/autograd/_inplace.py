@@ -66,7 +66,13 @@ class CopyBackwards(Node):
 
     def __init__(self, dst: Tensor, src: Tensor | None) -> None:
         super().__init__()
-        self._next = (edge_of(dst), edge_of(src) if src is not None else (None, 0))
+        previous = edge_of(dst)
+        source = src.grad_fn if src is not None else None
+        if source is not None and previous in source._next:
+            # an in-place op (``y.relu_()`` is ``y.copy_(relu(y))``): the source's own node
+            # already feeds the previous history, which needs no zeros besides
+            previous = (None, 0)
+        self._next = (previous, edge_of(src) if src is not None else (None, 0))
         self._meta = (src._shape, src._dtype, src._device) if src is not None else None
 
     def apply(self, grads: list[Any]) -> list[Any]:
