@@ -185,6 +185,17 @@ __attribute__((always_inline)) inline void store_twiddled(T* yr, T* yi, int64_t 
   store(yi + at, br * wi + bi * wr);
 }
 
+// The P inputs of a butterfly: elements a0 + r * step of the group, r < P.
+template <int P, class T>
+__attribute__((always_inline)) inline void load_inputs(Vec<T> (&re)[P], Vec<T> (&im)[P],
+                                                       const T* xr, const T* xi, int64_t a0,
+                                                       int64_t step) {
+  for (int r = 0; r < P; ++r) {
+    load(re[r], xr + slot<T>(a0 + r * step));
+    load(im[r], xi + slot<T>(a0 + r * step));
+  }
+}
+
 template <class T>
 PLAIT_CLONES void radix2(const T* xr, const T* xi, T* yr, T* yi, int64_t m, int64_t s,
                          const T* twr, const T* twi) {
@@ -216,23 +227,12 @@ PLAIT_CLONES void radix4(const T* xr, const T* xi, T* yr, T* yi, int64_t m, int6
     const T w2r = twr[3 * j + 1], w2i = twi[3 * j + 1];
     const T w3r = twr[3 * j + 2], w3i = twi[3 * j + 2];
     for (int64_t q = 0; q < s; ++q) {
-      const int64_t a0 = q + s * j, step_in = s * m;
-      Vec<T> x0r, x0i;
-      load(x0r, xr + slot<T>(a0));
-      load(x0i, xi + slot<T>(a0));
-      Vec<T> x1r, x1i;
-      load(x1r, xr + slot<T>(a0 + step_in));
-      load(x1i, xi + slot<T>(a0 + step_in));
-      Vec<T> x2r, x2i;
-      load(x2r, xr + slot<T>(a0 + 2 * step_in));
-      load(x2i, xi + slot<T>(a0 + 2 * step_in));
-      Vec<T> x3r, x3i;
-      load(x3r, xr + slot<T>(a0 + 3 * step_in));
-      load(x3i, xi + slot<T>(a0 + 3 * step_in));
-      const Vec<T> t0r = x0r + x2r, t0i = x0i + x2i;
-      const Vec<T> t1r = x0r - x2r, t1i = x0i - x2i;
-      const Vec<T> t2r = x1r + x3r, t2i = x1i + x3i;
-      const Vec<T> t3r = (x1r - x3r) * sign, t3i = (x1i - x3i) * sign;
+      Vec<T> ar[4], ai[4];
+      load_inputs<4>(ar, ai, xr, xi, q + s * j, s * m);
+      const Vec<T> t0r = ar[0] + ar[2], t0i = ai[0] + ai[2];
+      const Vec<T> t1r = ar[0] - ar[2], t1i = ai[0] - ai[2];
+      const Vec<T> t2r = ar[1] + ar[3], t2i = ai[1] + ai[3];
+      const Vec<T> t3r = (ar[1] - ar[3]) * sign, t3i = (ai[1] - ai[3]) * sign;
       const int64_t y0 = q + s * 4 * j, step_out = s;
       store(yr + slot<T>(y0), t0r + t2r);
       store(yi + slot<T>(y0), t0i + t2i);
@@ -253,22 +253,14 @@ PLAIT_CLONES void radix3(const T* xr, const T* xi, T* yr, T* yi, int64_t m, int6
     const T w1r = twr[2 * j], w1i = twi[2 * j];
     const T w2r = twr[2 * j + 1], w2i = twi[2 * j + 1];
     for (int64_t q = 0; q < s; ++q) {
-      const int64_t a0 = q + s * j, step_in = s * m;
-      Vec<T> x0r, x0i;
-      load(x0r, xr + slot<T>(a0));
-      load(x0i, xi + slot<T>(a0));
-      Vec<T> x1r, x1i;
-      load(x1r, xr + slot<T>(a0 + step_in));
-      load(x1i, xi + slot<T>(a0 + step_in));
-      Vec<T> x2r, x2i;
-      load(x2r, xr + slot<T>(a0 + 2 * step_in));
-      load(x2i, xi + slot<T>(a0 + 2 * step_in));
-      const Vec<T> tr = x1r + x2r, ti = x1i + x2i;
-      const Vec<T> dr = (x1r - x2r) * root, di = (x1i - x2i) * root;
-      const Vec<T> cr = x0r + tr * half, ci = x0i + ti * half;
+      Vec<T> ar[3], ai[3];
+      load_inputs<3>(ar, ai, xr, xi, q + s * j, s * m);
+      const Vec<T> tr = ar[1] + ar[2], ti = ai[1] + ai[2];
+      const Vec<T> dr = (ar[1] - ar[2]) * root, di = (ai[1] - ai[2]) * root;
+      const Vec<T> cr = ar[0] + tr * half, ci = ai[0] + ti * half;
       const int64_t y0 = q + s * 3 * j, step_out = s;
-      store(yr + slot<T>(y0), x0r + tr);
-      store(yi + slot<T>(y0), x0i + ti);
+      store(yr + slot<T>(y0), ar[0] + tr);
+      store(yi + slot<T>(y0), ai[0] + ti);
       // b1 = c + i root d, b2 = c - i root d
       store_twiddled(yr, yi, slot<T>(y0 + step_out), cr - di, ci + dr, w1r, w1i);
       store_twiddled(yr, yi, slot<T>(y0 + 2 * step_out), cr + di, ci - dr, w2r, w2i);
@@ -290,18 +282,14 @@ PLAIT_CLONES void radix5(const T* xr, const T* xi, T* yr, T* yi, int64_t m, int6
   }
   for (int64_t j = 0; j < m; ++j) {
     for (int64_t q = 0; q < s; ++q) {
-      const int64_t a0 = q + s * j, step_in = s * m;
-      Vec<T> xr_[5], xi_[5];
-      for (int r = 0; r < 5; ++r) {
-        load(xr_[r], xr + slot<T>(a0 + r * step_in));
-        load(xi_[r], xi + slot<T>(a0 + r * step_in));
-      }
+      Vec<T> ar[5], ai[5];
+      load_inputs<5>(ar, ai, xr, xi, q + s * j, s * m);
       const int64_t y0 = q + s * 5 * j, step_out = s;
       for (int k = 0; k < 5; ++k) {
-        Vec<T> br = xr_[0], bi = xi_[0];
+        Vec<T> br = ar[0], bi = ai[0];
         for (int r = 1; r < 5; ++r) {
-          br += xr_[r] * cr[r][k] - xi_[r] * ci[r][k];
-          bi += xr_[r] * ci[r][k] + xi_[r] * cr[r][k];
+          br += ar[r] * cr[r][k] - ai[r] * ci[r][k];
+          bi += ar[r] * ci[r][k] + ai[r] * cr[r][k];
         }
         if (k == 0) {
           store(yr + slot<T>(y0), br);
