@@ -59,14 +59,44 @@ std::vector<int> factorize(int64_t n) {
   return radices;
 }
 
+// Unit complex numbers e^{i angle}, computed in double and kept in both precisions.
+struct Roots {
+  std::vector<double> re, im;
+  std::vector<float> re_f, im_f;
+
+  void push(double angle) {
+    re.push_back(std::cos(angle));
+    im.push_back(std::sin(angle));
+    re_f.push_back(static_cast<float>(re.back()));
+    im_f.push_back(static_cast<float>(im.back()));
+  }
+
+  template <class T>
+  const T* real() const {
+    if constexpr (std::is_same_v<T, float>) {
+      return re_f.data();
+    } else {
+      return re.data();
+    }
+  }
+
+  template <class T>
+  const T* imag() const {
+    if constexpr (std::is_same_v<T, float>) {
+      return im_f.data();
+    } else {
+      return im.data();
+    }
+  }
+};
+
 // One stage: its radix, the lengths that index it and its twiddles w^(jk), w = e^{sign 2 pi i
-// / n'}, for j < m and 1 <= k < p at [j * (p - 1) + k - 1], in both precisions.
+// / n'}, for j < m and 1 <= k < p at [j * (p - 1) + k - 1].
 struct Stage {
   int radix;
   int64_t m;  // n' / p
   int64_t s;  // the product of the earlier stages' radices
-  std::vector<double> twiddle_re, twiddle_im;
-  std::vector<float> twiddle_re_f, twiddle_im_f;
+  Roots twiddles;
 };
 
 struct Plan {
@@ -76,8 +106,7 @@ struct Plan {
   double root_re[5][5], root_im[5][5];
   // e^{-2 pi i k / 2n} for k <= n: a real signal of length 2n is transformed as n complex
   // values (even samples real, odd imaginary) and unpacked with these
-  std::vector<double> unpack_re, unpack_im;
-  std::vector<float> unpack_re_f, unpack_im_f;
+  Roots unpack;
 };
 
 std::shared_ptr<const Plan> make_plan(int64_t n, bool forward, const std::vector<int>& radices) {
@@ -91,31 +120,21 @@ std::shared_ptr<const Plan> make_plan(int64_t n, bool forward, const std::vector
     st.radix = p;
     st.m = remaining / p;
     st.s = stride;
-    const size_t count = static_cast<size_t>(st.m) * static_cast<size_t>(p - 1);
-    st.twiddle_re.resize(count);
-    st.twiddle_im.resize(count);
     for (int64_t j = 0; j < st.m; ++j) {
       for (int k = 1; k < p; ++k) {
         // (j * k) mod n' keeps the angle small and exact for large lengths
         const double angle = sign * kTwoPi * static_cast<double>((j * k) % remaining) /
                              static_cast<double>(remaining);
-        st.twiddle_re[j * (p - 1) + k - 1] = std::cos(angle);
-        st.twiddle_im[j * (p - 1) + k - 1] = std::sin(angle);
+        st.twiddles.push(angle);  // at j * (p - 1) + k - 1
       }
     }
-    st.twiddle_re_f.assign(st.twiddle_re.begin(), st.twiddle_re.end());
-    st.twiddle_im_f.assign(st.twiddle_im.begin(), st.twiddle_im.end());
     plan->stages.push_back(std::move(st));
     remaining /= p;
     stride *= p;
   }
   for (int64_t k = 0; k <= n; ++k) {
-    const double angle = -kTwoPi * static_cast<double>(k) / static_cast<double>(2 * n);
-    plan->unpack_re.push_back(std::cos(angle));
-    plan->unpack_im.push_back(std::sin(angle));
+    plan->unpack.push(-kTwoPi * static_cast<double>(k) / static_cast<double>(2 * n));
   }
-  plan->unpack_re_f.assign(plan->unpack_re.begin(), plan->unpack_re.end());
-  plan->unpack_im_f.assign(plan->unpack_im.begin(), plan->unpack_im.end());
   for (int r = 0; r < 5; ++r) {
     for (int k = 0; k < 5; ++k) {
       const double angle = sign * kTwoPi * static_cast<double>((r * k) % 5) / 5.0;
@@ -131,27 +150,9 @@ std::shared_ptr<const Plan> plan_for(int64_t n, bool forward) {
   static std::mutex mutex;
   static std::map<std::pair<int64_t, bool>, std::shared_ptr<const Plan>> plans;
   std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = plans[{n, forward}];
-  if (!slot) slot = make_plan(n, forward, factorize(n));
-  return slot;
-}
-
-template <class T>
-const T* twiddles_re(const Stage& st) {
-  if constexpr (std::is_same_v<T, float>) {
-    return st.twiddle_re_f.data();
-  } else {
-    return st.twiddle_re.data();
-  }
-}
-
-template <class T>
-const T* twiddles_im(const Stage& st) {
-  if constexpr (std::is_same_v<T, float>) {
-    return st.twiddle_im_f.data();
-  } else {
-    return st.twiddle_im.data();
-  }
+  auto& cached = plans[{n, forward}];
+  if (!cached) cached = make_plan(n, forward, factorize(n));
+  return cached;
 }
 
 // One lane vector: a group's element, kLanes signals wide. GCC splits it into the clone's
@@ -430,8 +431,8 @@ template <class T>
 std::pair<T*, T*> transform_group(const Plan& plan, bool forward, T* re, T* im, T* re2,
                                   T* im2) {
   for (const Stage& st : plan.stages) {
-    const T* twr = twiddles_re<T>(st);
-    const T* twi = twiddles_im<T>(st);
+    const T* twr = st.twiddles.real<T>();
+    const T* twi = st.twiddles.imag<T>();
     switch (st.radix) {
       case 4: radix4<T>(re, im, re2, im2, st.m, st.s, twr, twi, forward); break;
       case 2: radix2<T>(re, im, re2, im2, st.m, st.s, twr, twi); break;
@@ -470,15 +471,8 @@ void run_typed(const FftCall& call, const Plan& plan, int64_t batch) {
   const T scale = static_cast<T>(call.scale);
   // an even-length real signal is transformed as half as many complex values
   const bool packed = call.kind == FftKind::kR2C && n % 2 == 0;
-  const T* unpack_re = nullptr;
-  const T* unpack_im = nullptr;
-  if constexpr (std::is_same_v<T, float>) {
-    unpack_re = plan.unpack_re_f.data();
-    unpack_im = plan.unpack_im_f.data();
-  } else {
-    unpack_re = plan.unpack_re.data();
-    unpack_im = plan.unpack_im.data();
-  }
+  const T* unpack_re = plan.unpack.real<T>();
+  const T* unpack_im = plan.unpack.imag<T>();
   parallel_for(groups, grain, [&](int64_t begin, int64_t end) {
     // the four buffers start 17 vectors past a multiple of n apart: their equal offsets
     // never share an L1 set
