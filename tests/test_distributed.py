@@ -624,3 +624,196 @@ def test_a_finished_work_reports_success() -> None:
     work = finished("nothing")
     assert work.wait() and work.is_completed() and work.is_success()
     assert work.exception() is None and work.result() == []
+
+
+# -- uneven inputs: torch.distributed.algorithms.Join ----------------------------------------
+
+
+def test_join_needs_a_joinable_and_a_configured_one() -> None:
+    from torch.distributed.algorithms import Join, Joinable, JoinHook
+
+    with pytest.raises(ValueError, match="at least one joinable"):
+        Join([])
+
+    class Forgetful(Joinable):
+        def __init__(self) -> None:  # does not call Joinable.__init__
+            pass
+
+        def join_hook(self, **kwargs: Any) -> JoinHook:
+            return JoinHook()
+
+        @property
+        def join_device(self) -> torch.device:
+            return torch.device("cpu")
+
+        @property
+        def join_process_group(self) -> Any:
+            return None
+
+    with pytest.raises(AttributeError, match=r"Joinable\.__init__"):
+        Join.notify_join_context(Forgetful())
+    with pytest.raises(TypeError):  # the abstract methods must be written
+        type("Incomplete", (Joinable,), {})()
+
+
+JOIN_PROGRAM = """
+import os, pickle
+import torch
+import torch.distributed as dist
+from torch.distributed.algorithms.join import Join, Joinable, JoinHook
+
+class Counter(Joinable):
+    # one all-reduce of ones per iteration: its sum is the number of ranks still training
+    def __init__(self):
+        super().__init__()
+        self.sums = []
+        self.last_joiner = None
+    def step(self):
+        Join.notify_join_context(self)
+        ones = torch.ones(1)
+        dist.all_reduce(ones)
+        self.sums.append(int(ones.item()))
+    def join_hook(self, **kwargs):
+        counter = self
+        class Hook(JoinHook):
+            def main_hook(self):
+                dist.all_reduce(torch.zeros(1))
+            def post_hook(self, is_last_joiner):
+                counter.last_joiner = is_last_joiner
+        return Hook()
+    @property
+    def join_device(self):
+        return torch.device("cpu")
+    @property
+    def join_process_group(self):
+        return dist.group.WORLD
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+counter = Counter()
+with Join([counter]):
+    for _ in range((2, 4, 5)[rank]):
+        counter.step()
+out = {"sums": counter.sums, "last": counter.last_joiner}
+# throw_on_early_termination: the first rank out makes every rank raise
+counter = Counter()
+try:
+    with Join([counter], throw_on_early_termination=True):
+        for _ in range((2, 4, 5)[rank]):
+            counter.step()
+except RuntimeError as error:
+    out["thrown"] = (str(error), len(counter.sums))
+with open(os.path.join(os.environ["OUT"], f"rank{rank}.pkl"), "wb") as f:
+    pickle.dump(out, f)
+"""
+
+
+@needs_engine
+def test_join_shadows_the_ranks_still_training(tmp_path: Path) -> None:
+    job = launch(tmp_path, JOIN_PROGRAM, nproc=3)
+    assert job.returncode == 0, job.stdout + job.stderr
+    ranks = results(tmp_path, 3)
+    # ranks run 2, 4 and 5 iterations: each sum counts the ranks still in their loop
+    assert [r["sums"] for r in ranks] == [[3, 3], [3, 3, 2, 2], [3, 3, 2, 2, 1]]
+    assert [r["last"] for r in ranks] == [False, False, True]
+    # rank 0 runs out after 2 iterations; the others learn it in their third
+    assert ranks[0]["thrown"] == ("Rank 0 exhausted all inputs.", 2)
+    for rank in ranks[1:]:
+        assert rank["thrown"] == ("Detected at least one rank that exhausted inputs. "
+                                  "Throwing across all ranks.", 2)
+
+
+DDP_JOIN_PROGRAM = """
+import os, pickle
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.linear = nn.Linear(3, 2)
+        self.register_buffer("seen", torch.zeros(1))
+    def forward(self, x):
+        self.seen += x.shape[0]
+        return self.linear(x)
+
+def batches(rank):  # rank r has 2 + 2r batches of 2 rows
+    g = torch.Generator().manual_seed(10 + rank)
+    return [(torch.randn(2, 3, generator=g), torch.randn(2, 2, generator=g))
+            for _ in range(2 + 2 * rank)]
+
+def train(divide):
+    model = DDP(Model())
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with model.join(divide_by_initial_world_size=divide):
+        for x, y in batches(rank):
+            opt.zero_grad()
+            ((model(x) - y) ** 2).sum().backward()
+            opt.step()
+    return [p.detach().clone() for p in model.module.parameters()], model.module.seen.item()
+
+def reference(divide):
+    # one process: step i averages the gradients of the ranks that still have batch i
+    model = Model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [batches(r) for r in range(world)]
+    for step in range(max(len(d) for d in data)):
+        active = [d[step] for d in data if step < len(d)]
+        opt.zero_grad()
+        loss = sum(((model.linear(x) - y) ** 2).sum() for x, y in active)
+        (loss / (world if divide else len(active))).backward()
+        opt.step()
+    return [p.detach().clone() for p in model.parameters()]
+
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+out = {}
+for divide in (True, False):
+    params, seen = train(divide)
+    out[divide] = {"params": params, "seen": seen, "reference": reference(divide)}
+with open(os.path.join(os.environ["OUT"], f"rank{rank}.pkl"), "wb") as f:
+    pickle.dump(out, f)
+"""
+
+
+@needs_engine
+def test_ddp_join_trains_on_uneven_inputs_as_one_process_would(tmp_path: Path) -> None:
+    job = launch(tmp_path, DDP_JOIN_PROGRAM, nproc=2)
+    assert job.returncode == 0, job.stdout + job.stderr
+    first, second = results(tmp_path, 2)
+    for divide in (True, False):
+        for mine, theirs, expected in zip(first[divide]["params"], second[divide]["params"],
+                                          first[divide]["reference"]):
+            assert torch.equal(mine, theirs)  # the final model is synchronised
+            assert torch.allclose(mine, expected, atol=1e-6), (mine - expected).abs().max()
+        # the buffer: rank 1 (the last joiner) saw 4 batches of 2 rows, broadcast each
+        # iteration from the highest training rank, and its final value reaches rank 0
+        assert first[divide]["seen"] == second[divide]["seen"] == 8.0
+
+
+@needs_engine
+def test_a_dropped_async_handle_neither_loses_nor_corrupts_data(tmp_path: Path) -> None:
+    # PyTorch lets a program drop an async_op work handle (Join's notification does): the
+    # collective must still finish in memory of its own, not in the next tensors made
+    job = launch(tmp_path, """
+        import os, pickle, torch, torch.distributed as dist
+        dist.init_process_group("gloo")
+        kept, sums = torch.ones(3), []
+        dist.all_reduce(kept, async_op=True)  # handle dropped, tensor kept
+        for _ in range(20):
+            dist.all_reduce(torch.ones(1), async_op=True)  # handle and tensor dropped
+            fresh = torch.ones(1)
+            dist.all_reduce(fresh)
+            sums.append(fresh.item())
+        dist.barrier()
+        out = {"sums": sums, "kept": kept.tolist()}
+        with open(os.path.join(os.environ["OUT"], f"rank{dist.get_rank()}.pkl"), "wb") as f:
+            pickle.dump(out, f)
+    """)
+    assert job.returncode == 0, job.stdout + job.stderr
+    for rank in results(tmp_path, 2):
+        assert rank["sums"] == [2.0] * 20
+        assert rank["kept"] == [2.0, 2.0, 2.0]

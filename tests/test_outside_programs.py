@@ -1,5 +1,6 @@
 """What outside programs and library test suites (nanoGPT, minGPT, pytorch/examples, einops,
-safetensors, opt_einsum, torchmetrics), run unchanged, tripped over; each expectation is PyTorch
+safetensors, opt_einsum, torchmetrics, Hugging Face transformers/accelerate, kornia), run
+unchanged, tripped over; each expectation is PyTorch
 2.13's answer for the same call."""
 
 import numpy as np
@@ -163,3 +164,32 @@ def test_slice_assignment_with_a_tensor_bound():
     x = torch.zeros(5)
     x[torch.tensor(3):] = 1.0
     assert x.tolist() == [0.0, 0.0, 0.0, 1.0, 1.0]
+
+
+# -- Hugging Face, kornia ----------------------------------------------------------------------
+
+
+def test_to_with_a_device_of_none_is_the_tensor_itself():
+    # transformers' GPT-NeoX rotary embedding calls inv_freq.to(device) with device None
+    x = torch.ones(2)
+    assert x.to(None) is x
+    assert x.to(None, non_blocking=True) is x
+    assert x.to("cpu", None) is x
+    assert x.to(None, torch.float64).dtype == torch.float64
+    with pytest.raises(TypeError, match="invalid combination of arguments"):
+        x.to(None, 3)
+
+
+def test_the_package_reaches_itself_as_torch_torch():
+    # kornia calls torch.torch.deg2rad
+    assert torch.torch is torch
+    assert torch.torch.deg2rad(torch.tensor(180.0)).item() == pytest.approx(3.14159265)
+
+
+def test_distributed_join_imports_without_an_engine():
+    # accelerate (and through it transformers' generation and peft) imports Join at import
+    from torch.distributed.algorithms.join import Join, Joinable, JoinHook
+    from torch.nn.parallel import DistributedDataParallel
+
+    assert issubclass(DistributedDataParallel, Joinable)
+    assert Join.notify_join_context.__doc__ and JoinHook().main_hook() is None

@@ -109,6 +109,8 @@ pi = 3.141592653589793
 inf = float("inf")
 nan = float("nan")
 newaxis = None
+# PyTorch's package reaches itself as torch.torch (kornia calls torch.torch.deg2rad)
+torch = _sys.modules[__name__]
 
 
 def compiled_with_cxx11_abi() -> bool:

@@ -181,6 +181,10 @@ def _start(pg: ProcessGroup, requests: list[Any], finish: Callable[[], Any] | No
            async_op: bool, what: str, result: list[Any] | None = None) -> Work | None:
     work = Work(requests, finish, pg.timeout.total_seconds(), what, result)
     if async_op:
+        # A caller may drop the handle without waiting (PyTorch allows it); the group keeps
+        # it until it completes, and each new collective finishes the ones that have.
+        pg._in_flight = [pending for pending in pg._in_flight if not pending.is_completed()]
+        pg._in_flight.append(work)
         return work
     work.wait()
     return None

@@ -55,6 +55,9 @@ class ProcessGroup:
         self.store = store
         self.group_name = name
         self._to_group_rank = {rank: index for index, rank in enumerate(global_ranks)}
+        # Asynchronous collectives not known to be finished: held here so that their buffers
+        # outlive a Work handle the caller dropped (MPI writes into them until completion).
+        self._in_flight: list[Any] = []
 
     def rank(self) -> int:
         """This process's rank in the group."""

@@ -9,6 +9,16 @@ bucket; a full bucket starts an asynchronous all-reduce, in bucket order on ever
 collectives started in the same order everywhere). When the last bucket has started, the
 reductions are awaited and the averaged gradients written back into ``.grad``, before backward
 returns, so ``optimizer.step()`` sees them.
+
+Uneven inputs: inside ``with model.join():`` (or ``Join([model, ...])``) a rank whose data ran
+out shadows the others' iterations (``_JoinHook``). Each forward of a training rank then runs
+three collectives before the module: the join context's count of training ranks, a flag saying
+whether this backward reduces gradients (``no_sync``), and, when buffers are broadcast, the
+choice of their source (the highest training rank). A joined rank answers each with its own
+value, then all-reduces zeros for every bucket (and the unused-parameter mask). Gradients are
+divided by the initial world size, or by the count of training ranks with
+``divide_by_initial_world_size=False``. When every rank has joined, the parameters and buffers
+of the highest last-joining rank are broadcast, so the replicas end equal.
 """
 
 from __future__ import annotations
@@ -141,6 +151,13 @@ class DistributedDataParallel(Module):
         self._used: set[int] = set()
         for parameter in parameters:
             parameter.register_post_accumulate_grad_hook(self._gradient_ready)
+        from torch.distributed.algorithms.join import _JoinConfig
+
+        # A Joinable by its members (Joinable.__subclasshook__): subclassing would load
+        # torch.distributed with torch.nn.
+        self._join_config = _JoinConfig.disabled()
+        self._divide_by_initial_world_size = True
+        self._training_ranks: Any = None  # this iteration's count of training ranks (a Work)
 
     def _sync_module_states(self) -> None:
         """Give every rank rank 0's parameters and buffers."""
@@ -154,13 +171,18 @@ class DistributedDataParallel(Module):
         for work in works:
             work.wait()
 
-    def _sync_buffers(self) -> None:
+    def _sync_buffers(self, joined: bool = False) -> None:
+        """Broadcast the buffers from group rank 0, or inside a join context from the highest
+        rank still training (``joined``: this rank has run out of inputs)."""
         import torch.distributed as dist
 
         buffers = list(self.module.buffers())
         if self._world_size == 1 or not buffers:
             return
-        source = dist.get_global_rank(self.process_group, 0) if self.process_group else 0
+        rank = 0
+        if self._join_config.enable:
+            rank = self._highest_rank(not joined)
+        source = dist.get_global_rank(self.process_group, rank) if self.process_group else rank
         works = [dist.broadcast(buffer, source, self.process_group, async_op=True)
                  for buffer in buffers]
         for work in works:
@@ -180,11 +202,16 @@ class DistributedDataParallel(Module):
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         if self._armed and self._backward_started:
             raise RuntimeError(_UNFINISHED)
+        reduces = self.require_backward_grad_sync
+        if self._join_config.enable and torch.is_grad_enabled():
+            from torch.distributed.algorithms.join import Join
+
+            self._training_ranks = Join.notify_join_context(self)
+            self._any_rank_reduces(reduces)  # (the joined ranks learn whether to shadow)
         if self.broadcast_buffers and self.require_forward_param_sync:
             self._sync_buffers()
         outputs = self.module(*inputs, **kwargs)
-        self._armed = (torch.is_grad_enabled() and self.require_backward_grad_sync
-                       and bool(self._buckets))
+        self._armed = torch.is_grad_enabled() and reduces and bool(self._buckets)
         if self._armed:
             self._start_iteration(outputs)
         return outputs
@@ -236,9 +263,13 @@ class DistributedDataParallel(Module):
         for work in self._works:
             work.wait()
         used_anywhere = self._used_anywhere()
+        divisor = self._world_size
+        if not self._divide_by_initial_world_size and self._training_ranks is not None:
+            self._training_ranks.wait()
+            divisor = int(self._training_ranks.result()[0].item())
         with torch.no_grad():
             for bucket in self._buckets:
-                bucket.buffer.div_(self._world_size)
+                bucket.buffer.div_(divisor)
                 for index, parameter in enumerate(bucket.parameters):
                     if not used_anywhere(parameter):
                         continue  # no rank produced a gradient: .grad stays as it was
@@ -262,6 +293,101 @@ class DistributedDataParallel(Module):
         used = {key for key, flag in zip(keys, mask.tolist()) if flag}
         return lambda parameter: id(parameter) in used
 
+    # -- uneven inputs (torch.distributed.algorithms.Join) ---------------------------------
+
+    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
+             throw_on_early_termination: bool = False) -> Any:
+        """A join context over this model alone: ``with model.join(): for batch in data: ...``
+        where ranks may have different numbers of batches."""
+        from torch.distributed.algorithms.join import Join
+
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs: Any) -> Any:
+        """What a joined rank runs for this model (``divide_by_initial_world_size``: see
+        :meth:`join`)."""
+        self._divide_by_initial_world_size = kwargs.get("divide_by_initial_world_size", True)
+        return _JoinHook(self)
+
+    @property
+    def join_device(self) -> torch.device:
+        """The device of the join context's counts: the parameters' device."""
+        for parameter in self.module.parameters():
+            return parameter.device
+        return torch.device("cpu")
+
+    @property
+    def join_process_group(self) -> Any:
+        """The process group the model's gradients are reduced over."""
+        import torch.distributed as dist
+
+        return self.process_group if self.process_group is not None else dist.group.WORLD
+
+    def _any_rank_reduces(self, reduces: bool) -> bool:
+        """Whether some rank's backward of this iteration reduces gradients."""
+        import torch.distributed as dist
+
+        flag = torch.tensor([1 if reduces else 0], dtype=torch.int32)
+        dist.all_reduce(flag, group=self.process_group)
+        return bool(flag.item())
+
+    def _highest_rank(self, candidate: bool) -> int:
+        """The highest group rank among the ranks passing ``candidate=True``."""
+        import torch.distributed as dist
+
+        rank = torch.tensor([dist.get_rank(self.process_group) if candidate else -1],
+                            dtype=torch.int64)
+        dist.all_reduce(rank, op=dist.ReduceOp.MAX, group=self.process_group)
+        return int(rank.item())
+
+    def _shadow_iteration(self) -> None:
+        """On a joined rank: the collectives of one training iteration of the others, with
+        zero gradients and an empty usage mask."""
+        import torch.distributed as dist
+
+        reduces = self._any_rank_reduces(False)
+        if self.broadcast_buffers and self.require_forward_param_sync:
+            self._sync_buffers(joined=True)
+        if not reduces or not self._buckets:
+            return
+        works = []
+        for bucket in self._buckets:
+            bucket.buffer.zero_()
+            works.append(dist.all_reduce(bucket.buffer, group=self.process_group,
+                                         async_op=True))
+        for work in works:
+            work.wait()
+        if self.find_unused_parameters:
+            mask = torch.zeros(len(self._slots), dtype=torch.int32)
+            dist.all_reduce(mask, op=dist.ReduceOp.MAX, group=self.process_group)
+
+    def _sync_final_model(self, is_last_joiner: bool) -> None:
+        """Give every rank the parameters and buffers of the highest last-joining rank."""
+        import torch.distributed as dist
+
+        rank = self._highest_rank(is_last_joiner)
+        source = dist.get_global_rank(self.process_group, rank) if self.process_group else rank
+        works = [dist.broadcast(tensor, source, self.process_group, async_op=True)
+                 for tensor in [*self.module.parameters(), *self.module.buffers()]]
+        for work in works:
+            work.wait()
+
     def _set_static_graph(self) -> None:
         """Declare the graph static (accepted: bucketing does not depend on it here)."""
         self.static_graph = True
+
+
+class _JoinHook:
+    """DistributedDataParallel's join hook: a joined rank shadows each training iteration's
+    collectives (``main_hook``), and the final model is synchronised when all have joined
+    (``post_hook``). (A JoinHook by duck typing: see ``DistributedDataParallel.__init__``.)"""
+
+    def __init__(self, ddp: DistributedDataParallel) -> None:
+        self.ddp = ddp
+
+    def main_hook(self) -> None:
+        self.ddp._shadow_iteration()
+
+    def post_hook(self, is_last_joiner: bool) -> None:
+        self.ddp._sync_final_model(is_last_joiner)
