@@ -193,3 +193,47 @@ def test_distributed_join_imports_without_an_engine():
 
     assert issubclass(DistributedDataParallel, Joinable)
     assert Join.notify_join_context.__doc__ and JoinHook().main_hook() is None
+
+
+def test_torch_distributed_reaches_its_submodules_as_attributes():
+    # diffusers annotates with torch.distributed.device_mesh.DeviceMesh after import
+    # torch.distributed alone
+    import torch.distributed as dist
+
+    assert dist.device_mesh.DeviceMesh is dist.DeviceMesh
+    assert dist.algorithms.Join.__name__ == "Join"
+    with pytest.raises(AttributeError, match="no attribute 'no_such_module'"):
+        dist.no_such_module  # noqa: B018
+
+
+def test_get_proxy_mode_is_the_active_make_fx_trace():
+    # kornia takes a traceable path when get_proxy_mode() is not None
+    from torch.fx.experimental.proxy_tensor import get_proxy_mode, make_fx
+
+    seen = []
+
+    def f(x):
+        seen.append(get_proxy_mode())
+        return x * 2
+
+    assert get_proxy_mode() is None
+    make_fx(f)(torch.ones(2))
+    assert seen[-1] is not None
+    assert get_proxy_mode() is None
+
+
+def test_an_optimizer_wrapper_that_skips_optimizer_init_can_step():
+    # accelerate's AcceleratedOptimizer subclasses Optimizer around another optimizer and
+    # never calls Optimizer.__init__
+    param = torch.nn.Parameter(torch.ones(2))
+
+    class Wrapper(torch.optim.Optimizer):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def step(self, closure=None):
+            return self.inner.step(closure)
+
+    param.grad = torch.ones(2)
+    Wrapper(torch.optim.SGD([param], lr=0.5)).step()
+    assert param.tolist() == [0.5, 0.5]

@@ -63,6 +63,7 @@ OP_MODULES = (
     "_fused.gradient",
     "_fused.histogramdd",
     "_fused.factorizations",
+    "_fused.lowrank",
     "_fused.products",
     "_fused.integer_math",
     "_fused.float_parts",

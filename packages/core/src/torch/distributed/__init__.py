@@ -98,3 +98,20 @@ def is_nccl_available() -> bool:
 def is_torchelastic_launched() -> bool:
     """Whether this process was started by ``torchrun``."""
     return os.environ.get("TORCHELASTIC_RUN_ID") is not None
+
+
+# Submodules PyTorch's torch.distributed has loaded by the time a program reads them as
+# attributes (torch.distributed.device_mesh.DeviceMesh in diffusers' annotations), and the two
+# names it re-exports from device_mesh: loaded here on first use, so that importing
+# torch.distributed stays as light as before.
+_SUBMODULES = frozenset(("algorithms", "checkpoint", "constants", "device_mesh", "elastic",
+                         "fsdp", "rpc", "tensor"))
+_FROM_DEVICE_MESH = frozenset(("DeviceMesh", "init_device_mesh"))
+
+
+def __getattr__(name: str) -> object:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _FROM_DEVICE_MESH:
+        return getattr(importlib.import_module(f"{__name__}.device_mesh"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,6 +32,7 @@ required = _RequiredParameter()
 StepHook = Callable[..., Any]
 _global_pre_hooks: OrderedDict[int, StepHook] = OrderedDict()
 _global_post_hooks: OrderedDict[int, StepHook] = OrderedDict()
+_NO_HOOKS: dict[int, StepHook] = {}
 
 
 def _register(hooks: OrderedDict[int, StepHook], hook: StepHook) -> RemovableHandle:
@@ -56,8 +57,10 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(step)
     def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        # (a subclass that wraps another optimizer may skip Optimizer.__init__, as
+        # accelerate's AcceleratedOptimizer does: it has no hooks of its own)
         for hook in itertools.chain(_global_pre_hooks.values(),
-                                    self._optimizer_step_pre_hooks.values()):
+                                    getattr(self, "_optimizer_step_pre_hooks", _NO_HOOKS).values()):
             result = hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -65,7 +68,7 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
                                        f"new_kwargs), but got {result}.")
                 args, kwargs = result
         out = step(self, *args, **kwargs)
-        for hook in itertools.chain(self._optimizer_step_post_hooks.values(),
+        for hook in itertools.chain(getattr(self, "_optimizer_step_post_hooks", _NO_HOOKS).values(),
                                     _global_post_hooks.values()):
             hook(self, args, kwargs)
         return out

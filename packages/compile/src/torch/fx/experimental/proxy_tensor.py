@@ -33,9 +33,9 @@ from torch.fx.graph import Graph
 from torch.fx.graph_module import GraphModule
 from torch.fx.node import Node
 from torch.utils import _pytree as pytree
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
-__all__ = ["make_fx"]
+__all__ = ["get_proxy_mode", "make_fx"]
 
 _TRACING_MODES = ("real", "fake", "symbolic")
 
@@ -365,6 +365,15 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
     if shape_env is not None:
         gm.shape_env = shape_env
     return gm
+
+
+def get_proxy_mode() -> TorchDispatchMode | None:
+    """The innermost :func:`make_fx` tracing mode active on this thread, or None when no trace
+    is being recorded (libraries test it to take a traceable path)."""
+    for mode in reversed(_get_current_dispatch_mode_stack()):
+        if isinstance(mode, _ProxyMode):
+            return mode
+    return None
 
 
 def make_fx(f: Callable[..., Any],
