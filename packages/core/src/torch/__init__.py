@@ -123,6 +123,8 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "overrides": ("torch.overrides", None),
     "_C": ("torch._C", None),
     "amp": ("torch.amp", None),
+    "Stream": ("torch._streams", "Stream"),
+    "Event": ("torch._streams", "Event"),
     "autocast": ("torch.amp.autocast_mode", "autocast"),
     "is_autocast_enabled": ("torch.amp.autocast_mode", "is_autocast_enabled"),
     "set_autocast_enabled": ("torch.amp.autocast_mode", "set_autocast_enabled"),

@@ -14,7 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._aten.creation import complex as _complex
+from .._aten.linalg import matmul
+from .._aten.linalg_ops import qr, svd
+from .._aten.random import randn
 from .._core import dtype as _dtype
+from .._core.layout import strided
 from .._core.tensor import Tensor
 
 __all__ = ["pca_lowrank", "svd_lowrank"]
@@ -26,16 +31,14 @@ def _adjoint(t: Tensor) -> Tensor:
 
 def _range_basis(A: Tensor, q: int, niter: int) -> Tensor:
     """An orthonormal (..., m, q) basis whose span approximates the range of ``A``."""
-    import torch
-
     real = A.real.dtype if A.is_complex() else A.dtype
-    R = torch.randn(A.shape[-1], q, dtype=real, device=A.device)
+    R = randn(A.shape[-1], q, dtype=real, device=A.device)
     if A.is_complex():
-        R = torch.complex(R, torch.randn(A.shape[-1], q, dtype=real, device=A.device))
-    Q = torch.linalg.qr(A @ R).Q
+        R = _complex(R, randn(A.shape[-1], q, dtype=real, device=A.device))
+    Q = qr(matmul(A, R)).Q
     for _ in range(niter):
-        Q = torch.linalg.qr(_adjoint(A) @ Q).Q
-        Q = torch.linalg.qr(A @ Q).Q
+        Q = qr(matmul(_adjoint(A), Q)).Q
+        Q = qr(matmul(A, Q)).Q
     return Q
 
 
@@ -45,11 +48,9 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2,
     None for zero): ``A - M ~ U diag(S) V^H`` with ``U`` (..., m, q), ``S`` (..., q) and
     ``V`` (..., n, q). ``niter`` subspace iterations sharpen the approximation when the
     singular values decay slowly."""
-    import torch
-
     if not isinstance(A, Tensor):
         raise TypeError(f"svd_lowrank(): argument 'A' must be Tensor, not {type(A).__name__}")
-    if A.layout is not torch.strided:
+    if A.layout is not strided:
         A = A.to_dense()
     if A.dim() < 2:
         raise RuntimeError(f"svd_lowrank: expected a tensor of at least 2 dimensions, got "
@@ -66,15 +67,15 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2,
     if niter < 0:
         raise ValueError(f"niter(={niter}) must be non-negative integer")
     if M is not None:
-        if M.layout is not torch.strided:
+        if M.layout is not strided:
             M = M.to_dense()
         A = A - M.broadcast_to(A.shape)
     if m < n:  # factorize the adjoint, whose range is the smaller one, and swap the factors
         V, S, U = svd_lowrank(_adjoint(A), q, niter)
         return U, S, V
     Q = _range_basis(A, q, niter)
-    U_small, S, Vh = torch.linalg.svd(_adjoint(Q) @ A, full_matrices=False)
-    return Q @ U_small, S, _adjoint(Vh)
+    U_small, S, Vh = svd(matmul(_adjoint(Q), A), full_matrices=False)
+    return matmul(Q, U_small), S, _adjoint(Vh)
 
 
 def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True,
@@ -83,11 +84,9 @@ def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True,
     :func:`svd_lowrank` over ``A`` less its column means (when ``center``), ``q`` components
     (``min(6, m, n)`` by default). ``V``'s columns are the principal directions and
     ``S**2 / (m - 1)`` the variances along them."""
-    import torch
-
     if not isinstance(A, Tensor):
         raise TypeError(f"pca_lowrank(): argument 'A' must be Tensor, not {type(A).__name__}")
-    if A.layout is not torch.strided:
+    if A.layout is not strided:
         A = A.to_dense()
     m, n = A.shape[-2:]
     q = min(6, m, n) if q is None else int(q)

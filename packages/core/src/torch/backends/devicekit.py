@@ -29,8 +29,9 @@ The parts also work alone: :class:`DeviceIndex` (index parsing and the current d
 :class:`DeviceContext`, :class:`Stream` and :class:`Event`, the bases of the classes a kit
 binds to its device type.
 
-Pure Python and light: standard library only, no numpy, no native code, so a device module may
-use it before its native extension loads.
+Pure Python and light: the standard library and core's generic ``torch.Stream``/``torch.Event``
+(the bases of the kit's classes), no numpy, no native code, so a device module may use it
+before its native extension loads.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
+
+from .. import _streams
 
 __all__ = ["DeviceContext", "DeviceIndex", "DeviceKit", "DeviceRandom", "Event", "Stream"]
 
@@ -239,7 +242,7 @@ class DeviceContext:
             self.kit.devices.set_current(self.prev_idx)
 
 
-class Stream:
+class Stream(_streams.Stream):
     """A device's default stream, for a backend without queues yet.
 
     Work on one device runs in order, so waiting for another stream or an event has nothing to
@@ -260,9 +263,22 @@ class Stream:
 
         return torch.device(self.kit.device_type, self.device_index)
 
+    @property
+    def device_type(self) -> str:  # type: ignore[override]
+        return self.kit.device_type
+
     def query(self) -> bool:
         """Whether all work queued on the stream is done: with nothing queued, always."""
         return True
+
+    def __enter__(self) -> Stream:
+        """``with stream:`` selects it (its device) for the block."""
+        self._selected = self.kit.stream(self)
+        self._selected.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._selected.__exit__(*exc)
 
     def synchronize(self) -> None:
         self.kit.synchronize(self.device_index)
@@ -292,7 +308,7 @@ class Stream:
         return f"<torch.{device_type}.Stream device={device_type}:{self.device_index}>"
 
 
-class Event:
+class Event(_streams.Event):
     """A point in a stream: recording synchronises the stream's device and timestamps on the
     host, so an event is complete once recorded and ``elapsed_time`` is host time between two
     records."""
@@ -308,6 +324,19 @@ class Event:
     ) -> None:
         self.enable_timing = enable_timing
         self._time: float | None = None
+
+    @property
+    def device_type(self) -> str:  # type: ignore[override]
+        return self.kit.device_type
+
+    @property
+    def device(self) -> Any:
+        import torch
+
+        return torch.device(self.kit.device_type)
+
+    def __repr__(self) -> str:
+        return f"<torch.{self.kit.device_type}.Event>"
 
     def record(self, stream: Stream | None = None) -> None:
         """Record on ``stream`` (default: the current device's)."""
