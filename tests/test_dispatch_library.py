@@ -234,3 +234,22 @@ def test_schema_bind():
         s.bind((1,), {"nope": 1})
     with pytest.raises(TypeError, match="multiple values"):
         s.bind((1,), {"x": 2})
+
+
+def test_custom_op_schema_inference_reads_pep_604_and_torch_types():
+    # diffusers declares `softmax_scale: float | None` on a custom op
+    def attention(q: torch.Tensor, scale: float | None, dt: torch.dtype, where: torch.device,
+                  alpha: int | float | bool, items: list[int] | None = None) -> torch.Tensor:
+        return q
+
+    schema = torch.library.infer_schema(attention, mutates_args=())
+    assert schema == ("(Tensor q, float? scale, ScalarType dt, Device where, Scalar alpha, "
+                      "SymInt[]? items=None) -> Tensor")
+    ns = fresh_ns()
+
+    @torch.library.custom_op(f"{ns}::scaled", mutates_args=())
+    def scaled(x: torch.Tensor, scale: float | None = None) -> torch.Tensor:
+        return x * (2.0 if scale is None else scale)
+
+    assert scaled(torch.ones(2)).tolist() == [2.0, 2.0]
+    assert scaled(torch.ones(2), 3.0).tolist() == [3.0, 3.0]

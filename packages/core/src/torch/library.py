@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import inspect
+import types
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -223,19 +224,29 @@ def register_autograd(op: Any, backward: Callable[..., Any], /, *,
 # -- custom_op -----------------------------------------------------------------------------
 
 _TYPE_NAMES = {int: "SymInt", float: "float", bool: "bool", str: "str"}
+# Optional[X] written either way: typing.Optional/Union, or PEP 604's ``X | None``
+_UNION_ORIGINS = (typing.Union, types.UnionType)
 
 
 def _annotation_to_type(ann: Any, where: str) -> str:
+    from ._core.device import device
+    from ._core.dtype import dtype
     from ._core.tensor import Tensor
 
     if ann is Tensor:
         return "Tensor"
     if ann in _TYPE_NAMES:
         return _TYPE_NAMES[ann]
+    if ann is dtype:
+        return "ScalarType"
+    if ann is device:
+        return "Device"
     origin, args = typing.get_origin(ann), typing.get_args(ann)
     if origin in (list, Sequence, typing.Sequence) and args:
         return _annotation_to_type(args[0], where) + "[]"
-    if origin is typing.Union and len(args) == 2 and type(None) in args:
+    if origin in _UNION_ORIGINS and set(args) in ({int, float}, {int, float, bool}):  # Number
+        return "Scalar"
+    if origin in _UNION_ORIGINS and len(args) == 2 and type(None) in args:
         inner = args[0] if args[1] is type(None) else args[1]
         return _annotation_to_type(inner, where) + "?"
     if ann is type(None) or ann is None:
