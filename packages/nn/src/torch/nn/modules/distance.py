@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torch import Tensor
-from torch.nn._functional import distance as _dist
+from torch.nn import functional as F
 
 from .module import Module
 
@@ -19,7 +19,7 @@ class CosineSimilarity(Module):
         self.eps = eps
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
-        return _dist.cosine_similarity(x1, x2, self.dim, self.eps)
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
 class PairwiseDistance(Module):
@@ -32,4 +32,4 @@ class PairwiseDistance(Module):
         self.keepdim = keepdim
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
-        return _dist.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

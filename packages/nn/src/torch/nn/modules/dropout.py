@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from torch import Tensor
 from torch.nn import functional as F
-from torch.nn._functional import dropout as _drop
 
 from .module import Module
 
@@ -37,32 +36,32 @@ class Dropout1d(_DropoutNd):
     """Zeroes whole channels of (N, C, L) or (C, L) in training."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return _drop.dropout1d(input, self.p, self.training, self.inplace)
+        return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
     """Zeroes whole channels of (N, C, H, W) or (C, H, W) in training."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return _drop.dropout2d(input, self.p, self.training, self.inplace)
+        return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(_DropoutNd):
     """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) in training."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return _drop.dropout3d(input, self.p, self.training, self.inplace)
+        return F.dropout3d(input, self.p, self.training, self.inplace)
 
 
 class AlphaDropout(_DropoutNd):
     """Dropout that keeps zero mean and unit variance of SELU activations."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return _drop.alpha_dropout(input, self.p, self.training)
+        return F.alpha_dropout(input, self.p, self.training)
 
 
 class FeatureAlphaDropout(_DropoutNd):
     """Alpha dropout of whole channels."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return _drop.feature_alpha_dropout(input, self.p, self.training)
+        return F.feature_alpha_dropout(input, self.p, self.training)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from torch import Tensor
-from torch.nn._functional import conv as _conv
+from torch.nn import functional as F
 
 from .module import Module
 
@@ -25,8 +25,8 @@ class Fold(Module):
         self.stride = stride
 
     def forward(self, input: Tensor) -> Tensor:
-        return _conv.fold(input, self.output_size, self.kernel_size, self.dilation,
-                          self.padding, self.stride)
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation,
+                      self.padding, self.stride)
 
     def extra_repr(self) -> str:
         return ("output_size={output_size}, kernel_size={kernel_size}, dilation={dilation}, "
@@ -45,7 +45,7 @@ class Unfold(Module):
         self.stride = stride
 
     def forward(self, input: Tensor) -> Tensor:
-        return _conv.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self) -> str:
         return ("kernel_size={kernel_size}, dilation={dilation}, padding={padding}, "

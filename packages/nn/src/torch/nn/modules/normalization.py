@@ -9,7 +9,6 @@ from typing import Any
 import torch
 from torch import Tensor
 from torch.nn import _ops, functional as F, init
-from torch.nn._functional import normalization as _norm
 from torch.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
 
 from .lazy import LazyModuleMixin
@@ -180,7 +179,7 @@ class GroupNorm(Module):
                 init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        return _norm.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
@@ -211,7 +210,7 @@ class RMSNorm(Module):
             init.ones_(self.weight)
 
     def forward(self, x: Tensor) -> Tensor:
-        return _norm.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -248,10 +247,10 @@ class _InstanceNorm(_BatchNorm):
                           "not used because affine=False", stacklevel=2)
         batched = input.dim() == self._batched_dim
         x = input if batched else input.unsqueeze(0)
-        out = _norm.instance_norm(x, self.running_mean, self.running_var, self.weight,
-                                  self.bias, self.training or not self.track_running_stats,
-                                  self.momentum if self.momentum is not None else 0.0,
-                                  self.eps)
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight,
+                              self.bias, self.training or not self.track_running_stats,
+                              self.momentum if self.momentum is not None else 0.0,
+                              self.eps)
         return out if batched else out.squeeze(0)
 
 
@@ -361,7 +360,7 @@ class LocalResponseNorm(Module):
         self.k = k
 
     def forward(self, input: Tensor) -> Tensor:
-        return _norm.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torch import Tensor
-from torch.nn._functional import vision as _vision
+from torch.nn import functional as F
 
 from .module import Module
 
@@ -18,7 +18,7 @@ class PixelShuffle(Module):
         self.upscale_factor = upscale_factor
 
     def forward(self, input: Tensor) -> Tensor:
-        return _vision.pixel_shuffle(input, self.upscale_factor)
+        return F.pixel_shuffle(input, self.upscale_factor)
 
     def extra_repr(self) -> str:
         return f"upscale_factor={self.upscale_factor}"
@@ -32,7 +32,7 @@ class PixelUnshuffle(Module):
         self.downscale_factor = downscale_factor
 
     def forward(self, input: Tensor) -> Tensor:
-        return _vision.pixel_unshuffle(input, self.downscale_factor)
+        return F.pixel_unshuffle(input, self.downscale_factor)
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
@@ -46,7 +46,7 @@ class ChannelShuffle(Module):
         self.groups = groups
 
     def forward(self, input: Tensor) -> Tensor:
-        return _vision.channel_shuffle(input, self.groups)
+        return F.channel_shuffle(input, self.groups)
 
     def extra_repr(self) -> str:
         return f"groups={self.groups}"

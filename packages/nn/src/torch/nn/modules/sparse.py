@@ -6,8 +6,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch.nn import init
-from torch.nn._functional import sparse as _sparse
+from torch.nn import functional as F, init
 from torch.nn.parameter import Parameter
 
 from .module import Module
@@ -62,8 +61,8 @@ class Embedding(Module):
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor) -> Tensor:
-        return _sparse.embedding(input, self.weight, self.padding_idx, self.max_norm,
-                                 self.norm_type, self.scale_grad_by_freq, self.sparse)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm,
+                           self.norm_type, self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
         s = "{num_embeddings}, {embedding_dim}"
@@ -133,10 +132,10 @@ class EmbeddingBag(Module):
 
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:
-        return _sparse.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
-                                     self.scale_grad_by_freq, self.mode, self.sparse,
-                                     per_sample_weights, self.include_last_offset,
-                                     self.padding_idx)
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse,
+                               per_sample_weights, self.include_last_offset,
+                               self.padding_idx)
 
     def extra_repr(self) -> str:
         s = "{num_embeddings}, {embedding_dim}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from torch import Tensor
-from torch.nn._functional import vision as _vision
+from torch.nn import functional as F
 
 from .module import Module
 
@@ -30,9 +30,9 @@ class Upsample(Module):
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input: Tensor) -> Tensor:
-        return _vision.interpolate(input, self.size, self.scale_factor, self.mode,
-                                   self.align_corners,
-                                   recompute_scale_factor=self.recompute_scale_factor)
+        return F.interpolate(input, self.size, self.scale_factor, self.mode,
+                             self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
 
     def extra_repr(self) -> str:
         if self.scale_factor is not None:
