@@ -217,6 +217,36 @@ def test_hub_directory_settings(tmp_path, monkeypatch: pytest.MonkeyPatch) -> No
     assert torch.hub.get_dir() == str(tmp_path / "elsewhere")
 
 
+def test_hub_constants_and_torch_home(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # torchvision imports _get_torch_home, kornia HASH_REGEX
+    monkeypatch.delenv("TORCH_HOME", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert torch.hub._get_torch_home() == str(tmp_path / "xdg" / "torch")
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "home"))
+    assert torch.hub._get_torch_home() == str(tmp_path / "home")
+    assert torch.hub.HASH_REGEX.search("resnet18-f37072fd.pth").group(1) == "f37072fd"
+    assert torch.hub.HASH_REGEX.search("plain.pth") is None
+    assert (torch.hub.MODULE_HUBCONF, torch.hub.VAR_DEPENDENCY) == ("hubconf.py", "dependencies")
+    assert (torch.hub.ENV_TORCH_HOME, torch.hub.ENV_XDG_CACHE_HOME, torch.hub.ENV_GITHUB_TOKEN,
+            torch.hub.DEFAULT_CACHE_DIR) == ("TORCH_HOME", "XDG_CACHE_HOME", "GITHUB_TOKEN",
+                                             "~/.cache")
+
+
+def test_hub_checkpoints_check_the_hash_in_their_name(tmp_path) -> None:
+    checkpoint = tmp_path / "weights.pt"
+    torch.save({"w": torch.ones(2)}, checkpoint)
+    import hashlib
+
+    digest = hashlib.sha256(checkpoint.read_bytes()).hexdigest()
+    url = checkpoint.as_uri()
+    good = torch.hub.load_state_dict_from_url(url, model_dir=str(tmp_path / "a"),
+                                              file_name=f"w-{digest[:8]}.pt", check_hash=True)
+    assert good["w"].tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="invalid hash value"):
+        torch.hub.load_state_dict_from_url(url, model_dir=str(tmp_path / "b"),
+                                           file_name="w-0000beef.pt", check_hash=True)
+
+
 def test_hub_github_repositories_come_from_the_cache(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(torch.hub, "_hub_dir", None)
     torch.hub.set_dir(tmp_path)

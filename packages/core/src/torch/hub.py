@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -26,9 +27,26 @@ from typing import Any
 __all__ = ["download_url_to_file", "get_dir", "help", "list", "load",
            "load_state_dict_from_url", "set_dir"]
 
-_HUBCONF = "hubconf.py"
+# PyTorch's public constants of this module (libraries import them: kornia, torchvision)
+MODULE_HUBCONF = "hubconf.py"
+VAR_DEPENDENCY = "dependencies"
+ENV_TORCH_HOME = "TORCH_HOME"
+ENV_XDG_CACHE_HOME = "XDG_CACHE_HOME"
+ENV_GITHUB_TOKEN = "GITHUB_TOKEN"
+DEFAULT_CACHE_DIR = "~/.cache"
+READ_DATA_CHUNK = 128 * 1024
+# the "-<sha256 prefix>." part of a checkpoint's file name ("resnet18-f37072fd.pth")
+HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
+
+_HUBCONF = MODULE_HUBCONF
 _TRUSTED_OWNERS = ("facebookresearch", "facebookincubator", "pytorch", "fairinternal")
 _hub_dir: str | None = None
+
+
+def _get_torch_home() -> str:
+    """``$TORCH_HOME``, else ``$XDG_CACHE_HOME/torch`` (``~/.cache/torch``)."""
+    return os.path.expanduser(os.environ.get(ENV_TORCH_HOME) or os.path.join(
+        os.environ.get(ENV_XDG_CACHE_HOME, DEFAULT_CACHE_DIR), "torch"))
 
 
 def get_dir() -> str:
@@ -36,9 +54,7 @@ def get_dir() -> str:
     else ``$TORCH_HOME/hub`` (``$XDG_CACHE_HOME/torch/hub``, ``~/.cache/torch/hub``)."""
     if _hub_dir is not None:
         return _hub_dir
-    torch_home = os.environ.get("TORCH_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "torch")
-    return os.path.join(os.path.expanduser(torch_home), "hub")
+    return os.path.join(_get_torch_home(), "hub")
 
 
 def set_dir(d: str | os.PathLike[str]) -> None:
@@ -193,7 +209,7 @@ def download_url_to_file(url: str, dst: str, hash_prefix: str | None = None,
     try:
         request = urllib.request.Request(url, headers={"User-Agent": "torch.hub"})
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(request) as response:
-            while chunk := response.read(1 << 16):
+            while chunk := response.read(READ_DATA_CHUNK):
                 out.write(chunk)
                 digest.update(chunk)
         if hash_prefix is not None and not digest.hexdigest().startswith(hash_prefix):
@@ -219,8 +235,8 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, map_locatio
     name = file_name or os.path.basename(urllib.parse.urlparse(url).path)
     cached = os.path.join(directory, name)
     if not os.path.exists(cached):
-        stem = name.split(".", 1)[0]
-        prefix = stem.rsplit("-", 1)[-1] if check_hash and "-" in stem else None
+        found = HASH_REGEX.search(name) if check_hash else None
+        prefix = found.group(1) if found else None
         download_url_to_file(url, cached, prefix, progress=progress)
     return torch.load(cached, map_location=map_location, weights_only=weights_only)
 
