@@ -36,6 +36,9 @@ def _settings(kernel_cache: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(config, "cache_dir", kernel_cache)
     monkeypatch.setattr(config, "compile_in_background", False)
     monkeypatch.setattr(config, "cxx", "g++")
+    # these tests are about generated kernels: single operators too (by default a lone
+    # operator stays a library call, tests/test_inductor_schedule.py)
+    monkeypatch.setattr(config, "cpu_single_op_groups", True)
 
 
 def _compile(fn, *inputs, mode: str = "real"):

@@ -25,6 +25,9 @@ def _settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     monkeypatch.setattr(config, "cache_dir", str(tmp_path_factory.getbasetemp() / "pool-cache"))
     monkeypatch.setattr(config, "compile_in_background", False)
     monkeypatch.setattr(config, "cxx", "g++")
+    # these tests are about generated kernels: single operators too (by default a lone
+    # operator stays a library call, tests/test_inductor_schedule.py)
+    monkeypatch.setattr(config, "cpu_single_op_groups", True)
     # Each test loads its libraries afresh, so the loader hands them the pool of its setting.
     cpp_builder.clear()
     yield

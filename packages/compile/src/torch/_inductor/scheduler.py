@@ -156,6 +156,26 @@ def _fusable_reduction(node: Any, group: KernelGroup | None) -> bool:
     return len(dims) == 1 and dims[0] in (-1, source.dim() - 1)
 
 
+def _library_singletons(steps: list[Any], groups: list[KernelGroup]) -> list[KernelGroup]:
+    """Turn CPU groups of one operator (and no fused reduction) back into library calls in
+    ``steps``, unless ``config.cpu_single_op_groups``; the groups that stay, renumbered."""
+    from . import config
+
+    if config.cpu_single_op_groups:
+        return groups
+    kept: list[KernelGroup] = []
+    for position, step in enumerate(steps):
+        if not isinstance(step, KernelGroup):
+            continue
+        if (len(step.members) == 1 and step.reduction is None
+                and getattr(step.device, "type", "cpu") == "cpu"):
+            steps[position] = step.members[0]
+        else:
+            step.index = len(kept)
+            kept.append(step)
+    return kept
+
+
 def schedule(gm: Any) -> Schedule:
     """Split ``gm``'s graph into library-call nodes and kernel groups."""
     steps: list[Any] = []
@@ -181,6 +201,7 @@ def schedule(gm: Any) -> Schedule:
             groups.append(current)
             steps.append(current)
         current.members.append(node)
+    groups = _library_singletons(steps, groups)
     for group in groups:
         members = set(group.members)
         for node in group.members:
