@@ -3,8 +3,9 @@
 Code written against PyTorch opts a Tensor subclass out of ``__torch_function__`` with
 ``__torch_function__ = torch._C._disabled_torch_function_impl`` and turns subclass dispatch off
 with ``torch._C.DisableTorchFunctionSubclass()``; libraries annotate with ``_TensorMeta`` and
-``TensorBase`` and call ``_log_api_usage_once``. These are those names, nothing more. Plait has
-no native core module.
+``TensorBase`` and call ``_log_api_usage_once``; registration code names dispatch keys
+(``DispatchKey``, ``DispatchKeySet``, ``_ExcludeDispatchKeyGuard``: see torch._dispatch_keys).
+These are those names, nothing more. Plait has no native core module.
 """
 
 from typing import Any
@@ -33,6 +34,11 @@ def __getattr__(name: str) -> Any:
 
         globals()["_functorch"] = c_api
         return c_api
+    if name in ("DispatchKey", "DispatchKeySet", "_ExcludeDispatchKeyGuard"):
+        from . import _dispatch_keys
+
+        value = globals()[name] = getattr(_dispatch_keys, name)
+        return value
     if name == "_nn":  # torch._C._nn._parse_to
         from . import _native_nn
 

@@ -9,7 +9,9 @@ called. A name PyTorch does not have raises ``AttributeError``, as in PyTorch.
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import os
 from importlib import resources
 from types import ModuleType
 from typing import Any
@@ -195,6 +197,19 @@ class _Ops(ModuleType):
     def __init__(self) -> None:
         super().__init__("torch.ops")
         self._namespaces: dict[str, _Namespace] = {}
+        self.loaded_libraries: set[str] = set()
+
+    def load_library(self, path: str | os.PathLike[str]) -> None:
+        """Load the shared library at ``path`` into the process (``ctypes.CDLL``), as PyTorch
+        does for a library of custom operators; an ``OSError`` if it cannot be loaded.
+
+        Plait's operators are registered from Python (``torch.library``): a library built
+        against PyTorch's C++ dispatcher (libtorch, libc10) does not load here, and the
+        OSError lets a package that loads one optionally (torchvision's ``_C``) go on
+        without it, as it does when its build does not match PyTorch's."""
+        resolved = os.path.realpath(os.fspath(path))
+        ctypes.CDLL(resolved)
+        self.loaded_libraries.add(resolved)
 
     def __getattr__(self, name: str) -> _Namespace:
         if name.startswith("__"):

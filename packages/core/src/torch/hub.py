@@ -38,6 +38,42 @@ READ_DATA_CHUNK = 128 * 1024
 # the "-<sha256 prefix>." part of a checkpoint's file name ("resnet18-f37072fd.pth")
 HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
 
+
+
+class _Progress:
+    """A text progress bar on stderr, for when the ``tqdm`` package is not installed (the
+    subset of its interface downloads use: ``update``, ``close``, a context manager)."""
+
+    def __init__(self, total: int | None = None, disable: bool = False, unit: str | None = None,
+                 unit_scale: bool | None = None, unit_divisor: int | None = None,
+                 **kwargs: Any) -> None:
+        self.total, self.disable, self.n = total, disable, 0
+
+    def update(self, n: int) -> None:
+        if self.disable:
+            return
+        self.n += n
+        done = f"{100 * self.n / float(self.total):.1f}%" if self.total else f"{self.n} bytes"
+        sys.stderr.write(f"\r{done}")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        self.disable = True
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.disable:
+            sys.stderr.write("\n")
+        self.close()
+
+
+try:  # the progress bar torch.hub (and torch.utils.model_zoo) offers: tqdm's when installed
+    from tqdm import tqdm
+except ImportError:
+    tqdm = _Progress  # type: ignore[assignment,misc]
+
 _HUBCONF = MODULE_HUBCONF
 _TRUSTED_OWNERS = ("facebookresearch", "facebookincubator", "pytorch", "fairinternal")
 _hub_dir: str | None = None

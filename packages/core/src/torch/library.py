@@ -26,8 +26,8 @@ from typing import Any
 
 from ._core import dispatch as _dispatch, schema as _schema, upcalls
 
-__all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "register_autograd",
-           "register_fake", "register_kernel"]
+__all__ = ["CustomOpDef", "FakeImplCtx", "Library", "custom_op", "define", "get_ctx", "impl",
+           "register_autograd", "register_fake", "register_kernel"]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 
@@ -71,6 +71,8 @@ class Library:
         full = f"{parsed.name}.{parsed.overload}" if parsed.overload else parsed.name
         _dispatch.define(f"{self.ns}::{full}", parsed)
         self._defined.append(f"{self.ns}::{full}")
+        for fn, lib in _pending_fakes.pop(f"{self.ns}::{full}", ()):
+            register_fake(f"{self.ns}::{full}", fn, lib=lib)
         return full
 
     def impl(self, op_name: Any, fn: Callable[..., Any], dispatch_key: str = "",
@@ -172,10 +174,23 @@ def register_kernel(op: Any, device_types: Any, func: Callable[..., Any] | None 
     return impl(op, device_types, func, lib=lib)
 
 
+# Fake implementations registered by name before their operator is defined (a package that
+# registers them for operators its native library may fail to define, as torchvision does):
+# qualified name -> (function, library), applied when the operator is defined.
+_pending_fakes: dict[str, list[tuple[Callable[..., Any], Library | None]]] = {}
+
+
 def register_fake(op: Any, func: Callable[..., Any] | None = None, *,
                   lib: Library | None = None) -> Any:
     """Register the fake (meta) implementation: computes output shapes/dtypes from meta
-    tensors without touching data. Used on the ``meta`` device and by compile's tracing."""
+    tensors without touching data. Used on the ``meta`` device and by compile's tracing. An
+    operator named by a string that is not defined yet gets it when it is defined."""
+    if isinstance(op, str) and "::" in op and _dispatch.get(op) is None:
+        def remember(fn: Callable[..., Any]) -> Callable[..., Any]:
+            _pending_fakes.setdefault(op, []).append((fn, lib))
+            return fn
+
+        return remember(func) if func is not None else remember
     target_op = _lookup(op)
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -183,6 +198,27 @@ def register_fake(op: Any, func: Callable[..., Any] | None = None, *,
         return fn
 
     return register(func) if func is not None else register
+
+
+class FakeImplCtx:
+    """What :func:`get_ctx` gives a fake implementation: the way to ask for an output size
+    that depends on data (``nonzero``'s count)."""
+
+    def new_dynamic_size(self, *, min: int = 0, max: int | None = None) -> Any:
+        """A size known only from data. Plait's fake tensors have no unbacked sizes: the
+        call raises ``DynamicOutputShapeException``, which compile's capture answers by
+        running the operator eagerly (as for ``nonzero``)."""
+        from ._subclasses.fake_tensor import DynamicOutputShapeException
+
+        raise DynamicOutputShapeException(
+            "new_dynamic_size(): the output size depends on data a FakeTensor does not hold")
+
+    create_unbacked_symint = new_dynamic_size
+
+
+def get_ctx() -> FakeImplCtx:
+    """The context of the fake implementation being run (``ctx.new_dynamic_size()``)."""
+    return FakeImplCtx()
 
 
 def register_autograd(op: Any, backward: Callable[..., Any], /, *,

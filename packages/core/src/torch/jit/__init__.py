@@ -43,6 +43,7 @@ _LAZY = {
     "script": ("torch.jit._scripting", "script"),
     "script_method": ("torch.jit._scripting", "script_method"),
     "script_if_tracing": ("torch.jit._scripting", "script_if_tracing"),
+    "_script_if_tracing": ("torch.jit._scripting", "script_if_tracing"),  # the older name
     "interface": ("torch.jit._scripting", "interface"),
     "freeze": ("torch.jit._scripting", "freeze"),
     "optimize_for_inference": ("torch.jit._scripting", "optimize_for_inference"),

@@ -11,10 +11,46 @@ import enum
 
 from torch.onnx._export import export, is_in_onnx_export
 from torch.onnx._program import ONNXProgram
+from torch.onnx._symbolics import register_custom_op_symbolic, unregister_custom_op_symbolic
 from torch.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 
-__all__ = ["ONNXProgram", "OnnxExporterError", "OperatorExportTypes", "TrainingMode",
-           "UnsupportedOperatorError", "errors", "export", "is_in_onnx_export"]
+__all__ = ["ONNXProgram", "OnnxExporterError", "OperatorExportTypes", "TensorProtoDataType",
+           "TrainingMode", "UnsupportedOperatorError", "errors", "export", "is_in_onnx_export",
+           "register_custom_op_symbolic", "unregister_custom_op_symbolic"]
+
+
+class TensorProtoDataType(enum.IntEnum):
+    """ONNX's element types, numbered as ``onnx.TensorProto`` numbers them."""
+
+    UNDEFINED = 0
+    FLOAT = 1
+    UINT8 = 2
+    INT8 = 3
+    UINT16 = 4
+    INT16 = 5
+    INT32 = 6
+    INT64 = 7
+    STRING = 8
+    BOOL = 9
+    FLOAT16 = 10
+    DOUBLE = 11
+    UINT32 = 12
+    UINT64 = 13
+    COMPLEX64 = 14
+    COMPLEX128 = 15
+    BFLOAT16 = 16
+
+
+def __getattr__(name: str) -> object:
+    # torch.onnx.symbolic_opset11...: namespaces that code registering custom symbolics
+    # imports (torch.onnx._symbolics)
+    if name.startswith("symbolic_opset") and name[len("symbolic_opset"):].isdigit():
+        from torch.onnx._symbolics import opset_module
+
+        module = opset_module(int(name[len("symbolic_opset"):]))
+        if module is not None:
+            return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class OperatorExportTypes(enum.IntEnum):

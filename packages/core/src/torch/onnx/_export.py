@@ -21,6 +21,7 @@ from torch.jit._graph import Graph, Node, Value
 from torch.onnx._builder import Builder, Var, onnx_type
 from torch.onnx._ops import SHAPE_ONLY, lookup
 from torch.onnx._program import ONNXProgram
+from torch.onnx._symbolics import registered
 from torch.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 
 __all__ = ["export", "is_in_onnx_export"]
@@ -186,6 +187,9 @@ def build_model(graph: Graph, env: Mapping[Value, Any], *, opset: int,
             continue
         translate = lookup(node.kind)
         if translate is None:
+            if registered(node.kind):
+                raise UnsupportedOperatorError(
+                    node.kind, opset, registered_symbolic=True)
             raise UnsupportedOperatorError(node.kind, opset)
         produced = translate(g, node, as_vars(node.args), as_vars(node.kwargs))
         produced = [produced] if isinstance(produced, str) else list(produced)

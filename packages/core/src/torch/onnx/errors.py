@@ -17,8 +17,14 @@ class UnsupportedOperatorError(OnnxExporterError):
     :param supported_version: an opset that has it, or None.
     """
 
-    def __init__(self, name: str, version: int, supported_version: int | None = None) -> None:
-        if supported_version is not None:
+    def __init__(self, name: str, version: int, supported_version: int | None = None, *,
+                 registered_symbolic: bool = False) -> None:
+        if registered_symbolic:
+            message = (f"Exporting the operator '{name}' to ONNX opset version {version} is "
+                       "not supported: its symbolic function, registered with "
+                       "torch.onnx.register_custom_op_symbolic, is written for PyTorch's "
+                       "TorchScript exporter, which Plait's exporter does not run.")
+        elif supported_version is not None:
             message = (f"Exporting the operator '{name}' to ONNX opset version {version} is "
                        f"not supported. Support for this operator was added in version "
                        f"{supported_version}, try exporting with this version.")
