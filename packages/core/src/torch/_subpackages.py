@@ -40,6 +40,8 @@ SUBPACKAGES: Mapping[str, str] = MappingProxyType(
         "utils.data": "plait-nn",
         "utils.safetensors": "plait-nn",
         "func": "plait-nn",
+        "ao": "plait-nn",
+        "quantization": "plait-nn",
         "fx": "plait-compile",
         "_dynamo": "plait-compile",
         "export": "plait-compile",

@@ -23,6 +23,7 @@ from ._core import (
     config as _config,
     dtype as _dtype,
     fast as _fast,
+    layout as _layout,
     storage as _storage,
     tensor as _tensor,
 )
@@ -225,6 +226,24 @@ def _is_shared(self: Tensor) -> bool:
     return self.untyped_storage().is_shared()
 
 
+def _pin_memory(self: Tensor, device: Any = None) -> Tensor:
+    """A copy in pinned host memory (``self`` if it is pinned already), for asynchronous
+    copies to the accelerator. Plait's backends copy from any host memory, so the copy is
+    marked pinned (``is_pinned()``) rather than allocated differently; as in PyTorch, it needs
+    an accelerator, and only CPU tensors can be pinned."""
+    if self._device.type != "cpu":
+        raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+    if self.untyped_storage().is_pinned():
+        return self
+    from .accelerator import is_available
+
+    if not is_available():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    out = clone(self, memory_format=_layout.preserve_format)
+    out.untyped_storage()._pinned = True
+    return out
+
+
 def _is_parameter_class(cls: type) -> bool:
     import sys
 
@@ -281,6 +300,7 @@ METHODS: dict[str, Any] = {
     "__reduce_ex__": _reduce_ex,
     "share_memory_": _share_memory_,
     "is_shared": _is_shared,
+    "pin_memory": _pin_memory,
     "__deepcopy__": _deepcopy,
     "__float__": _scalar_method(float),
     "__int__": _scalar_method(int),

@@ -78,8 +78,9 @@ def dim_order(self: Tensor) -> tuple[int, ...]:
 
 
 def is_pinned(self: Tensor, device: Any = None) -> bool:
-    """False: no page-locked host memory without an accelerator (PyTorch's CPU build)."""
-    return False
+    """Whether the tensor's storage is pinned host memory: the copies ``pin_memory`` makes
+    (which needs an accelerator, as in PyTorch)."""
+    return self._device.type == "cpu" and self.untyped_storage().is_pinned()
 
 
 def resize_as_(self: Tensor, other: Tensor, *, memory_format: Any = None) -> Tensor:

@@ -49,7 +49,9 @@ class MetaAllocator:
 class UntypedStorage:
     """Bytes on a device. ``UntypedStorage(n, device=...)`` allocates ``n`` bytes."""
 
-    __slots__ = ("__weakref__", "_device", "_handle", "_hostbuf", "_nbytes", "_ptr", "_runtime")
+    # (_pinned: set only on the copies Tensor.pin_memory makes; read with a default)
+    __slots__ = ("__weakref__", "_device", "_handle", "_hostbuf", "_nbytes", "_pinned", "_ptr",
+                 "_runtime")
 
     def __init__(self, size: int = 0, *, device: Any = None) -> None:
         if size < 0:
@@ -178,6 +180,11 @@ class UntypedStorage:
     def is_shared(self) -> bool:
         """Whether the bytes are in shared memory."""
         return upcalls.storage_is_shared(self)
+
+    def is_pinned(self, device: Any = None) -> bool:
+        """Whether the bytes are pinned host memory for an accelerator's transfers (the
+        storage of a tensor :meth:`Tensor.pin_memory` made)."""
+        return getattr(self, "_pinned", False)
 
     @classmethod
     def _new_shared(cls, size: int, *, device: Any = None) -> UntypedStorage:

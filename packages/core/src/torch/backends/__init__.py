@@ -3,7 +3,7 @@ kernels may use in :mod:`torch.backends.contract`, device-module parts in
 :mod:`torch.backends.devicekit`) and the per-backend switches (``torch.backends.cuda``,
 ``torch.backends.cudnn``, ``torch.backends.mps``, ``torch.backends.mkldnn``,
 ``torch.backends.opt_einsum``) and what the CPU build has (``torch.backends.cpu``,
-``torch.backends.mkl``, ``torch.backends.openmp``)."""
+``torch.backends.mkl``, ``torch.backends.openmp``, ``torch.backends.quantized``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import importlib
 from types import ModuleType
 
 _SUBMODULES = ("cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum",
-               "hookspecs", "contract", "devicekit")
+               "quantized", "hookspecs", "contract", "devicekit")
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -20,3 +20,12 @@ __all__: list[str] = [
     "Buffer", "DataParallel", "Parameter", "UninitializedBuffer", "UninitializedParameter",
     "functional", "init", "parallel", "utils", *_modules_all,
 ]
+
+
+def __getattr__(name: str) -> object:
+    # torch.nn.quantized (torch.ao.nn.quantized's older name), loaded on first use
+    if name == "quantized":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.quantized")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

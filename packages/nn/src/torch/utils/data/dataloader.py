@@ -18,6 +18,7 @@ import random
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import torch
 
 from ._collate import default_collate, default_convert
+from ._pin import pin_memory
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -283,6 +285,12 @@ class _BaseDataLoaderIter:
         self._loader = loader
         self._num_yielded = 0
         self._batches = self._start(loader)
+        if loader.pin_memory:
+            if torch.accelerator.is_available():
+                self._batches = map(pin_memory, self._batches)
+            elif first_iter:
+                warnings.warn("'pin_memory' argument is set as true but no accelerator is "
+                              "found, then device pinned memory won't be used.", stacklevel=5)
 
     def _start(self, loader: DataLoader) -> Iterator[Any]:
         raise NotImplementedError

@@ -1,0 +1,1 @@
+"""``torch.ao.nn``: the modules of quantized models (see :mod:`torch.ao`)."""

@@ -1,0 +1,52 @@
+"""``torch.ao.quantization`` (also ``torch.quantization``): the stubs a float model marks its
+quantized region with (see :mod:`torch.ao`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import Tensor
+from torch.nn import Module
+
+__all__ = ["DeQuantStub", "QuantStub", "QuantWrapper"]
+
+
+class QuantStub(Module):
+    """Where a quantized region starts: the identity until a model is converted (which Plait
+    does not do)."""
+
+    def __init__(self, qconfig: Any = None) -> None:
+        super().__init__()
+        if qconfig is not None:
+            self.qconfig = qconfig
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x
+
+
+class DeQuantStub(Module):
+    """Where a quantized region ends: the identity until a model is converted."""
+
+    def __init__(self, qconfig: Any = None) -> None:
+        super().__init__()
+        if qconfig is not None:
+            self.qconfig = qconfig
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x
+
+
+class QuantWrapper(Module):
+    """``module`` between a :class:`QuantStub` and a :class:`DeQuantStub` (``quant``,
+    ``module``, ``dequant``), carrying the module's ``qconfig``."""
+
+    def __init__(self, module: Module) -> None:
+        super().__init__()
+        qconfig = getattr(module, "qconfig", None)
+        self.add_module("quant", QuantStub(qconfig))
+        self.add_module("dequant", DeQuantStub(qconfig))
+        self.add_module("module", module)
+        self.train(module.training)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.dequant(self.module(self.quant(x)))
