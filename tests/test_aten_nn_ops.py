@@ -212,3 +212,191 @@ def test_vmap_folds_samples_into_upsample_nearest2d() -> None:
     got = vmap(lambda t: F.interpolate(t, size=(5, 2)), in_dims=2)(x)
     want = np.stack([_np_nearest(x[:, :, i].numpy(), 5, 2, None) for i in range(2)])
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+# -- batch, instance and group normalisation --------------------------------------------------
+
+
+def _np_batch_norm(a: np.ndarray, w: np.ndarray | None, b: np.ndarray | None,
+                   eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-channel (dim 1) normalisation with the biased batch variance, in float64."""
+    dims = (0, *range(2, a.ndim))
+    shape = [1, a.shape[1]] + [1] * (a.ndim - 2)
+    mean = a.mean(dims)
+    invstd = 1 / np.sqrt(a.var(dims) + eps)
+    out = (a - mean.reshape(shape)) * invstd.reshape(shape)
+    if w is not None:
+        out = out * w.reshape(shape)
+    if b is not None:
+        out = out + b.reshape(shape)
+    return out, mean, invstd
+
+
+def test_batch_norm_training_is_one_operator_and_updates_running_stats() -> None:
+    x, w, b = torch.randn(4, 3, 5, 2), torch.randn(3), torch.randn(3)
+    mean0, var0 = torch.randn(3), torch.rand(3) + 0.5
+    rm, rv = mean0.clone(), var0.clone()
+    out = F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.2, eps=1e-3)
+    a = x.numpy().astype(np.float64)
+    want, mean, _ = _np_batch_norm(a, w.numpy(), b.numpy(), 1e-3)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+    count = 4 * 5 * 2
+    unbiased = a.var((0, 2, 3)) * count / (count - 1)
+    np.testing.assert_allclose(rm.numpy(), 0.8 * mean0.numpy() + 0.2 * mean, rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), 0.8 * var0.numpy() + 0.2 * unbiased, rtol=1e-5)
+    assert _names(lambda: F.batch_norm(x, rm, rv, w, b, training=True)) == [
+        "aten.native_batch_norm.default"]
+    assert _names(lambda: F.batch_norm(x, None, None, training=True)) == [
+        "aten.native_batch_norm.default"]
+
+
+def test_batch_norm_evaluation_uses_running_stats() -> None:
+    x, w = torch.randn(6, 4), torch.randn(4)
+    rm, rv = torch.randn(4), torch.rand(4) + 0.5
+    before = rm.clone(), rv.clone()
+    out = F.batch_norm(x, rm, rv, w, None, training=False, eps=1e-5)
+    want = (x.numpy() - rm.numpy()) / np.sqrt(rv.numpy() + 1e-5) * w.numpy()
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+    assert torch.equal(rm, before[0]) and torch.equal(rv, before[1])
+    assert _names(lambda: F.batch_norm(x, rm, rv, training=False)) == [
+        "aten.native_batch_norm.default"]
+    with pytest.raises(RuntimeError, match="running_mean and running_var must be defined"):
+        F.batch_norm(x, None, None, training=False)
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        F.batch_norm(x[:1], None, None, training=True)
+
+
+def test_native_batch_norm_outputs() -> None:
+    x = torch.randn(3, 2, 4, dtype=torch.float64)
+    out, mean, invstd = torch.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)
+    want, want_mean, want_invstd = _np_batch_norm(x.numpy(), None, None, 1e-5)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-10)
+    np.testing.assert_allclose(mean.numpy(), want_mean, rtol=1e-10)
+    np.testing.assert_allclose(invstd.numpy(), want_invstd, rtol=1e-10)
+    out, mean, invstd = torch.native_batch_norm(x, None, None, torch.zeros(2), torch.ones(2),
+                                                False, 0.1, 1e-5)
+    assert mean.shape == (0,) and invstd.shape == (0,)
+    half = torch.native_batch_norm(x.half(), None, None, None, None, True, 0.1, 1e-5)
+    assert [t.dtype for t in half] == [torch.float16] * 3
+    np.testing.assert_allclose(half[0].float().numpy(), want, atol=1e-2)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_gradients(training) -> None:
+    x = torch.randn(4, 3, 5, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    rm, rv = torch.randn(3, dtype=torch.float64), torch.rand(3, dtype=torch.float64) + 0.5
+
+    def fn(x, w, b):
+        return F.batch_norm(x, rm.clone(), rv.clone(), w, b, training=training)
+
+    assert torch.autograd.gradcheck(fn, (x, w, b))
+    assert torch.autograd.gradgradcheck(fn, (x, w, b))
+    y = fn(x, w, b)
+    grad = torch.randn(y.shape, dtype=torch.float64)
+    names = _names(lambda: y.backward(grad))
+    assert [n for n in names if n != "aten.detach.default"] == [
+        "aten.native_batch_norm_backward.default"], names
+
+
+def test_batch_norm_without_affine_gradients() -> None:
+    x = torch.randn(5, 2, 3, dtype=torch.float64, requires_grad=True)
+    fn = lambda t: F.batch_norm(t, None, None, training=True) ** 2  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (x,))
+    assert torch.autograd.gradgradcheck(fn, (x,))
+    # d/dx of sum(out) is zero: the normalised values of a channel sum to zero
+    x.grad = None
+    F.batch_norm(x, None, None, training=True).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 0, atol=1e-12)
+
+
+def test_instance_norm_is_a_batch_norm_of_the_folded_view() -> None:
+    x, w, b = torch.randn(2, 3, 7), torch.randn(3), torch.randn(3)
+    rm, rv = torch.zeros(3), torch.ones(3)
+    out = F.instance_norm(x, rm, rv, w, b, use_input_stats=True, momentum=0.1)
+    a = x.numpy().astype(np.float64)
+    mean, var = a.mean(-1, keepdims=True), a.var(-1, keepdims=True)
+    want = (a - mean) / np.sqrt(var + 1e-5) * w.numpy()[:, None] + b.numpy()[:, None]
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rm.numpy(), 0.1 * mean[..., 0].mean(0), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(rv.numpy(), 0.9 + 0.1 * (var[..., 0] * 7 / 6).mean(0),
+                               rtol=1e-5)
+    names = _names(lambda: F.instance_norm(x))
+    assert names.count("aten.native_batch_norm.default") == 1
+    assert not {"aten.mean.dim", "aten.var.correction"} & set(names)
+    xd = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
+    wd = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t, w: F.instance_norm(t, weight=w), (xd, wd))
+    # evaluation: the running statistics, unchanged
+    out = F.instance_norm(x, rm, rv, use_input_stats=False)
+    np.testing.assert_allclose(out.numpy(), (a - rm.numpy()[:, None])
+                               / np.sqrt(rv.numpy()[:, None] + 1e-5), rtol=1e-5, atol=1e-5)
+
+
+def test_group_norm_is_one_operator() -> None:
+    x, w, b = torch.randn(2, 6, 3, 2), torch.randn(6), torch.randn(6)
+    out = F.group_norm(x, 3, w, b, eps=1e-4)
+    a = x.numpy().astype(np.float64).reshape(2, 3, -1)
+    normed = (a - a.mean(-1, keepdims=True)) / np.sqrt(a.var(-1, keepdims=True) + 1e-4)
+    want = normed.reshape(2, 6, 3, 2) * w.numpy()[:, None, None] + b.numpy()[:, None, None]
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+    assert _names(lambda: F.group_norm(x, 3, w, b)) == ["aten.native_group_norm.default"]
+    _out, mean, rstd = torch.ops.aten.native_group_norm.default(x, w, b, 2, 6, 6, 3, 1e-4)
+    assert mean.shape == rstd.shape == (2, 3)
+    np.testing.assert_allclose(mean.numpy(), a.mean(-1), rtol=1e-5, atol=1e-6)
+    assert F.group_norm(x.bfloat16(), 3).dtype == torch.bfloat16
+
+
+def test_group_norm_gradients() -> None:
+    x = torch.randn(2, 4, 3, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    fn = lambda x, w, b: F.group_norm(x, 2, w, b)  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (x, w, b))
+    assert torch.autograd.gradgradcheck(fn, (x, w, b))
+    y = fn(x, w, b)
+    grad = torch.randn(y.shape, dtype=torch.float64)
+    names = _names(lambda: y.backward(grad))
+    assert [n for n in names if n != "aten.detach.default"] == [
+        "aten.native_group_norm_backward.default"], names
+
+
+def test_batch_norm_on_meta_tensors() -> None:
+    x = torch.empty(4, 3, 5, device="meta")
+    rm, rv = torch.zeros(3, device="meta"), torch.ones(3, device="meta")
+    out, mean, invstd = torch.native_batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)
+    assert out.shape == (4, 3, 5) and mean.shape == invstd.shape == (3,)
+    assert out.device.type == "meta"
+    assert F.group_norm(x, 3).shape == (4, 3, 5)
+
+
+def test_export_makes_batch_norm_training_functional() -> None:
+    from torch.export import export
+
+    model = torch.nn.BatchNorm1d(3)
+    ep = export(model, (torch.randn(4, 3),))
+    targets = [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
+    assert "aten._native_batch_norm_legit_functional.default" in targets
+    assert "aten.native_batch_norm.default" not in targets
+
+
+@pytest.mark.parametrize("make", [lambda: torch.nn.GroupNorm(2, 4),
+                                  lambda: torch.nn.InstanceNorm1d(4, affine=True),
+                                  lambda: torch.nn.BatchNorm1d(4).eval()])
+def test_onnx_exports_normalisations(make) -> None:
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    import io
+
+    model, x = make(), torch.randn(3, 4, 5)
+    if isinstance(model, torch.nn.BatchNorm1d):
+        model.running_mean.normal_()
+        model.running_var.uniform_(0.5, 2)
+    buffer = io.BytesIO()
+    torch.onnx.export(model, (x,), buffer, input_names=["x"])
+    onnx.checker.check_model(onnx.load_from_string(buffer.getvalue()))
+    session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"x": x.numpy()})[0]
+    np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-5, atol=1e-5)

@@ -53,6 +53,7 @@ OP_MODULES = (
     "_aten.losses",
     "_aten.nn_layout",
     "_aten.resample",
+    "_aten.normalization",
     "_fused.embedding",
     "_fused.linear",
     "_fused.rnn_cells",

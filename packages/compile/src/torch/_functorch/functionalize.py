@@ -359,7 +359,13 @@ def functional_trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode:
             super().__init__(*a, **k)
             holder["tracker"] = self
 
-    gm = _proxy._trace(f, args, tracing_mode, dict(decompositions or {}),
+    from torch._aten.normalization import functional_batch_norm
+
+    # native_batch_norm writes the running statistics its schema does not mark as written
+    # (as in PyTorch): its functional form, with a copy_ into each, is traced instead
+    table = {torch.ops.aten.native_batch_norm.default: functional_batch_norm,
+             **(decompositions or {})}
+    gm = _proxy._trace(f, args, tracing_mode, table,
                        tracker_cls=_Tracker, mode_cls=FunctionalProxyMode)
     tracker = holder["tracker"]
     return gm, tracker.written_inputs(tracker.inputs)

@@ -87,6 +87,13 @@ def _functionalize(gm: Any) -> dict[Any, Any]:
     return latest
 
 
+def _export_decompositions() -> dict[Any, Any]:
+    """Operators whose kernels write an input the schema does not mark as written: each made
+    functional (new outputs, then ``copy_``, which ``_functionalize`` lifts into mutations)."""
+    from torch._aten.normalization import functional_batch_norm
+    return {torch.ops.aten.native_batch_norm.default: functional_batch_norm}
+
+
 def _aliases_another(node: Any, graph: Any) -> bool:
     """Whether ``node``'s value shares its storage with another value of the graph (a view)."""
     value = node.meta.get("val")
@@ -220,7 +227,8 @@ def export(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None 
     dynamic_dims = {id(v): {d for d, h in spec.items() if h is not Dim.STATIC and h is not None}
                     for v, spec in zip(detached[len(state_names):], specs) if spec}
     with torch.no_grad(), _only_marked_dims_symbolic(dynamic_dims):
-        gm = make_fx(flat_fn, tracing_mode="symbolic" if symbolic else "fake")(*detached)
+        gm = make_fx(flat_fn, _export_decompositions(),
+                     tracing_mode="symbolic" if symbolic else "fake")(*detached)
     placeholder_names = [("p_" if n in params else "b_") + n.replace(".", "_")
                          for n in state_names] + _user_names(mod, args, kwargs)
     rename_and_specs(gm, placeholder_names)

@@ -494,6 +494,61 @@ def _batch_norm(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str,
                 epsilon=float(a["eps"]))
 
 
+def _normalized(g: Builder, x: Any, axes: list[int], eps: float,
+                dtype: torch.dtype) -> tuple[str, str, str]:
+    """(x - mean) * rstd over ``axes`` (kept as size-1 dims), with the mean and rstd."""
+    mean = g.axes_input("ReduceMean", x, axes, 18, keepdims=1)
+    centred = g.op("Sub", x, mean)
+    var = g.axes_input("ReduceMean", g.op("Mul", centred, centred), axes, 18, keepdims=1)
+    rstd = g.op("Reciprocal", g.op("Sqrt", g.op("Add", var, g.const(float(eps), dtype))))
+    return g.op("Mul", centred, rstd), mean, rstd
+
+
+def _per_channel(g: Builder, y: str, weight: Any, bias: Any, rank: int) -> str:
+    """``y * weight + bias`` with (C,) vectors broadcast along dim 1 of a rank-``rank`` y."""
+    shape = g.ints([-1] + [1] * (rank - 2))
+    if weight is not None:
+        y = g.op("Mul", y, g.op("Reshape", weight, shape))
+    if bias is not None:
+        y = g.op("Add", y, g.op("Reshape", bias, shape))
+    return y
+
+
+@row("aten::native_batch_norm")
+def _native_batch_norm(g: Builder, node: Node, args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> list[str]:
+    x, weight, bias = args[0], _arg(args, kwargs, 1, "weight"), _arg(args, kwargs, 2, "bias")
+    eps = float(_arg(args, kwargs, 7, "eps", 1e-5))
+    if not _arg(args, kwargs, 5, "training"):
+        channels = x.shape[1]
+        scale = weight if weight is not None else g.const(torch.ones(channels), x.dtype)
+        shift = bias if bias is not None else g.const(torch.zeros(channels), x.dtype)
+        y = g.op("BatchNormalization", x, scale, shift, _arg(args, kwargs, 3, "running_mean"),
+                 _arg(args, kwargs, 4, "running_var"), epsilon=eps)
+        empty = g.const(torch.zeros(0), x.dtype)
+        return [y, empty, g.op("Identity", empty)]
+    # batch statistics (instance norm reaches this on its (1, N*C, *) view): the running
+    # statistics' update is a side effect an inference graph drops
+    y, mean, rstd = _normalized(g, x, [0, *range(2, x.rank)], eps, x.dtype)
+    flat = g.ints([-1])
+    return [_per_channel(g, y, weight, bias, x.rank), g.op("Reshape", mean, flat),
+            g.op("Reshape", rstd, flat)]
+
+
+@row("aten::native_group_norm")
+def _native_group_norm(g: Builder, node: Node, args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> list[str]:
+    x, weight, bias = args[0], _arg(args, kwargs, 1, "weight"), _arg(args, kwargs, 2, "bias")
+    n, group = int(_arg(args, kwargs, 3, "N")), int(_arg(args, kwargs, 6, "group"))
+    grouped = g.op("Reshape", x, g.ints([n, group, -1]))
+    y, mean, rstd = _normalized(g, grouped, [2], float(_arg(args, kwargs, 7, "eps", 1e-5)),
+                               x.dtype)
+    y = g.op("Reshape", y, g.ints(list(x.shape)))
+    stats = g.ints([n, group])
+    return [_per_channel(g, y, weight, bias, x.rank), g.op("Reshape", mean, stats),
+            g.op("Reshape", rstd, stats)]
+
+
 # -- linear algebra, convolution -------------------------------------------------------------
 
 @row("aten::matmul", "aten::mm", "aten::bmm")

@@ -371,36 +371,16 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     used and the running ones updated (unbiased variance), as PyTorch does."""
     if input.dim() < 2:
         raise ValueError(f"expected 2D or more input (got {input.dim()}D input)")
-    if input.dtype in (torch.float16, torch.bfloat16):
-        # PyTorch normalises half precision in float32 (its rsqrt(var + eps)**3 in the
-        # backward overflows float16), then rounds the result back
-        return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
-                          momentum, eps).to(input.dtype)
-    dims = [0, *range(2, input.dim())]
-    shape = [1, input.shape[1]] + [1] * (input.dim() - 2)
-    if training:
-        count = input.numel() // input.shape[1]
-        if count <= 1:
-            raise ValueError("Expected more than 1 value per channel when training, got input "
-                             f"size {list(input.shape)}")
-        mean = input.mean(dims)
-        var = input.var(dims, unbiased=False)
-        if running_mean is not None and running_var is not None:
-            with torch.no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.detach() * momentum)
-                running_var.mul_(1 - momentum).add_(var.detach() * (momentum * count /
-                                                                    (count - 1)))
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation "
-                               "mode")
-        mean, var = running_mean, running_var
-    out = (input - mean.reshape(shape)) * torch.rsqrt(var.reshape(shape) + eps)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    if training and input.shape[1] and input.numel() // input.shape[1] <= 1:
+        raise ValueError("Expected more than 1 value per channel when training, got input "
+                         f"size {list(input.shape)}")
+    # one operator, as in PyTorch: it computes half precision in float32 and, in training,
+    # updates the running statistics in place
+    return _NATIVE_BATCH_NORM(input, weight, bias, running_mean, running_var, training,
+                              momentum, eps)[0]
+
+
+_NATIVE_BATCH_NORM = torch.ops.aten.native_batch_norm.default
 
 
 _LEAKY_RELU = torch.ops.aten.leaky_relu.default

@@ -16,7 +16,6 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import Tensor, _torch_function
-from torch.nn import _ops
 from torch.nn.modules.rnn import RNNBase
 
 __all__ = [
@@ -160,21 +159,8 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     saved values are the batch mean and ``1 / sqrt(biased var + eps)`` per channel and the
     running statistics are updated in place; in evaluation both are empty, as in PyTorch."""
     _no_grad_for("native_batch_norm", running_mean=running_mean, running_var=running_var)
-    if training:
-        # the saved statistics are outputs without a derivative in PyTorch
-        dims = [0, *range(2, input.dim())]
-        plain = input.detach()
-        save_mean = plain.mean(dims)
-        save_invstd = torch.rsqrt(plain.var(dims, unbiased=False) + eps)
-    else:
-        # PyTorch crashes here; an error that says why is the useful answer
-        if running_mean is None or running_var is None:
-            raise RuntimeError("native_batch_norm: running_mean and running_var must be "
-                               "defined in evaluation mode")
-        save_mean = save_invstd = input.new_empty((0,))
-    out = _ops.batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
-                          eps)
-    return out, save_mean, save_invstd
+    return torch.ops.aten.native_batch_norm.default(input, weight, bias, running_mean,
+                                                    running_var, training, momentum, eps)
 
 
 def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,

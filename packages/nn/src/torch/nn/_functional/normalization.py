@@ -25,18 +25,9 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
-    if input.dtype in (torch.float16, torch.bfloat16):  # in float32, as PyTorch does
-        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
-    x = input.reshape(n, num_groups, math.prod(input.shape[1:]) // num_groups)
-    mean = x.mean(-1, keepdim=True)
-    var = x.var(-1, unbiased=False, keepdim=True)
-    out = ((x - mean) * torch.rsqrt(var + eps)).reshape(input.shape)
-    shape = [1, c] + [1] * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    # one operator, as in PyTorch (half precision computes in float32 inside)
+    return _NATIVE_GROUP_NORM(input, weight, bias, n, c, math.prod(input.shape[2:]),
+                              num_groups, eps)[0]
 
 
 def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int,
@@ -68,32 +59,35 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     if input.dim() < 3:
         raise ValueError(f"expected at least 3D input (got {input.dim()}D input)")
     n, c = input.shape[0], input.shape[1]
-    shape = [1, c] + [1] * (input.dim() - 2)
     if use_input_stats:
-        dims = tuple(range(2, input.dim()))
         count = input.numel() // (n * c) if n * c else 0
         if count <= 1 and input.numel():
             raise ValueError(f"Expected more than 1 spatial element when training, got input "
                              f"size {list(input.shape)}")
-        mean = input.mean(dims, keepdim=True)
-        var = input.var(dims, unbiased=False, keepdim=True)
-        if running_mean is not None and running_var is not None:
-            with torch.no_grad():
-                bm = mean.detach().reshape(n, c).mean(0)
-                bv = var.detach().reshape(n, c).mean(0) * (count / (count - 1))
-                running_mean.mul_(1 - momentum).add_(bm * momentum)
-                running_var.mul_(1 - momentum).add_(bv * momentum)
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("Expected running_mean and running_var to be defined when "
-                               "use_input_stats is false")
-        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-    out = (input - mean) * torch.rsqrt(var + eps)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
+    if input.numel() == 0:
+        return input.clone()
+    # as PyTorch: a batch norm of the (1, N*C, *) view, each instance a channel, with the
+    # per-channel tensors repeated per sample; the repeated running statistics, updated by
+    # the batch norm, are averaged back over the samples
+    def per_instance(t: Tensor | None) -> Tensor | None:
+        return None if t is None else t.repeat(n)
+
+    stats = [per_instance(running_mean), per_instance(running_var)]
+    out = _NATIVE_BATCH_NORM(input.reshape(1, n * c, *input.shape[2:]), per_instance(weight),
+                             per_instance(bias), *stats, use_input_stats, momentum, eps)[0]
+    if use_input_stats:
+        with torch.no_grad():
+            for running, repeated in zip((running_mean, running_var), stats):
+                if running is not None:
+                    running.copy_(repeated.reshape(n, c).mean(0))
+    return out.reshape(input.shape)
+
+
+_NATIVE_BATCH_NORM = torch.ops.aten.native_batch_norm.default
+_NATIVE_GROUP_NORM = torch.ops.aten.native_group_norm.default
 
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,

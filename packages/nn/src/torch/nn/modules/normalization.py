@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch.nn import _ops, functional as F, init
+from torch.nn import functional as F, init
 from torch.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
 
 from .lazy import LazyModuleMixin
@@ -114,9 +114,11 @@ class _BatchNorm(Module):
                 momentum = 1.0 / float(self.num_batches_tracked.item())
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         track = not self.training or self.track_running_stats
-        return _ops.batch_norm(input, self.running_mean if track else None,
-                               self.running_var if track else None, self.weight, self.bias,
-                               use_batch, momentum, self.eps)
+        # through F's entry: graph capture records the call whole (its operator writes the
+        # running statistics)
+        return F.batch_norm(input, self.running_mean if track else None,
+                            self.running_var if track else None, self.weight, self.bias,
+                            use_batch, momentum, self.eps)
 
     def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: Any,
                               strict: bool, missing_keys: list[str],
