@@ -22,7 +22,7 @@ from torch.backends import contract
 from . import config
 from .interpreter import run_group
 from .passes import merge_cat_of_reshapes
-from .scheduler import KernelGroup, Schedule, schedule
+from .scheduler import NORMS, KernelGroup, Schedule, norm_dtype, schedule
 
 __all__ = ["CompiledGraph", "GroupRunner", "compile_fx", "compile_fx_inner", "is_aten_graph"]
 
@@ -52,7 +52,14 @@ class GroupRunner:
         self._kernel: Future[Any] | None = None
         self._native: Any = None
         self._vendor: Callable[[list[Any]], list[Any]] | None = None
-        self._out_dtypes = [node.meta["val"].dtype for node in group.outputs]
+        # a layer norm's kernel writes three tensors after the group's other outputs: out,
+        # mean and rstd, its node's value (the tuple; `out` alone for aten.layer_norm)
+        self._norm = group.norm is not None
+        self._norm_tuple = self._norm and NORMS[group.norm.target]
+        self._out_dtypes = [node.meta["val"].dtype for node in group.outputs
+                            if node is not group.norm]
+        if group.norm is not None:
+            self._out_dtypes += [norm_dtype(group.norm)] * 3
         self._layouts: dict[Any, tuple[Any, ...]] = {}
         device_type = getattr(group.device, "type", "cpu")
         if device_type == "cpu":
@@ -106,13 +113,15 @@ class GroupRunner:
                     ) -> list[Any]:
         out_shapes, numel, arguments, pointer_array = layout
         if numel == 0:
-            if self.group.reduction is not None:
+            if self.group.reduction is not None or self._norm:
                 return run_group(self.group, inputs)  # empty rows: the library's rules
             return [_empty(s, d, _CPU) for s, d in zip(out_shapes, self._out_dtypes)]
         outputs = [_empty(s, d, _CPU) for s, d in zip(out_shapes, self._out_dtypes)]
         pointers = [t.data_ptr() for t in inputs]
         pointers += [t.data_ptr() for t in outputs]
         native(*arguments, pointer_array(*pointers))
+        if self._norm:
+            return [*outputs[:-3], tuple(outputs[-3:]) if self._norm_tuple else outputs[-3]]
         return outputs
 
     def _prepare(self, inputs: list[Any]) -> tuple[Any, ...] | None:
@@ -132,6 +141,8 @@ class GroupRunner:
         if reduction is not None:
             keepdim = len(reduction.args) > 2 and bool(reduction.args[2])
             out_shapes[-1] = shape[:-1] + ((1,) if keepdim else ())
+        if self._norm:  # out of the group's shape; mean and rstd one per row
+            out_shapes[-2:] = [shape[:-1] + (1,)] * 2
         flat = 1
         strides: list[int] = []
         for t in inputs:

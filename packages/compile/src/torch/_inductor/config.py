@@ -35,6 +35,10 @@ cpu_thread_pool: bool = True
 #: 24 us: vectorised erf of its own, no ctypes call); groups of two operators or more, and
 #: groups on other devices, are generated as before.
 cpu_single_op_groups: bool = False
+#: Compute a CPU layer norm over the last dimension in the kernel of the pointwise group
+#: before it (``x + f(x)`` and the layer norm after it: one pass over the rows, no separate
+#: library call).
+fuse_layer_norm: bool = True
 #: Elements up to which a compiled kernel stays on the calling thread.
 parallel_threshold: int = 131072
 

@@ -21,7 +21,8 @@ def _arg(value: Any, env: dict[Any, Any]) -> Any:
 
 
 def _run_block(group: KernelGroup, values: dict[Any, Any]) -> None:
-    for node in group.members + ([group.reduction] if group.reduction is not None else []):
+    tail = [n for n in (group.reduction, group.norm) if n is not None]
+    for node in group.members + tail:
         args = [_arg(a, values) for a in node.args]
         values[node] = node.target(*args, **node.kwargs)
 
@@ -33,7 +34,8 @@ def run_group(group: KernelGroup, inputs: list[Any], outputs: list[Any] | None =
     numel = 1
     for size in shape:
         numel *= size
-    whole = group.reduction is not None and len(shape) == 1  # the reduction spans dim 0
+    # the reduction spans dim 0, or a layer norm (whose value is a tuple): one block
+    whole = (group.reduction is not None and len(shape) == 1) or group.norm is not None
     if whole or len(shape) == 0 or numel <= config.interpreter_block or shape[0] <= 1:
         values = dict(zip(group.inputs, inputs))
         _run_block(group, values)

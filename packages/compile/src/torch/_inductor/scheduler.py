@@ -52,6 +52,11 @@ class KernelGroup:
     #: A last-dimension reduction of the group's last member, computed in the same pass (its
     #: node is then the last of ``outputs``).
     reduction: Any = None
+    #: A ``native_layer_norm`` (or ``layer_norm``) over the last dimension of the group's last
+    #: member (CPU only), computed in the same pass: its node is then the last of ``outputs``
+    #: and its value the ``(out, mean, rstd)`` tuple (``out`` for ``layer_norm``); its weight
+    #: and bias are inputs of the group.
+    norm: Any = None
 
     def input_dtype(self, position: int) -> Any:
         """The dtype of the ``position``-th input."""
@@ -167,13 +172,74 @@ def _library_singletons(steps: list[Any], groups: list[KernelGroup]) -> list[Ker
     for position, step in enumerate(steps):
         if not isinstance(step, KernelGroup):
             continue
-        if (len(step.members) == 1 and step.reduction is None
+        if (len(step.members) == 1 and step.reduction is None and step.norm is None
                 and getattr(step.device, "type", "cpu") == "cpu"):
             steps[position] = step.members[0]
         else:
             step.index = len(kept)
             kept.append(step)
     return kept
+
+
+#: The layer norms a group may end with: whether the node's value is the (out, mean, rstd)
+#: tuple (``native_layer_norm``) or ``out`` alone (``layer_norm``, as make_fx records it).
+NORMS: dict[Any, bool] = {
+    torch.ops.aten.native_layer_norm.default: True,
+    torch.ops.aten.layer_norm.default: False,
+}
+
+
+def norm_arguments(node: Any) -> tuple[Any, Any, float]:
+    """``(weight, bias, eps)`` of a layer norm node, with the schema's defaults."""
+    args = list(node.args[2:5])
+    args += [None, None, 1e-5][len(args):]
+    weight = node.kwargs.get("weight", args[0])
+    bias = node.kwargs.get("bias", args[1])
+    return weight, bias, node.kwargs.get("eps", args[2])
+
+
+def norm_dtype(node: Any) -> Any:
+    """The dtype of a layer norm node's results (out, mean and rstd share it)."""
+    value = node.meta["val"]
+    return (value[0] if NORMS[node.target] else value).dtype
+
+
+def _fusable_norm(node: Any, group: KernelGroup | None) -> bool:
+    """Whether ``node`` is a layer norm over the last dimension of ``group``'s last member,
+    with weight and bias of that size (or None), all of one float dtype on the CPU."""
+    from . import config
+
+    if not config.fuse_layer_norm or group is None or group.reduction is not None \
+            or group.norm is not None:
+        return False
+    if node.op != "call_function" or node.target not in NORMS or len(node.args) < 2:
+        return False
+    if set(node.kwargs) - {"weight", "bias", "eps", "cudnn_enable"}:
+        return False
+    if node.args[0] is not group.members[-1]:
+        return False
+    source = _val(node.args[0])
+    normalized = node.args[1]
+    weight, bias, eps = norm_arguments(node)
+    if getattr(source, "device", None) is None or source.device.type != "cpu":
+        return False
+    if source.dtype not in (torch.float32, torch.float64) or source.dim() == 0:
+        return False
+    last = source.shape[-1]
+    if not isinstance(last, int) or list(normalized) != [last] or not isinstance(eps, float):
+        return False
+    for param in (weight, bias):
+        if param is None:
+            continue
+        val = _val(param)
+        if not isinstance(val, torch.Tensor) or val.dtype != source.dtype \
+                or val.device != source.device or tuple(val.shape) != (last,):
+            return False
+    values = _val(node)
+    if not NORMS[node.target]:
+        values = (values,)
+    return isinstance(values, (tuple, list)) and len(values) == (3 if NORMS[node.target] else 1) \
+        and all(isinstance(v, torch.Tensor) and v.dtype == source.dtype for v in values)
 
 
 def schedule(gm: Any) -> Schedule:
@@ -186,6 +252,10 @@ def schedule(gm: Any) -> Schedule:
             continue
         if not node.users and node.op == "call_function" and _fusable(node):
             continue  # dead pointwise code
+        if _fusable_norm(node, current):
+            current.norm = node
+            current = None  # the group ends with its layer norm
+            continue
         if _fusable_reduction(node, current):
             current.reduction = node
             current = None  # the group ends with its reduction
@@ -208,8 +278,14 @@ def schedule(gm: Any) -> Schedule:
             for arg in node.args:
                 if hasattr(arg, "op") and arg not in members and arg not in group.inputs:
                     group.inputs.append(arg)
-            if any(user not in members and user is not group.reduction for user in node.users):
+            if any(user not in members and user is not group.reduction
+                   and user is not group.norm for user in node.users):
                 group.outputs.append(node)
         if group.reduction is not None:
             group.outputs.append(group.reduction)
+        if group.norm is not None:
+            for param in norm_arguments(group.norm)[:2]:
+                if hasattr(param, "op") and param not in group.inputs:
+                    group.inputs.append(param)
+            group.outputs.append(group.norm)
     return Schedule(steps, groups)
