@@ -237,3 +237,24 @@ def test_an_optimizer_wrapper_that_skips_optimizer_init_can_step():
     param.grad = torch.ones(2)
     Wrapper(torch.optim.SGD([param], lr=0.5)).step()
     assert param.tolist() == [0.5, 0.5]
+
+
+def test_samplers_are_generic_as_pytorchs():
+    # timm: class ScheduledBatchSampler(Sampler[List[Tuple[Any, int]]])
+    from torch.utils.data import BatchSampler, Sampler, SequentialSampler
+
+    class Pairs(Sampler[list[tuple[int, int]]]):
+        def __iter__(self):
+            yield [(0, 1)]
+
+    assert list(Pairs()) == [[(0, 1)]]
+    assert list(BatchSampler(SequentialSampler(range(5)), 2, False)) == [[0, 1], [2, 3], [4]]
+
+
+def test_hub_reexports_the_url_helpers_pytorchs_does():
+    # timm: from torch.hub import HASH_REGEX, download_url_to_file, urlparse
+    from urllib.parse import urlparse
+
+    from torch.hub import urlopen, urlparse as hub_urlparse
+
+    assert hub_urlparse is urlparse and callable(urlopen)

@@ -24,6 +24,10 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+# (names PyTorch's module imports, which libraries import from it: timm's urlparse)
+from urllib.parse import urlparse  # noqa: F401
+from urllib.request import Request, urlopen  # noqa: F401
+
 __all__ = ["download_url_to_file", "get_dir", "help", "list", "load",
            "load_state_dict_from_url", "set_dir"]
 

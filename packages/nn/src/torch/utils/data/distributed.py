@@ -15,7 +15,7 @@ from .sampler import Sampler
 __all__ = ["DistributedSampler"]
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[int]):
     """The indices of ``dataset`` that process ``rank`` of ``num_replicas`` reads."""
 
     def __init__(self, dataset: Sized, num_replicas: int | None = None, rank: int | None = None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence, Sized
-from typing import Any
+from typing import Generic, TypeVar
 
 import torch
 
@@ -13,17 +13,21 @@ __all__ = [
 ]
 
 
-class Sampler:
+# What a sampler yields: an index, or a batch of them (``Sampler[int]``, ``Sampler[list[int]]``)
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Sampler(Generic[T_co]):
     """Base class: ``__iter__`` yields indices (or batches of them)."""
 
     def __init__(self, data_source: Sized | None = None) -> None:
         pass
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[T_co]:
         raise NotImplementedError
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """0, 1, ..., len(data_source) - 1."""
 
     def __init__(self, data_source: Sized) -> None:
@@ -36,7 +40,7 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """A random permutation, or ``num_samples`` draws with replacement."""
 
     def __init__(self, data_source: Sized, replacement: bool = False,
@@ -79,7 +83,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """The given indices in random order."""
 
     def __init__(self, indices: Sequence[int], generator: torch.Generator | None = None
@@ -95,7 +99,7 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
     """``num_samples`` indices drawn with probabilities proportional to ``weights``."""
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
@@ -125,7 +129,7 @@ class WeightedRandomSampler(Sampler):
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list[int]]):
     """Lists of ``batch_size`` indices from ``sampler`` (the last one shorter unless
     ``drop_last``)."""
 
