@@ -226,6 +226,18 @@ def test_named_only_dtypes_and_float8_limits() -> None:
     assert torch.finfo(torch.float8_e8m0fnu).min == 2.0 ** -127
     with pytest.raises(TypeError, match="requires an integer input type"):
         torch.iinfo(torch.int4)
+    # complex32 (kornia lists it) and the quantized/bits types exist by name too
+    assert torch.chalf is torch.complex32 and torch.complex32.is_complex
+    assert torch.complex32.to_real() is torch.float16 and torch.complex32.itemsize == 4
+    assert torch.finfo(torch.complex32).bits == 16
+    assert torch.qint8.is_signed and not torch.quint8.is_signed and torch.bits16.itemsize == 2
+    # no tensor of them is made: a clear error instead of a failure in a later op
+    for make in (lambda: torch.empty(2, dtype=torch.float8_e4m3fn),
+                 lambda: torch.zeros(2, dtype=torch.complex32),
+                 lambda: torch.ones(2).to(torch.qint8),
+                 lambda: torch.ones(2, dtype=torch.uint8).view(torch.float8_e5m2)):
+        with pytest.raises(NotImplementedError, match="not supported by Plait yet"):
+            make()
 
 
 def test_compiler_and_jit_answer_eagerly() -> None:

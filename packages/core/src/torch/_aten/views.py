@@ -26,7 +26,7 @@ from .._core import (
     plan as _plan,
     tensor as _tensor,
 )
-from .._core.alloc import _interned
+from .._core.alloc import _interned, check_dtype
 from .._core.symbolic import _SymScalar
 from .._core.tensor import (
     Size,
@@ -98,6 +98,7 @@ def _dtype_view_geometry(self: Tensor, dtype: _dtype.dtype) -> tuple[Any, Any, i
 
 
 def view_dtype(self: Tensor, dtype: _dtype.dtype) -> Tensor:
+    check_dtype(dtype)  # (a dtype known by name only makes no tensor)
     shape, stride, offset = _dtype_view_geometry(self, dtype)
     base = self._base if self._base is not None else self
     return Tensor._make(self._storage, shape, stride, offset, dtype, self._device, self._vc,

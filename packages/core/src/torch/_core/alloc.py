@@ -422,8 +422,20 @@ def finish_factory(t: Tensor, requires_grad: bool) -> Tensor:
     return t
 
 
+# dtypes known by name only (float8, complex32, sub-byte and quantized integers): no kernel,
+# conversion or printing serves them, so no tensor of them is made
+_NAMED_ONLY = frozenset(_dtype.NAMED_ONLY.values())
+
+
 def check_dtype(dtype: Any) -> _dtype.dtype | None:
-    if dtype is None or isinstance(dtype, _dtype.dtype):
+    """``dtype`` checked as a tensor's element type (None passes through)."""
+    if dtype is None:
+        return dtype
+    if isinstance(dtype, _dtype.dtype):
+        if dtype in _NAMED_ONLY:
+            raise NotImplementedError(
+                f"{dtype} tensors are not supported by Plait yet: the dtype exists by name "
+                "(for code that refers to it), but no kernel, conversion or printing serves it")
         return dtype
     raise TypeError(f"dtype must be torch.dtype, not {type(dtype).__name__}")
 

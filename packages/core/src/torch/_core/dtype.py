@@ -113,11 +113,19 @@ _NAMED_ONLY_TABLE = [
     ("float8_e8m0fnu", 1, FLOAT, False),
     *((f"int{bits}", 1, INT, True) for bits in range(1, 8)),
     *((f"uint{bits}", 1, INT, False) for bits in range(1, 8)),
+    # complex32 (chalf): kornia lists it beside the other complex dtypes
+    ("complex32", 4, COMPLEX, True),
+    # the quantized integer and raw-bits types of PyTorch's quantization and custom kernels
+    ("qint8", 1, INT, True), ("quint8", 1, INT, False), ("qint32", 4, INT, True),
+    ("quint4x2", 1, INT, False), ("quint2x4", 1, INT, False),
+    ("bits1x8", 1, INT, False), ("bits2x4", 1, INT, False), ("bits4x2", 1, INT, False),
+    ("bits8", 1, INT, False), ("bits16", 2, INT, False),
 ]
 NAMED_ONLY: dict[str, dtype] = {
     name: dtype(name, itemsize, category, "", signed)
     for name, itemsize, category, signed in _NAMED_ONLY_TABLE
 }
+NAMED_ONLY["complex32"]._real = float16
 
 # PyTorch's alternative names: torch.float, torch.long, torch.cfloat...
 ALIASES: dict[str, dtype] = {
@@ -126,6 +134,7 @@ ALIASES: dict[str, dtype] = {
     "half": float16,
     "cfloat": complex64,
     "cdouble": complex128,
+    "chalf": NAMED_ONLY["complex32"],
     "short": int16,
     "int": int32,
     "long": int64,
