@@ -258,3 +258,16 @@ def test_hub_reexports_the_url_helpers_pytorchs_does():
     from torch.hub import urlopen, urlparse as hub_urlparse
 
     assert hub_urlparse is urlparse and callable(urlopen)
+
+
+def test_fsdps_module_path_names_the_not_built_class():
+    # accelerate: isinstance(model, FullyShardedDataParallel) while unwrapping any model
+    from torch.distributed.fsdp import FullyShardedDataParallel
+    from torch.distributed.fsdp.fully_sharded_data_parallel import (
+        FullyShardedDataParallel as FromModule,
+    )
+
+    assert FromModule is FullyShardedDataParallel
+    assert not isinstance(torch.nn.Linear(2, 2), FromModule)
+    with pytest.raises(NotImplementedError, match="not built in Plait yet"):
+        FromModule(torch.nn.Linear(2, 2))
