@@ -137,6 +137,10 @@ def test_a_compiled_pre_norm_block_trains_as_eager(dtype, monkeypatch: pytest.Mo
     scheduler = compile_fx_module.schedule
     monkeypatch.setattr(compile_fx_module, "schedule",
                         lambda gm: plans.append(scheduler(gm)) or plans[-1])
+    graphs = []
+    compiled_graph = compile_fx_module.CompiledGraph
+    monkeypatch.setattr(compile_fx_module, "CompiledGraph",
+                        lambda gm: graphs.append(compiled_graph(gm)) or graphs[-1])
     compiled = torch.compile(block)
     params = [w1, ln_w, ln_b]
     got = compiled(x, *params)
@@ -149,6 +153,9 @@ def test_a_compiled_pre_norm_block_trains_as_eager(dtype, monkeypatch: pytest.Mo
     torch.testing.assert_close(got, want, rtol=tol, atol=tol)
     for g, e in zip(got_grads, want_grads):
         torch.testing.assert_close(g, e, rtol=tol, atol=tol)
+    # the backward's two layer norm gradients ran through the template
+    backward = graphs[-1]
+    assert [t.calls for t in backward.templates] == [{"template": 1, "library": 0}] * 2
 
 
 def test_the_compiled_block_fuses_its_norms() -> None:
@@ -162,3 +169,75 @@ def test_the_compiled_block_fuses_its_norms() -> None:
     assert sum(r.group.norm is not None for r in compiled.groups) == 1
     want = _layer_norm_np(_np(x) + 1.0, _np(w), None, 1e-5)[0] * 2.0
     np.testing.assert_allclose(_np(compiled(x, w)), want, rtol=2e-5, atol=2e-5)
+
+
+def _layer_norm_backward_np(g, x, w, eps: float):
+    """The gradients of layer norm over the last axis, in float64 from its formula."""
+    mean = x.mean(axis=-1, keepdims=True)
+    rstd = 1.0 / np.sqrt(((x - mean) ** 2).mean(axis=-1, keepdims=True) + eps)
+    xhat = (x - mean) * rstd
+    gw = g * w
+    grad_input = rstd * (gw - gw.mean(axis=-1, keepdims=True)
+                         - xhat * (gw * xhat).mean(axis=-1, keepdims=True))
+    rows = tuple(range(x.ndim - 1))
+    return grad_input, (g * xhat).sum(axis=rows), g.sum(axis=rows)
+
+
+def _norm_backward(g, x, mean, rstd, w, b):
+    return aten.native_layer_norm_backward(g, x, [x.shape[-1]], mean, rstd, w, b,
+                                           [True, True, True])
+
+
+@pytest.mark.parametrize("shape,dtype,transposed", [
+    ((12, 64, 128), torch.float32, False),
+    ((7, 3, 37), torch.float32, False),  # odd sizes
+    ((29, 130), torch.float64, False),
+    ((31, 17), torch.float32, True),  # a transposed grad_out: the library's call
+])
+def test_layer_norm_backward_template(shape, dtype, transposed) -> None:
+    gen = torch.Generator().manual_seed(shape[-1])
+    x = torch.randn(shape, generator=gen, dtype=dtype) * 2 + 0.5
+    w, b = torch.randn(shape[-1], generator=gen, dtype=dtype), torch.randn(shape[-1],
+                                                                          dtype=dtype)
+    _, mean, rstd = aten.native_layer_norm(x, [shape[-1]], w, b, 1e-5)
+    g = torch.randn(shape[::-1], generator=gen, dtype=dtype).t() if transposed else \
+        torch.randn(shape, generator=gen, dtype=dtype)
+    compiled = compile_fx(make_fx(_norm_backward)(g, x, mean, rstd, w, b),
+                          [g, x, mean, rstd, w, b])
+    assert len(compiled.templates) == 1
+    got = compiled(g, x, mean, rstd, w, b)
+    calls = compiled.templates[0].calls
+    assert calls == ({"template": 0, "library": 1} if transposed else
+                     {"template": 1, "library": 0})
+    want = _layer_norm_backward_np(_np(g), _np(x), _np(w), 1e-5)
+    tol = 1e-4 if dtype == torch.float32 else 1e-10
+    for got_t, expected in zip(got, want):
+        assert got_t.dtype == dtype and tuple(got_t.shape) == expected.shape
+        np.testing.assert_allclose(_np(got_t), expected, rtol=tol, atol=tol)
+
+
+def test_calls_the_template_does_not_serve_go_to_the_operator() -> None:
+    x, g = torch.randn(4, 10), torch.randn(4, 10)
+    w = torch.randn(10)
+    _, mean, rstd = aten.native_layer_norm(x, [10], w, None, 1e-5)
+
+    def no_bias_grad(g, x, mean, rstd, w):
+        return aten.native_layer_norm_backward(g, x, [10], mean, rstd, w, None,
+                                               [True, True, False])
+
+    compiled = compile_fx(make_fx(no_bias_grad)(g, x, mean, rstd, w), [g, x, mean, rstd, w])
+    got = compiled(g, x, mean, rstd, w)
+    assert compiled.templates[0].calls == {"template": 0, "library": 1}
+    want = _layer_norm_backward_np(_np(g), _np(x), _np(w), 1e-5)
+    np.testing.assert_allclose(_np(got[0]), want[0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(_np(got[1]), want[1], rtol=1e-4, atol=1e-4)
+    assert got[2] is None
+
+
+def test_the_setting_turns_templates_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(config, "cpu_templates", False)
+    x, g, w = torch.randn(4, 10), torch.randn(4, 10), torch.randn(10)
+    _, mean, rstd = aten.native_layer_norm(x, [10], w, None, 1e-5)
+    compiled = compile_fx(make_fx(_norm_backward)(g, x, mean, rstd, w, None),
+                          [g, x, mean, rstd, w, None])
+    assert compiled.templates == []

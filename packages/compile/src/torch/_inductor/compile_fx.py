@@ -23,6 +23,7 @@ from . import config
 from .interpreter import run_group
 from .passes import merge_cat_of_reshapes
 from .scheduler import NORMS, KernelGroup, Schedule, norm_dtype, schedule
+from .templates import template_for
 
 __all__ = ["CompiledGraph", "GroupRunner", "compile_fx", "compile_fx_inner", "is_aten_graph"]
 
@@ -188,6 +189,11 @@ class CompiledGraph:
         """The runners of the kernel groups, in execution order."""
         return [self.runners[id(g)] for g in self.schedule.groups]
 
+    @property
+    def templates(self) -> list[Any]:
+        """The kernel templates standing for library calls (:mod:`.templates`), in order."""
+        return list(self._run.__globals__["_templates"])
+
     def __call__(self, *args: Any) -> Any:
         return self._run(*args)
 
@@ -209,6 +215,8 @@ def _generate(gm: Any, plan: Schedule, runners: dict[int, GroupRunner]
     """The Python source of ``plan`` and the function it defines."""
     names: dict[Any, str] = {}
     scope: dict[str, Any] = {"_attribute": _attribute, "_gm": gm}
+    templates: list[Any] = []
+    scope["_templates"] = templates  # CompiledGraph.templates
 
     def constant(value: Any) -> str:
         name = f"c{len(scope)}"
@@ -280,10 +288,14 @@ def _generate(gm: Any, plan: Schedule, runners: dict[int, GroupRunner]
             body.append(f"{names[step]} = {constant(step.target)}({source_name}) if _grad "
                         f"else {source_name}")
         elif step.op == "call_function":
+            template = template_for(step)
+            if template is not None:
+                templates.append(template)
+            target = constant(step.target if template is None else template)
             arguments = [render(a) for a in step.args]
             arguments += [f"{k}={render(v)}" if k.isidentifier() and not iskeyword(k) else
                           f"**{{{k!r}: {render(v)}}}" for k, v in step.kwargs.items()]
-            body.append(f"{names[step]} = {constant(step.target)}({', '.join(arguments)})")
+            body.append(f"{names[step]} = {target}({', '.join(arguments)})")
         else:
             raise NotImplementedError(f"inductor: unsupported node kind {step.op!r}")
         dead = sorted({names[n] for n in reads[index]

@@ -39,6 +39,9 @@ cpu_single_op_groups: bool = False
 #: before it (``x + f(x)`` and the layer norm after it: one pass over the rows, no separate
 #: library call).
 fuse_layer_norm: bool = True
+#: Run CPU library operators that have a kernel template (``torch._inductor.templates``:
+#: the layer norm backward) through it; False calls the operators.
+cpu_templates: bool = True
 #: Elements up to which a compiled kernel stays on the calling thread.
 parallel_threshold: int = 131072
 
