@@ -400,3 +400,171 @@ def test_onnx_exports_normalisations(make) -> None:
     session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
     got = session.run(None, {"x": x.numpy()})[0]
     np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+# -- pooling ----------------------------------------------------------------------------------
+
+
+def _np_max_pool2d(a: np.ndarray, k: int, s: int, p: int, d: int, ceil: bool):
+    """Loops over windows (padding never picked): the first maximum and its flat index."""
+    h, w = a.shape[-2:]
+
+    def size(n: int) -> int:
+        num = n + 2 * p - d * (k - 1) - 1
+        out = (-(-num // s) if ceil else num // s) + 1
+        return out - 1 if ceil and (out - 1) * s >= n + p else out
+
+    oh, ow = size(h), size(w)
+    values = np.empty(a.shape[:-2] + (oh, ow), a.dtype)
+    index = np.empty(a.shape[:-2] + (oh, ow), np.int64)
+    for lead in np.ndindex(*a.shape[:-2]):
+        for i in range(oh):
+            for j in range(ow):
+                best, where = -np.inf, -1
+                for u in range(k):
+                    for v in range(k):
+                        r, c = i * s - p + u * d, j * s - p + v * d
+                        if 0 <= r < h and 0 <= c < w and a[lead + (r, c)] > best:
+                            best, where = a[lead + (r, c)], r * w + c
+                values[lead + (i, j)], index[lead + (i, j)] = best, where
+    return values, index
+
+
+def _np_avg_pool2d(a: np.ndarray, k: int, s: int, p: int, include_pad: bool) -> np.ndarray:
+    h, w = a.shape[-2:]
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    out = np.empty(a.shape[:-2] + (oh, ow), a.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            r0, c0 = i * s - p, j * s - p
+            block = a[..., max(r0, 0):r0 + k, max(c0, 0):c0 + k]
+            count = k * k if include_pad else block.shape[-1] * block.shape[-2]
+            out[..., i, j] = block.sum((-2, -1)) / count
+    return out
+
+
+POOLS = [(2, 2, 0, 1, False), (3, 2, 1, 1, True), (3, 1, 1, 2, False), (2, 3, 1, 1, True)]
+
+
+@pytest.mark.parametrize("k,s,p,d,ceil", POOLS)
+def test_max_pool2d_matches_numpy_and_is_one_operator(k, s, p, d, ceil) -> None:
+    x = torch.randn(2, 3, 7, 8)
+    values, index = F.max_pool2d(x, k, s, p, d, ceil, return_indices=True)
+    want, want_index = _np_max_pool2d(x.numpy(), k, s, p, d, ceil)
+    np.testing.assert_array_equal(values.numpy(), want)
+    np.testing.assert_array_equal(index.numpy(), want_index)
+    assert _names(lambda: F.max_pool2d(x, k, s, p, d, ceil)) == [
+        "aten.max_pool2d_with_indices.default"]
+    unbatched = F.max_pool2d(x[0], k, s, p, d, ceil)
+    np.testing.assert_array_equal(unbatched.numpy(), want[0])
+
+
+def test_max_pool_picks_nan_and_integers() -> None:
+    x = torch.tensor([[[[1.0, float("nan"), 3.0, float("nan")]]]])
+    values, index = F.max_pool2d(x, (1, 4), return_indices=True)
+    assert torch.isnan(values).all() and index.tolist() == [[[[3]]]]  # the last NaN
+    ints = torch.tensor([[[[-5, -7], [-9, -6]]]])
+    assert F.max_pool2d(ints, 2, padding=1).tolist() == [[[[-5, -7], [-9, -6]]]]
+
+
+def test_max_pool1d_is_the_2d_operator_on_a_view() -> None:
+    x = torch.randn(2, 3, 9)
+    assert _names(lambda: F.max_pool1d(x, 3, 2)) == [
+        "aten.unsqueeze.default", "aten.max_pool2d_with_indices.default",
+        "aten.squeeze.dim", "aten.squeeze.dim"]
+    values, index = F.max_pool1d(x, 3, 2, 1, return_indices=True)
+    a = np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1)), constant_values=-np.inf)
+    windows = np.stack([a[..., 2 * j:2 * j + 3] for j in range(5)], -2)
+    np.testing.assert_array_equal(values.numpy(), windows.max(-1))
+    np.testing.assert_array_equal(index.numpy(), windows.argmax(-1) + 2 * np.arange(5) - 1)
+
+
+@pytest.mark.parametrize("include_pad", [True, False])
+def test_avg_pool2d_matches_numpy_and_is_one_operator(include_pad) -> None:
+    x = torch.randn(2, 3, 7, 6, dtype=torch.float64)
+    got = F.avg_pool2d(x, 3, 2, 1, count_include_pad=include_pad)
+    np.testing.assert_allclose(got.numpy(), _np_avg_pool2d(x.numpy(), 3, 2, 1, include_pad),
+                               rtol=1e-12)
+    assert _names(lambda: F.avg_pool2d(x, 2)) == ["aten.avg_pool2d.default"]
+    rows = x[0]
+    assert _names(lambda: F.avg_pool1d(rows, 2)) == [
+        "aten.unsqueeze.default", "aten.avg_pool2d.default", "aten.squeeze.dim"]
+    np.testing.assert_allclose(F.avg_pool2d(x, 2, divisor_override=3).numpy(),
+                               _np_avg_pool2d(x.numpy(), 2, 2, 0, True) * 4 / 3, rtol=1e-12)
+
+
+def test_adaptive_max_pool2d_matches_numpy() -> None:
+    x = torch.randn(2, 3, 7, 5)
+    values, index = F.adaptive_max_pool2d(x, (3, 4), return_indices=True)
+    a = x.numpy()
+    for i in range(3):
+        r0, r1 = (i * 7) // 3, -(-((i + 1) * 7) // 3)
+        for j in range(4):
+            c0, c1 = (j * 5) // 4, -(-((j + 1) * 5) // 4)
+            block = a[..., r0:r1, c0:c1].reshape(2, 3, -1)
+            np.testing.assert_array_equal(values[..., i, j].numpy(), block.max(-1))
+            arg = block.argmax(-1)
+            width = c1 - c0
+            np.testing.assert_array_equal(index[..., i, j].numpy(),
+                                          (r0 + arg // width) * 5 + c0 + arg % width)
+    assert _names(lambda: F.adaptive_max_pool2d(x, 2)) == ["aten.adaptive_max_pool2d.default"]
+    assert _names(lambda: F.adaptive_avg_pool2d(x, 1)) == ["aten.mean.dim"]
+
+
+def test_pooling_gradients_and_backward_operators() -> None:
+    x = torch.randn(1, 2, 6, 5, dtype=torch.float64, requires_grad=True)
+    cases = [(lambda t: F.max_pool2d(t, 3, 2, 1, ceil_mode=True),
+              "aten.max_pool2d_with_indices_backward.default"),
+             (lambda t: F.avg_pool2d(t, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+              "aten.avg_pool2d_backward.default"),
+             (lambda t: F.adaptive_max_pool2d(t, (4, 3)),
+              "aten.adaptive_max_pool2d_backward.default")]
+    for fn, backward in cases:
+        assert torch.autograd.gradcheck(fn, (x,))
+        assert torch.autograd.gradgradcheck(fn, (x,))
+        y = fn(x)
+        grad = torch.randn(y.shape, dtype=torch.float64)
+        names = _names(lambda: torch.autograd.grad(y, x, grad))  # noqa: B023
+        assert names == [backward]
+
+
+def test_max_pool_backward_adds_into_the_picked_positions() -> None:
+    x = torch.tensor([[[[1.0, 5.0, 2.0], [0.0, 3.0, 4.0]]]], requires_grad=True)
+    y = F.max_pool2d(x, 2, 1)  # both windows pick the 5
+    y.backward(torch.tensor([[[[2.0, 3.0]]]]))
+    assert x.grad.tolist() == [[[[0.0, 5.0, 0.0], [0.0, 0.0, 0.0]]]]
+
+
+def test_pooling_under_vmap_and_on_meta() -> None:
+    from torch.func import vmap
+
+    x = torch.randn(3, 2, 2, 6, 6)
+    got = vmap(lambda t: F.max_pool2d(t, 2))(x)
+    np.testing.assert_array_equal(got.numpy(), F.max_pool2d(x.reshape(6, 2, 6, 6), 2)
+                                  .reshape(3, 2, 2, 3, 3).numpy())
+    got = vmap(lambda t: F.avg_pool2d(t, 3, 1, 1))(x[:, 0])
+    np.testing.assert_allclose(got.numpy(), F.avg_pool2d(x[:, 0], 3, 1, 1).numpy(), rtol=1e-6)
+    meta = torch.empty(2, 3, 9, 9, device="meta")
+    values, index = F.max_pool2d(meta, 3, 2, return_indices=True)
+    assert values.shape == index.shape == (2, 3, 4, 4) and index.dtype == torch.int64
+    assert F.avg_pool2d(meta, 2).shape == (2, 3, 4, 4)
+    assert F.adaptive_max_pool2d(meta, 5).shape == (2, 3, 5, 5)
+
+
+def test_onnx_exports_pooling() -> None:
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    import io
+
+    def fn(x):
+        values, index = F.adaptive_max_pool2d(x, (3, 2), return_indices=True)
+        return (values, index, F.max_pool2d(x, 3, 2, 1), F.avg_pool1d(x[0], 2),
+                F.max_pool1d(x[0], 2))
+
+    x = torch.randn(2, 3, 7, 6)
+    buffer = io.BytesIO()
+    torch.onnx.export(fn, (x,), buffer, input_names=["x"])
+    onnx.checker.check_model(onnx.load_from_string(buffer.getvalue()))
+    session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+    for got, want in zip(session.run(None, {"x": x.numpy()}), fn(x)):
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-6)

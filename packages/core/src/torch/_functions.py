@@ -54,6 +54,7 @@ OP_MODULES = (
     "_aten.nn_layout",
     "_aten.resample",
     "_aten.normalization",
+    "_aten.pooling",
     "_fused.embedding",
     "_fused.linear",
     "_fused.rnn_cells",

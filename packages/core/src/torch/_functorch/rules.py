@@ -104,6 +104,27 @@ def samples_folded(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[st
     return out.reshape((x.shape[0], x.shape[1]) + tuple(out.shape[1:]))
 
 
+def planes_folded(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Ops over the last two dims of 3-d or 4-d tensors (the pooling operators and their
+    backwards): every tensor argument gets the batch dim, which folds into its leading dims
+    (a batch of 3-d samples is itself a 4-d input) and comes out of every result again."""
+    if any(isinstance(v, Tensor) for v in kwargs.values()):
+        return _fallback(ctx, func, args, kwargs)
+    full = [ctx.full(a) if isinstance(a, Tensor) else a for a in args]
+    lead = tuple(full[0].shape[:2]) if full[0].dim() == 5 else None
+
+    def fold(a: Any) -> Any:
+        if not isinstance(a, Tensor) or lead is None:
+            return a
+        return a.reshape((-1,) + tuple(a.shape[2:]))
+
+    def unfold(out: Tensor) -> Tensor:
+        return out if lead is None else out.reshape(lead + tuple(out.shape[1:]))
+
+    out = func(*[fold(a) for a in full])
+    return tuple(unfold(o) for o in out) if isinstance(out, tuple) else unfold(out)
+
+
 # -- dims -------------------------------------------------------------------------------------
 
 # schema argument names that hold dims of ``self``
@@ -817,6 +838,9 @@ for _name in _DIMS_ALIGNED:
 for _name in _LEADING:
     RULES[f"aten::{_name}"] = leading_self
 RULES["aten::upsample_nearest2d"] = samples_folded
+for _name in ("max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d",
+              "avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward"):
+    RULES[f"aten::{_name}"] = planes_folded  # torch._aten.pooling
 for _name, _rule in _RANDOM.items():
     RULES[f"aten::{_name}"] = random_batched(_rule)
 RULES.update({

@@ -514,6 +514,33 @@ def _per_channel(g: Builder, y: str, weight: Any, bias: Any, rank: int) -> str:
     return y
 
 
+@row("aten::adaptive_max_pool2d")
+def _adaptive_max_pool2d(g: Builder, node: Node, args: tuple[Any, ...],
+                         kwargs: dict[str, Any]) -> list[str]:
+    x = args[0]
+    outs = [int(v) for v in _arg(args, kwargs, 1, "output_size", [])]
+    *lead, h, w = x.shape
+    flat, cell = g.ints([*lead, -1]), g.ints([*lead, 1])
+    values, indices = [], []
+    # one ReduceMax / ArgMax per window [floor(i*L/O), ceil((i+1)*L/O)) (first maximum)
+    for i in range(outs[0]):
+        r0, r1 = (i * h) // outs[0], -(-((i + 1) * h) // outs[0])
+        for j in range(outs[1]):
+            c0, c1 = (j * w) // outs[1], -(-((j + 1) * w) // outs[1])
+            window = g.op("Reshape", g.op("Slice", x, g.ints([r0, c0]), g.ints([r1, c1]),
+                                          g.ints([-2, -1])), flat)
+            values.append(g.axes_input("ReduceMax", window, [-1], 18, keepdims=1))
+            tap = g.op("ArgMax", window, axis=-1, keepdims=1)
+            width = g.const(c1 - c0, torch.int64)
+            row = g.op("Add", g.op("Div", tap, width), g.const(r0, torch.int64))
+            col = g.op("Add", g.op("Mod", tap, width), g.const(c0, torch.int64))
+            indices.append(g.op("Add", g.op("Mul", row, g.const(w, torch.int64)), col))
+    shape = g.ints([*lead, *outs])
+    return [g.op("Reshape", g.op("Concat", *[g.op("Reshape", v, cell) for v in values],
+                                 axis=-1), shape),
+            g.op("Reshape", g.op("Concat", *indices, axis=-1), shape)]
+
+
 @row("aten::native_batch_norm")
 def _native_batch_norm(g: Builder, node: Node, args: tuple[Any, ...],
                        kwargs: dict[str, Any]) -> list[str]:

@@ -166,6 +166,20 @@ def window_max(win: Tensor, source: Tensor | None = None) -> tuple[Tensor, Tenso
     return win.gather(-1, arg).squeeze(-1), arg.squeeze(-1)
 
 
+_MAX_POOL2D = torch.ops.aten.max_pool2d_with_indices.default
+_AVG_POOL2D = torch.ops.aten.avg_pool2d.default
+_ADAPTIVE_MAX_POOL2D = torch.ops.aten.adaptive_max_pool2d.default
+
+
+def _as_2d(input: Tensor, n: int, *settings: Sequence[int]) -> tuple[Any, ...]:
+    """A 1-d pooling as PyTorch runs it, through its 2-d operator: the input with a height
+    of 1 and each setting with a leading 1 (0 for the padding); 2-d calls as they are."""
+    if n == 2:
+        return (input, *(list(v) for v in settings))
+    lead = (1, 1, 0, 1)
+    return (input.unsqueeze(-2), *([first, *v] for first, v in zip(lead, settings)))
+
+
 # one node in traces (and one ONNX node), as the aten operator PyTorch has for it
 @traced_as("aten::max_pool{n}d")
 def max_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -184,6 +198,11 @@ def max_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, paddin
     outs = [_out_size(sz, ki, si, pi, di, ceil_mode) for sz, ki, si, pi, di in
             zip(sizes, k, s, p, d)]
     _check_out_size(x, n, outs)
+    if n <= 2:  # one operator, as in PyTorch (1-d: the 2-d one on a (..., 1, L) view)
+        values, index = _MAX_POOL2D(*_as_2d(input, n, k, s, p, d), ceil_mode)
+        if n == 1:
+            values, index = values.squeeze(-2), index.squeeze(-2)
+        return (values, index) if return_indices else values
     pads = []
     for sz, ki, si, pi, di, o in zip(sizes, k, s, p, d, outs):
         need = (o - 1) * si + di * (ki - 1) + 1 - sz - pi  # right padding the last window uses
@@ -235,6 +254,10 @@ def avg_pool(input: Tensor, n: int, kernel_size: Any, stride: Any = None, paddin
     sizes = x.shape[2:]
     outs = [_out_size(sz, ki, si, pi, 1, ceil_mode) for sz, ki, si, pi in zip(sizes, k, s, p)]
     _check_out_size(x, n, outs)
+    if n <= 2:  # one operator, as in PyTorch (1-d: the 2-d one on a (..., 1, L) view)
+        view, k2, s2, p2, _d2 = _as_2d(input, n, k, s, p, (1,) * n)
+        out = _AVG_POOL2D(view, k2, s2, p2, ceil_mode, count_include_pad, divisor_override)
+        return out.squeeze(-2) if n == 1 else out
     pads = []
     for sz, ki, si, pi, o in zip(sizes, k, s, p, outs):
         need = (o - 1) * si + ki - sz - pi
@@ -274,6 +297,8 @@ def adaptive_avg_pool(input: Tensor, n: int, output_size: Any) -> Tensor:
     empty = _adaptive_empty(input, n, outs, f"adaptive_avg_pool{n}d")
     if empty is not None:
         return empty
+    if all(o == 1 for o in outs):  # one mean over the window dims, as in PyTorch
+        return input.mean(tuple(range(-n, 0)), keepdim=True)
     x = input
     for i in range(n):
         dim = x.dim() - n + i
@@ -319,6 +344,12 @@ def adaptive_max_pool(input: Tensor, n: int, output_size: Any,
     if empty is not None:
         return (empty, torch.zeros(empty.shape, dtype=torch.int64, device=input.device)) \
             if return_indices else empty
+    if n <= 2:  # one operator, as in PyTorch (1-d: the 2-d one on a (..., 1, L) view)
+        values, index = _ADAPTIVE_MAX_POOL2D(input if n == 2 else input.unsqueeze(-2),
+                                             outs if n == 2 else [1, *outs])
+        if n == 1:
+            values, index = values.squeeze(-2), index.squeeze(-2)
+        return (values, index) if return_indices else values
     x = input
     lead = input.dim() - n
     positions = []  # per dim: (O, K) input position of every window tap

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from torch import Tensor
-from torch.nn import _ops
+from torch.nn import _ops, functional as F
 from torch.nn._functional import pooling as _pool
 
 from .module import Module
@@ -35,8 +35,10 @@ class _MaxPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor) -> Any:
-        return _ops.max_pool(input, self._n, self.kernel_size, self.stride, self.padding,
-                             self.dilation, self.ceil_mode, self.return_indices)
+        # through F's entry, as PyTorch's modules: graph capture records the call whole
+        return getattr(F, f"max_pool{self._n}d")(input, self.kernel_size, self.stride,
+                                                 self.padding, self.dilation, self.ceil_mode,
+                                                 self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -70,8 +72,10 @@ class _AvgPoolNd(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return _ops.avg_pool(input, self._n, self.kernel_size, self.stride, self.padding,
-                             self.ceil_mode, self.count_include_pad, self.divisor_override)
+        # through F's entry, as PyTorch's modules: graph capture records the call whole
+        return getattr(F, f"avg_pool{self._n}d")(input, self.kernel_size, self.stride,
+                                                 self.padding, self.ceil_mode,
+                                                 self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -108,9 +112,11 @@ class _AdaptiveNd(Module):
         self.return_indices = False
 
     def forward(self, input: Tensor) -> Any:
+        # through F's entries, as PyTorch's modules: graph capture records the call whole
         if self._max:
-            return _ops.adaptive_max_pool(input, self._n, self.output_size, self.return_indices)
-        return _ops.adaptive_avg_pool(input, self._n, self.output_size)
+            return getattr(F, f"adaptive_max_pool{self._n}d")(input, self.output_size,
+                                                              self.return_indices)
+        return getattr(F, f"adaptive_avg_pool{self._n}d")(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
