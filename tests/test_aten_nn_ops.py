@@ -568,3 +568,83 @@ def test_onnx_exports_pooling() -> None:
     session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
     for got, want in zip(session.run(None, {"x": x.numpy()}), fn(x)):
         np.testing.assert_allclose(got, want.numpy(), rtol=1e-6)
+
+
+# -- bilinear upsampling ----------------------------------------------------------------------
+
+
+def _np_bilinear(a: np.ndarray, out_h: int, out_w: int, align: bool,
+                 scales: tuple[float | None, float | None] = (None, None)) -> np.ndarray:
+    """Bilinear resampling written out: rows then columns, PyTorch's source coordinates."""
+    def taps(size: int, out: int, scale: float | None) -> list[tuple[int, int, float]]:
+        if align:
+            step = (size - 1) / (out - 1) if out > 1 else 0.0
+            src = [i * step for i in range(out)]
+        else:
+            step = 1 / scale if scale else size / out
+            src = [max((i + 0.5) * step - 0.5, 0.0) for i in range(out)]
+        return [(min(int(s), size - 1), min(int(s) + 1, size - 1), s - min(int(s), size - 1))
+                for s in src]
+
+    h, w = a.shape[-2:]
+    rows = np.stack([(1 - lam) * a[..., i0, :] + lam * a[..., i1, :]
+                     for i0, i1, lam in taps(h, out_h, scales[0])], -2)
+    return np.stack([(1 - lam) * rows[..., j0] + lam * rows[..., j1]
+                     for j0, j1, lam in taps(w, out_w, scales[1])], -1)
+
+
+@pytest.mark.parametrize("kwargs,out,align,scales", [
+    (dict(scale_factor=2), (8, 10), False, (2.0, 2.0)),
+    (dict(size=(3, 7)), (3, 7), False, (None, None)),
+    (dict(size=(6, 3), align_corners=True), (6, 3), True, (None, None)),
+    (dict(scale_factor=(1.5, 0.5)), (6, 2), False, (1.5, 0.5))])
+def test_bilinear_matches_numpy_and_is_one_operator(kwargs, out, align, scales) -> None:
+    x = torch.randn(2, 3, 4, 5, dtype=torch.float64)
+    got = F.interpolate(x, mode="bilinear", **kwargs)
+    np.testing.assert_allclose(got.numpy(), _np_bilinear(x.numpy(), *out, align, scales),
+                               rtol=1e-12, atol=1e-12)
+    assert _names(lambda: F.interpolate(x, mode="bilinear", **kwargs)) == [
+        "aten.upsample_bilinear2d.default"]
+
+
+def test_bilinear_gradients_and_backward_operator() -> None:
+    x = torch.randn(1, 2, 3, 4, dtype=torch.float64, requires_grad=True)
+    for kwargs in (dict(size=(5, 3)), dict(scale_factor=2, align_corners=True)):
+        fn = lambda t: F.interpolate(t, mode="bilinear", **kwargs)  # noqa: B023, E731
+        assert torch.autograd.gradcheck(fn, (x,))
+        assert torch.autograd.gradgradcheck(lambda t: fn(t) ** 2, (x,))  # noqa: B023
+    y = F.interpolate(x, scale_factor=2, mode="bilinear")
+    grad = torch.randn(y.shape, dtype=torch.float64)
+    assert _names(lambda: torch.autograd.grad(y, x, grad, retain_graph=True)) == [
+        "aten.upsample_bilinear2d_backward.default"]
+    # the adjoint: <up(x), g> == <x, up^T(g)>
+    (gx,) = torch.autograd.grad(y, x, grad)
+    np.testing.assert_allclose(float((y * grad).sum()), float((x * gx).sum()), rtol=1e-12)
+
+
+def test_bilinear_vmap_meta_and_onnx() -> None:
+    from torch.func import vmap
+
+    x = torch.randn(3, 2, 2, 4, 3)
+    got = vmap(lambda t: F.interpolate(t, size=(5, 2), mode="bilinear"), in_dims=2)(x)
+    want = np.stack([_np_bilinear(x[:, :, i].numpy().astype(np.float64), 5, 2, False)
+                     for i in range(2)])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    meta = torch.empty(2, 3, 4, 4, device="meta")
+    assert F.interpolate(meta, scale_factor=2, mode="bilinear").shape == (2, 3, 8, 8)
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    import io
+
+    def fn(t):
+        return (F.interpolate(t, scale_factor=2, mode="bilinear"),
+                F.interpolate(t, size=(7, 2), mode="bilinear"),
+                F.interpolate(t, size=(6, 5), mode="bilinear", align_corners=True))
+
+    t = torch.randn(2, 3, 4, 3)
+    buffer = io.BytesIO()
+    torch.onnx.export(fn, (t,), buffer, input_names=["x"])
+    onnx.checker.check_model(onnx.load_from_string(buffer.getvalue()))
+    session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+    for got, want in zip(session.run(None, {"x": t.numpy()}), fn(t)):
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)

@@ -1,5 +1,6 @@
-"""Nearest-neighbour upsampling as PyTorch's ``aten::`` operators: ``upsample_nearest2d`` and
-its ``upsample_nearest2d_backward`` (``F.interpolate(x, ..., mode="nearest")`` on a 4-D input).
+"""Upsampling as PyTorch's ``aten::`` operators: ``upsample_nearest2d`` /
+``upsample_bilinear2d`` and their backward operators (``F.interpolate(x, ...,
+mode="nearest" | "bilinear")`` on a 4-D input).
 
 Output pixel ``i`` of a dim reads input pixel ``min(floor(i * step), size - 1)``, where
 ``step`` is ``1 / scale`` when the caller's scale factor is given and ``size / out`` otherwise
@@ -8,6 +9,12 @@ each output gradient into the input pixel it read (``index_add`` along each dim)
 kernels: every backend and the meta device serve them. The derivatives are formulas
 (``torch.autograd._formulas.nn_layout``): both operators are linear, each the other's
 gradient.
+
+Bilinear output ``i`` of a dim reads input ``s = i * (size - 1) / (out - 1)`` with
+``align_corners``, else ``s = max((i + 0.5) * step - 0.5, 0)``: ``(1 - l) * x[i0] + l *
+x[i1]`` with ``i0 = floor(s)``, ``i1 = min(i0 + 1, size - 1)``, ``l = s - i0``, one dim after
+the other (rows, then columns); the backward adds the weighted gradients back
+(``index_add``), columns first.
 """
 
 from __future__ import annotations
@@ -73,6 +80,85 @@ def _upsample_nearest2d_backward(grad_output: Tensor, output_size: Sequence[int]
                                _positions(grad_output, h, out_h, scales_h), cols)
 
 
+def linear_taps(size: int, out: int, align_corners: bool,
+                scale: float | None) -> list[tuple[list[int], list[float]]]:
+    """The two (input positions, weights) taps of linear resampling of a dim of ``size`` to
+    ``out`` points; empty when the dim is kept as it is (same size, no scale given)."""
+    if size == out and not scale:
+        return []
+    if align_corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+        src = [i * step for i in range(out)]
+    else:
+        step = 1.0 / scale if scale else size / out
+        src = [max((i + 0.5) * step - 0.5, 0.0) for i in range(out)]
+    low: tuple[list[int], list[float]] = ([], [])
+    high: tuple[list[int], list[float]] = ([], [])
+    for s in src:
+        i0 = min(int(s), size - 1)
+        lam = s - i0
+        low[0].append(i0)
+        low[1].append(1.0 - lam)
+        high[0].append(min(i0 + 1, size - 1))
+        high[1].append(lam)
+    return [low, high]
+
+
+def _tap_tensors(like: Tensor, dim: int, rank: int, positions: list[int],
+                 weights: list[float]) -> tuple[Tensor, Tensor]:
+    shape = [1] * rank
+    shape[dim] = len(weights)
+    return (_fac.tensor(positions, dtype=_dtype.int64, device=like.device),
+            _fac.tensor(weights, dtype=like.dtype, device=like.device).reshape(shape))
+
+
+def _upsample_bilinear2d(self: Tensor, output_size: Sequence[int], align_corners: bool,
+                         scales_h: float | None = None,
+                         scales_w: float | None = None) -> Tensor:
+    """(N, C, H, W) -> (N, C, *output_size), bilinear: rows, then columns."""
+    if self.dim() != 4:
+        raise RuntimeError(f"Non-empty 4D data tensor expected but got a tensor with sizes "
+                           f"{list(self.shape)}")
+    outs = [int(v) for v in output_size]
+    _check_sizes("upsample_bilinear2d", list(self.shape), outs)
+    x = self
+    for dim, out, scale in ((2, outs[0], scales_h), (3, outs[1], scales_w)):
+        result = None
+        for positions, weights in linear_taps(x.shape[dim], out, bool(align_corners), scale):
+            index, weight = _tap_tensors(x, dim, 4, positions, weights)
+            part = _indexing.index_select(x, dim, index) * weight
+            result = part if result is None else result + part
+        x = x if result is None else result
+    return x if x is not self else self.clone()
+
+
+def _upsample_bilinear2d_backward(grad_output: Tensor, output_size: Sequence[int],
+                                  input_size: Sequence[int], align_corners: bool,
+                                  scales_h: float | None = None,
+                                  scales_w: float | None = None) -> Tensor:
+    """The input's gradient: each output gradient added, weighted, into the two input pixels
+    of each dim it read (the adjoint of the forward, columns first)."""
+    n, c, h, w = (int(v) for v in input_size)
+    outs = [int(v) for v in output_size]
+    _check_sizes("upsample_bilinear2d_backward", [n, c, h, w], outs)
+    if list(grad_output.shape) != [n, c, *outs]:
+        raise RuntimeError(f"Expected grad_output to have the shape {[n, c, *outs]}, but got "
+                           f"{list(grad_output.shape)}")
+    g = grad_output
+    for dim, size, out, scale in ((3, w, outs[1], scales_w), (2, h, outs[0], scales_h)):
+        taps = linear_taps(size, out, bool(align_corners), scale)
+        if not taps:
+            continue
+        shape = list(g.shape)
+        shape[dim] = size
+        result = _fac.zeros(shape, dtype=g.dtype, device=g.device)
+        for positions, weights in taps:
+            index, weight = _tap_tensors(g, dim, 4, positions, weights)
+            result = _indexing.index_add(result, dim, index, g * weight)
+        g = result
+    return g if g is not grad_output else grad_output.clone()
+
+
 _TABLE: dict[str, tuple[Any, ...]] = {
     "upsample_nearest2d": ("upsample_nearest2d(Tensor self, SymInt[2] output_size, "
                            "float? scales_h=None, float? scales_w=None) -> Tensor",
@@ -81,6 +167,13 @@ _TABLE: dict[str, tuple[Any, ...]] = {
                                     "SymInt[2] output_size, SymInt[4] input_size, "
                                     "float? scales_h=None, float? scales_w=None) -> Tensor",
                                     _upsample_nearest2d_backward),
+    "upsample_bilinear2d": ("upsample_bilinear2d(Tensor self, SymInt[2] output_size, "
+                            "bool align_corners, float? scales_h=None, float? scales_w=None) "
+                            "-> Tensor", _upsample_bilinear2d),
+    "upsample_bilinear2d_backward": (
+        "upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, "
+        "SymInt[4] input_size, bool align_corners, float? scales_h=None, "
+        "float? scales_w=None) -> Tensor", _upsample_bilinear2d_backward),
 }
 
 ATEN: dict[str, _dispatch.Operator] = _dispatch.define_aten(_TABLE)

@@ -838,6 +838,7 @@ for _name in _DIMS_ALIGNED:
 for _name in _LEADING:
     RULES[f"aten::{_name}"] = leading_self
 RULES["aten::upsample_nearest2d"] = samples_folded
+RULES["aten::upsample_bilinear2d"] = samples_folded
 for _name in ("max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d",
               "avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward"):
     RULES[f"aten::{_name}"] = planes_folded  # torch._aten.pooling

@@ -967,6 +967,23 @@ def _upsample_nearest2d(g: Builder, node: Node, args: tuple[Any, ...],
     return g.op("Resize", x, None, None, g.ints([*x.shape[:2], *sizes]), **attrs)
 
 
+@row("aten::upsample_bilinear2d")
+def _upsample_bilinear2d(g: Builder, node: Node, args: tuple[Any, ...],
+                         kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    sizes = [int(v) for v in _arg(args, kwargs, 1, "output_size", [])]
+    scales = [_arg(args, kwargs, 3, "scales_h", None), _arg(args, kwargs, 4, "scales_w", None)]
+    # half_pixel is upsample_bilinear2d's map, (i + 0.5) / scale - 0.5 (clamped at the edges),
+    # with the caller's scales when both are given, else the sizes' ratio
+    align = bool(_arg(args, kwargs, 2, "align_corners", False))
+    attrs = {"mode": "linear",
+             "coordinate_transformation_mode": "align_corners" if align else "half_pixel"}
+    if None not in scales and not align:
+        factors = g.const([1.0, 1.0, *(float(v) for v in scales)], torch.float32)
+        return g.op("Resize", x, None, factors, **attrs)
+    return g.op("Resize", x, None, None, g.ints([*x.shape[:2], *sizes]), **attrs)
+
+
 @row("aten::einsum")
 def _einsum(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     dtype = _out(node).dtype

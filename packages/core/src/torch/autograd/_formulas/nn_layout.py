@@ -1,10 +1,10 @@
 """Derivative formulas: the layout-changing nn operators of ``torch._aten.nn_layout`` and the
-nearest upsampling of ``torch._aten.resample``.
+nearest and bilinear upsampling of ``torch._aten.resample``.
 
 As in PyTorch's derivatives table, a constant pad's gradient is the incoming gradient cropped
 back (``constant_pad_nd`` with the negated pads: the padded cells, constants, get nothing),
 and ``pixel_shuffle`` / ``pixel_unshuffle`` are each other's gradient, as are
-``upsample_nearest2d`` and its backward. All are linear, so
+``upsample_nearest2d`` / ``upsample_bilinear2d`` and their backwards. All are linear, so
 the rules differentiate again through the same operators.
 """
 
@@ -53,3 +53,21 @@ def _upsample_nearest2d_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
         return positional(ctx)
     return positional(ctx, _RESAMPLE["upsample_nearest2d"](
         grad, arg(ctx, 1, "output_size"), arg(ctx, 3, "scales_h"), arg(ctx, 4, "scales_w")))
+
+
+@derivative("aten::upsample_bilinear2d", result=False)
+def _upsample_bilinear2d(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    if not needs(ctx, 0):
+        return positional(ctx)
+    return positional(ctx, _RESAMPLE["upsample_bilinear2d_backward"](
+        grad, arg(ctx, 1, "output_size"), list(ctx.args[0].shape),
+        arg(ctx, 2, "align_corners"), arg(ctx, 3, "scales_h"), arg(ctx, 4, "scales_w")))
+
+
+@derivative("aten::upsample_bilinear2d_backward", args=False, result=False)
+def _upsample_bilinear2d_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    if not needs(ctx, 0):
+        return positional(ctx)
+    return positional(ctx, _RESAMPLE["upsample_bilinear2d"](
+        grad, arg(ctx, 1, "output_size"), arg(ctx, 3, "align_corners"),
+        arg(ctx, 4, "scales_h"), arg(ctx, 5, "scales_w")))

@@ -314,6 +314,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         return _interpolate_aa(input, outs, mode, bool(align_corners), scales)
     if mode == "nearest" and n == 2:  # one operator, as in PyTorch
         return torch.ops.aten.upsample_nearest2d.default(input, outs, scales[0], scales[1])
+    if mode == "bilinear":  # one operator, as in PyTorch
+        return torch.ops.aten.upsample_bilinear2d.default(input, outs, bool(align_corners),
+                                                          scales[0], scales[1])
     x = input
     for i in range(n):
         x = _resample_dim(x, 2 + i, outs[i], mode, bool(align_corners), scales[i])
