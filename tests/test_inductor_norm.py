@@ -241,3 +241,61 @@ def test_the_setting_turns_templates_off(monkeypatch: pytest.MonkeyPatch) -> Non
     compiled = compile_fx(make_fx(_norm_backward)(g, x, mean, rstd, w, None),
                           [g, x, mean, rstd, w, None])
     assert compiled.templates == []
+
+
+def _backward_then_residual(g, x, mean, rstd, w, b, residual):
+    grads = aten.native_layer_norm_backward(g, x, [x.shape[-1]], mean, rstd, w, b,
+                                            [True, True, True])
+    total = aten.add(residual, grads[0])
+    return total, aten.sum(total, [0, 1]), grads[1] * 2.0, grads[2]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_layer_norm_backward_residual_add_and_bias_sum_are_one_call(dtype) -> None:
+    gen = torch.Generator().manual_seed(11)
+    x = torch.randn(5, 9, 67, generator=gen, dtype=dtype) * 2 + 0.5
+    w, b = torch.randn(67, generator=gen, dtype=dtype), torch.randn(67, generator=gen,
+                                                                    dtype=dtype)
+    _, mean, rstd = aten.native_layer_norm(x, [67], w, b, 1e-5)
+    g, residual = torch.randn(5, 9, 67, dtype=dtype), torch.randn(5, 9, 67, dtype=dtype)
+    inputs = [g, x, mean, rstd, w, b, residual]
+    compiled = compile_fx(make_fx(_backward_then_residual)(*inputs), inputs)
+    targets = {str(n.target) for n in compiled.gm.graph.nodes if n.op == "call_function"}
+    assert not any("layer_norm_backward.default" in t or t == "aten.add.Tensor"
+                   or t == "aten.sum.dim_IntList" for t in targets), targets
+    assert [(t.residual, t.column_sum) for t in compiled.templates] == [(True, True)]
+    total, bias_sum, grad_w2, grad_b = compiled(*inputs)
+    assert compiled.templates[0].calls == {"template": 1, "library": 0}
+    gi, gw, gb = _layer_norm_backward_np(_np(g), _np(x), _np(w), 1e-5)
+    want_total = _np(residual) + gi
+    tol = 1e-4 if dtype == torch.float32 else 1e-10
+    for got, expected in ((total, want_total), (bias_sum, want_total.sum(axis=(0, 1))),
+                          (grad_w2, gw * 2), (grad_b, gb)):
+        assert got.dtype == dtype and tuple(got.shape) == expected.shape
+        np.testing.assert_allclose(_np(got), expected, rtol=tol, atol=tol)
+    # a strided residual: the operators serve the call, with the same results
+    strided = torch.randn(67, 9, 5, dtype=dtype).permute(2, 1, 0)
+    total, bias_sum, _, _ = compiled(g, x, mean, rstd, w, b, strided)
+    assert compiled.templates[0].calls == {"template": 1, "library": 1}
+    np.testing.assert_allclose(_np(total), _np(strided) + gi, rtol=tol, atol=tol)
+    np.testing.assert_allclose(_np(bias_sum), (_np(strided) + gi).sum(axis=(0, 1)), rtol=tol,
+                               atol=tol)
+
+
+def test_a_grad_input_read_twice_is_not_rewritten() -> None:
+    x, g, residual, w = torch.randn(3, 16), torch.randn(3, 16), torch.randn(3, 16), \
+        torch.randn(16)
+    _, mean, rstd = aten.native_layer_norm(x, [16], w, None, 1e-5)
+
+    def fn(g, x, mean, rstd, w, residual):
+        grads = aten.native_layer_norm_backward(g, x, [16], mean, rstd, w, None,
+                                                [True, True, True])
+        return aten.add(residual, grads[0]), grads[0] * 3.0
+
+    inputs = [g, x, mean, rstd, w, residual]
+    compiled = compile_fx(make_fx(fn)(*inputs), inputs)
+    assert [(t.residual, t.column_sum) for t in compiled.templates] == [(False, False)]
+    total, tripled = compiled(*inputs)
+    gi = _layer_norm_backward_np(_np(g), _np(x), _np(w), 1e-5)[0]
+    np.testing.assert_allclose(_np(total), _np(residual) + gi, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(_np(tripled), gi * 3, rtol=1e-4, atol=1e-4)

@@ -21,7 +21,7 @@ from torch.backends import contract
 
 from . import config
 from .interpreter import run_group
-from .passes import merge_cat_of_reshapes
+from .passes import fuse_layer_norm_backward_add, merge_cat_of_reshapes
 from .scheduler import NORMS, KernelGroup, Schedule, norm_dtype, schedule
 from .templates import template_for
 
@@ -179,6 +179,7 @@ class CompiledGraph:
     def __init__(self, gm: Any) -> None:
         self.gm = gm
         merge_cat_of_reshapes(gm)
+        fuse_layer_norm_backward_add(gm)
         plan = schedule(gm)
         self.schedule = plan
         self.runners = {id(group): GroupRunner(group) for group in plan.groups}

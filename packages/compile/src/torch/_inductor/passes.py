@@ -7,6 +7,14 @@ inputs itself, one copy of the data instead of two. An attention backward makes 
 pattern: the gradients of q, k and v leave SDPA as (B, heads, T, D), are transposed to
 (B, T, heads, D), reshaped to (B, T, C) and concatenated into the (B, T, 3C) gradient of the
 fused qkv projection.
+
+``fuse_layer_norm_backward_add``: a layer norm backward (every gradient) whose input gradient
+is read only by an ``add`` to another gradient of its shape (a residual stream's) becomes one
+:func:`~torch._inductor.templates.layer_norm_backward_add` node, which also takes over a sum
+of that add over all dimensions but the last (the bias gradient of the linear layer that fed
+the residual). The template computes the three in one pass; the add and the sum are no longer
+separate calls reading the data again. Only on the CPU, float32/float64, with
+``config.cpu_templates``.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["merge_cat_of_reshapes"]
+__all__ = ["fuse_layer_norm_backward_add", "merge_cat_of_reshapes"]
 
 _aten = torch.ops.aten
 
@@ -95,6 +103,95 @@ def merge_cat_of_reshapes(gm: Any) -> int:
         if node.op == "call_function" and node.target is _aten.cat.default \
                 and "val" in node.meta and _rewrite(graph, node):
             done += 1
+    if done:
+        gm.recompile()
+    return done
+
+
+def _column_sum(add: Any) -> Any:
+    """The user of ``add`` that sums it over every dimension but the last, or None."""
+    ndim = add.meta["val"].dim()
+    for user in add.users:
+        if user.op == "call_function" and user.target is _aten.sum.dim_IntList \
+                and user.args[0] is add and len(user.args) >= 2 \
+                and sorted(d % ndim for d in user.args[1]) == list(range(ndim - 1)) \
+                and not (len(user.args) > 2 and user.args[2]) \
+                and user.kwargs.get("dtype") is None and set(user.kwargs) <= {"dtype"}:
+            return user
+    return None
+
+
+def _fuse_norm_backward(graph: Any, node: Any, position: dict[Any, int]) -> bool:
+    """Rewrite one layer norm backward with the pattern; whether it did."""
+    import operator
+
+    from .templates import layer_norm_backward_add
+
+    if len(node.args) != 8 or node.kwargs or list(node.args[7]) != [True, True, True]:
+        return False
+    values = node.meta.get("val")
+    if not isinstance(values, (tuple, list)) or not isinstance(values[0], torch.Tensor):
+        return False
+    if values[0].device.type != "cpu" or values[0].dtype not in (torch.float32, torch.float64):
+        return False
+    outputs: dict[int, Any] = {}
+    for user in node.users:
+        if user.op != "call_function" or user.target is not operator.getitem \
+                or user.args[1] in outputs:
+            return False
+        outputs[user.args[1]] = user
+    grad_input = outputs.get(0)
+    if grad_input is None or len(grad_input.users) != 1:
+        return False
+    add = next(iter(grad_input.users))
+    if add.op != "call_function" or add.target is not _aten.add.Tensor or add.kwargs \
+            or len(add.args) != 2 or "val" not in add.meta:
+        return False
+    residual = add.args[1] if add.args[0] is grad_input else add.args[0]
+    if residual is grad_input or not hasattr(residual, "op") or "val" not in residual.meta:
+        return False
+    if position.get(residual, len(position)) >= position[node]:
+        return False  # the residual is made after the norm's backward: left as it is
+    if residual.meta["val"].shape != add.meta["val"].shape \
+            or residual.meta["val"].dtype != add.meta["val"].dtype \
+            or add.meta["val"].shape != values[0].shape:
+        return False
+    summed = _column_sum(add)
+    with graph.inserting_before(node):
+        fused = graph.call_function(layer_norm_backward_add,
+                                    (*node.args[:7], residual, summed is not None))
+        fused.meta["val"] = (add.meta["val"], values[1], values[2],
+                             None if summed is None else summed.meta["val"])
+        parts = []
+        for index, old in enumerate((add, outputs.get(1), outputs.get(2), summed)):
+            if old is None:
+                parts.append(None)
+                continue
+            part = graph.call_function(operator.getitem, (fused, index))
+            part.meta["val"] = old.meta["val"]
+            parts.append((old, part))
+    for pair in parts:
+        if pair is not None:
+            pair[0].replace_all_uses_with(pair[1])
+    for old in (summed, add, grad_input, outputs.get(1), outputs.get(2), node):
+        if old is not None:
+            graph.erase_node(old)
+    return True
+
+
+def fuse_layer_norm_backward_add(gm: Any) -> int:
+    """Apply the layer norm backward rewrite (module docstring) to ``gm``; the count."""
+    from . import config
+
+    if not config.cpu_templates:
+        return 0
+    graph = gm.graph
+    done = 0
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target is _aten.native_layer_norm_backward.default:
+            # positions after the rewrites so far (a residual may be an earlier rewrite's)
+            position = {n: index for index, n in enumerate(graph.nodes)}
+            done += _fuse_norm_backward(graph, node, position)
     if done:
         gm.recompile()
     return done
