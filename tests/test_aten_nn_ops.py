@@ -648,3 +648,82 @@ def test_bilinear_vmap_meta_and_onnx() -> None:
     session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
     for got, want in zip(session.run(None, {"x": t.numpy()}), fn(t)):
         np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+# -- im2col / col2im (F.unfold / F.fold) ------------------------------------------------------
+
+
+def _np_im2col(a: np.ndarray, k: tuple[int, int], d: tuple[int, int], p: tuple[int, int],
+               s: tuple[int, int]) -> np.ndarray:
+    """Columns written out: entry (c*kH*kW + u*kW + v, block i*oW + j)."""
+    padded = np.pad(a, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    n, c, h, w = padded.shape
+    oh, ow = (h - d[0] * (k[0] - 1) - 1) // s[0] + 1, (w - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    out = np.empty((n, c * k[0] * k[1], oh * ow), a.dtype)
+    for ch in range(c):
+        for u in range(k[0]):
+            for v in range(k[1]):
+                for i in range(oh):
+                    for j in range(ow):
+                        out[:, (ch * k[0] + u) * k[1] + v, i * ow + j] = \
+                            padded[:, ch, i * s[0] + u * d[0], j * s[1] + v * d[1]]
+    return out
+
+
+BLOCKS = [((2, 2), (1, 1), (0, 0), (1, 1)), ((3, 2), (2, 1), (1, 0), (2, 1)),
+          ((2, 3), (1, 2), (1, 1), (1, 2))]
+
+
+@pytest.mark.parametrize("k,d,p,s", BLOCKS)
+def test_unfold_and_fold_are_im2col_and_col2im(k, d, p, s) -> None:
+    x = torch.randn(2, 3, 7, 8, dtype=torch.float64)
+    cols = F.unfold(x, k, d, p, s)
+    want = _np_im2col(x.numpy(), k, d, p, s)
+    np.testing.assert_array_equal(cols.numpy(), want)
+    assert _names(lambda: F.unfold(x, k, d, p, s)) == ["aten.im2col.default"]
+    y = torch.randn(cols.shape, dtype=torch.float64)
+    folded = F.fold(y, (7, 8), k, d, p, s)
+    assert _names(lambda: F.fold(y, (7, 8), k, d, p, s)) == ["aten.col2im.default"]
+    # fold is unfold's adjoint: <unfold(x), y> == <x, fold(y)>
+    np.testing.assert_allclose(float((cols * y).sum()), float((x * folded).sum()), rtol=1e-12)
+    np.testing.assert_array_equal(F.unfold(x[0], k, d, p, s).numpy(), want[0])
+
+
+def test_im2col_col2im_gradients_vmap_meta() -> None:
+    from torch.func import vmap
+
+    x = torch.randn(1, 2, 5, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: F.unfold(t, (2, 3), padding=1), (x,))
+    assert torch.autograd.gradgradcheck(lambda t: F.unfold(t, 2, stride=2) ** 2, (x,))
+    cols = torch.randn(1, 8, 6, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: F.fold(t, (3, 4), 2), (cols,))
+    y = F.unfold(x, 2)
+    grad = torch.randn(y.shape, dtype=torch.float64)
+    assert _names(lambda: torch.autograd.grad(y, x, grad)) == ["aten.col2im.default"]
+    batch = torch.randn(3, 2, 2, 5, 4)
+    got = vmap(lambda t: F.unfold(t, 2))(batch)
+    np.testing.assert_array_equal(got.numpy(), np.stack([F.unfold(b, 2).numpy()
+                                                         for b in batch]))
+    got = vmap(lambda t: F.fold(t, (3, 4), 2))(torch.randn(3, 8, 6))
+    assert got.shape == (3, 2, 3, 4)
+    meta = torch.empty(2, 3, 6, 6, device="meta")
+    assert F.unfold(meta, 3).shape == (2, 27, 16)
+    assert F.fold(torch.empty(2, 27, 16, device="meta"), 6, 3).shape == (2, 3, 6, 6)
+
+
+def test_onnx_exports_unfold_and_fold() -> None:
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    import io
+
+    def fn(t):
+        cols = F.unfold(t, (3, 2), dilation=(1, 2), padding=1, stride=(2, 1))
+        return cols, F.fold(cols, (7, 6), (3, 2), dilation=(1, 2), padding=1, stride=(2, 1))
+
+    t = torch.randn(2, 3, 7, 6)
+    buffer = io.BytesIO()
+    torch.onnx.export(fn, (t,), buffer, input_names=["x"])
+    onnx.checker.check_model(onnx.load_from_string(buffer.getvalue()))
+    session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+    for got, want in zip(session.run(None, {"x": t.numpy()}), fn(t)):
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)

@@ -55,6 +55,7 @@ OP_MODULES = (
     "_aten.resample",
     "_aten.normalization",
     "_aten.pooling",
+    "_aten.im2col",
     "_fused.embedding",
     "_fused.linear",
     "_fused.rnn_cells",

@@ -104,14 +104,22 @@ def samples_folded(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[st
     return out.reshape((x.shape[0], x.shape[1]) + tuple(out.shape[1:]))
 
 
-def planes_folded(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Ops over the last two dims of 3-d or 4-d tensors (the pooling operators and their
-    backwards): every tensor argument gets the batch dim, which folds into its leading dims
-    (a batch of 3-d samples is itself a 4-d input) and comes out of every result again."""
+def leading_folded(rank: int) -> Rule:
+    """The rule of ops taking a rank-``rank`` tensor or one sample of it (rank - 1: the
+    pooling operators and their backwards, im2col on 4-d, col2im on 3-d): every tensor
+    argument gets the batch dim, which folds into the leading dim (a batch of single samples
+    is itself a full input) and comes out of every result again."""
+    def rule(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return _leading_folded(rank, ctx, func, args, kwargs)
+    return rule
+
+
+def _leading_folded(rank: int, ctx: Level, func: Any, args: tuple[Any, ...],
+                    kwargs: dict[str, Any]) -> Any:
     if any(isinstance(v, Tensor) for v in kwargs.values()):
         return _fallback(ctx, func, args, kwargs)
     full = [ctx.full(a) if isinstance(a, Tensor) else a for a in args]
-    lead = tuple(full[0].shape[:2]) if full[0].dim() == 5 else None
+    lead = tuple(full[0].shape[:2]) if full[0].dim() == rank + 1 else None
 
     def fold(a: Any) -> Any:
         if not isinstance(a, Tensor) or lead is None:
@@ -841,7 +849,9 @@ RULES["aten::upsample_nearest2d"] = samples_folded
 RULES["aten::upsample_bilinear2d"] = samples_folded
 for _name in ("max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d",
               "avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward"):
-    RULES[f"aten::{_name}"] = planes_folded  # torch._aten.pooling
+    RULES[f"aten::{_name}"] = leading_folded(4)  # torch._aten.pooling
+RULES["aten::im2col"] = leading_folded(4)  # torch._aten.im2col
+RULES["aten::col2im"] = leading_folded(3)
 for _name, _rule in _RANDOM.items():
     RULES[f"aten::{_name}"] = random_batched(_rule)
 RULES.update({

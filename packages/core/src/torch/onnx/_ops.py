@@ -984,6 +984,53 @@ def _upsample_bilinear2d(g: Builder, node: Node, args: tuple[Any, ...],
     return g.op("Resize", x, None, None, g.ints([*x.shape[:2], *sizes]), **attrs)
 
 
+def _block_settings(args: tuple[Any, ...], kwargs: dict[str, Any],
+                    first: int) -> list[list[int]]:
+    """(kernel_size, dilation, padding, stride) of im2col / col2im, as pairs."""
+    names = ("kernel_size", "dilation", "padding", "stride")
+    out = []
+    for i, name in enumerate(names):
+        value = _arg(args, kwargs, first + i, name, 1)
+        out.append(_ntuple(value, 2))
+    return out
+
+
+@row("aten::im2col")
+def _im2col(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    x = args[0]
+    k, d, p, s = _block_settings(args, kwargs, 1)
+    batched = x.rank == 4
+    planes = x if batched else g.axes_input("Unsqueeze", x, [0], 13)
+    channels = x.shape[-3]
+    # a grouped convolution with one-hot kernels: output channel c*kH*kW + t copies tap t of
+    # channel c, which is im2col's column order
+    taps = k[0] * k[1]
+    weight = torch.zeros(channels * taps, 1, k[0], k[1])
+    for c in range(channels):
+        for t in range(taps):
+            weight[c * taps + t, 0, t // k[1], t % k[1]] = 1.0
+    cols = g.op("Conv", planes, g.const(weight, x.dtype), kernel_shape=k, dilations=d,
+                pads=[p[0], p[1], p[0], p[1]], strides=s, group=channels)
+    out = g.op("Reshape", cols, g.ints([0, channels * taps, -1]))
+    return out if batched else g.axes_input("Squeeze", out, [0], 13)
+
+
+@row("aten::col2im")
+def _col2im(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    if g.opset < 18:
+        from torch.onnx.errors import UnsupportedOperatorError
+
+        raise UnsupportedOperatorError(node.kind, g.opset, 18)
+    x = args[0]
+    size = _ntuple(_arg(args, kwargs, 1, "output_size", []), 2)
+    k, d, p, s = _block_settings(args, kwargs, 2)
+    batched = x.rank == 3
+    cols = x if batched else g.axes_input("Unsqueeze", x, [0], 13)
+    out = g.op("Col2Im", cols, g.ints(size), g.ints(k), dilations=d,
+               pads=[p[0], p[1], p[0], p[1]], strides=s)
+    return out if batched else g.axes_input("Squeeze", out, [0], 13)
+
+
 @row("aten::einsum")
 def _einsum(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     dtype = _out(node).dtype

@@ -4,13 +4,15 @@ As in PyTorch's derivatives table, the max poolings' indices are not differentia
 gradients go through the backward operators, which add each output gradient into the input
 position the forward picked; those backward operators are linear in the gradient, so their
 own derivative (second order) gathers the cotangent at the same indices. ``avg_pool2d`` and
-``avg_pool2d_backward`` are adjoint linear maps: each one's gradient is the other.
+``avg_pool2d_backward`` are adjoint linear maps: each one's gradient is the other, as are
+``im2col`` and ``col2im`` (``torch._aten.im2col``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..._aten.im2col import ATEN as _BLOCKS
 from ..._aten.pooling import ATEN
 from ..._core.tensor import Tensor
 from . import derivative
@@ -79,3 +81,21 @@ def _avg_pool2d_backward(ctx: Any, u: Tensor) -> tuple[Any, ...]:
     if not needs(ctx, 0):
         return positional(ctx)
     return positional(ctx, ATEN["avg_pool2d"](u, *_settings(ctx, 2, _AVG_POOL_ARGS)))
+
+
+@derivative("aten::im2col", result=False)
+def _im2col(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    if not needs(ctx, 0):
+        return positional(ctx)
+    settings = [arg(ctx, 1 + i, name) for i, name in
+                enumerate(("kernel_size", "dilation", "padding", "stride"))]
+    return positional(ctx, _BLOCKS["col2im"](grad, list(ctx.args[0].shape[-2:]), *settings))
+
+
+@derivative("aten::col2im", args=False, result=False)
+def _col2im(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    if not needs(ctx, 0):
+        return positional(ctx)
+    settings = [arg(ctx, 2 + i, name) for i, name in
+                enumerate(("kernel_size", "dilation", "padding", "stride"))]
+    return positional(ctx, _BLOCKS["im2col"](grad, *settings))
