@@ -22,6 +22,7 @@ from .._core import dispatch as _dispatch, dtype as _dtype
 from .._core.tensor import Tensor
 from . import factories as _fac
 from .nn_layout import ATEN as _LAYOUT
+from .no_data import has_no_data
 
 __all__: list[str] = []  # F.max_pool2d / F.avg_pool2d come from plait-nn
 
@@ -85,16 +86,30 @@ def _geometry(name: str, self: Tensor, kernel_size: Any, stride: Any, padding: A
     return k, s, p, d, outs
 
 
-def _windows(x: Tensor, k: Sequence[int], s: Sequence[int], p: Sequence[int],
-             d: Sequence[int], outs: Sequence[int], fill: Any) -> Tensor:
-    """(*lead, *outs, kH*kW): the taps of every window over the last two dims of ``x``, padded
-    with ``fill`` (p before, whatever the last window needs after)."""
+def _padded(x: Tensor, k: Sequence[int], s: Sequence[int], p: Sequence[int],
+            d: Sequence[int], outs: Sequence[int], fill: Any) -> Tensor:
+    """``x`` padded with ``fill`` over its last two dims: p before, whatever the last window
+    needs after."""
     sizes = x.shape[-_SPATIAL:]
     pads: list[int] = []
     for sz, ki, si, pi, di, o in reversed(list(zip(sizes, k, s, p, d, outs))):
         pads += [pi, max((o - 1) * si + di * (ki - 1) + 1 - sz - pi, 0)]
-    if any(pads):
-        x = _LAYOUT["constant_pad_nd"](x, pads, fill)
+    return _LAYOUT["constant_pad_nd"](x, pads, fill) if any(pads) else x
+
+
+def _tap(padded: Tensor, t: int, k: Sequence[int], s: Sequence[int], d: Sequence[int],
+         outs: Sequence[int]) -> Tensor:
+    """(*lead, *outs): tap ``t`` (row-major in the kernel) of every window, a strided view."""
+    u, v = divmod(t, k[1])
+    return padded[..., u * d[0]:u * d[0] + (outs[0] - 1) * s[0] + 1:s[0],
+                  v * d[1]:v * d[1] + (outs[1] - 1) * s[1] + 1:s[1]]
+
+
+def _windows(x: Tensor, k: Sequence[int], s: Sequence[int], p: Sequence[int],
+             d: Sequence[int], outs: Sequence[int], fill: Any) -> Tensor:
+    """(*lead, *outs, kH*kW): the taps of every window over the last two dims of ``x``, padded
+    with ``fill`` (p before, whatever the last window needs after)."""
+    x = _padded(x, k, s, p, d, outs, fill)
     lead = x.dim() - _SPATIAL
     for i in range(_SPATIAL):
         x = x.unfold(lead + i, d[i] * (k[i] - 1) + 1, s[i])  # appends the window dim
@@ -104,12 +119,13 @@ def _windows(x: Tensor, k: Sequence[int], s: Sequence[int], p: Sequence[int],
     return x.reshape(*x.shape[:lead + _SPATIAL], k[0] * k[1])
 
 
-def _window_argmax(win: Tensor) -> Tensor:
+def _window_argmax(win: Tensor, source: Tensor) -> Tensor:
     """Per window (last dim) the tap PyTorch's max pooling picks: the first maximum, or the
-    last NaN where the window holds one (always tested: no data-dependent branch, so meta and
-    fake tensors take the same path)."""
+    last NaN where the window holds one. The NaN search runs when ``source`` (the input the
+    windows read) holds a NaN, or has no values to ask (meta, fake: the NaN-aware path gives
+    the same result without one)."""
     arg = win.argmax(-1, keepdim=True)
-    if win.is_floating_point():
+    if win.is_floating_point() and (has_no_data(source) or bool(source.isnan().any())):
         nan = win.isnan()
         last_nan = (win.shape[-1] - 1) - nan.flip(-1).to(_dtype.uint8).argmax(-1, True)
         arg = last_nan.where(nan.any(-1, keepdim=True), arg)
@@ -122,16 +138,27 @@ def _max_pool2d_with_indices(self: Tensor, kernel_size: Sequence[int],
     k, s, p, d, outs = _geometry("max_pool2d", self, kernel_size, stride, padding, dilation,
                                  ceil_mode)
     fill = -math.inf if self.is_floating_point() else _LOWEST.get(self.dtype, 0)
-    win = _windows(self, k, s, p, d, outs, fill)
-    arg = _window_argmax(win)
-    values = win.gather(-1, arg).squeeze(-1)
-    tap = arg.squeeze(-1)
-    # the tap's (row, column) in its window -> its flat position in the input plane
-    rows = _arange(outs[0], self).reshape(outs[0], 1) * s[0] - p[0]
-    cols = _arange(outs[1], self) * s[1] - p[1]
-    row = rows + (tap // k[1]) * d[0]
-    col = cols + (tap % k[1]) * d[1]
-    return values, row * self.shape[-1] + col
+    if self.is_floating_point() and (has_no_data(self) or bool(self.isnan().any())):
+        win = _windows(self, k, s, p, d, outs, fill)
+        arg = _window_argmax(win, self)
+        values, tap = win.gather(-1, arg).squeeze(-1), arg.squeeze(-1)
+    else:  # no NaN: the first maximum, tap by tap over strided views (no window copies)
+        padded = _padded(self, k, s, p, d, outs, fill)
+        values = _tap(padded, 0, k, s, d, outs).clone()
+        tap = _fac.zeros(values.shape, dtype=_dtype.int64, device=self.device)
+        for t in range(1, k[0] * k[1]):
+            view = _tap(padded, t, k, s, d, outs)
+            greater = view > values
+            values = view.where(greater, values)
+            tap = tap.masked_fill(greater, t)
+    # flat input-plane position = the window's origin + the tap's offset in it (two small
+    # tables: one pass over the output for each, not a division per element)
+    width = self.shape[-1]
+    origin = _fac.tensor([[(i * s[0] - p[0]) * width + j * s[1] - p[1] for j in range(outs[1])]
+                          for i in range(outs[0])], dtype=_dtype.int64, device=self.device)
+    offset = _fac.tensor([(t // k[1]) * d[0] * width + (t % k[1]) * d[1]
+                          for t in range(k[0] * k[1])], dtype=_dtype.int64, device=self.device)
+    return values, origin + offset.index_select(0, tap.reshape(-1)).reshape(tap.shape)
 
 
 def _scatter_to_plane(name: str, grad_output: Tensor, self: Tensor, indices: Tensor) -> Tensor:
@@ -244,7 +271,7 @@ def _adaptive_max_pool2d(self: Tensor, output_size: Sequence[int]) -> tuple[Tens
     n = len(lead)
     x = x.permute(*range(n), n, n + 2, n + 1, n + 3)
     win = x.reshape(*lead, outs[0], outs[1], len(taps[0][0]) * len(taps[1][0]))
-    arg = _window_argmax(win)
+    arg = _window_argmax(win, self)
     values = win.gather(-1, arg).squeeze(-1)
     width_w = len(taps[1][0])
     rows = _fac.tensor(taps[0], dtype=_dtype.int64, device=self.device)  # (oH, wH)
