@@ -931,3 +931,56 @@ for _name in _RANDOM_FACTORIES:
 UNBATCHED: dict[str, Callable[..., Any]] = {
     f"aten::{n}": random_unbatched for n in tuple(_RANDOM) + _RANDOM_FACTORIES}
 del _name, _rule
+
+
+def _pointwise_loss(reduction_at: int) -> Rule:
+    """A pointwise loss (``smooth_l1_loss``, ``binary_cross_entropy``, ...) of batched operands:
+    the unreduced loss of all samples at once, then each sample's mean or sum over its logical
+    dims. ``reduction_at``: the position of the ``reduction`` argument."""
+
+    def rule(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        call = list(args) + [None] * max(0, reduction_at + 1 - len(args))
+        reduction = args[reduction_at] if len(args) > reduction_at else kwargs.get("reduction", 1)
+        kwargs = {k: v for k, v in kwargs.items() if k != "reduction"}
+        rank = max(ctx.rank(a) for a in call if isinstance(a, Tensor))
+        call = [_align(ctx, a, rank) if isinstance(a, Tensor) else a for a in call]
+        call[reduction_at] = 0
+        loss = func(*call, **kwargs)
+        if reduction == 0 or rank == 0:
+            return loss
+        dims = list(range(1, rank + 1))
+        return loss.mean(dims) if reduction == 1 else loss.sum(dims)
+
+    return rule
+
+
+def _pointwise_loss_backward(reduction_at: int) -> Rule:
+    """A pointwise loss's backward of batched operands: each sample's gradient (0-d unless
+    unreduced) divided by that sample's element count for a mean, then the unreduced backward
+    of all samples at once."""
+
+    def rule(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        call = list(args) + [None] * max(0, reduction_at + 1 - len(args))
+        reduction = args[reduction_at] if len(args) > reduction_at else kwargs.get("reduction", 1)
+        kwargs = {k: v for k, v in kwargs.items() if k != "reduction"}
+        operands = [a for a in call[1:] if isinstance(a, Tensor)]
+        rank = max(ctx.rank(a) for a in operands)
+        call = [_align(ctx, a, rank) if isinstance(a, Tensor) else a for a in call]
+        if reduction == 1:
+            shape = torch.broadcast_shapes(*(tuple(ctx.full(a).shape) for a in operands))
+            count = 1
+            for size in shape[1:]:
+                count *= size
+            call[0] = call[0] / count if count else call[0]
+        call[reduction_at] = 0
+        return func(*call, **kwargs)
+
+    return rule
+
+
+for _name, _at in (("smooth_l1_loss", 2), ("huber_loss", 2), ("soft_margin_loss", 2),
+                   ("binary_cross_entropy", 3), ("binary_cross_entropy_with_logits", 4)):
+    RULES[f"aten::{_name}"] = _pointwise_loss(_at)
+for _name, _at in (("smooth_l1_loss_backward", 3), ("huber_loss_backward", 3),
+                   ("soft_margin_loss_backward", 3), ("binary_cross_entropy_backward", 4)):
+    RULES[f"aten::{_name}"] = _pointwise_loss_backward(_at)

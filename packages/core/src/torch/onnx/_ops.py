@@ -397,6 +397,77 @@ def _mse_loss(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, A
     return g.axes_input(op_type, squared, None, since, keepdims=0)
 
 
+def _reduced(g: Builder, loss: str, reduction: int) -> str:
+    """``loss`` under PyTorch's reduction enum: 0 none, 1 mean, 2 sum (over every axis)."""
+    if reduction == 0:
+        return loss
+    op_type, since = ("ReduceMean", 18) if reduction == 1 else ("ReduceSum", 13)
+    return g.axes_input(op_type, loss, None, since, keepdims=0)
+
+
+@row("aten::smooth_l1_loss", "aten::huber_loss")
+def _smooth_l1_or_huber(g: Builder, node: Node, args: tuple[Any, ...],
+                        kwargs: dict[str, Any]) -> str:
+    # quadratic inside |d| < width, linear outside: 0.5 d^2 / beta | |d| - 0.5 beta (smooth L1),
+    # 0.5 d^2 | delta (|d| - 0.5 delta) (Huber)
+    x, target = args[0], args[1]
+    reduction = _arg(args, kwargs, 2, "reduction", 1)
+    huber = node.kind == "aten::huber_loss"
+    width = float(_arg(args, kwargs, 3, "delta" if huber else "beta", 1.0))
+    diff = g.op("Sub", x, _operand(g, target, x.dtype))
+    size = g.op("Abs", diff)
+    square = g.op("Mul", g.op("Mul", diff, diff), g.const(0.5, x.dtype))
+    linear = g.op("Sub", size, g.const(0.5 * width, x.dtype))
+    if huber:
+        linear = g.op("Mul", linear, g.const(width, x.dtype))
+    else:
+        square = g.op("Div", square, g.const(width, x.dtype))
+    loss = g.op("Where", g.op("Less", size, g.const(width, x.dtype)), square, linear)
+    return _reduced(g, loss, reduction)
+
+
+@row("aten::soft_margin_loss")
+def _soft_margin_loss(g: Builder, node: Node, args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> str:
+    x, target = args[0], args[1]
+    margin = g.op("Neg", g.op("Mul", _operand(g, target, x.dtype), x))
+    return _reduced(g, g.op("Softplus", margin), _arg(args, kwargs, 2, "reduction", 1))
+
+
+@row("aten::binary_cross_entropy")
+def _binary_cross_entropy(g: Builder, node: Node, args: tuple[Any, ...],
+                          kwargs: dict[str, Any]) -> str:
+    # -w (y log x + (1 - y) log(1 - x)), each log clamped to >= -100 as in PyTorch
+    x, target = args[0], _operand(g, args[1], args[0].dtype)
+    weight = _arg(args, kwargs, 2, "weight")
+    one, floor = g.const(1.0, x.dtype), g.const(-100.0, x.dtype)
+    log_x = g.op("Max", g.op("Log", x), floor)
+    log_rest = g.op("Max", g.op("Log", g.op("Sub", one, x)), floor)
+    loss = g.op("Neg", g.op("Add", g.op("Mul", target, log_x),
+                            g.op("Mul", g.op("Sub", one, target), log_rest)))
+    if weight is not None:
+        loss = g.op("Mul", loss, _operand(g, weight, x.dtype))
+    return _reduced(g, loss, _arg(args, kwargs, 3, "reduction", 1))
+
+
+@row("aten::binary_cross_entropy_with_logits")
+def _binary_cross_entropy_with_logits(g: Builder, node: Node, args: tuple[Any, ...],
+                                      kwargs: dict[str, Any]) -> str:
+    # (1 - y) x + lw softplus(-x) (= -lw log(sigmoid(x))), lw = 1 + (pos_weight - 1) y
+    x, target = args[0], _operand(g, args[1], args[0].dtype)
+    weight = _arg(args, kwargs, 2, "weight")
+    pos_weight = _arg(args, kwargs, 3, "pos_weight")
+    one = g.const(1.0, x.dtype)
+    log_term = g.op("Softplus", g.op("Neg", x))
+    if pos_weight is not None:
+        extra = g.op("Sub", _operand(g, pos_weight, x.dtype), one)
+        log_term = g.op("Mul", g.op("Add", one, g.op("Mul", extra, target)), log_term)
+    loss = g.op("Add", g.op("Mul", g.op("Sub", one, target), x), log_term)
+    if weight is not None:
+        loss = g.op("Mul", loss, _operand(g, weight, x.dtype))
+    return _reduced(g, loss, _arg(args, kwargs, 4, "reduction", 1))
+
+
 @row("aten::clamp", "aten::clamp_min", "aten::clamp_max", "aten::hardtanh")
 def _clamp(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     x = args[0]

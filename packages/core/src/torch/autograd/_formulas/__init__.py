@@ -48,7 +48,7 @@ OUTPUTS: dict[str, tuple[int, ...]] = {}
 TAKES_NONE: set[str] = set()
 AREAS = ("foundation", "elementwise", "activations", "reductions", "shape", "indexing",
          "linalg", "conv", "attention", "norm", "rnn", "random", "complex", "spectral",
-         "sparse", "nn_layout", "nn_norm", "pooling")
+         "sparse", "nn_layout", "nn_norm", "pooling", "losses")
 
 
 def derivative(*qualnames: str, args: bool | str = True, result: bool | tuple[int, ...] = True,

@@ -34,6 +34,18 @@ def _resolve(size_average: bool | None, reduce: bool | None, reduction: str) -> 
     return reduction
 
 
+_aten = torch.ops.aten  # the loss operators PyTorch's functions call (what a mode sees)
+
+
+def _broadcast(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    """The operands at their common shape (the operators take one shape), as PyTorch's
+    functions expand them first."""
+    if input.shape == target.shape:
+        return input, target
+    expanded = torch.broadcast_tensors(input, target)
+    return expanded[0], expanded[1]
+
+
 def _warn_size(input: Tensor, target: Tensor) -> None:
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
@@ -70,65 +82,32 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
                    reduce: bool | None = None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """``0.5 d^2 / beta`` where ``|d| < beta``, ``|d| - 0.5 beta`` elsewhere, ``d = input -
-    target``."""
+    target``: PyTorch's ``aten::smooth_l1_loss`` (the L1 loss for ``beta == 0``)."""
     _warn_size(input, target)
     reduction = _resolve(size_average, reduce, reduction)
-    if beta < 0:
-        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    diff = input - target
-    if beta == 0:
-        return _reduce(diff.abs(), reduction)
-    small = diff.abs() < beta
-    loss = torch.where(small, 0.5 * diff * diff / beta, diff.abs() - 0.5 * beta)
-    return _reduce(loss, reduction)
+    input, target = _broadcast(input, target)
+    if beta == 0:  # PyTorch's l1_loss, itself a composite
+        return _reduce((input - target).abs(), reduction)
+    return _aten.smooth_l1_loss.default(input, target, _reduction_enum(reduction), beta)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
-    """``0.5 d^2`` where ``|d| < delta``, ``delta (|d| - 0.5 delta)`` elsewhere; a ``weight``
-    multiplies each element before the (plain) reduction."""
+    """``0.5 d^2`` where ``|d| < delta``, ``delta (|d| - 0.5 delta)`` elsewhere:
+    ``aten::huber_loss``; a ``weight`` (of the input's size) multiplies each element of the
+    unreduced loss before the plain reduction."""
     _warn_size(input, target)
-    _reduction_enum(reduction)
-    if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    diff = input - target
-    small = diff.abs() < delta
-    loss = torch.where(small, 0.5 * diff * diff, delta * (diff.abs() - 0.5 * delta))
-    if weight is not None:
-        loss = loss * weight
+    enum = _reduction_enum(reduction)
+    input, target = _broadcast(input, target)
+    if weight is None:
+        return _aten.huber_loss.default(input, target, enum, delta)
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = _aten.huber_loss.default(input, target, 0, delta) * weight
     return _reduce(loss, reduction)
 
 
 # --------------------------------------------------------------------------- probabilistic
-
-
-def _clamped_log(x: Tensor) -> Tensor:
-    """``max(log(x), -100)``, PyTorch's guard in binary cross-entropy. The clamped entries get a
-    zero gradient (and no ``inf * 0`` NaN: their log is taken of 1 instead)."""
-    keep = torch.log(x.detach()) > -100
-    return torch.where(keep, torch.log(torch.where(keep, x, 1)), -100.0)
-
-
-class _BinaryCrossEntropy(torch.autograd.Function):
-    """Unreduced ``-(y log x + (1 - y) log(1 - x))`` (logs clamped to >= -100) with PyTorch's
-    gradients: ``(x - y) / max(x (1 - x), 1e-12)`` for ``x`` (so a saturated ``x`` in {0, 1}
-    gets a huge or a zero gradient, not the clamped log's) and ``log(1 - x) - log(x)``
-    (unclamped: infinite at a saturated ``x``) for ``y``."""
-
-    @staticmethod
-    def forward(ctx: Any, input: Tensor, target: Tensor) -> Tensor:
-        ctx.save_for_backward(input, target)
-        return -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        input, target = ctx.saved_tensors
-        grad_input = grad_target = None
-        if ctx.needs_input_grad[0]:
-            grad_input = grad * (input - target) / ((1 - input) * input).clamp_min(1e-12)
-        if ctx.needs_input_grad[1]:
-            grad_target = grad * (torch.log(1 - input) - torch.log(input))
-        return grad_input, grad_target
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -141,14 +120,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise ValueError(f"Using a target size ({target.shape}) that is different to the "
                          f"input size ({input.shape}) is deprecated. Please ensure they have "
                          "the same size.")
-    # (under vmap the check cannot steer Python per sample; PyTorch's kernel checks each)
-    if not torch._C._functorch.is_batchedtensor(input) and \
-            bool(((input < 0) | (input > 1)).any()):
-        raise RuntimeError("all elements of input should be between 0 and 1")
-    loss = _BinaryCrossEntropy.apply(input, target)
-    if weight is not None:
-        loss = loss * weight.expand(torch.broadcast_shapes(weight.shape, target.shape))
-    return _reduce(loss, reduction)
+    if weight is not None:  # the operator takes a weight of the target's size
+        weight = weight.expand(torch.broadcast_shapes(weight.shape, target.shape))
+    # the operator checks that the input lies in [0, 1], as PyTorch's kernel does
+    return _aten.binary_cross_entropy.default(input, target, weight, _reduction_enum(reduction))
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
@@ -162,11 +137,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    log_weight = 1 if pos_weight is None else 1 + (pos_weight - 1) * target
-    loss = (1 - target) * input - log_weight * logsigmoid(input)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _aten.binary_cross_entropy_with_logits.default(input, target, weight, pos_weight,
+                                                          _reduction_enum(reduction))
 
 
 def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
@@ -273,7 +245,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-y x))``, the logistic loss for ``y`` in {1, -1}."""
     reduction = _resolve(size_average, reduce, reduction)
-    return _reduce(-logsigmoid(target * input), reduction)
+    return _aten.soft_margin_loss.default(input, target, _reduction_enum(reduction))
 
 
 _COSINE_EPS = 1e-12  # PyTorch's guard against zero norms in cosine_embedding_loss

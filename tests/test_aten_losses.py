@@ -1,0 +1,302 @@
+"""The pointwise losses that are ``aten::`` operators of their own in PyTorch reach them under a
+dispatch mode, one call each, with their ``*_backward`` operators in the backward pass:
+``smooth_l1_loss``, ``huber_loss``, ``soft_margin_loss``, ``binary_cross_entropy`` and
+``binary_cross_entropy_with_logits`` (whose backward PyTorch writes in elementwise ops).
+
+The expected names are those of PyTorch's native_functions.yaml in its ``str(func)`` form;
+expected values and gradients come from numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from dispatch_recording import CallNames
+
+import torch
+import torch.nn.functional as F
+
+X = np.array([[0.5, -1.25, 2.0, 3.5], [-0.75, 0.25, 1.5, -2.0], [4.0, -3.0, 0.125, 1.0]])
+T = np.array([[0.25, 1.0, -0.5, 3.0], [0.0, 0.5, 2.75, -2.25], [1.0, -1.0, 0.0, 0.75]])
+P = np.array([[0.2, 0.9, 0.5, 0.35], [0.05, 0.6, 0.75, 0.45], [0.99, 0.3, 0.15, 0.7]])
+Y = np.array([[1.0, 0.0, 0.25, 1.0], [0.0, 1.0, 0.5, 0.0], [1.0, 0.75, 0.0, 1.0]])
+SIGNS = np.array([[1.0, -1.0, 1.0, 1.0], [-1.0, -1.0, 1.0, -1.0], [1.0, 1.0, -1.0, 1.0]])
+
+
+def _sigmoid(z: Any) -> Any:
+    return 1 / (1 + np.exp(-z))
+
+
+def _smooth_l1(x: Any, t: Any, beta: float) -> tuple[Any, Any]:
+    d = x - t
+    small = np.abs(d) < beta
+    return (np.where(small, 0.5 * d * d / beta, np.abs(d) - 0.5 * beta),
+            np.where(small, d / beta, np.sign(d)))
+
+
+def _huber(x: Any, t: Any, delta: float) -> tuple[Any, Any]:
+    d = x - t
+    small = np.abs(d) < delta
+    return (np.where(small, 0.5 * d * d, delta * (np.abs(d) - 0.5 * delta)),
+            np.where(small, d, delta * np.sign(d)))
+
+
+def _soft_margin(x: Any, y: Any) -> tuple[Any, Any]:
+    return np.log1p(np.exp(-y * x)), -y * _sigmoid(-y * x)
+
+
+def _bce(p: Any, y: Any) -> tuple[Any, Any]:
+    return (-(y * np.log(p) + (1 - y) * np.log(1 - p)), (p - y) / (p * (1 - p)))
+
+
+def _bce_logits(x: Any, y: Any) -> tuple[Any, Any]:
+    return _bce(_sigmoid(x), y)[0], _sigmoid(x) - y
+
+
+# (no difference sits on a kink of the piecewise losses, where no derivative exists)
+# name -> (call, input, target, operator, backward operator, numpy (loss, d loss / d input))
+CASES: dict[str, tuple[Callable[..., torch.Tensor], Any, Any, str, str | None, Any]] = {
+    "smooth_l1": (lambda a, b, r: F.smooth_l1_loss(a, b, reduction=r), X, T,
+                  "aten.smooth_l1_loss.default", "aten.smooth_l1_loss_backward.default",
+                  _smooth_l1(X, T, 1.0)),
+    "smooth_l1_beta": (lambda a, b, r: F.smooth_l1_loss(a, b, reduction=r, beta=0.6), X, T,
+                       "aten.smooth_l1_loss.default", "aten.smooth_l1_loss_backward.default",
+                       _smooth_l1(X, T, 0.6)),
+    "huber": (lambda a, b, r: F.huber_loss(a, b, reduction=r, delta=1.5), X, T,
+              "aten.huber_loss.default", "aten.huber_loss_backward.default",
+              _huber(X, T, 1.5)),
+    "soft_margin": (lambda a, b, r: F.soft_margin_loss(a, b, reduction=r), X, SIGNS,
+                    "aten.soft_margin_loss.default", "aten.soft_margin_loss_backward.default",
+                    _soft_margin(X, SIGNS)),
+    "bce": (lambda a, b, r: F.binary_cross_entropy(a, b, reduction=r), P, Y,
+            "aten.binary_cross_entropy.default", "aten.binary_cross_entropy_backward.default",
+            _bce(P, Y)),
+    "bce_logits": (lambda a, b, r: F.binary_cross_entropy_with_logits(a, b, reduction=r), X, Y,
+                   "aten.binary_cross_entropy_with_logits.default", None, _bce_logits(X, Y)),
+}
+REDUCTIONS = {"mean": lambda v: v.mean(), "sum": lambda v: v.sum(), "none": lambda v: v}
+
+
+@pytest.mark.parametrize("reduction", sorted(REDUCTIONS))
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_loss_is_one_operator_with_numpy_values_and_gradients(name: str,
+                                                              reduction: str) -> None:
+    call, xs, ts, op, backward_op, (values, slopes) = CASES[name]
+    x = torch.tensor(xs, requires_grad=True)
+    target = torch.tensor(ts)
+    with CallNames() as recorder:
+        loss = call(x, target, reduction)
+    assert recorder.names == [op]
+    np.testing.assert_allclose(loss.detach().numpy(), REDUCTIONS[reduction](values), rtol=1e-12)
+    grad_output = torch.ones_like(loss)
+    with CallNames() as recorder:
+        g, = torch.autograd.grad(loss, x, grad_output)
+    if backward_op is not None:
+        assert recorder.names == [backward_op]
+    scale = 1 / xs.size if reduction == "mean" else 1
+    np.testing.assert_allclose(g.numpy(), scale * slopes, rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_loss_gradients_check_in_float64(name: str) -> None:
+    call, xs, ts, *_ = CASES[name]
+    for reduction in REDUCTIONS:
+        x = torch.tensor(xs, requires_grad=True)
+        target = torch.tensor(ts, requires_grad=True)  # the target's gradient too
+        fn = lambda a, b, r=reduction: call(a, b, r)  # noqa: E731
+        assert torch.autograd.gradcheck(fn, (x, target))
+        assert torch.autograd.gradgradcheck(fn, (x, target))
+
+
+def test_weighted_binary_cross_entropies() -> None:
+    weight = np.array([0.5, 2.0, 1.0, 3.0])
+    pos_weight = np.array([1.5, 0.5, 2.0, 1.0])
+    p, y = torch.tensor(P, requires_grad=True), torch.tensor(Y)
+    w = torch.tensor(weight, requires_grad=True)
+    with CallNames() as recorder:
+        loss = F.binary_cross_entropy(p, y, weight=w)
+    assert recorder.names == ["aten.expand.default", "aten.binary_cross_entropy.default"]
+    np.testing.assert_allclose(loss.item(), (weight * _bce(P, Y)[0]).mean(), rtol=1e-12)
+    assert torch.autograd.gradcheck(
+        lambda a, b, c: F.binary_cross_entropy(a, b, weight=c, reduction="sum"),
+        (p, y.clone().requires_grad_(), w))
+    assert torch.autograd.gradgradcheck(
+        lambda a, b, c: F.binary_cross_entropy(a, b, weight=c), (p, y.clone().requires_grad_(), w))
+
+    x = torch.tensor(X, requires_grad=True)
+    pw = torch.tensor(pos_weight, requires_grad=True)
+    with CallNames() as recorder:
+        loss = F.binary_cross_entropy_with_logits(x, y, weight=w, pos_weight=pw,
+                                                  reduction="none")
+    assert recorder.names == ["aten.binary_cross_entropy_with_logits.default"]
+    s = _sigmoid(X)
+    expected = -weight * (pos_weight * Y * np.log(s) + (1 - Y) * np.log(1 - s))
+    np.testing.assert_allclose(loss.detach().numpy(), expected, rtol=1e-12)
+    args = (x, y.clone().requires_grad_(), w, pw)
+    fn = lambda a, b, c, d: F.binary_cross_entropy_with_logits(a, b, weight=c, pos_weight=d)  # noqa: E731
+    assert torch.autograd.gradcheck(fn, args)
+    assert torch.autograd.gradgradcheck(fn, args)
+
+
+def test_huber_weight_multiplies_the_unreduced_loss() -> None:
+    weight = np.linspace(0.5, 2.0, X.size).reshape(X.shape)
+    loss = F.huber_loss(torch.tensor(X), torch.tensor(T), weight=torch.tensor(weight))
+    np.testing.assert_allclose(loss.item(), (weight * _huber(X, T, 1.0)[0]).mean(), rtol=1e-12)
+    with pytest.raises(ValueError, match="Weights and input must have the same size"):
+        F.huber_loss(torch.tensor(X), torch.tensor(T), weight=torch.ones(4))
+
+
+def test_smooth_l1_with_zero_beta_is_the_l1_loss_and_targets_broadcast() -> None:
+    x, t = torch.tensor(X), torch.tensor(T[0])
+    with CallNames() as recorder, pytest.warns(UserWarning, match="target size"):
+        loss = F.smooth_l1_loss(x, t, beta=0.0)
+    assert "aten.smooth_l1_loss.default" not in recorder.names  # PyTorch's l1 composite
+    np.testing.assert_allclose(loss.item(), np.abs(X - T[0]).mean(), rtol=1e-12)
+    with pytest.warns(UserWarning, match="target size"):
+        loss = F.smooth_l1_loss(x, t, beta=0.5, reduction="none")
+    np.testing.assert_allclose(loss.numpy(), _smooth_l1(X, T[0], 0.5)[0], rtol=1e-12)
+
+
+def test_errors_are_pytorchs() -> None:
+    x, t = torch.tensor(X), torch.tensor(T)
+    with pytest.raises(ValueError, match="bogus is not a valid value for reduction"):
+        F.smooth_l1_loss(x, t, reduction="bogus")
+    with pytest.raises(ValueError, match="bogus is not a valid value for reduction"):
+        F.binary_cross_entropy_with_logits(x, t, reduction="bogus")
+    with pytest.raises(ValueError, match="5 is not a valid value for reduction"):
+        torch.ops.aten.huber_loss.default(x, t, 5)
+    with pytest.raises(RuntimeError, match="negative values for beta"):
+        F.smooth_l1_loss(x, t, beta=-1.0)
+    with pytest.raises(RuntimeError, match="non-positive values for delta"):
+        F.huber_loss(x, t, delta=0.0)
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(x, torch.tensor(Y))
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        torch.ops.aten.binary_cross_entropy.default(x, torch.tensor(Y))
+    with pytest.raises(ValueError, match="different to the input size"):
+        F.binary_cross_entropy(torch.tensor(P), torch.tensor(Y[0]))
+    with pytest.raises(ValueError, match="must be the same as input size"):
+        F.binary_cross_entropy_with_logits(x, torch.tensor(Y[0]))
+    with pytest.raises(TypeError, match="argument 'target'"):
+        torch.ops.aten.soft_margin_loss.default(x, 1.0)
+
+
+def test_saturated_binary_cross_entropy_is_clamped_as_in_pytorch() -> None:
+    p = torch.tensor([0.0, 1.0, 0.5], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([1.0, 1.0, 0.0], dtype=torch.float64)
+    loss = F.binary_cross_entropy(p, y, reduction="none")
+    np.testing.assert_allclose(loss.detach().numpy(), [100.0, 0.0, np.log(2)], rtol=1e-12)
+    g, = torch.autograd.grad(loss.sum(), p)
+    # (x - y) / max(x (1 - x), 1e-12): -1e12 at the saturated wrong end, 0 at the right one
+    np.testing.assert_allclose(g.numpy(), [-1e12, 0.0, 2.0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_loss_on_meta_tensors_has_pytorchs_layout(name: str) -> None:
+    call, xs, ts, *_ = CASES[name]
+    x = torch.empty(xs.shape, device="meta", requires_grad=True)
+    target = torch.empty(ts.shape, device="meta")
+    for reduction, shape in (("mean", ()), ("none", xs.shape)):
+        loss = call(x, target, reduction)
+        assert loss.device.type == "meta" and tuple(loss.shape) == tuple(shape)
+        g, = torch.autograd.grad(loss, x, torch.ones_like(loss))
+        assert g.device.type == "meta" and tuple(g.shape) == xs.shape
+
+
+def test_schemas_are_pytorchs() -> None:
+    def schema(op: Any) -> str:
+        return str(getattr(op, "_schema", None) or op.schema).removeprefix("aten::")
+
+    aten = torch.ops.aten
+    assert schema(aten.smooth_l1_loss.default) == (
+        "smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor")
+    assert schema(aten.huber_loss_backward.default) == (
+        "huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, "
+        "float delta) -> Tensor")
+    assert schema(aten.binary_cross_entropy.default) == (
+        "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, "
+        "int reduction=1) -> Tensor")
+    assert schema(aten.binary_cross_entropy_with_logits.default) == (
+        "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, "
+        "Tensor? pos_weight=None, int reduction=1) -> Tensor")
+
+
+@pytest.mark.parametrize("reduction", sorted(REDUCTIONS))
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_loss_under_vmap_matches_the_loop_without_fallback(name: str, reduction: str) -> None:
+    import warnings
+
+    from torch.func import grad, vmap
+
+    call, xs, ts, *_ = CASES[name]
+
+    def loss(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return call(a, b, reduction).sum()
+
+    x = torch.tensor(np.stack([xs, xs[::-1] * 0.5, xs * 0.25]))
+    target = torch.tensor(np.stack([ts, ts[:, ::-1], ts[::-1]]))
+    shared = torch.tensor(ts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a batching rule, not the per-sample fallback
+        values = vmap(loss)(x, target)
+        grads = vmap(grad(loss))(x, target)
+        grads_shared = vmap(grad(loss), in_dims=(0, None))(x, shared)
+    torch.testing.assert_close(values, torch.stack([loss(a, b) for a, b in zip(x, target)]))
+    torch.testing.assert_close(grads, torch.stack([grad(loss)(a, b) for a, b in zip(x, target)]))
+    torch.testing.assert_close(grads_shared, torch.stack([grad(loss)(a, shared) for a in x]))
+
+
+def test_weighted_losses_under_vmap_match_the_loop() -> None:
+    from torch.func import grad, vmap
+
+    weight, pos_weight = torch.tensor([0.5, 2.0, 1.0, 3.0]), torch.tensor([1.5, 0.5, 2.0, 1.0])
+    y = torch.tensor(Y)
+
+    def loss(a: torch.Tensor) -> torch.Tensor:
+        return (F.binary_cross_entropy(torch.sigmoid(a), y, weight=weight)
+                + F.binary_cross_entropy_with_logits(a, y, weight=weight, pos_weight=pos_weight))
+
+    x = torch.tensor(np.stack([X, X * 0.5]))
+    torch.testing.assert_close(vmap(grad(loss))(x), torch.stack([grad(loss)(a) for a in x]))
+
+
+# each operator exported and run by onnxruntime against the eager result (float32 inputs)
+ONNX_CASES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "smooth_l1": lambda x, p: F.smooth_l1_loss(x, x.flip(-1), beta=0.7),
+    "smooth_l1_none": lambda x, p: F.smooth_l1_loss(x, x.flip(-1), reduction="none"),
+    "huber_sum": lambda x, p: F.huber_loss(x, x.flip(-1), reduction="sum", delta=1.5),
+    "soft_margin": lambda x, p: F.soft_margin_loss(x, torch.sign(x.flip(-1))),
+    "bce": lambda x, p: F.binary_cross_entropy(p, p.flip(-1)),
+    "bce_weight_none": lambda x, p: F.binary_cross_entropy(
+        p, p.flip(0), weight=torch.linspace(0.5, 2.0, 8), reduction="none"),
+    "bce_logits": lambda x, p: F.binary_cross_entropy_with_logits(x, p),
+    "bce_logits_weights": lambda x, p: F.binary_cross_entropy_with_logits(
+        x, p, weight=torch.linspace(0.5, 2.0, 8), pos_weight=torch.linspace(2.0, 0.5, 8),
+        reduction="sum"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONNX_CASES))
+def test_loss_operators_export_to_onnx(name: str) -> None:
+    import io
+
+    onnx = pytest.importorskip("onnx", reason="torch.onnx.export writes files with onnx")
+    ort = pytest.importorskip("onnxruntime", reason="exported files are run with onnxruntime")
+    fn = ONNX_CASES[name]
+
+    class Wrapped(torch.nn.Module):
+        def forward(self, x: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+            return fn(x, p)
+
+    rng = np.random.default_rng(3)
+    x = torch.tensor(rng.normal(0, 2, (3, 8)), dtype=torch.float32)
+    p = torch.tensor(rng.uniform(0.05, 0.95, (3, 8)), dtype=torch.float32)
+    buffer = io.BytesIO()
+    torch.onnx.export(Wrapped(), (x, p), buffer, input_names=["x", "p"])
+    onnx.checker.check_model(onnx.load_from_string(buffer.getvalue()))
+    session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"x": x.numpy(), "p": p.numpy()})[0]
+    np.testing.assert_allclose(got, fn(x, p).numpy(), rtol=1e-5, atol=1e-5)
