@@ -727,3 +727,18 @@ def test_onnx_exports_unfold_and_fold() -> None:
     session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
     for got, want in zip(session.run(None, {"x": t.numpy()}), fn(t)):
         np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_functional_batch_norm_form_returns_the_running_stats() -> None:
+    x = torch.randn(4, 3, 5, dtype=torch.float64, requires_grad=True)
+    rm, rv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    functional = torch.ops.aten._native_batch_norm_legit_functional.default
+    _out, mean, _invstd, new_mean, new_var = functional(x, None, None, rm, rv, True, 0.1,
+                                                        1e-5)
+    assert torch.equal(rm, torch.zeros(3, dtype=torch.float64))  # not written
+    a = x.detach().numpy()
+    np.testing.assert_allclose(new_mean.numpy(), 0.1 * a.mean((0, 2)), rtol=1e-12)
+    np.testing.assert_allclose(new_var.numpy(), 0.9 + 0.1 * a.var((0, 2), ddof=1), rtol=1e-12)
+    assert not new_mean.requires_grad and not mean.requires_grad
+    assert torch.autograd.gradcheck(
+        lambda t: functional(t, None, None, rm, rv, True, 0.1, 1e-5)[0], (x,))

@@ -19,9 +19,10 @@ from . import derivative
 from .shape import arg, needs, positional
 
 
-@derivative("aten::native_batch_norm", outputs=(0,), result=(1, 2))
-def _native_batch_norm(ctx: Any, grad: Tensor, _grad_mean: Any, _grad_invstd: Any
-                       ) -> tuple[Any, ...]:
+@derivative("aten::native_batch_norm", "aten::_native_batch_norm_legit_functional",
+            outputs=(0,), result=(1, 2))
+def _native_batch_norm(ctx: Any, grad: Tensor, *_grad_statistics: Any) -> tuple[Any, ...]:
+    # (the functional form's new running statistics are outputs without a derivative too)
     training = bool(arg(ctx, 5, "training"))
     weight = arg(ctx, 1, "weight")
     mask = [needs(ctx, 0), weight is not None and needs(ctx, 1), needs(ctx, 2)]
@@ -30,7 +31,7 @@ def _native_batch_norm(ctx: Any, grad: Tensor, _grad_mean: Any, _grad_invstd: An
     # in training the running statistics (written in place by the call) are not read
     running = (None, None) if training else (arg(ctx, 3, "running_mean"),
                                              arg(ctx, 4, "running_var"))
-    _out, mean, invstd = ctx.result
+    _out, mean, invstd = ctx.result[:3]
     dx, dw, db = ATEN["native_batch_norm_backward"](
         grad, arg(ctx, 0, "input"), weight, *running,
         # (the saved statistics have no history: not differentiable outputs)
