@@ -742,3 +742,28 @@ def test_functional_batch_norm_form_returns_the_running_stats() -> None:
     assert not new_mean.requires_grad and not mean.requires_grad
     assert torch.autograd.gradcheck(
         lambda t: functional(t, None, None, rm, rv, True, 0.1, 1e-5)[0], (x,))
+
+
+def test_batch_norm_under_vmap_takes_no_fallback() -> None:
+    import warnings
+
+    from torch.func import grad, vmap
+
+    x = torch.randn(3, 4, 2, 5, dtype=torch.float64)
+    w, b = torch.randn(2, dtype=torch.float64), torch.randn(2, dtype=torch.float64)
+    weights = torch.randn(3, 2, dtype=torch.float64)
+
+    def loss(weight, t):
+        out = F.batch_norm(t, None, None, weight, b, training=True)
+        return (out ** 2 * torch.arange(5.0, dtype=torch.float64)).sum()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the loop fallback warns
+        got = vmap(lambda t, ww: F.batch_norm(t, None, None, ww, b, training=True))(x, weights)
+        grads = vmap(grad(loss), in_dims=(None, 0))(w, x)
+    for i in range(3):  # each sample's own batch statistics and weight
+        a = x[i].numpy()
+        want, _, _ = _np_batch_norm(a, weights[i].numpy(), b.numpy(), 1e-5)
+        np.testing.assert_allclose(got[i].numpy(), want, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(grads[i].detach().numpy(),
+                                   grad(loss)(w, x[i]).detach().numpy(), rtol=1e-10)

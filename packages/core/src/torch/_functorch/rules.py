@@ -565,6 +565,56 @@ def layer_norm(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, A
     return out, mean, rstd
 
 
+def _channels_folded(ctx: Level, x: Tensor) -> Tensor:
+    """(B, N, C, *) -> (N, B*C, *): each sample's channels become channels of one batch
+    norm (channel b*C + c is channel c of sample b)."""
+    x = ctx.full(x).movedim(0, 1)
+    return x.reshape((x.shape[0], x.shape[1] * x.shape[2]) + tuple(x.shape[3:]))
+
+
+def _per_channel_folded(ctx: Level, t: Tensor | None) -> Tensor | None:
+    """A (C,) per-channel vector, per sample (B, C) or shared, as the (B*C,) of the fold."""
+    if t is None:
+        return None
+    return t.reshape(-1) if ctx.batched(t) else t.repeat(ctx.size)
+
+
+def batch_norm(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """native_batch_norm: the samples' channels fold into the channels of one batch norm
+    (training statistics stay per sample). Running statistics written in training take the
+    loop fallback, as PyTorch refuses them under vmap."""
+    x, weight, bias, running_mean, running_var, training, momentum, eps = args
+    if kwargs or (training and (running_mean is not None or running_var is not None)):
+        return _fallback(ctx, func, args, kwargs)
+    folded = _channels_folded(ctx, x)
+    out, mean, invstd = func(folded, *(_per_channel_folded(ctx, t) for t in
+                                       (weight, bias, running_mean, running_var)),
+                             training, momentum, eps)
+    size = ctx.size
+    out = out.reshape((out.shape[0], size, -1) + tuple(out.shape[2:])).movedim(1, 0)
+    if training:
+        return out, mean.reshape(size, -1), invstd.reshape(size, -1)
+    return out, mean.new_empty((size, 0)), invstd.new_empty((size, 0))
+
+
+def batch_norm_backward(ctx: Level, func: Any, args: tuple[Any, ...],
+                        kwargs: dict[str, Any]) -> Any:
+    """native_batch_norm_backward over the same fold; the parameters' gradients come out per
+    sample."""
+    grad, x, weight, running_mean, running_var, save_mean, save_invstd, train, eps, mask = args
+    if kwargs:
+        return _fallback(ctx, func, args, kwargs)
+    dx, dw, db = func(_channels_folded(ctx, grad), _channels_folded(ctx, x),
+                      *(_per_channel_folded(ctx, t) for t in
+                        (weight, running_mean, running_var, save_mean, save_invstd)),
+                      train, eps, mask)
+    size = ctx.size
+    if dx is not None:
+        dx = dx.reshape((dx.shape[0], size, -1) + tuple(dx.shape[2:])).movedim(1, 0)
+    return (dx, None if dw is None else dw.reshape(size, -1),
+            None if db is None else db.reshape(size, -1))
+
+
 def layer_norm_backward(ctx: Level, func: Any, args: tuple[Any, ...],
                         kwargs: dict[str, Any]) -> Any:
     grad, x, normalized, mean, rstd, weight, bias, mask = args
@@ -847,6 +897,8 @@ for _name in _LEADING:
     RULES[f"aten::{_name}"] = leading_self
 RULES["aten::upsample_nearest2d"] = samples_folded
 RULES["aten::upsample_bilinear2d"] = samples_folded
+RULES["aten::native_batch_norm"] = batch_norm  # torch._aten.normalization
+RULES["aten::native_batch_norm_backward"] = batch_norm_backward
 for _name in ("max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d",
               "avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward"):
     RULES[f"aten::{_name}"] = leading_folded(4)  # torch._aten.pooling
