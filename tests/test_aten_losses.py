@@ -273,6 +273,7 @@ ONNX_CASES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "bce_weight_none": lambda x, p: F.binary_cross_entropy(
         p, p.flip(0), weight=torch.linspace(0.5, 2.0, 8), reduction="none"),
     "bce_logits": lambda x, p: F.binary_cross_entropy_with_logits(x, p),
+    "rrelu_eval": lambda x, p: F.rrelu(x, 0.1, 0.3),
     "bce_logits_weights": lambda x, p: F.binary_cross_entropy_with_logits(
         x, p, weight=torch.linspace(0.5, 2.0, 8), pos_weight=torch.linspace(2.0, 0.5, 8),
         reduction="sum"),
@@ -300,3 +301,57 @@ def test_loss_operators_export_to_onnx(name: str) -> None:
     session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
     got = session.run(None, {"x": x.numpy(), "p": p.numpy()})[0]
     np.testing.assert_allclose(got, fn(x, p).numpy(), rtol=1e-5, atol=1e-5)
+
+
+# -- rrelu: aten::rrelu_with_noise --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_rrelu_is_rrelu_with_noise(training: bool) -> None:
+    lower, upper = 0.1, 0.3
+    x = torch.tensor(X, requires_grad=True)
+    with CallNames() as recorder:
+        y = F.rrelu(x, lower, upper, training=training)
+    assert recorder.names == ["aten.empty_like.default", "aten.rrelu_with_noise.default"]
+    with CallNames() as recorder:
+        g, = torch.autograd.grad(y.sum(), x)
+    assert "aten.rrelu_with_noise_backward.default" in recorder.names
+    values = y.detach().numpy()
+    negative = X <= 0
+    np.testing.assert_array_equal(values[~negative], X[~negative])
+    slopes = values[negative] / X[negative]
+    if training:  # a slope per element, drawn from U(lower, upper); the gradient is that slope
+        assert ((slopes >= lower) & (slopes <= upper)).all() and np.unique(slopes).size > 1
+    else:
+        np.testing.assert_allclose(slopes, (lower + upper) / 2, rtol=1e-12)
+    np.testing.assert_allclose(g.numpy()[negative], slopes, rtol=1e-12)
+    np.testing.assert_array_equal(g.numpy()[~negative], 1.0)
+
+
+def test_rrelu_with_noise_fills_noise_and_checks_bounds() -> None:
+    x = torch.tensor(X)
+    noise = torch.zeros(X.shape, dtype=torch.float64)
+    y = torch.ops.aten.rrelu_with_noise.default(x, noise, 0.2, 0.4, True)
+    negative = X <= 0
+    np.testing.assert_array_equal(noise.numpy()[~negative], 1.0)  # PyTorch's kernel writes 1
+    np.testing.assert_allclose(y.numpy(), X * noise.numpy(), rtol=1e-12)
+    untouched = torch.zeros(X.shape, dtype=torch.float64)
+    torch.ops.aten.rrelu_with_noise.default(x, untouched, 0.2, 0.4, False)
+    assert not untouched.any()  # evaluation leaves noise alone
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal"):
+        F.rrelu(x, 0.5, 0.25, training=True)
+    gen = torch.Generator().manual_seed(5)
+    first = torch.rrelu(x, 0.2, 0.4, training=True, generator=gen)
+    gen.manual_seed(5)
+    torch.testing.assert_close(torch.rrelu(x, 0.2, 0.4, training=True, generator=gen), first)
+
+
+def test_rrelu_derivatives_and_meta() -> None:
+    x = torch.tensor(X, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a: F.rrelu(a, 0.1, 0.3), (x,))
+    assert torch.autograd.gradgradcheck(lambda a: F.rrelu(a, 0.1, 0.3), (x,))
+    meta = torch.empty(3, 4, device="meta", requires_grad=True)
+    y = F.rrelu(meta, training=True)
+    assert y.device.type == "meta" and tuple(y.shape) == (3, 4)
+    g, = torch.autograd.grad(y.sum(), meta)
+    assert g.device.type == "meta" and tuple(g.shape) == (3, 4)

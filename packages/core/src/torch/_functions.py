@@ -51,6 +51,7 @@ OP_MODULES = (
     "_fused.activations",
     "_aten.activations",
     "_aten.losses",
+    "_aten.sampling",
     "_aten.nn_layout",
     "_aten.resample",
     "_aten.normalization",

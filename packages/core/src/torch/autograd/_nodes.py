@@ -623,6 +623,8 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
     # A composite with a formula uses it: dedicated formulas are faster or more stable.
     cls = node_class(op.name.partition(".")[0])
     mutated = tuple(i for i in op.schema.mutated if i == 0)  # in-place ops write `self`
+    # other arguments the op fills (rrelu_with_noise's noise): the rule reads what was written
+    filled = tuple(i for i in op.schema.mutated if i != 0)
     saves = _formulas.SAVES.get(op.qualname, (True, True))
     differentiable = _formulas.OUTPUTS.get(op.qualname)  # None: every floating output
 
@@ -650,6 +652,10 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
                 out._requires_grad = True
                 out.__dict__["_output_nr"] = nr
         node._save_result(result)
+        for i in filled:
+            saved = node._saved_args[i] if i < len(node._saved_args) else None
+            if isinstance(saved, SavedTensor) and isinstance(args[i], Tensor):
+                saved._version = args[i]._vc[0]  # saved as filled, not as it was before
         if target is not None and target._base is not None:
             alias = target.detach()  # the written values, as the output of `node`
             alias.grad_fn = node

@@ -468,6 +468,19 @@ def _binary_cross_entropy_with_logits(g: Builder, node: Node, args: tuple[Any, .
     return _reduced(g, loss, _arg(args, kwargs, 4, "reduction", 1))
 
 
+@row("aten::rrelu_with_noise")
+def _rrelu_with_noise(g: Builder, node: Node, args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> str:
+    # evaluation: the leaky ReLU with the mean slope; training draws slopes ONNX cannot
+    lower = float(_arg(args, kwargs, 2, "lower", 0.125))
+    upper = float(_arg(args, kwargs, 3, "upper", 1.0 / 3))
+    if _arg(args, kwargs, 4, "training", False):
+        from torch.onnx.errors import UnsupportedOperatorError
+
+        raise UnsupportedOperatorError("aten::rrelu_with_noise (training=True)", g.opset)
+    return g.op("LeakyRelu", args[0], alpha=(lower + upper) / 2)
+
+
 @row("aten::clamp", "aten::clamp_min", "aten::clamp_max", "aten::hardtanh")
 def _clamp(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     x = args[0]

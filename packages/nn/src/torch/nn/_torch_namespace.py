@@ -297,8 +297,8 @@ def _rrelu_training(input: Tensor, lower: float, upper: float,
                     generator: torch.Generator | None) -> Tensor:
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    slope = torch.empty_like(input).uniform_(lower, upper, generator=generator)
-    return torch.where(input > 0, input, input * slope)
+    return torch.ops.aten.rrelu_with_noise.default(input, torch.empty_like(input), lower, upper,
+                                                   True, generator)
 
 
 def rrelu(input: Tensor, lower: float = 0.125, upper: float = 1.0 / 3, training: bool = False,

@@ -1,4 +1,5 @@
-"""Derivative formulas: the pointwise losses of ``torch._aten.losses`` beyond ``mse_loss``.
+"""Derivative formulas: the pointwise losses of ``torch._aten.losses`` beyond ``mse_loss``, and
+the randomized leaky ReLU of ``torch._aten.sampling``.
 
 As in PyTorch's derivatives table, each loss's rule calls its ``*_backward`` operator where
 PyTorch has one (so a dispatch mode sees ``aten::smooth_l1_loss_backward`` in the backward
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._aten import activations as _act, elementwise as _ew
+from ..._aten.factories import zeros_like
 from ..._aten.losses import (
     _BCE_EPS,
     ATEN,
@@ -22,6 +24,7 @@ from ..._aten.losses import (
     _mean_scale,
     _smooth_l1_slope,
 )
+from ..._aten.sampling import ATEN as _SAMPLING
 from ..._core.tensor import Tensor
 from . import derivative
 from .elementwise import _param, _wants
@@ -192,3 +195,25 @@ def _binary_cross_entropy_with_logits(ctx: Any, grad: Tensor) -> tuple[Tensor | 
     if _wants(ctx, 3):
         dpw = weighted * (-target * log_sigmoid)
     return _kept(ctx, dx, dy, dw, dpw)
+
+
+# -- the randomized leaky ReLU (torch._aten.sampling) -----------------------------------------
+
+
+@derivative("aten::rrelu_with_noise", result=False)
+def _rrelu_with_noise(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    x, noise = ctx.args[0], ctx.args[1]
+    lower = _param(ctx, 2, "lower", 0.125)
+    upper = _param(ctx, 3, "upper", 1.0 / 3)
+    training = _param(ctx, 4, "training", False)
+    dx = _SAMPLING["rrelu_with_noise_backward"](grad, x, noise, lower, upper, training, False)
+    return _kept(ctx, dx)
+
+
+@derivative("aten::rrelu_with_noise_backward", result=False)
+def _rrelu_with_noise_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    # linear in grad_output with a slope that is piecewise constant in x: no x derivative
+    _, x, noise, lower, upper, training, self_is_result = ctx.args
+    dg = _SAMPLING["rrelu_with_noise_backward"](grad, x, noise, lower, upper, training,
+                                                self_is_result) if _wants(ctx, 0) else None
+    return _kept(ctx, dg, zeros_like(x) if _wants(ctx, 1) else None)

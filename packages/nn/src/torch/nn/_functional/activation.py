@@ -124,6 +124,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return torch.where(input > 0, input, n * w + (input - n) * w.detach())
 
 
+_RRELU_WITH_NOISE = torch.ops.aten.rrelu_with_noise.default
+
+
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
           training: bool = False, inplace: bool = False) -> Tensor:
     """Randomized leaky ReLU: in training each non-positive element gets its own slope drawn
@@ -132,11 +135,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if inplace:
         return _inplace(rrelu, input, lower, upper, training)
-    if training:
-        slope = torch.empty_like(input).uniform_(lower, upper)
-    else:
-        slope = (lower + upper) / 2
-    return torch.where(input > 0, input, input * slope)
+    # PyTorch's aten::rrelu_with_noise (what a mode sees), which writes the slopes into noise
+    return _RRELU_WITH_NOISE(input, torch.empty_like(input), lower, upper, training)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
