@@ -767,3 +767,27 @@ def test_batch_norm_under_vmap_takes_no_fallback() -> None:
         np.testing.assert_allclose(got[i].numpy(), want, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(grads[i].detach().numpy(),
                                    grad(loss)(w, x[i]).detach().numpy(), rtol=1e-10)
+
+
+def test_adaptive_avg_pool2d_is_one_operator() -> None:
+    x = torch.randn(2, 3, 7, 5, dtype=torch.float64)
+    got = F.adaptive_avg_pool2d(x, (3, 2))
+    a = x.numpy()
+    for i, (r0, r1) in enumerate([(0, 3), (2, 5), (4, 7)]):
+        for j, (c0, c1) in enumerate([(0, 3), (2, 5)]):
+            np.testing.assert_allclose(got[..., i, j].numpy(),
+                                       a[..., r0:r1, c0:c1].mean((-2, -1)), rtol=1e-12)
+    assert _names(lambda: F.adaptive_avg_pool2d(x, (3, 2))) == [
+        "aten._adaptive_avg_pool2d.default"]
+    rows = x[0]
+    assert _names(lambda: F.adaptive_avg_pool1d(rows, 3)) == [
+        "aten.unsqueeze.default", "aten._adaptive_avg_pool2d.default", "aten.squeeze.dim"]
+    xg = x.clone().requires_grad_()
+    assert torch.autograd.gradcheck(lambda t: F.adaptive_avg_pool2d(t, (3, 4)), (xg,))
+    assert torch.autograd.gradgradcheck(lambda t: F.adaptive_avg_pool2d(t, (2, 3)) ** 2, (xg,))
+    y = F.adaptive_avg_pool2d(xg, (3, 2))
+    grad = torch.randn(y.shape, dtype=torch.float64)
+    assert _names(lambda: torch.autograd.grad(y, xg, grad)) == [
+        "aten._adaptive_avg_pool2d_backward.default"]
+    assert F.adaptive_avg_pool2d(torch.empty(2, 3, 7, 5, device="meta"), 4).shape == \
+        (2, 3, 4, 4)

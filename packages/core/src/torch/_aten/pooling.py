@@ -1,7 +1,9 @@
 """Pooling as PyTorch's ``aten::`` operators: ``max_pool2d_with_indices``, ``avg_pool2d``,
-``adaptive_max_pool2d`` and their backward operators (``F.max_pool2d`` / ``max_pool1d``,
-``F.avg_pool2d`` / ``avg_pool1d``, ``F.adaptive_max_pool2d`` / ``adaptive_max_pool1d``: the
-1-d forms are the 2-d operators on an unsqueezed input, as in PyTorch).
+``adaptive_max_pool2d``, ``_adaptive_avg_pool2d`` and their backward operators
+(``F.max_pool2d`` / ``max_pool1d``, ``F.avg_pool2d`` / ``avg_pool1d``,
+``F.adaptive_max_pool2d`` / ``adaptive_max_pool1d``, ``F.adaptive_avg_pool2d`` /
+``adaptive_avg_pool1d`` to sizes other than 1: the 1-d forms are the 2-d operators on an
+unsqueezed input, as in PyTorch).
 
 The kernels are composites over shape ops (windows by ``unfold``, padding by
 ``constant_pad_nd``), reductions and gathers, so every backend and the meta device serve them.
@@ -20,7 +22,7 @@ from typing import Any
 
 from .._core import dispatch as _dispatch, dtype as _dtype
 from .._core.tensor import Tensor
-from . import factories as _fac
+from . import factories as _fac, shape as _shape
 from .nn_layout import ATEN as _LAYOUT
 from .no_data import has_no_data
 
@@ -290,7 +292,62 @@ def _adaptive_max_pool2d_backward(grad_output: Tensor, self: Tensor, indices: Te
     return _scatter_to_plane("adaptive_max_pool2d_backward", grad_output, self, indices)
 
 
+def _check_adaptive(name: str, self: Tensor, output_size: Sequence[int]) -> list[int]:
+    if self.dim() not in (3, 4):
+        raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got: {list(self.shape)}")
+    outs = [int(o) for o in output_size]
+    if len(outs) != _SPATIAL or min(outs) < 0:
+        raise RuntimeError(f"{name}: output_size must be 2 sizes, each greater than or equal "
+                           f"to 0, but received {outs}")
+    return outs
+
+
+def _adaptive_avg_pool2d(self: Tensor, output_size: Sequence[int]) -> Tensor:
+    outs = _check_adaptive("adaptive_avg_pool2d", self, output_size)
+    if 0 in outs:
+        return _fac.empty((*self.shape[:-_SPATIAL], *outs), dtype=self.dtype,
+                          device=self.device)
+    x = self
+    for i, o in enumerate(outs):
+        dim = self.dim() - _SPATIAL + i
+        length = x.shape[dim]
+        if length % o == 0:  # equal windows: one mean over a reshaped dim
+            shape = list(x.shape)
+            shape[dim:dim + 1] = [o, length // o]
+            x = x.reshape(shape).mean(dim + 1)
+        else:
+            x = _shape.cat([x.narrow(dim, a, e - a).mean(dim, keepdim=True)
+                            for a, e in adaptive_bounds(length, o)], dim)
+    return x if x is not self else self.clone()
+
+
+def _averaging(size: int, out: int, like: Tensor) -> Tensor:
+    """(out, size): row j averages the window [floor(j*L/O), ceil((j+1)*L/O))."""
+    rows = [[0.0] * size for _ in range(out)]
+    for j, (a, e) in enumerate(adaptive_bounds(size, out)):
+        for t in range(a, e):
+            rows[j][t] = 1.0 / (e - a)
+    return _fac.tensor(rows, dtype=like.dtype, device=like.device)
+
+
+def _adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Tensor:
+    """Each output gradient spread evenly over its window: the transposed averaging
+    matrices, columns then rows."""
+    _check_adaptive("adaptive_avg_pool2d_backward", self, grad_output.shape[-_SPATIAL:])
+    if grad_output.numel() == 0 or self.numel() == 0:
+        return _fac.zeros(self.shape, dtype=grad_output.dtype, device=grad_output.device)
+    g = grad_output
+    for dim in (-1, -2):
+        g = (g.movedim(dim, -1) @ _averaging(self.shape[dim], g.shape[dim], g)).movedim(-1, dim)
+    return g.contiguous()
+
+
 _TABLE: dict[str, tuple[Any, ...]] = {
+    "_adaptive_avg_pool2d": ("_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> "
+                             "Tensor", _adaptive_avg_pool2d),
+    "_adaptive_avg_pool2d_backward": ("_adaptive_avg_pool2d_backward(Tensor grad_output, "
+                                      "Tensor self) -> Tensor",
+                                      _adaptive_avg_pool2d_backward),
     "max_pool2d_with_indices": (
         "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
         "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",

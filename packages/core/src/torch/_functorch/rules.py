@@ -900,7 +900,8 @@ RULES["aten::upsample_bilinear2d"] = samples_folded
 RULES["aten::native_batch_norm"] = batch_norm  # torch._aten.normalization
 RULES["aten::native_batch_norm_backward"] = batch_norm_backward
 for _name in ("max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d",
-              "avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward"):
+              "avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward",
+              "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward"):
     RULES[f"aten::{_name}"] = leading_folded(4)  # torch._aten.pooling
 RULES["aten::im2col"] = leading_folded(4)  # torch._aten.im2col
 RULES["aten::col2im"] = leading_folded(3)

@@ -169,6 +169,7 @@ def window_max(win: Tensor, source: Tensor | None = None) -> tuple[Tensor, Tenso
 _MAX_POOL2D = torch.ops.aten.max_pool2d_with_indices.default
 _AVG_POOL2D = torch.ops.aten.avg_pool2d.default
 _ADAPTIVE_MAX_POOL2D = torch.ops.aten.adaptive_max_pool2d.default
+_ADAPTIVE_AVG_POOL2D = torch.ops.aten._adaptive_avg_pool2d.default
 
 
 def _as_2d(input: Tensor, n: int, *settings: Sequence[int]) -> tuple[Any, ...]:
@@ -299,6 +300,10 @@ def adaptive_avg_pool(input: Tensor, n: int, output_size: Any) -> Tensor:
         return empty
     if all(o == 1 for o in outs):  # one mean over the window dims, as in PyTorch
         return input.mean(tuple(range(-n, 0)), keepdim=True)
+    if n <= 2 and input.dim() in (n + 1, n + 2):  # one operator, as in PyTorch
+        if n == 1:
+            return _ADAPTIVE_AVG_POOL2D(input.unsqueeze(-2), [1, *outs]).squeeze(-2)
+        return _ADAPTIVE_AVG_POOL2D(input, outs)
     x = input
     for i in range(n):
         dim = x.dim() - n + i

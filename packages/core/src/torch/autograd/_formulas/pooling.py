@@ -5,6 +5,7 @@ gradients go through the backward operators, which add each output gradient into
 position the forward picked; those backward operators are linear in the gradient, so their
 own derivative (second order) gathers the cotangent at the same indices. ``avg_pool2d`` and
 ``avg_pool2d_backward`` are adjoint linear maps: each one's gradient is the other, as are
+``_adaptive_avg_pool2d`` and its backward, and
 ``im2col`` and ``col2im`` (``torch._aten.im2col``).
 """
 
@@ -99,3 +100,19 @@ def _col2im(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
     settings = [arg(ctx, 2 + i, name) for i, name in
                 enumerate(("kernel_size", "dilation", "padding", "stride"))]
     return positional(ctx, _BLOCKS["im2col"](grad, *settings))
+
+
+@derivative("aten::_adaptive_avg_pool2d", result=False)
+def _adaptive_avg_pool2d(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    if not needs(ctx, 0):
+        return positional(ctx)
+    return positional(ctx, ATEN["_adaptive_avg_pool2d_backward"](grad, arg(ctx, 0, "self")))
+
+
+@derivative("aten::_adaptive_avg_pool2d_backward")
+def _adaptive_avg_pool2d_backward(ctx: Any, u: Tensor) -> tuple[Any, ...]:
+    # linear in grad_output, the adjoint of the forward: its gradient is the forward again
+    if not needs(ctx, 0):
+        return positional(ctx)
+    sizes = list(arg(ctx, 0, "grad_output").shape[-2:])
+    return positional(ctx, ATEN["_adaptive_avg_pool2d"](u, sizes))
