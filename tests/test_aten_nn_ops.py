@@ -791,3 +791,14 @@ def test_adaptive_avg_pool2d_is_one_operator() -> None:
         "aten._adaptive_avg_pool2d_backward.default"]
     assert F.adaptive_avg_pool2d(torch.empty(2, 3, 7, 5, device="meta"), 4).shape == \
         (2, 3, 4, 4)
+
+
+def test_top_level_native_group_norm_and_constant_pad_nd() -> None:
+    x = torch.randn(2, 4, 3, dtype=torch.float64)
+    out, mean, rstd = torch.native_group_norm(x, None, None, 2, 4, 3, 2, 1e-5)
+    a = x.numpy().reshape(2, 2, 6)
+    np.testing.assert_allclose(mean.numpy(), a.mean(-1), rtol=1e-12)
+    np.testing.assert_allclose(rstd.numpy(), 1 / np.sqrt(a.var(-1) + 1e-5), rtol=1e-12)
+    np.testing.assert_allclose(out.numpy(), F.group_norm(x, 2).numpy(), rtol=1e-12)
+    padded = torch.constant_pad_nd(x, [1, -1], 2.5)
+    np.testing.assert_array_equal(padded.numpy(), _np_constant_pad(x.numpy(), [1, -1], 2.5))

@@ -21,11 +21,13 @@ from torch.nn.modules.rnn import RNNBase
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "alpha_dropout_",
     "avg_pool1d", "batch_norm", "bilinear", "binary_cross_entropy_with_logits", "celu", "celu_",
-    "channel_shuffle", "cosine_embedding_loss", "ctc_loss", "dropout", "dropout_", "embedding",
+    "channel_shuffle", "constant_pad_nd", "cosine_embedding_loss", "ctc_loss", "dropout",
+    "dropout_", "embedding",
     "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout", "feature_dropout_",
     "group_norm", "gru", "gru_cell", "hardshrink", "hinge_embedding_loss", "instance_norm",
     "kl_div", "lstm", "lstm_cell", "margin_ranking_loss", "max_pool1d", "max_pool1d_with_indices",
-    "max_pool2d", "max_pool3d", "native_batch_norm", "native_channel_shuffle", "pixel_shuffle",
+    "max_pool2d", "max_pool3d", "native_batch_norm", "native_channel_shuffle",
+    "native_group_norm", "pixel_shuffle",
     "pixel_unshuffle", "poisson_nll_loss", "prelu", "rnn_relu", "rnn_relu_cell", "rnn_tanh",
     "rnn_tanh_cell", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_",
     "triplet_margin_loss",
@@ -161,6 +163,19 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     _no_grad_for("native_batch_norm", running_mean=running_mean, running_var=running_var)
     return torch.ops.aten.native_batch_norm.default(input, weight, bias, running_mean,
                                                     running_var, training, momentum, eps)
+
+
+def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int,
+                      C: int, HxW: int, group: int,
+                      eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """``torch.native_group_norm``: ``(output, mean, rstd)``, the statistics (N, group) per
+    sample and group, as in PyTorch."""
+    return torch.ops.aten.native_group_norm.default(input, weight, bias, N, C, HxW, group, eps)
+
+
+def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tensor:
+    """``torch.constant_pad_nd``: ``F.pad`` in constant mode (negative pads crop)."""
+    return torch.ops.aten.constant_pad_nd.default(input, [int(p) for p in pad], value)
 
 
 def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
