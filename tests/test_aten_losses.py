@@ -274,6 +274,14 @@ ONNX_CASES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
         p, p.flip(0), weight=torch.linspace(0.5, 2.0, 8), reduction="none"),
     "bce_logits": lambda x, p: F.binary_cross_entropy_with_logits(x, p),
     "rrelu_eval": lambda x, p: F.rrelu(x, 0.1, 0.3),
+    "grid_sample": lambda x, p: F.grid_sample(
+        x.reshape(1, 2, 3, 4), p.reshape(1, 3, 4, 2) * 2.4 - 1.2, align_corners=False),
+    "grid_sample_nearest_border": lambda x, p: F.grid_sample(
+        x.reshape(1, 2, 3, 4), p.reshape(1, 3, 4, 2) * 2.4 - 1.2, mode="nearest",
+        padding_mode="border", align_corners=True),
+    "grid_sample_bicubic_reflection": lambda x, p: F.grid_sample(
+        x.reshape(1, 2, 3, 4), p.reshape(1, 3, 4, 2) * 2.4 - 1.2, mode="bicubic",
+        padding_mode="reflection", align_corners=False),
     "bce_logits_weights": lambda x, p: F.binary_cross_entropy_with_logits(
         x, p, weight=torch.linspace(0.5, 2.0, 8), pos_weight=torch.linspace(2.0, 0.5, 8),
         reduction="sum"),
@@ -355,3 +363,85 @@ def test_rrelu_derivatives_and_meta() -> None:
     assert y.device.type == "meta" and tuple(y.shape) == (3, 4)
     g, = torch.autograd.grad(y.sum(), meta)
     assert g.device.type == "meta" and tuple(g.shape) == (3, 4)
+
+
+# -- grid_sample: aten::grid_sampler_2d ---------------------------------------------------------
+
+
+def _numpy_bilinear_zeros(image: Any, grid: Any, align_corners: bool) -> Any:
+    """Bilinear sampling of (N, C, H, W) at (N, Ho, Wo, (x, y)), zero outside: a loop."""
+    n, c, h, w = image.shape
+    out = np.zeros((n, c) + grid.shape[1:3])
+    for b in range(n):
+        for i in range(grid.shape[1]):
+            for j in range(grid.shape[2]):
+                gx, gy = grid[b, i, j]
+                if align_corners:
+                    px, py = (gx + 1) * (w - 1) / 2, (gy + 1) * (h - 1) / 2
+                else:
+                    px, py = ((gx + 1) * w - 1) / 2, ((gy + 1) * h - 1) / 2
+                x0, y0 = int(np.floor(px)), int(np.floor(py))
+                for yy, wy in ((y0, 1 - (py - y0)), (y0 + 1, py - y0)):
+                    for xx, wx in ((x0, 1 - (px - x0)), (x0 + 1, px - x0)):
+                        if 0 <= yy < h and 0 <= xx < w:
+                            out[b, :, i, j] += wy * wx * image[b, :, yy, xx]
+    return out
+
+
+GRID_MODES = [(m, p, a) for m in ("bilinear", "nearest", "bicubic")
+              for p in ("zeros", "border", "reflection") for a in (False, True)]
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_is_grid_sampler_2d_with_numpy_values(align_corners: bool) -> None:
+    rng = np.random.default_rng(0)
+    image, grid = rng.normal(size=(2, 3, 4, 5)), rng.uniform(-1.3, 1.3, (2, 3, 4, 2))
+    x, g = torch.tensor(image, requires_grad=True), torch.tensor(grid, requires_grad=True)
+    with CallNames() as recorder:
+        out = F.grid_sample(x, g, align_corners=align_corners)
+    assert recorder.names == ["aten.grid_sampler_2d.default"]
+    np.testing.assert_allclose(out.detach().numpy(),
+                               _numpy_bilinear_zeros(image, grid, align_corners), rtol=1e-12)
+    with CallNames() as recorder:
+        torch.autograd.grad(out.sum(), (x, g), retain_graph=True)
+    assert recorder.names.count("aten.grid_sampler_2d_backward.default") == 1
+    # the input's gradient is the transpose of the (linear) sampling: <S x, y> = <x, S^T y>
+    probe = rng.normal(size=out.shape)
+    gx, = torch.autograd.grad(out, x, torch.tensor(probe))
+    np.testing.assert_allclose((gx.numpy() * image).sum(),
+                               (probe * _numpy_bilinear_zeros(image, grid, align_corners)).sum(),
+                               rtol=1e-10)
+
+
+@pytest.mark.parametrize("mode, padding_mode, align_corners", GRID_MODES)
+def test_grid_sampler_2d_gradients_check(mode: str, padding_mode: str,
+                                         align_corners: bool) -> None:
+    rng = np.random.default_rng(1)
+    x = torch.tensor(rng.normal(size=(1, 2, 3, 4)), requires_grad=True)
+    grid = torch.tensor(rng.uniform(-1.2, 1.2, (1, 2, 3, 2)), requires_grad=True)
+
+    def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return F.grid_sample(a, b, mode=mode, padding_mode=padding_mode,
+                             align_corners=align_corners)
+
+    assert torch.autograd.gradcheck(fn, (x, grid))
+    assert torch.autograd.gradgradcheck(fn, (x, grid))
+    if mode == "nearest":  # PyTorch hands the grid a zero gradient, not none
+        _, gg = torch.autograd.grad(fn(x, grid).sum(), (x, grid))
+        assert gg is not None and not gg.any()
+
+
+def test_grid_sampler_2d_meta_schema_and_errors() -> None:
+    x = torch.empty(2, 3, 4, 5, device="meta", requires_grad=True)
+    grid = torch.empty(2, 6, 7, 2, device="meta", requires_grad=True)
+    out = F.grid_sample(x, grid, align_corners=False)
+    assert out.device.type == "meta" and tuple(out.shape) == (2, 3, 6, 7)
+    gx, gg = torch.autograd.grad(out.sum(), (x, grid))
+    assert tuple(gx.shape) == (2, 3, 4, 5) and tuple(gg.shape) == (2, 6, 7, 2)
+    schema = str(torch.ops.aten.grid_sampler_2d.default._schema).removeprefix("aten::")
+    assert schema == ("grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, "
+                      "int padding_mode, bool align_corners) -> Tensor")
+    with pytest.raises(RuntimeError, match="expected grid and input to have same batch size"):
+        F.grid_sample(torch.zeros(2, 1, 3, 3), torch.zeros(1, 2, 2, 2), align_corners=False)
+    with pytest.raises(ValueError, match="expected padding_mode to be 'zeros'"):
+        F.grid_sample(torch.zeros(1, 1, 3, 3), torch.zeros(1, 2, 2, 2), padding_mode="wrap")

@@ -1,9 +1,15 @@
-"""Operators that sample: ``aten::rrelu_with_noise`` (the randomized leaky ReLU, its slopes
-written into a ``noise`` tensor in place) with ``aten::rrelu_with_noise_backward``.
+"""Operators that sample:
 
-``F.rrelu`` reaches ``aten::rrelu_with_noise`` in PyTorch, in training and in evaluation (what a
-dispatch mode, a flop counter or an exporter keys on). The kernels are composites over
-elementwise and random ops, so every backend serves them; the derivatives are formulas
+- ``aten::rrelu_with_noise`` (the randomized leaky ReLU, its slopes written into a ``noise``
+  tensor in place) with ``aten::rrelu_with_noise_backward``: ``F.rrelu`` reaches it in PyTorch,
+  in training and in evaluation;
+- ``aten::grid_sampler_2d`` (``F.grid_sample`` of a 4-D input) with
+  ``aten::grid_sampler_2d_backward``: bilinear, nearest or bicubic taps of the input at the
+  normalised (x, y) points of a grid, under the zeros, border or reflection padding rule.
+
+What a dispatch mode, a flop counter or an exporter keys on. The kernels are composites over
+elementwise, random and indexing ops, so every backend serves them (the grid sampler's backward
+is the vector-Jacobian product of its forward composite); the derivatives are formulas
 (``torch.autograd._formulas.losses``).
 """
 
@@ -11,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._core import dispatch as _dispatch
+from .._core import dispatch as _dispatch, dtype as _dtype
 from .._core.tensor import Tensor
 from . import elementwise as _ew, factories as _factories
 
@@ -47,6 +53,152 @@ def _rrelu_with_noise_backward(grad_output: Tensor, self: Tensor, noise: Tensor,
     return _ew.where(self > 0, grad_output, grad_output * ((lower + upper) / 2))
 
 
+# -- grid_sampler_2d ---------------------------------------------------------------------------
+# PyTorch's enums: interpolation 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border,
+# 2 reflection.
+
+_BILINEAR, _NEAREST, _BICUBIC = 0, 1, 2
+_ZEROS, _BORDER, _REFLECTION = 0, 1, 2
+_INT64 = _dtype.int64
+_CUBIC_A = -0.75  # the cubic convolution coefficient PyTorch (and OpenCV) use
+
+
+def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
+    """Normalised [-1, 1] to pixel coordinates: -1 and 1 are the outer pixel edges (centres
+    with ``align_corners``)."""
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
+    """Fold ``coord`` into [twice_low/2, twice_high/2] by reflecting at the ends."""
+    if twice_low == twice_high:
+        return _factories.zeros_like(coord)
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    d = (coord - low).abs()
+    extra = d.fmod(span)
+    flips = (d.detach() / span).floor()
+    even = flips.remainder(2) == 0
+    return _ew.where(even, extra + low, span - extra + low)
+
+
+def _pad_coord(x: Tensor, size: int, padding_mode: int, align_corners: bool) -> Tensor:
+    """Pixel coordinate ``x`` moved inside the input by the padding rule (zeros leaves it:
+    out-of-range taps read 0)."""
+    if padding_mode == _BORDER:
+        x = x.clamp(0, size - 1)
+    elif padding_mode == _REFLECTION:
+        x = (_reflect(x, 0, 2 * (size - 1)) if align_corners else
+             _reflect(x, -1, 2 * size - 1))
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def _cubic_coefficients(t: Tensor) -> list[Tensor]:
+    """Keys' cubic convolution weights (differentiable in ``t``) of the taps at -1, 0, 1, 2
+    for fractions ``t``."""
+    a = _CUBIC_A
+
+    def near(x: Tensor) -> Tensor:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: Tensor) -> Tensor:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _check_grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int,
+                        padding_mode: int) -> None:
+    if input.dim() != 4 or grid.dim() != 4 or grid.shape[-1] != 2:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of "
+                           f"dimensions, and grid's last dim equal to 2, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if interpolation_mode not in (_BILINEAR, _NEAREST, _BICUBIC):
+        raise RuntimeError(f"grid_sampler(): unknown interpolation mode {interpolation_mode}")
+    if padding_mode not in (_ZEROS, _BORDER, _REFLECTION):
+        raise RuntimeError(f"grid_sampler(): unknown padding mode {padding_mode}")
+
+
+def _grid_sample_composite(input: Tensor, grid: Tensor, interpolation_mode: int,
+                           padding_mode: int, align_corners: bool) -> Tensor:
+    """The sampled (N, C, H_out, W_out), in differentiable elementwise and gather ops."""
+    batch, chans, height, width = input.shape
+    sizes = [height, width]
+    out_h, out_w = grid.shape[1], grid.shape[2]
+    pts = grid.reshape(batch, out_h * out_w, 2)  # -1 is ambiguous when empty
+    # grid's last dim lists x (width) first: coordinate k addresses spatial dim 1 - k
+    raw = [_unnormalize(pts[..., 1 - d], sizes[d], align_corners) for d in range(2)]
+    flat = input.reshape(batch, chans, height * width)
+
+    def tap(idx: list[Tensor]) -> tuple[Tensor, Tensor]:
+        """Values at integer positions ``idx`` (per dim) and whether each is inside."""
+        inside = (idx[0] >= 0) & (idx[0] <= height - 1) & (idx[1] >= 0) & (idx[1] <= width - 1)
+        lin = idx[0].clamp(0, height - 1) * width + idx[1].clamp(0, width - 1)
+        gathered = flat.gather(2, lin.unsqueeze(1).expand(batch, chans, lin.shape[1]))
+        return gathered, inside
+
+    out: Any = None
+    if interpolation_mode == _BICUBIC:
+        # 4x4 taps around the unpadded point; the padding rule applies to each tap
+        lows = [c.detach().floor() for c in raw]
+        weights = [_cubic_coefficients(c - lo) for c, lo in zip(raw, lows)]
+        for i in range(4):
+            for j in range(4):
+                idx = [_pad_coord(lows[d] + (off - 1), sizes[d], padding_mode,
+                                  align_corners).round().to(_INT64)
+                       for d, off in ((0, i), (1, j))]
+                vals, inside = tap(idx)
+                w = weights[0][i] * weights[1][j] * inside.to(raw[0].dtype)
+                term = vals * w.unsqueeze(1)
+                out = term if out is None else out + term
+    else:
+        coords = [_pad_coord(raw[d], sizes[d], padding_mode, align_corners) for d in range(2)]
+        if interpolation_mode == _NEAREST:  # (the grid gets no gradient: a zero one)
+            vals, inside = tap([c.detach().round().to(_INT64) for c in coords])
+            out = vals * inside.unsqueeze(1).to(vals.dtype)
+        else:
+            lows = [c.detach().floor() for c in coords]
+            fracs = [c - lo for c, lo in zip(coords, lows)]
+            for bits in ((0, 0), (0, 1), (1, 0), (1, 1)):
+                idx = [(lows[d] + bits[d]).to(_INT64) for d in range(2)]
+                w = ((fracs[0] if bits[0] else 1 - fracs[0])
+                     * (fracs[1] if bits[1] else 1 - fracs[1]))
+                vals, inside = tap(idx)
+                term = vals * (w * inside.to(w.dtype)).unsqueeze(1)
+                out = term if out is None else out + term
+    return out.reshape(batch, chans, out_h, out_w)
+
+
+def _grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                     align_corners: bool) -> Tensor:
+    _check_grid_sampler(input, grid, interpolation_mode, padding_mode)
+    return _grid_sample_composite(input, grid, interpolation_mode, padding_mode,
+                                  bool(align_corners))
+
+
+def _grid_sampler_2d_backward(grad_output: Tensor, input: Tensor, grid: Tensor,
+                              interpolation_mode: int, padding_mode: int, align_corners: bool,
+                              output_mask: list[bool]) -> tuple[Tensor, Tensor]:
+    import torch  # (the autograd engine, for the composite's vector-Jacobian product)
+
+    _check_grid_sampler(input, grid, interpolation_mode, padding_mode)
+    leaves = (input.detach().requires_grad_(), grid.detach().requires_grad_())
+    with torch.enable_grad():
+        out = _grid_sample_composite(leaves[0], leaves[1], interpolation_mode, padding_mode,
+                                     bool(align_corners))
+        grads = torch.autograd.grad(out, leaves, grad_output, allow_unused=True)
+    # nearest sampling gives the grid a zero gradient, as PyTorch's kernel does
+    return tuple(g if g is not None else _factories.zeros_like(leaf)  # type: ignore[return-value]
+                 for g, leaf in zip(grads, leaves))
+
+
 ATEN: dict[str, _dispatch.Operator] = _dispatch.define_aten({
     "rrelu_with_noise": ("rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, "
                          "Scalar upper=0.33333333333333331, bool training=False, "
@@ -54,4 +206,10 @@ ATEN: dict[str, _dispatch.Operator] = _dispatch.define_aten({
     "rrelu_with_noise_backward": ("rrelu_with_noise_backward(Tensor grad_output, Tensor self, "
                                   "Tensor noise, Scalar lower, Scalar upper, bool training, "
                                   "bool self_is_result) -> Tensor", _rrelu_with_noise_backward),
+    "grid_sampler_2d": ("grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, "
+                        "int padding_mode, bool align_corners) -> Tensor", _grid_sampler_2d),
+    "grid_sampler_2d_backward": ("grid_sampler_2d_backward(Tensor grad_output, Tensor input, "
+                                 "Tensor grid, int interpolation_mode, int padding_mode, "
+                                 "bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)",
+                                 _grid_sampler_2d_backward),
 })

@@ -481,6 +481,27 @@ def _rrelu_with_noise(g: Builder, node: Node, args: tuple[Any, ...],
     return g.op("LeakyRelu", args[0], alpha=(lower + upper) / 2)
 
 
+# grid_sampler's enums as GridSample's modes: opset 20 renamed bilinear/bicubic linear/cubic
+_GRID_SAMPLE_MODES = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "nearest", "cubic")}
+_GRID_SAMPLE_PADDINGS = ("zeros", "border", "reflection")
+
+
+@row("aten::grid_sampler_2d")
+def _grid_sampler_2d(g: Builder, node: Node, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> str:
+    x, grid = args[0], args[1]
+    interpolation = int(_arg(args, kwargs, 2, "interpolation_mode"))
+    padding = int(_arg(args, kwargs, 3, "padding_mode"))
+    align_corners = bool(_arg(args, kwargs, 4, "align_corners"))
+    if g.opset < 16:
+        from torch.onnx.errors import UnsupportedOperatorError
+
+        raise UnsupportedOperatorError(node.kind, g.opset, 16)
+    modes = _GRID_SAMPLE_MODES[20 if g.opset >= 20 else 16]
+    return g.op("GridSample", x, _operand(g, grid, x.dtype), mode=modes[interpolation],
+                padding_mode=_GRID_SAMPLE_PADDINGS[padding], align_corners=int(align_corners))
+
+
 @row("aten::clamp", "aten::clamp_min", "aten::clamp_max", "aten::hardtanh")
 def _clamp(g: Builder, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     x = args[0]

@@ -389,6 +389,11 @@ def _pad_coord(x: Tensor, size: int, padding_mode: str, align_corners: bool) -> 
     return x
 
 
+# PyTorch's enums of grid_sampler's interpolation and padding modes
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                 padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
     """Sample (N, C, [D,] H, W) by bilinear, nearest or (4-D only) bicubic interpolation at
@@ -416,6 +421,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
                            f"but got input with sizes {list(input.shape)} and grid with sizes "
                            f"{list(grid.shape)}")
+    if n == 2:  # PyTorch's operator (what a mode sees), with its backward operator
+        return torch.ops.aten.grid_sampler_2d.default(
+            input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode], align_corners)
     batch, chans = input.shape[0], input.shape[1]
     sizes = list(input.shape[2:])  # (H, W) or (D, H, W)
     out_sp = list(grid.shape[1:-1])
