@@ -1,5 +1,6 @@
-"""transformers on Plait: small randomly initialised GPT-2 and BERT models, forward and backward,
-equal to real PyTorch 2.13 from the same weights (issue 12, item 2).
+"""transformers on Plait: small randomly initialised GPT-2, BERT, Llama, T5, ViT and Whisper
+models, forward and backward, equal to real PyTorch 2.13 from the same weights (issue 12, item
+2).
 
 The models, weights and inputs are built by ``tests/transformers_case.py``; the expected numbers
 in ``tests/data/transformers_reference.json`` were written by that file under real PyTorch with

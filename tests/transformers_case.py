@@ -1,4 +1,5 @@
-"""Small randomly initialised GPT-2 and BERT models from transformers, run forward and backward.
+"""Small randomly initialised transformers models (GPT-2, BERT, Llama, T5, ViT, Whisper), run
+forward and backward.
 
 The same code runs under Plait (``tests/test_transformers.py``) and under real PyTorch, which
 wrote the reference answers: ``python tests/transformers_case.py`` in an environment with
@@ -51,7 +52,61 @@ def _bert() -> tuple[Any, dict[str, Any]]:
     return BertForMaskedLM(config), {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
 
-MODELS: dict[str, Callable[[], tuple[Any, dict[str, Any]]]] = {"gpt2": _gpt2, "bert": _bert}
+def _llama() -> tuple[Any, dict[str, Any]]:
+    # rotary embeddings, grouped-query attention, RMSNorm, a gated SiLU MLP
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=VOCAB, hidden_size=WIDTH, num_hidden_layers=LAYERS,
+                         num_attention_heads=HEADS, num_key_value_heads=HEADS // 2,
+                         intermediate_size=2 * WIDTH, max_position_embeddings=4 * SEQ)
+    ids = np.random.default_rng(3).integers(0, VOCAB, size=(BATCH, SEQ))
+    return LlamaForCausalLM(config), {"input_ids": ids, "labels": ids}
+
+
+def _t5() -> tuple[Any, dict[str, Any]]:
+    # an encoder-decoder: relative position buckets, cross-attention, shifted decoder inputs
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    config = T5Config(vocab_size=VOCAB, d_model=WIDTH, d_kv=WIDTH // HEADS, d_ff=2 * WIDTH,
+                      num_layers=LAYERS, num_heads=HEADS, decoder_start_token_id=0,
+                      pad_token_id=0)
+    rng = np.random.default_rng(5)
+    return T5ForConditionalGeneration(config), {
+        "input_ids": rng.integers(1, VOCAB, size=(BATCH, SEQ)),
+        "labels": rng.integers(1, VOCAB, size=(BATCH, SEQ // 2))}
+
+
+def _vit() -> tuple[Any, dict[str, Any]]:
+    # patches by a strided convolution, a class token, image classification
+    from transformers import ViTConfig, ViTForImageClassification
+
+    config = ViTConfig(hidden_size=WIDTH, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                       intermediate_size=2 * WIDTH, image_size=16, patch_size=4, num_labels=3)
+    pixels = np.random.default_rng(6).standard_normal((BATCH, 3, 16, 16)).astype(np.float32)
+    return ViTForImageClassification(config), {"pixel_values": pixels,
+                                               "labels": np.array([0, 2])}
+
+
+def _whisper() -> tuple[Any, dict[str, Any]]:
+    # an audio encoder (two 1-d convolutions, GELU) and a decoder with cross-attention
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
+
+    config = WhisperConfig(vocab_size=VOCAB, d_model=WIDTH, encoder_layers=1,
+                           decoder_layers=1, encoder_attention_heads=HEADS,
+                           decoder_attention_heads=HEADS, encoder_ffn_dim=2 * WIDTH,
+                           decoder_ffn_dim=2 * WIDTH, num_mel_bins=16,
+                           max_source_positions=SEQ, max_target_positions=4 * SEQ,
+                           pad_token_id=0, decoder_start_token_id=1, bos_token_id=1,
+                           eos_token_id=2, suppress_tokens=[], begin_suppress_tokens=[])
+    rng = np.random.default_rng(7)
+    features = rng.standard_normal((BATCH, 16, 2 * SEQ)).astype(np.float32)
+    return WhisperForConditionalGeneration(config), {
+        "input_features": features, "labels": rng.integers(3, VOCAB, size=(BATCH, SEQ))}
+
+
+MODELS: dict[str, Callable[[], tuple[Any, dict[str, Any]]]] = {
+    "gpt2": _gpt2, "bert": _bert, "llama": _llama, "t5": _t5, "vit": _vit,
+    "whisper": _whisper}
 
 
 def _initialise(model: Any, seed: int) -> None:
@@ -75,8 +130,8 @@ def run(name: str, attention: str | None = None) -> dict[str, Any]:
     :param name: a key of :data:`MODELS`.
     :param attention: transformers' attention implementation (``"eager"``, ``"sdpa"``);
         None keeps its default (``"sdpa"``, with which the reference was made).
-    :returns: ``loss``, ``logits`` (nested lists) and ``grads``: per parameter, the whole
-        gradient when it is small, otherwise its norm and sum.
+    :returns: ``loss``, ``logits`` (nested lists) and ``grads``: per parameter the loss
+        reaches, the whole gradient when it is small, otherwise its norm and sum.
     """
     import torch
 
@@ -89,6 +144,8 @@ def run(name: str, attention: str | None = None) -> dict[str, Any]:
     out.loss.backward()
     grads: dict[str, Any] = {}
     for param_name, param in sorted(model.named_parameters()):
+        if param.grad is None:  # not reached by the loss (T5's later relative biases...)
+            continue
         grad = param.grad.detach().double()
         if param.numel() <= SMALL_PARAMETER:
             grads[param_name] = {"values": grad.flatten().tolist()}
