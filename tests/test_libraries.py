@@ -1,7 +1,9 @@
 """Libraries written for PyTorch, run on Plait: lightning trains and checkpoints, a
-torch_geometric graph convolution, torchmetrics, einops and rotary-embedding-torch compute what
-their definitions say (checked against formulas written here). The tests session installs them;
-elsewhere these tests skip, naming the package."""
+torch_geometric graph convolution, torchmetrics, einops, rotary-embedding-torch, diffusers'
+noise schedule, kornia's filters and colour conversion, accelerate's training step, torchvision's
+boxes and transforms compute what their definitions say (checked against formulas written
+here); a diffusers UNet, torchvision's ResNet and a timm ViT build, run and train. The tests
+session installs them; elsewhere these tests skip, naming the package."""
 
 from __future__ import annotations
 
@@ -111,3 +113,99 @@ def test_rotary_embedding_rotates_pairs_by_position_angles() -> None:
             x0, x1 = q[0, 0, position, a].item(), q[0, 0, position, b].item()
             assert out[0, 0, position, a].item() == pytest.approx(x0 * cos - x1 * sin, abs=1e-5)
             assert out[0, 0, position, b].item() == pytest.approx(x1 * cos + x0 * sin, abs=1e-5)
+
+
+def test_diffusers_noising_formula_and_a_unet_training_step() -> None:
+    pytest.importorskip("diffusers", reason="diffusers is not installed")
+    from diffusers import DDPMScheduler, UNet2DModel
+
+    scheduler = DDPMScheduler(num_train_timesteps=100)
+    x, noise = torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8)
+    steps = torch.tensor([3, 70])
+    noisy = scheduler.add_noise(x, noise, steps)
+    # x_t = sqrt(abar_t) x + sqrt(1 - abar_t) noise, abar_t the product of (1 - beta_s), s <= t
+    betas = torch.linspace(1e-4, 0.02, 100, dtype=torch.float64)
+    abar = torch.cumprod(1 - betas, 0)[steps].float().view(2, 1, 1, 1)
+    torch.testing.assert_close(noisy, abar.sqrt() * x + (1 - abar).sqrt() * noise)
+
+    torch.manual_seed(0)
+    unet = UNet2DModel(sample_size=8, in_channels=3, out_channels=3, layers_per_block=1,
+                       block_out_channels=(8, 16), norm_num_groups=4,
+                       down_block_types=("DownBlock2D", "AttnDownBlock2D"),
+                       up_block_types=("AttnUpBlock2D", "UpBlock2D"))
+    predicted = unet(noisy, steps).sample
+    assert predicted.shape == x.shape
+    F.mse_loss(predicted, noise).backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in unet.parameters())
+
+
+def test_kornia_blur_is_the_separable_gaussian_and_grayscale_the_luma_weights() -> None:
+    kornia = pytest.importorskip("kornia", reason="kornia is not installed")
+    impulse = torch.zeros(1, 1, 7, 7)
+    impulse[0, 0, 3, 3] = 1.0
+    blurred = kornia.filters.gaussian_blur2d(impulse, (5, 5), (1.0, 1.0))
+    g = torch.exp(-torch.arange(-2.0, 3.0) ** 2 / 2)
+    g = g / g.sum()
+    torch.testing.assert_close(blurred[0, 0, 1:6, 1:6], torch.outer(g, g))
+    rgb = torch.rand(2, 3, 4, 4)
+    gray = kornia.color.rgb_to_grayscale(rgb)
+    torch.testing.assert_close(gray[:, 0], 0.299 * rgb[:, 0] + 0.587 * rgb[:, 1]
+                               + 0.114 * rgb[:, 2])
+
+
+def test_accelerate_prepares_and_steps_as_plain_pytorch() -> None:
+    pytest.importorskip("accelerate", reason="accelerate is not installed")
+    from accelerate import Accelerator
+
+    from torch.utils.data import DataLoader, TensorDataset
+
+    data = TensorDataset(torch.randn(8, 3), torch.randn(8, 1))
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    reference = nn.Linear(3, 1)
+    reference.load_state_dict(model.state_dict())
+    accelerator = Accelerator(cpu=True)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer, loader = accelerator.prepare(model, optimizer,
+                                                   DataLoader(data, batch_size=8))
+    for x, y in loader:
+        accelerator.backward(F.mse_loss(model(x), y))
+        optimizer.step()
+        optimizer.zero_grad()
+    x, y = data.tensors
+    F.mse_loss(reference(x), y).backward()
+    with torch.no_grad():
+        for p in reference.parameters():
+            p -= 0.1 * p.grad
+    for mine, theirs in zip(accelerator.unwrap_model(model).parameters(),
+                            reference.parameters()):
+        torch.testing.assert_close(mine, theirs)
+
+
+def test_torchvision_models_boxes_and_transforms() -> None:
+    torchvision = pytest.importorskip("torchvision", reason="torchvision is not installed")
+    import torchvision.transforms.v2 as T
+    from torchvision.ops import box_iou
+
+    boxes = torch.tensor([[0.0, 0.0, 2.0, 2.0], [1.0, 1.0, 3.0, 3.0]])
+    # overlap 1 of union 4 + 4 - 1
+    torch.testing.assert_close(box_iou(boxes, boxes), torch.tensor([[1.0, 1 / 7],
+                                                                    [1 / 7, 1.0]]))
+    image = torch.randint(0, 256, (3, 6, 6), dtype=torch.uint8)
+    out = T.Compose([T.ToDtype(torch.float32, scale=True), T.Normalize([0.5] * 3, [0.25] * 3)])(
+        image)
+    torch.testing.assert_close(out, (image.float() / 255 - 0.5) / 0.25)
+    model = torchvision.models.resnet18(num_classes=4).eval()
+    with torch.no_grad():
+        logits = model(torch.randn(2, 3, 32, 32))
+    assert logits.shape == (2, 4) and torch.isfinite(logits).all()
+
+
+def test_timm_builds_a_vision_transformer_that_trains() -> None:
+    timm = pytest.importorskip("timm", reason="timm is not installed")
+    model = timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=3,
+                              img_size=32, patch_size=8)
+    logits = model(torch.randn(2, 3, 32, 32))
+    assert logits.shape == (2, 3)
+    F.cross_entropy(logits, torch.tensor([0, 2])).backward()
+    assert model.patch_embed.proj.weight.grad.abs().sum() > 0
