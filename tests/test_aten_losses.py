@@ -445,3 +445,104 @@ def test_grid_sampler_2d_meta_schema_and_errors() -> None:
         F.grid_sample(torch.zeros(2, 1, 3, 3), torch.zeros(1, 2, 2, 2), align_corners=False)
     with pytest.raises(ValueError, match="expected padding_mode to be 'zeros'"):
         F.grid_sample(torch.zeros(1, 1, 3, 3), torch.zeros(1, 2, 2, 2), padding_mode="wrap")
+
+
+# -- nll_loss of (N, C, d1, ...) inputs: aten::nll_loss2d_forward --------------------------------
+
+
+def _numpy_nll(logp: Any, target: Any, weight: Any, ignore_index: int) -> tuple[Any, Any]:
+    """Per-element losses (N, d...) and weights of class-dim-1 ``logp``, by a loop."""
+    losses, weights = np.zeros(target.shape), np.zeros(target.shape)
+    for pos in np.ndindex(*target.shape):
+        t = target[pos]
+        if t == ignore_index:
+            continue
+        w = 1.0 if weight is None else weight[t]
+        losses[pos] = -w * logp[(pos[0], t) + pos[1:]]
+        weights[pos] = w
+    return losses, weights
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 3, 5), (2, 3, 2, 2, 2)])
+@pytest.mark.parametrize("reduction", sorted(REDUCTIONS))
+def test_spatial_nll_loss_is_nll_loss2d(shape: tuple[int, ...], reduction: str) -> None:
+    rng = np.random.default_rng(4)
+    logp = rng.normal(size=shape)
+    target = rng.integers(0, 3, (shape[0],) + shape[2:])
+    target.reshape(-1)[1] = -100  # one ignored
+    weight = np.array([0.5, 2.0, 1.25])
+    x = torch.tensor(logp, requires_grad=True)
+    with CallNames() as recorder:
+        loss = F.nll_loss(x, torch.tensor(target), weight=torch.tensor(weight),
+                          reduction=reduction)
+    assert recorder.names.count("aten.nll_loss2d_forward.default") == 1
+    assert "aten.nll_loss_forward.default" not in recorder.names
+    losses, weights = _numpy_nll(logp, target, weight, -100)
+    expected = {"none": losses, "sum": losses.sum(), "mean": losses.sum() / weights.sum()}
+    np.testing.assert_allclose(loss.detach().numpy(), expected[reduction], rtol=1e-12)
+    with CallNames() as recorder:
+        g, = torch.autograd.grad(loss, x, torch.ones_like(loss))
+    assert recorder.names.count("aten.nll_loss2d_backward.default") == 1
+    want = np.zeros(shape)
+    scale = 1 / weights.sum() if reduction == "mean" else 1.0
+    for pos in np.ndindex(*target.shape):
+        if target[pos] != -100:
+            want[(pos[0], target[pos]) + pos[1:]] = -weights[pos] * scale
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-12)
+    fn = lambda a: F.nll_loss(a, torch.tensor(target), reduction=reduction)  # noqa: E731
+    assert torch.autograd.gradgradcheck(fn, (x,))
+
+
+def test_nll_loss2d_errors_meta_and_cross_entropy() -> None:
+    aten = torch.ops.aten
+    x = torch.zeros(2, 3, 4, 5)
+    with pytest.raises(RuntimeError, match="only batches of spatial targets supported"):
+        aten.nll_loss2d_forward.default(x, torch.zeros(2, 4, dtype=torch.int64), None, 1, -100)
+    with pytest.raises(RuntimeError, match="only batches of spatial inputs supported"):
+        aten.nll_loss2d_forward.default(x[0], torch.zeros(2, 4, 5, dtype=torch.int64), None, 1,
+                                        -100)
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        aten.nll_loss2d_forward.default(x, torch.zeros(2, 4, 4, dtype=torch.int64), None, 1,
+                                        -100)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        F.nll_loss(x, torch.full((2, 4, 5), 7))
+    meta = torch.empty(2, 3, 4, 5, device="meta", requires_grad=True)
+    out = F.nll_loss(meta, torch.zeros(2, 4, 5, dtype=torch.int64, device="meta"),
+                     reduction="none")
+    assert out.device.type == "meta" and tuple(out.shape) == (2, 4, 5)
+    g, = torch.autograd.grad(out.sum(), meta)
+    assert tuple(g.shape) == (2, 3, 4, 5)
+    # cross-entropy of (N, C, H, W) logits: log_softmax, then the same operator
+    logits = torch.tensor(np.random.default_rng(5).normal(size=(2, 3, 2, 2)))
+    target = torch.tensor([[[0, 1], [2, 0]], [[1, 1], [2, 2]]])
+    loss = F.cross_entropy(logits, target)
+    logp = logits.numpy() - np.log(np.exp(logits.numpy()).sum(1, keepdims=True))
+    np.testing.assert_allclose(loss.item(), _numpy_nll(logp, target.numpy(), None, -100)[0]
+                               .mean(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", sorted(REDUCTIONS))
+def test_nll_losses_export_to_onnx(reduction: str) -> None:
+    import io
+
+    onnx = pytest.importorskip("onnx", reason="torch.onnx.export writes files with onnx")
+    ort = pytest.importorskip("onnxruntime", reason="exported files are run with onnxruntime")
+    target4 = torch.tensor([[[0, 1, 2], [2, -100, 1]], [[1, 1, 0], [2, 2, 0]]])
+    target2 = torch.tensor([0, 2, -100, 1])
+    weight = torch.tensor([0.5, 2.0, 1.5])
+
+    class Wrapped(torch.nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            return (F.nll_loss(F.log_softmax(x, 1), target4, weight=weight, reduction=reduction),
+                    F.nll_loss(y, target2, reduction=reduction))
+
+    rng = np.random.default_rng(6)
+    x = torch.tensor(rng.normal(size=(2, 3, 2, 3)), dtype=torch.float32)
+    y = torch.tensor(rng.normal(size=(4, 3)), dtype=torch.float32)
+    buffer = io.BytesIO()
+    torch.onnx.export(Wrapped(), (x, y), buffer, input_names=["x", "y"])
+    onnx.checker.check_model(onnx.load_from_string(buffer.getvalue()))
+    session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"x": x.numpy(), "y": y.numpy()})
+    for value, want in zip(got, Wrapped()(x, y)):
+        np.testing.assert_allclose(value, want.numpy(), rtol=1e-5, atol=1e-6)

@@ -1,5 +1,7 @@
-"""The pointwise losses that are ``aten::`` operators of their own in PyTorch, each with its
-``*_backward`` operator: ``mse_loss``.
+"""The losses that are ``aten::`` operators of their own in PyTorch, each with its
+``*_backward`` operator: ``mse_loss``, ``smooth_l1_loss``, ``huber_loss``,
+``soft_margin_loss``, ``binary_cross_entropy`` (``binary_cross_entropy_with_logits`` has none),
+and ``nll_loss2d_forward`` for (N, C, H, W) inputs.
 
 ``F.mse_loss`` reaches ``aten::mse_loss`` and its backward ``aten::mse_loss_backward`` (what a
 dispatch mode, a flop counter or an exporter keys on), not ``sub``/``mul``/``sum``/``div``. The
@@ -14,6 +16,7 @@ from typing import Any
 
 from .._core import dispatch as _dispatch
 from .._core.tensor import Tensor
+from .._fused import losses as _nll
 from . import activations as _act, elementwise as _ew
 from .no_data import has_no_data
 
@@ -188,6 +191,51 @@ def _binary_cross_entropy_with_logits(self: Tensor, target: Tensor,
     return _reduce(loss, reduction)
 
 
+
+# -- nll_loss2d: the negative log-likelihood of (N, C, H, W) log-probabilities -----------------
+# Written in nll_loss_forward / nll_loss_backward over the (N * H * W, C) rows, so a backend
+# that fuses those serves these too.
+
+
+def _check_nll_loss2d(self: Tensor, target: Tensor, weight: Tensor | None) -> None:
+    if target.ndim != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {target.ndim}")
+    if self.ndim != 4:
+        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got "
+                           f"input of dimension: {self.ndim}")
+    if weight is not None and weight.numel() != self.shape[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    n, _, h, w = self.shape
+    if tuple(target.shape) != (n, h, w):
+        raise RuntimeError(f"size mismatch (got input: {list(self.shape)} , target: "
+                           f"{list(target.shape)}")
+
+
+def _class_rows(self: Tensor) -> Tensor:
+    """(N, C, H, W) as its (N * H * W, C) rows of class scores."""
+    return self.movedim(1, -1).reshape(-1, self.shape[1])
+
+
+def _nll_loss2d_forward(self: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                        ignore_index: int) -> tuple[Tensor, Tensor]:
+    _check_nll_loss2d(self, target, weight)
+    out, total_weight = _nll.ATEN["nll_loss_forward"](
+        _class_rows(self), target.reshape(-1), weight, reduction, ignore_index)
+    return (out.reshape(target.shape) if reduction == 0 else out), total_weight
+
+
+def _nll_loss2d_backward(grad_output: Tensor, self: Tensor, target: Tensor,
+                         weight: Tensor | None, reduction: int, ignore_index: int,
+                         total_weight: Tensor) -> Tensor:
+    _check_nll_loss2d(self, target, weight)
+    n, c, h, w = self.shape
+    grad_rows = _nll.ATEN["nll_loss_backward"](
+        grad_output.reshape(-1) if reduction == 0 else grad_output, _class_rows(self),
+        target.reshape(-1), weight, reduction, ignore_index, total_weight)
+    return grad_rows.reshape(n, h, w, c).movedim(-1, 1).contiguous()
+
+
 ATEN: dict[str, _dispatch.Operator] = _dispatch.define_aten({
     "mse_loss": ("mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", _mse_loss),
     "mse_loss_backward": ("mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, "
@@ -218,4 +266,11 @@ ATEN: dict[str, _dispatch.Operator] = _dispatch.define_aten({
                                          "Tensor target, Tensor? weight=None, "
                                          "Tensor? pos_weight=None, int reduction=1) -> Tensor",
                                          _binary_cross_entropy_with_logits),
+    "nll_loss2d_forward": ("nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, "
+                           "int reduction, SymInt ignore_index) -> (Tensor output, "
+                           "Tensor total_weight)", _nll_loss2d_forward),
+    "nll_loss2d_backward": ("nll_loss2d_backward(Tensor grad_output, Tensor self, "
+                            "Tensor target, Tensor? weight, int reduction, "
+                            "SymInt ignore_index, Tensor total_weight) -> Tensor",
+                            _nll_loss2d_backward),
 })

@@ -187,10 +187,18 @@ def _nll_loss_nd_kernel(self: Tensor, target: Tensor, weight: Tensor | None = No
     if tuple(target._shape) != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got "
                            f"{list(target._shape)}")
-    rows = self.movedim(1, -1).reshape(-1, classes)  # (N * d1 * ..., C)
-    out = ATEN["nll_loss_forward"](rows, target.reshape(-1), weight, reduction,
-                                   ignore_index)[0]
-    return out.reshape(target._shape) if reduction == NONE else out
+    # PyTorch's aten::nll_loss2d_forward (what a mode sees): (N, C, H, W) as it is, any other
+    # rank as (N, C, 1, d1 * d2 * ...)
+    from .._aten.losses import ATEN as _LOSSES
+
+    if self.ndim != 4:
+        rest = 1
+        for size in self._shape[2:]:
+            rest *= size
+        self = self.contiguous().reshape(n, classes, 1, rest)
+        target = target.contiguous().reshape(n, 1, rest)
+    out = _LOSSES["nll_loss2d_forward"](self, target, weight, reduction, ignore_index)[0]
+    return out.reshape(expected) if reduction == NONE else out
 
 
 # -- cross-entropy over logits: the fusable pair ------------------------------------------------

@@ -481,6 +481,30 @@ def _rrelu_with_noise(g: Builder, node: Node, args: tuple[Any, ...],
     return g.op("LeakyRelu", args[0], alpha=(lower + upper) / 2)
 
 
+_REDUCTION_NAMES = ("none", "mean", "sum")  # PyTorch's reduction enum, as ONNX names them
+
+
+@row("aten::nll_loss_forward", "aten::nll_loss2d_forward", "aten::nll_loss_nd",
+     "aten::nll_loss")
+def _nll_loss_forward(g: Builder, node: Node, args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> str | list[str | None]:
+    # NegativeLogLikelihoodLoss over (N, C, d1, ...): the same weighted mean over the targets
+    # not ignored; the total_weight output of the *_forward operators is not exported (only
+    # the backward reads it)
+    x, target = args[0], args[1]
+    weight = _arg(args, kwargs, 2, "weight")
+    reduction = int(_arg(args, kwargs, 3, "reduction", 1))
+    ignore_index = int(_arg(args, kwargs, 4, "ignore_index", -100))
+    if x.rank < 2:
+        from torch.onnx.errors import UnsupportedOperatorError
+
+        raise UnsupportedOperatorError(f"{node.kind} (an input without a batch dim)", g.opset)
+    loss = g.op("NegativeLogLikelihoodLoss", x, g.cast(target, torch.int64),
+                None if weight is None else _operand(g, weight, x.dtype),
+                reduction=_REDUCTION_NAMES[reduction], ignore_index=ignore_index)
+    return [loss, None] if node.kind.endswith("_forward") else loss
+
+
 # grid_sampler's enums as GridSample's modes: opset 20 renamed bilinear/bicubic linear/cubic
 _GRID_SAMPLE_MODES = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "nearest", "cubic")}
 _GRID_SAMPLE_PADDINGS = ("zeros", "border", "reflection")

@@ -255,3 +255,26 @@ def _grid_sampler_2d_backward(ctx: Any, grad_input_grad: Tensor | None,
                                           allow_unused=True)
     return _kept(ctx, *(s if s is not None else zeros_like(leaf)
                         for s, leaf in zip(seconds, leaves)))
+
+
+# -- nll_loss2d ------------------------------------------------------------------------------
+
+
+@derivative("aten::nll_loss2d_forward", result=(1,))
+def _nll_loss2d_forward(ctx: Any, grad: Tensor, _grad_total_weight: Any) -> tuple[Any, ...]:
+    # no gradient for the class weights, as in PyTorch
+    self, target, weight, reduction, ignore_index = ctx.args[:5]
+    if not _wants(ctx, 0):
+        return (None,) * 5
+    return (ATEN["nll_loss2d_backward"](grad, self, target, weight, reduction, ignore_index,
+                                       ctx.result[1].detach()), None, None, None, None)
+
+
+@derivative("aten::nll_loss2d_backward", result=False)
+def _nll_loss2d_backward(ctx: Any, w: Tensor) -> tuple[Any, ...]:
+    # linear in grad_output, constant in self: d grad_output = nll_loss2d(w), same reduction
+    _g, _self, target, weight, reduction, ignore_index = ctx.args[:6]
+    dg = None
+    if _wants(ctx, 0):
+        dg = ATEN["nll_loss2d_forward"](w, target, weight, reduction, ignore_index)[0]
+    return (dg,) + (None,) * 6
