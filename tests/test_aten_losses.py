@@ -546,3 +546,63 @@ def test_nll_losses_export_to_onnx(reduction: str) -> None:
     got = session.run(None, {"x": x.numpy(), "y": y.numpy()})
     for value, want in zip(got, Wrapped()(x, y)):
         np.testing.assert_allclose(value, want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# -- affine_grid: aten::affine_grid_generator ---------------------------------------------------
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid_is_affine_grid_generator(align_corners: bool) -> None:
+    rng = np.random.default_rng(7)
+    thetas = rng.normal(size=(2, 2, 3))
+    theta = torch.tensor(thetas, requires_grad=True)
+    with CallNames() as recorder:
+        grid = F.affine_grid(theta, (2, 1, 3, 4), align_corners=align_corners)
+    assert recorder.names == ["aten.affine_grid_generator.default"]
+
+    def axis(steps: int) -> Any:
+        line = np.linspace(-1, 1, steps)
+        return line if align_corners else line * (steps - 1) / steps
+
+    ys, xs = np.meshgrid(axis(3), axis(4), indexing="ij")
+    base = np.stack([xs, ys, np.ones_like(xs)], -1)  # (H, W, 3)
+    np.testing.assert_allclose(grid.detach().numpy(),
+                               np.einsum("hwk,njk->nhwj", base, thetas), rtol=1e-12)
+    with CallNames() as recorder:
+        g, = torch.autograd.grad(grid.sum(), theta)
+    assert recorder.names.count("aten.affine_grid_generator_backward.default") == 1
+    np.testing.assert_allclose(g.numpy(), np.broadcast_to(base.sum((0, 1)), (2, 2, 3)),
+                               rtol=1e-12, atol=1e-12)
+    fn = lambda t: F.affine_grid(t, (2, 1, 3, 4), align_corners=align_corners)  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (theta,))
+    assert torch.autograd.gradgradcheck(fn, (theta,))
+    volume = torch.tensor(rng.normal(size=(1, 3, 4)), requires_grad=True)
+    assert torch.autograd.gradcheck(
+        lambda t: F.affine_grid(t, (1, 1, 2, 3, 2), align_corners=align_corners), (volume,))
+
+
+def test_affine_grid_meta_and_onnx() -> None:
+    import io
+
+    meta = torch.empty(2, 2, 3, device="meta", requires_grad=True)
+    grid = F.affine_grid(meta, (2, 1, 3, 4), align_corners=False)
+    assert grid.device.type == "meta" and tuple(grid.shape) == (2, 3, 4, 2)
+    assert tuple(torch.autograd.grad(grid.sum(), meta)[0].shape) == (2, 2, 3)
+
+    onnx = pytest.importorskip("onnx", reason="torch.onnx.export writes files with onnx")
+    ort = pytest.importorskip("onnxruntime", reason="exported files are run with onnxruntime")
+
+    class Warp(torch.nn.Module):
+        def forward(self, image: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+            grid = F.affine_grid(theta, (2, 3, 5, 6), align_corners=False)
+            return F.grid_sample(image, grid, align_corners=False)
+
+    rng = np.random.default_rng(8)
+    image = torch.tensor(rng.normal(size=(2, 3, 4, 4)), dtype=torch.float32)
+    theta = torch.tensor(rng.normal(0, 0.5, (2, 2, 3)), dtype=torch.float32)
+    buffer = io.BytesIO()
+    torch.onnx.export(Warp(), (image, theta), buffer, input_names=["image", "theta"])
+    onnx.checker.check_model(onnx.load_from_string(buffer.getvalue()))
+    session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"image": image.numpy(), "theta": theta.numpy()})[0]
+    np.testing.assert_allclose(got, Warp()(image, theta).numpy(), rtol=1e-4, atol=1e-5)

@@ -5,7 +5,10 @@
   in training and in evaluation;
 - ``aten::grid_sampler_2d`` (``F.grid_sample`` of a 4-D input) with
   ``aten::grid_sampler_2d_backward``: bilinear, nearest or bicubic taps of the input at the
-  normalised (x, y) points of a grid, under the zeros, border or reflection padding rule.
+  normalised (x, y) points of a grid, under the zeros, border or reflection padding rule;
+- ``aten::affine_grid_generator`` (``F.affine_grid``) with
+  ``aten::affine_grid_generator_backward``: the grid of affine maps over the normalised
+  output coordinates.
 
 What a dispatch mode, a flop counter or an exporter keys on. The kernels are composites over
 elementwise, random and indexing ops, so every backend serves them (the grid sampler's backward
@@ -199,6 +202,53 @@ def _grid_sampler_2d_backward(grad_output: Tensor, input: Tensor, grid: Tensor,
                  for g, leaf in zip(grads, leaves))
 
 
+
+# -- affine_grid_generator ---------------------------------------------------------------------
+
+
+def affine_base_grid(spatial: list[int], align_corners: bool, like: Tensor) -> Tensor:
+    """(1, prod(spatial), n + 1): each output point's normalised coordinates, x (the last
+    spatial dim) first, then a 1 for the translation; ``like``'s dtype and device."""
+    import torch  # (linspace, meshgrid and stack of the public surface)
+
+    n = len(spatial)
+
+    def axis(steps: int) -> Tensor:
+        if steps <= 1:
+            return torch.zeros(max(steps, 0), dtype=like.dtype)
+        line = torch.linspace(-1, 1, steps, dtype=like.dtype)
+        return line if align_corners else line * ((steps - 1) / steps)
+
+    grids = torch.meshgrid(*[axis(s) for s in spatial], indexing="ij")
+    cols = [grids[n - 1 - k] for k in range(n)] + [torch.ones(spatial, dtype=like.dtype)]
+    return torch.stack(cols, -1).reshape(1, -1, n + 1).to(like.device)
+
+
+def _affine_spatial(theta: Tensor, size: list[int]) -> list[int]:
+    if len(size) not in (4, 5):
+        raise RuntimeError(f"AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs, "
+                           f"got size {list(size)}")
+    return [int(s) for s in size[2:]]
+
+
+def _affine_grid_generator(theta: Tensor, size: list[int], align_corners: bool) -> Tensor:
+    spatial = _affine_spatial(theta, size)
+    base = affine_base_grid(spatial, bool(align_corners), theta)
+    out = base.expand(theta.shape[0], base.shape[1], base.shape[2]).matmul(
+        theta.transpose(1, 2))  # (N, points, n)
+    return out.reshape(theta.shape[0], *spatial, len(spatial))
+
+
+def _affine_grid_generator_backward(grad: Tensor, size: list[int],
+                                    align_corners: bool) -> Tensor:
+    # out = base theta^T, so d theta = grad^T base (per batch)
+    spatial = _affine_spatial(grad, size)
+    n = len(spatial)
+    base = affine_base_grid(spatial, bool(align_corners), grad)
+    rows = grad.reshape(grad.shape[0], -1, n)  # (N, points, n)
+    return rows.transpose(1, 2).matmul(base.expand(grad.shape[0], base.shape[1], n + 1))
+
+
 ATEN: dict[str, _dispatch.Operator] = _dispatch.define_aten({
     "rrelu_with_noise": ("rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, "
                          "Scalar upper=0.33333333333333331, bool training=False, "
@@ -212,4 +262,9 @@ ATEN: dict[str, _dispatch.Operator] = _dispatch.define_aten({
                                  "Tensor grid, int interpolation_mode, int padding_mode, "
                                  "bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)",
                                  _grid_sampler_2d_backward),
+    "affine_grid_generator": ("affine_grid_generator(Tensor theta, SymInt[] size, "
+                              "bool align_corners) -> Tensor", _affine_grid_generator),
+    "affine_grid_generator_backward": ("affine_grid_generator_backward(Tensor grad, "
+                                       "SymInt[] size, bool align_corners) -> Tensor",
+                                       _affine_grid_generator_backward),
 })

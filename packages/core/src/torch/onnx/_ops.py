@@ -505,6 +505,24 @@ def _nll_loss_forward(g: Builder, node: Node, args: tuple[Any, ...],
     return [loss, None] if node.kind.endswith("_forward") else loss
 
 
+@row("aten::affine_grid_generator")
+def _affine_grid_generator(g: Builder, node: Node, args: tuple[Any, ...],
+                           kwargs: dict[str, Any]) -> str:
+    # base (1, points, n + 1), fixed by the static size, times theta^T: MatMul, then the
+    # (N, *spatial, n) shape (ONNX's AffineGrid needs opset 20)
+    from torch._aten.sampling import affine_base_grid
+
+    theta = args[0]
+    size = [int(s) for s in _arg(args, kwargs, 1, "size")]
+    align_corners = bool(_arg(args, kwargs, 2, "align_corners"))
+    spatial = size[2:]
+    base = affine_base_grid(spatial, align_corners,
+                            torch.empty(0, dtype=theta.dtype))
+    points = g.op("MatMul", g.tensor(base, g.fresh("affine_base")),
+                  g.op("Transpose", theta, perm=[0, 2, 1]))
+    return g.op("Reshape", points, g.ints([theta.shape[0], *spatial, len(spatial)]))
+
+
 # grid_sampler's enums as GridSample's modes: opset 20 renamed bilinear/bicubic linear/cubic
 _GRID_SAMPLE_MODES = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "nearest", "cubic")}
 _GRID_SAMPLE_PADDINGS = ("zeros", "border", "reflection")

@@ -278,3 +278,19 @@ def _nll_loss2d_backward(ctx: Any, w: Tensor) -> tuple[Any, ...]:
     if _wants(ctx, 0):
         dg = ATEN["nll_loss2d_forward"](w, target, weight, reduction, ignore_index)[0]
     return (dg,) + (None,) * 6
+
+
+# -- affine_grid_generator (torch._aten.sampling): linear in theta ----------------------------
+
+
+@derivative("aten::affine_grid_generator", args=False, result=False)
+def _affine_grid_generator(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    size, align_corners = _param(ctx, 1, "size"), _param(ctx, 2, "align_corners")
+    return (_SAMPLING["affine_grid_generator_backward"](grad, size, align_corners), None, None)
+
+
+@derivative("aten::affine_grid_generator_backward", args=False, result=False)
+def _affine_grid_generator_backward(ctx: Any, w: Tensor) -> tuple[Any, ...]:
+    # the backward is the forward's adjoint, so its own adjoint is the forward
+    size, align_corners = _param(ctx, 1, "size"), _param(ctx, 2, "align_corners")
+    return (_SAMPLING["affine_grid_generator"](w, size, align_corners), None, None)

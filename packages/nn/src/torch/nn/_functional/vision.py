@@ -526,31 +526,17 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
         if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
             raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
                              f"{size}. Got {list(theta.shape)}.")
-        spatial = size[2:]
     elif len(size) == 5:
         if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
             raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
                              f"{size}. Got {list(theta.shape)}.")
-        spatial = size[2:]
     else:
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
                                   f"affine transforms, respectively. Got size {size}.")
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    n = len(spatial)
-
-    def axis(steps: int) -> Tensor:
-        if steps <= 1:
-            return torch.zeros(max(steps, 0), dtype=theta.dtype)
-        line = torch.linspace(-1, 1, steps, dtype=theta.dtype)
-        return line if align_corners else line * ((steps - 1) / steps)
-
-    # base[..., k]: coordinate of spatial dim n-1-k (x first), then a 1 for the translation
-    grids = torch.meshgrid(*[axis(s) for s in spatial], indexing="ij")
-    cols = [grids[n - 1 - k] for k in range(n)] + [torch.ones(spatial, dtype=theta.dtype)]
-    base = torch.stack(cols, -1).reshape(1, -1, n + 1).to(theta.device)
-    out = torch.matmul(base.expand(theta.shape[0], -1, -1), theta.transpose(1, 2))
-    return out.reshape(theta.shape[0], *spatial, n)
+    # PyTorch's operator (what a mode sees), with its backward operator
+    return torch.ops.aten.affine_grid_generator.default(theta, size, align_corners)
 
 
 # --------------------------------------------------------------------------- shuffles
