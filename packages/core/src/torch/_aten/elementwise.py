@@ -448,11 +448,14 @@ _aten_rsub = _define("rsub.Scalar", "rsub.Scalar(Tensor self, Scalar other, Scal
                      "Tensor", _rsub_kernel)
 _aten_div = _define("div.Tensor_mode", "div.Tensor_mode(Tensor self, Tensor other, *, "
                     "str? rounding_mode=None) -> Tensor", _div_kernel)
+# True division is an overload of its own, as in PyTorch (what ``x / 2`` reaches).
+_aten_true_div = _define("div.Tensor", "div.Tensor(Tensor self, Tensor other) -> Tensor",
+                         _div_kernel)
 _aten_pow = _define("pow.Tensor_Tensor", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> "
                     "Tensor", _pow_kernel)
 # Kernels decided by the call signature alone (they read no tensor values): the dispatcher
 # may replay their plans (torch._core.plan).
-_plan.enable(*ATEN.values(), _aten_sub, _aten_rsub, _aten_div, _aten_pow)
+_plan.enable(*ATEN.values(), _aten_sub, _aten_rsub, _aten_div, _aten_true_div, _aten_pow)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
@@ -477,14 +480,14 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
     """``input / other``: true division (integers give the default float dtype), or rounded
     with ``rounding_mode="trunc"`` (toward zero) or ``"floor"`` (keeping integer dtypes).
     Integer division by zero raises."""
-    result = (_aten_div(input, other) if rounding_mode is None
+    result = (_aten_true_div(input, other) if rounding_mode is None
               else _aten_div(input, other, rounding_mode=rounding_mode))
     return result if out is None else write_out(out, result)
 
 
 def true_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """``div`` without rounding: the result is floating point."""
-    return write_out(out, _aten_div(input, other))
+    return write_out(out, _aten_true_div(input, other))
 
 
 def floor_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
@@ -1192,7 +1195,7 @@ for _stem, (_fwd, _rev) in _OPERATORS.items():
 # them: PyTorch computes it as reciprocal(t) * number.
 METHODS["__sub__"] = _fast.binary("sub", _aten_sub, METHODS["__sub__"])
 METHODS["__rsub__"] = _fast.binary("sub", _aten_rsub, METHODS["__rsub__"], reflected=True)
-METHODS["__truediv__"] = _fast.binary("div", _aten_div, METHODS["__truediv__"])
+METHODS["__truediv__"] = _fast.binary("div", _aten_true_div, METHODS["__truediv__"])
 for _stem, _name in (("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"),
                      ("ge", "ge")):
     METHODS[f"__{_stem}__"] = _operator(FUNCTIONS[_name])

@@ -756,6 +756,7 @@ _SPARSE_KERNELS = {
     "aten::sub.Tensor": _sub_kernel,
     "aten::mul.Tensor": _mul_kernel,
     "aten::div.Tensor_mode": _div_kernel,
+    "aten::div.Tensor": _div_kernel,
     "aten::neg": _neg_kernel,
     "aten::sum.dim_IntList": _sum_kernel,
 }

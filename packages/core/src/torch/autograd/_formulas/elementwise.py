@@ -225,7 +225,7 @@ def _rsub(ctx: Any, grad: Tensor) -> tuple[Tensor | None, None, None]:
     return (_times(grad, -alpha) if _wants(ctx, 0) else None, None, None)
 
 
-@derivative("aten::div.Tensor_mode", result=False)
+@derivative("aten::div.Tensor_mode", "aten::div.Tensor", result=False)
 def _div(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self, other = ctx.args[:2]
     if ctx.kwargs.get("rounding_mode") is not None:

@@ -1,0 +1,62 @@
+"""The aten overloads a dispatch mode sees for common calls are PyTorch's (the names below are
+those real PyTorch's ``TorchDispatchMode`` logs for the same calls), and the new overloads
+compute and differentiate as the old route did."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+
+class _Log(TorchDispatchMode):
+    """Records the overload names of every call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        self.names.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def _seen(call: Callable[[], Any]) -> list[str]:
+    log = _Log()
+    with log:
+        call()
+    return log.names
+
+
+def _x() -> torch.Tensor:
+    return torch.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]])
+
+
+# call -> the overloads PyTorch 2.13's dispatch mode logs for it (no autograd involved)
+EXPECTED: dict[str, tuple[Callable[[torch.Tensor], Any], list[str]]] = {
+    "x / 2": (lambda x: x / 2, ["aten.div.Tensor"]),
+    "torch.div": (lambda x: torch.div(x, x), ["aten.div.Tensor"]),
+    "true_divide": (lambda x: torch.true_divide(x, 3), ["aten.div.Tensor"]),
+    "div floor": (lambda x: torch.div(x, 2, rounding_mode="floor"), ["aten.div.Tensor_mode"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+def test_overload_names_match_pytorch(case: str) -> None:
+    call, names = EXPECTED[case]
+    x = _x()
+    assert _seen(lambda: call(x)) == names
+
+
+def test_true_division_values_and_gradients() -> None:
+    x = _x().requires_grad_()
+    y = torch.tensor([2.0, 4.0, -0.5])
+    out = x / y
+    assert out.tolist() == [[0.5, -0.5, -6.0], [0.25, 1.0, 3.0]]
+    out.sum().backward()
+    assert x.grad.tolist() == [[0.5, 0.25, -2.0]] * 2
+    assert torch.ops.aten.div.Tensor(torch.tensor([7]), torch.tensor([2])).tolist() == [3.5]
