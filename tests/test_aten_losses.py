@@ -606,3 +606,30 @@ def test_affine_grid_meta_and_onnx() -> None:
     session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
     got = session.run(None, {"image": image.numpy(), "theta": theta.numpy()})[0]
     np.testing.assert_allclose(got, Warp()(image, theta).numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_operators_run_on_fake_tensors() -> None:
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    with FakeTensorMode():
+        x, t = torch.randn(4, 3, requires_grad=True), torch.rand(4, 3)
+        p = torch.rand(4, 3).requires_grad_()
+        calls = {
+            (): [lambda: F.smooth_l1_loss(x, t), lambda: F.soft_margin_loss(x, t),
+                 lambda: F.binary_cross_entropy(p, t),
+                 lambda: F.binary_cross_entropy_with_logits(x, t, pos_weight=torch.ones(3)),
+                 lambda: F.nll_loss(torch.randn(2, 3, 4, 5, requires_grad=True),
+                                    torch.zeros(2, 4, 5, dtype=torch.int64))],
+            (4, 3): [lambda: F.huber_loss(x, t, reduction="none"),
+                     lambda: F.rrelu(x, training=True)],
+            (2, 3, 6, 7): [lambda: F.grid_sample(torch.randn(2, 3, 4, 5, requires_grad=True),
+                                                 torch.rand(2, 6, 7, 2, requires_grad=True),
+                                                 align_corners=False)],
+            (2, 4, 5, 2): [lambda: F.affine_grid(torch.randn(2, 2, 3, requires_grad=True),
+                                                 (2, 3, 4, 5), align_corners=False)],
+        }
+        for shape, fns in calls.items():
+            for fn in fns:
+                out = fn()
+                assert isinstance(out, FakeTensor) and tuple(out.shape) == shape
+                out.sum().backward()
