@@ -40,6 +40,17 @@ def group_norm_samples(torch, dtype, make):
                       name="affine")
 
 
+def native_group_norm_samples(torch, dtype, make):
+    yield SampleInput(make((2, 4, 3), dtype), (None, None, 2, 4, 3, 2, 1e-5), name="no affine")
+    yield SampleInput(make((2, 6, 2, 2), dtype),
+                      (make((6,), dtype), make((6,), dtype), 2, 6, 4, 3, 1e-5), name="affine")
+
+
+def constant_pad_nd_samples(torch, dtype, make):
+    yield SampleInput(make((2, 3, 4), dtype), ([1, 2],), name="last dim")
+    yield SampleInput(make((2, 3, 4), dtype), ([1, -1, 2, 0], 0.5), name="crop, value")
+
+
 def embedding_samples(torch, dtype, make):
     index = torch.tensor([[0, 2], [4, 2]])
     yield SampleInput(make((5, 3), dtype), (index,), name="default")
@@ -180,6 +191,8 @@ OPS = [
     OpInfo("native_batch_norm", native_batch_norm_samples, dtypes=REAL, **_TOL),
     OpInfo("instance_norm", instance_norm_samples, dtypes=REAL, differentiable=True, **_TOL),
     OpInfo("group_norm", group_norm_samples, dtypes=REAL, differentiable=True, **_TOL),
+    OpInfo("native_group_norm", native_group_norm_samples, dtypes=REAL, **_TOL),
+    OpInfo("constant_pad_nd", constant_pad_nd_samples, dtypes=REAL, differentiable=True),
     OpInfo("embedding", embedding_samples, dtypes=REAL, differentiable=True),
     OpInfo("max_pool1d", pool1d_samples, dtypes=REAL, differentiable=True),
     OpInfo("max_pool1d_with_indices", pool1d_samples, dtypes=REAL),
