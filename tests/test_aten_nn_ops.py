@@ -280,6 +280,11 @@ def test_native_batch_norm_outputs() -> None:
     half = torch.native_batch_norm(x.half(), None, None, None, None, True, 0.1, 1e-5)
     assert [t.dtype for t in half] == [torch.float16] * 3
     np.testing.assert_allclose(half[0].float().numpy(), want, atol=1e-2)
+    # mixed precision: a bfloat16 input with float32 parameters saves float32 statistics
+    mixed = torch.native_batch_norm(x.bfloat16(), torch.ones(2), None, None, None, True, 0.1,
+                                    1e-5)
+    assert [t.dtype for t in mixed] == [torch.bfloat16, torch.float32, torch.float32]
+    np.testing.assert_allclose(mixed[1].numpy(), want_mean, atol=2e-2)
 
 
 @pytest.mark.parametrize("training", [True, False])

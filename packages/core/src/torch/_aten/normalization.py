@@ -94,10 +94,15 @@ def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
     invstd = _ew.rsqrt(var + eps)
     out = (x - mean.reshape(shape)) * invstd.reshape(shape)
     out = to_dtype(_affine(out, _in(weight, ct), _in(bias, ct), shape), input.dtype)
+    # a half input with float32 parameters (mixed precision) saves float32 statistics, as
+    # PyTorch's CPU kernel does; otherwise they have the input's dtype
+    mixed = input.dtype in _HALF and any(
+        t is not None and t.dtype == ct for t in (weight, bias, running_mean, running_var))
+    stat_dtype = ct if mixed else input.dtype
     if not training:
-        empty = _fac.empty((0,), dtype=input.dtype, device=input.device)
-        return out, empty, _fac.empty((0,), dtype=input.dtype, device=input.device)
-    return out, to_dtype(mean, input.dtype), to_dtype(invstd, input.dtype)
+        empty = _fac.empty((0,), dtype=stat_dtype, device=input.device)
+        return out, empty, _fac.empty((0,), dtype=stat_dtype, device=input.device)
+    return out, to_dtype(mean, stat_dtype), to_dtype(invstd, stat_dtype)
 
 
 def _native_batch_norm_backward(
