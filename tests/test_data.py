@@ -240,3 +240,23 @@ def test_dataloader_iterators_are_pytorchs_iterator_objects():
     it = iter(workers)
     assert isinstance(it, _MultiProcessingDataLoaderIter)
     assert [b["y"].tolist() for b in it] == [[0, 1], [4, 9]]
+
+
+def test_persistent_workers_reuse_one_iterator_that_a_library_can_shut_down():
+    # PyTorch keeps the iterator of persistent workers in loader._iterator; Lightning ends fit
+    # with loader._iterator._shutdown_workers()
+    from torch.utils.data import DataLoader, TensorDataset
+
+    loader = DataLoader(TensorDataset(torch.arange(8.0)), batch_size=4, num_workers=2,
+                        persistent_workers=True)
+    first = iter(loader)
+    assert [b.tolist() for (b,) in first] == [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]
+    assert iter(loader) is first is loader._iterator
+    pool = loader._persistent
+    assert pool is not None and pool.alive
+    loader._iterator._shutdown_workers()
+    assert not pool.alive and all(not w.is_alive() for w in pool.workers)
+    # the next pass starts workers again
+    assert [b.tolist() for (b,) in loader] == [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]
+    assert loader._persistent is not pool and loader._persistent.alive
+    loader._iterator._shutdown_workers()

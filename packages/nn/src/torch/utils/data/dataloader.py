@@ -217,6 +217,9 @@ class DataLoader:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
         self._persistent: _WorkerPool | None = None
+        # With persistent workers, the one iterator every pass reuses (PyTorch's attribute:
+        # Lightning shuts its workers down through it at the end of fit)
+        self._iterator: _BaseDataLoaderIter | None = None
 
     @property
     def _auto_collation(self) -> bool:
@@ -236,6 +239,12 @@ class DataLoader:
         return len(self.batch_sampler if self._auto_collation else self.sampler)  # type: ignore[arg-type]
 
     def __iter__(self) -> _BaseDataLoaderIter:
+        if self.persistent_workers and self.num_workers > 0:
+            if self._iterator is None:
+                self._iterator = self._get_iterator()
+            else:
+                self._iterator._reset(self)
+            return self._iterator
         return self._get_iterator()
 
     def _get_iterator(self) -> _BaseDataLoaderIter:
@@ -328,8 +337,11 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         return self._workers.epoch(shutdown_after=True)
 
     def _shutdown_workers(self) -> None:
-        if not self._loader.persistent_workers:
-            self._workers.shutdown()
+        """Stop this pass's workers, the persistent ones included (a later pass starts new
+        ones), as PyTorch's iterator does when a library ends training with it."""
+        self._workers.shutdown()
+        if self._loader._persistent is self._workers:
+            self._loader._persistent = None
 
     def __del__(self) -> None:
         try:
