@@ -633,3 +633,42 @@ def test_operators_run_on_fake_tensors() -> None:
                 out = fn()
                 assert isinstance(out, FakeTensor) and tuple(out.shape) == shape
                 out.sum().backward()
+
+
+def _numpy_trilinear_zeros(volume: Any, grid: Any) -> Any:
+    """Trilinear sampling (align_corners=False, zeros outside) of (N, C, D, H, W) at
+    (N, Do, Ho, Wo, (x, y, z)): a loop over points and the eight corners."""
+    n, c, depth, h, w = volume.shape
+    out = np.zeros((n, c) + grid.shape[1:4])
+    for b in range(n):
+        for pos in np.ndindex(*grid.shape[1:4]):
+            gx, gy, gz = grid[(b,) + pos]
+            p = [((gz + 1) * depth - 1) / 2, ((gy + 1) * h - 1) / 2, ((gx + 1) * w - 1) / 2]
+            lows = [int(np.floor(v)) for v in p]
+            for bits in np.ndindex(2, 2, 2):
+                idx = [lo + bit for lo, bit in zip(lows, bits)]
+                weight = np.prod([(v - lo) if bit else 1 - (v - lo)
+                                  for v, lo, bit in zip(p, lows, bits)])
+                if all(0 <= i < s for i, s in zip(idx, (depth, h, w))):
+                    out[(b, slice(None)) + pos] += weight * volume[b, :, idx[0], idx[1], idx[2]]
+    return out
+
+
+def test_volumetric_grid_sample_is_grid_sampler_3d() -> None:
+    rng = np.random.default_rng(9)
+    volume, grid = rng.normal(size=(1, 2, 3, 4, 3)), rng.uniform(-1.2, 1.2, (1, 2, 3, 2, 3))
+    x, g = torch.tensor(volume, requires_grad=True), torch.tensor(grid, requires_grad=True)
+    with CallNames() as recorder:
+        out = F.grid_sample(x, g, align_corners=False)
+    assert recorder.names == ["aten.grid_sampler_3d.default"]
+    np.testing.assert_allclose(out.detach().numpy(), _numpy_trilinear_zeros(volume, grid),
+                               rtol=1e-12)
+    with CallNames() as recorder:
+        torch.autograd.grad(out.sum(), (x, g))
+    assert recorder.names.count("aten.grid_sampler_3d_backward.default") == 1
+    for mode, padding in (("bilinear", "reflection"), ("nearest", "border")):
+        fn = lambda a, b, m=mode, p=padding: F.grid_sample(  # noqa: E731
+            a, b, mode=m, padding_mode=p, align_corners=True)
+        assert torch.autograd.gradcheck(fn, (x, g))
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
+        F.grid_sample(x, g, mode="bicubic", align_corners=False)

@@ -3,9 +3,10 @@
 - ``aten::rrelu_with_noise`` (the randomized leaky ReLU, its slopes written into a ``noise``
   tensor in place) with ``aten::rrelu_with_noise_backward``: ``F.rrelu`` reaches it in PyTorch,
   in training and in evaluation;
-- ``aten::grid_sampler_2d`` (``F.grid_sample`` of a 4-D input) with
-  ``aten::grid_sampler_2d_backward``: bilinear, nearest or bicubic taps of the input at the
-  normalised (x, y) points of a grid, under the zeros, border or reflection padding rule;
+- ``aten::grid_sampler_2d`` / ``aten::grid_sampler_3d`` (``F.grid_sample`` of a 4-D / 5-D
+  input) with their ``*_backward`` operators: bilinear, nearest or (2-d) bicubic taps of the
+  input at the normalised (x, y[, z]) points of a grid, under the zeros, border or reflection
+  padding rule;
 - ``aten::affine_grid_generator`` (``F.affine_grid``) with
   ``aten::affine_grid_generator_backward``: the grid of affine maps over the normalised
   output coordinates.
@@ -114,36 +115,53 @@ def _cubic_coefficients(t: Tensor) -> list[Tensor]:
 
 
 def _check_grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int,
-                        padding_mode: int) -> None:
-    if input.dim() != 4 or grid.dim() != 4 or grid.shape[-1] != 2:
-        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of "
-                           f"dimensions, and grid's last dim equal to 2, but got input with "
-                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+                        padding_mode: int, n: int) -> None:
+    """PyTorch's checks of grid_sampler_{n}d's arguments."""
+    if input.dim() != n + 2 or grid.dim() != n + 2 or grid.shape[-1] != n:
+        raise RuntimeError(f"grid_sampler(): expected {n + 2}D input and grid with same number "
+                           f"of dimensions, and grid's last dim equal to {n}, but got input "
+                           f"with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
     if grid.shape[0] != input.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
                            f"but got input with sizes {list(input.shape)} and grid with sizes "
                            f"{list(grid.shape)}")
     if interpolation_mode not in (_BILINEAR, _NEAREST, _BICUBIC):
         raise RuntimeError(f"grid_sampler(): unknown interpolation mode {interpolation_mode}")
+    if interpolation_mode == _BICUBIC and n != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if padding_mode not in (_ZEROS, _BORDER, _REFLECTION):
         raise RuntimeError(f"grid_sampler(): unknown padding mode {padding_mode}")
 
 
 def _grid_sample_composite(input: Tensor, grid: Tensor, interpolation_mode: int,
                            padding_mode: int, align_corners: bool) -> Tensor:
-    """The sampled (N, C, H_out, W_out), in differentiable elementwise and gather ops."""
-    batch, chans, height, width = input.shape
-    sizes = [height, width]
-    out_h, out_w = grid.shape[1], grid.shape[2]
-    pts = grid.reshape(batch, out_h * out_w, 2)  # -1 is ambiguous when empty
-    # grid's last dim lists x (width) first: coordinate k addresses spatial dim 1 - k
-    raw = [_unnormalize(pts[..., 1 - d], sizes[d], align_corners) for d in range(2)]
-    flat = input.reshape(batch, chans, height * width)
+    """The sampled (N, C, [D_out,] H_out, W_out) of an (N, C, [D,] H, W) input, in
+    differentiable elementwise and gather ops."""
+    n = input.dim() - 2
+    batch, chans = input.shape[0], input.shape[1]
+    sizes = [int(s) for s in input.shape[2:]]
+    out_sp = [int(s) for s in grid.shape[1:-1]]
+    points = 1
+    for size in out_sp:
+        points *= size
+    volume = 1
+    for size in sizes:
+        volume *= size
+    pts = grid.reshape(batch, points, n)  # -1 is ambiguous when empty
+    # grid's last dim lists x (width) first: coordinate k addresses spatial dim n-1-k
+    raw = [_unnormalize(pts[..., n - 1 - d], sizes[d], align_corners) for d in range(n)]
+    flat = input.reshape(batch, chans, volume)
 
     def tap(idx: list[Tensor]) -> tuple[Tensor, Tensor]:
         """Values at integer positions ``idx`` (per dim) and whether each is inside."""
-        inside = (idx[0] >= 0) & (idx[0] <= height - 1) & (idx[1] >= 0) & (idx[1] <= width - 1)
-        lin = idx[0].clamp(0, height - 1) * width + idx[1].clamp(0, width - 1)
+        inside: Any = None
+        lin: Any = None
+        for d in range(n):
+            ok = (idx[d] >= 0) & (idx[d] <= sizes[d] - 1)
+            inside = ok if inside is None else inside & ok
+            c = idx[d].clamp(0, sizes[d] - 1)
+            lin = c if lin is None else lin * sizes[d] + c
         gathered = flat.gather(2, lin.unsqueeze(1).expand(batch, chans, lin.shape[1]))
         return gathered, inside
 
@@ -162,45 +180,57 @@ def _grid_sample_composite(input: Tensor, grid: Tensor, interpolation_mode: int,
                 term = vals * w.unsqueeze(1)
                 out = term if out is None else out + term
     else:
-        coords = [_pad_coord(raw[d], sizes[d], padding_mode, align_corners) for d in range(2)]
+        coords = [_pad_coord(raw[d], sizes[d], padding_mode, align_corners) for d in range(n)]
         if interpolation_mode == _NEAREST:  # (the grid gets no gradient: a zero one)
             vals, inside = tap([c.detach().round().to(_INT64) for c in coords])
             out = vals * inside.unsqueeze(1).to(vals.dtype)
         else:
             lows = [c.detach().floor() for c in coords]
             fracs = [c - lo for c, lo in zip(coords, lows)]
-            for bits in ((0, 0), (0, 1), (1, 0), (1, 1)):
-                idx = [(lows[d] + bits[d]).to(_INT64) for d in range(2)]
-                w = ((fracs[0] if bits[0] else 1 - fracs[0])
-                     * (fracs[1] if bits[1] else 1 - fracs[1]))
+            for corner in range(2 ** n):
+                bits = [(corner >> (n - 1 - d)) & 1 for d in range(n)]
+                idx = [(lows[d] + bits[d]).to(_INT64) for d in range(n)]
+                w: Any = None
+                for d in range(n):
+                    wd = fracs[d] if bits[d] else 1 - fracs[d]
+                    w = wd if w is None else w * wd
                 vals, inside = tap(idx)
                 term = vals * (w * inside.to(w.dtype)).unsqueeze(1)
                 out = term if out is None else out + term
-    return out.reshape(batch, chans, out_h, out_w)
+    return out.reshape(batch, chans, *out_sp)
 
 
-def _grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
-                     align_corners: bool) -> Tensor:
-    _check_grid_sampler(input, grid, interpolation_mode, padding_mode)
-    return _grid_sample_composite(input, grid, interpolation_mode, padding_mode,
-                                  bool(align_corners))
+def _grid_sampler(n: int) -> Any:
+    """grid_sampler_{n}d's kernel."""
+
+    def kernel(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+               align_corners: bool) -> Tensor:
+        _check_grid_sampler(input, grid, interpolation_mode, padding_mode, n)
+        return _grid_sample_composite(input, grid, interpolation_mode, padding_mode,
+                                      bool(align_corners))
+
+    return kernel
 
 
-def _grid_sampler_2d_backward(grad_output: Tensor, input: Tensor, grid: Tensor,
-                              interpolation_mode: int, padding_mode: int, align_corners: bool,
-                              output_mask: list[bool]) -> tuple[Tensor, Tensor]:
-    import torch  # (the autograd engine, for the composite's vector-Jacobian product)
+def _grid_sampler_backward(n: int) -> Any:
+    """grid_sampler_{n}d_backward's kernel: the composite's vector-Jacobian product."""
 
-    _check_grid_sampler(input, grid, interpolation_mode, padding_mode)
-    leaves = (input.detach().requires_grad_(), grid.detach().requires_grad_())
-    with torch.enable_grad():
-        out = _grid_sample_composite(leaves[0], leaves[1], interpolation_mode, padding_mode,
-                                     bool(align_corners))
-        grads = torch.autograd.grad(out, leaves, grad_output, allow_unused=True)
-    # nearest sampling gives the grid a zero gradient, as PyTorch's kernel does
-    return tuple(g if g is not None else _factories.zeros_like(leaf)  # type: ignore[return-value]
-                 for g, leaf in zip(grads, leaves))
+    def kernel(grad_output: Tensor, input: Tensor, grid: Tensor, interpolation_mode: int,
+               padding_mode: int, align_corners: bool,
+               output_mask: list[bool]) -> tuple[Tensor, Tensor]:
+        import torch  # (the autograd engine)
 
+        _check_grid_sampler(input, grid, interpolation_mode, padding_mode, n)
+        leaves = (input.detach().requires_grad_(), grid.detach().requires_grad_())
+        with torch.enable_grad():
+            out = _grid_sample_composite(leaves[0], leaves[1], interpolation_mode,
+                                         padding_mode, bool(align_corners))
+            grads = torch.autograd.grad(out, leaves, grad_output, allow_unused=True)
+        # nearest sampling gives the grid a zero gradient, as PyTorch's kernel does
+        return (grads[0] if grads[0] is not None else _factories.zeros_like(leaves[0]),
+                grads[1] if grads[1] is not None else _factories.zeros_like(leaves[1]))
+
+    return kernel
 
 
 # -- affine_grid_generator ---------------------------------------------------------------------
@@ -257,11 +287,17 @@ ATEN: dict[str, _dispatch.Operator] = _dispatch.define_aten({
                                   "Tensor noise, Scalar lower, Scalar upper, bool training, "
                                   "bool self_is_result) -> Tensor", _rrelu_with_noise_backward),
     "grid_sampler_2d": ("grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, "
-                        "int padding_mode, bool align_corners) -> Tensor", _grid_sampler_2d),
+                        "int padding_mode, bool align_corners) -> Tensor", _grid_sampler(2)),
     "grid_sampler_2d_backward": ("grid_sampler_2d_backward(Tensor grad_output, Tensor input, "
                                  "Tensor grid, int interpolation_mode, int padding_mode, "
                                  "bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)",
-                                 _grid_sampler_2d_backward),
+                                 _grid_sampler_backward(2)),
+    "grid_sampler_3d": ("grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, "
+                        "int padding_mode, bool align_corners) -> Tensor", _grid_sampler(3)),
+    "grid_sampler_3d_backward": ("grid_sampler_3d_backward(Tensor grad_output, Tensor input, "
+                                 "Tensor grid, int interpolation_mode, int padding_mode, "
+                                 "bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)",
+                                 _grid_sampler_backward(3)),
     "affine_grid_generator": ("affine_grid_generator(Tensor theta, SymInt[] size, "
                               "bool align_corners) -> Tensor", _affine_grid_generator),
     "affine_grid_generator_backward": ("affine_grid_generator_backward(Tensor grad, "

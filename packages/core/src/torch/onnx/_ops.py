@@ -114,7 +114,7 @@ for _kinds, _op in (
     (("aten::add.Tensor", "aten::add.Scalar"), "Add"),
     (("aten::sub.Tensor", "aten::sub.Scalar"), "Sub"),
     (("aten::mul.Tensor", "aten::mul.Scalar"), "Mul"),
-    (("aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar"), "Pow"),
+    (("aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", "aten::pow.Scalar"), "Pow"),
     (("aten::maximum",), "Max"),
     (("aten::minimum",), "Min"),
 ):
@@ -528,17 +528,18 @@ _GRID_SAMPLE_MODES = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "ne
 _GRID_SAMPLE_PADDINGS = ("zeros", "border", "reflection")
 
 
-@row("aten::grid_sampler_2d")
-def _grid_sampler_2d(g: Builder, node: Node, args: tuple[Any, ...],
-                     kwargs: dict[str, Any]) -> str:
+@row("aten::grid_sampler_2d", "aten::grid_sampler_3d")
+def _grid_sampler(g: Builder, node: Node, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> str:
     x, grid = args[0], args[1]
     interpolation = int(_arg(args, kwargs, 2, "interpolation_mode"))
     padding = int(_arg(args, kwargs, 3, "padding_mode"))
     align_corners = bool(_arg(args, kwargs, 4, "align_corners"))
-    if g.opset < 16:
+    since = 16 if node.kind == "aten::grid_sampler_2d" else 20  # volumes: GridSample-20
+    if g.opset < since:
         from torch.onnx.errors import UnsupportedOperatorError
 
-        raise UnsupportedOperatorError(node.kind, g.opset, 16)
+        raise UnsupportedOperatorError(node.kind, g.opset, since)
     modes = _GRID_SAMPLE_MODES[20 if g.opset >= 20 else 16]
     return g.op("GridSample", x, _operand(g, grid, x.dtype), mode=modes[interpolation],
                 padding_mode=_GRID_SAMPLE_PADDINGS[padding], align_corners=int(align_corners))

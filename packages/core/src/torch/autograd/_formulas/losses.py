@@ -222,17 +222,18 @@ def _rrelu_with_noise_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, .
 # -- the grid sampler (torch._aten.sampling) ---------------------------------------------------
 
 
-@derivative("aten::grid_sampler_2d", result=False)
-def _grid_sampler_2d(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+@derivative("aten::grid_sampler_2d", "aten::grid_sampler_3d", result=False)
+def _grid_sampler(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     input, grid, interpolation_mode, padding_mode, align_corners = ctx.args[:5]
     mask = [_wants(ctx, 0), _wants(ctx, 1)]
-    grad_input, grad_grid = _SAMPLING["grid_sampler_2d_backward"](
+    backward = "grid_sampler_2d_backward" if input.dim() == 4 else "grid_sampler_3d_backward"
+    grad_input, grad_grid = _SAMPLING[backward](
         grad, input, grid, interpolation_mode, padding_mode, align_corners, mask)
     return _kept(ctx, grad_input, grad_grid)
 
 
-@derivative("aten::grid_sampler_2d_backward", result=False)
-def _grid_sampler_2d_backward(ctx: Any, grad_input_grad: Tensor | None,
+@derivative("aten::grid_sampler_2d_backward", "aten::grid_sampler_3d_backward", result=False)
+def _grid_sampler_backward(ctx: Any, grad_input_grad: Tensor | None,
                               grad_grid_grad: Tensor | None) -> tuple[Tensor | None, ...]:
     # the second derivative of the forward composite, taken by the engine on fresh leaves (the
     # result is a second derivative: it does not record a third)

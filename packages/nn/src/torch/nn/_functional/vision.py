@@ -353,42 +353,6 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to a
                   "desired. See the documentation of grid_sample for details.")
 
 
-def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
-    if align_corners:
-        return (coord + 1) * ((size - 1) / 2)
-    return ((coord + 1) * size - 1) / 2
-
-
-def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
-    """Fold ``coord`` into [twice_low/2, twice_high/2] by reflecting at the ends."""
-    if twice_low == twice_high:
-        return torch.zeros_like(coord)
-    low = twice_low / 2
-    span = (twice_high - twice_low) / 2
-    d = (coord - low).abs()
-    extra = torch.fmod(d, span)
-    flips = torch.floor(d.detach() / span)
-    even = torch.remainder(flips, 2) == 0
-    return torch.where(even, extra + low, span - extra + low)
-
-
-def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
-    return _pad_coord(_unnormalize(coord, size, align_corners), size, padding_mode,
-                      align_corners)
-
-
-def _pad_coord(x: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
-    """Pixel coordinate ``x`` moved inside the input by the padding rule (``zeros`` leaves it:
-    out-of-range taps read 0)."""
-    if padding_mode == "border":
-        x = x.clamp(0, size - 1)
-    elif padding_mode == "reflection":
-        x = (_reflect(x, 0, 2 * (size - 1)) if align_corners else
-             _reflect(x, -1, 2 * size - 1))
-        x = x.clamp(0, size - 1)
-    return x
-
-
 # PyTorch's enums of grid_sampler's interpolation and padding modes
 _GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 _GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
@@ -421,96 +385,10 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
                            f"but got input with sizes {list(input.shape)} and grid with sizes "
                            f"{list(grid.shape)}")
-    if n == 2:  # PyTorch's operator (what a mode sees), with its backward operator
-        return torch.ops.aten.grid_sampler_2d.default(
-            input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode], align_corners)
-    batch, chans = input.shape[0], input.shape[1]
-    sizes = list(input.shape[2:])  # (H, W) or (D, H, W)
-    out_sp = list(grid.shape[1:-1])
-    pts = grid.reshape(batch, math.prod(out_sp), n)  # -1 is ambiguous when empty
-    # grid's last dim lists x (width) first: coordinate k addresses spatial dim n-1-k
-    raw = [_unnormalize(pts[..., n - 1 - d], sizes[d], align_corners) for d in range(n)]
-    coords = [_pad_coord(raw[d], sizes[d], padding_mode, align_corners) for d in range(n)]
-    flat = input.reshape(batch, chans, math.prod(sizes))
-
-    def tap(idx: list[Tensor]) -> tuple[Tensor, Tensor]:
-        """Values at integer positions ``idx`` (per dim) and whether each is inside."""
-        inside = None
-        lin = None
-        for d in range(n):
-            ok = (idx[d] >= 0) & (idx[d] <= sizes[d] - 1)
-            inside = ok if inside is None else inside & ok
-            c = idx[d].clamp(0, sizes[d] - 1)
-            lin = c if lin is None else lin * sizes[d] + c
-        gathered = flat.gather(2, lin.unsqueeze(1).expand(batch, chans, lin.shape[1]))
-        return gathered, inside
-
-    if mode == "bicubic":
-        # 4x4 taps around the unpadded point; the padding rule applies to each tap
-        lows = [torch.floor(c.detach()) for c in raw]
-        weights = [_cubic_coefficients(c - lo) for c, lo in zip(raw, lows)]
-        out = None
-        for i in range(4):
-            for j in range(4):
-                idx = []
-                for d, off in ((0, i), (1, j)):
-                    pos = _pad_coord(lows[d] + (off - 1), sizes[d], padding_mode,
-                                     align_corners)
-                    idx.append(torch.round(pos).to(torch.int64))
-                vals, inside = tap(idx)
-                w = weights[0][i] * weights[1][j] * inside.to(raw[0].dtype)
-                term = vals * w.unsqueeze(1)
-                out = term if out is None else out + term
-    elif mode == "nearest":
-        idx = [torch.round(c.detach()).to(torch.int64) for c in coords]
-        vals, inside = tap(idx)
-        out = vals * inside.unsqueeze(1).to(vals.dtype)
-        if grid.requires_grad and torch.is_grad_enabled():
-            # PyTorch gives the grid a zero gradient here, not none.
-            out = _ZeroGradToGrid.apply(out, grid)
-    else:
-        lows = [torch.floor(c.detach()) for c in coords]
-        fracs = [c - lo for c, lo in zip(coords, lows)]
-        out = None
-        for corner in range(2 ** n):
-            bits = [(corner >> (n - 1 - d)) & 1 for d in range(n)]
-            idx = [(lows[d] + bits[d]).to(torch.int64) for d in range(n)]
-            w = None
-            for d in range(n):
-                wd = fracs[d] if bits[d] else 1 - fracs[d]
-                w = wd if w is None else w * wd
-            vals, inside = tap(idx)
-            term = vals * (w * inside.to(w.dtype)).unsqueeze(1)
-            out = term if out is None else out + term
-    return out.reshape(batch, chans, *out_sp)
-
-
-class _ZeroGradToGrid(torch.autograd.Function):
-    """Identity on ``out`` that hands ``grid`` a zero gradient (nearest sampling)."""
-
-    @staticmethod
-    def forward(ctx: Any, out: Tensor, grid: Tensor) -> Tensor:
-        ctx.grid_meta = (tuple(grid.shape), grid.dtype, grid.device)
-        return out.clone()
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor]:
-        shape, dtype, device = ctx.grid_meta
-        return grad, torch.zeros(shape, dtype=dtype, device=device)
-
-
-def _cubic_coefficients(t: Tensor) -> list[Tensor]:
-    """Keys' cubic convolution weights (as tensors, differentiable in ``t``) of the taps at
-    -1, 0, 1, 2 for fractions ``t``."""
-    a = _CUBIC_A
-
-    def near(x: Tensor) -> Tensor:
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x: Tensor) -> Tensor:
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    # PyTorch's operators (what a mode sees), with their backward operators
+    sampler = (torch.ops.aten.grid_sampler_2d if n == 2 else torch.ops.aten.grid_sampler_3d)
+    return sampler.default(input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode],
+                           align_corners)
 
 
 def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
