@@ -42,6 +42,10 @@ EXPECTED: dict[str, tuple[Callable[[torch.Tensor], Any], list[str]]] = {
     "torch.div": (lambda x: torch.div(x, x), ["aten.div.Tensor"]),
     "true_divide": (lambda x: torch.true_divide(x, 3), ["aten.div.Tensor"]),
     "div floor": (lambda x: torch.div(x, 2, rounding_mode="floor"), ["aten.div.Tensor_mode"]),
+    "x ** 2": (lambda x: x**2, ["aten.pow.Tensor_Scalar"]),
+    "2 ** x": (lambda x: 2**x, ["aten.pow.Scalar"]),
+    "x.pow(x)": (lambda x: x.pow(x), ["aten.pow.Tensor_Tensor"]),
+    "torch.pow(2, x)": (lambda x: torch.pow(2, x), ["aten.pow.Scalar"]),
 }
 
 
@@ -60,3 +64,20 @@ def test_true_division_values_and_gradients() -> None:
     out.sum().backward()
     assert x.grad.tolist() == [[0.5, 0.25, -2.0]] * 2
     assert torch.ops.aten.div.Tensor(torch.tensor([7]), torch.tensor([2])).tolist() == [3.5]
+
+
+def test_pow_overloads_values_and_gradients() -> None:
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x**2).sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0, 6.0]  # d/dx x^2 = 2x
+    x.grad = None
+    out = 2**x
+    assert out.tolist() == [2.0, 4.0, 8.0]
+    out.sum().backward()
+    # d/dx 2^x = 2^x ln 2
+    assert x.grad.tolist() == pytest.approx([2 * 0.6931471805599453, 4 * 0.6931471805599453,
+                                             8 * 0.6931471805599453])
+    assert torch.ops.aten.pow.Tensor_Scalar(torch.tensor([3]), 2).tolist() == [9]
+    assert torch.ops.aten.pow.Scalar(3, torch.tensor([2])).tolist() == [9]
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        torch.tensor([2]) ** -1

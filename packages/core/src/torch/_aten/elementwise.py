@@ -453,9 +453,15 @@ _aten_true_div = _define("div.Tensor", "div.Tensor(Tensor self, Tensor other) ->
                          _div_kernel)
 _aten_pow = _define("pow.Tensor_Tensor", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> "
                     "Tensor", _pow_kernel)
+# A number exponent or base has an overload of its own, as in PyTorch (``x ** 2``, ``2 ** x``)
+_aten_pow_scalar_exponent = _define("pow.Tensor_Scalar", "pow.Tensor_Scalar(Tensor self, Scalar "
+                                    "exponent) -> Tensor", _pow_kernel)
+_aten_pow_scalar_base = _define("pow.Scalar", "pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
+                                _pow_kernel)
 # Kernels decided by the call signature alone (they read no tensor values): the dispatcher
 # may replay their plans (torch._core.plan).
-_plan.enable(*ATEN.values(), _aten_sub, _aten_rsub, _aten_div, _aten_true_div, _aten_pow)
+_plan.enable(*ATEN.values(), _aten_sub, _aten_rsub, _aten_div, _aten_true_div, _aten_pow,
+             _aten_pow_scalar_exponent, _aten_pow_scalar_base)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
@@ -503,7 +509,16 @@ def floor_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor
 def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:
     """``input ** exponent`` elementwise; ``input`` may be a number (``torch.pow(2, t)``).
     Integer tensors to negative integer powers are refused."""
-    return write_out(out, _aten_pow(input, exponent))
+    if exponent.__class__ is Tensor or isinstance(exponent, Tensor):
+        if input.__class__ is Tensor or isinstance(input, Tensor):
+            result = _aten_pow(input, exponent)
+        else:
+            result = _aten_pow_scalar_base(input, exponent)
+    elif input.__class__ is Tensor or isinstance(input, Tensor):
+        result = _aten_pow_scalar_exponent(input, exponent)
+    else:
+        result = _aten_pow(input, exponent)  # (its argument checks raise PyTorch's error)
+    return result if out is None else write_out(out, result)
 
 
 def float_power(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:

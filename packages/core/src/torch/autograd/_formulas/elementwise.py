@@ -258,7 +258,7 @@ def _pow_exponent(grad: Tensor, self: Any, exponent: Tensor, result: Tensor) -> 
     return grad * _ew.where(flat, 0.0, result * self.to(result.dtype).log())
 
 
-@derivative("aten::pow.Tensor_Tensor")
+@derivative("aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", "aten::pow.Scalar")
 def _pow(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self, exponent = ctx.args[:2]
     return (_pow_self(grad, self, exponent) if _wants(ctx, 0) else None,
