@@ -16,27 +16,41 @@ from .chi2 import Chi2
 from .constraints import Constraint
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .pareto import Pareto
+from .poisson import Poisson
+from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
+    AbsTransform,
     AffineTransform,
     ComposeTransform,
     ExpTransform,
+    PowerTransform,
     SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StickBreakingTransform,
     TanhTransform,
     Transform,
 )
@@ -53,4 +67,8 @@ __all__ = [
     "SigmoidTransform", "StudentT", "TanhTransform",
     "Transform", "TransformedDistribution", "Uniform", "constraints", "kl_divergence",
     "register_kl", "transforms",
+    "AbsTransform", "ExpRelaxedCategorical", "ExponentialFamily", "HalfCauchy", "InverseGamma",
+    "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "Multinomial", "NegativeBinomial",
+    "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
 ]

@@ -18,13 +18,16 @@ from .beta import Beta
 from .categorical import Categorical
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 
@@ -285,3 +288,48 @@ def _kl_uniform_beta(p: Uniform, q: Beta) -> torch.Tensor:
     log_norm = torch.lgamma(a + b) - torch.lgamma(a) - torch.lgamma(b)
     expected = log_norm + (a - 1) * mean_log_x + (b - 1) * mean_log_1mx
     return _outside_to_inf(-p.entropy() - expected, (p.low < 0) | (p.high > 1))
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p: Poisson, q: Poisson) -> torch.Tensor:
+    return torch.xlogy(p.rate, p.rate) - torch.xlogy(p.rate, q.rate) - p.rate + q.rate
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p: ExponentialFamily, q: ExponentialFamily) -> torch.Tensor:
+    # The Bregman divergence of the log normalizer F between the natural parameters:
+    # KL = F(theta_q) - F(theta_p) - <theta_q - theta_p, grad F(theta_p)>.
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    p_thetas = [theta.detach().requires_grad_() for theta in p._natural_params]
+    q_thetas = q._natural_params
+    p_log_normalizer = p._log_normalizer(*p_thetas)
+    grads = torch.autograd.grad(p_log_normalizer.sum(), p_thetas, create_graph=True)
+    result = q._log_normalizer(*q_thetas) - p_log_normalizer
+    for p_theta, q_theta, grad in zip(p_thetas, q_thetas, grads):
+        term = (q_theta - p_theta) * grad
+        result = result - _sum_rightmost(term, len(q.event_shape))
+    return result
+
+
+def _kl_gaussians(p: Any, q: Any) -> torch.Tensor:
+    """KL between two Gaussians given by ``loc`` and a lower Cholesky factor ``scale_tril``
+    of the covariance (the low-rank forms go through their dense factor)."""
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with "
+                         "different event shapes cannot be computed")
+    n = p.event_shape[0]
+    lp, lq = p.scale_tril, q.scale_tril
+    half_log_det_ratio = (lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+                          - lp.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    shape = torch.broadcast_shapes(lp.shape, lq.shape)
+    trace = torch.linalg.solve_triangular(lq.expand(shape), lp.expand(shape),
+                                          upper=False).pow(2).sum((-2, -1))
+    maha = _batch_mahalanobis(lq, q.loc - p.loc)
+    return half_log_det_ratio + 0.5 * (trace + maha - n)
+
+
+register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)(_kl_gaussians)
+register_kl(LowRankMultivariateNormal, MultivariateNormal)(_kl_gaussians)
+register_kl(MultivariateNormal, LowRankMultivariateNormal)(_kl_gaussians)

@@ -11,8 +11,9 @@ import torch
 
 from . import constraints
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
-           "TanhTransform", "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "PowerTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
 
 
 def _sum_rightmost(value: torch.Tensor, dims: int) -> torch.Tensor:
@@ -425,3 +426,174 @@ class AffineTransform(Transform):
     def inverse_shape(self, shape: Any) -> Any:
         return torch.broadcast_shapes(shape, getattr(self.loc, "shape", ()),
                                       getattr(self.scale, "shape", ()))
+
+
+class AbsTransform(Transform):
+    """``y = |x|`` (not bijective: the inverse picks the non-negative root)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        return x.abs()
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        return y
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on positive ``x``."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        (self.exponent,) = _broadcast_params(exponent)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return PowerTransform(self.exponent, cache_size=cache_size)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PowerTransform) and bool(
+            (self.exponent == other.exponent).all())
+
+    __hash__ = object.__hash__
+
+    @property
+    def sign(self) -> int | torch.Tensor:
+        return self.exponent.sign()
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        return x.pow(self.exponent)
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        # dy/dx = exponent * y / x
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape: Any) -> Any:
+        return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+
+    def inverse_shape(self, shape: Any) -> Any:
+        return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+
+
+def _broadcast_params(*values: Any) -> tuple[torch.Tensor, ...]:
+    # Numbers become 0-d tensors so that the transforms can treat all parameters alike.
+    return tuple(v if isinstance(v, torch.Tensor) else torch.tensor(float(v)) for v in values)
+
+
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))``; the inverse is ``x = y + log(1 - exp(-y))``."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = 1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        return _softplus(x)
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        return y + torch.log(-torch.expm1(-y))
+
+    def log_abs_det_jacobian(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        # d softplus / dx = sigmoid(x); log sigmoid(x) = -softplus(-x)
+        return -_softplus(-x)
+
+
+class SoftmaxTransform(Transform):
+    """``y = softmax(x)`` over the last dim (not bijective: the inverse is ``log y`` up to a
+    constant, so it has no log-Jacobian)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        shifted = (x - x.max(-1, keepdim=True)[0]).exp()
+        return shifted / shifted.sum(-1, keepdim=True)
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        return y.log()
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+    def inverse_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+
+class StickBreakingTransform(Transform):
+    """A bijection from ``R^(K-1)`` to the ``K``-simplex: each coordinate takes a sigmoid
+    fraction of the stick left over, offset so that ``x = 0`` maps to the uniform point."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StickBreakingTransform)
+
+    __hash__ = object.__hash__
+
+    @staticmethod
+    def _offset_log(x: torch.Tensor) -> torch.Tensor:
+        # log(K - 1 - i) for coordinate i, so that x = 0 breaks the stick evenly.
+        remaining = x.shape[-1] + 1 - torch.ones_like(x).cumsum(-1)
+        return remaining.log()
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        fraction = torch.sigmoid(x - self._offset_log(x))
+        left = (1 - fraction).cumprod(-1)
+        ones = torch.ones_like(x[..., :1])
+        return torch.cat([fraction, ones], -1) * torch.cat([ones, left], -1)
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        head = y[..., :-1]
+        finfo = torch.finfo(y.dtype)
+        left = (1 - head.cumsum(-1)).clamp(min=finfo.tiny)
+        stick = torch.cat([torch.ones_like(head[..., :1]), left[..., :-1]], -1)
+        fraction = (head / stick).clamp(min=finfo.tiny, max=1 - finfo.eps)
+        return fraction.log() - (-fraction).log1p() + self._offset_log(head)
+
+    def log_abs_det_jacobian(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        # The Jacobian is triangular: dy_i/dx_i = f_i (1 - f_i) * stick_i, with
+        # f_i (1 - f_i) = sigmoid'(z_i) and y_i = f_i stick_i, so its log is
+        # log y_i - softplus(z_i) (as log(1 - f_i) = -softplus(z_i)).
+        z = x - self._offset_log(x)
+        return (y[..., :-1].log() - _softplus(z)).sum(-1)
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape[:-1] + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape[:-1] + (shape[-1] - 1,)

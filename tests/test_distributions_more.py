@@ -1,0 +1,433 @@
+"""torch.distributions added for PyTorch parity: Poisson, Multinomial, NegativeBinomial,
+HalfCauchy, InverseGamma, (Logit)RelaxedBernoulli, RelaxedOneHotCategorical /
+ExpRelaxedCategorical, LowRankMultivariateNormal, ExponentialFamily, the Abs / Power / Softplus /
+Softmax / StickBreaking transforms and their KL divergences.
+
+Expected values come from scipy.stats and numpy (independent implementations), from closed
+forms written here, from sample moments (tolerances of several standard errors), from finite
+differences and from Monte-Carlo estimates.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.special as sps
+import scipy.stats as st
+
+import torch
+from torch.distributions import (
+    AbsTransform,
+    ExponentialFamily,
+    ExpRelaxedCategorical,
+    HalfCauchy,
+    InverseGamma,
+    LogitRelaxedBernoulli,
+    LowRankMultivariateNormal,
+    Multinomial,
+    MultivariateNormal,
+    NegativeBinomial,
+    Poisson,
+    PowerTransform,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StickBreakingTransform,
+    constraints,
+    kl_divergence,
+)
+
+D = torch.float64
+
+
+def t(values: object) -> torch.Tensor:
+    return torch.tensor(values, dtype=D)
+
+
+def close(actual: torch.Tensor, expected: object, tol: float = 1e-9) -> None:
+    np.testing.assert_allclose(np.asarray(actual.detach().tolist(), dtype=float),
+                               np.asarray(expected, dtype=float), rtol=tol, atol=tol)
+
+
+@pytest.fixture(autouse=True)
+def _seed() -> None:
+    torch.manual_seed(0)
+
+
+def test_submodules_by_pytorch_names() -> None:
+    from torch.distributions.exp_family import ExponentialFamily as E
+    from torch.distributions.half_cauchy import HalfCauchy as HC
+    from torch.distributions.inverse_gamma import InverseGamma as IG
+    from torch.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal as LR
+    from torch.distributions.multinomial import Multinomial as M
+    from torch.distributions.negative_binomial import NegativeBinomial as NB
+    from torch.distributions.poisson import Poisson as P
+    from torch.distributions.relaxed_bernoulli import (
+        LogitRelaxedBernoulli as LRB,
+        RelaxedBernoulli as RB,
+    )
+    from torch.distributions.relaxed_categorical import (
+        ExpRelaxedCategorical as ERC,
+        RelaxedOneHotCategorical as ROC,
+    )
+    assert (E, HC, IG, LR, M, NB, P, LRB, RB, ERC, ROC) == (
+        ExponentialFamily, HalfCauchy, InverseGamma, LowRankMultivariateNormal, Multinomial,
+        NegativeBinomial, Poisson, LogitRelaxedBernoulli, RelaxedBernoulli,
+        ExpRelaxedCategorical, RelaxedOneHotCategorical)
+    assert issubclass(Poisson, ExponentialFamily)
+
+
+# ---- Poisson -------------------------------------------------------------------------------
+
+def test_poisson_log_prob_moments_and_sampling() -> None:
+    rate = [0.5, 3.0, 20.0]
+    d = Poisson(t(rate))
+    k = t([[0.0, 2.0, 25.0], [4.0, 0.0, 13.0]])
+    close(d.log_prob(k), st.poisson.logpmf(np.array(k.tolist()), rate))
+    close(d.mean, rate)
+    close(d.variance, rate)
+    close(d.mode, [0.0, 3.0, 20.0])
+    n = 40000
+    samples = d.sample((n,))
+    assert samples.shape == (n, 3)
+    assert bool((samples == samples.round()).all()) and bool((samples >= 0).all())
+    se = np.sqrt(np.array(rate) / n)
+    assert np.all(np.abs(np.array(samples.mean(0).tolist()) - rate) < 5 * se)
+    assert d.has_rsample is False
+    assert d.expand((4, 3)).sample().shape == (4, 3)
+
+
+def test_poisson_exponential_family_entropy_and_kl() -> None:
+    p, q = Poisson(t([2.0, 7.0])), Poisson(t([1.0, 9.0]))
+    # Poisson has no carrier-measure mean in closed form (as in PyTorch): entropy raises.
+    with pytest.raises(NotImplementedError):
+        p.entropy()
+    expected = [2 * math.log(2) - 2 + 1, 7 * math.log(7 / 9) - 7 + 9]
+    close(kl_divergence(p, q), expected)
+    # The generic Bregman-divergence KL of the exponential family agrees.
+    from torch.distributions.kl import _kl_expfamily_expfamily
+    close(_kl_expfamily_expfamily(p, q), expected)
+
+
+def test_poisson_validation() -> None:
+    with pytest.raises(ValueError):
+        Poisson(t([-1.0]), validate_args=True)
+    with pytest.raises(ValueError):
+        Poisson(t([1.0]), validate_args=True).log_prob(t([1.5]))
+
+
+# ---- Multinomial ---------------------------------------------------------------------------
+
+def test_multinomial_log_prob_entropy_moments() -> None:
+    probs = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]])
+    d = Multinomial(10, t(probs.tolist()))
+    assert d.batch_shape == (2,) and d.event_shape == (3,)
+    x = np.array([2.0, 3.0, 5.0])
+    close(d.log_prob(t(x.tolist())), [st.multinomial.logpmf(x, 10, p) for p in probs])
+    close(d.entropy(), [st.multinomial.entropy(10, p) for p in probs])
+    close(d.mean, 10 * probs)
+    close(d.variance, 10 * probs * (1 - probs))
+    # Unnormalised logits are normalised.
+    same = Multinomial(10, logits=t(np.log(probs * 7).tolist()))
+    close(same.log_prob(t(x.tolist())), d.log_prob(t(x.tolist())))
+
+
+def test_multinomial_samples() -> None:
+    probs = np.array([0.2, 0.3, 0.5])
+    d = Multinomial(6, t(probs.tolist()))
+    n = 20000
+    s = d.sample((n,))
+    assert s.shape == (n, 3)
+    assert bool((s.sum(-1) == 6).all())
+    mean = np.array(s.mean(0).tolist())
+    se = np.sqrt(6 * probs * (1 - probs) / n)
+    assert np.all(np.abs(mean - 6 * probs) < 5 * se)
+    assert d.expand((2, 4)).sample((5,)).shape == (5, 2, 4, 3)
+
+
+def test_multinomial_errors_and_zero_probability() -> None:
+    with pytest.raises(NotImplementedError):
+        Multinomial(t(3.0), t([0.5, 0.5]))  # type: ignore[arg-type]
+    d = Multinomial(3, t([0.0, 0.5, 0.5]))
+    close(d.log_prob(t([0.0, 1.0, 2.0])), math.log(3 * 0.125))
+    with pytest.raises(ValueError):
+        Multinomial(3, t([0.5, 0.5]), validate_args=True).log_prob(t([-1.0, 4.0]))
+
+
+# ---- NegativeBinomial ----------------------------------------------------------------------
+
+def test_negative_binomial_matches_scipy() -> None:
+    r, p = np.array([3.0, 0.5]), np.array([0.3, 0.6])
+    d = NegativeBinomial(t(r.tolist()), probs=t(p.tolist()))
+    k = np.array([[0.0, 2.0], [5.0, 11.0]])
+    # scipy's nbinom counts failures with success probability p_s: ours is p_s = 1 - p.
+    close(d.log_prob(t(k.tolist())), st.nbinom.logpmf(k, r, 1 - p))
+    close(d.mean, st.nbinom.mean(r, 1 - p))
+    close(d.variance, st.nbinom.var(r, 1 - p))
+    close(d.mode, np.floor(np.maximum((r - 1) * p / (1 - p), 0)))
+    logits = NegativeBinomial(t(r.tolist()), logits=t(np.log(p / (1 - p)).tolist()))
+    close(logits.log_prob(t(k.tolist())), st.nbinom.logpmf(k, r, 1 - p))
+
+
+def test_negative_binomial_samples() -> None:
+    d = NegativeBinomial(t([4.0]), probs=t([0.4]))
+    n = 40000
+    s = d.sample((n,))
+    mean, var = 4 * 0.4 / 0.6, 4 * 0.4 / 0.36
+    assert abs(float(s.mean()) - mean) < 5 * math.sqrt(var / n)
+    assert bool((s == s.round()).all())
+    with pytest.raises(ValueError):
+        NegativeBinomial(t([1.0]), probs=t([1.0]), validate_args=True)
+    with pytest.raises(ValueError):
+        NegativeBinomial(t([1.0]))
+
+
+# ---- HalfCauchy, InverseGamma --------------------------------------------------------------
+
+def test_half_cauchy_matches_scipy() -> None:
+    scale = np.array([1.0, 2.5])
+    d = HalfCauchy(t(scale.tolist()))
+    x = np.array([0.3, 4.0])
+    close(d.log_prob(t(x.tolist())), st.halfcauchy.logpdf(x, scale=scale))
+    close(d.cdf(t(x.tolist())), st.halfcauchy.cdf(x, scale=scale))
+    close(d.icdf(t([0.25, 0.9])), st.halfcauchy.ppf([0.25, 0.9], scale=scale))
+    close(d.entropy(), st.halfcauchy.entropy(scale=scale))
+    assert math.isinf(float(d.mean[0]))
+    unchecked = HalfCauchy(t(scale.tolist()), validate_args=False)
+    assert unchecked.log_prob(t([-1.0, 1.0])).tolist()[0] == -math.inf
+    with pytest.raises(ValueError):
+        HalfCauchy(t(scale.tolist()), validate_args=True).log_prob(t([-1.0, 1.0]))
+    s = d.rsample((50000,))
+    assert bool((s >= 0).all())
+    # The median of HalfCauchy(scale) is scale (a robust check, the mean being infinite).
+    med = np.median(np.array(s.tolist()), axis=0)
+    assert np.all(np.abs(med - scale) < 0.05 * scale)
+    assert d.expand((3, 2)).batch_shape == (3, 2)
+
+
+def test_inverse_gamma_matches_scipy() -> None:
+    a, b = np.array([3.0, 0.8]), np.array([2.0, 1.0])
+    d = InverseGamma(t(a.tolist()), t(b.tolist()))
+    x = np.array([0.5, 3.0])
+    close(d.log_prob(t(x.tolist())), st.invgamma.logpdf(x, a, scale=b))
+    close(d.entropy(), st.invgamma.entropy(a, scale=b))
+    close(d.mean, [1.0, math.inf])
+    close(d.mode, b / (a + 1))
+    d2 = InverseGamma(t([4.0]), t([3.0]))
+    close(d2.variance, st.invgamma.var(4.0, scale=3.0))
+    s = d2.rsample((40000,))
+    assert abs(float(s.mean()) - 1.0) < 5 * math.sqrt(float(d2.variance) / 40000)
+    with pytest.raises(ValueError):
+        InverseGamma(t([-1.0]), t([1.0]), validate_args=True)
+
+
+def test_inverse_gamma_rsample_gradient_and_kl() -> None:
+    rate = t([2.0]).requires_grad_()
+    d = InverseGamma(t([3.0]), rate)
+    torch.manual_seed(1)
+    s = d.rsample((7,))
+    s.sum().backward()
+    # 1/X with X = G/rate is G'/... linear in rate: d(sum)/d rate = sum / rate.
+    close(rate.grad, [float(s.sum()) / 2.0], 1e-9)
+    p, q = InverseGamma(t([3.0]), t([2.0])), InverseGamma(t([2.0]), t([1.5]))
+    x = p.sample((200000,))
+    mc = float((p.log_prob(x) - q.log_prob(x)).mean())
+    assert abs(float(kl_divergence(p, q)) - mc) < 0.02
+
+
+# ---- Relaxed Bernoulli / categorical -------------------------------------------------------
+
+def test_relaxed_bernoulli_density_and_samples() -> None:
+    temp, p = 0.7, np.array([0.3, 0.8])
+    d = RelaxedBernoulli(t(temp), probs=t(p.tolist()))
+    y = np.array([0.2, 0.9])
+    # Binary Concrete density (Maddison et al. 2017) with a = p / (1 - p).
+    alpha = p / (1 - p)
+    dens = (temp * alpha * y ** (-temp - 1) * (1 - y) ** (-temp - 1)
+            / (alpha * y ** (-temp) + (1 - y) ** (-temp)) ** 2)
+    close(d.log_prob(t(y.tolist())), np.log(dens))
+    s = d.rsample((50000,))
+    assert bool(((s > 0) & (s < 1)).all())
+    # P(Y > 1/2) = P(logit + L > 0) = p, whatever the temperature.
+    frac = np.array((s > 0.5).double().mean(0).tolist())
+    assert np.all(np.abs(frac - p) < 5 * np.sqrt(p * (1 - p) / 50000))
+    logit = LogitRelaxedBernoulli(t(temp), logits=t(np.log(alpha).tolist()))
+    z = np.array([-1.0, 2.0])
+    close(logit.log_prob(t(z.tolist())),
+          st.logistic.logpdf(z, loc=np.log(alpha) / temp, scale=1 / temp))
+    assert d.expand((3, 2)).rsample().shape == (3, 2)
+
+
+def test_relaxed_bernoulli_rsample_gradient_by_finite_differences() -> None:
+    def sample(logit: float, grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        torch.manual_seed(3)
+        param = t([logit]).requires_grad_(grad)
+        return RelaxedBernoulli(t(0.5), logits=param).rsample((5,)).sum(), param
+    value, param = sample(0.3, True)
+    value.backward()
+    eps = 1e-6
+    numeric = (float(sample(0.3 + eps, False)[0]) - float(sample(0.3 - eps, False)[0])) / (2 * eps)
+    assert abs(float(param.grad) - numeric) < 1e-6
+
+
+def test_relaxed_one_hot_categorical_density_and_samples() -> None:
+    temp, probs = 0.5, np.array([0.2, 0.5, 0.3])
+    d = RelaxedOneHotCategorical(t(temp), probs=t(probs.tolist()))
+    assert d.batch_shape == () and d.event_shape == (3,)
+    y = np.array([0.1, 0.6, 0.3])
+    k = 3
+    # Concrete density (Maddison et al. 2017, eq. 1).
+    dens = (math.factorial(k - 1) * temp ** (k - 1)
+            * np.prod(probs * y ** (-temp - 1)) / np.sum(probs * y ** (-temp)) ** k)
+    close(d.log_prob(t(y.tolist())), math.log(dens))
+    s = d.rsample((30000,))
+    close(s.sum(-1), np.ones(30000), 1e-9)
+    # The argmax of a Gumbel-softmax sample is distributed as the categorical.
+    freq = np.bincount(np.array(s.argmax(-1).tolist()), minlength=3) / 30000
+    assert np.all(np.abs(freq - probs) < 5 * np.sqrt(probs * (1 - probs) / 30000))
+    log_d = ExpRelaxedCategorical(t(temp), probs=t(probs.tolist()))
+    x = np.log(y)
+    # The ExpConcrete density is the Concrete one times the Jacobian prod(y).
+    close(log_d.log_prob(t(x.tolist())), math.log(dens) + x.sum())
+    assert d.expand((4,)).rsample((2,)).shape == (2, 4, 3)
+
+
+def test_relaxed_one_hot_gradient_by_finite_differences() -> None:
+    weights = t([1.0, -2.0, 0.5])
+
+    def value(logits: list[float], grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        torch.manual_seed(5)
+        param = t(logits).requires_grad_(grad)
+        sample = RelaxedOneHotCategorical(t(0.8), logits=param).rsample((4,))
+        return (sample * weights).sum(), param
+    base = [0.1, 0.4, -0.3]
+    out, param = value(base, True)
+    out.backward()
+    eps = 1e-6
+    for i in range(3):
+        up, down = list(base), list(base)
+        up[i] += eps
+        down[i] -= eps
+        numeric = (float(value(up, False)[0]) - float(value(down, False)[0])) / (2 * eps)
+        assert abs(float(param.grad[i]) - numeric) < 1e-6
+
+
+# ---- LowRankMultivariateNormal -------------------------------------------------------------
+
+def _lowrank() -> tuple[LowRankMultivariateNormal, np.ndarray, np.ndarray]:
+    loc = np.array([[0.1, 0.2, -0.3], [1.0, 0.0, 0.5]])
+    w = np.array([[0.5, 0.1], [-0.2, 0.3], [0.4, -0.6]])
+    diag = np.array([0.5, 1.0, 2.0])
+    cov = w @ w.T + np.diag(diag)
+    return LowRankMultivariateNormal(t(loc.tolist()), t(w.tolist()), t(diag.tolist())), loc, cov
+
+
+def test_lowrank_mvn_matches_scipy() -> None:
+    d, loc, cov = _lowrank()
+    assert d.batch_shape == (2,) and d.event_shape == (3,)
+    x = np.array([0.3, -0.1, 0.2])
+    close(d.log_prob(t(x.tolist())),
+          [st.multivariate_normal.logpdf(x, mean=m, cov=cov) for m in loc])
+    close(d.entropy(), [st.multivariate_normal.entropy(mean=loc[0], cov=cov)] * 2)
+    close(d.covariance_matrix[0], cov)
+    close(d.precision_matrix[1], np.linalg.inv(cov))
+    close(d.scale_tril[0], np.linalg.cholesky(cov))
+    close(d.variance[0], np.diag(cov))
+    n = 40000
+    s = d.rsample((n,))
+    assert s.shape == (n, 2, 3)
+    centered = np.array(s[:, 0].tolist()) - loc[0]
+    emp = centered.T @ centered / n
+    assert np.all(np.abs(emp - cov) < 6 * np.sqrt((cov ** 2 + np.outer(np.diag(cov),
+                                                                      np.diag(cov))) / n))
+
+
+def test_lowrank_mvn_shape_errors() -> None:
+    with pytest.raises(ValueError):
+        LowRankMultivariateNormal(t([0.0, 0.0]), t([1.0, 1.0]), t([1.0, 1.0]))
+    with pytest.raises(ValueError):
+        LowRankMultivariateNormal(t([0.0, 0.0]), t([[1.0], [1.0], [1.0]]), t([1.0, 1.0]))
+    with pytest.raises(ValueError):
+        LowRankMultivariateNormal(t([0.0, 0.0]), t([[1.0], [1.0]]), t([1.0, -1.0]),
+                                  validate_args=True)
+
+
+def test_lowrank_kl_against_closed_form_numpy() -> None:
+    d, loc, cov = _lowrank()
+    q_cov = np.array([[2.0, 0.3, 0.0], [0.3, 1.0, 0.2], [0.0, 0.2, 1.5]])
+    q_loc = np.array([0.5, -0.5, 0.0])
+    q = MultivariateNormal(t(q_loc.tolist()), t(q_cov.tolist()))
+
+    def kl(m0: np.ndarray, s0: np.ndarray, m1: np.ndarray, s1: np.ndarray) -> float:
+        inv = np.linalg.inv(s1)
+        diff = m1 - m0
+        return 0.5 * (np.trace(inv @ s0) + diff @ inv @ diff - 3
+                      + np.log(np.linalg.det(s1) / np.linalg.det(s0)))
+    close(kl_divergence(d, q), [kl(m, cov, q_loc, q_cov) for m in loc])
+    close(kl_divergence(q, d), [kl(q_loc, q_cov, m, cov) for m in loc])
+    q_low = LowRankMultivariateNormal(t(q_loc.tolist()), t([[1.0], [0.0], [0.5]]),
+                                      t([1.0, 1.0, 1.0]))
+    q_low_cov = np.array([[1.0], [0.0], [0.5]]) @ np.array([[1.0, 0.0, 0.5]]) + np.eye(3)
+    close(kl_divergence(d, q_low), [kl(m, cov, q_loc, q_low_cov) for m in loc])
+
+
+# ---- Transforms ----------------------------------------------------------------------------
+
+def _numeric_jacobian(fn, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:  # type: ignore[no-untyped-def]
+    cols = []
+    for i in range(x.size):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        cols.append((fn(up) - fn(down)) / (2 * eps))
+    return np.stack(cols, -1)
+
+
+@pytest.mark.parametrize("transform", [SoftplusTransform(), PowerTransform(t(2.5)),
+                                       PowerTransform(t(-1.0))])
+def test_elementwise_transforms_inverse_and_jacobian(transform: object) -> None:
+    x = np.array([0.3, 1.2, 2.0])
+    tx = t(x.tolist())
+    y = transform(tx)  # type: ignore[operator]
+    close(transform.inv(y), x, 1e-9)  # type: ignore[attr-defined]
+    diag = np.diag(_numeric_jacobian(lambda v: np.array(transform(t(v.tolist())).tolist()), x))
+    close(transform.log_abs_det_jacobian(tx, y), np.log(np.abs(diag)), 1e-6)  # type: ignore[attr-defined]
+
+
+def test_softplus_and_power_values() -> None:
+    x = np.array([-3.0, 0.0, 40.0])
+    close(SoftplusTransform()(t(x.tolist())), np.logaddexp(0, x))
+    close(PowerTransform(t(3.0))(t([2.0])), [8.0])
+    assert PowerTransform(t(2.0)) == PowerTransform(t(2.0))
+    assert PowerTransform(t(2.0)) != PowerTransform(t(3.0))
+
+
+def test_abs_and_softmax_transforms() -> None:
+    close(AbsTransform()(t([-2.0, 3.0])), [2.0, 3.0])
+    close(AbsTransform().inv(t([2.0])), [2.0])
+    assert AbsTransform() == AbsTransform()
+    x = np.array([[0.1, 2.0, -1.0], [5.0, 5.0, 5.0]])
+    y = SoftmaxTransform()(t(x.tolist()))
+    close(y, sps.softmax(x, axis=-1))
+    # The inverse recovers x up to an additive constant per row.
+    back = np.array(SoftmaxTransform().inv(y).tolist())
+    np.testing.assert_allclose(back - back[:, :1], x - x[:, :1], atol=1e-9)
+    assert SoftmaxTransform().codomain is constraints.simplex
+
+
+def test_stick_breaking_transform() -> None:
+    tr = StickBreakingTransform()
+    x = np.array([0.3, -1.0, 0.8])
+    y = tr(t(x.tolist()))
+    assert y.shape == (4,)
+    close(y.sum(), 1.0)
+    assert bool((y > 0).all())
+    close(tr(t([0.0, 0.0, 0.0])), [0.25] * 4)
+    close(tr.inv(y), x, 1e-9)
+    # The Jacobian of x -> y[:-1] is square (the last coordinate is determined).
+    jac = _numeric_jacobian(lambda v: np.array(tr(t(v.tolist())).tolist())[:-1], x)
+    close(tr.log_abs_det_jacobian(t(x.tolist()), y), math.log(abs(np.linalg.det(jac))), 1e-6)
+    assert tr.forward_shape((5, 3)) == (5, 4) and tr.inverse_shape((5, 4)) == (5, 3)
