@@ -673,3 +673,28 @@ def test_volumetric_grid_sample_is_grid_sampler_3d() -> None:
         assert torch.autograd.gradcheck(fn, (x, g))
     with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
         F.grid_sample(x, g, mode="bicubic", align_corners=False)
+
+
+@pytest.mark.parametrize("reduction", sorted(REDUCTIONS))
+def test_spatial_nll_loss_under_vmap_matches_the_loop_without_fallback(reduction: str) -> None:
+    import warnings
+
+    from torch.func import grad, vmap
+
+    rng = np.random.default_rng(10)
+    x = torch.tensor(rng.normal(size=(3, 2, 3, 2, 2)))
+    target = torch.tensor(rng.integers(0, 3, (3, 2, 2, 2)))
+    target[0, 0, 0, 0] = -100
+    weight = torch.tensor([0.5, 2.0, 1.0], dtype=torch.float64)
+
+    def loss(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return F.nll_loss(a, b, weight=weight, reduction=reduction).sum()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a batching rule, not the per-sample fallback
+        values = vmap(loss)(x, target)
+        grads = vmap(grad(loss))(x, target)
+        shared = vmap(grad(loss), in_dims=(0, None))(x, target[1])
+    torch.testing.assert_close(values, torch.stack([loss(a, b) for a, b in zip(x, target)]))
+    torch.testing.assert_close(grads, torch.stack([grad(loss)(a, b) for a, b in zip(x, target)]))
+    torch.testing.assert_close(shared, torch.stack([grad(loss)(a, target[1]) for a in x]))

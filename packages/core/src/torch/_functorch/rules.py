@@ -1038,3 +1038,41 @@ for _name, _at in (("smooth_l1_loss", 2), ("huber_loss", 2), ("soft_margin_loss"
 for _name, _at in (("smooth_l1_loss_backward", 3), ("huber_loss_backward", 3),
                    ("soft_margin_loss_backward", 3), ("binary_cross_entropy_backward", 4)):
     RULES[f"aten::{_name}"] = _pointwise_loss_backward(_at)
+
+
+def _nll2d_rows(ctx: Level, x: Tensor, target: Tensor) -> tuple[Tensor, Tensor, tuple[int, ...]]:
+    """Batched (N, C, H, W) scores and (N, H, W) targets as nll_loss_forward's batched rows
+    (B, N * H * W, C) and (B, N * H * W); returns the physical (B, N, C, H, W) shape too."""
+    xf, tf = ctx.full(x), ctx.full(target)
+    b, c = xf.shape[0], xf.shape[2]
+    rows = ctx.mark(xf.movedim(2, -1).reshape(b, -1, c))
+    return rows, ctx.mark(tf.reshape(b, -1)), tuple(xf.shape)
+
+
+def _nll2d_forward(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """nll_loss2d_forward of batched operands: nll_loss_forward's rule over the rows."""
+    x, target, weight, reduction, ignore_index = args[:5]
+    rows, target_rows, shape = _nll2d_rows(ctx, x, target)
+    loss, total = nll_forward(ctx, torch.ops.aten.nll_loss_forward.default,
+                              (rows, target_rows, weight, reduction, ignore_index), {})
+    if reduction == _NONE:
+        b, n, _, h, w = shape
+        loss = loss.reshape(b, n, h, w)
+    return loss, total
+
+
+def _nll2d_backward(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """nll_loss2d_backward of batched operands: nll_loss_backward's rule over the rows, then
+    the class dim back in place."""
+    grad, x, target, weight, reduction, ignore_index, total = args[:7]
+    rows, target_rows, shape = _nll2d_rows(ctx, x, target)
+    b, n, c, h, w = shape
+    if reduction == _NONE:
+        grad = ctx.mark(ctx.full(grad).reshape(b, -1))
+    out = nll_backward(ctx, torch.ops.aten.nll_loss_backward.default,
+                       (grad, rows, target_rows, weight, reduction, ignore_index, total), {})
+    return out.reshape(b, n, h, w, c).movedim(-1, 2)
+
+
+RULES["aten::nll_loss2d_forward"] = _nll2d_forward
+RULES["aten::nll_loss2d_backward"] = _nll2d_backward
