@@ -698,3 +698,29 @@ def test_spatial_nll_loss_under_vmap_matches_the_loop_without_fallback(reduction
     torch.testing.assert_close(values, torch.stack([loss(a, b) for a, b in zip(x, target)]))
     torch.testing.assert_close(grads, torch.stack([grad(loss)(a, b) for a, b in zip(x, target)]))
     torch.testing.assert_close(shared, torch.stack([grad(loss)(a, target[1]) for a in x]))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_grid_sample_under_vmap_matches_the_loop_without_fallback(mode: str) -> None:
+    import warnings
+
+    from torch.func import grad, vmap
+
+    rng = np.random.default_rng(11)
+    x = torch.tensor(rng.normal(size=(3, 2, 2, 3, 4)))
+    grid = torch.tensor(rng.uniform(-1.1, 1.1, (3, 2, 2, 3, 2)))
+
+    def loss(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return F.grid_sample(a, b, mode=mode, align_corners=False).pow(2).sum()
+
+    both = grad(loss, argnums=(0, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a batching rule, not the per-sample fallback
+        values = vmap(loss)(x, grid)
+        grads = vmap(both)(x, grid)
+        shared = vmap(both, in_dims=(None, 0))(x[0], grid)
+    torch.testing.assert_close(values, torch.stack([loss(a, b) for a, b in zip(x, grid)]))
+    for got, want in zip(grads, zip(*[both(a, b) for a, b in zip(x, grid)])):
+        torch.testing.assert_close(got, torch.stack(want))
+    for got, want in zip(shared, zip(*[both(x[0], b) for b in grid])):
+        torch.testing.assert_close(got, torch.stack(want))

@@ -1076,3 +1076,23 @@ def _nll2d_backward(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[s
 
 RULES["aten::nll_loss2d_forward"] = _nll2d_forward
 RULES["aten::nll_loss2d_backward"] = _nll2d_backward
+
+
+def _grid_sampler_rule(ctx: Level, func: Any, args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> Any:
+    """grid_sampler_{2,3}d and their backward of batched operands: the vmapped dim folded into
+    the sampler's own batch dim N (each sample's images meet only that sample's grids)."""
+    backward = func.name.endswith("_backward")
+    tensors = args[:3] if backward else args[:2]
+    full = [ctx.full(t) for t in tensors]
+    b, n = full[0].shape[0], full[0].shape[1]
+    folded = [t.reshape((b * n,) + tuple(t.shape[2:])) for t in full]
+    out = func(*folded, *args[len(tensors):], **kwargs)
+    if backward:
+        return tuple(o.reshape((b, n) + tuple(o.shape[1:])) for o in out)
+    return out.reshape((b, n) + tuple(out.shape[1:]))
+
+
+for _name in ("grid_sampler_2d", "grid_sampler_3d", "grid_sampler_2d_backward",
+              "grid_sampler_3d_backward"):
+    RULES[f"aten::{_name}"] = _grid_sampler_rule
