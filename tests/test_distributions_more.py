@@ -20,24 +20,38 @@ import scipy.stats as st
 import torch
 from torch.distributions import (
     AbsTransform,
+    AffineTransform,
+    CatTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
     ExponentialFamily,
     ExpRelaxedCategorical,
+    ExpTransform,
     HalfCauchy,
+    IndependentTransform,
     InverseGamma,
     LogitRelaxedBernoulli,
+    LowerCholeskyTransform,
     LowRankMultivariateNormal,
     Multinomial,
     MultivariateNormal,
     NegativeBinomial,
+    Normal,
     Poisson,
+    PositiveDefiniteTransform,
     PowerTransform,
     RelaxedBernoulli,
     RelaxedOneHotCategorical,
+    ReshapeTransform,
     SoftmaxTransform,
     SoftplusTransform,
+    StackTransform,
     StickBreakingTransform,
+    biject_to,
+    constraint_registry,
     constraints,
     kl_divergence,
+    transform_to,
 )
 
 D = torch.float64
@@ -431,3 +445,103 @@ def test_stick_breaking_transform() -> None:
     jac = _numeric_jacobian(lambda v: np.array(tr(t(v.tolist())).tolist())[:-1], x)
     close(tr.log_abs_det_jacobian(t(x.tolist()), y), math.log(abs(np.linalg.det(jac))), 1e-6)
     assert tr.forward_shape((5, 3)) == (5, 4) and tr.inverse_shape((5, 4)) == (5, 3)
+
+
+def test_corr_cholesky_transform() -> None:
+    tr = CorrCholeskyTransform()
+    x = np.array([0.3, -0.5, 1.2, 0.1, -0.7, 0.4])
+    y = tr(t(x.tolist()))
+    assert y.shape == (4, 4)
+    ya = np.array(y.tolist())
+    assert np.allclose(np.triu(ya, 1), 0)
+    # Rows of unit norm with a positive diagonal: y y^T is a correlation matrix.
+    np.testing.assert_allclose((ya ** 2).sum(-1), np.ones(4), atol=1e-12)
+    assert np.all(np.diag(ya) > 0)
+    np.testing.assert_allclose(ya[1:, 0], np.tanh(x[[0, 1, 3]]), atol=1e-12)
+    close(tr.inv(y), x, 1e-9)
+    rows, cols = np.tril_indices(4, -1)
+    jac = _numeric_jacobian(lambda v: np.array(tr(t(v.tolist())).tolist())[rows, cols], x)
+    close(tr.log_abs_det_jacobian(t(x.tolist()), y), math.log(abs(np.linalg.det(jac))), 1e-6)
+    assert tr.forward_shape((2, 6)) == (2, 4, 4) and tr.inverse_shape((4, 4)) == (6,)
+
+
+def test_matrix_transforms() -> None:
+    m = np.array([[0.5, 2.0], [-0.3, 0.1]])
+    lower = np.array([[math.exp(0.5), 0.0], [-0.3, math.exp(0.1)]])
+    close(LowerCholeskyTransform()(t(m.tolist())), lower)
+    close(LowerCholeskyTransform().inv(t(lower.tolist())), np.tril(m))
+    close(PositiveDefiniteTransform()(t(m.tolist())), lower @ lower.T)
+    close(PositiveDefiniteTransform().inv(t((lower @ lower.T).tolist())), np.tril(m))
+    r = ReshapeTransform((6,), (2, 3))
+    x = t(np.arange(12.0).reshape(2, 6).tolist())
+    close(r(x), np.arange(12.0).reshape(2, 2, 3))
+    close(r.inv(r(x)), np.arange(12.0).reshape(2, 6))
+    close(r.log_abs_det_jacobian(x, r(x)), [0.0, 0.0])
+    assert r.forward_shape((4, 6)) == (4, 2, 3)
+    with pytest.raises(ValueError):
+        ReshapeTransform((5,), (2, 3))
+    ind = IndependentTransform(ExpTransform(), 1)
+    v = np.array([[0.1, 0.2], [0.3, -0.4]])
+    close(ind.log_abs_det_jacobian(t(v.tolist()), ind(t(v.tolist()))), v.sum(-1))
+    assert ind.domain.event_dim == 1
+
+
+def test_cat_stack_and_cdf_transforms() -> None:
+    ct = CatTransform([ExpTransform(), AffineTransform(1.0, 2.0)], dim=0, lengths=[2, 1])
+    z = np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])
+    y = ct(t(z.tolist()))
+    close(y, np.concatenate([np.exp(z[:2]), 1 + 2 * z[2:]]))
+    close(ct.inv(y), z)
+    # dim 0 is a batch dim (event_dim 0): the pieces' log-Jacobians are concatenated.
+    close(ct.log_abs_det_jacobian(t(z.tolist()), y),
+          np.concatenate([z[:2], np.full((1, 2), math.log(2))]))
+    stt = StackTransform([ExpTransform(), AffineTransform(1.0, 2.0)], dim=1)
+    w = t([[0.1, 0.2]])
+    close(stt(w), [[math.exp(0.1), 1.4]])
+    close(stt.log_abs_det_jacobian(w, stt(w)), [[0.1, math.log(2)]])
+    cdf = CumulativeDistributionTransform(Normal(t(0.5), t(2.0)))
+    q = np.array([-1.0, 0.5, 3.0])
+    close(cdf(t(q.tolist())), st.norm.cdf(q, 0.5, 2.0))
+    close(cdf.inv(cdf(t(q.tolist()))), q, 1e-7)
+    close(cdf.log_abs_det_jacobian(t(q.tolist()), None), st.norm.logpdf(q, 0.5, 2.0))
+
+
+@pytest.mark.parametrize("constraint", [
+    constraints.real, constraints.positive, constraints.greater_than(2.0),
+    constraints.greater_than_eq(-1.0), constraints.less_than(1.0), constraints.unit_interval,
+    constraints.interval(-1.0, 3.0), constraints.half_open_interval(0.0, 5.0),
+    constraints.simplex, constraints.independent(constraints.positive, 1),
+    constraints.corr_cholesky,
+])
+def test_biject_to_lands_in_the_constraint_and_inverts(constraint: constraints.Constraint) -> None:
+    bij = biject_to(constraint)
+    size = 6 if constraint is constraints.corr_cholesky else 3
+    x = t(np.linspace(-2.0, 2.5, size).tolist())
+    y = bij(x)
+    assert bool(constraint.check(y).all())
+    assert bij.bijective
+    close(bij.inv(y), np.linspace(-2.0, 2.5, size), 1e-8)
+    assert bool(transform_to(constraint)(x).isfinite().all())
+    assert bool(constraint.check(transform_to(constraint)(x)).all())
+
+
+def test_transform_to_matrices_and_registry_errors() -> None:
+    m = t([[0.5, 2.0], [-0.3, 0.1]])
+    assert bool(constraints.positive_definite.check(
+        transform_to(constraints.positive_definite)(m)))
+    assert bool(constraints.lower_cholesky.check(transform_to(constraints.lower_cholesky)(m)))
+    assert isinstance(transform_to(constraints.simplex), SoftmaxTransform)
+    assert isinstance(biject_to(constraints.simplex), StickBreakingTransform)
+    with pytest.raises(NotImplementedError):
+        biject_to(constraints.lower_cholesky)
+    registry = constraint_registry.ConstraintRegistry()
+    registry.register(constraints.positive, lambda c: ExpTransform())
+    assert isinstance(registry(constraints.positive), ExpTransform)
+    with pytest.raises(TypeError):
+        registry.register(3, lambda c: ExpTransform())
+
+
+def test_mixture_same_family_constraint() -> None:
+    c = constraints.MixtureSameFamilyConstraint(constraints.independent(constraints.positive, 1))
+    assert c.event_dim == 1 and not c.is_discrete
+    assert c.check(t([[1.0, 2.0], [1.0, -2.0]])).tolist() == [True, False]

@@ -6,13 +6,14 @@ differentiates through autograd; Gamma, Beta and Dirichlet sample through
 
 from __future__ import annotations
 
-from . import constraints, transforms
+from . import constraint_registry, constraints, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
 from .constraints import Constraint
 from .dirichlet import Dirichlet
 from .distribution import Distribution
@@ -44,12 +45,20 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import (
     AbsTransform,
     AffineTransform,
+    CatTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
+    ReshapeTransform,
     SigmoidTransform,
     SoftmaxTransform,
     SoftplusTransform,
+    StackTransform,
     StickBreakingTransform,
     TanhTransform,
     Transform,
@@ -71,4 +80,7 @@ __all__ = [
     "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "Multinomial", "NegativeBinomial",
     "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
+    "CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+    "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+    "ReshapeTransform", "StackTransform", "biject_to", "constraint_registry", "transform_to",
 ]

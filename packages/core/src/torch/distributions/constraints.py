@@ -15,7 +15,8 @@ from typing import Any
 import torch
 
 __all__ = [
-    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent",
+    "dependent_property",
     "greater_than", "greater_than_eq", "half_open_interval", "independent", "integer_interval",
     "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial",
     "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
@@ -336,6 +337,37 @@ class _Stack(Constraint):
     def check(self, value: torch.Tensor) -> torch.Tensor:
         slices = [value.select(self.dim, i) for i in range(value.size(self.dim))]
         return torch.stack([c.check(v) for c, v in zip(self.cseq, slices)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a ``MixtureSameFamily``: a value is valid when it satisfies the
+    components' constraint ``base_constraint`` (checked against every component at once)."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim
+
+    def check(self, value: torch.Tensor) -> torch.Tensor:
+        """Whether each event of ``value`` (without the component dim) is valid.
+
+        :raises ValueError: ``value`` has fewer dims than an event.
+        """
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        # A component dim is added before the event dims, as the mixture's components have.
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        kept = value.dim() - self.event_dim
+        return result.reshape(result.shape[:kept] + (-1,)).all(-1)
+
+    def __repr__(self) -> str:
+        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
 
 
 # PyTorch's public names: instances for fixed sets, classes for parametrised ones.

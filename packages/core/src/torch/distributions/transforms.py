@@ -11,9 +11,12 @@ import torch
 
 from . import constraints
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-           "PowerTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+           "Transform", "identity_transform"]
 
 
 def _sum_rightmost(value: torch.Tensor, dims: int) -> torch.Tensor:
@@ -597,3 +600,396 @@ class StickBreakingTransform(Transform):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
         return shape[:-1] + (shape[-1] - 1,)
+
+
+class IndependentTransform(Transform):
+    """``base_transform`` with ``reinterpreted_batch_ndims`` more rightmost dims treated as
+    one event (its log-Jacobian summed over them)."""
+
+    def __init__(self, base_transform: Transform, reinterpreted_batch_ndims: int,
+                 cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
+                                    cache_size=cache_size)
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self) -> constraints.Constraint:
+        return constraints.independent(self.base_transform.domain,
+                                       self.reinterpreted_batch_ndims)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self) -> constraints.Constraint:
+        return constraints.independent(self.base_transform.codomain,
+                                       self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return self.base_transform.bijective
+
+    @property
+    def sign(self) -> int | torch.Tensor:
+        return self.base_transform.sign
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        if y.dim() < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return _sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y),
+                              self.reinterpreted_batch_ndims)
+
+    def forward_shape(self, shape: Any) -> Any:
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        return self.base_transform.inverse_shape(shape)
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__name__}({self.base_transform!r}, "
+                f"{self.reinterpreted_batch_ndims})")
+
+
+class ReshapeTransform(Transform):
+    """Reshapes the rightmost ``in_shape`` dims to ``out_shape`` (volume preserving)."""
+
+    bijective = True
+
+    def __init__(self, in_shape: Any, out_shape: Any, cache_size: int = 0) -> None:
+        self.in_shape = torch.Size(in_shape)
+        self.out_shape = torch.Size(out_shape)
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self) -> constraints.Constraint:
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self) -> constraints.Constraint:
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        batch_shape = x.shape[:x.dim() - len(self.in_shape)]
+        return x.reshape(batch_shape + self.out_shape)
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        batch_shape = y.shape[:y.dim() - len(self.out_shape)]
+        return y.reshape(batch_shape + self.in_shape)
+
+    def log_abs_det_jacobian(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        batch_shape = x.shape[:x.dim() - len(self.in_shape)]
+        return x.new_zeros(batch_shape)
+
+    def forward_shape(self, shape: Any) -> Any:
+        cut = len(shape) - len(self.in_shape)
+        if cut < 0:
+            raise ValueError("Too few dimensions on input")
+        if tuple(shape[cut:]) != tuple(self.in_shape):
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
+        return torch.Size(tuple(shape[:cut]) + tuple(self.out_shape))
+
+    def inverse_shape(self, shape: Any) -> Any:
+        cut = len(shape) - len(self.out_shape)
+        if cut < 0:
+            raise ValueError("Too few dimensions on input")
+        if tuple(shape[cut:]) != tuple(self.out_shape):
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
+        return torch.Size(tuple(shape[:cut]) + tuple(self.in_shape))
+
+
+def _exp_diagonal(x: torch.Tensor, fn: Any) -> torch.Tensor:
+    # The strictly lower triangle of x, with fn applied to its diagonal.
+    return x.tril(-1) + torch.diag_embed(fn(x.diagonal(dim1=-2, dim2=-1)))
+
+
+class LowerCholeskyTransform(Transform):
+    """A square matrix to a lower-triangular one with positive diagonal: the strictly lower
+    triangle is kept, the diagonal exponentiated, the upper triangle dropped."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        return _exp_diagonal(x, torch.exp)
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        return _exp_diagonal(y, torch.log)
+
+
+class PositiveDefiniteTransform(Transform):
+    """A square matrix to a positive definite one, ``L L^T`` with ``L`` from
+    ``LowerCholeskyTransform``."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        lower = _exp_diagonal(x, torch.exp)
+        return lower @ lower.mT
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        return _exp_diagonal(torch.linalg.cholesky(y), torch.log)
+
+
+def _strict_lower_flat_index(n: int, device: Any) -> torch.Tensor:
+    """Flat positions ``i * n + j`` of the strictly lower triangle, row by row."""
+    rows, cols = torch.tril_indices(n, n, offset=-1, device=device)
+    return rows * n + cols
+
+
+def _triangle_size(count: int) -> int:
+    # count = n (n - 1) / 2  ->  n
+    n = round((0.25 + 2 * count) ** 0.5 + 0.5)
+    if n * (n - 1) // 2 != count:
+        raise ValueError("Incorrect size: the vector length must be n (n - 1) / 2")
+    return n
+
+
+class CorrCholeskyTransform(Transform):
+    """A vector of ``n (n - 1) / 2`` reals to the Cholesky factor of an ``n x n`` correlation
+    matrix: ``tanh`` maps each entry into (-1, 1), and each row of the factor takes those
+    fractions of the unit norm left over by the entries before it (stick breaking), the
+    diagonal receiving the rest."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        n = _triangle_size(x.shape[-1])
+        eps = torch.finfo(x.dtype).eps
+        z = torch.tanh(x).clamp(min=-1 + eps, max=1 - eps)
+        flat = torch.zeros(x.shape[:-1] + (n * n,), dtype=x.dtype, device=x.device)
+        index = _strict_lower_flat_index(n, x.device).expand(x.shape)
+        z_matrix = flat.scatter(-1, index, z).reshape(x.shape[:-1] + (n, n))
+        z_matrix = z_matrix + torch.eye(n, dtype=x.dtype, device=x.device)
+        # Row i, column j keeps the fraction z_ij of what prod_{k<j} (1 - z_ik^2) leaves.
+        left = (1 - z_matrix.pow(2)).sqrt().cumprod(-1)
+        left = torch.cat([torch.ones_like(left[..., :1]), left[..., :-1]], -1)
+        return z_matrix * left
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        n = y.shape[-1]
+        used = y.pow(2).cumsum(-1)
+        left = torch.cat([torch.ones_like(used[..., :1]), 1 - used[..., :-1]], -1).sqrt()
+        z = (y / left).reshape(y.shape[:-2] + (n * n,))
+        index = _strict_lower_flat_index(n, y.device)
+        z = z.index_select(-1, index)
+        eps = torch.finfo(y.dtype).eps
+        return torch.atanh(z.clamp(min=-1 + eps, max=1 - eps))
+
+    def log_abs_det_jacobian(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        # The Jacobian is triangular in the row-major order: d y_ij / d z_ij is the norm left,
+        # sqrt(1 - sum_{k<j} y_ik^2), and dz/dx = 1 - tanh(x)^2.
+        n = y.shape[-1]
+        left = 1 - y.pow(2).cumsum(-1)  # left[i, m] = 1 - sum_{k<=m} y_ik^2
+        rows, cols = torch.tril_indices(n, n, offset=-2, device=y.device)
+        left = left.reshape(y.shape[:-2] + (n * n,)).index_select(-1, rows * n + cols)
+        stick_breaking = 0.5 * left.log().sum(-1)
+        tanh_part = 2.0 * (math.log(2.0) - x - _softplus(-2.0 * x))
+        return stick_breaking + tanh_part.sum(-1)
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = _triangle_size(shape[-1])
+        return torch.Size(tuple(shape[:-1]) + (n, n))
+
+    def inverse_shape(self, shape: Any) -> Any:
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("A matrix must be square")
+        n = shape[-1]
+        return torch.Size(tuple(shape[:-2]) + (n * (n - 1) // 2,))
+
+
+class CatTransform(Transform):
+    """Transforms ``tseq`` applied to consecutive pieces of dimension ``dim`` of sizes
+    ``lengths`` (1 each by default), the results concatenated."""
+
+    def __init__(self, tseq: Any, dim: int = 0, lengths: Any = None,
+                 cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise TypeError("tseq must be a sequence of Transforms")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError("lengths must have one entry per transform")
+        self.dim = dim
+
+    @property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self) -> int:
+        """The size of dimension ``dim`` that the pieces cover."""
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _pieces(self, value: torch.Tensor) -> list[tuple[Transform, torch.Tensor]]:
+        if not -value.dim() <= self.dim < value.dim():
+            raise ValueError(f"dim {self.dim} is out of range for {value.dim()} dims")
+        if value.size(self.dim) != self.length:
+            raise ValueError(f"Expected size {self.length} along dim {self.dim}, got "
+                             f"{value.size(self.dim)}")
+        pieces, start = [], 0
+        for transform, length in zip(self.transforms, self.lengths):
+            pieces.append((transform, value.narrow(self.dim, start, length)))
+            start += length
+        return pieces
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([t(piece) for t, piece in self._pieces(x)], dim=self.dim)
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        return torch.cat([t.inv(piece) for t, piece in self._pieces(y)], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        terms = []
+        for (t, x_piece), (_, y_piece) in zip(self._pieces(x), self._pieces(y)):
+            term = t.log_abs_det_jacobian(x_piece, y_piece)
+            terms.append(_sum_rightmost(term, self.event_dim - t.event_dim))
+        dim = self.dim - x.dim() if self.dim >= 0 else self.dim
+        dim += self.event_dim
+        # Pieces cut along a batch dim are concatenated; along an event dim they are summed.
+        if dim < 0:
+            return torch.cat(terms, dim=dim)
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return total
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self) -> constraints.Constraint:
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self) -> constraints.Constraint:
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """Transforms ``tseq`` applied to the slices of dimension ``dim``, the results stacked."""
+
+    def __init__(self, tseq: Any, dim: int = 0, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise TypeError("tseq must be a sequence of Transforms")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slices(self, value: torch.Tensor) -> list[torch.Tensor]:
+        if not -value.dim() <= self.dim < value.dim():
+            raise ValueError(f"dim {self.dim} is out of range for {value.dim()} dims")
+        if value.size(self.dim) != len(self.transforms):
+            raise ValueError(f"Expected {len(self.transforms)} slices along dim {self.dim}, "
+                             f"got {value.size(self.dim)}")
+        return [value.select(self.dim, i) for i in range(value.size(self.dim))]
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.stack([t(s) for t, s in zip(self.transforms, self._slices(x))], self.dim)
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        return torch.stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y))],
+                           self.dim)
+
+    def log_abs_det_jacobian(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        terms = [t.log_abs_det_jacobian(xs, ys)
+                 for t, xs, ys in zip(self.transforms, self._slices(x), self._slices(y))]
+        return torch.stack(terms, self.dim)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self) -> constraints.Constraint:
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self) -> constraints.Constraint:
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """``y = distribution.cdf(x)``: a univariate distribution's support onto (0, 1); the
+    log-Jacobian is the log density."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = 1
+
+    def __init__(self, distribution: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return self.distribution.support
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+    def _call(self, x: torch.Tensor) -> torch.Tensor:
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y: torch.Tensor) -> torch.Tensor:
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.distribution.log_prob(x)
