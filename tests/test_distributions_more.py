@@ -27,9 +27,13 @@ from torch.distributions import (
     ExponentialFamily,
     ExpRelaxedCategorical,
     ExpTransform,
+    FisherSnedecor,
+    GeneralizedPareto,
     HalfCauchy,
     IndependentTransform,
     InverseGamma,
+    Kumaraswamy,
+    LogisticNormal,
     LogitRelaxedBernoulli,
     LowerCholeskyTransform,
     LowRankMultivariateNormal,
@@ -37,6 +41,7 @@ from torch.distributions import (
     MultivariateNormal,
     NegativeBinomial,
     Normal,
+    OneHotCategoricalStraightThrough,
     Poisson,
     PositiveDefiniteTransform,
     PowerTransform,
@@ -47,6 +52,7 @@ from torch.distributions import (
     SoftplusTransform,
     StackTransform,
     StickBreakingTransform,
+    VonMises,
     biject_to,
     constraint_registry,
     constraints,
@@ -545,3 +551,114 @@ def test_mixture_same_family_constraint() -> None:
     c = constraints.MixtureSameFamilyConstraint(constraints.independent(constraints.positive, 1))
     assert c.event_dim == 1 and not c.is_discrete
     assert c.check(t([[1.0, 2.0], [1.0, -2.0]])).tolist() == [True, False]
+
+
+# ---- FisherSnedecor, Kumaraswamy, GeneralizedPareto, VonMises, LogisticNormal --------------
+
+def test_fisher_snedecor_matches_scipy() -> None:
+    d1, d2 = np.array([1.0, 5.0, 6.0]), np.array([1.0, 10.0, 12.0])
+    d = FisherSnedecor(t(d1.tolist()), t(d2.tolist()))
+    x = np.array([0.5, 1.5, 2.0])
+    close(d.log_prob(t(x.tolist())), st.f.logpdf(x, d1, d2))
+    mean = np.array(d.mean.tolist())
+    assert math.isnan(mean[0])
+    close(d.mean[1:], st.f.mean(d1[1:], d2[1:]))
+    close(d.variance[1:], st.f.var(d1[1:], d2[1:]))
+    close(d.mode[1:], (d1[1:] - 2) / d1[1:] * d2[1:] / (d2[1:] + 2))
+    s = FisherSnedecor(t([6.0]), t([12.0])).rsample((40000,))
+    assert abs(float(s.mean()) - 1.2) < 5 * math.sqrt(0.96 / 40000)
+
+
+def test_kumaraswamy_closed_forms() -> None:
+    a, b = np.array([2.0, 3.0, 0.5]), np.array([3.0, 2.0, 2.0])
+    d = Kumaraswamy(t(a.tolist()), t(b.tolist()))
+    x = np.array([0.3, 0.6, 0.1])
+    close(d.log_prob(t(x.tolist())),
+          np.log(a * b) + (a - 1) * np.log(x) + (b - 1) * np.log1p(-x ** a))
+    close(d.cdf(t(x.tolist())), 1 - (1 - x ** a) ** b)
+    # Moments by numerical integration of the density.
+    grid = np.linspace(1e-7, 1 - 1e-7, 400001)
+    for i in range(2):
+        dens = a[i] * b[i] * grid ** (a[i] - 1) * (1 - grid ** a[i]) ** (b[i] - 1)
+        m1 = np.trapezoid(grid * dens, grid)
+        m2 = np.trapezoid(grid ** 2 * dens, grid)
+        ent = -np.trapezoid(dens * np.log(dens), grid)
+        close(d.mean[i], m1, 1e-6)
+        close(d.variance[i], m2 - m1 ** 2, 1e-6)
+        close(d.entropy()[i], ent, 1e-5)
+    close(d.mode[:2], ((a[:2] - 1) / (a[:2] * b[:2] - 1)) ** (1 / a[:2]))
+    s = d.rsample((40000,))
+    assert bool(((s > 0) & (s < 1)).all())
+    se = np.sqrt(np.array(d.variance.tolist()) / 40000)
+    assert np.all(np.abs(np.array(s.mean(0).tolist()) - np.array(d.mean.tolist())) < 5 * se)
+
+
+def test_generalized_pareto_matches_scipy() -> None:
+    c = np.array([0.0, 0.3, -0.5])
+    loc, scale = np.array([0.5, -1.0, 0.0]), np.array([1.0, 2.0, 1.5])
+    d = GeneralizedPareto(t(loc.tolist()), t(scale.tolist()), t(c.tolist()))
+    x = np.array([1.2, 0.5, 2.0])
+    close(d.log_prob(t(x.tolist())), st.genpareto.logpdf(x, c, loc, scale))
+    close(d.cdf(t(x.tolist())), st.genpareto.cdf(x, c, loc, scale))
+    close(d.icdf(t([0.3, 0.6, 0.9])), st.genpareto.ppf([0.3, 0.6, 0.9], c, loc, scale))
+    close(d.mean, st.genpareto.mean(c, loc, scale))
+    close(d.variance, st.genpareto.var(c, loc, scale))
+    close(d.entropy(), st.genpareto.entropy(c, loc, scale))
+    # Outside the bounded support of c < 0: upper end loc - scale / c = 3.
+    unchecked = GeneralizedPareto(t(0.0), t(1.5), t(-0.5), validate_args=False)
+    assert unchecked.log_prob(t(3.5)).tolist() == -math.inf
+    s = d.rsample((40000,))
+    assert bool((s >= t(loc.tolist())).all())
+    heavy = GeneralizedPareto(t(0.0), t(1.0), t(1.5))
+    assert math.isnan(float(heavy.mean)) and math.isnan(float(heavy.variance))
+
+
+def test_von_mises_matches_scipy() -> None:
+    loc, kappa = np.array([0.5, -2.0, 1.0]), np.array([2.0, 0.3, 30.0])
+    d = VonMises(t(loc.tolist()), t(kappa.tolist()))
+    x = np.array([0.1, 2.0, 1.1])
+    close(d.log_prob(t(x.tolist())), st.vonmises.logpdf(x, kappa, loc=loc))
+    close(d.variance, 1 - sps.i1e(kappa) / sps.i0e(kappa))
+    close(d.mean, loc)
+    n = 40000
+    s = np.array(d.sample((n,)).tolist())
+    assert np.all((s >= -math.pi) & (s < math.pi))
+    # Circular moments: E[cos(x - loc)] = I1/I0, E[sin(x - loc)] = 0.
+    r = sps.i1e(kappa) / sps.i0e(kappa)
+    assert np.all(np.abs(np.cos(s - loc).mean(0) - r) < 5 * np.sqrt(0.5 / n))
+    assert np.all(np.abs(np.sin(s - loc).mean(0)) < 5 * np.sqrt(0.5 / n))
+    assert d.has_rsample is False
+    assert d.expand((2, 3)).sample().shape == (2, 3)
+
+
+def test_logistic_normal() -> None:
+    loc, scale = np.array([0.1, 0.2]), np.array([1.0, 2.0])
+    d = LogisticNormal(t(loc.tolist()), t(scale.tolist()))
+    assert d.batch_shape == () and d.event_shape == (3,)
+    y = np.array([0.2, 0.3, 0.5])
+    # Change of variables through the stick-breaking inverse (numpy).
+    offset = np.log(np.array([2.0, 1.0]))
+    stick = np.array([1.0, 1 - y[0]])
+    frac = y[:2] / stick
+    x = np.log(frac) - np.log1p(-frac) + offset
+    jac = _numeric_jacobian(
+        lambda v: np.array(StickBreakingTransform()(t(v.tolist())).tolist())[:2], x)
+    expected = st.norm.logpdf(x, loc, scale).sum() - math.log(abs(np.linalg.det(jac)))
+    close(d.log_prob(t(y.tolist())), expected, 1e-6)
+    s = d.rsample((5,))
+    assert s.shape == (5, 3)
+    close(s.sum(-1), np.ones(5))
+    assert LogisticNormal(t(0.1), t(1.0)).event_shape == (2,)
+
+
+def test_one_hot_categorical_straight_through() -> None:
+    probs = t([0.2, 0.5, 0.3]).requires_grad_()
+    d = OneHotCategoricalStraightThrough(probs=probs)
+    assert d.has_rsample
+    s = d.rsample((4,))
+    assert bool(((s == 0) | (s == 1)).all()) and bool((s.sum(-1) == 1).all())
+    (s * t([1.0, 2.0, 3.0])).sum().backward()
+    # The gradient passes straight through to the probabilities: 4 draws, weights 1, 2, 3,
+    # through the normalisation p / sum(p) (sum 1 here), so d/dp_j = 4 (w_j - sum_k p_k w_k).
+    expected = 4 * (np.array([1.0, 2.0, 3.0]) - (0.2 + 1.0 + 0.9))
+    close(probs.grad, expected)
