@@ -724,3 +724,22 @@ def test_grid_sample_under_vmap_matches_the_loop_without_fallback(mode: str) -> 
         torch.testing.assert_close(got, torch.stack(want))
     for got, want in zip(shared, zip(*[both(x[0], b) for b in grid])):
         torch.testing.assert_close(got, torch.stack(want))
+
+
+def test_decomposed_losses_call_in_pytorchs_order() -> None:
+    # PyTorch writes kl_div and margin_ranking_loss in other ops too: the same calls, in the
+    # same order (as real PyTorch 2.13's dispatch mode records them)
+    x, t = torch.tensor(X), torch.tensor(np.abs(T))
+    with CallNames() as recorder:
+        F.kl_div(x, t, reduction="none")
+    assert recorder.names[:3] == ["aten.mul.Tensor", "aten.xlogy.Tensor", "aten.sub.Tensor"]
+    with CallNames() as recorder:
+        loss = F.kl_div(x, t, reduction="none", log_target=True)
+    assert recorder.names[:3] == ["aten.sub.Tensor", "aten.exp.default", "aten.mul.Tensor"]
+    np.testing.assert_allclose(loss.numpy(), np.exp(np.abs(T)) * (np.abs(T) - X), rtol=1e-12)
+    signs = torch.tensor(SIGNS)
+    with CallNames() as recorder:
+        loss = F.margin_ranking_loss(x, t, signs, margin=0.5, reduction="none")
+    assert recorder.names[:3] == ["aten.sub.Tensor", "aten.neg.default", "aten.mul.Tensor"]
+    np.testing.assert_allclose(loss.numpy(), np.maximum(0, -SIGNS * (X - np.abs(T)) + 0.5),
+                               rtol=1e-12)

@@ -156,10 +156,13 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
                       stacklevel=2)
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    # (operands in PyTorch's order, so a dispatch mode sees the same sequence of calls)
     if log_target:
-        loss = torch.exp(target) * (target - input)
+        gap = target - input
+        loss = torch.exp(target) * gap
     else:
-        loss = torch.xlogy(target, target) - target * input
+        cross = target * input
+        loss = torch.xlogy(target, target) - cross
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return _reduce(loss, reduction)
@@ -226,7 +229,8 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
         raise RuntimeError("margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
                            f"target: {target.shape} ")
-    loss = (-target * (input1 - input2) + margin).clamp_min(0)
+    diff = input1 - input2  # (before the negation, in PyTorch's order of calls)
+    loss = (-target * diff + margin).clamp_min(0)
     return _reduce(loss, reduction)
 
 
