@@ -21,6 +21,7 @@ makes them.
 
 from __future__ import annotations
 
+import os as _os
 import sys
 from collections.abc import Callable
 from types import ModuleType
@@ -32,6 +33,8 @@ PLACEHOLDER_TYPES = ("cuda", "mps", "xpu")
 
 _proxies: dict[str, DeviceModuleProxy] = {}
 _MISSING = object()
+# the submodules core provides under torch.<device type> (in _device_packages/<type>/)
+_SUBPACKAGES = {"cuda": ("amp",)}
 
 
 def _placeholder_table(device_type: str) -> dict[str, Any]:
@@ -113,6 +116,10 @@ class DeviceModuleProxy(ModuleType):
         self.__dict__["_device_type"] = device_type
         self.__dict__["_placeholder"] = None  # made on first use, as _core
         self.__dict__["_core"] = None  # made on first use: it imports devicekit
+        # the device type's submodules (torch.cuda.amp), when core has a folder for it
+        folder = _os.path.join(_os.path.dirname(__file__), "_device_packages", device_type)
+        if _os.path.isdir(folder):
+            self.__dict__["__path__"] = [folder]
 
     def _core_entries(self) -> dict[str, Callable[..., Any]]:
         table = self.__dict__["_core"]
@@ -144,6 +151,10 @@ class DeviceModuleProxy(ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        if name in _SUBPACKAGES.get(self.__dict__["_device_type"], ()):
+            import importlib
+
+            return importlib.import_module(f"{self.__name__}.{name}")
         fn = self._core_entries().get(name)
         if fn is not None:
             return fn

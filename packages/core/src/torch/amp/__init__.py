@@ -9,12 +9,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["GradScaler", "autocast", "is_autocast_available"]
+__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]
 
 # public name -> the submodule that defines it
 _HOMES = {"autocast": "autocast_mode", "is_autocast_available": "autocast_mode",
-          "GradScaler": "grad_scaler"}
-_SUBMODULES = frozenset(("autocast_mode", "grad_scaler"))
+          "GradScaler": "grad_scaler", "custom_fwd": "custom_autograd",
+          "custom_bwd": "custom_autograd"}
+_SUBMODULES = frozenset(("autocast_mode", "grad_scaler", "custom_autograd"))
 
 
 def __getattr__(name: str) -> Any:
