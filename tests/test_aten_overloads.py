@@ -46,6 +46,13 @@ EXPECTED: dict[str, tuple[Callable[[torch.Tensor], Any], list[str]]] = {
     "2 ** x": (lambda x: 2**x, ["aten.pow.Scalar"]),
     "x.pow(x)": (lambda x: x.pow(x), ["aten.pow.Tensor_Tensor"]),
     "torch.pow(2, x)": (lambda x: torch.pow(2, x), ["aten.pow.Scalar"]),
+    "x > 0": (lambda x: x > 0, ["aten.gt.Scalar"]),
+    "x != 0": (lambda x: x != 0, ["aten.ne.Scalar"]),
+    "x == 1.0": (lambda x: x == 1.0, ["aten.eq.Scalar"]),
+    "0 < x": (lambda x: 0 < x, ["aten.gt.Scalar"]),
+    "x.le(2)": (lambda x: x.le(2), ["aten.le.Scalar"]),
+    "torch.ge(x, 1)": (lambda x: torch.ge(x, 1), ["aten.ge.Scalar"]),
+    "x > x": (lambda x: x > x, ["aten.gt.Tensor"]),
 }
 
 
@@ -81,3 +88,11 @@ def test_pow_overloads_values_and_gradients() -> None:
     assert torch.ops.aten.pow.Scalar(3, torch.tensor([2])).tolist() == [9]
     with pytest.raises(RuntimeError, match="negative integer powers"):
         torch.tensor([2]) ** -1
+
+
+def test_scalar_comparisons_values() -> None:
+    x = _x().requires_grad_()
+    assert (x > 0).tolist() == [[True, False, True], [True, True, False]]
+    assert (x != 3).tolist() == [[True, True, False], [True, True, True]]
+    assert torch.ops.aten.ge.Scalar(torch.tensor([1, 2]), 2).tolist() == [False, True]
+    assert (x > 0).requires_grad is False

@@ -362,12 +362,39 @@ for _row in UNARY:
     if _row.name == "abs":
         FUNCTIONS.pop("absolute_")  # torch.abs_ exists, torch.absolute_ does not
 
+
+def _public_compare(tensor_op: _dispatch.Operator, number_op: _dispatch.Operator,
+                    name: str) -> Callable[..., Tensor]:
+    """A comparison with a number ``other`` reaches its ``.Scalar`` overload, as in PyTorch
+    (``x > 0`` is ``aten::gt.Scalar``), a tensor its ``.Tensor`` one."""
+    def fn(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+        op = tensor_op if other.__class__ is Tensor or isinstance(other, Tensor) else number_op
+        return op(input, other) if out is None else write_out(out, op(input, other))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``{name}`` of ``input`` and ``other`` elementwise, with broadcasting: a "
+                  "bool tensor.")
+    return fn
+
+
+# The comparisons with a ``.Scalar`` overload of their own (PyTorch's ``eq`` ... ``ge``).
+SCALAR_COMPARISONS = tuple(row.name for row in _op_tables.POINTWISE
+                           if row.kind == "compare" and row.number_other)
+
 for _brow in BINARY:
+    _kernel = _binary_kernel(_brow)
     ATEN[_brow.name] = _op = _define(f"{_brow.name}.Tensor",
                                      f"{_brow.name}.Tensor(Tensor self, Tensor other) -> Tensor",
-                                     _binary_kernel(_brow))
-    _publish((_brow.name, *_brow.aliases), _public_binary(_op, _brow.name),
-             inplace=_brow.inplace)
+                                     _kernel)
+    if _brow.name in SCALAR_COMPARISONS:
+        ATEN[f"{_brow.name}.Scalar"] = _number_op = _define(
+            f"{_brow.name}.Scalar", f"{_brow.name}.Scalar(Tensor self, Scalar other) -> Tensor",
+            _kernel)
+        _publish((_brow.name, *_brow.aliases), _public_compare(_op, _number_op, _brow.name),
+                 inplace=_brow.inplace)
+    else:
+        _publish((_brow.name, *_brow.aliases), _public_binary(_op, _brow.name),
+                 inplace=_brow.inplace)
 
 
 # The functions the composites below are written in.

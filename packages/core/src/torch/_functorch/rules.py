@@ -841,8 +841,9 @@ def random_unbatched(mode: Any, func: Any, args: tuple[Any, ...], kwargs: dict[s
 _ELEMENTWISE_EXTRA = (
     "relu", "gelu", "gelu_backward", "clamp", "clamp_min", "clamp_max", "masked_fill.Scalar",
     "copy_", "_to_copy", "clone", "detach", "alias", "lift_fresh", "conj_physical",
-    "rsub.Scalar", "div.Tensor", "pow.Tensor_Scalar", "pow.Scalar",
-    "complex", "polar", "isnan", "sgn", "angle", "nan_to_num", "logit",
+    "rsub.Scalar", "div.Tensor", "pow.Tensor_Scalar", "pow.Scalar", "eq.Scalar", "ne.Scalar",
+    "lt.Scalar", "le.Scalar", "gt.Scalar", "ge.Scalar", "complex",
+    "polar", "isnan", "sgn", "angle", "nan_to_num", "logit",
     "where.self", "lerp.Tensor", "addcmul", "addcdiv", "xlogy.Tensor", "float_power.Tensor_Tensor",
     "empty_like", "zeros_like", "ones_like", "full_like", "signbit", "isinf", "isfinite",
     "isposinf", "isneginf", "positive", "frac", "deg2rad", "rad2deg", "square", "logaddexp",

@@ -169,7 +169,10 @@ for _name, _fn in UNARY.items():
 # -- ops without a derivative: bool or integer results -------------------------------------
 
 NOT_DIFFERENTIABLE = tuple(row.aten for row in _op_tables.POINTWISE
-                           if row.grad == _op_tables.NONE)
+                           if row.grad == _op_tables.NONE) + tuple(
+    # the comparisons' overloads for a number operand (torch._aten.elementwise)
+    f"{row.name}.Scalar" for row in _op_tables.POINTWISE
+    if row.kind == "compare" and row.number_other)
 
 
 @derivative(*(f"aten::{name}" for name in NOT_DIFFERENTIABLE))
