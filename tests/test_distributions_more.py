@@ -16,12 +16,14 @@ import numpy as np
 import pytest
 import scipy.special as sps
 import scipy.stats as st
+from scipy.integrate import quad
 
 import torch
 from torch.distributions import (
     AbsTransform,
     AffineTransform,
     CatTransform,
+    ContinuousBernoulli,
     CorrCholeskyTransform,
     CumulativeDistributionTransform,
     ExponentialFamily,
@@ -662,3 +664,42 @@ def test_one_hot_categorical_straight_through() -> None:
     # through the normalisation p / sum(p) (sum 1 here), so d/dp_j = 4 (w_j - sum_k p_k w_k).
     expected = 4 * (np.array([1.0, 2.0, 3.0]) - (0.2 + 1.0 + 0.9))
     close(probs.grad, expected)
+
+
+# ---- ContinuousBernoulli -------------------------------------------------------------------
+
+@pytest.mark.parametrize("lam", [0.1, 0.4995, 0.7, 0.5, 0.93])
+def test_continuous_bernoulli_against_numerical_integration(lam: float) -> None:
+    d = ContinuousBernoulli(t([lam]))
+    grid = np.linspace(0.0, 1.0, 200001)
+    unnormalised = lam ** grid * (1 - lam) ** (1 - grid)
+    norm = 1 / np.trapezoid(unnormalised, grid)
+    dens = norm * unnormalised
+    x = np.array([0.3, 0.6, 0.9])
+    close(d.log_prob(t(x.tolist())), np.log(norm * lam ** x * (1 - lam) ** (1 - x)), 1e-7)
+    m1 = np.trapezoid(grid * dens, grid)
+    close(d.mean, [m1], 1e-7)
+    close(d.variance, [np.trapezoid(grid ** 2 * dens, grid) - m1 ** 2], 1e-7)
+    close(d.entropy(), [-np.trapezoid(dens * np.log(dens), grid)], 1e-7)
+    cdf = np.array([quad(lambda u: norm * lam ** u * (1 - lam) ** (1 - u), 0, v)[0] for v in x])
+    # Inside lims = (0.499, 0.501) the CDF and its inverse are the uniform ones (as PyTorch's).
+    close(d.cdf(t(x.tolist())), cdf, 1e-6 if abs(lam - 0.5) > 1e-3 else 1e-3)
+    close(d.cdf(d.icdf(t(x.tolist()))), x, 1e-9)
+    # The exponential-family entropy (by the log normalizer) agrees with the closed form.
+    by_logits = ContinuousBernoulli(logits=d.logits)
+    close(ExponentialFamily.entropy(by_logits), d.entropy(), 1e-6)
+
+
+def test_continuous_bernoulli_rsample_kl_and_validation() -> None:
+    p, q = ContinuousBernoulli(t([0.2])), ContinuousBernoulli(logits=t([1.5]))
+    s = p.rsample((100000,))
+    assert bool(((s >= 0) & (s <= 1)).all())
+    assert abs(float(s.mean()) - float(p.mean)) < 5 * math.sqrt(float(p.variance) / 100000)
+    mc = float((p.log_prob(s) - q.log_prob(s)).mean())
+    assert abs(float(kl_divergence(p, q)) - mc) < 0.01
+    probs = t([0.3]).requires_grad_()
+    torch.manual_seed(2)
+    ContinuousBernoulli(probs).rsample((3,)).sum().backward()
+    assert probs.grad is not None and bool(probs.grad.isfinite().all())
+    with pytest.raises(ValueError):
+        ContinuousBernoulli(t([1.5]), validate_args=True)

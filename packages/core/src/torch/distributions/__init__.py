@@ -15,6 +15,7 @@ from .cauchy import Cauchy
 from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
 from .constraints import Constraint
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -89,5 +90,5 @@ __all__ = [
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
     "ReshapeTransform", "StackTransform", "biject_to", "constraint_registry", "transform_to",
     "FisherSnedecor", "GeneralizedPareto", "Kumaraswamy", "LogisticNormal",
-    "OneHotCategoricalStraightThrough", "VonMises",
+    "OneHotCategoricalStraightThrough", "VonMises", "ContinuousBernoulli",
 ]

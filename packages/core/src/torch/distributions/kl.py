@@ -16,6 +16,7 @@ import torch
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -333,3 +334,10 @@ def _kl_gaussians(p: Any, q: Any) -> torch.Tensor:
 register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)(_kl_gaussians)
 register_kl(LowRankMultivariateNormal, MultivariateNormal)(_kl_gaussians)
 register_kl(MultivariateNormal, LowRankMultivariateNormal)(_kl_gaussians)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli(p: ContinuousBernoulli, q: ContinuousBernoulli) -> torch.Tensor:
+    # log p(x) = x logits + log(1 - probs) + log C(probs): only E_p[x] is needed.
+    return (p.mean * (p.logits - q.logits) + p._cont_bern_log_norm() + torch.log1p(-p.probs)
+            - q._cont_bern_log_norm() - torch.log1p(-q.probs))
