@@ -35,6 +35,7 @@ from torch.distributions import (
     IndependentTransform,
     InverseGamma,
     Kumaraswamy,
+    LKJCholesky,
     LogisticNormal,
     LogitRelaxedBernoulli,
     LowerCholeskyTransform,
@@ -703,3 +704,54 @@ def test_continuous_bernoulli_rsample_kl_and_validation() -> None:
     assert probs.grad is not None and bool(probs.grad.isfinite().all())
     with pytest.raises(ValueError):
         ContinuousBernoulli(t([1.5]), validate_args=True)
+
+
+# ---- LKJCholesky ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("eta", [0.7, 1.0, 3.0])
+def test_lkj_cholesky_normalised(eta: float) -> None:
+    # d = 2: L = [[1, 0], [r, sqrt(1 - r^2)]], a density over r in (-1, 1).
+    d2 = LKJCholesky(2, t(eta))
+    r = np.linspace(-0.999, 0.999, 7)
+    factors = [[[1.0, 0.0], [v, math.sqrt(1 - v * v)]] for v in r]
+    density = np.exp(np.array(d2.log_prob(t(factors)).tolist()))
+    close(t(density.tolist()), (1 - r ** 2) ** (eta - 1) / sps.beta(0.5, eta), 1e-9)
+    # d = 3: a density over (L21, L31, L32); integrate it by Monte Carlo over [-1, 1]^3.
+    rng = np.random.default_rng(0)
+    pts = rng.uniform(-1, 1, size=(400000, 3))
+    valid = (np.abs(pts[:, 0]) < 1) & (pts[:, 1] ** 2 + pts[:, 2] ** 2 < 1)
+    pts = pts[valid]
+    mats = np.zeros((len(pts), 3, 3))
+    mats[:, 0, 0] = 1
+    mats[:, 1, 0], mats[:, 1, 1] = pts[:, 0], np.sqrt(1 - pts[:, 0] ** 2)
+    mats[:, 2, 0], mats[:, 2, 1] = pts[:, 1], pts[:, 2]
+    mats[:, 2, 2] = np.sqrt(1 - pts[:, 1] ** 2 - pts[:, 2] ** 2)
+    values = np.exp(LKJCholesky(3, t(eta)).log_prob(torch.from_numpy(mats)).numpy())
+    total = values.sum() * 8 / 400000
+    assert abs(total - 1) < 5 * values.std() * 8 / math.sqrt(400000) + 1e-3
+
+
+@pytest.mark.parametrize("eta", [1.0, 3.0])
+def test_lkj_cholesky_samples_have_the_lkj_marginals(eta: float) -> None:
+    dim, n = 4, 50000
+    factors = LKJCholesky(dim, t(eta)).sample((n,))
+    assert factors.shape == (n, dim, dim)
+    assert bool(constraints.corr_cholesky.check(factors).all())
+    corr = (factors @ factors.mT).numpy()
+    # Each off-diagonal correlation is 2 B - 1 with B ~ Beta(a, a), a = eta - 1 + dim / 2.
+    a = eta - 1 + dim / 2
+    var = 1 / (2 * a + 1)
+    for i, j in [(1, 0), (2, 0), (3, 0), (3, 2)]:
+        assert abs(corr[:, i, j].var() - var) < 6 * var * math.sqrt(2 / n) * 1.5
+        assert abs(corr[:, i, j].mean()) < 5 * math.sqrt(var / n)
+
+
+def test_lkj_cholesky_shapes_and_errors() -> None:
+    d = LKJCholesky(3, t([0.5, 2.0]))
+    assert d.batch_shape == (2,) and d.event_shape == (3, 3)
+    assert d.sample((5,)).shape == (5, 2, 3, 3)
+    assert d.expand((4, 2)).sample().shape == (4, 2, 3, 3)
+    with pytest.raises(ValueError):
+        LKJCholesky(1, 1.0)
+    with pytest.raises(ValueError):
+        LKJCholesky(3, t([-1.0]), validate_args=True)

@@ -32,6 +32,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -90,5 +91,5 @@ __all__ = [
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
     "ReshapeTransform", "StackTransform", "biject_to", "constraint_registry", "transform_to",
     "FisherSnedecor", "GeneralizedPareto", "Kumaraswamy", "LogisticNormal",
-    "OneHotCategoricalStraightThrough", "VonMises", "ContinuousBernoulli",
+    "OneHotCategoricalStraightThrough", "VonMises", "ContinuousBernoulli", "LKJCholesky",
 ]
