@@ -327,6 +327,11 @@ def install() -> None:
                         and n not in _NOT_OVERRIDABLE_METHODS]
         for name, fn in list(_public_functions(dict(vars(Tensor)), tensor_names)):
             setattr(Tensor, name, _entry(fn))
+        # the view properties, which PyTorch's protocol sees too (modes such as forward AD's
+        # must see x.T)
+        for name in ("T", "mT"):
+            getter = vars(Tensor)[name].fget
+            setattr(Tensor, name, property(_entry(getter, numpy_names=False)))
         _possible.on = True
         _installed = True
 

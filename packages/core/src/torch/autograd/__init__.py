@@ -26,6 +26,7 @@ __all__ = ["Function", "FunctionCtx", "Variable", "backward", "detect_anomaly", 
            "once_differentiable", "set_detect_anomaly", "set_grad_enabled"]
 
 _LAZY = {
+    "forward_ad": ("torch.autograd.forward_ad", None),
     "functional": ("torch.autograd.functional", None),
     "profiler": ("torch.autograd.profiler", None),
 }
