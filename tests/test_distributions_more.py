@@ -56,6 +56,7 @@ from torch.distributions import (
     StackTransform,
     StickBreakingTransform,
     VonMises,
+    Wishart,
     biject_to,
     constraint_registry,
     constraints,
@@ -755,3 +756,57 @@ def test_lkj_cholesky_shapes_and_errors() -> None:
         LKJCholesky(1, 1.0)
     with pytest.raises(ValueError):
         LKJCholesky(3, t([-1.0]), validate_args=True)
+
+
+# ---- Wishart -------------------------------------------------------------------------------
+
+_WISHART_SCALE = np.array([[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 0.5]])
+
+
+def test_wishart_matches_scipy() -> None:
+    df = np.array([4.0, 6.5])
+    w = Wishart(t(df.tolist()), covariance_matrix=t(_WISHART_SCALE.tolist()))
+    assert w.batch_shape == (2,) and w.event_shape == (3, 3)
+    x = np.array([[3.0, 0.5, 0.0], [0.5, 2.0, 0.1], [0.0, 0.1, 1.0]])
+    close(w.log_prob(t(x.tolist())), [st.wishart.logpdf(x, v, _WISHART_SCALE) for v in df])
+    close(w.entropy(), [st.wishart.entropy(v, _WISHART_SCALE) for v in df])
+    close(w.mean[1], 6.5 * _WISHART_SCALE)
+    diag = np.diag(_WISHART_SCALE)
+    close(w.variance[0], 4.0 * (_WISHART_SCALE ** 2 + np.outer(diag, diag)))
+    close(Wishart(t(6.0), covariance_matrix=t(_WISHART_SCALE.tolist())).mode,
+          2.0 * _WISHART_SCALE)
+    by_precision = Wishart(t(5.0), precision_matrix=t(np.linalg.inv(_WISHART_SCALE).tolist()))
+    close(by_precision.log_prob(t(x.tolist())), st.wishart.logpdf(x, 5.0, _WISHART_SCALE))
+    by_tril = Wishart(t(5.0), scale_tril=t(np.linalg.cholesky(_WISHART_SCALE).tolist()))
+    close(by_tril.log_prob(t(x.tolist())), st.wishart.logpdf(x, 5.0, _WISHART_SCALE))
+
+
+def test_wishart_samples_and_gradient() -> None:
+    w = Wishart(t(5.5), covariance_matrix=t(_WISHART_SCALE.tolist()))
+    n = 20000
+    s = w.rsample((n,)).numpy()
+    assert bool(constraints.positive_definite.check(torch.from_numpy(s[:100])).all())
+    var = np.array(w.variance.tolist())
+    assert np.all(np.abs(s.mean(0) - 5.5 * _WISHART_SCALE) < 5 * np.sqrt(var / n))
+
+    def total(entry: float, grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        torch.manual_seed(4)
+        tril = np.linalg.cholesky(_WISHART_SCALE)
+        tril[1, 0] = entry
+        param = t(tril.tolist()).requires_grad_(grad)
+        return Wishart(t(4.0), scale_tril=param).rsample((3,)).sum(), param
+    base = float(np.linalg.cholesky(_WISHART_SCALE)[1, 0])
+    value, param = total(base, True)
+    value.backward()
+    eps = 1e-6
+    numeric = (float(total(base + eps, False)[0]) - float(total(base - eps, False)[0])) / (2 * eps)
+    assert abs(float(param.grad[1, 0]) - numeric) < 1e-5 * max(1.0, abs(numeric))
+
+
+def test_wishart_errors() -> None:
+    with pytest.raises(ValueError):
+        Wishart(t(1.5), covariance_matrix=t(_WISHART_SCALE.tolist()), validate_args=True)
+    with pytest.raises(ValueError):
+        Wishart(t(5.0))
+    with pytest.raises(ValueError):
+        Wishart(t(5.0), covariance_matrix=t([[1.0, 2.0], [2.0, 1.0]]), validate_args=True)

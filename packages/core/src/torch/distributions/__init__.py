@@ -72,6 +72,7 @@ from .transforms import (
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
@@ -91,5 +92,5 @@ __all__ = [
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
     "ReshapeTransform", "StackTransform", "biject_to", "constraint_registry", "transform_to",
     "FisherSnedecor", "GeneralizedPareto", "Kumaraswamy", "LogisticNormal",
-    "OneHotCategoricalStraightThrough", "VonMises", "ContinuousBernoulli", "LKJCholesky",
+    "OneHotCategoricalStraightThrough", "VonMises", "ContinuousBernoulli", "LKJCholesky", "Wishart",
 ]
