@@ -22,14 +22,18 @@ import torch
 from torch.distributions import (
     AbsTransform,
     AffineTransform,
+    Bernoulli,
+    Beta,
+    Binomial,
     CatTransform,
     ContinuousBernoulli,
     CorrCholeskyTransform,
     CumulativeDistributionTransform,
+    Exponential,
     ExponentialFamily,
-    ExpRelaxedCategorical,
     ExpTransform,
     FisherSnedecor,
+    Gamma,
     GeneralizedPareto,
     HalfCauchy,
     IndependentTransform,
@@ -37,7 +41,6 @@ from torch.distributions import (
     Kumaraswamy,
     LKJCholesky,
     LogisticNormal,
-    LogitRelaxedBernoulli,
     LowerCholeskyTransform,
     LowRankMultivariateNormal,
     Multinomial,
@@ -45,6 +48,7 @@ from torch.distributions import (
     NegativeBinomial,
     Normal,
     OneHotCategoricalStraightThrough,
+    Pareto,
     Poisson,
     PositiveDefiniteTransform,
     PowerTransform,
@@ -55,6 +59,7 @@ from torch.distributions import (
     SoftplusTransform,
     StackTransform,
     StickBreakingTransform,
+    Uniform,
     VonMises,
     Wishart,
     biject_to,
@@ -63,6 +68,8 @@ from torch.distributions import (
     kl_divergence,
     transform_to,
 )
+from torch.distributions.relaxed_bernoulli import LogitRelaxedBernoulli
+from torch.distributions.relaxed_categorical import ExpRelaxedCategorical
 
 D = torch.float64
 
@@ -810,3 +817,55 @@ def test_wishart_errors() -> None:
         Wishart(t(5.0))
     with pytest.raises(ValueError):
         Wishart(t(5.0), covariance_matrix=t([[1.0, 2.0], [2.0, 1.0]]), validate_args=True)
+
+
+# ---- KL divergences with the new distributions ---------------------------------------------
+
+def test_kl_bernoulli_poisson_and_infinite_pairs() -> None:
+    p, rate = np.array([0.3, 0.9]), np.array([0.5, 2.0])
+    expected = [sum(pk * (math.log(pk) - st.poisson.logpmf(k, r))
+                    for k, pk in ((0, 1 - pi), (1, pi))) for pi, r in zip(p, rate)]
+    close(kl_divergence(Bernoulli(t(p.tolist())), Poisson(t(rate.tolist()))), expected)
+    assert kl_divergence(Poisson(t([1.0])), Bernoulli(t([0.3]))).tolist() == [math.inf]
+    assert kl_divergence(Poisson(t([1.0])), Binomial(3, t([0.3]))).tolist() == [math.inf]
+    cb = ContinuousBernoulli(t([0.2]))
+    for other in (Normal(t([0.0]), t([1.0])), Exponential(t([1.0])), Gamma(t([2.0]), t([1.0]))):
+        assert kl_divergence(other, cb).tolist() == [math.inf]
+    assert kl_divergence(cb, Pareto(t([1.0]), t([2.0]))).tolist() == [math.inf]
+    assert kl_divergence(cb, Uniform(t([0.1]), t([1.0]))).tolist() == [math.inf]
+    assert kl_divergence(Uniform(t([-0.1]), t([0.5])), cb).tolist() == [math.inf]
+
+
+@pytest.mark.parametrize("other", ["beta", "uniform"])
+def test_kl_into_continuous_bernoulli_by_quadrature(other: str) -> None:
+    lam = 0.7
+    q = ContinuousBernoulli(t([lam]))
+    norm = 1 / quad(lambda u: lam ** u * (1 - lam) ** (1 - u), 0, 1)[0]
+
+    def log_q(u: float) -> float:
+        return math.log(norm) + u * math.log(lam) + (1 - u) * math.log(1 - lam)
+    if other == "beta":
+        p: object = Beta(t([2.0]), t([3.0]))
+        expected = quad(lambda u: st.beta.pdf(u, 2, 3) * (st.beta.logpdf(u, 2, 3) - log_q(u)),
+                        0, 1)[0]
+    else:
+        p = Uniform(t([0.1]), t([0.6]))
+        expected = quad(lambda u: 2 * (math.log(2) - log_q(u)), 0.1, 0.6)[0]
+    close(kl_divergence(p, q), [expected], 1e-7)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("other", ["exponential", "normal", "uniform"])
+def test_kl_from_continuous_bernoulli_by_quadrature(other: str) -> None:
+    lam = 0.2
+    p = ContinuousBernoulli(t([lam]))
+    norm = 1 / quad(lambda u: lam ** u * (1 - lam) ** (1 - u), 0, 1)[0]
+
+    def dens(u: float) -> float:
+        return norm * lam ** u * (1 - lam) ** (1 - u)
+    q, log_q = {
+        "exponential": (Exponential(t([2.0])), lambda u: st.expon.logpdf(u, scale=0.5)),
+        "normal": (Normal(t([0.3]), t([2.0])), lambda u: st.norm.logpdf(u, 0.3, 2.0)),
+        "uniform": (Uniform(t([-0.5]), t([1.5])), lambda u: -math.log(2.0)),
+    }[other]
+    expected = quad(lambda u: dens(u) * (math.log(dens(u)) - log_q(u)), 0, 1)[0]
+    close(kl_divergence(p, q), [expected], 1e-7)

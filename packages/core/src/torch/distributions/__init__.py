@@ -44,8 +44,8 @@ from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
 from .poisson import Poisson
-from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
-from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
@@ -68,6 +68,7 @@ from .transforms import (
     StickBreakingTransform,
     TanhTransform,
     Transform,
+    identity_transform,
 )
 from .uniform import Uniform
 from .von_mises import VonMises
@@ -84,8 +85,8 @@ __all__ = [
     "SigmoidTransform", "StudentT", "TanhTransform",
     "Transform", "TransformedDistribution", "Uniform", "constraints", "kl_divergence",
     "register_kl", "transforms",
-    "AbsTransform", "ExpRelaxedCategorical", "ExponentialFamily", "HalfCauchy", "InverseGamma",
-    "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "Multinomial", "NegativeBinomial",
+    "AbsTransform", "ExponentialFamily", "HalfCauchy", "InverseGamma",
+    "LowRankMultivariateNormal", "Multinomial", "NegativeBinomial",
     "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
     "CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
@@ -93,4 +94,5 @@ __all__ = [
     "ReshapeTransform", "StackTransform", "biject_to", "constraint_registry", "transform_to",
     "FisherSnedecor", "GeneralizedPareto", "Kumaraswamy", "LogisticNormal",
     "OneHotCategoricalStraightThrough", "VonMises", "ContinuousBernoulli", "LKJCholesky", "Wishart",
+    "identity_transform",
 ]

@@ -15,6 +15,7 @@ import torch
 
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
@@ -22,12 +23,14 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
+from .gumbel import Gumbel
 from .independent import Independent
 from .laplace import Laplace
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
@@ -341,3 +344,75 @@ def _kl_continuous_bernoulli(p: ContinuousBernoulli, q: ContinuousBernoulli) -> 
     # log p(x) = x logits + log(1 - probs) + log C(probs): only E_p[x] is needed.
     return (p.mean * (p.logits - q.logits) + p._cont_bern_log_norm() + torch.log1p(-p.probs)
             - q._cont_bern_log_norm() - torch.log1p(-q.probs))
+
+
+def _infinite(*params: torch.Tensor) -> torch.Tensor:
+    """KL = inf over the broadcast batch: p puts mass where q has none."""
+    shape = torch.broadcast_shapes(*(param.shape for param in params))
+    return torch.full(shape, math.inf, dtype=params[0].dtype, device=params[0].device)
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p: Bernoulli, q: Poisson) -> torch.Tensor:
+    # log q(x) = x log(rate) - rate for x in {0, 1} (log x! = 0).
+    return -p.entropy() - p.probs * torch.log(q.rate) + q.rate
+
+
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_poisson_bounded(p: Poisson, q: Any) -> torch.Tensor:
+    return _infinite(p.rate, q.probs)
+
+
+def _continuous_bernoulli_expected_log_density(q: ContinuousBernoulli,
+                                               mean: torch.Tensor) -> torch.Tensor:
+    """E_p[log q(x)] for a continuous Bernoulli q and any p on [0, 1] with mean ``mean``."""
+    return mean * q.logits + torch.log1p(-q.probs) + q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p: Beta, q: ContinuousBernoulli) -> torch.Tensor:
+    return -p.entropy() - _continuous_bernoulli_expected_log_density(q, p.mean)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p: Uniform, q: ContinuousBernoulli) -> torch.Tensor:
+    result = -p.entropy() - _continuous_bernoulli_expected_log_density(q, p.mean)
+    outside = (p.low < 0) | (p.high > 1)
+    return torch.where(outside, math.inf, result)
+
+
+@register_kl(Exponential, ContinuousBernoulli)
+@register_kl(Gamma, ContinuousBernoulli)
+@register_kl(Gumbel, ContinuousBernoulli)
+@register_kl(Laplace, ContinuousBernoulli)
+@register_kl(Normal, ContinuousBernoulli)
+@register_kl(Pareto, ContinuousBernoulli)
+def _kl_unbounded_continuous_bernoulli(p: Any, q: ContinuousBernoulli) -> torch.Tensor:
+    # Each of these puts mass outside [0, 1].
+    return _infinite(p.mean, q.probs)
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_pareto(p: ContinuousBernoulli, q: Pareto) -> torch.Tensor:
+    # A Pareto has no mass below its positive scale, where p has some.
+    return _infinite(p.probs, q.scale)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p: ContinuousBernoulli,
+                                         q: Exponential) -> torch.Tensor:
+    return -p.entropy() - torch.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p: ContinuousBernoulli, q: Normal) -> torch.Tensor:
+    second_moment = p.variance + (p.mean - q.loc).pow(2)
+    return (-p.entropy() + 0.5 * math.log(2 * math.pi) + torch.log(q.scale)
+            + second_moment / (2 * q.scale.pow(2)))
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p: ContinuousBernoulli, q: Uniform) -> torch.Tensor:
+    result = -p.entropy() + torch.log(q.high - q.low)
+    return torch.where((q.low > 0) | (q.high < 1), math.inf, result)
