@@ -136,3 +136,22 @@ def test_dual_level_decorator():
 
     x = torch.tensor([3.0], dtype=DT)
     assert torch.allclose(tangent_of_square(x, torch.ones(1, dtype=DT)), 2 * x)
+
+
+def test_reverse_over_forward_gives_hessian_vector_product():
+    # tangent of sum(x^3) along v is <3 x^2, v>; its gradient in x is 6 x v
+    x = torch.tensor([0.5, -1.5, 2.0], dtype=DT, requires_grad=True)
+    v = torch.tensor([1.0, 0.5, -2.0], dtype=DT)
+    with fwAD.dual_level():
+        tangent = fwAD.unpack_dual((fwAD.make_dual(x, v) ** 3).sum()).tangent
+    assert torch.allclose(tangent, (3 * x.detach() ** 2 * v).sum())
+    tangent.backward()
+    assert torch.allclose(x.grad, 6 * x.detach() * v)
+
+
+def test_no_grad_region_still_propagates_tangents():
+    x = torch.tensor([1.0, 2.0], dtype=DT)
+    with fwAD.dual_level(), torch.no_grad():
+        out = fwAD.make_dual(x, torch.ones(2, dtype=DT)).exp()
+        tangent = fwAD.unpack_dual(out).tangent
+    assert torch.allclose(tangent, x.exp())
