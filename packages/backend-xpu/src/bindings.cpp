@@ -305,6 +305,26 @@ bool run_into(const PreparedLaunch& p, uint64_t out, uint64_t other) {
   return true;
 }
 
+// A launch into the existing memory at `out` from inputs at their own addresses
+// (FastPath.prepare_out: an out= result written by the op's one launch). False: an address is
+// not a block of the launch's device (nothing enqueued).
+bool run_write(const PreparedLaunch& p, uint64_t out, nb::args addresses) {
+  const unsigned n = p.launch.inputs();
+  if (addresses.size() != n) {
+    throw nb::type_error(("a prepared launch takes " + std::to_string(n) + " addresses, got " +
+                          std::to_string(addresses.size())).c_str());
+  }
+  Location target;
+  Location inputs[8];
+  if (!locate(out, &target)) return false;
+  for (unsigned k = 0; k < n; ++k) {
+    if (!locate(nb::cast<uint64_t>(addresses[k]), &inputs[k])) return false;
+  }
+  if (!p.launch.run_into(target, inputs, p.numel, 0.0)) return false;
+  if (p.numel) count_run(p);
+  return true;
+}
+
 // core's hookspecs.FastPath entry points in native code. Each (kind, op code, dtype code,
 // device) names one launch (a full sum's "op code" is its count), asked of `resolve(kind, op, dtype, device)` at its first call
 // (a PreparedLaunch, or None: that entry always answers None, the generic path's call).
@@ -510,7 +530,11 @@ NB_MODULE(_C, m) {
       .def("into", &run_into, "out"_a, "other"_a,
            "Run into the existing memory at `out`: `out = out <op> other` for a launch of two "
            "inputs (the first is `out` itself), `out = op(other)` for one; False, having "
-           "enqueued nothing, when an address is not a block of the launch's device.");
+           "enqueued nothing, when an address is not a block of the launch's device.")
+      .def("write", &run_write, "out"_a, "addresses"_a,
+           "Run on the inputs at these addresses into the existing memory at `out` (an out= "
+           "result); False, having enqueued nothing, when an address is not a block of the "
+           "launch's device.");
   m.def("locate", [](uint64_t address) -> nb::object {
     Location where;
     if (!locate(address, &where)) return nb::none();

@@ -204,6 +204,19 @@ class FastPath:
         launch = self._prepared(prim, name, name, shape, 0, strides, None)
         return None if launch is None else launch.into
 
+    def prepare_out(self, prim: str, out_dtype: int, in_dtype: int, shape: Sequence[int],
+                    strides: Sequence[Sequence[int]]) -> Callable[..., bool] | None:
+        """A native function of ``(out, *inputs)`` addresses running ``prim`` on the inputs
+        (read with ``strides`` over ``shape``) into the existing contiguous block at ``out``:
+        an ``out=`` result written by the op's one launch (``hookspecs.FastPath.prepare_out``).
+        It answers False, having enqueued nothing, for an operand on another device. None: not
+        one elementwise launch."""
+        if prim == "copy":
+            return None
+        launch = self._prepared(prim, contract.DTYPE_NAMES[out_dtype],
+                                contract.DTYPE_NAMES[in_dtype], shape, 0, strides, None)
+        return None if launch is None else launch.write
+
     def reduce_rows(self, op: int, dtype: int, itemsize: int, rows: int, cols: int,
                     a: int) -> Any:
         """``op`` (:attr:`reduce_ops`) over the last dimension of a contiguous (rows, cols)

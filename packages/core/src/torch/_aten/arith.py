@@ -24,6 +24,7 @@ from .convert import (
     to_device,
     to_dtype,
     write_out,
+    write_out_of,
 )
 
 __all__ = ["add", "is_floating_point", "mul", "numel", "sum"]
@@ -121,15 +122,16 @@ def add(input: Tensor, other: Any, *, alpha: Any = 1, out: Tensor | None = None)
     if alpha.__class__ is int and alpha == 1:
         if out is None:
             return _aten_add(input, other)
-        return write_out(out, _aten_add(input, other))
+        return write_out_of(_aten_add, out, input, other)
     result = _aten_add(input, other, alpha=alpha)
     return result if out is None else write_out(out, result)
 
 
 def mul(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """``input * other`` with broadcasting and type promotion."""
-    result = _aten_mul(input, other)
-    return result if out is None else write_out(out, result)
+    if out is None:
+        return _aten_mul(input, other)
+    return write_out_of(_aten_mul, out, input, other)
 
 
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,

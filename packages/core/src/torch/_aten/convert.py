@@ -56,6 +56,32 @@ def write_out(out: Tensor | None, result: Tensor) -> Tensor:
     return out
 
 
+def write_out_of(op: _dispatch.Operator, out: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``op(*args, **kwargs)`` into ``out`` (an elementwise operator's ``out=``): PyTorch's
+    checks first (no graph through an out= call, no partial overlap between ``out`` and an
+    input), then the op's one launch straight into ``out`` where its plan allows
+    (``plan.call_out``), else the result computed and copied (:func:`write_out`)."""
+    if isinstance(out, Tensor):
+        grad = not _state.no_grad_active or _config._local.grad
+        for a in args:
+            if isinstance(a, Tensor):
+                if grad and a._requires_grad:
+                    _out_grad_error(op)
+                if a._storage is out._storage:
+                    check_no_partial_overlap(out, a)
+        if grad and out._requires_grad:
+            _out_grad_error(op)
+        done = _plan.call_out(op, args, kwargs, out, write_out)
+        if done is not None:
+            return done
+    return write_out(out, op(*args, **kwargs))
+
+
+def _out_grad_error(op: _dispatch.Operator) -> None:
+    raise RuntimeError(f"{op._opname}(): functions with out=... arguments don't support "
+                       "automatic differentiation, but one of the arguments requires grad.")
+
+
 def scalar_type_name(dt: _dtype.dtype) -> str:
     """PyTorch's ScalarType name, used in its error messages."""
     return _SCALAR_TYPE_NAMES[dt._name]

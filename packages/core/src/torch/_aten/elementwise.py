@@ -42,7 +42,7 @@ from .._core.promotion import (
 )
 from .._core.tensor import Tensor
 from .arith import DIRECT_PRIMS, add, inplace_method, mul, operand, scalar_operand
-from .convert import copy_, scalar_type_name, to_dtype, write_out
+from .convert import copy_, scalar_type_name, to_dtype, write_out, write_out_of
 
 _NUMBER = NUMBER_TYPES
 _WIDEN = (_dtype.float16, _dtype.bfloat16, _dtype.float32)
@@ -315,7 +315,7 @@ def _binary_kernel(row: Binary) -> Callable[[Any, Any], Tensor]:
 def _public_unary(op: _dispatch.Operator, name: str) -> Callable[..., Tensor]:
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         # (write_out only with an out tensor: one call less on every small op)
-        return op(input) if out is None else write_out(out, op(input))
+        return op(input) if out is None else write_out_of(op, out, input)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{name}`` of each element of ``input``."
@@ -324,7 +324,7 @@ def _public_unary(op: _dispatch.Operator, name: str) -> Callable[..., Tensor]:
 
 def _public_binary(op: _dispatch.Operator, name: str) -> Callable[..., Tensor]:
     def fn(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
-        return op(input, other) if out is None else write_out(out, op(input, other))
+        return op(input, other) if out is None else write_out_of(op, out, input, other)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"``{name}`` of ``input`` and ``other`` elementwise, with broadcasting and "
@@ -369,7 +369,7 @@ def _public_compare(tensor_op: _dispatch.Operator, number_op: _dispatch.Operator
     (``x > 0`` is ``aten::gt.Scalar``), a tensor its ``.Tensor`` one."""
     def fn(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
         op = tensor_op if other.__class__ is Tensor or isinstance(other, Tensor) else number_op
-        return op(input, other) if out is None else write_out(out, op(input, other))
+        return op(input, other) if out is None else write_out_of(op, out, input, other)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"``{name}`` of ``input`` and ``other`` elementwise, with broadcasting: a "
@@ -498,7 +498,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
     if alpha.__class__ is int and alpha == 1:
         if out is None:
             return _aten_sub(input, other)  # (the usual call: one test each)
-        return write_out(out, _aten_sub(input, other))
+        return write_out_of(_aten_sub, out, input, other)
     result = _aten_sub(input, other, alpha=alpha)
     return result if out is None else write_out(out, result)
 

@@ -282,76 +282,10 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
                     parts.append(True)
                 key = tuple(parts)
     if key is None:
-        # The signature, written out flat (this runs for every call of every such operator): a
-        # contiguous tensor by its interned layout, a strided one by its interned geometry,
-        # which it takes on for its next calls (the plan binds the strides; the offset is read
-        # per call), True after a tensor that requires grad, a number by its class and value
-        # (1, 1.0 and True differ).
-        parts: list[Any] = []
-        # (parts.append written at each use: the interpreter's list-append form, no call)
-        grad = False
-        first = None
-        for a in args:
-            cls = a.__class__
-            if cls is Tensor:
-                if first is None:
-                    first = a
-                elif a is first:
-                    parts.append(_ALIAS)  # `t + t`: plans apart from a call of two tensors
-                lay = a._interned_layout
-                if lay is None:
-                    lay = a._geometry
-                    if lay is None or (
-                            lay.shape is not a._shape or lay.stride is not a._stride
-                            or lay.dtype is not a._dtype or lay.device is not a._device):
-                        lay = adopt_geometry(a)
-                        if lay is None:
-                            return None  # symbolic sizes do not hash
-                parts.append(lay)
-                if a._requires_grad:
-                    grad = True
-                    parts.append(True)
-            elif cls in _SCALAR_TYPES:
-                parts.append(cls)
-                parts.append(a)
-            elif a is None:
-                parts.append(None)
-            elif cls is list or cls is tuple:  # dims, sizes; an output mask of bools
-                kind = a[0].__class__ if a else int
-                if kind is not int and kind is not bool:
-                    return None  # tensor lists, SymInts...: the generic path
-                for x in a:
-                    if x.__class__ is not kind:
-                        return None
-                parts.append(cls if kind is int else (cls, bool))  # (True == 1: keyed apart)
-                parts.append(tuple(a))
-            else:
-                return None  # subclasses, dtypes...: the generic path
-        if kwargs:
-            for name, v in kwargs.items():
-                cls = v.__class__
-                if cls in _KWARG_TYPES:
-                    parts.append(name)
-                    parts.append(cls)
-                    parts.append(v)
-                elif cls is _Device:  # a factory's device, by its fields (C-level hashing)
-                    parts.append(name)
-                    parts.append(v._type)
-                    parts.append(v._index)
-                else:
-                    return None
-        if first is None:
-            # No tensor argument (a factory): the result follows the process's default dtype
-            # and this thread's default device where the call names none.
-            parts.append(_config._default_dtype)
-            if not kwargs or kwargs.get("device") is None:
-                parts.append(_config.get_default_device())
-        if grad:
-            # no_grad (read from the thread only when some thread has it on; the thread-local
-            # itself, not is_grad_enabled(): backward runs every op with grad off)
-            grad = not _state.no_grad_active or _config._local.grad
-            parts.append(grad)
-        key = tuple(parts)
+        signed = _signature(args, kwargs)
+        if signed is None:
+            return None
+        key, grad = signed
     try:
         plan = op._plans.get(key)
     except TypeError:  # symbolic sizes (fake tensors with a shape env) do not hash
@@ -401,6 +335,82 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     else:
         autograd_nodes.plan_node(recipe, args, out)
     return out
+
+
+def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> tuple[tuple[Any, ...], bool] | None:
+    """A call's plan key and whether it records a graph, or None when no plan serves the
+    call (what :func:`call` builds, in full, for the calls its written-out cases miss)."""
+    # The signature, written out flat (this runs for every call the written-out cases miss): a
+    # contiguous tensor by its interned layout, a strided one by its interned geometry,
+    # which it takes on for its next calls (the plan binds the strides; the offset is read
+    # per call), True after a tensor that requires grad, a number by its class and value
+    # (1, 1.0 and True differ).
+    parts: list[Any] = []
+    # (parts.append written at each use: the interpreter's list-append form, no call)
+    grad = False
+    first = None
+    for a in args:
+        cls = a.__class__
+        if cls is Tensor:
+            if first is None:
+                first = a
+            elif a is first:
+                parts.append(_ALIAS)  # `t + t`: plans apart from a call of two tensors
+            lay = a._interned_layout
+            if lay is None:
+                lay = a._geometry
+                if lay is None or (
+                        lay.shape is not a._shape or lay.stride is not a._stride
+                        or lay.dtype is not a._dtype or lay.device is not a._device):
+                    lay = adopt_geometry(a)
+                    if lay is None:
+                        return None  # symbolic sizes do not hash
+            parts.append(lay)
+            if a._requires_grad:
+                grad = True
+                parts.append(True)
+        elif cls in _SCALAR_TYPES:
+            parts.append(cls)
+            parts.append(a)
+        elif a is None:
+            parts.append(None)
+        elif cls is list or cls is tuple:  # dims, sizes; an output mask of bools
+            kind = a[0].__class__ if a else int
+            if kind is not int and kind is not bool:
+                return None  # tensor lists, SymInts...: the generic path
+            for x in a:
+                if x.__class__ is not kind:
+                    return None
+            parts.append(cls if kind is int else (cls, bool))  # (True == 1: keyed apart)
+            parts.append(tuple(a))
+        else:
+            return None  # subclasses, dtypes...: the generic path
+    if kwargs:
+        for name, v in kwargs.items():
+            cls = v.__class__
+            if cls in _KWARG_TYPES:
+                parts.append(name)
+                parts.append(cls)
+                parts.append(v)
+            elif cls is _Device:  # a factory's device, by its fields (C-level hashing)
+                parts.append(name)
+                parts.append(v._type)
+                parts.append(v._index)
+            else:
+                return None
+    if first is None:
+        # No tensor argument (a factory): the result follows the process's default dtype
+        # and this thread's default device where the call names none.
+        parts.append(_config._default_dtype)
+        if not kwargs or kwargs.get("device") is None:
+            parts.append(_config.get_default_device())
+    if grad:
+        # no_grad (read from the thread only when some thread has it on; the thread-local
+        # itself, not is_grad_enabled(): backward runs every op with grad off)
+        grad = not _state.no_grad_active or _config._local.grad
+        parts.append(grad)
+    return tuple(parts), grad
 
 
 def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -1128,6 +1138,159 @@ def _node_recipe(op: _dispatch.Operator, args: tuple[Any, ...], result: Tensor) 
     if kernel is None or getattr(kernel, "_plait_node", None) is None or node is None:
         return None
     return autograd_nodes.plan_recipe(node, args, result)
+
+
+# -- out= plans: an elementwise call's one launch straight into its out tensor -------------------
+
+# (operator, out's interned layout, the call's signature) -> the native launch writing the
+# call's result into an out tensor of that layout (a function of the call's arguments and out),
+# or False: the caller computes, then copies. Dropped on every kernel (un)registration.
+_out_plans: dict[Any, Any] = {}
+_dispatch.on_invalidate.append(_out_plans.clear)
+
+
+def call_out(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
+             write: Callable[[Tensor, Tensor], Tensor]) -> Tensor | None:
+    """``op(*args, **kwargs)`` written into ``out`` by one native launch, where this call
+    signature's plan allows it: ``out`` a plain contiguous tensor of the result's exact layout
+    (shape, dtype, device) sharing no memory with an input, nothing requiring grad, no dispatch
+    mode, an elementwise operator of one primitive (its record, as :func:`call`'s plans read
+    it) and a backend with ``FastPath.prepare_out``. Returns ``out`` (its version bumped once,
+    as a copy into it would). A signature's first such call runs the generic path recorded and
+    ends with ``write(out, result)`` (the caller's ``out=`` copy, with its checks). None: the
+    caller computes and copies."""
+    if (out.__class__ is not Tensor or op._plans is None or _state.modes_active
+            or _state.inference_active or _state.anomaly or recording is not None):
+        return None
+    olay = out._interned_layout
+    if olay is None or olay.fast is None or out._requires_grad or "_inference" in out.__dict__:
+        return None
+    storage = out._storage
+    for a in args:
+        if a.__class__ is Tensor and (a._requires_grad or a._storage is storage):
+            return None  # a graph (PyTorch's error), or an input out overwrites: generic
+    signed = _signature(args, kwargs)
+    if signed is None:
+        return None
+    plan_key = (op, olay, signed[0])
+    try:
+        run = _out_plans.get(plan_key)
+    except TypeError:  # symbolic sizes do not hash
+        return None
+    if run is None:
+        return _first_out_call(op, args, kwargs, out, olay, plan_key, write)
+    if run and run(args, out):
+        out._vc[0] += 1
+        return out
+    return None
+
+
+def _first_out_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    out: Tensor, olay: Any, plan_key: tuple[Any, ...],
+                    write: Callable[[Tensor, Tensor], Tensor]) -> Tensor | None:
+    """Run the generic path recorded, keep the out= plan its record allows, and write the
+    result into ``out``."""
+    global recording
+    with _lock:
+        if recording is not None:
+            return None  # another thread is planning: this call takes the generic path
+        rec = recording = []
+    try:
+        result = _dispatch.call(op, args, kwargs)
+    finally:
+        recording = None
+    run = False
+    if op._replays and not _tensor_as_value(op, args, kwargs):
+        run = _out_native(op, args, rec, result, olay) or False
+    if len(_out_plans) >= _MAX_PLANS:
+        _out_plans.clear()
+    _out_plans[plan_key] = run
+    return write(out, result)
+
+
+def _out_native(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result: Any,
+                olay: Any) -> Callable[[tuple[Any, ...], Tensor], bool] | None:
+    """The launch into an out tensor of layout ``olay`` that the record ``rec`` of one generic
+    call allows (a function of the call's arguments and out, False when the backend declines a
+    call), or None: one elementwise primitive of core's composite into the call's result, of
+    ``olay``'s shape, dtype and device, on operands that are the call's tensors (in the
+    primitive's dtype) or numbers (bound as the constants the generic path makes of them)."""
+    if result.__class__ is not Tensor or len(rec) != 1 or result._requires_grad:
+        return None
+    prim, operands, compute, out_dtype, prim_kwargs, rout = rec[0]
+    if (rout is not result or compute is _dtype.bool_ or result._shape != olay.shape
+            or out_dtype is not olay.dtype or result._dtype is not olay.dtype
+            or result._device != olay.device):
+        return None
+    fast = olay.fast
+    prepare_out = getattr(fast, "prepare_out", None)
+    key = olay.runtime.dispatch_key
+    if (prepare_out is None or fast.dtype_codes.get(compute) is None
+            or op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT)
+            or _dispatch.registered(getattr(PRIMS, prim).resolve(key))
+            is not fast.kernels.get(prim)):
+        return None
+    if prim_kwargs:
+        if list(prim_kwargs) != ["rounding_mode"]:
+            return None  # (a reduction's dims: not elementwise)
+        mode = prim_kwargs["rounding_mode"]
+        if mode is not None:
+            prim = _PRIM_VARIANTS.get((prim, mode))
+            if prim is None:
+                return None
+    if prim != "where" and len(operands) > 2:
+        return None
+    shape = olay.shape
+    spec: list[tuple[int | None, int]] = []  # (argument position, itemsize) or (None, address)
+    strides: list[Any] = []
+    constants: list[Tensor] = []
+    for k, o in enumerate(operands):
+        want = _dtype.bool_ if prim == "where" and k == 0 else compute
+        if o.__class__ is Tensor:
+            place = _position(o, args)
+            if place is None or o._dtype is not want:
+                return None
+            spec.append((place, want.itemsize))
+            strides.append(_expanded(o._shape, o._stride, shape))
+        else:
+            c = _constant(o, want, olay.device)
+            if c is None:
+                return None
+            constants.append(c)
+            spec.append((None, c._storage._ptr + c._offset * want.itemsize))
+            strides.append((0,) * len(shape))
+    if not any(place is not None for place, _ in spec):
+        return None
+    native = prepare_out(_NATIVE_NAMES.get(prim, prim), olay.dcode, fast.dtype_codes[compute],
+                         shape, strides)
+    if native is None:
+        return None
+    out_size = olay.dtype.itemsize
+    if len(spec) == 1 and spec[0][0] is not None:
+        (i, size), = spec
+
+        def run_unary(args: tuple[Any, ...], out: Tensor) -> bool:
+            x = args[i]  # (the addresses, written out: no calls)
+            return native(out._storage._ptr + out._offset * out_size,
+                          x._storage._ptr + x._offset * size)
+        return run_unary
+    if len(spec) == 2 and spec[0][0] is not None and spec[1][0] is not None:
+        (i, size_a), (j, size_b) = spec
+
+        def run_binary(args: tuple[Any, ...], out: Tensor) -> bool:
+            a = args[i]
+            b = args[j]
+            return native(out._storage._ptr + out._offset * out_size,
+                          a._storage._ptr + a._offset * size_a,
+                          b._storage._ptr + b._offset * size_b)
+        return run_binary
+
+    def run_bound(args: tuple[Any, ...], out: Tensor) -> bool:
+        return native(out._storage._ptr + out._offset * out_size,
+                      *[c if i is None else args[i]._storage._ptr + args[i]._offset * c
+                        for i, c in spec])
+    run_bound.constants = constants  # type: ignore[attr-defined]  # alive as long as the plan
+    return run_bound
 
 
 _dispatch.plan_call = call

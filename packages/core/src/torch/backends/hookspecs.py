@@ -180,6 +180,17 @@ class FastPath(Protocol):
         """
 
 
+    # Optional (core checks with getattr): an elementwise ``out=`` result written by one launch.
+    def prepare_out(self, prim: str, out_dtype: int, in_dtype: int, shape: Sequence[int],
+                    strides: Sequence[Sequence[int]]) -> Callable[..., bool] | None:
+        """A function of addresses ``(out, *inputs)`` running elementwise primitive ``prim``
+        (as :meth:`prepare` names them) on the inputs, read with ``strides`` over ``shape``,
+        into the existing contiguous block at ``out`` of ``shape``; it returns False, having
+        written nothing, when the kernel declines. Core calls it only for an ``out`` that shares
+        no memory with an input. None: no native kernel for ``prim`` at this geometry.
+        """
+
+
 class Copier(Protocol):
     """Byte copies between host and device. Returned by :func:`torch_backend_copy`.
 
