@@ -245,6 +245,8 @@ def test_inverse_gamma_matches_scipy() -> None:
     x = np.array([0.5, 3.0])
     close(d.log_prob(t(x.tolist())), st.invgamma.logpdf(x, a, scale=b))
     close(d.entropy(), st.invgamma.entropy(a, scale=b))
+    close(d.cdf(t(x.tolist())), st.invgamma.cdf(x, a, scale=b))
+    close(Gamma(t(a.tolist()), t(b.tolist())).cdf(t(x.tolist())), st.gamma.cdf(x, a, scale=1 / b))
     close(d.mean, [1.0, math.inf])
     close(d.mode, b / (a + 1))
     d2 = InverseGamma(t([4.0]), t([3.0]))

@@ -63,6 +63,12 @@ class Gamma(Distribution):
                 + torch.xlogy(self.concentration - 1, value)
                 - self.rate * value - torch.lgamma(self.concentration))
 
+    def cdf(self, value: torch.Tensor) -> torch.Tensor:
+        """The regularised lower incomplete gamma function ``P(concentration, rate * x)``."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return torch.special.gammainc(self.concentration, self.rate * value)
+
     def entropy(self) -> torch.Tensor:
         return (self.concentration - torch.log(self.rate) + torch.lgamma(self.concentration)
                 + (1.0 - self.concentration) * torch.digamma(self.concentration))
