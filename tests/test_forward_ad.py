@@ -155,3 +155,41 @@ def test_no_grad_region_still_propagates_tangents():
         out = fwAD.make_dual(x, torch.ones(2, dtype=DT)).exp()
         tangent = fwAD.unpack_dual(out).tangent
     assert torch.allclose(tangent, x.exp())
+
+
+class _NumpySquare(torch.autograd.Function):
+    """A forward that leaves torch (numpy), so only its backward knows the derivative."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return torch.from_numpy(a.detach().numpy() ** 2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return 2 * a * grad
+
+
+class _OnceDoubled(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        return grad * 2
+
+
+def test_custom_function_is_one_operation():
+    x = torch.tensor([1.0, 3.0], dtype=DT)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, torch.ones(2, dtype=DT))
+        tangent = fwAD.unpack_dual(_NumpySquare.apply(d) + d).tangent
+        with pytest.raises(NotImplementedError, match="_OnceDoubled"):
+            _OnceDoubled.apply(d)
+    # d/dx (x^2 + x) = 2x + 1
+    assert torch.allclose(tangent, 2 * x + 1)
+    # outside a level the Function is untouched
+    assert torch.equal(_NumpySquare.apply(x), x * x)

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import torch
+from torch.autograd import function as _function
 from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree
 
@@ -48,6 +49,7 @@ class _Level:
         # id(tensor) -> (weak reference to the tensor, its tangent)
         self.tangents: dict[int, tuple[weakref.ref, torch.Tensor]] = {}
         self.mode = _DualMode(self)
+        self.in_function_apply = False
 
     def set_tangent(self, tensor: torch.Tensor, tangent: torch.Tensor) -> None:
         key = id(tensor)
@@ -61,6 +63,26 @@ class _Level:
         if entry is None or entry[0]() is not tensor:
             return None
         return entry[1]
+
+    def function_apply(self, cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``cls.apply(*args, **kwargs)`` of a custom autograd Function with dual arguments:
+        one call, differentiated through the Function's ``backward`` (its forward may leave
+        torch, so tracing the ops inside it could drop a tangent silently)."""
+        if self.in_function_apply:
+            return NotImplemented
+        leaves, spec = _pytree.tree_flatten((args, kwargs))
+        dual_at = [i for i, leaf in enumerate(leaves)
+                   if isinstance(leaf, torch.Tensor) and self.tangent_of(leaf) is not None]
+        if not dual_at:
+            return NotImplemented
+        self.in_function_apply = True
+        try:
+            # no mode below this call: the Function's forward and backward are one operation
+            with torch._C.DisableTorchFunction():
+                return _propagate(lambda *a, **k: cls.apply(*a, **k), leaves, spec, dual_at,
+                                  self, name=f"{cls.__qualname__}.apply")
+        finally:
+            self.in_function_apply = False
 
 
 _levels: list[_Level] = []
@@ -88,6 +110,7 @@ def enter_dual_level() -> int:
     level = _Level(0)
     _levels.append(level)
     level.mode.__enter__()
+    _function.forward_ad_hook = level.function_apply
     return level.index
 
 
@@ -97,6 +120,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if current is None:
         raise RuntimeError("Trying to exit a forward AD level that was not entered")
     current.mode.__exit__(None, None, None)
+    _function.forward_ad_hook = None
     _levels.pop()
     current.tangents.clear()
 
@@ -210,9 +234,9 @@ class _DualMode(TorchFunctionMode):
 
 
 def _propagate(func: Callable[..., Any], leaves: list[Any], spec: Any, dual_at: list[int],
-               level: _Level) -> Any:
+               level: _Level, name: str | None = None) -> Any:
     """Run ``func`` on the flattened arguments and give its outputs their tangents."""
-    name = _name(func)
+    name = name or _name(func)
     originals = [leaves[i] for i in dual_at]
     tangents = [level.tangent_of(t) for t in originals]
     # a tensor autograd can differentiate with respect to: the dual tensor itself when it

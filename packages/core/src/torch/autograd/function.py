@@ -12,6 +12,10 @@ from .graph import Node, SavedTensor
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
+# set by torch.autograd.forward_ad while a dual level is active: sees each apply first and
+# returns NotImplemented for the calls it leaves alone
+forward_ad_hook: Any = None
+
 
 class FunctionCtx:
     """The ``ctx`` of ``forward``/``setup_context``/``backward``."""
@@ -126,6 +130,10 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if forward_ad_hook is not None:
+            result = forward_ad_hook(cls, args, kwargs)
+            if result is not NotImplemented:
+                return result
         uses_setup = cls.setup_context is not Function.setup_context
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         record = _config.is_grad_enabled() and any(t.requires_grad for t in tensor_args)
