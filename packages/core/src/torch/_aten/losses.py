@@ -16,7 +16,6 @@ from typing import Any
 
 from .._core import dispatch as _dispatch
 from .._core.tensor import Tensor
-from .._fused import losses as _nll
 from . import activations as _act, elementwise as _ew
 from .no_data import has_no_data
 
@@ -220,7 +219,7 @@ def _class_rows(self: Tensor) -> Tensor:
 def _nll_loss2d_forward(self: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
                         ignore_index: int) -> tuple[Tensor, Tensor]:
     _check_nll_loss2d(self, target, weight)
-    out, total_weight = _nll.ATEN["nll_loss_forward"](
+    out, total_weight = _dispatch.get("aten::nll_loss_forward")(
         _class_rows(self), target.reshape(-1), weight, reduction, ignore_index)
     return (out.reshape(target.shape) if reduction == 0 else out), total_weight
 
@@ -230,7 +229,7 @@ def _nll_loss2d_backward(grad_output: Tensor, self: Tensor, target: Tensor,
                          total_weight: Tensor) -> Tensor:
     _check_nll_loss2d(self, target, weight)
     n, c, h, w = self.shape
-    grad_rows = _nll.ATEN["nll_loss_backward"](
+    grad_rows = _dispatch.get("aten::nll_loss_backward")(
         grad_output.reshape(-1) if reduction == 0 else grad_output, _class_rows(self),
         target.reshape(-1), weight, reduction, ignore_index, total_weight)
     return grad_rows.reshape(n, h, w, c).movedim(-1, 1).contiguous()

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._core import dispatch as _dispatch, dtype as _dtype
+from .._core import dispatch as _dispatch, dtype as _dtype, upcalls
 from .._core.tensor import Tensor
-from . import elementwise as _ew, factories as _factories
+from . import creation as _creation, elementwise as _ew, factories as _factories, shape as _shape
 
 __all__: list[str] = []  # F.rrelu is plait-nn's
 
@@ -218,14 +218,11 @@ def _grid_sampler_backward(n: int) -> Any:
     def kernel(grad_output: Tensor, input: Tensor, grid: Tensor, interpolation_mode: int,
                padding_mode: int, align_corners: bool,
                output_mask: list[bool]) -> tuple[Tensor, Tensor]:
-        import torch  # (the autograd engine)
-
         _check_grid_sampler(input, grid, interpolation_mode, padding_mode, n)
         leaves = (input.detach().requires_grad_(), grid.detach().requires_grad_())
-        with torch.enable_grad():
-            out = _grid_sample_composite(leaves[0], leaves[1], interpolation_mode,
-                                         padding_mode, bool(align_corners))
-            grads = torch.autograd.grad(out, leaves, grad_output, allow_unused=True)
+        grads = upcalls.composite_vjp(
+            lambda i, g: _grid_sample_composite(i, g, interpolation_mode, padding_mode,
+                                                bool(align_corners)), leaves, grad_output)
         # nearest sampling gives the grid a zero gradient, as PyTorch's kernel does
         return (grads[0] if grads[0] is not None else _factories.zeros_like(leaves[0]),
                 grads[1] if grads[1] is not None else _factories.zeros_like(leaves[1]))
@@ -239,19 +236,17 @@ def _grid_sampler_backward(n: int) -> Any:
 def affine_base_grid(spatial: list[int], align_corners: bool, like: Tensor) -> Tensor:
     """(1, prod(spatial), n + 1): each output point's normalised coordinates, x (the last
     spatial dim) first, then a 1 for the translation; ``like``'s dtype and device."""
-    import torch  # (linspace, meshgrid and stack of the public surface)
-
     n = len(spatial)
 
     def axis(steps: int) -> Tensor:
         if steps <= 1:
-            return torch.zeros(max(steps, 0), dtype=like.dtype)
-        line = torch.linspace(-1, 1, steps, dtype=like.dtype)
+            return _factories.zeros(max(steps, 0), dtype=like.dtype)
+        line = _creation.linspace(-1, 1, steps, dtype=like.dtype)
         return line if align_corners else line * ((steps - 1) / steps)
 
-    grids = torch.meshgrid(*[axis(s) for s in spatial], indexing="ij")
-    cols = [grids[n - 1 - k] for k in range(n)] + [torch.ones(spatial, dtype=like.dtype)]
-    return torch.stack(cols, -1).reshape(1, -1, n + 1).to(like.device)
+    grids = _shape.meshgrid(*[axis(s) for s in spatial], indexing="ij")
+    cols = [grids[n - 1 - k] for k in range(n)] + [_factories.ones(spatial, dtype=like.dtype)]
+    return _shape.stack(cols, -1).reshape(1, -1, n + 1).to(like.device)
 
 
 def _affine_spatial(theta: Tensor, size: list[int]) -> list[int]:

@@ -45,6 +45,9 @@ SLOTS: dict[str, tuple[str, str]] = {
     "inplace_begin": ("torch.autograd", "before an in-place write that bypasses the dispatcher "
                                         "(fill_): its checks, and whether it is recorded"),
     "inplace_end": ("torch.autograd", "after a recorded in-place write: its history"),
+    "composite_vjp": ("torch.autograd", "the vector-Jacobian product of a composite at fresh "
+                                        "leaves: the backward operator whose kernel "
+                                        "differentiates its own forward (grid_sampler_*d)"),
     "op_packet": ("torch._ops", "Operator.overloadpacket: the torch.ops packet of an "
                                 "operator's overloads"),
 }

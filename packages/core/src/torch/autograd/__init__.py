@@ -16,7 +16,7 @@ from typing import Any
 
 from .._core import dispatch as _dispatch, upcalls
 from . import _inplace, _nodes, _tensor_api, graph
-from ._backward import backward, grad
+from ._backward import backward, composite_vjp, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .variable import Variable
@@ -45,7 +45,7 @@ def __getattr__(name: str) -> Any:
 def _install() -> None:
     _dispatch._autograd_kernel = _nodes.autograd_kernel
     upcalls.install(not_differentiable=_nodes.not_differentiable, inplace_begin=_inplace.begin,
-                    inplace_end=_inplace.after_write)
+                    inplace_end=_inplace.after_write, composite_vjp=composite_vjp)
     _tensor_api.install()
 
 

@@ -78,3 +78,14 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
 
 backward.__module__ = grad.__module__ = "torch.autograd"  # their public home, as in PyTorch
+
+
+def composite_vjp(fn: Any, leaves: tuple[Any, ...], grad_output: Any) -> tuple[Any, ...]:
+    """``fn(*leaves)``'s vector-Jacobian product with ``grad_output``, recorded with grad mode
+    on whatever the caller's: the gradient of each leaf (leaves that require grad), None for a
+    leaf the result does not depend on. For a backward operator whose kernel differentiates its
+    own forward composite (``torch._core.upcalls.composite_vjp``)."""
+    from .grad_mode import enable_grad
+
+    with enable_grad():
+        return grad(fn(*leaves), leaves, grad_output, allow_unused=True)

@@ -237,23 +237,22 @@ def _grid_sampler_backward(ctx: Any, grad_input_grad: Tensor | None,
                               grad_grid_grad: Tensor | None) -> tuple[Tensor | None, ...]:
     # the second derivative of the forward composite, taken by the engine on fresh leaves (the
     # result is a second derivative: it does not record a third)
-    import torch
-
     from ..._aten.sampling import _grid_sample_composite
+    from .._backward import grad
+    from ..grad_mode import enable_grad
 
     g, input, grid, interpolation_mode, padding_mode, align_corners = ctx.args[:6]
     leaves = tuple(t.detach().requires_grad_() for t in (g, input, grid))
-    with torch.enable_grad():
+    with enable_grad():
         out = _grid_sample_composite(leaves[1], leaves[2], interpolation_mode, padding_mode,
                                      bool(align_corners))
-        firsts = torch.autograd.grad(out, leaves[1:], leaves[0], create_graph=True,
-                                     allow_unused=True)
+        firsts = grad(out, leaves[1:], leaves[0], create_graph=True, allow_unused=True)
         pairs = [(f, w) for f, w in zip(firsts, (grad_input_grad, grad_grid_grad))
                  if f is not None and f.requires_grad and w is not None]
         seconds: tuple[Tensor | None, ...] = (None, None, None)
         if pairs:
-            seconds = torch.autograd.grad([f for f, _ in pairs], leaves, [w for _, w in pairs],
-                                          allow_unused=True)
+            seconds = grad([f for f, _ in pairs], leaves, [w for _, w in pairs],
+                           allow_unused=True)
     return _kept(ctx, *(s if s is not None else zeros_like(leaf)
                         for s, leaf in zip(seconds, leaves)))
 
