@@ -14,6 +14,7 @@ __all__ = [
     "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "fractional_max_pool2d",
     "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
     "fractional_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+    "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
     "max_unpool1d", "max_unpool2d", "max_unpool3d",
 ]
 
@@ -109,6 +110,23 @@ def _adaptive_max_with_indices(n: int) -> Any:
 
 adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, \
     adaptive_max_pool3d_with_indices = (_adaptive_max_with_indices(n) for n in (1, 2, 3))
+
+
+def _max_pool_with_indices(n: int) -> Any:
+    # PyTorch's *_with_indices functions return (values, indices) whatever return_indices
+    # says: the flag is only there so that they share max_poolNd's signature.
+    def fn(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+           dilation: Any = 1, ceil_mode: bool = False,
+           return_indices: bool = False) -> tuple[Tensor, Tensor]:
+        return _ops.max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+    fn.__name__ = fn.__qualname__ = f"max_pool{n}d_with_indices"
+    fn.__doc__ = f"{n}-d max pooling returning (values, indices into the input plane)."
+    return fn
+
+
+max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices = (
+    _max_pool_with_indices(n) for n in (1, 2, 3))
 
 
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:

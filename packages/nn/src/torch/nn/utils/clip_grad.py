@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import torch
@@ -72,3 +73,11 @@ def clip_grad_value_(parameters: Any, clip_value: float, foreach: bool | None = 
                 p.grad.clamp_(min=-clip_value, max=clip_value)
 
 
+
+
+def clip_grad_norm(parameters: Any, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """Deprecated spelling of :func:`clip_grad_norm_` (warns with a ``FutureWarning``)."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
