@@ -871,3 +871,40 @@ def test_kl_from_continuous_bernoulli_by_quadrature(other: str) -> None:
     }[other]
     expected = quad(lambda u: dens(u) * (math.log(dens(u)) - log_q(u)), 0, 1)[0]
     close(kl_divergence(p, q), [expected], 1e-7)
+
+
+_INVALID = {
+    "poisson rate": lambda: Poisson(t([-1.0]), validate_args=True),
+    "poisson sample": lambda: Poisson(t([1.0]), validate_args=True).log_prob(t([-1.0])),
+    "multinomial sample": lambda: Multinomial(4, t([0.2, 0.8]), validate_args=True).log_prob(
+        t([5.0, 0.0])),
+    "negative binomial sample": lambda: NegativeBinomial(
+        t([2.0]), probs=t([0.3]), validate_args=True).log_prob(t([0.5])),
+    "half cauchy scale": lambda: HalfCauchy(t(-2.0), validate_args=True),
+    "inverse gamma sample": lambda: InverseGamma(t(2.0), t(3.0), validate_args=True).log_prob(
+        t(-1.0)),
+    "fisher df": lambda: FisherSnedecor(t(-2.0), t(5.0), validate_args=True),
+    "kumaraswamy sample": lambda: Kumaraswamy(t(2.0), t(3.0), validate_args=True).log_prob(
+        t(1.5)),
+    "von mises concentration": lambda: VonMises(t(0.1), t(-2.0), validate_args=True),
+    "continuous bernoulli sample": lambda: ContinuousBernoulli(
+        t(0.3), validate_args=True).log_prob(t(1.3)),
+    "relaxed bernoulli probs": lambda: RelaxedBernoulli(t(0.5), probs=t(1.3),
+                                                        validate_args=True),
+    "relaxed one-hot sample": lambda: RelaxedOneHotCategorical(
+        t(0.5), probs=t([0.2, 0.8]), validate_args=True).log_prob(t([0.5, 0.6])),
+    "logistic normal sample": lambda: LogisticNormal(
+        t([0.1, 0.2]), t([1.0, 2.0]), validate_args=True).log_prob(t([0.5, 0.6, 0.1])),
+    "generalized pareto sample": lambda: GeneralizedPareto(
+        t(0.0), t(1.0), t(0.2), validate_args=True).log_prob(t(-1.0)),
+    "wishart sample": lambda: Wishart(t(3.0), covariance_matrix=t([[1.0, 0.0], [0.0, 1.0]]),
+                                      validate_args=True).log_prob(t([[1.0, 2.0], [2.0, 1.0]])),
+    "lkj sample": lambda: LKJCholesky(2, t(2.0), validate_args=True).log_prob(
+        t([[1.0, 0.0], [0.5, 0.5]])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_INVALID))
+def test_validate_args_rejects_invalid_parameters_and_samples(case: str) -> None:
+    with pytest.raises(ValueError):
+        _INVALID[case]()
