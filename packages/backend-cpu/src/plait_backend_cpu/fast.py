@@ -73,6 +73,42 @@ class FastPath:
             return native_fn(dtype, shape, out, strides, out, strides, b, b_strides)
         return into
 
+    def prepare_out(self, prim: str, out_dtype: int, in_dtype: int, shape: Sequence[int],
+                    strides: Sequence[Sequence[int]]) -> Callable[..., bool] | None:
+        """A function of addresses ``(out, *inputs)`` that runs elementwise primitive ``prim``
+        on the inputs (read with ``strides`` over ``shape``) into the existing contiguous
+        block at ``out``: an ``out=`` result written by the kernel itself, no copy. It returns
+        False, having written nothing, when the native kernel declines. None when ``prim``
+        has no native elementwise kernel."""
+        family = self._families.get(prim)
+        if family not in ("unary", "binary", "where") or prim == "copy" or \
+                len(shape) > _MAX_DIMS:
+            return None
+        native_fn = getattr(self._native, prim)
+        shape = tuple(shape)
+        out_strides = tuple(_contiguous(shape))
+        inputs = [tuple(s) for s in strides]
+        if family == "unary" and len(inputs) == 1:
+            (a_strides,) = inputs
+
+            def unary(out: int, a: int) -> bool:
+                return native_fn(out_dtype, in_dtype, shape, out, out_strides, a, a_strides)
+            return unary
+        if family == "binary" and len(inputs) == 2:
+            a_strides, b_strides = inputs
+
+            def binary(out: int, a: int, b: int) -> bool:
+                return native_fn(in_dtype, shape, out, out_strides, a, a_strides, b, b_strides)
+            return binary
+        if family == "where" and len(inputs) == 3:
+            c_strides, a_strides, b_strides = inputs
+
+            def where(out: int, c: int, a: int, b: int) -> bool:
+                return native_fn(in_dtype, shape, out, out_strides, c, c_strides, a, a_strides,
+                                 b, b_strides)
+            return where
+        return None
+
     def prepare(self, prim: str, out_dtype: int, in_dtype: int, shape: Sequence[int],
                 nbytes: int, strides: Sequence[Sequence[int]],
                 dims: Sequence[int] | None = None, inner: int | None = None,
