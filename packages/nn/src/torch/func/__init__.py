@@ -25,11 +25,13 @@ from torch._functorch.autodiff import (
     vjp,
 )
 from torch._functorch.vmap import vmap
+from torch.func._rearrange import rearrange
 from torch.nn.modules.module import Module
 from torch.nn.utils.stateless import _functional_call
 
 __all__ = ["debug_unwrap", "functional_call", "functionalize", "grad", "grad_and_value",
-           "hessian", "jacfwd", "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
+           "hessian", "jacfwd", "jacrev", "jvp", "linearize", "rearrange",
+           "replace_all_batch_norm_modules_",
            "stack_module_state", "vjp", "vmap"]
 
 
