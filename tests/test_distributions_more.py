@@ -908,3 +908,15 @@ _INVALID = {
 def test_validate_args_rejects_invalid_parameters_and_samples(case: str) -> None:
     with pytest.raises(ValueError):
         _INVALID[case]()
+
+
+def test_mixture_same_family_support_checks_every_component() -> None:
+    from torch.distributions import Categorical, MixtureSameFamily
+    upper = t([[1.0, 2.0]] * 3)
+    mix = MixtureSameFamily(Categorical(torch.ones(3, 2, dtype=D)),
+                            Uniform(torch.zeros(3, 2, dtype=D), upper), validate_args=True)
+    assert isinstance(mix.support, constraints.MixtureSameFamilyConstraint)
+    # Each component has density 1 / width where the value is inside it.
+    close(mix.log_prob(t([0.5, 0.9, 0.2])), [math.log(0.5 * 1 + 0.5 * 0.5)] * 3)
+    with pytest.raises(ValueError):
+        mix.log_prob(t([0.5, 1.5, 0.2]))  # outside the first component's [0, 1]

@@ -60,7 +60,8 @@ class MixtureSameFamily(Distribution):
 
     @constraints.dependent_property
     def support(self) -> Any:
-        return self._component_distribution.support
+        # Checked against every component at once (parameters of shape batch + (K,)).
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property
     def mixture_distribution(self) -> Categorical:
