@@ -1169,10 +1169,24 @@ def call_out(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, An
     for a in args:
         if a.__class__ is Tensor and (a._requires_grad or a._storage is storage):
             return None  # a graph (PyTorch's error), or an input out overwrites: generic
-    signed = _signature(args, kwargs)
-    if signed is None:
-        return None
-    plan_key = (op, olay, signed[0])
+    n = len(args)
+    first = args[0] if n else None
+    # the usual calls keyed without the signature loop: one or two distinct contiguous tensors
+    # (a key of other lengths than the loop's, which is (op, olay, its tuple))
+    plan_key = None
+    if not kwargs and first.__class__ is Tensor and first._interned_layout is not None:
+        if n == 1:
+            plan_key = (op, olay, first._interned_layout, None)
+        elif n == 2:
+            second = args[1]
+            if second.__class__ is Tensor and second is not first and \
+                    second._interned_layout is not None:
+                plan_key = (op, olay, first._interned_layout, second._interned_layout)
+    if plan_key is None:
+        signed = _signature(args, kwargs)
+        if signed is None:
+            return None
+        plan_key = (op, olay, signed[0])
     try:
         run = _out_plans.get(plan_key)
     except TypeError:  # symbolic sizes do not hash
