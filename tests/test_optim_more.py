@@ -694,3 +694,162 @@ def test_lbfgs_resumes_from_state_with_tensor_scalars() -> None:
     opt.step(closure)  # type: ignore[arg-type]
     other.step(other_closure)  # type: ignore[arg-type]
     np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy(), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- Adafactor and SparseAdam
+
+
+def _adafactor_np(p: np.ndarray, grads: list[np.ndarray], lr: float, tau: float, eps1: float,
+                  eps2: float, d: float, wd: float) -> np.ndarray:
+    """Adafactor as PyTorch's documentation writes the algorithm (factored for ndim >= 2)."""
+    p = p.copy()
+    row = np.zeros(p.shape[:-1] + (1,)) if p.ndim > 1 else None
+    col = np.zeros(p.shape[:-2] + (1, p.shape[-1])) if p.ndim > 1 else None
+    var = np.zeros_like(p)
+    for t, g in enumerate(grads, start=1):
+        one_minus_beta2 = t ** tau
+        rho = min(lr, 1 / math.sqrt(t))
+        alpha = max(eps2, np.sqrt(np.mean(p * p))) * rho
+        p = p * (1 - lr * wd)
+        if p.ndim > 1:
+            row = row + one_minus_beta2 * ((g * g).mean(-1, keepdims=True) - row)
+            col = col + one_minus_beta2 * ((g * g).mean(-2, keepdims=True) - col)
+            v = row * col / np.maximum(row.mean(-2, keepdims=True), eps1)
+        else:
+            var = var + one_minus_beta2 * (g * g - var)
+            v = var
+        u = g / np.sqrt(np.maximum(v, eps1 * eps1))
+        p = p - alpha * u / max(1.0, np.sqrt(np.mean(u * u)) / d)
+    return p
+
+
+@pytest.mark.parametrize("shape", [(5,), (4, 3), (2, 3, 4)])
+@pytest.mark.parametrize("kwargs", [{}, {"lr": 0.3, "weight_decay": 0.1, "d": 1.5},
+                                    {"beta2_decay": -0.5, "eps": (1e-20, 1e-2),
+                                     "maximize": True}])
+def test_adafactor_matches_numpy(shape: tuple[int, ...], kwargs: dict) -> None:
+    rng = np.random.default_rng(len(shape))
+    p0 = rng.standard_normal(shape)
+    grads = [rng.standard_normal(shape) for _ in range(6)]
+    p = torch.nn.Parameter(torch.tensor(p0))
+    opt = optim.Adafactor([p], **kwargs)
+    for g in grads:
+        p.grad = torch.tensor(g)
+        opt.step()
+    eps1, eps2 = kwargs.get("eps", (None, 1e-3))
+    sign = -1.0 if kwargs.get("maximize") else 1.0
+    ref = _adafactor_np(p0, [sign * g for g in grads], kwargs.get("lr", 1e-2),
+                        kwargs.get("beta2_decay", -0.8),
+                        np.finfo(np.float64).eps if eps1 is None else eps1, eps2,
+                        kwargs.get("d", 1.0), kwargs.get("weight_decay", 0.0))
+    np.testing.assert_allclose(p.detach().numpy(), ref, rtol=1e-10, atol=1e-12)
+    state = opt.state[p]
+    assert float(state["step"]) == 6.0
+    if len(shape) > 1:
+        assert set(state) == {"step", "row_var", "col_var"}
+        assert tuple(state["row_var"].shape) == shape[:-1] + (1,)
+        assert tuple(state["col_var"].shape) == shape[:-2] + (1, shape[-1])
+    else:
+        assert set(state) == {"step", "variance"}
+
+
+def test_adafactor_float32_uses_float32_epsilon() -> None:
+    p0 = np.array([[0.0, 0.0], [0.0, 0.0]], dtype=F32)
+    g = np.array([[1e-3, 0.0], [0.0, 2e-3]], dtype=F32)
+    p = torch.nn.Parameter(torch.tensor(p0))
+    opt = optim.Adafactor([p])
+    p.grad = torch.tensor(g)
+    opt.step()
+    ref = _adafactor_np(p0.astype(np.float64), [g.astype(np.float64)], 1e-2, -0.8,
+                        float(np.finfo(F32).eps), 1e-3, 1.0, 0.0)
+    np.testing.assert_allclose(p.detach().numpy(), ref, rtol=1e-5, atol=1e-9)
+
+
+def test_adafactor_defaults_and_errors() -> None:
+    p = torch.nn.Parameter(torch.zeros(2))
+    assert optim.Adafactor([p]).defaults == {
+        "lr": 0.01, "beta2_decay": -0.8, "eps": (None, 0.001), "d": 1.0, "weight_decay": 0.0,
+        "foreach": None, "maximize": False}
+    cases = [({"lr": -1}, "Learning rate should be >= 0 but is: -1"),
+             ({"beta2_decay": 0.1}, "beta2_decay should be <= 0 but is: 0.1"),
+             ({"eps": (-1, 1e-3)}, "epsilon1 should be >= 0 but is: -1"),
+             ({"eps": (None, -1)}, "epsilon2 should be >= 0 but is: -1"),
+             ({"d": 0.5}, "Clipping threshold d should be >= 1 but is: 0.5"),
+             ({"weight_decay": -1}, "weight_decay should be >= 0 but is: -1")]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError, match=re_escape(message)):
+            optim.Adafactor([p], **kwargs)
+
+
+def re_escape(text: str) -> str:
+    """``re.escape`` for pytest's ``match``."""
+    import re
+    return re.escape(text)
+
+
+def _sparse_adam_np(p: np.ndarray, rows_and_grads: list[tuple[list[int], np.ndarray]],
+                    lr: float, b1: float, b2: float, eps: float) -> np.ndarray:
+    """Lazy Adam: only the rows a gradient touches move (the step counts every call)."""
+    p, m, v = p.copy(), np.zeros_like(p), np.zeros_like(p)
+    for t, (rows, g) in enumerate(rows_and_grads, start=1):
+        dense = np.zeros_like(p)
+        np.add.at(dense, rows, g)
+        touched = sorted(set(rows))
+        gv = dense[touched]
+        m[touched] = b1 * m[touched] + (1 - b1) * gv
+        v[touched] = b2 * v[touched] + (1 - b2) * gv * gv
+        size = lr * math.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+        p[touched] = p[touched] - size * m[touched] / (np.sqrt(v[touched]) + eps)
+    return p
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"lr": 0.05, "betas": (0.5, 0.9), "eps": 1e-6}])
+def test_sparse_adam_matches_numpy_with_embedding(kwargs: dict) -> None:
+    rng = np.random.default_rng(3)
+    w0 = rng.standard_normal((6, 3))
+    emb = torch.nn.Embedding(6, 3, sparse=True, dtype=torch.float64)
+    with torch.no_grad():
+        emb.weight.copy_(torch.tensor(w0))
+    opt = optim.SparseAdam(emb.parameters(), **kwargs)
+    batches = [[1, 3, 1], [0, 5], [3, 3, 2]]
+    history = []
+    for rows in batches:
+        coef = rng.standard_normal((len(rows), 3))
+        opt.zero_grad()
+        (emb(torch.tensor(rows)) * torch.tensor(coef)).sum().backward()
+        assert emb.weight.grad.is_sparse
+        opt.step()
+        history.append((rows, coef))
+    ref = _sparse_adam_np(w0, history, kwargs.get("lr", 1e-3), *kwargs.get("betas", (0.9, 0.999)),
+                          kwargs.get("eps", 1e-8))
+    np.testing.assert_allclose(emb.weight.detach().numpy(), ref, rtol=1e-12, atol=1e-14)
+    # row 4 was never looked up: untouched value and zero moments
+    np.testing.assert_array_equal(emb.weight.detach().numpy()[4], w0[4])
+    assert opt.state[emb.weight]["step"] == 3
+    assert float(opt.state[emb.weight]["exp_avg"][4].abs().sum()) == 0.0
+
+
+def test_sparse_adam_errors_and_defaults() -> None:
+    p = torch.nn.Parameter(torch.zeros(2, 3))
+    assert optim.SparseAdam([p]).defaults == {"lr": 0.001, "betas": (0.9, 0.999), "eps": 1e-08,
+                                              "maximize": False}
+    for kwargs, message in [({"lr": -1}, "Invalid learning rate: -1"),
+                            ({"eps": -1}, "Invalid epsilon value: -1"),
+                            ({"betas": (1.0, 0.9)}, "Invalid beta parameter at index 0: 1.0"),
+                            ({"betas": (0.9, 1.0)}, "Invalid beta parameter at index 1: 1.0")]:
+        with pytest.raises(ValueError, match=re_escape(message)):
+            optim.SparseAdam([p], **kwargs)
+    p.grad = torch.ones(2, 3)
+    with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients"):
+        optim.SparseAdam([p]).step()
+
+
+def test_sparse_adam_maximize_moves_uphill() -> None:
+    emb = torch.nn.Embedding(3, 2, sparse=True)
+    before = emb.weight.detach().clone()
+    opt = optim.SparseAdam(emb.parameters(), lr=0.1, maximize=True)
+    emb(torch.tensor([2])).sum().backward()
+    opt.step()
+    # gradient +1 on row 2: maximizing moves it up by lr (first Adam step is lr * sign)
+    np.testing.assert_allclose((emb.weight.detach() - before).numpy()[2], [0.1, 0.1], rtol=1e-4)
+    assert float((emb.weight.detach() - before)[:2].abs().sum()) == 0.0

@@ -2,12 +2,14 @@
 
 This distribution adds ``torch.optim`` to plait-core's ``torch`` package: ``Optimizer`` (groups,
 state, ``state_dict`` in PyTorch's layout, step hooks), the optimizers (SGD, Adam, AdamW,
-Adamax, NAdam, RAdam, RMSprop, Adagrad, Adadelta, ASGD, Rprop, LBFGS), ``lr_scheduler`` and
+Adamax, NAdam, RAdam, RMSprop, Adagrad, Adadelta, ASGD, Rprop, LBFGS, Adafactor,
+SparseAdam), ``lr_scheduler`` and
 ``swa_utils``.
 """
 
 from . import lr_scheduler, optimizer, swa_utils
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
@@ -20,6 +22,8 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
-__all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "optimizer", "swa_utils"]
+__all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax",
+           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler",
+           "optimizer", "swa_utils"]
