@@ -124,6 +124,10 @@ def test_errors():
             d.mul_(2)
         with pytest.raises(NotImplementedError, match="in-place"):
             torch.zeros(3, dtype=DT).copy_(d)
+        with pytest.raises(NotImplementedError, match="setitem"):
+            torch.zeros(4, dtype=DT)[1:] = d  # would leave a value without its tangent
+        # marking a dual tensor is not an in-place computation
+        assert d.requires_grad_().requires_grad and d.size() == (3,) and len(d) == 3
     # the level was exited by the with statement despite the errors inside
     lvl = fwAD.enter_dual_level()
     fwAD.exit_dual_level(level=lvl)

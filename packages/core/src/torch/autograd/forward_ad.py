@@ -197,9 +197,21 @@ def _name(func: Callable[..., Any]) -> str:
     return getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
 
 
+# calls that read or mark a tensor without computing values from it: run as they are
+_PASS_THROUGH = frozenset((
+    "requires_grad_", "retain_grad", "register_hook", "share_memory_", "size", "dim",
+    "numel", "stride", "is_contiguous", "data_ptr", "element_size", "__len__", "__repr__",
+    "__format__", "__bool__", "item", "tolist", "__index__", "__int__", "__float__",
+))
+# methods that write into their first argument without a trailing "_" in their name
+# (Tensor.__setitem__'s function is named "setitem")
+_INPLACE_DUNDERS = frozenset(("__setitem__", "setitem"))
+
+
 def _is_inplace(func: Callable[..., Any], kwargs: dict[str, Any]) -> bool:
     name = getattr(func, "__name__", "")
-    if kwargs.get("out") is not None:
+    if kwargs.get("out") is not None or name in _INPLACE_DUNDERS \
+            or func is torch.Tensor.__setitem__:
         return True
     if name.startswith("__i") and name.endswith("__") and name not in ("__index__", "__int__",
                                                                       "__iter__"):
@@ -224,7 +236,7 @@ class _DualMode(TorchFunctionMode):
         leaves, spec = _pytree.tree_flatten((args, kwargs))
         dual_at = [i for i, leaf in enumerate(leaves)
                    if isinstance(leaf, torch.Tensor) and level.tangent_of(leaf) is not None]
-        if not dual_at:
+        if not dual_at or getattr(func, "__name__", "") in _PASS_THROUGH:
             return func(*args, **kwargs)
         if _is_inplace(func, kwargs):
             raise NotImplementedError(
