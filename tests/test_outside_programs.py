@@ -271,3 +271,42 @@ def test_fsdps_module_path_names_the_not_built_class():
     assert not isinstance(torch.nn.Linear(2, 2), FromModule)
     with pytest.raises(NotImplementedError, match="not built in Plait yet"):
         FromModule(torch.nn.Linear(2, 2))
+
+
+def test_distribution_utils_libraries_import():
+    # gpytorch: from torch.distributions.utils import _standard_normal, lazy_property
+    from torch.distributions.utils import (
+        _standard_normal,
+        _sum_rightmost,
+        euler_constant,
+        tril_matrix_to_vec,
+        vec_to_tril_matrix,
+    )
+
+    assert _standard_normal((2, 3), torch.float64, "cpu").dtype == torch.float64
+    assert _sum_rightmost(torch.ones(2, 3, 4), 2).tolist() == [12.0, 12.0]
+    assert _sum_rightmost(5.0, 1) == 5.0
+    assert euler_constant == pytest.approx(0.5772156649015329)
+    m = torch.arange(9.0).reshape(3, 3)
+    assert tril_matrix_to_vec(m).tolist() == [0.0, 3.0, 4.0, 6.0, 7.0, 8.0]
+    assert tril_matrix_to_vec(m, -1).tolist() == [3.0, 6.0, 7.0]
+    assert vec_to_tril_matrix(tril_matrix_to_vec(m)).tolist() == m.tril().tolist()
+    assert vec_to_tril_matrix(tril_matrix_to_vec(m, -1), -1).tolist() == m.tril(-1).tolist()
+    with pytest.raises(ValueError):
+        vec_to_tril_matrix(torch.ones(4))
+
+
+def test_the_private_state_dict_hook_names_libraries_register():
+    # gpytorch registers _register_load_state_dict_pre_hook; peft _register_state_dict_hook
+    seen = []
+    module = torch.nn.Linear(2, 2)
+    module._register_load_state_dict_pre_hook(lambda sd, prefix, *rest: seen.append(prefix))
+    module._register_load_state_dict_pre_hook(
+        lambda mod, sd, prefix, *rest: seen.append(type(mod).__name__), with_module=True)
+    module._register_state_dict_hook(
+        lambda mod, sd, prefix, meta: sd.update({prefix + "extra": torch.zeros(1)}))
+    state = module.state_dict()
+    assert "extra" in state
+    del state["extra"]
+    module.load_state_dict(state)
+    assert seen == ["", "Linear"]

@@ -9,12 +9,9 @@ import torch
 
 from . import constraints
 from .distribution import Distribution
+from .utils import _sum_rightmost
 
 __all__ = ["Independent"]
-
-
-def _sum_rightmost(value: torch.Tensor, dims: int) -> torch.Tensor:
-    return value.reshape(value.shape[:value.dim() - dims] + (-1,)).sum(-1) if dims else value
 
 
 class Independent(Distribution):

@@ -34,6 +34,7 @@ from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
+from .utils import _sum_rightmost
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -89,10 +90,6 @@ def kl_divergence(p: Distribution, q: Distribution) -> torch.Tensor:
 
 def _softplus(x: torch.Tensor) -> torch.Tensor:
     return x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))
-
-
-def _sum_rightmost(value: torch.Tensor, dims: int) -> torch.Tensor:
-    return value.reshape(value.shape[:value.dim() - dims] + (-1,)).sum(-1) if dims else value
 
 
 @register_kl(Normal, Normal)

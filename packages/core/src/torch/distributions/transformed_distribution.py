@@ -11,14 +11,9 @@ from . import constraints
 from .distribution import Distribution
 from .independent import Independent
 from .transforms import ComposeTransform, Transform
+from .utils import _sum_rightmost
 
 __all__ = ["TransformedDistribution"]
-
-
-def _sum_rightmost(value: Any, dims: int) -> Any:
-    if not dims or not isinstance(value, torch.Tensor):
-        return value
-    return value.reshape(value.shape[:value.dim() - dims] + (-1,)).sum(-1)
 
 
 class TransformedDistribution(Distribution):

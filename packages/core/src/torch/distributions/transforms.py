@@ -10,6 +10,7 @@ from typing import Any
 import torch
 
 from . import constraints
+from .utils import _sum_rightmost
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
            "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
@@ -17,10 +18,6 @@ __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform"
            "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
            "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
            "Transform", "identity_transform"]
-
-
-def _sum_rightmost(value: torch.Tensor, dims: int) -> torch.Tensor:
-    return value.reshape(value.shape[:value.dim() - dims] + (-1,)).sum(-1) if dims else value
 
 
 class Transform:

@@ -9,8 +9,54 @@ from typing import Any
 
 import torch
 
-__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits", "tensor_text"]
+__all__ = ["broadcast_all", "clamp_probs", "euler_constant", "lazy_property", "logits_to_probs",
+           "probs_to_logits", "tensor_text", "tril_matrix_to_vec", "vec_to_tril_matrix"]
+
+euler_constant = 0.57721566490153286060  # the Euler-Mascheroni constant (Gumbel's mean)
+
+
+def _standard_normal(shape: Any, dtype: torch.dtype, device: Any) -> torch.Tensor:
+    """Standard normal samples of ``shape`` (the draw ``rsample`` reparameterises; libraries
+    built on the distributions, gpytorch and pyro, call it)."""
+    return torch.randn(shape, dtype=dtype, device=device)
+
+
+def _sum_rightmost(value: Any, dims: int) -> Any:
+    """``value`` summed over its ``dims`` rightmost dims (a number, or ``dims == 0``: as it
+    is): a log-density over event dims becomes one per batch element."""
+    if not dims or not isinstance(value, torch.Tensor):
+        return value
+    return value.reshape(value.shape[:value.dim() - dims] + (-1,)).sum(-1)
+
+
+def _tril_mask(n: int, diag: int, device: Any) -> torch.Tensor:
+    """The (n, n) mask of the entries (i, j) with ``j <= i + diag``."""
+    index = torch.arange(n, device=device)
+    return index.view(1, -1) <= index.view(-1, 1) + diag
+
+
+def tril_matrix_to_vec(mat: torch.Tensor, diag: int = 0) -> torch.Tensor:
+    """The lower-triangular entries of the last two dims of ``mat`` (those with
+    ``j <= i + diag``), row by row, as its last dim."""
+    n = mat.shape[-1]
+    if not -n <= diag < n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag, mat.device)]
+
+
+def vec_to_tril_matrix(vec: torch.Tensor, diag: int = 0) -> torch.Tensor:
+    """The inverse of :func:`tril_matrix_to_vec`: a square matrix, zero above the ``diag``-th
+    diagonal, whose lower-triangular entries are ``vec``'s last dim, row by row."""
+    count = vec.shape[-1]
+    n = 1
+    while int(_tril_mask(n, diag, "cpu").sum()) < count:
+        n += 1
+    if int(_tril_mask(n, diag, "cpu").sum()) != count:
+        raise ValueError(f"vec of {count} entries fills no square matrix's triangle with "
+                         f"diag={diag}")
+    mat = vec.new_zeros(vec.shape[:-1] + (n, n))
+    mat[..., _tril_mask(n, diag, vec.device)] = vec
+    return mat
 
 
 def broadcast_all(*values: Any) -> tuple[torch.Tensor, ...]:

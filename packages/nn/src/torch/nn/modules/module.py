@@ -662,6 +662,21 @@ class Module:
         self._load_state_dict_post_hooks[handle.id] = hook
         return handle
 
+    # PyTorch's older, private spellings, which libraries still call (gpytorch, peft)
+    def _register_load_state_dict_pre_hook(self, hook: Callable[..., Any],
+                                           with_module: bool = False) -> RemovableHandle:
+        """``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)`` before this module loads its entries; the module comes first with
+        ``with_module``."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = (
+            functools.partial(hook, self) if with_module else hook)
+        return handle
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """:meth:`register_state_dict_post_hook` by its older name."""
+        return self.register_state_dict_post_hook(hook)
+
     # -- hooks and calling ------------------------------------------------------------------
 
     def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
