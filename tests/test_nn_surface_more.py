@@ -126,3 +126,129 @@ def test_names_are_exported() -> None:
                      "max_pool3d_with_indices"):
             assert name in F.__all__ and getattr(F, name).__name__ == name
     assert nn.utils.init.skip_init is nn.utils.skip_init
+
+
+# ------------------------------------------------------------- AdaptiveLogSoftmaxWithLoss
+
+
+def _log_softmax_np(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(1, keepdims=True)
+    return z - np.log(np.exp(z).sum(1, keepdims=True))
+
+
+def _adaptive_full_np(m: nn.AdaptiveLogSoftmaxWithLoss, x: np.ndarray) -> np.ndarray:
+    """Every class's log-probability from the module's weights, written out in numpy."""
+    head = x @ m.head.weight.detach().numpy().T
+    if m.head.bias is not None:
+        head = head + m.head.bias.detach().numpy()
+    head = _log_softmax_np(head)
+    parts = [head[:, :m.shortlist_size]]
+    for i, (proj, out) in enumerate(m.tail):
+        z = x @ proj.weight.detach().numpy().T @ out.weight.detach().numpy().T
+        parts.append(_log_softmax_np(z) + head[:, m.shortlist_size + i:m.shortlist_size + i + 1])
+    return np.concatenate(parts, 1)
+
+
+def test_adaptive_log_softmax_structure() -> None:
+    m = nn.AdaptiveLogSoftmaxWithLoss(16, 20, [5, 10, 15], div_value=2.0, head_bias=True)
+    assert m.cutoffs == [5, 10, 15, 20] and m.shortlist_size == 5 and m.n_clusters == 3
+    assert tuple(m.head.weight.shape) == (8, 16) and m.head.bias is not None
+    hidden = [tuple(p.weight.shape) for p, _ in m.tail]
+    assert hidden == [(8, 16), (4, 16), (2, 16)]
+    assert [tuple(o.weight.shape) for _, o in m.tail] == [(5, 8), (5, 4), (5, 2)]
+
+
+def test_adaptive_log_softmax_forward_log_prob_predict_match_numpy() -> None:
+    torch.manual_seed(0)
+    m = nn.AdaptiveLogSoftmaxWithLoss(8, 12, [3, 7], div_value=2.0).double()
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((9, 8))
+    target = np.array([0, 4, 11, 2, 7, 3, 6, 10, 1])
+    full = _adaptive_full_np(m, x)
+    np.testing.assert_allclose(np.exp(full).sum(1), 1.0, rtol=1e-12)
+    out, loss = m(torch.tensor(x), torch.tensor(target))
+    np.testing.assert_allclose(out.detach().numpy(), full[np.arange(9), target], rtol=1e-10)
+    assert abs(float(loss) + full[np.arange(9), target].mean()) < 1e-10
+    np.testing.assert_allclose(m.log_prob(torch.tensor(x)).detach().numpy(), full, rtol=1e-10)
+    # scale the inputs so that head predictions fall both in and out of the shortlist
+    for scale in (0.1, 1.0, 10.0):
+        xs = x * scale
+        assert m.predict(torch.tensor(xs)).tolist() == _adaptive_full_np(m, xs).argmax(1).tolist()
+    # an unbatched example gives a 0-d output
+    single, single_loss = m(torch.tensor(x[2]), torch.tensor(11))
+    assert single.dim() == 0 and abs(float(single) - full[2, 11]) < 1e-10
+    assert abs(float(single_loss) + full[2, 11]) < 1e-10
+
+
+def test_adaptive_log_softmax_gradients() -> None:
+    torch.manual_seed(1)
+    m = nn.AdaptiveLogSoftmaxWithLoss(4, 6, [2, 4], div_value=2.0).double()
+    x = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
+    target = torch.tensor([0, 3, 5, 2, 1])
+    assert torch.autograd.gradcheck(lambda inp: m(inp, target).loss, (x,))
+
+
+def test_adaptive_log_softmax_errors() -> None:
+    with pytest.raises(ValueError, match="length larger than 0"):
+        nn.AdaptiveLogSoftmaxWithLoss(4, 10, [])
+    for bad in ([5, 3], [0, 4], [4, 10], [3, 3]):
+        with pytest.raises(ValueError, match="unique, positive integers sorted"):
+            nn.AdaptiveLogSoftmaxWithLoss(4, 10, bad)
+    m = nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3])
+    with pytest.raises(RuntimeError, match="same size in the batch dimension"):
+        m(torch.randn(3, 4), torch.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="1D target tensor expects 2D input"):
+        m(torch.randn(2, 4, 1), torch.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="0D target tensor expects 1D input"):
+        m(torch.randn(2, 4), torch.tensor(1))
+    with pytest.raises(RuntimeError, match="multi-target not supported"):
+        m(torch.randn(2, 4), torch.tensor([[1], [2]]))
+    with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 9\]"):
+        m(torch.randn(2, 4), torch.tensor([1, 10]))
+
+
+# ------------------------------------------------------------------------ CrossMapLRN2d
+
+
+def _cross_map_lrn_np(x: np.ndarray, size: int, alpha: float, beta: float,
+                      k: float) -> np.ndarray:
+    """Lua Torch's running sum over channels, step by step."""
+    sq = x * x
+    channels = x.shape[1]
+    reach = (size - 1) // 2 + 1
+    scale = np.zeros_like(x)
+    scale[:, 0] = sq[:, :min(reach, channels)].sum(1)
+    for c in range(1, channels):
+        scale[:, c] = scale[:, c - 1]
+        if c < channels - reach + 1:
+            scale[:, c] += sq[:, c + reach - 1]
+        if c > reach:
+            scale[:, c] -= sq[:, c - reach]
+    return x * (k + alpha / size * scale) ** -beta
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 7])
+def test_cross_map_lrn2d_matches_running_sum(size: int) -> None:
+    rng = np.random.default_rng(size)
+    x = rng.standard_normal((2, 9, 3, 2))
+    m = nn.CrossMapLRN2d(size, alpha=0.5, beta=0.75, k=2.0)
+    out = m(torch.tensor(x))
+    np.testing.assert_allclose(out.numpy(), _cross_map_lrn_np(x, size, 0.5, 0.75, 2.0),
+                               rtol=1e-10)
+
+
+def test_cross_map_lrn2d_window_counts_as_pytorch_prints() -> None:
+    # window sizes real PyTorch 2.13 gives for ones over 9 channels (alpha=size, beta=1, k=0)
+    printed = {3: [2, 3, 4, 4, 4, 4, 4, 4, 3], 5: [3, 4, 5, 6, 6, 6, 6, 5, 4]}
+    for size, counts in printed.items():
+        m = nn.CrossMapLRN2d(size, alpha=float(size), beta=1.0, k=0.0)
+        out = m(torch.ones(1, 9, 1, 1))
+        np.testing.assert_allclose((1 / out).reshape(-1).numpy(), counts, rtol=1e-6)
+
+
+def test_cross_map_lrn2d_gradient_and_errors() -> None:
+    x = torch.randn(1, 5, 2, 2, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(nn.CrossMapLRN2d(3, alpha=0.3, k=1.5), (x,))
+    with pytest.raises(ValueError, match="CrossMapLRN2d: Expected input to be 4D, got 2D"):
+        nn.CrossMapLRN2d(3)(torch.ones(2, 3))
+    assert repr(nn.CrossMapLRN2d(3)) == "CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)"

@@ -8,7 +8,7 @@ import importlib
 AREAS = (
     "module", "container", "linear", "flatten", "lazy", "activation", "conv", "pooling",
     "normalization", "dropout", "loss", "rnn", "transformer",
-    "sparse", "upsampling", "pixelshuffle", "fold", "padding", "distance",
+    "sparse", "upsampling", "pixelshuffle", "fold", "padding", "distance", "adaptive",
 )
 
 # PyTorch's file names for classes defined with their family here (batchnorm.py holds

@@ -18,7 +18,7 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
     "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
     "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
-    "LocalResponseNorm", "RMSNorm",
+    "CrossMapLRN2d", "LocalResponseNorm", "RMSNorm",
 ]
 
 
@@ -363,6 +363,43 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalisation across channels of a 4-D input, as Lua Torch's
+    ``SpatialCrossMapLRN`` computed it (PyTorch keeps that running-sum form).
+
+    ``out = x * (k + alpha / size * W)^-beta`` where, with ``r = (size - 1) // 2 + 1`` and
+    ``sq = x^2``, ``W[c]`` is the sum of ``sq`` over channels ``0 .. c + r - 1`` minus the sum
+    over ``1 .. c - r``: a window of ``2r - 1`` channels around ``c`` that, once it has slid
+    past the first channel, still counts channel 0 (the running sum never subtracts it).
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             "instead.")
+        channels = input.shape[1]
+        reach = (self.size - 1) // 2 + 1
+        totals = (input * input).cumsum(1)  # totals[:, c] = sum of sq over channels 0..c
+        last = torch.tensor([min(c + reach - 1, channels - 1) for c in range(channels)])
+        dropped = torch.tensor([max(c - reach, 0) for c in range(channels)])
+        slid = torch.tensor([float(c - reach >= 1) for c in range(channels)],
+                            dtype=input.dtype).reshape(1, channels, 1, 1)
+        window = (totals.index_select(1, last)
+                  - (totals.index_select(1, dropped) - totals[:, :1]) * slid)
+        return input * (window * (self.alpha / self.size) + self.k).pow(-self.beta)
 
     def extra_repr(self) -> str:
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
