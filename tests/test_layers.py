@@ -27,16 +27,18 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("fused composites", ("torch._fused",)),
     ("autograd", ("torch.autograd",)),
     # torch.* itself; and torch.autograd's user tools, which live where PyTorch keeps them
-    # (torch.autograd.gradcheck/functional) and are written on the public API like any program.
+    # (torch.autograd.gradcheck/functional/forward_ad) and are written on the public API like
+    # any program.
     ("facade", ("torch", "torch.autograd.gradcheck", "torch.autograd.functional",
-                "torch.autograd.profiler")),
+                "torch.autograd.profiler", "torch.autograd.forward_ad")),
     ("testing", ("torch.testing",)),
 )
 LAYER_NAMES = [name for name, _ in LAYERS]
 # The one kind of edge that points up: the torch.autograd package re-exports its user tools
 # under PyTorch's names (torch.autograd.gradcheck is the function, imported when the package is).
 REEXPORTS = frozenset({("torch.autograd", "torch.autograd.gradcheck"),
-                       ("torch.autograd", "torch.autograd.functional")})
+                       ("torch.autograd", "torch.autograd.functional"),
+                       ("torch.autograd", "torch.autograd.forward_ad")})
 
 
 def layer_of(module: str) -> int:
