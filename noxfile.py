@@ -32,7 +32,7 @@ TRANSFORMERS = "transformers==5.24.0"
 # written against; their torch requirement is met by the `torch` distribution).
 PYTORCH_LIBRARIES = ("lightning==2.6.6", "torch-geometric==2.8.1", "torchmetrics==1.9.0",
                      "einops==0.8.2", "rotary-embedding-torch==0.9.1", "diffusers==0.42.1",
-                     "kornia==0.9.0", "accelerate==1.15.0")
+                     "kornia==0.9.0", "accelerate==1.15.0", "peft==0.21.2")
 # Libraries whose torch requirement names a release after the `torch` distribution's 2.13
 # (torchvision 0.29 asks for torch>=2.14): installed without dependencies, which the
 # environment already has (Pillow, PyYAML, huggingface_hub, safetensors).

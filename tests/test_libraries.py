@@ -1,7 +1,7 @@
 """Libraries written for PyTorch, run on Plait: lightning trains and checkpoints, a
 torch_geometric graph convolution, torchmetrics, einops, rotary-embedding-torch, diffusers'
-noise schedule, kornia's filters and colour conversion, accelerate's training step, torchvision's
-boxes and transforms compute what their definitions say (checked against formulas written
+noise schedule, kornia's filters and colour conversion, accelerate's training step, peft's LoRA
+update, torchvision's boxes and transforms compute what their definitions say (checked against formulas written
 here); a diffusers UNet, torchvision's ResNet and a timm ViT build, run and train. The tests
 session installs them; elsewhere these tests skip, naming the package."""
 
@@ -209,3 +209,32 @@ def test_timm_builds_a_vision_transformer_that_trains() -> None:
     assert logits.shape == (2, 3)
     F.cross_entropy(logits, torch.tensor([0, 2])).backward()
     assert model.patch_embed.proj.weight.grad.abs().sum() > 0
+
+
+def test_peft_lora_adds_the_scaled_low_rank_update() -> None:
+    pytest.importorskip("peft", reason="peft is not installed")
+    from peft import LoraConfig, get_peft_model
+
+    class Two(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = nn.Linear(6, 4)
+            self.out = nn.Linear(4, 2)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.out(self.proj(x))
+
+    torch.manual_seed(0)
+    model = get_peft_model(Two(), LoraConfig(r=2, lora_alpha=4, target_modules=["proj"]))
+    lora = model.base_model.model.proj
+    with torch.no_grad():
+        lora.lora_B["default"].weight.normal_()  # B starts at zero: make the update visible
+    x = torch.randn(3, 6)
+    # y = W x + b + (alpha / r) * B A x
+    a, b = lora.lora_A["default"].weight, lora.lora_B["default"].weight
+    expected = lora.base_layer(x) + 2.0 * x @ a.T @ b.T
+    torch.testing.assert_close(lora(x), expected)
+    trainable = [name for name, p in model.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in name for name in trainable)
+    model(x).sum().backward()
+    assert lora.base_layer.weight.grad is None and a.grad is not None
