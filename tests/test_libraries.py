@@ -1,9 +1,10 @@
 """Libraries written for PyTorch, run on Plait: lightning trains and checkpoints, a
 torch_geometric graph convolution, torchmetrics, einops, rotary-embedding-torch, diffusers'
-noise schedule, kornia's filters and colour conversion, accelerate's training step, peft's LoRA
-update, torchvision's boxes and transforms compute what their definitions say (checked against formulas written
-here); a diffusers UNet, torchvision's ResNet and a timm ViT build, run and train. The tests
-session installs them; elsewhere these tests skip, naming the package."""
+noise schedule, kornia's filters and colour conversion, accelerate's training step, peft's
+LoRA update, torchvision's boxes and transforms compute what their definitions say (checked
+against formulas written here); a diffusers UNet, torchvision's ResNet and a timm ViT build,
+run and train. The tests session installs them; elsewhere these tests skip, naming the
+package."""
 
 from __future__ import annotations
 
