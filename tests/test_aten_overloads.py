@@ -53,6 +53,18 @@ EXPECTED: dict[str, tuple[Callable[[torch.Tensor], Any], list[str]]] = {
     "x.le(2)": (lambda x: x.le(2), ["aten.le.Scalar"]),
     "torch.ge(x, 1)": (lambda x: torch.ge(x, 1), ["aten.ge.Scalar"]),
     "x > x": (lambda x: x > x, ["aten.gt.Tensor"]),
+    "x.sum()": (lambda x: x.sum(), ["aten.sum.default"]),
+    "x.sum(dtype)": (lambda x: x.sum(dtype=torch.float64), ["aten.sum.default"]),
+    "x.sum(0)": (lambda x: x.sum(0), ["aten.sum.dim_IntList"]),
+    "x.prod()": (lambda x: x.prod(), ["aten.prod.default"]),
+    "x.prod(1)": (lambda x: x.prod(1), ["aten.prod.dim_int"]),
+    "x.max()": (lambda x: x.max(), ["aten.max.default"]),
+    "x.min()": (lambda x: torch.min(x), ["aten.min.default"]),
+    "x.max(0)": (lambda x: x.max(0), ["aten.max.dim"]),
+    "x.amax()": (lambda x: x.amax(), ["aten.amax.default"]),
+    "all()": (lambda x: x.all(), ["aten.all.default"]),
+    "any()": (lambda x: x.any(), ["aten.any.default"]),
+    "all(0)": (lambda x: x.all(0), ["aten.all.dim"]),
 }
 
 
@@ -96,3 +108,31 @@ def test_scalar_comparisons_values() -> None:
     assert (x != 3).tolist() == [[True, True, False], [True, True, True]]
     assert torch.ops.aten.ge.Scalar(torch.tensor([1, 2]), 2).tolist() == [False, True]
     assert (x > 0).requires_grad is False
+
+
+def test_whole_reductions_values_and_gradients() -> None:
+    x = torch.tensor([[2.0, 3.0], [4.0, 4.0]], requires_grad=True)
+    assert x.sum().item() == 13.0 and x.prod().item() == 96.0
+    assert x.max().item() == 4.0 and x.min().item() == 2.0
+    x.prod().backward()
+    assert x.grad.tolist() == [[48.0, 32.0], [24.0, 24.0]]  # the product of the others
+    x.grad = None
+    x.max().backward()
+    assert x.grad.tolist() == [[0.0, 0.0], [0.5, 0.5]]  # ties share the gradient
+    x.grad = None
+    x.sum().backward()
+    assert x.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert torch.ones(2, 3, dtype=torch.int32).sum().dtype == torch.int64
+    assert torch.tensor([[True, False]]).all().item() is False
+    assert torch.tensor([[True, False]]).any().item() is True
+    with pytest.raises(RuntimeError):
+        torch.empty(0).max()
+
+
+def test_whole_reductions_under_vmap() -> None:
+    x = torch.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, 2.0]])
+    assert torch.vmap(lambda a: a.sum())(x).tolist() == [2.0, 6.5]
+    assert torch.vmap(lambda a: a.prod())(x).tolist() == [-6.0, 4.0]
+    assert torch.vmap(lambda a: a.max())(x).tolist() == [3.0, 4.0]
+    assert torch.vmap(lambda a: a.min())(x).tolist() == [-2.0, 0.5]
+    assert torch.vmap(lambda a: (a > 0).all())(x).tolist() == [False, True]

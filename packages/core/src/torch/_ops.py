@@ -105,8 +105,15 @@ class OpOverloadPacket:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         qual = f"{self._ns}::{self._name}"
-        op = _dispatch.get(qual) or self._resolve(args, kwargs)
-        return _dispatch.call(op, args, kwargs)
+        op = _dispatch.get(qual)
+        if op is not None:
+            # the default overload when the arguments fit it (``aten.sum(x)``), else the one
+            # they fit (``aten.sum(x, [0])`` is sum.dim_IntList), as PyTorch resolves them
+            try:
+                op.schema.bind(args, kwargs)
+            except TypeError:
+                op = None
+        return _dispatch.call(op or self._resolve(args, kwargs), args, kwargs)
 
     def _resolve(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _dispatch.Operator:
         """The overload whose schema the arguments fit (a packet without a default overload,

@@ -411,6 +411,39 @@ _ATEN_TABLE: dict[str, tuple[str, Any]] = {
 }
 
 
+def _full_sum_kernel(self: Tensor, *, dtype: Any = None) -> Tensor:
+    return _sum_kernel(self, None, False, dtype=dtype)
+
+
+def _full_prod_kernel(self: Tensor, *, dtype: Any = None) -> Tensor:
+    return _prod_kernel(self, None, False, dtype=dtype)
+
+
+def _full_kernel(prim: str, kernel: Any) -> Any:
+    def full(self: Tensor) -> Tensor:
+        return kernel(self)
+
+    full.__name__ = prim
+    return full
+
+
+# The reductions of every element have overloads of their own in PyTorch (``x.sum()`` is
+# ``aten::sum``, ``x.max()`` ``aten::max``): a dispatch mode sees those names.
+_ATEN_TABLE.update({
+    "sum": ("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", _full_sum_kernel),
+    "prod": ("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", _full_prod_kernel),
+    "max": ("max(Tensor self) -> Tensor", _full_kernel("max", _extreme_kernel("amax"))),
+    "min": ("min(Tensor self) -> Tensor", _full_kernel("min", _extreme_kernel("amin"))),
+    "all": ("all(Tensor self) -> Tensor", _full_kernel("all", _truth_kernel("all"))),
+    "any": ("any(Tensor self) -> Tensor", _full_kernel("any", _truth_kernel("any"))),
+    # (and over one dim given as an int: ``x.all(0)``)
+    "all.dim": ("all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+                _truth_kernel("all")),
+    "any.dim": ("any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+                _truth_kernel("any")),
+})
+
+
 def _define_aten() -> dict[str, _dispatch.Operator]:
     return _dispatch.define_aten(_ATEN_TABLE)
 
@@ -419,7 +452,8 @@ ATEN = _define_aten()
 # Kernels decided by the call signature alone (they read no tensor values): the dispatcher
 # may replay their plans (torch._core.plan).
 _plan.enable(*(ATEN[n] for n in ("sum.dim_IntList", "prod.dim_int", "amax", "amin", "any.dims",
-                                 "all.dims")))
+                                 "all.dims", "sum", "prod", "max", "min", "all", "any", "all.dim",
+                                 "any.dim")))
 
 
 # -- sums, products, means -----------------------------------------------------------------
@@ -433,6 +467,9 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     bfloat16 accumulate in float32. The sum of no elements is 0.
     """
     _check_tensor("sum", input)
+    if dim is None and not keepdim:
+        result = ATEN["sum"](input) if dtype is None else ATEN["sum"](input, dtype=dtype)
+        return result if out is None else write_out(out, result)
     return write_out(out, ATEN["sum.dim_IntList"](input, dim, keepdim, dtype=dtype))
 
 
@@ -454,6 +491,9 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
     if isinstance(dim, (tuple, list)):
         raise TypeError("prod(): argument 'dim' must be int, not "
                         f"{type(dim).__name__}")
+    if dim is None:
+        result = ATEN["prod"](input) if dtype is None else ATEN["prod"](input, dtype=dtype)
+        return result if out is None else write_out(out, result)
     return write_out(out, ATEN["prod.dim_int"](input, dim, keepdim, dtype=dtype))
 
 
@@ -625,8 +665,8 @@ def _extreme(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any, out:
             raise TypeError(f"{name}() received an invalid combination of arguments: keepdim "
                             "needs a dim")
         _require_nonempty(name, input, [], False)
-        # through the aten op, so that ties share the gradient as in PyTorch
-        return write_out(out, ATEN["amax" if name == "max" else "amin"](input, (), False))
+        # through the aten op (ties share the gradient, as in PyTorch)
+        return write_out(out, ATEN[name](input))
     values, indices = ATEN[f"{name}.dim"](input, dim, keepdim)
     return getattr(return_types, name)(_write_outs(out, (values, indices)))
 
@@ -720,6 +760,10 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False, *,
         out: Tensor | None = None) -> Tensor:
     """Whether every element over ``dim`` is nonzero (bool; uint8 for uint8 input)."""
     _check_tensor("all", input)
+    if dim is None and not keepdim:
+        return write_out(out, ATEN["all"](input))
+    if dim.__class__ is int:
+        return write_out(out, ATEN["all.dim"](input, dim, keepdim))
     return write_out(out, ATEN["all.dims"](input, dim, keepdim))
 
 
@@ -727,6 +771,10 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False, *,
         out: Tensor | None = None) -> Tensor:
     """Whether any element over ``dim`` is nonzero (bool; uint8 for uint8 input)."""
     _check_tensor("any", input)
+    if dim is None and not keepdim:
+        return write_out(out, ATEN["any"](input))
+    if dim.__class__ is int:
+        return write_out(out, ATEN["any.dim"](input, dim, keepdim))
     return write_out(out, ATEN["any.dims"](input, dim, keepdim))
 
 

@@ -759,6 +759,7 @@ _SPARSE_KERNELS = {
     "aten::div.Tensor": _div_kernel,
     "aten::neg": _neg_kernel,
     "aten::sum.dim_IntList": _sum_kernel,
+    "aten::sum": _sum_kernel,  # (x.sum(): the whole sum's overload)
 }
 for _qualname, _kernel in _SPARSE_KERNELS.items():
     _op = _dispatch.get(_qualname)

@@ -210,6 +210,23 @@ def flat_reduce(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, 
     return out
 
 
+# The reductions of every element (``aten::sum``...) and the op reducing each sample whole.
+_WHOLE_SAMPLE = {"sum": "sum.dim_IntList", "prod": "prod.dim_int", "max": "amax", "min": "amin",
+                 "all": "all.dims", "any": "any.dims"}
+
+
+def whole_reduce(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``x.sum()`` and the like of a batched ``x``: each sample flattened and reduced over its
+    one dim by the op with a dim argument."""
+    x = args[0]
+    if not ctx.batched(x):
+        return func(*args, **kwargs)
+    name, _, overload = _WHOLE_SAMPLE[func.name].partition(".")
+    by_dim = getattr(getattr(torch.ops.aten, name), overload or "default")
+    dim: Any = 1 if func.name == "prod" else [1]
+    return by_dim(x.reshape(x.shape[0], -1), dim, False, **kwargs)
+
+
 def masked_fill(ctx: Level, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """A batched fill value (a 0-d tensor per sample) goes through ``where``."""
     x, mask, value = args[0], args[1], args[2]
@@ -861,7 +878,7 @@ _DIMS = (
     "transpose.int", "squeeze.dim", "squeeze.dims", "unflatten.int",
     "movedim.int", "movedim.intlist", "diagonal", "unfold", "split.Tensor", "split_with_sizes",
     "unbind.int", "chunk", "flip", "linalg_vector_norm", "mean.dim", "var.correction",
-    "std.correction", "glu",
+    "std.correction", "glu", "all.dim", "any.dim",
 ) + tuple(f"{r.name}.{r.overload}" if r.overload else r.name for r in _op_tables.REDUCTIONS)
 _DIMS_ALIGNED = ("gather", "scatter", "scatter_reduce.two", "_softmax_backward_data",
                  "_log_softmax_backward_data", "glu_backward")
@@ -911,6 +928,7 @@ for _name, _rule in _RANDOM.items():
     RULES[f"aten::{_name}"] = random_batched(_rule)
 RULES.update({
     "aten::argmax": flat_reduce, "aten::argmin": flat_reduce, "aten::prod.dim_int": flat_reduce,
+    **{f"aten::{name}": whole_reduce for name in _WHOLE_SAMPLE},
     "aten::masked_fill.Scalar": masked_fill, "aten::linalg_cross": broadcast_dims,
     "aten::view": view_like, "aten::_unsafe_view": view_like, "aten::reshape": view_like,
     "aten::_reshape_alias": reshape_alias, "aten::expand": expand, "aten::repeat": repeat,

@@ -1252,8 +1252,8 @@ def _reduction(op_type: str, since: int) -> Row:
 
 row("aten::sum.dim_IntList", "aten::sum")(_reduction("ReduceSum", 13))
 row("aten::mean.dim", "aten::mean")(_reduction("ReduceMean", 18))
-row("aten::amax")(_reduction("ReduceMax", 18))
-row("aten::amin")(_reduction("ReduceMin", 18))
+row("aten::amax", "aten::max")(_reduction("ReduceMax", 18))
+row("aten::amin", "aten::min")(_reduction("ReduceMin", 18))
 
 
 @row("aten::var.correction", "aten::std.correction")

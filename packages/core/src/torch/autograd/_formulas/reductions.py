@@ -74,7 +74,7 @@ def _reversed_cumsum(t: Tensor, dim: int) -> Tensor:
 # -- sums and products ----------------------------------------------------------------------
 
 
-@derivative("aten::sum.dim_IntList", args=False, result=False)
+@derivative("aten::sum.dim_IntList", "aten::sum", args=False, result=False)
 def _(ctx, grad):
     # Only the input's shape is needed (kept by the node), as PyTorch's SumBackward keeps
     # its sizes: the input may change in place after the sum.
@@ -144,7 +144,7 @@ def _prod_without_each(x: Tensor, dim: int) -> Tensor:
     return before * after
 
 
-@derivative("aten::prod.dim_int")
+@derivative("aten::prod.dim_int", "aten::prod")
 def _(ctx, grad):
     x = ctx.args[0]
     dim = _arg(ctx, 1, "dim", None)
@@ -170,7 +170,7 @@ def _(ctx, grad):
 # -- extremes -------------------------------------------------------------------------------
 
 
-@derivative("aten::amax", "aten::amin")
+@derivative("aten::amax", "aten::amin", "aten::max", "aten::min")
 def _(ctx, grad):
     # ties share the gradient evenly, as in PyTorch
     x = ctx.args[0]
@@ -203,7 +203,8 @@ def _(ctx, grad, _grad_indices):
     return _only_first(ctx, _scatter_to(x.shape, dim, indices, _restore(grad, [dim], keepdim)))
 
 
-for _name in ("aten::argmax", "aten::argmin", "aten::any.dims", "aten::all.dims",
+for _name in ("aten::argmax", "aten::argmin", "aten::any.dims", "aten::all.dims", "aten::any",
+              "aten::all", "aten::any.dim", "aten::all.dim",
               "aten::searchsorted.Tensor"):
     derivative(_name)(_nothing)
 
