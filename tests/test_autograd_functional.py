@@ -108,3 +108,8 @@ def test_functional_is_an_autograd_attribute() -> None:
 
     assert torch.autograd.functional is by_import
     assert callable(torch.autograd.functional.hessian)
+
+
+def test_dir_of_autograd_lists_its_lazy_submodules() -> None:
+    names = dir(torch.autograd)
+    assert "functional" in names and "forward_ad" in names and "grad" in names

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 
 import numpy as np
 import pytest
@@ -777,14 +778,8 @@ def test_adafactor_defaults_and_errors() -> None:
              ({"d": 0.5}, "Clipping threshold d should be >= 1 but is: 0.5"),
              ({"weight_decay": -1}, "weight_decay should be >= 0 but is: -1")]
     for kwargs, message in cases:
-        with pytest.raises(ValueError, match=re_escape(message)):
+        with pytest.raises(ValueError, match=re.escape(message)):
             optim.Adafactor([p], **kwargs)
-
-
-def re_escape(text: str) -> str:
-    """``re.escape`` for pytest's ``match``."""
-    import re
-    return re.escape(text)
 
 
 def _sparse_adam_np(p: np.ndarray, rows_and_grads: list[tuple[list[int], np.ndarray]],
@@ -837,7 +832,7 @@ def test_sparse_adam_errors_and_defaults() -> None:
                             ({"eps": -1}, "Invalid epsilon value: -1"),
                             ({"betas": (1.0, 0.9)}, "Invalid beta parameter at index 0: 1.0"),
                             ({"betas": (0.9, 1.0)}, "Invalid beta parameter at index 1: 1.0")]:
-        with pytest.raises(ValueError, match=re_escape(message)):
+        with pytest.raises(ValueError, match=re.escape(message)):
             optim.SparseAdam([p], **kwargs)
     p.grad = torch.ones(2, 3)
     with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients"):

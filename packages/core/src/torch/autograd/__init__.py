@@ -42,6 +42,11 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+def __dir__() -> list[str]:
+    # the lazily imported submodules are attributes too (dir(torch.autograd) lists them)
+    return sorted(set(globals()) | set(_LAZY))
+
+
 def _install() -> None:
     _dispatch._autograd_kernel = _nodes.autograd_kernel
     upcalls.install(not_differentiable=_nodes.not_differentiable, inplace_begin=_inplace.begin,
