@@ -310,3 +310,26 @@ def test_the_private_state_dict_hook_names_libraries_register():
     del state["extra"]
     module.load_state_dict(state)
     assert seen == ["", "Linear"]
+
+
+def test_register_kl_takes_any_class_and_serialization_names_its_types():
+    # pyro registers KL pairs with its own Distribution base and imports MAP_LOCATION
+    from torch.distributions import Normal, kl_divergence, register_kl
+    from torch.serialization import FILE_LIKE, MAGIC_NUMBER, MAP_LOCATION
+
+    class Foreign:
+        pass
+
+    class MyNormal(Normal, Foreign):
+        pass
+
+    @register_kl(MyNormal, Foreign)
+    def _kl(p, q):
+        return torch.tensor(42.0)
+
+    assert kl_divergence(MyNormal(0.0, 1.0), MyNormal(1.0, 2.0)).item() == 42.0
+    with pytest.raises(TypeError):
+        register_kl("Normal", Foreign)
+    assert MAGIC_NUMBER == 0x1950A86A20F9469CFC6C
+    assert str in MAP_LOCATION.__args__ and torch.device in MAP_LOCATION.__args__
+    assert str in FILE_LIKE.__args__

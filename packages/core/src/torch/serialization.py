@@ -69,9 +69,18 @@ __all__ = [
 
 DEFAULT_PROTOCOL = 2
 FILE_FORMAT_VERSION = "3"  # the ``version`` record PyTorch writes
+# PyTorch's public constants of this module, which libraries import (pyro: MAP_LOCATION)
+MAGIC_NUMBER = 0x1950A86A20F9469CFC6C  # the legacy (non-zip) format's first pickled value
+PROTOCOL_VERSION = 1001
+STORAGE_KEY_SEPARATOR = ","
+# What ``load``'s ``map_location`` may be: a function of (storage, location), a device, a
+# device name, or a mapping of location names
+MAP_LOCATION = Callable[[Any, str], Any] | _device | str | dict[str, str] | None
+# What ``save``/``load`` accept as a file: a path or a binary file object
+FILE_LIKE = str | os.PathLike | IO[bytes]
 _STORAGE_ALIGNMENT = 64
 # PyTorch's pre-1.6 format starts with this pickled (protocol 2) magic number
-_LEGACY_HEAD = pickle.dumps(0x1950A86A20F9469CFC6C, protocol=2)[:-1]
+_LEGACY_HEAD = pickle.dumps(MAGIC_NUMBER, protocol=2)[:-1]
 _ZIP_MAGIC = b"PK\x03\x04"
 _LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")  # a zip local file header, 30 bytes
 

@@ -46,11 +46,14 @@ _KL_MEMOIZE: dict[tuple[type, type], _KLFunction | None] = {}
 def register_kl(type_p: type, type_q: type) -> Callable[[_KLFunction], _KLFunction]:
     """Decorator registering ``fn(p, q)`` as ``KL(p || q)`` for ``p: type_p``, ``q: type_q``.
 
-    :raises TypeError: either argument is not a subclass of ``Distribution``.
+    Any classes are accepted, as in PyTorch: libraries register pairs with distribution
+    classes of their own (pyro's ``Distribution`` is not a subclass of this one).
+
+    :raises TypeError: either argument is not a class.
     """
-    if not isinstance(type_p, type) or not issubclass(type_p, Distribution):
+    if not isinstance(type_p, type):
         raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
-    if not isinstance(type_q, type) or not issubclass(type_q, Distribution):
+    if not isinstance(type_q, type):
         raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
 
     def decorator(fn: _KLFunction) -> _KLFunction:
