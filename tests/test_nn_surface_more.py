@@ -252,3 +252,42 @@ def test_cross_map_lrn2d_gradient_and_errors() -> None:
     with pytest.raises(ValueError, match="CrossMapLRN2d: Expected input to be 4D, got 2D"):
         nn.CrossMapLRN2d(3)(torch.ones(2, 3))
     assert repr(nn.CrossMapLRN2d(3)) == "CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)"
+
+
+# ------------------------------------------------------------------- conv_tbc, torch.hub
+
+
+@pytest.mark.parametrize("pad", [0, 1, 3])
+def test_conv_tbc_matches_numpy(pad: int) -> None:
+    rng = np.random.default_rng(pad)
+    x = rng.standard_normal((6, 2, 3))
+    w = rng.standard_normal((3, 3, 4))
+    b = rng.standard_normal(4)
+    xp = np.pad(x, ((pad, pad), (0, 0), (0, 0)))
+    steps = xp.shape[0] - w.shape[0] + 1
+    ref = np.stack([sum(xp[t + j] @ w[j] for j in range(w.shape[0])) + b for t in range(steps)])
+    out = F.conv_tbc(torch.tensor(x), torch.tensor(w), torch.tensor(b), pad)
+    assert tuple(out.shape) == (6 + 2 * pad - 2, 2, 4)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-12)
+
+
+def test_conv_tbc_errors() -> None:
+    w, b = torch.randn(2, 3, 4), torch.randn(4)
+    with pytest.raises(RuntimeError, match="Input must have 3 dims: time, batch, in_channel"):
+        F.conv_tbc(torch.randn(5, 2), w, b)
+    with pytest.raises(RuntimeError, match=r"Input dim 2 \(input channels\) is not == dim 1"):
+        F.conv_tbc(torch.randn(5, 2, 4), w, b)
+    with pytest.raises(RuntimeError, match="Bias size must equal dim 2 in the weight tensor"):
+        F.conv_tbc(torch.randn(5, 2, 3), w, torch.randn(5))
+
+
+def test_hub_constants() -> None:
+    import torch.hub as hub
+
+    match = hub.HASH_REGEX.search("resnet18-f37072fd.pth")
+    assert match is not None and match.group(1) == "f37072fd"
+    assert (hub.MODULE_HUBCONF, hub.VAR_DEPENDENCY, hub.READ_DATA_CHUNK) == (
+        "hubconf.py", "dependencies", 131072)
+    assert (hub.ENV_TORCH_HOME, hub.ENV_XDG_CACHE_HOME, hub.ENV_GITHUB_TOKEN,
+            hub.DEFAULT_CACHE_DIR) == ("TORCH_HOME", "XDG_CACHE_HOME", "GITHUB_TOKEN", "~/.cache")
+    assert hub.MAP_LOCATION is not None

@@ -41,6 +41,8 @@ DEFAULT_CACHE_DIR = "~/.cache"
 READ_DATA_CHUNK = 128 * 1024
 # the "-<sha256 prefix>." part of a checkpoint's file name ("resnet18-f37072fd.pth")
 HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
+# what ``load``'s ``map_location`` may be (PyTorch's type alias of the same name)
+MAP_LOCATION = Callable[[Any, str], Any] | str | dict[str, str] | None
 
 
 

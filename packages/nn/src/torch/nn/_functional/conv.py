@@ -8,7 +8,29 @@ import torch
 from torch import Tensor
 from torch.nn import _ops
 
-__all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold", "unfold"]
+__all__ = ["conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold",
+           "unfold"]
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-d convolution over a (time, batch, in_channels) sequence with a (kernel, in_channels,
+    out_channels) filter, padded by ``pad`` steps on both ends of time; the output is
+    (time + 2 * pad - kernel + 1, batch, out_channels)."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    # (T, B, C) -> conv1d's (B, C, T), and the filter (K, Cin, Cout) -> (Cout, Cin, K)
+    out = torch.nn.functional.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias,
+                                     padding=pad)
+    return out.permute(2, 0, 1)
 
 
 def _conv_transpose(n: int) -> Any:
