@@ -848,3 +848,84 @@ def test_sparse_adam_maximize_moves_uphill() -> None:
     # gradient +1 on row 2: maximizing moves it up by lr (first Adam step is lr * sign)
     np.testing.assert_allclose((emb.weight.detach() - before).numpy()[2], [0.1, 0.1], rtol=1e-4)
     assert float((emb.weight.detach() - before)[:2].abs().sum()) == 0.0
+
+
+# ---------------------------------------------------------------------------------- Muon
+
+
+def _muon_np(p: np.ndarray, grads: list[np.ndarray], lr: float, wd: float, momentum: float,
+             nesterov: bool, ratio: float) -> np.ndarray:
+    """Muon with the Newton-Schulz iteration in float64 (PyTorch runs it in bfloat16)."""
+    a, b, c = 3.4445, -4.775, 2.0315
+    p, buf = p.copy(), np.zeros_like(p)
+    for g in grads:
+        buf = buf + (1 - momentum) * (g - buf)
+        x = g + momentum * (buf - g) if nesterov else buf
+        tall = x.shape[0] > x.shape[1]
+        x = x.T if tall else x
+        x = x / max(np.linalg.norm(x), 1e-7)
+        for _ in range(5):
+            gram = x @ x.T
+            x = a * x + (b * gram + c * gram @ gram) @ x
+        x = x.T if tall else x
+        p = p * (1 - lr * wd) - lr * ratio * x
+    return p
+
+
+@pytest.mark.parametrize("shape,kwargs,ratio", [
+    ((4, 3), {}, math.sqrt(4 / 3)),
+    ((3, 5), {"nesterov": False, "lr": 0.02, "weight_decay": 0.0}, 1.0),
+    ((3, 5), {"adjust_lr_fn": "match_rms_adamw", "lr": 0.01}, 0.2 * math.sqrt(5)),
+])
+def test_muon_matches_numpy_up_to_bfloat16(shape: tuple[int, int], kwargs: dict,
+                                            ratio: float) -> None:
+    rng = np.random.default_rng(7)
+    p0 = rng.standard_normal(shape)
+    grads = [rng.standard_normal(shape) for _ in range(3)]
+    p = torch.nn.Parameter(torch.tensor(p0, dtype=torch.float32))
+    opt = optim.Muon([p], **kwargs)
+    for g in grads:
+        p.grad = torch.tensor(g, dtype=torch.float32)
+        opt.step()
+    ref = _muon_np(p0, grads, kwargs.get("lr", 1e-3), kwargs.get("weight_decay", 0.1),
+                   0.95, kwargs.get("nesterov", True), ratio)
+    # bfloat16 keeps 8 bits: the orthogonalised update is good to about 5e-2 of its size
+    moved = np.abs(ref - p0).max()
+    np.testing.assert_allclose(p.detach().numpy(), ref, atol=0.1 * moved)
+    assert set(opt.state[p]) == {"momentum_buffer"}
+
+
+def test_muon_matches_values_printed_by_pytorch() -> None:
+    p = torch.nn.Parameter(torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.2, -0.7]]))
+    opt = optim.Muon([p], lr=0.05)
+    for g in (C, A):
+        p.grad = torch.tensor(g, dtype=torch.float32)
+        opt.step()
+    printed = [[0.44687286019325256, -1.0232053995132446, 1.9561407566070557],
+               [1.4803427457809448, 0.20358897745609283, -0.7270843982696533]]
+    np.testing.assert_allclose(p.detach().numpy(), printed, rtol=1e-6)
+    q = torch.nn.Parameter(torch.tensor([[0.5, -1.0], [2.0, 1.5], [0.2, -0.7]]))
+    opt = optim.Muon([q], lr=0.05, nesterov=False, weight_decay=0.0)
+    for g in ([[0.3, -0.2], [0.1, -0.5], [0.4, 0.05]], [[1.0, 0.5], [-0.3, 2.0], [-1.0, 0.25]]):
+        q.grad = torch.tensor(g)
+        opt.step()
+    printed = [[0.40599125623703003, -0.9902522563934326], [1.9930031299591064,
+               1.4949766397476196], [0.1873219758272171, -0.7140982747077942]]
+    np.testing.assert_allclose(q.detach().numpy(), printed, rtol=1e-6)
+
+
+def test_muon_defaults_and_errors() -> None:
+    p = torch.nn.Parameter(torch.zeros(2, 2))
+    assert optim.Muon([p]).defaults == {
+        "lr": 1e-3, "weight_decay": 0.1, "momentum": 0.95, "nesterov": True,
+        "ns_coefficients": (3.4445, -4.775, 2.0315), "eps": 1e-7, "ns_steps": 5,
+        "adjust_lr_fn": None}
+    for kwargs, message in [({"lr": -1}, "Learning rate should be >= 0 but is: -1"),
+                            ({"momentum": -1}, "momentum should be >= 0 but is: -1"),
+                            ({"weight_decay": -1}, "weight decay should be >= 0 but is: -1"),
+                            ({"adjust_lr_fn": "x"},
+                             "Adjust learning rate function x is not supported")]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            optim.Muon([p], **kwargs)
+    with pytest.raises(ValueError, match="Muon only supports 2D parameters"):
+        optim.Muon([torch.nn.Parameter(torch.zeros(3))])

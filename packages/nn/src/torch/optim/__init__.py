@@ -3,7 +3,7 @@
 This distribution adds ``torch.optim`` to plait-core's ``torch`` package: ``Optimizer`` (groups,
 state, ``state_dict`` in PyTorch's layout, step hooks), the optimizers (SGD, Adam, AdamW,
 Adamax, NAdam, RAdam, RMSprop, Adagrad, Adadelta, ASGD, Rprop, LBFGS, Adafactor,
-SparseAdam), ``lr_scheduler`` and
+SparseAdam, Muon), ``lr_scheduler`` and
 ``swa_utils``.
 """
 
@@ -16,6 +16,7 @@ from .adamax import Adamax
 from .adamw import AdamW
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -25,5 +26,5 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax",
-           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler",
+           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler",
            "optimizer", "swa_utils"]
