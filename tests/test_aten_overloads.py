@@ -65,6 +65,12 @@ EXPECTED: dict[str, tuple[Callable[[torch.Tensor], Any], list[str]]] = {
     "all()": (lambda x: x.all(), ["aten.all.default"]),
     "any()": (lambda x: x.any(), ["aten.any.default"]),
     "all(0)": (lambda x: x.all(0), ["aten.all.dim"]),
+    "arange(5)": (lambda x: torch.arange(5), ["aten.arange.default"]),
+    "arange(1, 5)": (lambda x: torch.arange(1, 5), ["aten.arange.start"]),
+    "arange(1, 5, 2)": (lambda x: torch.arange(1, 5, 2), ["aten.arange.start_step"]),
+    "x.sort()": (lambda x: x.sort(), ["aten.sort.default"]),
+    "torch.sort(x, 0, True)": (lambda x: torch.sort(x, 0, True), ["aten.sort.default"]),
+    "x.sort(stable=True)": (lambda x: x.sort(stable=True), ["aten.sort.stable"]),
 }
 
 
@@ -136,3 +142,15 @@ def test_whole_reductions_under_vmap() -> None:
     assert torch.vmap(lambda a: a.max())(x).tolist() == [3.0, 4.0]
     assert torch.vmap(lambda a: a.min())(x).tolist() == [-2.0, 0.5]
     assert torch.vmap(lambda a: (a > 0).all())(x).tolist() == [False, True]
+
+
+def test_arange_and_sort_overloads_values() -> None:
+    assert torch.arange(5).tolist() == [0, 1, 2, 3, 4]
+    assert torch.arange(1, 5).tolist() == [1, 2, 3, 4]
+    assert torch.arange(1, 5, 2).tolist() == [1, 3]
+    assert torch.arange(2.5).dtype == torch.get_default_dtype()
+    x = torch.tensor([[3.0, 1.0, 2.0]], requires_grad=True)
+    values, indices = torch.sort(x, 1, True)
+    assert values.tolist() == [[3.0, 2.0, 1.0]] and indices.tolist() == [[0, 2, 1]]
+    (values * torch.tensor([1.0, 10.0, 100.0])).sum().backward()
+    assert x.grad.tolist() == [[1.0, 100.0, 10.0]]  # each value's weight back at its place

@@ -85,20 +85,39 @@ def _arange_kernel(start: Any, end: Any, step: Any = 1, *, dtype: _dtype.dtype |
     return t
 
 
-def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None = None,
+def _arange_end_kernel(end: Any, *, dtype: _dtype.dtype | None = None, layout: Any = None,
+                       device: Any = None, pin_memory: Any = None) -> Tensor:
+    return _arange_kernel(0, end, 1, dtype=dtype, layout=layout, device=device,
+                          pin_memory=pin_memory)
+
+
+def _arange_start_kernel(start: Any, end: Any, *, dtype: _dtype.dtype | None = None,
+                         layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
+    return _arange_kernel(start, end, 1, dtype=dtype, layout=layout, device=device,
+                          pin_memory=pin_memory)
+
+
+def arange(start: Any = 0, end: Any = None, step: Any = None, *, out: Tensor | None = None,
            dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
            requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``[start, end)`` in steps of ``step`` (``arange(end)`` starts at 0): int64 when every
     bound is an integer, the default dtype otherwise; ``ceil((end - start) / step)``
     elements."""
+    # the overload PyTorch's call reaches: arange(end), arange(start, end) or with a step
+    overload = "start_step" if step is not None else ("default" if end is None else "start")
     if end is None:
         start, end = 0, start
     start, end, step = (_number(v, n) for v, n in ((start, "start"), (end, "end"),
-                                                    (step, "step")))
+                                                    (1 if step is None else step, "step")))
     if dtype is None and out is not None:
         dtype = out._dtype
-    t = ATEN["arange.start_step"](start, end, step, dtype=check_dtype(dtype),
-                                  device=device_of(device))
+    options = {"dtype": check_dtype(dtype), "device": device_of(device)}
+    if overload == "default":
+        t = ATEN["arange"](end, **options)
+    elif overload == "start":
+        t = ATEN["arange.start"](start, end, **options)
+    else:
+        t = ATEN["arange.start_step"](start, end, step, **options)
     return finish_factory(write_out(out, t), requires_grad)
 
 
@@ -476,6 +495,9 @@ def _define_aten() -> dict[str, _dispatch.Operator]:
     table = {
         "arange.start_step": ("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, "
                               f"{options}) -> Tensor", _arange_kernel),
+        "arange": (f"arange(Scalar end, *, {options}) -> Tensor", _arange_end_kernel),
+        "arange.start": (f"arange.start(Scalar start, Scalar end, *, {options}) -> Tensor",
+                         _arange_start_kernel),
         "range.step": (f"range.step(Scalar start, Scalar end, Scalar step=1, *, {options}) -> "
                        "Tensor", _range_kernel),
         "linspace": (f"linspace(Scalar start, Scalar end, int steps, *, {options}) -> Tensor",

@@ -444,6 +444,16 @@ _ATEN_TABLE.update({
 })
 
 
+def _sort_default_kernel(self: Tensor, dim: int = -1,
+                         descending: bool = False) -> tuple[Tensor, Tensor]:
+    return _sort_kernel(self, stable=False, dim=dim, descending=descending)
+
+
+# ``x.sort()`` without ``stable`` is PyTorch's ``aten::sort`` (``sort.stable`` when it is given)
+_ATEN_TABLE["sort"] = ("sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, "
+                       "Tensor indices)", _sort_default_kernel)
+
+
 def _define_aten() -> dict[str, _dispatch.Operator]:
     return _dispatch.define_aten(_ATEN_TABLE)
 
@@ -1066,7 +1076,11 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     """``(values, indices)`` sorted along ``dim``; NaN counts as the largest value. The sort is
     stable: equal values keep their order."""
     _check_ordered("sort", input)
-    values, indices = ATEN["sort.stable"](input, stable=stable, dim=dim, descending=descending)
+    if stable:
+        values, indices = ATEN["sort.stable"](input, stable=stable, dim=dim,
+                                              descending=descending)
+    else:
+        values, indices = ATEN["sort"](input, dim, descending)
     return return_types.sort(_write_outs(out, (values, indices)))
 
 

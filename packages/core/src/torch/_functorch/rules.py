@@ -874,7 +874,7 @@ _ELEMENTWISE_EXTRA = (
 )
 _DIMS = (
     "_softmax", "_log_softmax", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
-    "max.dim", "min.dim", "sort.stable", "topk", "select.int", "slice.Tensor", "narrow",
+    "max.dim", "min.dim", "sort.stable", "sort", "topk", "select.int", "slice.Tensor", "narrow",
     "transpose.int", "squeeze.dim", "squeeze.dims", "unflatten.int",
     "movedim.int", "movedim.intlist", "diagonal", "unfold", "split.Tensor", "split_with_sizes",
     "unbind.int", "chunk", "flip", "linalg_vector_norm", "mean.dim", "var.correction",

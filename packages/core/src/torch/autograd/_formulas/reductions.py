@@ -280,12 +280,12 @@ def _(ctx, grad, _grad_indices):
 # -- sorting --------------------------------------------------------------------------------
 
 
-@derivative("aten::sort.stable", result=(1,))
+@derivative("aten::sort.stable", "aten::sort", result=(1,))
 def _(ctx, grad, _grad_indices):
     x = ctx.args[0]
     if x.ndim == 0:
         return _only_first(ctx, grad)
-    dim = wrap_dim(ctx.kwargs.get("dim", -1), x.ndim)
+    dim = wrap_dim(_arg(ctx, 1, "dim", -1), x.ndim)  # (sort.stable's dim is keyword-only)
     return _only_first(ctx, _scatter_to(x.shape, dim, ctx.result[1], grad))
 
 
