@@ -24,9 +24,12 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-# (names PyTorch's module imports, which libraries import from it: timm's urlparse)
+# (names PyTorch's module imports, which libraries import from it: timm's urlparse, and the
+# type of load's map_location)
 from urllib.parse import urlparse  # noqa: F401
 from urllib.request import Request, urlopen  # noqa: F401
+
+from torch.serialization import MAP_LOCATION  # noqa: F401
 
 __all__ = ["download_url_to_file", "get_dir", "help", "list", "load",
            "load_state_dict_from_url", "set_dir"]
@@ -41,8 +44,6 @@ DEFAULT_CACHE_DIR = "~/.cache"
 READ_DATA_CHUNK = 128 * 1024
 # the "-<sha256 prefix>." part of a checkpoint's file name ("resnet18-f37072fd.pth")
 HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
-# what ``load``'s ``map_location`` may be (PyTorch's type alias of the same name)
-MAP_LOCATION = Callable[[Any, str], Any] | str | dict[str, str] | None
 
 
 
