@@ -503,8 +503,8 @@ def test_where_and_compare_with_a_number_keep_plans():
     for _ in range(2):
         torch.where(x > 0, x, 0.0)
         _ = x <= 0
-    # (Plait's comparisons take a number through the Tensor overload)
-    assert _served(aten.where.self) and _served(aten.le.Tensor)
+    # (a comparison with a number is its Scalar overload, as in PyTorch)
+    assert _served(aten.where.self) and _served(aten.le.Scalar)
 
 
 def test_where_plans_record_the_graph(no_plans):
