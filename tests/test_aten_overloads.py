@@ -154,3 +154,21 @@ def test_arange_and_sort_overloads_values() -> None:
     assert values.tolist() == [[3.0, 2.0, 1.0]] and indices.tolist() == [[0, 2, 1]]
     (values * torch.tensor([1.0, 10.0, 100.0])).sum().backward()
     assert x.grad.tolist() == [[1.0, 100.0, 10.0]]  # each value's weight back at its place
+
+
+# reshape and flatten are CompositeImplicitAutograd in PyTorch: a mode sees what they reach
+RESHAPES: dict[str, tuple[Callable[[torch.Tensor], Any], list[str]]] = {
+    "x.reshape(6)": (lambda x: x.reshape(6), ["aten.view.default"]),
+    "x.flatten()": (lambda x: x.flatten(), ["aten.view.default"]),
+    "x.t().reshape(6)": (lambda x: x.t().reshape(6), ["aten.t.default", "aten.clone.default",
+                                                     "aten._unsafe_view.default"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RESHAPES))
+def test_reshape_of_a_tensor_requiring_grad_is_a_view(case: str) -> None:
+    # (with grad, as here, Plait decomposes them below autograd as PyTorch does; a tensor
+    # without grad still shows aten::reshape to a mode)
+    call, names = RESHAPES[case]
+    x = _x().requires_grad_()
+    assert _seen(lambda: call(x)) == names

@@ -407,14 +407,11 @@ def unbind(self: Tensor, dim: int = 0) -> list[Tensor]:
 
 def reshape(self: Tensor, shape: Any) -> Tensor:
     new_shape = _infer_size(tuple(shape), self.numel())
-    if self._interned_layout is not None:  # row-major: the new shape's row-major strides
-        lay = _interned(new_shape, self._dtype, self._device)
-        stride = lay.stride if lay is not None else _view_strides(self._shape, self._stride,
-                                                                  new_shape)
-    else:
-        stride = _view_strides(self._shape, self._stride, new_shape)
-    if stride is not None:
-        return ATEN["_reshape_alias"](self, new_shape, stride)
+    # a view where one exists (a row-major tensor always has one), as PyTorch's reshape: a
+    # dispatch mode sees aten::view
+    if self._interned_layout is not None or \
+            _view_strides(self._shape, self._stride, new_shape) is not None:
+        return ATEN["view"](self, new_shape)
     copied = _copy_op()(self, memory_format=_layout.contiguous_format)
     return ATEN["_unsafe_view"](copied, new_shape)
 
@@ -560,7 +557,7 @@ ATEN = _dispatch.define_aten(TABLE)
 _plan.enable_views(VIEW_KINDS)  # views replay their geometry (torch._core.plan)
 # reshape and flatten: a plan replays the view they made for the signature (a copy: no plan)
 _plan.enable_views({"aten::reshape": "view", "aten::flatten.using_ints": "view"},
-                   recorded_by="aten::_reshape_alias")
+                   recorded_by="aten::view")
 # narrow is a slice, chunk a split: a plan replays their result (chunk's pieces without grad)
 _plan.enable_views({"aten::narrow": "slice"}, recorded_by="aten::slice.Tensor")
 _plan.enable_views({"aten::chunk": "split"}, recorded_by="aten::split.Tensor")
