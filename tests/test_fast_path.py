@@ -997,3 +997,22 @@ def test_matrix_product_shortcut_sees_a_library_kernel_of_matmul():
     assert (m @ m).tolist() == [[2.0, 2.0], [2.0, 2.0]]
     leaf = torch.ones(2, 2, requires_grad=True)
     assert (leaf @ m).grad_fn.name() == "MmBackward0"
+
+
+def test_another_threads_kernels_while_a_call_is_planned_do_not_spoil_its_plan(monkeypatch):
+    # A background thread (a compile worker, a loader thread) running kernels while this thread
+    # plans a signature: its primitives are not noted into this call's record (an ambiguous
+    # record makes no plan, and the signature was then left to the generic path for good).
+    import threading
+
+    out = torch.ones(2)
+    record: list = []
+    monkeypatch.setattr(_plan, "recording", record)
+    monkeypatch.setattr(_plan, "recording_thread", threading.get_ident())
+    neighbour = threading.Thread(
+        target=lambda: _plan.note("mul", [out, out], torch.float32, torch.float32, {}, out))
+    neighbour.start()
+    neighbour.join()
+    assert record == []
+    _plan.note("sub", [out, out], torch.float32, torch.float32, {}, out)
+    assert [entry[0] for entry in record] == ["sub"]

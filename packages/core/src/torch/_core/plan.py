@@ -68,11 +68,15 @@ _GENERIC = False  # the plan of a signature the cache does not serve
 _ALIAS = object()  # in a signature: this argument is the first tensor argument again
 KERNEL = "kernel"  # the last field of a plan that runs the kernel again (``_kernel_plan``)
 
-# The record of the call being planned (a list of ``note`` entries), or None. Process-wide:
-# an entry from another thread only makes the record ambiguous, and ambiguous records make no
-# plan.
+# The record of the call being planned (a list of ``note`` entries), or None. Process-wide,
+# with the thread that plans: while it is set, no thread plans another call, and only that
+# thread's primitives are noted (another thread's kernels running meanwhile, a background
+# compile or a loader thread, would make the record ambiguous and the signature unplanned for
+# good).
 recording: list[Any] | None = None
+recording_thread: int | None = None
 _lock = threading.Lock()
+_thread_id = threading.get_ident
 
 
 def note(prim: str, operands: list[Any], compute: _dtype.dtype, out_dtype: _dtype.dtype,
@@ -81,7 +85,7 @@ def note(prim: str, operands: list[Any], compute: _dtype.dtype, out_dtype: _dtyp
     the new tensor ``out`` on ``operands`` (tensors or Python numbers, before conversion to
     ``compute`` and broadcasting)."""
     rec = recording
-    if rec is not None:
+    if rec is not None and _thread_id() == recording_thread:
         rec.append((prim, operands, compute, out_dtype, kwargs, out))
 
 
@@ -416,11 +420,12 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]
 def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any],
                 key: tuple[Any, ...], grad: bool) -> Any:
     """Run the generic path recorded, keep the plan it allows, and return its result."""
-    global recording
+    global recording, recording_thread
     with _lock:
         if recording is not None:
             return None  # another thread is planning: this call takes the generic path
         rec = recording = []
+        recording_thread = _thread_id()
     try:
         result = _dispatch.call(op, args, kwargs)
     finally:
@@ -1204,11 +1209,12 @@ def _first_out_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[
                     write: Callable[[Tensor, Tensor], Tensor]) -> Tensor | None:
     """Run the generic path recorded, keep the out= plan its record allows, and write the
     result into ``out``."""
-    global recording
+    global recording, recording_thread
     with _lock:
         if recording is not None:
             return None  # another thread is planning: this call takes the generic path
         rec = recording = []
+        recording_thread = _thread_id()
     try:
         result = _dispatch.call(op, args, kwargs)
     finally:
