@@ -3,6 +3,8 @@ description, one table per label."""
 
 from __future__ import annotations
 
+import sys
+
 from torch.utils.benchmark.utils.common import Measurement, select_unit, trim_sigfig
 
 __all__ = ["Compare"]
@@ -36,8 +38,8 @@ class Compare:
         self._highlight_warnings = True
 
     def print(self) -> None:
-        """Print the table."""
-        print(str(self))  # noqa: T201  (printing is what this method is for)
+        """Write the table to standard output (what this method is for, as in PyTorch)."""
+        sys.stdout.write(str(self) + "\n")
 
     def _cell(self, m: Measurement, scale: float) -> str:
         value = m.median / scale
