@@ -417,19 +417,29 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]
     return tuple(parts), grad
 
 
-def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any],
-                key: tuple[Any, ...], grad: bool) -> Any:
-    """Run the generic path recorded, keep the plan it allows, and return its result."""
+def _recorded_run(op: _dispatch.Operator, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> tuple[Any, list[Any]] | None:
+    """The generic path's result of ``op`` and the record of the primitives it ran, or None
+    when another thread is planning (only one call is recorded at a time)."""
     global recording, recording_thread
     with _lock:
         if recording is not None:
-            return None  # another thread is planning: this call takes the generic path
+            return None
         rec = recording = []
         recording_thread = _thread_id()
     try:
-        result = _dispatch.call(op, args, kwargs)
+        return _dispatch.call(op, args, kwargs), rec
     finally:
         recording = None
+
+
+def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any],
+                key: tuple[Any, ...], grad: bool) -> Any:
+    """Run the generic path recorded, keep the plan it allows, and return its result."""
+    recorded = _recorded_run(op, args, kwargs)
+    if recorded is None:
+        return None  # another thread is planning: this call takes the generic path
+    result, rec = recorded
     tensors = [a for a in args if a.__class__ is Tensor]
     if len({id(t) for t in tensors}) != len(tensors) - sum(t is tensors[0] for t in tensors[1:]):
         # A tensor other than the first passed twice: the signature does not say so, and its
@@ -1209,16 +1219,10 @@ def _first_out_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[
                     write: Callable[[Tensor, Tensor], Tensor]) -> Tensor | None:
     """Run the generic path recorded, keep the out= plan its record allows, and write the
     result into ``out``."""
-    global recording, recording_thread
-    with _lock:
-        if recording is not None:
-            return None  # another thread is planning: this call takes the generic path
-        rec = recording = []
-        recording_thread = _thread_id()
-    try:
-        result = _dispatch.call(op, args, kwargs)
-    finally:
-        recording = None
+    recorded = _recorded_run(op, args, kwargs)
+    if recorded is None:
+        return None  # another thread is planning: this call takes the generic path
+    result, rec = recorded
     run = False
     if op._replays and not _tensor_as_value(op, args, kwargs):
         run = _out_native(op, args, rec, result, olay) or False

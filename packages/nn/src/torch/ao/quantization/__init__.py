@@ -11,9 +11,9 @@ from torch.nn import Module
 __all__ = ["DeQuantStub", "QuantStub", "QuantWrapper"]
 
 
-class QuantStub(Module):
-    """Where a quantized region starts: the identity until a model is converted (which Plait
-    does not do)."""
+class _Stub(Module):
+    """A marker of a quantized region's edge, carrying its ``qconfig``: the identity until a
+    model is converted (which Plait does not do)."""
 
     def __init__(self, qconfig: Any = None) -> None:
         super().__init__()
@@ -24,16 +24,12 @@ class QuantStub(Module):
         return x
 
 
-class DeQuantStub(Module):
-    """Where a quantized region ends: the identity until a model is converted."""
+class QuantStub(_Stub):
+    """Where a quantized region starts."""
 
-    def __init__(self, qconfig: Any = None) -> None:
-        super().__init__()
-        if qconfig is not None:
-            self.qconfig = qconfig
 
-    def forward(self, x: Tensor) -> Tensor:
-        return x
+class DeQuantStub(_Stub):
+    """Where a quantized region ends."""
 
 
 class QuantWrapper(Module):
