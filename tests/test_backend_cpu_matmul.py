@@ -1,8 +1,11 @@
-"""The native ``matmul`` primitive of plait-backend-cpu (OpenBLAS and the native kernel).
+"""The native ``matmul`` primitive of plait-backend-cpu (packed float32 kernels, OpenBLAS and
+the native kernel).
 
-Every case runs twice, through OpenBLAS and with it disabled (``_C.blas_disable``), and is
-compared with core's reference kernel (exactly for integers, with a float tolerance since BLAS
-may sum in another order) and, through the public API, with numpy.
+Every case runs three times: as the CPU would (float32 on the packed AVX2/AVX-512 kernels where
+it has them), with those off (``_C.packed_disable``: OpenBLAS), and with OpenBLAS off too
+(``_C.blas_disable``: the native kernel). Each is compared with core's reference kernel
+(exactly for integers, with a float tolerance since BLAS may sum in another order) and,
+through the public API, with numpy.
 """
 
 from __future__ import annotations
@@ -41,15 +44,20 @@ def native_matmul():
     return linalg.make_kernels(C, codes, contract.reference)["matmul"]
 
 
-@pytest.fixture(params=["blas", "native"])
+@pytest.fixture(params=["packed", "blas", "native"])
 def path(request, native_matmul):
-    """Runs the test with OpenBLAS in use and with the native kernel forced."""
-    if request.param == "blas" and not C.blas_info()["loaded"]:
-        pytest.skip(f"OpenBLAS not loaded: {C.blas_info()['error']}")
+    """Runs the test on the packed float32 kernels, on OpenBLAS and on the native kernel."""
+    info = C.blas_info()
+    if request.param == "packed" and not info["packed_kernel"]:
+        pytest.skip("no packed float32 kernel on this CPU (it needs AVX2 and FMA)")
+    if request.param == "blas" and not info["loaded"]:
+        pytest.skip(f"OpenBLAS not loaded: {info['error']}")
+    C.packed_disable(request.param != "packed")
     C.blas_disable(request.param == "native")
     try:
         yield request.param
     finally:
+        C.packed_disable(False)
         C.blas_disable(False)
 
 
@@ -125,7 +133,9 @@ def test_output_layouts(path, native_matmul, dtype, out_layout):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize(
     "m, k, n",
-    [(1, 1, 1), (1, 50, 1), (1, 40, 30), (30, 40, 1), (5, 1, 7), (130, 300, 70), (300, 40, 270)],
+    [(1, 1, 1), (1, 50, 1), (1, 40, 30), (30, 40, 1), (5, 1, 7), (130, 300, 70), (300, 40, 270),
+     # around the packed kernels' tiles (6/12 rows, 16/32 columns) and slabs (256 deep)
+     (12, 256, 32), (13, 257, 33), (11, 255, 31), (25, 513, 65), (96, 100, 512), (97, 3, 513)],
 )
 def test_shapes(path, native_matmul, dtype, m, k, n):
     run_both(native_matmul, make((m, k), dtype, 5), make((k, n), dtype, 6))
@@ -303,7 +313,7 @@ def test_gemm_interface(path, dtype, trans_a, trans_b):
 
 def test_blas_info():
     info = C.blas_info()
-    assert set(info) == {"loaded", "library", "config", "error", "library_threads"}
+    assert set(info) == {"loaded", "library", "config", "error", "library_threads", "packed_kernel"}
     try:
         linalg.openblas_library()
     except (ImportError, OSError):
@@ -409,3 +419,75 @@ def test_concurrent_products_from_python_threads(path, native_matmul):
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+# -- the packed float32 kernels: the same bits whatever the threads and the vector width ------
+
+_PACKED_SCRIPT = r"""
+import sys
+import numpy as np
+import torch
+
+rng = np.random.default_rng(21)
+results = {}
+for name, (m, k, n) in {"square": (200, 300, 250), "tall": (777, 129, 65),
+                        "wide": (7, 520, 1100)}.items():
+    a = torch.from_numpy(rng.standard_normal((m, k)).astype(np.float32))
+    b = torch.from_numpy(rng.standard_normal((n, k)).astype(np.float32)).T  # transposed B
+    for threads in (1, 2, 3):
+        torch.set_num_threads(threads)
+        results[f"{name}_{threads}"] = (a @ b).numpy()
+        results[f"{name}_t_{threads}"] = (a.T.contiguous().T @ b).numpy()  # transposed A
+import plait_backend_cpu._C as C
+results["kernel"] = np.array(C.blas_info()["packed_kernel"])
+np.savez(sys.argv[1], **results)
+"""
+
+
+def _packed_run(tmp_path, width):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PLAIT_CPU_VECTOR_BYTES"}
+    env["PLAIT_CPU_VECTOR_BYTES"] = str(width)
+    target = tmp_path / f"packed_{width}.npz"
+    subprocess.run([sys.executable, "-c", _PACKED_SCRIPT, str(target)], env=env, check=True,
+                   capture_output=True, text=True)
+    with np.load(target) as saved:
+        return {name: saved[name] for name in saved.files}
+
+
+def test_packed_kernels_give_the_same_bits_for_every_thread_count_and_width(tmp_path):
+    """Each element sums its depth in one order whatever the split over threads, and the
+    AVX2 (6x16) and AVX-512 (12x32) kernels do the same arithmetic per element."""
+    if not C.blas_info()["packed_kernel"]:
+        pytest.skip("no packed float32 kernel on this CPU (it needs AVX2 and FMA)")
+    runs = {width: _packed_run(tmp_path, width) for width in (32, 64)}
+    assert str(runs[32]["kernel"]) == "avx2 6x16"
+    rng = np.random.default_rng(21)
+    for name, (m, k, n) in {"square": (200, 300, 250), "tall": (777, 129, 65),
+                            "wide": (7, 520, 1100)}.items():
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((n, k)).astype(np.float32).T
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        for width, got in runs.items():
+            first = got[f"{name}_1"]
+            np.testing.assert_allclose(first, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+            for key in (f"{name}_2", f"{name}_3", f"{name}_t_1", f"{name}_t_2", f"{name}_t_3"):
+                assert got[key].tobytes() == first.tobytes(), (width, key)
+        if str(runs[64]["kernel"]) == "avx512 12x32":  # else this CPU ran AVX2 for both
+            assert runs[64][f"{name}_1"].tobytes() == runs[32][f"{name}_1"].tobytes(), name
+
+
+def test_packed_kernel_is_reported_and_can_be_switched_off():
+    info = C.blas_info()
+    if not info["packed_kernel"]:
+        pytest.skip("no packed float32 kernel on this CPU (it needs AVX2 and FMA)")
+    assert info["packed_kernel"] in ("avx512 12x32", "avx2 6x16")
+    C.packed_disable(True)
+    try:
+        assert C.blas_info()["packed_kernel"] == ""
+    finally:
+        C.packed_disable(False)
+    assert C.blas_info()["packed_kernel"] == info["packed_kernel"]

@@ -60,6 +60,7 @@ nb::dict blas_info() {
   d["config"] = blas::config();
   d["error"] = blas::load_error();
   d["library_threads"] = blas::library_threads();
+  d["packed_kernel"] = blas::packed_kernel();
   return d;
 }
 
@@ -84,9 +85,13 @@ void bind_linalg(nb::module_& m) {
         "Record why OpenBLAS was not loaded (shown by blas_info() while it is not).");
   m.def("blas_info", &blas_info,
         "Whether OpenBLAS is in use, its library path, configuration and own thread count "
-        "(always 1: products are tiled over the kernels' threads), or why not.");
+        "(always 1: products are tiled over the kernels' threads), or why not; and the packed "
+        "float32 kernel in use ('' when none).");
   m.def("blas_disable", &blas::set_disabled, "disabled"_a,
         "Test hook: route every product to the native kernel (True) or back to OpenBLAS.");
+  m.def("packed_disable", &blas::set_packed_disabled, "disabled"_a,
+        "Test hook: route float32 products to OpenBLAS or the native kernel (True) instead of "
+        "the packed AVX2/AVX-512 kernels (blas_info()['packed_kernel']), or back (False).");
 }
 
 }  // namespace plait::cpu

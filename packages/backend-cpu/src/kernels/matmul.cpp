@@ -134,6 +134,12 @@ void matmul_tile(const MatView<const T>& a, const MatView<const T>& b, const Mat
     native_gemm<T>(a, b, c, alpha, beta);
     return;
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if (packed_sgemm_available()) {
+      packed_sgemm(a, b, c, alpha, beta, false);
+      return;
+    }
+  }
   if constexpr (std::is_floating_point_v<T>) {
     if (blas_tile<T>(a, b, c, alpha, beta)) return;
   } else if constexpr (is_reduced_float_v<T>) {
@@ -179,6 +185,18 @@ template <class T, class Views>
 void run_tasks(int64_t items, int64_t m, int64_t n, int64_t k, AccType<T> alpha,
                AccType<T> beta, const Views& views) {
   if (items <= 0 || m <= 0 || n <= 0) return;
+  if constexpr (std::is_same_v<T, float>) {
+    // Fewer items than threads: each product over every thread, sharing its packed B.
+    if (k > 0 && items < num_threads() && packed_sgemm_available() && !in_parallel_region()) {
+      for (int64_t item = 0; item < items; ++item) {
+        MatView<const T> a{}, b{};
+        MatView<T> c{};
+        views(item, a, b, c);
+        packed_sgemm(a, b, c, alpha, beta, true);
+      }
+      return;
+    }
+  }
   const TilePlan plan = plan_tiles(items, m, n, k);
   const double task_work = static_cast<double>(m) * static_cast<double>(n) *
                            static_cast<double>(std::max<int64_t>(k, 1)) /

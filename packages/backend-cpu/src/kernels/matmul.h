@@ -106,6 +106,16 @@ template <class T>
 void native_gemm(const MatView<const T>& a, const MatView<const T>& b, const MatView<T>& c,
                  AccType<T> alpha, AccType<T> beta);
 
+// float32 products on the packed AVX-512/AVX2 kernels (sgemm.cpp): available when the running
+// CPU has AVX2 and FMA (and PLAIT_CPU_VECTOR_BYTES does not ask for 16-byte vectors).
+bool packed_sgemm_available();
+
+// C = alpha * A @ B + beta * C for any strides; `threaded`: over the pool's threads (one packed
+// copy of B shared by all), else on the calling thread. Results do not depend on the thread
+// count. Requires packed_sgemm_available() (else runs the native kernel).
+void packed_sgemm(const MatView<const float>& a, const MatView<const float>& b,
+                  const MatView<float>& c, float alpha, float beta, bool threaded);
+
 // One tile, single-threaded: BLAS (copying operands BLAS cannot take as they are) or native.
 template <class T>
 void matmul_tile(const MatView<const T>& a, const MatView<const T>& b, const MatView<T>& c,

@@ -1,8 +1,10 @@
 """Wrappers of the native matrix products, and loading OpenBLAS for them.
 
-float32/float64 products (float16/bfloat16 through float32) run on the OpenBLAS of the
-``scipy-openblas32`` wheel, which ``_C`` dlopens at run time: nothing is linked at build time,
-so a missing or broken wheel only costs speed. Every other dtype, and every dtype when OpenBLAS
+float32 products run on the backend's own packed AVX2/AVX-512 kernels where the CPU has them
+(``_C.blas_info()["packed_kernel"]``). float64 products (float32 without those kernels,
+float16/bfloat16 through float32) run on the OpenBLAS of the ``scipy-openblas32`` wheel, which
+``_C`` dlopens at run time: nothing is linked at build time, so a missing or broken wheel only
+costs speed. Every other dtype, and every dtype when OpenBLAS
 could not be loaded, runs the native cache-blocked kernel; ``_C.blas_info()`` says which and why.
 """
 

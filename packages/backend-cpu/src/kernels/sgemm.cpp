@@ -1,0 +1,393 @@
+// float32 matrix products on our own packed kernels (AVX-512 or AVX2 with FMA).
+//
+// The blocking is Goto's, with the roles of the operands as in BLIS's AVX-512 kernels: a
+// register tile of C is kMR rows by NR columns (two vectors per row), B is packed into panels
+// of NR columns (kKC deep, streamed from L2), A into panels of kMR rows (kKC deep, kept in L1
+// while the kernel sweeps one block of B panels). Zero padding makes every panel whole, so the
+// kernels have no edge cases; partial tiles of C go through a small buffer.
+//
+// Threads split C into a grid of regions, one each (make_grid), and each packs what its region
+// reads into its own buffers: sharing one packed B across cores cost more than packing it
+// twice on the small products of a training step. No two threads write the same element, and
+// every element sums its depth in the same order whatever the thread count, so results do not
+// depend on torch.get_num_threads().
+//
+// Why not OpenBLAS for these: split over our pool it packs B once per tile, and its own setup
+// is tens of microseconds; a 256x256 product on two threads ran no faster than on one.
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "blas.h"
+#include "matmul.h"
+#include "parallel.h"
+#include "simd.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define PLAIT_PACKED_SGEMM 1
+#endif
+
+namespace plait::cpu::blas::detail {
+namespace {
+
+constexpr int64_t kKC = 256;  // depth of a packed slab: an A panel (kMR x kKC) stays in L1
+constexpr int64_t kNC = 512;  // columns of a B block: kKC x kNC floats (512 KiB) stay in L2
+constexpr int64_t kMC = 96;   // rows of an A block (a multiple of both kernels' kMR)
+// Multiply-adds per thread below which another thread costs more than it saves (waking a
+// worker and moving its operands between cores take microseconds).
+constexpr double kMinThreadWork = 1 << 18;
+
+inline int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+inline int64_t ceil_div(int64_t v, int64_t by) { return (v + by - 1) / by; }
+
+// One kernel: c[MR][NR] (row stride ldc, unit column stride) = alpha * ap @ bp + beta * c,
+// where bp is kc x NR and ap holds MR rows of depth kc, either row after row (kKC apart:
+// copied from a row-major A) or column after column (MR apart: copied from a transposed A);
+// beta == 0 never reads c.
+using KernelFn = void (*)(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
+                          float alpha, float beta);
+
+// Where element (row r, depth p) of a packed A panel is, for each layout.
+template <bool kRowsA, int kRows>
+constexpr int64_t a_index(int r, int64_t p) {
+  return kRowsA ? r * kKC + p : p * kRows + r;
+}
+
+struct Isa {
+  KernelFn rows_kernel = nullptr;     // A panels packed row after row
+  KernelFn columns_kernel = nullptr;  // A panels packed column after column
+  int64_t mr = 0;
+  int64_t nr = 0;
+  const char* name = "";
+};
+
+std::atomic<bool> g_packed_disabled{false};
+
+#if defined(PLAIT_PACKED_SGEMM)
+
+// 12 x 32: 24 accumulators, two B vectors and a broadcast use 27 of the 32 registers.
+template <bool kRowsA>
+__attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const float* ap,
+                                                           const float* bp, float* c,
+                                                           int64_t ldc, float alpha,
+                                                           float beta) {
+  constexpr int kRows = 12;
+  __m512 acc0[kRows], acc1[kRows];
+#pragma GCC unroll 12
+  for (int r = 0; r < kRows; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_loadu_ps(bp);
+    const __m512 b1 = _mm512_loadu_ps(bp + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 a = _mm512_set1_ps(ap[a_index<kRowsA, kRows>(r, p)]);
+      acc0[r] = _mm512_fmadd_ps(a, b0, acc0[r]);
+      acc1[r] = _mm512_fmadd_ps(a, b1, acc1[r]);
+    }
+    bp += 32;
+  }
+  const __m512 va = _mm512_set1_ps(alpha);
+  if (beta == 0.0f) {
+#pragma GCC unroll 12
+    for (int r = 0; r < kRows; ++r) {
+      _mm512_storeu_ps(c + r * ldc, _mm512_mul_ps(va, acc0[r]));
+      _mm512_storeu_ps(c + r * ldc + 16, _mm512_mul_ps(va, acc1[r]));
+    }
+  } else {
+    const __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+    for (int r = 0; r < kRows; ++r) {
+      float* row = c + r * ldc;
+      _mm512_storeu_ps(row, _mm512_add_ps(_mm512_mul_ps(va, acc0[r]),
+                                          _mm512_mul_ps(vb, _mm512_loadu_ps(row))));
+      _mm512_storeu_ps(row + 16, _mm512_add_ps(_mm512_mul_ps(va, acc1[r]),
+                                               _mm512_mul_ps(vb, _mm512_loadu_ps(row + 16))));
+    }
+  }
+}
+
+// 6 x 16: 12 accumulators, two B vectors and a broadcast use 15 of the 16 registers.
+template <bool kRowsA>
+__attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap,
+                                                     const float* bp, float* c, int64_t ldc,
+                                                     float alpha, float beta) {
+  constexpr int kRows = 6;
+  __m256 acc0[kRows], acc1[kRows];
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m256 b0 = _mm256_loadu_ps(bp);
+    const __m256 b1 = _mm256_loadu_ps(bp + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      const __m256 a = _mm256_broadcast_ss(ap + a_index<kRowsA, kRows>(r, p));
+      acc0[r] = _mm256_fmadd_ps(a, b0, acc0[r]);
+      acc1[r] = _mm256_fmadd_ps(a, b1, acc1[r]);
+    }
+    bp += 16;
+  }
+  const __m256 va = _mm256_set1_ps(alpha);
+  if (beta == 0.0f) {
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      _mm256_storeu_ps(c + r * ldc, _mm256_mul_ps(va, acc0[r]));
+      _mm256_storeu_ps(c + r * ldc + 8, _mm256_mul_ps(va, acc1[r]));
+    }
+  } else {
+    const __m256 vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      float* row = c + r * ldc;
+      _mm256_storeu_ps(row, _mm256_add_ps(_mm256_mul_ps(va, acc0[r]),
+                                          _mm256_mul_ps(vb, _mm256_loadu_ps(row))));
+      _mm256_storeu_ps(row + 8, _mm256_add_ps(_mm256_mul_ps(va, acc1[r]),
+                                              _mm256_mul_ps(vb, _mm256_loadu_ps(row + 8))));
+    }
+  }
+}
+
+// The running CPU's kernel, chosen once (PLAIT_CPU_VECTOR_BYTES=32 selects the AVX2 kernel on
+// an AVX-512 machine, as for every vectorised kernel; 16 leaves float32 products to OpenBLAS).
+const Isa& isa() {
+  static const Isa chosen = [] {
+    const int bytes = native_vector_bytes();
+    __builtin_cpu_init();
+    // The forced width only narrows the choice: never a kernel the CPU cannot run.
+    const bool fma = __builtin_cpu_supports("fma");
+    if (bytes == 64 && fma && __builtin_cpu_supports("avx512f")) {
+      return Isa{kernel_avx512<true>, kernel_avx512<false>, 12, 32, "avx512 12x32"};
+    }
+    if (bytes >= 32 && fma && __builtin_cpu_supports("avx2")) {
+      return Isa{kernel_avx2<true>, kernel_avx2<false>, 6, 16, "avx2 6x16"};
+    }
+    return Isa{};
+  }();
+  return chosen;
+}
+
+#else
+const Isa& isa() {
+  static const Isa none{};
+  return none;
+}
+#endif
+
+// A growable 64-byte aligned buffer per thread, so a product allocates (and faults in pages)
+// only when it needs more than any before it on this thread.
+class Scratch {
+ public:
+  float* get(int64_t count) {
+    if (count > capacity_) {
+      const int64_t bytes = round_up(count * static_cast<int64_t>(sizeof(float)), 64);
+      data_.reset(static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>(bytes))));
+      if (!data_) throw std::bad_alloc();
+      capacity_ = bytes / static_cast<int64_t>(sizeof(float));
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> data_;
+  int64_t capacity_ = 0;
+};
+
+Scratch& b_scratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+Scratch& a_scratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+// n floats from src to dst: a plain loop (GCC emits a memcpy call or vector moves).
+inline void copy_floats(float* __restrict dst, const float* __restrict src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+
+// b[p0 : p0 + kc, j0 : j0 + nc] as panels of nr columns, kc x nr floats each (zeros past the
+// last column).
+void pack_b_block(const MatView<const float>& b, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                  int64_t nr, float* out) {
+  for (int64_t jp = 0; jp < nc; jp += nr, out += kc * nr) {
+    const int64_t w = std::min(nr, nc - jp);
+    const float* src = b.data + p0 * b.rs + (j0 + jp) * b.cs;
+    if (w < nr) {
+      for (int64_t p = 0; p < kc; ++p) std::fill(out + p * nr + w, out + (p + 1) * nr, 0.0f);
+    }
+    if (b.cs == 1 || w == 1) {
+      for (int64_t p = 0; p < kc; ++p) copy_floats(out + p * nr, src + p * b.rs, w);
+    } else {  // columns of b are contiguous (a transposed weight): read each column once
+      for (int64_t j = 0; j < w; ++j) {
+        const float* col = src + j * b.cs;
+        for (int64_t p = 0; p < kc; ++p) out[p * nr + j] = col[p * b.rs];
+      }
+    }
+  }
+}
+
+// A panels hold mr rows of one slab, mr * kKC floats each (a_index gives the layout).
+// Rows-layout panels copy rows of a row-major A; the columns layout copies columns of a
+// transposed A (a weight gradient's x^T) and gathers any other strides.
+bool rows_layout(const MatView<const float>& a) { return a.cs == 1 && a.rows > 1; }
+
+// a[i0 : i0 + mc, p0 : p0 + kc] as panels of mr rows (zeros past the last row).
+void pack_a_block(const MatView<const float>& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
+                  int64_t mr, float* out) {
+  const bool by_rows = rows_layout(a);
+  for (int64_t ip = 0; ip < mc; ip += mr, out += mr * kKC) {
+    const int64_t h = std::min(mr, mc - ip);
+    const float* first = a.data + (i0 + ip) * a.rs + p0 * a.cs;
+    if (by_rows) {
+      for (int64_t r = 0; r < h; ++r) copy_floats(out + r * kKC, first + r * a.rs, kc);
+      for (int64_t r = h; r < mr; ++r) std::fill(out + r * kKC, out + r * kKC + kc, 0.0f);
+      continue;
+    }
+    for (int64_t p = 0; p < kc; ++p) {
+      float* column = out + p * mr;
+      const float* src = first + p * a.cs;
+      if (a.rs == 1) {
+        copy_floats(column, src, h);
+      } else {
+        for (int64_t r = 0; r < h; ++r) column[r] = src[r * a.rs];
+      }
+      for (int64_t r = h; r < mr; ++r) column[r] = 0.0f;
+    }
+  }
+}
+
+// c[i0 : i1, j0 : j1] = alpha * a[i0 : i1, :] @ b[:, j0 : j1] + beta * c[...] on the calling
+// thread, packing what it reads into this thread's buffers: for each kNC-column block of B and
+// kKC-deep slab, the B block is packed once, then each kMC-row block of A, whose panels the
+// kernel pairs with every B panel of the block.
+void product_region(const MatView<const float>& a, const MatView<const float>& b,
+                    const MatView<float>& c, const Isa& cpu, int64_t i0, int64_t i1, int64_t j0,
+                    int64_t j1, float alpha, float beta) {
+  const int64_t mr = cpu.mr, nr = cpu.nr, k = a.cols;
+  const KernelFn kernel = rows_layout(a) ? cpu.rows_kernel : cpu.columns_kernel;
+  float* bpack = b_scratch().get(kKC * round_up(std::min(kNC, j1 - j0), nr));
+  float* apack = a_scratch().get(round_up(std::min(kMC, i1 - i0), mr) * kKC);
+  alignas(64) float edge[12 * 32];
+  for (int64_t jc = j0; jc < j1; jc += kNC) {
+    const int64_t nc = std::min(kNC, j1 - jc);
+    for (int64_t p0 = 0; p0 < k; p0 += kKC) {
+      const int64_t kc = std::min(kKC, k - p0);
+      const float slab_beta = p0 == 0 ? beta : 1.0f;  // later slabs add onto the first's sums
+      pack_b_block(b, p0, kc, jc, nc, nr, bpack);
+      for (int64_t ic = i0; ic < i1; ic += kMC) {
+        const int64_t mc = std::min(kMC, i1 - ic);
+        pack_a_block(a, ic, mc, p0, kc, mr, apack);
+        for (int64_t ip = 0; ip < mc; ip += mr) {
+          const float* ap = apack + ip * kKC;
+          const int64_t h = std::min(mr, mc - ip);
+          for (int64_t jp = 0; jp < nc; jp += nr) {
+            const float* bp = bpack + jp * kc;
+            const int64_t w = std::min(nr, nc - jp);
+            float* ct = c.data + (ic + ip) * c.rs + (jc + jp) * c.cs;
+            if (h == mr && w == nr && c.cs == 1) {
+              kernel(kc, ap, bp, ct, c.rs, alpha, slab_beta);
+              continue;
+            }
+            // A partial tile (or a strided C): the sums into `edge`, then its part of C with
+            // the kernel's own arithmetic, so a tile's values never depend on where it lies.
+            kernel(kc, ap, bp, edge, nr, 1.0f, 0.0f);
+            for (int64_t r = 0; r < h; ++r) {
+              for (int64_t j = 0; j < w; ++j) {
+                float& out = ct[r * c.rs + j * c.cs];
+                const float scaled = alpha * edge[r * nr + j];
+                out = slab_beta == 0.0f ? scaled : scaled + slab_beta * out;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// How a product is shared among threads: a grid of row groups by column groups, one region
+// per thread. Each thread packs what its region reads, so B is packed once per row group and
+// A once per column group: split the dimension whose split duplicates the smaller operand.
+struct Grid {
+  int64_t row_groups = 1;
+  int64_t col_groups = 1;
+};
+
+Grid make_grid(int64_t m, int64_t n, int64_t k, const Isa& cpu, int threads) {
+  Grid grid;
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  int64_t parts = std::min<int64_t>(threads, static_cast<int64_t>(work / kMinThreadWork));
+  // Every region at least one register tile wide in the dimensions it splits.
+  parts = std::min(parts, ceil_div(m, cpu.mr) * ceil_div(n, cpu.nr));
+  if (parts <= 1) return grid;
+  // Of the grids with `parts` regions, the one that packs the least: B is packed once per row
+  // group (r * k * n floats), A once per column group (c * m * k).
+  double least = -1;
+  for (int64_t r = 1; r <= parts; ++r) {
+    const int64_t cols = parts / r;
+    if (r * cols != parts || r > ceil_div(m, cpu.mr) || cols > ceil_div(n, cpu.nr)) continue;
+    const double packed = static_cast<double>(r) * n + static_cast<double>(cols) * m;
+    if (least < 0 || packed < least) {
+      least = packed;
+      grid = {r, cols};
+    }
+  }
+  return grid;
+}
+
+// [0, extent) cut into `groups` parts at multiples of `align`; part g is [edge(g), edge(g + 1)).
+int64_t group_edge(int64_t g, int64_t groups, int64_t extent, int64_t align) {
+  const int64_t units = ceil_div(extent, align);
+  return std::min(extent, (units * g / groups) * align);
+}
+
+}  // namespace
+
+bool packed_sgemm_available() {
+  return isa().rows_kernel != nullptr && !g_packed_disabled.load(std::memory_order_relaxed);
+}
+
+void packed_sgemm(const MatView<const float>& a, const MatView<const float>& b,
+                  const MatView<float>& c, float alpha, float beta, bool threaded) {
+  const Isa& cpu = isa();
+  const int64_t m = c.rows, n = c.cols, k = a.cols;
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0 || cpu.rows_kernel == nullptr) {  // an empty sum, or no kernel: the native product
+    native_gemm<float>(a, b, c, alpha, beta);
+    return;
+  }
+  const int threads = threaded && !in_parallel_region() ? num_threads() : 1;
+  const Grid grid = make_grid(m, n, k, cpu, threads);
+  const int64_t regions = grid.row_groups * grid.col_groups;
+  auto body = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t rg = t / grid.col_groups, cg = t % grid.col_groups;
+      const int64_t i0 = group_edge(rg, grid.row_groups, m, cpu.mr);
+      const int64_t i1 = group_edge(rg + 1, grid.row_groups, m, cpu.mr);
+      const int64_t j0 = group_edge(cg, grid.col_groups, n, cpu.nr);
+      const int64_t j1 = group_edge(cg + 1, grid.col_groups, n, cpu.nr);
+      if (i0 < i1 && j0 < j1) product_region(a, b, c, cpu, i0, i1, j0, j1, alpha, beta);
+    }
+  };
+  if (regions > 1) {
+    parallel_for(regions, 1, body);
+  } else {
+    body(0, 1);
+  }
+}
+
+}  // namespace plait::cpu::blas::detail
+
+namespace plait::cpu::blas {
+
+std::string packed_kernel() { return detail::packed_sgemm_available() ? detail::isa().name : ""; }
+
+void set_packed_disabled(bool disabled) { detail::g_packed_disabled.store(disabled); }
+
+}  // namespace plait::cpu::blas
