@@ -44,11 +44,12 @@ inline int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; 
 inline int64_t ceil_div(int64_t v, int64_t by) { return (v + by - 1) / by; }
 
 // One kernel: c[MR][NR] (row stride ldc, unit column stride) = alpha * ap @ bp + beta * c,
-// where bp is kc x NR and ap holds MR rows of depth kc, either row after row (kKC apart:
+// where bp is kc rows of NR floats, ldb apart (NR in a packed panel, B's own row stride when
+// B is read where it lies), and ap holds MR rows of depth kc, either row after row (kKC apart:
 // copied from a row-major A) or column after column (MR apart: copied from a transposed A);
 // beta == 0 never reads c.
-using KernelFn = void (*)(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
-                          float alpha, float beta);
+using KernelFn = void (*)(int64_t kc, const float* ap, const float* bp, int64_t ldb, float* c,
+                          int64_t ldc, float alpha, float beta);
 
 // Where element (row r, depth p) of a packed A panel is, for each layout.
 template <bool kRowsA, int kRows>
@@ -71,8 +72,8 @@ std::atomic<bool> g_packed_disabled{false};
 // 12 x 32: 24 accumulators, two B vectors and a broadcast use 27 of the 32 registers.
 template <bool kRowsA>
 __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const float* ap,
-                                                           const float* bp, float* c,
-                                                           int64_t ldc, float alpha,
+                                                           const float* bp, int64_t ldb,
+                                                           float* c, int64_t ldc, float alpha,
                                                            float beta) {
   constexpr int kRows = 12;
   __m512 acc0[kRows], acc1[kRows];
@@ -87,7 +88,7 @@ __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const floa
       acc0[r] = _mm512_fmadd_ps(a, b0, acc0[r]);
       acc1[r] = _mm512_fmadd_ps(a, b1, acc1[r]);
     }
-    bp += 32;
+    bp += ldb;
   }
   const __m512 va = _mm512_set1_ps(alpha);
   if (beta == 0.0f) {
@@ -112,8 +113,8 @@ __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const floa
 // 6 x 16: 12 accumulators, two B vectors and a broadcast use 15 of the 16 registers.
 template <bool kRowsA>
 __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap,
-                                                     const float* bp, float* c, int64_t ldc,
-                                                     float alpha, float beta) {
+                                                     const float* bp, int64_t ldb, float* c,
+                                                     int64_t ldc, float alpha, float beta) {
   constexpr int kRows = 6;
   __m256 acc0[kRows], acc1[kRows];
 #pragma GCC unroll 6
@@ -127,7 +128,7 @@ __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap
       acc0[r] = _mm256_fmadd_ps(a, b0, acc0[r]);
       acc1[r] = _mm256_fmadd_ps(a, b1, acc1[r]);
     }
-    bp += 16;
+    bp += ldb;
   }
   const __m256 va = _mm256_set1_ps(alpha);
   if (beta == 0.0f) {
@@ -211,6 +212,39 @@ inline void copy_floats(float* __restrict dst, const float* __restrict src, int6
   for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
 }
 
+// One panel row of N floats: a fixed size, so a few vector moves rather than a memcpy call
+// (a call per 32 floats doubled the time of packing a small B).
+template <int64_t N>
+inline void copy_row(float* __restrict dst, const float* __restrict src) {
+  float tmp[N];
+  std::memcpy(tmp, src, sizeof(tmp));
+  std::memcpy(dst, tmp, sizeof(tmp));
+}
+
+#if defined(PLAIT_PACKED_SGEMM)
+// dst[i * dst_stride + j] = src[j * src_stride + i] for an 8 x 8 block (AVX2 shuffles: both
+// kernels need AVX2, so this runs wherever they do).
+__attribute__((target("avx2"))) void transpose_8x8(const float* src, int64_t src_stride,
+                                                   float* dst, int64_t dst_stride) {
+  __m256 r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * dst_stride, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * dst_stride, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+  }
+}
+#endif
+
 // b[p0 : p0 + kc, j0 : j0 + nc] as panels of nr columns, kc x nr floats each (zeros past the
 // last column).
 void pack_b_block(const MatView<const float>& b, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
@@ -221,12 +255,30 @@ void pack_b_block(const MatView<const float>& b, int64_t p0, int64_t kc, int64_t
     if (w < nr) {
       for (int64_t p = 0; p < kc; ++p) std::fill(out + p * nr + w, out + (p + 1) * nr, 0.0f);
     }
-    if (b.cs == 1 || w == 1) {
+    if (b.cs == 1 && w == nr) {
+      for (int64_t p = 0; p < kc; ++p) {
+        if (nr == 32) {
+          copy_row<32>(out + p * nr, src + p * b.rs);
+        } else {
+          copy_row<16>(out + p * nr, src + p * b.rs);
+        }
+      }
+    } else if (b.cs == 1 || w == 1) {
       for (int64_t p = 0; p < kc; ++p) copy_floats(out + p * nr, src + p * b.rs, w);
-    } else {  // columns of b are contiguous (a transposed weight): read each column once
+    } else {  // columns of b are contiguous (a transposed weight): transposed 8 x 8 at a time
+      int64_t p8 = 0, j8 = 0;
+#if defined(PLAIT_PACKED_SGEMM)
+      if (b.rs == 1) {
+        p8 = kc / 8 * 8;
+        j8 = w / 8 * 8;
+        for (int64_t j = 0; j < j8; j += 8) {
+          for (int64_t p = 0; p < p8; p += 8) transpose_8x8(src + j * b.cs + p, b.cs, out + p * nr + j, nr);
+        }
+      }
+#endif
       for (int64_t j = 0; j < w; ++j) {
         const float* col = src + j * b.cs;
-        for (int64_t p = 0; p < kc; ++p) out[p * nr + j] = col[p * b.rs];
+        for (int64_t p = j < j8 ? p8 : 0; p < kc; ++p) out[p * nr + j] = col[p * b.rs];
       }
     }
   }
@@ -262,6 +314,11 @@ void pack_a_block(const MatView<const float>& a, int64_t i0, int64_t mc, int64_t
   }
 }
 
+// Rows of C up to which a row-major B is read where it lies instead of packed: each B panel
+// then serves at most this many rows' kernels, too few to repay copying it (a batch-16
+// linear layer spent half its time packing B).
+constexpr int64_t kDirectRows = 48;
+
 // c[i0 : i1, j0 : j1] = alpha * a[i0 : i1, :] @ b[:, j0 : j1] + beta * c[...] on the calling
 // thread, packing what it reads into this thread's buffers: for each kNC-column block of B and
 // kKC-deep slab, the B block is packed once, then each kMC-row block of A, whose panels the
@@ -271,15 +328,19 @@ void product_region(const MatView<const float>& a, const MatView<const float>& b
                     int64_t j1, float alpha, float beta) {
   const int64_t mr = cpu.mr, nr = cpu.nr, k = a.cols;
   const KernelFn kernel = rows_layout(a) ? cpu.rows_kernel : cpu.columns_kernel;
+  // Whole panels of a row-major B are read in place when few rows use them; a last partial
+  // panel is still packed (zero padding keeps the kernel free of edge cases).
+  const bool direct_b = b.cs == 1 && i1 - i0 <= kDirectRows;
   float* bpack = b_scratch().get(kKC * round_up(std::min(kNC, j1 - j0), nr));
   float* apack = a_scratch().get(round_up(std::min(kMC, i1 - i0), mr) * kKC);
   alignas(64) float edge[12 * 32];
   for (int64_t jc = j0; jc < j1; jc += kNC) {
     const int64_t nc = std::min(kNC, j1 - jc);
+    const int64_t whole = direct_b ? nc / nr * nr : 0;  // columns read in place
     for (int64_t p0 = 0; p0 < k; p0 += kKC) {
       const int64_t kc = std::min(kKC, k - p0);
       const float slab_beta = p0 == 0 ? beta : 1.0f;  // later slabs add onto the first's sums
-      pack_b_block(b, p0, kc, jc, nc, nr, bpack);
+      if (whole < nc) pack_b_block(b, p0, kc, jc + whole, nc - whole, nr, bpack + whole * kc);
       for (int64_t ic = i0; ic < i1; ic += kMC) {
         const int64_t mc = std::min(kMC, i1 - ic);
         pack_a_block(a, ic, mc, p0, kc, mr, apack);
@@ -287,16 +348,18 @@ void product_region(const MatView<const float>& a, const MatView<const float>& b
           const float* ap = apack + ip * kKC;
           const int64_t h = std::min(mr, mc - ip);
           for (int64_t jp = 0; jp < nc; jp += nr) {
-            const float* bp = bpack + jp * kc;
+            const bool in_place = jp < whole;
+            const float* bp = in_place ? b.data + p0 * b.rs + jc + jp : bpack + jp * kc;
+            const int64_t ldb = in_place ? b.rs : nr;
             const int64_t w = std::min(nr, nc - jp);
             float* ct = c.data + (ic + ip) * c.rs + (jc + jp) * c.cs;
             if (h == mr && w == nr && c.cs == 1) {
-              kernel(kc, ap, bp, ct, c.rs, alpha, slab_beta);
+              kernel(kc, ap, bp, ldb, ct, c.rs, alpha, slab_beta);
               continue;
             }
             // A partial tile (or a strided C): the sums into `edge`, then its part of C with
             // the kernel's own arithmetic, so a tile's values never depend on where it lies.
-            kernel(kc, ap, bp, edge, nr, 1.0f, 0.0f);
+            kernel(kc, ap, bp, ldb, edge, nr, 1.0f, 0.0f);
             for (int64_t r = 0; r < h; ++r) {
               for (int64_t j = 0; j < w; ++j) {
                 float& out = ct[r * c.rs + j * c.cs];
