@@ -920,3 +920,33 @@ def test_mixture_same_family_support_checks_every_component() -> None:
     close(mix.log_prob(t([0.5, 0.9, 0.2])), [math.log(0.5 * 1 + 0.5 * 0.5)] * 3)
     with pytest.raises(ValueError):
         mix.log_prob(t([0.5, 1.5, 0.2]))  # outside the first component's [0, 1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: torch.distributions.Bernoulli(**kw),
+    lambda **kw: torch.distributions.Geometric(**kw),
+    lambda **kw: torch.distributions.Binomial(5, **kw),
+    lambda **kw: torch.distributions.NegativeBinomial(5, **kw),
+    lambda **kw: torch.distributions.ContinuousBernoulli(**kw),
+    lambda **kw: LogitRelaxedBernoulli(torch.tensor(0.5), **kw),
+])
+@pytest.mark.parametrize("given", ["probs", "logits"])
+def test_expand_carries_probs_and_logits(make, given):
+    """expand keeps the parameter given and the one computed from it, both expanded, and the
+    values the original has; giving both or neither is PyTorch's ValueError."""
+    values = {"probs": torch.tensor([[0.2], [0.7]]), "logits": torch.tensor([[-1.0], [0.5]])}
+    dist = make(**{given: values[given]})
+    other = "logits" if given == "probs" else "probs"
+    getattr(dist, other)  # computed and cached
+    wide = dist.expand((2, 3))
+    for name in ("probs", "logits"):
+        got = getattr(wide, name)
+        assert tuple(got.shape) == (2, 3)
+        np.testing.assert_allclose(got.numpy(), getattr(dist, name).expand(2, 3).numpy())
+    np.testing.assert_allclose(wide.probs.numpy()[:, 0],
+                               values["probs"][:, 0].numpy() if given == "probs" else
+                               1 / (1 + np.exp(-values["logits"][:, 0].numpy())), rtol=1e-6)
+    with pytest.raises(ValueError, match="Either `probs` or `logits`"):
+        make(probs=values["probs"], logits=values["logits"])
+    with pytest.raises(ValueError, match="Either `probs` or `logits`"):
+        make()

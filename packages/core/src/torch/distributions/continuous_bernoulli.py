@@ -12,7 +12,15 @@ import torch
 from . import constraints
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (
+    broadcast_all,
+    check_probs_or_logits,
+    clamp_probs,
+    expand_probs_or_logits,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+)
 
 __all__ = ["ContinuousBernoulli"]
 
@@ -33,8 +41,7 @@ class ContinuousBernoulli(ExponentialFamily):
     def __init__(self, probs: Any = None, logits: Any = None,
                  lims: tuple[float, float] = (0.499, 0.501),
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        check_probs_or_logits(probs, logits)
         if probs is not None:
             scalar = isinstance(probs, Number)
             (self.probs,) = broadcast_all(probs)
@@ -56,12 +63,7 @@ class ContinuousBernoulli(ExponentialFamily):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         batch_shape = torch.Size(batch_shape)
         new._lims = self._lims
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        expand_probs_or_logits(self, new, batch_shape)
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -102,6 +102,24 @@ class lazy_property:
         return value
 
 
+def check_probs_or_logits(probs: Any, logits: Any) -> None:
+    """Raises PyTorch's ValueError unless exactly one of ``probs`` and ``logits`` is given (the
+    distributions parametrised either way)."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+
+
+def expand_probs_or_logits(source: Any, target: Any, shape: Any) -> None:
+    """``expand`` for a distribution parametrised by ``probs`` or ``logits``: whichever of the
+    two ``source`` holds (given, or already computed from the other) goes to ``target``
+    expanded to ``shape``; ``_param`` follows the logits if ``source`` keeps one."""
+    for name in ("probs", "logits"):
+        if name in source.__dict__:
+            setattr(target, name, source.__dict__[name].expand(shape))
+            if "_param" in source.__dict__:
+                target._param = target.__dict__[name]
+
+
 def clamp_probs(probs: torch.Tensor) -> torch.Tensor:
     """``probs`` kept inside ``[eps, 1 - eps]`` so that their logs stay finite."""
     eps = torch.finfo(probs.dtype).eps
