@@ -491,3 +491,48 @@ def test_packed_kernel_is_reported_and_can_be_switched_off():
     finally:
         C.packed_disable(False)
     assert C.blas_info()["packed_kernel"] == info["packed_kernel"]
+
+
+def _random_operand(rng, rows, cols):
+    """A float32 matrix with its values, in a random layout: row- or column-major, sliced out
+    of a larger buffer with steps, or a broadcast row/column (stride 0)."""
+    values = rng.standard_normal((rows, cols)).astype(np.float32)
+    kind = rng.integers(0, 5)
+    if kind == 0:
+        return torch.from_numpy(values), values
+    if kind == 1:
+        return torch.from_numpy(values.T.copy()).T, values
+    if kind == 2:
+        big = np.zeros((rows * 2 + 1, cols * 3 + 2), np.float32)
+        big[1::2, 2::3][:rows, :cols] = values
+        return torch.from_numpy(big)[1::2, 2::3][:rows, :cols], values
+    if kind == 3:
+        row = values[:1]
+        return torch.from_numpy(row.copy()).expand(rows, cols), np.broadcast_to(row, values.shape)
+    column = values[:, :1]
+    return torch.from_numpy(column.copy()).expand(rows, cols), np.broadcast_to(column, values.shape)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_random_float32_products_match_float64(threads):
+    """200 products of random sizes around every blocking boundary (tiles of 6/12 rows and
+    16/32 columns, 256-deep slabs, 48 rows read in place, 96-row and 512-column blocks) and
+    random operand layouts, through the public API, against numpy in float64."""
+    rng = np.random.default_rng(1234)
+    sizes = [1, 2, 5, 6, 7, 11, 12, 13, 16, 17, 31, 32, 33, 47, 48, 49, 95, 97, 255, 256, 257,
+             300, 513]
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for _ in range(200):
+            m, k, n = (int(rng.choice(sizes)) for _ in range(3))
+            if m * k * n > 2e7:
+                continue
+            a, a_values = _random_operand(rng, m, k)
+            b, b_values = _random_operand(rng, k, n)
+            got = (a @ b).numpy()
+            want = a_values.astype(np.float64) @ b_values.astype(np.float64)
+            scale = np.abs(a_values).astype(np.float64) @ np.abs(b_values).astype(np.float64)
+            assert np.all(np.abs(got - want) <= 1e-5 * scale + 1e-6), (m, k, n)
+    finally:
+        torch.set_num_threads(old)
