@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 
 import numpy as np
 import pytest
@@ -260,3 +261,40 @@ def test_persistent_workers_reuse_one_iterator_that_a_library_can_shut_down():
     assert [b.tolist() for (b,) in loader] == [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]
     assert loader._persistent is not pool and loader._persistent.alive
     loader._iterator._shutdown_workers()
+
+
+def test_dataloader_parts_under_pytorchs_module_names():
+    """Programs import the DataLoader's parts from torch.utils.data._utils (fastai imports
+    default_collate and default_convert from _utils.collate)."""
+    from torch.utils.data import _utils
+    from torch.utils.data._utils.collate import (
+        collate,
+        default_collate,
+        default_collate_err_msg_format,
+        default_collate_fn_map,
+        default_convert,
+    )
+    from torch.utils.data._utils.pin_memory import pin_memory
+    from torch.utils.data._utils.worker import WorkerInfo, get_worker_info
+
+    assert default_collate is torch.utils.data.default_collate
+    assert default_convert is torch.utils.data.default_convert
+    assert get_worker_info is torch.utils.data.get_worker_info and get_worker_info() is None
+    assert callable(pin_memory) and WorkerInfo(0, 1, 5, None).seed == 5
+    assert _utils.MP_STATUS_CHECK_INTERVAL > 0 and _utils.IS_WINDOWS is False
+
+    # A program's own element type, collated by a function registered in a copy of the map.
+    class Box:
+        def __init__(self, value):
+            self.value = value
+
+    def collate_boxes(batch, *, collate_fn_map=None):
+        return sum(box.value for box in batch)
+
+    fn_map = {**default_collate_fn_map, Box: collate_boxes}
+    batch = collate([{"box": Box(2), "x": torch.ones(2)}, {"box": Box(3), "x": torch.zeros(2)}],
+                    collate_fn_map=fn_map)
+    assert batch["box"] == 5
+    assert batch["x"].tolist() == [[1.0, 1.0], [0.0, 0.0]]
+    with pytest.raises(TypeError, match=re.escape(default_collate_err_msg_format.format(Box))):
+        default_collate([Box(1), Box(2)])

@@ -5,7 +5,7 @@ This distribution adds ``torch/utils/data`` to plait-core's ``torch.utils`` pack
 extends its ``__path__`` for that).
 """
 
-from ._collate import default_collate, default_convert
+from ._utils.collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
 from .dataset import (
     ChainDataset,

@@ -20,35 +20,17 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from ._collate import default_collate, default_convert
-from ._pin import pin_memory
+from ._utils.collate import default_collate, default_convert
+from ._utils.pin_memory import pin_memory
+from ._utils.worker import WorkerInfo, _set_worker_info, get_worker_info
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info"]
-
-
-@dataclass(frozen=True)
-class WorkerInfo:
-    """What ``get_worker_info()`` returns inside a worker."""
-
-    id: int
-    num_workers: int
-    seed: int
-    dataset: Any
-
-
-_worker_info: WorkerInfo | None = None
-
-
-def get_worker_info() -> WorkerInfo | None:
-    """The current worker's id, count, seed and dataset copy; ``None`` in the main process."""
-    return _worker_info
 
 
 class _ExceptionWrapper:
@@ -83,7 +65,6 @@ def _worker_loop(dataset: Any, index_queue: Any, result_queue: Any, collate: Cal
                  auto_collation: bool, drop_last: bool, batch_size: int | None, seed: int,
                  worker_id: int, num_workers: int, init_fn: Callable[[int], None] | None,
                  iterable: bool) -> None:
-    global _worker_info
     # Batches travel through shared memory: importing torch.multiprocessing registers its
     # reductions with the queues' pickler (a spawned worker has not imported it yet).
     import torch.multiprocessing
@@ -97,7 +78,7 @@ def _worker_loop(dataset: Any, index_queue: Any, result_queue: Any, collate: Cal
         np.random.seed(seed % 2**32)
     except ImportError:  # pragma: no cover - numpy is a dependency
         pass
-    _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
+    _set_worker_info(WorkerInfo(worker_id, num_workers, seed, dataset))
     init_error = None
     try:
         if init_fn is not None:

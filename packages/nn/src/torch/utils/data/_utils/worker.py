@@ -1,0 +1,33 @@
+"""What a DataLoader worker process knows about itself: ``get_worker_info()``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["WorkerInfo", "get_worker_info"]
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """What ``get_worker_info()`` returns inside a worker: its id, the number of workers, its
+    seed and its copy of the dataset."""
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
+
+
+_worker_info: WorkerInfo | None = None
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """The current worker's id, count, seed and dataset copy; ``None`` in the main process."""
+    return _worker_info
+
+
+def _set_worker_info(info: WorkerInfo) -> None:
+    """Called once in each worker process before it loads anything."""
+    global _worker_info
+    _worker_info = info
