@@ -506,6 +506,30 @@ def test_grad_scaler_scales_unscales_and_skips_overflowing_steps():
         scaler.unscale_(opt)
 
 
+def test_grad_scaler_per_optimizer_state_as_pytorch_lays_it_out():
+    """Libraries (fastai's mixed-precision callback) import OptState and read
+    _per_optimizer_states[id(optimizer)]: the stage, and per device a flag tensor that is 1
+    after an overflow."""
+    from torch.amp.grad_scaler import OptState
+
+    p = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+    opt = torch.optim.SGD([p], lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0)
+    assert [s.name for s in OptState] == ["READY", "UNSCALED", "STEPPED"]
+    assert scaler._per_optimizer_states[id(opt)]["stage"] is OptState.READY
+    scaler.scale((p * float("inf")).sum()).backward()
+    scaler.unscale_(opt)
+    state = scaler._per_optimizer_states[id(opt)]
+    assert state["stage"] is OptState.UNSCALED
+    assert [flag.item() for flag in state["found_inf_per_device"].values()] == [1.0]
+    assert scaler.step(opt) is None and state["stage"] is OptState.STEPPED
+    scaler.update()
+    assert scaler.get_scale() == 1.0
+    assert scaler._per_optimizer_states[id(opt)]["stage"] is OptState.READY
+    with pytest.raises(AssertionError, match="No inf checks were recorded"):
+        scaler.update()
+
+
 # -- torch.linalg composites --------------------------------------------------------------------
 
 _A = [[0.5, 1.0, -0.3], [0.2, -1.5, 0.7], [2.0, 0.1, 0.4]]

@@ -10,10 +10,26 @@ scaler made for a device that is not available becomes (with PyTorch's warning).
 from __future__ import annotations
 
 import warnings
+from collections import defaultdict
 from collections.abc import Iterable
+from enum import Enum
 from typing import Any
 
-_READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
+__all__ = ["GradScaler", "OptState"]
+
+
+class OptState(Enum):
+    """Where an optimizer is between two ``update()`` calls (PyTorch's names: libraries read
+    ``scaler._per_optimizer_states[id(optimizer)]["stage"]``)."""
+
+    READY = 0
+    UNSCALED = 1
+    STEPPED = 2
+
+
+def _refresh_per_optimizer_state() -> dict[str, Any]:
+    """An optimizer's state after ``update()``: ready, no overflow seen on any device."""
+    return {"stage": OptState.READY, "found_inf_per_device": {}}
 
 
 class GradScaler:
@@ -39,7 +55,10 @@ class GradScaler:
         self._backoff_factor = float(backoff_factor)
         self._growth_interval = int(growth_interval)
         self._growth_tracker = 0
-        self._per_optimizer: dict[int, dict[str, Any]] = {}
+        # id(optimizer) -> its stage and, per device, a 0-d tensor that is 1.0 when a
+        # gradient there overflowed (PyTorch's layout, which libraries read)
+        self._per_optimizer_states: defaultdict[int, dict[str, Any]] = defaultdict(
+            _refresh_per_optimizer_state)
 
     def is_enabled(self) -> bool:
         """Whether the scaler scales (False when disabled or its device is unavailable)."""
@@ -56,8 +75,11 @@ class GradScaler:
         return outputs * self._scale_value
 
     def _state(self, optimizer: Any) -> dict[str, Any]:
-        return self._per_optimizer.setdefault(id(optimizer), {"stage": _READY,
-                                                              "found_inf": False})
+        return self._per_optimizer_states[id(optimizer)]
+
+    @staticmethod
+    def _found_inf(state: dict[str, Any]) -> bool:
+        return any(bool(flag.item()) for flag in state["found_inf_per_device"].values())
 
     def unscale_(self, optimizer: Any) -> None:
         """Divide ``optimizer``'s gradients by the scale (in place) and note whether any is
@@ -67,22 +89,25 @@ class GradScaler:
         import torch
 
         state = self._state(optimizer)
-        if state["stage"] == _UNSCALED:
+        if state["stage"] is OptState.UNSCALED:
             raise RuntimeError("unscale_() has already been called on this optimizer since the "
                                "last update().")
-        if state["stage"] == _STEPPED:
+        if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         inverse = 1.0 / self._scale_value
-        found_inf = False
+        per_device = state["found_inf_per_device"]
         with torch.no_grad():
             for group in optimizer.param_groups:
                 for p in group["params"]:
                     if p.grad is None:
                         continue
                     p.grad.mul_(inverse)
-                    found_inf = found_inf or not bool(torch.isfinite(p.grad).all())
-        state["found_inf"] = found_inf
-        state["stage"] = _UNSCALED
+                    flag = per_device.get(p.grad.device)
+                    if flag is None:
+                        flag = per_device[p.grad.device] = torch.zeros((), device=p.grad.device)
+                    if not bool(torch.isfinite(p.grad).all()):
+                        flag.fill_(1.0)
+        state["stage"] = OptState.UNSCALED
 
     def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
         """Unscale (unless done), then ``optimizer.step(*args, **kwargs)`` unless a gradient
@@ -93,12 +118,12 @@ class GradScaler:
             raise RuntimeError("Closure use is not currently supported if GradScaler is "
                                "enabled.")
         state = self._state(optimizer)
-        if state["stage"] == _STEPPED:
+        if state["stage"] is OptState.STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
-        if state["stage"] == _READY:
+        if state["stage"] is OptState.READY:
             self.unscale_(optimizer)
-        result = None if state["found_inf"] else optimizer.step(*args, **kwargs)
-        state["stage"] = _STEPPED
+        result = None if self._found_inf(state) else optimizer.step(*args, **kwargs)
+        state["stage"] = OptState.STEPPED
         return result
 
     def update(self, new_scale: float | Any = None) -> None:
@@ -109,9 +134,11 @@ class GradScaler:
         if new_scale is not None:
             self._scale_value = float(new_scale)
         else:
-            if not self._per_optimizer:
+            flags = [flag for state in self._per_optimizer_states.values()
+                     for flag in state["found_inf_per_device"].values()]
+            if not flags:
                 raise AssertionError("No inf checks were recorded prior to update.")
-            if any(s["found_inf"] for s in self._per_optimizer.values()):
+            if any(bool(flag.item()) for flag in flags):
                 self._scale_value *= self._backoff_factor
                 self._growth_tracker = 0
             else:
@@ -119,7 +146,7 @@ class GradScaler:
                 if self._growth_tracker == self._growth_interval:
                     self._scale_value *= self._growth_factor
                     self._growth_tracker = 0
-        self._per_optimizer.clear()
+        self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
 
     def get_scale(self) -> float:
         """The current scale (1.0 when disabled)."""
