@@ -298,3 +298,63 @@ def test_dataloader_parts_under_pytorchs_module_names():
     assert batch["x"].tolist() == [[1.0, 1.0], [0.0, 0.0]]
     with pytest.raises(TypeError, match=re.escape(default_collate_err_msg_format.format(Box))):
         default_collate([Box(1), Box(2)])
+
+
+class _LibraryLoader:
+    """A library's own loader object (fastai builds one) with the DataLoader's attributes,
+    driving PyTorch's iterator classes: an iterable 'dataset' of ready batches, no automatic
+    collation, an endless index sampler."""
+
+    _dataset_kind = 1  # _DatasetKind.Iterable
+    _auto_collation = False
+    drop_last = False
+    pin_memory = False
+    timeout = 0
+    generator = None
+    prefetch_factor = 2
+    persistent_workers = False
+    in_order = True
+    multiprocessing_context = None
+    worker_init_fn = None
+
+    def __init__(self, num_workers):
+        import itertools
+
+        self.num_workers = num_workers
+        self.dataset = self
+        self._index_sampler = itertools.count()
+        self.collate_fn = lambda batch: batch
+
+    def __iter__(self):
+        info = get_worker_info()
+        first, step = (0, 1) if info is None else (info.id, info.num_workers)
+        return iter([torch.full((2,), float(i)) for i in range(first, 6, step)])
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_iterators_run_a_libraries_own_loader_object(num_workers):
+    from torch.utils.data.dataloader import (
+        _DatasetKind,
+        _MultiProcessingDataLoaderIter,
+        _SingleProcessDataLoaderIter,
+    )
+
+    assert (_DatasetKind.Map, _DatasetKind.Iterable) == (0, 1)
+    iterator = (_MultiProcessingDataLoaderIter if num_workers else
+                _SingleProcessDataLoaderIter)(_LibraryLoader(num_workers))
+    got = sorted(batch[0].item() for batch in iterator)
+    assert got == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_fetchers_read_map_and_iterable_datasets():
+    from torch.utils.data._utils.fetch import _IterableDatasetFetcher, _MapDatasetFetcher
+
+    mapped = _MapDatasetFetcher([10, 20, 30, 40], True, list, False)
+    assert mapped.fetch([3, 1]) == [40, 20]
+    assert _MapDatasetFetcher([10, 20], False, lambda x: x + 1, False).fetch(1) == 21
+    stream = _IterableDatasetFetcher(range(5), True, list, True)
+    assert stream.fetch([None] * 2) == [0, 1] and stream.fetch([None] * 2) == [2, 3]
+    with pytest.raises(StopIteration):  # one left, and drop_last drops a short batch
+        stream.fetch([None] * 2)
+    with pytest.raises(StopIteration):
+        stream.fetch([None] * 2)

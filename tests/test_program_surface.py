@@ -587,3 +587,18 @@ def test_linalg_composites_inside_inference_mode():
     with torch.inference_mode():
         assert torch.linalg.matrix_exp(a).is_inference()
         assert torch.linalg.cond(a).is_inference()
+
+
+def test_flatten_and_unflatten_dense_tensors():
+    """torch._utils' buffer helpers (fastai's fp16 utilities, gradient bucketing code): one
+    flat copy of the tensors in order, and views of it shaped like them."""
+    from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
+
+    tensors = [torch.arange(6.0).view(2, 3), torch.ones(2), torch.arange(4.0).view(2, 2).t()]
+    flat = _flatten_dense_tensors(tensors)
+    assert flat.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 1.0, 1.0, 0.0, 2.0, 1.0, 3.0]
+    back = _unflatten_dense_tensors(flat, tensors)
+    assert isinstance(back, tuple)
+    assert [t.tolist() for t in back] == [t.tolist() for t in tensors]
+    back[1].fill_(7.0)  # views of the buffer
+    assert flat[6:8].tolist() == [7.0, 7.0]

@@ -424,3 +424,30 @@ def _tensor_from_bytes(data: bytes) -> Any:
     from . import serialization
 
     return serialization.load(io.BytesIO(data), weights_only=True)
+
+
+def _flatten_dense_tensors(tensors: Any) -> Tensor:
+    """The tensors' elements one after the other in one new 1-d tensor (mixed precision and
+    gradient bucketing code copies parameters into such a buffer)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("_flatten_dense_tensors: expected a non-empty list of tensors")
+    if len(tensors) == 1:
+        return tensors[0].contiguous().view(-1)
+    flat = tensors[0].new_empty(sum(t.numel() for t in tensors))
+    offset = 0
+    for t in tensors:
+        flat[offset:offset + t.numel()].copy_(t.reshape(-1))
+        offset += t.numel()
+    return flat
+
+
+def _unflatten_dense_tensors(flat: Tensor, tensors: Any) -> tuple[Tensor, ...]:
+    """Views of ``flat`` shaped like each of ``tensors`` in turn (the inverse of
+    :func:`_flatten_dense_tensors`)."""
+    outputs = []
+    offset = 0
+    for t in tensors:
+        outputs.append(flat[offset:offset + t.numel()].view(t.shape))
+        offset += t.numel()
+    return tuple(outputs)

@@ -25,12 +25,36 @@ from typing import Any
 import torch
 
 from ._utils.collate import default_collate, default_convert
+from ._utils.fetch import _IterableDatasetFetcher, _MapDatasetFetcher
 from ._utils.pin_memory import pin_memory
 from ._utils.worker import WorkerInfo, _set_worker_info, get_worker_info
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info"]
+
+
+class _DatasetKind:
+    """Map-style or iterable dataset, and the fetcher that reads each (PyTorch's names:
+    libraries such as fastai drive the iterators below with a loader of their own that has
+    the DataLoader's attributes)."""
+
+    Map = 0
+    Iterable = 1
+
+    @staticmethod
+    def create_fetcher(kind: int, dataset: Any, auto_collation: bool,
+                       collate_fn: Callable[..., Any], drop_last: bool) -> Any:
+        fetcher = _MapDatasetFetcher if kind == _DatasetKind.Map else _IterableDatasetFetcher
+        return fetcher(dataset, auto_collation, collate_fn, drop_last)
+
+
+class _InfiniteConstantSampler(Sampler):
+    """The sampler of an iterable dataset: ``None`` forever (the dataset decides the end)."""
+
+    def __iter__(self) -> Iterator[None]:
+        while True:
+            yield None
 
 
 class _ExceptionWrapper:
@@ -61,10 +85,10 @@ class _IterableEnd:
         self.worker_id = worker_id
 
 
-def _worker_loop(dataset: Any, index_queue: Any, result_queue: Any, collate: Callable[..., Any],
-                 auto_collation: bool, drop_last: bool, batch_size: int | None, seed: int,
-                 worker_id: int, num_workers: int, init_fn: Callable[[int], None] | None,
-                 iterable: bool) -> None:
+def _worker_loop(dataset_kind: int, dataset: Any, index_queue: Any, result_queue: Any,
+                 auto_collation: bool, collate: Callable[..., Any], drop_last: bool, seed: int,
+                 worker_id: int, num_workers: int,
+                 init_fn: Callable[[int], None] | None) -> None:
     # Batches travel through shared memory: importing torch.multiprocessing registers its
     # reductions with the queues' pickler (a spawned worker has not imported it yet).
     import torch.multiprocessing
@@ -85,7 +109,13 @@ def _worker_loop(dataset: Any, index_queue: Any, result_queue: Any, collate: Cal
             init_fn(worker_id)
     except Exception as exc:
         init_error = _ExceptionWrapper(exc, f"in DataLoader worker process {worker_id}")
-    stream = iter(dataset) if iterable and init_error is None else None
+    fetcher = None
+    if init_error is None:
+        try:
+            fetcher = _DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation, collate,
+                                                  drop_last)
+        except Exception as exc:  # iter(dataset) failed: reported with the first batch
+            init_error = _ExceptionWrapper(exc, f"in DataLoader worker process {worker_id}")
     exhausted = False
     while True:
         try:
@@ -101,30 +131,16 @@ def _worker_loop(dataset: Any, index_queue: Any, result_queue: Any, collate: Cal
             result_queue.put((idx, init_error))
             continue
         try:
-            if iterable:
-                if exhausted:
-                    data: Any = _IterableEnd(worker_id)
-                else:
-                    items = list(itertools.islice(stream, batch_size or 1))
-                    if not items or (auto_collation and drop_last and len(items) < batch_size):
-                        exhausted = True
-                        data = _IterableEnd(worker_id)
-                    else:
-                        data = collate(items) if auto_collation else collate(items[0])
-            elif auto_collation:
-                data = collate(_fetch(dataset, indices))
+            if exhausted:
+                data: Any = _IterableEnd(worker_id)
             else:
-                data = collate(dataset[indices])
+                data = fetcher.fetch(indices)
+        except StopIteration:  # an iterable dataset's end (its last batch was sent)
+            exhausted = True
+            data = _IterableEnd(worker_id)
         except Exception as exc:
             data = _ExceptionWrapper(exc, f"in DataLoader worker process {worker_id}")
         result_queue.put((idx, data))
-
-
-def _fetch(dataset: Any, indices: list[int]) -> list[Any]:
-    getitems = getattr(dataset, "__getitems__", None)
-    if callable(getitems):
-        return getitems(indices)
-    return [dataset[i] for i in indices]
 
 
 class DataLoader:
@@ -162,8 +178,10 @@ class DataLoader:
         self.multiprocessing_context = multiprocessing_context
         self.persistent_workers = persistent_workers
         self.generator = generator
-        self._iterable = isinstance(dataset, IterableDataset)
-        if self._iterable:
+        iterable = isinstance(dataset, IterableDataset)
+        self._dataset_kind = _DatasetKind.Iterable if iterable else _DatasetKind.Map
+        self._IterableDataset_len_called: int | None = None
+        if iterable:
             if shuffle not in (None, False):
                 raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle "
                                  f"option, but got shuffle={shuffle}")
@@ -173,6 +191,10 @@ class DataLoader:
             if batch_sampler is not None:
                 raise ValueError("DataLoader with IterableDataset: expected unspecified "
                                  f"batch_sampler option, but got batch_sampler={batch_sampler}")
+            # the dataset decides where the stream ends: a sampler of Nones, batched as usual
+            sampler = _InfiniteConstantSampler()
+            if batch_size is not None:
+                batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         else:
             if sampler is not None and shuffle:
                 raise ValueError("sampler option is mutually exclusive with shuffle")
@@ -204,20 +226,21 @@ class DataLoader:
 
     @property
     def _auto_collation(self) -> bool:
-        return self.batch_sampler is not None or (self._iterable and self.batch_size is not None)
+        return self.batch_sampler is not None
 
-    def _index_batches(self) -> Iterator[Any]:
-        if self._iterable:
-            return itertools.count()
-        return iter(self.batch_sampler if self._auto_collation else self.sampler)
+    @property
+    def _index_sampler(self) -> Any:
+        """What the iterators draw each batch's indices from (Nones for an iterable
+        dataset)."""
+        return self.batch_sampler if self._auto_collation else self.sampler
 
     def __len__(self) -> int:
-        if self._iterable:
+        if self._dataset_kind == _DatasetKind.Iterable:
             n = len(self.dataset)  # type: ignore[arg-type]
             if self.batch_size is not None:
                 return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
             return n
-        return len(self.batch_sampler if self._auto_collation else self.sampler)  # type: ignore[arg-type]
+        return len(self._index_sampler)
 
     def __iter__(self) -> _BaseDataLoaderIter:
         if self.persistent_workers and self.num_workers > 0:
@@ -234,24 +257,6 @@ class DataLoader:
             return _SingleProcessDataLoaderIter(self)
         return _MultiProcessingDataLoaderIter(self)
 
-    def _single_process(self) -> Iterator[Any]:
-        if self._iterable:
-            stream = iter(self.dataset)
-            if not self._auto_collation:
-                for item in stream:
-                    yield self.collate_fn(item)
-                return
-            while True:
-                items = list(itertools.islice(stream, self.batch_size))
-                if not items or (self.drop_last and len(items) < self.batch_size):
-                    return
-                yield self.collate_fn(items)
-        for indices in self._index_batches():
-            if self._auto_collation:
-                yield self.collate_fn(_fetch(self.dataset, indices))
-            else:
-                yield self.collate_fn(self.dataset[indices])
-
 
 class _BaseDataLoaderIter:
     """One pass over a :class:`DataLoader`, as PyTorch's iterator object: ``next`` gives the
@@ -265,7 +270,7 @@ class _BaseDataLoaderIter:
         self._drop_last = loader.drop_last
         self._collate_fn = loader.collate_fn
         self._timeout = loader.timeout
-        self._index_sampler = loader.batch_sampler if loader._auto_collation else loader.sampler
+        self._index_sampler = loader._index_sampler
         self._reset(loader, first_iter=True)
 
     def __iter__(self) -> _BaseDataLoaderIter:
@@ -294,14 +299,24 @@ class _BaseDataLoaderIter:
         return data
 
     def __len__(self) -> int:
-        return len(self._loader)
+        if isinstance(self._loader, DataLoader):
+            return len(self._loader)
+        return len(self._index_sampler)  # a library's own loader object
 
 
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     """A pass that loads every batch in the main process."""
 
     def _start(self, loader: DataLoader) -> Iterator[Any]:
-        return loader._single_process()
+        fetcher = _DatasetKind.create_fetcher(loader._dataset_kind, loader.dataset,
+                                              loader._auto_collation, loader.collate_fn,
+                                              loader.drop_last)
+        for index in loader._index_sampler:
+            try:
+                data = fetcher.fetch(index)
+            except StopIteration:  # an iterable dataset ended
+                return
+            yield data
 
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
@@ -321,7 +336,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         """Stop this pass's workers, the persistent ones included (a later pass starts new
         ones), as PyTorch's iterator does when a library ends training with it."""
         self._workers.shutdown()
-        if self._loader._persistent is self._workers:
+        if getattr(self._loader, "_persistent", None) is self._workers:
             self._loader._persistent = None
 
     def __del__(self) -> None:
@@ -352,10 +367,9 @@ class _WorkerPool:
         for wid in range(loader.num_workers):
             iq = ctx.Queue()
             w = ctx.Process(target=_worker_loop, daemon=True, args=(
-                loader.dataset, iq, self.result_queue, loader.collate_fn,
-                loader._auto_collation, loader.drop_last, loader.batch_size,
-                base_seed + wid, wid, loader.num_workers, loader.worker_init_fn,
-                loader._iterable))
+                loader._dataset_kind, loader.dataset, iq, self.result_queue,
+                loader._auto_collation, loader.collate_fn, loader.drop_last, base_seed + wid,
+                wid, loader.num_workers, loader.worker_init_fn))
             w.start()
             self.index_queues.append(iq)
             self.workers.append(w)
@@ -364,7 +378,7 @@ class _WorkerPool:
 
     def epoch(self, shutdown_after: bool = False) -> Iterator[Any]:
         loader = self.loader
-        tasks = loader._index_batches()
+        tasks = iter(loader._index_sampler)
         n = loader.num_workers
         outstanding: dict[int, int] = {}  # task index -> worker
         done: dict[int, Any] = {}

@@ -1,4 +1,4 @@
-"""The DataLoader's parts, under the module names PyTorch gives them (``collate``,
+"""The DataLoader's parts, under the module names PyTorch gives them (``collate``, ``fetch``,
 ``pin_memory``, ``worker``), which programs and libraries import directly
 (``from torch.utils.data._utils.collate import default_collate``)."""
 
@@ -14,7 +14,7 @@ MP_STATUS_CHECK_INTERVAL = 5.0
 python_exit_status = False
 HAS_NUMPY = True
 
-from . import collate, pin_memory, worker  # noqa: E402  (the constants above come first)
+from . import collate, fetch, pin_memory, worker  # noqa: E402  (the constants above first)
 
-__all__ = ["HAS_NUMPY", "IS_WINDOWS", "MP_STATUS_CHECK_INTERVAL", "collate", "pin_memory",
-           "python_exit_status", "worker"]
+__all__ = ["HAS_NUMPY", "IS_WINDOWS", "MP_STATUS_CHECK_INTERVAL", "collate", "fetch",
+           "pin_memory", "python_exit_status", "worker"]
