@@ -397,3 +397,41 @@ def test_a_subclass_repr_names_its_class():
     t = torch.ones(2, 2).as_subclass(_Tagged)
     assert repr(t) == "_Tagged([[1., 1.],\n         [1., 1.]])"
     assert repr(torch.ones(2)) == "tensor([1., 1.])"
+
+
+def test_methods_a_library_patches_onto_tensor_skip_the_protocol():
+    """fastai patches plain functions onto torch.Tensor (set_meta) and calls them on its
+    subclasses, whose __torch_function__ only knows torch's own functions: as in PyTorch, a
+    patched method is called directly, never routed through an override."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import torch
+
+        def set_meta(self, source):
+            self.__dict__ = dict(source.__dict__)
+            return "patched"
+
+        torch.Tensor.set_meta = set_meta  # before any override exists, as fastai does
+        seen = []
+
+        class Tagged(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append(getattr(func, "__name__", func))
+                return super().__torch_function__(func, types, args, kwargs or {})
+
+        t = torch.ones(2).as_subclass(Tagged)
+        src = torch.zeros(1)
+        src.tag = "x"
+        assert t.set_meta(src) == "patched" and t.tag == "x"
+        assert "set_meta" not in seen, seen
+        t.add(1)  # torch's own methods still consult the override
+        assert "add" in seen, seen
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -311,6 +311,11 @@ def wrap_module(module: str) -> None:
 _NOT_OVERRIDABLE_METHODS = frozenset(("as_subclass",))
 
 
+def _is_torch_function(fn: Callable[..., Any]) -> bool:
+    module = getattr(fn, "__module__", None) or ""
+    return module == "torch" or module.startswith("torch.")
+
+
 def install() -> None:
     """Turn the protocol on: raise the process-wide flag the module-level entries read and put
     the entry in front of every public ``Tensor`` method (idempotent, thread-safe)."""
@@ -326,7 +331,10 @@ def install() -> None:
                         if (not n.startswith("_") or n in _OP_DUNDERS)
                         and n not in _NOT_OVERRIDABLE_METHODS]
         for name, fn in list(_public_functions(dict(vars(Tensor)), tensor_names)):
-            setattr(Tensor, name, _entry(fn))
+            # torch's own methods only: one a library patched onto Tensor (fastai's set_meta)
+            # is plain Python to PyTorch's protocol, called without consulting overrides
+            if _is_torch_function(fn):
+                setattr(Tensor, name, _entry(fn))
         # the view properties, which PyTorch's protocol sees too (modes such as forward AD's
         # must see x.T)
         for name in ("T", "mT"):
