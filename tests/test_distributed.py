@@ -817,3 +817,82 @@ def test_a_dropped_async_handle_neither_loses_nor_corrupts_data(tmp_path: Path) 
     for rank in results(tmp_path, 2):
         assert rank["sums"] == [2.0] * 20
         assert rank["kept"] == [2.0, 2.0, 2.0]
+
+
+ZERO_PROGRAM = """
+import os, pickle
+import torch, torch.distributed as dist, torch.nn as nn
+from torch.distributed.optim import ZeroRedundancyOptimizer
+
+def make():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(6, 5), nn.Tanh(), nn.Linear(5, 3), nn.Linear(3, 1))
+
+def main():
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    model = make()
+    opt = ZeroRedundancyOptimizer(
+        [{"params": list(model[0].parameters())},
+         {"params": list(model[2].parameters()) + list(model[3].parameters()), "lr": 0.05}],
+        optimizer_class=torch.optim.Adam, lr=0.02)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    torch.manual_seed(1)
+    x, y = torch.randn(8, 6), torch.randn(8, 1)
+    for _ in range(4):  # every rank computes the full gradient (DDP would all-reduce it)
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+        sched.step()
+    owned = sum(p.numel() for g in opt.optim.param_groups for p in g["params"])
+    opt.consolidate_state_dict(to=0)
+    out = {"params": [p.detach().clone() for p in model.parameters()], "owned": owned,
+           "lrs": [g["lr"] for g in opt.param_groups]}
+    if rank == 0:
+        full = opt.state_dict()
+        out["state_keys"] = sorted(full["state"])
+        out["exp_avg_0"] = full["state"][0]["exp_avg"].clone()
+        reference = make()
+        ropt = torch.optim.Adam(
+            [{"params": list(reference[0].parameters())},
+             {"params": list(reference[2].parameters()) + list(reference[3].parameters()),
+              "lr": 0.05}], lr=0.02)
+        rsched = torch.optim.lr_scheduler.StepLR(ropt, step_size=2, gamma=0.5)
+        for _ in range(4):
+            ropt.zero_grad()
+            ((reference(x) - y) ** 2).mean().backward()
+            ropt.step()
+            rsched.step()
+        out["reference"] = [p.detach().clone() for p in reference.parameters()]
+        out["reference_exp_avg_0"] = ropt.state_dict()["state"][0]["exp_avg"].clone()
+    else:
+        try:
+            opt.state_dict()
+        except RuntimeError as error:
+            out["refused"] = "consolidate_state_dict(to=0)" in str(error)
+    with open(os.path.join(os.environ["OUT"], f"rank{rank}.pkl"), "wb") as handle:
+        pickle.dump(out, handle)
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@needs_engine
+def test_zero_redundancy_optimizer_trains_as_one_optimizer(tmp_path: Path) -> None:
+    """Each rank steps its share of the parameters (ZeRO stage 1) and broadcasts it: the
+    parameters equal one Adam's over all of them, schedulers included; the consolidated state
+    dict has every parameter's state, on the rank it was collected on only."""
+    job = launch(tmp_path, ZERO_PROGRAM)
+    assert job.returncode == 0, job.stdout + job.stderr
+    first, second = results(tmp_path, 2)
+    total = sum(p.numel() for p in first["params"])
+    assert first["owned"] + second["owned"] == total and 0 < first["owned"] < total
+    for mine, theirs, reference in zip(first["params"], second["params"], first["reference"]):
+        assert torch.equal(mine, theirs)
+        assert torch.allclose(mine, reference, atol=1e-6), (mine - reference).abs().max()
+    assert first["lrs"] == second["lrs"] == [0.005, 0.0125]  # two StepLR halvings
+    assert first["state_keys"] == list(range(6))  # six parameters, all with state
+    assert torch.allclose(first["exp_avg_0"], first["reference_exp_avg_0"], atol=1e-7)
+    assert second["refused"] is True

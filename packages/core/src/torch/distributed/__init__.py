@@ -13,6 +13,9 @@ from __future__ import annotations
 import importlib.util
 import os
 
+# plait-nn adds torch.distributed.optim (its optimizers are torch.optim's) from its own wheel
+__path__ = __import__("pkgutil").extend_path(__path__, __name__)
+
 from ._collectives import (
     ReduceOp,
     all_gather,
@@ -105,7 +108,7 @@ def is_torchelastic_launched() -> bool:
 # names it re-exports from device_mesh: loaded here on first use, so that importing
 # torch.distributed stays as light as before.
 _SUBMODULES = frozenset(("algorithms", "checkpoint", "constants", "device_mesh", "elastic",
-                         "fsdp", "rpc", "tensor"))
+                         "fsdp", "optim", "rpc", "tensor"))
 _FROM_DEVICE_MESH = frozenset(("DeviceMesh", "init_device_mesh"))
 
 
