@@ -177,6 +177,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "types": ("torch.types", None),
     "storage": ("torch.storage", None),
     "hub": ("torch.hub", None),
+    "quasirandom": ("torch.quasirandom", None),
     "vmap": ("torch._functorch.vmap", "vmap"),
     "distributed": ("torch.distributed", None),
     "futures": ("torch.futures", None),
