@@ -6,6 +6,7 @@ import io
 import threading
 import warnings
 
+import numpy as np
 import pytest
 
 import torch
@@ -602,3 +603,18 @@ def test_flatten_and_unflatten_dense_tensors():
     assert [t.tolist() for t in back] == [t.tolist() for t in tensors]
     back[1].fill_(7.0)  # views of the buffer
     assert flat[6:8].tolist() == [7.0, 7.0]
+
+
+def test_numpy_of_a_tensor_requiring_grad_only_under_no_grad():
+    """PyTorch refuses numpy() on a tensor that requires grad only while grad mode is on
+    (botorch converts parameter views inside torch.no_grad())."""
+    p = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+    view = p.view(-1)
+    with pytest.raises(RuntimeError, match=r"Use tensor\.detach"):
+        view.numpy()
+    with torch.no_grad():
+        array = view.numpy()
+        assert np.asarray(p).tolist() == [1.0, 2.0]
+    assert array.tolist() == [1.0, 2.0]
+    array[0] = 5.0  # shares memory with the parameter
+    assert p.tolist()[0] == 5.0

@@ -387,8 +387,8 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         device, dtype = other._device, other._dtype
     elif rest and isinstance(rest[0], _dtype.dtype):
         dtype = rest.pop(0)
-    elif rest and (rest[0] is None or isinstance(rest[0], (str, _device, int))
-                   and not isinstance(rest[0], bool)):
+    elif rest and (rest[0] is None or (isinstance(rest[0], (str, _device, int))
+                                       and not isinstance(rest[0], bool))):
         # to(device=None, dtype=None, ...) positionally: `t.to(None)` is `t` (Hugging Face's
         # models call `.to(device)` with a device that may be None)
         device = rest.pop(0)
@@ -506,7 +506,7 @@ def numpy(self: Tensor, *, force: bool = False) -> np.ndarray:
         raise TypeError(f"can't convert {self._device.type}:{self._device.index or 0} device type "
                         "tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory "
                         "first.")
-    if self._requires_grad:
+    if self._requires_grad and _config.is_grad_enabled():  # (under no_grad it may, as PyTorch)
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                            "tensor.detach().numpy() instead.")
     if self._dtype is _dtype.bfloat16:
