@@ -618,3 +618,20 @@ def test_numpy_of_a_tensor_requiring_grad_only_under_no_grad():
     assert array.tolist() == [1.0, 2.0]
     array[0] = 5.0  # shares memory with the parameter
     assert p.tolist()[0] == 5.0
+
+
+def test_python_scalar_types_stand_for_dtypes():
+    """PyTorch takes bool/int/float/complex wherever a dtype goes (zuko calls
+    torch.as_tensor(order, dtype=int)): bool, int64, float64, complex128."""
+    x = torch.ones(2)
+    assert torch.zeros(2, dtype=bool).dtype == torch.bool
+    assert torch.as_tensor([1, 2], dtype=int).dtype == torch.int64
+    assert torch.tensor([1], dtype=float).dtype == torch.float64
+    assert torch.full((2,), 1, dtype=complex).dtype == torch.complex128
+    assert x.to(float).dtype == torch.float64
+    assert x.to("cpu", int).dtype == torch.int64
+    assert x.to(dtype=bool).tolist() == [True, True]
+    assert x.sum(dtype=float).dtype == torch.float64
+    assert x.new_zeros(2, dtype=int).dtype == torch.int64
+    with pytest.raises(TypeError):
+        torch.empty(2, dtype=str)

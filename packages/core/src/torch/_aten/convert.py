@@ -385,14 +385,16 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if rest and isinstance(rest[0], Tensor):
         other = rest.pop(0)
         device, dtype = other._device, other._dtype
-    elif rest and isinstance(rest[0], _dtype.dtype):
+    elif rest and (isinstance(rest[0], _dtype.dtype)
+                   or (isinstance(rest[0], type) and rest[0] in _dtype.PYTHON_TYPES)):
         dtype = rest.pop(0)
     elif rest and (rest[0] is None or (isinstance(rest[0], (str, _device, int))
                                        and not isinstance(rest[0], bool))):
         # to(device=None, dtype=None, ...) positionally: `t.to(None)` is `t` (Hugging Face's
         # models call `.to(device)` with a device that may be None)
         device = rest.pop(0)
-        if rest and (rest[0] is None or isinstance(rest[0], _dtype.dtype)):
+        if rest and (rest[0] is None or isinstance(rest[0], _dtype.dtype)
+                     or (isinstance(rest[0], type) and rest[0] in _dtype.PYTHON_TYPES)):
             dtype = rest.pop(0)
     if rest:  # trailing non_blocking, copy
         if not all(isinstance(x, bool) for x in rest) or len(rest) > 2:

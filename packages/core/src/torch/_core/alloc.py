@@ -431,6 +431,8 @@ def check_dtype(dtype: Any) -> _dtype.dtype | None:
     """``dtype`` checked as a tensor's element type (None passes through)."""
     if dtype is None:
         return dtype
+    if isinstance(dtype, type) and dtype in _dtype.PYTHON_TYPES:
+        return _dtype.PYTHON_TYPES[dtype]
     if isinstance(dtype, _dtype.dtype):
         if dtype in _NAMED_ONLY:
             raise NotImplementedError(

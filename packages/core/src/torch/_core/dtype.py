@@ -100,6 +100,11 @@ complex64 = DTYPES["complex64"]
 complex128 = DTYPES["complex128"]
 complex64._real = float32
 complex128._real = float64
+
+# Python's scalar types stand for these wherever a dtype is taken, as in PyTorch
+# (torch.zeros(2, dtype=bool), x.to(float), torch.as_tensor(order, dtype=int))
+PYTHON_TYPES: dict[type, dtype] = {bool: bool_, int: int64, float: float64,
+                                   complex: complex128}
 _TO_COMPLEX = {float64: complex128, float32: complex64, float16: complex64, bfloat16: complex64}
 
 # PyTorch's float8, float4 and sub-byte integer types, by name only: programs and libraries
