@@ -635,3 +635,25 @@ def test_python_scalar_types_stand_for_dtypes():
     assert x.new_zeros(2, dtype=int).dtype == torch.int64
     with pytest.raises(TypeError):
         torch.empty(2, dtype=str)
+
+
+def test_fill_diagonal_():
+    """Tensor.fill_diagonal_ as PyTorch documents it (pytorch-metric-learning zeroes a
+    similarity matrix's diagonal with it): a tall matrix's diagonal wraps after columns + 1
+    rows only with wrap=True; an N-d tensor needs equal dimensions."""
+    tall = torch.zeros(7, 3).fill_diagonal_(5.0, wrap=True)
+    assert tall.tolist() == [[5, 0, 0], [0, 5, 0], [0, 0, 5], [0, 0, 0],
+                             [5, 0, 0], [0, 5, 0], [0, 0, 5]]
+    assert torch.zeros(7, 3).fill_diagonal_(5.0).sum().item() == 15.0  # no wrap
+    wide = torch.zeros(6, 4).t().fill_diagonal_(3.0)  # a transposed (strided) matrix
+    assert wide.tolist() == [[3, 0, 0, 0, 0, 0], [0, 3, 0, 0, 0, 0], [0, 0, 3, 0, 0, 0],
+                             [0, 0, 0, 3, 0, 0]]
+    cube = torch.zeros(3, 3, 3).fill_diagonal_(1.0)
+    assert cube.sum().item() == 3.0 and cube[2, 2, 2].item() == 1.0
+    x = torch.ones(3, 3, requires_grad=True)
+    (x * 2).fill_diagonal_(0.0).sum().backward()
+    assert x.grad.tolist() == [[0, 2, 2], [2, 0, 2], [2, 2, 0]]
+    with pytest.raises(RuntimeError, match="dimensions must larger than 1"):
+        torch.zeros(3).fill_diagonal_(1.0)
+    with pytest.raises(RuntimeError, match="equal length"):
+        torch.zeros(2, 3, 3).fill_diagonal_(1.0)

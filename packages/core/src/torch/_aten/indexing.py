@@ -1039,8 +1039,28 @@ def _index_put_method(self: Tensor, indices: Any, values: Tensor,
     return index_put(self, indices, values, accumulate)
 
 
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Fill the main diagonal in place: of a matrix (with ``wrap``, a tall matrix's diagonal
+    starts again after every ``columns + 1`` rows), or of a tensor whose dimensions are all
+    equal (``self[i, i, ..., i]``)."""
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self._shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if self.ndim > 2:
+        self.as_strided((self._shape[0],), (sum(self._stride),),
+                        self.storage_offset()).fill_(fill_value)
+        return self
+    rows, cols = self._shape
+    block = cols + 1 if wrap and rows > cols else rows  # a wrapped diagonal restarts per block
+    for start in range(0, rows, block):
+        self[start:start + cols].diagonal().fill_(fill_value)
+    return self
+
+
 # Tensor method name -> function, bound onto Tensor when the op surface loads.
 METHODS: dict[str, Any] = {
+    "fill_diagonal_": fill_diagonal_,
     "__setitem__": setitem,
     "index_put_": index_put_,
     "index_put": _index_put_method,
