@@ -368,6 +368,28 @@ def test_group_norm_gradients() -> None:
         "aten.native_group_norm_backward.default"], names
 
 
+def test_native_group_norm_statistics_are_differentiable() -> None:
+    # PyTorch makes native_group_norm's mean and rstd differentiable outputs (not batch or
+    # layer norm's): gradients through all three outputs against central differences
+    x = torch.randn(2, 6, 2, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    fn = lambda x, w, b: torch.ops.aten.native_group_norm(x, w, b, 2, 6, 2, 3, 1e-5)  # noqa: E731
+    out, mean, rstd = fn(x, w, b)
+    assert out.requires_grad and mean.requires_grad and rstd.requires_grad
+    assert torch.autograd.gradcheck(fn, (x, w, b))
+    assert torch.autograd.gradgradcheck(fn, (x, w, b))
+    # the mean alone: d mean[n, g] / dx = 1 / 4 over the group's 2 channels x 2 positions
+    (dx,) = torch.autograd.grad(mean.sum(), x, retain_graph=True)
+    np.testing.assert_allclose(dx.numpy(), np.full((2, 6, 2), 0.25), rtol=1e-12)
+    # rstd alone: -rstd^3 (x - mean) / 4, written out in numpy
+    (dx,) = torch.autograd.grad(rstd.sum(), x)
+    a = x.detach().numpy().reshape(2, 3, 4)
+    r = 1 / np.sqrt(a.var(-1, keepdims=True) + 1e-5)
+    want = -r ** 3 * (a - a.mean(-1, keepdims=True)) / 4
+    np.testing.assert_allclose(dx.numpy(), want.reshape(2, 6, 2), rtol=1e-10, atol=1e-12)
+
+
 def test_batch_norm_on_meta_tensors() -> None:
     x = torch.empty(4, 3, 5, device="meta")
     rm, rv = torch.zeros(3, device="meta"), torch.ones(3, device="meta")

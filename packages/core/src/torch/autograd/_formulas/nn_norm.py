@@ -1,7 +1,8 @@
 """Derivative formulas: batch and group normalisation (``torch._aten.normalization``).
 
-As in PyTorch's derivatives table, the saved statistics are not differentiable outputs and
-``native_batch_norm`` / ``native_group_norm`` differentiate through their backward operators.
+As in PyTorch's derivatives table, ``native_batch_norm``'s saved statistics are not
+differentiable outputs, ``native_group_norm``'s mean and rstd are; both differentiate their
+normalised output through their backward operators.
 The backward operators' own rules (second derivatives) are written in differentiable ops
 over a common form: ``x`` seen so that the statistics reduce over dims ``stat`` and the affine
 parameters broadcast over dims ``param`` (batch norm: stat = param = every dim but the
@@ -40,18 +41,48 @@ def _native_batch_norm(ctx: Any, grad: Tensor, *_grad_statistics: Any) -> tuple[
     return positional(ctx, dx, dw, db)
 
 
-@derivative("aten::native_group_norm", outputs=(0,), result=(1, 2))
-def _native_group_norm(ctx: Any, grad: Tensor, _grad_mean: Any, _grad_rstd: Any
-                       ) -> tuple[Any, ...]:
+@derivative("aten::native_group_norm", result=(1, 2), takes_none=True)
+def _native_group_norm(ctx: Any, grad: Tensor | None, grad_mean: Tensor | None,
+                       grad_rstd: Tensor | None) -> tuple[Any, ...]:
+    # Unlike batch and layer norm, PyTorch makes group norm's mean and rstd differentiable
+    # outputs; their gradients (None when unused: takes_none) reach the input only.
     weight = arg(ctx, 1, "weight")
     mask = [needs(ctx, 0), weight is not None and needs(ctx, 1), needs(ctx, 2)]
     if not any(mask):
         return positional(ctx)
+    x = arg(ctx, 0, "input")
     _out, mean, rstd = ctx.result
     sizes = [arg(ctx, i, name) for i, name in ((3, "N"), (4, "C"), (5, "HxW"), (6, "group"))]
-    dx, dw, db = ATEN["native_group_norm_backward"](
-        grad, arg(ctx, 0, "input"), mean, rstd, weight, *sizes, mask)
+    dx = dw = db = None
+    if grad is not None:
+        dx, dw, db = ATEN["native_group_norm_backward"](
+            grad, x, mean, rstd, weight, *sizes, mask)
+    if mask[0] and (grad_mean is not None or grad_rstd is not None):
+        stats_dx = _group_statistics_grad(x, mean, rstd, grad_mean, grad_rstd, *sizes)
+        if stats_dx is not None:
+            dx = stats_dx if dx is None else dx + stats_dx
     return positional(ctx, dx, dw, db)
+
+
+def _group_statistics_grad(x: Tensor, mean: Tensor, rstd: Tensor, grad_mean: Tensor | None,
+                           grad_rstd: Tensor | None, n: int, c: int, hxw: int,
+                           group: int) -> Tensor | None:
+    """The input gradient through group norm's (N, G) mean and rstd: with m elements per
+    group, d mean / dx = 1 / m and d rstd / dx = -rstd^3 (x - mean) / m (rstd = (var +
+    eps)^-1/2, var the biased variance). None for empty groups (no statistics to move)."""
+    per_group = (c // group) * hxw
+    if per_group == 0:
+        return None
+    view, stat = [n, group, per_group], [n, group, 1]
+    xv = x.reshape(view)
+    total = None
+    if grad_mean is not None:
+        total = (grad_mean.reshape(stat) / per_group).expand(view)
+    if grad_rstd is not None:
+        r = rstd.reshape(stat)
+        through_rstd = -grad_rstd.reshape(stat) * r * r * r * (xv - mean.reshape(stat)) / per_group
+        total = through_rstd if total is None else total + through_rstd
+    return None if total is None else total.reshape(x.shape)
 
 
 def _sum(a: Tensor, dims: Sequence[int]) -> Tensor:
