@@ -246,6 +246,26 @@ def test_cross_map_lrn2d_window_counts_as_pytorch_prints() -> None:
         np.testing.assert_allclose((1 / out).reshape(-1).numpy(), counts, rtol=1e-6)
 
 
+@pytest.mark.parametrize("size", [2, 3, 4, 11])
+def test_cross_map_lrn2d_gradient_is_the_derivative_of_the_running_sum(size: int) -> None:
+    # the gradient of the forward as computed (central differences of the numpy running sum),
+    # not PyTorch's legacy hand-written backward, which disagrees with its own forward
+    rng = np.random.default_rng(size)
+    x, seed = rng.standard_normal((2, 5, 2, 2)), rng.standard_normal((2, 5, 2, 2))
+    xt = torch.tensor(x, requires_grad=True)
+    m = nn.CrossMapLRN2d(size, alpha=0.5, beta=0.75, k=1.0)
+    (got,) = torch.autograd.grad(m(xt), xt, torch.tensor(seed))
+    want, h = np.zeros_like(x), 1e-6
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += h
+        down[i] -= h
+        diff = _cross_map_lrn_np(up, size, 0.5, 0.75, 1.0) - _cross_map_lrn_np(
+            down, size, 0.5, 0.75, 1.0)
+        want[i] = (diff * seed).sum() / (2 * h)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-8)
+
+
 def test_cross_map_lrn2d_gradient_and_errors() -> None:
     x = torch.randn(1, 5, 2, 2, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(nn.CrossMapLRN2d(3, alpha=0.3, k=1.5), (x,))
