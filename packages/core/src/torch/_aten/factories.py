@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import collections.abc
+import itertools
 import warnings
 from typing import Any
 
@@ -361,15 +363,30 @@ def lift_fresh(t: Tensor) -> Tensor:
     return _LIFT_FRESH(t)
 
 
-_SEQUENCES = (list, tuple, range)  # what torch.tensor() reads as a dimension
+_SEQUENCES = (list, tuple, range)  # what torch.tensor() reads as a dimension, checked first
+_SCALARS = (bool, int, float, complex, np.generic)
+_TEXT = (str, bytes, bytearray)  # sequences PyTorch refuses as data
+
+
+def _is_dimension(data: Any) -> bool:
+    """Whether ``torch.tensor`` reads ``data`` as one dimension: lists, tuples and ranges, and
+    any other sequence (a ``collections.deque``, a ``UserList``), since PyTorch accepts every
+    object with the sequence protocol (a policy-gradient program keeps its returns in a deque).
+    """
+    if isinstance(data, _SEQUENCES):
+        return True
+    if isinstance(data, _SCALARS) or isinstance(data, _TEXT):
+        return False  # the common leaves, decided without the slower ABC check
+    return isinstance(data, collections.abc.Sequence)
 
 
 def _nested_shape(data: Any, dim: int = 0) -> tuple[int, ...]:
-    if isinstance(data, _SEQUENCES):
+    if _is_dimension(data):
         if not data:
             return (0,)
-        inner = _nested_shape(data[0], dim + 1)
-        for item in data[1:]:
+        # iterate rather than slice: a deque has no slices
+        inner = _nested_shape(next(iter(data)), dim + 1)
+        for item in itertools.islice(data, 1, None):
             other = _nested_shape(item, dim + 1)
             if other != inner:
                 got = other[0] if other else "a scalar"
@@ -385,7 +402,7 @@ def _nested_shape(data: Any, dim: int = 0) -> tuple[int, ...]:
 
 
 def _leaves(data: Any) -> Any:
-    if isinstance(data, _SEQUENCES):
+    if _is_dimension(data):
         for item in data:
             yield from _leaves(item)
     elif isinstance(data, Tensor):
@@ -469,6 +486,8 @@ def tensor(data: Any, *, dtype: _dtype.dtype | None = None, device: Any = None,
         return finish_factory(out, requires_grad)
     if isinstance(data, (str, bytes, dict, set)) or data is None:
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if not isinstance(data, _SEQUENCES) and _is_dimension(data):
+        data = list(data)  # a deque or other sequence reads as the list of its items
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
         data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
     shape = _nested_shape(data)

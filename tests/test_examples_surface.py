@@ -1,0 +1,44 @@
+"""Small pieces of PyTorch's surface that the stand-alone training programs of pytorch/examples
+use (each test names the program that needed it)."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+import torch
+
+
+def test_tensor_reads_a_deque_as_a_dimension() -> None:
+    # reinforcement_learning/reinforce.py: returns = deque(); ...; torch.tensor(returns)
+    returns = collections.deque()
+    for r in (1.0, 0.5, 0.25):
+        returns.appendleft(r)
+    t = torch.tensor(returns)
+    assert t.dtype == torch.float32
+    assert t.tolist() == [0.25, 0.5, 1.0]
+
+
+def test_tensor_reads_nested_sequences_of_any_kind() -> None:
+    nested = [collections.deque([1, 2]), (3, 4), collections.UserList([5, 6])]
+    t = torch.tensor(nested)
+    assert t.dtype == torch.int64
+    np.testing.assert_array_equal(t.numpy(), np.array([[1, 2], [3, 4], [5, 6]]))
+    zero_d = collections.deque([torch.tensor(1.5), torch.tensor(2.0)])
+    assert torch.tensor(zero_d).tolist() == [1.5, 2.0]
+
+
+def test_tensor_still_refuses_text_and_ragged_sequences() -> None:
+    for bad in ("ab", ["ab"], {1: 2}):
+        try:
+            torch.tensor(bad)
+        except (TypeError, RuntimeError):
+            continue
+        raise AssertionError(f"torch.tensor({bad!r}) should raise")
+    try:
+        torch.tensor([collections.deque([1, 2]), (3,)])
+    except ValueError as err:
+        assert "expected sequence of length 2" in str(err)
+    else:
+        raise AssertionError("a ragged nesting should raise")
