@@ -42,3 +42,20 @@ def test_tensor_still_refuses_text_and_ragged_sequences() -> None:
         assert "expected sequence of length 2" in str(err)
     else:
         raise AssertionError("a ragged nesting should raise")
+
+
+def test_default_backend_for_device_follows_pytorchs_table() -> None:
+    # distributed/ddp/example.py: backend = get_default_backend_for_device(current_accelerator())
+    import torch.distributed as dist
+
+    assert dist.get_default_backend_for_device("cpu") == "gloo"
+    assert dist.get_default_backend_for_device(torch.device("cuda", 1)) == "nccl"
+    assert dist.get_default_backend_for_device("cuda:0") == "nccl"
+    assert dist.get_default_backend_for_device("xpu") == "xccl"
+    assert dist.Backend.default_device_backend_map["cpu"] == "gloo"
+    try:
+        dist.get_default_backend_for_device("meta")
+    except ValueError as err:
+        assert "Default backend not registered for device" in str(err)
+    else:
+        raise AssertionError("a device type without a backend should raise")

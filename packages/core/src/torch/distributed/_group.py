@@ -19,7 +19,8 @@ from ._engine import load_mpi
 from ._store import FileStore, PrefixStore, Store, TCPStore
 
 __all__ = ["Backend", "GroupMember", "ProcessGroup", "default_pg_timeout", "destroy_process_group",
-           "get_backend", "get_global_rank", "get_group_rank", "get_process_group_ranks",
+           "get_backend", "get_default_backend_for_device", "get_global_rank", "get_group_rank",
+           "get_process_group_ranks",
            "get_rank", "get_world_size", "group", "init_process_group", "is_initialized",
            "new_group"]
 
@@ -36,8 +37,14 @@ class Backend(str):
     UCC = "ucc"
     MPI = "mpi"
 
+    XCCL = "xccl"
+
     # The engine that serves each name on CPU tensors (PyTorch's CPU default is gloo).
     _CPU_ENGINE = {"gloo": "mpi", "mpi": "mpi", "ucc": "mpi"}
+
+    # The backend a program gets for each device type when it names none (PyTorch's table).
+    default_device_backend_map: dict[str, str] = {"cpu": GLOO, "cuda": NCCL, "xpu": XCCL,
+                                                  "mps": GLOO}
 
     def __new__(cls, name: str) -> Backend:
         return super().__new__(cls, name.lower())
@@ -283,6 +290,19 @@ def get_backend(group: ProcessGroup | None = None) -> str:
     """The backend name ``group`` was made with (the name asked for: ``gloo`` stays ``gloo``
     although the MPI engine serves it)."""
     return Backend(resolve(group).backend)
+
+
+def get_default_backend_for_device(device: str | Any) -> str:
+    """The backend PyTorch picks for ``device``'s type (``"cpu"`` -> ``"gloo"``, ``"cuda"`` ->
+    ``"nccl"``), from :attr:`Backend.default_device_backend_map`; ``ValueError`` for a device
+    type without one. ``device`` is a string or a ``torch.device``."""
+    from .. import device as _device  # torch.device; imported late: torch is still loading here
+
+    device_type = device.type if isinstance(device, _device) else _device(device).type
+    backend = Backend.default_device_backend_map.get(device_type)
+    if backend is None:
+        raise ValueError(f"Default backend not registered for device : {device}")
+    return backend
 
 
 def get_process_group_ranks(group: ProcessGroup | None) -> list[int]:
