@@ -249,21 +249,28 @@ __attribute__((target("avx2"))) void transpose_8x8(const float* src, int64_t src
 // last column).
 void pack_b_block(const MatView<const float>& b, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
                   int64_t nr, float* out) {
-  for (int64_t jp = 0; jp < nc; jp += nr, out += kc * nr) {
+  // Whole panels of a row-major B: row by row across the panels, so each row of B is read
+  // front to back (the prefetcher follows it; panel by panel, each row's 128 bytes waited
+  // on memory).
+  const int64_t whole = b.cs == 1 ? nc / nr * nr : 0;
+  for (int64_t p = 0; p < kc && whole > 0; ++p) {
+    const float* row = b.data + (p0 + p) * b.rs + j0;
+    for (int64_t jp = 0; jp < whole; jp += nr) {
+      if (nr == 32) {
+        copy_row<32>(out + jp * kc + p * nr, row + jp);
+      } else {
+        copy_row<16>(out + jp * kc + p * nr, row + jp);
+      }
+    }
+  }
+  out += whole * kc;
+  for (int64_t jp = whole; jp < nc; jp += nr, out += kc * nr) {
     const int64_t w = std::min(nr, nc - jp);
     const float* src = b.data + p0 * b.rs + (j0 + jp) * b.cs;
     if (w < nr) {
       for (int64_t p = 0; p < kc; ++p) std::fill(out + p * nr + w, out + (p + 1) * nr, 0.0f);
     }
-    if (b.cs == 1 && w == nr) {
-      for (int64_t p = 0; p < kc; ++p) {
-        if (nr == 32) {
-          copy_row<32>(out + p * nr, src + p * b.rs);
-        } else {
-          copy_row<16>(out + p * nr, src + p * b.rs);
-        }
-      }
-    } else if (b.cs == 1 || w == 1) {
+    if (b.cs == 1 || w == 1) {
       for (int64_t p = 0; p < kc; ++p) copy_floats(out + p * nr, src + p * b.rs, w);
     } else {  // columns of b are contiguous (a transposed weight): transposed 8 x 8 at a time
       int64_t p8 = 0, j8 = 0;
@@ -304,7 +311,13 @@ void pack_a_block(const MatView<const float>& a, int64_t i0, int64_t mc, int64_t
     for (int64_t p = 0; p < kc; ++p) {
       float* column = out + p * mr;
       const float* src = first + p * a.cs;
-      if (a.rs == 1) {
+      if (a.rs == 1 && h == mr) {  // a fixed size: vector moves, not a memcpy call per column
+        if (mr == 12) {
+          copy_row<12>(column, src);
+        } else {
+          copy_row<6>(column, src);
+        }
+      } else if (a.rs == 1) {
         copy_floats(column, src, h);
       } else {
         for (int64_t r = 0; r < h; ++r) column[r] = src[r * a.rs];
