@@ -91,7 +91,10 @@ def _export_decompositions() -> dict[Any, Any]:
     """Operators whose kernels write an input the schema does not mark as written: each made
     functional (new outputs, then ``copy_``, which ``_functionalize`` lifts into mutations)."""
     from torch._aten.normalization import functional_batch_norm
-    return {torch.ops.aten.native_batch_norm.default: functional_batch_norm}
+    relu_ = torch.ops.aten.relu_.default
+    # relu_ (nn.ReLU(inplace=True)) as its composite: relu, then copy_ into self
+    return {torch.ops.aten.native_batch_norm.default: functional_batch_norm,
+            relu_: relu_.kernels["CompositeImplicitAutograd"]}
 
 
 def _aliases_another(node: Any, graph: Any) -> bool:

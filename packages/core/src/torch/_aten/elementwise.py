@@ -993,6 +993,26 @@ _aten_clamp_max = _define("clamp_max", "clamp_max(Tensor self, Scalar max) -> Te
                           _clamp_max_kernel)
 _aten_lerp = _define("lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> "
                      "Tensor", _lerp_kernel, implicit=True)
+
+
+def _lerp_scalar_kernel(self: Tensor, end: Tensor, weight: Any) -> Tensor:
+    # lerp.Tensor takes a number weight too, and backends serve it (fused): run that
+    return _aten_lerp(self, end, weight)
+
+
+# A number as the weight: an overload of its own, as PyTorch's, which a dispatch mode sees
+# (lerp.Scalar); calls without a mode go straight to lerp.Tensor, which backends serve.
+_aten_lerp_scalar = _define("lerp.Scalar", "lerp.Scalar(Tensor self, Tensor end, Scalar weight) "
+                            "-> Tensor", _lerp_scalar_kernel, implicit=True)
+
+
+def _lerp_overload(self: Tensor, end: Tensor, weight: Any) -> _dispatch.Operator:
+    """lerp.Scalar for a number weight where a dispatch mode would see the call, else
+    lerp.Tensor."""
+    if weight.__class__ is Tensor or isinstance(weight, Tensor) \
+            or not _dispatch.python_key_active((self, end), {}):
+        return _aten_lerp
+    return _aten_lerp_scalar
 _aten_addcmul = _define("addcmul", "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, "
                         "Scalar value=1) -> Tensor", _addcmul_kernel, implicit=True)
 _aten_addcdiv = _define("addcdiv", "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, "
@@ -1023,7 +1043,7 @@ def clamp_max(input: Tensor, max: Any, *, out: Tensor | None = None) -> Tensor:
 
 def lerp(input: Tensor, end: Tensor, weight: Any, *, out: Tensor | None = None) -> Tensor:
     """Linear interpolation ``input + weight * (end - input)`` (floating dtypes, all alike)."""
-    return write_out(out, _aten_lerp(input, end, weight))
+    return write_out(out, _lerp_overload(input, end, weight)(input, end, weight))
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1,
@@ -1061,11 +1081,18 @@ def _where_method(self: Tensor, condition: Tensor, y: Any) -> Tensor:
 _publish(("clamp", "clip"), clamp, torch_inplace=True)
 _publish(("clamp_min",), clamp_min, torch_inplace=True)
 _publish(("clamp_max",), clamp_max, torch_inplace=True)
+def _lerp_scalar_inplace_kernel(self: Tensor, end: Tensor, weight: Any) -> Tensor:
+    # lerp_.Tensor takes a number weight too, and backends serve it in place: run that
+    return _aten_lerp_(self, end, weight)
+
+
 # The in-place forms are operators of their own, as PyTorch's: a backend may write `self`
 # directly (the CPU's fused kernels do); the composite computes out of place and copies.
 _INPLACE = _dispatch.define_aten({
     "lerp_.Tensor": ("lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
                      inplace_method(_aten_lerp, "lerp_"), _dispatch.COMPOSITE_IMPLICIT),
+    "lerp_.Scalar": ("lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+                     _lerp_scalar_inplace_kernel, _dispatch.COMPOSITE_IMPLICIT),
     "addcmul_": ("addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) "
                  "-> Tensor(a!)", inplace_method(_aten_addcmul, "addcmul_"),
                  _dispatch.COMPOSITE_IMPLICIT),
@@ -1079,7 +1106,9 @@ _aten_lerp_, _aten_addcmul_, _aten_addcdiv_ = (
 
 def _lerp_inplace(self: Tensor, end: Tensor, weight: Any) -> Tensor:
     """In-place version of ``lerp``."""
-    return _aten_lerp_(self, end, weight)
+    if _lerp_overload(self, end, weight) is _aten_lerp:
+        return _aten_lerp_(self, end, weight)
+    return _INPLACE["lerp_.Scalar"](self, end, weight)
 
 
 def _addcmul_inplace(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:

@@ -749,18 +749,31 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *,
     """``log(sum(exp(input), dim))``, computed without overflow by shifting by the maximum.
     Integer inputs give the default float dtype."""
     _check_tensor("logsumexp", input)
+    if _dispatch.python_key_active((input,), {}):
+        # the operator, as PyTorch's (a dispatch mode sees aten.logsumexp, not its pieces)
+        dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+        return write_out(out, _aten_logsumexp(input, dims, keepdim))
+    return write_out(out, _logsumexp_kernel(input, dim, keepdim))
+
+
+def _logsumexp_kernel(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     x = input
     if _integral(x._dtype):
         x = to_dtype(x, _config.get_default_dtype())
     dims = _dims(dim, x.ndim)
     if x.numel() == 0:  # the log of an empty sum is -inf (and there is no maximum to shift by)
         # -inf as a constant: log(0) would put 1/0 into the (empty) gradient's double backward
-        return write_out(out, sum(x, dims, keepdim) + (-math.inf))
+        return sum(x, dims, keepdim) + (-math.inf)
     shift = amax(x, dims, keepdim=True)
     # an infinite maximum would turn inf - inf into NaN: shift by 0 there instead
     shift = _ew.where(_ew.isinf(shift), 0, shift)
     result = _ew.log(sum(_ew.exp(x - shift), dims, keepdim=True)) + shift
-    return write_out(out, _drop(result, dims, keepdim))
+    return _drop(result, dims, keepdim)
+
+
+_aten_logsumexp = _dispatch.define_aten({
+    "logsumexp": ("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+                  _logsumexp_kernel)})["logsumexp"]
 
 
 # -- all / any / count_nonzero --------------------------------------------------------------

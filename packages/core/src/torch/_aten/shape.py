@@ -299,8 +299,15 @@ def _sym_size_kernel(self: Tensor, dim: int) -> Any:
     return self._shape[wrap_dim(dim, self.ndim)]
 
 
+def _stack_kernel(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    # the arguments were checked by stack(); each piece unsqueezed, then one cat
+    d = wrap_dim(dim, tensors[0].ndim + 1)
+    return ATEN["cat"]([t.unsqueeze(d) for t in tensors], d)
+
+
 def _define_aten() -> dict[str, _dispatch.Operator]:
     table = {
+        "stack": ("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack_kernel),
         "sym_size.int": ("sym_size.int(Tensor self, int dim) -> SymInt", _sym_size_kernel),
         "cat": ("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_kernel),
         "flip": ("flip(Tensor self, int[] dims) -> Tensor", _flip_kernel),
@@ -351,6 +358,9 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
                                f"{list(first._shape)} at entry 0 and {list(t._shape)} at entry "
                                f"{i}")
     d = wrap_dim(dim, first.ndim + 1)
+    if _state.keys_active and _dispatch.python_key_active((tensors,), {}):
+        # the operator, as PyTorch's (a dispatch mode sees aten.stack, not its pieces)
+        return write_out(out, ATEN["stack"](tensors, d))
     if _state.keys_active or any(t.__class__ is not Tensor for t in tensors) or (
             any(t._requires_grad for t in tensors) and _config.is_grad_enabled()):
         # what a mode, a subclass or autograd must see: each unsqueeze as an op

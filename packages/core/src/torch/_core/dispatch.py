@@ -123,6 +123,10 @@ class Operator:
         # only a CompositeImplicitAutograd kernel and differentiates through it): such a call
         # skips the key computation (reset on every (un)registration).
         self._decomposes: Callable[..., Any] | None = None
+        # PyTorch's decomposition of an operator that PyTorch writes in others but Plait runs
+        # as one (aten::linear): a dispatch mode or __torch_dispatch__ subclass sees the ops
+        # PyTorch's would (t + addmm), while plain calls keep the single operator.
+        self.python_key_composite: Callable[..., Any] | None = None
         self.__name__ = self.name
         self.__qualname__ = qualname
 
@@ -473,6 +477,18 @@ def _full_path(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     return False
 
 
+def python_key_active(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether this call would reach the Python key: a dispatch mode is active on this
+    thread, or an argument is a ``__torch_dispatch__`` tensor (an autocast region alone does
+    not count). Kernels that run a fused form of what PyTorch writes in several operators ask
+    it, to show a mode PyTorch's operators instead."""
+    if not _state.keys_active:
+        return False
+    if getattr(_local, "modes", None):
+        return True
+    return bool(_tensor_module.python_dispatch_classes) and bool(_python_types(args, kwargs))
+
+
 def mode_stack() -> list[Any]:
     """This thread's dispatch modes, outermost first (the list itself)."""
     return _modes()
@@ -575,6 +591,12 @@ def call(op: Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 def redispatch_below_autocast(op: Operator, args: tuple[Any, ...],
                               kwargs: dict[str, Any]) -> Any:
     """Run ``op`` from the Autograd key down (for autocast kernels, after their casts)."""
+    if _state.keys_active:
+        composite = op.python_key_composite
+        if composite is not None and python_key_active(args, kwargs):
+            # at the Autograd key, as PyTorch's CompositeImplicitAutograd (with or without
+            # grad): autograd records the ops of the decomposition, and the mode sees them
+            return composite(*args, **kwargs)
     if _needs_grad(args, kwargs):
         kernel = op.kernels.get(AUTOGRAD) or _autograd_kernel(op)
         if kernel is not None:

@@ -860,7 +860,7 @@ _ELEMENTWISE_EXTRA = (
     "copy_", "_to_copy", "clone", "detach", "alias", "lift_fresh", "conj_physical",
     "rsub.Scalar", "div.Tensor", "pow.Tensor_Scalar", "pow.Scalar", "eq.Scalar", "ne.Scalar",
     "lt.Scalar", "le.Scalar", "gt.Scalar", "ge.Scalar", "complex",
-    "polar", "isnan", "sgn", "angle", "nan_to_num", "logit",
+    "polar", "isnan", "sgn", "angle", "nan_to_num", "logit", "lerp.Scalar",
     "where.self", "lerp.Tensor", "addcmul", "addcdiv", "xlogy.Tensor", "float_power.Tensor_Tensor",
     "empty_like", "zeros_like", "ones_like", "full_like", "signbit", "isinf", "isfinite",
     "isposinf", "isneginf", "positive", "frac", "deg2rad", "rad2deg", "square", "logaddexp",

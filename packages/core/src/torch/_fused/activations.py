@@ -54,7 +54,16 @@ def relu(input: Tensor) -> Tensor:
     return _aten_relu(input)
 
 
-relu_ = inplace_method(relu, "relu_")
+# an operator of its own, as PyTorch's (a dispatch mode sees aten.relu_): the composite
+# computes out of place and copies into ``self``
+_aten_relu_ = _dispatch.define_aten({
+    "relu_": ("relu_(Tensor(a!) self) -> Tensor(a!)", inplace_method(relu, "relu_"),
+              _dispatch.COMPOSITE_IMPLICIT)})["relu_"]
+
+
+def relu_(input: Tensor) -> Tensor:
+    """In-place version of ``relu``."""
+    return _aten_relu_(input)
 
 
 # -- silu ----------------------------------------------------------------------------------

@@ -54,7 +54,25 @@ def _linear_kernel(input: Tensor, weight: Tensor, bias: Tensor | None = None) ->
     return out if bias is None else out + bias
 
 
+def _linear_as_pytorch(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``linear`` in the operators PyTorch writes it in, for a dispatch mode to see: with a
+    bias, a 2-d or contiguous input is folded into rows for ``t`` + ``addmm`` (then viewed
+    back); otherwise ``matmul(input, weight.t())`` (``t`` + ``mm`` for 2-d) plus the bias."""
+    check_linear(input, weight, bias)
+    if bias is not None and weight.ndim == 2:
+        if input.ndim == 2:
+            return _ADDMM(bias, input, weight.t())
+        if input.is_contiguous():
+            rows = input.view(-1, input._shape[-1])
+            return _ADDMM(bias, rows, weight.t()).view(*input._shape[:-1], weight._shape[0])
+    out = _MATMUL_DECOMPOSED(input, weight.t())  # mm/bmm and views, as a mode sees matmul
+    return out if bias is None else out + bias
+
+
+_MATMUL_DECOMPOSED = _LINALG["matmul"].kernels[_dispatch.COMPOSITE_IMPLICIT]
+
 ATEN = _dispatch.define_aten({
     "linear": ("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
                _linear_kernel),
 })
+ATEN["linear"].python_key_composite = _linear_as_pytorch

@@ -303,7 +303,9 @@ def _cross_entropy_loss_kernel(self: Tensor, target: Tensor, weight: Tensor | No
         logp = log_softmax(self, class_dim)
         return _prob_target_loss(logp, target, weight, reduction, ignore_index,
                                  label_smoothing, class_dim)
-    if label_smoothing <= 0 and _fused_cross_entropy_case(self, target):
+    # the fused operator is Plait's own: a dispatch mode sees PyTorch's log_softmax + nll_loss
+    if label_smoothing <= 0 and _fused_cross_entropy_case(self, target) \
+            and not _dispatch.python_key_active((self, target, weight), {}):
         _check_weight_not_differentiable(weight)
         return ATEN["_cross_entropy_forward"](self, target, weight, reduction, ignore_index)[0]
     logp = log_softmax(self, class_dim)
@@ -344,6 +346,11 @@ ATEN = _dispatch.define_aten({
                            "float label_smoothing=0.0) -> Tensor", _cross_entropy_loss_kernel,
                            _dispatch.COMPOSITE_IMPLICIT),
 })
+
+# Decomposed for a dispatch mode with or without grad, as PyTorch's CompositeImplicitAutograd
+# ops are (the mode sees _log_softmax and nll_loss_forward, never these names)
+for _name in ("nll_loss", "nll_loss_nd", "cross_entropy_loss"):
+    ATEN[_name].python_key_composite = ATEN[_name].kernels[_dispatch.COMPOSITE_IMPLICIT]
 
 
 # The logsumexp output of _cross_entropy_forward (saved for the backward) is not

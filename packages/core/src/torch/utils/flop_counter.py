@@ -75,6 +75,21 @@ def _convolution(args: Any, kwargs: Any, out: Any) -> int:
     return _conv_flops(_shape(args[0]), _shape(args[1]), _shape(out), transposed)
 
 
+def _convolution_backward(args: Any, kwargs: Any, out: Any) -> int:
+    """The input's gradient (``output_mask[0]``) takes as many multiply-adds as the forward
+    convolution; the weight's (``output_mask[1]``) is counted, as PyTorch counts it, as a
+    correlation of every input channel with every output channel, ``groups`` times the
+    forward's; the bias's is a sum (no flops)."""
+    names = ("grad_output", "input", "weight", "bias_sizes", "stride", "padding", "dilation",
+             "transposed", "output_padding", "groups", "output_mask")
+    bound = dict(zip(names, args)) | kwargs
+    forward = _conv_flops(_shape(bound["input"]), _shape(bound["weight"]),
+                          _shape(bound["grad_output"]), bool(bound["transposed"]))
+    mask = bound["output_mask"]
+    groups = int(bound["groups"])
+    return forward * (int(bool(mask[0])) + groups * int(bool(mask[1])))
+
+
 _FORMULAS.update({
     "mm": lambda a, k, out: _matmul_flops(_shape(a[0]), _shape(a[1])),
     "matmul": lambda a, k, out: _matmul_flops(_shape(a[0]), _shape(a[1])),
@@ -84,6 +99,7 @@ _FORMULAS.update({
     "linear": lambda a, k, out: _matmul_flops(_shape(a[0]), _shape(a[1])[::-1]),
     "convolution": _convolution,
     "_convolution": _convolution,
+    "convolution_backward": _convolution_backward,
     "scaled_dot_product_attention":
         lambda a, k, out: _sdpa_flops(_shape(a[0]), _shape(a[1]), _shape(a[2])),
 })

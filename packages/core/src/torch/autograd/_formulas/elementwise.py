@@ -438,7 +438,8 @@ def _addcdiv(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None, Tens
             -grad * _conj(value * tensor1 / (tensor2 * tensor2)) if _wants(ctx, 2) else None)
 
 
-@derivative("aten::lerp.Tensor", "aten::lerp_.Tensor", result=False)
+@derivative("aten::lerp.Tensor", "aten::lerp_.Tensor", "aten::lerp.Scalar", "aten::lerp_.Scalar",
+            result=False)
 def _lerp(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     self, end, weight = ctx.args[:3]
     return (grad * _conj(1 - weight) if _wants(ctx, 0) else None,
@@ -590,7 +591,7 @@ def _float_power(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
             _pow_exponent(grad, self, exponent, result) if _wants(ctx, 1) else None)
 
 
-@derivative("aten::relu", args=False)
+@derivative("aten::relu", "aten::relu_", args=False)
 def _relu(ctx: Any, grad: Tensor) -> Tensor:
     # PyTorch's threshold_backward: no gradient where the result is <= 0 (0 included); a NaN
     # result passes the gradient through. One select, not a mask cast to grad's dtype and a

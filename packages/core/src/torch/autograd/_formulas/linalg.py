@@ -104,6 +104,20 @@ def _(ctx, grad):
             _grad_b(product, mat1, mat2) if need_2 else None)  # (k, m)
 
 
+@derivative("aten::baddbmm", args=CROSS, result=False)
+def _(ctx, grad):
+    # beta * self + alpha * (batch1 @ batch2) as one node, as PyTorch records it (a dispatch
+    # mode sees baddbmm forward and two bmm backward); self's gradient is summed back to its
+    # shape by the node
+    need_self, need_1, need_2 = ctx.needs_input_grad[:3]
+    kwargs = ctx.kwargs
+    product = _scaled(grad, kwargs.get("alpha", 1)) if need_1 or need_2 else None
+    batch1, batch2 = ctx.args[1], ctx.args[2]
+    return (_scaled(grad, kwargs.get("beta", 1)) if need_self else None,
+            bmm(product, _h(batch2)) if need_1 else None,  # (b, n, k)
+            bmm(_h(batch1), product) if need_2 else None)  # (b, k, m)
+
+
 @derivative("aten::linear", args=CROSS, result=False)
 def _(ctx, grad):
     # y = x @ W^T + b over the input's rows (x: (*, in) as (N, in); W: (out, in), a 1-d W

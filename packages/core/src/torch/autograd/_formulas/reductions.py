@@ -170,6 +170,16 @@ def _(ctx, grad):
 # -- extremes -------------------------------------------------------------------------------
 
 
+@derivative("aten::logsumexp")
+def _(ctx, grad):
+    # d/dx log(sum(exp(x))) = exp(x - result), the softmax over the reduced dims
+    x = ctx.args[0]
+    dims = _reduced_dims(_arg(ctx, 1, "dim", ()), x.ndim)
+    keepdim = _arg(ctx, 2, "keepdim", False)
+    return _only_first(ctx, _restore(grad, dims, keepdim)
+                       * _ew.exp(x - _restore(ctx.result, dims, keepdim)))
+
+
 @derivative("aten::amax", "aten::amin", "aten::max", "aten::min")
 def _(ctx, grad):
     # ties share the gradient evenly, as in PyTorch

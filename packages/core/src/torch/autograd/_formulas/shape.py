@@ -56,6 +56,17 @@ def _cat(ctx: Any, grad: Any) -> tuple[Any, ...]:
     return positional(ctx, grads, None)
 
 
+@derivative("aten::stack")
+def _stack(ctx: Any, grad: Any) -> tuple[Any, ...]:
+    # each input is one index of the new dim
+    tensors = arg(ctx, 0, "tensors")
+    flags = ctx.needs_input_grad[0] if ctx.needs_input_grad else ()
+    d = arg(ctx, 1, "dim", 0) % grad.ndim
+    grads = [grad.select(d, i) if i < len(flags) and flags[i] else None
+             for i in range(len(tensors))]
+    return positional(ctx, grads, None)
+
+
 @derivative("aten::flip")
 def _flip(ctx: Any, grad: Any) -> tuple[Any, ...]:
     return positional(ctx, _shape.flip(grad, list(arg(ctx, 1, "dims"))), None)
