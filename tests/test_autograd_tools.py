@@ -595,3 +595,34 @@ def test_checkpoint_sequential():
         checkpoint_sequential(layers, 2, x)
     with pytest.raises(ValueError, match="Unexpected keyword arguments: foo"):
         checkpoint_sequential(layers, 2, x, use_reentrant=False, foo=1)
+
+
+def test_checkpoint_helpers_libraries_import():
+    """torch.utils.checkpoint's helpers (sentence-transformers' GradCache imports
+    get_device_states/set_device_states): no accelerator tensors give no states; detach_variable
+    keeps requires_grad and refuses a non-tuple; check_backward_validity warns."""
+    import warnings
+
+    from torch.utils.checkpoint import (
+        DefaultDeviceType,
+        check_backward_validity,
+        detach_variable,
+        get_device_states,
+        set_device_states,
+    )
+
+    assert get_device_states(torch.ones(2), [torch.zeros(1)], {"a": 1}) == ([], [])
+    set_device_states([], [])  # nothing to restore
+    x = torch.ones(2, requires_grad=True)
+    detached, number = detach_variable((x, 3))
+    assert detached.requires_grad and detached.grad_fn is None and detached is not x
+    assert number == 3
+    with pytest.raises(RuntimeError, match="Only tuple of tensors is supported"):
+        detach_variable([x])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_backward_validity([torch.ones(1)])
+        check_backward_validity([x])
+    assert [str(w.message) for w in caught] == [
+        "None of the inputs have requires_grad=True. Gradients will be None"]
+    assert DefaultDeviceType.get_device_type() == "cuda"

@@ -24,7 +24,9 @@ from typing import Any
 import torch
 from torch.autograd.graph import saved_tensors_hooks
 
-__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential", "noop_context_fn"]
+__all__ = ["CheckpointError", "DefaultDeviceType", "check_backward_validity", "checkpoint",
+           "checkpoint_sequential", "detach_variable", "get_device_states", "noop_context_fn",
+           "set_device_states"]
 
 
 class CheckpointError(RuntimeError):
@@ -72,6 +74,80 @@ class _RngState:
         torch.set_rng_state(self.cpu)
         for module, device, state in self.devices:
             module.set_rng_state(state, device)
+
+
+class DefaultDeviceType:
+    """The accelerator type whose generator state checkpointing saves when no argument says
+    (PyTorch's default is "cuda")."""
+
+    _default_device_type = "cuda"
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        """Set the default accelerator type."""
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        """The default accelerator type."""
+        return DefaultDeviceType._default_device_type
+
+
+def _infer_device_type(*args: Any) -> str:
+    types = {t.device.type for t in _tensors_in(args) if t.device.type not in ("cpu", "meta")}
+    if len(types) > 1:
+        warnings.warn("Tensor arguments, excluding CPU tensors, are detected on at least two "
+                      f"types of devices ({sorted(types)}): only the first device type's "
+                      "random-number state is saved.", stacklevel=3)
+    return sorted(types)[0] if types else DefaultDeviceType.get_device_type()
+
+
+def get_device_states(*args: Any) -> tuple[list[int], list[Any]]:
+    """The indices of the accelerators the tensors in ``args`` live on (CPU and meta tensors
+    aside), and each one's random-number state (what a checkpoint restores before it runs
+    the function again)."""
+    device_ids: list[int] = []
+    for t in _tensors_in(args):
+        if t.device.type not in ("cpu", "meta") and t.get_device() not in device_ids:
+            device_ids.append(t.get_device())
+    if not device_ids:
+        return [], []
+    module = torch.get_device_module(_infer_device_type(*args))
+    return device_ids, [module.get_rng_state(index) for index in device_ids]
+
+
+def set_device_states(devices: list[int], states: list[Any], *,
+                      device_type: str | None = None) -> None:
+    """Restore the random-number states :func:`get_device_states` returned."""
+    if not devices:
+        return
+    module = torch.get_device_module(device_type or DefaultDeviceType.get_device_type())
+    for index, state in zip(devices, states):
+        module.set_rng_state(state, index)
+
+
+def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The tensors of ``inputs`` detached, each keeping its ``requires_grad``."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    out = []
+    for value in inputs:
+        if not isinstance(value, torch.Tensor):
+            out.append(value)
+            continue
+        detached = value.detach()
+        detached.requires_grad = value.requires_grad
+        out.append(detached)
+    return tuple(out)
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    """Warn when no tensor input requires grad (the checkpointed part then gets no
+    gradients)."""
+    if not any(isinstance(value, torch.Tensor) and value.requires_grad for value in inputs):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)
 
 
 @contextlib.contextmanager
