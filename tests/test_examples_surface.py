@@ -59,3 +59,26 @@ def test_default_backend_for_device_follows_pytorchs_table() -> None:
         assert "Default backend not registered for device" in str(err)
     else:
         raise AssertionError("a device type without a backend should raise")
+
+
+def test_leaky_relu_and_padding_modules_trace_with_fx() -> None:
+    # fx/wrap_output_dynamically.py: symbolic_trace(nn.LeakyReLU()) records F.leaky_relu
+    import torch.fx as fx
+    import torch.nn.functional as F
+    from torch import nn
+
+    x = torch.linspace(-2.0, 2.0, 18).reshape(1, 2, 3, 3)
+    modules = [nn.LeakyReLU(0.2), nn.ZeroPad2d(1), nn.ReflectionPad2d(1),
+               nn.ConstantPad1d(1, 2.0)]
+    targets = [F.leaky_relu, F.pad, F.pad, F.pad]
+    for module, target in zip(modules, targets):
+        traced = fx.symbolic_trace(module)
+        calls = [n.target for n in traced.graph.nodes if n.op == "call_function"]
+        assert calls == [target], (module, calls)
+        np.testing.assert_array_equal(traced(x).numpy(), module(x).numpy())
+    # values checked against numpy: slope 0.2 below zero, reflection without the edge
+    xn = x.numpy()
+    np.testing.assert_allclose(nn.LeakyReLU(0.2)(x).numpy(), np.where(xn > 0, xn, 0.2 * xn),
+                               rtol=1e-6)
+    np.testing.assert_array_equal(nn.ReflectionPad2d(1)(x).numpy(),
+                                  np.pad(xn, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch.nn import _ops, functional as F
+from torch.nn import functional as F
 from torch.nn.parameter import Parameter
 
 from .module import Module
@@ -49,7 +49,9 @@ class LeakyReLU(Module):
     def forward(self, input: Tensor) -> Tensor:
         if self.inplace:
             return F.leaky_relu_(input, self.negative_slope)
-        return _ops.leaky_relu(input, self.negative_slope)
+        # through F (not _ops): a tensor-like input (an fx Proxy) is handed to its
+        # __torch_function__, as PyTorch's module does
+        return F.leaky_relu(input, self.negative_slope)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace

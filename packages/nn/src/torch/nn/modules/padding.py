@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from torch import Tensor
-from torch.nn import _ops
+from torch.nn import functional as F
 
 from .module import Module
 
@@ -29,13 +29,16 @@ class _PadNd(Module):
                         else (int(padding),) * (2 * self._n))
 
     def _check_input_dim(self, input: Tensor) -> None:
+        if not isinstance(input, Tensor):
+            return  # a tensor-like (an fx Proxy) has no dims yet: F.pad hands it on
         if self._mode != "constant" and input.dim() not in (self._n + 1, self._n + 2):
             raise ValueError(f"expected {self._n + 1}D or {self._n + 2}D input (got "
                              f"{input.dim()}D input)")
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
-        return _ops.pad(input, self.padding, self._mode)
+        # through F (not _ops): a tensor-like input (an fx Proxy) reaches its __torch_function__
+        return F.pad(input, self.padding, self._mode)
 
     def extra_repr(self) -> str:
         return f"{self.padding}"
@@ -47,7 +50,7 @@ class _ConstantPadNd(_PadNd):
         self.value = value
 
     def forward(self, input: Tensor) -> Tensor:
-        return _ops.pad(input, self.padding, "constant", self.value)
+        return F.pad(input, self.padding, "constant", self.value)
 
     def extra_repr(self) -> str:
         return f"padding={self.padding}, value={self.value}"
