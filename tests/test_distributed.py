@@ -896,3 +896,21 @@ def test_zero_redundancy_optimizer_trains_as_one_optimizer(tmp_path: Path) -> No
     assert first["state_keys"] == list(range(6))  # six parameters, all with state
     assert torch.allclose(first["exp_avg_0"], first["reference_exp_avg_0"], atol=1e-7)
     assert second["refused"] is True
+
+
+def test_names_libraries_import_from_unbuilt_distributed_parts() -> None:
+    """opacus imports these at load time: implicit_replication (a plain block while DTensor is
+    not built), FSDPModule from the composable FSDP path, the DataLoader's _collate_fn_t."""
+    from torch.distributed._composable.fsdp import FSDPModule
+    from torch.distributed._tensor.experimental import implicit_replication as old_name
+    from torch.distributed.tensor.experimental import implicit_replication, local_map
+    from torch.utils.data.dataloader import _collate_fn_t, _worker_init_fn_t
+
+    assert old_name is implicit_replication
+    with implicit_replication():
+        assert torch.ones(2).sum().item() == 2.0
+    with pytest.raises(NotImplementedError, match="DTensor is not built"):
+        local_map(lambda x: x)
+    with pytest.raises(NotImplementedError):
+        FSDPModule()
+    assert _collate_fn_t is not None and _worker_init_fn_t is not None

@@ -33,6 +33,10 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info"]
 
+# PyTorch's names for the callables a DataLoader takes (libraries annotate with them)
+_collate_fn_t = Callable[[list[Any]], Any]
+_worker_init_fn_t = Callable[[int], None]
+
 
 class _DatasetKind:
     """Map-style or iterable dataset, and the fetcher that reads each (PyTorch's names:
