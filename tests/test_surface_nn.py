@@ -373,3 +373,26 @@ def test_distributed_sampler_shares_a_dataset() -> None:
     loader = torch.utils.data.DataLoader(list(range(10)), batch_size=2,
                                          sampler=DistributedSampler(range(10), 2, 0, False))
     assert [b.tolist() for b in loader] == [[0, 2], [4, 6], [8]]
+
+
+def test_scatter_and_gather_split_and_join_batches():
+    """torch.nn.parallel.scatter_gather (captum imports scatter): tensors split into chunks
+    along dim, containers element by element, other objects copied to every piece; gather
+    concatenates on the target (-1: the CPU)."""
+    import collections
+
+    from torch.nn.parallel.scatter_gather import gather, scatter, scatter_kwargs
+
+    pair = collections.namedtuple("pair", "a b")
+    x = torch.arange(10.0).view(5, 2)
+    pieces = scatter((x, 3, {"k": x}), ["cpu", "cpu"])
+    assert len(pieces) == 2
+    assert [p[0].tolist() for p in pieces] == [x[:3].tolist(), x[3:].tolist()]
+    assert pieces[0][1] == 3 and pieces[1][2]["k"].tolist() == x[3:].tolist()
+    assert [p[0].tolist() for p in scatter([x], ["cpu"] * 3)] == [[[0, 1], [2, 3]],
+                                                                  [[4, 5], [6, 7]], [[8, 9]]]
+    args, kwargs = scatter_kwargs((x,), {"y": x}, ["cpu", "cpu"])
+    assert len(args) == len(kwargs) == 2 and kwargs[1]["y"].shape == (2, 2)
+    joined = gather([pair(torch.ones(1), None), pair(torch.zeros(2), None)], -1)
+    assert isinstance(joined, pair) and joined.a.tolist() == [1, 0, 0] and joined.b is None
+    assert gather([torch.ones(1, 2), torch.zeros(1, 2)], "cpu", dim=1).tolist() == [[1, 1, 0, 0]]

@@ -4,5 +4,6 @@ processes of a ``torch.distributed`` process group)."""
 
 from .data_parallel import DataParallel, data_parallel
 from .distributed import DistributedDataParallel
+from .scatter_gather import gather, scatter
 
-__all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]
+__all__ = ["DataParallel", "DistributedDataParallel", "data_parallel", "gather", "scatter"]
