@@ -176,3 +176,11 @@ def test_interop_threads_abi_and_variable() -> None:
     assert isinstance(x, torch.autograd.Variable) and not isinstance(3, torch.autograd.Variable)
     v.data.mul_(2)  # shares x's data
     assert x.tolist() == [2.0, 2.0]
+
+
+def test_torch_future_is_the_futures_class() -> None:
+    """``torch.Future`` names torch.futures.Future (captum checks isinstance against it)."""
+    future = torch.futures.Future()
+    assert torch.Future is torch.futures.Future and isinstance(future, torch.Future)
+    future.set_result(3)
+    assert future.wait() == 3

@@ -181,6 +181,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "vmap": ("torch._functorch.vmap", "vmap"),
     "distributed": ("torch.distributed", None),
     "futures": ("torch.futures", None),
+    "Future": ("torch.futures", "Future"),
     "multiprocessing": ("torch.multiprocessing", None),
     "PyTorchFileReader": ("torch._file_records", "PyTorchFileReader"),
     "PyTorchFileWriter": ("torch._file_records", "PyTorchFileWriter"),
