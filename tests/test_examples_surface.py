@@ -82,3 +82,30 @@ def test_leaky_relu_and_padding_modules_trace_with_fx() -> None:
                                rtol=1e-6)
     np.testing.assert_array_equal(nn.ReflectionPad2d(1)(x).numpy(),
                                   np.pad(xn, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))
+
+
+def test_float_of_a_tensor_requiring_grad_warns_once() -> None:
+    # language_translation/main.py logs float(loss); PyTorch 2.13 warns once per process that
+    # the scalar leaves the graph (not under no_grad, not for int()). A fresh process, since
+    # the warning is once per process.
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings, torch\n"
+        "t = torch.tensor(2.0, requires_grad=True)\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    int(t)\n"
+        "    with torch.no_grad():\n"
+        "        float(t)\n"
+        "    assert not w, [str(x.message) for x in w]\n"
+        "    assert float(t * 3) == 6.0\n"
+        "    float(t)\n"
+        "assert len(w) == 1 and w[0].category is UserWarning, [str(x.message) for x in w]\n"
+        "assert 'requires_grad=True to a scalar' in str(w[0].message)\n"
+        "assert w[0].filename == '<string>'\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr

@@ -131,6 +131,22 @@ def _scalar_method(conv: type) -> Any:
     return method
 
 
+_FLOAT_OF_GRAD_WARNED = [False]  # PyTorch warns once per process
+
+
+def _float(self: Tensor) -> float:
+    """``float(t)``: the value of a one-element tensor. Like PyTorch, the first conversion of a
+    tensor that requires grad (with grad mode on) warns that the result leaves the graph."""
+    if not _FLOAT_OF_GRAD_WARNED[0] and self.requires_grad and _config.is_grad_enabled():
+        _FLOAT_OF_GRAD_WARNED[0] = True
+        import warnings
+
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                      "unexpected behavior.\nConsider using tensor.detach() first.",
+                      UserWarning, stacklevel=2)
+    return float(item(self))
+
+
 def _index(self: Tensor) -> int:
     if self._dtype._category > _dtype.INT or self.numel() != 1:
         raise TypeError("only integer tensors of a single element can be converted to an index")
@@ -302,7 +318,7 @@ METHODS: dict[str, Any] = {
     "is_shared": _is_shared,
     "pin_memory": _pin_memory,
     "__deepcopy__": _deepcopy,
-    "__float__": _scalar_method(float),
+    "__float__": _float,
     "__int__": _scalar_method(int),
     "__complex__": _scalar_method(complex),
     "__index__": _index,
