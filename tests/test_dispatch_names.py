@@ -94,6 +94,9 @@ FORWARD: dict[str, tuple[Callable[[], Any], list[str]]] = {
     "logsumexp": (lambda: _X3.logsumexp(-1), ["aten.logsumexp.default"]),
     "logsumexp dims": (lambda: torch.logsumexp(_X3, (0, 2), keepdim=True),
                        ["aten.logsumexp.default"]),
+    "var_mean": (lambda: torch.var_mean(_X3), ["aten.var_mean.correction"]),
+    "var_mean dim": (lambda: torch.var_mean(_X3, 1, keepdim=True),
+                     ["aten.var_mean.correction"]),
 }
 
 
@@ -186,6 +189,18 @@ def test_logsumexp_values_and_gradient_under_a_mode() -> None:
     expected = np.log(np.exp(data).sum(1))
     np.testing.assert_allclose(y.detach().numpy(), expected)
     np.testing.assert_allclose(x.grad.numpy(), np.exp(data - expected[:, None]))
+
+
+def test_var_mean_values_and_gradient_under_a_mode() -> None:
+    data = np.array([[1.0, 2.0, 4.0], [0.0, -1.0, 3.0]])
+    x = torch.tensor(data, requires_grad=True)
+    with _Log():
+        var, mean = torch.var_mean(x, 1, correction=0)
+        (2 * var.sum() + 3 * mean.sum()).backward()
+    np.testing.assert_allclose(var.detach().numpy(), data.var(1))
+    np.testing.assert_allclose(mean.detach().numpy(), data.mean(1))
+    centred = data - data.mean(1, keepdims=True)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 2 * centred / 3 + 3 / 3)
 
 
 def test_baddbmm_is_one_node_with_two_bmm_backward() -> None:

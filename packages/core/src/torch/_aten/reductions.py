@@ -649,7 +649,23 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     """``(var, mean)`` over ``dim`` in one call."""
     _check_tensor("var_mean", input)
     dim, correction = _correction("var_mean", dim, unbiased, correction)
+    if _dispatch.python_key_active((input,), {}):
+        # the operator, as PyTorch's (a dispatch mode sees aten.var_mean.correction)
+        return _aten_var_mean(input, dim, correction=correction, keepdim=keepdim)
     return _variance(input, dim, correction, keepdim), mean(input, dim, keepdim)
+
+
+def _var_mean_kernel(self: Tensor, dim: Any = None, *, correction: Any = None,
+                     keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    _check_tensor("var_mean", self)
+    return (_variance(self, dim, 1 if correction is None else correction, keepdim),
+            mean(self, dim, keepdim))
+
+
+_aten_var_mean = _dispatch.define_aten({
+    "var_mean.correction": ("var_mean.correction(Tensor self, int[1]? dim=None, *, "
+                            "Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
+                            _var_mean_kernel)})["var_mean.correction"]
 
 
 def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,

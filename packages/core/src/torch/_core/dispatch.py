@@ -484,8 +484,11 @@ def python_key_active(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     it, to show a mode PyTorch's operators instead."""
     if not _state.keys_active:
         return False
-    if getattr(_local, "modes", None):
-        return True
+    modes = getattr(_local, "modes", None)
+    if modes:
+        # Plait's own modes that batch the fused operators themselves (vmap's levels, which
+        # PyTorch runs at a key of their own) keep them
+        return not getattr(modes[-1], "takes_fused_operators", False)
     return bool(_tensor_module.python_dispatch_classes) and bool(_python_types(args, kwargs))
 
 

@@ -92,6 +92,10 @@ class VmapMode(TorchDispatchMode):
     """The dispatch mode of one ``vmap`` level: batch size, randomness, and the grad mode the
     physical tensors' operators run under."""
 
+    # its rules batch Plait's fused operators (aten::linear...) directly: calls under it keep
+    # them rather than PyTorch's decompositions (torch._core.dispatch.python_key_active)
+    takes_fused_operators = True
+
     def __init__(self, level: int, batch_size: int, randomness: str) -> None:
         self.level = level
         self.batch_size = batch_size

@@ -120,6 +120,23 @@ def _var(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
                                            ctx.kwargs.get("keepdim", False)))
 
 
+@derivative("aten::var_mean.correction", result=False)
+def _var_mean(ctx: Any, grad_var: Tensor | None, grad_mean: Tensor | None
+              ) -> tuple[Tensor | None, ...]:
+    # the variance's gradient plus the mean's (spread evenly over each reduced group)
+    x = ctx.args[0]
+    dim, keepdim = _arg(ctx, 1, "dim", None), ctx.kwargs.get("keepdim", False)
+    total = None
+    if grad_var is not None:
+        total = _variance_grad(grad_var, x, dim, ctx.kwargs.get("correction"), keepdim)
+    if grad_mean is not None:
+        dims = _reduced_dims(dim, x.ndim)
+        spread = _restore(grad_mean, dims, keepdim).expand(x.shape) \
+            / math.prod(x.shape[d] for d in dims)
+        total = spread if total is None else total + spread
+    return _only_first(ctx, total)
+
+
 @derivative("aten::std.correction")
 def _std(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     # d std = d var / (2 std), zero where std is 0 (a constant input), as PyTorch's
