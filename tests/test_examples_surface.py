@@ -109,3 +109,35 @@ def test_float_of_a_tensor_requiring_grad_warns_once() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr
+
+
+def test_attention_warns_about_mismatched_mask_types() -> None:
+    # language_translation: a float causal tgt_mask with a bool padding mask. PyTorch warns once
+    # per attention call and still applies both masks (True = may not attend).
+    import warnings
+
+    from torch import nn
+
+    mha = nn.MultiheadAttention(4, 1, bias=False)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.cat([torch.eye(4)] * 3))
+        mha.out_proj.weight.copy_(torch.eye(4))
+    x = torch.tensor([[[1.0, 0, 0, 0]], [[0, 2.0, 0, 0]], [[0, 0, 3.0, 0]]])  # (L=3, N=1, E=4)
+    causal = torch.triu(torch.full((3, 3), float("-inf")), diagonal=1)
+    padding = torch.tensor([[False, False, True]])  # the last key is padding
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _, weights = mha(x, x, x, attn_mask=causal, key_padding_mask=padding)
+        mha(x, x, x, attn_mask=causal, key_padding_mask=padding.float())
+        mha(x, x, x, attn_mask=causal, key_padding_mask=padding.float() * float("-inf"))
+    messages = [str(w.message) for w in caught]
+    assert messages == ["Support for mismatched key_padding_mask and attn_mask is deprecated. "
+                        "Use same type for both instead."], messages  # float with float: none
+    # both masks applied: row 0 sees key 0 only, rows 1 and 2 see keys 0 and 1 (numpy softmax)
+    scores = np.array([[1.0, 0], [0, 4.0], [0, 0]]) / 2.0  # q.k / sqrt(4) for keys 0 and 1
+    expected = np.zeros((3, 3))
+    expected[0, 0] = 1.0
+    for row in (1, 2):
+        e = np.exp(scores[row] - scores[row].max())
+        expected[row, :2] = e / e.sum()
+    np.testing.assert_allclose(weights[0].detach().numpy(), expected, rtol=1e-5, atol=1e-6)

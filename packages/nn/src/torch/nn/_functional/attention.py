@@ -10,9 +10,11 @@ turned into an additive float mask first.
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 from torch import Tensor
+from torch._core.config import external_stacklevel
 from torch.nn import functional as F
 
 __all__ = ["multi_head_attention_forward"]
@@ -84,6 +86,12 @@ def multi_head_attention_forward(
                            "create this mask.")
     # the hint only promises that attn_mask is causal: the mask itself is applied below
     dtype = query.dtype
+    if attn_mask is not None and key_padding_mask is not None and \
+            attn_mask.dtype != key_padding_mask.dtype:
+        # PyTorch still combines them (both become additive masks) but says it will stop
+        warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. Use "
+                      "same type for both instead.", UserWarning,
+                      stacklevel=external_stacklevel())
     attn_mask = _additive_mask(attn_mask, "attn_mask", dtype)
     key_padding_mask = _additive_mask(key_padding_mask, "key_padding_mask", dtype)
 
