@@ -141,3 +141,31 @@ def test_attention_warns_about_mismatched_mask_types() -> None:
         e = np.exp(scores[row] - scores[row].max())
         expected[row, :2] = e / e.sum()
     np.testing.assert_allclose(weights[0].detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_force_no_weights_only_load_warns_and_loads_numpy(tmp_path, monkeypatch) -> None:
+    # time_sequence_prediction/train.py: torch.load('traindata.pt') of a numpy array, which
+    # the weights-only default refuses; the environment switch loads it, with PyTorch's warning
+    import pickle
+    import warnings
+
+    path = tmp_path / "traindata.pt"
+    data = np.sin(np.arange(12.0)).reshape(3, 4)
+    torch.save(data, path)
+    monkeypatch.delenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", raising=False)
+    monkeypatch.delenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", raising=False)
+    try:
+        torch.load(path)
+    except pickle.UnpicklingError:
+        pass
+    else:
+        raise AssertionError("weights_only=True (the default) should refuse a numpy array")
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = torch.load(path)
+        torch.load(path, weights_only=False)  # an explicit argument: no warning
+    np.testing.assert_array_equal(loaded, data)
+    assert [str(w.message) for w in caught] == [
+        "Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the`weights_only` "
+        "argument was not explicitly passed to `torch.load`, forcing weights_only=False."]

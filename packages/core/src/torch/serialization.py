@@ -594,6 +594,14 @@ def _resolve_weights_only(weights_only: bool | None, pickle_module: Any) -> bool
         return bool(weights_only)
     if os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in (
             "1", "true", "y", "yes"):
+        # said at every load it changes, as PyTorch does: the file may run code when unpickled
+        import warnings
+
+        from ._core.config import external_stacklevel
+
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the"
+                      "`weights_only` argument was not explicitly passed to `torch.load`, forcing "
+                      "weights_only=False.", UserWarning, stacklevel=external_stacklevel())
         return False
     return pickle_module is None
 
