@@ -169,3 +169,25 @@ def test_force_no_weights_only_load_warns_and_loads_numpy(tmp_path, monkeypatch)
     assert [str(w.message) for w in caught] == [
         "Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the`weights_only` "
         "argument was not explicitly passed to `torch.load`, forcing weights_only=False."]
+
+
+def test_dropout2d_of_a_2d_input_warns_at_the_callers_line() -> None:
+    # mnist_rnn/main.py applies nn.Dropout2d to (N, C) rows: PyTorch's full deprecation text
+    import warnings
+
+    from torch import nn
+
+    torch.manual_seed(0)
+    x = torch.ones(4, 6)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = nn.Dropout2d(0.5)(x)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert message.startswith("dropout2d: Received a 2-D input to dropout2d, which is deprecated")
+    assert message.endswith("(i.e. 3D or 4D inputs).")
+    assert caught[0].filename == __file__  # this test's line, not a frame inside torch
+    # a 2-D input is (N, C) with no spatial dims, so each element is its own channel: each is
+    # zeroed or scaled by 1 / (1 - p), as in PyTorch
+    values = out.numpy()
+    assert set(np.unique(values).tolist()) <= {0.0, 2.0}

@@ -6,6 +6,7 @@ import warnings
 
 import torch
 from torch import Tensor
+from torch._core.config import external_stacklevel
 
 __all__ = [
     "alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
@@ -67,11 +68,15 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
                       "shape (N, C, L), where C is the channel dim. This behavior will change "
                       "in a future release to interpret the input as one without a batch "
                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
-                      "behavior, please switch to using dropout1d instead.", stacklevel=2)
+                      "behavior, please switch to using dropout1d instead.",
+                      stacklevel=external_stacklevel())
     elif input.dim() != 4:
         warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is "
-                      "deprecated and will result in an error in a future release.",
-                      stacklevel=2)
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead. Note "
+                      "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).", stacklevel=external_stacklevel())
     return _feature_dropout(input, p, training, inplace, True)
 
 
@@ -84,7 +89,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
                       "the behavior and silence this warning, please use dropout instead. Note "
                       "that dropout3d exists to provide channel-wise dropout on inputs with 3 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension "
-                      "(i.e. 4D or 5D inputs).", stacklevel=2)
+                      "(i.e. 4D or 5D inputs).", stacklevel=external_stacklevel())
     return _feature_dropout(input, p, training, inplace, input.dim() == 5)
 
 
