@@ -94,6 +94,7 @@ FORWARD: dict[str, tuple[Callable[[], Any], list[str]]] = {
     "logsumexp": (lambda: _X3.logsumexp(-1), ["aten.logsumexp.default"]),
     "logsumexp dims": (lambda: torch.logsumexp(_X3, (0, 2), keepdim=True),
                        ["aten.logsumexp.default"]),
+    "matmul 2-d": (lambda: _X2 @ _W.T, ["aten.permute.default", "aten.mm.default"]),
     "var_mean": (lambda: torch.var_mean(_X3), ["aten.var_mean.correction"]),
     "var_mean dim": (lambda: torch.var_mean(_X3, 1, keepdim=True),
                      ["aten.var_mean.correction"]),
@@ -261,6 +262,15 @@ def test_flops_of_baddbmm_forward_and_backward() -> None:
     product = 2 * 2 * 3 * 5 * 4
     counts = {str(k): v for k, v in counter.get_flop_counts()["Global"].items()}
     assert counts == {"aten.baddbmm": product, "aten.bmm": 2 * product}
+
+
+def test_flops_of_matmul_without_grad_count_the_products() -> None:
+    counter = FlopCounterMode(display=False)
+    with counter:
+        torch.randn(2, 3, 4) @ torch.randn(2, 4, 5)
+        torch.randn(3, 4) @ torch.randn(4, 6)
+    counts = {str(k): v for k, v in counter.get_flop_counts()["Global"].items()}
+    assert counts == {"aten.bmm": 2 * 2 * 3 * 4 * 5, "aten.mm": 2 * 3 * 4 * 6}
 
 
 def test_flops_of_a_conv_net() -> None:
