@@ -486,8 +486,8 @@ def python_key_active(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         return False
     modes = getattr(_local, "modes", None)
     if modes:
-        # Plait's own modes that batch the fused operators themselves (vmap's levels, which
-        # PyTorch runs at a key of their own) keep them
+        # Plait's own modes that take the fused operators themselves (vmap's levels and the
+        # jit/ONNX tracer, which PyTorch runs at keys of their own) keep them
         return not getattr(modes[-1], "takes_fused_operators", False)
     return bool(_tensor_module.python_dispatch_classes) and bool(_python_types(args, kwargs))
 

@@ -183,6 +183,11 @@ def _dispatch_mode_class() -> type:
     class RecordingMode(TorchDispatchMode):
         """Hands each operator call to the recorder after running it."""
 
+        # PyTorch's tracer sits at a dispatch key of its own, above the decompositions that a
+        # Python dispatch mode sees: its graphs (and ONNX's) hold aten::linear, not view +
+        # t + addmm with the trace's batch size written into the views
+        takes_fused_operators = True
+
         def __init__(self, recorder: _Recorder) -> None:
             self.recorder = recorder
 
