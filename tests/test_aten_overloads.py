@@ -8,28 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from dispatch_log import ops_seen as _seen
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-
-
-class _Log(TorchDispatchMode):
-    """Records the overload names of every call."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: list[str] = []
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        self.names.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-
-def _seen(call: Callable[[], Any]) -> list[str]:
-    log = _Log()
-    with log:
-        call()
-    return log.names
 
 
 def _x() -> torch.Tensor:

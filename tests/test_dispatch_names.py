@@ -10,32 +10,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from dispatch_log import OpLog as _Log, ops_seen as _seen
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
-
-
-class _Log(TorchDispatchMode):
-    """Records the overload names of every call."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: list[str] = []
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        self.names.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-
-def _seen(call: Callable[[], Any]) -> list[str]:
-    log = _Log()
-    with log:
-        call()
-    return log.names
-
 
 _W = torch.arange(15.0).reshape(5, 3) / 10
 _B = torch.arange(5.0)
