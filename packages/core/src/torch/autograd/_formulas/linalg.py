@@ -91,17 +91,24 @@ def _scaled(grad: Tensor, factor: Any) -> Tensor:
     return grad * (factor.conjugate() if isinstance(factor, complex) else factor)
 
 
+def _scaled_sum_grads(ctx: Any, grad: Any, grad_first: Any, grad_second: Any) -> tuple:
+    """Gradients of ``beta * self + alpha * (first @ second)`` (addmm, baddbmm): ``grad_first``
+    and ``grad_second`` map the alpha-scaled output gradient to each factor's; only the
+    gradients asked for are computed."""
+    need_self, need_1, need_2 = ctx.needs_input_grad[:3]
+    product = _scaled(grad, ctx.kwargs.get("alpha", 1)) if need_1 or need_2 else None
+    return (_scaled(grad, ctx.kwargs.get("beta", 1)) if need_self else None,
+            grad_first(product) if need_1 else None,
+            grad_second(product) if need_2 else None)
+
+
 @derivative("aten::addmm", args=CROSS, result=False)
 def _(ctx, grad):
     # beta * self + alpha * (mat1 @ mat2) as one node (a linear layer's), as PyTorch records
     # it: self's gradient is summed back to its shape by the node; self is never read
-    need_self, need_1, need_2 = ctx.needs_input_grad[:3]
-    kwargs = ctx.kwargs
-    product = _scaled(grad, kwargs.get("alpha", 1)) if need_1 or need_2 else None
     mat1, mat2 = ctx.args[1], ctx.args[2]
-    return (_scaled(grad, kwargs.get("beta", 1)) if need_self else None,
-            _grad_a(product, mat1, mat2) if need_1 else None,  # (n, k)
-            _grad_b(product, mat1, mat2) if need_2 else None)  # (k, m)
+    return _scaled_sum_grads(ctx, grad, lambda product: _grad_a(product, mat1, mat2),  # (n, k)
+                             lambda product: _grad_b(product, mat1, mat2))  # (k, m)
 
 
 @derivative("aten::baddbmm", args=CROSS, result=False)
@@ -109,13 +116,9 @@ def _(ctx, grad):
     # beta * self + alpha * (batch1 @ batch2) as one node, as PyTorch records it (a dispatch
     # mode sees baddbmm forward and two bmm backward); self's gradient is summed back to its
     # shape by the node
-    need_self, need_1, need_2 = ctx.needs_input_grad[:3]
-    kwargs = ctx.kwargs
-    product = _scaled(grad, kwargs.get("alpha", 1)) if need_1 or need_2 else None
     batch1, batch2 = ctx.args[1], ctx.args[2]
-    return (_scaled(grad, kwargs.get("beta", 1)) if need_self else None,
-            bmm(product, _h(batch2)) if need_1 else None,  # (b, n, k)
-            bmm(_h(batch1), product) if need_2 else None)  # (b, k, m)
+    return _scaled_sum_grads(ctx, grad, lambda product: bmm(product, _h(batch2)),  # (b, n, k)
+                             lambda product: bmm(_h(batch1), product))  # (b, k, m)
 
 
 @derivative("aten::linear", args=CROSS, result=False)
