@@ -387,6 +387,10 @@ def _as_index_tensor(item: Any, dev: Any) -> Tensor:
     from .factories import tensor
 
     if isinstance(item, Tensor):
+        # PyTorch moves a CPU index to the indexed tensor's device (``x_xpu[cpu_index]``,
+        # ``x_xpu[cpu_mask] = v``): indices built on the host are common in training code.
+        if item._device is not dev and item._device.type == "cpu" and dev.type != "cpu":
+            return item.to(dev)
         return item
     if not isinstance(item, (list, tuple)):  # numpy arrays and other array-likes
         arr = np.asarray(item)

@@ -302,7 +302,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     if bool(((t >= classes) & listed).any()):
         raise RuntimeError("multilabel_margin_loss: target index out of range")
     safe = torch.where(listed, t, 0)
-    one_hot = safe.unsqueeze(-1) == torch.arange(classes).reshape(1, 1, -1)  # (N, K, C)
+    one_hot = safe.unsqueeze(-1) == torch.arange(classes, device=x.device).reshape(1, 1, -1)
     is_target = (one_hot & listed.unsqueeze(-1)).any(1)  # (N, C)
     picked = torch.gather(x, 1, safe)  # (N, K): x at each listed target
     hinge = 1 - picked.unsqueeze(-1) + x.unsqueeze(1)  # (N, K, C)
@@ -348,7 +348,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise RuntimeError("target out of range")
     picked = torch.gather(x, 1, t.unsqueeze(1))  # (N, 1)
     hinge = margin - picked + x  # (N, C)
-    others = (t.unsqueeze(1) != torch.arange(classes).reshape(1, -1)) & (hinge > 0)
+    others = (t.unsqueeze(1) != torch.arange(classes, device=x.device).reshape(1, -1)) & (hinge > 0)
     if p == 2:
         hinge = hinge * hinge
     if weight is not None:

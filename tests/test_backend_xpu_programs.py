@@ -1,0 +1,110 @@
+"""plait-backend-xpu under programs written for PyTorch's Intel GPU device ("xpu"): training
+code moves data and modules with ``.to("xpu")``, indexes device tensors with host-built
+indices, calls the ``torch.xpu`` API and every loss of ``torch.nn.functional``. Each test is a
+regression found by running such programs on PoCL (an OpenCL CPU device counted as xpu).
+
+The CPU fallback is off in every test (``TORCH_DEVICE_CPU_FALLBACK=0``): an operator that is not
+served on the device fails the test instead of running on the host. Expected values come from
+numpy formulas or from PyTorch's documented results written here, never from the code under
+test. The tests skip, saying why, where no OpenCL device exists.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import torch
+import torch.nn.functional as F
+
+XC = pytest.importorskip("plait_backend_xpu._C", reason="plait-backend-xpu is not installed")
+
+COUNT, REASON = XC.device_count("all")
+pytestmark = [
+    pytest.mark.skipif(COUNT == 0, reason=f"no OpenCL device: {REASON}"),
+    pytest.mark.usefixtures("xpu_all_devices", "no_cpu_fallback"),
+]
+
+
+@pytest.fixture
+def no_cpu_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An operator the device does not serve raises instead of running on the host."""
+    monkeypatch.setenv("TORCH_DEVICE_CPU_FALLBACK", "0")
+
+
+# -- host-built indices on device tensors --------------------------------------------------
+
+
+def test_cpu_index_tensor_reads_an_xpu_tensor():
+    # PyTorch moves a CPU index (or mask) to the indexed tensor's device
+    x = torch.arange(10.0, device="xpu").reshape(2, 5)
+    assert x[torch.tensor([1, 0])].cpu().tolist() == [[5, 6, 7, 8, 9], [0, 1, 2, 3, 4]]
+    assert x[:, torch.tensor([4, 0])].cpu().tolist() == [[4, 0], [9, 5]]
+    mask = torch.tensor([[True, False, False, False, True], [False] * 4 + [True]])
+    assert x[mask].cpu().tolist() == [0.0, 4.0, 9.0]
+    assert x[torch.tensor([1]), torch.tensor([2])].device.type == "xpu"
+
+
+def test_cpu_index_tensor_writes_an_xpu_tensor():
+    x = torch.zeros(6, device="xpu")
+    x[torch.tensor([0, 5])] = 2.0
+    x[torch.tensor([False, True, False, False, False, False])] = torch.tensor(7.0)
+    x[torch.tensor([3])] = torch.tensor([4.0], device="xpu")
+    assert x.cpu().tolist() == [2.0, 7.0, 0.0, 4.0, 0.0, 2.0]
+
+
+# -- losses that built a host tensor -------------------------------------------------------
+
+
+def _multi_margin(x: np.ndarray, t: np.ndarray, margin: float = 1.0) -> float:
+    """PyTorch's documented multi_margin_loss (p=1, mean): sum over i != y of
+    max(0, margin - x[y] + x[i]) / C, averaged over the batch."""
+    n, c = x.shape
+    total = 0.0
+    for row, y in zip(x, t):
+        total += sum(max(0.0, margin - row[y] + row[i]) for i in range(c) if i != y) / c
+    return total / n
+
+
+def test_multi_margin_loss_on_xpu():
+    x = np.sin(np.arange(12.0)).reshape(4, 3).astype(np.float32)
+    t = np.array([0, 2, 1, 2])
+    got = F.multi_margin_loss(torch.tensor(x, device="xpu"), torch.tensor(t, device="xpu"))
+    assert got.device.type == "xpu"
+    assert got.item() == pytest.approx(_multi_margin(x, t), rel=1e-5)
+
+
+def test_multilabel_margin_loss_on_xpu():
+    # PyTorch's doc example: x = [[0.1, 0.2, 0.4, 0.8]], y = [[3, 0, -1, 1]] gives 0.85
+    x = torch.tensor([[0.1, 0.2, 0.4, 0.8]], device="xpu")
+    y = torch.tensor([[3, 0, -1, 1]], device="xpu")
+    assert F.multilabel_margin_loss(x, y).item() == pytest.approx(0.85, rel=1e-5)
+
+
+# -- the torch.xpu API ---------------------------------------------------------------------
+
+
+def test_xpu_api_names_programs_call():
+    cap = torch.xpu.get_device_capability(0)
+    assert isinstance(cap, dict)  # PyTorch's XPU answer: properties, not CUDA's (major, minor)
+    assert cap["name"] == torch.xpu.get_device_name(0)
+    assert cap["total_memory"] == torch.xpu.get_device_properties(0).total_memory
+    assert torch.xpu.get_arch_list() == []
+    assert torch.xpu.get_gencode_flags() == ""
+    assert torch.xpu.is_tf32_supported() is False
+    assert torch.xpu.is_current_stream_capturing() is False
+    assert torch.xpu.can_device_access_peer(0, 0) is False
+    gens = torch.xpu.default_generators
+    assert len(gens) == torch.xpu.device_count()
+    assert gens[0].device == torch.device("xpu", 0)
+    torch.xpu.set_stream(torch.xpu.current_stream())
+    assert torch.xpu.current_device() == 0
+
+
+def test_memory_stats_as_nested_dict_nests_the_dotted_keys():
+    x = torch.empty(1000, device="xpu")
+    flat = torch.xpu.memory_stats()
+    nested = torch.xpu.memory_stats_as_nested_dict()
+    assert nested["allocated_bytes"]["all"]["current"] == flat["allocated_bytes.all.current"]
+    assert nested["num_ooms"] == flat["num_ooms"]
+    assert flat["allocated_bytes.all.current"] >= x.numel() * 4
