@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from types import ModuleType
 from typing import Any
 
@@ -218,6 +218,47 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
     return bool(including_emulation) and is_available()
 
 
+def is_tf32_supported() -> bool:
+    """OpenCL has no TF32 math mode: float32 matmuls compute in float32."""
+    return False
+
+
+def get_device_capability(device: Any = None) -> dict[str, Any]:
+    """PyTorch's XPU capability: a dict of ``device``'s properties (not CUDA's tuple)."""
+    return asdict(get_device_properties(device))
+
+
+def get_arch_list() -> list[str]:
+    """The architectures the wheel was compiled for: none, OpenCL C is built at run time for
+    the device at hand (PyTorch's answer for a build without ahead-of-time kernels)."""
+    return []
+
+
+def get_gencode_flags() -> str:
+    """The ahead-of-time compiler flags of the build: none (see :func:`get_arch_list`)."""
+    return ""
+
+
+def can_device_access_peer(device: Any, peer: Any) -> bool:
+    """Whether ``device`` reads ``peer``'s memory directly: never (OpenCL 1.2 contexts share
+    no buffer; copies between devices go through the host). Both indices are checked."""
+    _kit.devices.checked(device)
+    _kit.devices.checked(peer)
+    return False
+
+
+def set_stream(stream: Any) -> None:
+    """Make ``stream`` current: each device has one in-order queue, so this selects the
+    stream's device (``None`` does nothing, as in PyTorch)."""
+    if stream is not None:
+        set_device(stream.device_index)
+
+
+def is_current_stream_capturing() -> bool:
+    """No graph capture on OpenCL queues."""
+    return False
+
+
 # -- the kit: device, Stream, Event (placeholders until queues land) ---------------------------
 
 # Made below the functions it binds; the ones above use it only when called.
@@ -291,6 +332,18 @@ def reset_peak_memory_stats(device: Any = None) -> None:
         native().reset_peak_memory_stats(_kit.devices.checked(device))
 
 
+def memory_stats_as_nested_dict(device: Any = None) -> dict[str, Any]:
+    """:func:`memory_stats` with its dotted keys as nested dicts, as PyTorch's."""
+    nested: dict[str, Any] = {}
+    for key, value in memory_stats(device).items():
+        *path, last = key.split(".")
+        node = nested
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return nested
+
+
 def empty_cache() -> None:
     """Give the cached, unused blocks of every device back to OpenCL."""
     if is_available():
@@ -329,3 +382,13 @@ def get_amp_supported_dtype() -> list[Any]:
     import torch
 
     return [torch.bfloat16, torch.float16]
+
+
+def __getattr__(name: str) -> Any:
+    """``default_generators``: one generator per device, counted at the first question (a
+    module attribute in PyTorch, filled when the device initialises)."""
+    if name == "default_generators":
+        if not is_available():
+            return ()
+        return tuple(_kit.random.default_generator(i) for i in range(device_count()))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
