@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "blas.h"
 #include "matmul.h"
@@ -43,23 +44,29 @@ constexpr double kMinThreadWork = 1 << 18;
 inline int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 inline int64_t ceil_div(int64_t v, int64_t by) { return (v + by - 1) / by; }
 
-// One kernel: c[MR][NR] (row stride ldc, unit column stride) = alpha * ap @ bp + beta * c,
+// One kernel: c[h][NR] (row stride ldc, unit column stride) = alpha * ap @ bp + beta * c,
 // where bp is kc rows of NR floats, ldb apart (NR in a packed panel, B's own row stride when
 // B is read where it lies), and ap holds MR rows of depth kc, either row after row (kKC apart:
 // copied from a row-major A) or column after column (MR apart: copied from a transposed A);
-// beta == 0 never reads c.
+// beta == 0 never reads c. Each kernel computes the first h of the panel's MR rows (one
+// instance per h), so a last partial panel costs h rows, not MR; every row takes the same
+// operations in every instance, so results do not depend on h.
 using KernelFn = void (*)(int64_t kc, const float* ap, const float* bp, int64_t ldb, float* c,
                           int64_t ldc, float alpha, float beta);
 
 // Where element (row r, depth p) of a packed A panel is, for each layout.
-template <bool kRowsA, int kRows>
+template <bool kRowsA, int kPanelRows>
 constexpr int64_t a_index(int r, int64_t p) {
-  return kRowsA ? r * kKC + p : p * kRows + r;
+  return kRowsA ? r * kKC + p : p * kPanelRows + r;
 }
 
+constexpr int kMaxMR = 12;
+
 struct Isa {
-  KernelFn rows_kernel = nullptr;     // A panels packed row after row
-  KernelFn columns_kernel = nullptr;  // A panels packed column after column
+  // [h - 1]: the kernel computing the first h rows of a panel, for A panels packed row after
+  // row (rows) or column after column (columns).
+  KernelFn rows_kernels[kMaxMR] = {};
+  KernelFn columns_kernels[kMaxMR] = {};
   int64_t mr = 0;
   int64_t nr = 0;
   const char* name = "";
@@ -70,12 +77,12 @@ std::atomic<bool> g_packed_disabled{false};
 #if defined(PLAIT_PACKED_SGEMM)
 
 // 12 x 32: 24 accumulators, two B vectors and a broadcast use 27 of the 32 registers.
-template <bool kRowsA>
+template <bool kRowsA, int kRows>
 __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const float* ap,
                                                            const float* bp, int64_t ldb,
                                                            float* c, int64_t ldc, float alpha,
                                                            float beta) {
-  constexpr int kRows = 12;
+  constexpr int kPanelRows = 12;
   __m512 acc0[kRows], acc1[kRows];
 #pragma GCC unroll 12
   for (int r = 0; r < kRows; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
@@ -84,7 +91,7 @@ __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const floa
     const __m512 b1 = _mm512_loadu_ps(bp + 16);
 #pragma GCC unroll 12
     for (int r = 0; r < kRows; ++r) {
-      const __m512 a = _mm512_set1_ps(ap[a_index<kRowsA, kRows>(r, p)]);
+      const __m512 a = _mm512_set1_ps(ap[a_index<kRowsA, kPanelRows>(r, p)]);
       acc0[r] = _mm512_fmadd_ps(a, b0, acc0[r]);
       acc1[r] = _mm512_fmadd_ps(a, b1, acc1[r]);
     }
@@ -111,11 +118,11 @@ __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const floa
 }
 
 // 6 x 16: 12 accumulators, two B vectors and a broadcast use 15 of the 16 registers.
-template <bool kRowsA>
+template <bool kRowsA, int kRows>
 __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap,
                                                      const float* bp, int64_t ldb, float* c,
                                                      int64_t ldc, float alpha, float beta) {
-  constexpr int kRows = 6;
+  constexpr int kPanelRows = 6;
   __m256 acc0[kRows], acc1[kRows];
 #pragma GCC unroll 6
   for (int r = 0; r < kRows; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
@@ -124,7 +131,7 @@ __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap
     const __m256 b1 = _mm256_loadu_ps(bp + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < kRows; ++r) {
-      const __m256 a = _mm256_broadcast_ss(ap + a_index<kRowsA, kRows>(r, p));
+      const __m256 a = _mm256_broadcast_ss(ap + a_index<kRowsA, kPanelRows>(r, p));
       acc0[r] = _mm256_fmadd_ps(a, b0, acc0[r]);
       acc1[r] = _mm256_fmadd_ps(a, b1, acc1[r]);
     }
@@ -150,6 +157,17 @@ __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap
   }
 }
 
+// isa.{rows,columns}_kernels[h - 1] = make(integral_constant<int, h>) for h = 1 .. MR.
+template <int MR, class Make, size_t... H>
+void fill_kernels(Isa& isa, Make make, std::index_sequence<H...>) {
+  ((isa.rows_kernels[H] = make(std::integral_constant<int, H + 1>{}).first,
+    isa.columns_kernels[H] = make(std::integral_constant<int, H + 1>{}).second), ...);
+}
+template <int MR, class Make>
+void fill_kernels(Isa& isa, Make make) {
+  fill_kernels<MR>(isa, make, std::make_index_sequence<MR>{});
+}
+
 // The running CPU's kernel, chosen once (PLAIT_CPU_VECTOR_BYTES=32 selects the AVX2 kernel on
 // an AVX-512 machine, as for every vectorised kernel; 16 leaves float32 products to OpenBLAS).
 const Isa& isa() {
@@ -158,13 +176,25 @@ const Isa& isa() {
     __builtin_cpu_init();
     // The forced width only narrows the choice: never a kernel the CPU cannot run.
     const bool fma = __builtin_cpu_supports("fma");
+    Isa isa;
     if (bytes == 64 && fma && __builtin_cpu_supports("avx512f")) {
-      return Isa{kernel_avx512<true>, kernel_avx512<false>, 12, 32, "avx512 12x32"};
+      fill_kernels<12>(isa, [](auto rows) {
+        return std::pair{kernel_avx512<true, decltype(rows)::value>,
+                         kernel_avx512<false, decltype(rows)::value>};
+      });
+      isa.mr = 12;
+      isa.nr = 32;
+      isa.name = "avx512 12x32";
+    } else if (bytes >= 32 && fma && __builtin_cpu_supports("avx2")) {
+      fill_kernels<6>(isa, [](auto rows) {
+        return std::pair{kernel_avx2<true, decltype(rows)::value>,
+                         kernel_avx2<false, decltype(rows)::value>};
+      });
+      isa.mr = 6;
+      isa.nr = 16;
+      isa.name = "avx2 6x16";
     }
-    if (bytes >= 32 && fma && __builtin_cpu_supports("avx2")) {
-      return Isa{kernel_avx2<true>, kernel_avx2<false>, 6, 16, "avx2 6x16"};
-    }
-    return Isa{};
+    return isa;
   }();
   return chosen;
 }
@@ -332,6 +362,44 @@ void pack_a_block(const MatView<const float>& a, int64_t i0, int64_t mc, int64_t
 // linear layer spent half its time packing B).
 constexpr int64_t kDirectRows = 48;
 
+// One packed A block (mc rows, one slab of depth kc) times nc columns of B: every tile of
+// c[ic : ic + mc, jc : jc + nc] gets alpha * (its sum over the slab) + beta * c. B panel jp
+// (of nr columns) is read at b_panel(jp) with row stride ldb(jp). A tile of fewer than MR
+// rows runs the kernel instance for its height; one of fewer than NR columns (or a strided
+// C) sums into `edge` and is then stored with the kernel's own arithmetic, so a tile's values
+// never depend on where it lies.
+template <class PanelAt>
+void multiply_block(const Isa& cpu, bool rows_a, const float* apack, int64_t mc, int64_t kc,
+                    int64_t nc, PanelAt panel_at, const MatView<float>& c, int64_t ic,
+                    int64_t jc, float alpha, float beta) {
+  const int64_t mr = cpu.mr, nr = cpu.nr;
+  const KernelFn* kernels = rows_a ? cpu.rows_kernels : cpu.columns_kernels;
+  alignas(64) float edge[kMaxMR * 32];
+  for (int64_t ip = 0; ip < mc; ip += mr) {
+    const float* ap = apack + ip * kKC;
+    const int64_t h = std::min(mr, mc - ip);
+    const KernelFn kernel = kernels[h - 1];
+    for (int64_t jp = 0; jp < nc; jp += nr) {
+      int64_t ldb = nr;
+      const float* bp = panel_at(jp, ldb);
+      const int64_t w = std::min(nr, nc - jp);
+      float* ct = c.data + (ic + ip) * c.rs + (jc + jp) * c.cs;
+      if (w == nr && c.cs == 1) {
+        kernel(kc, ap, bp, ldb, ct, c.rs, alpha, beta);
+        continue;
+      }
+      kernel(kc, ap, bp, ldb, edge, nr, 1.0f, 0.0f);
+      for (int64_t r = 0; r < h; ++r) {
+        for (int64_t j = 0; j < w; ++j) {
+          float& out = ct[r * c.rs + j * c.cs];
+          const float scaled = alpha * edge[r * nr + j];
+          out = beta == 0.0f ? scaled : scaled + beta * out;
+        }
+      }
+    }
+  }
+}
+
 // c[i0 : i1, j0 : j1] = alpha * a[i0 : i1, :] @ b[:, j0 : j1] + beta * c[...] on the calling
 // thread, packing what it reads into this thread's buffers: for each kNC-column block of B and
 // kKC-deep slab, the B block is packed once, then each kMC-row block of A, whose panels the
@@ -340,13 +408,12 @@ void product_region(const MatView<const float>& a, const MatView<const float>& b
                     const MatView<float>& c, const Isa& cpu, int64_t i0, int64_t i1, int64_t j0,
                     int64_t j1, float alpha, float beta) {
   const int64_t mr = cpu.mr, nr = cpu.nr, k = a.cols;
-  const KernelFn kernel = rows_layout(a) ? cpu.rows_kernel : cpu.columns_kernel;
+  const bool rows_a = rows_layout(a);
   // Whole panels of a row-major B are read in place when few rows use them; a last partial
   // panel is still packed (zero padding keeps the kernel free of edge cases).
   const bool direct_b = b.cs == 1 && i1 - i0 <= kDirectRows;
   float* bpack = b_scratch().get(kKC * round_up(std::min(kNC, j1 - j0), nr));
   float* apack = a_scratch().get(round_up(std::min(kMC, i1 - i0), mr) * kKC);
-  alignas(64) float edge[12 * 32];
   for (int64_t jc = j0; jc < j1; jc += kNC) {
     const int64_t nc = std::min(kNC, j1 - jc);
     const int64_t whole = direct_b ? nc / nr * nr : 0;  // columns read in place
@@ -354,34 +421,17 @@ void product_region(const MatView<const float>& a, const MatView<const float>& b
       const int64_t kc = std::min(kKC, k - p0);
       const float slab_beta = p0 == 0 ? beta : 1.0f;  // later slabs add onto the first's sums
       if (whole < nc) pack_b_block(b, p0, kc, jc + whole, nc - whole, nr, bpack + whole * kc);
+      auto panel_at = [&](int64_t jp, int64_t& ldb) -> const float* {
+        if (jp < whole) {
+          ldb = b.rs;
+          return b.data + p0 * b.rs + jc + jp;
+        }
+        return bpack + jp * kc;
+      };
       for (int64_t ic = i0; ic < i1; ic += kMC) {
         const int64_t mc = std::min(kMC, i1 - ic);
         pack_a_block(a, ic, mc, p0, kc, mr, apack);
-        for (int64_t ip = 0; ip < mc; ip += mr) {
-          const float* ap = apack + ip * kKC;
-          const int64_t h = std::min(mr, mc - ip);
-          for (int64_t jp = 0; jp < nc; jp += nr) {
-            const bool in_place = jp < whole;
-            const float* bp = in_place ? b.data + p0 * b.rs + jc + jp : bpack + jp * kc;
-            const int64_t ldb = in_place ? b.rs : nr;
-            const int64_t w = std::min(nr, nc - jp);
-            float* ct = c.data + (ic + ip) * c.rs + (jc + jp) * c.cs;
-            if (h == mr && w == nr && c.cs == 1) {
-              kernel(kc, ap, bp, ldb, ct, c.rs, alpha, slab_beta);
-              continue;
-            }
-            // A partial tile (or a strided C): the sums into `edge`, then its part of C with
-            // the kernel's own arithmetic, so a tile's values never depend on where it lies.
-            kernel(kc, ap, bp, ldb, edge, nr, 1.0f, 0.0f);
-            for (int64_t r = 0; r < h; ++r) {
-              for (int64_t j = 0; j < w; ++j) {
-                float& out = ct[r * c.rs + j * c.cs];
-                const float scaled = alpha * edge[r * nr + j];
-                out = slab_beta == 0.0f ? scaled : scaled + slab_beta * out;
-              }
-            }
-          }
-        }
+        multiply_block(cpu, rows_a, apack, mc, kc, nc, panel_at, c, ic, jc, alpha, slab_beta);
       }
     }
   }
@@ -426,7 +476,7 @@ int64_t group_edge(int64_t g, int64_t groups, int64_t extent, int64_t align) {
 }  // namespace
 
 bool packed_sgemm_available() {
-  return isa().rows_kernel != nullptr && !g_packed_disabled.load(std::memory_order_relaxed);
+  return isa().rows_kernels[0] != nullptr && !g_packed_disabled.load(std::memory_order_relaxed);
 }
 
 void packed_sgemm(const MatView<const float>& a, const MatView<const float>& b,
@@ -434,7 +484,7 @@ void packed_sgemm(const MatView<const float>& a, const MatView<const float>& b,
   const Isa& cpu = isa();
   const int64_t m = c.rows, n = c.cols, k = a.cols;
   if (m <= 0 || n <= 0) return;
-  if (k <= 0 || cpu.rows_kernel == nullptr) {  // an empty sum, or no kernel: the native product
+  if (k <= 0 || cpu.rows_kernels[0] == nullptr) {  // an empty sum, or no kernel: the native product
     native_gemm<float>(a, b, c, alpha, beta);
     return;
   }
