@@ -29,7 +29,7 @@ from ._core import (
 )
 from ._core.alloc import check_shape
 from ._core.device import device as _device
-from ._core.promotion import NUMBER_TYPES
+from ._core.promotion import NUMBER_TYPES, numpy_scalar
 from ._core.tensor import Size, Tensor, _shape_arg, contiguous_strides, sizes_or_keyword
 
 
@@ -167,17 +167,22 @@ def _binary_method(fn: Any) -> Any:
 
     def method(self: Tensor, other: Any) -> Any:
         if not isinstance(other, (Tensor, *NUMBER_TYPES)):
-            return NotImplemented
+            other = numpy_scalar(other)
+            if other is NotImplemented:
+                return NotImplemented
         return fn(self, other)
 
     method.__name__ = fn.__name__
     return method
 
 
+
 def _reflected(fn: Any) -> Any:
     def method(self: Tensor, other: Any) -> Any:
         if not isinstance(other, (bool, int, float, complex)):
-            return NotImplemented
+            other = numpy_scalar(other)
+            if other is NotImplemented:
+                return NotImplemented
         return fn(self, other)
 
     return method

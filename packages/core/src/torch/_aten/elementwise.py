@@ -38,6 +38,7 @@ from .._core.promotion import (
     broadcast_shape_tuples,
     broadcast_shapes,
     common_device,
+    numpy_scalar,
     result_type,
 )
 from .._core.tensor import Tensor
@@ -1200,7 +1201,9 @@ def _operator(fn: Callable[[Tensor, Any], Any]) -> Callable[[Tensor, Any], Any]:
 
     def method(self: Tensor, other: Any) -> Any:
         if not isinstance(other, (Tensor, *_NUMBER)):
-            return NotImplemented
+            other = numpy_scalar(other)
+            if other is NotImplemented:
+                return NotImplemented
         return fn(self, other)
 
     method.__name__ = fn.__name__
@@ -1212,7 +1215,9 @@ def _reflected(fn: Callable[[Any, Tensor], Any]) -> Callable[[Tensor, Any], Any]
 
     def method(self: Tensor, other: Any) -> Any:
         if not isinstance(other, _NUMBER):
-            return NotImplemented
+            other = numpy_scalar(other)
+            if other is NotImplemented:
+                return NotImplemented
         return fn(other, self)
 
     return method

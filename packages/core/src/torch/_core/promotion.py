@@ -3,6 +3,7 @@ tensors, then Python scalars; shapes broadcast from the right."""
 
 from __future__ import annotations
 
+import sys as _sys
 from typing import Any
 
 from . import config as _config, dtype as _dtype, storage as _storage
@@ -13,6 +14,16 @@ from .tensor import Size, Tensor
 # What arithmetic takes as a number beside tensors: Python's, and the symbolic sizes a traced
 # program computes with (``x * x.shape[0]`` under a shape environment).
 NUMBER_TYPES = (bool, int, float, complex, SymBool, SymInt, SymFloat)
+
+
+def numpy_scalar(value: Any) -> Any:
+    """The Python number a numpy scalar holds (``np.float32(2)``, ``arr.sum()``), which
+    PyTorch's operators take as a number; ``NotImplemented`` for anything else."""
+    if type(value).__module__ == "numpy" and isinstance(value, _sys.modules["numpy"].generic):
+        item = value.item()
+        if isinstance(item, (bool, int, float, complex)):
+            return item
+    return NotImplemented
 
 __all__ = ["broadcast_shapes", "can_cast", "promote_types", "result_type"]
 

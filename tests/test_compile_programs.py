@@ -1,0 +1,160 @@
+"""torch.compile on programs written for PyTorch: each test is a small program as users write
+it (grad-mode blocks, autocast, generate loops with a growing cache, numpy values...), run
+compiled and compared with the same code run eagerly or with math done by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import torch
+import torch._dynamo
+from torch import nn
+
+BACKENDS = ["eager", "aot_eager", "inductor"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+# -- grad mode inside a compiled function ------------------------------------------------------
+
+
+def _no_grad_block(x, w):
+    with torch.no_grad():
+        scale = (x * w).sum()
+    return x * w * scale, scale
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_grad_block_inside_keeps_each_regions_grad_mode(backend):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y, scale = torch.compile(_no_grad_block, backend=backend)(x, w)
+    # as eager: the value made under no_grad has no gradient, the one after it has
+    assert not scale.requires_grad and y.requires_grad
+    y.sum().backward()
+    # scale = 14 is a constant for autograd: d/dx sum(x * w * 14) = 14 w
+    torch.testing.assert_close(x.grad, torch.tensor([14.0, 28.0, 42.0]))
+    torch.testing.assert_close(w.grad, torch.tensor([14.0, 28.0, 42.0]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_enable_grad_block_inside_no_grad_caller(backend):
+    def f(x):
+        with torch.enable_grad():
+            inside = x * 3
+        return inside, x * 2
+
+    x = torch.ones(2, requires_grad=True)
+    with torch.no_grad():
+        inside, outside = torch.compile(f, backend=backend)(x)
+    assert inside.requires_grad and not outside.requires_grad
+    inside.sum().backward()
+    torch.testing.assert_close(x.grad, torch.full((2,), 3.0))
+
+
+# -- autocast ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_autocast_block_ends_inside_compiled_function(backend):
+    def f(a, b):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            inside = a @ b
+            total = inside.float().sum()
+        after = a @ b
+        return inside, total, after, after.dtype
+
+    a, b = torch.ones(4, 4), torch.ones(4, 4)
+    inside, total, after, after_dtype = torch.compile(f, backend=backend)(a, b)
+    # the same matmul signature seen inside and after the block: each keeps its own dtype
+    assert inside.dtype == torch.bfloat16
+    assert after.dtype == torch.float32 and after_dtype == torch.float32
+    assert total.item() == 64.0
+    torch.testing.assert_close(after, torch.full((4, 4), 4.0))
+
+
+# -- a generate loop with a growing key/value cache ------------------------------------------------
+
+
+class _CachedAttention(nn.Module):
+    def __init__(self, width: int = 8, vocab: int = 11) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.head = nn.Linear(width, vocab)
+        self.width = width
+
+    def forward(self, ids, past=None):
+        h = self.embed(ids)
+        q, k, v = self.qkv(h).split(self.width, dim=-1)
+        if past is not None:  # the cache grows by one position per call
+            k = torch.cat([past[0], k], dim=1)
+            v = torch.cat([past[1], v], dim=1)
+        att = (q @ k.transpose(-1, -2) / math.sqrt(self.width)).softmax(-1)
+        return self.head(h + att @ v), (k, v)
+
+
+def _generate(model, ids, steps):
+    past, current = None, ids
+    for _ in range(steps):
+        logits, past = model(current, past)
+        current = logits[:, -1:].argmax(-1)
+        ids = torch.cat([ids, current], 1)
+    return ids
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_generate_loop_with_growing_cache(backend):
+    # after the first size change the cache's length is symbolic: the aten graph then holds
+    # Python arithmetic on sizes (length + 1), which the code generator must take
+    torch.manual_seed(0)
+    model = _CachedAttention().eval()
+    ids = torch.tensor([[1, 2, 3]])
+    with torch.no_grad():
+        expected = _generate(model, ids, 6)
+        got = _generate(torch.compile(model, backend=backend), ids, 6)
+    torch.testing.assert_close(got, expected)
+
+
+# -- numpy values back in tensor arithmetic ---------------------------------------------------
+
+
+def test_numpy_scalars_in_tensor_arithmetic():
+    x = torch.arange(3.0)
+    # numpy scalars are numbers to torch's operators, on either side, as in PyTorch
+    for result, expected in [
+        (x * np.float32(3), [0.0, 3.0, 6.0]),
+        (np.float32(2) * x, [0.0, 2.0, 4.0]),
+        (x - np.int64(1), [-1.0, 0.0, 1.0]),
+        (np.float32(1) - x, [1.0, 0.0, -1.0]),
+        (x / np.float32(2), [0.0, 0.5, 1.0]),
+    ]:
+        assert isinstance(result, torch.Tensor) and result.dtype == torch.float32
+        assert result.tolist() == expected
+    assert (x > np.float32(1)).tolist() == [False, False, True]
+
+
+def test_disabled_helper_returning_numpy_scalar():
+    log = []
+
+    @torch.compiler.disable
+    def total(x):
+        log.append(torch.compiler.is_compiling())
+        return x.numpy().sum()  # a numpy float32
+
+    @torch.compile
+    def f(x):
+        return x * total(x)
+
+    result = f(torch.arange(3.0))
+    assert isinstance(result, torch.Tensor)
+    assert result.tolist() == [0.0, 3.0, 6.0]
+    assert log == [False]
