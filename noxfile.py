@@ -33,7 +33,8 @@ TRANSFORMERS = "transformers==5.24.0"
 PYTORCH_LIBRARIES = ("lightning==2.6.6", "torch-geometric==2.8.1", "torchmetrics==1.9.0",
                      "einops==0.8.2", "rotary-embedding-torch==0.9.1", "diffusers==0.42.1",
                      "kornia==0.9.0", "accelerate==1.15.0", "peft==0.21.2",
-                     "pytorch-ignite==0.5.5", "opacus==1.6.0", "zuko==1.6.0")
+                     "pytorch-ignite==0.5.5", "opacus==1.6.0", "zuko==1.6.0",
+                     "tensordict==0.15.3")
 # Libraries whose torch requirement names a release after the `torch` distribution's 2.13
 # (torchvision 0.29 asks for torch>=2.14), or that pull in packages their tested parts do not
 # use (pytorch-metric-learning's scikit-learn): installed without dependencies, which the

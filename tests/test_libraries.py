@@ -2,7 +2,8 @@
 torch_geometric graph convolution, torchmetrics, einops, rotary-embedding-torch, diffusers'
 noise schedule, kornia's filters and colour conversion, accelerate's training step, peft's
 LoRA update, torchvision's boxes and transforms, ignite's trainer, opacus' per-sample
-gradients, a zuko flow's Jacobian and pytorch-metric-learning's triplet loss compute what their
+gradients, a zuko flow's Jacobian, pytorch-metric-learning's triplet loss and tensordict's
+containers (vmap over them, swapping a module's parameters) compute what their
 definitions say (checked against formulas written here); a diffusers UNet, torchvision's ResNet
 and a timm ViT build, run and train. The tests session installs them; elsewhere these tests
 skip, naming the package."""
@@ -325,3 +326,39 @@ def test_metric_learning_triplet_loss_is_the_hinge_over_triplets() -> None:
                     values.append(torch.relu(dist[a, p] - dist[a, n] + 0.5))
     values = torch.stack(values)
     assert torch.allclose(got, values[values > 0].mean(), atol=1e-5)
+
+
+def test_tensordict_vmaps_over_containers_and_swaps_module_parameters(tmp_path: Path) -> None:
+    pytest.importorskip("tensordict", reason="tensordict is not installed")
+    from tensordict import TensorDict
+
+    td = TensorDict({"a": torch.arange(6.0).reshape(2, 3), "b": torch.ones(2, 3)},
+                    batch_size=[2])
+    # vmap maps over the container's batch dim (tensordict replaces vmap's input stages)
+    mapped = torch.vmap(lambda t: t["a"] * t["b"] + 1)(td)
+    assert mapped.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    summed = torch.vmap(lambda t: TensorDict({"s": t["a"].sum()}, batch_size=[]))(td)
+    assert summed["s"].tolist() == [3.0, 12.0]
+    assert torch.stack([td, td])["a"].shape == (2, 2, 3)
+
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    params = TensorDict.from_module(model)
+    zeros = params.apply(torch.zeros_like)
+    x = torch.ones(5, 3)
+    with zeros.to_module(model):  # the module computes with the swapped-in parameters
+        assert model(x).abs().sum().item() == 0.0
+    expected = F.linear(F.relu(F.linear(x, model[0].weight, model[0].bias)),
+                        model[2].weight, model[2].bias)
+    assert torch.equal(model(x), expected)  # and its own ones are back afterwards
+    batched = torch.stack([params, params.apply(lambda p: p * 2)])
+
+    def call(p: TensorDict, inputs: torch.Tensor) -> torch.Tensor:
+        with p.to_module(model):
+            return model(inputs)
+
+    ensemble = torch.vmap(call, (0, None))(batched, x)
+    assert ensemble.shape == (2, 5, 2)
+    assert torch.allclose(ensemble[0], expected)
+
+    saved = td.memmap_(str(tmp_path / "td"))  # memory-mapped files (torch.from_file)
+    assert saved.is_memmap() and saved["a"].sum().item() == 15.0

@@ -135,6 +135,8 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "set_autocast_cache_enabled": ("torch.amp.autocast_mode", "set_autocast_cache_enabled"),
     "ops": ("torch._ops", "ops"),
     "UntypedStorage": ("torch._core.storage", "UntypedStorage"),
+    # PyTorch's native base of UntypedStorage (isinstance checks): the class itself here
+    "StorageBase": ("torch._core.storage", "UntypedStorage"),
     "cpu": ("torch.cpu", None),
     "utils": ("torch.utils", None),
     "linalg": ("torch.linalg", None),
@@ -213,6 +215,12 @@ def __getattr__(name: str) -> _Any:
         return _subpackages.import_subpackage(name)
     if name in _backend_registry._plugins:  # torch.<device type> of a plugin's device
         return _dm.plugin_module(name)
+    if name.startswith("_foreach_"):
+        foreach = _importlib.import_module("torch._foreach")
+        if name in foreach.__all__:
+            with _lazy_lock:
+                value = globals()[name] = getattr(foreach, name)
+                return value
     if not name.startswith("_"):
         _functions = _importlib.import_module("torch._functions")
         if name in _functions.__all__:
@@ -233,7 +241,8 @@ def __dir__() -> list[str]:
     # surface, as the first torch.<op> would)
     _functions = _importlib.import_module("torch._functions")
     provided = _importlib.import_module("torch._provided_names")
-    return sorted({*globals(), *_LAZY, *_functions.__all__, *provided.PROVIDED,
+    foreach = _importlib.import_module("torch._foreach")
+    return sorted({*globals(), *_LAZY, *_functions.__all__, *provided.PROVIDED, *foreach.__all__,
                    *(s for s in _subpackages.SUBPACKAGES if "." not in s)})
 
 

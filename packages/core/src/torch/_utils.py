@@ -451,3 +451,21 @@ def _unflatten_dense_tensors(flat: Tensor, tensors: Any) -> tuple[Tensor, ...]:
         outputs.append(flat[offset:offset + t.numel()].view(t.shape))
         offset += t.numel()
     return tuple(outputs)
+
+
+def _get_available_device_type() -> str | None:
+    """The type of the accelerator with a usable device (``"cuda"``, ``"xpu"``...); None when
+    there is none."""
+    from . import accelerator
+
+    device = accelerator.current_accelerator(check_available=True)
+    return None if device is None else device.type
+
+
+def _get_device_module(device_type: str | None = None) -> Any:
+    """``torch.<device_type>`` (by default that of the available accelerator, else
+    ``torch.cuda``, as in PyTorch)."""
+    import torch
+
+    name = device_type or _get_available_device_type() or "cuda"
+    return getattr(torch, name)

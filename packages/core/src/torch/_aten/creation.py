@@ -34,9 +34,9 @@ from . import factories as _factories
 from .convert import copy_, scalar_type_name, to, to_dtype, write_out
 from .factories import _np_to_dtype, tensor
 
-__all__ = ["arange", "as_tensor", "asarray", "complex", "eye", "from_dlpack", "from_numpy",
-           "frombuffer", "linspace", "logspace", "polar", "range", "scalar_tensor", "tril",
-           "tril_indices", "triu", "triu_indices"]
+__all__ = ["arange", "as_tensor", "asarray", "complex", "eye", "from_dlpack", "from_file",
+           "from_numpy", "frombuffer", "linspace", "logspace", "polar", "range", "scalar_tensor",
+           "tril", "tril_indices", "triu", "triu_indices"]
 
 _builtin_complex = complex
 
@@ -629,6 +629,28 @@ def frombuffer(buffer: Any, *, dtype: _dtype.dtype, count: int = -1, offset: int
     window = raw[offset:offset + count * dt.itemsize]
     storage = _storage.wrap_host(window)
     t = Tensor._make(storage, (count,), (1,), 0, dt, storage._device)
+    return finish_factory(_factories.lift_fresh(t), requires_grad)
+
+
+def from_file(filename: str, shared: bool | None = None, size: int = 0, *,
+              dtype: _dtype.dtype | None = None, layout: Any = None, device: Any = None,
+              pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """A 1-d CPU tensor of ``size`` elements over the file ``filename``, memory-mapped.
+
+    :param shared: changes write through to the file (created or extended as needed);
+        otherwise (the default) they stay private and the file must be long enough.
+    :raises RuntimeError: a device other than the CPU, or a private mapping of a short file.
+    """
+    import os
+
+    dt = check_dtype(dtype) or _config.get_default_dtype()
+    if device is not None and device_of(device).type != "cpu":
+        raise RuntimeError("from_file: only CPU tensors can be mapped from a file")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise RuntimeError(f"from_file: size must be a non-negative int, got {size!r}")
+    storage = _storage.UntypedStorage.from_file(os.fspath(filename), bool(shared),
+                                                size * dt.itemsize)
+    t = Tensor._make(storage, (size,), (1,), 0, dt, storage._device)
     return finish_factory(_factories.lift_fresh(t), requires_grad)
 
 

@@ -145,4 +145,5 @@ METHODS: dict[str, Any] = {
     # no quantized or MKL-DNN layouts here: the answers of PyTorch's plain strided tensors
     "is_quantized": property(lambda self: False, doc="False: no quantized tensors."),
     "is_mkldnn": property(lambda self: False, doc="False: no MKL-DNN tensors."),
+    "is_nested": property(lambda self: False, doc="False: no nested (ragged) tensors."),
 }

@@ -15,8 +15,14 @@ from typing import Any
 
 from torch._core.tensor import Tensor
 from torch.utils import _pytree
+from torch.utils._pytree import (  # noqa: F401 (PyTorch's names in this module)
+    _broadcast_to_and_flatten,
+    tree_flatten,
+    tree_unflatten,
+)
 
-from .batched import BatchedTensor, VmapMode, make_batched
+from .batched import BatchedTensor, VmapMode
+from .c_api import _add_batch_dim, _remove_batch_dim
 
 __all__ = ["vmap"]
 
@@ -61,34 +67,41 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     return vmapped
 
 
-def _name(func: Callable[..., Any]) -> str:
+def _get_name(func: Callable[..., Any]) -> str:
+    """How error messages name ``func``."""
     return getattr(func, "__name__", None) or repr(func)
 
 
-def _broadcast_dims(dims: Any, spec: _pytree.TreeSpec) -> list[Any] | None:
-    """``in_dims`` (or ``out_dims``) matched to a pytree's spec, one entry per leaf; None when
-    the structures differ. An int or None stands for every leaf below it."""
-    node = _pytree._node_def(dims)
-    if dims is None or isinstance(dims, int) or node is None:
-        return [dims] * spec.num_leaves  # (a leaf that is no dim fails the caller's check)
-    if spec.is_leaf():
-        return None
-    children, context = node.flatten_fn(dims)
-    if node.type is not spec.type or context != spec.context or \
-            len(children) != spec.num_children:
-        return None
-    out: list[Any] = []
-    for child, child_spec in zip(children, spec.children_specs):
-        sub = _broadcast_dims(child, child_spec)
-        if sub is None:
-            return None
-        out.extend(sub)
-    return out
+# The stages of a vmap call below keep the names (and arguments) of PyTorch's
+# torch._functorch.vmap: libraries that map over their own containers (tensordict) replace
+# _process_batched_inputs, _create_batched_inputs and _unwrap_batched in this module, and the
+# calls here read them from the module's globals at each call, so their versions are the ones
+# that run.
 
 
 def _vmap_call(func: Callable[..., Any], in_dims: Any, out_dims: Any, randomness: str,
                chunk_size: int | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    name = _name(func)
+    batch_size, flat_in_dims, flat_args, args_spec = _process_batched_inputs(in_dims, args, func)
+    if chunk_size is None or chunk_size >= batch_size:
+        return _flat_vmap(func, batch_size, flat_in_dims, flat_args, args_spec, out_dims,
+                          randomness, kwargs)
+    pieces = []
+    for start in range(0, batch_size, chunk_size):
+        size = min(chunk_size, batch_size - start)
+        chunk = [x.narrow(d, start, size) if d is not None else x
+                 for x, d in zip(flat_args, flat_in_dims)]
+        pieces.append(_flat_vmap(func, size, flat_in_dims, chunk, args_spec, out_dims,
+                                 randomness, kwargs))
+    return _join_chunks(pieces, func, out_dims)
+
+
+def _process_batched_inputs(in_dims: Any, args: tuple[Any, ...], func: Callable[..., Any]
+                            ) -> tuple[int, list[Any], list[Any], _pytree.TreeSpec]:
+    """Check ``in_dims`` against the inputs: ``(batch size, one in-dim per input leaf (None
+    or a dim >= 0), the input leaves, the inputs' tree spec)``.
+
+    :raises ValueError: PyTorch's messages, for each way ``in_dims`` and the inputs disagree."""
+    name = _get_name(func)
     head = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
     if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
         raise ValueError(f"{head}: expected `in_dims` to be int or a (potentially nested) "
@@ -97,17 +110,17 @@ def _vmap_call(func: Callable[..., Any], in_dims: Any, out_dims: Any, randomness
         raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add "
                          "inputs, or you are trying to vmap over a function with no inputs. "
                          "The latter is unsupported.")
-    leaves, spec = _pytree.tree_flatten(args)
+    flat_args, args_spec = _pytree.tree_flatten(args)
     if isinstance(in_dims, tuple) and len(in_dims) != len(args):
-        flat_dims = None
+        flat_in_dims = None
     else:
-        flat_dims = _broadcast_dims(in_dims, spec)
-    if flat_dims is None:
+        flat_in_dims = _pytree._broadcast_to_and_flatten(in_dims, args_spec)
+    if flat_in_dims is None:
         raise ValueError(f"{head}: in_dims is not compatible with the structure of `inputs`. "
                          f"in_dims has structure {_pytree.tree_structure(in_dims)} but inputs "
-                         f"has structure {spec}.")
+                         f"has structure {args_spec}.")
     sizes = []
-    for leaf, d in zip(leaves, flat_dims):
+    for i, (leaf, d) in enumerate(zip(flat_args, flat_in_dims)):
         if d is None:
             continue
         if not isinstance(d, int):
@@ -121,6 +134,7 @@ def _vmap_call(func: Callable[..., Any], in_dims: Any, out_dims: Any, randomness
             raise ValueError(f"{head}: Got in_dim={d} for some input, but that input is a "
                              f"Tensor of dimensionality {leaf.dim()} so expected in_dim to "
                              f"satisfy -{leaf.dim()} <= in_dim < {leaf.dim()}.")
+        flat_in_dims[i] = d % leaf.dim()
         sizes.append(leaf.shape[d])
     if not sizes:
         raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Expected at least "
@@ -128,78 +142,77 @@ def _vmap_call(func: Callable[..., Any], in_dims: Any, out_dims: Any, randomness
     if any(s != sizes[0] for s in sizes):
         raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
                          f"dimension, got sizes {sizes} for the mapped dimension")
-    batch = sizes[0]
-    moved = [leaf.movedim(d, 0) if d is not None else leaf for leaf, d in zip(leaves, flat_dims)]
-    if chunk_size is None or chunk_size >= batch:
-        return _run(func, name, moved, flat_dims, spec, kwargs, batch, out_dims, randomness)
-    pieces = []
-    for start in range(0, batch, chunk_size):
-        size = min(chunk_size, batch - start)
-        chunk = [x.narrow(0, start, size) if d is not None else x
-                 for x, d in zip(moved, flat_dims)]
-        pieces.append(_run(func, name, chunk, flat_dims, spec, kwargs, size, out_dims,
-                           randomness, keep_physical=True))
-    return _join_chunks(pieces, name, out_dims)
+    return sizes[0], flat_in_dims, flat_args, args_spec
 
 
-def _run(func: Callable[..., Any], name: str, moved: list[Any], flat_dims: list[Any],
-         spec: _pytree.TreeSpec, kwargs: dict[str, Any], batch: int, out_dims: Any,
-         randomness: str, keep_physical: bool = False) -> Any:
+def _create_batched_inputs(flat_in_dims: list[Any], flat_args: list[Any], vmap_level: int,
+                           args_spec: _pytree.TreeSpec) -> Any:
+    """The function's inputs at ``vmap_level``: each mapped leaf batched along its in-dim,
+    the others as they are, in the inputs' structure."""
+    batched = [_add_batch_dim(arg, d, vmap_level) if d is not None else arg
+               for d, arg in zip(flat_in_dims, flat_args)]
+    return _pytree.tree_unflatten(batched, args_spec)
+
+
+def _flat_vmap(func: Callable[..., Any], batch_size: int, flat_in_dims: list[Any],
+               flat_args: list[Any], args_spec: _pytree.TreeSpec, out_dims: Any,
+               randomness: str, kwargs: dict[str, Any]) -> Any:
     level = _levels.depth + 1
-    mode = VmapMode(level, batch, randomness)
-    wrapped = [make_batched(x, level) if d is not None else x for x, d in zip(moved, flat_dims)]
     _levels.depth = level
     try:
-        with mode:
-            outputs = func(*_pytree.tree_unflatten(wrapped, spec), **kwargs)
+        with VmapMode(level, batch_size, randomness):
+            batched_inputs = _create_batched_inputs(flat_in_dims, flat_args, level, args_spec)
+            batched_outputs = func(*batched_inputs, **kwargs)
     finally:
         _levels.depth = level - 1
-    out_leaves, out_spec = _pytree.tree_flatten(outputs)
-    flat_out = _broadcast_dims(out_dims, out_spec)
-    if flat_out is None:
-        raise ValueError(f"vmap({name}, ...): out_dims is not compatible with the structure of "
-                         f"`outputs`. out_dims has structure {_pytree.tree_structure(out_dims)} "
-                         f"but outputs has structure {out_spec}.")
-    results = []
-    for out, d in zip(out_leaves, flat_out):
-        if not isinstance(out, Tensor):
-            if d is None:
-                results.append(out)
-                continue
-            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
-                             f"{type(out)}. Did you mean to set out_dims= to None for output?")
-        batched = isinstance(out, BatchedTensor) and out._bt_level == level
-        if d is None:
-            if batched:
-                raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor "
-                                 "when out_dim is None")
-            results.append(out)
-            continue
-        physical = out._bt_value if batched else \
-            out.unsqueeze(0).expand((batch,) + tuple(out.shape))
-        if keep_physical:
-            results.append(physical)
-            continue
-        rank = physical.dim()
-        if not -rank <= d < rank:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, "
-                             f"{rank - 1}], but got {d})")
-        results.append(physical.movedim(0, d))
-    if keep_physical:
-        return results, flat_out, out_spec
-    return _pytree.tree_unflatten(results, out_spec)
+    return _unwrap_batched(batched_outputs, out_dims, level, batch_size, func)
 
 
-def _join_chunks(pieces: list[Any], name: str, out_dims: Any) -> Any:
+def _unwrap_batched(batched_outputs: Any, out_dims: Any, vmap_level: int, batch_size: int,
+                    func: Callable[..., Any]) -> Any:
+    """The outputs with the batch of ``vmap_level`` moved to their ``out_dims`` (outputs
+    that do not depend on the batch are expanded to it)."""
+    flat_outputs, output_spec = _pytree.tree_flatten(batched_outputs)
+    flat_out_dims = _pytree._broadcast_to_and_flatten(out_dims, output_spec)
+    if flat_out_dims is None:
+        raise ValueError(f"vmap({_get_name(func)}, ...): out_dims is not compatible with the "
+                         f"structure of `outputs`. out_dims has structure "
+                         f"{_pytree.tree_structure(out_dims)} but outputs has structure "
+                         f"{output_spec}.")
+    name = _get_name(func)
+    results = [_maybe_remove_batch_dim(name, out, vmap_level, batch_size, d)
+               for out, d in zip(flat_outputs, flat_out_dims)]
+    return _pytree.tree_unflatten(results, output_spec)
+
+
+def _maybe_remove_batch_dim(name: str, batched_output: Any, vmap_level: int, batch_size: int,
+                            out_dim: Any) -> Any:
+    """One output of the function: its batch of ``vmap_level`` moved to ``out_dim``; an
+    output with ``out_dim`` None as it is (it must not depend on the batch)."""
+    if out_dim is None:
+        if isinstance(batched_output, BatchedTensor) and batched_output._bt_level == vmap_level:
+            raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor "
+                             "when out_dim is None")
+        return batched_output
+    if not isinstance(batched_output, Tensor):
+        raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                         f"{type(batched_output)}. Did you mean to set out_dims= to None for "
+                         "output?")
+    return _remove_batch_dim(batched_output, vmap_level, batch_size, out_dim)
+
+
+def _join_chunks(pieces: list[Any], func: Callable[..., Any], out_dims: Any) -> Any:
+    """The outputs of a chunked call: each output's chunks concatenated along its out-dim."""
     from torch._aten import shape as _shape
 
-    flat_out, out_spec = pieces[0][1], pieces[0][2]
+    flat_pieces = [_pytree.tree_flatten(p) for p in pieces]
+    output_spec = flat_pieces[0][1]
+    flat_out_dims = _pytree._broadcast_to_and_flatten(out_dims, output_spec)
+    if flat_out_dims is None:  # (the first chunk's call raised PyTorch's error already)
+        raise ValueError(f"vmap({_get_name(func)}, ...): out_dims is not compatible with the "
+                         "structure of `outputs`.")
     results = []
-    for i, d in enumerate(flat_out):
-        parts = [p[0][i] for p in pieces]
-        if d is None:
-            results.append(parts[0])
-            continue
-        joined = _shape.cat(parts, 0)
-        results.append(joined.movedim(0, d))
-    return _pytree.tree_unflatten(results, out_spec)
+    for i, d in enumerate(flat_out_dims):
+        parts = [leaves[i] for leaves, _ in flat_pieces]
+        results.append(parts[0] if d is None else _shape.cat(parts, d))
+    return _pytree.tree_unflatten(results, output_spec)

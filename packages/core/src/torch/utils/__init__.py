@@ -15,12 +15,9 @@ _LAZY_SUBPACKAGES = {"data": "utils.data", "safetensors": "utils.safetensors"}
 
 
 def __getattr__(name: str) -> ModuleType:
-    """Import ``torch.utils.data``/``safetensors`` (and core's ``checkpoint``) on first
-    attribute access."""
-    if name in ("checkpoint", "backend_registration", "dlpack", "hooks"):
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")
+    """Import a submodule (``torch.utils.checkpoint``, ``torch.utils._pytree``, the
+    ``torch.utils.data`` of plait-nn...) on first attribute access, as PyTorch's eager imports
+    make them attributes."""
     if name == "generate_methods_for_privateuse1_backend":
         from .backend_registration import generate_methods_for_privateuse1_backend
 
@@ -29,4 +26,10 @@ def __getattr__(name: str) -> ModuleType:
         from torch._subpackages import import_subpackage
 
         return import_subpackage(_LAZY_SUBPACKAGES[name])
+    if not name.startswith("__"):
+        import importlib
+        import importlib.util
+
+        if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+            return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

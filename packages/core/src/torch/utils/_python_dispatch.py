@@ -16,11 +16,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from torch._core import dispatch as _dispatch
+from torch._core.tensor import Tensor
 
 __all__ = [
     "TorchDispatchMode",
     "is_in_torch_dispatch_mode",
+    "is_traceable_wrapper_subclass",
+    "is_traceable_wrapper_subclass_type",
     "return_and_correct_aliasing",
+    "transform_subclass",
 ]
 
 
@@ -105,3 +109,27 @@ def return_and_correct_aliasing(func: Callable[..., Any], args: Any, kwargs: Any
     """PyTorch's helper for wrapper subclasses; Plait's views keep their own aliasing, so the
     result is returned as it is."""
     return out
+
+
+def is_traceable_wrapper_subclass_type(cls: type) -> bool:
+    """Whether ``cls`` is a Tensor subclass that says how to take itself apart and put itself
+    back together (``__tensor_flatten__`` and ``__tensor_unflatten__``), as the compiler's
+    tracing of wrapper subclasses requires."""
+    return (isinstance(cls, type) and issubclass(cls, Tensor) and cls is not Tensor
+            and hasattr(cls, "__tensor_flatten__") and hasattr(cls, "__tensor_unflatten__"))
+
+
+def is_traceable_wrapper_subclass(t: object) -> bool:
+    """Whether ``t`` is an instance of a :func:`is_traceable_wrapper_subclass_type` class."""
+    return isinstance(t, Tensor) and is_traceable_wrapper_subclass_type(type(t))
+
+
+def transform_subclass(t: Any, callback: Callable[[str, Tensor], Tensor],
+                       outer_size: Any = None, outer_stride: Any = None) -> Any:
+    """A new instance of traceable wrapper subclass ``t`` whose inner tensors are
+    ``callback(name, inner)`` of ``t``'s (its ``__tensor_flatten__`` names them)."""
+    names, context = t.__tensor_flatten__()
+    inner = {name: callback(name, getattr(t, name)) for name in names}
+    size = t.size() if outer_size is None else outer_size
+    stride = t.stride() if outer_stride is None else outer_stride
+    return type(t).__tensor_unflatten__(inner, context, size, stride)

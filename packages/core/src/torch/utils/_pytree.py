@@ -28,6 +28,9 @@ __all__ = [
     "is_namedtuple",
     "is_namedtuple_class",
     "is_namedtuple_instance",
+    "is_structseq",
+    "is_structseq_class",
+    "is_structseq_instance",
     "keystr",
     "register_pytree_node",
     "tree_all",
@@ -148,6 +151,14 @@ def _tuple_flatten_with_keys(d: tuple[Any, ...]) -> tuple[list[tuple[Any, Any]],
     return [(SequenceKey(i), v) for i, v in enumerate(d)], None
 
 
+def _tuple_unflatten(values: Iterable[Any], context: Context) -> tuple[Any, ...]:
+    return tuple(values)
+
+
+def _list_unflatten(values: Iterable[Any], context: Context) -> list[Any]:
+    return list(values)
+
+
 def _list_flatten(d: list[Any]) -> tuple[list[Any], Context]:
     return d, None
 
@@ -190,6 +201,10 @@ def _deque_flatten(d: collections.deque) -> tuple[list[Any], Context]:
     return list(d), d.maxlen
 
 
+def _deque_unflatten(values: Iterable[Any], context: Context) -> collections.deque:
+    return collections.deque(values, maxlen=context)
+
+
 def _deque_flatten_with_keys(d: collections.deque) -> tuple[list[tuple[Any, Any]], Context]:
     return [(SequenceKey(i), v) for i, v in enumerate(d)], d.maxlen
 
@@ -202,9 +217,9 @@ def _namedtuple_flatten_with_keys(d: Any) -> tuple[list[tuple[Any, Any]], Contex
     return [(GetAttrKey(f), v) for f, v in zip(d._fields, d)], type(d)
 
 
-register_pytree_node(tuple, _tuple_flatten, lambda v, c: tuple(v),
+register_pytree_node(tuple, _tuple_flatten, _tuple_unflatten,
                      flatten_with_keys_fn=_tuple_flatten_with_keys)
-register_pytree_node(list, _list_flatten, lambda v, c: list(v),
+register_pytree_node(list, _list_flatten, _list_unflatten,
                      flatten_with_keys_fn=_list_flatten_with_keys)
 register_pytree_node(dict, _dict_flatten, _dict_unflatten,
                      flatten_with_keys_fn=_dict_flatten_with_keys)
@@ -213,8 +228,26 @@ register_pytree_node(collections.OrderedDict, _dict_flatten, _ordereddict_unflat
 register_pytree_node(collections.defaultdict, _defaultdict_flatten, _defaultdict_unflatten,
                      flatten_with_keys_fn=_defaultdict_flatten_with_keys)
 register_pytree_node(collections.deque, _deque_flatten,
-                     lambda v, c: collections.deque(v, maxlen=c),
+                     _deque_unflatten,
                      flatten_with_keys_fn=_deque_flatten_with_keys)
+
+
+def is_structseq_class(cls: type) -> bool:
+    """Whether ``cls`` is a C struct sequence type (``time.struct_time``, ``os.stat_result``):
+    a tuple type with named fields that is not a namedtuple."""
+    return (isinstance(cls, type) and issubclass(cls, tuple)
+            and all(hasattr(cls, a) for a in ("n_fields", "n_sequence_fields",
+                                              "n_unnamed_fields")))
+
+
+def is_structseq_instance(obj: object) -> bool:
+    """Whether ``obj`` is an instance of a :func:`is_structseq_class` type."""
+    return is_structseq_class(type(obj))
+
+
+def is_structseq(obj: object) -> bool:
+    """Whether ``obj`` is a struct sequence type or an instance of one."""
+    return is_structseq_class(obj if isinstance(obj, type) else type(obj))  # type: ignore[arg-type]
 
 
 def is_namedtuple_class(cls: type) -> bool:
@@ -342,6 +375,30 @@ def _unflatten(spec: TreeSpec, leaves: Iterator[Any]) -> PyTree:
     if node is None:
         raise ValueError(f"{spec.type} is not a registered pytree node type")
     return node.unflatten_fn(children, spec.context)
+
+
+def _broadcast_to_and_flatten(tree: PyTree, treespec: TreeSpec,
+                              is_leaf: Callable[[PyTree], bool] | None = None
+                              ) -> list[Any] | None:
+    """``tree`` spread over ``treespec``'s leaves, one entry per leaf (``vmap``'s ``in_dims``
+    against its inputs): a leaf of ``tree`` stands for every leaf below its place in
+    ``treespec``. None when the two structures differ."""
+    node = None if tree is None else _node_def(tree)  # (None: one entry, as an int is)
+    if node is None or (is_leaf is not None and is_leaf(tree)):
+        return [tree] * treespec.num_leaves
+    if treespec.is_leaf():
+        return None
+    children, context = node.flatten_fn(tree)
+    if (node.type is not treespec.type or context != treespec.context
+            or len(children) != treespec.num_children):
+        return None
+    out: list[Any] = []
+    for child, child_spec in zip(children, treespec.children_specs):
+        sub = _broadcast_to_and_flatten(child, child_spec, is_leaf)
+        if sub is None:
+            return None
+        out.extend(sub)
+    return out
 
 
 def tree_unflatten(leaves: Iterable[Any], treespec: TreeSpec) -> PyTree:

@@ -39,6 +39,46 @@ _global_forward_pre_hooks: _HookDict = _HookDict()
 _global_forward_hooks: _HookDict = _HookDict()
 
 
+# Global registration hooks (register_module_*_registration_hook): ``hook(module, name, value)``
+# runs when any module registers a parameter, buffer or child; a non-None return replaces it.
+_global_parameter_registration_hooks: _HookDict = _HookDict()
+_global_buffer_registration_hooks: _HookDict = _HookDict()
+_global_module_registration_hooks: _HookDict = _HookDict()
+
+
+def _registration_hook(table: _HookDict) -> Callable[[Callable[..., Any]], RemovableHandle]:
+    def register(hook: Callable[..., Any]) -> RemovableHandle:
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        return handle
+
+    return register
+
+
+register_module_parameter_registration_hook = _registration_hook(
+    _global_parameter_registration_hooks)
+register_module_parameter_registration_hook.__doc__ = (
+    "A hook ``hook(module, name, param)`` run whenever any module registers a parameter; a "
+    "non-None return is registered instead.")
+register_module_buffer_registration_hook = _registration_hook(_global_buffer_registration_hooks)
+register_module_buffer_registration_hook.__doc__ = (
+    "A hook ``hook(module, name, buffer)`` run whenever any module registers a buffer; a "
+    "non-None return is registered instead.")
+register_module_module_registration_hook = _registration_hook(_global_module_registration_hooks)
+register_module_module_registration_hook.__doc__ = (
+    "A hook ``hook(module, name, submodule)`` run whenever any module registers a child; a "
+    "non-None return is registered instead.")
+
+
+def _registered(table: _HookDict, module: Module, name: str, value: Any) -> Any:
+    """``value`` after the global registration hooks of ``table`` (each may replace it)."""
+    for hook in list(table.values()):
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
+
+
 def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """A forward pre-hook common to all modules."""
     handle = RemovableHandle(_global_forward_pre_hooks)
@@ -129,6 +169,8 @@ class Module:
         if isinstance(tensor, Buffer):
             persistent = tensor.__dict__.get("persistent", persistent)
             tensor = tensor.detach() if not tensor.requires_grad else _as_tensor(tensor)
+        if _global_buffer_registration_hooks:
+            tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -153,6 +195,8 @@ class Module:
                              "function of another Tensor, compute the value in the forward() "
                              "method.")
         else:
+            if _global_parameter_registration_hooks:
+                param = _registered(_global_parameter_registration_hooks, self, name, param)
             self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
@@ -164,6 +208,8 @@ class Module:
             raise KeyError(f"attribute '{name}' already exists")
         if "." in name:
             raise KeyError(f"module name can't contain \".\", got: {name}")
+        if _global_module_registration_hooks:
+            module = _registered(_global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     def register_module(self, name: str, module: Module | None) -> None:
@@ -251,6 +297,8 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            if _global_module_registration_hooks:
+                value = _registered(_global_module_registration_hooks, self, name, value)
             modules[name] = value
             return
         if modules is not None and name in modules:

@@ -27,7 +27,7 @@ import torch
 from ._utils.collate import default_collate, default_convert
 from ._utils.fetch import _IterableDatasetFetcher, _MapDatasetFetcher
 from ._utils.pin_memory import pin_memory
-from ._utils.worker import WorkerInfo, _set_worker_info, get_worker_info
+from ._utils.worker import WorkerInfo, _generate_state, _set_worker_info, get_worker_info
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -103,7 +103,7 @@ def _worker_loop(dataset_kind: int, dataset: Any, index_queue: Any, result_queue
     try:
         import numpy as np
 
-        np.random.seed(seed % 2**32)
+        np.random.seed(_generate_state(seed - worker_id, worker_id))
     except ImportError:  # pragma: no cover - numpy is a dependency
         pass
     _set_worker_info(WorkerInfo(worker_id, num_workers, seed, dataset))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._core.device import device as _device
-from ._core.dtype import dtype as _dtype
-from ._core.tensor import Tensor
+from .._core.device import device as _device
+from .._core.dtype import dtype as _dtype
+from .._core.tensor import Tensor
 
 __all__ = ["_parse_to"]
 

@@ -8,9 +8,10 @@ with ``torch._C.DisableTorchFunctionSubclass()``; libraries annotate with ``_Ten
 These are those names, nothing more. Plait has no native core module.
 """
 
+import importlib
 from typing import Any
 
-from ._core.tensor import Tensor, _disabled_torch_function_impl
+from .._core.tensor import Tensor, _disabled_torch_function_impl
 
 # PyTorch's Tensor has a native base class and metaclass; Plait's Tensor is its own base.
 _TensorMeta = type(Tensor)
@@ -27,29 +28,51 @@ def _get_tracing_state() -> None:
     return None
 
 
-def __getattr__(name: str) -> Any:
-    # torch._C._functorch: the batched-tensor queries, loaded on first use
-    if name == "_functorch":
-        from ._functorch import c_api
+# The native module's submodules that libraries import by name (``from torch._C._functorch
+# import is_batchedtensor``), loaded on first use: torch._C is a package so that such imports
+# resolve.
+_SUBMODULES = ("_functorch", "_nn")
 
-        globals()["_functorch"] = c_api
-        return c_api
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     if name in ("DispatchKey", "DispatchKeySet", "_ExcludeDispatchKeyGuard"):
-        from . import _dispatch_keys
+        from .. import _dispatch_keys
 
         value = globals()[name] = getattr(_dispatch_keys, name)
         return value
-    if name == "_nn":  # torch._C._nn._parse_to
-        from . import _native_nn
-
-        globals()["_nn"] = _native_nn
-        return _native_nn
     raise AttributeError(f"module 'torch._C' has no attribute '{name}'")
+
+
+def _is_alias_of(tensor: Tensor, other: Tensor) -> bool:
+    """Whether ``tensor`` and ``other`` share their memory (views of one storage)."""
+    if not (isinstance(tensor, Tensor) and isinstance(other, Tensor)):
+        raise TypeError("_is_alias_of(): arguments must be Tensors")
+    a, b = getattr(tensor, "_storage", None), getattr(other, "_storage", None)
+    if a is None or b is None:  # (wrapper subclasses hold no storage of their own)
+        return False
+    return a is b or (a.nbytes() > 0 and a.data_ptr() == b.data_ptr()
+                      and tensor.device == other.device)
+
+
+def _are_functorch_transforms_active() -> bool:
+    """Whether a ``torch.func.vmap`` is running on this thread."""
+    from .._functorch import vmap
+
+    return vmap._levels.depth > 0
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    """Whether a ``TorchFunctionMode`` is active (and not disabled) on this thread."""
+    from .. import overrides
+
+    return overrides._is_torch_function_mode_enabled()
 
 
 def DisableTorchFunctionSubclass() -> Any:  # PyTorch's name
     """A context manager: subclass ``__torch_function__`` overrides off on this thread."""
-    from . import _torch_function
+    from .. import _torch_function
 
     return _torch_function.disable_subclass()
 
@@ -57,11 +80,12 @@ def DisableTorchFunctionSubclass() -> Any:  # PyTorch's name
 def DisableTorchFunction() -> Any:  # PyTorch's name
     """A context manager: every ``__torch_function__`` override off on this thread, modes
     included."""
-    from . import _torch_function
+    from .. import _torch_function
 
     return _torch_function.disable_all()
 
 
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "TensorBase", "_TensorBase",
-           "_TensorMeta", "_disabled_torch_function_impl", "_get_tracing_state",
+           "_TensorMeta", "_are_functorch_transforms_active", "_disabled_torch_function_impl",
+           "_get_tracing_state", "_is_alias_of", "_is_torch_function_mode_enabled",
            "_log_api_usage_once"]

@@ -1,0 +1,293 @@
+"""The semi-private names of PyTorch that libraries built on it import (tensordict, TorchRL,
+functorch-era code): ``torch._C._functorch`` and vmap's stages, ``torch.utils.weak``,
+``torch.utils._contextlib``, pytree helpers, ``torch.from_file``, the DataLoader's worker
+seeds, module registration hooks, ``torch.nn.utils._named_member_accessor`` and
+``functorch.make_functional``. Each behaves as PyTorch documents it."""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import torch
+import torch.nn as nn
+from torch.utils import _pytree
+
+# -- torch._C and vmap's stages ----------------------------------------------------------------
+
+
+def test_native_submodules_import_by_name() -> None:
+    from torch._C._functorch import _add_batch_dim, is_batchedtensor  # noqa: F401
+    from torch._C._nn import _parse_to
+
+    assert importlib.import_module("torch._C._functorch") is torch._C._functorch
+    assert _parse_to(torch.float64)[1] is torch.float64
+    with pytest.raises(AttributeError, match="no attribute"):
+        torch._C.no_such_name  # noqa: B018
+
+
+def test_add_and_remove_batch_dim_inside_vmap() -> None:
+    from torch._C._functorch import _add_batch_dim, _remove_batch_dim, is_batchedtensor
+
+    x = torch.arange(6.0).reshape(2, 3)
+    seen = []
+
+    def f(row: torch.Tensor) -> torch.Tensor:
+        seen.append((is_batchedtensor(row), tuple(row.shape)))
+        return row * 2
+
+    out = torch.vmap(f, in_dims=1)(x)  # samples along dim 1: each (2,)
+    assert seen == [(True, (2,))]
+    assert torch.equal(out, (x * 2).t())
+    assert not is_batchedtensor(x)
+    # outside any vmap, _remove_batch_dim of an unbatched tensor expands it to the batch
+    expanded = _remove_batch_dim(torch.tensor([1.0, 2.0]), 1, 3, 1)
+    assert expanded.tolist() == [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    with pytest.raises(IndexError):
+        _add_batch_dim(x, 2, 1)
+
+
+def test_vmap_runs_the_module_stages_a_library_replaces(monkeypatch) -> None:
+    """A library that maps over its own container replaces _create_batched_inputs and
+    _unwrap_batched in torch._functorch.vmap; vmap must call the replacements."""
+    import torch._functorch.vmap as vmap_module
+
+    calls = []
+    original_create = vmap_module._create_batched_inputs
+    original_unwrap = vmap_module._unwrap_batched
+
+    def create(flat_in_dims, flat_args, vmap_level, args_spec):
+        calls.append(("create", list(flat_in_dims), vmap_level))
+        return original_create(flat_in_dims, flat_args, vmap_level, args_spec)
+
+    def unwrap(batched_outputs, out_dims, vmap_level, batch_size, func):
+        calls.append(("unwrap", out_dims, batch_size))
+        return original_unwrap(batched_outputs, out_dims, vmap_level, batch_size, func)
+
+    monkeypatch.setattr(vmap_module, "_create_batched_inputs", create)
+    monkeypatch.setattr(vmap_module, "_unwrap_batched", unwrap)
+    x = torch.arange(12.0).reshape(3, 4)
+    out = torch.vmap(lambda a, b: a.sum() + b, in_dims=(0, None))(x, torch.tensor(1.0))
+    assert out.tolist() == [7.0, 23.0, 39.0]
+    assert calls == [("create", [0, None], 1), ("unwrap", 0, 3)]
+
+
+def test_process_batched_inputs_normalises_in_dims() -> None:
+    import torch._functorch.vmap as vmap_module
+
+    x = torch.zeros(2, 5)
+    batch, dims, leaves, _spec = vmap_module._process_batched_inputs((-1, None), (x, 3), len)
+    assert (batch, dims) == (5, [1, None]) and leaves[0] is x and leaves[1] == 3
+    with pytest.raises(ValueError, match="same size in the mapped dimension"):
+        vmap_module._process_batched_inputs(0, (x, torch.zeros(3)), len)
+
+
+def test_broadcast_to_and_flatten() -> None:
+    spec = _pytree.tree_structure(((1, 2), {"a": 3, "b": [4, 5]}))
+    assert _pytree._broadcast_to_and_flatten(0, spec) == [0] * 5
+    assert _pytree._broadcast_to_and_flatten((None, {"a": 1, "b": 2}), spec) == \
+        [None, None, 1, 2, 2]
+    assert _pytree._broadcast_to_and_flatten((0, 1, 2), spec) is None
+
+
+def test_functorch_state_queries() -> None:
+    a = torch.arange(4.0)
+    assert torch._C._is_alias_of(a[1:], a) and not torch._C._is_alias_of(a.clone(), a)
+    assert not torch._C._are_functorch_transforms_active()
+    inside = []
+    torch.vmap(lambda r: inside.append(torch._C._are_functorch_transforms_active()) or r)(a)
+    assert inside == [True]
+    assert not torch._C._is_torch_function_mode_enabled()
+
+
+# -- torch.utils -------------------------------------------------------------------------------
+
+
+def test_weak_id_key_dictionary_compares_by_identity_and_forgets_dead_keys() -> None:
+    from torch.utils.weak import TensorWeakRef, WeakIdKeyDictionary, WeakIdRef
+
+    a, b = torch.zeros(2), torch.zeros(2)  # equal values, distinct objects
+    d = WeakIdKeyDictionary()
+    d[a] = "a"
+    d[b] = "b"
+    assert d[a] == "a" and d[b] == "b" and len(d) == 2
+    assert torch.ones(2) not in d and d.get(torch.ones(2), 7) == 7
+    assert WeakIdRef(a) == WeakIdRef(a) and WeakIdRef(a) != WeakIdRef(b)
+    ref = TensorWeakRef(b)
+    del b
+    gc.collect()
+    assert ref() is None and len(d) == 1 and list(d) == [a]
+    del d[a]
+    assert len(d) == 0
+
+
+def test_decorator_context_manager_base_decorates_functions_and_generators() -> None:
+    from torch.utils._contextlib import _DecoratorContextManager
+
+    log = []
+
+    class Tag(_DecoratorContextManager):
+        def __enter__(self) -> None:
+            log.append("enter")
+
+        def __exit__(self, *exc: object) -> None:
+            log.append("exit")
+
+    @Tag()
+    def double(x: int) -> int:
+        log.append("body")
+        return 2 * x
+
+    assert double(3) == 6 and log == ["enter", "body", "exit"]
+    log.clear()
+
+    @Tag()
+    def gen():
+        yield 1
+        yield 2
+
+    assert list(gen()) == [1, 2] and log.count("enter") == log.count("exit") >= 2
+
+
+def test_pytree_list_functions_and_structseq() -> None:
+    import os as os_module
+    import time
+
+    assert _pytree._list_unflatten([1, 2], None) == [1, 2]
+    assert _pytree._tuple_unflatten([1, 2], None) == (1, 2)
+    assert _pytree.is_structseq_instance(time.gmtime(0))
+    assert _pytree.is_structseq_class(type(os_module.stat(".")))
+    assert not _pytree.is_structseq_instance((1, 2))
+    # torch.return_types are struct sequences, as in PyTorch
+    assert _pytree.is_structseq_instance(torch.max(torch.ones(2, 2), 0))
+
+
+def test_every_core_utils_submodule_is_an_attribute() -> None:
+    code = ("import torch; import sys; "
+            "assert torch.utils._pytree.tree_flatten([1])[0] == [1]; "
+            "assert callable(torch.utils.weak.WeakIdKeyDictionary)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    with pytest.raises(AttributeError):
+        torch.utils.no_such_module  # noqa: B018
+
+
+# -- tensors and storage -----------------------------------------------------------------------
+
+
+def test_from_file_maps_a_file_shared_or_private(tmp_path: Path) -> None:
+    path = tmp_path / "data.bin"
+    np.arange(6, dtype=np.float32).tofile(path)
+    private = torch.from_file(str(path), shared=False, size=6, dtype=torch.float32)
+    assert private.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    private[0] = 42.0  # copy-on-write: the file keeps its bytes
+    assert np.fromfile(path, dtype=np.float32)[0] == 0.0
+    shared = torch.from_file(str(path), shared=True, size=6, dtype=torch.float32)
+    shared[1] = 7.0
+    del shared
+    gc.collect()
+    assert np.fromfile(path, dtype=np.float32)[1] == 7.0
+    grown = tmp_path / "new.bin"  # a shared mapping creates its file
+    t = torch.from_file(str(grown), shared=True, size=4, dtype=torch.int64)
+    assert t.shape == (4,) and os.path.getsize(grown) == 32
+    with pytest.raises(RuntimeError, match="smaller than the required"):
+        torch.from_file(str(path), shared=False, size=100, dtype=torch.float32)
+
+
+def test_tensor_queries_libraries_read() -> None:
+    t = torch.ones(2)
+    assert t.is_nested is False
+    assert isinstance(t.untyped_storage(), torch.StorageBase)
+
+
+def test_worker_numpy_seeds_are_pytorchs() -> None:
+    from torch.utils.data._utils.worker import _generate_state
+
+    # the values PyTorch 2.13's _generate_state gives for these (base seed, worker id)
+    assert _generate_state(0, 0) == [2968811710, 3677149159, 745650761, 2884920346]
+    assert _generate_state(12345, 3) == [388367306, 2732186161, 3264781304, 1215154576]
+    assert _generate_state(2**40 + 7, 1) == [1152389008, 3270329042, 2442107819, 4106971920]
+
+
+# -- nn ----------------------------------------------------------------------------------------
+
+
+def test_global_registration_hooks_see_and_replace_registrations() -> None:
+    from torch.nn.modules import module as module_mod
+
+    seen = []
+    replacements = []
+
+    def on_param(mod, name, param):
+        seen.append(("param", name))
+        if name != "bias":
+            return None
+        replacements.append(nn.Parameter(param.detach().clone()))
+        return replacements[-1]
+
+    handles = [
+        module_mod.register_module_parameter_registration_hook(on_param),
+        module_mod.register_module_buffer_registration_hook(
+            lambda mod, name, buf: seen.append(("buffer", name))),
+        module_mod.register_module_module_registration_hook(
+            lambda mod, name, sub: seen.append(("module", name))),
+    ]
+    try:
+        lin = nn.Linear(2, 3)
+        bn = nn.BatchNorm1d(3)
+        seq = nn.Sequential()
+        seq.add_module("lin", lin)
+        seq.bn = bn
+    finally:
+        for h in handles:
+            h.remove()
+    assert ("param", "weight") in seen and ("param", "bias") in seen
+    assert ("buffer", "running_mean") in seen and ("module", "lin") in seen
+    assert ("module", "bn") in seen
+    assert lin.bias is replacements[0]  # the hook's replacement was registered
+    before = len(seen)
+    nn.Linear(2, 2)
+    assert len(seen) == before  # removed hooks no longer run
+
+
+def test_named_member_accessor_swaps_tensors_by_dotted_name() -> None:
+    from torch.nn.utils._named_member_accessor import NamedMemberAccessor, swap_tensor
+
+    model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    access = NamedMemberAccessor(model)
+    weight = model[0].weight
+    old = access.swap_tensor("0.weight", torch.zeros(2, 2))
+    assert old is weight and not model[0].weight.any()
+    assert access.get_tensor("1.running_var").tolist() == [1.0, 1.0]
+    assert access.check_keys(["0.weight", "extra"]) == (
+        ["extra"], ["0.bias", "1.bias", "1.num_batches_tracked", "1.running_mean",
+                    "1.running_var", "1.weight"])
+    assert swap_tensor(model[0], "weight", weight) is not weight and model[0].weight is weight
+    with pytest.raises(AttributeError):
+        swap_tensor(model[0], "missing", torch.zeros(1))
+    with pytest.raises(KeyError):
+        swap_tensor(model, "0.weight", torch.zeros(1))
+
+
+def test_functorch_make_functional_calls_with_given_parameters() -> None:
+    functorch = pytest.importorskip("functorch", reason="plait-compile is not installed")
+
+    model = nn.Linear(3, 2)
+    fmodel, params = functorch.make_functional(model)
+    x = torch.ones(4, 3)
+    assert torch.equal(fmodel(params, x), model(x))
+    zeros = tuple(torch.zeros_like(p) for p in params)
+    assert not fmodel(zeros, x).any() and model(x).any()
+    with pytest.raises(RuntimeError, match="has buffers"):
+        functorch.make_functional(nn.BatchNorm1d(3))
+    models = [nn.Linear(3, 2) for _ in range(4)]
+    fm, ps, bs = functorch.combine_state_for_ensemble(models)
+    out = functorch.vmap(fm, in_dims=(0, 0, None))(ps, bs, x)
+    for k, m in enumerate(models):
+        assert torch.allclose(out[k], m(x))
