@@ -477,7 +477,10 @@ void layer_norm_rows(int64_t rows, int64_t n, C<T> eps, T* out, T* mean, T* rstd
                      const T* w, const T* b) {
   using Cv = C<T>;
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1));
-  parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+  // Balanced chunks, as the backward's: a memory-bound pass split in two halves waits for a
+  // late worker's whole half (a (4096, 1024) forward measured 0.73x to 1.89x PyTorch's on a
+  // busy 2-core machine). Rows are independent, so the split never changes a result.
+  parallel_for_balanced(rows, grain, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * n;
       if (n == 0) {  // nothing to normalise: PyTorch's mean 0 and rstd NaN

@@ -1,0 +1,100 @@
+"""plait-backend-cpu's float32 convolution forward in column tiles (im2col of a tile of grid
+positions, then one packed-kernel product per tile), against a direct numpy computation in
+float64: tiles that start and end inside a line of the grid, output channel counts that are not
+a multiple of the kernels' 12/6-row panels, strides, dilation, groups, 1-d and 3-d, a strided
+input, and the same bits for 1, 2 and 3 threads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import torch
+import torch.nn.functional as F
+
+pytest.importorskip("plait_backend_cpu._C", reason="plait-backend-cpu is not installed")
+
+# (input shape, weight shape, stride, padding, dilation, groups): every case has more than
+# 2**18 im2col elements per (sample, group), so the forward runs several column tiles, and
+# more than 1024 grid positions (or 1-d/3-d), so the direct 2-d kernel does not take it.
+CASES = [
+    ((2, 16, 40, 50), (24, 16, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((1, 5, 70, 70), (13, 5, 7, 7), (1, 1), (3, 3), (1, 1), 1),
+    ((1, 32, 100, 90), (20, 16, 3, 3), (2, 2), (1, 1), (1, 1), 2),
+    ((2, 16, 80, 75), (7, 16, 3, 3), (1, 2), (2, 0), (2, 1), 1),
+    ((2, 300, 400), (8, 300, 5), (1,), (2,), (1,), 1),
+    ((1, 8, 12, 20, 20), (10, 8, 3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),
+]
+CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+
+
+def windows(img: np.ndarray, grid, kernel, stride, padding, dilation) -> np.ndarray:
+    """(N, C, *grid, *kernel): the image value under each kernel offset at each grid position
+    (zero in the padding)."""
+    nd = len(grid)
+    pads = [(0, 0), (0, 0)]
+    for d in range(nd):
+        need = (grid[d] - 1) * stride[d] + (kernel[d] - 1) * dilation[d] + 1
+        pads.append((padding[d], max(0, need - img.shape[2 + d] - padding[d])))
+    padded = np.pad(img, pads)
+    st = padded.strides
+    return np.lib.stride_tricks.as_strided(
+        padded, img.shape[:2] + tuple(grid) + tuple(kernel),
+        st[:2] + tuple(st[2 + d] * stride[d] for d in range(nd))
+        + tuple(st[2 + d] * dilation[d] for d in range(nd)))
+
+
+def expected(case, x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The convolution in float64 and the same sum over absolute values (an error scale)."""
+    xs, ws, stride, padding, dilation, groups = case
+    nd = len(xs) - 2
+    grid = [(xs[2 + d] + 2 * padding[d] - dilation[d] * (ws[2 + d] - 1) - 1) // stride[d] + 1
+            for d in range(nd)]
+    letters, k_letters = "uvw"[:nd], "ijk"[:nd]
+    results = []
+    for xv, wv in ((x, w), (np.abs(x), np.abs(w))):
+        win = windows(xv, grid, ws[2:], stride, padding, dilation)
+        win = win.reshape((xs[0], groups, ws[1]) + win.shape[2:])
+        wg = wv.reshape((groups, ws[0] // groups) + tuple(ws[1:]))
+        out = np.einsum(f"nGc{letters}{k_letters},Goc{k_letters}->nGo{letters}", win, wg)
+        results.append(out.reshape((xs[0], ws[0]) + tuple(grid)))
+    return results[0], results[1]
+
+
+def run(case, x: torch.Tensor, w: torch.Tensor) -> np.ndarray:
+    _, _, stride, padding, dilation, groups = case
+    conv = CONV[len(case[0]) - 2]
+    return conv(x, w, stride=stride, padding=padding, dilation=dilation, groups=groups).numpy()
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_tiled_forward_matches_float64_and_threads_agree(case) -> None:
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, case[0]).astype(np.float32)
+    w = rng.uniform(-1, 1, case[1]).astype(np.float32)
+    want, scale = expected(case, x.astype(np.float64), w.astype(np.float64))
+    old = torch.get_num_threads()
+    got = {}
+    try:
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)
+            got[threads] = run(case, torch.from_numpy(x), torch.from_numpy(w))
+    finally:
+        torch.set_num_threads(old)
+    assert got[1].shape == want.shape
+    assert np.all(np.abs(got[1] - want) <= 1e-5 * scale + 1e-6)
+    assert got[2].tobytes() == got[1].tobytes()
+    assert got[3].tobytes() == got[1].tobytes()
+
+
+def test_tiled_forward_of_a_strided_input() -> None:
+    """A channels-last (permuted) input: the kernel reads it through a contiguous copy."""
+    case = CASES[0]
+    rng = np.random.default_rng(8)
+    x = rng.uniform(-1, 1, case[0]).astype(np.float32)
+    w = rng.uniform(-1, 1, case[1]).astype(np.float32)
+    x_last = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 2, 3, 1))).permute(0, 3, 1, 2)
+    assert not x_last.is_contiguous()
+    want, scale = expected(case, x.astype(np.float64), w.astype(np.float64))
+    got = run(case, x_last, torch.from_numpy(w))
+    assert np.all(np.abs(got - want) <= 1e-5 * scale + 1e-6)
