@@ -108,3 +108,20 @@ def test_memory_stats_as_nested_dict_nests_the_dotted_keys():
     assert nested["allocated_bytes"]["all"]["current"] == flat["allocated_bytes.all.current"]
     assert nested["num_ooms"] == flat["num_ooms"]
     assert flat["allocated_bytes.all.current"] >= x.numel() * 4
+
+
+# -- distributions ---------------------------------------------------------------------------
+
+
+def test_a_distribution_parameter_stays_a_leaf_and_gets_its_gradient():
+    # broadcast_tensors returns a tensor that already has the broadcast shape itself (PyTorch's
+    # expand_outplace), so D.Normal(loc, 1.0).loc is loc and loc.grad fills
+    loc = torch.zeros(2, device="xpu", requires_grad=True)
+    normal = torch.distributions.Normal(loc, 1.0)
+    assert normal.loc is loc
+    value = torch.tensor([1.0, -0.5], device="xpu")
+    normal.log_prob(value).sum().backward()
+    # d/dloc log N(v; loc, 1) = v - loc
+    assert loc.grad.cpu().tolist() == [1.0, -0.5]
+    x, y = torch.broadcast_tensors(loc, torch.ones(3, 1, device="xpu"))
+    assert x.shape == y.shape == (3, 2) and x is not loc

@@ -733,11 +733,13 @@ def _sum_to_size_method(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
-    """Views of ``tensors`` expanded to their common broadcast shape."""
+    """Views of ``tensors`` expanded to their common broadcast shape; a tensor that already has
+    it is returned itself, as PyTorch does (a leaf stays a leaf: distributions' parameters)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    shape = broadcast_shapes(*(check_tensor(t, "broadcast_tensors")._shape for t in tensors))
-    return tuple(t.expand(shape) for t in tensors)
+    shape = tuple(broadcast_shapes(*(check_tensor(t, "broadcast_tensors")._shape
+                                     for t in tensors)))
+    return tuple(t if tuple(t._shape) == shape else t.expand(shape) for t in tensors)
 
 
 def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
