@@ -158,3 +158,96 @@ def test_disabled_helper_returning_numpy_scalar():
     assert isinstance(result, torch.Tensor)
     assert result.tolist() == [0.0, 3.0, 6.0]
     assert log == [False]
+
+
+# -- print, explain and fullgraph --------------------------------------------------------------
+
+
+def _toy_example(a, b):
+    x = a / (torch.abs(a) + 1)
+    print("woo")
+    if b.sum() < 0:
+        b = b * -1
+    return x * b
+
+
+def test_explain_counts_print_and_data_branch_as_breaks(capsys):
+    # the example of PyTorch's explain documentation: 3 graphs, 2 breaks
+    explained = torch._dynamo.explain(_toy_example)(torch.ones(4), -torch.ones(4))
+    assert explained.graph_count == 3
+    assert explained.graph_break_count == 2
+    assert len(explained.break_reasons) == 2
+    assert "print" in explained.break_reasons[0].reason
+    assert capsys.readouterr().out.count("woo") == 1
+
+
+def test_print_output_and_values_follow_eager_order(capsys):
+    seen = []
+
+    def f(x):
+        y = x * 2
+        print("between")
+        return y + 1
+
+    model = nn.Identity()
+    model.register_forward_hook(lambda *_: seen.append("hook"))
+    result = torch.compile(f)(model(torch.ones(2)))
+    assert result.tolist() == [3.0, 3.0]
+    assert capsys.readouterr().out == "between\n" and seen == ["hook"]
+
+
+def test_fullgraph_refuses_print_with_its_line():
+    @torch.compile(fullgraph=True)
+    def f(x):
+        print("hello")
+        return x * 2
+
+    with pytest.raises(torch._dynamo.exc.Unsupported, match="print"):
+        f(torch.ones(2))
+
+
+# -- backends registered at run time --------------------------------------------------------------
+
+
+def test_register_backend_by_decorator_and_name():
+    from torch._dynamo import register_backend
+
+    graphs = []
+
+    @register_backend(name="h2_counting_backend", tags=("debug",))
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    try:
+        f = torch.compile(lambda x: (x - 1) * 2, backend="h2_counting_backend")
+        assert f(torch.ones(2)).tolist() == [0.0, 0.0]
+        assert len(graphs) == 1 and isinstance(graphs[0], torch.fx.GraphModule)
+        assert "h2_counting_backend" in torch._dynamo.list_backends()
+        assert "h2_counting_backend" not in torch._dynamo.list_backends(exclude_tags=("debug",))
+        assert "inductor" in torch._dynamo.list_backends(exclude_tags=("debug",))
+        with pytest.raises(ValueError, match="duplicate"):
+            register_backend(counting, name="h2_counting_backend")
+    finally:
+        from torch._dynamo.backends import registry
+
+        registry._REGISTERED.pop("h2_counting_backend", None)
+
+
+# -- structured values -----------------------------------------------------------------------------
+
+
+def test_namedtuple_in_and_out():
+    from collections import namedtuple
+
+    Pair = namedtuple("Pair", ["first", "second"])
+
+    @torch.compile
+    def f(pair, scale):
+        return Pair(pair.first + pair.second, pair.second * scale), {"k": [pair.first, 3]}
+
+    for _ in range(3):  # the later calls may replay: the class's field getters are state
+        result, extra = f(Pair(torch.ones(2), torch.full((2,), 2.0)), 3.0)
+        assert type(result) is Pair
+        assert result.first.tolist() == [3.0, 3.0] and result.second.tolist() == [6.0, 6.0]
+        assert extra["k"][0].tolist() == [1.0, 1.0] and extra["k"][1] == 3

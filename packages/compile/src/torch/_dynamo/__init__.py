@@ -8,7 +8,7 @@ compiled graphs by structure and guards (``_cache``) and runs them.
 
 import torch._logging  # noqa: F401  (reads TORCH_LOGS)
 from torch._dynamo import config, exc
-from torch._dynamo.backends.registry import list_backends, lookup_backend
+from torch._dynamo.backends.registry import list_backends, lookup_backend, register_backend
 from torch._dynamo.eval_frame import OptimizedModule, optimize, set_stance
 from torch._dynamo.exc import InvalidBackend, TorchDynamoException
 from torch._dynamo.explain import explain
@@ -45,6 +45,7 @@ __all__ = [
     "mark_static_address",
     "maybe_mark_dynamic",
     "optimize",
+    "register_backend",
     "reset",
     "set_stance",
 ]

@@ -674,7 +674,27 @@ def _global_breaks() -> list[tuple[_GlobalBreak, Callable[..., Any]]]:
         _globals.append(_function_apply_break())
         _globals.append(_rnn_break())
         _globals.extend(_repr_break(name) for name in ("__repr__", "__str__"))
+        _globals.append(_print_break())
     return _globals
+
+
+def _print_break() -> tuple[_GlobalBreak, Any]:
+    """``print`` breaks the graph, as in PyTorch (``fullgraph=True`` refuses it, ``explain``
+    counts it): the ops before it run first, so its output comes after their effects (a
+    hook's output, a warning) as it does eagerly."""
+    import builtins
+
+    g = _GlobalBreak(builtins, "print")
+    original = g.original
+
+    def breaking_print(*args: Any, **kwargs: Any) -> None:
+        capture = current()
+        if capture is not None:
+            capture.flush("print() is a graph break (a builtin with an effect outside the graph)")
+        original(*args, **kwargs)
+
+    breaking_print.__wrapped__ = original  # type: ignore[attr-defined]
+    return g, breaking_print
 
 
 def _eager_break(module_name: str, name: str, what: str) -> tuple[_GlobalBreak, Any]:

@@ -11,7 +11,8 @@ per call signature (``torch._core.plan``).
 A signature (:func:`signature`) holds the function (or Tensor method name), every tensor
 argument's dtype, device, sizes, strides, offset and which arguments share storage, the other
 arguments by value (hashable ones only: an argument compared by identity makes no signature),
-and the default dtype and device (factories and type promotion read them). A call whose fake
+the default dtype and device (factories and type promotion read them), and the devices and
+dtypes autocast is enabled for (it changes results' dtypes). A call whose fake
 run raises, or whose results cannot be described, is never cached.
 """
 
@@ -23,6 +24,7 @@ from torch._core import config as _core_config
 from torch._core.storage import UntypedStorage
 from torch._core.tensor import Size, Tensor
 from torch._subclasses.fake_tensor import FakeTensor, _meta_storage
+from torch.amp import autocast_mode as _amp
 
 __all__ = ["PLANS", "describe", "layouts", "rebuild", "signature"]
 
@@ -44,8 +46,10 @@ def signature(func: Any, name: str | None, args: Any, kwargs: Any
     storages: dict[int, int] = {}
     try:
         dev = _core_config.get_default_device()
+        enabled = _amp._local.enabled  # autocast changes a result's dtype
         found = (func, name, _key(args, tensors, storages), _key(kwargs, tensors, storages),
-                 _core_config._default_dtype, dev._type, dev._index)
+                 _core_config._default_dtype, dev._type, dev._index,
+                 tuple(enabled.items()) if enabled else ())
         hash(found)
     except (_NoSignature, TypeError):
         return None

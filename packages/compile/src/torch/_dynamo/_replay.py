@@ -347,8 +347,11 @@ def _walker_for(t: type) -> Callable[[Walk, Any], Any]:
         walker = Walk.identity  # C functions
     elif _library_module(t.__module__):
         walker = Walk.identity  # library objects (an op overload, a dtype...)
-    elif hasattr(t, "__dict__") and not hasattr(t, "__slots__"):
+    elif getattr(t, "__dictoffset__", 0) and not hasattr(t, "__slots__"):
         walker = Walk.module  # a plain object of the program's own class: its __dict__
+    elif not t.__flags__ & _HEAP_TYPE and hasattr(t, "__get__"):
+        # a descriptor of a C type (a namedtuple's field getter): immutable, by identity
+        walker = Walk.identity
     else:
         walker = Walk.refuse
     _WALKERS[t] = walker
@@ -356,6 +359,7 @@ def _walker_for(t: type) -> Callable[[Walk, Any], Any]:
 
 
 _WALKERS: dict[type, Callable[[Walk, Any], Any]] = {}
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not in C
 # class attributes kept by identity in a class's fingerprint
 _BY_IDENTITY = frozenset((types.FunctionType, staticmethod, classmethod, property))
 _LIBRARY_CODES: dict[int, bool] = {}  # id(code) -> whether its function is library code

@@ -314,13 +314,16 @@ _OPERATOR_TYPE = type(torch.ops.aten.add.Tensor)
 
 
 def is_aten_graph(gm: Any) -> bool:
-    """Whether every call in ``gm`` is an aten operator (or ``getitem`` of a result), with
-    the ``meta["val"]`` the scheduler reads."""
+    """Whether every call in ``gm`` is an aten operator (or ``getitem`` of a result, or
+    ``operator`` arithmetic on symbolic sizes, as ``make_fx`` writes it under dynamic
+    shapes), with the ``meta["val"]`` the scheduler reads."""
     import operator
 
     for node in gm.graph.nodes:
         if node.op == "call_function":
-            if not (isinstance(node.target, _OPERATOR_TYPE) or node.target is operator.getitem):
+            target = node.target
+            if not (isinstance(target, _OPERATOR_TYPE) or target is operator.getitem
+                    or getattr(operator, getattr(target, "__name__", ""), None) is target):
                 return False
             if "val" not in node.meta:
                 return False

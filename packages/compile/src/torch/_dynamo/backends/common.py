@@ -15,7 +15,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["DATA_DEPENDENT", "aot_autograd", "aot_available", "reads_data"]
+__all__ = ["DATA_DEPENDENT", "aot_autograd", "aot_available", "changes_grad_mode_with_grad",
+           "reads_data"]
 
 log = logging.getLogger("torch._functorch")
 
@@ -44,6 +45,21 @@ def reads_data(gm: Any) -> str | None:
         if name.rstrip("_") in _DATA_DEPENDENT_NAMES:
             return name
     return None
+
+
+def changes_grad_mode_with_grad(gm: Any, example_inputs: list[Any]) -> bool:
+    """Whether the captured graph ``gm`` switches grad mode inside (a ``torch.no_grad()`` or
+    ``enable_grad()`` block in the program) while a gradient may flow (an input or a
+    parameter requires grad). AOT autograd traces one joint graph under one grad mode, so
+    the values made under ``no_grad`` would get a gradient (or the others none): such a
+    graph runs as captured, under eager autograd, which honours each region's mode."""
+    from torch._dynamo._capture import set_grad_enabled_node
+
+    if not any(node.op == "call_function" and node.target is set_grad_enabled_node
+               for node in gm.graph.nodes):
+        return False
+    return any(getattr(t, "requires_grad", False) for t in example_inputs) or any(
+        p.requires_grad for p in getattr(gm, "parameters", lambda: ())())
 
 
 def aot_available() -> bool:
@@ -75,6 +91,9 @@ def aot_autograd(**kwargs: Any) -> Callable[..., Any]:
         if data_read is not None:
             log.debug("AOT autograd: %s reads its inputs' values; the graph runs as captured",
                       data_read)
+            return gm.forward
+        if changes_grad_mode_with_grad(gm, example_inputs):
+            log.debug("AOT autograd: the graph switches grad mode; it runs as captured")
             return gm.forward
         from torch._functorch.aot_autograd import aot_module_simplified
         from torch._subclasses.fake_tensor import (

@@ -8,14 +8,14 @@ turns a name into one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 from torch._dynamo.exc import InvalidBackend
 
 __all__ = ["BUILTIN_BACKENDS", "ENTRY_POINT_GROUP", "list_backends", "lookup_backend",
-           "resolve_backend"]
+           "register_backend", "resolve_backend"]
 
 ENTRY_POINT_GROUP = "torch_dynamo_backends"
 
@@ -29,6 +29,32 @@ BUILTIN_BACKENDS: Mapping[str, str] = MappingProxyType(
 )
 
 
+# name -> tags, for list_backends(exclude_tags=...): the two backends PyTorch tags "debug"
+_BUILTIN_TAGS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"eager": ("debug",), "aot_eager": ("debug",), "inductor": ()})
+
+# backends registered at run time by register_backend: name -> (callable, tags)
+_REGISTERED: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {}
+
+
+def register_backend(compiler_fn: Callable[..., Any] | None = None, name: str | None = None,
+                     tags: Sequence[str] = ()) -> Callable[..., Any]:
+    """Register ``compiler_fn`` as a backend named ``name`` (default: its ``__name__``), so
+    ``torch.compile(backend=name)`` finds it; a decorator, with or without arguments.
+
+    :raises ValueError: the name is already a backend's.
+    """
+    if compiler_fn is None:
+        return lambda fn: register_backend(fn, name=name, tags=tags)
+    if not callable(compiler_fn):
+        raise TypeError(f"a backend must be callable, got {type(compiler_fn).__name__}")
+    key = name or compiler_fn.__name__
+    if key in BUILTIN_BACKENDS or key in _REGISTERED:
+        raise ValueError(f"duplicate name: {key}")
+    _REGISTERED[key] = (compiler_fn, tuple(tags))
+    return compiler_fn
+
+
 def _entry_point_backends() -> list[str]:
     # importlib.metadata costs ~18 ms to import: only pay for it when asked.
     from importlib.metadata import entry_points
@@ -36,12 +62,18 @@ def _entry_point_backends() -> list[str]:
     return [entry_point.name for entry_point in entry_points(group=ENTRY_POINT_GROUP)]
 
 
-def list_backends() -> list[str]:
-    """The names ``torch.compile(backend=...)`` accepts, sorted.
+def list_backends(exclude_tags: Sequence[str] | None = ()) -> list[str]:
+    """The names ``torch.compile(backend=...)`` accepts, sorted, less those with a tag in
+    ``exclude_tags``. (PyTorch's default hides the backends it tags ``"debug"``, ``eager``
+    and ``aot_eager`` among them; here every backend is listed unless asked otherwise.)
 
-    :returns: the built-in backends and those registered through ``torch_dynamo_backends``.
+    :returns: the built-in backends, those registered with :func:`register_backend` and
+        those of the entry-point group ``torch_dynamo_backends``.
     """
-    return sorted({*BUILTIN_BACKENDS, *_entry_point_backends()})
+    excluded = set(exclude_tags or ())
+    tags = {**_BUILTIN_TAGS, **{name: entry[1] for name, entry in _REGISTERED.items()}}
+    names = {*BUILTIN_BACKENDS, *_REGISTERED, *_entry_point_backends()}
+    return sorted(name for name in names if not excluded.intersection(tags.get(name, ())))
 
 
 def lookup_backend(backend: str | Callable[..., Any]) -> str | Callable[..., Any]:
@@ -53,7 +85,7 @@ def lookup_backend(backend: str | Callable[..., Any]) -> str | Callable[..., Any
     :raises TypeError: ``backend`` is neither a string nor callable.
     """
     if isinstance(backend, str):
-        if backend in BUILTIN_BACKENDS:
+        if backend in BUILTIN_BACKENDS or backend in _REGISTERED:
             return backend
         valid = list_backends()
         if backend not in valid:
@@ -108,6 +140,8 @@ def resolve_backend(backend: str | Callable[..., Any]) -> Callable[..., Any]:
         return backend
     if backend in _BUILTIN_CALLABLES:
         return _BUILTIN_CALLABLES[backend]
+    if backend in _REGISTERED:
+        return _REGISTERED[backend][0]
     from importlib.metadata import entry_points
 
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
