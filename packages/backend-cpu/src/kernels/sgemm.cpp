@@ -76,6 +76,19 @@ std::atomic<bool> g_packed_disabled{false};
 
 #if defined(PLAIT_PACKED_SGEMM)
 
+// Asks for the C tile a kernel will add onto (beta != 0) while the kernel runs its kc
+// multiply-adds: a large product's C block (m rows x kNC columns) leaves L2 between slabs, and
+// loading the tile only at the end stalled on every row's lines.
+template <int kRows, int kCols>
+inline void prefetch_tile(const float* c, int64_t ldc) {
+#pragma GCC unroll 12
+  for (int r = 0; r < kRows; ++r) {
+    const char* row = reinterpret_cast<const char*>(c + r * ldc);
+    for (int byte = 0; byte < kCols * 4; byte += 64) _mm_prefetch(row + byte, _MM_HINT_T0);
+    _mm_prefetch(row + kCols * 4 - 1, _MM_HINT_T0);  // the last line of an unaligned row
+  }
+}
+
 // 12 x 32: 24 accumulators, two B vectors and a broadcast use 27 of the 32 registers.
 template <bool kRowsA, int kRows>
 __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const float* ap,
@@ -83,6 +96,7 @@ __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const floa
                                                            float* c, int64_t ldc, float alpha,
                                                            float beta) {
   constexpr int kPanelRows = 12;
+  if (beta != 0.0f) prefetch_tile<kRows, 32>(c, ldc);
   __m512 acc0[kRows], acc1[kRows];
 #pragma GCC unroll 12
   for (int r = 0; r < kRows; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
@@ -123,6 +137,7 @@ __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap
                                                      const float* bp, int64_t ldb, float* c,
                                                      int64_t ldc, float alpha, float beta) {
   constexpr int kPanelRows = 6;
+  if (beta != 0.0f) prefetch_tile<kRows, 16>(c, ldc);
   __m256 acc0[kRows], acc1[kRows];
 #pragma GCC unroll 6
   for (int r = 0; r < kRows; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
