@@ -11,6 +11,11 @@ test. The tests skip, saying why, where no OpenCL device exists.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -125,3 +130,23 @@ def test_a_distribution_parameter_stays_a_leaf_and_gets_its_gradient():
     assert loc.grad.cpu().tolist() == [1.0, -0.5]
     x, y = torch.broadcast_tensors(loc, torch.ones(3, 1, device="xpu"))
     assert x.shape == y.shape == (3, 2) and x is not loc
+
+
+# -- program builds ----------------------------------------------------------------------------
+
+
+def test_first_builds_print_nothing_on_stderr(tmp_path):
+    # integer amax/maximum kernels compare a value with itself (the NaN test of the float
+    # rows): PoCL's compiler printed "N warnings generated." on stderr at each first build
+    code = textwrap.dedent("""
+        import torch
+        a = torch.tensor([3, -1, 7], device="xpu")
+        print(a.amax().item(), torch.maximum(a, a.flip(0)).tolist(), a.cummax(0).values.tolist())
+    """)
+    env = {**os.environ, "PLAIT_XPU_DEVICE_TYPE": "all", "TORCH_DEVICE_CPU_FALLBACK": "0",
+           "PLAIT_XPU_CACHE_DIR": str(tmp_path / "plait"), "POCL_CACHE_DIR": str(tmp_path / "pocl")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["7", "[7,", "-1,", "7]", "[3,", "3,", "7]"]
+    assert done.stderr == ""

@@ -29,8 +29,10 @@ def builder(native: ModuleType, properties: Callable[[int], dict[str, Any]]) -> 
     index -> its ``_C.devices()`` dict)."""
 
     def build(device: int, source: str, options: str, cached: bytes) -> tuple[Any, bytes | None]:
-        # the driver takes the cached binary or, when it rejects it, builds from source
-        program = native.Program(device, source, options, cached)
+        # the driver takes the cached binary or, when it rejects it, builds from source; -w:
+        # the generated source's warnings help no one, and PoCL's compiler printed their count
+        # ("33 warnings generated.") on the program's stderr at each first build
+        program = native.Program(device, source, f"{options} -w".strip(), cached)
         return program, None if program.from_binary else program.binary()
 
     return ProgramBuilder(name="xpu", suffix=".bin",
