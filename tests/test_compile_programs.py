@@ -5,6 +5,7 @@ compiled and compared with the same code run eagerly or with math done by hand."
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -251,3 +252,67 @@ def test_namedtuple_in_and_out():
         assert type(result) is Pair
         assert result.first.tolist() == [3.0, 3.0] and result.second.tolist() == [6.0, 6.0]
         assert extra["k"][0].tolist() == [1.0, 1.0] and extra["k"][1] == 3
+
+
+# -- Python numbers that change between calls ----------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_changing_numbers_compile_once_more_not_per_value(backend):
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    counter = CompileCounterWithBackend(backend)
+
+    def f(x, step, scale):
+        return (x * step + 1) / scale - step, torch.mul(x, scale)
+
+    compiled = torch.compile(f, backend=counter)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no recompile-limit warning
+        for step in range(1, 12):
+            scale = 0.1 * step
+            for x in (torch.arange(4.0), torch.arange(4), torch.arange(4.0).double() / 3):
+                got, want = compiled(x, step, scale), f(x, step, scale)
+                for g, w in zip(got, want):
+                    assert g.dtype == w.dtype
+                    torch.testing.assert_close(g, w, rtol=0, atol=0)
+    # per input dtype: one graph for the first numbers, one with the numbers as inputs
+    assert counter.frame_count == 6
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_changing_float_attribute_of_a_module_with_gradients(backend):
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.tensor([1.0, 2.0, 3.0]))
+            self.temperature = 1.0
+
+        def forward(self, x):
+            return (x * self.weight / self.temperature).sum()
+
+    counter = CompileCounterWithBackend(backend)
+    model = Scaled()
+    compiled = torch.compile(model, backend=counter)
+    x = torch.tensor([1.0, 1.0, 2.0])
+    for temperature in (1.0, 2.0, 4.0, 0.5):
+        model.temperature = temperature
+        model.weight.grad = None
+        loss = compiled(x)
+        loss.backward()
+        # d/dw sum(x * w / t) = x / t
+        torch.testing.assert_close(model.weight.grad, x / temperature)
+        torch.testing.assert_close(loss, (x * model.weight).sum().detach() / temperature)
+    assert counter.frame_count == 2
+
+
+def test_number_used_as_a_size_still_recompiles_correctly():
+    def f(x, n):
+        return x.view(n, -1) * n
+
+    compiled = torch.compile(f, backend="eager")
+    x = torch.arange(12.0)
+    for n in (2, 3, 4, 6):
+        torch.testing.assert_close(compiled(x, n), f(x, n))

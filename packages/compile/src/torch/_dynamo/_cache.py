@@ -97,6 +97,11 @@ class Place:
     keys: list[Any] = field(default_factory=list)
     dynamic: set[tuple[int, int]] = field(default_factory=set)  # (input, dim) not guarded
     last_guards: Any = None  # the unmasked guards of the newest entry
+    # (op, argument) positions of Python numbers that became graph inputs (automatic
+    # dynamic scalars), and the unmasked structure of the newest entry
+    scalars: frozenset[tuple[int, int]] = frozenset()
+    # masked guards -> the unmasked structure of the newest entry compiled for them
+    structures: dict[Any, Any] = field(default_factory=dict)
 
 
 _ANY = "*"  # a key's size, stride or offset that is not guarded (a dynamic dimension)
@@ -125,6 +130,86 @@ def masked(guards: tuple[Any, ...], dynamic: set[tuple[int, int]]) -> tuple[Any,
                 "contiguous" if _contiguous(g[3], g[4]) else "strided")
             tensors[i] = (g[0], g[1], g[2], shape, stride, _ANY, g[6])
     return (guards[0], guards[1], tuple(tensors), *guards[3:])
+
+
+# Arithmetic whose Python-number operand may become a 0-dim tensor input of the result's
+# dtype without changing the result (type promotion gives the same dtype, and the number is
+# cast to that dtype by eager's kernels too): Tensor methods by name, torch functions.
+_LIFTABLE_METHODS = frozenset(("__add__", "__radd__", "__sub__", "__rsub__", "__mul__",
+                               "__rmul__", "__truediv__", "add", "sub", "mul", "div"))
+_LIFTABLE_FUNCTIONS = frozenset(("add", "sub", "mul", "div", "true_divide", "multiply",
+                                 "subtract"))
+
+
+# result dtypes whose kernels compute with the number cast to that dtype, as a 0-dim
+# tensor input is (half types compute in float32: the number would be rounded first), and
+# that hold any number a program passes (int64)
+_LIFTABLE_DTYPES = frozenset((torch.float32, torch.float64, torch.int64))
+
+
+def _liftable_op(kind: str, target: Any) -> bool:
+    if kind == "call_method":
+        return target in _LIFTABLE_METHODS
+    name = getattr(target, "__name__", None)
+    return name in _LIFTABLE_FUNCTIONS and getattr(torch, name, None) is target
+
+
+def scalar_changes(old: tuple[Any, ...], new: tuple[Any, ...], recording: Any
+                   ) -> set[tuple[int, int]] | None:
+    """The (op, argument) positions where two graph structures differ only in a Python
+    number operand of arithmetic on a tensor (``x * scale`` with another ``scale``), or None
+    when they differ otherwise. PyTorch makes such numbers symbolic after they change
+    (automatic dynamic), rather than recompiling for each value."""
+    if len(old) != len(new):
+        return None
+    changed: set[tuple[int, int]] = set()
+    for index, (a, b) in enumerate(zip(old, new)):
+        if a == b:
+            continue
+        if a[0] != b[0] or a[1] != b[1] or a[3] != b[3] \
+                or not _liftable_op(a[0], a[1]):
+            return None
+        a_args, b_args = a[2][1], b[2][1]
+        if len(a_args) != len(b_args):
+            return None
+        dtype = getattr(recording.op_fakes[index], "dtype", None)
+        if dtype not in _LIFTABLE_DTYPES:
+            return None
+        for j, (x, y) in enumerate(zip(a_args, b_args)):
+            if x == y:
+                continue
+            if x[0] != y[0] or x[0] not in ("int", "float") or (
+                    x[0] == "float" and not dtype.is_floating_point):
+                return None
+            changed.add((index, j))
+    return changed or None
+
+
+def mask_scalars(structure: tuple[Any, ...], scalars: frozenset[tuple[int, int]]
+                 ) -> tuple[Any, ...]:
+    """``structure`` with the numbers at the ``scalars`` positions unguarded."""
+    if not scalars:
+        return structure
+    ops = list(structure)
+    for index, j in scalars:
+        if index < len(ops):
+            kind, target, args, kwargs = ops[index]
+            items = list(args[1])
+            if j < len(items):
+                items[j] = (items[j][0], _ANY)
+                ops[index] = (kind, target, (args[0], tuple(items)), kwargs)
+    return tuple(ops)
+
+
+def scalar_inputs(recording: Any, scalars: frozenset[tuple[int, int]]) -> list[Tensor]:
+    """This call's numbers at the ``scalars`` positions, as 0-dim tensors of their op's
+    result dtype (on its device), in position order: the graph's extra inputs."""
+    values = []
+    for index, j in sorted(scalars):
+        fake = recording.op_fakes[index]
+        values.append(torch.tensor(recording.ops[index][2][j], dtype=fake.dtype,
+                                   device=fake.device))
+    return values
 
 
 def marked_dynamic(inputs: list[Tensor], everything: bool) -> set[tuple[int, int]]:
@@ -210,13 +295,27 @@ class FrameState:
     def run_graph(self, capture: Any, recording: Any, outputs: list[Any]) -> list[Tensor]:
         """Run ``recording`` (compiled, or found in the cache) on its real inputs and return
         the real values of ``outputs``."""
-        structure = (tuple(recording.structure), tuple(lz.ref.key() for lz in outputs))
+        ops_structure = tuple(recording.structure)
+        outputs_key = tuple(lz.ref.key() for lz in outputs)
         guards = recording.guards()
         place = self.places.setdefault(capture.graph_index, Place())
         if self.dynamic is not False:
             place.dynamic |= marked_dynamic(recording.inputs, self.dynamic is True)
+        structure = (mask_scalars(ops_structure, place.scalars), outputs_key)
         key = (structure, masked(guards, place.dynamic))
         compiled = place.entries.get(key)
+        seen = place.structures.get(key[1]) if compiled is None else None
+        if seen is not None and self.dynamic is not False and \
+                config.automatic_dynamic_shapes and seen[1] == outputs_key:
+            # automatic dynamic scalars: the same graph with other numbers in its arithmetic
+            changed = scalar_changes(seen[0], ops_structure, recording)
+            if changed and not changed <= place.scalars:
+                place.scalars = place.scalars | changed
+                _log.recompiles.info("automatic dynamic scalars at %s (graph %d): ops %s",
+                                     self.name, capture.graph_index, sorted(changed))
+                structure = (mask_scalars(ops_structure, place.scalars), outputs_key)
+                key = (structure, key[1])
+                compiled = place.entries.get(key)
         if compiled is None and place.keys and self.dynamic is None and \
                 config.automatic_dynamic_shapes and place.keys[-1][0] == structure:
             # automatic dynamic: the same graph at new sizes; those dims stop being guarded
@@ -240,11 +339,19 @@ class FrameState:
                 compiled = self._compile_missing(capture, recording, outputs, place, key,
                                                  guards)
                 place.last_guards = guards
+                place.structures[key[1]] = (ops_structure, outputs_key)
             if capture.verify:
                 from torch._dynamo._verify import verify_graph
 
                 verify_graph(self.backend, self.build(capture, recording, outputs),
                              recording.inputs, recording.input_fakes)
+            if place.scalars:
+                extra = scalar_inputs(recording, place.scalars)
+                graph_fn = compiled
+
+                def compiled(*inputs: Any) -> Any:  # this call's numbers bound
+                    return graph_fn(*inputs, *extra)
+
             capture.replay_facts.compiled = compiled
             result = compiled(*recording.inputs)
         finally:
@@ -256,7 +363,7 @@ class FrameState:
                          key: Any, guards: Any) -> Callable[..., Any]:
         names = [capture.arg_names.get(id(t), f"input {i}")
                  for i, t in enumerate(recording.inputs)]
-        gm = self.build(capture, recording, outputs)
+        gm = self.build(capture, recording, outputs, place.scalars)
         if place.keys:
             reason = explain_miss((place.keys[-1][0], place.last_guards), (key[0], guards), names)
             mode = stance[0]
@@ -285,6 +392,9 @@ class FrameState:
         examples = list(recording.input_fakes)
         if place.dynamic:
             examples = _symbolic_examples(recording.inputs, examples, place.dynamic)
+        if place.scalars:
+            examples += [recording.fake_mode.from_tensor(t)
+                         for t in scalar_inputs(recording, place.scalars)]
         try:
             compiled = self.backend(gm, examples)
         except Exception as exc:
@@ -302,11 +412,18 @@ class FrameState:
         place.keys.append(key)
         return compiled
 
-    def build(self, capture: Any, recording: Any, outputs: list[Any]) -> Any:
-        """The recording as a ``torch.fx.GraphModule`` returning ``outputs`` as a tuple."""
+    def build(self, capture: Any, recording: Any, outputs: list[Any],
+              scalars: frozenset[tuple[int, int]] = frozenset()) -> Any:
+        """The recording as a ``torch.fx.GraphModule`` returning ``outputs`` as a tuple;
+        the numbers at the ``scalars`` positions are extra inputs (0-dim tensors)."""
         from torch._dynamo._graph import build_graph_module
 
-        return build_graph_module(capture, recording, outputs)
+        lifted = None
+        if scalars:
+            lifted = dict(zip(sorted(scalars), (
+                recording.fake_mode.from_tensor(t)
+                for t in scalar_inputs(recording, scalars))))
+        return build_graph_module(capture, recording, outputs, lifted)
 
 
 def _symbolic_examples(inputs: list[Tensor], fakes: list[Any],

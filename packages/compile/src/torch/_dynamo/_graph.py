@@ -25,8 +25,12 @@ def _placeholder_name(name: str) -> str:
     return "l_" + re.sub(r"\W", "_", name) + "_"
 
 
-def build_graph_module(capture: Any, recording: Any, outputs: list[Any]) -> GraphModule:
-    """A GraphModule that runs ``recording`` on its inputs and returns ``outputs``."""
+def build_graph_module(capture: Any, recording: Any, outputs: list[Any],
+                       lifted: dict[tuple[int, int], Any] | None = None) -> GraphModule:
+    """A GraphModule that runs ``recording`` on its inputs and returns ``outputs``.
+
+    :param lifted: (op, argument) -> fake 0-dim tensor: the numbers at those positions are
+        read from extra placeholders (after the tensor inputs, in position order)."""
     from torch._dynamo._capture import Ref
 
     graph = Graph()
@@ -41,6 +45,12 @@ def build_graph_module(capture: Any, recording: Any, outputs: list[Any]) -> Grap
         node.meta["example_value"] = fake
         node.meta["val"] = fake
         inputs.append(node)
+    scalar_nodes: dict[tuple[int, int], Node] = {}
+    for k, (position, fake) in enumerate(sorted((lifted or {}).items())):
+        node = graph.placeholder(f"l_scalar_{k}_")
+        node.meta["example_value"] = fake
+        node.meta["val"] = fake
+        scalar_nodes[position] = node
     nodes: list[Node | None] = []
     getitems: dict[tuple[int, int], Node] = {}
 
@@ -68,8 +78,11 @@ def build_graph_module(capture: Any, recording: Any, outputs: list[Any]) -> Grap
             return {k: resolve(v) for k, v in value.items()}
         return value
 
-    for (kind, target, args, kwargs), fake in zip(recording.ops, recording.op_fakes):
+    for index, ((kind, target, args, kwargs), fake) in enumerate(
+            zip(recording.ops, recording.op_fakes)):
         a = resolve(args)
+        if scalar_nodes:
+            a = tuple(scalar_nodes.get((index, j), v) for j, v in enumerate(a))
         k = resolve(kwargs)
         if kind == "call_method":
             node = graph.call_method(target, a, k)
