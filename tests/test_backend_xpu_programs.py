@@ -106,6 +106,18 @@ def test_xpu_api_names_programs_call():
     assert torch.xpu.current_device() == 0
 
 
+def test_record_stream_after_a_side_stream_copy():
+    # a prefetcher's pattern: copy on a side stream, wait for it, record the tensor's use
+    side = torch.xpu.Stream()
+    with torch.xpu.stream(side):
+        x = torch.arange(4.0).pin_memory().to("xpu", non_blocking=True)
+    torch.xpu.current_stream().wait_stream(side)
+    assert x.record_stream(torch.xpu.current_stream()) is None
+    assert (x * 2).cpu().tolist() == [0.0, 2.0, 4.0, 6.0]
+    with pytest.raises(NotImplementedError, match="record_stream"):
+        torch.ones(2).record_stream(side)  # PyTorch's operator has no CPU kernel
+
+
 def test_memory_stats_as_nested_dict_nests_the_dotted_keys():
     x = torch.empty(1000, device="xpu")
     flat = torch.xpu.memory_stats()

@@ -83,6 +83,16 @@ def is_pinned(self: Tensor, device: Any = None) -> bool:
     return self._device.type == "cpu" and self.untyped_storage().is_pinned()
 
 
+def record_stream(self: Tensor, stream: Any) -> None:
+    """Mark a device tensor as used on ``stream`` (data loaders and prefetchers call it after
+    a copy on a side stream). The device kit's streams are their device's one in-order queue,
+    so a freed block is reused only behind the work queued before: nothing to record. A CPU
+    tensor raises PyTorch's error (the operator has no CPU kernel)."""
+    if self._device.type == "cpu":
+        raise NotImplementedError("Could not run 'aten::record_stream' with arguments from the "
+                                  "'CPU' backend.")
+
+
 def resize_as_(self: Tensor, other: Tensor, *, memory_format: Any = None) -> Tensor:
     """``self.resize_(other.shape)``."""
     return self.resize_(other.shape)
@@ -140,6 +150,7 @@ METHODS: dict[str, Any] = {
     "resize_as_": resize_as_,
     "apply_": apply_,
     "is_pinned": is_pinned,
+    "record_stream": record_stream,
     "H": property(adjoint_h, doc="The conjugate transpose of a matrix."),
     "mH": property(adjoint_mh, doc="The conjugate transpose of the last two dimensions."),
     # no quantized or MKL-DNN layouts here: the answers of PyTorch's plain strided tensors
