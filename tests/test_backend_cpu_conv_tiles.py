@@ -98,3 +98,61 @@ def test_tiled_forward_of_a_strided_input() -> None:
     want, scale = expected(case, x.astype(np.float64), w.astype(np.float64))
     got = run(case, x_last, torch.from_numpy(w))
     assert np.all(np.abs(got - want) <= 1e-5 * scale + 1e-6)
+
+
+def expected_grads(case, x: np.ndarray, w: np.ndarray, g: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(grad_input, grad_weight) of sum(g * conv2d(x, w)) in float64: the weight gradient from
+    the windows, the input gradient by adding each kernel offset's contribution into the
+    padded image, one offset at a time."""
+    xs, ws, stride, padding, dilation, groups = case
+    n, grid = xs[0], g.shape[2:]
+    ci, co = ws[1], ws[0] // groups
+    win = windows(x, grid, ws[2:], stride, padding, dilation)
+    win = win.reshape((n, groups, ci) + win.shape[2:])
+    gg = g.reshape((n, groups, co) + grid)
+    gw = np.einsum("nGcuvij,nGouv->Gocij", win, gg).reshape(ws)
+    padded = np.zeros((n, groups, ci, xs[2] + 2 * padding[0] + stride[0] * grid[0],
+                       xs[3] + 2 * padding[1] + stride[1] * grid[1]))
+    wg = w.reshape((groups, co, ci) + tuple(ws[2:]))
+    for i in range(ws[2]):
+        for j in range(ws[3]):
+            y0, x0 = i * dilation[0], j * dilation[1]
+            padded[:, :, :, y0:y0 + stride[0] * grid[0]:stride[0],
+                   x0:x0 + stride[1] * grid[1]:stride[1]] += np.einsum(
+                       "nGouv,Goc->nGcuv", gg, wg[:, :, :, i, j])
+    gi = padded[:, :, :, padding[0]:padding[0] + xs[2], padding[1]:padding[1] + xs[3]]
+    return gi.reshape(xs), gw
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if len(c[0]) == 4])
+def test_tiled_gradients_match_float64_and_threads_agree(case) -> None:
+    rng = np.random.default_rng(9)
+    x = rng.uniform(-1, 1, case[0]).astype(np.float32)
+    w = rng.uniform(-1, 1, case[1]).astype(np.float32)
+    want_out, _ = expected(case, x.astype(np.float64), w.astype(np.float64))
+    g = rng.uniform(-1, 1, want_out.shape).astype(np.float32)
+    want_gi, want_gw = expected_grads(case, x.astype(np.float64), w.astype(np.float64),
+                                      g.astype(np.float64))
+    scale_gi, scale_gw = expected_grads(case, np.abs(x).astype(np.float64),
+                                        np.abs(w).astype(np.float64),
+                                        np.abs(g).astype(np.float64))
+    old = torch.get_num_threads()
+    got = {}
+    try:
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)
+            xt = torch.from_numpy(x).requires_grad_(True)
+            wt = torch.from_numpy(w).requires_grad_(True)
+            out = F.conv2d(xt, wt, stride=case[2], padding=case[3], dilation=case[4],
+                           groups=case[5])
+            gi, gw = torch.autograd.grad(out, (xt, wt), torch.from_numpy(g))
+            got[threads] = (gi.numpy(), gw.numpy())
+    finally:
+        torch.set_num_threads(old)
+    gi, gw = got[1]
+    assert np.all(np.abs(gi - want_gi) <= 1e-5 * scale_gi + 1e-6)
+    assert np.all(np.abs(gw - want_gw) <= 1e-5 * scale_gw + 1e-6)
+    for threads in (2, 3):
+        assert got[threads][0].tobytes() == gi.tobytes(), threads
+        assert got[threads][1].tobytes() == gw.tobytes(), threads

@@ -56,4 +56,9 @@ std::string packed_kernel();
 // Test hook: send float32 products to OpenBLAS / the native kernel (true) or back (false).
 void set_packed_disabled(bool disabled);
 
+// The packed float32 kernels sum an element's depth in slabs of this many products, adding
+// each slab's sum onto the previous ones: products over depths that are multiples of it,
+// accumulated with beta 1, give the same bits as one product over their whole depth.
+inline constexpr int64_t kPackedSlab = 256;
+
 }  // namespace plait::cpu::blas

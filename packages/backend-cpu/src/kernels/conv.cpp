@@ -421,21 +421,40 @@ int64_t column_tile(const Geometry& g, int64_t budget = kColumnBudget) {
   return std::max<int64_t>(1, std::min(g.grid_numel, budget / rows));
 }
 
-// Column tiles of a forward product on the packed float32 kernels: a tile and its packed copy
-// stay in L2 (the whole (576, 3136) column matrix of a 64-channel 3x3 layer on 56x56, 7 MiB,
-// went out to L3 and back between im2col and packing: 0.7-0.8x the time with 1 MiB tiles),
-// in whole B panels (multiples of 32 columns) but the last.
+// Column tiles on the packed float32 kernels (forward, and the input gradient's columns before
+// col2im): a tile and its packed copy stay in L2 (the whole (576, 3136) column matrix of a
+// 64-channel 3x3 layer on 56x56, 7 MiB, went out to L3 and back between im2col and the
+// product: 0.7-0.8x the time with 1 MiB tiles), in whole B panels (multiples of 32 columns)
+// but the last.
 constexpr int64_t kCachedColumnBudget = int64_t{1} << 18;
 
+bool packed_float() { return !blas::packed_kernel().empty(); }
+
 template <class T>
-int64_t forward_column_tile(const Geometry& g) {
+int64_t cached_column_tile(const Geometry& g) {
   if constexpr (std::is_same_v<T, float>) {
-    if (!blas::packed_kernel().empty()) {
+    if (packed_float()) {
       const int64_t tile = column_tile(g, kCachedColumnBudget);
       return tile < g.grid_numel ? std::max<int64_t>(32, tile / 32 * 32) : tile;
     }
   }
   return column_tile(g);
+}
+
+// Grid positions per product of a weight gradient (its depth) on the packed float32 kernels:
+// as many whole depth slabs (blas::kPackedSlab) as keep the columns in L2, so each element
+// still sums its depth in the slabs one product over `tile` positions would use (the same
+// bits); `tile` otherwise.
+template <class T>
+int64_t weight_grad_tile(const Geometry& g, int64_t tile) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (packed_float()) {
+      const int64_t slabs = kCachedColumnBudget / std::max<int64_t>(g.rows(), 1) /
+                            blas::kPackedSlab;
+      return std::min(tile, std::max<int64_t>(1, slabs) * blas::kPackedSlab);
+    }
+  }
+  return tile;
 }
 
 // Items (sample, group) per chunk so that a chunk does at least kConvGrain multiply-adds.
@@ -709,7 +728,7 @@ void grid_from_image(const Geometry& g, const T* image, const T* weight, T* grid
   const int64_t items = g.batch * g.groups;
   const int64_t P = g.grid_numel, K = g.rows(), C = g.grid_channels;
   const bool identity = g.identity();
-  const int64_t tile = forward_column_tile<T>(g);
+  const int64_t tile = cached_column_tile<T>(g);
   // Balanced chunks: a worker that starts late (a busy machine) takes fewer samples instead of
   // making the caller wait for half the batch; samples are independent, so results do not
   // depend on the split.
@@ -739,7 +758,7 @@ void image_from_grid(const Geometry& g, const T* grid, const T* weight, T* image
   const int64_t items = g.batch * g.groups;
   const int64_t P = g.grid_numel, K = g.rows(), C = g.grid_channels;
   const bool identity = g.identity();
-  const int64_t tile = column_tile(g);
+  const int64_t tile = cached_column_tile<T>(g);
   parallel_for(items, item_grain(g), [&](int64_t i0, int64_t i1) {
     std::unique_ptr<T[]> col = identity ? nullptr : uninitialized<T>(K * tile);
     for (int64_t i = i0; i < i1; ++i) {
@@ -873,7 +892,8 @@ void weight_grad(const Geometry& g, const T* grid, const T* image, T* dw) {
       return;
     }
     std::fill(acc, acc + wsize, T(0));
-    std::unique_ptr<T[]> col = identity ? nullptr : uninitialized<T>(K * tile);
+    const int64_t wtile = weight_grad_tile<T>(g, tile);
+    std::unique_ptr<T[]> col = identity ? nullptr : uninitialized<T>(K * wtile);
     for (int64_t n = n0; n < n1; ++n) {
       for (int64_t grp = 0; grp < g.groups; ++grp) {
         const int64_t i = n * g.groups + grp;
@@ -884,8 +904,8 @@ void weight_grad(const Geometry& g, const T* grid, const T* image, T* dw) {
           mm(false, true, C, K, P, gr, P, img, P, T(1), w, K);
           continue;
         }
-        for (int64_t p0 = 0; p0 < P; p0 += tile) {
-          const int64_t p1 = std::min(P, p0 + tile);
+        for (int64_t p0 = 0; p0 < P; p0 += wtile) {
+          const int64_t p1 = std::min(P, p0 + wtile);
           im2col(g, img, p0, p1, col.get(), p1 - p0);
           mm(false, true, C, K, p1 - p0, gr + p0, P, col.get(), p1 - p0, T(1),
                      w, K);

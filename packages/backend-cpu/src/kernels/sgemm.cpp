@@ -34,7 +34,8 @@
 namespace plait::cpu::blas::detail {
 namespace {
 
-constexpr int64_t kKC = 256;  // depth of a packed slab: an A panel (kMR x kKC) stays in L1
+// Depth of a packed slab (blas.h): an A panel (kMR x kKC) stays in L1.
+constexpr int64_t kKC = kPackedSlab;
 constexpr int64_t kNC = 512;  // columns of a B block: kKC x kNC floats (512 KiB) stay in L2
 constexpr int64_t kMC = 96;   // rows of an A block (a multiple of both kernels' kMR)
 // Multiply-adds per thread below which another thread costs more than it saves (waking a
