@@ -291,3 +291,53 @@ def test_functorch_make_functional_calls_with_given_parameters() -> None:
     out = functorch.vmap(fm, in_dims=(0, 0, None))(ps, bs, x)
     for k, m in enumerate(models):
         assert torch.allclose(out[k], m(x))
+
+
+# -- torch.functional --------------------------------------------------------------------------
+
+
+def test_torch_functional_names_are_torchs_functions() -> None:
+    from torch.functional import einsum, meshgrid, unravel_index
+
+    assert einsum is torch.einsum and meshgrid is torch.meshgrid
+    assert unravel_index is torch.unravel_index
+    assert torch.functional.stft is torch.stft
+
+
+def test_einsum_shows_overrides_one_form() -> None:
+    from torch.overrides import TorchFunctionMode
+
+    seen = []
+
+    class Record(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if func is torch.einsum:
+                seen.append(tuple(type(a).__name__ for a in args))
+            return func(*args, **(kwargs or {}))
+
+    a, b = torch.ones(2, 3), torch.ones(3, 4)
+    with Record():
+        listed = torch.einsum("ij,jk->ik", (a, b))  # operands as one tuple
+        sublist = torch.einsum(a, [0, 1], b, [1, 2], [0, 2])
+    assert seen == [("str", "Tensor", "Tensor")] * 2
+    assert torch.equal(listed, a @ b) and torch.equal(sublist, a @ b)
+
+
+def test_unravel_index_gives_row_major_coordinates() -> None:
+    flat = torch.tensor([[1, 5], [0, 3]])
+    rows, cols = torch.unravel_index(flat, (2, 3))
+    expected = np.unravel_index(flat.numpy(), (2, 3))
+    assert rows.tolist() == expected[0].tolist() and cols.tolist() == expected[1].tolist()
+    assert [t.item() for t in torch.unravel_index(torch.tensor(-1), (3, 2))] == [2, 1]
+    assert torch.unravel_index(torch.tensor(0), ()) == ()
+    with pytest.raises(TypeError, match="integer dtype"):
+        torch.unravel_index(torch.tensor(1.0), (3, 2))
+    with pytest.raises(ValueError, match="negative"):
+        torch.unravel_index(torch.tensor(1), (-3, 2))
+
+
+def test_collate_exports_its_string_dtype_pattern() -> None:
+    from torch.utils.data._utils.collate import np_str_obj_array_pattern
+
+    assert np_str_obj_array_pattern.search(np.array(["a"]).dtype.str)
+    assert not np_str_obj_array_pattern.search(np.zeros(1).dtype.str)

@@ -855,10 +855,10 @@ def _sublist_term(sub: Any) -> str:
     return "".join(chars)
 
 
-def einsum(*args: Any) -> Tensor:
-    """Sums of products over the labelled dims of the operands: ``einsum("ij,jk->ik", a, b)``;
-    ellipsis and the implicit output (labels seen once, alphabetically) included. The sublist
-    form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` works too."""
+def einsum_arguments(args: tuple[Any, ...]) -> tuple[str, list[Any]]:
+    """``einsum``'s arguments as ``(equation, operands)``: the equation form, with the
+    operands given one by one or as one list, and the sublist form
+    ``(a, [0, 1], b, [1, 2], [0, 2])``."""
     if not args:
         raise TypeError("einsum(): must specify the equation string and at least one operand, "
                         "or at least one operand and its subscripts list")
@@ -866,12 +866,19 @@ def einsum(*args: Any) -> Tensor:
         equation, operands = args[0], list(args[1:])
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
             operands = list(operands[0])
-    else:
-        pairs, output = (args[:-1], args[-1]) if len(args) % 2 else (args, None)
-        operands = list(pairs[0::2])
-        equation = ",".join(_sublist_term(s) for s in pairs[1::2])
-        if output is not None:
-            equation += "->" + _sublist_term(output)
+        return equation, operands
+    pairs, output = (args[:-1], args[-1]) if len(args) % 2 else (args, None)
+    equation = ",".join(_sublist_term(s) for s in pairs[1::2])
+    if output is not None:
+        equation += "->" + _sublist_term(output)
+    return equation, list(pairs[0::2])
+
+
+def einsum(*args: Any) -> Tensor:
+    """Sums of products over the labelled dims of the operands: ``einsum("ij,jk->ik", a, b)``;
+    ellipsis and the implicit output (labels seen once, alphabetically) included. The sublist
+    form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` works too."""
+    equation, operands = einsum_arguments(args)
     for t in operands:
         _check_tensor("einsum", "operands", t)
     return ATEN["einsum"](equation, operands)

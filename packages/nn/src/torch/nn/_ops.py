@@ -409,7 +409,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise ValueError(f"expected 2D or more input (got {input.dim()}D input)")
     if training and input.shape[1] and input.numel() // input.shape[1] <= 1:
         raise ValueError("Expected more than 1 value per channel when training, got input "
-                         f"size {list(input.shape)}")
+                         f"size {input.shape}")
     # one operator, as in PyTorch: it computes half precision in float32 and, in training,
     # updates the running statistics in place
     return _NATIVE_BATCH_NORM(input, weight, bias, running_mean, running_var, training,

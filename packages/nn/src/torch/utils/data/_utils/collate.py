@@ -19,7 +19,9 @@ __all__ = ["collate", "collate_float_fn", "collate_int_fn", "collate_numpy_array
            "collate_numpy_scalar_fn", "collate_str_fn", "collate_tensor_fn", "default_collate",
            "default_collate_err_msg_format", "default_collate_fn_map", "default_convert"]
 
-_NP_STR = re.compile(r"[SaUO]")  # numpy dtypes of strings and objects: never tensors
+# numpy dtypes of strings and objects: never tensors (PyTorch's name, which libraries import)
+np_str_obj_array_pattern = re.compile(r"[SaUO]")
+_NP_STR = np_str_obj_array_pattern
 default_collate_err_msg_format = (
     "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
     "found {}")
