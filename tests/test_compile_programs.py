@@ -316,3 +316,18 @@ def test_number_used_as_a_size_still_recompiles_correctly():
     x = torch.arange(12.0)
     for n in (2, 3, 4, 6):
         torch.testing.assert_close(compiled(x, n), f(x, n))
+
+
+def test_size_read_as_a_number_and_changing_batch_compile_twice():
+    # x.shape[0] changes with the batch: the size and the number it became both generalise
+    from torch._dynamo.testing import CompileCounter
+
+    counter = CompileCounter()
+
+    @torch.compile(backend=counter)
+    def f(x):
+        return (x * 2).sum(0) + x.shape[0]
+
+    for batch in (2, 3, 4, 5, 6):
+        assert f(torch.ones(batch, 3)).tolist() == [3.0 * batch] * 3
+    assert counter.frame_count == 2

@@ -100,8 +100,8 @@ class Place:
     # (op, argument) positions of Python numbers that became graph inputs (automatic
     # dynamic scalars), and the unmasked structure of the newest entry
     scalars: frozenset[tuple[int, int]] = frozenset()
-    # masked guards -> the unmasked structure of the newest entry compiled for them
-    structures: dict[Any, Any] = field(default_factory=dict)
+    # (unmasked guards, unmasked structure) of each entry compiled, newest last
+    structures: list[tuple[Any, Any]] = field(default_factory=list)
 
 
 _ANY = "*"  # a key's size, stride or offset that is not guarded (a dynamic dimension)
@@ -304,28 +304,12 @@ class FrameState:
         structure = (mask_scalars(ops_structure, place.scalars), outputs_key)
         key = (structure, masked(guards, place.dynamic))
         compiled = place.entries.get(key)
-        seen = place.structures.get(key[1]) if compiled is None else None
-        if seen is not None and self.dynamic is not False and \
-                config.automatic_dynamic_shapes and seen[1] == outputs_key:
-            # automatic dynamic scalars: the same graph with other numbers in its arithmetic
-            changed = scalar_changes(seen[0], ops_structure, recording)
-            if changed and not changed <= place.scalars:
-                place.scalars = place.scalars | changed
-                _log.recompiles.info("automatic dynamic scalars at %s (graph %d): ops %s",
-                                     self.name, capture.graph_index, sorted(changed))
-                structure = (mask_scalars(ops_structure, place.scalars), outputs_key)
-                key = (structure, key[1])
-                compiled = place.entries.get(key)
-        if compiled is None and place.keys and self.dynamic is None and \
-                config.automatic_dynamic_shapes and place.keys[-1][0] == structure:
-            # automatic dynamic: the same graph at new sizes; those dims stop being guarded
-            changed = size_changes(place.last_guards, guards)
-            if changed and not changed <= place.dynamic:
-                place.dynamic |= changed
-                _log.recompiles.info("automatic dynamic shapes at %s (graph %d): %s",
-                                     self.name, capture.graph_index, sorted(changed))
-                key = (structure, masked(guards, place.dynamic))
-                compiled = place.entries.get(key)
+        if compiled is None and place.structures and self.dynamic is not False and \
+                config.automatic_dynamic_shapes and self._generalize(
+                    place, guards, ops_structure, outputs_key, recording, capture.graph_index):
+            structure = (mask_scalars(ops_structure, place.scalars), outputs_key)
+            key = (structure, masked(guards, place.dynamic))
+            compiled = place.entries.get(key)
         grad_now = torch.is_grad_enabled()
         from torch._dynamo._capture import autocast_state, set_autocast_state
 
@@ -339,7 +323,7 @@ class FrameState:
                 compiled = self._compile_missing(capture, recording, outputs, place, key,
                                                  guards)
                 place.last_guards = guards
-                place.structures[key[1]] = (ops_structure, outputs_key)
+                place.structures.append((guards, (ops_structure, outputs_key)))
             if capture.verify:
                 from torch._dynamo._verify import verify_graph
 
@@ -358,6 +342,38 @@ class FrameState:
             torch.set_grad_enabled(grad_now)
             set_autocast_state(autocast_now)
         return list(result)
+
+    def _generalize(self, place: Place, guards: Any, ops_structure: Any, outputs_key: Any,
+                    recording: Any, graph_index: int) -> bool:
+        """Automatic dynamic: when this graph is an earlier entry's at new sizes (with
+        ``dynamic=None``) and/or with other numbers in its arithmetic, those dims stop
+        being guarded and those numbers become inputs at this place. Whether anything
+        changed."""
+        for old_guards, (old_ops, old_outputs) in reversed(place.structures):
+            if old_outputs != outputs_key:
+                continue
+            scalars = scalar_changes(old_ops, ops_structure, recording) \
+                if old_ops != ops_structure else set()
+            if scalars is None:
+                continue
+            sizes: set[tuple[int, int]] | None = set()
+            if masked(old_guards, place.dynamic) != masked(guards, place.dynamic):
+                sizes = size_changes(old_guards, guards) if self.dynamic is None else None
+                if sizes is None:
+                    continue
+            new_scalars, new_sizes = scalars - place.scalars, sizes - place.dynamic
+            if not new_scalars and not new_sizes:
+                return False
+            if new_sizes:
+                place.dynamic |= new_sizes
+                _log.recompiles.info("automatic dynamic shapes at %s (graph %d): %s",
+                                     self.name, graph_index, sorted(new_sizes))
+            if new_scalars:
+                place.scalars = place.scalars | new_scalars
+                _log.recompiles.info("automatic dynamic scalars at %s (graph %d): ops %s",
+                                     self.name, graph_index, sorted(new_scalars))
+            return True
+        return False
 
     def _compile_missing(self, capture: Any, recording: Any, outputs: list[Any], place: Place,
                          key: Any, guards: Any) -> Callable[..., Any]:
