@@ -331,3 +331,50 @@ def test_size_read_as_a_number_and_changing_batch_compile_twice():
     for batch in (2, 3, 4, 5, 6):
         assert f(torch.ones(batch, 3)).tolist() == [3.0 * batch] * 3
     assert counter.frame_count == 2
+
+
+# -- torch.cond, and names reached from a bare `import torch` -----------------------------------
+
+
+def test_cond_eager_and_in_a_full_graph_with_gradients():
+    def branches(x):
+        return torch.cond(x.sum() > 0, lambda t: t.sin(), lambda t: t.cos() * 2, (x,))
+
+    positive = torch.tensor([0.5, 1.0])
+    assert torch.cond(True, lambda t: t + 1, lambda t: t - 1, (positive,)).tolist() == [1.5, 2.0]
+    torch.testing.assert_close(branches(-positive), positive.cos() * 2)
+    compiled = torch.compile(branches, backend="aot_eager", fullgraph=True)
+    for x, value, grad in ((positive, positive.sin(), positive.cos()),
+                           (-positive, positive.cos() * 2, positive.sin() * 2)):
+        x = x.clone().requires_grad_()
+        y = compiled(x)
+        y.sum().backward()
+        torch.testing.assert_close(y, value)
+        # d/dx cos(x) * 2 = -2 sin(x), at -p: 2 sin(p)
+        torch.testing.assert_close(x.grad, grad)
+    with pytest.raises(RuntimeError, match="same metadata"):
+        torch.compile(lambda x: torch.cond(x.sum() > 0, lambda t: t, lambda t: t[:1], (x,)),
+                      backend="eager")(positive)
+
+
+def test_inductor_config_and_logging_reachable_from_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import torch\n"
+            "torch._inductor.config.cpp_codegen = True\n"
+            "torch._logging.set_logs(recompiles=True)\n"
+            "print(torch.cond.__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "cond"
+
+
+def test_backward_twice_through_a_compiled_graph_says_why():
+    compiled = torch.compile(lambda x: (x * x).sum(), backend="aot_eager")
+    x = torch.ones(2, requires_grad=True)
+    loss = compiled(x)
+    loss.backward(retain_graph=True)
+    torch.testing.assert_close(x.grad, torch.full((2,), 2.0))
+    with pytest.raises(RuntimeError, match="second time"):
+        loss.backward()

@@ -192,6 +192,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "PyTorchFileWriter": ("torch._file_records", "PyTorchFileWriter"),
     "ScriptModule": ("torch.jit", "ScriptModule"),
     "ScriptFunction": ("torch.jit", "ScriptFunction"),
+    "cond": ("torch._higher_order_ops.cond", "cond"),  # from plait-compile
 }
 # The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
 for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage",

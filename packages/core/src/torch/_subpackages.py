@@ -44,6 +44,9 @@ SUBPACKAGES: Mapping[str, str] = MappingProxyType(
         "quantization": "plait-nn",
         "fx": "plait-compile",
         "_dynamo": "plait-compile",
+        "_inductor": "plait-compile",
+        "_logging": "plait-compile",
+        "_higher_order_ops": "plait-compile",
         "export": "plait-compile",
     }
 )

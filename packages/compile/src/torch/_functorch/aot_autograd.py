@@ -251,6 +251,11 @@ def _build_autograd(fn: Callable, args: tuple, fw_compiler: Callable, bw_compile
             if torch.is_grad_enabled():  # backward(create_graph=True): as PyTorch says
                 raise RuntimeError("torch.compile with aot_autograd does not currently support "
                                    "double backward")
+            if ctx.saved is None:  # an earlier backward freed them
+                raise RuntimeError(
+                    "Trying to backward through the graph of a compiled function a second "
+                    "time: its saved tensors were freed after the first backward (a compiled "
+                    "backward cannot keep them for retain_graph=True)")
             tangents = [grad_outputs[i] if grad_outputs[i] is not None
                         else torch.zeros(shape, dtype=dtype, device=device)
                         for i, (shape, dtype, device) in zip(tangent_of, ctx.layouts)]

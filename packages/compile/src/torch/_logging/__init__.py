@@ -4,7 +4,8 @@ Each artifact is a logger: ``graph_breaks`` -> ``torch._dynamo.graph_breaks``, `
 -> ``torch._dynamo.recompiles``, ``guards`` -> ``torch._dynamo.guards``, ``graph_code`` ->
 ``torch._dynamo.graph_code``, ``output_code`` -> ``torch._inductor.output_code``; the
 components ``dynamo``/``inductor`` are ``torch._dynamo``/``torch._inductor`` at a level. Turning
-one on sets its level and gives it a stderr handler (once), as PyTorch's do.
+one on sets its level; the first gives the ``torch`` logger a stderr handler (and stops its
+propagation to the root logger), as PyTorch does, so records reach handlers on the way up.
 ``TORCH_LOGS="graph_breaks,recompiles"`` (or ``+dynamo`` for DEBUG, ``-dynamo`` for ERROR) is
 read when ``torch._dynamo`` is imported.
 """
@@ -34,12 +35,16 @@ def _switch(logger_name: str, level: int | None) -> None:
         logger.setLevel(logging.NOTSET)
         return
     logger.setLevel(level)
-    if logger_name not in _handled:
-        _handled.add(logger_name)
+    if not _handled:
+        # one stderr handler on the "torch" logger, which stops there (as PyTorch's): the
+        # artifact loggers propagate to it, so a handler the program adds to
+        # "torch._dynamo" (or "torch") sees their records too
+        _handled.add("torch")
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
-        logger.addHandler(handler)
-        logger.propagate = False
+        top = logging.getLogger("torch")
+        top.addHandler(handler)
+        top.propagate = False
 
 
 def set_logs(**settings: bool | int) -> None:
