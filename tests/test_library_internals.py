@@ -341,3 +341,21 @@ def test_collate_exports_its_string_dtype_pattern() -> None:
 
     assert np_str_obj_array_pattern.search(np.array(["a"]).dtype.str)
     assert not np_str_obj_array_pattern.search(np.zeros(1).dtype.str)
+
+
+def test_relu_backward_is_threshold_backward_under_a_mode() -> None:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Names(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    x = torch.tensor([-1.0, 0.0, 2.0, float("nan")], requires_grad=True)
+    with Names():
+        torch.relu(x).backward(torch.tensor([5.0, 6.0, 7.0, 8.0]))
+    assert "threshold_backward" in seen and "where" not in seen
+    # no gradient where the result is <= 0 (0 included); a NaN passes the gradient on
+    assert x.grad.tolist() == [0.0, 0.0, 7.0, 8.0]

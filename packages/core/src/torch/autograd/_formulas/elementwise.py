@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..._aten import complex_views as _complex, elementwise as _ew
+from ..._aten import activations as _activations, complex_views as _complex, elementwise as _ew
 from ..._aten.factories import zeros_like
 from ..._core import dtype as _dtype, op_tables as _op_tables
 from ..._core.tensor import Tensor
@@ -593,8 +593,8 @@ def _float_power(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
 
 @derivative("aten::relu", "aten::relu_", args=False)
 def _relu(ctx: Any, grad: Tensor) -> Tensor:
-    # PyTorch's threshold_backward: no gradient where the result is <= 0 (0 included); a NaN
-    # result passes the gradient through. One select, not a mask cast to grad's dtype and a
-    # product (two more passes over a big activation, and -0.0 / NaN where grad is
-    # negative / infinite: threshold_backward writes 0)
-    return _ew.where(ctx.result <= 0, 0, grad)
+    # PyTorch's operator (a dispatch mode sees aten::threshold_backward): no gradient where the
+    # result is <= 0 (0 included); a NaN result passes the gradient through. One select, not a
+    # mask cast to grad's dtype and a product (two more passes over a big activation, and
+    # -0.0 / NaN where grad is negative / infinite: threshold_backward writes 0)
+    return _activations.ATEN["threshold_backward"](grad, ctx.result, 0)
