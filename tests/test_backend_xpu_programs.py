@@ -118,6 +118,19 @@ def test_record_stream_after_a_side_stream_copy():
         torch.ones(2).record_stream(side)  # PyTorch's operator has no CPU kernel
 
 
+def test_device_of_and_stream_context_select_without_raising():
+    # both were the placeholder's classes, whose use raised "does not support this yet"
+    t = torch.ones(2, device="xpu")
+    with torch.xpu.device_of(t):
+        assert torch.xpu.current_device() == t.get_device() == 0
+    with torch.xpu.device_of(torch.ones(1)):  # a CPU tensor selects nothing
+        assert torch.xpu.current_device() == 0
+    with torch.xpu.StreamContext(torch.xpu.Stream()):
+        assert (t + 1).cpu().tolist() == [2.0, 2.0]
+    with torch.xpu.StreamContext(None):
+        assert torch.xpu.current_device() == 0
+
+
 def test_memory_stats_as_nested_dict_nests_the_dotted_keys():
     x = torch.empty(1000, device="xpu")
     flat = torch.xpu.memory_stats()
