@@ -131,6 +131,15 @@ def test_device_of_and_stream_context_select_without_raising():
         assert torch.xpu.current_device() == 0
 
 
+def test_running_out_of_device_memory_is_torch_out_of_memory_error():
+    # programs catch torch.OutOfMemoryError (or look for "out of memory") to retry smaller
+    too_big = torch.xpu.get_device_properties().max_mem_alloc_size + 1
+    with pytest.raises(torch.OutOfMemoryError, match=r"XPU out of memory\. Tried to allocate"):
+        torch.empty(too_big, dtype=torch.uint8, device="xpu")
+    assert issubclass(torch.xpu.OutOfMemoryError, RuntimeError)
+    assert torch.ones(2, device="xpu").sum().item() == 2.0  # the device still works
+
+
 def test_memory_stats_as_nested_dict_nests_the_dotted_keys():
     x = torch.empty(1000, device="xpu")
     flat = torch.xpu.memory_stats()

@@ -288,16 +288,33 @@ def contiguous_nbytes(shape: tuple[int, ...], itemsize: int) -> int:
     return n
 
 
+def _size_text(nbytes: int) -> str:
+    """``nbytes`` as PyTorch's allocator messages write it (``20.00 MiB``)."""
+    size, unit = float(nbytes), "bytes"
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if size < 1024 or unit == "EiB":
+            break
+        size /= 1024
+    return f"{nbytes} bytes" if unit == "bytes" else f"{size:.2f} {unit}"
+
+
 def allocate_handle(runtime: Any, nbytes: int, dev: _device) -> Any:
     """``runtime``'s allocation of ``nbytes``; running out of memory is a RuntimeError, as in
-    PyTorch, whatever the allocator raised."""
+    PyTorch, whatever the allocator raised: on an accelerator ``torch.OutOfMemoryError`` saying
+    "out of memory" (programs catch it, or test the text, to retry with smaller batches)."""
     try:
         if nbytes > _STORAGE_MAX:
             raise MemoryError(nbytes)
         return runtime.allocator.allocate(nbytes, dev.index or 0)
     except MemoryError as exc:
-        raise RuntimeError(f"{dev.type}: can't allocate memory: you tried to allocate {nbytes} "
-                           "bytes.") from exc
+        detail = f"can't allocate memory: you tried to allocate {nbytes} bytes."
+        if dev.type == "cpu":
+            raise RuntimeError(f"cpu: {detail}") from exc
+        from .._device_placeholder import OutOfMemoryError
+
+        raise OutOfMemoryError(f"{dev.type.upper()} out of memory. Tried to allocate "
+                               f"{_size_text(nbytes)} on {dev.type}:{dev.index or 0} "
+                               f"({detail})") from exc
 
 
 def read_bytes(storage: UntypedStorage, offset: int, nbytes: int) -> np.ndarray:
