@@ -378,3 +378,44 @@ def test_backward_twice_through_a_compiled_graph_says_why():
     torch.testing.assert_close(x.grad, torch.full((2,), 2.0))
     with pytest.raises(RuntimeError, match="second time"):
         loss.backward()
+
+
+# -- settings programs write -------------------------------------------------------------------
+
+
+def test_fullgraph_allows_item_and_nonzero_when_pytorch_would_capture_them():
+    def scaled(x):
+        return x * x.sum().item()
+
+    def nonzero(x):
+        return torch.nonzero(x)
+
+    x = torch.tensor([0.0, 1.0, 2.0])
+    for fn, setting in ((scaled, "capture_scalar_outputs"),
+                        (nonzero, "capture_dynamic_output_shape_ops")):
+        torch._dynamo.reset()
+        with pytest.raises(torch._dynamo.exc.Unsupported):
+            torch.compile(fn, fullgraph=True, backend="eager")(x)
+        torch._dynamo.reset()
+        with torch._dynamo.config.patch(setting, True):
+            got = torch.compile(fn, fullgraph=True, backend="eager")(x)
+        torch.testing.assert_close(got, fn(x))
+
+
+def test_inductor_settings_that_programs_write():
+    import torch._inductor.config as inductor_config
+
+    inductor_config.coordinate_descent_tuning = True
+    inductor_config.triton.unique_kernel_names = True
+    inductor_config.fx_graph_cache = True
+    try:
+        with inductor_config.patch({"triton.cudagraphs": True, "max_autotune": True}):
+            assert inductor_config.triton.cudagraphs and inductor_config.max_autotune
+            got = torch.compile(lambda x: x.relu() + 1)(torch.tensor([-1.0, 2.0]))
+        assert not inductor_config.triton.cudagraphs and not inductor_config.max_autotune
+        assert got.tolist() == [1.0, 3.0]
+        with pytest.raises(AttributeError, match="no option"):
+            inductor_config.patch(no_such_setting=1).__enter__()
+    finally:
+        inductor_config.coordinate_descent_tuning = False
+        inductor_config.triton.unique_kernel_names = False

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch._core import config as _core_config
 from torch._core.tensor import Tensor
-from torch._dynamo import _cache, _log, _plans
+from torch._dynamo import _cache, _log, _plans, config as _dynamo_config
 from torch._dynamo._lazy import LazyTensor, become
 from torch._dynamo.exc import Unsupported
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
@@ -52,6 +52,12 @@ _READ_METHODS = frozenset((
     "item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__", "__complex__",
     "__array__", "__dlpack__", "__format__", "data_ptr", "is_nonzero", "equal", "allclose",
 ))
+# reads PyTorch captures as symbolic scalars with config.capture_scalar_outputs, and the
+# fake run's errors of ops whose output size depends on data, which it captures with
+# config.capture_dynamic_output_shape_ops: breaks here still, but fullgraph=True allows them
+_SCALAR_OUTPUTS = frozenset(("item", "__float__", "__int__", "__index__"))
+_DYNAMIC_OUTPUT_ERRORS = frozenset(("DynamicOutputShapeException",
+                                    "DataDependentOutputException"))
 # global functions with side effects on state the graph's ops read: break, then run
 _BREAK_FUNCTIONS = ("manual_seed", "seed", "get_rng_state", "set_rng_state", "set_default_dtype",
                     "set_default_device", "use_deterministic_algorithms")
@@ -345,15 +351,17 @@ class Capture:
             self._names = self._arg_names()
         return self._names
 
-    def flush(self, reason: str | None = None) -> None:
+    def flush(self, reason: str | None = None, captured_in_pytorch: bool = False) -> None:
         """Compile (or find) and run the current recording; start a new one. With a
-        ``reason``, this is a graph break at the user's current source line."""
+        ``reason``, this is a graph break at the user's current source line.
+        ``captured_in_pytorch``: a break PyTorch would not make under the settings in
+        force (``config.capture_scalar_outputs``...): ``fullgraph=True`` lets it pass."""
         recording = self.recording
         facts = self.replay_facts
         if reason is not None:
             facts.breaks += 1
             where = user_source_line()
-            if self.fullgraph:
+            if self.fullgraph and not captured_in_pytorch:
                 raise Unsupported(f"graph break (fullgraph=True): {reason}\n  at {where}")
             _cache.counters["graph_break"][reason] += 1
             self.frame.record_break(reason, where)
@@ -383,9 +391,10 @@ class Capture:
                 return True
         return False
 
-    def eager(self, func: Callable[..., Any], args: Any, kwargs: Any, reason: str) -> Any:
+    def eager(self, func: Callable[..., Any], args: Any, kwargs: Any, reason: str,
+              captured_in_pytorch: bool = False) -> Any:
         """A graph break: flush, then run ``func`` eagerly on real tensors."""
-        self.flush(reason)
+        self.flush(reason, captured_in_pytorch)
         if any(isinstance(t, FakeTensor) for t in _tensors_in((args, kwargs))):
             # a tensor the capture does not know (made below it): it cannot become real
             raise Unsupported(f"{reason}; and a tensor made outside graph capture's view "
@@ -426,8 +435,12 @@ class Capture:
             except Exception as exc:  # any failure: the real call decides
                 recording.forget_inputs(known_inputs)
                 qual = getattr(func, "__name__", repr(func))
+                # (PyTorch captures an op of data-dependent output size when asked to)
+                dynamic_output = type(exc).__name__ in _DYNAMIC_OUTPUT_ERRORS and \
+                    _dynamo_config.capture_dynamic_output_shape_ops
                 return self.eager(func, args, kwargs, f"{qual}() cannot run on metadata only "
-                                  f"({type(exc).__name__}: {exc})".split("\n")[0])
+                                  f"({type(exc).__name__}: {exc})".split("\n")[0],
+                                  dynamic_output)
             finally:
                 recording.in_fake_run = False
             if found is not None and _plans.layouts(found[1]) == layouts:
@@ -576,7 +589,8 @@ class CaptureMode(TorchFunctionMode):
                 with _suspended():
                     return func(*args, **kwargs)
             return capture.eager(func, args, kwargs, f"Tensor.{name}() needs the tensor's "
-                                 "data or changes it outside the graph")
+                                 "data or changes it outside the graph",
+                                 name in _SCALAR_OUTPUTS and _dynamo_config.capture_scalar_outputs)
         if name == "__iter__" and args and isinstance(args[0], Tensor):
             return iter(self.__torch_function__(Tensor.unbind, types, (args[0],), {}))
         return capture.defer(func, name, args, kwargs)

@@ -60,3 +60,108 @@ def resolved_cache_dir() -> str:
     if env:
         return env
     return os.path.join(os.path.expanduser("~"), ".cache", "plait", "inductor")
+
+
+# -- PyTorch's settings that programs set (gpt-fast, nanoGPT, tutorials) ----------------------
+# Kept so such programs run; this code generator reads none of them (it has no Triton, no
+# autotuner and no graph cache of its own to tune): the rows say what each would change.
+
+#: Autotune tile sizes by coordinate descent (Triton kernels).
+coordinate_descent_tuning: bool = False
+#: Cache compiled FX graphs on disk (here the AOT cache and the kernel cache always are).
+fx_graph_cache: bool = True
+#: Fold parameters into constants for inference graphs.
+freezing: bool = False
+#: Benchmark kernel choices (``mode="max-autotune"`` sets the same).
+max_autotune: bool = False
+max_autotune_gemm: bool = False
+max_autotune_pointwise: bool = False
+#: Fuse pointwise epilogues into matmul templates.
+epilogue_fusion: bool = True
+#: Pad matmul shapes to aligned sizes.
+shape_padding: bool = True
+#: Fuse int8 matmuls with the scale multiply after them.
+force_fuse_int_mm_with_mul: bool = False
+use_mixed_mm: bool = True
+#: Generated random numbers as eager's (here they are eager's: random ops stay calls).
+fallback_random: bool = False
+aggressive_fusion: bool = False
+permute_fusion: bool = False
+split_reductions: bool = True
+layout_optimization: bool = True
+size_asserts: bool = True
+debug: bool = False
+benchmark_kernel: bool = False
+compile_threads: int = 1
+emulate_precision_casts: bool = False
+
+
+class _Namespace:
+    """A group of settings (``config.triton.cudagraphs``); settings may be added."""
+
+    def __init__(self, **settings: object) -> None:
+        self.__dict__.update(settings)
+
+    def __repr__(self) -> str:
+        return f"namespace({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
+
+
+#: Triton (GPU kernels PyTorch generates; CUDA C++ through NVRTC here).
+triton = _Namespace(cudagraphs=False, cudagraph_trees=True, unique_kernel_names=False,
+                    descriptive_names="original_aten", max_tiles=2, autotune_pointwise=True,
+                    use_block_ptr=False)
+#: The CPU C++ generator.
+cpp = _Namespace(threads=-1, simdlen=None, dynamic_threads=False, enable_kernel_profile=False,
+                 fallback_scatter_reduce_sum=True)
+#: Debug traces of compiled graphs.
+trace = _Namespace(enabled=False, debug_log=False, info_log=False, graph_diagram=False)
+#: Ahead-of-time compiled packages.
+aot_inductor = _Namespace(output_path="", debug_compile=False)
+
+
+def _setting_owner(name: str) -> tuple[object, str]:
+    """(the module or namespace holding the dotted setting ``name``, its last part)."""
+    import sys
+
+    owner: object = sys.modules[__name__]
+    *path, last = name.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    if not hasattr(owner, last):
+        raise AttributeError(f"torch._inductor.config has no option {name!r}")
+    return owner, last
+
+
+class patch:  # (PyTorch's name: a class used as a function)
+    """Set settings for a block or a function: ``with config.patch(max_autotune=True):``,
+    ``config.patch({"triton.cudagraphs": False})`` or ``config.patch("debug", True)``."""
+
+    def __init__(self, arg1: str | dict[str, object] | None = None, arg2: object = None,
+                 **changes: object) -> None:
+        if isinstance(arg1, str):
+            changes[arg1] = arg2
+        elif isinstance(arg1, dict):
+            changes.update(arg1)
+        self.changes = changes
+        self.saved: list[tuple[object, str, object]] = []
+
+    def __enter__(self) -> None:
+        for name, value in self.changes.items():
+            owner, last = _setting_owner(name)
+            self.saved.append((owner, last, getattr(owner, last)))
+            setattr(owner, last, value)
+
+    def __exit__(self, *exc: object) -> None:
+        while self.saved:
+            owner, last, value = self.saved.pop()
+            setattr(owner, last, value)
+
+    def __call__(self, fn: object) -> object:
+        import functools
+
+        @functools.wraps(fn)  # type: ignore[arg-type]
+        def patched(*args: object, **kwargs: object) -> object:
+            with patch(**self.changes):
+                return fn(*args, **kwargs)  # type: ignore[operator]
+
+        return patched
