@@ -316,6 +316,18 @@ namespace {
 template <class T>
 void linear_typed(int64_t rows, int64_t k, int64_t n, T* out, const T* x, const T* w,
                   const T* bias) {
+  if constexpr (std::is_same_v<T, float>) {
+    // The packed kernels write the bias into each tile of the output as they reach it (on
+    // the thread that owns the tile, while it is in L1) instead of a serial pass over the
+    // whole output before the product; the same bits.
+    if (bias != nullptr && k > 0 && blas::detail::packed_sgemm_available()) {
+      using blas::detail::MatView;
+      blas::detail::packed_sgemm(MatView<const float>{x, rows, k, k, 1},
+                                 MatView<const float>{w, k, n, 1, k},
+                                 MatView<float>{out, rows, n, n, 1}, 1.0f, 0.0f, true, bias);
+      return;
+    }
+  }
   if (bias != nullptr) {  // the bias in every row, then the product added onto it (beta 1)
     for (int64_t i = 0; i < rows; ++i) std::memcpy(out + i * n, bias, sizeof(T) * n);
   }

@@ -110,11 +110,14 @@ void native_gemm(const MatView<const T>& a, const MatView<const T>& b, const Mat
 // CPU has AVX2 and FMA (and PLAIT_CPU_VECTOR_BYTES does not ask for 16-byte vectors).
 bool packed_sgemm_available();
 
-// C = alpha * A @ B + beta * C for any strides; `threaded`: over the pool's threads (one packed
-// copy of B shared by all), else on the calling thread. Results do not depend on the thread
+// C = alpha * A @ B + beta * C for any strides; `threaded`: over the pool's threads (each
+// packing what its region of C reads), else on the calling thread. With `bias` (n floats;
+// beta is then ignored), C = alpha * A @ B + bias broadcast over the rows, with the bits of
+// filling C with the bias first and calling with beta 1. Results do not depend on the thread
 // count. Requires packed_sgemm_available() (else runs the native kernel).
 void packed_sgemm(const MatView<const float>& a, const MatView<const float>& b,
-                  const MatView<float>& c, float alpha, float beta, bool threaded);
+                  const MatView<float>& c, float alpha, float beta, bool threaded,
+                  const float* bias = nullptr);
 
 // One tile, single-threaded: BLAS (copying operands BLAS cannot take as they are) or native.
 template <class T>

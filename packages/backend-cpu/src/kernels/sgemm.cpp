@@ -77,19 +77,6 @@ std::atomic<bool> g_packed_disabled{false};
 
 #if defined(PLAIT_PACKED_SGEMM)
 
-// Asks for the C tile a kernel will add onto (beta != 0) while the kernel runs its kc
-// multiply-adds: a large product's C block (m rows x kNC columns) leaves L2 between slabs, and
-// loading the tile only at the end stalled on every row's lines.
-template <int kRows, int kCols>
-inline void prefetch_tile(const float* c, int64_t ldc) {
-#pragma GCC unroll 12
-  for (int r = 0; r < kRows; ++r) {
-    const char* row = reinterpret_cast<const char*>(c + r * ldc);
-    for (int byte = 0; byte < kCols * 4; byte += 64) _mm_prefetch(row + byte, _MM_HINT_T0);
-    _mm_prefetch(row + kCols * 4 - 1, _MM_HINT_T0);  // the last line of an unaligned row
-  }
-}
-
 // 12 x 32: 24 accumulators, two B vectors and a broadcast use 27 of the 32 registers.
 template <bool kRowsA, int kRows>
 __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const float* ap,
@@ -97,7 +84,6 @@ __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const floa
                                                            float* c, int64_t ldc, float alpha,
                                                            float beta) {
   constexpr int kPanelRows = 12;
-  if (beta != 0.0f) prefetch_tile<kRows, 32>(c, ldc);
   __m512 acc0[kRows], acc1[kRows];
 #pragma GCC unroll 12
   for (int r = 0; r < kRows; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
@@ -138,7 +124,6 @@ __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap
                                                      const float* bp, int64_t ldb, float* c,
                                                      int64_t ldc, float alpha, float beta) {
   constexpr int kPanelRows = 6;
-  if (beta != 0.0f) prefetch_tile<kRows, 16>(c, ldc);
   __m256 acc0[kRows], acc1[kRows];
 #pragma GCC unroll 6
   for (int r = 0; r < kRows; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
@@ -378,18 +363,41 @@ void pack_a_block(const MatView<const float>& a, int64_t i0, int64_t mc, int64_t
 // linear layer spent half its time packing B).
 constexpr int64_t kDirectRows = 48;
 
+// c's h x w tile at `ct` = `row` (w floats) in every row: whole panel rows by fixed-size
+// vector moves.
+void fill_rows(float* ct, const MatView<float>& c, int64_t h, int64_t w, int64_t nr,
+               const float* row) {
+  for (int64_t r = 0; r < h; ++r) {
+    float* dst = ct + r * c.rs;
+    if (c.cs == 1 && w == nr) {
+      if (nr == 32) {
+        copy_row<32>(dst, row);
+      } else {
+        copy_row<16>(dst, row);
+      }
+    } else {
+      for (int64_t j = 0; j < w; ++j) dst[j * c.cs] = row[j];
+    }
+  }
+}
+
 // One packed A block (mc rows, one slab of depth kc) times nc columns of B: every tile of
 // c[ic : ic + mc, jc : jc + nc] gets alpha * (its sum over the slab) + beta * c. B panel jp
 // (of nr columns) is read at b_panel(jp) with row stride ldb(jp). A tile of fewer than MR
 // rows runs the kernel instance for its height; one of fewer than NR columns (or a strided
 // C) sums into `edge` and is then stored with the kernel's own arithmetic, so a tile's values
 // never depend on where it lies.
+//
+// With `bias` (the first slab of a product with a bias, beta 0), each tile's rows are first
+// set to bias[jc + j] and the kernel adds onto them (beta 1): the tile is filled while it is
+// in L1, on the thread that owns it, with the arithmetic of filling C before the product.
 template <class PanelAt>
 void multiply_block(const Isa& cpu, bool rows_a, const float* apack, int64_t mc, int64_t kc,
                     int64_t nc, PanelAt panel_at, const MatView<float>& c, int64_t ic,
-                    int64_t jc, float alpha, float beta) {
+                    int64_t jc, float alpha, float beta, const float* bias) {
   const int64_t mr = cpu.mr, nr = cpu.nr;
   const KernelFn* kernels = rows_a ? cpu.rows_kernels : cpu.columns_kernels;
+  if (bias != nullptr) beta = 1.0f;
   alignas(64) float edge[kMaxMR * 32];
   for (int64_t ip = 0; ip < mc; ip += mr) {
     const float* ap = apack + ip * kKC;
@@ -400,6 +408,7 @@ void multiply_block(const Isa& cpu, bool rows_a, const float* apack, int64_t mc,
       const float* bp = panel_at(jp, ldb);
       const int64_t w = std::min(nr, nc - jp);
       float* ct = c.data + (ic + ip) * c.rs + (jc + jp) * c.cs;
+      if (bias != nullptr) fill_rows(ct, c, h, w, nr, bias + jc + jp);
       if (w == nr && c.cs == 1) {
         kernel(kc, ap, bp, ldb, ct, c.rs, alpha, beta);
         continue;
@@ -422,7 +431,7 @@ void multiply_block(const Isa& cpu, bool rows_a, const float* apack, int64_t mc,
 // kernel pairs with every B panel of the block.
 void product_region(const MatView<const float>& a, const MatView<const float>& b,
                     const MatView<float>& c, const Isa& cpu, int64_t i0, int64_t i1, int64_t j0,
-                    int64_t j1, float alpha, float beta) {
+                    int64_t j1, float alpha, float beta, const float* bias) {
   const int64_t mr = cpu.mr, nr = cpu.nr, k = a.cols;
   const bool rows_a = rows_layout(a);
   // Whole panels of a row-major B are read in place when few rows use them; a last partial
@@ -447,7 +456,8 @@ void product_region(const MatView<const float>& a, const MatView<const float>& b
       for (int64_t ic = i0; ic < i1; ic += kMC) {
         const int64_t mc = std::min(kMC, i1 - ic);
         pack_a_block(a, ic, mc, p0, kc, mr, apack);
-        multiply_block(cpu, rows_a, apack, mc, kc, nc, panel_at, c, ic, jc, alpha, slab_beta);
+        multiply_block(cpu, rows_a, apack, mc, kc, nc, panel_at, c, ic, jc, alpha, slab_beta,
+                       p0 == 0 ? bias : nullptr);
       }
     }
   }
@@ -496,11 +506,18 @@ bool packed_sgemm_available() {
 }
 
 void packed_sgemm(const MatView<const float>& a, const MatView<const float>& b,
-                  const MatView<float>& c, float alpha, float beta, bool threaded) {
+                  const MatView<float>& c, float alpha, float beta, bool threaded,
+                  const float* bias) {
   const Isa& cpu = isa();
   const int64_t m = c.rows, n = c.cols, k = a.cols;
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || cpu.rows_kernels[0] == nullptr) {  // an empty sum, or no kernel: the native product
+    if (bias != nullptr) {  // C = bias in every row, then the product added onto it
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) c.data[i * c.rs + j * c.cs] = bias[j];
+      }
+      beta = 1.0f;
+    }
     native_gemm<float>(a, b, c, alpha, beta);
     return;
   }
@@ -514,7 +531,7 @@ void packed_sgemm(const MatView<const float>& a, const MatView<const float>& b,
       const int64_t i1 = group_edge(rg + 1, grid.row_groups, m, cpu.mr);
       const int64_t j0 = group_edge(cg, grid.col_groups, n, cpu.nr);
       const int64_t j1 = group_edge(cg + 1, grid.col_groups, n, cpu.nr);
-      if (i0 < i1 && j0 < j1) product_region(a, b, c, cpu, i0, i1, j0, j1, alpha, beta);
+      if (i0 < i1 && j0 < j1) product_region(a, b, c, cpu, i0, i1, j0, j1, alpha, beta, bias);
     }
   };
   if (regions > 1) {
