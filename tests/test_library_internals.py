@@ -359,3 +359,41 @@ def test_relu_backward_is_threshold_backward_under_a_mode() -> None:
     assert "threshold_backward" in seen and "where" not in seen
     # no gradient where the result is <= 0 (0 included); a NaN passes the gradient on
     assert x.grad.tolist() == [0.0, 0.0, 7.0, 8.0]
+
+
+# -- autograd hooks ----------------------------------------------------------------------------
+
+
+def test_multi_grad_hook_all_sees_each_pass_once() -> None:
+    a, b, c = (torch.ones(2, requires_grad=True) for _ in range(3))
+    seen = []
+    handle = torch.autograd.graph.register_multi_grad_hook(
+        (a, b, c), lambda grads: seen.append([None if g is None else g.tolist() for g in grads]))
+    (a * 2 + b).sum().backward()
+    (a * 3).sum().backward()  # b and c take no part: None for them
+    assert seen == [[[2.0, 2.0], [1.0, 1.0], None], [[3.0, 3.0], None, None]]
+    handle.remove()
+    (a * 4).sum().backward()
+    assert len(seen) == 2
+
+
+def test_multi_grad_hook_any_sees_the_first_gradient() -> None:
+    a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    seen = []
+    torch.autograd.graph.register_multi_grad_hook((a, b), lambda g: seen.append(g.tolist()),
+                                                  mode="any")
+    (a * 2 + b * 5).sum().backward()
+    assert len(seen) == 1 and seen[0] in ([2.0, 2.0], [5.0, 5.0])
+    with pytest.raises(ValueError, match="mode"):
+        torch.autograd.graph.register_multi_grad_hook((a,), print, mode="some")
+
+
+def test_leaf_hooks_run_for_autograd_grad() -> None:
+    b, c = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    calls = []
+    b.register_hook(lambda g: calls.append(g.tolist()) or g * 10)
+    c.register_hook(lambda g: calls.append("c"))
+    (grad,) = torch.autograd.grad((b * c * 3).sum(), [b])
+    assert calls == [[3.0, 3.0]]  # c is no input: its hook does not run
+    assert grad.tolist() == [30.0, 30.0]  # the hook's replacement is the result
+    assert b.grad is None

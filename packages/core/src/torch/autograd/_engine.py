@@ -24,6 +24,38 @@ _callbacks: list[Any] = []
 _getrefcount = sys.getrefcount  # (a storage's references: the tensors sharing it, plus one)
 
 
+class _Task:
+    """The backward pass running (innermost last in ``_tasks``): its id and the nodes it
+    will run (those it reaches: the roots ``starts`` and the keys of ``deps``; ``needed``:
+    None, or the subset that autograd.grad runs)."""
+
+    __slots__ = ("deps", "id", "needed", "starts")
+
+    def __init__(self, task_id: int, starts: Any, deps: Any, needed: Any) -> None:
+        self.id = task_id
+        self.starts = starts
+        self.deps = deps
+        self.needed = needed
+
+
+_tasks: list[_Task] = []
+_task_ids = iter(range(1, sys.maxsize))
+
+
+def current_graph_task_id() -> int:
+    """The id of the backward pass running on this call stack, or -1 outside one."""
+    return _tasks[-1].id if _tasks else -1
+
+
+def will_execute(node: Node) -> bool:
+    """Whether the running backward pass will run ``node`` (False outside one)."""
+    if not _tasks:
+        return False
+    task = _tasks[-1]
+    return ((node in task.deps or node in task.starts)
+            and (task.needed is None or node in task.needed or node._is_accumulator))
+
+
 def queue_callback(fn: Any) -> None:
     """Run ``fn()`` once the current backward pass has finished (data-parallel bucketing)."""
     _callbacks.append(fn)
@@ -135,6 +167,7 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
     anomaly = _config.state.anomaly
     pop, push = heapq.heappop, heapq.heappush
     prev = _config.set_grad_state(create_graph)
+    _tasks.append(_Task(next(_task_ids), starts, deps, needed))
     try:
         while ready:
             _, node, buf = pop(ready)
@@ -149,9 +182,11 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                 if capture:
                     wanted = capture.get(node)
                     if wanted is not None:
+                        # the leaf's own hooks see its gradient (autograd.grad too) once
+                        buf[0] = _leaf_hooked(node, buf[0])
                         _capture(wanted, buf, results)
                         if accumulate:
-                            _accumulate(node, buf[0], create_graph)
+                            _accumulate(node, buf[0], create_graph, hooked=True)
                 elif accumulate:
                     _accumulate(node, buf[0], create_graph)
                 continue
@@ -223,6 +258,7 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
                 push(ready, (-nxt._seq, nxt, nbuf))
     finally:
         _config.set_grad_state(prev)
+        _tasks.pop()
     while _callbacks:
         _callbacks.pop(0)()
     return results
@@ -347,13 +383,28 @@ def _empty_like(t: Any, dtype: Any) -> Any:
     return empty_like(t, dtype=dtype)
 
 
-def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool) -> None:
+def _leaf_hooked(node: AccumulateGrad, grad: Any) -> Any:
+    """``grad`` after the hooks registered on the leaf of ``node`` (each may replace it)."""
+    var = node._keep if node._keep is not None else node._variable()
+    if grad is None or var is None:
+        return grad
+    hooks = var.__dict__.get("_leaf_hooks")
+    if hooks:
+        for hook in list(hooks.values()):
+            new = hook(grad)
+            if new is not None:
+                grad = new
+    return grad
+
+
+def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool,
+                hooked: bool = False) -> None:
     var = node._keep  # (AccumulateGrad.variable, without the property's call)
     if var is None:
         var = node._variable()
     if grad is None or var is None:  # no gradient, or a leaf nobody can see any more
         return
-    hooks = var.__dict__.get("_leaf_hooks")
+    hooks = None if hooked else var.__dict__.get("_leaf_hooks")
     if hooks:
         for hook in list(hooks.values()):
             new = hook(grad)

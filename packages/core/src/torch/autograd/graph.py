@@ -13,13 +13,13 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._core.tensor import Tensor
 from ._handles import RemovableHandle
 
-__all__ = ["Node", "saved_tensors_hooks", "save_on_cpu"]
+__all__ = ["Node", "register_multi_grad_hook", "saved_tensors_hooks", "save_on_cpu"]
 
 _seq = itertools.count()
 _local = threading.local()
@@ -358,3 +358,74 @@ class save_on_cpu(saved_tensors_hooks):
             return t.to(device)
 
         super().__init__(pack, unpack)
+
+
+class _MultiHandle:
+    """The handle of :func:`register_multi_grad_hook`: removes every tensor's hook."""
+
+    def __init__(self, handles: list[Any]) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        """Unregister the hook from every tensor."""
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self) -> _MultiHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable[..., Any], *,
+                             mode: str = "all") -> _MultiHandle:
+    """A hook over several tensors' gradients, once per backward pass.
+
+    ``mode="all"``: ``fn(grads)`` once the gradients of every tensor that this backward pass
+    computes are there (``grads`` has one entry per tensor, None for a tensor the pass does not
+    reach). ``mode="any"``: ``fn(grad)`` with the first of their gradients the pass computes.
+
+    :raises ValueError: an unknown ``mode``.
+    """
+    from . import _engine
+    from ._nodes import edge_of
+
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    count = len(tensors)
+    state: dict[str, Any] = {"task": None}
+
+    if mode == "any":
+        def any_hook(grad: Tensor) -> None:
+            task = _engine.current_graph_task_id()
+            if state["task"] != task:
+                state["task"] = task
+                fn(grad)
+
+        return _MultiHandle([t.register_hook(any_hook) for t in tensors
+                             if t.requires_grad])
+
+    def fire() -> None:
+        if not state["fired"]:
+            state["fired"] = True
+            fn(tuple(state["grads"]))
+
+    def make_hook(index: int) -> Callable[[Tensor], None]:
+        def hook(grad: Tensor) -> None:
+            task = _engine.current_graph_task_id()
+            if state["task"] != task:  # this pass's first gradient among them
+                state.update(task=task, grads=[None] * count, got=0, fired=False)
+                state["expected"] = sum(
+                    1 for t in tensors if t.requires_grad and _engine.will_execute(edge_of(t)[0]))
+                _engine.queue_callback(fire)  # (at the pass's end, if not all came)
+            if state["grads"][index] is None:
+                state["got"] += 1
+            state["grads"][index] = grad
+            if state["got"] >= state["expected"]:
+                fire()
+        return hook
+
+    return _MultiHandle([t.register_hook(make_hook(i)) for i, t in enumerate(tensors)
+                         if t.requires_grad])
