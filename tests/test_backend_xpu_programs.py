@@ -184,3 +184,33 @@ def test_first_builds_print_nothing_on_stderr(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["7", "[7,", "-1,", "7]", "[3,", "3,", "7]"]
     assert done.stderr == ""
+
+
+# -- optimizers --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line_search", [None, "strong_wolfe"])
+def test_lbfgs_on_xpu_solves_least_squares_without_warnings(line_search):
+    # float() of the closure's loss happens outside grad mode, as in PyTorch: no "Converting a
+    # tensor with requires_grad=True to a scalar" warning from the optimizer's own lines
+    a = np.cos(np.arange(24.0)).reshape(8, 3)
+    b = np.sin(np.arange(8.0))
+    w = torch.zeros(3, device="xpu", dtype=torch.float64, requires_grad=True)
+    ta, tb = torch.tensor(a, device="xpu"), torch.tensor(b, device="xpu")
+    opt = torch.optim.LBFGS([w], lr=1, max_iter=100, tolerance_grad=1e-12,
+                            tolerance_change=1e-16, line_search_fn=line_search)
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        loss = ((ta @ w - tb) ** 2).sum()
+        loss.backward()
+        return loss
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            opt.step(closure)
+    expected = np.linalg.lstsq(a, b, rcond=None)[0]
+    np.testing.assert_allclose(w.detach().cpu().numpy(), expected, rtol=1e-6, atol=1e-8)

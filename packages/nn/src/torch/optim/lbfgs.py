@@ -183,7 +183,8 @@ class LBFGS(Optimizer):
         """Loss and flat gradient at ``x + t d``; the parameters are restored to ``x``."""
         self._add_grad(t, d)
         with torch.enable_grad():
-            loss = float(closure())
+            value = closure()
+        loss = float(value)  # outside grad mode, as PyTorch's: float() of it does not warn
         flat_grad = self._gather_flat_grad()
         self._set_param(x)
         return loss, flat_grad
@@ -298,7 +299,8 @@ class LBFGS(Optimizer):
                 if n_iter != max_iter:
                     # Re-evaluate only when another iteration will use it.
                     with torch.enable_grad():
-                        loss = float(closure())
+                        value = closure()
+                    loss = float(value)
                     flat_grad = self._gather_flat_grad()
                     opt_cond = float(flat_grad.abs().max()) <= tolerance_grad
                     ls_evals = 1
