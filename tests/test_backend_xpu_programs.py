@@ -214,3 +214,46 @@ def test_lbfgs_on_xpu_solves_least_squares_without_warnings(line_search):
             opt.step(closure)
     expected = np.linalg.lstsq(a, b, rcond=None)[0]
     np.testing.assert_allclose(w.detach().cpu().numpy(), expected, rtol=1e-6, atol=1e-8)
+
+
+def _count_host_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A one-element list counting the device-to-host reads from now on (each waits for the
+    device's queue)."""
+    from plait_backend_xpu import memory
+
+    reads = [0]
+    original = memory.DeviceCopier.to_host
+
+    def counting(self: object, *args: object) -> None:
+        reads[0] += 1
+        original(self, *args)
+
+    monkeypatch.setattr(memory.DeviceCopier, "to_host", counting)
+    return reads
+
+
+def test_grad_scaler_checks_gradients_on_the_device(monkeypatch):
+    model = torch.nn.Sequential(*(torch.nn.Linear(4, 4) for _ in range(5))).to("xpu")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("xpu", init_scale=8.0)
+    x = torch.ones(2, 4, device="xpu")
+    model(x).sum().backward()
+    reads = _count_host_reads(monkeypatch)
+    scaler.unscale_(opt)
+    assert reads[0] == 0  # was one read per parameter (10 here)
+    assert len(list(model.parameters())) == 10
+    before = [p.detach().cpu().clone() for p in model.parameters()]
+    scaler.step(opt)
+    scaler.update()
+    assert any(not torch.equal(b, p.detach().cpu()) for b, p in zip(before, model.parameters()))
+    assert scaler.get_scale() == 8.0  # no overflow, growth_interval not reached
+    # one gradient with an inf: the step is skipped and the scale backs off (x 0.5)
+    opt.zero_grad()
+    model(x).sum().backward()
+    with torch.no_grad():
+        model[3].bias.grad[1] = float("inf")
+    before = [p.detach().cpu().clone() for p in model.parameters()]
+    scaler.step(opt)
+    scaler.update()
+    assert all(torch.equal(b, p.detach().cpu()) for b, p in zip(before, model.parameters()))
+    assert scaler.get_scale() == 4.0

@@ -105,8 +105,11 @@ class GradScaler:
                     flag = per_device.get(p.grad.device)
                     if flag is None:
                         flag = per_device[p.grad.device] = torch.zeros((), device=p.grad.device)
-                    if not bool(torch.isfinite(p.grad).all()):
-                        flag.fill_(1.0)
+                    # counted on the device: reading each gradient's check on the host waited
+                    # for the device's queue once per parameter (PyTorch reads once, in step)
+                    flag.add_(torch.isfinite(p.grad).all().logical_not())
+            for flag in per_device.values():
+                flag.clamp_(max=1.0)  # PyTorch's flag: 1.0 after an overflow, else 0.0
         state["stage"] = OptState.UNSCALED
 
     def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
