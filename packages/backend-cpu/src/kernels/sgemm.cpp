@@ -476,19 +476,23 @@ Grid make_grid(int64_t m, int64_t n, int64_t k, const Isa& cpu, int threads) {
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   int64_t parts = std::min<int64_t>(threads, static_cast<int64_t>(work / kMinThreadWork));
   // Every region at least one register tile wide in the dimensions it splits.
-  parts = std::min(parts, ceil_div(m, cpu.mr) * ceil_div(n, cpu.nr));
-  if (parts <= 1) return grid;
+  const int64_t row_tiles = ceil_div(m, cpu.mr), col_tiles = ceil_div(n, cpu.nr);
+  parts = std::min(parts, row_tiles * col_tiles);
   // Of the grids with `parts` regions, the one that packs the least: B is packed once per row
-  // group (r * k * n floats), A once per column group (c * m * k).
-  double least = -1;
-  for (int64_t r = 1; r <= parts; ++r) {
-    const int64_t cols = parts / r;
-    if (r * cols != parts || r > ceil_div(m, cpu.mr) || cols > ceil_div(n, cpu.nr)) continue;
-    const double packed = static_cast<double>(r) * n + static_cast<double>(cols) * m;
-    if (least < 0 || packed < least) {
-      least = packed;
-      grid = {r, cols};
+  // group (r * k * n floats), A once per column group (c * m * k). When no grid of `parts`
+  // regions fits the tiles, one region fewer.
+  for (; parts > 1; --parts) {
+    double least = -1;
+    for (int64_t r = 1; r <= parts; ++r) {
+      const int64_t cols = parts / r;
+      if (r * cols != parts || r > row_tiles || cols > col_tiles) continue;
+      const double packed = static_cast<double>(r) * n + static_cast<double>(cols) * m;
+      if (least < 0 || packed < least) {
+        least = packed;
+        grid = {r, cols};
+      }
     }
+    if (least >= 0) break;
   }
   return grid;
 }
