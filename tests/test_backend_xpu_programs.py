@@ -257,3 +257,23 @@ def test_grad_scaler_checks_gradients_on_the_device(monkeypatch):
     scaler.update()
     assert all(torch.equal(b, p.detach().cpu()) for b, p in zip(before, model.parameters()))
     assert scaler.get_scale() == 4.0
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
+def test_interpolate_runs_without_host_reads(monkeypatch, mode):
+    # the positions upsampling builds are in range: no index range check reading them back
+    # (a bilinear forward waited for the queue 8 times, its backward 4)
+    base = np.sin(np.arange(2 * 3 * 4 * 5.0)).reshape(2, 3, 4, 5).astype(np.float32)
+    x = torch.tensor(base, device="xpu", requires_grad=True)
+    reads = _count_host_reads(monkeypatch)
+    y = F.interpolate(x, size=(8, 10), mode=mode)
+    y.backward(torch.ones_like(y))
+    assert reads[0] == 0
+    monkeypatch.undo()
+    if mode == "nearest":  # size doubled: each input pixel is read by a 2 x 2 block
+        expected = base.repeat(2, axis=2).repeat(2, axis=3)
+        np.testing.assert_array_equal(y.detach().cpu().numpy(), expected)
+        np.testing.assert_array_equal(x.grad.cpu().numpy(), np.full(base.shape, 4.0))
+    else:  # half-pixel centres: each dim's weights sum to 2 per input pixel when doubled
+        assert y.shape == (2, 3, 8, 10)
+        np.testing.assert_allclose(x.grad.cpu().numpy(), np.full(base.shape, 4.0), rtol=1e-6)

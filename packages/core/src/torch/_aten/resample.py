@@ -25,7 +25,7 @@ from typing import Any
 
 from .._core import dispatch as _dispatch, dtype as _dtype
 from .._core.tensor import Tensor
-from . import factories as _fac, indexing as _indexing
+from . import factories as _fac, indexing as _indexing, shape as _shape
 
 __all__: list[str] = []  # F.interpolate comes from plait-nn
 
@@ -59,8 +59,10 @@ def _upsample_nearest2d(self: Tensor, output_size: Sequence[int],
     out_h, out_w = (int(v) for v in output_size)
     _check_sizes("upsample_nearest2d", list(self.shape), [out_h, out_w])
     h, w = self.shape[2], self.shape[3]
-    rows = _indexing.index_select(self, 2, _positions(self, h, out_h, scales_h))
-    return _indexing.index_select(rows, 3, _positions(self, w, out_w, scales_w))
+    # positions built here are in range: gathered without index_select's range check, which
+    # reads the index's extremes on the host (a wait for an accelerator's queue)
+    rows = _shape.gather_slices(self, 2, _positions(self, h, out_h, scales_h))
+    return _shape.gather_slices(rows, 3, _positions(self, w, out_w, scales_w))
 
 
 def _upsample_nearest2d_backward(grad_output: Tensor, output_size: Sequence[int],
@@ -74,10 +76,12 @@ def _upsample_nearest2d_backward(grad_output: Tensor, output_size: Sequence[int]
         raise RuntimeError(f"Expected grad_output to have the shape {[n, c, out_h, out_w]}, "
                            f"but got {list(grad_output.shape)}")
     dtype, device = grad_output.dtype, grad_output.device
-    cols = _indexing.index_add(_fac.zeros((n, c, out_h, w), dtype=dtype, device=device), 3,
-                               _positions(grad_output, w, out_w, scales_w), grad_output)
-    return _indexing.index_add(_fac.zeros((n, c, h, w), dtype=dtype, device=device), 2,
-                               _positions(grad_output, h, out_h, scales_h), cols)
+    # in-range positions: added through the scatter primitive, without index_add's check
+    cols = _indexing._index_scatter(_fac.zeros((n, c, out_h, w), dtype=dtype, device=device), 3,
+                                    _positions(grad_output, w, out_w, scales_w), grad_output,
+                                    "sum")
+    return _indexing._index_scatter(_fac.zeros((n, c, h, w), dtype=dtype, device=device), 2,
+                                    _positions(grad_output, h, out_h, scales_h), cols, "sum")
 
 
 def linear_taps(size: int, out: int, align_corners: bool,
@@ -126,7 +130,7 @@ def _upsample_bilinear2d(self: Tensor, output_size: Sequence[int], align_corners
         result = None
         for positions, weights in linear_taps(x.shape[dim], out, bool(align_corners), scale):
             index, weight = _tap_tensors(x, dim, 4, positions, weights)
-            part = _indexing.index_select(x, dim, index) * weight
+            part = _shape.gather_slices(x, dim, index) * weight  # in range: no check
             result = part if result is None else result + part
         x = x if result is None else result
     return x if x is not self else self.clone()
@@ -154,7 +158,7 @@ def _upsample_bilinear2d_backward(grad_output: Tensor, output_size: Sequence[int
         result = _fac.zeros(shape, dtype=g.dtype, device=g.device)
         for positions, weights in taps:
             index, weight = _tap_tensors(g, dim, 4, positions, weights)
-            result = _indexing.index_add(result, dim, index, g * weight)
+            result = _indexing._index_scatter(result, dim, index, g * weight, "sum")
         g = result
     return g if g is not grad_output else grad_output.clone()
 
