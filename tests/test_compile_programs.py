@@ -419,3 +419,39 @@ def test_inductor_settings_that_programs_write():
     finally:
         inductor_config.coordinate_descent_tuning = False
         inductor_config.triton.unique_kernel_names = False
+
+
+def test_program_backend_gets_real_example_inputs_and_may_run_them():
+    seen = []
+
+    def benchmarking_backend(gm, example_inputs):
+        # as PyTorch gives them: the real inputs, which a backend may run the graph on
+        seen.append([type(t) for t in example_inputs])
+        reference = gm(*example_inputs)
+        seen.append([r.tolist() for r in reference])
+        return gm.forward
+
+    weight = nn.Parameter(torch.tensor([1.0, -1.0]))
+
+    @torch.compile(backend=benchmarking_backend)
+    def f(x):
+        return (x * weight).relu()
+
+    assert f(torch.tensor([2.0, 3.0])).tolist() == [2.0, 0.0]
+    assert seen[0] == [torch.Tensor, nn.Parameter] and seen[1] == [[2.0, 0.0]]
+
+
+def test_backend_forwarding_to_a_builtin_keeps_dynamic_sizes_right():
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    counter = CompileCounterWithBackend("aot_eager")
+
+    def f(x, w):
+        return (x @ w).relu().softmax(0) + x.mean(0, keepdim=True).expand_as(x)
+
+    compiled = torch.compile(f, backend=counter)
+    w = torch.ones(3, 3, requires_grad=True)
+    for rows in (3, 4, 5, 6):
+        x = torch.arange(rows * 3.0).reshape(rows, 3) / 10
+        torch.testing.assert_close(compiled(x, w), f(x, w))
+    assert counter.frame_count == 2  # static, then symbolic rows

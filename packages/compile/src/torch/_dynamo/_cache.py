@@ -405,12 +405,21 @@ class FrameState:
         _log.graph_code.debug("TRACED GRAPH\n %s", gm.code)
         guards = describe_guards(key[1], names)
         _log.guards.debug("GUARDS:\n%s", "\n".join(guards))
-        examples = list(recording.input_fakes)
-        if place.dynamic:
-            examples = _symbolic_examples(recording.inputs, examples, place.dynamic)
-        if place.scalars:
-            examples += [recording.fake_mode.from_tensor(t)
-                         for t in scalar_inputs(recording, place.scalars)]
+        if place.dynamic or _takes_fakes(self.backend):
+            # (sizes that vary: fake inputs with symbolic sizes say so to any backend, and
+            # to the built-in ones a program's backend may hand the graph on to)
+            examples = list(recording.input_fakes)
+            if place.dynamic:
+                examples = _symbolic_examples(recording.inputs, examples, place.dynamic)
+            if place.scalars:
+                examples += [recording.fake_mode.from_tensor(t)
+                             for t in scalar_inputs(recording, place.scalars)]
+        else:
+            # a backend of the program's own gets the real inputs, as PyTorch's dynamo
+            # gives them (a backend may run or benchmark the graph on them)
+            examples = list(recording.inputs)
+            if place.scalars:
+                examples += scalar_inputs(recording, place.scalars)
         try:
             compiled = self.backend(gm, examples)
         except Exception as exc:
@@ -440,6 +449,15 @@ class FrameState:
                 recording.fake_mode.from_tensor(t)
                 for t in scalar_inputs(recording, scalars))))
         return build_graph_module(capture, recording, outputs, lifted)
+
+
+def _takes_fakes(backend: Callable[..., Any]) -> bool:
+    """Whether ``backend`` is one of the built-in ones (or made by ``aot_autograd``), which
+    trace the graph on fake example inputs (symbolic where sizes vary) and never run it."""
+    from torch._dynamo.backends.registry import _BUILTIN_CALLABLES
+
+    return any(backend is b for b in _BUILTIN_CALLABLES.values()) or \
+        getattr(backend, "__name__", None) == "aot_autograd"
 
 
 def _symbolic_examples(inputs: list[Tensor], fakes: list[Any],

@@ -84,7 +84,13 @@ def become(lazy: LazyTensor, real: Tensor, realized: dict[int, Tensor]) -> None:
     lazy.__dict__.clear()
     lazy.__dict__.update(real.__dict__)
     for name in _SLOTS:
-        object.__setattr__(lazy, name, getattr(real, name))
+        try:
+            value = getattr(real, name)
+        except AttributeError:  # a slot the real tensor leaves unset (made on demand)
+            if hasattr(lazy, name):
+                object.__delattr__(lazy, name)
+            continue
+        object.__setattr__(lazy, name, value)
     base = real._base
     if base is not None and id(base) in realized:
         lazy._base = realized[id(base)]
