@@ -277,3 +277,17 @@ def test_interpolate_runs_without_host_reads(monkeypatch, mode):
     else:  # half-pixel centres: each dim's weights sum to 2 per input pixel when doubled
         assert y.shape == (2, 3, 8, 10)
         np.testing.assert_allclose(x.grad.cpu().numpy(), np.full(base.shape, 4.0), rtol=1e-6)
+
+
+def test_an_index_range_check_reads_the_device_once(monkeypatch):
+    x = torch.arange(12.0, device="xpu").reshape(4, 3)
+    idx = torch.tensor([3, 0, 3], device="xpu")
+    reads = _count_host_reads(monkeypatch)
+    picked = x.index_select(0, idx)
+    assert reads[0] == 1  # both extremes in one copy (was one read each)
+    monkeypatch.undo()
+    assert picked.cpu().tolist() == [[9, 10, 11], [0, 1, 2], [9, 10, 11]]
+    with pytest.raises(IndexError, match="index out of range in self"):
+        x.index_select(0, torch.tensor([0, 4], device="xpu"))
+    with pytest.raises(IndexError, match="index -5 is out of bounds for dimension 0 with size 4"):
+        x[torch.tensor([-5], device="xpu")]

@@ -57,11 +57,13 @@ def _extremes(idx: Tensor) -> tuple[int, int]:
         shape = tuple(1 if st == 0 else n for n, st in zip(idx._shape, idx._stride))
         idx = idx.as_strided(shape, idx._stride, idx._offset)
     flat = idx if idx.ndim == 1 else idx.reshape(-1)
-    lo = new_tensor((1,), idx._dtype, idx._device)
-    hi = new_tensor((1,), idx._dtype, idx._device)
-    PRIMS.amin(lo, flat, [0])
-    PRIMS.amax(hi, flat, [0])
-    return int(lo.item()), int(hi.item())
+    # both extremes in one tensor, read in one copy (on an accelerator each read waits for
+    # the queue)
+    both = new_tensor((2,), idx._dtype, idx._device)
+    PRIMS.amin(both[:1], flat, [0])
+    PRIMS.amax(both[1:], flat, [0])
+    lo, hi = both.tolist()
+    return int(lo), int(hi)
 
 
 def checked_index(idx: Tensor, size: int, dim: int, *, negative: bool = True,
