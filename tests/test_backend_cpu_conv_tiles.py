@@ -156,3 +156,25 @@ def test_tiled_gradients_match_float64_and_threads_agree(case) -> None:
     for threads in (2, 3):
         assert got[threads][0].tobytes() == gi.tobytes(), threads
         assert got[threads][1].tobytes() == gw.tobytes(), threads
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if len(c[0]) == 4])
+def test_tiled_transposed_forward_is_the_input_gradient(case) -> None:
+    """conv_transpose2d runs the input gradient's tiles (columns, then col2im) as its
+    forward: against the float64 input gradient of the matching conv2d."""
+    xs, ws, stride, padding, dilation, groups = case
+    rng = np.random.default_rng(10)
+    x = rng.uniform(-1, 1, xs)
+    w = rng.uniform(-1, 1, ws).astype(np.float32)
+    grid_shape = expected(case, x, w.astype(np.float64))[0].shape
+    g = rng.uniform(-1, 1, grid_shape).astype(np.float32)
+    want, _ = expected_grads(case, x, w.astype(np.float64), g.astype(np.float64))
+    scale, _ = expected_grads(case, x, np.abs(w).astype(np.float64),
+                              np.abs(g).astype(np.float64))
+    extra = [xs[2 + d] - ((grid_shape[2 + d] - 1) * stride[d] - 2 * padding[d]
+                          + dilation[d] * (ws[2 + d] - 1) + 1) for d in range(2)]
+    got = F.conv_transpose2d(torch.from_numpy(g), torch.from_numpy(w), stride=stride,
+                             padding=padding, output_padding=extra, groups=groups,
+                             dilation=dilation).numpy()
+    assert got.shape == want.shape
+    assert np.all(np.abs(got - want) <= 1e-5 * scale + 1e-6)
