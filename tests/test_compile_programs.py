@@ -4,6 +4,7 @@ compiled and compared with the same code run eagerly or with math done by hand."
 
 from __future__ import annotations
 
+import logging
 import math
 import warnings
 
@@ -455,3 +456,22 @@ def test_backend_forwarding_to_a_builtin_keeps_dynamic_sizes_right():
         x = torch.arange(rows * 3.0).reshape(rows, 3) / 10
         torch.testing.assert_close(compiled(x, w), f(x, w))
     assert counter.frame_count == 2  # static, then symbolic rows
+
+
+def test_recompile_limit_is_logged_as_well_as_warned(caplog):
+    from torch._dynamo.testing import CompileCounter
+
+    counter = CompileCounter()
+
+    @torch.compile(backend=counter, dynamic=False)
+    def f(x):
+        return x.sin() * 2
+
+    with torch._dynamo.config.patch(recompile_limit=3), caplog.at_level(logging.WARNING):
+        with pytest.warns(UserWarning, match=r"recompile_limit \(3\)"):
+            for size in range(1, 8):
+                torch.testing.assert_close(f(torch.ones(size)), torch.ones(size).sin() * 2)
+    assert counter.frame_count == 3
+    records = [r for r in caplog.records if "recompile_limit" in r.getMessage()]
+    assert len(records) == 1 and records[0].name.startswith("torch._dynamo")
+    assert "size()[0]" in records[0].getMessage()

@@ -392,11 +392,14 @@ class FrameState:
                     self.eager = True
                     if not self.warned:
                         self.warned = True
-                        warnings.warn(
+                        message = (
                             f"torch._dynamo hit config.recompile_limit ({limit}) at "
                             f"{self.name} (graph {capture.graph_index}): last reason: {reason}. "
                             "It runs eagerly from now on; to diagnose recompilation issues, "
-                            "set TORCH_LOGS=recompiles.", stacklevel=2)
+                            "set TORCH_LOGS=recompiles.")
+                        warnings.warn(message, stacklevel=2)
+                        # PyTorch logs it (a record on the way to the program's handlers)
+                        _log.limit.warning("%s", message)
                 return gm.forward  # this one graph: eagerly, no backend
             counters["stats"]["recompiles"] += 1
             _log.recompiles.info("Recompiling function %s (graph %d)\n    triggered by the "
