@@ -475,3 +475,10 @@ def test_recompile_limit_is_logged_as_well_as_warned(caplog):
     records = [r for r in caplog.records if "recompile_limit" in r.getMessage()]
     assert len(records) == 1 and records[0].name.startswith("torch._dynamo")
     assert "size()[0]" in records[0].getMessage()
+
+
+def test_explain_op_count_of_pytorchs_example(capsys):
+    explained = torch._dynamo.explain(_toy_example)(torch.ones(4), -torch.ones(4))
+    # abs, + and / | < | * and * (sum() is a Tensor method, not counted, as in PyTorch)
+    assert [len(ops) for ops in explained.ops_per_graph] == [3, 1, 2]
+    assert explained.op_count == 6

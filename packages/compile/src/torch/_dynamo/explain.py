@@ -54,6 +54,16 @@ def _op_name(node: Any) -> str:
     return target if isinstance(target, str) else getattr(target, "__name__", repr(target))
 
 
+def _counted(node: Any) -> bool:
+    """Whether PyTorch's explain counts ``node``: its function calls, Python operators among
+    them (``x + 1``, recorded here as ``x.__add__(1)``), but not Tensor methods (``x.sum()``)."""
+    if node.op == "call_function":
+        return True
+    target = node.target
+    return node.op == "call_method" and isinstance(target, str) and target.startswith("__") \
+        and target.endswith("__")
+
+
 def explain(f: Callable[..., Any], *extra_args: Any, **extra_kwargs: Any) -> Any:
     """``explain(f)(*args, **kwargs)`` -> :class:`ExplainOutput`: ``f`` runs once, captured,
     with a backend that runs each graph as it is."""
@@ -69,8 +79,7 @@ def explain(f: Callable[..., Any], *extra_args: Any, **extra_kwargs: Any) -> Any
         out.break_reasons = [BreakReason(r, w) for r, w in frame.breaks]
         out.graph_break_count = len(frame.breaks)
         out.ops_per_graph = [[_op_name(n) for n in g.graph_module.graph.nodes
-                              if n.op in ("call_function", "call_method")]
-                             for g in frame.graphs]
+                              if _counted(n)] for g in frame.graphs]
         out.op_count = sum(len(ops) for ops in out.ops_per_graph)
         out.out_guards = [line for g in frame.graphs for line in g.guards]
         return out
