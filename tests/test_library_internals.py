@@ -397,3 +397,20 @@ def test_leaf_hooks_run_for_autograd_grad() -> None:
     assert calls == [[3.0, 3.0]]  # c is no input: its hook does not run
     assert grad.tolist() == [30.0, 30.0]  # the hook's replacement is the result
     assert b.grad is None
+
+
+def test_a_tensors_dict_holds_only_the_users_attributes() -> None:
+    """Libraries copy a parameter's __dict__ into a new Parameter (accelerate's
+    init_empty_weights): autograd's own state must not be there."""
+    model = nn.Linear(2, 2)
+    model(torch.ones(1, 2)).sum().backward()
+    model.weight.register_hook(lambda g: g)
+    model.weight.tag = "mine"
+    assert model.weight.__dict__ == {"tag": "mine"}
+    copy = nn.Parameter(model.weight.detach(), **{k: v for k, v in model.weight.__dict__.items()
+                                                  if k == "requires_grad"})
+    assert copy.requires_grad
+    calls = []
+    model.weight.register_hook(lambda g: calls.append(1))
+    model(torch.ones(1, 2)).sum().backward()
+    assert calls == [1] and model.weight.__dict__ == {"tag": "mine"}

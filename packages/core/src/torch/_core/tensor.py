@@ -194,6 +194,10 @@ class Tensor:
         "_dtype",
         "_geometry",
         "_grad",
+        # a leaf's AccumulateGrad, made at its first use with grad (autograd._nodes): a slot,
+        # not an entry of __dict__, which holds only the user's attributes, as in PyTorch
+        # (libraries copy a parameter's __dict__ into a new one)
+        "_grad_accumulator",
         "_interned_layout",
         "_offset",
         "_requires_grad",

@@ -385,15 +385,13 @@ def _empty_like(t: Any, dtype: Any) -> Any:
 
 def _leaf_hooked(node: AccumulateGrad, grad: Any) -> Any:
     """``grad`` after the hooks registered on the leaf of ``node`` (each may replace it)."""
-    var = node._keep if node._keep is not None else node._variable()
-    if grad is None or var is None:
+    hooks = node._leaf_hooks
+    if grad is None or not hooks:
         return grad
-    hooks = var.__dict__.get("_leaf_hooks")
-    if hooks:
-        for hook in list(hooks.values()):
-            new = hook(grad)
-            if new is not None:
-                grad = new
+    for hook in list(hooks.values()):
+        new = hook(grad)
+        if new is not None:
+            grad = new
     return grad
 
 
@@ -404,7 +402,7 @@ def _accumulate(node: AccumulateGrad, grad: Any, create_graph: bool,
         var = node._variable()
     if grad is None or var is None:  # no gradient, or a leaf nobody can see any more
         return
-    hooks = None if hooked else var.__dict__.get("_leaf_hooks")
+    hooks = None if hooked else node._leaf_hooks
     if hooks:
         for hook in list(hooks.values()):
             new = hook(grad)

@@ -49,9 +49,9 @@ def edge_of(t: Tensor) -> tuple[Node | None, int]:
     fn = t.grad_fn
     if fn is not None:
         return (fn, t.__dict__.get("_output_nr", 0))
-    node = t.__dict__.get("_grad_accumulator")
+    node = getattr(t, "_grad_accumulator", None)
     if node is None:
-        node = t.__dict__["_grad_accumulator"] = AccumulateGrad(t)
+        node = t._grad_accumulator = AccumulateGrad(t)
     return (node, 0)
 
 
@@ -339,9 +339,9 @@ def _edge(t: Tensor) -> tuple[Node | None, int]:
         return (fn, t.__dict__.get("_output_nr", 0))
     if not t._requires_grad:
         return _NO_EDGE
-    acc = t.__dict__.get("_grad_accumulator")
+    acc = getattr(t, "_grad_accumulator", None)
     if acc is None:
-        acc = t.__dict__["_grad_accumulator"] = AccumulateGrad(t)
+        acc = t._grad_accumulator = AccumulateGrad(t)
     edge = acc._edge
     if edge is None:
         edge = acc._edge = (acc, 0)
@@ -384,7 +384,7 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
     if fn is not None:
         ea = (fn, 0) if fn._n_outputs == 1 else _edge(a)
     elif a._requires_grad:
-        acc = a.__dict__.get("_grad_accumulator")
+        acc = getattr(a, "_grad_accumulator", None)
         ea = acc._edge if acc is not None else None
         if ea is None:
             ea = _edge(a)
@@ -394,7 +394,7 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
     if fn is not None:
         eb = (fn, 0) if fn._n_outputs == 1 else _edge(b)
     elif b._requires_grad:
-        acc = b.__dict__.get("_grad_accumulator")
+        acc = getattr(b, "_grad_accumulator", None)
         eb = acc._edge if acc is not None else None
         if eb is None:
             eb = _edge(b)
@@ -483,7 +483,7 @@ def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> Op
         if fn is not None:
             edges.append((fn, 0) if fn._n_outputs == 1 else _edge(a))
         elif a._requires_grad:
-            acc = a.__dict__.get("_grad_accumulator")
+            acc = getattr(a, "_grad_accumulator", None)
             edge = acc._edge if acc is not None else None
             edges.append(edge if edge is not None else _edge(a))
         else:

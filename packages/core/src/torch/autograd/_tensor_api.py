@@ -25,12 +25,13 @@ def register_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandl
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self.grad_fn is not None:
         return self.grad_fn._register_tensor_hook(self.__dict__.get("_output_nr", 0), hook)
-    hooks = self.__dict__.get("_leaf_hooks")
-    if hooks is None:
-        hooks = self.__dict__["_leaf_hooks"] = _HookDict()
-        from ._nodes import edge_of
+    from ._nodes import edge_of
 
-        edge_of(self)[0]._keep = self  # the hooks run even if the leaf is dropped
+    node = edge_of(self)[0]  # (the leaf's accumulator holds its hooks)
+    hooks = node._leaf_hooks
+    if hooks is None:
+        hooks = node._leaf_hooks = _HookDict()
+        node._keep = self  # the hooks run even if the leaf is dropped
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
     return handle

@@ -113,6 +113,7 @@ class AccumulateGrad(Node):
     """
 
     _post_hooks: _HookDict | None = None
+    _leaf_hooks: _HookDict | None = None  # the leaf's tensor hooks (Tensor.register_hook)
     _is_accumulator = True
     _keep: Tensor | None = None
     _edge: tuple[Node, int] | None = None  # (self, 0), made once (autograd._nodes._edge)
