@@ -482,3 +482,19 @@ def test_explain_op_count_of_pytorchs_example(capsys):
     # abs, + and / | < | * and * (sum() is a Tensor method, not counted, as in PyTorch)
     assert [len(ops) for ops in explained.ops_per_graph] == [3, 1, 2]
     assert explained.op_count == 6
+
+
+def test_marked_dynamic_size_used_as_a_number_compiles_once():
+    from torch._dynamo.testing import CompileCounter
+
+    counter = CompileCounter()
+
+    @torch.compile(backend=counter)
+    def f(x):
+        return x.relu() * x.size(0)
+
+    for rows in (4, 5, 6, 7):
+        x = torch.arange(rows * 3.0).reshape(rows, 3) - 4
+        torch._dynamo.mark_dynamic(x, 0)
+        torch.testing.assert_close(f(x), x.relu() * rows)
+    assert counter.frame_count == 1

@@ -185,6 +185,21 @@ def scalar_changes(old: tuple[Any, ...], new: tuple[Any, ...], recording: Any
     return changed or None
 
 
+def sizes_as_numbers(recording: Any, dynamic: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """Positions of ints in liftable arithmetic equal to the size of a dynamic dim
+    (``x * x.size(0)`` with dim 0 marked dynamic): most likely read from that size, so they
+    are graph inputs from the first graph (PyTorch traces such a size symbolically)."""
+    sizes = {recording.inputs[i].shape[d] for i, d in dynamic if i < len(recording.inputs)}
+    found: set[tuple[int, int]] = set()
+    for index, (kind, target, args, _) in enumerate(recording.ops):
+        if not _liftable_op(kind, target) or getattr(
+                recording.op_fakes[index], "dtype", None) not in _LIFTABLE_DTYPES:
+            continue
+        found.update((index, j) for j, a in enumerate(args)
+                     if type(a) is int and a in sizes)
+    return found
+
+
 def mask_scalars(structure: tuple[Any, ...], scalars: frozenset[tuple[int, int]]
                  ) -> tuple[Any, ...]:
     """``structure`` with the numbers at the ``scalars`` positions unguarded."""
@@ -301,6 +316,8 @@ class FrameState:
         place = self.places.setdefault(capture.graph_index, Place())
         if self.dynamic is not False:
             place.dynamic |= marked_dynamic(recording.inputs, self.dynamic is True)
+            if place.dynamic and not place.structures:
+                place.scalars = place.scalars | sizes_as_numbers(recording, place.dynamic)
         structure = (mask_scalars(ops_structure, place.scalars), outputs_key)
         key = (structure, masked(guards, place.dynamic))
         compiled = place.entries.get(key)
