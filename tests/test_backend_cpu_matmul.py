@@ -516,11 +516,12 @@ def _random_operand(rng, rows, cols):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_random_float32_products_match_float64(threads):
     """200 products of random sizes around every blocking boundary (tiles of 6/12 rows and
-    16/32 columns, 256-deep slabs, 48 rows read in place, 96-row and 512-column blocks) and
-    random operand layouts, through the public API, against numpy in float64."""
+    16/32 columns, 256-deep slabs, 48 rows read in place, 96-row and 512/1024-column blocks) and
+    random operand layouts, through the public API, against numpy in float64; 1025 crosses
+    a block of B's columns (512 to 1024 by the L2 size)."""
     rng = np.random.default_rng(1234)
     sizes = [1, 2, 5, 6, 7, 11, 12, 13, 16, 17, 31, 32, 33, 47, 48, 49, 95, 97, 255, 256, 257,
-             300, 513]
+             300, 513, 1025]
     old = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
