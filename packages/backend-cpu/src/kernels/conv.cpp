@@ -759,7 +759,8 @@ void image_from_grid(const Geometry& g, const T* grid, const T* weight, T* image
   const int64_t P = g.grid_numel, K = g.rows(), C = g.grid_channels;
   const bool identity = g.identity();
   const int64_t tile = cached_column_tile<T>(g);
-  parallel_for(items, item_grain(g), [&](int64_t i0, int64_t i1) {
+  // Balanced chunks, as the forward's (samples are independent: the same bits).
+  parallel_for_balanced(items, item_grain(g), [&](int64_t i0, int64_t i1) {
     std::unique_ptr<T[]> col = identity ? nullptr : uninitialized<T>(K * tile);
     for (int64_t i = i0; i < i1; ++i) {
       const T* in = grid + i * g.grid_item();
