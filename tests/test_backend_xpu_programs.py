@@ -291,3 +291,51 @@ def test_an_index_range_check_reads_the_device_once(monkeypatch):
         x.index_select(0, torch.tensor([0, 4], device="xpu"))
     with pytest.raises(IndexError, match="index -5 is out of bounds for dimension 0 with size 4"):
         x[torch.tensor([-5], device="xpu")]
+
+
+# -- a device without double precision (Intel Arc/Iris GPUs) ---------------------------------
+
+
+@pytest.fixture
+def without_fp64(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The xpu device reports no double precision (as Intel GPUs without fp64 do): its float64
+    kernels raise, and composites must accumulate in float32 there."""
+    from plait_backend_xpu import device_module
+
+    from torch._aten import elementwise
+
+    info, listed = device_module.device_info, device_module.devices
+    monkeypatch.setattr(device_module, "device_info", lambda i: {**info(i), "fp64": False})
+    monkeypatch.setattr(device_module, "devices",
+                        lambda: [{**d, "fp64": False} for d in listed()])
+    monkeypatch.setattr(elementwise, "_DOUBLE_PRECISION", {})  # asked again, per device
+
+
+@pytest.mark.usefixtures("without_fp64")
+def test_norm_layers_and_statistics_train_without_fp64():
+    assert torch.xpu.get_device_properties(0).has_fp64 is False
+    with pytest.raises(RuntimeError, match="Required aspect fp64"):
+        torch.ones(2, device="xpu").double().sum()  # the device really refuses float64
+    base = np.sin(np.arange(2 * 3 * 4 * 4.0) * 0.7).reshape(2, 3, 4, 4).astype(np.float32)
+    x = torch.tensor(base, device="xpu", requires_grad=True)
+    bn = torch.nn.BatchNorm2d(3).to("xpu")
+    y = bn(x)  # training mode: batch statistics (var_mean)
+    y.pow(2).sum().backward()
+    mean = base.mean(axis=(0, 2, 3), keepdims=True)
+    var = base.var(axis=(0, 2, 3), keepdims=True)
+    np.testing.assert_allclose(y.detach().cpu().numpy(), (base - mean) / np.sqrt(var + 1e-5),
+                               rtol=1e-4, atol=1e-5)
+    unbiased = base.var(axis=(0, 2, 3), ddof=1)
+    np.testing.assert_allclose(bn.running_var.cpu().numpy(), 0.9 + 0.1 * unbiased, rtol=1e-5)
+    assert x.grad is not None and torch.isfinite(x.grad).all().item()
+    t = torch.tensor(base, device="xpu")
+    np.testing.assert_allclose(t.std(dim=(2, 3)).cpu().numpy(), base.std(axis=(2, 3), ddof=1),
+                               rtol=1e-5)
+    gn = F.group_norm(t, 3).cpu().numpy()
+    g_mean = base.mean(axis=(2, 3), keepdims=True)
+    np.testing.assert_allclose(gn, (base - g_mean) / np.sqrt(base.var(axis=(2, 3),
+                               keepdims=True) + 1e-5), rtol=1e-4, atol=1e-5)
+    a, b = t.flatten(), t.flatten().flip(0)
+    np.testing.assert_allclose(torch.lerp(a, b, 0.3).cpu().numpy(),
+                               base.ravel() + 0.3 * (base.ravel()[::-1] - base.ravel()),
+                               rtol=1e-5, atol=1e-6)

@@ -27,6 +27,7 @@ from .._core import (
     fast as _fast,
     op_tables as _op_tables,
     plan as _plan,
+    registry as _registry,
     upcalls,
 )
 from .._core.alloc import PRIMS, new_tensor
@@ -98,10 +99,37 @@ def run(prim: str, operands: list[Any], compute: _dtype.dtype, out_dtype: _dtype
     return out
 
 
+_DOUBLE_PRECISION: dict[Any, bool] = {}
+
+
+def computes_float64(dev: Any) -> bool:
+    """Whether device ``dev`` computes in double precision: False only where its device module
+    says so (``torch.xpu.get_device_properties(i).has_fp64`` is False on Intel GPUs without
+    fp64, where a float64 kernel is an error)."""
+    found = _DOUBLE_PRECISION.get(dev)
+    if found is None:
+        found = True
+        kind = getattr(dev, "type", "cpu")
+        if kind not in ("cpu", "meta"):
+            module = _registry.device_module(kind)
+            properties = getattr(module, "get_device_properties", None)
+            if properties is not None:
+                found = bool(getattr(properties(dev.index or 0), "has_fp64", True))
+        _DOUBLE_PRECISION[dev] = found
+    return found
+
+
+def wide_float(dev: Any) -> _dtype.dtype:
+    """The dtype composites accumulate floats in on ``dev``: float64, or float32 on a device
+    without double precision (as PyTorch's GPU kernels accumulate float32 in float)."""
+    return _dtype.float64 if computes_float64(dev) else _dtype.float32
+
+
 def _opmath(x: Tensor) -> Tensor:
     """Composites of floating functions compute float32 and the half types in float64 and
-    round once at the end, as the correctly rounded results of PyTorch's fused kernels."""
-    return to_dtype(x, _dtype.float64) if x._dtype in _WIDEN else x
+    round once at the end, as the correctly rounded results of PyTorch's fused kernels (in
+    float32 on a device without double precision)."""
+    return to_dtype(x, wide_float(x._device)) if x._dtype in _WIDEN else x
 
 
 def _float_input(x: Tensor) -> tuple[Tensor, _dtype.dtype]:

@@ -579,7 +579,9 @@ def _variance(input: Tensor, dim: Any, correction: float, keepdim: bool) -> Tens
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = _dims(dim, input.ndim)
     n = _count(input._shape, dims)
-    acc = _dtype.complex128 if input._dtype.is_complex else _dtype.float64
+    wide = _ew.wide_float(input._device)  # float32 on a device without double precision
+    acc = (_dtype.complex128 if wide is _dtype.float64 else _dtype.complex64) \
+        if input._dtype.is_complex else wide
     x = to_dtype(input, acc)
     centred = x - sum(x, dims, True) / n
     squares = _ew.abs(centred) ** 2 if input._dtype.is_complex else centred * centred
