@@ -498,3 +498,64 @@ def test_marked_dynamic_size_used_as_a_number_compiles_once():
         torch._dynamo.mark_dynamic(x, 0)
         torch.testing.assert_close(f(x), x.relu() * rows)
     assert counter.frame_count == 1
+
+
+# -- sizes that flow into size arguments --------------------------------------------------------
+
+
+class _FlattenNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, 3)
+        self.head = nn.Linear(2 * 4 * 4, 3)
+
+    def forward(self, x):
+        return self.head(self.conv(x).relu().view(x.size(0), -1))
+
+
+class _CausalAttention(nn.Module):
+    def __init__(self, width: int = 12, heads: int = 3):
+        super().__init__()
+        self.qkv = nn.Linear(width, 3 * width)
+        self.heads = heads
+        self.register_buffer("causal", torch.tril(torch.ones(32, 32)).view(1, 1, 32, 32))
+
+    def forward(self, x):
+        batch, steps, width = x.size()
+        q, k, v = self.qkv(x).split(width, dim=2)
+        q, k, v = (t.view(batch, steps, self.heads, width // self.heads).transpose(1, 2)
+                   for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(width // self.heads)
+        att = att.masked_fill(self.causal[:, :, :steps, :steps] == 0, float("-inf"))
+        return (att.softmax(-1) @ v).transpose(1, 2).contiguous().view(batch, steps, width)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("model_type, shapes", [
+    (_FlattenNet, [(2, 1, 6, 6), (3, 1, 6, 6), (5, 1, 6, 6), (7, 1, 6, 6)]),
+    (_CausalAttention, [(2, 5, 12), (2, 7, 12), (2, 9, 12), (2, 6, 12)]),
+])
+def test_view_and_slice_sizes_follow_a_changing_dim(backend, model_type, shapes):
+    # x.view(x.size(0), -1), view(batch, steps, ...) and mask[:steps, :steps]: the size
+    # arguments are the input's sizes in the graph, not one graph per size
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    torch.manual_seed(0)
+    model = model_type()
+    counter = CompileCounterWithBackend(backend)
+    compiled = torch.compile(model, backend=counter)
+    for shape in shapes:
+        x = torch.randn(*shape, requires_grad=True)
+        got = compiled(x)
+        got.sum().backward()
+        got_grads = [x.grad] + [p.grad for p in model.parameters()]
+        x.grad = None
+        model.zero_grad()
+        want = model(x)
+        want.sum().backward()
+        torch.testing.assert_close(got, want)
+        for g, w in zip(got_grads, [x.grad] + [p.grad for p in model.parameters()]):
+            torch.testing.assert_close(g, w)
+        x.grad = None
+        model.zero_grad()
+    assert counter.frame_count == 2  # static, then the changing dim symbolic

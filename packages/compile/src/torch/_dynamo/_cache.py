@@ -200,6 +200,91 @@ def sizes_as_numbers(recording: Any, dynamic: set[tuple[int, int]]) -> set[tuple
     return found
 
 
+# Operators whose int arguments are sizes (top level, or in a tuple or list argument): such
+# an int equal to a dynamic dim's size is written as that input's ``size(d)`` in the graph
+# (as PyTorch traces it symbolically), instead of making one graph per size.
+_SIZE_METHODS = frozenset(("view", "reshape", "expand", "repeat", "new_zeros", "new_ones",
+                           "new_empty", "new_full", "unflatten", "tile", "broadcast_to",
+                           "narrow", "split"))
+_SIZE_FUNCTIONS = frozenset(("zeros", "ones", "empty", "full", "rand", "randn", "arange",
+                             "reshape", "tile", "broadcast_to", "narrow", "split"))
+
+
+def _size_op(kind: str, target: Any) -> bool:
+    if kind == "call_method":
+        return target in _SIZE_METHODS
+    name = getattr(target, "__name__", None)
+    return name in _SIZE_FUNCTIONS and getattr(torch, name, None) is target
+
+
+def mask_dims(ops: tuple[Any, ...], guards: tuple[Any, ...], dims: set[tuple[int, int]]
+              ) -> tuple[Any, ...]:
+    """``ops`` (a structure) with each size argument equal to the size of a dynamic dim
+    (``dims``, of contiguous inputs: their example inputs are symbolic) as ``("dim", i, d)``
+    instead of its value. A value two dims share goes to the first; a literal that happens to
+    equal a size stops matching when the size changes, and so recompiles, correctly."""
+    if not dims:
+        return ops
+    tensors = guards[2]
+    by_size: dict[int, tuple[int, int]] = {}
+    for i, d in sorted(dims):
+        if i < len(tensors) and d < len(tensors[i][3]) and _contiguous(tensors[i][3],
+                                                                       tensors[i][4]):
+            size = tensors[i][3][d]
+            if size >= 2:
+                by_size.setdefault(size, (i, d))
+    if not by_size:
+        return ops
+
+    def leaf(key: Any) -> Any:
+        if key[0] == "int" and key[1] in by_size:
+            return ("dim", *by_size[key[1]])
+        return key
+
+    def bounds(key: Any) -> Any:  # a slice's bounds (x[:, :T]), not a bare index
+        if key[0] == "slice":
+            return ("slice", *(leaf(k) for k in key[1:]))
+        return key
+
+    changed = list(ops)
+    for index, (kind, target, args, kwargs) in enumerate(ops):
+        if kind == "call_method" and target == "__getitem__":
+            items = tuple(bounds(a) if a[0] == "slice" else (a[0], tuple(bounds(v) for v in a[1]))
+                          if a[0] == "tuple" else a for a in args[1])
+        elif _size_op(kind, target):
+            items = tuple(leaf(a) if a[0] == "int" else (a[0], tuple(leaf(v) for v in a[1]))
+                          if a[0] in ("tuple", "list", "Size") else a for a in args[1])
+        else:
+            continue
+        if items != args[1]:
+            changed[index] = (kind, target, (args[0], items), kwargs)
+    return tuple(changed)
+
+
+def dim_positions(masked_ops: tuple[Any, ...]) -> dict[tuple[Any, ...], tuple[int, int]]:
+    """(op, argument, item or None, slice part or None) -> (input, dim) of the size
+    arguments :func:`mask_dims` replaced."""
+    found: dict[tuple[Any, ...], tuple[int, int]] = {}
+
+    def visit(key: Any, where: tuple[Any, ...]) -> None:
+        if key[0] == "dim":
+            found[(*where, None)] = (key[1], key[2])
+        elif key[0] == "slice":
+            for part, k in enumerate(key[1:]):
+                if k[0] == "dim":
+                    found[(*where, part)] = (k[1], k[2])
+
+    for index, (_, _, args, _) in enumerate(masked_ops):
+        for j, a in enumerate(args[1]):
+            if a[0] in ("tuple", "list", "Size"):
+                for k, v in enumerate(a[1]):
+                    if isinstance(v, tuple) and v:
+                        visit(v, (index, j, k))
+            else:
+                visit(a, (index, j, None))
+    return found
+
+
 def mask_scalars(structure: tuple[Any, ...], scalars: frozenset[tuple[int, int]]
                  ) -> tuple[Any, ...]:
     """``structure`` with the numbers at the ``scalars`` positions unguarded."""
@@ -318,15 +403,18 @@ class FrameState:
             place.dynamic |= marked_dynamic(recording.inputs, self.dynamic is True)
             if place.dynamic and not place.structures:
                 place.scalars = place.scalars | sizes_as_numbers(recording, place.dynamic)
-        structure = (mask_scalars(ops_structure, place.scalars), outputs_key)
+        dim_ops = mask_dims(ops_structure, guards, place.dynamic)
+        structure = (mask_scalars(dim_ops, place.scalars), outputs_key)
         key = (structure, masked(guards, place.dynamic))
         compiled = place.entries.get(key)
         if compiled is None and place.structures and self.dynamic is not False and \
                 config.automatic_dynamic_shapes and self._generalize(
                     place, guards, ops_structure, outputs_key, recording, capture.graph_index):
-            structure = (mask_scalars(ops_structure, place.scalars), outputs_key)
+            dim_ops = mask_dims(ops_structure, guards, place.dynamic)
+            structure = (mask_scalars(dim_ops, place.scalars), outputs_key)
             key = (structure, masked(guards, place.dynamic))
             compiled = place.entries.get(key)
+        dims = dim_positions(dim_ops) if dim_ops is not ops_structure else {}
         grad_now = torch.is_grad_enabled()
         from torch._dynamo._capture import autocast_state, set_autocast_state
 
@@ -338,7 +426,7 @@ class FrameState:
         try:
             if compiled is None:
                 compiled = self._compile_missing(capture, recording, outputs, place, key,
-                                                 guards)
+                                                 guards, dims)
                 place.last_guards = guards
                 place.structures.append((guards, (ops_structure, outputs_key)))
             if capture.verify:
@@ -369,15 +457,19 @@ class FrameState:
         for old_guards, (old_ops, old_outputs) in reversed(place.structures):
             if old_outputs != outputs_key:
                 continue
-            scalars = scalar_changes(old_ops, ops_structure, recording) \
-                if old_ops != ops_structure else set()
-            if scalars is None:
-                continue
             sizes: set[tuple[int, int]] | None = set()
             if masked(old_guards, place.dynamic) != masked(guards, place.dynamic):
                 sizes = size_changes(old_guards, guards) if self.dynamic is None else None
                 if sizes is None:
                     continue
+            # size arguments that followed the sizes are the same graph
+            dims = place.dynamic | sizes
+            old_masked = mask_dims(old_ops, old_guards, dims)
+            new_masked = mask_dims(ops_structure, guards, dims)
+            scalars = scalar_changes(old_masked, new_masked, recording) \
+                if old_masked != new_masked else set()
+            if scalars is None:
+                continue
             new_scalars, new_sizes = scalars - place.scalars, sizes - place.dynamic
             if not new_scalars and not new_sizes:
                 return False
@@ -393,10 +485,11 @@ class FrameState:
         return False
 
     def _compile_missing(self, capture: Any, recording: Any, outputs: list[Any], place: Place,
-                         key: Any, guards: Any) -> Callable[..., Any]:
+                         key: Any, guards: Any, dims: dict[Any, tuple[int, int]] | None = None
+                         ) -> Callable[..., Any]:
         names = [capture.arg_names.get(id(t), f"input {i}")
                  for i, t in enumerate(recording.inputs)]
-        gm = self.build(capture, recording, outputs, place.scalars)
+        gm = self.build(capture, recording, outputs, place.scalars, dims)
         if place.keys:
             reason = explain_miss((place.keys[-1][0], place.last_guards), (key[0], guards), names)
             mode = stance[0]
@@ -458,9 +551,11 @@ class FrameState:
         return compiled
 
     def build(self, capture: Any, recording: Any, outputs: list[Any],
-              scalars: frozenset[tuple[int, int]] = frozenset()) -> Any:
+              scalars: frozenset[tuple[int, int]] = frozenset(),
+              dims: dict[Any, tuple[int, int]] | None = None) -> Any:
         """The recording as a ``torch.fx.GraphModule`` returning ``outputs`` as a tuple;
-        the numbers at the ``scalars`` positions are extra inputs (0-dim tensors)."""
+        the numbers at the ``scalars`` positions are extra inputs (0-dim tensors), the size
+        arguments at the ``dims`` positions read their input's size."""
         from torch._dynamo._graph import build_graph_module
 
         lifted = None
@@ -468,7 +563,7 @@ class FrameState:
             lifted = dict(zip(sorted(scalars), (
                 recording.fake_mode.from_tensor(t)
                 for t in scalar_inputs(recording, scalars))))
-        return build_graph_module(capture, recording, outputs, lifted)
+        return build_graph_module(capture, recording, outputs, lifted, dims)
 
 
 def _takes_fakes(backend: Callable[..., Any]) -> bool:

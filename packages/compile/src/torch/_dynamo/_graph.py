@@ -26,11 +26,14 @@ def _placeholder_name(name: str) -> str:
 
 
 def build_graph_module(capture: Any, recording: Any, outputs: list[Any],
-                       lifted: dict[tuple[int, int], Any] | None = None) -> GraphModule:
+                       lifted: dict[tuple[int, int], Any] | None = None,
+                       dims: dict[Any, tuple[int, int]] | None = None) -> GraphModule:
     """A GraphModule that runs ``recording`` on its inputs and returns ``outputs``.
 
     :param lifted: (op, argument) -> fake 0-dim tensor: the numbers at those positions are
-        read from extra placeholders (after the tensor inputs, in position order)."""
+        read from extra placeholders (after the tensor inputs, in position order).
+    :param dims: (op, argument, item or None) -> (input, dim): the size arguments at those
+        positions are ``input.size(dim)`` nodes (dynamic sizes)."""
     from torch._dynamo._capture import Ref
 
     graph = Graph()
@@ -78,11 +81,39 @@ def build_graph_module(capture: Any, recording: Any, outputs: list[Any],
             return {k: resolve(v) for k, v in value.items()}
         return value
 
+    size_nodes: dict[tuple[int, int], Node] = {}
+
+    def size_of(i: int, d: int) -> Node:
+        node = size_nodes.get((i, d))
+        if node is None:
+            node = size_nodes[(i, d)] = graph.call_method("size", (inputs[i], d))
+            node.meta["example_value"] = recording.input_fakes[i].shape[d]
+        return node
+
+    def one(value: Any, where: tuple[Any, ...]) -> Any:
+        if isinstance(value, slice):
+            parts = [value.start, value.stop, value.step]
+            for part in range(3):
+                found = dims.get((*where, part))  # type: ignore[union-attr]
+                if found is not None:
+                    parts[part] = size_of(*found)
+            return slice(*parts)
+        found = dims.get((*where, None))  # type: ignore[union-attr]
+        return size_of(*found) if found is not None else value
+
+    def _read_sizes(index: int, j: int, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            items = [one(v, (index, j, k)) for k, v in enumerate(value)]
+            return type(value)(items) if type(value) in (list, tuple) else tuple(items)
+        return one(value, (index, j, None))
+
     for index, ((kind, target, args, kwargs), fake) in enumerate(
             zip(recording.ops, recording.op_fakes)):
         a = resolve(args)
         if scalar_nodes:
             a = tuple(scalar_nodes.get((index, j), v) for j, v in enumerate(a))
+        if dims:
+            a = tuple(_read_sizes(index, j, v) for j, v in enumerate(a))
         k = resolve(kwargs)
         if kind == "call_method":
             node = graph.call_method(target, a, k)

@@ -22,8 +22,9 @@ __all__ = ["LazyTensor", "become"]
 
 # Tensor's slots that a realized lazy tensor copies from the real one (all but the two
 # Python-object slots, which it keeps: its own __dict__ is cleared and its weak references
-# must keep pointing at it)
-_SLOTS = tuple(name for name in Tensor.__slots__ if name not in ("__dict__", "__weakref__"))
+# must keep pointing at it; and a leaf's gradient accumulator, which refers to its own leaf)
+_SLOTS = tuple(name for name in Tensor.__slots__
+               if name not in ("__dict__", "__weakref__", "_grad_accumulator"))
 
 # data-reading methods FakeTensor answers with an error; a lazy tensor sends them through the
 # protocol (Tensor's entries) so the capture mode flushes the graph and answers with real data

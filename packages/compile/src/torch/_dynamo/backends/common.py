@@ -104,7 +104,8 @@ def aot_autograd(**kwargs: Any) -> Callable[..., Any]:
         try:
             return aot_module_simplified(gm, example_inputs, **kwargs)
         except (NotImplementedError, DataDependentOutputException,
-                DynamicOutputShapeException) as error:
+                DynamicOutputShapeException, TypeError) as error:
+            # (TypeError: an operator that takes no symbolic size, arange(0, s0))
             # what AOT autograd does not handle (a write to a captured tensor, a value the
             # fake trace cannot see) stays correct: the graph runs as captured
             log.warning("AOT autograd cannot trace this graph (%s: %s); it runs as captured, "
