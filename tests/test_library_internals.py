@@ -414,3 +414,29 @@ def test_a_tensors_dict_holds_only_the_users_attributes() -> None:
     model.weight.register_hook(lambda g: calls.append(1))
     model(torch.ones(1, 2)).sum().backward()
     assert calls == [1] and model.weight.__dict__ == {"tag": "mine"}
+
+
+def test_a_comparison_records_nothing_so_checkpoint_counts_agree() -> None:
+    """A comparison of tensors that require grad records no node (its output is bool) on the
+    first call of its signature as on the planned later ones: non-reentrant checkpointing
+    compares the saved tensors of the forward with those of the recomputation."""
+    from torch.autograd.graph import saved_tensors_hooks
+    from torch.utils.checkpoint import checkpoint
+
+    def block(s: torch.Tensor) -> torch.Tensor:
+        empty = s.amax(-1, keepdim=True) == float("-inf")  # a fresh signature each test run
+        return torch.where(empty, 0.0, s.softmax(-1)) * 2
+
+    counts = []
+    for _ in range(2):
+        s = torch.randn(1, 3, 5, 7, requires_grad=True)
+        saved = []
+        with saved_tensors_hooks(lambda t: saved.append(t.dtype) or t, lambda t: t):
+            block(s).sum()
+        counts.append(saved.count(torch.bool))
+    assert counts[0] == counts[1] == 1  # where's condition only: no node for ==
+    s = torch.randn(1, 3, 6, 4, requires_grad=True)
+    ref = torch.autograd.grad(block(s).sum(), s)[0]
+    out = checkpoint(block, s, use_reentrant=False)
+    (grad,) = torch.autograd.grad(out.sum(), s)
+    assert torch.allclose(grad, ref)

@@ -31,7 +31,7 @@ from .._core.alloc import (
 )
 from .._core.device import device as _device
 from .._core.promotion import scalar_dtype
-from .._core.tensor import Size, Tensor, _shape_arg, sizes_or_keyword, storage_extent
+from .._core.tensor import DATA_SLOTS, Size, Tensor, _shape_arg, sizes_or_keyword, storage_extent
 from .convert import to_device, to_dtype, write_out
 
 __all__ = ["empty", "empty_like", "empty_strided", "full", "full_like", "ones", "ones_like",
@@ -537,7 +537,6 @@ def legacy_tensor_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
 
 def _rewrap(t: Tensor, cls: type) -> Tensor:
     out = object.__new__(cls)
-    for slot in Tensor.__slots__:
-        if slot not in ("__dict__", "__weakref__"):
-            setattr(out, slot, getattr(t, slot))
+    for slot in DATA_SLOTS:
+        setattr(out, slot, getattr(t, slot))
     return out

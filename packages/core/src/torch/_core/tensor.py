@@ -599,6 +599,13 @@ class Tensor:
 Tensor.__module__ = "torch"
 
 
+# The slots every tensor has set (all but the two Python-object slots and the gradient
+# accumulator a leaf makes at its first use with grad): what a copy of a tensor's fields takes
+# (an accumulator refers to its own leaf, never to a copy)
+DATA_SLOTS = tuple(name for name in Tensor.__slots__
+                   if name not in ("__dict__", "__weakref__", "_grad_accumulator"))
+
+
 def _with_class(t: Tensor, cls: type) -> Tensor:
     """``t`` (a tensor nobody else holds yet) as an instance of ``cls``."""
     if t.__class__ is cls:
@@ -608,7 +615,7 @@ def _with_class(t: Tensor, cls: type) -> Tensor:
         return t
     except TypeError:  # cls adds slots: copy the fields into a new instance
         out = object.__new__(cls)
-        for name in Tensor.__slots__[2:]:
+        for name in DATA_SLOTS:
             setattr(out, name, getattr(t, name))
         out.__dict__.update(t.__dict__)
         return out

@@ -628,20 +628,34 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
     saves = _formulas.SAVES.get(op.qualname, (True, True))
     differentiable = _formulas.OUTPUTS.get(op.qualname)  # None: every floating output
 
+    def differentiable_output(outs: tuple[Any, ...]) -> bool:
+        return any(isinstance(out, Tensor) and (out._dtype.is_floating_point
+                                                or out._dtype.is_complex)
+                   and (differentiable is None or nr in differentiable)
+                   for nr, out in enumerate(outs))
+
     def kernel(*args: Any, **kwargs: Any) -> Any:
         target = args[0] if mutated and args and isinstance(args[0], Tensor) else None
         if target is not None:
             from . import _inplace
 
             _inplace.before_write(target, None)
-        # The node captures edges and saved inputs before the op runs (it may write `self`).
-        node = cls(rule, op.qualname, args, kwargs, mutated, saves)
+        writes = mutated or filled
+        # The node captures edges and saved inputs before an op that writes its arguments
+        # runs; an op that writes none runs first, and records a node only when an output
+        # can carry a gradient (a comparison saves nothing: saved-tensor hooks, which
+        # checkpointing counts, see the same calls as on the planned path).
+        node = cls(rule, op.qualname, args, kwargs, mutated, saves) if writes else None
         prev = _config.set_grad_state(False)
         try:
             result = _dispatch.redispatch_below_autograd(op, *args, **kwargs)
         finally:
             _config.set_grad_state(prev)
         outs = result if isinstance(result, tuple) else (result,)
+        if node is None:
+            if not differentiable_output(outs):
+                return result
+            node = cls(rule, op.qualname, args, kwargs, mutated, saves)
         for nr, out in enumerate(outs):
             if isinstance(out, Tensor) and (out._dtype.is_floating_point or out._dtype.is_complex):
                 if out is target and target._base is not None:

@@ -501,7 +501,14 @@ class Module:
                 t = t.to(dtype)
             if memory_format is not None and t.dim() in (4, 5):
                 t = t.to(memory_format=memory_format)
-            return t.to(device, non_blocking=non_blocking) if device is not None else t
+            if device is None:
+                return t
+            if t.is_meta and torch.device(device).type != "meta":
+                raise NotImplementedError(
+                    "Cannot copy out of meta tensor; no data! Please use "
+                    "torch.nn.Module.to_empty() instead of torch.nn.Module.to() when moving "
+                    "module from meta to a different device.")
+            return t.to(device, non_blocking=non_blocking)
 
         return self._apply(convert)
 
