@@ -339,3 +339,20 @@ def test_norm_layers_and_statistics_train_without_fp64():
     np.testing.assert_allclose(torch.lerp(a, b, 0.3).cpu().numpy(),
                                base.ravel() + 0.3 * (base.ravel()[::-1] - base.ravel()),
                                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.usefixtures("without_fp64")
+def test_sampling_and_composites_without_fp64():
+    # Categorical.sample (multinomial), xlogy (distributions' log-probabilities) and an
+    # integer linspace widened to float64
+    probs = torch.tensor([[0.0, 0.25, 0.75], [1.0, 0.0, 0.0]], device="xpu")
+    drawn = torch.multinomial(probs, 200, replacement=True).cpu()
+    assert drawn[1].eq(0).all().item() and drawn[0].ne(0).all().item()
+    assert 0.6 < drawn[0].eq(2).float().mean().item() < 0.9
+    picked = torch.distributions.Categorical(probs=probs[0]).sample((50,))
+    assert picked.device.type == "xpu" and picked.ne(0).all().item()
+    got = torch.xlogy(torch.tensor([0.0, 2.0, 3.0], device="xpu"),
+                      torch.tensor([0.0, 3.0, 0.5], device="xpu")).cpu().numpy()
+    np.testing.assert_allclose(got, [0.0, 2 * np.log(3.0), 3 * np.log(0.5)], rtol=1e-6)
+    assert torch.linspace(0, 10, 4, dtype=torch.int64, device="xpu").cpu().tolist() == \
+        [0, 3, 6, 10]

@@ -32,6 +32,7 @@ from .._core.promotion import broadcast_shapes
 from .._core.tensor import Tensor, contiguous_strides
 from . import factories as _factories
 from .convert import copy_, scalar_type_name, to, to_dtype, write_out
+from .elementwise import wide_float
 from .factories import _np_to_dtype, tensor
 
 __all__ = ["arange", "as_tensor", "asarray", "complex", "eye", "from_dlpack", "from_file",
@@ -176,8 +177,9 @@ def _linspace_into(out: Tensor, start: float, end: float, steps: int) -> None:
 def _linspace_values(start: Any, end: Any, steps: int, dt: _dtype.dtype, dev: Any) -> Tensor:
     """``steps`` evenly spaced values for a result of dtype ``dt``, computed as PyTorch does:
     from bounds already cast to ``dt``, in ``dt`` itself for floats (each step rounds) and
-    in float64 for integers (truncated when cast back)."""
-    ct = dt if dt._category > _dtype.INT else _dtype.float64
+    in float64 for integers (truncated when cast back; float32 on a device without double
+    precision)."""
+    ct = dt if dt._category > _dtype.INT else wide_float(dev)
     values = new_tensor((steps,), ct, dev)
     if not steps:
         return values

@@ -825,7 +825,8 @@ def _xlogy_kernel(self: Any, other: Any) -> Tensor:
     if not isinstance(self, Tensor):
         _require_tensor(other, "xlogy", "other", 2)
     dt = float_of(result_type(self, other))
-    compute = _dtype.float64 if dt in _WIDEN else dt
+    dev = (self if isinstance(self, Tensor) else other)._device
+    compute = wide_float(dev) if dt in _WIDEN else dt
     x = to_dtype(self, compute) if isinstance(self, Tensor) else self
     y = to_dtype(other, compute) if isinstance(other, Tensor) else other
     x, y = _as_tensor(x, compute, y), _as_tensor(y, compute, x)

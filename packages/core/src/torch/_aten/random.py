@@ -40,6 +40,7 @@ from .._core.generators import Generator, default_generator_for
 from .._core.promotion import broadcast_shapes
 from .._core.tensor import Size, Tensor, _shape_arg, contiguous_strides
 from .convert import copy_, scalar_type_name, to_dtype, write_out
+from .elementwise import wide_float
 from .factories import not_differentiable
 
 __all__ = ["bernoulli", "multinomial", "normal", "rand", "rand_like", "randint",
@@ -672,19 +673,20 @@ def _multinomial_kernel(self: Tensor, num_samples: int, replacement: bool = Fals
     dev = input._device
     gen = _generator(generator, dev)
     ct = _compute_dtype(input._dtype)
-    w = to_dtype(rows, _dtype.float64)
+    wide = wide_float(dev)  # float64, or float32 on a device without double precision
+    w = to_dtype(rows, wide)
     if not _all(_apply("logical_and", _apply("ge", w, 0.0, _dtype.bool_),
                        _apply("lt", w, math.inf, _dtype.bool_), _dtype.bool_)):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    total = new_tensor((r, 1), _dtype.float64, dev)
+    total = new_tensor((r, 1), wide, dev)
     PRIMS.sum(total, w, [1])
     if not _all(_apply("gt", total, 0.0, _dtype.bool_)):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     result = new_tensor((r, num_samples), _dtype.int64, dev)
     if replacement:
-        cdf = new_tensor((r, n), _dtype.float64, dev)
+        cdf = new_tensor((r, n), wide, dev)
         PRIMS.cumsum(cdf, w, 1)
-        u = _uniform01((r, num_samples), _dtype.float64, gen, dev)
+        u = _uniform01((r, num_samples), wide, gen, dev)
         targets = _apply("mul", u, total.expand(r, num_samples))
         PRIMS.searchsorted(result, cdf, targets, True)
         result = _apply("minimum", result, n - 1)
