@@ -440,3 +440,17 @@ def test_a_comparison_records_nothing_so_checkpoint_counts_agree() -> None:
     out = checkpoint(block, s, use_reentrant=False)
     (grad,) = torch.autograd.grad(out.sum(), s)
     assert torch.allclose(grad, ref)
+
+
+def test_attention_rows_that_see_no_key_have_finite_gradients_with_dropout() -> None:
+    import torch.nn.functional as F
+
+    q, k, v = (torch.randn(1, 2, 4, 8, requires_grad=True) for _ in range(3))
+    mask = torch.ones(4, 4, dtype=torch.bool)
+    mask[1] = False  # query 1 sees no key
+    torch.manual_seed(0)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.5)
+    grads = torch.autograd.grad(out.sum(), (q, k, v))
+    assert torch.isfinite(out).all() and out[:, :, 1].abs().sum().item() == 0.0
+    assert all(torch.isfinite(g).all() for g in grads)
+    assert grads[0][:, :, 1].abs().sum().item() == 0.0  # no gradient reaches that query

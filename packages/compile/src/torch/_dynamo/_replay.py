@@ -29,6 +29,7 @@ is not repeated for that compiled function (``FrameState.replay_refused`` says w
 from __future__ import annotations
 
 import dis
+import gc
 import importlib
 import sys
 import sysconfig
@@ -473,6 +474,11 @@ class Probe:
         self.global_slots: list[tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]] = []
         self._slot_keys: set[tuple[int, tuple[str, ...]]] = set()
         self.allowed_codes: set[int] = set()  # ids of codes whose cells the state covers
+        # the garbage collector's callbacks (a test framework's, a profiler's) may run during
+        # any call: their frames are the collector's, not the program's
+        self.collector_codes = {code for cb in gc.callbacks
+                                if (code := getattr(getattr(cb, "__func__", cb), "__code__",
+                                                    None)) is not None}
         self.state_before = self.global_state = global_state()
         if self.state_before[-1]:
             self.refused = "a mode or global module hook intercepts calls"
@@ -488,8 +494,10 @@ class Probe:
     def __call__(self, frame: Any, event: str, arg: Any) -> None:
         if event == "call":
             kind = _kind(frame)
-            if kind == _IMPORT or self.trusted[-1] is _IMPORTING:
-                self.trusted.append(_IMPORTING)  # a lazy import the call makes: not state
+            if kind == _IMPORT or self.trusted[-1] is _IMPORTING or \
+                    frame.f_code in self.collector_codes:
+                # a lazy import the call makes, or a collector callback: not state
+                self.trusted.append(_IMPORTING)
                 return
             trusted = kind == _LIBRARY or (kind == _STANDARD and bool(self.trusted[-1]))
             self.trusted.append(trusted)

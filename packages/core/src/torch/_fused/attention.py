@@ -194,9 +194,11 @@ def _math_kernel(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | 
     if s.shape[-1] == 0:
         attn = s
     else:
-        attn = softmax(s, -1)
-        # a row that sees no key gives zeros, not the NaN of 0/0 (PyTorch's safe softmax)
-        attn = _ew.where(_red.amax(s, -1, keepdim=True) == _NEG_INF, 0.0, attn)
+        # a row that sees no key gives zeros, not the NaN of 0/0 (PyTorch's safe softmax); its
+        # scores are replaced before the softmax too, so that its backward (which reads the
+        # softmax's output) stays finite
+        unseen = _red.amax(s.detach(), -1, keepdim=True) == _NEG_INF
+        attn = _ew.where(unseen, 0.0, softmax(_ew.where(unseen, 0.0, s), -1))
     if dropout_p > 0.0:
         if dropout_p >= 1.0:
             attn = attn * 0.0
