@@ -454,3 +454,18 @@ def test_attention_rows_that_see_no_key_have_finite_gradients_with_dropout() -> 
     assert torch.isfinite(out).all() and out[:, :, 1].abs().sum().item() == 0.0
     assert all(torch.isfinite(g).all() for g in grads)
     assert grads[0][:, :, 1].abs().sum().item() == 0.0  # no gradient reaches that query
+
+
+def test_anomaly_traces_show_the_programs_frames() -> None:
+    import warnings
+
+    x = torch.ones(2, requires_grad=True)
+    with torch.autograd.detect_anomaly(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = (x * float("nan")).sqrt()  # the line the trace must name
+        with pytest.raises(RuntimeError, match="nan"):
+            y.sum().backward()
+    trace = y.grad_fn.metadata["traceback_"]
+    assert "test_anomaly_traces_show_the_programs_frames" in trace and ".sqrt()" in trace
+    assert "/_core/" not in trace and "_torch_function" not in trace
+    assert any("SqrtBackward0" in str(w.message) for w in caught)

@@ -219,7 +219,7 @@ class OpBackward(Node):
         self._n_outputs = 1
         self._released = False
         if _config.state.anomaly:
-            self.metadata["traceback_"] = "".join(traceback.format_stack()[:-4])
+            self.metadata["traceback_"] = forward_trace()
 
     def _save_result(self, result: Any) -> None:
         if isinstance(result, tuple):
@@ -328,6 +328,22 @@ class OpBackward(Node):
         self._result = None
 
 
+# Where the machinery that records a node lives: anomaly mode's forward trace leaves these
+# frames out (PyTorch's trace shows the program's frames; its dispatcher is native code).
+_TORCH_DIR = __file__.rsplit("/autograd/", 1)[0] + "/"
+_MACHINERY = tuple(_TORCH_DIR + part for part in (
+    "_core/", "_aten/", "_fused/", "_refs/", "autograd/_", "_torch_function.py",
+    "_functions.py", "_tensor_methods.py"))
+
+
+def forward_trace() -> str:
+    """The formatted stack of the call recording a node (anomaly mode), without the frames of
+    the dispatcher and autograd machinery in between, nor those of backend packages."""
+    frames = [f for f in traceback.extract_stack()[:-1]
+              if not f.filename.startswith(_MACHINERY) and "/plait_backend_" not in f.filename]
+    return "".join(traceback.format_list(frames))
+
+
 def _edge(t: Tensor) -> tuple[Node | None, int]:
     """``edge_of`` for the hot path: a leaf's edge tuple is made once and kept on its
     accumulator."""
@@ -409,7 +425,7 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
     else:
         node._saved_args = _NO_ARGS
     if _state.anomaly:
-        node.metadata["traceback_"] = "".join(traceback.format_stack()[:-4])
+        node.metadata["traceback_"] = forward_trace()
     out.grad_fn = node
     out._requires_grad = True
     if keep_result:  # (only the generic kernel's _save_result reads _keep_result)
