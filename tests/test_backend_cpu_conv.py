@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conv_oracle import windows
 
 import torch
 from torch._aten import conv as _conv
@@ -207,22 +208,6 @@ def test_layout_errors_name_the_primitive() -> None:
 
 
 # -- the fused backward against a numpy oracle --------------------------------------------------
-
-
-def windows(img: np.ndarray, grid, kernel, stride, padding, dilation) -> np.ndarray:
-    """(N, C, *grid, *kernel): the image value each kernel offset covers at each grid position
-    (zero in the padding)."""
-    nd = len(grid)
-    pads = [(0, 0), (0, 0)]
-    for d in range(nd):
-        need = (grid[d] - 1) * stride[d] + (kernel[d] - 1) * dilation[d] + 1
-        pads.append((padding[d], max(0, need - img.shape[2 + d] - padding[d])))
-    padded = np.pad(img, pads)
-    st = padded.strides
-    return np.lib.stride_tricks.as_strided(
-        padded, img.shape[:2] + tuple(grid) + tuple(kernel),
-        st[:2] + tuple(st[2 + d] * stride[d] for d in range(nd))
-        + tuple(st[2 + d] * dilation[d] for d in range(nd)))
 
 
 def oracle_backward(case, x, w, g):

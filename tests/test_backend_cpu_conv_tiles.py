@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conv_oracle import windows
 
 import torch
 import torch.nn.functional as F
@@ -26,22 +27,6 @@ CASES = [
     ((1, 8, 12, 20, 20), (10, 8, 3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),
 ]
 CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
-
-
-def windows(img: np.ndarray, grid, kernel, stride, padding, dilation) -> np.ndarray:
-    """(N, C, *grid, *kernel): the image value under each kernel offset at each grid position
-    (zero in the padding)."""
-    nd = len(grid)
-    pads = [(0, 0), (0, 0)]
-    for d in range(nd):
-        need = (grid[d] - 1) * stride[d] + (kernel[d] - 1) * dilation[d] + 1
-        pads.append((padding[d], max(0, need - img.shape[2 + d] - padding[d])))
-    padded = np.pad(img, pads)
-    st = padded.strides
-    return np.lib.stride_tricks.as_strided(
-        padded, img.shape[:2] + tuple(grid) + tuple(kernel),
-        st[:2] + tuple(st[2 + d] * stride[d] for d in range(nd))
-        + tuple(st[2 + d] * dilation[d] for d in range(nd)))
 
 
 def expected(case, x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
