@@ -572,7 +572,8 @@ def _correction(name: str, dim: Any, unbiased: Any, correction: Any) -> tuple[An
     return dim, correction
 
 
-def _variance(input: Tensor, dim: Any, correction: float, keepdim: bool) -> Tensor:
+def _variance(input: Tensor, dim: Any, correction: float, keepdim: bool,
+              root: bool = False) -> Tensor:
     """The variance, computed in double precision (as PyTorch's CPU kernels accumulate) with
     two passes, then rounded to the input's dtype."""
     if not (input._dtype.is_floating_point or input._dtype.is_complex):
@@ -591,6 +592,8 @@ def _variance(input: Tensor, dim: Any, correction: float, keepdim: bool) -> Tens
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=_config.external_stacklevel())
     var = sum(squares, dims, keepdim) / dof
+    if root:  # the standard deviation, rounded once (a 16-bit variance's root rounded twice)
+        var = _ew.sqrt(var)
     return to_dtype(var, input._dtype.to_real() if input._dtype.is_complex else input._dtype)
 
 
@@ -603,8 +606,8 @@ def _var_kernel(self: Tensor, dim: Any = None, *, correction: Any = None,
 def _std_kernel(self: Tensor, dim: Any = None, *, correction: Any = None,
                 keepdim: bool = False) -> Tensor:
     _check_tensor("std", self)
-    var = _variance(self, dim, 1 if correction is None else correction, keepdim)
-    return _ew.sqrt(var)  # (its gradient at var == 0 is the operator's formula's, not 1/0)
+    # (its gradient at var == 0 is the operator's formula's, not 1/0)
+    return _variance(self, dim, 1 if correction is None else correction, keepdim, root=True)
 
 
 # PyTorch's operators for x.mean(), x.mean(dim), x.var(...), x.std(...), whose derivatives are
