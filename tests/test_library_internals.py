@@ -469,3 +469,21 @@ def test_anomaly_traces_show_the_programs_frames() -> None:
     assert "test_anomaly_traces_show_the_programs_frames" in trace and ".sqrt()" in trace
     assert "/_core/" not in trace and "_torch_function" not in trace
     assert any("SqrtBackward0" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("shape, pads, ok", [
+    ((1, 2, 3, 4), (1, 1), False), ((1, 2, 3, 4), (1, 1, 1, 1), True),
+    ((1, 2, 3, 4), (1, 1, 1, 1, 1, 1), True), ((5,), (1, 1), False), ((2, 3), (1, 1), True),
+    ((1, 1, 2, 2, 2), (1, 1), False), ((1, 1, 2, 2, 2), (1,) * 6, True)])
+def test_non_constant_padding_takes_pytorchs_rank_combinations(shape, pads, ok) -> None:
+    import torch.nn.functional as F
+
+    x = torch.randn(*shape)
+    for mode in ("replicate", "reflect", "circular"):
+        if ok:
+            out = F.pad(x, pads, mode=mode)
+            n = len(pads) // 2
+            assert out.shape[-n:] == tuple(s + 2 for s in shape[-n:])
+        else:
+            with pytest.raises(NotImplementedError, match=f"{len(shape)}D input tensor"):
+                F.pad(x, pads, mode=mode)

@@ -66,6 +66,16 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     if mode == "constant":  # one operator, as in PyTorch (negative pads crop)
         return torch.ops.aten.constant_pad_nd.default(input, [int(p) for p in pad],
                                                       0.0 if value is None else value)
+    padded_dims = len(pad) // 2
+    # the reflect/replicate/circular kernels pad the last 1-3 dims of an input with one or
+    # two dims before them (batch and channels, or channels only), as PyTorch's do
+    if not 1 <= padded_dims <= 3 or input.dim() not in (padded_dims + 1, padded_dims + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     out = input
     for k in range(len(pad) // 2):
         dim = input.dim() - 1 - k
