@@ -487,3 +487,14 @@ def test_non_constant_padding_takes_pytorchs_rank_combinations(shape, pads, ok) 
         else:
             with pytest.raises(NotImplementedError, match=f"{len(shape)}D input tensor"):
                 F.pad(x, pads, mode=mode)
+
+
+def test_reentrant_checkpoint_without_grad_inputs_gives_no_gradients() -> None:
+    from torch.utils.checkpoint import checkpoint
+
+    layer = nn.Linear(3, 3)
+    x = torch.ones(2, 3)  # requires no grad
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        out = checkpoint(layer, x, use_reentrant=True)
+    assert not out.requires_grad  # as PyTorch's reentrant Function: nothing inside is trained
+    assert checkpoint(layer, x, use_reentrant=False).requires_grad  # the other variant is

@@ -10,8 +10,10 @@ function gives its usual ``grad_fn``), so ``torch.autograd.grad``, ``inputs=`` a
 captured by the function all work.
 
 ``use_reentrant=True`` is accepted and runs the same implementation (PyTorch's reentrant
-variant exists for historical reasons and is the less capable one); ``use_reentrant=None``
-warns as PyTorch 2.13 does.
+variant exists for historical reasons and is the less capable one), except where the two
+differ in what they compute: with no input that requires grad, the reentrant variant warns
+and gives nothing inside a gradient, as PyTorch's does. ``use_reentrant=None`` warns as
+PyTorch 2.13 does.
 """
 
 from __future__ import annotations
@@ -304,6 +306,12 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
             raise ValueError(
                 "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
             )
+        if not any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+            # PyTorch's reentrant checkpoint is an autograd Function of its inputs alone:
+            # with none that requires grad, nothing inside gets a gradient
+            check_backward_validity(args)
+            with torch.no_grad():
+                return function(*args)
     return _checkpoint_without_reentrant(function, bool(preserve), context_fn,
                                          determinism_check, args, kwargs)
 
