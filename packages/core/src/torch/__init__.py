@@ -173,7 +173,7 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "special": ("torch.special", None),
     "sparse": ("torch.sparse", None),
     "_sparse_coo_tensor_unsafe": ("torch._functions", "_sparse_coo_tensor_unsafe"),
-    "OutOfMemoryError": ("torch._device_placeholder", "OutOfMemoryError"),
+    "OutOfMemoryError": ("torch._core.storage", "OutOfMemoryError"),
     "accelerator": ("torch.accelerator", None),
     "random": ("torch.random", None),
     "types": ("torch.types", None),

@@ -21,9 +21,7 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
-
-class OutOfMemoryError(RuntimeError):
-    """A device allocation failed (``torch.OutOfMemoryError``, ``torch.cuda.OutOfMemoryError``)."""
+from ._core.storage import OutOfMemoryError  # (core raises it; every device module names it)
 
 
 def _constant(value: Any) -> Callable[..., Any]:

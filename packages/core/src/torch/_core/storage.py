@@ -298,6 +298,13 @@ def _size_text(nbytes: int) -> str:
     return f"{nbytes} bytes" if unit == "bytes" else f"{size:.2f} {unit}"
 
 
+class OutOfMemoryError(RuntimeError):
+    """A device allocation failed (``torch.OutOfMemoryError``, ``torch.cuda.OutOfMemoryError``):
+    core raises it, so it is core's class, which the facade names."""
+
+    __module__ = "torch"
+
+
 def allocate_handle(runtime: Any, nbytes: int, dev: _device) -> Any:
     """``runtime``'s allocation of ``nbytes``; running out of memory is a RuntimeError, as in
     PyTorch, whatever the allocator raised: on an accelerator ``torch.OutOfMemoryError`` saying
@@ -310,8 +317,6 @@ def allocate_handle(runtime: Any, nbytes: int, dev: _device) -> Any:
         detail = f"can't allocate memory: you tried to allocate {nbytes} bytes."
         if dev.type == "cpu":
             raise RuntimeError(f"cpu: {detail}") from exc
-        from .._device_placeholder import OutOfMemoryError
-
         raise OutOfMemoryError(f"{dev.type.upper()} out of memory. Tried to allocate "
                                f"{_size_text(nbytes)} on {dev.type}:{dev.index or 0} "
                                f"({detail})") from exc
