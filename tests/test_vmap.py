@@ -361,8 +361,10 @@ def test_errors_as_pytorch_raises_them():
     # input stage with its own, whose message breaks lines as PyTorch's does)
     with pytest.raises(ValueError, match=r"expected in_dim to\s+satisfy\s+-2 <= in_dim < 2"):
         vmap(torch.sin, in_dims=2)(x)
-    with pytest.raises(ValueError, match="at least one Tensor to vmap over"):
+    with pytest.raises(ValueError, match="expected `in_dims` to be int or a"):
         vmap(torch.sin, in_dims=None)(x)
+    with pytest.raises(ValueError, match="at least one Tensor to vmap over"):
+        vmap(torch.add, in_dims=(None, None))(x, x)
     with pytest.raises(ValueError, match="got no inputs"):
         vmap(lambda: torch.ones(2))()
     with pytest.raises(ValueError, match="chunk_size should be None or greater than 0"):

@@ -42,7 +42,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     """Vectorise ``func`` over a dim of its inputs.
 
     :param func: a function of tensors (and pytrees of them) returning tensors (or pytrees).
-    :param in_dims: the mapped dim of each positional input: an int or None for all of them,
+    :param in_dims: the mapped dim of each positional input: an int for all of them,
         or a tuple matching the inputs, whose entries may themselves be nested tuples, lists
         or dicts matching that input's structure (None: not mapped). Keyword arguments are
         never mapped.
@@ -103,7 +103,7 @@ def _process_batched_inputs(in_dims: Any, args: tuple[Any, ...], func: Callable[
     :raises ValueError: PyTorch's messages, for each way ``in_dims`` and the inputs disagree."""
     name = _get_name(func)
     head = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
-    if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
+    if not isinstance(in_dims, (int, tuple)):  # (None too, as PyTorch: (None,) maps nothing)
         raise ValueError(f"{head}: expected `in_dims` to be int or a (potentially nested) "
                          f"tuple matching the structure of inputs, got: {type(in_dims)}.")
     if not args:
