@@ -150,8 +150,8 @@ def combine_state_for_ensemble(models: Sequence[Module]
     if any(type(m) is not first for m in models):
         raise RuntimeError("combine_state_for_ensemble: Expected all models to be of the same "
                            "class.")
-    fmodel, _, _ = make_functional_with_buffers(models[0])
-    funcs = [make_functional_with_buffers(m) for m in models]
-    params = tuple(torch.stack([p.detach() for p in ps]) for ps in zip(*(f[1] for f in funcs)))
-    buffers = tuple(torch.stack(bs) for bs in zip(*(f[2] for f in funcs)))
+    fmodel = make_functional_with_buffers(models[0])[0]  # (one copy: the others' state only)
+    params = tuple(torch.stack([p.detach() for p in ps])
+                   for ps in zip(*(tuple(m.parameters()) for m in models)))
+    buffers = tuple(torch.stack(bs) for bs in zip(*(tuple(m.buffers()) for m in models)))
     return fmodel, params, buffers

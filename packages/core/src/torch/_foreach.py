@@ -90,10 +90,11 @@ def _binary(name: str, scalar_name: str | None, alpha: bool
     """``name(t, o)`` over the pairs; ``scalar_name`` serves a number operand where the op
     itself takes tensors only (maximum with a number is clamp_min)."""
 
+    def op_for(o: Any) -> str:
+        return scalar_name if scalar_name is not None and isinstance(o, _NUMBERS) else name
+
     def fn_for(o: Any) -> Callable[..., Any]:
-        if scalar_name is not None and isinstance(o, _NUMBERS):
-            return getattr(torch, scalar_name)
-        return getattr(torch, name)
+        return getattr(torch, op_for(o))
 
     def out_of_place(self: Sequence[Tensor], other: Any, **kwargs: Any) -> tuple[Tensor, ...]:
         self = _check_list(self)
@@ -104,8 +105,7 @@ def _binary(name: str, scalar_name: str | None, alpha: bool
         tensors = _check_list(self)
         _check_kwargs(name, kwargs, alpha)
         for t, o in zip(tensors, _pair(tensors, other)):
-            method = getattr(t, (scalar_name if scalar_name is not None
-                                 and isinstance(o, _NUMBERS) else name) + "_", None)
+            method = getattr(t, op_for(o) + "_", None)
             if method is not None:
                 method(o, **kwargs)
             else:  # (maximum/minimum have no in-place method: write the result back)
