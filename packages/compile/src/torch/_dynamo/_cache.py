@@ -77,10 +77,29 @@ def explain_miss(old: tuple[Any, ...], new: tuple[Any, ...], names: list[str]) -
                 f"got {len(new_guards[2])}")
     for i, (a, b) in enumerate(zip(old_struct[0], new_struct[0])):
         if a != b:
+            bound = _bound_miss(a, b)
+            if bound is not None:
+                return f"slice bound of graph op {i} ({a[1]}): {bound}"
             return f"graph op {i}: expected {_op_text(a)}, got {_op_text(b)}"
     if len(old_struct[0]) != len(new_struct[0]):
         return f"graph length: expected {len(old_struct[0])} ops, got {len(new_struct[0])}"
     return "the values the program keeps from the graph differ"
+
+
+_BOUND_CLASS_TEXT = {"pos": "an int >= 2", "neg": "a negative int", 0: "0", 1: "1"}
+
+
+def _bound_miss(a: tuple[Any, ...], b: tuple[Any, ...]) -> str | None:
+    """How two ``__getitem__`` ops differ in a symbolic slice bound's class, or None."""
+    if not (_is_getitem(a) and _is_getitem(b)) or a[2][0] != b[2][0]:
+        return None
+    for (_, x), (_, y) in zip(_slice_parts(a[2]), _slice_parts(b[2])):
+        if x != y and x[0] == "int" and y[0] == "symint":
+            return f"expected {x[1]}, got another int (automatic dynamic: now a graph input)"
+        if x != y and "symint" in (x[0], y[0]):
+            return f"expected {_BOUND_CLASS_TEXT.get(x[1], x[1])}, got " \
+                f"{_BOUND_CLASS_TEXT.get(y[1], y[1])}"
+    return None
 
 
 def _op_text(op: tuple[Any, ...]) -> str:
@@ -100,6 +119,9 @@ class Place:
     # (op, argument) positions of Python numbers that became graph inputs (automatic
     # dynamic scalars), and the unmasked structure of the newest entry
     scalars: frozenset[tuple[int, int]] = frozenset()
+    # (op, argument, item or None, slice part) positions of ints in slice bounds that became
+    # graph inputs (automatic dynamic ints: ``x[:n]`` with another ``n``)
+    symints: frozenset[tuple[Any, ...]] = frozenset()
     # (unmasked guards, unmasked structure) of each entry compiled, newest last
     structures: list[tuple[Any, Any]] = field(default_factory=list)
 
@@ -301,6 +323,133 @@ def mask_scalars(structure: tuple[Any, ...], scalars: frozenset[tuple[int, int]]
     return tuple(ops)
 
 
+def _slice_parts(args_key: Any) -> list[tuple[tuple[Any, ...], Any]]:
+    """((argument, item or None, part), leaf key) of each bound of the slices in the index
+    argument of a ``__getitem__`` structure (``x[:n]``, ``x[:, a:b]``)."""
+    found: list[tuple[tuple[Any, ...], Any]] = []
+    for j, a in enumerate(args_key[1]):
+        if a[0] == "slice":
+            found.extend(((j, None, part), k) for part, k in enumerate(a[1:]))
+        elif a[0] == "tuple":
+            for item, v in enumerate(a[1]):
+                if isinstance(v, tuple) and v and v[0] == "slice":
+                    found.extend(((j, item, part), k) for part, k in enumerate(v[1:]))
+    return found
+
+
+def _is_getitem(op: tuple[Any, ...]) -> bool:
+    return op[0] == "call_method" and op[1] == "__getitem__"
+
+
+def _bound_changes(index: int, a: tuple[Any, ...], b: tuple[Any, ...]
+                   ) -> set[tuple[Any, ...]] | None:
+    """The slice-bound positions where two ``__getitem__`` ops differ only in int bounds
+    (``x[:n]`` with another ``n``), or None when they differ otherwise."""
+    if not (_is_getitem(a) and _is_getitem(b)) or a[3] != b[3] or a[2][0] != b[2][0] \
+            or len(a[2][1]) != len(b[2][1]):
+        return None
+    parts_a, parts_b = _slice_parts(a[2]), _slice_parts(b[2])
+    if [p for p, _ in parts_a] != [p for p, _ in parts_b]:
+        return None
+    changed = {p for (p, x), (_, y) in zip(parts_a, parts_b) if x != y}
+    if not changed or any(not (_bound_int(x) and _bound_int(y))
+                          for (p, x), (_, y) in zip(parts_a, parts_b) if p in changed):
+        return None
+    ones = {(0, *p) for p in changed}
+    if mask_symints((a,), ones) != mask_symints((b,), ones):
+        return None  # they differ elsewhere too (a bare index)
+    return {(index, *p) for p in changed}
+
+
+def symint_changes(old: tuple[Any, ...], new: tuple[Any, ...], recording: Any
+                   ) -> tuple[set[tuple[int, int]], set[tuple[Any, ...]]] | None:
+    """Where two graph structures differ only in Python numbers that automatic dynamic
+    makes graph inputs: ``(scalar positions, slice-bound positions)``, or None when they
+    differ otherwise. Scalars are numbers in tensor arithmetic (:func:`scalar_changes`);
+    slice bounds are ints in a ``__getitem__`` slice (``x[:n]``, ``x[n:]``), which PyTorch
+    makes symbolic sizes after they changed: one recompile, not one per value."""
+    if len(old) != len(new):
+        return None
+    bounds: set[tuple[Any, ...]] = set()
+    rest_old, rest_new = list(old), list(new)
+    for index, (a, b) in enumerate(zip(old, new)):
+        if a == b:
+            continue
+        found = _bound_changes(index, a, b)
+        if found is not None:
+            bounds |= found
+            rest_old[index] = rest_new[index] = ("compared",)
+    if tuple(rest_old) == tuple(rest_new):
+        return set(), bounds
+    scalars = scalar_changes(tuple(rest_old), tuple(rest_new), recording)
+    return None if scalars is None else (scalars, bounds)
+
+
+def _bound_int(key: Any) -> bool:
+    return key[0] in ("int", "dim", "symint")
+
+
+def _bound_class(value: int) -> Any:
+    """What a symbolic slice bound still guards of its value: its sign (a negative bound
+    counts from the end) and 0 and 1 (specialised, as PyTorch specialises them)."""
+    return value if value in (0, 1) else "neg" if value < 0 else "pos"
+
+
+def mask_symints(structure: tuple[Any, ...], symints: Any) -> tuple[Any, ...]:
+    """``structure`` with the slice bounds at the ``symints`` positions unguarded but for
+    :func:`_bound_class`."""
+    if not symints:
+        return structure
+    ops = list(structure)
+    by_op: dict[int, list[tuple[Any, ...]]] = {}
+    for index, *where in symints:
+        by_op.setdefault(index, []).append(tuple(where))
+    for index, places in by_op.items():
+        if index >= len(ops) or not _is_getitem(ops[index]):
+            continue
+        kind, target, args, kwargs = ops[index]
+        items = list(args[1])
+        for j, item, part in places:
+            if j >= len(items):
+                continue
+            holder = items[j] if item is None else (
+                items[j][1][item] if items[j][0] == "tuple" and item < len(items[j][1])
+                else None)
+            if not isinstance(holder, tuple) or not holder or holder[0] != "slice":
+                continue
+            leaf = holder[1 + part]
+            if leaf[0] == "int":
+                leaf = ("symint", _bound_class(leaf[1]))
+            elif leaf[0] == "dim":
+                leaf = ("symint", "pos")
+            bound = list(holder)
+            bound[1 + part] = leaf
+            if item is None:
+                items[j] = tuple(bound)
+            else:
+                inner = list(items[j][1])
+                inner[item] = tuple(bound)
+                items[j] = (items[j][0], tuple(inner))
+        ops[index] = (kind, target, (args[0], tuple(items)), kwargs)
+    return tuple(ops)
+
+
+def symint_values(recording: Any, symints: Any) -> list[int]:
+    """This call's ints at the ``symints`` positions, in position order: the graph's extra
+    int inputs (after the scalars')."""
+    values = []
+    for index, j, item, part in sorted(symints, key=_position_order):
+        index_arg = recording.ops[index][2][j]
+        bound = index_arg if item is None else index_arg[item]
+        values.append((bound.start, bound.stop, bound.step)[part])
+    return values
+
+
+def _position_order(position: tuple[Any, ...]) -> tuple[Any, ...]:
+    index, j, item, part = position
+    return (index, j, -1 if item is None else item, part)
+
+
 def scalar_inputs(recording: Any, scalars: frozenset[tuple[int, int]]) -> list[Tensor]:
     """This call's numbers at the ``scalars`` positions, as 0-dim tensors of their op's
     result dtype (on its device), in position order: the graph's extra inputs."""
@@ -403,18 +552,16 @@ class FrameState:
             place.dynamic |= marked_dynamic(recording.inputs, self.dynamic is True)
             if place.dynamic and not place.structures:
                 place.scalars = place.scalars | sizes_as_numbers(recording, place.dynamic)
-        dim_ops = mask_dims(ops_structure, guards, place.dynamic)
-        structure = (mask_scalars(dim_ops, place.scalars), outputs_key)
-        key = (structure, masked(guards, place.dynamic))
+        dim_ops, key = _place_key(place, ops_structure, guards, outputs_key)
         compiled = place.entries.get(key)
         if compiled is None and place.structures and self.dynamic is not False and \
                 config.automatic_dynamic_shapes and self._generalize(
                     place, guards, ops_structure, outputs_key, recording, capture.graph_index):
-            dim_ops = mask_dims(ops_structure, guards, place.dynamic)
-            structure = (mask_scalars(dim_ops, place.scalars), outputs_key)
-            key = (structure, masked(guards, place.dynamic))
+            dim_ops, key = _place_key(place, ops_structure, guards, outputs_key)
             compiled = place.entries.get(key)
         dims = dim_positions(dim_ops) if dim_ops is not ops_structure else {}
+        # a slice bound made an int input is read from it, even where it equalled a size
+        dims = {k: v for k, v in dims.items() if k not in place.symints}
         grad_now = torch.is_grad_enabled()
         from torch._dynamo._capture import autocast_state, set_autocast_state
 
@@ -434,8 +581,9 @@ class FrameState:
 
                 verify_graph(self.backend, self.build(capture, recording, outputs),
                              recording.inputs, recording.input_fakes)
-            if place.scalars:
-                extra = scalar_inputs(recording, place.scalars)
+            if place.scalars or place.symints:
+                extra = [*scalar_inputs(recording, place.scalars),
+                         *symint_values(recording, place.symints)]
                 graph_fn = compiled
 
                 def compiled(*inputs: Any) -> Any:  # this call's numbers bound
@@ -466,12 +614,14 @@ class FrameState:
             dims = place.dynamic | sizes
             old_masked = mask_dims(old_ops, old_guards, dims)
             new_masked = mask_dims(ops_structure, guards, dims)
-            scalars = scalar_changes(old_masked, new_masked, recording) \
-                if old_masked != new_masked else set()
-            if scalars is None:
+            changes = symint_changes(old_masked, new_masked, recording) \
+                if old_masked != new_masked else (set(), set())
+            if changes is None:
                 continue
+            scalars, bounds = changes
             new_scalars, new_sizes = scalars - place.scalars, sizes - place.dynamic
-            if not new_scalars and not new_sizes:
+            new_bounds = bounds - place.symints
+            if not new_scalars and not new_sizes and not new_bounds:
                 return False
             if new_sizes:
                 place.dynamic |= new_sizes
@@ -481,6 +631,11 @@ class FrameState:
                 place.scalars = place.scalars | new_scalars
                 _log.recompiles.info("automatic dynamic scalars at %s (graph %d): ops %s",
                                      self.name, graph_index, sorted(new_scalars))
+            if new_bounds:
+                place.symints = place.symints | new_bounds
+                _log.recompiles.info("automatic dynamic slice bounds at %s (graph %d): %s",
+                                     self.name, graph_index,
+                                     sorted(new_bounds, key=_position_order))
             return True
         return False
 
@@ -489,7 +644,7 @@ class FrameState:
                          ) -> Callable[..., Any]:
         names = [capture.arg_names.get(id(t), f"input {i}")
                  for i, t in enumerate(recording.inputs)]
-        gm = self.build(capture, recording, outputs, place.scalars, dims)
+        gm = self.build(capture, recording, outputs, place.scalars, dims, place.symints)
         if place.keys:
             reason = explain_miss((place.keys[-1][0], place.last_guards), (key[0], guards), names)
             mode = stance[0]
@@ -527,12 +682,21 @@ class FrameState:
             if place.scalars:
                 examples += [recording.fake_mode.from_tensor(t)
                              for t in scalar_inputs(recording, place.scalars)]
+            examples += _symbolic_ints(examples, symint_values(recording, place.symints))
         else:
             # a backend of the program's own gets the real inputs, as PyTorch's dynamo
             # gives them (a backend may run or benchmark the graph on them)
             examples = list(recording.inputs)
             if place.scalars:
                 examples += scalar_inputs(recording, place.scalars)
+            # (int inputs as SymInts, as PyTorch gives them: a backend handing the graph on
+            # to a built-in one must not specialise them)
+            examples += _symbolic_ints(examples, symint_values(recording, place.symints))
+        if place.symints:  # the int placeholders' values are the symbols backends get
+            placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+            for node, value in zip(placeholders[-len(place.symints):],
+                                   examples[-len(place.symints):]):
+                node.meta["example_value"] = value
         try:
             compiled = self.backend(gm, examples)
         except Exception as exc:
@@ -552,10 +716,12 @@ class FrameState:
 
     def build(self, capture: Any, recording: Any, outputs: list[Any],
               scalars: frozenset[tuple[int, int]] = frozenset(),
-              dims: dict[Any, tuple[int, int]] | None = None) -> Any:
+              dims: dict[Any, tuple[int, int]] | None = None,
+              symints: frozenset[tuple[Any, ...]] = frozenset()) -> Any:
         """The recording as a ``torch.fx.GraphModule`` returning ``outputs`` as a tuple;
         the numbers at the ``scalars`` positions are extra inputs (0-dim tensors), the size
-        arguments at the ``dims`` positions read their input's size."""
+        arguments at the ``dims`` positions read their input's size, the slice bounds at the
+        ``symints`` positions are int inputs after those."""
         from torch._dynamo._graph import build_graph_module
 
         lifted = None
@@ -563,7 +729,34 @@ class FrameState:
             lifted = dict(zip(sorted(scalars), (
                 recording.fake_mode.from_tensor(t)
                 for t in scalar_inputs(recording, scalars))))
-        return build_graph_module(capture, recording, outputs, lifted, dims)
+        ints = None
+        if symints:
+            order = sorted(symints, key=_position_order)
+            ints = dict(zip(order, symint_values(recording, symints)))
+        return build_graph_module(capture, recording, outputs, lifted, dims, ints)
+
+
+def _place_key(place: Place, ops_structure: tuple[Any, ...], guards: tuple[Any, ...],
+               outputs_key: Any) -> tuple[tuple[Any, ...], Any]:
+    """(the structure with dynamic sizes marked, the cache key at ``place``)."""
+    dim_ops = mask_dims(ops_structure, guards, place.dynamic)
+    structure = (mask_symints(mask_scalars(dim_ops, place.scalars), place.symints),
+                 outputs_key)
+    return dim_ops, (structure, masked(guards, place.dynamic))
+
+
+def _symbolic_ints(examples: list[Any], values: list[int]) -> list[Any]:
+    """Example values of the int inputs (slice bounds) for backends that trace on fakes:
+    ``SymInt`` s, in the shape environment of the symbolic example tensors if any."""
+    if not values:
+        return []
+    from torch._core.symbolic import ShapeEnv
+
+    env = next((t.fake_mode.shape_env for t in examples
+                if any(isinstance(s, torch.SymInt) for s in getattr(t, "shape", ()))
+                and getattr(getattr(t, "fake_mode", None), "shape_env", None) is not None),
+               None) or ShapeEnv()
+    return [env.create_symbol(v) if v not in (0, 1) else v for v in values]
 
 
 def _takes_fakes(backend: Callable[..., Any]) -> bool:

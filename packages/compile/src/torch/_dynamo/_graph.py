@@ -27,13 +27,16 @@ def _placeholder_name(name: str) -> str:
 
 def build_graph_module(capture: Any, recording: Any, outputs: list[Any],
                        lifted: dict[tuple[int, int], Any] | None = None,
-                       dims: dict[Any, tuple[int, int]] | None = None) -> GraphModule:
+                       dims: dict[Any, tuple[int, int]] | None = None,
+                       ints: dict[tuple[Any, ...], int] | None = None) -> GraphModule:
     """A GraphModule that runs ``recording`` on its inputs and returns ``outputs``.
 
     :param lifted: (op, argument) -> fake 0-dim tensor: the numbers at those positions are
         read from extra placeholders (after the tensor inputs, in position order).
     :param dims: (op, argument, item or None) -> (input, dim): the size arguments at those
-        positions are ``input.size(dim)`` nodes (dynamic sizes)."""
+        positions are ``input.size(dim)`` nodes (dynamic sizes).
+    :param ints: (op, argument, item or None, slice part) -> this call's value: the slice
+        bounds at those positions are read from int placeholders (after the numbers')."""
     from torch._dynamo._capture import Ref
 
     graph = Graph()
@@ -54,6 +57,17 @@ def build_graph_module(capture: Any, recording: Any, outputs: list[Any],
         node.meta["example_value"] = fake
         node.meta["val"] = fake
         scalar_nodes[position] = node
+    int_nodes: dict[tuple[Any, ...], Node] = {}
+    for k, (position, value) in enumerate((ints or {}).items()):
+        # named after the int argument of that value (x[:n]: ``l_n_``), as PyTorch names it
+        source = capture.arg_names.get(("int", value))
+        name = _placeholder_name(source) if source else f"l_int_{k}_"
+        while name in taken:
+            name += f"{k}_"
+        taken.add(name)
+        node = graph.placeholder(name)
+        node.meta["example_value"] = value
+        int_nodes[position] = node
     nodes: list[Node | None] = []
     getitems: dict[tuple[int, int], Node] = {}
 
@@ -94,11 +108,14 @@ def build_graph_module(capture: Any, recording: Any, outputs: list[Any],
         if isinstance(value, slice):
             parts = [value.start, value.stop, value.step]
             for part in range(3):
-                found = dims.get((*where, part))  # type: ignore[union-attr]
-                if found is not None:
+                symbolic = int_nodes.get((*where, part))
+                found = (dims or {}).get((*where, part))
+                if symbolic is not None:
+                    parts[part] = symbolic
+                elif found is not None:
                     parts[part] = size_of(*found)
             return slice(*parts)
-        found = dims.get((*where, None))  # type: ignore[union-attr]
+        found = (dims or {}).get((*where, None))
         return size_of(*found) if found is not None else value
 
     def _read_sizes(index: int, j: int, value: Any) -> Any:
@@ -112,7 +129,7 @@ def build_graph_module(capture: Any, recording: Any, outputs: list[Any],
         a = resolve(args)
         if scalar_nodes:
             a = tuple(scalar_nodes.get((index, j), v) for j, v in enumerate(a))
-        if dims:
+        if dims or int_nodes:
             a = tuple(_read_sizes(index, j, v) for j, v in enumerate(a))
         k = resolve(kwargs)
         if kind == "call_method":

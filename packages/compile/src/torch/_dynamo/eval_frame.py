@@ -112,6 +112,8 @@ def _arg_names(fn: Callable[..., Any], module: nn.Module | None, args: tuple[Any
         items = [(f"arg{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
     for name, value in items:
         _name_tensors(names, name, value)
+        if type(value) is int:  # an int argument a graph may take as an input (x[:n])
+            names.setdefault(("int", value), name)  # type: ignore[call-overload]
     if module is not None:
         _name_tensors(names, "self", module)
     return names

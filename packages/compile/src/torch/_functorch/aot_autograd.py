@@ -52,8 +52,8 @@ def _call(compiled: Callable, args: list) -> Any:
 
 
 def _is_symbolic(args: tuple[Any, ...]) -> bool:
-    return any(isinstance(a, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in a.shape)
-               for a in args)
+    return any(isinstance(a, torch.SymInt) or (isinstance(a, torch.Tensor) and any(
+        isinstance(s, torch.SymInt) for s in a.shape)) for a in args)
 
 
 def _differentiable(value: Any) -> bool:

@@ -76,27 +76,35 @@ def list_backends(exclude_tags: Sequence[str] | None = ()) -> list[str]:
     return sorted(name for name in names if not excluded.intersection(tags.get(name, ())))
 
 
-def lookup_backend(backend: str | Callable[..., Any]) -> str | Callable[..., Any]:
+def _check_backend(backend: str | Callable[..., Any]) -> None:
     """Check that ``backend`` names a registered backend or is a backend callable.
 
-    :param backend: a backend name or a callable ``(graph_module, example_inputs) -> callable``.
-    :returns: ``backend`` itself.
     :raises InvalidBackend: ``backend`` is a string that names no backend.
     :raises TypeError: ``backend`` is neither a string nor callable.
     """
     if isinstance(backend, str):
         if backend in BUILTIN_BACKENDS or backend in _REGISTERED:
-            return backend
+            return
         valid = list_backends()
         if backend not in valid:
             raise InvalidBackend(backend, valid)
-        return backend
+        return
     if not callable(backend):
         raise TypeError(
             f"torch.compile backend must be a backend name or a callable, "
             f"got {type(backend).__name__}"
         )
-    return backend
+
+
+def lookup_backend(backend: str | Callable[..., Any]) -> Callable[..., Any]:
+    """The backend callable ``(graph_module, example_inputs) -> callable`` for a name (as
+    PyTorch's: programs call it to hand a graph on to a built-in backend), or ``backend``
+    itself when it is a callable.
+
+    :raises InvalidBackend: ``backend`` is a string that names no backend.
+    :raises TypeError: ``backend`` is neither a string nor callable.
+    """
+    return resolve_backend(backend)
 
 
 def _eager(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
@@ -135,7 +143,7 @@ def resolve_backend(backend: str | Callable[..., Any]) -> Callable[..., Any]:
 
     :raises InvalidBackend: an unknown name.
     """
-    lookup_backend(backend)
+    _check_backend(backend)
     if not isinstance(backend, str):
         return backend
     if backend in _BUILTIN_CALLABLES:

@@ -77,7 +77,8 @@ class _Tracker:
         # id(storage) -> the tracked tensors over it: a tensor object rebuilt over a tracked
         # one's memory and geometry (autograd unpacks a saved output so) is that tensor
         self.by_storage: dict[int, list[Any]] = {}
-        self.symbols: dict[str, tuple[Node, int]] = {}  # symbol name -> (input, dim)
+        # symbol name -> (input, dim), or (input, None) for a symbolic int input
+        self.symbols: dict[str, tuple[Node, int | None]] = {}
         self.sym_nodes: dict[int, tuple[Any, Node]] = {}  # id(SymNode) -> (it, its node)
         self.sym_texts: dict[tuple[str, type], Node] = {}  # (expression text, type) -> node
         self.constants: dict[str, int] = {}
@@ -169,6 +170,8 @@ class _Tracker:
             source = self.symbols.get(expr.name)
             if source is None:
                 raise RuntimeError(f"make_fx: symbol {expr.name} does not come from an input")
+            if source[1] is None:
+                return source[0]  # an int input: its placeholder
             node = self.graph.create_node("call_function", torch.ops.aten.sym_size.int,
                                           source, name="sym_size_int")
         elif expr.op == "sym_sum":
@@ -344,6 +347,15 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
         node = graph.placeholder(name)
         value = _input_fake(fake_mode, leaf) if fake_mode is not None and \
             isinstance(leaf, torch.Tensor) else leaf
+        if isinstance(leaf, torch.SymInt):
+            # a symbolic int input (graph capture's slice bounds): a symbol of this trace
+            # read from its placeholder; traced with its value otherwise
+            hint = _hint(leaf)
+            if tracing_mode == "symbolic":
+                value = fake_mode.shape_env.create_symbol(hint)
+                tracker.symbols[value.node.name] = (node, None)
+            else:
+                value = hint
         if isinstance(value, torch.Tensor):
             tracker.bind(value, node)
             if tracing_mode == "symbolic":
