@@ -436,6 +436,12 @@ class Tensor:
         # The protocol's entry checks cost nothing until a class can use them: the first
         # subclass that keeps a __torch_function__ installs them (torch._torch_function).
         super().__init_subclass__(**kwargs)
+        if "__torch_dispatch__" in cls.__dict__ and "__torch_function__" not in cls.__dict__ \
+                and getattr(cls.__torch_function__, "__func__", None) is _default_tf_func:
+            # As in PyTorch, a class that brings its own __torch_dispatch__ and inherits the
+            # default __torch_function__ opts out of the latter: results are what its
+            # __torch_dispatch__ returns, not converted to the class afterwards.
+            cls.__torch_function__ = _disabled_torch_function_impl
         tf = cls.__torch_function__
         if getattr(tf, "__func__", tf) is not _disabled_torch_function_impl:
             upcalls.install_torch_function()
@@ -597,6 +603,8 @@ class Tensor:
 
 
 Tensor.__module__ = "torch"
+# the default __torch_function__, which a subclass defining __torch_dispatch__ opts out of
+_default_tf_func = Tensor.__dict__["__torch_function__"].__func__
 
 
 # The slots every tensor has set (all but the two Python-object slots and the gradient

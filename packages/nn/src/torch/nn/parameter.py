@@ -21,8 +21,24 @@ def _share(cls: type, data: Tensor) -> Tensor:
     return Tensor._make_subclass(cls, data)
 
 
-class Parameter(Tensor):
-    """A tensor that is a module parameter: ``Parameter(data=None, requires_grad=True)``."""
+class _ParameterMeta(type):
+    """``isinstance(t, Parameter)`` also holds for a tensor of a custom subclass made a
+    parameter (``Parameter(MySubclass(...))`` keeps its own class and is marked instead)."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if cls is Parameter and isinstance(instance, Tensor) and \
+                getattr(instance, "_is_param", False):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
+    """A tensor that is a module parameter: ``Parameter(data=None, requires_grad=True)``.
+
+    A plain tensor (or parameter) becomes a ``Parameter`` sharing its memory. A tensor of
+    another subclass (a wrapper subclass such as a quantized weight) stays of its class, as in
+    PyTorch: the parameter is its ``detach()`` with ``requires_grad`` set and marked
+    ``_is_param``, which ``isinstance(t, Parameter)`` recognises."""
 
     __torch_function__ = torch._C._disabled_torch_function_impl
 
@@ -32,6 +48,9 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): argument 'data' must be Tensor, not "
                             f"{type(data).__name__}")
+        if type(data) is not Tensor and type(data) is not Parameter and \
+                not isinstance(data, UninitializedTensorMixin) and not data.is_sparse:
+            return _custom_parameter(data, requires_grad)
         out = _share(cls, data)
         out.requires_grad = bool(requires_grad)
         return out
@@ -52,6 +71,21 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, protocol: int) -> Any:
         return (_rebuild_parameter, (self.detach(), self.requires_grad))
+
+
+def _custom_parameter(data: Tensor, requires_grad: bool) -> Any:
+    """``Parameter(data)`` for a tensor of a custom subclass: it keeps its class (its own
+    ``__torch_dispatch__``/``__torch_function__`` go on working), detached and marked."""
+    out = data.detach().requires_grad_(requires_grad)
+    if type(out) is not type(data):
+        raise RuntimeError(
+            f"Creating a Parameter from an instance of type {type(data).__name__} requires "
+            f"that detach() returns an instance of the same type, but return type "
+            f"{type(out).__name__} was found instead. To use the type as a Parameter, please "
+            "correct the detach() semantics defined by its __torch_dispatch__() "
+            "implementation.")
+    out._is_param = True
+    return out
 
 
 def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:

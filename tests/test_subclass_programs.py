@@ -1,0 +1,129 @@
+"""Tensor subclasses, ``__torch_function__``/``__torch_dispatch__`` and modes as libraries
+(torchao-style quantized weights, float8 experiments, op counters, logging modes) use them.
+
+Expected values are PyTorch's documented behaviour, or computed independently (by hand or with
+plain tensor arithmetic that no override takes part in)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import torch
+from torch.utils._pytree import tree_map_only
+
+aten = torch.ops.aten
+
+
+class QuantizedWeight(torch.Tensor):
+    """An int8 weight with one scale, dequantized for every op but the few it keeps (a
+    torchao-style wrapper subclass: no ``__torch_function__`` of its own)."""
+
+    @staticmethod
+    def __new__(cls, q: torch.Tensor, scale: torch.Tensor) -> QuantizedWeight:
+        return torch.Tensor._make_wrapper_subclass(cls, q.shape, dtype=torch.float32,
+                                                   device=q.device)
+
+    def __init__(self, q: torch.Tensor, scale: torch.Tensor) -> None:
+        self.q = q
+        self.scale = scale
+
+    def __tensor_flatten__(self) -> tuple[list[str], Any]:
+        return ["q", "scale"], None
+
+    @staticmethod
+    def __tensor_unflatten__(inner: dict[str, torch.Tensor], meta: Any, size: Any,
+                             stride: Any) -> QuantizedWeight:
+        return QuantizedWeight(inner["q"], inner["scale"])
+
+    def dequantize(self) -> torch.Tensor:
+        return self.q.to(torch.float32) * self.scale
+
+    seen: list[str] = []
+
+    @classmethod
+    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        cls.seen.append(str(func))
+        kwargs = kwargs or {}
+        if func is aten.t.default:
+            return QuantizedWeight(args[0].q.t(), args[0].scale)
+        if func is aten.detach.default:
+            return QuantizedWeight(args[0].q, args[0].scale)
+        plain = tree_map_only(QuantizedWeight, QuantizedWeight.dequantize, (args, kwargs))
+        return func(*plain[0], **plain[1])
+
+
+def _quantized_linear() -> tuple[torch.nn.Linear, torch.Tensor, torch.Tensor]:
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 3)
+    w = lin.weight.detach().clone()
+    scale = w.abs().max() / 127
+    q = torch.round(w / scale).to(torch.int8)
+    lin.weight = torch.nn.Parameter(QuantizedWeight(q, scale), requires_grad=False)
+    return lin, q.to(torch.float32) * scale, lin.bias.detach()
+
+
+def test_a_dispatch_subclass_opts_out_of_the_default_torch_function() -> None:
+    # PyTorch: a class defining __torch_dispatch__ and inheriting Tensor's default
+    # __torch_function__ gets the disabled one, so results are what its dispatch returns
+    assert QuantizedWeight.__torch_function__ is torch._C._disabled_torch_function_impl
+
+    class Child(QuantizedWeight):
+        pass
+
+    class Keeps(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            return super().__torch_function__(func, types, args, kwargs)
+
+        @classmethod
+        def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            return NotImplemented
+
+    assert Child.__torch_function__ is torch._C._disabled_torch_function_impl
+    assert "__torch_function__" in vars(Keeps)
+    w = QuantizedWeight(torch.tensor([[2, -4]], dtype=torch.int8), torch.tensor(0.5))
+    out = w + 1
+    assert type(out) is torch.Tensor and out.tolist() == [[2.0, -1.0]]
+
+
+def test_a_quantized_weight_parameter_in_linear() -> None:
+    lin, dequantized, bias = _quantized_linear()
+    # Parameter(custom subclass) keeps the class and is marked a parameter (PyTorch >= 2.1)
+    assert type(lin.weight) is QuantizedWeight
+    assert isinstance(lin.weight, torch.nn.Parameter)
+    assert [name for name, _ in lin.named_parameters()] == ["weight", "bias"]
+    assert not lin.weight.requires_grad
+    x = torch.randn(2, 4)
+    QuantizedWeight.seen.clear()
+    y = lin(x)
+    assert type(y) is torch.Tensor
+    # F.linear with a 2-d input is t + addmm to a __torch_dispatch__ class, as in PyTorch
+    assert QuantizedWeight.seen == ["aten.t.default", "aten.addmm.default"]
+    expected = x @ dequantized.t() + bias
+    assert torch.allclose(y, expected, atol=1e-6)
+    assert "QuantizedWeight" not in repr(lin)
+
+
+def test_parameter_of_a_subclass_whose_detach_changes_class_is_refused() -> None:
+    class Loses(torch.Tensor):
+        @staticmethod
+        def __new__(cls, elem: torch.Tensor) -> Loses:
+            return torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+
+        def __init__(self, elem: torch.Tensor) -> None:
+            self.elem = elem
+
+        @classmethod
+        def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            return func(*tree_map_only(Loses, lambda t: t.elem, args), **(kwargs or {}))
+
+    with pytest.raises(RuntimeError, match="requires that detach\\(\\) returns an instance"):
+        torch.nn.Parameter(Loses(torch.ones(2)))
+    plain = torch.nn.Parameter(torch.ones(2))
+    assert type(plain) is torch.nn.Parameter and plain.requires_grad
