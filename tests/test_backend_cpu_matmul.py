@@ -134,8 +134,10 @@ def test_output_layouts(path, native_matmul, dtype, out_layout):
 @pytest.mark.parametrize(
     "m, k, n",
     [(1, 1, 1), (1, 50, 1), (1, 40, 30), (30, 40, 1), (5, 1, 7), (130, 300, 70), (300, 40, 270),
-     # around the packed kernels' tiles (6/12 rows, 16/32 columns) and slabs (256 deep)
-     (12, 256, 32), (13, 257, 33), (11, 255, 31), (25, 513, 65), (96, 100, 512), (97, 3, 513)],
+     # around the packed kernels' tiles (6 rows, 16/64 columns, 1-4 vectors in a last partial
+     # panel) and slabs (256 deep)
+     (12, 256, 32), (13, 257, 33), (11, 255, 31), (25, 513, 65), (96, 100, 512), (97, 3, 513),
+     (7, 257, 112), (61, 40, 129), (6, 64, 64)],
 )
 def test_shapes(path, native_matmul, dtype, m, k, n):
     run_both(native_matmul, make((m, k), dtype, 5), make((k, n), dtype, 6))
@@ -460,7 +462,8 @@ def _packed_run(tmp_path, width):
 
 def test_packed_kernels_give_the_same_bits_for_every_thread_count_and_width(tmp_path):
     """Each element sums its depth in one order whatever the split over threads, and the
-    AVX2 (6x16) and AVX-512 (12x32) kernels do the same arithmetic per element."""
+    AVX2 (6x16) and AVX-512 (6x64, with its narrower instances for a last partial panel)
+    kernels do the same arithmetic per element."""
     if not C.blas_info()["packed_kernel"]:
         pytest.skip("no packed float32 kernel on this CPU (it needs AVX2 and FMA)")
     runs = {width: _packed_run(tmp_path, width) for width in (32, 64)}
@@ -476,7 +479,7 @@ def test_packed_kernels_give_the_same_bits_for_every_thread_count_and_width(tmp_
             np.testing.assert_allclose(first, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
             for key in (f"{name}_2", f"{name}_3", f"{name}_t_1", f"{name}_t_2", f"{name}_t_3"):
                 assert got[key].tobytes() == first.tobytes(), (width, key)
-        if str(runs[64]["kernel"]) == "avx512 12x32":  # else this CPU ran AVX2 for both
+        if str(runs[64]["kernel"]) == "avx512 6x64":  # else this CPU ran AVX2 for both
             assert runs[64][f"{name}_1"].tobytes() == runs[32][f"{name}_1"].tobytes(), name
 
 
@@ -484,7 +487,7 @@ def test_packed_kernel_is_reported_and_can_be_switched_off():
     info = C.blas_info()
     if not info["packed_kernel"]:
         pytest.skip("no packed float32 kernel on this CPU (it needs AVX2 and FMA)")
-    assert info["packed_kernel"] in ("avx512 12x32", "avx2 6x16")
+    assert info["packed_kernel"] in ("avx512 6x64", "avx2 6x16")
     C.packed_disable(True)
     try:
         assert C.blas_info()["packed_kernel"] == ""
@@ -515,13 +518,14 @@ def _random_operand(rng, rows, cols):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_random_float32_products_match_float64(threads):
-    """200 products of random sizes around every blocking boundary (tiles of 6/12 rows and
-    16/32 columns, 256-deep slabs, 48 rows read in place, 96-row and 512/1024-column blocks) and
+    """200 products of random sizes around every blocking boundary (tiles of 6 rows and 16/64
+    columns, kernels of 1-4 vectors for a last partial panel, 256-deep slabs, 48 rows read in
+    place, 96-row and 512/1024-column blocks) and
     random operand layouts, through the public API, against numpy in float64; 1025 crosses
     a block of B's columns (512 to 1024 by the L2 size)."""
     rng = np.random.default_rng(1234)
-    sizes = [1, 2, 5, 6, 7, 11, 12, 13, 16, 17, 31, 32, 33, 47, 48, 49, 95, 97, 255, 256, 257,
-             300, 513, 1025]
+    sizes = [1, 2, 5, 6, 7, 11, 12, 13, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 95, 97, 129,
+             255, 256, 257, 300, 513, 1025]
     old = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
