@@ -23,7 +23,7 @@ def test_an_overload_names_itself_as_in_pytorch(path, text, qualified, opname, o
     assert repr(op) == f"<OpOverload(op='aten.{opname}', overload='{overload}')>"
     assert op.name() == qualified
     assert (op._opname, op._overloadname) == (opname, overload)
-    assert op._schema is op.schema
+    assert op._schema._schema is op.schema and str(op._schema) == f"aten::{op.schema}"
     assert op.overloadpacket is getattr(torch.ops.aten, opname)
 
 

@@ -127,3 +127,64 @@ def test_parameter_of_a_subclass_whose_detach_changes_class_is_refused() -> None
         torch.nn.Parameter(Loses(torch.ones(2)))
     plain = torch.nn.Parameter(torch.ones(2))
     assert type(plain) is torch.nn.Parameter and plain.requires_grad
+
+
+def test_a_logging_mode_reads_the_schema_as_pytorch_spells_it() -> None:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: list[tuple[Any, ...]] = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            s = func._schema
+            seen.append((func.__name__, s.name, s.overload_name,
+                         [str(a.type) for a in s.arguments],
+                         [type(r.type).__name__ for r in s.returns], s.is_mutable,
+                         torch.Tag.pointwise in func.tags,
+                         isinstance(func, torch._ops.OpOverload)))
+            return func(*args, **(kwargs or {}))
+
+    x = torch.randn(3, 3)
+    with Log():
+        torch.mm(x, x)
+        x.sum(dim=0)
+        torch.nn.functional.gelu(x)
+    # the strings aten's declarations give (native_functions.yaml), as PyTorch prints them
+    assert seen == [
+        ("mm.default", "aten::mm", "", ["Tensor", "Tensor"], ["TensorType"], False, False, True),
+        ("sum.dim_IntList", "aten::sum", "dim_IntList",
+         ["Tensor", "Optional[List[int]]", "bool", "Optional[int]"], ["TensorType"], False,
+         False, True),
+        ("gelu.default", "aten::gelu", "", ["Tensor", "str"], ["TensorType"], False, True, True),
+    ]
+
+
+def test_schema_alias_info_marks_written_and_viewed_arguments() -> None:
+    copy_ = aten.copy_.default._schema
+    assert str(copy_) == ("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) "
+                          "-> Tensor(a!)")
+    assert copy_.is_mutable
+    self_arg = copy_.arguments[0]
+    assert self_arg.alias_info.is_write and set(self_arg.alias_info.before_set) == {"a"}
+    assert copy_.arguments[1].alias_info is None
+    assert copy_.arguments[2].has_default_value() and copy_.arguments[2].default_value is False
+    assert copy_.returns[0].alias_info.is_write
+    view = aten.view.default._schema
+    assert str(view) == "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)"
+    assert not view.arguments[0].alias_info.is_write
+    assert set(view.returns[0].alias_info.before_set) == {"a"}
+    assert str(view.arguments[1].type) == "List[int]"
+    to_copy = aten._to_copy.default._schema
+    assert [a.kwarg_only for a in to_copy.arguments][:3] == [False, True, True]
+    assert str(to_copy.arguments[3].type) == "Optional[Device]"
+    assert not any(a.is_out for a in to_copy.arguments)
+
+
+def test_operator_tags() -> None:
+    assert torch.Tag.pointwise in aten.mul.Tensor.tags
+    assert torch.Tag.pointwise not in aten.mm.default.tags
+    assert torch.Tag.reduction in aten.sum.dim_IntList.tags
+    assert torch.Tag.inplace in aten.copy_.default.tags
+    assert torch.Tag.nondeterministic_seeded in aten.bernoulli.default.tags
+    assert torch.Tag.nondeterministic_seeded not in aten.add.Tensor.tags

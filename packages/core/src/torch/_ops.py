@@ -53,6 +53,10 @@ class MissingOperator:
         return f"aten.{self.__name__}"
 
 
+# PyTorch's class names: ``isinstance(func, torch._ops.OpOverload)`` in __torch_dispatch__
+OpOverload = _dispatch.Operator
+
+
 @functools.cache
 def _missing(name: str, overload: str) -> MissingOperator:
     return MissingOperator(name, overload)

@@ -31,6 +31,7 @@ from . import (
     dtype as _dtype_module,
     registry as _registry,
     schema as _schema,
+    tags as _tags,
     sparse as _sparse,
     tensor as _tensor_module,
     upcalls,
@@ -127,7 +128,8 @@ class Operator:
         # as one (aten::linear): a dispatch mode or __torch_dispatch__ subclass sees the ops
         # PyTorch's would (t + addmm), while plain calls keep the single operator.
         self.python_key_composite: Callable[..., Any] | None = None
-        self.__name__ = self.name
+        # PyTorch's OpOverload.__name__ names the overload too: "mm.default", "add.Tensor"
+        self.__name__ = f"{self._opname}.{self._overloadname}"
         self.__qualname__ = qualname
 
     @property
@@ -147,9 +149,15 @@ class Operator:
         return self.name.partition(".")[2] or "default"
 
     @property
-    def _schema(self) -> _schema.Schema:
-        """The operator's schema (PyTorch's ``OpOverload._schema``)."""
-        return self.schema
+    def _schema(self) -> _schema.FunctionSchema:
+        """The operator's schema as PyTorch's ``OpOverload._schema`` shows it (namespaced
+        name, typed arguments with alias info); ``schema`` is Plait's own."""
+        return _schema.FunctionSchema(self.namespace, self.schema)
+
+    @property
+    def tags(self) -> tuple[Any, ...]:
+        """The operator's ``torch.Tag``s (``torch.Tag.pointwise in func.tags``)."""
+        return _tags.tags_of(self.namespace, self._opname, self.schema)
 
     def __repr__(self) -> str:
         return (f"<OpOverload(op='{self.namespace}.{self._opname}', "
