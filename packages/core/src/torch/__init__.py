@@ -199,8 +199,8 @@ for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "Shor
               "IntStorage", "LongStorage", "HalfStorage", "BFloat16Storage", "FloatStorage",
               "DoubleStorage", "ComplexFloatStorage", "ComplexDoubleStorage"):
     _LAZY[_name] = ("torch._utils", _name)
-_LAZY["Tag"] = ("torch._core.tags", "Tag")
-_LAZY["_ops"] = ("torch._ops", None)  # torch._ops.OpOverload, as libraries name it  # operator tags: torch.Tag.pointwise in func.tags
+_LAZY["Tag"] = ("torch._core.tags", "Tag")  # operator tags: torch.Tag.pointwise in func.tags
+_LAZY["_ops"] = ("torch._ops", None)  # torch._ops.OpOverload, as libraries name it
 # The legacy tensor types (torch.FloatTensor...), from torch._legacy_tensor_types.
 for _name in ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
               "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"):

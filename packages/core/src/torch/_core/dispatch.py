@@ -31,8 +31,8 @@ from . import (
     dtype as _dtype_module,
     registry as _registry,
     schema as _schema,
-    tags as _tags,
     sparse as _sparse,
+    tags as _tags,
     tensor as _tensor_module,
     upcalls,
 )

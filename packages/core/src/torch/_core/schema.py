@@ -227,7 +227,7 @@ class JitType:
     """An argument's type as PyTorch's schema objects give it (``str()`` is TorchScript's
     spelling; ``kind()`` the type class, such as ``"TensorType"``)."""
 
-    __slots__ = ("_kind", "_name", "_element")
+    __slots__ = ("_element", "_kind", "_name")
 
     def __init__(self, kind: str, name: str, element: JitType | None = None) -> None:
         self._kind = kind
@@ -238,13 +238,13 @@ class JitType:
         """The type class's name: ``TensorType``, ``OptionalType``, ``ListType``..."""
         return self._kind
 
-    def getElementType(self) -> JitType:  # noqa: N802  (PyTorch's name)
+    def getElementType(self) -> JitType:
         """The element type of an ``Optional``/``List`` type."""
         if self._element is None:
             raise RuntimeError(f"{self._name} has no element type")
         return self._element
 
-    def isSubtypeOf(self, other: JitType) -> bool:  # noqa: N802  (PyTorch's name)
+    def isSubtypeOf(self, other: JitType) -> bool:
         """Whether a value of this type is one of ``other`` (equal, or ``other`` optional
         of it, or ``other`` is ``Any``)."""
         return (self == other or other._kind == "AnyType"
@@ -311,7 +311,7 @@ class SchemaArgument:
     """One argument or return of a :class:`FunctionSchema` (PyTorch's ``torch._C.Argument``);
     the attributes of Plait's own :class:`Argument` stay readable through it."""
 
-    __slots__ = ("_arg", "type", "alias_info", "is_out")
+    __slots__ = ("_arg", "alias_info", "is_out", "type")
 
     def __init__(self, arg: Argument, is_out: bool = False) -> None:
         self._arg = arg
@@ -333,7 +333,7 @@ class SchemaArgument:
         return self._arg.default if self._arg.has_default else None
 
     @property
-    def N(self) -> int | None:  # noqa: N802  (PyTorch's name)
+    def N(self) -> int | None:
         """The fixed length of a list type (``int[2]``), else None."""
         text = self._arg.type.rstrip("?")
         if text.endswith("]") and text[text.rindex("[") + 1:-1].isdigit():
@@ -360,7 +360,7 @@ class FunctionSchema:
     with its namespace, ``overload_name``, ``arguments``/``returns`` as
     :class:`SchemaArgument`, ``is_mutable``; other attributes are the schema's own."""
 
-    __slots__ = ("_schema", "_namespace", "arguments", "returns")
+    __slots__ = ("_namespace", "_schema", "arguments", "returns")
 
     def __init__(self, namespace: str, schema: Schema) -> None:
         self._schema = schema
