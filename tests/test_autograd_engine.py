@@ -109,7 +109,7 @@ def test_saved_tensors_are_freed_by_backward():
     big = x * 2
     y = (big * big).sum()
     node = y.grad_fn.next_functions[0][0]
-    saved = [s for s in node._saved_args if hasattr(s, "_tensor")]
+    saved = [s for s in node._kept_args if hasattr(s, "_tensor")]
     assert saved and all(s._tensor is not None for s in saved)
     del saved
     kept = weakref.ref(big)  # held by nothing but the product's node now

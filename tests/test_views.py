@@ -494,8 +494,8 @@ def test_view_base():
     t, _ = make(3, 4)
     v = t[1:]
     w = v.t()
-    assert not t._is_view
-    assert v._is_view and w._is_view
+    assert not t._is_view()
+    assert v._is_view() and w._is_view()
     assert v._base is t
     assert w._base is t
 

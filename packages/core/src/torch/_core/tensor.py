@@ -392,8 +392,8 @@ class Tensor:
                                "require differentiation use var_no_grad = var.detach().")
         self._requires_grad = value
 
-    @property
     def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (PyTorch's method of the same name)."""
         return self._base is not None
 
     def is_contiguous(self, memory_format: Any = None) -> bool:

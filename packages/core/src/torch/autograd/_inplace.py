@@ -54,9 +54,9 @@ def before_write(dst: Tensor, src: Tensor | None) -> None:
     # that a double backward through the saved value still reaches it.
     node = src.grad_fn if src is not None else None
     if isinstance(node, OpBackward):
-        for i, v in enumerate(node._saved_args):
+        for i, v in enumerate(node._kept_args):
             if isinstance(v, SavedTensor) and v._tensor is dst:
-                node._saved_args[i] = SavedTensor(dst.clone(), node, False)
+                node._kept_args[i] = SavedTensor(dst.clone(), node, False)
 
 
 class CopyBackwards(Node):

@@ -56,7 +56,9 @@ def edge_of(t: Tensor) -> tuple[Node | None, int]:
 
 
 def _camel(name: str) -> str:
-    return "".join(part.capitalize() for part in name.split("_") if part)
+    # str.title capitalises a letter after a digit too, as PyTorch's node names do
+    # (Log1PBackward0, MaxPool2DWithIndicesBackward0)
+    return "".join(part.title() for part in name.split("_") if part)
 
 
 _classes: dict[str, type] = {}
@@ -208,7 +210,7 @@ class OpBackward(Node):
                 metas.append(None)
         self._next = tuple(edges)
         self._layout = layout
-        self._saved_args = saved
+        self._kept_args = saved
         self._kwargs = kwargs
         self._inputs_meta = metas
         if lists:  # (apply reads it only for list arguments)
@@ -270,7 +272,7 @@ class OpBackward(Node):
             ctx._needs = (edges[0][0] is not None,)
         else:
             ctx._needs = None
-        args = _tuple_new(_LazyArgs, self._saved_args)
+        args = _tuple_new(_LazyArgs, self._kept_args)
         args._node = self
         ctx.args = args
         ctx.kwargs = self._kwargs
@@ -324,8 +326,74 @@ class OpBackward(Node):
         # The node is the only holder of its saved tensors (a rule reads them unpacked), so
         # dropping its lists frees them, without a pass over each; apply raises from now on.
         self._released = True
-        self._saved_args = ()
+        self._kept_args = ()
         self._result = None
+
+    # -- what the node saved, by name (PyTorch's ``grad_fn._saved_self``) ----------------------
+
+    def _kept_by_name(self) -> dict[str, Any]:
+        """The arguments and outputs the node keeps, by the op schema's argument names
+        (``result``, or ``result0``... for several outputs), as stored: SavedTensors, saved
+        tensor lists, or the values as given. A tensor argument the rule never reads is not
+        kept, so it has no name here, as in PyTorch."""
+        op = _dispatch.get(self._qualname) if self._qualname else None
+        names = [a.name for a in op.schema.arguments] if op is not None else []
+        layout = self._layout
+        kept: dict[str, Any] = {}
+        for i, value in enumerate(self._kept_args):
+            lay = layout[i] if i < len(layout) else None
+            if value is None and lay.__class__ is int:
+                continue  # a tensor argument the rule never reads
+            kept[names[i] if i < len(names) else f"arg{i}"] = value
+        kept.update(self._kwargs)
+        result = self._result
+        if result.__class__ is tuple:
+            for nr, r in enumerate(result):
+                if r is not None:
+                    kept[f"result{nr}"] = r
+        elif result is not None:
+            kept["result"] = result
+        return kept
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for names the node lacks: ``_saved_<arg>`` (the value, tensors unpacked, lists
+        # as tuples) and ``_raw_saved_<arg>`` (the SavedTensor, for register_hooks)
+        raw = name.startswith("_raw_saved_")
+        if not (raw or name.startswith("_saved_")):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        if self.__dict__.get("_released"):
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward.")
+        kept = self._kept_by_name()
+        key = name[len("_raw_saved_" if raw else "_saved_"):]
+        if key not in kept:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        value = kept[key]
+        if raw:
+            if value.__class__ is tuple and len(value) == 2 and isinstance(value[0], type):
+                return [x for x in value[1] if x.__class__ is SavedTensor]  # a tensor list
+            if value.__class__ is not SavedTensor:
+                raise AttributeError(f"'{type(self).__name__}' object has no attribute "
+                                     f"'{name}' ('{key}' is not a saved tensor)")
+            return value
+        if value.__class__ is SavedTensor:
+            return value.unpack(self)
+        if value.__class__ is tuple and len(value) == 2 and isinstance(value[0], type):
+            return tuple(self._unpack(x) for x in value[1])  # a saved tensor list
+        return tuple(value) if value.__class__ is list else value
+
+    def __dir__(self) -> list[str]:
+        names = list(super().__dir__())
+        if not self._released:
+            for key, value in self._kept_by_name().items():
+                names.append(f"_saved_{key}")
+                if value.__class__ is SavedTensor:
+                    names.append(f"_raw_saved_{key}")
+        return sorted(names)
 
 
 # Where the machinery that records a node lives: anomaly mode's forward trace leaves these
@@ -418,12 +486,12 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
         eb = _NO_EDGE
     node._next = (ea, eb)
     if keep_args is True:
-        node._saved_args = [_save_input(a), _save_input(b)]
+        node._kept_args = [_save_input(a), _save_input(b)]
     elif keep_args:  # "cross": each is read only for the other's gradient
-        node._saved_args = [_save_input(a) if eb[0] is not None else None,
+        node._kept_args = [_save_input(a) if eb[0] is not None else None,
                             _save_input(b) if ea[0] is not None else None]
     else:
-        node._saved_args = _NO_ARGS
+        node._kept_args = _NO_ARGS
     if _state.anomaly:
         node.metadata["traceback_"] = forward_trace()
     out.grad_fn = node
@@ -449,7 +517,7 @@ def _argument_recipe(node: Node, args: tuple[Any, ...]
     layout = tuple(node._layout)
     if len(layout) != len(args) or any(i.__class__ is list for i in layout):
         return None
-    saved = node._saved_args
+    saved = node._kept_args
     keep = tuple(isinstance(s, SavedTensor) for s in saved)
     for i, a in enumerate(args):
         # a kept tensor is the argument itself (no clone: the op writes nothing); a number
@@ -509,7 +577,7 @@ def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> Op
         else:
             saved[i] = None  # the rule never reads it
     node._next = tuple(edges)
-    node._saved_args = saved
+    node._kept_args = saved
     out.grad_fn = node
     out._requires_grad = True
     if keep_result:
@@ -683,7 +751,7 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
                 out.__dict__["_output_nr"] = nr
         node._save_result(result)
         for i in filled:
-            saved = node._saved_args[i] if i < len(node._saved_args) else None
+            saved = node._kept_args[i] if i < len(node._kept_args) else None
             if isinstance(saved, SavedTensor) and isinstance(args[i], Tensor):
                 saved._version = args[i]._vc[0]  # saved as filled, not as it was before
         if target is not None and target._base is not None:
@@ -766,6 +834,16 @@ _VIEW_NAMES = {"view": "ViewBackward0", "_unsafe_view": "UnsafeViewBackward0",
                "unfold": "UnfoldBackward0", "as_strided": "AsStridedBackward0",
                "alias": "AliasBackward0", "split": "SplitBackward0",
                "split_with_sizes": "SplitWithSizesBackward0", "unbind": "UnbindBackward0"}
+
+
+
+def _named(base: type, name: str) -> type:
+    """A subclass of ``base`` called ``name`` (``ViewBackward0``...), so that
+    ``type(grad_fn).__name__`` reads as PyTorch's, which tools print (graph visualisers)."""
+    cls = type(name, (base,), {"_name": name})
+    cls.__module__ = "torch.autograd.graph"
+    return cls
+
 
 # The view operators (torch._aten.views) -> how their gradient goes back (a kind of
 # record_view). Their Autograd kernels record a ViewBackward node per output (one
@@ -877,6 +955,12 @@ class SplitBackward(Node):
                 for g, shape in zip(grads, self._shapes)]
 
 
+# view kind -> its node's class (one per PyTorch name; as_strided's for any other kind)
+_VIEW_CLASSES = {kind: _named(SplitBackward if kind in ("split", "split_with_sizes", "unbind")
+                              else ViewBackward, name) for kind, name in _VIEW_NAMES.items()}
+_AS_STRIDED_VIEW = _VIEW_CLASSES["as_strided"]
+
+
 def record_pieces(source: Tensor, pieces: list[Tensor], kind: str,
                   dim_args: tuple[Any, ...]) -> None:
     """Attach one :class:`SplitBackward` to the ``pieces`` of ``source`` made by the split-like
@@ -886,8 +970,8 @@ def record_pieces(source: Tensor, pieces: list[Tensor], kind: str,
     n = len(source._shape)
     dim = dim_args[0] if dim_args else 0
     dim = dim % n if n else 0
-    node = SplitBackward(source, pieces, dim, kind == "unbind",
-                         _VIEW_NAMES.get(kind, "SplitBackward0"))
+    cls = _VIEW_CLASSES.get(kind, _VIEW_CLASSES["split"])
+    node = cls(source, pieces, dim, kind == "unbind", cls._name)
     for nr, piece in enumerate(pieces):
         piece.grad_fn = node
         piece._requires_grad = True
@@ -946,10 +1030,9 @@ def record_view(source: Tensor, view: Tensor, kind: str, args: tuple[Any, ...] =
 
     # ViewBackward(source, name, backward), without its constructor's calls (every view of a
     # tensor that requires grad records one)
-    node = _new(ViewBackward)
+    node = _new(_VIEW_CLASSES.get(kind, _AS_STRIDED_VIEW))
     node._seq = next(_graph_seq)
     node._next = (_edge(source),)
-    node._name = _VIEW_NAMES.get(kind, "AsStridedBackward0")
     node._backward = backward
     view.grad_fn = node
     view._requires_grad = True

@@ -232,6 +232,32 @@ class SavedTensor:
                 return out
         return t
 
+    def register_hooks(self, pack_hook: Callable[[Tensor], Any],
+                       unpack_hook: Callable[[Any], Tensor]) -> None:
+        """Store ``pack_hook(tensor)`` instead of the tensor (called now) and give backward
+        ``unpack_hook`` of it (``grad_fn._raw_saved_self.register_hooks``, one saved tensor's
+        :class:`saved_tensors_hooks`)."""
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError("register_hooks(): pack_hook and unpack_hook must be callables")
+        if self._unpack is not None:
+            raise RuntimeError("SavedTensor hooks have already been set on this saved tensor: "
+                               "register_hooks can be called only once per saved tensor")
+        tensor = self._tensor
+        if tensor is None:
+            if self._parts is None:
+                raise RuntimeError(
+                    "Trying to backward through the graph a second time (or directly access "
+                    "saved tensors after they have already been freed). Saved intermediate "
+                    "values of the graph are freed when you call .backward() or "
+                    "autograd.grad(). Specify retain_graph=True if you need to backward through "
+                    "the graph a second time or if you need to access saved tensors after "
+                    "calling backward.")
+            tensor = Tensor._make(*self._parts)
+        self._packed = pack_hook(tensor)
+        self._unpack = unpack_hook
+        self._tensor = None
+        self._parts = None
+
     def release(self) -> None:
         self._tensor = None
         self._parts = None
