@@ -188,3 +188,44 @@ def test_operator_tags() -> None:
     assert torch.Tag.inplace in aten.copy_.default.tags
     assert torch.Tag.nondeterministic_seeded in aten.bernoulli.default.tags
     assert torch.Tag.nondeterministic_seeded not in aten.add.Tensor.tags
+
+
+def test_flop_counter_attributes_backward_ops_to_modules() -> None:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
+    x = torch.randn(4, 16)
+    counter = FlopCounterMode(display=False)
+    with counter:
+        mlp(x).sum().backward()
+    # 2 flops per multiply-add. Forward: 4x16 @ 16x32 and 4x32 @ 32x8 (addmm). Backward: the
+    # last layer's input and weight gradients (two 4*8*32 products), the first layer's weight
+    # gradient only (x does not require grad): 32x4 @ 4x16.
+    first, second = 2 * 4 * 16 * 32, 2 * 4 * 32 * 8
+    counts = {module: {str(op): n for op, n in ops.items()}
+              for module, ops in counter.get_flop_counts().items()}
+    assert counts["Global"] == {"aten.addmm": first + second, "aten.mm": 2 * second + first}
+    assert counts["Sequential"] == counts["Global"]
+    assert counts["Sequential.0"] == {"aten.addmm": first, "aten.mm": first}
+    assert counts["Sequential.2"] == {"aten.addmm": second, "aten.mm": 2 * second}
+    assert counter.get_total_flops() == 2 * first + 3 * second
+    with pytest.warns(UserWarning, match="mods argument is not needed"):
+        FlopCounterMode(mlp, display=False)
+
+
+def test_flop_counter_counts_convolution_backward_per_module() -> None:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+    net = torch.nn.Sequential(conv, torch.nn.ReLU())
+    x = torch.randn(2, 3, 8, 8, requires_grad=True)
+    with FlopCounterMode(display=False) as counter:
+        net(x).sum().backward()
+    # forward: every one of 2*8*8*8 outputs takes 3*3*3 multiply-adds; backward: the input's
+    # gradient as many, the weight's as many again (groups=1)
+    forward = 2 * (2 * 8 * 8 * 8) * (3 * 3 * 3)
+    counts = counter.get_flop_counts()
+    assert {str(k): v for k, v in counts["Sequential.0"].items()} == {
+        "aten.convolution": forward, "aten.convolution_backward": 2 * forward}
+    assert "Sequential.1" not in counts or not counts["Sequential.1"]

@@ -9,13 +9,16 @@ module whose forward is running (``"Net"``, ``"Net.encoder"``, ``"Net.encoder.0"
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.weak import WeakIdKeyDictionary
 
 __all__ = ["FlopCounterMode", "register_flop_formula"]
 
@@ -105,6 +108,16 @@ _FORMULAS.update({
 })
 
 
+class _GradientMarks:
+    """The module chains a tensor's gradient hook may move the backward pass to."""
+
+    __slots__ = ("entering", "leaving")
+
+    def __init__(self) -> None:
+        self.entering: list[tuple[str, ...]] = []
+        self.leaving: list[tuple[str, ...]] = []
+
+
 class FlopCounterMode(TorchDispatchMode):
     """``with FlopCounterMode(display=False) as counter: model(x)``; then
     ``counter.get_total_flops()`` and ``counter.get_flop_counts()`` (module name -> operator
@@ -122,7 +135,16 @@ class FlopCounterMode(TorchDispatchMode):
         for op, formula in (custom_mapping or {}).items():
             self._formulas[_name_of(op)] = \
                 lambda args, kwargs, out, f=formula: f(*args, out=out, **kwargs)
+        if mods is not None:
+            warnings.warn("mods argument is not needed anymore, you can stop passing it",
+                          stacklevel=2)
         self._parents: list[str] = ["Global"]
+        # The modules a backward pass is in (outermost first): set by gradient hooks on a
+        # module's outputs (entering it) and inputs (leaving it), as PyTorch's ModuleTracker
+        # attributes backward ops to the modules whose forward made them.
+        self._backward_parents: tuple[str, ...] = ("Global",)
+        # (keyed by identity: a tensor's == is elementwise)
+        self._gradient_marks: WeakIdKeyDictionary = WeakIdKeyDictionary()
         self._names: dict[int, str] = {}
         self._hooks: list[Any] = []
 
@@ -135,7 +157,8 @@ class FlopCounterMode(TorchDispatchMode):
         if formula is not None:
             flops = int(formula(args, kwargs, out))
             packet = getattr(func, "overloadpacket", func)
-            for parent in dict.fromkeys(self._parents):
+            parents = self._backward_parents if _in_backward() else self._parents
+            for parent in dict.fromkeys(parents):
                 self.flop_counts[parent][packet] += flops
         return out
 
@@ -177,15 +200,42 @@ class FlopCounterMode(TorchDispatchMode):
                         break
             self._names[id(module)] = name
             self._modules_by_name[name] = module
+        # the gradients of the inputs are ready once the backward pass has left the module
+        self._on_gradient(inputs, tuple(self._parents), entering=False)
         self._parents.append(name)
 
     def _leave_module(self, module: Any, inputs: Any, output: Any) -> None:
+        # the backward pass enters the module when its outputs' gradients are ready
+        self._on_gradient(output, tuple(self._parents), entering=True)
         if len(self._parents) > 1:
             self._parents.pop()
+
+    def _on_gradient(self, tensors: Any, parents: tuple[str, ...], entering: bool) -> None:
+        """When the gradient of any of ``tensors`` (through tuples, lists and dicts) is
+        computed, the backward pass counts under ``parents``. One tensor can be the output of
+        nested modules and the input of the next: the innermost module entered wins, else
+        the outermost one left."""
+        from torch import Tensor
+
+        for t in _tensors_in(tensors):
+            if not (isinstance(t, Tensor) and t.requires_grad):
+                continue
+            marks = self._gradient_marks.get(t)
+            if marks is None:
+                marks = self._gradient_marks[t] = _GradientMarks()
+                t.register_hook(functools.partial(self._set_backward_parents, marks))
+            (marks.entering if entering else marks.leaving).append(parents)
+
+    def _set_backward_parents(self, marks: _GradientMarks, grad: Any) -> None:
+        if marks.entering:
+            self._backward_parents = max(marks.entering, key=len)
+        elif marks.leaving:
+            self._backward_parents = min(marks.leaving, key=len)
 
     def __enter__(self) -> FlopCounterMode:
         self.flop_counts.clear()
         self._parents = ["Global"]
+        self._backward_parents = ("Global",)
         self._names, self._modules_by_name = {}, {}
         nn_module = sys.modules.get("torch.nn.modules.module")
         if nn_module is not None:
@@ -201,6 +251,21 @@ class FlopCounterMode(TorchDispatchMode):
         self._hooks = []
         if self.display:
             sys.stdout.write(self.get_table() + "\n")  # display=True's documented output
+
+
+def _in_backward() -> bool:
+    """Whether a backward pass is running on this call stack."""
+    from torch.autograd import _engine
+
+    return _engine.current_graph_task_id() != -1
+
+
+def _tensors_in(value: Any) -> list[Any]:
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensors_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors_in(v)]
+    return [value]
 
 
 def _human(flops: int) -> str:
