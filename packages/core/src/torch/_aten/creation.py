@@ -29,6 +29,7 @@ from .._core.alloc import (
     scalar_tensor as _scalar,
 )
 from .._core.promotion import broadcast_shapes
+from .._core.symbolic import SymInt
 from .._core.tensor import Tensor, contiguous_strides
 from . import factories as _factories
 from .convert import copy_, scalar_type_name, to, to_dtype, write_out
@@ -43,12 +44,13 @@ _builtin_complex = complex
 
 
 def _number(x: Any, name: str) -> Any:
-    """A Python number from a number, a numpy scalar or a one-element tensor."""
+    """A Python number from a number, a numpy scalar or a one-element tensor (a SymInt, a
+    symbolic size being traced, stays one)."""
     if isinstance(x, Tensor):
         return x.item()
     if isinstance(x, np.generic):
         return x.item()
-    if isinstance(x, (bool, int, float, _builtin_complex)):
+    if isinstance(x, (bool, int, float, _builtin_complex, SymInt)):
         return x
     raise TypeError(f"argument '{name}' must be Number, not {type(x).__name__}")
 
@@ -60,17 +62,20 @@ def _arange_kernel(start: Any, end: Any, step: Any = 1, *, dtype: _dtype.dtype |
                    layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
     if any(isinstance(v, _builtin_complex) for v in (start, end, step)):
         raise RuntimeError("value cannot be converted to type double without overflow")
-    integral = all(isinstance(v, int) for v in (start, end, step))
+    integral = all(isinstance(v, (int, SymInt)) for v in (start, end, step))
     dt = check_dtype(dtype) or (_dtype.int64 if integral else _config.get_default_dtype())
     if dt is _dtype.bool_ or dt.is_complex:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{scalar_type_name(dt)}'")
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if not (math.isfinite(start) and math.isfinite(end)):
+    symbolic = any(isinstance(v, SymInt) for v in (start, end, step))
+    if not symbolic and not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    if dt is _dtype.int64:  # PyTorch counts with the bounds already cast to int64
+    if symbolic:  # a bound is a symbolic size (traced with symbolic shapes): ceil division
+        size = -((start - end) // step)
+    elif dt is _dtype.int64:  # PyTorch counts with the bounds already cast to int64
         size = math.ceil((int(end) - int(start)) / int(step)) if int(step) else 0
     else:
         size = math.ceil((end - start) / step)
