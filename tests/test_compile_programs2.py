@@ -102,3 +102,79 @@ def test_lookup_backend_gives_a_callable_to_hand_a_graph_on():
     assert calls == [2]
     with pytest.raises(torch._dynamo.exc.InvalidBackend):
         lookup_backend("no_such_backend")
+
+
+# -- symbolic sizes in factories ------------------------------------------------------------
+
+
+def test_arange_of_a_symbolic_size_traces_through_aot_autograd(caplog):
+    # a padding mask built from the sequence length (torch.arange(ids.shape[1])): with
+    # dynamic shapes AOT autograd traces it symbolically instead of giving up on the graph
+    import logging
+
+    from torch._dynamo.testing import CompileCounterWithBackend
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def masked_mean(h, lengths):
+        mask = torch.arange(h.shape[1])[None, :] < lengths[:, None]
+        return (h * mask[..., None]).sum(1) / lengths[:, None]
+
+    counter = CompileCounterWithBackend("aot_eager")
+    compiled = torch.compile(masked_mean, backend=counter, dynamic=True)
+    with caplog.at_level(logging.WARNING, logger="torch._functorch"):
+        for steps in (3, 5, 4):
+            h = torch.ones(2, steps, 3, requires_grad=True)
+            lengths = torch.tensor([steps, 2])
+            got = compiled(h, lengths)
+            got.sum().backward()
+            # row 0 averages every step, row 1 the first 2 of them
+            torch.testing.assert_close(got, torch.ones(2, 3))
+            want_grad = torch.zeros(2, steps, 3)
+            want_grad[0] = 1.0 / steps
+            want_grad[1, :2] = 0.5
+            torch.testing.assert_close(h.grad, want_grad)
+    assert not [r for r in caplog.records if "cannot trace" in r.getMessage()]
+    assert counter.frame_count == 1
+    gm = make_fx(lambda x: torch.arange(x.shape[0]) * x, tracing_mode="symbolic")(torch.ones(4))
+    assert gm(torch.full((6,), 2.0)).tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    assert torch.arange(3).tolist() == [0, 1, 2] and torch.arange(0.5, 2).tolist() == [0.5, 1.5]
+
+
+# -- torch._decomp and the stance's error -------------------------------------------------------
+
+
+def test_get_decompositions_for_make_fx_and_registered_ones():
+    from torch._decomp import get_decompositions, register_decomposition
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    aten = torch.ops.aten
+    table = get_decompositions([aten.addmm])
+    assert aten.addmm.default in table
+
+    def f(bias, x, w):
+        return torch.addmm(bias, x, w).relu()
+
+    mine = {}
+
+    @register_decomposition(aten.relu, mine)
+    def relu_as_clamp(x):
+        return torch.clamp_min(x, 0)
+
+    assert mine[aten.relu.default] is relu_as_clamp
+    bias, x, w = torch.tensor([1.0, -9.0]), torch.eye(2), torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    gm = make_fx(f, decomposition_table={**table, **mine})(bias, x, w)
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert aten.addmm.default not in targets and aten.relu.default not in targets
+    assert aten.mm.default in targets and aten.clamp_min.default in targets
+    # bias + x @ w = [[2, -7], [4, -5]], clamped at 0
+    assert gm(bias, x, w).tolist() == [[2.0, 0.0], [4.0, 0.0]]
+
+
+def test_fail_on_recompile_says_what_pytorch_says():
+    compiled = torch.compile(lambda x: x + 1, backend="eager")
+    compiled(torch.ones(2))
+    with torch.compiler.set_stance("fail_on_recompile"):
+        with pytest.raises(RuntimeError, match=r"Detected recompile when torch\.compile stance "
+                                               r"is 'fail_on_recompile'") as info:
+            compiled(torch.ones(3, 3))
+    assert "triggered by the following guard failure" in str(info.value)

@@ -649,8 +649,11 @@ class FrameState:
             reason = explain_miss((place.keys[-1][0], place.last_guards), (key[0], guards), names)
             mode = stance[0]
             if mode == "fail_on_recompile" or config.error_on_recompile:
-                raise RecompileError(f"Recompiling {self.name} (graph {capture.graph_index}), "
-                                     f"which stance 'fail_on_recompile' forbids: {reason}")
+                # PyTorch's opening words, which programs and their tests match
+                raise RecompileError(
+                    f"Detected recompile when torch.compile stance is 'fail_on_recompile'. "
+                    f"function name: '{self.name}' (graph {capture.graph_index})\n"
+                    f"    triggered by the following guard failure(s):\n    - {reason}")
             limit = config.recompile_limit
             if mode == "eager_on_recompile" or len(place.keys) >= limit:
                 if mode != "eager_on_recompile":
