@@ -23,15 +23,23 @@ def _log_api_usage_once(event: str) -> None:
     """PyTorch's usage logging hook: Plait logs nothing."""
 
 
-def _get_tracing_state() -> None:
-    """The TorchScript tracer's state: ``None`` (not tracing)."""
-    return None
+def _get_tracing_state() -> Any:
+    """The tracer's state while ``torch.jit.trace`` (or ``_get_trace_graph``) records on this
+    thread (it has ``push_scope``/``pop_scope``), else ``None``."""
+    from ..jit._recording import current_recorder
+
+    return current_recorder()
 
 
 # The native module's submodules that libraries import by name (``from torch._C._functorch
 # import is_batchedtensor``), loaded on first use: torch._C is a package so that such imports
 # resolve.
 _SUBMODULES = ("_functorch", "_nn")
+
+
+# PyTorch's IR classes -> what torch.jit._get_trace_graph's graphs are made of
+_IR_CLASSES = {"Graph": "IRGraph", "Node": "IRNode", "Value": "IRValue",
+               "TensorType": "TensorType"}
 
 
 def __getattr__(name: str) -> Any:
@@ -41,6 +49,11 @@ def __getattr__(name: str) -> Any:
         from .. import _dispatch_keys
 
         value = globals()[name] = getattr(_dispatch_keys, name)
+        return value
+    if name in _IR_CLASSES:  # the IR of traced graphs (annotations, isinstance checks)
+        from ..jit import _ir
+
+        value = globals()[name] = getattr(_ir, _IR_CLASSES[name])
         return value
     raise AttributeError(f"module 'torch._C' has no attribute '{name}'")
 

@@ -63,6 +63,7 @@ _LAZY = {
     "annotate": ("torch.jit._language", "annotate"),
     "isinstance": ("torch.jit._language", "isinstance"),
     "_unwrap_optional": ("torch.jit._language", "_unwrap_optional"),
+    "_get_trace_graph": ("torch.jit._ir", "get_trace_graph"),
     **{name: ("torch.jit._settings", name) for name in (
         "enable_onednn_fusion", "onednn_fusion_enabled", "set_fusion_strategy", "fuser",
         "optimized_execution", "strict_fusion", "last_executed_optimized_graph",

@@ -79,7 +79,8 @@ class Node:
         :attr:`outputs`, or ``None`` for an item that is not a tensor.
     """
 
-    __slots__ = ("args", "kind", "kwargs", "out_spec", "outputs", "target", "writes_view")
+    __slots__ = ("args", "kind", "kwargs", "out_spec", "outputs", "scope", "target",
+                 "writes_view")
 
     def __init__(self, kind: str, target: Callable[..., Any], args: tuple[Any, ...],
                  kwargs: dict[str, Any]) -> None:
@@ -90,6 +91,7 @@ class Node:
         self.outputs: list[Value] = []
         self.out_spec: Any = None
         self.writes_view = False
+        self.scope = ""  # the tracer's scope when it ran ("/"-joined pushed names)
 
     def inputs(self) -> list[Value]:
         """The values among the arguments, in order."""

@@ -95,6 +95,18 @@ class _Recorder:
         # id(tensor) -> (tensor, value); the tensor is kept so that its id stays its own
         self.values: dict[int, tuple[Tensor, Value]] = {}
         self.inside_node = 0  # > 0 while a function recorded as one node runs
+        self.scopes: list[str] = []  # what code pushed (push_scope): each node's scopeName
+
+    # PyTorch's tracing state (torch._C._get_tracing_state()), as analysis tools use it: a
+    # forward pre-hook pushes a module's name, its forward hook pops it
+    def push_scope(self, name: str) -> None:
+        """Enter scope ``name``: the nodes recorded until :meth:`pop_scope` carry it."""
+        self.scopes.append(str(name))
+
+    def pop_scope(self) -> None:
+        """Leave the innermost scope."""
+        if self.scopes:
+            self.scopes.pop()
 
     def bind(self, tensor: Tensor, value: Value) -> None:
         self.values[id(tensor)] = (tensor, value)
@@ -147,6 +159,7 @@ class _Recorder:
             return
         if _in_place(kind) and args and isinstance(args[0], Tensor):
             node.writes_view = args[0]._base is not None
+        node.scope = "/".join(self.scopes)
         self.graph.nodes.append(node)
 
     def _output(self, node: Node, tensor: Tensor) -> int:

@@ -1,14 +1,69 @@
 """``torch.ao.quantization`` (also ``torch.quantization``): the stubs a float model marks its
-quantized region with (see :mod:`torch.ao`)."""
+quantized region with, and the base classes of observers and fake-quantize modules, which
+libraries test modules against (see :mod:`torch.ao`). Plait ships no concrete observer or
+quantized kernel."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
+import torch
 from torch import Tensor
 from torch.nn import Module
 
-__all__ = ["DeQuantStub", "QuantStub", "QuantWrapper"]
+__all__ = ["DeQuantStub", "FakeQuantizeBase", "ObserverBase", "QuantStub", "QuantWrapper"]
+
+
+class ObserverBase(ABC, Module):
+    """The base of observers: modules that watch the tensors passing through them (``forward``
+    returns its input) and compute quantization parameters from what they saw."""
+
+    def __init__(self, dtype: torch.dtype, is_dynamic: bool = False) -> None:
+        super().__init__()
+        self.dtype = dtype
+        self.is_dynamic = is_dynamic
+
+    @abstractmethod
+    def forward(self, x: Tensor) -> Tensor:
+        """Record statistics of ``x`` and return it."""
+
+    @abstractmethod
+    def calculate_qparams(self, **kwargs: Any) -> Any:
+        """The ``(scale, zero_point)`` the observed statistics call for."""
+
+
+class FakeQuantizeBase(ABC, Module):
+    """The base of fake-quantize modules (quantize then dequantize in float, for training
+    aware of quantization), with the two switches PyTorch's have as ``uint8`` buffers."""
+
+    fake_quant_enabled: Tensor
+    observer_enabled: Tensor
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("fake_quant_enabled", torch.tensor([1], dtype=torch.uint8))
+        self.register_buffer("observer_enabled", torch.tensor([1], dtype=torch.uint8))
+
+    @abstractmethod
+    def forward(self, x: Tensor) -> Tensor:
+        """Fake-quantize ``x``."""
+
+    @abstractmethod
+    def calculate_qparams(self, **kwargs: Any) -> Any:
+        """The ``(scale, zero_point)`` in use."""
+
+    def enable_fake_quant(self, enabled: bool = True) -> None:
+        self.fake_quant_enabled[0] = 1 if enabled else 0
+
+    def disable_fake_quant(self) -> None:
+        self.enable_fake_quant(False)
+
+    def enable_observer(self, enabled: bool = True) -> None:
+        self.observer_enabled[0] = 1 if enabled else 0
+
+    def disable_observer(self) -> None:
+        self.enable_observer(False)
 
 
 class _Stub(Module):
