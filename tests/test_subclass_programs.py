@@ -229,3 +229,51 @@ def test_flop_counter_counts_convolution_backward_per_module() -> None:
     assert {str(k): v for k, v in counts["Sequential.0"].items()} == {
         "aten.convolution": forward, "aten.convolution_backward": 2 * forward}
     assert "Sequential.1" not in counts or not counts["Sequential.1"]
+
+
+class Wrapped(torch.Tensor):
+    """A wrapper subclass over one inner tensor, written the way PyTorch's docs show it:
+    unwrap, run, rewrap, then ``return_and_correct_aliasing``."""
+
+    @staticmethod
+    def __new__(cls, inner: torch.Tensor) -> Wrapped:
+        return torch.Tensor._make_wrapper_subclass(
+            cls, inner.shape, strides=inner.stride(), storage_offset=inner.storage_offset(),
+            dtype=inner.dtype, device=inner.device)
+
+    def __init__(self, inner: torch.Tensor) -> None:
+        self.inner = inner
+
+    def __repr__(self) -> str:
+        return f"Wrapped({self.inner!r})"
+
+    def __tensor_flatten__(self) -> tuple[list[str], Any]:
+        return ["inner"], None
+
+    @staticmethod
+    def __tensor_unflatten__(inner: dict[str, torch.Tensor], meta: Any, size: Any,
+                             stride: Any) -> Wrapped:
+        return Wrapped(inner["inner"])
+
+    @classmethod
+    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        from torch.utils._python_dispatch import return_and_correct_aliasing
+
+        kwargs = kwargs or {}
+        unwrapped = tree_map_only(Wrapped, lambda t: t.inner, (args, kwargs))
+        out = func(*unwrapped[0], **unwrapped[1])
+        out = tree_map_only(torch.Tensor, Wrapped, out)
+        return return_and_correct_aliasing(func, args, kwargs, out)
+
+
+def test_return_and_correct_aliasing_returns_the_written_argument() -> None:
+    x = Wrapped(torch.arange(6.0).view(2, 3))
+    y = x.add_(1)
+    assert y is x  # an in-place op returns self, as PyTorch's schema says (Tensor(a!))
+    assert x.inner.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    t = x.t()
+    assert type(t) is Wrapped and t.shape == (3, 2) and t.stride() == (1, 3)
+    assert t.inner.tolist() == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
+    r = repr(x.detach())
+    assert r.startswith("Wrapped(tensor([[1., 2., 3.]")

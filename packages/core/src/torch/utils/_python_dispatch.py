@@ -106,9 +106,42 @@ def is_in_torch_dispatch_mode() -> bool:
 
 def return_and_correct_aliasing(func: Callable[..., Any], args: Any, kwargs: Any,
                                 out: Any) -> Any:
-    """PyTorch's helper for wrapper subclasses; Plait's views keep their own aliasing, so the
-    result is returned as it is."""
-    return out
+    """PyTorch's helper for wrapper subclasses, called on the result of ``func`` that a
+    ``__torch_dispatch__`` built from its inner tensors: the result of an operator that
+    returns a written argument (``add_``, ``out=``) is that argument itself, and the result
+    of a view shares the storage of the tensor it views (``Tensor(a) self -> Tensor(a)``), as
+    the operator's schema says."""
+    schema = getattr(func, "_schema", None)
+    if schema is None:
+        return out
+    bound = _bind_by_name(schema, args, kwargs or {})
+    returns = schema.returns
+    outs = list(out) if isinstance(out, (tuple, list)) and len(returns) > 1 else [out]
+    written = False
+    for i, ret in enumerate(returns[: len(outs)]):
+        info = ret.alias_info
+        if info is None or not info.before_set:
+            continue
+        source = next((bound[a.name] for a in schema.arguments
+                       if a.alias_info is not None and a.name in bound
+                       and a.alias_info.before_set & info.before_set), None)
+        if not isinstance(source, Tensor):
+            continue
+        if info.is_write:
+            outs[i] = source  # the written argument is the result
+            written = True
+        elif isinstance(outs[i], Tensor) and outs[i] is not source:
+            outs[i]._storage = source._storage  # a view: the viewed tensor's storage
+    if not written:
+        return out
+    return outs[0] if len(outs) == 1 and not isinstance(out, (tuple, list)) else type(out)(outs)
+
+
+def _bind_by_name(schema: Any, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments by schema name (the ones given)."""
+    bound = dict(zip((a.name for a in schema.arguments), args))
+    bound.update(kwargs)
+    return bound
 
 
 def is_traceable_wrapper_subclass_type(cls: type) -> bool:
