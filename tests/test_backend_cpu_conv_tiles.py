@@ -1,8 +1,10 @@
 """plait-backend-cpu's float32 convolution forward in column tiles (im2col of a tile of grid
-positions, then one packed-kernel product per tile), against a direct numpy computation in
-float64: tiles that start and end inside a line of the grid, output channel counts that are not
-a multiple of the kernels' 12/6-row panels, strides, dilation, groups, 1-d and 3-d, a strided
-input, and the same bits for 1, 2 and 3 threads."""
+positions straight into the packed kernels' B panels, then one product per tile with the
+weight packed once), against a direct numpy computation in float64: tiles that start and end
+inside a line of the grid, output channel counts that are not a multiple of the kernels' 6-row
+panels (and one of a single channel, and one past a 96-row block), reductions deeper than a
+256-deep slab, strides, dilation, groups, 1-d and 3-d, a strided input, and the same bits for
+1, 2 and 3 threads."""
 
 from __future__ import annotations
 
@@ -25,6 +27,12 @@ CASES = [
     ((2, 16, 80, 75), (7, 16, 3, 3), (1, 2), (2, 0), (2, 1), 1),
     ((2, 300, 400), (8, 300, 5), (1,), (2,), (1,), 1),
     ((1, 8, 12, 20, 20), (10, 8, 3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),
+]
+# The forward's packed weight: rows past a 96-row block and deeper than a 256-deep slab, and
+# a single output channel (a one-row weight is packed column after column).
+FORWARD_CASES = CASES + [
+    ((1, 30, 33, 33), (100, 30, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 32, 40, 41), (1, 32, 3, 3), (1, 1), (1, 1), (1, 1), 1),
 ]
 CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 
@@ -52,7 +60,7 @@ def run(case, x: torch.Tensor, w: torch.Tensor) -> np.ndarray:
     return conv(x, w, stride=stride, padding=padding, dilation=dilation, groups=groups).numpy()
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", FORWARD_CASES)
 def test_tiled_forward_matches_float64_and_threads_agree(case) -> None:
     rng = np.random.default_rng(7)
     x = rng.uniform(-1, 1, case[0]).astype(np.float32)

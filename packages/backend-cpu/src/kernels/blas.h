@@ -61,4 +61,29 @@ void set_packed_disabled(bool disabled);
 // accumulated with beta 1, give the same bits as one product over their whole depth.
 inline constexpr int64_t kPackedSlab = 256;
 
+// Products whose operands the caller packs itself, for a convolution that multiplies one
+// weight by many column tiles: the weight is packed once (pack_a) instead of once per tile,
+// and im2col writes the columns straight into B panels instead of a buffer the product copies
+// again. Every element sums its depth in the slabs and order packed_sgemm uses, so results
+// are the same bits as through gemm. All of these need packed_kernel() to be non-empty.
+//
+// Columns of a B panel (64 on AVX-512, 16 on AVX2); 0 without the packed kernels.
+int64_t packed_panel_width();
+
+// Floats that pack_a writes for an m x k operand.
+int64_t packed_a_floats(int64_t m, int64_t k);
+
+// The row-major m x k matrix a (row stride lda >= k) packed into out (packed_a_floats(m, k)
+// floats).
+void pack_a(int64_t m, int64_t k, const float* a, int64_t lda, float* out);
+
+// c[m x n] (row stride ldc) = A @ B + beta * c on the calling thread (beta 0 never reads c),
+// A packed by pack_a(m, k, ...), B (k x n) as panels of W = packed_panel_width() columns:
+// panel j (columns j * W to j * W + W) at b_panels + j * panel_stride, its row p (k rows) at
+// + p * W. The last panel's columns past n must hold finite values (zeros). B panels 64-byte
+// aligned load fastest.
+void packed_gemm_panels(int64_t m, int64_t n, int64_t k, const float* a_packed,
+                        const float* b_panels, int64_t panel_stride, float beta, float* c,
+                        int64_t ldc);
+
 }  // namespace plait::cpu::blas

@@ -604,6 +604,55 @@ namespace plait::cpu::blas {
 
 std::string packed_kernel() { return detail::packed_sgemm_available() ? detail::isa().name : ""; }
 
+int64_t packed_panel_width() { return detail::packed_sgemm_available() ? detail::isa().nr : 0; }
+
+int64_t packed_a_floats(int64_t m, int64_t k) {
+  using namespace detail;
+  return ceil_div(std::max<int64_t>(k, 1), kKC) * round_up(std::max<int64_t>(m, 1), isa().mr) *
+         kKC;
+}
+
+// Slab s of the packed operand (its panels as pack_a_block lays them out for kMC rows at a
+// time, so a block of rows ic.. starts at ic * kKC) at out + s * round_up(m, mr) * kKC.
+void pack_a(int64_t m, int64_t k, const float* a, int64_t lda, float* out) {
+  using namespace detail;
+  const Isa& cpu = isa();
+  if (m <= 0 || k <= 0 || cpu.mr == 0) return;
+  const MatView<const float> view{a, m, k, lda, 1};
+  const int64_t slab = round_up(m, cpu.mr) * kKC;
+  for (int64_t p0 = 0, s = 0; p0 < k; p0 += kKC, ++s) {
+    pack_a_block(view, 0, m, p0, std::min(kKC, k - p0), cpu.mr, out + s * slab);
+  }
+}
+
+void packed_gemm_panels(int64_t m, int64_t n, int64_t k, const float* a_packed,
+                        const float* b_panels, int64_t panel_stride, float beta, float* c,
+                        int64_t ldc) {
+  using namespace detail;
+  const Isa& cpu = isa();
+  if (m <= 0 || n <= 0 || cpu.mr == 0) return;
+  const MatView<float> cv{c, m, n, ldc, 1};
+  if (k <= 0) {  // an empty sum: C = beta * C, as the packed product's callers expect
+    native_gemm<float>(MatView<const float>{a_packed, m, 0, 1, 1},
+                       MatView<const float>{b_panels, 0, n, 1, 1}, cv, 1.0f, beta);
+    return;
+  }
+  // pack_a's layout: a row-major A of one row is packed column after column (rows_layout).
+  const bool rows_a = m > 1;
+  const int64_t slab = round_up(m, cpu.mr) * kKC;
+  for (int64_t p0 = 0, s = 0; p0 < k; p0 += kKC, ++s) {
+    const int64_t kc = std::min(kKC, k - p0);
+    auto panel_at = [&](int64_t jp, int64_t& ldb) -> const float* {
+      ldb = cpu.nr;
+      return b_panels + jp / cpu.nr * panel_stride + p0 * cpu.nr;
+    };
+    for (int64_t ic = 0; ic < m; ic += kMC) {
+      multiply_block(cpu, rows_a, a_packed + s * slab + ic * kKC, std::min(kMC, m - ic), kc, n,
+                     panel_at, cv, ic, 0, 1.0f, p0 == 0 ? beta : 1.0f, nullptr);
+    }
+  }
+}
+
 void set_packed_disabled(bool disabled) { detail::g_packed_disabled.store(disabled); }
 
 }  // namespace plait::cpu::blas
