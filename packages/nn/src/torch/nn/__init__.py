@@ -23,9 +23,10 @@ __all__: list[str] = [
 
 
 def __getattr__(name: str) -> object:
-    # torch.nn.quantized (torch.ao.nn.quantized's older name), loaded on first use
-    if name == "quantized":
+    # torch.nn.quantized (torch.ao.nn.quantized's older name) and torch.nn.grad, loaded on
+    # first use
+    if name in ("quantized", "grad"):
         import importlib
 
-        return importlib.import_module(f"{__name__}.quantized")
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
