@@ -8,10 +8,12 @@ from typing import Any
 
 from .._core.tensor import Tensor
 from . import _engine
+from .graph import GradientEdge
 
 
-def _tensors(x: Any) -> list[Tensor]:
-    if isinstance(x, Tensor):
+def _tensors(x: Any) -> list[Any]:
+    """Tensors (or GradientEdges) as a list: one, or a sequence of them."""
+    if isinstance(x, (Tensor, GradientEdge)):
         return [x]
     return list(x)
 
@@ -65,7 +67,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     out = []
     for t, g in zip(ins, res):
         if g is None:
-            if materialize_grads:
+            if materialize_grads and isinstance(t, Tensor):
                 from .._aten import factories as _fac
 
                 g = _fac.zeros_like(t)

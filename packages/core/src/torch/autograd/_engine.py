@@ -18,7 +18,7 @@ from .._core import config as _config
 from .._core.tensor import Tensor
 from ._formulas import OUTPUTS as _OUTPUTS, TAKES_NONE as _TAKES_NONE
 from ._nodes import edge_of
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, GradientEdge, Node
 
 _callbacks: list[Any] = []
 _getrefcount = sys.getrefcount  # (a storage's references: the tensors sharing it, plus one)
@@ -64,7 +64,11 @@ def queue_callback(fn: Any) -> None:
 def _make_grads(outputs: Sequence[Tensor], grads: Sequence[Any]) -> list[Tensor]:
     result = []
     for out, g in zip(outputs, grads):
-        if g is None:
+        if out.__class__ is GradientEdge:  # (no tensor to make a gradient like)
+            if not isinstance(g, Tensor):
+                raise RuntimeError("a gradient must be given (grad_outputs) for each output "
+                                   "given as a GradientEdge")
+        elif g is None:
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not (out._dtype.is_floating_point or out._dtype.is_complex):
@@ -101,20 +105,23 @@ def run(outputs: Sequence[Tensor], grads: Sequence[Any], retain_graph: bool,
     return the gradients reaching them (``autograd.grad``); with ``inputs`` and
     ``accumulate``, accumulate into those leaves only."""
     for out in outputs:
-        if not out._requires_grad:
+        if out.__class__ is not GradientEdge and not out._requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                                "grad_fn")
     grads = _make_grads(outputs, grads)
-    roots = [edge_of(o) for o in outputs]
+    roots = [tuple(o) if o.__class__ is GradientEdge else edge_of(o) for o in outputs]
     # What to capture for autograd.grad: node -> [(input_nr, index in inputs)]. Its keys are
     # the targets; the leaves' (the usual targets) are looked up where the accumulators run,
     # the others' (``inner``) at every node only when there are some.
     capture: dict[Node, list[tuple[int, int]]] = {}
     if inputs is not None:
         for i, t in enumerate(inputs):
-            if not t._requires_grad:
+            if t.__class__ is GradientEdge:
+                node, nr = t
+            elif not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            node, nr = edge_of(t)
+            else:
+                node, nr = edge_of(t)
             wanted = capture.get(node)
             if wanted is None:
                 capture[node] = [(nr, i)]

@@ -13,13 +13,15 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
 
 from .._core.tensor import Tensor
 from ._handles import RemovableHandle
 
-__all__ = ["Node", "register_multi_grad_hook", "saved_tensors_hooks", "save_on_cpu"]
+__all__ = ["GradientEdge", "Node", "disable_saved_tensors_hooks", "get_gradient_edge",
+           "increment_version", "register_multi_grad_hook", "saved_tensors_hooks",
+           "save_on_cpu"]
 
 _seq = itertools.count()
 _local = threading.local()
@@ -357,6 +359,9 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self) -> saved_tensors_hooks:
+        refusal = getattr(_local, "hooks_disabled", None)
+        if refusal:
+            raise RuntimeError(refusal[-1])
         stack = getattr(_local, "saved_hooks", None)
         if stack is None:
             stack = _local.saved_hooks = []
@@ -371,6 +376,61 @@ class saved_tensors_hooks:
         global _hooks_active
         with _hooks_lock:
             _hooks_active -= 1
+
+
+class disable_saved_tensors_hooks:
+    """Context manager (and decorator): inside, opening a :class:`saved_tensors_hooks` block
+    raises ``RuntimeError(error_message)``, for code whose saved tensors must stay as they are
+    (a sharded or checkpointed region). Blocks already open keep working, as in PyTorch."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        stack = getattr(_local, "hooks_disabled", None)
+        if stack is None:
+            stack = _local.hooks_disabled = []
+        stack.append(self.error_message)
+
+    def __exit__(self, *exc: object) -> None:
+        _local.hooks_disabled.pop()
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return fn(*args, **kwargs)
+
+        wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
+        return wrapper
+
+
+class GradientEdge(NamedTuple):
+    """Where a gradient enters the graph: ``node``'s input ``output_nr`` (what
+    :func:`get_gradient_edge` returns; ``autograd.grad`` and ``backward`` take one in place of
+    a tensor, for a gradient with respect to a tensor that no longer exists)."""
+
+    node: Node
+    output_nr: int
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The edge a gradient for ``tensor`` flows into: its ``grad_fn`` and output number, or a
+    leaf's accumulator. ``autograd.grad(loss, get_gradient_edge(x))`` equals
+    ``autograd.grad(loss, x)``."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    from ._nodes import edge_of
+
+    return GradientEdge(*edge_of(tensor))
+
+
+def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
+    """Bump the version counter of ``tensor`` (or of each tensor of an iterable), as an
+    in-place write would: for code that writes a tensor's memory behind autograd's back, so
+    that a backward reading its saved value raises instead of using changed data."""
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._vc[0] += 1
 
 
 class save_on_cpu(saved_tensors_hooks):
