@@ -178,3 +178,52 @@ def test_fail_on_recompile_says_what_pytorch_says():
                                                r"is 'fail_on_recompile'") as info:
             compiled(torch.ones(3, 3))
     assert "triggered by the following guard failure" in str(info.value)
+
+
+# -- inference mode inside compiled code; torch._dynamo.optimize as PyTorch's tutorials call it
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_inference_mode_inside_compiled_code_makes_inference_tensors(backend):
+    @torch.inference_mode()
+    def infer(x):
+        return x * 2
+
+    def block(x):
+        with torch.inference_mode():
+            y = x * 2
+        return y, x * 3
+
+    x = torch.ones(2, requires_grad=True)
+    compiled_infer = torch.compile(infer, backend=backend)
+    compiled_block = torch.compile(block, backend=backend)
+    for _ in range(3):  # the later calls may replay the first one's graph
+        assert compiled_infer(x).is_inference()
+        inside, after = compiled_block(x)
+        # as eager: made in the block, an inference tensor; after it, an ordinary one with grad
+        assert inside.is_inference() and not inside.requires_grad
+        assert not after.is_inference() and after.requires_grad
+        assert inside.tolist() == [2.0, 2.0] and after.tolist() == [3.0, 3.0]
+
+
+def test_dynamo_optimize_is_a_decorator_factory_taking_the_backend():
+    from torch._dynamo.testing import CompileCounter
+
+    counter = CompileCounter()
+    doubled = torch._dynamo.optimize(counter)(lambda x: x * 2)
+    assert doubled(torch.ones(2)).tolist() == [2.0, 2.0] and counter.frame_count == 1
+
+    @torch._dynamo.optimize("eager", nopython=True)
+    def breaks(x):
+        print("a graph break")
+        return x
+
+    with pytest.raises(torch._dynamo.exc.Unsupported):
+        breaks(torch.ones(1))
+    model = torch.nn.Linear(2, 1)
+    optimized = torch._dynamo.optimize("eager")(model)
+    assert isinstance(optimized, torch._dynamo.OptimizedModule)
+    assert optimized._orig_mod is model
+    assert torch._dynamo.optimize("eager", disable=True)(model) is model
+    with pytest.raises(torch._dynamo.exc.InvalidBackend):
+        torch._dynamo.optimize("no_such_backend")

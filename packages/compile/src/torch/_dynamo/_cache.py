@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch._core import config as _core_config
 from torch._core.tensor import Tensor
 from torch._dynamo import _log, config
 from torch._dynamo.exc import BackendCompilerFailed, RecompileError
@@ -570,6 +571,7 @@ class FrameState:
         # the backend compiles it so too (its set_grad_enabled nodes may run while it traces)
         torch.set_grad_enabled(recording.start_grad)
         set_autocast_state(recording.autocast)
+        inference_now = _core_config.set_inference_state(recording.inference)
         try:
             if compiled is None:
                 compiled = self._compile_missing(capture, recording, outputs, place, key,
@@ -592,6 +594,7 @@ class FrameState:
             capture.replay_facts.compiled = compiled
             result = compiled(*recording.inputs)
         finally:
+            _core_config.set_inference_state(inference_now)
             torch.set_grad_enabled(grad_now)
             set_autocast_state(autocast_now)
         return list(result)

@@ -146,6 +146,8 @@ class Recording:
         self.in_fake_run = False  # a call's metadata run is under way (not to be recorded)
         self.autocast = autocast_state()
         self.autocast_enabled = dict(_amp_local.enabled)  # cheap to compare at every op
+        self.inference = _core_config._local.inference  # inference mode: ops make
+        # inference tensors, so a graph runs in the inference mode of its ops
 
     # -- values in -----------------------------------------------------------------------
 
@@ -237,6 +239,7 @@ class Recording:
             self.start_grad = self.grad_enabled = torch.is_grad_enabled()
             self.autocast = autocast_state()
             self.autocast_enabled = dict(_amp_local.enabled)
+            self.inference = _core_config._local.inference
         elif torch.is_grad_enabled() != self.grad_enabled:
             self.grad_enabled = torch.is_grad_enabled()
             self._append_raw("call_function", _SET_GRAD, (self.grad_enabled,), {}, None)
@@ -314,8 +317,8 @@ class ReplayFacts:
     """What a call's capture tells replay (torch._dynamo._replay): graph breaks, data reads,
     the graphs made, and of the last one its compiled callable, inputs and outputs."""
 
-    __slots__ = ("autocast", "breaks", "compiled", "graphs", "inputs", "output_ids",
-                 "read_data", "start_grad")
+    __slots__ = ("autocast", "breaks", "compiled", "graphs", "inference", "inputs",
+                 "output_ids", "read_data", "start_grad")
 
     def __init__(self) -> None:
         self.breaks = 0
@@ -326,6 +329,7 @@ class ReplayFacts:
         self.output_ids: list[int] = []
         self.start_grad = True
         self.autocast: tuple[Any, ...] = ()
+        self.inference = False  # whether a graph ran in inference mode
 
 
 class Capture:
@@ -375,6 +379,7 @@ class Capture:
             facts.output_ids = [id(lz) for lz in outputs]
             facts.start_grad = recording.start_grad
             facts.autocast = recording.autocast
+            facts.inference = facts.inference or recording.inference
             realized: dict[int, Tensor] = {}
             for lazy, real in zip(outputs, reals):
                 become(lazy, real, realized)
@@ -410,8 +415,10 @@ class Capture:
         recording = self.recording
         if _core_config._default_dtype is not recording.default_dtype or (
                 recording.ops and _amp_local.enabled != recording.autocast_enabled
-                and autocast_state() != recording.autocast):
-            self.flush()  # a graph runs under one default dtype and one autocast state
+                and autocast_state() != recording.autocast) or (
+                recording.ops and _core_config._local.inference != recording.inference):
+            # a graph runs under one default dtype, one autocast state, one inference mode
+            self.flush()
             recording = self.recording
         known_inputs = len(recording.inputs)
         fake_args, ref_args = recording.lift(tuple(args))

@@ -567,6 +567,10 @@ class Probe:
                           final=False)
         if global_state() != self.state_before:
             raise Refused("it changed grad mode, the default dtype or autocast")
+        if facts.inference != _core_config._local.inference:
+            # its graph ran in an inference mode the call was not in (an inference_mode
+            # block inside): replaying it would make ordinary tensors
+            raise Refused("it entered or left inference mode")
         after, walk = self.state()
         if after != tuple(self.before):
             raise Refused("it changed state it can reach (arguments, globals, attributes)",

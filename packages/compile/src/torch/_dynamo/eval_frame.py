@@ -17,7 +17,7 @@ from typing import Any
 from torch import nn
 from torch._core.tensor import Tensor
 from torch._dynamo import _cache, _capture, _log, _replay, config
-from torch._dynamo.backends.registry import resolve_backend
+from torch._dynamo.backends.registry import lookup_backend, resolve_backend
 
 __all__ = ["OptimizedModule", "optimize", "reset_all", "run_disabled", "set_stance"]
 
@@ -265,7 +265,39 @@ class OptimizedModule(nn.Module):
         return (type(self), (self._orig_mod,))
 
 
-def optimize(
+def optimize(*args: Any, **kwargs: Any) -> Callable[..., Any]:
+    """PyTorch's decorator factory ``torch._dynamo.optimize(backend="inductor", *,
+    nopython=False, dynamic=None, disable=False)``: returns a decorator compiling a function
+    or module as ``torch.compile(fn, backend=backend, fullgraph=nopython, dynamic=dynamic)``
+    (older tutorials write ``torch._dynamo.optimize("inductor")(model)``).
+
+    Called as ``optimize(model, backend=...)`` (core's ``torch.compile`` does), it compiles
+    ``model`` at once: see :func:`compile_callable`.
+    """
+    if args and "backend" in kwargs:
+        return compile_callable(*args, **kwargs)
+    if len(args) > 1:
+        raise TypeError("torch._dynamo.optimize takes one positional argument, the backend")
+    backend = args[0] if args else kwargs.pop("backend", "inductor")
+    fullgraph = bool(kwargs.pop("nopython", False))
+    dynamic = kwargs.pop("dynamic", None)
+    disable = kwargs.pop("disable", False)
+    for ignored in ("guard_export_fn", "guard_fail_fn", "rebuild_ctx"):
+        kwargs.pop(ignored, None)
+    if kwargs:
+        raise TypeError(f"torch._dynamo.optimize got unexpected arguments {sorted(kwargs)}")
+    lookup_backend(backend)  # an unknown name fails here, as in PyTorch
+
+    def decorator(model_or_fn: Callable[..., Any]) -> Callable[..., Any]:
+        if disable:
+            return model_or_fn
+        return compile_callable(model_or_fn, backend=backend, fullgraph=fullgraph,
+                                dynamic=dynamic)
+
+    return decorator
+
+
+def compile_callable(
     model_or_fn: Callable[..., Any],
     *,
     backend: str | Callable[..., Any] = "inductor",

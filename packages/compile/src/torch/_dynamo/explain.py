@@ -67,10 +67,10 @@ def _counted(node: Any) -> bool:
 def explain(f: Callable[..., Any], *extra_args: Any, **extra_kwargs: Any) -> Any:
     """``explain(f)(*args, **kwargs)`` -> :class:`ExplainOutput`: ``f`` runs once, captured,
     with a backend that runs each graph as it is."""
-    from torch._dynamo.eval_frame import optimize
+    from torch._dynamo.eval_frame import compile_callable
 
     def inner(*args: Any, **kwargs: Any) -> ExplainOutput:
-        compiled = optimize(f, backend="eager")
+        compiled = compile_callable(f, backend="eager")
         frame = compiled.__dict__["_torchdynamo_frame"]
         compiled(*args, **kwargs)
         out = ExplainOutput()
