@@ -17,8 +17,11 @@ from typing import Any
 from ._core import registry as _registry
 from ._core.device import device as _device
 
-__all__ = ["current_accelerator", "current_device_idx", "current_device_index", "device_count",
-           "device_index", "empty_cache", "is_available", "set_device_idx", "set_device_index",
+__all__ = ["current_accelerator", "current_device_idx", "current_device_index", "current_stream",
+           "device_count", "device_index", "empty_cache", "empty_host_cache", "get_memory_info",
+           "is_available", "max_memory_allocated", "max_memory_reserved", "memory_allocated",
+           "memory_reserved", "memory_stats", "reset_accumulated_memory_stats",
+           "reset_peak_memory_stats", "set_device_idx", "set_device_index", "set_stream",
            "synchronize"]
 
 # Device types that are the host, never an accelerator.
@@ -114,6 +117,82 @@ def empty_cache() -> None:
     """Give the accelerator's cached memory back, where its module keeps a cache."""
     _, mod = _require()
     release = getattr(mod, "empty_cache", None)
+    if release is not None:
+        release()
+
+
+def _ask(name: str, device: Any = None) -> Any:
+    """``torch.<accelerator>.<name>(index)`` for ``device`` (the current device by default);
+    a RuntimeError naming the backend when its module lacks ``name``."""
+    device_type, mod = _require()
+    fn = getattr(mod, name, None)
+    if fn is None:
+        raise RuntimeError(f"torch.accelerator.{name}: the {device_type} backend does not "
+                           f"provide torch.{device_type}.{name}")
+    index = int(mod.current_device()) if device is None else _index_of(device, device_type)
+    return fn(index)
+
+
+def memory_allocated(device_index: Any = None, /) -> int:
+    """Bytes the accelerator's tensors occupy on ``device_index`` (the current device)."""
+    return int(_ask("memory_allocated", device_index))
+
+
+def max_memory_allocated(device_index: Any = None, /) -> int:
+    """The peak of :func:`memory_allocated` since the start or the last reset."""
+    return int(_ask("max_memory_allocated", device_index))
+
+
+def memory_reserved(device_index: Any = None, /) -> int:
+    """Bytes the accelerator's caching allocator holds on the device."""
+    return int(_ask("memory_reserved", device_index))
+
+
+def max_memory_reserved(device_index: Any = None, /) -> int:
+    """The peak of :func:`memory_reserved` since the start or the last reset."""
+    return int(_ask("max_memory_reserved", device_index))
+
+
+def memory_stats(device_index: Any = None, /) -> dict[str, Any]:
+    """The accelerator's allocator statistics for the device (its module's ``memory_stats``)."""
+    return _ask("memory_stats", device_index)
+
+
+def reset_peak_memory_stats(device_index: Any = None, /) -> None:
+    """Reset the peaks :func:`max_memory_allocated` and :func:`max_memory_reserved` report."""
+    _ask("reset_peak_memory_stats", device_index)
+
+
+def reset_accumulated_memory_stats(device_index: Any = None, /) -> None:
+    """Reset the accumulated (historical) counters of :func:`memory_stats`."""
+    _ask("reset_accumulated_memory_stats", device_index)
+
+
+def get_memory_info(device_index: Any = None, /) -> tuple[int, int]:
+    """``(free, total)`` bytes of the device's memory (its module's ``mem_get_info``)."""
+    free, total = _ask("mem_get_info", device_index)
+    return int(free), int(total)
+
+
+def current_stream(device: Any = None, /) -> Any:
+    """The stream work is queued on for ``device`` (the current device by default)."""
+    return _ask("current_stream", device)
+
+
+def set_stream(stream: Any) -> None:
+    """Make ``stream`` the current stream of its device."""
+    device_type, mod = _require()
+    fn = getattr(mod, "set_stream", None)
+    if fn is None:
+        raise RuntimeError(f"torch.accelerator.set_stream: the {device_type} backend does not "
+                           f"provide torch.{device_type}.set_stream")
+    fn(stream)
+
+
+def empty_host_cache() -> None:
+    """Give back the cached pinned host memory, where the accelerator's module keeps one."""
+    _, mod = _require()
+    release = getattr(mod, "empty_host_cache", None)
     if release is not None:
         release()
 
