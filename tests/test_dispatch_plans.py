@@ -178,7 +178,8 @@ class _DispatchLog(TorchDispatchMode):
         self.calls = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.calls.append((func.__name__, dict(kwargs or {})))
+        # the overload's name without PyTorch's ".default" for the unnamed overload
+        self.calls.append((func.__name__.removesuffix(".default"), dict(kwargs or {})))
         return func(*args, **(kwargs or {}))
 
 

@@ -277,3 +277,64 @@ def test_return_and_correct_aliasing_returns_the_written_argument() -> None:
     assert t.inner.tolist() == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
     r = repr(x.detach())
     assert r.startswith("Wrapped(tensor([[1., 2., 3.]")
+
+
+def test_a_function_mode_sees_repr_once_and_not_the_ops_printing_makes() -> None:
+    from torch.overrides import TorchFunctionMode
+
+    seen: list[tuple[str, list[str]]] = []
+
+    class Log(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            seen.append((func.__name__, sorted(kwargs)))
+            return func(*args, **kwargs)
+
+    t = torch.tensor([1.0, 2.0])
+    with Log():
+        text = repr(t)
+    assert text == "tensor([1., 2.])"
+    assert seen == [("__repr__", ["tensor_contents"])]
+
+
+def test_data_and_view_properties_keep_the_subclass() -> None:
+    names: list[str] = []
+
+    class Keep(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            names.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs)
+
+    k = torch.ones(2, 2).as_subclass(Keep)
+    assert type(k.data) is Keep and type(k.T) is Keep
+    # PyTorch hands an override a property's __get__
+    assert names == ["__get__", "__get__"]
+    k.data = torch.zeros(2, 2)  # the setter is kept
+    assert k.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+def test_overrides_helpers_libraries_call() -> None:
+    import inspect
+
+    from torch.overrides import (
+        get_ignored_functions,
+        get_overridable_functions,
+        get_testing_overrides,
+        resolve_name,
+    )
+
+    table = get_overridable_functions()
+    assert torch.add in table[torch] and torch.Tensor.add in table[torch.Tensor]
+    assert torch.nn.functional.relu in table[torch.nn.functional]
+    dummies = get_testing_overrides()
+    assert dummies[torch.add](torch.ones(1), torch.ones(1)) == -1
+    assert list(inspect.signature(dummies[torch.add]).parameters)[:2] == ["input", "other"]
+    assert resolve_name(torch.add) == "torch.add"
+    assert resolve_name(torch.Tensor.add) == "torch.Tensor.add"
+    assert resolve_name(torch.nn.functional.relu) == "torch.nn.functional.relu"
+    assert resolve_name(aten.add.Tensor) == "aten.add.Tensor"
+    ignored = get_ignored_functions()
+    assert torch.is_tensor in ignored and torch.add not in ignored

@@ -337,11 +337,32 @@ def install() -> None:
                 setattr(Tensor, name, _entry(fn))
         # the view properties, which PyTorch's protocol sees too (modes such as forward AD's
         # must see x.T)
-        for name in ("T", "mT"):
-            getter = vars(Tensor)[name].fget
-            setattr(Tensor, name, property(_entry(getter, numpy_names=False)))
+        for name in ("T", "mT", "data"):
+            prop = vars(Tensor)[name]
+            getter = _entry(prop.fget, numpy_names=False)
+            # PyTorch hands an override the property's __get__: overrides log that name
+            getter.__name__, getter.__qualname__ = "__get__", f"Tensor.{name}.__get__"
+            setattr(Tensor, name, property(getter, prop.fset, prop.fdel, prop.__doc__))
+        Tensor.__repr__ = _repr_entry(vars(Tensor)["__repr__"])  # type: ignore[method-assign]
         _possible.on = True
         _installed = True
+
+
+def _repr_entry(original: Callable[..., str]) -> Callable[..., str]:
+    """``Tensor.__repr__`` taking part in the protocol as PyTorch's does: an override or mode
+    sees one ``__repr__`` call (with ``tensor_contents``) and not the ops printing makes."""
+
+    def __repr__(self: Tensor, *, tensor_contents: Any = None) -> str:
+        loc = _local
+        if _possible.on and not loc.all_disabled:
+            overloaded = None if loc.subclass_disabled else _scan((self,), {})
+            if overloaded or loc.modes:
+                return _dispatch(__repr__, overloaded or [self], (self,),
+                                 {"tensor_contents": tensor_contents})
+        return original(self)
+
+    originals[__repr__] = lambda self, tensor_contents=None: original(self)
+    return __repr__
 
 
 def default_torch_function(cls: type, func: Callable[..., Any], types_: Any, args: Any,

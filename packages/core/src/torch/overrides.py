@@ -14,6 +14,8 @@ tensor-like that is not a Tensor subclass is only seen after that.
 from __future__ import annotations
 
 import sys
+import types
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,13 +26,16 @@ from ._core.tensor import Tensor, _disabled_torch_function_impl
 __all__ = [
     "TorchFunctionMode",
     "get_default_nowrap_functions",
+    "get_ignored_functions",
     "get_overridable_functions",
+    "get_testing_overrides",
     "handle_torch_function",
     "has_torch_function",
     "has_torch_function_unary",
     "has_torch_function_variadic",
     "is_tensor_like",
     "is_tensor_method_or_property",
+    "resolve_name",
 ]
 
 handle_torch_function = _tf.handle_torch_function
@@ -104,8 +109,83 @@ def _overridable() -> dict[Any, list[Callable[..., Any]]]:
 
 def get_overridable_functions() -> dict[Any, list[Callable[..., Any]]]:
     """Namespace (``torch``, ``torch.Tensor``, ``torch.nn.functional``...) -> the functions in
-    it that take part in the protocol."""
-    return {ns: list(fns) for ns, fns in _overridable().items()}
+    it that take part in the protocol (a ``defaultdict(list)``, as PyTorch's)."""
+    import importlib
+
+    try:  # torch.nn.functional's functions take part once it is loaded (plait-nn)
+        importlib.import_module("torch.nn.functional")
+    except ImportError:
+        pass
+    table: defaultdict[Any, list[Callable[..., Any]]] = defaultdict(list)
+    for ns, fns in _overridable().items():
+        table[ns].extend(fns)
+    return table
+
+
+def _namespace_name(namespace: Any) -> str:
+    return "torch.Tensor" if namespace is Tensor else namespace.__name__
+
+
+def _property_getters() -> dict[Any, str]:
+    """The getters of the Tensor properties that take part in the protocol -> their names
+    (``"torch.Tensor.T.__get__"``)."""
+    return {prop.fget: f"torch.Tensor.{name}.__get__" for name, prop in vars(Tensor).items()
+            if isinstance(prop, property) and prop.fget in _tf.originals}
+
+
+def resolve_name(f: Callable[..., Any]) -> str | None:
+    """The public name of an overridable function (``"torch.add"``, ``"torch.Tensor.add"``,
+    ``"torch.nn.functional.relu"``), or None for a function that is not one."""
+    if getattr(f, "_schema", None) is not None and hasattr(f, "overloadpacket"):
+        return str(f)  # an operator overload: aten.add.Tensor
+    for namespace, fns in _overridable().items():
+        for fn in fns:
+            if fn is f:
+                return f"{_namespace_name(namespace)}.{getattr(fn, '__name__', '')}"
+    return _property_getters().get(f)
+
+
+def get_ignored_functions() -> set[Callable[..., Any]]:
+    """The public functions of ``torch`` that never consult ``__torch_function__``
+    (``torch.is_tensor``, ``torch.manual_seed``, ``torch.set_default_dtype``...)."""
+    import torch
+
+    ignored: set[Callable[..., Any]] = set()
+    for name in dir(torch):
+        if name.startswith("_"):
+            continue
+        try:
+            value = getattr(torch, name)
+        except (AttributeError, ImportError, RuntimeError):
+            continue
+        if isinstance(value, types.FunctionType) and value not in _tf.originals:
+            ignored.add(value)
+    return ignored
+
+
+def get_testing_overrides() -> dict[Callable[..., Any], Callable[..., Any]]:
+    """Each overridable function -> a dummy with its signature that returns -1 (what
+    PyTorch gives tests of ``__torch_function__`` implementations)."""
+    import inspect
+
+    dummies: dict[Callable[..., Any], Callable[..., Any]] = {}
+    for fns in _overridable().values():
+        for fn in fns:
+            if fn in dummies:
+                continue
+
+            def dummy(*args: Any, **kwargs: Any) -> int:
+                return -1
+
+            try:
+                dummy.__signature__ = inspect.signature(_tf.originals.get(fn, fn))  # type: ignore[attr-defined]
+            except (TypeError, ValueError):
+                pass
+            dummy.__name__ = getattr(fn, "__name__", "dummy")
+            dummies[fn] = dummy
+    for getter in _property_getters():
+        dummies[getter] = lambda self: -1
+    return dummies
 
 
 class TorchFunctionMode:
