@@ -227,3 +227,32 @@ def test_dynamo_optimize_is_a_decorator_factory_taking_the_backend():
     assert torch._dynamo.optimize("eager", disable=True)(model) is model
     with pytest.raises(torch._dynamo.exc.InvalidBackend):
         torch._dynamo.optimize("no_such_backend")
+
+
+# -- make_fx of functions taking structured arguments -------------------------------------------
+
+
+def test_make_fx_graph_takes_a_dict_of_parameters_as_traced():
+    import copy
+    import pickle
+
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def sgd_step(params, x, y):
+        loss = ((x @ params["w"] + params["b"] - y) ** 2).sum()
+        grads = torch.autograd.grad(loss, list(params.values()))
+        return {k: p - 0.5 * g for (k, p), g in zip(params.items(), grads)}
+
+    def leaves(x):
+        return {k: v.detach().requires_grad_() for k, v in x.items()}
+
+    params = {"w": torch.tensor([[1.0], [2.0]]), "b": torch.tensor([0.5])}
+    x, y = torch.tensor([[1.0, 1.0]]), torch.tensor([[3.0]])
+    gm = make_fx(sgd_step)(leaves(params), x, y)
+    # residual r = 1 + 2 + 0.5 - 3 = 0.5: dw = 2 r x^T = [[1], [1]], db = 2 r = [1]
+    for traced in (gm, pickle.loads(pickle.dumps(gm)), copy.deepcopy(gm)):
+        new = traced(leaves(params), x, y)
+        torch.testing.assert_close(new["w"], torch.tensor([[0.5], [1.5]]))
+        torch.testing.assert_close(new["b"], torch.tensor([0.0]))
+    with pytest.raises(TypeError, match="structured"):
+        gm([params["w"], params["b"]], x, y)

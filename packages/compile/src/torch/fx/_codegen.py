@@ -273,10 +273,32 @@ def generate(graph: Graph, root_module: str, *, verbose: bool = False,
         body.append(statement)
     if not body:
         body.append("pass")
+    pytree_in = getattr(graph, "_pytree_in", None)
+    if pytree_in is not None:
+        # the arguments as the program passes them, flattened into the placeholders
+        names, spec = pytree_in
+        flatten = writer.add_global("flatten_args", flatten_args)
+        spec_name = writer.add_global("in_spec", spec)
+        leaves = "".join(f"{p.split(':')[0].split('=')[0].strip()}, " for p in params)
+        body.insert(0, f"{leaves}= {flatten}(({''.join(n + ', ' for n in names)}), "
+                       f"{spec_name})")
+        params = list(names)
     signature = ", ".join([root_module, *params])
     src = f"\n\n\ndef forward({signature}){wrap_return}:\n" + \
         "".join(f"    {line}\n" for line in body)
     return PythonCode(src, writer.globals)
+
+
+def flatten_args(args: tuple[Any, ...], spec: Any) -> list[Any]:
+    """The leaves of ``args``, which must have the structure ``spec`` a graph was traced
+    with (the placeholders of a graph taking structured arguments)."""
+    from torch.utils import _pytree as pytree
+
+    leaves, found = pytree.tree_flatten(args)
+    if found != spec:
+        raise TypeError(f"the graph was traced with arguments structured as {spec}; "
+                        f"got {found}")
+    return leaves
 
 
 def _type_annotation(writer: _Writer, annotation: Any) -> str:

@@ -83,6 +83,10 @@ class Graph:
         self._owning_module = owning_module
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
+        # (argument names, TreeSpec of the arguments) when the placeholders are the leaves
+        # of structured arguments (make_fx of f(params_dict, x)): forward takes the
+        # arguments and flattens them (PyTorch's pytree codegen)
+        self._pytree_in: tuple[tuple[str, ...], Any] | None = None
 
     # -- ownership ----------------------------------------------------------------------
 
@@ -255,6 +259,7 @@ class Graph:
         """A copy with new nodes (same targets, meta shallow-copied)."""
         memo = memo if memo is not None else {}
         g = Graph(tracer_cls=self._tracer_cls)
+        g._pytree_in = self._pytree_in
         output_vals = g.graph_copy(self, val_map={}, return_output_node=True)
         memo[id(self)] = g
         if output_vals is not None:

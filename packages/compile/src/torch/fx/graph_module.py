@@ -301,6 +301,8 @@ class GraphModule(nn.Module):
     def __reduce__(self) -> Any:
         state = {k: v for k, v in self.__dict__.items()
                  if k not in ("_graph", "_code", "_lineno_map", *_SHARED)}
+        if self._graph._pytree_in is not None:
+            state["_graph_pytree_in"] = self._graph._pytree_in
         return (_rebuild_graph_module, (state, _graph_to_spec(self._graph),
                                         type(self).__name__))
 
@@ -443,8 +445,10 @@ def _graph_from_spec(spec: list[tuple[Any, ...]]) -> Graph:
 def _rebuild_graph_module(state: dict[str, Any], spec: list[tuple[Any, ...]],
                           class_name: str) -> GraphModule:
     holder = nn.Module()
+    graph = _graph_from_spec(spec)
+    graph._pytree_in = state.pop("_graph_pytree_in", None)
     holder.__dict__.update(state)
-    gm = GraphModule(holder, _graph_from_spec(spec), class_name)
+    gm = GraphModule(holder, graph, class_name)
     for k, v in state.items():
         if k not in gm.__dict__ or k in ("meta", "training"):
             gm.__dict__[k] = v

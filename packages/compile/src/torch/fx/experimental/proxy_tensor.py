@@ -302,6 +302,18 @@ def _placeholder_names(f: Callable[..., Any], args: tuple[Any, ...]) -> list[str
     return names
 
 
+def _argument_names(f: Callable[..., Any], count: int) -> tuple[str, ...]:
+    """Names for ``count`` positional arguments of ``f``: its own, else ``arg<i>``."""
+    try:
+        target = f.forward if isinstance(f, nn.Module) else f
+        params = [p.name for p in inspect.signature(target).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = [params[i] if i < len(params) else f"arg{i}" for i in range(count)]
+    return tuple(n if n not in names[:i] else f"{n}_{i}" for i, n in enumerate(names))
+
+
 def _hint(size: Any) -> int:
     return int(size.node.hint) if isinstance(size, torch.SymInt) else int(size)
 
@@ -373,6 +385,10 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
         out = f(*inputs)
         result = tracker.output_value(out, values)
     graph.output(result)
+    if any(not isinstance(a, torch.Tensor) and pytree.tree_leaves(a) != [a] for a in args):
+        # structured arguments (a dict of parameters): forward takes them as the function
+        # did and flattens them into the placeholders, as PyTorch's make_fx graphs do
+        graph._pytree_in = (_argument_names(f, len(args)), spec)
     gm = GraphModule(root, graph)
     if shape_env is not None:
         gm.shape_env = shape_env
