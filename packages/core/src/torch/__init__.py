@@ -193,7 +193,21 @@ _LAZY: dict[str, tuple[str, "str | None"]] = {
     "ScriptModule": ("torch.jit", "ScriptModule"),
     "ScriptFunction": ("torch.jit", "ScriptFunction"),
     "cond": ("torch._higher_order_ops.cond", "cond"),  # from plait-compile
+    "AcceleratorError": ("torch._core.storage", "AcceleratorError"),
+    "set_flush_denormal": ("torch._core.config", "set_flush_denormal"),
+    "init_num_threads": ("torch._core.config", "init_num_threads"),
+    "is_vulkan_available": ("torch._C", "_is_vulkan_available"),
+    "DisableTorchFunction": ("torch._C", "DisableTorchFunction"),
+    "DisableTorchFunctionSubclass": ("torch._C", "DisableTorchFunctionSubclass"),
+    "to_dlpack": ("torch.utils.dlpack", "to_dlpack"),
 }
+for _name in ("has_lapack", "has_spectral", "has_mkl", "has_openmp"):
+    _LAZY[_name] = ("torch._C", _name)
+# PyTorch's older per-device autocast spellings (deprecated there too)
+for _name in ("is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "get_autocast_cpu_dtype",
+              "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype",
+              "autocast_increment_nesting", "autocast_decrement_nesting"):
+    _LAZY[_name] = ("torch.amp._legacy", _name)
 # The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
 for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage",
               "IntStorage", "LongStorage", "HalfStorage", "BFloat16Storage", "FloatStorage",

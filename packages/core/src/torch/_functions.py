@@ -75,6 +75,8 @@ OP_MODULES = (
     "_fused.special",
     "_aten.sparse",
     "linalg._torch_level",
+    "_aten.view_copies",
+    "_method_forms",
 )
 
 __all__: list[str] = []

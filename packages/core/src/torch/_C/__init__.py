@@ -19,6 +19,19 @@ TensorBase = Tensor
 _TensorBase = Tensor
 
 
+# What this build has, as PyTorch's flags say it (torch.has_lapack...): linear algebra and
+# FFTs run everywhere; MKL and OpenMP are PyTorch's CPU libraries, which Plait does not use.
+has_lapack = True
+has_spectral = True
+has_mkl = False
+has_openmp = False
+
+
+def _is_vulkan_available() -> bool:
+    """Whether the Vulkan backend is built in: never in Plait."""
+    return False
+
+
 def _log_api_usage_once(event: str) -> None:
     """PyTorch's usage logging hook: Plait logs nothing."""
 

@@ -344,6 +344,18 @@ def get_num_threads() -> int:
     return state.num_threads
 
 
+def init_num_threads() -> None:
+    """Initialise the calling thread's intra-op settings (PyTorch's worker-thread hook): the
+    backends' pools read :func:`get_num_threads` whenever they run, so nothing is left to do."""
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Whether flushing denormal floats to zero could be set: False, Plait's kernels keep
+    IEEE denormals (the flush is a per-thread CPU flag PyTorch sets on x86), so results stay
+    as they were; True is returned only where the mode was applied."""
+    return False
+
+
 # Plait runs no inter-op thread pool (ops run one after another on the calling thread); the
 # setting is kept for PyTorch's API, including its rule that it can be set once.
 _interop_threads: int | None = None

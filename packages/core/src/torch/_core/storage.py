@@ -305,6 +305,13 @@ class OutOfMemoryError(RuntimeError):
     __module__ = "torch"
 
 
+class AcceleratorError(RuntimeError):
+    """An accelerator reported an error (``torch.AcceleratorError``): a device-side assert, a
+    failed launch; backends raise it so that programs can catch it apart from other errors."""
+
+    __module__ = "torch"
+
+
 def allocate_handle(runtime: Any, nbytes: int, dev: _device) -> Any:
     """``runtime``'s allocation of ``nbytes``; running out of memory is a RuntimeError, as in
     PyTorch, whatever the allocator raised: on an accelerator ``torch.OutOfMemoryError`` saying
