@@ -9,6 +9,7 @@ import pytest
 
 import torch
 import torch._dynamo
+from torch import nn
 
 BACKENDS = ["eager", "aot_eager", "inductor"]
 
@@ -256,3 +257,47 @@ def test_make_fx_graph_takes_a_dict_of_parameters_as_traced():
         torch.testing.assert_close(new["b"], torch.tensor([0.0]))
     with pytest.raises(TypeError, match="structured"):
         gm([params["w"], params["b"]], x, y)
+
+
+# -- torch.fx.passes.split_module, as pipeline libraries cut a model ----------------------------
+
+
+def test_split_module_cuts_a_traced_model_into_stages():
+    import torch.fx as fx
+    from torch.fx.passes.split_module import split_module
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = nn.Linear(2, 2)
+            self.second = nn.Linear(2, 2)
+            self.scale = nn.Parameter(torch.tensor([2.0, 3.0]))
+
+        def forward(self, x, y):
+            h = self.first(x) * self.scale
+            g = torch.relu(h) + y
+            return (self.second(g) + h).sum(), g  # h is read by two later stages
+
+    torch.manual_seed(0)
+    model = Model()
+    stage = {"now": 0}
+
+    def stage_of(node):
+        if node.op == "call_module" and node.target == "second":
+            stage["now"] = 2
+        elif node.target is torch.relu:
+            stage["now"] = 1
+        return stage["now"]
+
+    names = {}
+    split = split_module(fx.symbolic_trace(model), model, stage_of, names)
+    assert [name for name, _ in split.named_children()] == ["submod_0", "submod_1", "submod_2"]
+    assert names == {"submod_0.first": "first", "submod_2.second": "second"}
+    calls = [n.target for n in split.graph.nodes if n.op == "call_module"]
+    assert calls == ["submod_0", "submod_1", "submod_2"]
+    x, y = torch.tensor([[1.0, -1.0]]), torch.tensor([[0.5, 0.5]])
+    got_sum, got_g = split(x, y)
+    h = model.first(x) * model.scale
+    g = torch.relu(h) + y
+    torch.testing.assert_close(got_g, g)
+    torch.testing.assert_close(got_sum, (model.second(g) + h).sum())
