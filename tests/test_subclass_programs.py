@@ -338,3 +338,49 @@ def test_overrides_helpers_libraries_call() -> None:
     assert resolve_name(aten.add.Tensor) == "aten.add.Tensor"
     ignored = get_ignored_functions()
     assert torch.is_tensor in ignored and torch.add not in ignored
+
+
+def test_no_dispatch_and_the_mode_stack_introspection() -> None:
+    from torch.utils._mode_utils import no_dispatch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: list[str] = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    a = torch.ones(2)
+    assert torch._C._len_torch_dispatch_stack() == 0
+    with Log() as log:
+        a + 1
+        with no_dispatch():
+            a * 2
+        assert torch._C._len_torch_dispatch_stack() == 1
+        assert torch._C._get_dispatch_stack_at(0) is log
+        assert torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is None
+    assert seen == ["aten.add.Tensor"]
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode() as fake:
+        assert torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is fake
+    assert torch._C._is_torch_function_enabled()
+    with torch._C.DisableTorchFunctionSubclass():
+        assert not torch._C._is_torch_function_enabled()
+
+
+def test_library_impl_in_its_decorator_form_with_a_library() -> None:
+    from torch.library import Library, impl
+
+    lib = Library("h4_subclass_programs", "FRAGMENT")
+    lib.define("triple(Tensor x) -> Tensor")
+
+    @impl(lib, "triple", "CPU")
+    def triple_cpu(x: torch.Tensor) -> torch.Tensor:
+        return x * 3
+
+    lib.impl("triple", lambda x: torch.empty_like(x), "Meta")
+    assert torch.ops.h4_subclass_programs.triple(torch.ones(2)).tolist() == [3.0, 3.0]
+    assert torch.ops.h4_subclass_programs.triple(torch.ones(4, device="meta")).shape == (4,)

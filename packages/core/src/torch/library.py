@@ -156,7 +156,18 @@ def _keys(types: Any) -> list[str]:
 
 def impl(qualname: Any, types: Any, func: Callable[..., Any] | None = None, *,
          lib: Library | None = None) -> Any:
-    """Register a kernel for device types/keys ``types``; usable as a decorator."""
+    """Register a kernel for device types/keys ``types``; usable as a decorator. The older
+    form ``impl(lib, "name", "CPU")`` (a :class:`Library` first, then the operator's name in
+    its namespace and one dispatch key) registers into that library."""
+    if isinstance(qualname, Library):
+        lib, key = qualname, func if isinstance(func, str) else ""
+        op = _lookup(types, lib.ns)
+
+        def register_in_library(fn: Callable[..., Any]) -> Callable[..., Any]:
+            lib.impl(op, fn, key)
+            return fn
+
+        return register_in_library
     op = _lookup(qualname)
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,6 +8,7 @@ with ``torch._C.DisableTorchFunctionSubclass()``; libraries annotate with ``_Ten
 These are those names, nothing more. Plait has no native core module.
 """
 
+import enum
 import importlib
 from typing import Any
 
@@ -111,7 +112,143 @@ def DisableTorchFunction() -> Any:  # PyTorch's name
     return _torch_function.disable_all()
 
 
+# -- the mode stacks, as PyTorch's C++ exposes them (introspection by libraries) ------------
+
+
+class _TorchDispatchModeKey(enum.Enum):
+    """The kinds of infrastructure dispatch modes ``_get_dispatch_mode`` looks up."""
+
+    FAKE = 0
+    PROXY = 1
+    FUNCTIONAL = 2
+
+
+# the class names of the infrastructure modes (looked up by name: they live in upper layers)
+_INFRA_MODE_CLASSES = {_TorchDispatchModeKey.FAKE: ("FakeTensorMode",),
+                       _TorchDispatchModeKey.PROXY: ("ProxyTorchDispatchMode",),
+                       _TorchDispatchModeKey.FUNCTIONAL: ("FunctionalTensorMode",)}
+
+
+def _get_dispatch_mode(key: _TorchDispatchModeKey) -> Any:
+    """The active dispatch mode of kind ``key`` (the innermost), or None."""
+    from .._core import dispatch
+
+    names = _INFRA_MODE_CLASSES[key]
+    for mode in reversed(dispatch.mode_stack()):
+        if any(k.__name__ in names for k in type(mode).__mro__):
+            return mode
+    return None
+
+
+def _len_torch_dispatch_stack() -> int:
+    """How many dispatch modes are active on this thread."""
+    from .._core import dispatch
+
+    return len(dispatch.mode_stack())
+
+
+def _get_dispatch_stack_at(index: int) -> Any:
+    """The dispatch mode at ``index`` of this thread's stack (0: the outermost)."""
+    from .._core import dispatch
+
+    return dispatch.mode_stack()[index]
+
+
+def _push_on_torch_dispatch_stack(mode: Any) -> None:
+    """Make ``mode`` the innermost dispatch mode (what ``with mode:`` does)."""
+    from .._core import dispatch
+
+    dispatch.push_mode(mode)
+
+
+def _pop_torch_dispatch_stack(key: Any = None) -> Any:
+    """Remove and return the innermost dispatch mode."""
+    from .._core import dispatch
+
+    return dispatch.pop_mode()
+
+
+def _len_torch_function_stack() -> int:
+    """How many TorchFunctionModes are active on this thread."""
+    from .. import _torch_function
+
+    return len(_torch_function.mode_stack())
+
+
+def _get_function_stack_at(index: int) -> Any:
+    """The TorchFunctionMode at ``index`` of this thread's stack (0: the outermost)."""
+    from .. import _torch_function
+
+    return _torch_function.mode_stack()[index]
+
+
+def _push_on_torch_function_stack(mode: Any) -> None:
+    """Make ``mode`` the innermost TorchFunctionMode."""
+    from .. import _torch_function
+
+    _torch_function.push_mode(mode)
+
+
+def _pop_torch_function_stack() -> Any:
+    """Remove and return the innermost TorchFunctionMode."""
+    from .. import _torch_function
+
+    return _torch_function.pop_mode()
+
+
+def _is_torch_function_enabled() -> bool:
+    """Whether subclass ``__torch_function__`` overrides are on (not inside
+    ``DisableTorchFunctionSubclass`` or ``DisableTorchFunction``)."""
+    from .. import _torch_function
+
+    local = _torch_function._local
+    return not (local.subclass_disabled or local.all_disabled)
+
+
+def _is_torch_function_all_disabled() -> bool:
+    """Whether this thread is inside ``DisableTorchFunction``."""
+    from .. import _torch_function
+
+    return bool(_torch_function._local.all_disabled)
+
+
+def _has_torch_function(args: Any) -> bool:
+    """``torch.overrides.has_torch_function``."""
+    from .. import overrides
+
+    return overrides.has_torch_function(args)
+
+
+def _has_torch_function_unary(arg: Any) -> bool:
+    """``torch.overrides.has_torch_function_unary``."""
+    from .. import overrides
+
+    return overrides.has_torch_function((arg,))
+
+
+def _has_torch_function_variadic(*args: Any) -> bool:
+    """``torch.overrides.has_torch_function_variadic``."""
+    from .. import overrides
+
+    return overrides.has_torch_function(args)
+
+
+def _DisableTorchDispatch() -> Any:
+    """A context manager: this thread's dispatch modes off for the block
+    (``torch.utils._mode_utils.no_dispatch``)."""
+    from ..utils import _python_dispatch
+
+    return _python_dispatch._disable_current_modes()
+
+
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "TensorBase", "_TensorBase",
            "_TensorMeta", "_are_functorch_transforms_active", "_disabled_torch_function_impl",
            "_get_tracing_state", "_is_alias_of", "_is_torch_function_mode_enabled",
+           "_DisableTorchDispatch", "_TorchDispatchModeKey", "_get_dispatch_mode",
+           "_get_dispatch_stack_at", "_get_function_stack_at", "_has_torch_function",
+           "_has_torch_function_unary", "_has_torch_function_variadic",
+           "_is_torch_function_all_disabled", "_is_torch_function_enabled",
+           "_len_torch_dispatch_stack", "_len_torch_function_stack",
+           "_pop_torch_dispatch_stack", "_pop_torch_function_stack",
+           "_push_on_torch_dispatch_stack", "_push_on_torch_function_stack",
            "_log_api_usage_once"]
