@@ -432,6 +432,25 @@ void fill_rows(float* ct, const MatView<float>& c, int64_t h, int64_t w, int64_t
   }
 }
 
+// Asks for the h x w tile of C at ct (row stride ldc) that a kernel will add onto (beta != 0)
+// to be brought into L2 while the kernel runs its kc multiply-adds: a large product's C
+// block leaves L2 between slabs (2048^2 floats per thread at 2048^3), and the kernel's loads
+// at its end then waited on L3. Into L2, not L1: the kernel's B panel (64 KiB) streams
+// through L1 and would evict the lines before their use. Thread CPU time, interleaved with
+// the kernel without it, 9 runs of 1024^3/2048^3 on 1 and 2 threads: 2-18% less in 8.
+inline void prefetch_tile_to_l2(const float* ct, int64_t ldc, int64_t h, int64_t w) {
+#if defined(PLAIT_PACKED_SGEMM)
+  for (int64_t r = 0; r < h; ++r) {
+    const char* row = reinterpret_cast<const char*>(ct + r * ldc);
+    const int64_t bytes = w * static_cast<int64_t>(sizeof(float));
+    for (int64_t byte = 0; byte < bytes; byte += 64) _mm_prefetch(row + byte, _MM_HINT_T1);
+    _mm_prefetch(row + bytes - 1, _MM_HINT_T1);  // the last line of an unaligned row
+  }
+#else
+  (void)ct, (void)ldc, (void)h, (void)w;
+#endif
+}
+
 // One packed A block (mc rows, one slab of depth kc) times nc columns of B: every tile of
 // c[ic : ic + mc, jc : jc + nc] gets alpha * (its sum over the slab) + beta * c. B panel jp
 // (of nr columns) is read at b_panel(jp) with row stride ldb(jp). A tile of fewer than MR
@@ -462,6 +481,7 @@ void multiply_block(const Isa& cpu, bool rows_a, const float* apack, int64_t mc,
       float* ct = c.data + (ic + ip) * c.rs + (jc + jp) * c.cs;
       if (bias != nullptr) fill_rows(ct, c, h, w, nr, bias + jc + jp);
       if (w == vectors * cpu.vector && c.cs == 1) {
+        if (beta != 0.0f) prefetch_tile_to_l2(ct, c.rs, h, w);
         kernel(kc, ap, bp, ldb, ct, c.rs, alpha, beta);
         continue;
       }
