@@ -122,3 +122,45 @@ def test_build_flags_and_errors() -> None:
     assert torch.init_num_threads() is None
     with torch.DisableTorchFunctionSubclass():
         assert torch.ones(1).tolist() == [1.0]
+
+
+def test_functional_protocol_helpers_and_grid_sample_modes() -> None:
+    import torch.nn.functional as F
+    import torch.overrides
+
+    assert F.has_torch_function is torch.overrides.has_torch_function
+    assert F.handle_torch_function is torch.overrides.handle_torch_function
+    assert F.has_torch_function_variadic(torch.ones(1), 2) is False
+    assert F.GRID_SAMPLE_INTERPOLATION_MODES == {"bilinear": 0, "nearest": 1, "bicubic": 2}
+    assert F.GRID_SAMPLE_PADDING_MODES == {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def test_backward_hooks_attribute_and_serialization_warnings() -> None:
+    import torch.utils.hooks as hooks
+
+    x = torch.ones(2, requires_grad=True)
+    assert x._backward_hooks is None
+
+    def hook(g):
+        return g
+
+    x.register_hook(hook)
+    assert list(x._backward_hooks.values()) == [hook]
+    with pytest.warns(UserWarning, match="will not be serialized"):
+        hooks.warn_if_has_hooks(x)
+    y = x * 2
+    marked = hooks.unserializable_hook(lambda g: g)
+    y.register_hook(marked)
+    assert list(y._backward_hooks.values()) == [marked]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hooks.warn_if_has_hooks(y)  # marked: silent
+
+
+def test_assert_allclose_is_the_deprecated_lenient_form() -> None:
+    with pytest.warns(FutureWarning, match="assert_close"):
+        torch.testing.assert_allclose(torch.tensor([1.0, 2.0]), [1.0, 2.0])
+    with pytest.warns(FutureWarning), pytest.raises(AssertionError):
+        torch.testing.assert_allclose(torch.tensor([1.0]), [1.1])
+    with pytest.warns(FutureWarning):  # no dtype check
+        torch.testing.assert_allclose(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float64))

@@ -111,6 +111,18 @@ def output_nr(self: Tensor) -> int:
     return self.__dict__.get("_output_nr", 0)
 
 
+def backward_hooks(self: Tensor) -> dict[int, Any] | None:
+    """``Tensor._backward_hooks``: the hooks :func:`register_hook` gave this tensor (id ->
+    hook, in registration order), or None, as PyTorch's attribute reads."""
+    if self.grad_fn is not None:
+        prehooks = self.grad_fn._tensor_prehooks
+        hooks = prehooks.get(self.__dict__.get("_output_nr", 0)) if prehooks else None
+    else:
+        acc = getattr(self, "_grad_accumulator", None)
+        hooks = acc._leaf_hooks if acc is not None else None
+    return dict(hooks) if hooks else None
+
+
 def is_inference(self: Tensor) -> bool:
     return bool(self.__dict__.get("_inference", False))
 
@@ -131,4 +143,5 @@ def install() -> None:
     Tensor.retains_grad = property(retains_grad)
     Tensor.data = property(_get_data, _set_data)
     Tensor.output_nr = property(output_nr)
+    Tensor._backward_hooks = property(backward_hooks)
     Tensor.grad = property(_get_grad, Tensor.grad.fset)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["assert_close", "coverage", "format_coverage", "make_tensor"]
+__all__ = ["assert_allclose", "assert_close", "coverage", "format_coverage", "make_tensor"]
 
 _LAZY = {
     "assert_close": "._comparison",
+    "assert_allclose": "._comparison",
     "make_tensor": "._creation",
     "coverage": "._conformance",
     "format_coverage": "._conformance",

@@ -391,3 +391,22 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True,
         if m.kind is AssertionError and msg is not None:
             message = msg(message) if callable(msg) else msg
         raise m.kind(message) from None
+
+
+def assert_allclose(actual: Any, expected: Any, rtol: float | None = None,
+                    atol: float | None = None, equal_nan: bool = True, msg: str = "") -> None:
+    """The deprecated ``torch.testing.assert_allclose``: :func:`assert_close` without the dtype
+    check, numbers and sequences turned into tensors like ``actual`` first."""
+    import warnings
+
+    import torch
+
+    warnings.warn("torch.testing.assert_allclose() is deprecated since 1.12 and will be removed "
+                  "in a future release. Please use torch.testing.assert_close() instead.",
+                  FutureWarning, stacklevel=2)
+    if not isinstance(actual, torch.Tensor):
+        actual = torch.tensor(actual)
+    if not isinstance(expected, torch.Tensor):
+        expected = torch.tensor(expected, dtype=actual.dtype)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_device=True, check_dtype=False, check_stride=False, msg=msg or None)

@@ -344,3 +344,21 @@ for _name, _operator in _AUTOCAST_COMPOSITES.items():
 from torch import _torch_function  # noqa: E402
 
 _torch_function.wrap_module(__name__)
+
+# grid_sample's modes by PyTorch's enum values (code that validates arguments reads them)
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+# The __torch_function__ helpers PyTorch's functional module imports, which functions copied
+# from it call (loaded with torch.overrides on first use, not at import)
+_OVERRIDE_HELPERS = frozenset(("has_torch_function", "has_torch_function_unary",
+                               "has_torch_function_variadic", "handle_torch_function"))
+
+
+def __getattr__(name: str) -> Any:
+    if name in _OVERRIDE_HELPERS:
+        import torch.overrides
+
+        value = globals()[name] = getattr(torch.overrides, name)
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
