@@ -633,13 +633,6 @@ def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
                                                         keepdim=keepdim))
 
 
-def _sqrt_of_variance(var: Tensor) -> Tensor:
-    """``sqrt(var)`` whose gradient is 0 where ``var`` is 0 (a constant input), as PyTorch's,
-    instead of inf * 0 = NaN."""
-    zero = _ew.eq(var, 0)
-    return _ew.where(zero, 0, _ew.sqrt(_ew.where(zero, 1, var)))
-
-
 def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None, out: Tensor | None = None) -> Tensor:
     """Standard deviation: the square root of :func:`var`."""
@@ -678,7 +671,9 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     """``(std, mean)`` over ``dim`` in one call."""
     _check_tensor("std_mean", input)
     dim, correction = _correction("std_mean", dim, unbiased, correction)
-    return (_sqrt_of_variance(_variance(input, dim, correction, keepdim)),
+    # std's operator: the root taken before the rounding to a 16-bit dtype (once, as PyTorch's),
+    # and its derivative's formula (0 where the variance is 0)
+    return (_STATISTICS["std.correction"](input, dim, correction=correction, keepdim=keepdim),
             mean(input, dim, keepdim))
 
 
