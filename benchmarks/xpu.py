@@ -29,10 +29,18 @@ import torch  # noqa: E402  (after the device-type choice, which is read at the 
 
 ROUNDS = 7
 SMALL = ("import torch; import torch.nn.functional as F; a = torch.ones(4); "
-         "b = torch.ones(4)")
+         "b = torch.ones(4); x = torch.ones(4, 4); "
+         "ga = torch.ones(4, requires_grad=True); gb = torch.ones(4, requires_grad=True)")
 # The small ops whose host time per call is compared with PyTorch's CPU op (the first is the
-# issue's target; the others are the same tiers and plans on other kinds of op).
-SMALL_OPS = ("a + b", "a * 2.0", "a.exp()", "torch.sub(a, b)", "F.relu(a)", "a.sum()")
+# issue's target; the others are the same tiers and plans on other kinds of op: unary math, a
+# broadcast product, reductions over one dim, and an add that autograd records, which are a
+# training loop's common calls); expression -> its operands, as the table names them.
+SMALL_OPS = {
+    **dict.fromkeys(("a + b", "a * 2.0", "a.exp()", "torch.sub(a, b)", "F.relu(a)", "a.sum()",
+                     "a.sigmoid()", "a.tanh()"), "4 floats"),
+    **dict.fromkeys(("x * a", "x.sum(1)", "x.sum(0)", "x.amax(-1)"), "4 x 4 floats"),
+    **dict.fromkeys(("ga + gb", "ga * gb"), "4 floats requiring grad"),
+}
 HOST_ROUNDS = 3  # alternating runs of PyTorch and Plait per small-op figure
 
 
@@ -126,10 +134,13 @@ def _compiled_rows() -> list[tuple[str, str, str, str, str, str]]:
 
 
 def _host_times(python: str, device: str) -> dict[str, float]:
-    """Seconds per call of each of :data:`SMALL_OPS` on ``a`` and ``b`` (4 floats) on
-    ``device``, in a fresh interpreter ``python`` (from the third call: the first plans)."""
-    code = (f"{SMALL}; a, b = a.to('{device}'), b.to('{device}'); import timeit\n"
-            f"for e in {SMALL_OPS!r}:\n"
+    """Seconds per call of each of :data:`SMALL_OPS` on ``device``, in a fresh interpreter
+    ``python`` (from the third call: the first plans)."""
+    # (the grad operands are made on the device: leaves there, as a model's parameters are)
+    code = (f"{SMALL}; a, b, x = a.to('{device}'), b.to('{device}'), x.to('{device}'); "
+            f"ga, gb = (t.detach().to('{device}').requires_grad_() for t in (ga, gb)); "
+            "import timeit\n"
+            f"for e in {tuple(SMALL_OPS)!r}:\n"
             "    f = eval('lambda: ' + e); f(); f()\n"
             "    print(min(timeit.repeat(f, number=2000, repeat=7)) / 2000)\n")
     env = {**os.environ, "PLAIT_XPU_DEVICE_TYPE": "all"}
@@ -195,7 +206,7 @@ def main() -> None:
     pairs = _host_time_pairs(args.reference_python) if args.reference_python else {}
     for expression, (reference, plait_host) in pairs.items():
         ratio = plait_host / reference
-        rows.append((f"`{expression}` (4 floats), host time vs PyTorch's CPU op",
+        rows.append((f"`{expression}` ({SMALL_OPS[expression]}), host time vs PyTorch's CPU op",
                      _fmt(reference), _fmt(plait_host), f"{ratio:.2f} (xpu / PyTorch)", "<= 3",
                      "yes" if ratio <= 3 else "no"))
     with tempfile.TemporaryDirectory() as cache:

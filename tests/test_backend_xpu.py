@@ -319,9 +319,67 @@ def test_vector_elementwise_kernels_on_cpu_devices(dtype):
     source = render.render_elementwise_vector(render.OPENCL, "add", "{a} + {b}", dtype, 2)
     width = render.VECTOR_WIDTHS[dtype]
     assert f"vload{width}" in source.source and f"vstore{width}" in source.source
-    assert source.signature == "bbb" + "l" * 4
+    assert source.signature == "bbb(" + "l" * 4 + ")"  # count and offsets: one long4
     with pytest.raises(ValueError, match="OpenCL C only"):
         render.render_elementwise_vector(render.CUDA, "add", "{a} + {b}", dtype, 2)
+
+
+PACKED = """
+__kernel void packed(__global float* out, long4 counts, float scale, long extra) {
+  const long i = get_global_id(0);
+  if (i < counts.s0) out[counts.s1 + i] = (counts.s2 + 10 * counts.s3 + i) * scale + extra;
+}
+"""
+
+
+@needs_device
+def test_packed_arguments_are_passed_one_by_one():
+    # a parenthesised group of the signature is one vector argument of the kernel: the caller
+    # passes its values one by one, and arguments after it keep their places
+    kernel = xpu_module.programs().kernel(0, PACKED, "packed", "b(lll)fl")
+    assert kernel.signature == "blllfl"
+    x = torch.zeros(8).to("xpu")
+    handle, _ = torch.backends.contract.memory(x)
+    kernel((8,), None, handle, 3, 0, 1, 2.0, 100)
+    kernel((8,), None, handle, 2, 5, 2, 0.5, 7)  # a launch that changes only some values
+    want = np.zeros(8)
+    want[0:3] = (1 + np.arange(3)) * 2.0 + 100
+    want[5:7] = (2 + np.arange(2)) * 0.5 + 7
+    np.testing.assert_allclose(x.cpu().numpy(), want)
+    program = xpu_module.programs().program(0, PACKED)
+    for bad in ("b(lil)fl", "b(lll", "b()fl", "b((l))", "b(lllllllll)"):
+        with pytest.raises(ValueError):
+            XC.Kernel(program, "packed", bad)
+
+
+@needs_device
+def test_vector_kernels_take_each_calls_offsets():
+    # the same vector kernel on views at other offsets, call after call (the packed count and
+    # offsets change between launches), through the generic path and the fast path's plans
+    base = np.arange(40, dtype=np.float32)
+    x = torch.from_numpy(base.copy()).to("xpu")
+    with no_fallback():
+        for start in (0, 3, 17, 3):
+            got = (x[start:] + x[:40 - start]).cpu().numpy()
+            np.testing.assert_array_equal(got, base[start:] + base[:40 - start])
+            got = torch.exp(x[start:]).cpu().numpy()
+            np.testing.assert_allclose(got, np.exp(base[start:].astype(np.float64)), rtol=2e-6)
+
+
+@needs_device
+@pytest.mark.parametrize("device", ["cpu", "xpu"])
+def test_std_mean_rounds_a_16_bit_std_once(device):
+    # the root of the float64 variance rounded once to float16, as PyTorch's std_mean (and std)
+    # give; rounding the variance to float16 first lands one ulp lower on this sample
+    values = np.array([4.921875, 3.0703125, 7.9765625], dtype=np.float16)
+    variance = np.var(values.astype(np.float64), ddof=1)
+    once = np.float16(np.sqrt(variance))
+    assert once != np.float16(np.sqrt(np.float64(np.float16(variance))))  # the sample tells
+    t = torch.tensor(values.tolist(), dtype=torch.float16).to(device)
+    std, mean = torch.std_mean(t)
+    assert std.dtype == torch.float16 and std.item() == float(once)
+    assert mean.item() == float(np.float16(values.astype(np.float64).mean()))
+    assert torch.std(t).item() == float(once)
 
 
 @needs_device

@@ -178,6 +178,36 @@ struct BoundKernel {
   std::string signature;
 };
 
+// A kernel's signature: one letter per argument (`b` buffer, `i/I/l/L` ints, `f/d` floats);
+// letters in parentheses are 64-bit ints (`l`/`L`) that the kernel takes as one vector
+// argument (Kernel::set_packing), passed one by one all the same. Returns the letters alone.
+std::string unpack_signature(const std::string& signature, Kernel& kernel) {
+  std::string letters;
+  std::vector<unsigned> starts;
+  std::vector<unsigned> counts;
+  bool open = false;
+  for (const char c : signature) {
+    if (c == '(') {
+      if (open) throw nb::value_error("a kernel signature's groups do not nest");
+      open = true;
+      starts.push_back(static_cast<unsigned>(letters.size()));
+      counts.push_back(0);
+    } else if (c == ')') {
+      if (!open || counts.back() == 0) throw nb::value_error("an empty or unopened group");
+      open = false;
+    } else {
+      if (open) {
+        if (c != 'l' && c != 'L') throw nb::value_error("a packed group holds l or L only");
+        ++counts.back();
+      }
+      letters.push_back(c);
+    }
+  }
+  if (open) throw nb::value_error("a kernel signature's group is not closed");
+  if (!starts.empty()) kernel.set_packing(starts, counts);
+  return letters;
+}
+
 template <class T>
 void set_value(Kernel& k, unsigned index, nb::handle value) {
   const T v = nb::cast<T>(value);
@@ -485,8 +515,9 @@ NB_MODULE(_C, m) {
       .def("__init__",
            [](BoundKernel* self, std::shared_ptr<Program> program, const std::string& name,
               const std::string& signature) {
-             new (self) BoundKernel{std::make_shared<Kernel>(std::move(program), name),
-                                    signature};
+             auto kernel = std::make_shared<Kernel>(std::move(program), name);
+             std::string letters = unpack_signature(signature, *kernel);
+             new (self) BoundKernel{std::move(kernel), std::move(letters)};
            },
            "program"_a, "name"_a, "signature"_a)
       .def_prop_ro("name", [](const BoundKernel& k) { return k.kernel->name(); })

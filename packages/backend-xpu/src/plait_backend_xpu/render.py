@@ -357,7 +357,9 @@ def render_elementwise_vector(dialect: Dialect, name: str, expression: str, dtyp
     inputs; no comparisons, selects or helper functions). OpenCL C only.
 
     Arguments (as the contiguous :func:`render_elementwise` kernel): out, inputs (buffers); n;
-    each operand's offset. Launch: ceil(n / width) work items.
+    each operand's offset; n and the offsets are one ``long4``/``long8`` argument (the
+    signature's parenthesised group: the launch passes them one by one, and the runtime packs
+    them), as PoCL copies each argument at every enqueue. Launch: ceil(n / width) work items.
     """
     if dialect.name != "opencl":
         raise ValueError(f"vector elementwise kernels are OpenCL C only, not {dialect.name}")
@@ -368,11 +370,13 @@ def render_elementwise_vector(dialect: Dialect, name: str, expression: str, dtyp
     vector = f"{scalar}{width}"
     operands = ["out"] + [f"in{k}" for k in range(arity)]
     params = [dialect.pointer.format(T=scalar) + f" {p}" for p in operands]
-    params.append(f"{t['i64']} n")
-    params += [f"{t['i64']} off_{p}" for p in operands]
+    counts = ["n", *(f"off_{p}" for p in operands)]
+    lanes = 4 if len(counts) <= 4 else 8
+    params.append(f"{t['i64']}{lanes} counts")
     names = {INPUT_NAMES[k]: INPUT_NAMES[k] for k in range(arity)}
     value = expression.format(**names, **placeholders(dialect, dt))
-    body = [f"  const {t['i64']} base = {dialect.global_index} * {width};",
+    body = [f"  const {t['i64']} {name} = counts.s{k};" for k, name in enumerate(counts)]
+    body += [f"  const {t['i64']} base = {dialect.global_index} * {width};",
             f"  if (base + {width} <= n) {{"]
     body += [f"    const {vector} {INPUT_NAMES[k]} = vload{width}(0, in{k} + off_in{k} + base);"
              for k in range(arity)]
@@ -383,4 +387,4 @@ def render_elementwise_vector(dialect: Dialect, name: str, expression: str, dtyp
     kernel_name = f"plait_{name}_{dtype}_v{width}"
     source = (prelude_for(dialect, (dtype,)) + f"{dialect.kernel} {kernel_name}(\n    "
               + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
-    return Rendered(source, kernel_name, "b" * len(operands) + "l" * (1 + len(operands)))
+    return Rendered(source, kernel_name, "b" * len(operands) + "(" + "l" * len(counts) + ")")

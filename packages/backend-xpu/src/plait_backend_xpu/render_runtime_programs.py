@@ -93,7 +93,8 @@ class ProgramCache:
     def kernel(self, device: int, source: str, name: str, signature: str,
                options: str = "") -> Any:
         """Kernel ``name`` of ``source`` on device ``device``, with its argument letters (b
-        buffer, i/I 32-bit int, l/L 64-bit, f float, d double)."""
+        buffer, i/I 32-bit int, l/L 64-bit, f float, d double; letters in parentheses, l/L
+        only, are one vector argument of the kernel, passed value by value)."""
         key = (device, source_hash(source, options), name)
         found = self._kernels.get(key)
         if found is None:

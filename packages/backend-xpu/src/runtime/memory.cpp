@@ -31,12 +31,21 @@ struct Pool {
 };
 
 // Pools are created on first use and live for the process (buffers may be freed at exit).
+// The first kPoolSlots devices' pools are also kept in a table read without the lock (each
+// small op allocates and frees a block: two lookups a call).
+constexpr int kPoolSlots = 64;
+std::atomic<Pool*> pool_slots[kPoolSlots];
+
 Pool& pool(int device) {
+  if (device >= 0 && device < kPoolSlots) {
+    if (Pool* p = pool_slots[device].load(std::memory_order_acquire)) return *p;
+  }
   static std::mutex mutex;
   static std::map<int, Pool*> pools;
   std::lock_guard<std::mutex> lock(mutex);
   Pool*& p = pools[device];
   if (!p) p = new Pool();
+  if (device >= 0 && device < kPoolSlots) pool_slots[device].store(p, std::memory_order_release);
   return *p;
 }
 
@@ -107,7 +116,12 @@ size_t size_class(size_t nbytes) {
 
 Buffer::Buffer(size_t nbytes, int index) : nbytes_(nbytes), device_(index) {
   if (nbytes == 0) return;  // no block: a zero-size buffer is invalid in OpenCL
-  Device& d = xpu::device(index);
+  // xpu::device checks the index and opens the device. An index with a pool is in range, and
+  // a cached block's device is open: a cache hit skips the device table's lock, a miss opens.
+  Device* opened = nullptr;
+  if (index < 0 || index >= kPoolSlots || !pool_slots[index].load(std::memory_order_acquire)) {
+    opened = &xpu::device(index);
+  }
   capacity_ = size_class(nbytes);
   Pool& p = pool(index);
   std::lock_guard<std::mutex> lock(p.mutex);
@@ -118,6 +132,7 @@ Buffer::Buffer(size_t nbytes, int index) : nbytes_(nbytes), device_(index) {
     found->second.pop_back();
     p.stats.cached_blocks -= 1;
   } else {
+    Device& d = opened ? *opened : xpu::device(index);
     if (d.info.max_allocation && capacity_ > d.info.max_allocation) {
       p.stats.ooms += 1;
       throw OutOfMemory(oom_message(nbytes, index, d, p.stats,

@@ -101,7 +101,72 @@ Kernel::~Kernel() {
   if (kernel_) api().clReleaseKernel(kernel_);
 }
 
+void Kernel::set_packing(const std::vector<unsigned>& starts,
+                         const std::vector<unsigned>& counts) {
+  if (starts.size() != counts.size()) {
+    throw std::invalid_argument("packed argument groups: one start per count");
+  }
+  places_.clear();
+  packed_.clear();
+  args_.clear();
+  unsigned logical = 0;
+  unsigned arg = 0;
+  for (size_t g = 0; g < starts.size(); ++g) {
+    if (starts[g] < logical || counts[g] == 0 || counts[g] > 8) {
+      throw std::invalid_argument("packed argument groups take 1 to 8 values, in order, "
+                                  "without overlap");
+    }
+    for (; logical < starts[g]; ++logical) places_.push_back({arg++, -1, 0});
+    unsigned size = 2;
+    while (size < counts[g]) size *= 2;
+    Packed packed;
+    packed.arg = arg;
+    packed.size = 8 * size;
+    packed_.push_back(packed);
+    for (unsigned k = 0; k < counts[g]; ++k) {
+      places_.push_back({arg, static_cast<int>(g), 8 * k});
+    }
+    logical += counts[g];
+    ++arg;
+  }
+}
+
 void Kernel::set_arg(unsigned index, size_t size, const void* value) {
+  if (!places_.empty()) {
+    if (index < places_.size()) {
+      const Place& place = places_[index];
+      if (place.group >= 0) {
+        if (size != 8 || value == nullptr) {
+          throw std::invalid_argument("kernel " + name_ + ": argument " +
+                                      std::to_string(index) + " is packed: it takes 8 bytes");
+        }
+        Packed& packed = packed_[static_cast<size_t>(place.group)];
+        if (std::memcmp(packed.bytes + place.offset, value, 8) != 0) {
+          std::memcpy(packed.bytes + place.offset, value, 8);
+          packed.dirty = true;
+        }
+        return;
+      }
+      index = place.arg;
+    } else {  // past the last group: shifted by the values the groups fold
+      index -= static_cast<unsigned>(places_.size()) - places_.back().arg - 1;
+    }
+  }
+  set_kernel_arg(index, size, value);
+}
+
+void Kernel::flush_packed() {
+  for (Packed& packed : packed_) {
+    if (!packed.dirty) continue;
+    const cl_int err = api().clSetKernelArg(kernel_, packed.arg, packed.size, packed.bytes);
+    if (err != kSuccess) {
+      throw Error("clSetKernelArg(" + name_ + ", " + std::to_string(packed.arg) + ")", err);
+    }
+    packed.dirty = false;
+  }
+}
+
+void Kernel::set_kernel_arg(unsigned index, size_t size, const void* value) {
   const bool rememberable = value != nullptr && size <= kRemembered;
   if (index >= args_.size()) {
     args_.resize(index + 1);
@@ -138,7 +203,9 @@ void Kernel::enqueue(unsigned dims, const size_t* global, const size_t* local) {
   for (unsigned k = 0; k < dims; ++k) {
     if (global[k] == 0) return;  // nothing to run (a zero global size is an error in OpenCL)
   }
-  Device& d = device(program_->device());
+  flush_packed();
+  if (!device_) device_ = &device(program_->device());
+  Device& d = *device_;
   std::lock_guard<std::mutex> lock(d.gate_mutex);
   const cl_event* gate = hold_launch(d);
   const cl_int err = api().clEnqueueNDRangeKernel(d.queue, kernel_, dims, nullptr, global, local,

@@ -12,6 +12,8 @@
 
 namespace plait::xpu {
 
+struct Device;
+
 class Program {
  public:
   // Builds `source` with `options` for device `index`. When `binary` is not empty it is tried
@@ -42,6 +44,14 @@ class Kernel {
   Kernel(const Kernel&) = delete;
   Kernel& operator=(const Kernel&) = delete;
 
+  // Packs arguments: `groups[g]` is the count of consecutive 8-byte arguments, starting at
+  // logical index `starts[g]`, that the kernel takes as one vector argument (a `long4` or
+  // `long8`: the count rounded up to a power of two, at least 2). Logical indices (what
+  // set_arg takes) count each packed value; the kernel's own indices count a group once.
+  // PoCL copies every argument into its own allocation at each enqueue (~0.1 us of the calling
+  // thread and more of its workers' per argument on this machine's CPU device): a small
+  // elementwise kernel's count and offsets as one vector halve its argument count.
+  void set_packing(const std::vector<unsigned>& starts, const std::vector<unsigned>& counts);
   // Sets argument `index`; skips the driver call when the argument already holds these bytes
   // (OpenCL keeps a kernel's arguments between launches, and a repeated small op sets the same
   // buffers, offsets and counts again; PoCL takes a lock per clSetKernelArg: seven of them cost
@@ -61,6 +71,9 @@ class Kernel {
   std::shared_ptr<Program> program_;
   std::string name_;
   cl::cl_kernel kernel_ = nullptr;
+  // The program's device, found at the first enqueue (devices live for the process): each
+  // launch then skips the device table's lock.
+  Device* device_ = nullptr;
   // The bytes each argument was last set to, for arguments of at most kRemembered bytes set by
   // value; `known` false: unknown (never set, a local-memory size, a larger value).
   static constexpr size_t kRemembered = 8;
@@ -70,6 +83,25 @@ class Kernel {
     unsigned char bytes[kRemembered] = {};
   };
   std::vector<Remembered> args_;
+  // set_packing's layout: each logical index's kernel argument and, for a packed value, its
+  // group (-1: set directly) and byte offset in the group's bytes.
+  struct Place {
+    unsigned arg;
+    int group;
+    unsigned offset;
+  };
+  struct Packed {
+    unsigned arg;
+    unsigned size;  // bytes: 8 x (the count rounded up to a power of two)
+    bool dirty = true;
+    unsigned char bytes[64] = {};
+  };
+  std::vector<Place> places_;  // empty: no packing (logical index = kernel index)
+  std::vector<Packed> packed_;
+  // Hands the groups' changed bytes to the driver (before an enqueue).
+  void flush_packed();
+  // clSetKernelArg of the kernel's own argument `index`, skipped when it holds these bytes.
+  void set_kernel_arg(unsigned index, size_t size, const void* value);
 };
 
 }  // namespace plait::xpu
