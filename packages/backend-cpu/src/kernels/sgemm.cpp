@@ -386,7 +386,21 @@ bool rows_layout(const MatView<const float>& a) { return a.cs == 1 && a.rows > 1
 void pack_a_block(const MatView<const float>& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
                   int64_t mr, float* out) {
   const bool by_rows = rows_layout(a);
-  for (int64_t ip = 0; ip < mc; ip += mr, out += mr * kKC) {
+  int64_t start = 0;
+  if (!by_rows && a.rs == 1 && mr == 6) {
+    // Whole panels of a transposed A: depth by depth, each of A's columns read front to back
+    // into six-float moves, one per panel (panel by panel, the loop's own work per six floats
+    // outweighed the copy: a 512x64x16 weight gradient packed 1.2-1.5x slower than with the
+    // 12-row panels before).
+    start = mc / mr * mr;
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* src = a.data + i0 + (p0 + p) * a.cs;
+      float* column = out + p * mr;
+      for (int64_t ip = 0; ip < start; ip += mr) copy_row<6>(column + ip * kKC, src + ip);
+    }
+    out += start * kKC;
+  }
+  for (int64_t ip = start; ip < mc; ip += mr, out += mr * kKC) {
     const int64_t h = std::min(mr, mc - ip);
     const float* first = a.data + (i0 + ip) * a.rs + p0 * a.cs;
     if (by_rows) {
@@ -397,9 +411,7 @@ void pack_a_block(const MatView<const float>& a, int64_t i0, int64_t mc, int64_t
     for (int64_t p = 0; p < kc; ++p) {
       float* column = out + p * mr;
       const float* src = first + p * a.cs;
-      if (a.rs == 1 && h == mr && mr == 6) {  // a fixed size: moves, not a memcpy call each
-        copy_row<6>(column, src);
-      } else if (a.rs == 1) {
+      if (a.rs == 1) {
         copy_floats(column, src, h);
       } else {
         for (int64_t r = 0; r < h; ++r) column[r] = src[r * a.rs];
