@@ -11,6 +11,7 @@ test. The tests skip, saying why, where no OpenCL device exists.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -358,6 +359,35 @@ def test_sampling_and_composites_without_fp64():
     np.testing.assert_allclose(got, [0.0, 2 * np.log(3.0), 3 * np.log(0.5)], rtol=1e-6)
     assert torch.linspace(0, 10, 4, dtype=torch.int64, device="xpu").cpu().tolist() == \
         [0, 3, 6, 10]
+
+
+@pytest.mark.usefixtures("without_fp64")
+def test_special_functions_and_samplers_without_fp64():
+    # they computed in float64 (an error on such a device); now in float32 there, as PyTorch's
+    # GPU kernels compute float32 special functions and samples
+    x = np.array([0.5, 1.0, 2.0])
+    t = torch.tensor(x, dtype=torch.float32, device="xpu")
+    expected = {
+        "i0": (torch.special.i0(t), np.i0(x)),
+        "erfcx": (torch.special.erfcx(t), [math.exp(v * v) * math.erfc(v) for v in x]),
+        "gammainc": (torch.special.gammainc(torch.ones_like(t), t), 1 - np.exp(-x)),
+        "zeta": (torch.special.zeta(torch.full_like(t, 2.0), torch.ones_like(t)),
+                 [math.pi**2 / 6] * 3),
+        "chebyshev_t": (torch.special.chebyshev_polynomial_t(t, 3), 4 * x**3 - 3 * x),
+    }
+    for name, (got, want) in expected.items():
+        assert got.device.type == "xpu" and got.dtype == torch.float32, name
+        np.testing.assert_allclose(got.cpu().numpy(), want, rtol=2e-6, err_msg=name)
+    torch.manual_seed(3)
+    gamma = torch.distributions.Gamma(torch.full((4000,), 3.0, device="xpu"), 1.0).sample()
+    counts = torch.poisson(torch.full((4000,), 4.0, device="xpu"))
+    trials = torch.empty(4000, device="xpu").geometric_(0.25)
+    for drawn, mean in ((gamma, 3.0), (counts, 4.0), (trials, 4.0)):
+        assert drawn.device.type == "xpu" and drawn.dtype == torch.float32
+        # means of 4000 draws: within 5 standard errors (variances 3, 4 and 12)
+        assert abs(drawn.mean().item() - mean) < 5 * math.sqrt(12 / 4000)
+    assert gamma.min().item() > 0 and counts.eq(counts.round()).all().item()
+    assert trials.min().item() >= 1 and trials.eq(trials.round()).all().item()
 
 
 def test_a_bfloat16_std_is_rounded_once():

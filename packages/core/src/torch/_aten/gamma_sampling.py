@@ -20,10 +20,10 @@ from __future__ import annotations
 import math
 
 from .._core import config as _config
-from .._core.dtype import float64
 from .._core.generators import Generator
 from .._core.tensor import Tensor
 from .creation import arange
+from .elementwise import wide_float
 from .random import rand, randn
 from .shape import cat
 
@@ -117,7 +117,8 @@ def _standard_gamma(alpha: Tensor, generator: Generator | None = None) -> Tensor
 
     :param generator: the Philox generator to draw from (the device's default when None).
     """
-    plain = alpha.detach().to(float64)
+    # float64, or float32 on a device without double precision (as PyTorch's GPU sampler)
+    plain = alpha.detach().to(wide_float(alpha.device))
     x = _sample(plain, generator).clamp(min=float.fromhex("0x1p-1074"))
     result = x.to(alpha.dtype)
     # Samples stay above the dtype's smallest normal number so that their logs are finite.

@@ -13,9 +13,9 @@ As in PyTorch the sample's derivative with respect to the rate is zero.
 from __future__ import annotations
 
 from .._core import config as _config
-from .._core.dtype import float64
 from .._core.generators import Generator
 from .._core.tensor import Tensor
+from .elementwise import wide_float
 from .no_data import has_no_data
 from .random import rand
 
@@ -86,7 +86,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{name}'")
     if has_no_data(input):  # meta or fake: the layout only
         return input.new_empty(input.shape)
-    rate = input.detach().to(float64)
+    rate = input.detach().to(wide_float(input.device))  # (float32 on a device without fp64)
     # NaN fails the comparison too, as in PyTorch
     if rate.numel() and not bool(rate.ge(0.0).all()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")

@@ -800,7 +800,7 @@ def _geometric_kernel(self: Tensor, p: float, *, generator: Generator | None = N
     if not 0.0 < p < 1.0:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_fmt(p)}")
     dev = self._device
-    u = _uniform_open(self.numel(), _dtype.float64, _generator(generator, dev), dev)
+    u = _uniform_open(self.numel(), wide_float(dev), _generator(generator, dev), dev)
     trials = _apply("ceil", _apply("div", _apply("log", u), math.log1p(-p)))
     return _fill_from(self, _shaped(trials, self._shape))
 

@@ -46,13 +46,24 @@ def _result_dtype(*xs: Tensor) -> _dtype.dtype:
     return max(floats, key=lambda d: d.itemsize)
 
 
+def _wide(*tensors: Tensor) -> _dtype.dtype:
+    """The dtype the functions compute in: float64, or float32 where a tensor's device has no
+    double precision (as PyTorch's GPU kernels compute float32 special functions in float)."""
+    from .._aten.elementwise import computes_float64
+
+    if all(computes_float64(t._device) for t in tensors):
+        return _dtype.float64
+    return _dtype.float32
+
+
 def _unary(fn: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
-    """Run ``fn`` on the input in float64 and return the result in the input's float dtype."""
+    """Run ``fn`` on the input in float64 (see :func:`_wide`) and return the result in the
+    input's float dtype."""
 
     def apply(x: Any) -> Tensor:
         x = _as_tensor(x)
         out = _result_dtype(x)
-        return fn(x.to(_dtype.float64)).to(out)
+        return fn(x.to(_wide(x))).to(out)
 
     return apply
 
@@ -61,7 +72,8 @@ def _binary(fn: Callable[[Tensor, Tensor], Tensor]) -> Callable[[Any, Any], Tens
     def apply(a: Any, b: Any) -> Tensor:
         a, b = _as_tensor(a), _as_tensor(b)
         out = _result_dtype(a, b)
-        return fn(a.to(_dtype.float64), b.to(_dtype.float64)).to(out)
+        wide = _wide(a, b)
+        return fn(a.to(wide), b.to(wide)).to(out)
 
     return apply
 
@@ -718,7 +730,8 @@ def polynomial(name: str) -> Callable[..., Tensor]:
         x, order = _as_tensor(input), _as_tensor(n)
         dt = _result_dtype(x, order)
         with _grad_mode.no_grad():  # PyTorch's polynomials have no gradient
-            value = _polynomial(name, x.to(_dtype.float64), order.to(_dtype.float64))
+            wide = _wide(x, order)
+            value = _polynomial(name, x.to(wide), order.to(wide))
         return _write_out(value.to(dt), out)
 
     special.__name__ = special.__qualname__ = name
