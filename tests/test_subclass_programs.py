@@ -384,3 +384,60 @@ def test_library_impl_in_its_decorator_form_with_a_library() -> None:
     lib.impl("triple", lambda x: torch.empty_like(x), "Meta")
     assert torch.ops.h4_subclass_programs.triple(torch.ones(2)).tolist() == [3.0, 3.0]
     assert torch.ops.h4_subclass_programs.triple(torch.ones(4, device="meta")).shape == (4,)
+
+
+def test_a_mode_returning_not_implemented_hands_the_call_to_the_subclass() -> None:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    order: list[str] = []
+
+    class Declines(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            order.append(f"mode {func} {[t.__name__ for t in types]}")
+            if types:
+                return NotImplemented
+            return func(*args, **(kwargs or {}))
+
+    x = Wrapped(torch.ones(2))
+    with Declines():
+        y = x + 1
+    assert type(y) is Wrapped and y.inner.tolist() == [2.0, 2.0]
+    # the subclass's handler runs with the mode back on: its inner call reaches the mode
+    assert order == ["mode aten.add.Tensor ['Wrapped']", "mode aten.add.Tensor []"]
+    assert not TorchDispatchMode.is_infra_mode()
+
+
+_TV_TENSORS_PROGRAM = """
+import torch
+from torch._C import DisableTorchFunctionSubclass
+
+class Boxes(torch.Tensor):
+    # torchvision's tv_tensors name these right after `import torch`, in the class body
+    _NO_WRAP = {torch.Tensor.clone, torch.Tensor.to, torch.Tensor.detach}
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        with DisableTorchFunctionSubclass():
+            out = func(*args, **(kwargs or {}))
+        if func in cls._NO_WRAP or func is torch.Tensor.__getitem__:
+            out = out.as_subclass(cls)
+            out.fmt = args[0].fmt
+        return out
+
+b = torch.tensor([[0.0, 0.0, 4.0, 4.0]]).as_subclass(Boxes)
+b.fmt = "XYXY"
+print(type(b + 1).__name__, type(b.clone()).__name__, b.clone().fmt,
+      type(b.to(torch.float64)).__name__, type(b[0]).__name__, type(b.sum()).__name__)
+"""
+
+
+def test_a_class_body_naming_tensor_methods_right_after_import() -> None:
+    import subprocess
+    import sys
+
+    # (a fresh process: the names are looked up before the op surface and the protocol load)
+    done = subprocess.run([sys.executable, "-c", _TV_TENSORS_PROGRAM], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["Tensor", "Boxes", "XYXY", "Boxes", "Boxes", "Tensor"]

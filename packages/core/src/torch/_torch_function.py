@@ -316,15 +316,20 @@ def _is_torch_function(fn: Callable[..., Any]) -> bool:
     return module == "torch" or module.startswith("torch.")
 
 
-def install() -> None:
+def install(defining: type | None = None) -> None:
     """Turn the protocol on: raise the process-wide flag the module-level entries read and put
-    the entry in front of every public ``Tensor`` method (idempotent, thread-safe)."""
+    the entry in front of every public ``Tensor`` method (idempotent, thread-safe).
+    ``defining`` is the subclass whose definition turned it on: the methods its class body
+    named (``{torch.Tensor.clone: ...}``, as torchvision's tv_tensors list the functions whose
+    results they keep wrapped) are swapped for their entries, the functions its override will
+    be handed."""
     global _installed
     if _installed:
         return
     with _lock:
         if _installed:
             return
+        replaced: dict[Callable[..., Any], Callable[..., Any]] = {}
         from . import _functions  # noqa: F401  (binds the Tensor methods)
 
         tensor_names = [n for n, v in vars(Tensor).items()
@@ -334,7 +339,8 @@ def install() -> None:
             # torch's own methods only: one a library patched onto Tensor (fastai's set_meta)
             # is plain Python to PyTorch's protocol, called without consulting overrides
             if _is_torch_function(fn):
-                setattr(Tensor, name, _entry(fn))
+                replaced[fn] = _entry(fn)
+                setattr(Tensor, name, replaced[fn])
         # the view properties, which PyTorch's protocol sees too (modes such as forward AD's
         # must see x.T)
         for name in ("T", "mT", "data"):
@@ -346,6 +352,27 @@ def install() -> None:
         Tensor.__repr__ = _repr_entry(vars(Tensor)["__repr__"])  # type: ignore[method-assign]
         _possible.on = True
         _installed = True
+        if defining is not None:
+            for attr, value in list(vars(defining).items()):
+                swapped = _with_entries(value, replaced)
+                if swapped is not value:
+                    setattr(defining, attr, swapped)
+
+
+def _with_entries(value: Any, replaced: dict[Any, Any]) -> Any:
+    """``value`` (a dict, set, list or tuple of functions, as a class body lists them) with
+    the Tensor methods in it replaced by their entries; ``value`` itself when none is."""
+
+    def swap(item: Any) -> Any:
+        return replaced.get(item, item) if isinstance(item, types.FunctionType) else item
+
+    if isinstance(value, dict):
+        if any(swap(k) is not k for k in value):
+            return type(value)({swap(k): v for k, v in value.items()})
+    elif isinstance(value, (set, frozenset, list)) or type(value) is tuple:
+        if any(swap(item) is not item for item in value):
+            return type(value)(swap(item) for item in value)
+    return value
 
 
 def _repr_entry(original: Callable[..., str]) -> Callable[..., str]:

@@ -664,9 +664,15 @@ def _python_key(op: Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     if stack:
         mode = pop_mode()
         try:
-            return mode.__torch_dispatch__(op, _python_types(args, kwargs), args, kwargs)
+            result = mode.__torch_dispatch__(op, _python_types(args, kwargs), args, kwargs)
         finally:
             push_mode(mode)
+        if result is not NotImplemented:
+            return result
+        # the mode declined: the subclass arguments' __torch_dispatch__ come next, as in PyTorch
+        if not _python_types(args, kwargs):
+            raise TypeError(f"Multiple dispatch failed for '{op.qualname}': the dispatch mode "
+                            f"{type(mode).__name__} returned NotImplemented")
     if not _tensor_module.python_dispatch_classes:
         return _UNHANDLED
     types = _python_types(args, kwargs)

@@ -183,7 +183,23 @@ def _only_keyword(kwargs: dict[str, Any], fn: str, keyword: str) -> Any:
     return kwargs[keyword]
 
 
-class Tensor:
+class _TensorMeta(type):
+    """Tensor's metaclass (PyTorch's ``torch._C._TensorMeta``). The Tensor methods are bound
+    when the op surface loads, after ``import torch``: a method looked up on the class before
+    that (``torch.Tensor.clone`` in a subclass's class body, as torchvision's tv_tensors write
+    it) loads it first. Found attributes never reach this."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if not name.startswith("__"):
+            upcalls.load_op_surface()
+            try:
+                return type.__getattribute__(cls, name)
+            except AttributeError:
+                pass
+        raise AttributeError(f"type object '{cls.__name__}' has no attribute '{name}'")
+
+
+class Tensor(metaclass=_TensorMeta):
     """A multi-dimensional array on a device, with autograd metadata."""
 
     __slots__ = (
@@ -444,7 +460,7 @@ class Tensor:
             cls.__torch_function__ = _disabled_torch_function_impl
         tf = cls.__torch_function__
         if getattr(tf, "__func__", tf) is not _disabled_torch_function_impl:
-            upcalls.install_torch_function()
+            upcalls.install_torch_function(cls)
         td = getattr(cls, "__torch_dispatch__", None)
         if td is not None and getattr(td, "__func__", td) is not _disabled_torch_function_impl \
                 and cls not in python_dispatch_classes:

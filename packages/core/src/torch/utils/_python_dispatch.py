@@ -47,6 +47,12 @@ class TorchDispatchMode:
         _dispatch.pop_mode()
 
     @classmethod
+    def is_infra_mode(cls) -> bool:
+        """Whether the mode is PyTorch infrastructure (fake tensors, tracing); user modes are
+        not."""
+        return False
+
+    @classmethod
     def push(cls, *args: Any, **kwargs: Any) -> TorchDispatchMode:
         """Deprecated in PyTorch: ``with Mode(...)`` instead; kept for old code."""
         return cls(*args, **kwargs)

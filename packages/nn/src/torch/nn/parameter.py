@@ -21,7 +21,7 @@ def _share(cls: type, data: Tensor) -> Tensor:
     return Tensor._make_subclass(cls, data)
 
 
-class _ParameterMeta(type):
+class _ParameterMeta(type(Tensor)):  # type: ignore[misc]  (Tensor's metaclass)
     """``isinstance(t, Parameter)`` also holds for a tensor of a custom subclass made a
     parameter (``Parameter(MySubclass(...))`` keeps its own class and is marked instead)."""
 
