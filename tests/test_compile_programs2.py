@@ -301,3 +301,45 @@ def test_split_module_cuts_a_traced_model_into_stages():
     g = torch.relu(h) + y
     torch.testing.assert_close(got_g, g)
     torch.testing.assert_close(got_sum, (model.second(g) + h).sum())
+
+
+# -- dynamic-shape marks --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mark, dynamic, graphs", [
+    (None, None, 2),  # static, then automatic dynamic
+    ("mark_static", None, 4),  # one graph per size, as PyTorch
+    ("mark_static", True, 4),
+    ("maybe_mark_dynamic", None, 1),  # dynamic from the first graph
+    ("mark_dynamic", None, 1),
+])
+def test_dynamic_marks_decide_how_often_a_batch_size_compiles(mark, dynamic, graphs):
+    from torch._dynamo.testing import CompileCounter
+
+    counter = CompileCounter()
+    compiled = torch.compile(lambda x: (x * 2).sum(0), backend=counter, dynamic=dynamic)
+    for rows in (2, 3, 4, 5):
+        x = torch.ones(rows, 3)
+        if mark is not None:
+            getattr(torch._dynamo, mark)(x, 0)
+        assert compiled(x).tolist() == [2.0 * rows] * 3
+    assert counter.frame_count == graphs
+
+
+def test_statically_known_true_of_an_expression_compared_with_itself():
+    from torch.fx.experimental import symbolic_shapes
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    sizes = []
+
+    def f(x):
+        sizes.append(x.shape[0])
+        return x * 2
+
+    make_fx(f, tracing_mode="symbolic")(torch.ones(3))
+    n = sizes[0]
+    assert isinstance(n, torch.SymInt)
+    assert symbolic_shapes.statically_known_true(n == n)
+    assert symbolic_shapes.statically_known_true(n <= n)
+    assert not symbolic_shapes.statically_known_true(n == 3)  # true here, not for every n
+    assert symbolic_shapes.definitely_false(n != n) and not symbolic_shapes.definitely_false(n == 3)

@@ -474,6 +474,19 @@ def marked_dynamic(inputs: list[Tensor], everything: bool) -> set[tuple[int, int
             marks = t.__dict__.get("_dynamo_dynamic_indices")
             if marks:
                 found.update((i, d) for d in marks if d < t.dim())
+            marks = t.__dict__.get("_dynamo_weak_dynamic_indices")
+            if marks:
+                found.update((i, d) for d in marks if d < t.dim())
+    return found
+
+
+def marked_static(inputs: list[Tensor]) -> set[tuple[int, int]]:
+    """(input, dim) pairs marked with ``torch._dynamo.mark_static``: never made dynamic."""
+    found: set[tuple[int, int]] = set()
+    for i, t in enumerate(inputs):
+        marks = t.__dict__.get("_dynamo_static_indices")
+        if marks:
+            found.update((i, d) for d in marks)
     return found
 
 
@@ -550,7 +563,8 @@ class FrameState:
         guards = recording.guards()
         place = self.places.setdefault(capture.graph_index, Place())
         if self.dynamic is not False:
-            place.dynamic |= marked_dynamic(recording.inputs, self.dynamic is True)
+            place.dynamic |= marked_dynamic(recording.inputs, self.dynamic is True) - \
+                marked_static(recording.inputs)
             if place.dynamic and not place.structures:
                 place.scalars = place.scalars | sizes_as_numbers(recording, place.dynamic)
         dim_ops, key = _place_key(place, ops_structure, guards, outputs_key)
@@ -611,7 +625,7 @@ class FrameState:
             sizes: set[tuple[int, int]] | None = set()
             if masked(old_guards, place.dynamic) != masked(guards, place.dynamic):
                 sizes = size_changes(old_guards, guards) if self.dynamic is None else None
-                if sizes is None:
+                if sizes is None or sizes & marked_static(recording.inputs):
                     continue
             # size arguments that followed the sizes are the same graph
             dims = place.dynamic | sizes

@@ -71,18 +71,21 @@ def mark_dynamic(t: Any, index: Any, *, min: int | None = None, max: int | None 
 
 
 def maybe_mark_dynamic(t: Any, index: Any) -> None:
-    """Hint that dimension(s) ``index`` of ``t`` may vary (recorded on the tensor)."""
+    """Hint that dimension(s) ``index`` of ``t`` may vary: unguarded from the first graph, as
+    with :func:`mark_dynamic` (which PyTorch makes an error when the dim must specialise;
+    nothing here specialises a dim)."""
     t.__dict__.setdefault("_dynamo_weak_dynamic_indices", set()).update(_indices(index))
 
 
 def mark_static(t: Any, index: Any = None) -> None:
-    """Mark dimension(s) ``index`` of ``t`` (all with None) as static."""
-    dynamic = t.__dict__.get("_dynamo_dynamic_indices")
-    if dynamic is not None:
-        if index is None:
-            dynamic.clear()
-        else:
-            dynamic.difference_update(_indices(index))
+    """Mark dimension(s) ``index`` of ``t`` (all with None) as static: a graph it enters
+    guards their sizes whatever the sizes did before (no automatic dynamic for them)."""
+    indices = list(range(t.dim())) if index is None else _indices(index)
+    for marks in ("_dynamo_dynamic_indices", "_dynamo_weak_dynamic_indices"):
+        dynamic = t.__dict__.get(marks)
+        if dynamic is not None:
+            dynamic.difference_update(indices)
+    t.__dict__.setdefault("_dynamo_static_indices", set()).update(indices)
 
 
 def reset() -> None:

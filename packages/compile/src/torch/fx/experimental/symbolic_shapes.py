@@ -63,10 +63,25 @@ def hint_int(a: Any) -> int:
     return int(a.node.hint) if isinstance(a, _SYMBOLIC) else int(a)
 
 
+# comparisons of an expression with itself: their value whatever the symbols are
+_SELF_COMPARISON = {"eq": True, "le": True, "ge": True, "ne": False, "lt": False, "gt": False}
+
+
+def _known_value(node: Any) -> bool | None:
+    """The value of a bool expression when it holds whatever the symbols are (a constant, or
+    a comparison of one expression with itself: ``s0 == s0``), else None."""
+    if node.op == "constant":
+        return bool(node.hint)
+    if node.op in _SELF_COMPARISON and len(node.args) == 2 and \
+            str(node.args[0]) == str(node.args[1]):
+        return _SELF_COMPARISON[node.op]
+    return None
+
+
 def statically_known_true(x: Any) -> bool:
-    """True only when ``x`` is true whatever the symbols are (a constant); never guards."""
+    """True only when ``x`` is true whatever the symbols are; never guards."""
     if isinstance(x, torch.SymBool):
-        return x.node.op == "constant" and bool(x.node.hint)
+        return _known_value(x.node) is True
     return bool(x)
 
 
@@ -78,7 +93,7 @@ def definitely_true(a: Any) -> bool:
 def definitely_false(a: Any) -> bool:
     """True only when ``a`` is false whatever the symbols are; never guards."""
     if isinstance(a, torch.SymBool):
-        return a.node.op == "constant" and not bool(a.node.hint)
+        return _known_value(a.node) is False
     return not bool(a)
 
 
