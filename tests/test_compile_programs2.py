@@ -343,3 +343,26 @@ def test_statically_known_true_of_an_expression_compared_with_itself():
     assert symbolic_shapes.statically_known_true(n <= n)
     assert not symbolic_shapes.statically_known_true(n == 3)  # true here, not for every n
     assert symbolic_shapes.definitely_false(n != n) and not symbolic_shapes.definitely_false(n == 3)
+
+
+def test_recompile_reason_names_the_constant_that_changed(capsys):
+    # cache[:, pos] = value with a new pos each step: one graph per position, as in
+    # PyTorch (an index is not made symbolic); the log says which constant changed
+    from torch._dynamo.testing import CompileCounter
+
+    def write(cache, value, pos):
+        cache[:, pos] = value
+        return cache.sum(1)
+
+    counter = CompileCounter()
+    compiled = torch.compile(write, backend=counter)
+    torch._logging.set_logs(recompiles=True)
+    try:
+        for pos in range(3):
+            got = compiled(torch.zeros(2, 4), torch.ones(2), pos)
+            assert got.tolist() == [1.0, 1.0]
+    finally:
+        torch._logging.set_logs()
+    assert counter.frame_count == 3
+    assert "constant argument of graph op 0 (__setitem__): expected 1, got 2" in \
+        capsys.readouterr().err

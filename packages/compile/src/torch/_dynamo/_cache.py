@@ -81,6 +81,11 @@ def explain_miss(old: tuple[Any, ...], new: tuple[Any, ...], names: list[str]) -
             bound = _bound_miss(a, b)
             if bound is not None:
                 return f"slice bound of graph op {i} ({a[1]}): {bound}"
+            constant = _first_difference(a[2:], b[2:]) if a[:2] == b[:2] else None
+            if constant is not None:
+                name = a[1] if isinstance(a[1], str) else getattr(a[1], "__name__", a[1])
+                return f"constant argument of graph op {i} ({name}): expected " \
+                    f"{constant[0]}, got {constant[1]}"
             return f"graph op {i}: expected {_op_text(a)}, got {_op_text(b)}"
     if len(old_struct[0]) != len(new_struct[0]):
         return f"graph length: expected {len(old_struct[0])} ops, got {len(new_struct[0])}"
@@ -100,6 +105,32 @@ def _bound_miss(a: tuple[Any, ...], b: tuple[Any, ...]) -> str | None:
         if x != y and "symint" in (x[0], y[0]):
             return f"expected {_BOUND_CLASS_TEXT.get(x[1], x[1])}, got " \
                 f"{_BOUND_CLASS_TEXT.get(y[1], y[1])}"
+    return None
+
+
+_CONTAINER_KEYS = ("tuple", "list", "Size", "slice", "dict")
+
+
+def _leaf_text(key: Any) -> str:
+    return repr(key[1]) if isinstance(key, tuple) and len(key) == 2 and \
+        isinstance(key[0], str) else repr(key)
+
+
+def _first_difference(a: Any, b: Any) -> tuple[str, str] | None:
+    """The first constants that differ between two argument keys (``pos`` in
+    ``cache[:, pos] = k``), as text, or None when they differ in structure."""
+    if a == b:
+        return None
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) and (
+            not a or not isinstance(a[0], str) or (a[0] == b[0] and a[0] in _CONTAINER_KEYS)):
+        for x, y in zip(a, b):
+            found = _first_difference(x, y)
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) == 2 and \
+            isinstance(a[0], str) and a[0] not in _CONTAINER_KEYS and a[0] != "ref":
+        return _leaf_text(a), _leaf_text(b)
     return None
 
 
