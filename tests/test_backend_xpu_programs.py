@@ -294,6 +294,38 @@ def test_an_index_range_check_reads_the_device_once(monkeypatch):
         x[torch.tensor([-5], device="xpu")]
 
 
+def test_cross_entropy_step_waits_for_the_device_twice(monkeypatch):
+    # the target's range is read on the host by the forward and by nll_loss_backward; the
+    # fused backward's total weight no longer checks it a third time
+    from plait_backend_xpu import memory
+
+    reads = []
+    read = memory.DeviceCopier.to_host
+    monkeypatch.setattr(memory.DeviceCopier, "to_host",
+                        lambda self, *args: (reads.append(1), read(self, *args))[1])
+    logits = np.sin(np.arange(24.0)).reshape(6, 4).astype(np.float32)
+    classes = [0, 3, 1, 2, -100, 3]
+    x = torch.tensor(logits, device="xpu", requires_grad=True)
+    t = torch.tensor(classes, device="xpu")
+    for _ in range(2):
+        x.grad = None
+        reads.clear()
+        F.cross_entropy(x, t).backward()
+        assert len(reads) == 2
+    # against the softmax's gradient over the rows that count (numpy, float64)
+    z = logits.astype(np.float64)
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    want = np.zeros_like(p)
+    rows = [r for r, c in enumerate(classes) if c != -100]
+    for r in rows:
+        want[r] = p[r]
+        want[r, classes[r]] -= 1
+    np.testing.assert_allclose(x.grad.cpu().numpy(), want / len(rows), rtol=1e-5, atol=1e-7)
+    with pytest.raises(IndexError, match="Target 4 is out of bounds"):
+        F.cross_entropy(x, torch.tensor([0, 4, 1, 2, 0, 3], device="xpu"))
+
+
 # -- a device without double precision (Intel Arc/Iris GPUs) ---------------------------------
 
 

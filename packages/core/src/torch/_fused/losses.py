@@ -79,9 +79,11 @@ def _check_weight_not_differentiable(weight: Tensor | None) -> None:
 
 
 def _picked(self: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
-            classes: int) -> tuple[Tensor, Tensor]:
+            classes: int, check: bool = True) -> tuple[Tensor, Tensor]:
     """(safe index (rows, 1), per-row weight (rows,): 0 for an ignored target), over a 2-d
-    view of the input; raises PyTorch's error for a target out of range."""
+    view of the input; raises PyTorch's error for a target out of range. ``check=False`` (for
+    a caller whose next op checks the same target): no range check off the CPU, which would
+    wait for the device; an out-of-range target then picks class 0."""
     t = target.reshape(-1).to(_dtype.int64)  # (rows,)
     if t._device.type == "cpu" and t.__class__ is Tensor and not _config.state.modes_active:
         # The checks need the values on the host anyway (the error names the first bad
@@ -90,9 +92,9 @@ def _picked(self: Tensor, target: Tensor, weight: Tensor | None, ignore_index: i
     else:
         keep = t != ignore_index
         bad = keep & ((t < 0) | (t >= classes))
-        if has_data(t) and bool(bad.any()):  # meta and fake targets have no values to check
+        if check and has_data(t) and bool(bad.any()):  # (meta and fake targets hold no values)
             raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
-        safe = _ew.where(keep, t, 0).unsqueeze(1)  # (rows, 1)
+        safe = _ew.where(keep if check else keep & ~bad, t, 0).unsqueeze(1)  # (rows, 1)
     w = keep.to(self._dtype)
     if weight is not None:
         w = weight[safe.squeeze(1)] * w
@@ -221,7 +223,8 @@ def _cross_entropy_backward_kernel(grad: Tensor, self: Tensor, target: Tensor,
     """The reference of ``_cross_entropy_backward``: log_softmax's backward of
     ``nll_loss_backward``, with the probabilities recomputed from the saved logsumexp."""
     classes = check_nll_loss(self, target, weight)
-    total = _picked(self, target, weight, ignore_index, classes)[1].sum()
+    # (unchecked: nll_loss_backward checks the target next, one wait for the device fewer)
+    total = _picked(self, target, weight, ignore_index, classes, check=False)[1].sum()
     g = ATEN["nll_loss_backward"](grad, self, target, weight, reduction, ignore_index, total)
     p = (self - logsumexp.unsqueeze(-1)).exp()
     return g - p * g.sum(-1, keepdim=True)
