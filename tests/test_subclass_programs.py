@@ -441,3 +441,27 @@ def test_a_class_body_naming_tensor_methods_right_after_import() -> None:
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["Tensor", "Boxes", "XYXY", "Boxes", "Boxes", "Tensor"]
+
+
+def test_fake_tensors_made_inside_and_outside_a_mode() -> None:
+    from torch._subclasses.fake_tensor import (
+        FakeTensor,
+        FakeTensorMode,
+        unset_fake_temporarily,
+    )
+
+    mode = FakeTensorMode()
+    fake = mode.from_tensor(torch.randn(2, 3))
+    assert repr(fake) == "FakeTensor(..., size=(2, 3))"  # PyTorch leaves out the CPU
+    with mode:
+        with unset_fake_temporarily() as unset:
+            assert unset is mode and type(torch.ones(2)) is torch.Tensor
+        lin = torch.nn.Linear(3, 4)
+        assert isinstance(lin.weight, FakeTensor) and isinstance(lin.weight, torch.nn.Parameter)
+        out = lin(fake)
+        assert isinstance(out, FakeTensor) and out.shape == (2, 4)
+        out.sum().backward()
+        assert isinstance(lin.weight.grad, FakeTensor) and lin.weight.grad.shape == (4, 3)
+    assert torch._C._len_torch_dispatch_stack() == 0
+    # nameable (a __torch_dispatch__ compares func with it), as in PyTorch
+    assert str(torch.ops.aten.sym_size.default) == "aten.sym_size.default"

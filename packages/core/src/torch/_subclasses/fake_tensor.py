@@ -11,7 +11,9 @@ sizes, recording the guards they take in the environment. The compiler traces wi
 
 from __future__ import annotations
 
+import contextlib
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -22,7 +24,7 @@ from torch._core.tensor import Tensor, _disabled_torch_function_impl, contiguous
 from torch.utils._python_dispatch import TorchDispatchMode
 
 __all__ = ["DataDependentOutputException", "DynamicOutputShapeException", "FakeTensor",
-           "FakeTensorMode", "UnsupportedFakeTensorException"]
+           "FakeTensorMode", "UnsupportedFakeTensorException", "unset_fake_temporarily"]
 
 
 class UnsupportedFakeTensorException(RuntimeError):
@@ -68,7 +70,9 @@ class FakeTensor(Tensor):
         return mode.dispatch(func, args, kwargs or {})
 
     def __repr__(self) -> str:
-        return (f"FakeTensor(..., device='{self._device}', size={tuple(self._shape)}"
+        # as PyTorch prints it: the device unless it is the CPU
+        device = "" if self._device.type == "cpu" else f"device='{self._device}', "
+        return (f"FakeTensor(..., {device}size={tuple(self._shape)}"
                 + (f", dtype={self._dtype}" if self._dtype is not torch.float32 else "")
                 + (", requires_grad=True" if self.requires_grad else "") + ")")
 
@@ -326,3 +330,26 @@ class FakeTensorMode(TorchDispatchMode):
 def is_fake(x: Any) -> bool:
     """Whether ``x`` is a FakeTensor."""
     return isinstance(x, FakeTensor)
+
+
+@contextlib.contextmanager
+def unset_fake_temporarily() -> Iterator[FakeTensorMode | None]:
+    """This thread's FakeTensorModes off for the block (real tensors are made inside it);
+    yields the innermost one, or None."""
+    stack = list(_dispatch.mode_stack())  # (a copy: the pops below change the stack)
+    fakes = [mode for mode in stack if isinstance(mode, FakeTensorMode)]
+    if not fakes:
+        yield None
+        return
+    for _ in stack:
+        _dispatch.pop_mode()
+    for mode in stack:
+        if not isinstance(mode, FakeTensorMode):
+            _dispatch.push_mode(mode)
+    try:
+        yield fakes[-1]
+    finally:
+        for _ in range(len(stack) - len(fakes)):
+            _dispatch.pop_mode()
+        for mode in stack:
+            _dispatch.push_mode(mode)
