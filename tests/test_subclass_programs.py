@@ -465,3 +465,40 @@ def test_fake_tensors_made_inside_and_outside_a_mode() -> None:
     assert torch._C._len_torch_dispatch_stack() == 0
     # nameable (a __torch_dispatch__ compares func with it), as in PyTorch
     assert str(torch.ops.aten.sym_size.default) == "aten.sym_size.default"
+
+
+def test_register_torch_dispatch_rules_for_a_subclass_and_a_mode() -> None:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    @torch.library.custom_op("h4_subclass_programs::sine", mutates_args=())
+    def sine(x: torch.Tensor) -> torch.Tensor:
+        return x.sin()
+
+    @sine.register_fake
+    def _(x: torch.Tensor) -> torch.Tensor:
+        return torch.empty_like(x)
+
+    class Tagged(Wrapped):
+        pass
+
+    @torch.library.register_torch_dispatch("h4_subclass_programs::sine", Tagged)
+    def _(cls: type, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return Tagged(torch.full_like(args[0].inner, 7.0))  # the rule, not sin
+
+    out = sine(Tagged(torch.zeros(2)))
+    assert type(out) is Tagged and out.inner.tolist() == [7.0, 7.0]
+    # other operators still reach the class's own __torch_dispatch__
+    assert (Tagged(torch.ones(2)) + 1).inner.tolist() == [2.0, 2.0]
+
+    class Plain(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            return func(*args, **(kwargs or {}))
+
+    @torch.library.register_torch_dispatch("h4_subclass_programs::sine", Plain)
+    def _(mode: Any, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return torch.full_like(args[0], -1.0)
+
+    with Plain():
+        assert sine(torch.zeros(2)).tolist() == [-1.0, -1.0]
+        assert (torch.zeros(2) + 1).tolist() == [1.0, 1.0]

@@ -27,7 +27,7 @@ from typing import Any
 from ._core import dispatch as _dispatch, schema as _schema, upcalls
 
 __all__ = ["CustomOpDef", "FakeImplCtx", "Library", "custom_op", "define", "get_ctx", "impl",
-           "register_autograd", "register_fake", "register_kernel"]
+           "register_autograd", "register_fake", "register_kernel", "register_torch_dispatch"]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 
@@ -209,6 +209,67 @@ def register_fake(op: Any, func: Callable[..., Any] | None = None, *,
         return fn
 
     return register(func) if func is not None else register
+
+
+# (operator, class) -> the rule register_torch_dispatch gave for them
+_torch_dispatch_rules: dict[tuple[_dispatch.Operator, type], Callable[..., Any]] = {}
+
+
+def register_torch_dispatch(op: Any, torch_dispatch_class: type,
+                            func: Callable[..., Any] | None = None, /, *,
+                            lib: Library | None = None) -> Any:
+    """Say how ``torch_dispatch_class`` (a Tensor subclass with ``__torch_dispatch__``, or a
+    ``TorchDispatchMode``) handles ``op`` without editing either: the rule is called as
+    ``func(cls_or_mode, op, types, args, kwargs)`` in place of the class's own handler for
+    that operator. Usable as a decorator."""
+    target = _lookup(op)
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        _hook_torch_dispatch(torch_dispatch_class)
+        _torch_dispatch_rules[(target, torch_dispatch_class)] = fn
+        return fn
+
+    return register(func) if func is not None else register
+
+
+def _rule_for(func: Any, klass: type) -> Callable[..., Any] | None:
+    for base in klass.__mro__:
+        rule = _torch_dispatch_rules.get((func, base))
+        if rule is not None:
+            return rule
+    return None
+
+
+def _hook_torch_dispatch(klass: type) -> None:
+    """Put the rule lookup in front of ``klass.__torch_dispatch__`` (once per class)."""
+    if "_torch_dispatch_rules_hooked" in vars(klass):
+        return
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    own = vars(klass).get("__torch_dispatch__")
+    if issubclass(klass, TorchDispatchMode):
+        inherited = own if own is not None else klass.__torch_dispatch__
+
+        def mode_hooked(self: Any, func: Any, types: Any, args: Any = (),
+                        kwargs: Any = None) -> Any:
+            rule = _rule_for(func, type(self))
+            if rule is not None:
+                return rule(self, func, types, args, kwargs or {})
+            return inherited(self, func, types, args, kwargs)
+
+        klass.__torch_dispatch__ = mode_hooked  # type: ignore[attr-defined]
+    else:
+        def subclass_hooked(cls: type, func: Any, types: Any, args: Any = (),
+                            kwargs: Any = None) -> Any:
+            rule = _rule_for(func, cls)
+            if rule is not None:
+                return rule(cls, func, types, args, kwargs or {})
+            if own is not None:
+                return own.__get__(None, cls)(func, types, args, kwargs)
+            return super(klass, cls).__torch_dispatch__(func, types, args, kwargs)  # type: ignore[misc]
+
+        klass.__torch_dispatch__ = classmethod(subclass_hooked)  # type: ignore[attr-defined]
+    klass._torch_dispatch_rules_hooked = True  # type: ignore[attr-defined]
 
 
 class FakeImplCtx:
