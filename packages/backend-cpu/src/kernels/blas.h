@@ -50,7 +50,7 @@ int library_threads();
 void set_disabled(bool disabled);
 
 // float32 products run on our own packed kernels (sgemm.cpp) where the CPU has AVX2 and FMA;
-// the kernel in use, e.g. "avx512 12x32" ("" when none: OpenBLAS or the native kernel then).
+// the kernel in use, e.g. "avx512 6x64" ("" when none: OpenBLAS or the native kernel then).
 std::string packed_kernel();
 
 // Test hook: send float32 products to OpenBLAS / the native kernel (true) or back (false).

@@ -50,9 +50,9 @@ constexpr double kMinThreadWork = 1 << 18;
 inline int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 // Columns of a B block (kKC x block_columns() floats, kept in L2): half the L2 cache, between
-// 512 and 1024 columns in multiples of 64, the widest panel (512 when the size is unknown). 1024 on a 2 MiB L2
-// ran 1024^3 and 2048^3 8-15% faster than 512 (A is packed once per block of columns); an
-// element's sums do not depend on it.
+// 512 and 1024 columns in multiples of 64, the widest panel (512 when the size is unknown).
+// 1024 on a 2 MiB L2 ran 1024^3 and 2048^3 8-15% faster than 512 (A is packed once per block
+// of columns); an element's sums do not depend on it.
 int64_t block_columns() {
   static const int64_t columns = [] {
     int64_t l2 = 0;
