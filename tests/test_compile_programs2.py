@@ -5,6 +5,8 @@ run eagerly or with math done by hand."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 import torch
@@ -12,6 +14,28 @@ import torch._dynamo
 from torch import nn
 
 BACKENDS = ["eager", "aot_eager", "inductor"]
+
+
+class _Collect(logging.Handler):
+    """The messages of one logger, whatever stream its TORCH_LOGS handler writes to."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+        self.logger = logging.getLogger(name)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+    def __enter__(self) -> _Collect:
+        torch._logging.set_logs(recompiles=True)
+        self.logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.logger.removeHandler(self)
+        torch._logging.set_logs()
+
 
 
 @pytest.fixture(autouse=True)
@@ -67,20 +91,17 @@ def test_slice_bound_input_is_named_and_symbolic_for_a_programs_backend():
                     (["l_x_", "l_n_"], ["Tensor", "SymInt"])]
 
 
-def test_slice_bound_that_turns_negative_recompiles_and_stays_right(capsys):
+def test_slice_bound_that_turns_negative_recompiles_and_stays_right():
     from torch._dynamo.testing import CompileCounter
 
     counter = CompileCounter()
     compiled = torch.compile(lambda x, n: x[n:] * 3, backend=counter)
     x = torch.arange(6.0)
-    torch._logging.set_logs(recompiles=True)
-    try:
+    with _Collect("torch._dynamo.recompiles") as log:
         for n in (2, 3, 4, -2, -3, 5):
             torch.testing.assert_close(compiled(x, n), x[n:] * 3)
-    finally:
-        torch._logging.set_logs()
     assert counter.frame_count == 3  # n = 2; n >= 2 as an input; n < 0 as an input
-    text = capsys.readouterr().err
+    text = "\n".join(log.messages)
     assert "expected an int >= 2, got a negative int" in text
 
 
@@ -345,7 +366,7 @@ def test_statically_known_true_of_an_expression_compared_with_itself():
     assert symbolic_shapes.definitely_false(n != n) and not symbolic_shapes.definitely_false(n == 3)
 
 
-def test_recompile_reason_names_the_constant_that_changed(capsys):
+def test_recompile_reason_names_the_constant_that_changed():
     # cache[:, pos] = value with a new pos each step: one graph per position, as in
     # PyTorch (an index is not made symbolic); the log says which constant changed
     from torch._dynamo.testing import CompileCounter
@@ -356,13 +377,43 @@ def test_recompile_reason_names_the_constant_that_changed(capsys):
 
     counter = CompileCounter()
     compiled = torch.compile(write, backend=counter)
-    torch._logging.set_logs(recompiles=True)
-    try:
+    with _Collect("torch._dynamo.recompiles") as log:
         for pos in range(3):
             got = compiled(torch.zeros(2, 4), torch.ones(2), pos)
             assert got.tolist() == [1.0, 1.0]
-    finally:
-        torch._logging.set_logs()
     assert counter.frame_count == 3
-    assert "constant argument of graph op 0 (__setitem__): expected 1, got 2" in \
-        capsys.readouterr().err
+    assert any("constant argument of graph op 0 (__setitem__): expected 1, got 2" in m
+               for m in log.messages)
+
+
+# -- Python operators in captured graphs ---------------------------------------------------------
+
+
+def test_python_operators_are_operator_functions_in_the_graph_a_backend_sees():
+    import operator
+
+    seen = []
+
+    def mul_to_add(gm, example_inputs):
+        # a transform as tutorials write one: it matches PyTorch's operator.mul targets
+        seen.append([n.target for n in gm.graph.nodes if n.op == "call_function"])
+        for node in gm.graph.nodes:
+            if node.op == "call_function" and node.target is operator.mul:
+                node.target = operator.add
+        gm.recompile()
+        return gm.forward
+
+    def f(x, y):
+        return (x * y - 1, 2 * x, -x[1:], x @ y)
+
+    compiled = torch.compile(f, backend=mul_to_add)
+    x, y = torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])
+    for _ in range(3):  # later calls replay the transformed graph
+        product, twice, negated, dot = compiled(x, y)
+        assert product.tolist() == [3.0, 5.0]  # (x + y) - 1
+        assert twice.tolist() == [3.0, 4.0]  # 2 + x
+        assert negated.tolist() == [-2.0] and dot.item() == 11.0
+    assert seen == [[operator.mul, operator.sub, operator.mul, operator.getitem,
+                     operator.neg, operator.matmul]]
+    explained = torch._dynamo.explain(f)(x, y)
+    assert explained.ops_per_graph == seen

@@ -25,6 +25,21 @@ from torch._core.tensor import Tensor
 __all__ = ["direct_graph"]
 
 
+def _methods_of_operators() -> dict[Any, tuple[str, str | None]]:
+    """``operator`` function -> (its Tensor dunder method, the reflected one or None)."""
+    from torch._dynamo._graph import OPERATORS
+
+    found: dict[Any, tuple[str, str | None]] = {}
+    for dunder, (function, swapped) in OPERATORS.items():
+        if not swapped:
+            reflected = "__r" + dunder[2:]
+            found[function] = (dunder, reflected if OPERATORS.get(reflected) else None)
+    return found
+
+
+_METHOD_OF = _methods_of_operators()
+
+
 def direct_graph(compiled: Any) -> Any:
     """The graph of ``compiled`` (a GraphModule's bound ``forward``, the ``eager`` backend's
     result) as a function calling each guarded function directly; None when ``compiled`` is
@@ -90,7 +105,24 @@ def direct_graph(compiled: Any) -> Any:
         # the direct call runs while every value the call takes is a plain tensor
         plain = " and ".join(f"{names[a]}.__class__ is _T" for a in node.args
                              if hasattr(a, "op")) or "True"
-        if node.op == "call_function":
+        method_form = _METHOD_OF.get(node.target) if node.op == "call_function" else None
+        if method_form is not None and len(node.args) in (1, 2, 3) and not node.kwargs:
+            # a Python operator (operator.add(x, 1), operator.mul(2, x)): the Tensor
+            # method it reaches on the tensor operand, called directly
+            dunder, reflected = method_form
+            written = f"{constant(node.target)}({', '.join(args)})"
+            method = None
+            if hasattr(node.args[0], "op"):
+                method, operands = getattr(Tensor, dunder, None), args
+            elif reflected is not None and len(args) == 2 and hasattr(node.args[1], "op"):
+                method, operands = getattr(Tensor, reflected, None), [args[1], args[0]]
+            if method is None:
+                body.append(f"{name} = {written}")
+            else:
+                direct = constant(_tf.originals.get(method, method))
+                body.append(f"{name} = {direct}({', '.join(operands)}) if {plain} "
+                            f"else {written}")
+        elif node.op == "call_function":
             written = f"{constant(node.target)}({', '.join(args + keywords)})"
             guarded = _tf.originals.get(node.target)
             if guarded is None or node.kwargs or nested:

@@ -18,7 +18,28 @@ from torch.fx.graph import Graph
 from torch.fx.graph_module import GraphModule
 from torch.fx.node import Node
 
-__all__ = ["build_graph_module"]
+__all__ = ["OPERATORS", "build_graph_module"]
+
+
+def _operators() -> dict[str, tuple[Any, bool]]:
+    """Tensor dunder method -> (the ``operator`` function PyTorch's graphs call for that
+    Python operator, whether the tensor is its second operand): ``x + 1`` is recorded as
+    ``x.__add__(1)`` and written ``operator.add(x, 1)``, ``2 * x`` as ``operator.mul(2, x)``,
+    so that backends matching ``node.target is operator.add`` find it, as in PyTorch."""
+    table: dict[str, tuple[Any, bool]] = {}
+    for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
+                 "or", "xor", "lshift", "rshift"):
+        function = getattr(operator, name if name not in ("and", "or") else f"{name}_")
+        table[f"__{name}__"] = (function, False)
+        table[f"__r{name}__"] = (function, True)
+    for name in ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "invert", "getitem",
+                 "setitem"):
+        table[f"__{name}__"] = (getattr(operator, name), False)
+    return table
+
+
+OPERATORS = _operators()
+_ARITY = {"__neg__": 1, "__pos__": 1, "__invert__": 1, "__setitem__": 3}
 
 
 def _placeholder_name(name: str) -> str:
@@ -132,7 +153,11 @@ def build_graph_module(capture: Any, recording: Any, outputs: list[Any],
         if dims or int_nodes:
             a = tuple(_read_sizes(index, j, v) for j, v in enumerate(a))
         k = resolve(kwargs)
-        if kind == "call_method":
+        operator_form = OPERATORS.get(target) if kind == "call_method" and not k else None
+        if operator_form is not None and len(a) == _ARITY.get(target, 2):
+            function, swapped = operator_form
+            node = graph.call_function(function, (a[1], a[0]) if swapped else a)
+        elif kind == "call_method":
             node = graph.call_method(target, a, k)
         else:
             node = graph.call_function(target, a, k)

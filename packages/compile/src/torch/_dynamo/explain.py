@@ -43,20 +43,26 @@ class ExplainOutput:
         lines.append("Ops per Graph:")
         for i, ops in enumerate(self.ops_per_graph, 1):
             lines.append(f"  Ops {i}:")
-            lines.extend(f"    {op}" for op in ops)
+            lines.extend(f"    {_op_text(op)}" for op in ops)
         lines.append("Out Guards:")
         lines.extend(f"  {g}" for g in self.out_guards)
         return "\n".join(lines) + "\n"
 
 
-def _op_name(node: Any) -> str:
-    target = node.target
-    return target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+def _op_text(target: Any) -> str:
+    """An op target as ``str(ExplainOutput)`` lists it (``operator.mul``, ``torch.relu``)."""
+    if isinstance(target, str):
+        return target
+    module = getattr(target, "__module__", None)
+    module = "operator" if module == "_operator" else module
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", repr(target))
+    return f"{module}.{name}" if module else name
 
 
 def _counted(node: Any) -> bool:
     """Whether PyTorch's explain counts ``node``: its function calls, Python operators among
-    them (``x + 1``, recorded here as ``x.__add__(1)``), but not Tensor methods (``x.sum()``)."""
+    them (``x + 1``, ``operator.add``; an in-place ``x += 1`` stays ``x.__iadd__(1)``), but
+    not Tensor methods (``x.sum()``)."""
     if node.op == "call_function":
         return True
     target = node.target
@@ -78,7 +84,8 @@ def explain(f: Callable[..., Any], *extra_args: Any, **extra_kwargs: Any) -> Any
         out.graph_count = len(frame.graphs)
         out.break_reasons = [BreakReason(r, w) for r, w in frame.breaks]
         out.graph_break_count = len(frame.breaks)
-        out.ops_per_graph = [[_op_name(n) for n in g.graph_module.graph.nodes
+        # each op's target, as PyTorch lists them (operator.mul, torch.relu, "__iadd__")
+        out.ops_per_graph = [[n.target for n in g.graph_module.graph.nodes
                               if _counted(n)] for g in frame.graphs]
         out.op_count = sum(len(ops) for ops in out.ops_per_graph)
         out.out_guards = [line for g in frame.graphs for line in g.guards]
