@@ -86,4 +86,16 @@ void packed_gemm_panels(int64_t m, int64_t n, int64_t k, const float* a_packed,
                         const float* b_panels, int64_t panel_stride, float beta, float* c,
                         int64_t ldc);
 
+// Floats between the slabs of a packed m x k operand (m > 1): pack_a's layout puts row r,
+// depth p0 + p of slab s (p < kPackedSlab) at s * packed_a_slab_floats(m) + r * kPackedSlab
+// + p, so a caller may write an operand there itself (a weight gradient's im2col). Rows past
+// m in the last panel are never read.
+int64_t packed_a_slab_floats(int64_t m);
+
+// c[m x n] (row stride ldc) = A @ B + beta * c on the calling thread (beta 0 never reads c),
+// A (m > 1) packed as pack_a lays it out, B any k x n view (element (p, j) at
+// b[p * b_rs + j * b_cs]), packed here.
+void packed_gemm_b(int64_t m, int64_t n, int64_t k, const float* a_packed, const float* b,
+                   int64_t b_rs, int64_t b_cs, float beta, float* c, int64_t ldc);
+
 }  // namespace plait::cpu::blas

@@ -945,6 +945,44 @@ void weight_grad_direct(const Geometry& g, const float* grid, const float* image
   }
 }
 
+// acc (groups x C x K) = sum over samples [n0, n1) of grid @ im2col^T on the packed float32
+// kernels, computed as its transpose acc^T (K x C) += im2col @ grid^T: im2col writes each
+// 256-deep slab of positions straight into the packed A layout (the column matrix's rows are
+// A's rows), and only the grid's short side (C x 256 per slab) is packed, where
+// grid @ im2col^T packed the whole column matrix by 8x8 transposes (a twentieth of a 3x3
+// layer's forward+backward). Every element takes the same products in the same order
+// (slabs of the same tiles, samples in order, from zero), so the bits are those of the
+// untransposed product. Needs K > 1 (a one-row A is packed in the other layout).
+void weight_grad_packed(const Geometry& g, const float* grid, const float* image, int64_t n0,
+                        int64_t n1, float* acc) {
+  const int64_t P = g.grid_numel, K = g.rows(), C = g.grid_channels;
+  const int64_t wtile = weight_grad_tile<float>(g, column_tile(g));
+  const int64_t slab = blas::packed_a_slab_floats(K);
+  auto a = aligned_floats((wtile + blas::kPackedSlab - 1) / blas::kPackedSlab * slab);
+  std::unique_ptr<float[]> acc_t = uninitialized<float>(K * C);
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    std::fill(acc_t.get(), acc_t.get() + K * C, 0.0f);
+    for (int64_t n = n0; n < n1; ++n) {
+      const int64_t i = n * g.groups + grp;
+      const float* gr = grid + i * g.grid_item();
+      const float* img = image + i * g.img_item();
+      for (int64_t p0 = 0; p0 < P; p0 += wtile) {
+        const int64_t p1 = std::min(P, p0 + wtile);
+        for (int64_t q0 = p0, s = 0; q0 < p1; q0 += blas::kPackedSlab, ++s) {
+          im2col(g, img, q0, std::min(p1, q0 + blas::kPackedSlab), a.get() + s * slab,
+                 blas::kPackedSlab);
+        }
+        // B = the grid's tile transposed: element (position p, channel c) at gr[c * P + p0 + p]
+        blas::packed_gemm_b(K, C, p1 - p0, a.get(), gr + p0, 1, P, 1.0f, acc_t.get(), C);
+      }
+    }
+    float* w = acc + grp * g.weight_group();
+    for (int64_t c = 0; c < C; ++c) {
+      for (int64_t r = 0; r < K; ++r) w[c * K + r] = acc_t[r * C + c];
+    }
+  }
+}
+
 // dW_g = sum over samples of grid[n, g] @ im2col(image[n, g])^T. Partial sums per fixed block
 // of samples, added in block order.
 template <class T>
@@ -1005,6 +1043,12 @@ void weight_grad(const Geometry& g, const T* grid, const T* image, T* dw) {
         }
       }
       return;
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      if (packed_float() && !identity && K > 1) {
+        weight_grad_packed(g, grid, image, n0, n1, acc);
+        return;
+      }
     }
     std::fill(acc, acc + wsize, T(0));
     const int64_t wtile = weight_grad_tile<T>(g, tile);

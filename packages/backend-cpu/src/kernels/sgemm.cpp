@@ -687,4 +687,39 @@ void packed_gemm_panels(int64_t m, int64_t n, int64_t k, const float* a_packed,
 
 void set_packed_disabled(bool disabled) { detail::g_packed_disabled.store(disabled); }
 
+int64_t packed_a_slab_floats(int64_t m) {
+  using namespace detail;
+  return round_up(std::max<int64_t>(m, 1), isa().mr) * kKC;
+}
+
+void packed_gemm_b(int64_t m, int64_t n, int64_t k, const float* a_packed, const float* b,
+                   int64_t b_rs, int64_t b_cs, float beta, float* c, int64_t ldc) {
+  using namespace detail;
+  const Isa& cpu = isa();
+  if (m <= 0 || n <= 0 || cpu.mr == 0) return;
+  const MatView<float> cv{c, m, n, ldc, 1};
+  const MatView<const float> bv{b, k, n, b_rs, b_cs};
+  if (k <= 0) {  // an empty sum: C = beta * C
+    native_gemm<float>(MatView<const float>{a_packed, m, 0, 1, 1}, bv, cv, 1.0f, beta);
+    return;
+  }
+  const int64_t slab = round_up(m, cpu.mr) * kKC, block = block_columns(), nr = cpu.nr;
+  float* bpack = b_scratch().get(kKC * round_up(std::min(block, n), nr));
+  for (int64_t jc = 0; jc < n; jc += block) {
+    const int64_t nc = std::min(block, n - jc);
+    for (int64_t p0 = 0, s = 0; p0 < k; p0 += kKC, ++s) {
+      const int64_t kc = std::min(kKC, k - p0);
+      pack_b_block(bv, p0, kc, jc, nc, nr, bpack);
+      auto panel_at = [&](int64_t jp, int64_t& ldb) -> const float* {
+        ldb = nr;
+        return bpack + jp * kc;
+      };
+      for (int64_t ic = 0; ic < m; ic += kMC) {
+        multiply_block(cpu, m > 1, a_packed + s * slab + ic * kKC, std::min(kMC, m - ic), kc,
+                       nc, panel_at, cv, ic, jc, 1.0f, p0 == 0 ? beta : 1.0f, nullptr);
+      }
+    }
+  }
+}
+
 }  // namespace plait::cpu::blas
