@@ -17,7 +17,13 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .._core import config as _config, dtype as _dtype, grad_mode as _grad_mode, upcalls
+from .._core import (
+    config as _config,
+    dispatch as _dispatch,
+    dtype as _dtype,
+    grad_mode as _grad_mode,
+    upcalls,
+)
 from .._core.tensor import Tensor
 
 __all__ = ["i0", "igamma", "igammac", "mvlgamma", "polygamma", "sinc"]
@@ -322,20 +328,25 @@ def _igamma_checked(a: Tensor, x: Tensor, upper: bool) -> Tensor:
     return _where((a < 0) | (x < 0), math.nan, value)
 
 
-_IGAMMA = _first_argument_not_differentiable(
-    "igamma: input", _binary(lambda a, x: _igamma_checked(a, x, False)))
-_IGAMMAC = _first_argument_not_differentiable(
-    "igammac: input", _binary(lambda a, x: _igamma_checked(a, x, True)))
+# Operators of their own, as in PyTorch: a dispatch mode sees one aten::igamma, and autograd
+# uses the derivative formula (autograd/_formulas/elementwise.py) instead of differentiating
+# through the series' hundreds of ops.
+_IGAMMA_OPS = _dispatch.define_aten({
+    "igamma": ("igamma(Tensor self, Tensor other) -> Tensor",
+               _binary(lambda a, x: _igamma_checked(a, x, False))),
+    "igammac": ("igammac(Tensor self, Tensor other) -> Tensor",
+                _binary(lambda a, x: _igamma_checked(a, x, True))),
+})
 
 
 def igamma(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The regularized lower incomplete gamma function P(input, other)."""
-    return _write_out(_IGAMMA(input, other), out)
+    return _write_out(_IGAMMA_OPS["igamma"](_as_tensor(input), _as_tensor(other)), out)
 
 
 def igammac(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The regularized upper incomplete gamma function Q(input, other)."""
-    return _write_out(_IGAMMAC(input, other), out)
+    return _write_out(_IGAMMA_OPS["igammac"](_as_tensor(input), _as_tensor(other)), out)
 
 
 # ---- modified Bessel functions ----------------------------------------------------------------

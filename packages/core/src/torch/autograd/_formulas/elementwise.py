@@ -563,6 +563,27 @@ def _xlogy(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     return (self_grad, other_grad)
 
 
+def _incomplete_gamma_rule(name: str, sign: float) -> Callable[..., Any]:
+    """The rule of ``aten::igamma`` (``sign`` 1) or ``aten::igammac`` (-1): with respect to
+    ``other`` (x) the integrand, ``x^(a-1) e^-x / Gamma(a)``; PyTorch has none with respect to
+    ``self`` (a) and raises, as this does."""
+
+    def rule(ctx: Any, grad: Tensor) -> tuple[None, Tensor | None]:
+        if _wants(ctx, 0):
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+        if not _wants(ctx, 1):
+            return (None, None)
+        a, x = ctx.args[:2]
+        density = ((a - 1) * x.log() - x - a.lgamma()).exp()
+        return (None, grad * density if sign > 0 else -grad * density)
+
+    return rule
+
+
+derivative("aten::igamma", result=False)(_incomplete_gamma_rule("igamma", 1.0))
+derivative("aten::igammac", result=False)(_incomplete_gamma_rule("igammac", -1.0))
+
+
 @derivative("aten::logaddexp")
 def _logaddexp(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
     self, other = ctx.args[:2]
