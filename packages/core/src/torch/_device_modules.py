@@ -287,9 +287,14 @@ def add_methods(device_type: str) -> None:
     device type named like an existing attribute gets none, as in PyTorch)."""
     from ._core.tensor import Tensor
 
-    if not hasattr(Tensor, device_type):
+    # (looked up in the class dicts: hasattr's miss would load the op surface, and numpy with
+    # it, during `import torch`; methods the op surface binds later replace these, as before)
+    def defined(name: str) -> bool:
+        return any(name in vars(klass) for klass in Tensor.__mro__)
+
+    if not defined(device_type):
         setattr(Tensor, device_type, _tensor_method(device_type))
-    if not hasattr(Tensor, f"is_{device_type}"):
+    if not defined(f"is_{device_type}"):
         setattr(Tensor, f"is_{device_type}", _is_device(device_type))
     for cls in _module_classes:
         if not hasattr(cls, device_type):
