@@ -109,7 +109,8 @@ def tests(session: nox.Session) -> None:
     shutil.rmtree(broken, ignore_errors=True)
     session.install("--no-deps", "--target", str(broken), BROKEN_PLUGIN, env=ENV)
     session.run(
-        "pytest", "tests", *session.posargs,
+        # (the slowest tests listed at the end: the suite's time budget is watched in CI logs)
+        "pytest", "tests", "--durations=25", *session.posargs,
         env={"PLAIT_BROKEN_PLUGIN_SITE": str(broken), "PLAIT_EXPECT_INSTALL": "wheel", **ENV},
     )
     # The backend conformance suite shipped in core (torch.testing), against the CPU backend,
