@@ -27,6 +27,7 @@ from .._core import (
 from .._core.grad_mode import no_grad
 from .._core.tensor import Tensor
 from .graph import (
+    FREED_SAVED_TENSORS,
     AccumulateGrad,
     Node,
     SavedTensor,
@@ -251,12 +252,7 @@ class OpBackward(Node):
 
     def apply(self, grads: list[Any]) -> list[Any]:
         if self._released:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Saved intermediate values of the "
-                "graph are freed when you call .backward() or autograd.grad(). Specify "
-                "retain_graph=True if you need to backward through the graph a second time or "
-                "if you need to access saved tensors after calling backward.")
+            raise RuntimeError(FREED_SAVED_TENSORS)
         rule = self._rule
         if rule is None:
             raise RuntimeError(f"the derivative for '{self._qualname}' is not implemented.")
@@ -362,12 +358,7 @@ class OpBackward(Node):
         if not (raw or name.startswith("_saved_")):
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         if self.__dict__.get("_released"):
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Saved intermediate values of the "
-                "graph are freed when you call .backward() or autograd.grad(). Specify "
-                "retain_graph=True if you need to backward through the graph a second time or "
-                "if you need to access saved tensors after calling backward.")
+            raise RuntimeError(FREED_SAVED_TENSORS)
         kept = self._kept_by_name()
         key = name[len("_raw_saved_" if raw else "_saved_"):]
         if key not in kept:

@@ -8,7 +8,7 @@ from typing import Any
 from .._core import config as _config
 from .._core.tensor import Tensor
 from ._nodes import edge_of
-from .graph import Node, SavedTensor
+from .graph import FREED_SAVED_TENSORS, Node, SavedTensor
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -39,12 +39,7 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple[Tensor | None, ...]:
         if self._released:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Saved intermediate values of the "
-                "graph are freed when you call .backward() or autograd.grad(). Specify "
-                "retain_graph=True if you need to backward through the graph a second time or "
-                "if you need to access saved tensors after calling backward.")
+            raise RuntimeError(FREED_SAVED_TENSORS)
         return tuple(s.unpack(self._node) if isinstance(s, SavedTensor) else s
                      for s in self._saved)
 

@@ -25,6 +25,14 @@ __all__ = ["GradientEdge", "Node", "disable_saved_tensors_hooks", "get_gradient_
 
 _seq = itertools.count()
 _local = threading.local()
+# What reading a saved tensor after its graph was freed raises (PyTorch's words): a node's
+# backward, a SavedTensor's unpack or hooks, a node's _saved_ attributes
+FREED_SAVED_TENSORS = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
 
 
 class _HookDict(dict):
@@ -187,13 +195,7 @@ class SavedTensor:
         if t is None:
             parts = self._parts
             if parts is None:
-                raise RuntimeError(
-                    "Trying to backward through the graph a second time (or directly access "
-                    "saved tensors after they have already been freed). Saved intermediate "
-                    "values of the graph are freed when you call .backward() or "
-                    "autograd.grad(). Specify retain_graph=True if you need to backward through "
-                    "the graph a second time or if you need to access saved tensors after "
-                    "calling backward.")
+                raise RuntimeError(FREED_SAVED_TENSORS)
             storage, shape, stride, offset, dtype, dev, vc, base = parts
             if vc[0] == self._version and self._node is not None:
                 node = self._node()
@@ -247,13 +249,7 @@ class SavedTensor:
         tensor = self._tensor
         if tensor is None:
             if self._parts is None:
-                raise RuntimeError(
-                    "Trying to backward through the graph a second time (or directly access "
-                    "saved tensors after they have already been freed). Saved intermediate "
-                    "values of the graph are freed when you call .backward() or "
-                    "autograd.grad(). Specify retain_graph=True if you need to backward through "
-                    "the graph a second time or if you need to access saved tensors after "
-                    "calling backward.")
+                raise RuntimeError(FREED_SAVED_TENSORS)
             tensor = Tensor._make(*self._parts)
         self._packed = pack_hook(tensor)
         self._unpack = unpack_hook
