@@ -502,3 +502,18 @@ def test_register_torch_dispatch_rules_for_a_subclass_and_a_mode() -> None:
     with Plain():
         assert sine(torch.zeros(2)).tolist() == [-1.0, -1.0]
         assert (torch.zeros(2) + 1).tolist() == [1.0, 1.0]
+
+
+def test_flop_counter_sees_einsum_as_bmm_and_cpu_attention_as_pytorch_does() -> None:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    a, b = torch.randn(3, 4), torch.randn(4, 5)
+    q = torch.randn(2, 4, 6, 8)
+    with FlopCounterMode(display=False) as counter:
+        out = torch.einsum("ij,jk->ik", a, b)
+        torch.nn.functional.scaled_dot_product_attention(q, q, q)
+    assert torch.allclose(out, a @ b, atol=1e-5)
+    # einsum is CompositeImplicitAutograd in PyTorch: one bmm of 3x4 @ 4x5; the CPU's
+    # attention kernel has no formula in PyTorch's counter
+    assert {str(k): v for k, v in counter.get_flop_counts()["Global"].items()} == {
+        "aten.bmm": 2 * 3 * 4 * 5}

@@ -632,6 +632,7 @@ ATEN = _define_aten()
 # A dispatch mode sees matmul's mm/bmm and views, with or without grad, as PyTorch's (whose
 # matmul is CompositeImplicitAutograd): FlopCounterMode and make_fx graphs name mm and bmm
 ATEN["matmul"].python_key_composite = _matmul_impl
+ATEN["einsum"].python_key_composite = _einsum_impl  # (likewise: permutes, views, bmm)
 # kernels decided by the call signature alone (addmm, baddbmm: a chain of the product and the
 # scaled sum)
 _plan.enable(ATEN["mm"], ATEN["bmm"], ATEN["addmm"], ATEN["baddbmm"])

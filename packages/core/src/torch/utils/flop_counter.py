@@ -103,9 +103,17 @@ _FORMULAS.update({
     "convolution": _convolution,
     "_convolution": _convolution,
     "convolution_backward": _convolution_backward,
-    "scaled_dot_product_attention":
-        lambda a, k, out: _sdpa_flops(_shape(a[0]), _shape(a[1]), _shape(a[2])),
+    "scaled_dot_product_attention": lambda a, k, out: _sdpa_flops_off_cpu(a[0], a[1], a[2]),
 })
+
+
+def _sdpa_flops_off_cpu(q: Any, k: Any, v: Any) -> int | None:
+    """Attention's two products, as PyTorch counts its flash/efficient/cuDNN kernels; on the
+    CPU PyTorch's operator is ``_scaled_dot_product_flash_attention_for_cpu``, which its
+    counter has no formula for: None (not counted), as in PyTorch."""
+    if q.device.type == "cpu":
+        return None
+    return _sdpa_flops(_shape(q), _shape(k), _shape(v))
 
 
 class _GradientMarks:
@@ -154,8 +162,9 @@ class FlopCounterMode(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         formula = self._formulas.get(_name_of(func))
-        if formula is not None:
-            flops = int(formula(args, kwargs, out))
+        flops = formula(args, kwargs, out) if formula is not None else None
+        if flops is not None:  # (None: no formula for this case)
+            flops = int(flops)
             packet = getattr(func, "overloadpacket", func)
             parents = self._backward_parents if _in_backward() else self._parents
             for parent in dict.fromkeys(parents):
