@@ -517,3 +517,42 @@ def test_flop_counter_sees_einsum_as_bmm_and_cpu_attention_as_pytorch_does() -> 
     # attention kernel has no formula in PyTorch's counter
     assert {str(k): v for k, v in counter.get_flop_counts()["Global"].items()} == {
         "aten.bmm": 2 * 3 * 4 * 5}
+
+
+def test_opcheck_passes_a_correct_custom_op_and_flags_broken_ones() -> None:
+    from torch.library import custom_op, opcheck
+
+    @custom_op("h4_subclass_programs::scale_add", mutates_args=())
+    def scale_add(x: torch.Tensor, y: torch.Tensor, alpha: float = 2.0) -> torch.Tensor:
+        return x * alpha + y
+
+    @scale_add.register_fake
+    def _(x: torch.Tensor, y: torch.Tensor, alpha: float = 2.0) -> torch.Tensor:
+        return torch.empty_like(x)
+
+    def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
+        ctx.alpha = inputs[2]
+
+    def backward(ctx: Any, grad: torch.Tensor) -> Any:
+        return grad * ctx.alpha, grad, None
+
+    scale_add.register_autograd(backward, setup_context=setup_context)
+    x = torch.randn(3, requires_grad=True)
+    out = scale_add(x, torch.ones(3), 3.0)
+    assert out.grad_fn.name() == \
+        "GeneratedBackwardFor_h4_subclass_programs_scale_add_defaultBackward"
+    assert set(opcheck(scale_add, (x, torch.randn(3))).values()) == {"SUCCESS"}
+
+    @custom_op("h4_subclass_programs::sneaky", mutates_args=())
+    def sneaky(x: torch.Tensor) -> torch.Tensor:
+        x.add_(1)  # writes an input its schema says it only reads
+        return x.clone()
+
+    @sneaky.register_fake
+    def _(x: torch.Tensor) -> torch.Tensor:
+        return torch.empty(x.shape[0] + 1)  # and a fake of the wrong shape
+
+    results = opcheck(sneaky, (torch.zeros(2),), raise_exception=False,
+                      test_utils=("test_schema", "test_faketensor"))
+    assert isinstance(results["test_schema"], Exception)
+    assert isinstance(results["test_faketensor"], Exception)

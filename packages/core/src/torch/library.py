@@ -27,7 +27,8 @@ from typing import Any
 from ._core import dispatch as _dispatch, schema as _schema, upcalls
 
 __all__ = ["CustomOpDef", "FakeImplCtx", "Library", "custom_op", "define", "get_ctx", "impl",
-           "register_autograd", "register_fake", "register_kernel", "register_torch_dispatch"]
+           "opcheck", "register_autograd", "register_fake", "register_kernel",
+           "register_torch_dispatch"]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 
@@ -323,6 +324,10 @@ def register_autograd(op: Any, backward: Callable[..., Any], /, *,
             result = backward(ctx, *grads)
             return result if isinstance(result, tuple) else (result,)
 
+    # the backward node's name, as PyTorch's: GeneratedBackwardFor_mylib_foo_defaultBackward
+    _Differentiable.__name__ = _Differentiable.__qualname__ = (
+        f"GeneratedBackwardFor_{target.namespace}_{target._opname}_{target._overloadname}")
+
     def autograd_kernel(*args: Any, **kwargs: Any) -> Any:
         return _Differentiable.apply(*schema.bind(args, kwargs))
 
@@ -451,3 +456,168 @@ def custom_op(name: str, fn: Callable[..., Any] | None = None, /, *, mutates_arg
 
 # The handle core gives a backend to register its kernels with (torch._core.registry).
 upcalls.install(kernel_library=Library)
+
+
+# -- opcheck -------------------------------------------------------------------------------
+
+_OPCHECK_TESTS = ("test_schema", "test_autograd_registration", "test_faketensor",
+                  "test_aot_dispatch_dynamic")
+
+
+def _tensors(value: Any) -> list[Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    return []
+
+
+def _clone_inputs(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone().requires_grad_(value.requires_grad)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_clone_inputs(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _clone_inputs(v) for k, v in value.items()}
+    return value
+
+
+def _check_schema(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The arguments the schema does not mark written are unchanged, and the outputs are new
+    tensors (no input and no view of one) unless the schema says they alias."""
+    import torch
+
+    args, kwargs = _clone_inputs(args), _clone_inputs(kwargs)
+    bound = op.schema.bind(args, kwargs)
+    before = [[t.detach().clone() for t in _tensors(v)] for v in bound]
+    with torch.no_grad():
+        out = op(*args, **kwargs)
+    for arg, value, saved in zip(op.schema.arguments, bound, before):
+        if arg.mutable:
+            continue
+        for now, then in zip(_tensors(value), saved):
+            if not torch.equal(now.detach(), then):
+                raise RuntimeError(f"opcheck: {op.qualname} mutated its argument '{arg.name}', "
+                                   "which its schema does not mark as written (Tensor(a!))")
+    inputs = _tensors(bound)
+    aliased = any(r.alias for r in op.schema.returns)
+    for t in _tensors(out):
+        if not aliased and any(t is x or torch._C._is_alias_of(t, x) for x in inputs):
+            raise RuntimeError(f"opcheck: {op.qualname} returned an input or a view of one, "
+                               "which its schema does not declare")
+
+
+def _check_autograd_registration(op: _dispatch.Operator, args: tuple[Any, ...],
+                                 kwargs: dict[str, Any]) -> None:
+    """An operator called with inputs that require grad has an autograd formula (or
+    differentiates through its decomposition)."""
+    needs_grad = any(t.requires_grad for t in _tensors((args, kwargs)))
+    if not needs_grad:
+        return
+    if _dispatch.AUTOGRAD in op.kernels or _dispatch.COMPOSITE_IMPLICIT in op.kernels:
+        return
+    raise RuntimeError(f"opcheck: {op.qualname} was called with inputs that require grad but "
+                       "has no autograd formula: register one with "
+                       "torch.library.register_autograd")
+
+
+def _same_metadata(real: Any, fake: Any, what: str) -> None:
+    reals, fakes = _tensors(real), _tensors(fake)
+    if len(reals) != len(fakes):
+        raise RuntimeError(f"opcheck: {what} gave {len(fakes)} tensors, the kernel {len(reals)}")
+    for r, f in zip(reals, fakes):
+        if (tuple(r.shape), r.dtype) != (tuple(f.shape), f.dtype):
+            raise RuntimeError(f"opcheck: {what} gave a {f.dtype} tensor of shape "
+                               f"{tuple(f.shape)}; the kernel a {r.dtype} one of {tuple(r.shape)}")
+
+
+def _check_faketensor(op: _dispatch.Operator, args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> None:
+    """The fake (meta) implementation gives the kernel's shapes and dtypes."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with torch.no_grad():
+        real = op(*_clone_inputs(args), **_clone_inputs(kwargs))
+    mode = FakeTensorMode()
+
+    def fake(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return mode.from_tensor(value.detach())
+        if isinstance(value, (list, tuple)):
+            return type(value)(fake(v) for v in value)
+        return value
+
+    fake_args = fake(args)
+    fake_kwargs = {k: fake(v) for k, v in kwargs.items()}
+    with mode, torch.no_grad():
+        out = op(*fake_args, **fake_kwargs)
+    _same_metadata(real, out, "the fake implementation")
+
+
+def _check_aot_dispatch_dynamic(op: _dispatch.Operator, args: tuple[Any, ...],
+                                kwargs: dict[str, Any]) -> None:
+    """The operator traces into a graph (make_fx) whose run matches the eager call."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    flat = [a for a in args]
+
+    def call(*inputs: Any) -> Any:
+        return op(*inputs, **kwargs)
+
+    with torch.no_grad():
+        eager = op(*_clone_inputs(args), **_clone_inputs(kwargs))
+        graph = make_fx(call)(*_clone_inputs(flat))
+        traced = graph(*_clone_inputs(flat))
+    _same_metadata(eager, traced, "the traced graph")
+    for e, t in zip(_tensors(eager), _tensors(traced)):
+        if not torch.allclose(e, t, equal_nan=True):
+            raise RuntimeError("opcheck: the traced graph's result differs from the eager call")
+
+
+_OPCHECK_RUNNERS: dict[str, Callable[..., None]] = {
+    "test_schema": _check_schema,
+    "test_autograd_registration": _check_autograd_registration,
+    "test_faketensor": _check_faketensor,
+    "test_aot_dispatch_dynamic": _check_aot_dispatch_dynamic,
+}
+
+
+def opcheck(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None, *,
+            test_utils: str | Sequence[str] = _OPCHECK_TESTS, raise_exception: bool = True,
+            atol: Any = None, rtol: Any = None) -> dict[str, Any]:
+    """Check that a custom operator is registered correctly, on sample arguments: its schema
+    matches what the kernel does (``test_schema``), inputs that require grad meet an autograd
+    formula (``test_autograd_registration``), its fake implementation gives the kernel's
+    shapes and dtypes (``test_faketensor``) and it traces (``test_aot_dispatch_dynamic``).
+    Returns ``{test: "SUCCESS" or the exception}``; with ``raise_exception`` the first
+    failure is raised."""
+    target = _lookup(op)
+    kwargs = dict(kwargs or {})
+    names = (test_utils,) if isinstance(test_utils, str) else tuple(test_utils)
+    results: dict[str, Any] = {}
+    for name in names:
+        runner = _OPCHECK_RUNNERS.get(name)
+        if runner is None:
+            raise ValueError(f"opcheck: unknown test {name!r}; expected some of "
+                             f"{', '.join(_OPCHECK_TESTS)}")
+        try:
+            runner(target, tuple(args), kwargs)
+        except Exception as error:
+            if raise_exception:
+                raise OpCheckError(f"opcheck(op, ...): {name} failed with {error}") from error
+            results[name] = error
+        else:
+            results[name] = "SUCCESS"
+    return results
+
+
+class OpCheckError(Exception):
+    """Raised by :func:`opcheck` when one of its tests fails."""
