@@ -384,23 +384,31 @@ def test_backward_twice_through_a_compiled_graph_says_why():
 # -- settings programs write -------------------------------------------------------------------
 
 
-def test_fullgraph_allows_item_and_nonzero_when_pytorch_would_capture_them():
+def test_fullgraph_allows_item_and_nonzero_as_pytorch_captures_them():
+    # PyTorch 2.13 captures .item(), int(), numpy() and ops of data-dependent output size
+    # under fullgraph=True whatever config.capture_scalar_outputs says; tolist() of floats
+    # and a branch on a tensor stay errors
     def scaled(x):
-        return x * x.sum().item()
+        return x * x.sum().item() + int(x.max())
 
-    def nonzero(x):
-        return torch.nonzero(x)
+    def masked(x):
+        return torch.nonzero(x), x[x > 0] * 2
 
     x = torch.tensor([0.0, 1.0, 2.0])
-    for fn, setting in ((scaled, "capture_scalar_outputs"),
-                        (nonzero, "capture_dynamic_output_shape_ops")):
+    for fn in (scaled, masked):
+        for setting in (False, True):
+            torch._dynamo.reset()
+            with torch._dynamo.config.patch("capture_scalar_outputs", setting):
+                got = torch.compile(fn, fullgraph=True, backend="eager")(x)
+            want = fn(x)
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                torch.testing.assert_close(g, w)
+    for refused in (lambda t: torch.tensor((t * 2).tolist()),
+                    lambda t: t * 2 if t.sum() > 0 else t):
         torch._dynamo.reset()
         with pytest.raises(torch._dynamo.exc.Unsupported):
-            torch.compile(fn, fullgraph=True, backend="eager")(x)
-        torch._dynamo.reset()
-        with torch._dynamo.config.patch(setting, True):
-            got = torch.compile(fn, fullgraph=True, backend="eager")(x)
-        torch.testing.assert_close(got, fn(x))
+            torch.compile(refused, fullgraph=True, backend="eager")(x)
 
 
 def test_inductor_settings_that_programs_write():

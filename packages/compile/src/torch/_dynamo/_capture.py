@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch._core import config as _core_config
 from torch._core.tensor import Tensor
-from torch._dynamo import _cache, _log, _plans, config as _dynamo_config
+from torch._dynamo import _cache, _log, _plans
 from torch._dynamo._lazy import LazyTensor, become
 from torch._dynamo.exc import Unsupported
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
@@ -52,10 +52,12 @@ _READ_METHODS = frozenset((
     "item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__", "__complex__",
     "__array__", "__dlpack__", "__format__", "data_ptr", "is_nonzero", "equal", "allclose",
 ))
-# reads PyTorch captures as symbolic scalars with config.capture_scalar_outputs, and the
-# fake run's errors of ops whose output size depends on data, which it captures with
-# config.capture_dynamic_output_shape_ops: breaks here still, but fullgraph=True allows them
-_SCALAR_OUTPUTS = frozenset(("item", "__float__", "__int__", "__index__"))
+# reads PyTorch captures as symbolic scalars with config.capture_scalar_outputs (and, in
+# 2.13, always under fullgraph=True; numpy() too), and the fake run's errors of ops whose
+# output size depends on data (nonzero, x[mask], unique), which it captures with
+# config.capture_dynamic_output_shape_ops or fullgraph=True: breaks here still, but
+# fullgraph=True allows them
+_SCALAR_OUTPUTS = frozenset(("item", "__float__", "__int__", "__index__", "numpy"))
 _DYNAMIC_OUTPUT_ERRORS = frozenset(("DynamicOutputShapeException",
                                     "DataDependentOutputException"))
 # global functions with side effects on state the graph's ops read: break, then run
@@ -443,8 +445,7 @@ class Capture:
                 recording.forget_inputs(known_inputs)
                 qual = getattr(func, "__name__", repr(func))
                 # (PyTorch captures an op of data-dependent output size when asked to)
-                dynamic_output = type(exc).__name__ in _DYNAMIC_OUTPUT_ERRORS and \
-                    _dynamo_config.capture_dynamic_output_shape_ops
+                dynamic_output = type(exc).__name__ in _DYNAMIC_OUTPUT_ERRORS
                 return self.eager(func, args, kwargs, f"{qual}() cannot run on metadata only "
                                   f"({type(exc).__name__}: {exc})".split("\n")[0],
                                   dynamic_output)
@@ -597,7 +598,7 @@ class CaptureMode(TorchFunctionMode):
                     return func(*args, **kwargs)
             return capture.eager(func, args, kwargs, f"Tensor.{name}() needs the tensor's "
                                  "data or changes it outside the graph",
-                                 name in _SCALAR_OUTPUTS and _dynamo_config.capture_scalar_outputs)
+                                 name in _SCALAR_OUTPUTS)
         if name == "__iter__" and args and isinstance(args[0], Tensor):
             return iter(self.__torch_function__(Tensor.unbind, types, (args[0],), {}))
         return capture.defer(func, name, args, kwargs)
