@@ -51,6 +51,8 @@ class QuantizedWeight(torch.Tensor):
             return QuantizedWeight(args[0].q.t(), args[0].scale)
         if func is aten.detach.default:
             return QuantizedWeight(args[0].q, args[0].scale)
+        if func is aten.clone.default:
+            return QuantizedWeight(args[0].q.clone(), args[0].scale.clone())
         plain = tree_map_only(QuantizedWeight, QuantizedWeight.dequantize, (args, kwargs))
         return func(*plain[0], **plain[1])
 
@@ -556,3 +558,19 @@ def test_opcheck_passes_a_correct_custom_op_and_flags_broken_ones() -> None:
                       test_utils=("test_schema", "test_faketensor"))
     assert isinstance(results["test_schema"], Exception)
     assert isinstance(results["test_faketensor"], Exception)
+
+
+def test_deepcopy_and_state_dict_of_a_module_with_a_wrapper_subclass_weight() -> None:
+    import copy
+
+    lin, dequantized, _ = _quantized_linear()
+    twin = copy.deepcopy(lin)
+    assert type(twin.weight) is QuantizedWeight and twin.weight is not lin.weight
+    assert isinstance(twin.weight, torch.nn.Parameter)  # the _is_param mark travels
+    assert torch.equal(twin.weight.q, lin.weight.q) and twin.weight.q is not lin.weight.q
+    x = torch.randn(2, 4)
+    assert torch.allclose(twin(x), lin(x))
+    fresh = torch.nn.Linear(4, 3)
+    fresh.load_state_dict(lin.state_dict(), assign=True)
+    assert type(fresh.weight) is QuantizedWeight and isinstance(fresh.weight, torch.nn.Parameter)
+    assert torch.allclose(fresh(x), x @ dequantized.t() + lin.bias.detach())

@@ -278,15 +278,19 @@ def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
                            "the deepcopy protocol at the moment.")
     if id(self) in memo:
         return memo[id(self)]
+    import copy
+
     out = clone(self.detach())
-    if type(self) is not Tensor:
+    if type(out) is not type(self):  # (a wrapper subclass's own detach/clone keep its class)
         out = _rewrap(out, type(self))
     out._requires_grad = self.requires_grad
     memo[id(self)] = out
     if self._grad is not None:
-        import copy
-
         out._grad = copy.deepcopy(self._grad, memo)
+    if type(self) is not Tensor:
+        # a subclass's Python attributes (a wrapper's inner tensors, metadata, a custom
+        # parameter's _is_param mark) are copied too, as in PyTorch
+        vars(out).update(copy.deepcopy(vars(self), memo))
     return out
 
 
