@@ -417,3 +417,25 @@ def test_python_operators_are_operator_functions_in_the_graph_a_backend_sees():
                      operator.neg, operator.matmul]]
     explained = torch._dynamo.explain(f)(x, y)
     assert explained.ops_per_graph == seen
+
+
+def test_a_backend_reading_the_graph_sees_names_and_shapes():
+    seen = []
+
+    def readable_backend(gm, example_inputs):
+        seen.append(gm.print_readable(print_output=False))
+        return gm.forward
+
+    model = nn.Linear(3, 2)
+    offset = torch.ones(2)
+
+    def f(x):
+        return model(x).relu() + offset
+
+    torch.compile(f, backend=readable_backend)(torch.ones(4, 3))
+    text = seen[0]
+    # placeholders named after the globals read (model's parameters, offset), every value
+    # annotated with its dtype and shape, as PyTorch prints a captured graph
+    assert 'l_x_: "f32[4, 3]"' in text and 'l_model_weight_: "f32[2, 3]"' in text
+    assert 'l_offset_: "f32[2]"' in text
+    assert 'relu: "f32[4, 2]"' in text and 'add: "f32[4, 2]"' in text

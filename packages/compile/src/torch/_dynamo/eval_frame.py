@@ -116,7 +116,28 @@ def _arg_names(fn: Callable[..., Any], module: nn.Module | None, args: tuple[Any
             names.setdefault(("int", value), name)  # type: ignore[call-overload]
     if module is not None:
         _name_tensors(names, "self", module)
+    _name_free_values(names, fn)
     return names
+
+
+def _name_free_values(names: dict[Any, str], fn: Callable[..., Any]) -> None:
+    """The tensors and modules ``fn`` reads from its globals and closure cells, named after
+    the variable (a global model ``m``'s weight: ``m.weight``, placeholder ``l_m_weight_``)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return
+    scope = getattr(fn, "__globals__", {})
+    for name in code.co_names:
+        value = scope.get(name)
+        if isinstance(value, (Tensor, nn.Module)):
+            _name_tensors(names, name, value)
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(value, (Tensor, nn.Module)):
+            _name_tensors(names, name, value)
 
 
 def _compiled_call(fn: Callable[..., Any], signature_fn: Callable[..., Any],

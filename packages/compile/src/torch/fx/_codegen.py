@@ -193,6 +193,8 @@ class _Writer:
 def _annotation(node: Node, include_stride: bool, include_device: bool) -> str | None:
     """``"f32[3, 4]"`` for a node whose meta holds a tensor value or metadata."""
     value = node.meta.get("val", node.meta.get("tensor_meta"))
+    if value is None:  # graph capture's nodes hold their fake value here (as PyTorch's)
+        value = node.meta.get("example_value")
     if value is None:
         return None
     shape = getattr(value, "shape", None)
