@@ -28,6 +28,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 # the values of torch.compile(mode=...); None means "default"
 MODES: tuple[str, ...] = (
     "default",
+    "lite",  # PyTorch 2.13's: fewer optimisations for a faster compile
     "reduce-overhead",
     "max-autotune",
     "max-autotune-no-cudagraphs",
