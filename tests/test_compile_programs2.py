@@ -439,3 +439,10 @@ def test_a_backend_reading_the_graph_sees_names_and_shapes():
     assert 'l_x_: "f32[4, 3]"' in text and 'l_model_weight_: "f32[2, 3]"' in text
     assert 'l_offset_: "f32[2]"' in text
     assert 'relu: "f32[4, 2]"' in text and 'add: "f32[4, 2]"' in text
+
+
+def test_mode_lite_of_pytorch_2_13_is_accepted():
+    compiled = torch.compile(lambda x: x.relu() * 2, mode="lite")
+    assert compiled(torch.tensor([-1.0, 3.0])).tolist() == [0.0, 6.0]
+    with pytest.raises(RuntimeError, match="Unrecognized mode"):
+        torch.compile(lambda x: x, mode="no-such-mode")
