@@ -446,3 +446,15 @@ def test_mode_lite_of_pytorch_2_13_is_accepted():
     assert compiled(torch.tensor([-1.0, 3.0])).tolist() == [0.0, 6.0]
     with pytest.raises(RuntimeError, match="Unrecognized mode"):
         torch.compile(lambda x: x, mode="no-such-mode")
+
+
+def test_explain_break_reasons_are_graph_compile_reasons():
+    def f(x):
+        y = x.sin()
+        print("a break")
+        return y * 2
+
+    explained = torch._dynamo.explain(f)(torch.zeros(2))
+    (reason,) = explained.break_reasons
+    assert type(reason).__name__ == "GraphCompileReason" and reason.graph_break
+    assert "print" in reason.reason and 'print("a break")' in reason.user_stack

@@ -6,18 +6,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BreakReason", "ExplainOutput", "explain"]
+__all__ = ["BreakReason", "ExplainOutput", "GraphCompileReason", "explain"]
 
 
 @dataclass
-class BreakReason:
-    """One graph break: why, and the program's source line where it happened."""
+class GraphCompileReason:
+    """One graph break (PyTorch's class name): why, and the program's source line where it
+    happened (``user_stack``, as text)."""
 
     reason: str
     user_stack: str
+    graph_break: bool = True
 
     def __str__(self) -> str:
         return f"{self.reason}\n    {self.user_stack}"
+
+
+BreakReason = GraphCompileReason  # the name this package used before
 
 
 @dataclass
@@ -27,7 +32,7 @@ class ExplainOutput:
     graphs: list[Any] = field(default_factory=list)
     graph_count: int = 0
     graph_break_count: int = 0
-    break_reasons: list[BreakReason] = field(default_factory=list)
+    break_reasons: list[GraphCompileReason] = field(default_factory=list)
     op_count: int = 0
     ops_per_graph: list[list[Any]] = field(default_factory=list)
     out_guards: list[str] = field(default_factory=list)
@@ -82,7 +87,7 @@ def explain(f: Callable[..., Any], *extra_args: Any, **extra_kwargs: Any) -> Any
         out = ExplainOutput()
         out.graphs = [g.graph_module for g in frame.graphs]
         out.graph_count = len(frame.graphs)
-        out.break_reasons = [BreakReason(r, w) for r, w in frame.breaks]
+        out.break_reasons = [GraphCompileReason(r, w) for r, w in frame.breaks]
         out.graph_break_count = len(frame.breaks)
         # each op's target, as PyTorch lists them (operator.mul, torch.relu, "__iadd__")
         out.ops_per_graph = [[n.target for n in g.graph_module.graph.nodes
