@@ -458,3 +458,29 @@ def test_explain_break_reasons_are_graph_compile_reasons():
     (reason,) = explained.break_reasons
     assert type(reason).__name__ == "GraphCompileReason" and reason.graph_break
     assert "print" in reason.reason and 'print("a break")' in reason.user_stack
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_int_size_arguments_become_inputs_after_they_change(backend):
+    # x.view(n, -1), torch.zeros(n), x.narrow(0, 0, n), t.repeat(n, 1) with a new n each
+    # call: PyTorch makes n symbolic after its second value, one recompile
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    def f(x, n):
+        return (x.view(n, -1).sum(1) * 2, torch.zeros(n) + 1, x.narrow(0, 0, n).exp(),
+                x[:n].repeat(n, 1).sum(0))
+
+    counter = CompileCounterWithBackend(backend)
+    compiled = torch.compile(f, backend=counter)
+    x = torch.arange(12.0, requires_grad=True)
+    for n in (2, 3, 4, 6, 2):
+        got = compiled(x, n)
+        sum(g.sum() for g in got).backward()
+        got_grad, x.grad = x.grad, None
+        want = f(x, n)
+        sum(w.sum() for w in want).backward()
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w)
+        torch.testing.assert_close(got_grad, x.grad)
+        x.grad = None
+    assert counter.frame_count == 2

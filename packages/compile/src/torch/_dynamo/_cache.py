@@ -80,7 +80,8 @@ def explain_miss(old: tuple[Any, ...], new: tuple[Any, ...], names: list[str]) -
         if a != b:
             bound = _bound_miss(a, b)
             if bound is not None:
-                return f"slice bound of graph op {i} ({a[1]}): {bound}"
+                name = a[1] if isinstance(a[1], str) else getattr(a[1], "__name__", a[1])
+                return f"int argument of graph op {i} ({name}): {bound}"
             constant = _first_difference(a[2:], b[2:]) if a[:2] == b[:2] else None
             if constant is not None:
                 name = a[1] if isinstance(a[1], str) else getattr(a[1], "__name__", a[1])
@@ -96,10 +97,11 @@ _BOUND_CLASS_TEXT = {"pos": "an int >= 2", "neg": "a negative int", 0: "0", 1: "
 
 
 def _bound_miss(a: tuple[Any, ...], b: tuple[Any, ...]) -> str | None:
-    """How two ``__getitem__`` ops differ in a symbolic slice bound's class, or None."""
-    if not (_is_getitem(a) and _is_getitem(b)) or a[2][0] != b[2][0]:
+    """How two ops differ in a symbolic int's class (a slice bound, a size), or None."""
+    parts_a, parts_b = _int_parts(a), _int_parts(b)
+    if a[:2] != b[:2] or a[2][0] != b[2][0] or parts_a is None or parts_b is None:
         return None
-    for (_, x), (_, y) in zip(_slice_parts(a[2]), _slice_parts(b[2])):
+    for (_, x), (_, y) in zip(parts_a, parts_b):
         if x != y and x[0] == "int" and y[0] == "symint":
             return f"expected {x[1]}, got another int (automatic dynamic: now a graph input)"
         if x != y and "symint" in (x[0], y[0]):
@@ -369,19 +371,41 @@ def _slice_parts(args_key: Any) -> list[tuple[tuple[Any, ...], Any]]:
     return found
 
 
+def _size_parts(args_key: Any) -> list[tuple[tuple[Any, ...], Any]]:
+    """((argument, item or None, None), leaf key) of each int size argument of a size
+    operator's structure (``x.view(n, -1)``, ``torch.zeros(n)``, ``x.repeat((n, 1))``)."""
+    found: list[tuple[tuple[Any, ...], Any]] = []
+    for j, a in enumerate(args_key[1]):
+        if a[0] in ("int", "dim", "symint"):
+            found.append(((j, None, None), a))
+        elif a[0] in ("tuple", "list", "Size"):
+            found.extend(((j, item, None), v) for item, v in enumerate(a[1])
+                         if isinstance(v, tuple) and v and v[0] in ("int", "dim", "symint"))
+    return found
+
+
+def _int_parts(op: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], Any]] | None:
+    """The positions of the ints automatic dynamic may make inputs in ``op``: slice bounds
+    of a ``__getitem__``, size arguments of a size operator; None for other ops."""
+    if _is_getitem(op):
+        return _slice_parts(op[2])
+    if _size_op(op[0], op[1]):
+        return _size_parts(op[2])
+    return None
+
+
 def _is_getitem(op: tuple[Any, ...]) -> bool:
     return op[0] == "call_method" and op[1] == "__getitem__"
 
 
 def _bound_changes(index: int, a: tuple[Any, ...], b: tuple[Any, ...]
                    ) -> set[tuple[Any, ...]] | None:
-    """The slice-bound positions where two ``__getitem__`` ops differ only in int bounds
-    (``x[:n]`` with another ``n``), or None when they differ otherwise."""
-    if not (_is_getitem(a) and _is_getitem(b)) or a[3] != b[3] or a[2][0] != b[2][0] \
-            or len(a[2][1]) != len(b[2][1]):
+    """The positions where two ops differ only in int slice bounds (``x[:n]`` with another
+    ``n``) or int size arguments (``x.view(n, -1)``), or None when they differ otherwise."""
+    if a[:2] != b[:2] or a[3] != b[3] or a[2][0] != b[2][0] or len(a[2][1]) != len(b[2][1]):
         return None
-    parts_a, parts_b = _slice_parts(a[2]), _slice_parts(b[2])
-    if [p for p, _ in parts_a] != [p for p, _ in parts_b]:
+    parts_a, parts_b = _int_parts(a), _int_parts(b)
+    if parts_a is None or parts_b is None or [p for p, _ in parts_a] != [p for p, _ in parts_b]:
         return None
     changed = {p for (p, x), (_, y) in zip(parts_a, parts_b) if x != y}
     if not changed or any(not (_bound_int(x) and _bound_int(y))
@@ -437,7 +461,7 @@ def mask_symints(structure: tuple[Any, ...], symints: Any) -> tuple[Any, ...]:
     for index, *where in symints:
         by_op.setdefault(index, []).append(tuple(where))
     for index, places in by_op.items():
-        if index >= len(ops) or not _is_getitem(ops[index]):
+        if index >= len(ops) or _int_parts(ops[index]) is None:
             continue
         kind, target, args, kwargs = ops[index]
         items = list(args[1])
@@ -445,25 +469,34 @@ def mask_symints(structure: tuple[Any, ...], symints: Any) -> tuple[Any, ...]:
             if j >= len(items):
                 continue
             holder = items[j] if item is None else (
-                items[j][1][item] if items[j][0] == "tuple" and item < len(items[j][1])
-                else None)
-            if not isinstance(holder, tuple) or not holder or holder[0] != "slice":
+                items[j][1][item] if items[j][0] in ("tuple", "list", "Size")
+                and item < len(items[j][1]) else None)
+            if not isinstance(holder, tuple) or not holder:
                 continue
-            leaf = holder[1 + part]
-            if leaf[0] == "int":
-                leaf = ("symint", _bound_class(leaf[1]))
-            elif leaf[0] == "dim":
-                leaf = ("symint", "pos")
-            bound = list(holder)
-            bound[1 + part] = leaf
+            if part is None:  # a size argument: the leaf itself
+                bound: Any = _symint_leaf(holder)
+            elif holder[0] == "slice":
+                parts = list(holder)
+                parts[1 + part] = _symint_leaf(holder[1 + part])
+                bound = tuple(parts)
+            else:
+                continue
             if item is None:
-                items[j] = tuple(bound)
+                items[j] = bound
             else:
                 inner = list(items[j][1])
-                inner[item] = tuple(bound)
+                inner[item] = bound
                 items[j] = (items[j][0], tuple(inner))
         ops[index] = (kind, target, (args[0], tuple(items)), kwargs)
     return tuple(ops)
+
+
+def _symint_leaf(leaf: Any) -> Any:
+    if leaf[0] == "int":
+        return ("symint", _bound_class(leaf[1]))
+    if leaf[0] == "dim":
+        return ("symint", "pos")
+    return leaf
 
 
 def symint_values(recording: Any, symints: Any) -> list[int]:
@@ -473,13 +506,13 @@ def symint_values(recording: Any, symints: Any) -> list[int]:
     for index, j, item, part in sorted(symints, key=_position_order):
         index_arg = recording.ops[index][2][j]
         bound = index_arg if item is None else index_arg[item]
-        values.append((bound.start, bound.stop, bound.step)[part])
+        values.append(bound if part is None else (bound.start, bound.stop, bound.step)[part])
     return values
 
 
 def _position_order(position: tuple[Any, ...]) -> tuple[Any, ...]:
     index, j, item, part = position
-    return (index, j, -1 if item is None else item, part)
+    return (index, j, -1 if item is None else item, -1 if part is None else part)
 
 
 def scalar_inputs(recording: Any, scalars: frozenset[tuple[int, int]]) -> list[Tensor]:

@@ -136,6 +136,9 @@ def build_graph_module(capture: Any, recording: Any, outputs: list[Any],
                 elif found is not None:
                     parts[part] = size_of(*found)
             return slice(*parts)
+        symbolic = int_nodes.get((*where, None))
+        if symbolic is not None:  # a size argument made an int input
+            return symbolic
         found = (dims or {}).get((*where, None))
         return size_of(*found) if found is not None else value
 
