@@ -164,3 +164,19 @@ def test_assert_allclose_is_the_deprecated_lenient_form() -> None:
         torch.testing.assert_allclose(torch.tensor([1.0]), [1.1])
     with pytest.warns(FutureWarning):  # no dtype check
         torch.testing.assert_allclose(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float64))
+
+
+def test_tensor_storage_is_the_deprecated_typed_view() -> None:
+    import torch._utils
+
+    torch._utils._typed_storage_warned = False  # (warned once per process, as PyTorch)
+    x = torch.ones(3)
+    with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
+        s = x.storage()
+    assert len(s) == 3 and s.size() == 3 and s.dtype == torch.float32
+    assert s.element_size() == 4 and s.nbytes() == 12
+    assert s.data_ptr() == x.data_ptr() == x[1:].storage().data_ptr()
+    assert s.untyped() is x.untyped_storage() or s.untyped().data_ptr() == x.data_ptr()
+    s[0] = 5
+    assert x.tolist() == [5.0, 1.0, 1.0] and s.tolist() == [5.0, 1.0, 1.0]
+    assert s.type() == "torch.FloatStorage" and not s.is_shared() and not s.is_pinned()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import _utils
 from ._aten.arith import _aten_add, _aten_mul, add, inplace_method, mul, sum
 from ._aten.convert import (
     clone,
@@ -296,6 +297,7 @@ def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
 
 # Tensor method name -> function; torch._functions binds every op module's table.
 METHODS: dict[str, Any] = {
+    "storage": _utils.tensor_storage,
     "add": add,
     "mul": mul,
     "multiply": mul,

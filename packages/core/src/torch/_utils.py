@@ -59,6 +59,27 @@ class TypedStorage:
     def __len__(self) -> int:
         return self.size()
 
+    def untyped(self) -> Any:
+        """The bytes underneath (PyTorch's older name of :meth:`untyped_storage`)."""
+        return self._untyped
+
+    def data_ptr(self) -> int:
+        """The address of the first byte."""
+        return self._untyped.data_ptr()
+
+    def is_shared(self) -> bool:
+        return False
+
+    def is_pinned(self, device: Any = None) -> bool:
+        return False
+
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> str:
+        """The legacy class name (``"torch.FloatStorage"``)."""
+        return f"torch.{_STORAGE_NAMES.get(str(self.dtype).rpartition('.')[2], 'TypedStorage')}"
+
+    def __setitem__(self, i: Any, value: Any) -> None:
+        self._as_tensor()[i] = value
+
     def _as_tensor(self) -> Tensor:
         n = self.size()
         return Tensor._make(self._untyped, (n,), (1,), 0, self.dtype, self._untyped.device)
@@ -469,3 +490,22 @@ def _get_device_module(device_type: str | None = None) -> Any:
 
     name = device_type or _get_available_device_type() or "cuda"
     return getattr(torch, name)
+
+
+_typed_storage_warned = False
+
+
+def tensor_storage(self: Tensor) -> TypedStorage:
+    """``Tensor.storage()``: the tensor's storage viewed as elements of its dtype (PyTorch
+    warns once that TypedStorage is deprecated, as this does)."""
+    global _typed_storage_warned
+    if not _typed_storage_warned:
+        _typed_storage_warned = True
+        import warnings
+
+        warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
+                      "UntypedStorage will be the only storage class. This should only matter "
+                      "to you if you are using storages directly.  To access UntypedStorage "
+                      "directly, use tensor.untyped_storage() instead of tensor.storage()",
+                      UserWarning, stacklevel=2)
+    return TypedStorage(wrap_storage=self.untyped_storage(), dtype=self.dtype)
