@@ -266,7 +266,8 @@ def render(plait: dict[str, Any], ref: dict[str, Any], rows: list[dict[str, Any]
         "warm-up. The same functional code and the same numpy-seeded inputs run on both sides; "
         "each workload's result is checked once (float64 checksum of its outputs; the first 3 "
         "steps' losses for the training steps) against PyTorch's. Import time is the median "
-        "wall time of 10 fresh `python -c \"import torch\"` processes.",
+        "wall time of 10 fresh `python -c \"import torch\"` processes, with bytecode cached "
+        "(as an installed package has it).",
         f"- {met} of {len(rows)} targets met. Ratio < 1 means Plait is faster.",
         *([warning] if (warning := busy_warning(plait.get("load"))) else []),
         "",
