@@ -121,14 +121,20 @@ def empty_cache() -> None:
         release()
 
 
-def _ask(name: str, device: Any = None) -> Any:
-    """``torch.<accelerator>.<name>(index)`` for ``device`` (the current device by default);
-    a RuntimeError naming the backend when its module lacks ``name``."""
+def _provided(name: str) -> tuple[str, ModuleType, Any]:
+    """The accelerator's type, module and its function ``name``; a RuntimeError naming the
+    backend when its module lacks it."""
     device_type, mod = _require()
     fn = getattr(mod, name, None)
     if fn is None:
         raise RuntimeError(f"torch.accelerator.{name}: the {device_type} backend does not "
                            f"provide torch.{device_type}.{name}")
+    return device_type, mod, fn
+
+
+def _ask(name: str, device: Any = None) -> Any:
+    """``torch.<accelerator>.<name>(index)`` for ``device`` (the current device by default)."""
+    device_type, mod, fn = _provided(name)
     index = int(mod.current_device()) if device is None else _index_of(device, device_type)
     return fn(index)
 
@@ -181,12 +187,7 @@ def current_stream(device: Any = None, /) -> Any:
 
 def set_stream(stream: Any) -> None:
     """Make ``stream`` the current stream of its device."""
-    device_type, mod = _require()
-    fn = getattr(mod, "set_stream", None)
-    if fn is None:
-        raise RuntimeError(f"torch.accelerator.set_stream: the {device_type} backend does not "
-                           f"provide torch.{device_type}.set_stream")
-    fn(stream)
+    _provided("set_stream")[2](stream)
 
 
 def empty_host_cache() -> None:

@@ -67,6 +67,12 @@ class TensorType:
         return self._value.type_str()
 
 
+# a constant's class -> its IR type's kind (bool before int: True is an int too, and the
+# lookup is by exact class)
+_CONSTANT_KINDS = {type(None): "NoneType", bool: "BoolType", int: "IntType", float: "FloatType",
+                   str: "StringType", list: "ListType", tuple: "ListType"}
+
+
 class _ConstantType:
     """The type of a constant that is not a tensor (``int``, ``float``, ``int[]``...)."""
 
@@ -74,20 +80,7 @@ class _ConstantType:
         self._value = value
 
     def kind(self) -> str:
-        v = self._value
-        if v is None:
-            return "NoneType"
-        if isinstance(v, bool):
-            return "BoolType"
-        if isinstance(v, int):
-            return "IntType"
-        if isinstance(v, float):
-            return "FloatType"
-        if isinstance(v, str):
-            return "StringType"
-        if isinstance(v, (list, tuple)):
-            return "ListType"
-        return "AnyType"
+        return _CONSTANT_KINDS.get(type(self._value), "AnyType")
 
     def __str__(self) -> str:
         return self.kind().removesuffix("Type").lower()
