@@ -5,57 +5,49 @@ graphs, export). One row per view: the function's name -> the view method it cop
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .._core.layout import contiguous_format
 from .._core.tensor import Tensor
+from . import complex_views
 
-# name of the copy -> the Tensor view method it copies
-VIEW_COPIES: dict[str, str] = {
-    "view_copy": "view",
-    "permute_copy": "permute",
-    "transpose_copy": "transpose",
-    "t_copy": "t",
-    "squeeze_copy": "squeeze",
-    "unsqueeze_copy": "unsqueeze",
-    "expand_copy": "expand",
-    "select_copy": "select",
-    "diagonal_copy": "diagonal",
-    "as_strided_copy": "as_strided",
-    "detach_copy": "detach",
-    "alias_copy": "view_as",  # (an alias is a view of the whole tensor)
-    "unfold_copy": "unfold",
-    "split_copy": "split",
-    "split_with_sizes_copy": "split_with_sizes",
-    "unbind_copy": "unbind",
-    "view_as_real_copy": "view_as_real",
-    "view_as_complex_copy": "view_as_complex",
-    "values_copy": "values",
-    "indices_copy": "indices",
+
+def _method(name: str) -> Callable[..., Any]:
+    """The view ``input.<name>(*args, **kwargs)``."""
+    def view(input: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(input, name)(*args, **kwargs)
+
+    return view
+
+
+def _expand(input: Tensor, size: Any, *, implicit: bool = False) -> Tensor:
+    return input.expand(size)  # (implicit: the schema's flag; it changes nothing here)
+
+
+# name of the copy -> the view it copies
+VIEW_COPIES: dict[str, Callable[..., Any]] = {
+    **{f"{name}_copy": _method(name) for name in (
+        "view", "permute", "transpose", "t", "squeeze", "unsqueeze", "select", "diagonal",
+        "as_strided", "detach", "unfold", "split", "split_with_sizes", "unbind", "values",
+        "indices")},
+    "expand_copy": _expand,
+    "alias_copy": lambda input: input.view_as(input),  # an alias views the whole tensor
+    "view_as_real_copy": complex_views.view_as_real,
+    "view_as_complex_copy": complex_views.view_as_complex,
 }
 
 
-def _copy_of(name: str, view: str) -> Any:
+def _copy_of(name: str, view: Callable[..., Any]) -> Any:
     def copy(input: Tensor, *args: Any, **kwargs: Any) -> Any:
-        if view == "view_as":
-            args = (input,)
-        elif view == "expand":
-            kwargs.pop("implicit", None)  # (the schema's flag; it changes nothing here)
-        fn = getattr(input, view, None)
-        if fn is None:  # view_as_real/_complex are torch functions, not methods
-            from . import complex_views
-
-            fn = getattr(complex_views, view)
-            result = fn(input, *args, **kwargs)
-        else:
-            result = fn(*args, **kwargs)
+        result = view(input, *args, **kwargs)
         if isinstance(result, (list, tuple)):
             return [r.clone(memory_format=contiguous_format) for r in result]
         return result.clone(memory_format=contiguous_format)
 
     copy.__name__ = copy.__qualname__ = name
-    copy.__doc__ = (f"``input.{view}(...)`` as a new contiguous tensor that shares no memory "
-                    "with ``input``.")
+    copy.__doc__ = (f"``{name.removesuffix('_copy')}`` of ``input`` as a new contiguous tensor "
+                    "that shares no memory with ``input``.")
     return copy
 
 
