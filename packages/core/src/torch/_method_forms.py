@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._aten import complex_views, indexing
+from ._aten import complex_views, indexing, shape
 from ._aten.arith import inplace_method
 from ._core.tensor import Tensor
 from ._fused import float_parts, integer_math, special
@@ -85,13 +85,7 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     missing = size - found.shape[0]
     if missing == 0:
         return found
-    return _cat(found, found.new_full((missing, found.shape[1]), fill_value))
-
-
-def _cat(a: Tensor, b: Tensor) -> Tensor:
-    from ._aten import shape
-
-    return shape.cat([a, b], 0)
+    return shape.cat([found, found.new_full((missing, found.shape[1]), fill_value)], 0)
 
 
 for _name, _op in INPLACE_FORMS.items():
