@@ -219,6 +219,12 @@ _LAZY["_ops"] = ("torch._ops", None)  # torch._ops.OpOverload, as libraries name
 for _name in ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
               "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"):
     _LAZY[_name] = ("torch._legacy_tensor_types", _name)
+# Quantized tensors and their schemes (torch.quantize_per_tensor, torch.per_tensor_affine...)
+for _name in ("quantize_per_tensor", "quantize_per_channel", "quantize_per_tensor_dynamic",
+              "dequantize", "qscheme", "per_tensor_affine", "per_channel_affine",
+              "per_tensor_symmetric", "per_channel_symmetric",
+              "per_channel_affine_float_qparams"):
+    _LAZY[_name] = ("torch._quantized", _name)
 del _name
 _lazy_lock = _threading.RLock()
 

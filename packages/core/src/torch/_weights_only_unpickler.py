@@ -31,7 +31,7 @@ import struct
 import threading
 from typing import Any
 
-from . import _utils
+from . import _quantized, _utils
 from ._core import dtype as _dtype, layout as _layout, storage as _storage
 from ._core.device import device as _device
 from ._core.tensor import Size, Tensor
@@ -94,11 +94,17 @@ def _builtin_allowlist() -> dict[str, Any]:
         "torch._utils._rebuild_meta_tensor_no_storage": _utils._rebuild_meta_tensor_no_storage,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
         "torch._utils._rebuild_sparse_tensor": _utils._rebuild_sparse_tensor,
+        # (checks its arguments itself)
+        "torch._quantized._rebuild_quantized": _quantized._rebuild_quantized,
     }
     for name, dt in _dtype.DTYPES.items():
         allowed[f"torch.{name}"] = dt
     for name, dt in _dtype.ALIASES.items():
         allowed[f"torch.{name}"] = dt
+    for name, scheme in _quantized.QSCHEMES.items():
+        allowed[f"torch.{name}"] = scheme
+    for dt in _quantized.QUANTIZED_DTYPES:  # (a dynamic quantized Linear saves its dtype)
+        allowed[repr(dt)] = dt
     for name in ("strided", "sparse_coo"):
         allowed[f"torch.{name}"] = getattr(_layout, name)
     for name, cls in _utils.STORAGE_TYPES.items():

@@ -283,6 +283,8 @@ def _make_pickler(pickle_module: Any, buffer: IO[bytes], protocol: int,
 def _reduce_tensor(t: Tensor, param_cls: Any) -> tuple[Any, ...]:
     """How a tensor is pickled: the rebuild call and its arguments (PyTorch's form)."""
     cls = type(t)
+    if t.is_quantized:  # its integers and quantization parameters (torch._quantized)
+        return t.__reduce_ex__(2)
     if t.is_sparse:  # PyTorch's form: the layout and the parts (saved as dense tensors)
         return (_utils._rebuild_sparse_tensor,
                 (t.layout, (t._indices(), t._values().detach(), t.size(), t.is_coalesced())))
