@@ -175,5 +175,63 @@ def make_kernels(
                 return composite()
         return out
 
+    def plan_embedding_backward(grad_output: Any, indices: Any, num_weights: int,
+                                padding_idx: int, scale_grad_by_freq: bool) -> Kernel | None:
+        """The kernel of one signature of ``aten::embedding_dense_backward`` the native
+        scatter takes: a contiguous gradient of shape ``(*indices.shape, width)``, contiguous
+        int64 indices, no frequency scaling. Three native calls per call (zero the table's
+        gradient, add each gradient row into its index's row, zero the padding row), where
+        core's composite checks the indices with two reductions and reaches the same scatter
+        through a dozen operators; the scatter checks every index before it writes."""
+        code = dtype_codes.get(grad_output.dtype, unknown)
+        shape = tuple(indices.shape)
+        n = indices.numel()
+        if (code == unknown or scale_grad_by_freq or not n or not isinstance(num_weights, int)
+                or num_weights <= 0 or not isinstance(padding_idx, int)
+                or dtype_codes.get(indices.dtype) != int64 or not indices.is_contiguous()
+                or not grad_output.is_contiguous() or grad_output.ndim != len(shape) + 1
+                or tuple(grad_output.shape[:-1]) != shape or not grad_output.shape[-1]
+                or grad_output.device.type != "cpu" or indices.device.type != "cpu"):
+            return None
+        width = grad_output.shape[-1]
+        table = (num_weights, width)
+        new_out = allocator([(table, grad_output.dtype, grad_output.device)])
+        native_fill, native_scatter = native.fill_float, native.scatter
+        row_strides, index_shape, index_strides = (width, 1), (n, width), (1, 0)
+        # the padding row (none when padding_idx is out of [0, num_weights), as in PyTorch)
+        pad_offset = (padding_idx * width * grad_output.element_size()
+                      if 0 <= padding_idx < num_weights else None)
+        sum_code = _SCATTER_REDUCE["sum"]
+
+        def planned(grad_output: Any, indices: Any, num_weights: int, padding_idx: int,
+                    scale_grad_by_freq: bool) -> Any:
+            (out,), (dst,) = new_out()
+            if not native_fill(code, table, dst, row_strides, 0.0):
+                return None  # the generic path
+            try:
+                done = native_scatter(code, table, dst, row_strides, 0, index_shape,
+                                      indices.data_ptr(), index_strides, grad_output.data_ptr(),
+                                      row_strides, sum_code, True)
+            except IndexError:
+                raise IndexError("index out of range in self") from None
+            if not done:
+                return None
+            if pad_offset is not None:
+                native_fill(code, (1, width), dst + pad_offset, row_strides, 0.0)
+            return out
+
+        return planned
+
+    @plannable(plan_embedding_backward, native=True)
+    def embedding_dense_backward(grad_output: Any, indices: Any, num_weights: int,
+                                 padding_idx: int, scale_grad_by_freq: bool) -> Any:
+        """``aten::embedding_dense_backward``: planned calls run natively (above); a first
+        call, and every case off that path, runs core's composite."""
+        from torch.backends import contract
+
+        return contract.composite("aten::embedding_dense_backward")(
+            grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+
     return {"gather": gather, "scatter_": scatter_, "nonzero": nonzero,
-            "aten::embedding": embedding}
+            "aten::embedding": embedding,
+            "aten::embedding_dense_backward": embedding_dense_backward}
