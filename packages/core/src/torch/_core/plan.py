@@ -444,7 +444,12 @@ def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str,
     if len({id(t) for t in tensors}) != len(tensors) - sum(t is tensors[0] for t in tensors[1:]):
         # A tensor other than the first passed twice: the signature does not say so, and its
         # next call may pass two (the record could not tell which operand is which argument).
-        # Plan on a later call.
+        # Only a kernel plan serves such a key: it calls the kernel with each call's own
+        # tensors (attention's backward of q = k = v recorded a run on every call before).
+        plan = (_kernel_plan(op, args, kwargs, result, grad)
+                if op.namespace == "aten" and not op.schema.mutated else None)
+        if plan is not None and op._plans is not None:
+            op._plans[key] = plan
         return result
     kind = _factory_kinds.get(op.qualname)
     if _tensor_as_value(op, args, kwargs):
