@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import torch
+import torch.nn as nn
 
 _RANGES = {torch.qint8: (-128, 127, np.int8), torch.quint8: (0, 255, np.uint8),
            torch.qint32: (-(2 ** 31), 2 ** 31 - 1, np.int32)}
@@ -139,3 +140,141 @@ def test_views_keep_parameters_and_arithmetic_is_refused():
         q + 1
     with pytest.raises(RuntimeError, match="Quantize only works on Float Tensor"):
         torch.quantize_per_tensor(torch.tensor([1, 2]), 0.1, 0, torch.quint8)
+
+
+# -- dynamic quantization ---------------------------------------------------------------------
+
+def np_choose_qparams(low: float, high: float, qmin: int, qmax: int) -> tuple[float, int]:
+    """PyTorch's choice for dynamic activations: the range widened to hold 0, the float32
+    scale, the zero point from the end that represents its bound with less error."""
+    low, high = min(low, 0.0), max(high, 0.0)
+    scale = float(np.float32((high - low) / (qmax - qmin))) or 0.1
+    from_low, from_high = qmin - low / scale, qmax - high / scale
+    initial = from_low if abs(qmin) - abs(low / scale) < abs(qmax) - abs(high / scale) \
+        else from_high
+    return scale, int(np.clip(np.rint(initial), qmin, qmax))
+
+
+def np_dynamic_linear(x: np.ndarray, w_int: np.ndarray, w_scale: np.ndarray,
+                      bias: np.ndarray) -> np.ndarray:
+    """fbgemm's dynamic linear: quint8 input over 0..127, exact integer products,
+    fma(float32(acc), x_scale * w_scale, bias) in float32."""
+    x_scale, x_zp = np_choose_qparams(float(x.min()), float(x.max()), 0, 127)
+    qx = np.clip(np_quantize(x, x_scale, x_zp, torch.quint8), 0, 127).astype(np.int64)
+    acc = (qx - x_zp) @ w_int.astype(np.int64).T
+    multiplier = np.float32(x_scale) * np.asarray(w_scale, dtype=np.float32)
+    fused = acc.astype(np.float32).astype(np.float64) * multiplier.astype(np.float64) + bias
+    return fused.astype(np.float32)
+
+
+def _linear(weight: list[list[float]], bias: list[float]) -> nn.Linear:
+    layer = nn.Linear(len(weight[0]), len(weight))
+    with torch.no_grad():
+        layer.weight.copy_(torch.tensor(weight))
+        layer.bias.copy_(torch.tensor(bias))
+    return layer
+
+
+def test_quantize_dynamic_linear_agrees_with_pytorch_and_numpy():
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+    model = nn.Sequential(_linear([[0.5, -0.25, 0.125], [-1.0, 0.75, 0.3]], [0.1, -0.2]))
+    x = torch.tensor([[1.0, 2.0, -0.5], [0.3, -1.2, 2.5]])
+    # PyTorch 2.13's outputs and weights for these numbers, written out
+    per_tensor = quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+    assert per_tensor[0].weight().int_repr().tolist() == [[64, -32, 16], [-127, 96, 38]]
+    assert per_tensor[0].weight().q_scale() == 0.007843137718737125  # float32(1 / 127.5)
+    assert per_tensor(x).tolist() == [[0.030535738915205002, 0.17931143939495087],
+                                      [0.8604508638381958, -0.6428346633911133]]
+    per_channel = quantize_dynamic(model, {nn.Linear: per_channel_dynamic_qconfig})
+    assert per_channel[0].weight().q_per_channel_scales().tolist() == [
+        0.003921568859368563, 0.007843137718737125]
+    assert per_channel(x).tolist() == [[0.026651224121451378, 0.17931143939495087],
+                                       [0.8593083620071411, -0.6428346633911133]]
+    half = torch.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.float16)
+    assert half(x).tolist() == [[0.03750000149011612, 0.14997558295726776],
+                                [0.8625000715255737, -0.6498779654502869]]
+    assert model[0].weight.dtype is torch.float32 and not hasattr(model[0], "qconfig")
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_dynamic_linear_matches_numpy_reference(per_channel):
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+    generator = torch.Generator().manual_seed(3)
+    model = nn.Sequential(nn.Linear(9, 6), nn.ReLU(), nn.Linear(6, 4))
+    spec = {nn.Linear: per_channel_dynamic_qconfig} if per_channel else {nn.Linear}
+    quantized = quantize_dynamic(model, spec)
+    assert not quantized.training and type(quantized[1]) is nn.ReLU
+    x = torch.randn(2, 5, 9, generator=generator) * 2 + 0.5
+    hidden = x.numpy()
+    for layer, float_layer in ((quantized[0], model[0]), (quantized[2], model[2])):
+        w = float_layer.weight.detach().numpy()
+        bound = np.maximum(np.abs(w).max(axis=1 if per_channel else None), 0)
+        w_scale = np.maximum(bound.astype(np.float32) / np.float32(127.5),
+                             np.finfo(np.float32).eps)
+        w_int = np_quantize(w, w_scale[:, None] if per_channel else w_scale, 0, torch.qint8)
+        np.testing.assert_array_equal(layer.weight().int_repr().numpy(), w_int)
+        hidden = np_dynamic_linear(hidden.reshape(-1, w.shape[1]), w_int, w_scale,
+                                   float_layer.bias.detach().numpy())
+        if layer is quantized[0]:
+            hidden = np.maximum(hidden, 0)
+    out = quantized(x)
+    assert out.shape == (2, 5, 4) and out.grad_fn is None
+    np.testing.assert_array_equal(out.reshape(-1, 4).numpy(), hidden)
+    # and within a quantization step or so of the float model
+    torch.testing.assert_close(out, model(x).detach(), atol=0.1, rtol=0)
+
+
+def test_dynamic_linear_repr_and_state_dict_round_trip():
+    from torch.ao.quantization import quantize_dynamic
+
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+    quantized = quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+    assert repr(quantized) == (
+        "Sequential(\n"
+        "  (0): DynamicQuantizedLinear(in_features=4, out_features=3, dtype=torch.qint8, "
+        "qscheme=torch.per_tensor_affine)\n"
+        "  (1): ReLU()\n"
+        "  (2): DynamicQuantizedLinear(in_features=3, out_features=2, dtype=torch.qint8, "
+        "qscheme=torch.per_tensor_affine)\n)")
+    assert repr(quantize_dynamic(model, dtype=torch.float16)[2]) == (
+        "DynamicQuantizedLinear(in_features=3, out_features=2, dtype=torch.float16)")
+    state = quantized.state_dict()
+    assert list(state) == ["0.scale", "0.zero_point", "0._packed_params.dtype",
+                           "0._packed_params._packed_params", "2.scale", "2.zero_point",
+                           "2._packed_params.dtype", "2._packed_params._packed_params"]
+    assert state["0._packed_params.dtype"] is torch.qint8
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    buffer.seek(0)
+    fresh = quantize_dynamic(nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2)))
+    fresh.load_state_dict(torch.load(buffer))
+    assert torch.equal(fresh[0].weight(), quantized[0].weight())
+    x = torch.randn(3, 4)
+    assert torch.equal(fresh(x), quantized(x))
+
+
+def test_observers_compute_pytorchs_parameters():
+    from torch.ao.quantization import MinMaxObserver, PerChannelMinMaxObserver
+
+    affine = MinMaxObserver()
+    affine(torch.tensor([-1.0, 3.0]))
+    scale, zero_point = affine.calculate_qparams()
+    # scale (3 - -1) / 255, zero point 0 - round(-1 / scale) = 64
+    assert scale.tolist() == [np.float32(4.0) / np.float32(255.0)] and zero_point.tolist() == [64]
+    assert repr(affine) == "MinMaxObserver(min_val=-1.0, max_val=3.0)"
+    assert (MinMaxObserver(reduce_range=True).quant_min,
+            MinMaxObserver(reduce_range=True).quant_max) == (0, 127)
+    channels = PerChannelMinMaxObserver(ch_axis=0, dtype=torch.qint8,
+                                        qscheme=torch.per_channel_symmetric)
+    channels(torch.tensor([[-1.0, 3.0], [0.5, 0.25]]))
+    scales, zero_points = channels.calculate_qparams()
+    assert scales.tolist() == [np.float32(3.0) / np.float32(127.5),
+                               np.float32(0.5) / np.float32(127.5)]
+    assert zero_points.tolist() == [0, 0]
+    assert repr(torch.ao.quantization.default_dynamic_qconfig) == (
+        "QConfig(activation=functools.partial(<class 'torch.ao.quantization.observer."
+        "PlaceholderObserver'>, dtype=torch.quint8, quant_min=0, quant_max=255, "
+        "is_dynamic=True){}, weight=functools.partial(<class 'torch.ao.quantization.observer."
+        "MinMaxObserver'>, dtype=torch.qint8, qscheme=torch.per_tensor_symmetric){})")

@@ -1,7 +1,7 @@
-"""``torch.ao.quantization`` (also ``torch.quantization``): the stubs a float model marks its
-quantized region with, and the base classes of observers and fake-quantize modules, which
-libraries test modules against (see :mod:`torch.ao`). Plait ships no concrete observer or
-quantized kernel."""
+"""``torch.ao.quantization`` (also ``torch.quantization``): dynamic quantization
+(``quantize_dynamic``, its qconfigs and observers), the stubs a float model marks its
+quantized region with, and the base class of fake-quantize modules (see :mod:`torch.ao`).
+Static quantization (``prepare``/``convert``, calibrated activations) is not provided."""
 
 from __future__ import annotations
 
@@ -12,25 +12,29 @@ import torch
 from torch import Tensor
 from torch.nn import Module
 
-__all__ = ["DeQuantStub", "FakeQuantizeBase", "ObserverBase", "QuantStub", "QuantWrapper"]
+from .observer import (
+    MinMaxObserver,
+    ObserverBase,
+    PerChannelMinMaxObserver,
+    PlaceholderObserver,
+    default_dynamic_quant_observer,
+    default_per_channel_weight_observer,
+    default_weight_observer,
+)
+from .qconfig import (
+    QConfig,
+    default_dynamic_qconfig,
+    float16_dynamic_qconfig,
+    per_channel_dynamic_qconfig,
+)
+from .quantize import get_default_dynamic_quant_module_mappings, quantize_dynamic
 
-
-class ObserverBase(ABC, Module):
-    """The base of observers: modules that watch the tensors passing through them (``forward``
-    returns its input) and compute quantization parameters from what they saw."""
-
-    def __init__(self, dtype: torch.dtype, is_dynamic: bool = False) -> None:
-        super().__init__()
-        self.dtype = dtype
-        self.is_dynamic = is_dynamic
-
-    @abstractmethod
-    def forward(self, x: Tensor) -> Tensor:
-        """Record statistics of ``x`` and return it."""
-
-    @abstractmethod
-    def calculate_qparams(self, **kwargs: Any) -> Any:
-        """The ``(scale, zero_point)`` the observed statistics call for."""
+__all__ = ["DeQuantStub", "FakeQuantizeBase", "MinMaxObserver", "ObserverBase",
+           "PerChannelMinMaxObserver", "PlaceholderObserver", "QConfig", "QuantStub",
+           "QuantWrapper", "default_dynamic_qconfig", "default_dynamic_quant_observer",
+           "default_per_channel_weight_observer", "default_weight_observer",
+           "float16_dynamic_qconfig", "get_default_dynamic_quant_module_mappings",
+           "per_channel_dynamic_qconfig", "quantize_dynamic"]
 
 
 class FakeQuantizeBase(ABC, Module):

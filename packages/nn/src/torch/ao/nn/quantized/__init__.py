@@ -4,7 +4,9 @@ observe them (see :mod:`torch.ao`)."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -46,3 +48,10 @@ class FloatFunctional(Module):
 
     def matmul(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(torch.matmul(x, y))
+
+
+def __getattr__(name: str) -> Any:
+    # the subpackages load on first access (torch.ao.nn.quantized.dynamic), as in PyTorch
+    if name in ("dynamic", "modules"):
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,7 @@
+"""``torch.ao.nn.quantized.dynamic``: layers whose weights are quantized ahead of time and
+whose inputs are quantized at each call (what ``torch.ao.quantization.quantize_dynamic``
+puts in place of ``nn.Linear``)."""
+
+from .modules import Linear
+
+__all__ = ["Linear"]
