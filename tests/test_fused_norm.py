@@ -463,3 +463,26 @@ def test_autograd_runs_through_the_fused_kernels():
                          b64.requires_grad_(True)), t), (x64, w64, b64))
     for got, want in zip((gx, gw, gb), ref):
         torch.testing.assert_close(got.double(), want, atol=1e-5, rtol=1e-4)
+
+
+def test_layer_norm_backward_passes_its_saved_statistics_without_detach():
+    # PyTorch's LayerNormBackward0 hands the saved mean and rstd to native_layer_norm_backward
+    # as they are: a dispatch mode sees no detach before it (the gradients are checked above)
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = torch.randn(2, 3, requires_grad=True)
+    w, b = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    y = torch.nn.functional.layer_norm(x, (3,), w, b)
+    with Log() as mode:
+        y.backward(torch.ones(2, 3))
+    first = mode.ops.index("aten.native_layer_norm_backward.default")
+    assert "aten.detach.default" not in mode.ops[:first]

@@ -8,6 +8,7 @@ derivatives) are written in differentiable ``torch`` ops, so higher orders work 
 
 from __future__ import annotations
 
+from ..._core import config as _config
 from ..._fused import losses as _losses, norms as _norms
 from . import derivative
 
@@ -64,8 +65,14 @@ def _native_layer_norm(ctx, grad, _grad_mean, _grad_rstd):
     _out, mean, rstd = ctx.result
     needs = ctx.needs_input_grad
     mask = [needs[0], weight is not None and needs[2], bias is not None and needs[3]]
+    if _config.is_grad_enabled():
+        # create_graph: the double backward differentiates mean and rstd as functions of x
+        # (native_layer_norm_backward's rule), not through this node's outputs. Without a
+        # graph nothing records, and the backward op takes them as saved (as PyTorch's does,
+        # with no detach calls a dispatch mode would see).
+        mean, rstd = mean.detach(), rstd.detach()
     dx, dw, db = _aten("_fused.norms", "native_layer_norm_backward")(
-        grad, x, shape, mean.detach(), rstd.detach(), weight, bias, mask)
+        grad, x, shape, mean, rstd, weight, bias, mask)
     return dx, None, dw, db, None
 
 
