@@ -278,3 +278,67 @@ def test_observers_compute_pytorchs_parameters():
         "PlaceholderObserver'>, dtype=torch.quint8, quant_min=0, quant_max=255, "
         "is_dynamic=True){}, weight=functools.partial(<class 'torch.ao.quantization.observer."
         "MinMaxObserver'>, dtype=torch.qint8, qscheme=torch.per_tensor_symmetric){})")
+
+
+def _np_sigmoid(v: np.ndarray) -> np.ndarray:
+    return (1.0 / (1.0 + np.exp(-v.astype(np.float64)))).astype(np.float32)
+
+
+def test_dynamic_lstm_matches_numpy_reference_and_round_trips():
+    from torch.ao.quantization import quantize_dynamic
+
+    torch.manual_seed(4)
+    lstm = nn.LSTM(3, 4)
+    quantized = quantize_dynamic(nn.Sequential(lstm), {nn.LSTM}, dtype=torch.qint8)
+    assert repr(quantized[0]) == "DynamicQuantizedLSTM(3, 4)"
+    x = torch.randn(5, 2, 3) * 2
+    out, (h, c) = quantized(x)
+
+    def w_int_and_scale(name: str) -> tuple[np.ndarray, np.ndarray]:
+        w = getattr(lstm, name).detach().numpy()
+        scale = np.maximum(np.float32(np.abs(w).max()) / np.float32(127.5),
+                           np.finfo(np.float32).eps)
+        return np_quantize(w, scale, 0, torch.qint8), scale
+
+    w_ih, s_ih = w_int_and_scale("weight_ih_l0")
+    w_hh, s_hh = w_int_and_scale("weight_hh_l0")
+    b_ih, b_hh = lstm.bias_ih_l0.detach().numpy(), lstm.bias_hh_l0.detach().numpy()
+    # PyTorch's CPU kernel applies the input weights to the whole sequence at once
+    gi = np_dynamic_linear(x.numpy().reshape(10, 3), w_ih, s_ih, b_ih).reshape(5, 2, 16)
+    hx = np.zeros((2, 4), np.float32)
+    cx = np.zeros((2, 4), np.float32)
+    for t in range(5):
+        gates = gi[t] + np_dynamic_linear(hx, w_hh, s_hh, b_hh)
+        i, f, g, o = np.split(gates, 4, axis=1)
+        cx = _np_sigmoid(f) * cx + _np_sigmoid(i) * np.tanh(g)
+        hx = _np_sigmoid(o) * np.tanh(cx)
+        np.testing.assert_allclose(out[t].numpy(), hx, atol=2e-6, rtol=0)
+    np.testing.assert_allclose(c[0].numpy(), cx, atol=2e-6, rtol=0)
+    assert torch.equal(h[0], out[-1])
+
+    state = quantized.state_dict()
+    assert list(state) == ["0._all_weight_values.0.param"]
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    buffer.seek(0)
+    fresh = quantize_dynamic(nn.Sequential(nn.LSTM(3, 4)), {nn.LSTM})
+    fresh.load_state_dict(torch.load(buffer))
+    assert torch.equal(fresh(x)[0], out)
+
+
+def test_dynamic_gru_bidirectional_batch_first_shapes_and_float16():
+    from torch.ao.quantization import quantize_dynamic
+
+    gru = nn.GRU(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    quantized = quantize_dynamic(nn.Sequential(gru), {nn.GRU})[0]
+    assert repr(quantized) == ("DynamicQuantizedGRU(3, 4, num_layers=2, batch_first=True, "
+                               "bidirectional=True)")
+    x = torch.randn(2, 6, 3)
+    out, h = quantized(x)
+    assert out.shape == (2, 6, 8) and h.shape == (4, 2, 4)
+    # the last layer's forward state is its output at the last step, the backward one at the first
+    assert torch.equal(h[2], out[:, -1, :4]) and torch.equal(h[3], out[:, 0, 4:])
+    expected, _ = gru(x)
+    torch.testing.assert_close(out, expected.detach(), atol=0.05, rtol=0)
+    half = quantize_dynamic(nn.Sequential(gru), {nn.GRU}, dtype=torch.float16)[0]
+    torch.testing.assert_close(half(x)[0], expected.detach(), atol=2e-3, rtol=0)

@@ -1,7 +1,7 @@
 """``torch.ao.nn.quantized.dynamic``: layers whose weights are quantized ahead of time and
 whose inputs are quantized at each call (what ``torch.ao.quantization.quantize_dynamic``
-puts in place of ``nn.Linear``)."""
+puts in place of ``nn.Linear``, ``nn.LSTM`` and ``nn.GRU``)."""
 
-from .modules import Linear
+from .modules import GRU, LSTM, Linear
 
-__all__ = ["Linear"]
+__all__ = ["GRU", "LSTM", "Linear"]

@@ -1,5 +1,6 @@
 """The modules of ``torch.ao.nn.quantized.dynamic``."""
 
 from .linear import Linear
+from .rnn import GRU, LSTM
 
-__all__ = ["Linear"]
+__all__ = ["GRU", "LSTM", "Linear"]
