@@ -121,18 +121,29 @@ def _log_softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int,
     return ATEN["_log_softmax_backward_data"](grad_output, output, dim, input_dtype)
 
 
+# The floating dtypes a plain call passes through as they are (no conversion, no check).
+_FLOATING = frozenset(dt for dt in _dtype.DTYPES.values() if dt.is_floating_point)
+_SOFTMAX, _LOG_SOFTMAX = ATEN["_softmax"], ATEN["_log_softmax"]
+
+
 def softmax(input: Tensor, dim: int, dtype: _dtype.dtype | None = None, *,
             out: Tensor | None = None) -> Tensor:
     """``exp(x) / sum(exp(x), dim)``, computed without overflow."""
+    if input.__class__ is Tensor and dtype is None and out is None \
+            and input._dtype in _FLOATING:  # the usual call: the checks below, inlined
+        return _SOFTMAX(input, dim, False)
     _check_input("softmax", input)
-    return write_out(out, ATEN["_softmax"](_compute_dtype(input, dtype), dim, False))
+    return write_out(out, _SOFTMAX(_compute_dtype(input, dtype), dim, False))
 
 
 def log_softmax(input: Tensor, dim: int, dtype: _dtype.dtype | None = None, *,
                 out: Tensor | None = None) -> Tensor:
     """``x - logsumexp(x, dim)``, the log of :func:`softmax` without its rounding."""
+    if input.__class__ is Tensor and dtype is None and out is None \
+            and input._dtype in _FLOATING:  # the usual call: the checks below, inlined
+        return _LOG_SOFTMAX(input, dim, False)
     _check_input("log_softmax", input)
-    return write_out(out, ATEN["_log_softmax"](_compute_dtype(input, dtype), dim, False))
+    return write_out(out, _LOG_SOFTMAX(_compute_dtype(input, dtype), dim, False))
 
 
 def _method(fn: Any) -> Any:
