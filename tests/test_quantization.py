@@ -145,10 +145,15 @@ def test_views_keep_parameters_and_arithmetic_is_refused():
 # -- dynamic quantization ---------------------------------------------------------------------
 
 def np_choose_qparams(low: float, high: float, qmin: int, qmax: int) -> tuple[float, int]:
-    """PyTorch's choice for dynamic activations: the range widened to hold 0, the float32
-    scale, the zero point from the end that represents its bound with less error."""
+    """PyTorch's choice for dynamic activations: the range widened to hold 0, a scale of at
+    least float32(6.1e-5) (a smaller one is raised to it, the range widened in proportion), the
+    zero point from the end that represents its bound with less error."""
     low, high = min(low, 0.0), max(high, 0.0)
-    scale = float(np.float32((high - low) / (qmax - qmin))) or 0.1
+    scale = (high - low) / (qmax - qmin) or 0.1
+    smallest = float(np.float32(6.1e-5))
+    if scale < smallest:
+        low, high = low * smallest / scale, high * smallest / scale
+        scale = smallest
     from_low, from_high = qmin - low / scale, qmax - high / scale
     initial = from_low if abs(qmin) - abs(low / scale) < abs(qmax) - abs(high / scale) \
         else from_high
@@ -191,14 +196,20 @@ def test_quantize_dynamic_linear_agrees_with_pytorch_and_numpy():
         0.003921568859368563, 0.007843137718737125]
     assert per_channel(x).tolist() == [[0.026651224121451378, 0.17931143939495087],
                                        [0.8593083620071411, -0.6428346633911133]]
+    # an input range below 255 * 6.1e-5 gets the smallest scale
+    assert per_tensor(x * 1e-3).tolist() == [[0.09992345422506332, -0.199601948261261],
+                                             [0.1007731482386589, -0.2004770040512085]]
+    tiny = torch.quantize_per_tensor_dynamic(torch.tensor([-0.001, 0.0005, 0.002]),
+                                             torch.quint8, False)
+    assert (tiny.q_scale(), tiny.q_zero_point()) == (6.0999998822808266e-05, 85)
     half = torch.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.float16)
     assert half(x).tolist() == [[0.03750000149011612, 0.14997558295726776],
                                 [0.8625000715255737, -0.6498779654502869]]
     assert model[0].weight.dtype is torch.float32 and not hasattr(model[0], "qconfig")
 
 
-@pytest.mark.parametrize("per_channel", [False, True])
-def test_dynamic_linear_matches_numpy_reference(per_channel):
+@pytest.mark.parametrize("per_channel,input_scale", [(False, 2.0), (True, 2.0), (False, 1e-4)])
+def test_dynamic_linear_matches_numpy_reference(per_channel, input_scale):
     from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
 
     generator = torch.Generator().manual_seed(3)
@@ -206,7 +217,7 @@ def test_dynamic_linear_matches_numpy_reference(per_channel):
     spec = {nn.Linear: per_channel_dynamic_qconfig} if per_channel else {nn.Linear}
     quantized = quantize_dynamic(model, spec)
     assert not quantized.training and type(quantized[1]) is nn.ReLU
-    x = torch.randn(2, 5, 9, generator=generator) * 2 + 0.5
+    x = (torch.randn(2, 5, 9, generator=generator) + 0.25) * input_scale
     hidden = x.numpy()
     for layer, float_layer in ((quantized[0], model[0]), (quantized[2], model[2])):
         w = float_layer.weight.detach().numpy()
@@ -223,7 +234,7 @@ def test_dynamic_linear_matches_numpy_reference(per_channel):
     assert out.shape == (2, 5, 4) and out.grad_fn is None
     np.testing.assert_array_equal(out.reshape(-1, 4).numpy(), hidden)
     # and within a quantization step or so of the float model
-    torch.testing.assert_close(out, model(x).detach(), atol=0.1, rtol=0)
+    torch.testing.assert_close(out, model(x).detach(), atol=0.05 * input_scale + 0.01, rtol=0)
 
 
 def test_dynamic_linear_repr_and_state_dict_round_trip():

@@ -328,22 +328,36 @@ def quantize_per_tensor_dynamic(input: Tensor, dtype: Any, reduce_range: bool) -
     return quantize_per_tensor(x, scale, zero_point, dtype)
 
 
+# The smallest scale the dynamic kernels choose: float32(6.1e-5), about float16's smallest
+# normal number (smaller scales are widened to it).
+_SMALL_SCALE = 6.0999998822808266e-05
+
+
 def choose_qparams(low: float, high: float, qmin: int, qmax: int,
                    reduce_range: bool = False) -> tuple[float, int]:
     """The affine ``(scale, zero_point)`` that maps ``[min(low, 0), max(high, 0)]`` onto
     ``[qmin, qmax]`` (halved when ``reduce_range``), as PyTorch's dynamic kernels choose them:
-    the scale is rounded to float32 (0.1 when it would be 0 or its inverse infinite), and the
-    zero point is taken from whichever end of the range represents its bound with less error,
-    rounded half to even and clamped."""
+    the scale in double precision (0.1 when its float32 rounding would be 0 or have an infinite
+    inverse; kernels use its float32 rounding), and the zero point from whichever end of the
+    range represents its bound with less error, rounded half to even and clamped."""
     import numpy as np
 
     low, high = min(low, 0.0), max(high, 0.0)
     if reduce_range:
         qmin, qmax = qmin // 2, qmax // 2
-    scale = float(np.float32((high - low) / (qmax - qmin)))
+    scale = (high - low) / (qmax - qmin)
     with np.errstate(divide="ignore", over="ignore"):
-        if scale == 0.0 or np.isinf(np.float32(1.0) / np.float32(scale)):
+        if np.float32(scale) == 0.0 or np.isinf(np.float32(1.0) / np.float32(scale)):
             scale = 0.1
+    if scale < _SMALL_SCALE:  # widened to the smallest scale, keeping where zero falls
+        amplifier = _SMALL_SCALE / scale
+        scale = _SMALL_SCALE
+        if low == 0.0:
+            high = scale * (qmax - qmin)
+        elif high == 0.0:
+            low = -scale * (qmax - qmin)
+        else:
+            low, high = low * amplifier, high * amplifier
     from_low, from_high = qmin - low / scale, qmax - high / scale
     error_low = abs(qmin) - abs(low / scale)
     error_high = abs(qmax) - abs(high / scale)
