@@ -177,6 +177,59 @@ def test_import_leaves_no_numpy_and_reports_time():
     assert out["t"] > 0
 
 
+# Standard-library modules (and pluggy) that together cost more to import than all of
+# `import torch` does: the import path and every plugin's entry-point module avoid them.
+HEAVY_AT_IMPORT = ("typing", "inspect", "dataclasses", "pkgutil", "re", "enum", "pluggy",
+                   "importlib.metadata", "numpy")
+
+
+def test_import_with_every_installed_plugin_loads_no_heavy_module():
+    out = run_json(f"""
+        import sys, torch
+        heavy = [m for m in {HEAVY_AT_IMPORT!r} if m in sys.modules]
+        import json  # (json imports re)
+        from torch._core import registry
+        print(json.dumps({{
+            "heavy": heavy,
+            "loaded": sorted(n for n, p in registry.installed().items() if p.status == "loaded"),
+        }}))
+    """)
+    assert "toy" in out["loaded"]  # the test plugin (and any installed backend) autoloaded
+    assert out["heavy"] == []
+
+
+def test_hook_implementations_validate_against_the_specifications():
+    # Plugins define their hooks as plain functions (no pluggy import); pluggy still checks
+    # them against hookspecs: every in-tree plugin module that is installed here, and a
+    # misspelt argument or hook name is refused.
+    import importlib
+    import types
+
+    import pluggy
+
+    from torch.backends import hookspecs
+
+    checked = 0
+    for name in ("plait_backend_cpu.plugin", "plait_backend_xpu.plugin",
+                 "plait_backend_cuda.plugin", "plait_backend_mps.plugin",
+                 "plait_toy_device.plugin"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue  # that backend is not installed in this environment
+        hookspecs.check_plugin(module)
+        checked += 1
+    assert checked >= 1
+    wrong_argument = types.ModuleType("wrong_argument")
+    exec("def torch_backend_info(device_type, flavour): pass", wrong_argument.__dict__)
+    with pytest.raises(pluggy.PluginValidationError, match="flavour"):
+        hookspecs.check_plugin(wrong_argument)
+    unknown_hook = types.ModuleType("unknown_hook")
+    exec("def torch_backend_infos(device_type): pass", unknown_hook.__dict__)
+    with pytest.raises(pluggy.PluginValidationError, match="torch_backend_infos"):
+        hookspecs.check_plugin(unknown_hook)
+
+
 SRC = pathlib.Path(__file__).resolve().parents[1] / "packages"
 # Only the registry, the device modules and Tensor's is_<device> properties may name
 # accelerator device types; everything else asks the registry (docs/backend-guide.md).

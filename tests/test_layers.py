@@ -21,7 +21,7 @@ SRC = pathlib.Path(torch.__file__).parent.parent
 
 # Bottom to top. A module belongs to the layer of its longest matching prefix.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("core", ("torch._core", "torch.backends.hookspecs")),
+    ("core", ("torch._core", "torch.backends.hookspecs", "torch.backends._backend_info")),
     ("reference backend", ("torch._refs",)),
     ("op library", ("torch._aten",)),
     ("fused composites", ("torch._fused",)),

@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
-
-import pluggy
 
 from . import __version__
 
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
 if TYPE_CHECKING:
-    from torch.backends.hookspecs import BackendInfo
+    from typing import Any
+
+    from torch.backends import BackendInfo
     from torch.library import Library
 
     from .allocator import HostAllocator
 
-hookimpl = pluggy.HookimplMarker("torch")
 
 DEVICE_TYPE = "cpu"
 DISTRIBUTION = "plait-backend-cpu"
@@ -38,11 +37,10 @@ def native() -> ModuleType:
     return importlib.import_module(f"{__package__}._C")
 
 
-@hookimpl
 def torch_backend_info(device_type: str) -> BackendInfo | None:
     if device_type != DEVICE_TYPE:
         return None
-    from torch.backends.hookspecs import BackendInfo
+    from torch.backends import BackendInfo
 
     return BackendInfo(
         device_type=DEVICE_TYPE,
@@ -53,7 +51,6 @@ def torch_backend_info(device_type: str) -> BackendInfo | None:
     )
 
 
-@hookimpl
 def torch_backend_allocator(device_type: str) -> HostAllocator | None:
     if device_type != DEVICE_TYPE:
         return None
@@ -62,20 +59,17 @@ def torch_backend_allocator(device_type: str) -> HostAllocator | None:
     return HostAllocator(native())
 
 
-@hookimpl
 def torch_backend_copy(device_type: str) -> Any | None:
     # Host memory is host accessible: core copies through Allocator.host_buffer with numpy.
     return None
 
 
-@hookimpl
 def torch_backend_synchronize(device_type: str, device_index: int) -> bool | None:
     if device_type != DEVICE_TYPE:
         return None
     return True  # kernels run synchronously on the calling thread
 
 
-@hookimpl
 def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
     if device_type != DEVICE_TYPE:
         return
@@ -130,7 +124,6 @@ def _register_fused(kernels: dict[str, Any], dispatch_key: str) -> None:
         lib.impl(name, kernel)
 
 
-@hookimpl
 def torch_backend_fast_path(device_type: str) -> Any | None:
     if device_type != DEVICE_TYPE:
         return None
@@ -142,7 +135,6 @@ def torch_backend_fast_path(device_type: str) -> Any | None:
     return FastPath(module, contract.dtype_codes(module.DTYPES), _REGISTERED)
 
 
-@hookimpl
 def torch_backend_codegen(device_type: str, target: str) -> Any | None:
     """For plait-compile's generated CPU code (``target="thread_pool"``): the address of the
     pool's C entry ``plait_cpu_parallel_for`` (README, "Threads"), so that compiled kernels split
@@ -152,14 +144,12 @@ def torch_backend_codegen(device_type: str, target: str) -> Any | None:
     return int(native().parallel_for_address())
 
 
-@hookimpl
 def torch_backend_set_num_threads(device_type: str, num_threads: int) -> None:
     if device_type != DEVICE_TYPE:
         return
     native().set_num_threads(num_threads)
 
 
-@hookimpl
 def torch_backend_device_module(device_type: str) -> ModuleType | None:
     # Core ships torch.cpu itself.
     return None

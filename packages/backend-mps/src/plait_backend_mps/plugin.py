@@ -7,17 +7,16 @@ native code, no ``torch`` at module level.
 from __future__ import annotations
 
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
-
-import pluggy
 
 from . import __version__
 
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
 if TYPE_CHECKING:
-    from torch.backends.hookspecs import BackendInfo
+    from typing import Any
+
+    from torch.backends import BackendInfo
     from torch.library import Library
 
-hookimpl = pluggy.HookimplMarker("torch")
 
 DEVICE_TYPE = "mps"
 DISTRIBUTION = "plait-backend-mps"
@@ -26,11 +25,10 @@ CAPABILITIES = frozenset({"amp"})
 AMP_DTYPES = ("float16", "bfloat16")
 
 
-@hookimpl
 def torch_backend_info(device_type: str) -> BackendInfo | None:
     if device_type != DEVICE_TYPE:
         return None
-    from torch.backends.hookspecs import BackendInfo
+    from torch.backends import BackendInfo
 
     return BackendInfo(
         device_type=DEVICE_TYPE,
@@ -41,7 +39,6 @@ def torch_backend_info(device_type: str) -> BackendInfo | None:
     )
 
 
-@hookimpl
 def torch_backend_allocator(device_type: str) -> Any | None:
     if device_type != DEVICE_TYPE:
         return None
@@ -54,12 +51,10 @@ def torch_backend_allocator(device_type: str) -> Any | None:
     )
 
 
-@hookimpl
 def torch_backend_copy(device_type: str) -> Any | None:
     return None  # nothing to copy until the allocator exists
 
 
-@hookimpl
 def torch_backend_synchronize(device_type: str, device_index: int) -> bool | None:
     if device_type != DEVICE_TYPE:
         return None
@@ -69,12 +64,10 @@ def torch_backend_synchronize(device_type: str, device_index: int) -> bool | Non
     return True
 
 
-@hookimpl
 def torch_backend_register_kernels(device_type: str, lib: Library) -> None:
     return None  # no mps kernels yet
 
 
-@hookimpl
 def torch_backend_device_module(device_type: str) -> ModuleType | None:
     if device_type != DEVICE_TYPE:
         return None

@@ -10,20 +10,18 @@ level, and this module imports nothing from ``torch`` at module level.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
 
-import pluggy
-
+# typing (and pluggy, dataclasses) cost more to import than the rest of `import torch`: this
+# module runs on every import, so it uses none of them at run time.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from torch.backends.hookspecs import BackendInfo
+    from types import ModuleType
+    from typing import Any
+
+    from torch.backends import BackendInfo
     from torch.library import Library
 
-hookimpl = pluggy.HookimplMarker("torch")
 
-
-@dataclass(frozen=True)
 class PluginTable:
     """What one GPU backend declares and where its parts live.
 
@@ -32,15 +30,19 @@ class PluginTable:
     ``FastPath`` (None: the backend has no fast path); ``codegen_class`` the name of the class
     in its ``codegen`` module that generates pointwise kernels."""
 
-    device_type: str
-    distribution: str
-    version: str
-    capabilities: frozenset[str]
-    amp_dtypes: tuple[str, ...]
-    package: str
-    allocator_module: str
-    fast_path_module: str | None
-    codegen_class: str
+    def __init__(self, device_type: str, distribution: str, version: str,
+                 capabilities: frozenset[str], amp_dtypes: tuple[str, ...], package: str,
+                 allocator_module: str, fast_path_module: str | None,
+                 codegen_class: str) -> None:
+        self.device_type = device_type
+        self.distribution = distribution
+        self.version = version
+        self.capabilities = capabilities
+        self.amp_dtypes = amp_dtypes
+        self.package = package
+        self.allocator_module = allocator_module
+        self.fast_path_module = fast_path_module
+        self.codegen_class = codegen_class
 
 
 class BackendHooks:
@@ -58,12 +60,11 @@ class BackendHooks:
         module.require_device()  # no device: core reports this error, naming the plugin
         return module
 
-    @hookimpl
     def torch_backend_info(self, device_type: str) -> BackendInfo | None:
         """The backend's declaration, for its own device type only."""
         if device_type != self.table.device_type:
             return None
-        from torch.backends.hookspecs import BackendInfo
+        from torch.backends import BackendInfo
 
         return BackendInfo(
             device_type=self.table.device_type,
@@ -73,7 +74,6 @@ class BackendHooks:
             amp_dtypes=self.table.amp_dtypes,
         )
 
-    @hookimpl
     def torch_backend_allocator(self, device_type: str) -> Any | None:
         """The device allocator over the native extension (needs a device)."""
         if device_type != self.table.device_type:
@@ -81,7 +81,6 @@ class BackendHooks:
         native = self._device_module().native()
         return self._module(self.table.allocator_module).DeviceAllocator(native)
 
-    @hookimpl
     def torch_backend_copy(self, device_type: str) -> Any | None:
         """The host/device copier over the native extension (needs a device)."""
         if device_type != self.table.device_type:
@@ -89,7 +88,6 @@ class BackendHooks:
         native = self._device_module().native()
         return self._module(self.table.allocator_module).DeviceCopier(native)
 
-    @hookimpl
     def torch_backend_synchronize(self, device_type: str, device_index: int) -> bool | None:
         """Wait for the device's queued work."""
         if device_type != self.table.device_type:
@@ -97,7 +95,6 @@ class BackendHooks:
         self._module("device_module").synchronize(device_index)
         return True
 
-    @hookimpl
     def torch_backend_register_kernels(self, device_type: str, lib: Library) -> None:
         """Register every primitive kernel and the fused kernels."""
         if device_type != self.table.device_type:
@@ -106,7 +103,6 @@ class BackendHooks:
             lib.impl(name, kernel)
         self._module("fused").register(lib.dispatch_key)
 
-    @hookimpl
     def torch_backend_fast_path(self, device_type: str) -> Any | None:
         """The native small-op path, where the backend has one."""
         if device_type != self.table.device_type or self.table.fast_path_module is None:
@@ -115,14 +111,12 @@ class BackendHooks:
         fast = self._module(self.table.fast_path_module)
         return fast.FastPath(native, self._module("kernels").kernels())
 
-    @hookimpl
     def torch_backend_device_module(self, device_type: str) -> ModuleType | None:
         """The backend's ``torch.<device type>`` module."""
         if device_type != self.table.device_type:
             return None
         return self._module("device_module")
 
-    @hookimpl
     def torch_backend_codegen(self, device_type: str, target: str) -> Any | None:
         """The generator of ``torch.compile``'s pointwise kernels."""
         if device_type != self.table.device_type or target != "pointwise":
@@ -130,7 +124,7 @@ class BackendHooks:
         return getattr(self._module("codegen"), self.table.codegen_class)()
 
 
-#: The hooks a GPU backend implements: pluggy finds them on the entry point's module by name.
+#: The hooks a GPU backend implements: core calls them on the entry point's module by name.
 HOOK_NAMES = ("torch_backend_info", "torch_backend_allocator", "torch_backend_copy",
               "torch_backend_synchronize", "torch_backend_register_kernels",
               "torch_backend_fast_path", "torch_backend_device_module", "torch_backend_codegen")
@@ -138,7 +132,7 @@ HOOK_NAMES = ("torch_backend_info", "torch_backend_allocator", "torch_backend_co
 
 def export(table: PluginTable, namespace: dict[str, Any]) -> BackendHooks:
     """Bind the hooks of the backend ``table`` describes into ``namespace`` (the plugin
-    module's ``globals()``) under their hook names, where pluggy looks for them; returns the
+    module's ``globals()``) under their hook names, where core looks for them; returns the
     hooks object."""
     hooks = BackendHooks(table)
     for name in HOOK_NAMES:

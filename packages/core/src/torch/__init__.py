@@ -6,7 +6,7 @@ It re-exports, configures and autoloads; the work lives in the modules it names.
 plait-nn, ``torch.fx`` from plait-compile) join this package through ``__path__``.
 """
 
-__path__ = __import__("pkgutil").extend_path(__path__, __name__)
+from __future__ import annotations
 
 import time as _time
 
@@ -15,9 +15,16 @@ _t0 = _time.perf_counter()
 import importlib as _importlib
 import sys as _sys
 import threading as _threading
-from typing import Any as _Any
 
-from . import _builtin_backends, _device_modules as _dm, _subpackages, backends
+from . import _subpackages
+
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from typing import Any as _Any
+
+__path__ = _subpackages.extend_path(__path__, __name__)
+
+from . import _builtin_backends, _device_modules as _dm, backends
 from ._compile_api import compile
 from ._core import (
     config as _config,
@@ -118,7 +125,7 @@ def compiled_with_cxx11_abi() -> bool:
     return True
 
 # Attributes that load their module on first access: name -> (module, attribute or None).
-_LAZY: dict[str, tuple[str, "str | None"]] = {
+_LAZY: dict[str, tuple[str, str | None]] = {
     "library": ("torch.library", None),
     "overrides": ("torch.overrides", None),
     "_C": ("torch._C", None),

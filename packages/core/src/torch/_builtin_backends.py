@@ -9,13 +9,16 @@ Both answer the hooks of :mod:`torch.backends.hookspecs` with the same names and
 installed plugin uses, and the registry (:mod:`torch._core.registry`) runs them through the
 same two phases. Two things differ, both on purpose: ``import torch`` registers them
 (:func:`torch._core.registry.add_builtin`) instead of an entry point naming them, and they are
-plain namespaces rather than pluggy registrations, so pluggy is not imported for them.
+plain namespaces rather than modules.
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _info(served: str, dispatch_key: str, capabilities: tuple[str, ...],
@@ -23,7 +26,7 @@ def _info(served: str, dispatch_key: str, capabilities: tuple[str, ...],
     def torch_backend_info(device_type: str) -> Any:
         if device_type != served:
             return None
-        from .backends.hookspecs import BackendInfo  # (pluggy: with the first runtime)
+        from .backends._backend_info import BackendInfo
 
         return BackendInfo(served, "plait-core", dispatch_key=dispatch_key,
                            capabilities=frozenset(capabilities), amp_dtypes=amp_dtypes)

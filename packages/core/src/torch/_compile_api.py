@@ -18,12 +18,15 @@ Choices where PyTorch leaves room (recorded in packages/compile/README.md too):
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar, overload
+
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar, overload
+
+    _F = TypeVar("_F", bound=Callable[..., Any])
 
 __all__ = ["MODES", "SUPPORTED_PYTHON", "compile"]
-
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 # the values of torch.compile(mode=...); None means "default"
 MODES: tuple[str, ...] = (
@@ -76,30 +79,30 @@ def _import_dynamo() -> Any:
     return dynamo
 
 
-@overload
-def compile(
-    model: _F,
-    *,
-    fullgraph: bool = ...,
-    dynamic: bool | None = ...,
-    backend: str | Callable[..., Any] = ...,
-    mode: str | None = ...,
-    options: dict[str, Any] | None = ...,
-    disable: bool = ...,
-) -> _F: ...
+if TYPE_CHECKING:  # the two call forms, for type checkers
+    @overload
+    def compile(
+        model: _F,
+        *,
+        fullgraph: bool = ...,
+        dynamic: bool | None = ...,
+        backend: str | Callable[..., Any] = ...,
+        mode: str | None = ...,
+        options: dict[str, Any] | None = ...,
+        disable: bool = ...,
+    ) -> _F: ...
 
-
-@overload
-def compile(
-    model: None = ...,
-    *,
-    fullgraph: bool = ...,
-    dynamic: bool | None = ...,
-    backend: str | Callable[..., Any] = ...,
-    mode: str | None = ...,
-    options: dict[str, Any] | None = ...,
-    disable: bool = ...,
-) -> Callable[[_F], _F]: ...
+    @overload
+    def compile(
+        model: None = ...,
+        *,
+        fullgraph: bool = ...,
+        dynamic: bool | None = ...,
+        backend: str | Callable[..., Any] = ...,
+        mode: str | None = ...,
+        options: dict[str, Any] | None = ...,
+        disable: bool = ...,
+    ) -> Callable[[_F], _F]: ...
 
 
 def compile(

@@ -25,9 +25,12 @@ import os as _os
 import sys
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 from ._core import registry as _registry
+
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from typing import Any
 
 PLACEHOLDER_TYPES = ("cuda", "mps", "xpu")
 

@@ -1,6 +1,7 @@
 """Subpackages of ``torch`` that other distributions provide (docs/architecture.md).
 
-``torch`` extends its ``__path__`` with :func:`pkgutil.extend_path`, so ``plait-nn`` and
+``torch`` extends its ``__path__`` with :func:`extend_path` (what :func:`pkgutil.extend_path`
+does, without importing pkgutil and the typing it brings), so ``plait-nn`` and
 ``plait-compile`` add ``torch/nn``, ``torch/optim``, ``torch/utils/data``, ``torch/fx`` and
 ``torch/_dynamo`` from their own wheels. When one of them is not installed, a plain
 ``import torch.nn`` would fail with "No module named 'torch.nn'", which does not say what to do.
@@ -19,15 +20,21 @@ itself. Consequently ``importlib.util.find_spec("torch.nn")`` raises instead of 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import threading
-from collections.abc import Mapping, Sequence
-from importlib.machinery import ModuleSpec
-from types import MappingProxyType, ModuleType
+from types import MappingProxyType
+
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 __all__ = [
     "SUBPACKAGES",
     "MissingDistributionFinder",
+    "extend_path",
     "import_subpackage",
     "install_missing_distribution_finder",
 ]
@@ -52,6 +59,40 @@ SUBPACKAGES: Mapping[str, str] = MappingProxyType(
 )
 
 _install_lock = threading.Lock()
+
+
+def _importer(entry: str) -> object | None:
+    """The path-entry finder of one ``sys.path`` entry, made and cached as the import system
+    does (:data:`sys.path_hooks`, :data:`sys.path_importer_cache`)."""
+    try:
+        return sys.path_importer_cache[entry]
+    except KeyError:
+        pass
+    for hook in sys.path_hooks:
+        try:
+            finder = hook(entry)
+        except ImportError:
+            continue
+        sys.path_importer_cache.setdefault(entry, finder)
+        return finder
+    return None
+
+
+def extend_path(path: list[str], name: str) -> list[str]:
+    """``path`` (a top-level package's ``__path__``) plus the portions of package ``name`` in
+    every other ``sys.path`` entry: directories with or without ``__init__.py``, as the entries'
+    finders see them (:func:`pkgutil.extend_path`'s rule, ``.pkg`` files aside)."""
+    path = list(path)
+    for entry in sys.path:
+        if not isinstance(entry, str) or not os.path.isdir(entry or "."):
+            continue
+        finder = _importer(entry)
+        find_spec = getattr(finder, "find_spec", None)
+        spec = find_spec(name) if find_spec is not None else None
+        for portion in (spec.submodule_search_locations or []) if spec is not None else []:
+            if portion not in path:
+                path.append(portion)
+    return path
 
 
 def _owner(fullname: str) -> tuple[str, str] | None:

@@ -6,19 +6,29 @@ import contextlib
 import math
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 from ._core import config as _config, dtype as _dtype, upcalls
 
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass
+
 class PrintOptions:
-    precision: int = 4
-    threshold: float = 1000
-    edgeitems: int = 3
-    linewidth: int = 80
-    sci_mode: bool | None = None
+    """How tensors print (``torch.set_printoptions``); a plain class, since ``dataclasses``
+    brings ``inspect`` into ``import torch``."""
+
+    def __init__(self, precision: int = 4, threshold: float = 1000, edgeitems: int = 3,
+                 linewidth: int = 80, sci_mode: bool | None = None) -> None:
+        self.precision = precision
+        self.threshold = threshold
+        self.edgeitems = edgeitems
+        self.linewidth = linewidth
+        self.sci_mode = sci_mode
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in vars(self).items())
+        return f"PrintOptions({fields})"
 
 
 options = PrintOptions()

@@ -10,13 +10,15 @@ string order; against a tuple or list of parts (``(2, 13)``) the parts are joine
 
 from __future__ import annotations
 
-import functools
 import operator
-import re
 from collections.abc import Iterable
-from typing import Any
 
 from .version import __version__ as _internal_version
+
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    import re
+    from typing import Any
 
 __all__ = ["InvalidVersion", "TorchVersion", "__version__"]
 
@@ -41,15 +43,23 @@ _VERSION_PATTERN = (
 )
 
 
-@functools.cache
+_compiled_regex: re.Pattern[str] | None = None
+
+
 def _version_regex() -> re.Pattern[str]:
-    # Compiled on the first comparison, not at `import torch` (the compile costs ~10 ms).
-    return re.compile(_VERSION_PATTERN, re.VERBOSE | re.IGNORECASE)
+    # Compiled on the first comparison, not at `import torch` (the compile costs ~10 ms, and
+    # importing `re` with the `enum` it needs a few more).
+    global _compiled_regex
+    if _compiled_regex is None:
+        import re
+
+        _compiled_regex = re.compile(_VERSION_PATTERN, re.VERBOSE | re.IGNORECASE)
+    return _compiled_regex
 
 # Pre-release phases in their order; the other spellings normalise to these.
 _PRE_PHASE = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "rc": 2, "c": 2, "pre": 2, "preview": 2}
 
-_Key = tuple[Any, ...]
+_Key = tuple  # of version parts (typing's tuple[Any, ...])
 
 
 def version_key(text: str) -> _Key:
@@ -85,7 +95,7 @@ def version_key(text: str) -> _Key:
     # sorts before any label (2.13.0 < 2.13.0+cpu).
     local = tuple(
         (1, int(part), "") if part.isdigit() else (0, 0, part.lower())
-        for part in re.split(r"[-_.]", g("local") or "") if part
+        for part in (g("local") or "").replace("-", ".").replace("_", ".").split(".") if part
     )
     return (int(g("epoch") or 0), tuple(release), pre, post, dev, local)
 

@@ -15,7 +15,10 @@ case it is the CUDA version that backend was built with (asked on first read, no
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["__version__", "cuda", "debug", "git_version", "hip", "rocm", "xpu"]
 

@@ -16,9 +16,12 @@ import os
 import sys
 import threading
 import warnings
-from typing import Any
 
 from . import dtype as _dtype
+
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _Local(threading.local):

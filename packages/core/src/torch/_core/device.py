@@ -7,9 +7,11 @@ core keeps placeholders for. The list lives in :mod:`torch._core.registry`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import config as _config
+
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from typing import Any
 
 _CACHE: dict[Any, device] = {}
 

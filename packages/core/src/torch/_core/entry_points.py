@@ -10,15 +10,29 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NamedTuple
+from operator import itemgetter
 
 
-class EntryPoint(NamedTuple):
-    name: str
-    value: str
-    group: str
-    distribution: str
-    version: str
+class EntryPoint(tuple):
+    """One entry point: ``(name, value, group, distribution, version)``, also by attribute
+    (a ``typing.NamedTuple`` would import ``typing`` into every ``import torch``)."""
+
+    __slots__ = ()
+    _FIELDS = ("name", "value", "group", "distribution", "version")
+
+    def __new__(cls, name: str, value: str, group: str, distribution: str,
+                version: str) -> EntryPoint:
+        return tuple.__new__(cls, (name, value, group, distribution, version))
+
+    name = property(itemgetter(0))
+    value = property(itemgetter(1))
+    group = property(itemgetter(2))
+    distribution = property(itemgetter(3))
+    version = property(itemgetter(4))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={part!r}" for name, part in zip(self._FIELDS, self))
+        return f"EntryPoint({fields})"
 
 
 def _split_dist_dir(dirname: str) -> tuple[str, str]:

@@ -21,7 +21,10 @@ import operator
 import os
 import threading
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from typing import Any
 
 _MASK64 = (1 << 64) - 1
 _DEFAULT_SEED = 67280421310721  # PyTorch's default_generator.initial_seed()

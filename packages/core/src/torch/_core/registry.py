@@ -1,7 +1,7 @@
 """The device registry: backend plugins, their two load phases, and device modules.
 
 Phase 1 (``autoload``, at the end of ``import torch``): find the ``torch.backends`` entry
-points, import each light plugin module, register it with pluggy and ask for its
+points, import each light plugin module and ask it (by hook name) for its
 :class:`~torch.backends.hookspecs.BackendInfo`. No native code runs.
 
 Phase 2 (:func:`runtime`, on the first use of a device type): ask the plugin for its allocator
@@ -25,11 +25,13 @@ import os
 import threading
 import time
 import warnings
-from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
 
 from . import config as _config, entry_points as _entry_points, upcalls
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs more to import than this module: annotations only
+    from typing import Any
 
 ENV_VAR = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 CPU_FALLBACK_ENV_VAR = "TORCH_DEVICE_CPU_FALLBACK"
@@ -49,32 +51,48 @@ _TRUE = frozenset(("", "1", "true", "yes", "on"))
 _FALSE = frozenset(("0", "false", "no", "off"))
 
 
-@dataclass
 class Plugin:
     """One installed ``torch.backends`` entry point and what became of it."""
 
-    name: str  # the device type
-    value: str  # "module" or "module:attr"
-    distribution: str
-    version: str
-    status: str = "installed"  # installed | loaded | failed | skipped
-    load_seconds: float = 0.0
-    error: BaseException | None = None
-    module: Any = None
-    info: Any = None
+    __slots__ = ("distribution", "error", "info", "load_seconds", "module", "name", "status",
+                 "value", "version")
+
+    def __init__(self, name: str, value: str, distribution: str, version: str,
+                 module: Any = None) -> None:
+        self.name = name  # the device type
+        self.value = value  # "module" or "module:attr"
+        self.distribution = distribution
+        self.version = version
+        self.status = "installed"  # installed | loaded | failed | skipped
+        self.load_seconds = 0.0
+        self.error: BaseException | None = None
+        self.module = module
+        self.info: Any = None  # its hookspecs.BackendInfo, once loaded
+
+    def __repr__(self) -> str:
+        return (f"Plugin(name={self.name!r}, distribution={self.distribution!r}, "
+                f"status={self.status!r})")
 
 
-@dataclass
 class Runtime:
     """Phase-2 state of one device type: what core needs to allocate and move memory."""
 
-    device_type: str
-    dispatch_key: str
-    allocator: Any
-    copier: Any
-    capabilities: frozenset[str] = field(default_factory=frozenset)
-    plugin: Plugin | None = None
-    fast: Any = None  # the backend's hookspecs.FastPath, or None
+    __slots__ = ("allocator", "capabilities", "copier", "device_type", "dispatch_key", "fast",
+                 "plugin")
+
+    def __init__(self, device_type: str, dispatch_key: str, allocator: Any, copier: Any,
+                 capabilities: frozenset[str] = frozenset(), plugin: Plugin | None = None,
+                 fast: Any = None) -> None:
+        self.device_type = device_type
+        self.dispatch_key = dispatch_key
+        self.allocator = allocator
+        self.copier = copier
+        self.capabilities = capabilities
+        self.plugin = plugin
+        self.fast = fast  # the backend's hookspecs.FastPath, or None
+
+    def __repr__(self) -> str:
+        return f"Runtime(device_type={self.device_type!r}, dispatch_key={self.dispatch_key!r})"
 
 
 _lock = threading.RLock()
@@ -83,7 +101,6 @@ _builtins: dict[str, Plugin] = {}  # by device type; the plugins core itself shi
 _runtimes: dict[str, Runtime] = {}
 _runtime_errors: dict[str, BaseException] = {}
 _device_modules: dict[str, ModuleType] = {}
-_pm: Any = None
 _installed_scanned = False
 autoload_setting: str = ""
 autoload_seconds: float = 0.0
@@ -119,7 +136,7 @@ def _builtin(device_type: str) -> Plugin | None:
     if plugin is not None and plugin.status == "installed":
         with _lock:
             if plugin.status == "installed":
-                _load_plugin(plugin, register=False)
+                _load_plugin(plugin)
     return plugin
 
 
@@ -181,21 +198,9 @@ def _warn_unknown(selected: frozenset[str], plugins: dict[str, Plugin]) -> None:
         )
 
 
-def _plugin_manager() -> Any:
-    global _pm
-    if _pm is None:
-        import pluggy
-
-        from ..backends import hookspecs
-
-        _pm = pluggy.PluginManager(hookspecs.PROJECT)
-        _pm.add_hookspecs(hookspecs)
-    return _pm
-
-
-def _load_plugin(plugin: Plugin, register: bool = True) -> None:
-    """Phase 1 of one plugin; ``register=False`` for core's own, which pluggy never sees (their
-    hooks are only called through :func:`_call_owner`)."""
+def _load_plugin(plugin: Plugin) -> None:
+    """Phase 1 of one plugin: import its module and ask it for its
+    :class:`~torch.backends.hookspecs.BackendInfo`."""
     t0 = time.perf_counter()
     try:
         module: Any = plugin.module
@@ -204,10 +209,6 @@ def _load_plugin(plugin: Plugin, register: bool = True) -> None:
             module = importlib.import_module(mod_name.strip())
             for part in filter(None, attr.strip().split(".")):
                 module = getattr(module, part)
-        if register:
-            pm = _plugin_manager()
-            if pm.get_name(module) is None:
-                pm.register(module, name=plugin.name)
         plugin.module = module
         info = _call_owner(plugin, "torch_backend_info", device_type=plugin.name)
         if info is None:
@@ -304,8 +305,10 @@ def _initialise(device_type: str) -> Runtime:
             # core's own kernels first, beneath an installed plugin's (which may leave some out)
             _call_owner(builtin, "torch_backend_register_kernels", device_type=device_type,
                         lib=lib)
-        if _pm is not None:  # every installed plugin may add kernels for any device type
-            _pm.hook.torch_backend_register_kernels(device_type=device_type, lib=lib)
+        for other in list(_plugins.values()):  # every loaded plugin may add kernels for any
+            if other.status == "loaded":  # device type, in the order they were found
+                _call_owner(other, "torch_backend_register_kernels", device_type=device_type,
+                            lib=lib)
         _call_owner(plugin, "torch_backend_set_num_threads", device_type=device_type,
                     num_threads=_config.state.num_threads)
         fast = _call_owner(plugin, "torch_backend_fast_path", device_type=device_type)

@@ -10,11 +10,14 @@ them and ``import torch`` does not pay for numpy.
 from __future__ import annotations
 
 import operator
-from typing import Any
 
 from . import config as _config, dtype as _dtype, upcalls
 from .device import device as _device
 from .symbolic import SymInt
+
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from typing import Any
 
 _attrgetter = operator.attrgetter
 

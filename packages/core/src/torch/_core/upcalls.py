@@ -17,7 +17,10 @@ is one assignment, checked against :data:`SLOTS` so a typo cannot add a slot no 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from typing import Any
 
 # slot -> (the module that installs it, what core calls it for)
 SLOTS: dict[str, tuple[str, str]] = {

@@ -14,7 +14,11 @@ _SUBMODULES = ("cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_ei
                "quantized", "hookspecs", "contract", "devicekit")
 
 
-def __getattr__(name: str) -> ModuleType:
+def __getattr__(name: str) -> ModuleType | type:
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "BackendInfo":  # what plugins build while `import torch` runs: a light module
+        from ._backend_info import BackendInfo
+
+        return BackendInfo
     raise AttributeError(f"module 'torch.backends' has no attribute '{name}'")

@@ -1,6 +1,6 @@
 """The backend contract: pluggy hook specifications for device backends.
 
-A backend is a pluggy plugin published under the entry-point group ``torch.backends``.
+A backend is a plugin published under the entry-point group ``torch.backends``.
 The entry point's *name* is the device type it serves (``cpu``, ``cuda``, ``npu``...); its
 *value* names a light module that imports no native code and does not import ``torch`` at
 module level. Core registers that module once ``import torch`` has finished (phase 1) and asks
@@ -8,17 +8,21 @@ it for :class:`BackendInfo`. Everything else is asked for on the first use of th
 (phase 2), which is when a backend imports its native extension.
 
 Every hook takes ``device_type`` so one plugin module may serve several device types; a hook
-implementation returns ``None`` for device types it does not serve. A plugin writes::
+implementation returns ``None`` for device types it does not serve. A plugin module defines
+its hooks as functions named after them::
 
-    import pluggy
-    hookimpl = pluggy.HookimplMarker("torch")
-
-    @hookimpl
     def torch_backend_info(device_type):
         if device_type != "npu":
             return None
-        from torch.backends.hookspecs import BackendInfo
+        from torch.backends import BackendInfo
         return BackendInfo(device_type="npu", distribution="acme-npu", version="1.0")
+
+Core calls a plugin's hooks by name (the plugin that owns a device type answers for it), so a
+plugin module need not import pluggy, which keeps ``import torch`` fast: pluggy, ``inspect``
+and ``typing`` cost more than the rest of the import together. Marking the functions with
+``pluggy.HookimplMarker("torch")`` still works; options of the marker other than the name
+are not read. :func:`check_plugin` validates a plugin module against these specifications
+with pluggy (argument names, unknown ``torch_backend_*`` hooks).
 
 Hooks are listed in the order core calls them. None is ``historic``. Kernel signatures (what
 ``torch_backend_register_kernels`` registers) are the primitive schemas
@@ -28,12 +32,14 @@ Hooks are listed in the order core calls them. None is ``historic``. Kernel sign
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
+
+from ._backend_info import BackendInfo
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,38 +49,34 @@ if TYPE_CHECKING:
 PROJECT = "torch"
 ENTRY_POINT_GROUP = "torch.backends"
 
+HOOK_PREFIX = "torch_backend_"
+
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
-@dataclass(frozen=True)
-class BackendInfo:
-    """What a backend declares about itself in phase 1 (no native code loaded).
+class PluginManager(pluggy.PluginManager):
+    """pluggy's plugin manager for these specifications, which also takes unmarked
+    ``torch_backend_*`` functions as hook implementations (what core calls)."""
 
-    :param device_type: the device type string (``torch.device("<device_type>:0")``).
-    :param distribution: the distribution that ships the backend, named in error messages.
-    :param version: the backend's version string.
-    :param dispatch_key: the dispatcher key its kernels register under; defaults to the device
-        type in upper case (``npu`` -> ``NPU``).
-    :param capabilities: free-form capability flags that subsystems query instead of comparing
-        device-type strings. Core reads ``"host_accessible"`` (device memory can be viewed by
-        numpy through the buffer protocol, so no copies are needed to reach the host),
-        ``"float64"`` (double precision supported) and ``"amp"`` (autocast supported).
-    :param amp_dtypes: dtype names autocast may use on this device, its default first
-        (``("float16", "bfloat16")``).
-    """
+    def __init__(self) -> None:
+        super().__init__(PROJECT)
+        self.add_hookspecs(sys.modules[__name__])
 
-    device_type: str
-    distribution: str
-    version: str = "0"
-    dispatch_key: str = ""
-    capabilities: frozenset[str] = field(default_factory=frozenset)
-    amp_dtypes: tuple[str, ...] = ()
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name.startswith(HOOK_PREFIX) and callable(getattr(plugin, name)):
+            opts = {}  # pluggy fills in the defaults of a marker without options
+        return opts
 
-    def __post_init__(self) -> None:
-        if not self.dispatch_key:
-            object.__setattr__(self, "dispatch_key", self.device_type.upper())
-        object.__setattr__(self, "capabilities", frozenset(self.capabilities))
+
+def check_plugin(module: ModuleType) -> None:
+    """Raise :class:`pluggy.PluginValidationError` if a plugin module's hooks do not match
+    these specifications: an argument a hook does not take, or a ``torch_backend_*``
+    function that names no hook."""
+    manager = PluginManager()
+    manager.register(module)
+    manager.check_pending()
 
 
 class Allocator(Protocol):

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Any
 
-import pluggy
+TYPE_CHECKING = False  # (typing is too costly to import on every `import torch`)
+if TYPE_CHECKING:
+    from typing import Any
 
-hookimpl = pluggy.HookimplMarker("torch")  # what torch.backends.contract.hookimpl is
+
 DEVICE = "toy"
 
 
@@ -21,27 +22,23 @@ def runtime() -> ModuleType:
     return importlib.import_module("plait_toy_device._runtime")
 
 
-@hookimpl
 def torch_backend_info(device_type: str) -> Any:
     if device_type != DEVICE:
         return None
-    from torch.backends.hookspecs import BackendInfo
+    from torch.backends import BackendInfo
 
     return BackendInfo(device_type=DEVICE, distribution="plait-toy-device", version="0.1.0",
                        capabilities=frozenset({"float64"}))
 
 
-@hookimpl
 def torch_backend_allocator(device_type: str) -> Any:
     return runtime().Allocator() if device_type == DEVICE else None
 
 
-@hookimpl
 def torch_backend_copy(device_type: str) -> Any:
     return runtime().Copier() if device_type == DEVICE else None
 
 
-@hookimpl
 def torch_backend_synchronize(device_type: str, device_index: int) -> Any:
     if device_type != DEVICE:
         return None
@@ -49,7 +46,6 @@ def torch_backend_synchronize(device_type: str, device_index: int) -> Any:
     return True
 
 
-@hookimpl
 def torch_backend_register_kernels(device_type: str, lib: Any) -> None:
     if device_type != DEVICE:
         return
@@ -57,7 +53,6 @@ def torch_backend_register_kernels(device_type: str, lib: Any) -> None:
         lib.impl(name, kernel)
 
 
-@hookimpl
 def torch_backend_device_module(device_type: str) -> Any:
     if device_type != DEVICE:
         return None
