@@ -337,7 +337,7 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         out.grad_fn = None
         out._requires_grad = False
     else:
-        autograd_nodes.plan_node(recipe, args, out)
+        recipe(args, out)  # (autograd_nodes.plan_recorder's: records out's node)
     return out
 
 
@@ -820,8 +820,8 @@ def _position(x: Any, args: tuple[Any, ...]) -> int | None:
 
 
 def _dense(t: Tensor, lay: Any) -> bool:
-    """Whether ``t`` has the geometry of the contiguous layout ``lay`` (a signature pins the
-    geometry of every later call's tensor too)."""
+    """Whether ``t`` has the geometry of ``lay``: a contiguous layout, or the dense geometry of
+    a strided output (a signature pins the geometry of every later call's tensor too)."""
     return t._shape == lay.shape and t._stride == lay.stride
 
 
@@ -869,7 +869,11 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
                            b._storage._ptr + b._offset * itemsize)
         return run_product
     strided = lay.__class__ is _Geometry  # an output following a strided input's layout
-    if out_dtype is compute and all(t._dtype is compute for t in tensors) and not strided:
+    # A strided output whose operands all share its geometry (`t + t`, `t.exp()` of a transposed
+    # t) is an op over one dense block of memory in the same order: the contiguous entry
+    # points serve it, over the flat element count.
+    if out_dtype is compute and all(t._dtype is compute for t in tensors) and (
+            not strided or all(_dense(t, lay) for t in tensors)):
         served = _same_dtype(fast, prim, operands, tensors, places, compute, lay)
         if served is not None:
             return served
@@ -1003,9 +1007,12 @@ def _same_dtype(fast: Any, prim: str, operands: list[Any], tensors: list[Tensor]
     i, j = places
     shape = lay.shape
     a, b = tensors
-    bplan = fast.broadcast_plan(code, dcode, nbytes, shape,
-                                _expanded(a._shape, a._stride, shape),
-                                _expanded(b._shape, b._stride, shape))
+    if lay.__class__ is _Geometry:  # both operands of the output's dense geometry (_native)
+        bplan = fast.broadcast_plan(code, dcode, nbytes, (numel,), [1], [1])
+    else:
+        bplan = fast.broadcast_plan(code, dcode, nbytes, shape,
+                                    _expanded(a._shape, a._stride, shape),
+                                    _expanded(b._shape, b._stride, shape))
     binary_plan = fast.binary_plan
 
     def run_binary(args: tuple[Any, ...]) -> Any:
@@ -1152,12 +1159,14 @@ def _kernel_plan(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str
 
 
 def _node_recipe(op: _dispatch.Operator, args: tuple[Any, ...], result: Tensor) -> Any:
-    """What ``autograd_nodes.plan_node`` needs to record the node the generic call recorded."""
+    """The function ``record(args, out)`` that records, for a later call of this signature,
+    the node the generic call recorded (``autograd_nodes.plan_recorder``), or None."""
     kernel = op.kernels.get(_dispatch.AUTOGRAD)
     node = result.grad_fn
     if kernel is None or getattr(kernel, "_plait_node", None) is None or node is None:
         return None
-    return autograd_nodes.plan_recipe(node, args, result)
+    recipe = autograd_nodes.plan_recipe(node, args, result)
+    return None if recipe is None else autograd_nodes.plan_recorder(recipe)
 
 
 # -- out= plans: an elementwise call's one launch straight into its out tensor -------------------

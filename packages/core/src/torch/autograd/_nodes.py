@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+import weakref as _weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,7 @@ from .._core import (
 )
 from .._core.grad_mode import no_grad
 from .._core.tensor import Tensor
+from . import graph as _graph
 from .graph import (
     FREED_SAVED_TENSORS,
     AccumulateGrad,
@@ -574,6 +576,111 @@ def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> Op
     if keep_result:
         node._result = _save_output(out, node)
     return node
+
+
+def plan_recorder(recipe: tuple[Any, ...]) -> Callable[[tuple[Any, ...], Tensor], OpBackward]:
+    """The function ``record(args, out)`` that records a :func:`plan_recipe`'s node for one
+    call, as :func:`plan_node` does: for the usual recipes (one or two tensor arguments) a
+    closure with the recipe's fields bound and the edge and saved-tensor steps written out
+    (a planned call with grad pays for these; no loop, no unpacking, no calls below it);
+    :func:`plan_node` itself for the others."""
+    cls, rule, qualname, kwargs, metas, layout, keep, keep_result, tensors = recipe
+    if len(tensors) not in (1, 2):
+        def record_any(args: tuple[Any, ...], out: Tensor) -> OpBackward:
+            return plan_node(recipe, args, out)
+        return record_any
+    n = len(layout)
+    i = tensors[0]
+    j = tensors[-1]
+    keep_i, keep_j = keep[i], keep[j]
+    weakref = _weakref.ref
+    graph = _graph
+
+    if n == 1:
+        def record_one(args: tuple[Any, ...], out: Tensor) -> OpBackward:
+            a = args[0]
+            node = _new(cls)
+            node._seq = next(_graph_seq)
+            node._rule = rule
+            node._qualname = qualname
+            node._kwargs = kwargs
+            node._inputs_meta = metas
+            node._layout = layout
+            # edge_of's usual answers, written out (as binary_node)
+            fn = a.grad_fn
+            if fn is not None:
+                node._next = ((fn, 0) if fn._n_outputs == 1 else _edge(a),)
+            else:  # (a leaf: the signature's only tensor requires grad)
+                acc = getattr(a, "_grad_accumulator", None)
+                e = acc._edge if acc is not None else None
+                node._next = (e if e is not None else _edge(a),)
+            node._kept_args = [_save_input(a) if keep_i else None]
+            out.grad_fn = node
+            out._requires_grad = True
+            if keep_result:
+                if graph._hooks_active:
+                    node._result = _save_output(out, node)
+                else:  # graph._saved_output, written out (a plan's output: a plain tensor)
+                    saved = _new(SavedTensor)
+                    saved._version = out._vc[0]
+                    saved._is_output = True
+                    saved._output_nr = 0
+                    saved._node = weakref(node)
+                    saved._unpack = None
+                    saved._tensor = None
+                    saved._parts = (out._storage, out._shape, out._stride, out._offset,
+                                    out._dtype, out._device, out._vc, out._base)
+                    saved._layout = out._interned_layout
+                    saved._geometry = out._geometry
+                    node._result = saved
+            return node
+        return record_one
+
+    def record_two(args: tuple[Any, ...], out: Tensor) -> OpBackward:
+        node = _new(cls)
+        node._seq = next(_graph_seq)
+        node._rule = rule
+        node._qualname = qualname
+        node._kwargs = kwargs
+        node._inputs_meta = metas
+        node._layout = layout
+        a = args[i]
+        b = args[j]
+        fn = a.grad_fn
+        if fn is not None:
+            ea = (fn, 0) if fn._n_outputs == 1 else _edge(a)
+        elif a._requires_grad:
+            acc = getattr(a, "_grad_accumulator", None)
+            ea = acc._edge if acc is not None else None
+            if ea is None:
+                ea = _edge(a)
+        else:
+            ea = _NO_EDGE
+        if i == j:
+            node._next = (ea,)
+        else:
+            fn = b.grad_fn
+            if fn is not None:
+                eb = (fn, 0) if fn._n_outputs == 1 else _edge(b)
+            elif b._requires_grad:
+                acc = getattr(b, "_grad_accumulator", None)
+                eb = acc._edge if acc is not None else None
+                if eb is None:
+                    eb = _edge(b)
+            else:
+                eb = _NO_EDGE
+            node._next = (ea, eb)
+        # numbers are kept as given
+        saved = [None, None] if n == 2 and i != j else list(args)
+        saved[i] = _save_input(a) if keep_i else None
+        saved[j] = _save_input(b) if keep_j else None
+        node._kept_args = saved
+        out.grad_fn = node
+        out._requires_grad = True
+        if keep_result:
+            node._result = _save_output(out, node)
+        return node
+    return record_two
 
 
 def kernel_recipe(node: Node, args: tuple[Any, ...], result: Any) -> tuple[Any, ...] | None:
