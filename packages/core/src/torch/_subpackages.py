@@ -79,16 +79,19 @@ def _importer(entry: str) -> object | None:
 
 
 def extend_path(path: list[str], name: str) -> list[str]:
-    """``path`` (a top-level package's ``__path__``) plus the portions of package ``name`` in
-    every other ``sys.path`` entry: directories with or without ``__init__.py``, as the entries'
-    finders see them (:func:`pkgutil.extend_path`'s rule, ``.pkg`` files aside)."""
+    """``path`` (package ``name``'s ``__path__``) plus the portions of ``name`` in every other
+    entry of its search path (``sys.path`` for a top-level package, the parent's ``__path__``
+    for a subpackage): directories with or without ``__init__.py``, as the entries' finders see
+    them (:func:`pkgutil.extend_path`'s rule, ``.pkg`` files aside)."""
+    parent, _, final = name.rpartition(".")
+    search = sys.modules[parent].__path__ if parent else sys.path
     path = list(path)
-    for entry in sys.path:
+    for entry in search:
         if not isinstance(entry, str) or not os.path.isdir(entry or "."):
             continue
         finder = _importer(entry)
         find_spec = getattr(finder, "find_spec", None)
-        spec = find_spec(name) if find_spec is not None else None
+        spec = find_spec(final) if find_spec is not None else None
         for portion in (spec.submodule_search_locations or []) if spec is not None else []:
             if portion not in path:
                 path.append(portion)

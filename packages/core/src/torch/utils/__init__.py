@@ -1,6 +1,6 @@
 """``torch.utils``: utilities shared by core and the other Plait distributions.
 
-Like ``torch`` itself, this package extends its ``__path__`` with :func:`pkgutil.extend_path`,
+Like ``torch`` itself, this package extends its ``__path__`` (``torch._subpackages.extend_path``),
 so that ``plait-nn`` can add ``torch/utils/data`` from its own wheel (which holds no
 ``torch/utils/__init__.py``). ``torch.utils.data`` also works as an attribute, without an
 explicit import, as it does in PyTorch.
@@ -8,7 +8,9 @@ explicit import, as it does in PyTorch.
 
 from types import ModuleType
 
-__path__ = __import__("pkgutil").extend_path(__path__, __name__)
+from torch._subpackages import extend_path
+
+__path__ = extend_path(__path__, __name__)
 
 # attribute -> key in torch._subpackages.SUBPACKAGES
 _LAZY_SUBPACKAGES = {"data": "utils.data", "safetensors": "utils.safetensors"}
