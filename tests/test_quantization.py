@@ -131,6 +131,37 @@ def test_save_load_pickle_and_deepcopy_round_trip():
                                                         torch.quint8))
 
 
+def test_files_use_pytorchs_form_and_pytorchs_files_load():
+    """tests/data/serialization/quantized.pt was written by PyTorch 2.13:
+    ``torch.save({"qt": torch.quantize_per_tensor(torch.tensor([-1.0, 0.0, 1.0, 2.0]), 0.1, 10,
+    torch.quint8), "qc": torch.quantize_per_channel(torch.tensor([[-0.7, 1.6, -0.8], [1.6, -1.6,
+    -0.6]]), torch.tensor([0.1, 0.2]), torch.tensor([0, 1]), 0, torch.qint8)}, path)``."""
+    import pathlib
+    import zipfile
+
+    path = pathlib.Path(__file__).parent / "data" / "serialization" / "quantized.pt"
+    loaded = torch.load(path)
+    assert loaded["qt"].int_repr().tolist() == [0, 10, 20, 30]
+    assert (loaded["qt"].q_scale(), loaded["qt"].q_zero_point()) == (0.1, 10)
+    assert loaded["qc"].int_repr().tolist() == [[-7, 16, -8], [9, -7, -2]]
+    assert loaded["qc"].q_per_channel_zero_points().tolist() == [0, 1]
+    assert loaded["qc"].q_per_channel_scales().dtype is torch.float64
+    # what Plait writes names PyTorch's rebuild function and storage types
+    buffer = io.BytesIO()
+    torch.save(loaded, buffer)
+    with zipfile.ZipFile(buffer) as archive:
+        pickled = archive.read(next(n for n in archive.namelist() if n.endswith("data.pkl")))
+    assert b"_rebuild_qtensor" in pickled and b"QInt8Storage" in pickled
+    assert b"QUInt8Storage" in pickled and b"per_channel_affine" in pickled
+    # a quantizer Plait does not read is refused, not guessed at
+    storage = torch._utils.TypedStorage(
+        wrap_storage=torch.zeros(2, dtype=torch.int8).untyped_storage(), dtype=torch.qint8)
+    with pytest.raises(pickle.UnpicklingError, match="unsupported quantizer"):
+        torch._utils._rebuild_qtensor(storage, 0, (2,), (1,), (
+            torch.per_channel_affine_float_qparams, torch.ones(2), torch.zeros(2), 0), False,
+            None)
+
+
 def test_views_keep_parameters_and_arithmetic_is_refused():
     q = torch.quantize_per_tensor(torch.arange(6.0).reshape(2, 3), 0.5, 1, torch.qint8)
     assert q.t().int_repr().tolist() == [[1, 7], [3, 9], [5, 11]]

@@ -218,7 +218,8 @@ for _name in ("is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "get_autoca
 # The legacy typed storage names checkpoints use (torch.FloatStorage...), from torch._utils.
 for _name in ("TypedStorage", "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage",
               "IntStorage", "LongStorage", "HalfStorage", "BFloat16Storage", "FloatStorage",
-              "DoubleStorage", "ComplexFloatStorage", "ComplexDoubleStorage"):
+              "DoubleStorage", "ComplexFloatStorage", "ComplexDoubleStorage", "QInt8Storage",
+              "QUInt8Storage", "QInt32Storage"):
     _LAZY[_name] = ("torch._utils", _name)
 _LAZY["Tag"] = ("torch._core.tags", "Tag")  # operator tags: torch.Tag.pointwise in func.tags
 _LAZY["_ops"] = ("torch._ops", None)  # torch._ops.OpOverload, as libraries name it

@@ -217,13 +217,19 @@ class QuantizedTensor(Tensor):
             suffixes.append("requires_grad=True")
         return _add_suffixes(prefix + body, suffixes, len(prefix))
 
+    def _quantizer_params(self) -> tuple[Any, ...]:
+        """What a checkpoint records of the quantizer, in PyTorch's form: ``(qscheme, scale,
+        zero_point)`` or ``(qscheme, scales, zero_points, axis)``."""
+        if self._axis is None:
+            return (self._qscheme, self._scales, self._zero_points)
+        return (self._qscheme, self._scales, self._zero_points, self._axis)
+
     def __reduce_ex__(self, protocol: int) -> Any:
         return (_rebuild_quantized, self._rebuild_args())
 
     def _rebuild_args(self) -> tuple[Any, ...]:
-        """What :func:`_rebuild_quantized` takes: names rather than the dtype and scheme
-        objects, so a checkpoint's restricted loader needs to allow only the rebuild
-        function."""
+        """What :func:`_rebuild_quantized` takes (plain ``pickle``; ``torch.save`` writes
+        PyTorch's ``torch._utils._rebuild_qtensor`` form instead)."""
         return (self._qdata, self.dtype._name, self._qscheme._name, self._scales,
                 self._zero_points, self._axis)
 
@@ -427,3 +433,44 @@ def _rebuild_quantized(qdata: Any, dtype_name: Any, scheme_name: Any, scales: An
         raise pickle.UnpicklingError("a quantized tensor's per-channel parameters are malformed")
     return _new(QuantizedTensor, qdata, dtype, scheme, scales, zero_points,  # type: ignore
                 axis)
+
+
+_SCHEME_OF_PARAMS = {3: (per_tensor_affine, per_tensor_symmetric),
+                     4: (per_channel_affine, per_channel_symmetric)}
+
+
+def rebuild_qtensor(view_of: Callable[..., Tensor], storage: Any, storage_offset: Any,
+                    size: Any, stride: Any, quantizer_params: Any) -> QuantizedTensor:
+    """A quantized tensor from a checkpoint's record (``torch._utils._rebuild_qtensor``):
+    ``storage`` typed by the quantized dtype, viewed as its integers by ``view_of`` (which
+    checks the view against the storage); ``quantizer_params`` as
+    :meth:`QuantizedTensor._quantizer_params` writes them. A checkpoint is untrusted input:
+    every part is checked."""
+    dtype = getattr(storage, "dtype", None)
+    row = QUANTIZED_DTYPES.get(dtype) if isinstance(dtype, _dtype.dtype) else None
+    if row is None:
+        raise pickle.UnpicklingError("a quantized tensor's storage must be a QInt8Storage, "
+                                     "QUInt8Storage or QInt32Storage")
+    schemes = _SCHEME_OF_PARAMS.get(len(quantizer_params), ()) if isinstance(
+        quantizer_params, tuple) else ()
+    if not any(quantizer_params[0] is scheme for scheme in schemes):
+        raise pickle.UnpicklingError(f"unsupported quantizer in checkpoint (Plait reads per "
+                                     f"tensor and per channel affine or symmetric ones): "
+                                     f"{str(quantizer_params)[:200]}")
+    qdata = view_of(storage, storage_offset, size, stride, row[0])
+    scheme = quantizer_params[0]
+    if len(quantizer_params) == 3:
+        _, scale, zero_point = quantizer_params
+        if not (isinstance(scale, float) and isinstance(zero_point, int)):
+            raise pickle.UnpicklingError("a quantized tensor's scale or zero point is malformed")
+        return _new(QuantizedTensor, qdata, dtype, scheme, scale, zero_point, None)
+    _, scales, zero_points, axis = quantizer_params
+    if not (isinstance(axis, int) and 0 <= axis < qdata.dim()
+            and type(scales) is Tensor and type(zero_points) is Tensor
+            and tuple(scales.shape) == (qdata.shape[axis],)
+            and tuple(zero_points.shape) == (qdata.shape[axis],)):
+        raise pickle.UnpicklingError("a quantized tensor's per-channel parameters are malformed")
+    import torch
+
+    return _new(QuantizedTensor, qdata, dtype, scheme, scales.to(torch.float64),
+                zero_points.to(torch.int64), axis)

@@ -131,6 +131,10 @@ def _storage_class(name: str, dt: _dtype.dtype) -> type:
 STORAGE_TYPES: dict[str, type] = {
     name: _storage_class(name, _dtype.DTYPES[dt]) for dt, name in _STORAGE_NAMES.items()
 }
+# the storages of quantized tensors' integers, named by the quantized dtype (torch._quantized)
+for _name, _dt in (("QInt8Storage", "qint8"), ("QUInt8Storage", "quint8"),
+                   ("QInt32Storage", "qint32")):
+    STORAGE_TYPES[_name] = _storage_class(_name, _dtype.NAMED_ONLY[_dt])
 _STORAGE_TYPE_OF_DTYPE = {cls._dtype: cls for cls in STORAGE_TYPES.values()}  # type: ignore
 # Module attributes too, so the facade can serve them lazily as torch.FloatStorage...
 globals().update(STORAGE_TYPES)
@@ -260,6 +264,16 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: int, size: Any, stride: Any
     ``metadata`` (PyTorch's extra tensor flags) is accepted and ignored.
     """
     return _set_requires_grad(_view_of(storage, storage_offset, size, stride), requires_grad)
+
+
+def _rebuild_qtensor(storage: Any, storage_offset: int, size: Any, stride: Any,
+                     quantizer_params: Any, requires_grad: bool, backward_hooks: Any) -> Tensor:
+    """Rebuild a saved quantized tensor (PyTorch's form: its integers' storage, typed by the
+    quantized dtype, and ``(qscheme, scale(s), zero point(s)[, axis])``)."""
+    from ._quantized import rebuild_qtensor
+
+    tensor = rebuild_qtensor(_view_of, storage, storage_offset, size, stride, quantizer_params)
+    return _set_requires_grad(tensor, requires_grad)
 
 
 def _rebuild_tensor_v3(storage: Any, storage_offset: int, size: Any, stride: Any,

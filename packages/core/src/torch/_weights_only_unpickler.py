@@ -94,8 +94,7 @@ def _builtin_allowlist() -> dict[str, Any]:
         "torch._utils._rebuild_meta_tensor_no_storage": _utils._rebuild_meta_tensor_no_storage,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
         "torch._utils._rebuild_sparse_tensor": _utils._rebuild_sparse_tensor,
-        # (checks its arguments itself)
-        "torch._quantized._rebuild_quantized": _quantized._rebuild_quantized,
+        "torch._utils._rebuild_qtensor": _utils._rebuild_qtensor,
     }
     for name, dt in _dtype.DTYPES.items():
         allowed[f"torch.{name}"] = dt

@@ -283,8 +283,11 @@ def _make_pickler(pickle_module: Any, buffer: IO[bytes], protocol: int,
 def _reduce_tensor(t: Tensor, param_cls: Any) -> tuple[Any, ...]:
     """How a tensor is pickled: the rebuild call and its arguments (PyTorch's form)."""
     cls = type(t)
-    if t.is_quantized:  # its integers and quantization parameters (torch._quantized)
-        return t.__reduce_ex__(2)
+    if t.is_quantized:  # PyTorch's form: the integers' storage under the quantized dtype
+        ints = t._qdata  # type: ignore[attr-defined]
+        return (_utils._rebuild_qtensor,
+                (_StorageRef(ints._storage, t._dtype), *_utils._tensor_reduce_args(ints, None)[1:4],
+                 t._quantizer_params(), bool(t.requires_grad), OrderedDict()))  # type: ignore
     if t.is_sparse:  # PyTorch's form: the layout and the parts (saved as dense tensors)
         return (_utils._rebuild_sparse_tensor,
                 (t.layout, (t._indices(), t._values().detach(), t.size(), t.is_coalesced())))
