@@ -590,6 +590,7 @@ class FrameState:
         self.places: dict[int, Place] = {}
         self.eager = False  # past the recompile limit: the function runs eagerly
         self.warned = False
+        self.called = False  # called once already (set_stance("eager_then_compile"))
         self.breaks: list[tuple[str, str]] = []  # (reason, source line)
         self.graphs: list[GraphRecord] = []  # every graph compiled, for explain
         self.fake_mode: Any = None  # the FakeTensorMode of its captures (made at the first)
@@ -612,6 +613,7 @@ class FrameState:
         self.places.clear()
         self.eager = False
         self.warned = False
+        self.called = False
         self.breaks.clear()
         self.graphs.clear()
         self._reset_replay()

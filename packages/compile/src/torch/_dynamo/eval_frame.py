@@ -22,7 +22,12 @@ from torch._dynamo.backends.registry import lookup_backend, resolve_backend
 __all__ = ["OptimizedModule", "optimize", "reset_all", "run_disabled", "set_stance"]
 
 _frames: weakref.WeakSet[_cache.FrameState] = weakref.WeakSet()
-_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
+_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile",
+            "eager_then_compile", "aot_eager_then_compile")
+# stances under which a call may replay at once (the others decide per call what runs)
+_REPLAY_STANCES = frozenset(("default", "eager_on_recompile", "fail_on_recompile"))
+# stances whose first call of each compiled function runs eagerly
+_EAGER_FIRST_STANCES = frozenset(("eager_then_compile", "aot_eager_then_compile"))
 _config_values = config._values  # read directly on every call (the module's __getattr__ is slower)
 
 
@@ -32,13 +37,12 @@ def set_stance(stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
 
     ``"default"`` compiles; ``"force_eager"`` runs every compiled function eagerly;
     ``"eager_on_recompile"`` runs a graph eagerly instead of recompiling it;
-    ``"fail_on_recompile"`` raises :class:`~torch._dynamo.exc.RecompileError` instead.
-    Usable as a call, a context manager and a decorator (the previous stance comes back).
-
-    :raises ValueError: an unknown stance.
+    ``"fail_on_recompile"`` raises :class:`~torch._dynamo.exc.RecompileError` instead;
+    ``"eager_then_compile"`` (and ``"aot_eager_then_compile"``) runs each compiled
+    function's first call eagerly and compiles from its second. Usable as a call, a context
+    manager and a decorator (the previous stance comes back). As in PyTorch, an unknown
+    stance is accepted here and refused by the next compiled call (``RuntimeError``).
     """
-    if stance not in _STANCES:
-        raise ValueError(f"Unknown stance {stance!r}; expected one of {', '.join(_STANCES)}")
     previous = _cache.stance[0]
     _cache.stance[0] = stance
     return _StanceRestore(previous, stance)
@@ -146,7 +150,16 @@ def _compiled_call(fn: Callable[..., Any], signature_fn: Callable[..., Any],
     """One call of a compiled function: replayed when an accepted capture's state matches
     (torch._dynamo._replay); otherwise its Python runs and its tensor ops are captured."""
     captures = _capture._stack.captures
-    if (frame.eager or _cache.stance[0] == "force_eager" or _config_values["disable"]
+    stance = _cache.stance[0]
+    if stance not in _REPLAY_STANCES:
+        if stance not in _STANCES:
+            raise RuntimeError(f"invalid torch.compile stance 'DynamoStance(stance={stance!r}, "
+                               f"skip_guard_eval_unsafe=False, backend=None)'")
+        if stance in _EAGER_FIRST_STANCES and not frame.called:
+            frame.called = True
+            return fn(*args, **kwargs)
+    frame.called = True
+    if (frame.eager or stance == "force_eager" or _config_values["disable"]
             or (captures and captures[-1] is not None)):
         # past the recompile limit, forced eager, or called inside another compiled
         # function (whose capture records its ops)
@@ -373,7 +386,7 @@ def compile_callable(
     def compiled(*args: Any, **kwargs: Any) -> Any:
         # the commonest replayed call first (_compiled_call's conditions, then a fast key)
         if frame.replay_fast and not kwargs and not frame.eager and \
-                _cache.stance[0] != "force_eager" and not _config_values["disable"]:
+                _cache.stance[0] in _REPLAY_STANCES and not _config_values["disable"]:
             captures = _capture._stack.captures
             if not (captures and captures[-1] is not None):
                 result = _replay.fast_lookup(frame, fn, args)

@@ -112,8 +112,9 @@ class GraphModule(nn.Module):
     def __init__(self, root: nn.Module | dict[str, Any], graph: Graph,
                  class_name: str = "GraphModule") -> None:
         super().__init__()
+        # the per-instance class keeps its qualified name (GraphModule.__new__'s lookup and
+        # PyTorch's repr of the class read it); its name is what print_readable shows
         self.__class__.__name__ = class_name
-        self.__class__.__qualname__ = class_name
         if isinstance(root, nn.Module):
             if hasattr(root, "training"):
                 self.training = root.training
@@ -286,15 +287,15 @@ class GraphModule(nn.Module):
             if name in state:
                 memo[id(state[name])] = state[name]
         holder.__dict__ = copy.deepcopy(state, memo)
-        GraphModule.__init__(res, holder, copy.deepcopy(self._graph, memo),
-                             type(self).__name__)
+        # a copy is a plain GraphModule whatever the original's class name, as in PyTorch
+        GraphModule.__init__(res, holder, copy.deepcopy(self._graph, memo))
         for k, v in holder.__dict__.items():
             if k not in res.__dict__ or k in ("meta", "training"):
                 res.__dict__[k] = v
         return res
 
     def __copy__(self) -> GraphModule:
-        res = GraphModule(self, self._graph, type(self).__name__)
+        res = GraphModule(self, self._graph)
         res.meta = getattr(self, "meta", {})
         return res
 
@@ -303,8 +304,8 @@ class GraphModule(nn.Module):
                  if k not in ("_graph", "_code", "_lineno_map", *_SHARED)}
         if self._graph._pytree_in is not None:
             state["_graph_pytree_in"] = self._graph._pytree_in
-        return (_rebuild_graph_module, (state, _graph_to_spec(self._graph),
-                                        type(self).__name__))
+        # unpickled as a plain GraphModule whatever the class name, as in PyTorch
+        return (_rebuild_graph_module, (state, _graph_to_spec(self._graph), "GraphModule"))
 
 
 def _dtype_name(t: torch.Tensor) -> str:
