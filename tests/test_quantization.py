@@ -384,3 +384,32 @@ def test_dynamic_gru_bidirectional_batch_first_shapes_and_float16():
     torch.testing.assert_close(out, expected.detach(), atol=0.05, rtol=0)
     half = quantize_dynamic(nn.Sequential(gru), {nn.GRU}, dtype=torch.float16)[0]
     torch.testing.assert_close(half(x)[0], expected.detach(), atol=2e-3, rtol=0)
+
+
+def test_dynamic_cells_repr_state_dict_and_arithmetic():
+    from torch.ao.quantization import quantize_dynamic
+
+    torch.manual_seed(5)
+    model = nn.Sequential(nn.LSTMCell(3, 4), nn.GRUCell(3, 4),
+                          nn.RNNCell(3, 4, nonlinearity="relu"))
+    quantized = quantize_dynamic(model)  # the default spec converts the cells too
+    assert repr(quantized) == ("Sequential(\n  (0): DynamicQuantizedLSTMCell(3, 4)\n"
+                               "  (1): DynamicQuantizedGRUCell(3, 4)\n"
+                               "  (2): DynamicQuantizedRNNCell(3, 4, nonlinearity=relu)\n)")
+    assert list(quantized.state_dict()) == [
+        f"{i}._packed_weight_{part}" for i in range(3) for part in ("ih", "hh")]
+    x, h = torch.randn(2, 3), torch.randn(2, 4)
+    # relu is exact: the RNN cell is the sum of two dynamic linears, clamped at zero
+    cell = model[2]
+    expected = np.zeros((2, 4), np.float32)
+    for weight, bias, inp in ((cell.weight_ih, cell.bias_ih, x), (cell.weight_hh, cell.bias_hh, h)):
+        w = weight.detach().numpy()
+        scale = np.float32(np.abs(w).max()) / np.float32(127.5)
+        expected = expected + np_dynamic_linear(inp.numpy(), np_quantize(w, scale, 0, torch.qint8),
+                                                scale, bias.detach().numpy())
+    np.testing.assert_array_equal(quantized[2](x, h).numpy(), np.maximum(expected, 0))
+    h1, c1 = quantized[0](x, (h, h))
+    expected_h, expected_c = model[0](x, (h, h))
+    torch.testing.assert_close(h1, expected_h.detach(), atol=0.05, rtol=0)
+    torch.testing.assert_close(c1, expected_c.detach(), atol=0.05, rtol=0)
+    torch.testing.assert_close(quantized[1](x), model[1](x).detach(), atol=0.05, rtol=0)

@@ -22,7 +22,9 @@ def get_default_dynamic_quant_module_mappings() -> dict[type, type]:
     """Float module type -> its dynamic quantized replacement."""
     import torch.ao.nn.quantized.dynamic as nnqd
 
-    return {torch.nn.Linear: nnqd.Linear, torch.nn.LSTM: nnqd.LSTM, torch.nn.GRU: nnqd.GRU}
+    return {torch.nn.Linear: nnqd.Linear, torch.nn.LSTM: nnqd.LSTM, torch.nn.GRU: nnqd.GRU,
+            torch.nn.LSTMCell: nnqd.LSTMCell, torch.nn.GRUCell: nnqd.GRUCell,
+            torch.nn.RNNCell: nnqd.RNNCell}
 
 
 def _default_types() -> set[type]:
@@ -66,9 +68,9 @@ def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: torch.dtype
     """A copy of ``model`` (``model`` itself if ``inplace``), in eval mode, whose layers are
     replaced by dynamic quantized ones.
 
-    :param qconfig_spec: ``None`` (every ``nn.Linear``, ``nn.LSTM`` and ``nn.GRU``), a set of
-        module types (quantized with ``dtype``'s default qconfig), or a dict from module types
-        or qualified submodule names to ``QConfig``\\s.
+    :param qconfig_spec: ``None`` (every ``nn.Linear``, ``nn.LSTM``, ``nn.GRU`` and their
+        cells), a set of module types (quantized with ``dtype``'s default qconfig), or a dict
+        from module types or qualified submodule names to ``QConfig``\\s.
     :param dtype: ``torch.qint8`` or ``torch.float16`` (for a set or ``None`` spec).
     :param mapping: float module type -> dynamic quantized module type.
     """

@@ -16,7 +16,7 @@ from torch.nn import Module, ModuleList
 from ..._kernels import linear_dynamic, linear_dynamic_fp16, quantize_weight
 from .. import _engine
 
-__all__ = ["GRU", "LSTM", "PackedParameter"]
+__all__ = ["GRU", "LSTM", "GRUCell", "LSTMCell", "PackedParameter", "RNNCell"]
 
 # one layer direction's parameters: (weight_ih, weight_hh, bias_ih, bias_hh); the weights are
 # quantized tensors (qint8) or float16 tensors
@@ -238,3 +238,157 @@ class GRU(_DynamicRNNBase):
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Any:
         output, (h,) = self._forward(input, None if hx is None else (hx,))
         return output, h
+
+
+def _rnn_tanh_cell(gi: Tensor, gh: Tensor, state: tuple[Tensor]) -> tuple[Tensor, ...]:
+    return (torch.tanh(gi + gh),)
+
+
+def _rnn_relu_cell(gi: Tensor, gh: Tensor, state: tuple[Tensor]) -> tuple[Tensor, ...]:
+    return (torch.relu(gi + gh),)
+
+
+class _DynamicCellBase(Module):
+    """What the dynamic quantized cells share: one step, both linears through the dynamic
+    kernel with their biases fused in (as PyTorch's quantized cells)."""
+
+    _GATES: int
+    _STATES: int
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 dtype: torch.dtype = torch.qint8) -> None:
+        super().__init__()
+        if dtype not in (torch.qint8, torch.float16):
+            raise RuntimeError(f"Unsupported dtype for dynamic RNN quantization: {dtype}")
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_dtype = dtype
+        rows = self._GATES * hidden_size
+        self.bias_ih = torch.zeros(rows) if bias else None
+        self.bias_hh = torch.zeros(rows) if bias else None
+        self._packed_weight_ih = (self._pack(torch.zeros(rows, input_size)), self.bias_ih)
+        self._packed_weight_hh = (self._pack(torch.zeros(rows, hidden_size)), self.bias_hh)
+
+    def _pack(self, weight: Tensor) -> Tensor:
+        if self.weight_dtype is torch.float16:
+            return weight.detach().to(torch.float16)
+        if weight.is_quantized:
+            return weight
+        return torch.quantize_per_tensor(weight.detach().float(), 1.0, 0, torch.qint8)
+
+    def _get_name(self) -> str:
+        return "DynamicQuantized" + type(self).__name__
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            text += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            text += f", nonlinearity={self.nonlinearity}"
+        return text
+
+    def _save_to_state_dict(self, destination: dict[str, Any], prefix: str,
+                            keep_vars: bool) -> None:
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "_packed_weight_ih"] = self._packed_weight_ih
+        destination[prefix + "_packed_weight_hh"] = self._packed_weight_hh
+
+    def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str,
+                              local_metadata: dict[str, Any], strict: bool,
+                              missing_keys: list[str], unexpected_keys: list[str],
+                              error_msgs: list[str]) -> None:
+        for name in ("_packed_weight_ih", "_packed_weight_hh"):
+            if prefix + name in state_dict:
+                weight, bias = state_dict.pop(prefix + name)  # type: ignore[attr-defined]
+                setattr(self, name, (self._pack(weight), bias))
+                setattr(self, "bias" + name[-3:], bias)
+            elif strict:
+                missing_keys.append(prefix + name)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
+    def _linear(self, x: Tensor, packed: tuple[Tensor, Tensor | None]) -> Tensor:
+        if self.weight_dtype is torch.float16:
+            return linear_dynamic_fp16(x, *packed)
+        return linear_dynamic(x, packed[0], packed[1], _engine.reduce_range())
+
+    def _step(self, cell: Callable[..., tuple[Tensor, ...]], x: Tensor,
+              state: tuple[Tensor, ...] | None) -> tuple[Tensor, ...]:
+        unbatched = x.dim() == 1
+        if unbatched:
+            x = x.unsqueeze(0)
+            state = None if state is None else tuple(s.unsqueeze(0) for s in state)
+        if state is None:
+            state = (torch.zeros(x.shape[0], self.hidden_size),) * self._STATES
+        with torch.no_grad():
+            out = cell(self._linear(x, self._packed_weight_ih),
+                       self._linear(state[0], self._packed_weight_hh), state)
+        return tuple(s.squeeze(0) for s in out) if unbatched else out
+
+    @classmethod
+    def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> Any:
+        """The dynamic quantized counterpart of a float cell carrying a ``qconfig``."""
+        float_type = getattr(torch.nn, cls.__name__)
+        if type(mod) is not float_type:
+            raise AssertionError(f"nn.quantized.dynamic.{cls.__name__}.from_float only works "
+                                 f"for nn.{cls.__name__}")
+        qconfig = getattr(mod, "qconfig", None)
+        if qconfig is None:
+            raise AssertionError("Input float module must have qconfig defined")
+        dtype = qconfig.weight().dtype
+        extra = {"nonlinearity": mod.nonlinearity} if cls is RNNCell else {}
+        out = cls(mod.input_size, mod.hidden_size, mod.bias, dtype=dtype, **extra)
+        packed = []
+        for part in ("ih", "hh"):
+            weight = getattr(mod, f"weight_{part}")
+            bias = getattr(mod, f"bias_{part}", None)
+            bias = None if bias is None else bias.detach().float()
+            weight = (weight.detach().float() if dtype is torch.float16
+                      else quantize_weight(weight, qconfig.weight()))
+            packed.append((out._pack(weight), bias))
+        out._packed_weight_ih, out._packed_weight_hh = packed
+        out.bias_ih, out.bias_hh = packed[0][1], packed[1][1]
+        return out
+
+
+class LSTMCell(_DynamicCellBase):
+    """A dynamically quantized ``nn.LSTMCell`` (PyTorch's ``DynamicQuantizedLSTMCell``)."""
+
+    _GATES = 4
+    _STATES = 2
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor, Tensor]:
+        h, c = self._step(_lstm_cell, input, hx)
+        return h, c
+
+
+class GRUCell(_DynamicCellBase):
+    """A dynamically quantized ``nn.GRUCell`` (PyTorch's ``DynamicQuantizedGRUCell``)."""
+
+    _GATES = 3
+    _STATES = 1
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        return self._step(_gru_cell, input, None if hx is None else (hx,))[0]
+
+
+class RNNCell(_DynamicCellBase):
+    """A dynamically quantized ``nn.RNNCell`` (PyTorch's ``DynamicQuantizedRNNCell``)."""
+
+    _GATES = 1
+    _STATES = 1
+    _CELLS: dict[str, Callable[..., tuple[Tensor, ...]]] = {"tanh": _rnn_tanh_cell,
+                                                            "relu": _rnn_relu_cell}
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", dtype: torch.dtype = torch.qint8) -> None:
+        if nonlinearity not in self._CELLS:
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        super().__init__(input_size, hidden_size, bias, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        return self._step(self._CELLS[self.nonlinearity], input,
+                          None if hx is None else (hx,))[0]
