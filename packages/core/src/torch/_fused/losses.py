@@ -230,12 +230,8 @@ def _cross_entropy_backward_kernel(grad: Tensor, self: Tensor, target: Tensor,
     return g - p * g.sum(-1, keepdim=True)
 
 
-def _fused_cross_entropy_case(self: Tensor, target: Tensor) -> bool:
-    """Whether ``cross_entropy_loss`` takes the fused pair: (N, C) / (C,) floating logits with
-    int64 class indices (N,) / ()."""
-    ndim = len(self._shape)  # (no ndim property calls: this runs on every call)
-    return (self._dtype.is_floating_point and target._dtype is _dtype.int64
-            and 0 < ndim < 3 and len(target._shape) == ndim - 1)
+# the floating dtypes (the fused cross-entropy's logits)
+_FLOATING = frozenset(dt for dt in _dtype.DTYPES.values() if dt.is_floating_point)
 
 
 def _reduce(loss: Tensor, reduction: int) -> Tensor:
@@ -307,10 +303,15 @@ def _cross_entropy_loss_kernel(self: Tensor, target: Tensor, weight: Tensor | No
         return _prob_target_loss(logp, target, weight, reduction, ignore_index,
                                  label_smoothing, class_dim)
     # the fused operator is Plait's own: a dispatch mode sees PyTorch's log_softmax + nll_loss
-    if label_smoothing <= 0 and _fused_cross_entropy_case(self, target) \
-            and not _dispatch.python_key_active((self, target, weight), {}):
-        _check_weight_not_differentiable(weight)
-        return ATEN["_cross_entropy_forward"](self, target, weight, reduction, ignore_index)[0]
+    # ((N, C) / (C,) floating logits, int64 class indices (N,) / (); written out: this
+    # runs on every call)
+    if (label_smoothing <= 0 and self._dtype in _FLOATING and target._dtype is _dtype.int64
+            and 0 < ndim < 3 and len(target._shape) == ndim - 1
+            and not (_config.state.keys_active
+                     and _dispatch.python_key_active((self, target, weight), {}))):
+        if weight is not None:
+            _check_weight_not_differentiable(weight)
+        return _CROSS_ENTROPY_FORWARD(self, target, weight, reduction, ignore_index)[0]
     logp = log_softmax(self, class_dim)
     nll = ATEN["nll_loss_nd"](logp, target, weight, reduction, ignore_index)
     if label_smoothing <= 0:
@@ -349,6 +350,7 @@ ATEN = _dispatch.define_aten({
                            "float label_smoothing=0.0) -> Tensor", _cross_entropy_loss_kernel,
                            _dispatch.COMPOSITE_IMPLICIT),
 })
+_CROSS_ENTROPY_FORWARD = ATEN["_cross_entropy_forward"]
 
 # Decomposed for a dispatch mode with or without grad, as PyTorch's CompositeImplicitAutograd
 # ops are (the mode sees _log_softmax and nll_loss_forward, never these names)

@@ -227,8 +227,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     class-probability ``target``."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    return _aten_cross_entropy(input, target, weight, _reduction_enum(reduction), ignore_index,
-                               label_smoothing)
+    code = _REDUCTIONS.get(reduction) if reduction.__class__ is str else None
+    if code is None:
+        code = _reduction_enum(reduction)  # (raises PyTorch's error)
+    return _aten_cross_entropy(input, target, weight, code, ignore_index, label_smoothing)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
