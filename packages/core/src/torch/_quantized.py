@@ -75,6 +75,10 @@ QUANTIZED_DTYPES: dict[_dtype.dtype, tuple[_dtype.dtype, int, int]] = {
 }
 
 
+# the names PyTorch's messages give the quantized dtypes
+_SCALAR_TYPE_NAMES = {_QINT8: "QInt8", _QUINT8: "QUInt8", _QINT32: "QInt32"}
+
+
 def _checked_qdtype(dtype: Any, function: str) -> tuple[_dtype.dtype, int, int]:
     row = QUANTIZED_DTYPES.get(dtype)
     if row is None:
@@ -127,6 +131,8 @@ class QuantizedTensor(Tensor):
     subclass, so ``isinstance(q, torch.Tensor)`` holds but ``type(q) is torch.Tensor`` does not).
     """
 
+    # slots, so that __dict__ holds only the user's attributes, as on any tensor
+    __slots__ = ("_axis", "_qdata", "_qscheme", "_scales", "_zero_points")
     _qdata: Tensor
     _qscheme: qscheme
     _scales: Any  # a float (per tensor) or a float64 tensor (per channel)
@@ -145,6 +151,31 @@ class QuantizedTensor(Tensor):
         """A copy of the integers (``uint8`` for quint8, ``int8`` for qint8, ``int32`` for
         qint32)."""
         return self._qdata.clone()
+
+    def to(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """The tensor itself when nothing changes (its own dtype, its device); a copy for
+        ``copy=True``; another dtype or device is refused (see :func:`_to_copy`)."""
+        wanted = [a for a in (*args, *kwargs.values()) if a is not None and a is not False]
+        if wanted and all(a is self.dtype or str(a).split(":")[0] == self.device.type
+                          for a in wanted if a is not True):
+            return _to_copy(self) if True in wanted else self
+        dtypes = [a for a in wanted if isinstance(a, _dtype.dtype)]
+        devices = [a for a in wanted if not isinstance(a, (_dtype.dtype, bool))]
+        return _to_copy(self, dtype=dtypes[0] if dtypes else None,
+                        device=devices[0] if devices else None)
+
+    def item(self) -> float:
+        """The one element's float value."""
+        return self.dequantize().item()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def tolist(self) -> Any:
+        raise RuntimeError("load_scalar: invalid type")  # (PyTorch's answer too)
+
+    def numpy(self, *, force: bool = False) -> Any:
+        raise TypeError(f"Got unsupported ScalarType {_SCALAR_TYPE_NAMES[self.dtype]}")
 
     def _per_tensor_only(self, name: str) -> None:
         if self._axis is not None:
@@ -286,13 +317,28 @@ _SAME_LAYOUT = object()
 _MOVES_ELEMENTS = object()
 _REARRANGING: dict[str, object] = {
     **dict.fromkeys(("aten::detach", "aten::clone", "aten::alias", "aten::contiguous",
-                     "aten::_to_copy", "aten::lift_fresh"), _SAME_LAYOUT),
+                     "aten::lift_fresh"), _SAME_LAYOUT),
     **dict.fromkeys(("aten::view", "aten::_unsafe_view", "aten::reshape", "aten::t",
                      "aten::transpose", "aten::permute", "aten::select", "aten::slice",
                      "aten::squeeze", "aten::unsqueeze", "aten::flatten", "aten::expand",
                      "aten::narrow"), _MOVES_ELEMENTS),
 }
-_SPECIAL_OPS: dict[str, Callable[..., Any]] = {"aten::equal": _equal}
+def _to_copy(source: QuantizedTensor, dtype: Any = None, layout: Any = None,
+             device: Any = None, **_: Any) -> QuantizedTensor:
+    """``to``/``float()``/``cpu()`` of a quantized tensor: a copy on the same device; another
+    dtype is refused, as in PyTorch (``dequantize()`` gives the float values)."""
+    if dtype is not None and dtype is not source.dtype:
+        raise RuntimeError("Creation of quantized tensor requires quantized dtype like "
+                           "torch.quint8")
+    if device is not None and str(device).split(":")[0] != source.device.type:
+        raise NotImplementedError(f"Plait's quantized tensors live on the CPU only (asked for "
+                                  f"{device})")
+    return _new(QuantizedTensor, source._qdata.clone(), source.dtype, source._qscheme,
+                source._scales, source._zero_points, source._axis)
+
+
+_SPECIAL_OPS: dict[str, Callable[..., Any]] = {"aten::equal": _equal,
+                                               "aten::_to_copy": _to_copy}
 
 
 def _scalar(value: Any, kind: type, what: str) -> Any:
