@@ -172,7 +172,7 @@ def test_views_keep_parameters_and_arithmetic_is_refused():
     with pytest.raises(RuntimeError, match="Quantize only works on Float Tensor"):
         torch.quantize_per_tensor(torch.tensor([1, 2]), 0.1, 0, torch.quint8)
     # PyTorch's answers: same dtype and device is the tensor itself, another dtype is refused
-    assert q.to(torch.qint8) is q and q.cpu() is q and q[1, 2].item() == 2.0
+    assert q.to(torch.qint8) is q and q.cpu() is q and q[1, 2].item() == 5.0
     with pytest.raises(RuntimeError, match="requires quantized dtype"):
         q.float()
     with pytest.raises(TypeError, match="unsupported ScalarType QInt8"):
