@@ -13,10 +13,11 @@ __all__ = ["embedding", "embedding_bag", "one_hot"]
 
 
 _aten_embedding = torch.ops.aten.embedding.default
+_INDEX_DTYPES = (torch.int64, torch.int32)
 
 
 def _check_indices(input: Tensor) -> None:
-    if input.dtype not in (torch.int64, torch.int32):
+    if input.dtype not in _INDEX_DTYPES:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got {input.dtype} instead")
 
@@ -52,10 +53,12 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     Entries equal to ``padding_idx`` pass no gradient to their row; ``max_norm`` first
     renormalises the rows read (in place); ``scale_grad_by_freq`` divides each row's gradient by
     how often it occurs in ``input``."""
-    _check_indices(input)
+    if input.dtype not in _INDEX_DTYPES:
+        _check_indices(input)  # (raises PyTorch's error)
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
-    padding_idx = _padding_idx(padding_idx, weight.shape[0])
+    if padding_idx is not None:
+        padding_idx = _padding_idx(padding_idx, weight.shape[0])
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
     if sparse and weight.requires_grad and torch.is_grad_enabled():
