@@ -136,3 +136,38 @@ def test_saved_result_is_checked_against_in_place_writes() -> None:
     e.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         e.sum().backward()
+
+
+def test_planned_views_with_grad_record_their_nodes() -> None:
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)
+    weights = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    for _ in range(REPEATS):
+        a = torch.tensor(x, requires_grad=True)
+        tr = a.transpose(0, 1)
+        vw = a.view(3, 2)
+        assert type(tr.grad_fn).__name__ == "TransposeBackward0"
+        assert type(vw.grad_fn).__name__ == "ViewBackward0"
+        assert tr.grad_fn.next_functions[0][0] is vw.grad_fn.next_functions[0][0]
+        (tr * torch.tensor(weights)).sum().backward()
+        np.testing.assert_array_equal(a.grad.numpy(), weights.T)
+    inner = torch.tensor(x, requires_grad=True) * 2.0
+    for _ in range(REPEATS):
+        v = inner.view(6)
+    assert v.grad_fn.next_functions == ((inner.grad_fn, 0),)
+
+
+def test_sum_over_dims_matches_numpy() -> None:
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 5
+    t = torch.tensor(x)
+    for _ in range(REPEATS):
+        s0 = t.sum(0)
+        s1 = torch.sum(t, (0, 2), keepdim=True)
+        si = torch.tensor(x.astype(np.int32)).sum(1)
+    np.testing.assert_array_equal(s0.numpy(), x.sum(0))
+    np.testing.assert_array_equal(s1.numpy(), x.sum((0, 2), keepdims=True))
+    assert si.dtype == torch.int64  # integers sum to int64, as in PyTorch
+    np.testing.assert_array_equal(si.numpy(), x.astype(np.int64).sum(1))
+    for _ in range(REPEATS):
+        a = torch.tensor(x, requires_grad=True)
+        a.sum(1).sum().backward()
+        np.testing.assert_array_equal(a.grad.numpy(), np.ones_like(x))

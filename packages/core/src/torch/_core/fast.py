@@ -389,11 +389,16 @@ def sum_method(aten: _dispatch.Operator, generic: Callable[..., Any]) -> Callabl
                                         input._storage._ptr)
                 if h is not None:
                     return wrap(h, scalar)
-        elif (dim is not None and dtype is None and out is None and layout is not None
-              and _last_dim(dim, len(layout.shape))):
-            result = _rows("sum", aten, input, keepdim)
-            if result is not None:
-                return result
+        elif dim is not None and dtype is None and out is None and layout is not None:
+            if _last_dim(dim, len(layout.shape)):
+                result = _rows("sum", aten, input, keepdim)
+                if result is not None:
+                    return result
+            if not _state.modes_active:
+                # what `generic` calls for a plain tensor, without its frames and with the
+                # schema's default dtype left out (no mode sees the call; its plan key is
+                # shorter): `x.sum(0)` is a plan lookup and one native call
+                return aten(input, dim, keepdim)
         return generic(input, dim, keepdim, dtype=dtype, out=out)
 
     fn.__name__ = fn.__qualname__ = "sum"

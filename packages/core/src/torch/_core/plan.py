@@ -622,8 +622,8 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
     dtype, device = geo.dtype, geo.device
     record = autograd_nodes.record_view if result.requires_grad else None
     # the backward of a view whose gradient reads only shapes and arguments (the signature's)
-    # is made once, on the plan's first call
-    backward: list[Any] = [None] if kind in autograd_nodes.SHAPE_ONLY_VIEWS else []
+    # is made once, on the plan's first call, and bound into a recorder for the next ones
+    recorder: list[Any] = [None] if kind in autograd_nodes.SHAPE_ONLY_VIEWS else []
 
     def run_view(args: tuple[Any, ...]) -> Tensor:
         src = args[0]
@@ -645,8 +645,12 @@ def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
         if record is None:
             out.grad_fn = None
             out._requires_grad = False
-        elif backward:
-            backward[0] = record(src, out, kind, args[1:], backward[0])
+        elif recorder:
+            bound = recorder[0]
+            if bound is None:
+                recorder[0] = autograd_nodes.view_recorder(kind, record(src, out, kind, args[1:]))
+            else:
+                bound(src, out)
         else:
             record(src, out, kind, args[1:])
         return out

@@ -596,9 +596,9 @@ def plan_recorder(recipe: tuple[Any, ...]) -> Callable[[tuple[Any, ...], Tensor]
     weakref = _weakref.ref
     graph = _graph
 
-    if n == 1:
+    if len(tensors) == 1:  # (one tensor, maybe numbers: x.sum(0), x * 2.0)
         def record_one(args: tuple[Any, ...], out: Tensor) -> OpBackward:
-            a = args[0]
+            a = args[i]
             node = _new(cls)
             node._seq = next(_graph_seq)
             node._rule = rule
@@ -614,7 +614,12 @@ def plan_recorder(recipe: tuple[Any, ...]) -> Callable[[tuple[Any, ...], Tensor]
                 acc = getattr(a, "_grad_accumulator", None)
                 e = acc._edge if acc is not None else None
                 node._next = (e if e is not None else _edge(a),)
-            node._kept_args = [_save_input(a) if keep_i else None]
+            if n == 1:
+                node._kept_args = [_save_input(a) if keep_i else None]
+            else:
+                saved = list(args)  # numbers are kept as given
+                saved[i] = _save_input(a) if keep_i else None
+                node._kept_args = saved
             out.grad_fn = node
             out._requires_grad = True
             if keep_result:
@@ -635,6 +640,8 @@ def plan_recorder(recipe: tuple[Any, ...]) -> Callable[[tuple[Any, ...], Tensor]
                     node._result = saved
             return node
         return record_one
+
+    pair = n == 2 and i != j
 
     def record_two(args: tuple[Any, ...], out: Tensor) -> OpBackward:
         node = _new(cls)
@@ -670,11 +677,14 @@ def plan_recorder(recipe: tuple[Any, ...]) -> Callable[[tuple[Any, ...], Tensor]
             else:
                 eb = _NO_EDGE
             node._next = (ea, eb)
-        # numbers are kept as given
-        saved = [None, None] if n == 2 and i != j else list(args)
-        saved[i] = _save_input(a) if keep_i else None
-        saved[j] = _save_input(b) if keep_j else None
-        node._kept_args = saved
+        if pair:  # (the usual case: two tensors, nothing else)
+            node._kept_args = [_save_input(a) if keep_i else None,
+                               _save_input(b) if keep_j else None]
+        else:
+            saved = list(args)  # numbers are kept as given
+            saved[i] = _save_input(a) if keep_i else None
+            saved[j] = _save_input(b) if keep_j else None
+            node._kept_args = saved
         out.grad_fn = node
         out._requires_grad = True
         if keep_result:
@@ -1137,6 +1147,31 @@ def record_view(source: Tensor, view: Tensor, kind: str, args: tuple[Any, ...] =
     if getattr(view, "_output_nr", 0):  # (absent reads as 0: a fresh view makes no __dict__)
         view.__dict__["_output_nr"] = 0
     return backward
+
+
+def view_recorder(kind: str, backward: Callable[[Tensor], Tensor]
+                  ) -> Callable[[Tensor, Tensor], None]:
+    """``record(source, view)``: what :func:`record_view` records for a view of ``kind`` in
+    :data:`SHAPE_ONLY_VIEWS` whose backward function is ``backward`` (one :func:`record_view`
+    returned for the same call signature), for a new view that has no ``__dict__`` (a plan's)
+    of a source that requires grad; the node class and the backward bound, the edge written
+    out."""
+    cls = _VIEW_CLASSES.get(kind, _AS_STRIDED_VIEW)
+
+    def record(source: Tensor, view: Tensor) -> None:
+        node = _new(cls)
+        node._seq = next(_graph_seq)
+        fn = source.grad_fn
+        if fn is not None:
+            node._next = ((fn, 0) if fn._n_outputs == 1 else _edge(source),)
+        else:  # (a leaf: the signature says the source requires grad)
+            acc = getattr(source, "_grad_accumulator", None)
+            edge = acc._edge if acc is not None else None
+            node._next = (edge if edge is not None else _edge(source),)
+        node._backward = backward
+        view.grad_fn = node
+        view._requires_grad = True
+    return record
 
 
 def _scatter_backward(g: Tensor, source: Tensor, geometry: tuple[Any, ...]) -> Tensor:
