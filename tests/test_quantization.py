@@ -420,3 +420,14 @@ def test_dynamic_cells_repr_state_dict_and_arithmetic():
     torch.testing.assert_close(h1, expected_h.detach(), atol=0.05, rtol=0)
     torch.testing.assert_close(c1, expected_c.detach(), atol=0.05, rtol=0)
     torch.testing.assert_close(quantized[1](x), model[1](x).detach(), atol=0.05, rtol=0)
+
+
+def test_older_module_path_reaches_the_dynamic_layers():
+    # torch.nn.quantized.dynamic is PyTorch's older spelling of torch.ao.nn.quantized.dynamic
+    import torch.ao.nn.quantized.dynamic as current
+    import torch.nn.quantized.dynamic as older
+
+    model = torch.ao.quantization.quantize_dynamic(torch.nn.Sequential(torch.nn.Linear(4, 3)),
+                                                   {torch.nn.Linear}, dtype=torch.qint8)
+    assert older.Linear is current.Linear
+    assert isinstance(model[0], older.Linear)
