@@ -481,3 +481,25 @@ def test_self_attention_gradient_on_repeated_calls():
     x = t(rand(rng, 1, 2, 3, 2))
     for _ in range(3):
         check_grad(lambda a: SDPA(a, a, a, is_causal=True), x)
+
+
+def test_dispatch_mode_sees_pytorchs_keyword_arguments():
+    # PyTorch 2.13 hands a mode the flash op without its default keywords, and its backward
+    # with attn_mask only (scale when one is given)
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = {}
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.setdefault(str(func), []).append(dict(kwargs or {}))
+            return func(*args, **(kwargs or {}))
+
+    q = torch.randn(1, 2, 3, 4, requires_grad=True)
+    with Log():
+        SDPA(q, q, q, is_causal=True).sum().backward()
+        SDPA(q, q, q, scale=0.5).sum().backward()
+    fwd = seen["aten._scaled_dot_product_flash_attention_for_cpu.default"]
+    bwd = seen["aten._scaled_dot_product_flash_attention_for_cpu_backward.default"]
+    assert fwd == [{}, {"scale": 0.5}]
+    assert bwd == [{"attn_mask": None}, {"attn_mask": None, "scale": 0.5}]

@@ -157,8 +157,16 @@ def _sdpa(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = 
     if dropout_p > 0.0 or mask_needs_grad:
         return ATEN["_scaled_dot_product_attention_math"](
             query, key, value, mask, dropout_p, is_causal, scale=scale)[0]
-    return ATEN["_scaled_dot_product_flash_attention_for_cpu"](
-        query, key, value, 0.0, is_causal, attn_mask=mask, scale=scale)[0]
+    flash = ATEN["_scaled_dot_product_flash_attention_for_cpu"]
+    # the keyword arguments only when not the defaults, as PyTorch's dispatcher shows the call
+    # to a mode (and the call's plan key is shorter)
+    if mask is None:
+        if scale is None:
+            return flash(query, key, value, 0.0, is_causal)[0]
+        return flash(query, key, value, 0.0, is_causal, scale=scale)[0]
+    if scale is None:
+        return flash(query, key, value, 0.0, is_causal, attn_mask=mask)[0]
+    return flash(query, key, value, 0.0, is_causal, attn_mask=mask, scale=scale)[0]
 
 
 # -- the math path (dropout, differentiable mask) ------------------------------------------

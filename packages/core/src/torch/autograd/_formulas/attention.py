@@ -27,6 +27,9 @@ def _flash_attention(ctx, grad_out, grad_logsumexp):
         dq, dk, dv = _attention.flash_backward_composite(
             grad_out, query, key, value, out, logsumexp, is_causal, mask, scale,
             grad_logsumexp)
+    elif scale is None:  # (PyTorch's backward call passes attn_mask, and scale when set)
+        dq, dk, dv = _attention.ATEN["_scaled_dot_product_flash_attention_for_cpu_backward"](
+            grad_out, query, key, value, out, logsumexp, 0.0, is_causal, attn_mask=mask)
     else:
         dq, dk, dv = _attention.ATEN["_scaled_dot_product_flash_attention_for_cpu_backward"](
             grad_out, query, key, value, out, logsumexp, 0.0, is_causal, attn_mask=mask,
