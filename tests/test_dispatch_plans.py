@@ -847,3 +847,27 @@ def test_a_mode_sees_gelu_and_clamp_without_their_schema_defaults():
     assert low.tolist() == [0.0, 0.0, 0.5, 2.0] and both.tolist() == [-1.0, -0.5, 0.5, 1.0]
     assert plain[3].item() == pytest.approx(2.0 * 0.9772498680518208)  # 2 * Phi(2)
     assert tanh[3].item() == pytest.approx(1.9545977, abs=1e-6)  # the tanh approximation
+
+
+def test_positional_dtype_arguments_key_plans_by_value():
+    # a ScalarType argument (softmax's backward, view.dtype) is part of the signature: calls
+    # that differ only in it never share a plan, and repeated calls give the first's result
+    import numpy as np
+
+    x = torch.arange(6, dtype=torch.float32)
+    bits = np.arange(6, dtype=np.float32).view(np.int32).tolist()
+    for _ in range(3):
+        assert x.view(torch.int32).tolist() == bits
+        assert x.view(torch.float32).tolist() == x.tolist()
+        assert x[2:].view(torch.int32).tolist() == bits[2:]
+    y_np = np.array([[0.1, 0.7, 0.2], [0.3, 0.3, 0.4]], np.float32)
+    g_np = np.array([[1.0, 0.0, 2.0], [0.5, -1.0, 0.0]], np.float32)
+    expected = y_np * (g_np - (g_np * y_np).sum(-1, keepdims=True))  # y * (g - <g, y>)
+    y, g = torch.tensor(y_np), torch.tensor(g_np)
+    op = torch.ops.aten._softmax_backward_data
+    for _ in range(3):
+        got = op(g, y, -1, torch.float32)
+        np.testing.assert_allclose(got.tolist(), expected, rtol=1e-6)
+        half = op(g.half(), y.half(), -1, torch.float16)
+        assert half.dtype == torch.float16
+        np.testing.assert_allclose(half.float().tolist(), expected, atol=2e-3)

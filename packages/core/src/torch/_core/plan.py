@@ -379,6 +379,9 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]
             parts.append(a)
         elif a is None:
             parts.append(None)
+        elif cls is _dtype.dtype:  # a ScalarType argument (softmax's backward): by identity
+            parts.append(cls)
+            parts.append(a)
         elif cls is list or cls is tuple:  # dims, sizes; an output mask of bools
             kind = a[0].__class__ if a else int
             if kind is not int and kind is not bool:
