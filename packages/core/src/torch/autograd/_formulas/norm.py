@@ -166,8 +166,11 @@ def _cross_entropy_forward(ctx, grad, _grad_logsumexp):
         ctx, ("self", "target", "weight", "reduction", "ignore_index"))
     if not ctx.needs_input_grad[0]:
         return (None,) * 5
+    lse = ctx.result[1]
+    if _config.is_grad_enabled():  # create_graph: the backward op's rule takes it as constant
+        lse = lse.detach()
     return (_aten("_fused.losses", "_cross_entropy_backward")(grad, self, target, weight, reduction,
-                                                        ignore_index, ctx.result[1].detach()),
+                                                        ignore_index, lse),
             None, None, None, None)
 
 
