@@ -155,6 +155,70 @@ def test_caching_allocator_statistics():
     assert stats["allocated_bytes.all.current"] == torch.xpu.memory_allocated()
 
 
+@needs_device
+def test_reset_accumulated_memory_stats_zeroes_only_the_counters():
+    torch.xpu.empty_cache()
+    x = torch.empty(1000, device="xpu")  # a device allocation: the cache is empty
+    stats = torch.xpu.memory_stats()
+    assert stats["num_device_alloc"] >= 1
+    assert stats["num_device_free"] >= 1  # (empty_cache released blocks)
+    torch.xpu.reset_accumulated_memory_stats()
+    after = torch.xpu.memory_stats()
+    assert (after["num_device_alloc"], after["num_device_free"], after["num_alloc_retries"],
+            after["num_ooms"]) == (0, 0, 0, 0)
+    for kept in ("allocated_bytes.all.current", "allocated_bytes.all.peak",
+                 "reserved_bytes.all.current", "reserved_bytes.all.peak"):
+        assert after[kept] == stats[kept]
+    del x
+
+
+@needs_device
+def test_per_process_memory_fraction_limits_the_allocator():
+    assert torch.xpu.get_per_process_memory_fraction() == 1.0
+    with pytest.raises(TypeError, match="must be `float`"):
+        torch.xpu.set_per_process_memory_fraction(1)
+    with pytest.raises(ValueError, match="Allowed range"):
+        torch.xpu.set_per_process_memory_fraction(1.5)
+    torch.xpu.empty_cache()
+    total = torch.xpu.get_device_properties().total_memory
+    # room for one more MiB (and a page of rounding) beyond what live tensors hold now
+    fraction = (torch.xpu.memory_reserved() + 2**20 + 4096) / total
+    ooms = torch.xpu.memory_stats()["num_ooms"]
+    try:
+        torch.xpu.set_per_process_memory_fraction(fraction)
+        assert torch.xpu.get_per_process_memory_fraction() == fraction
+        x = torch.empty(2**18, device="xpu")  # 1 MiB: fits
+        with pytest.raises(RuntimeError, match="out of memory"):
+            torch.empty(2**20, device="xpu")  # 4 MiB more: past the limit
+        assert torch.xpu.memory_stats()["num_ooms"] > ooms  # (core may try again first)
+        torch.xpu.set_per_process_memory_fraction(0.0)
+        torch.xpu.empty_cache()  # (a cached block is reserved already: it would serve)
+        with pytest.raises(RuntimeError, match="out of memory"):
+            torch.empty(1, device="xpu")  # nothing fits
+    finally:
+        torch.xpu.set_per_process_memory_fraction(1.0)
+    y = torch.empty(2**20, device="xpu")  # no limit again
+    assert y.numel() == 2**20 and x.numel() == 2**18
+
+
+@needs_device
+def test_memory_snapshot_lists_active_and_cached_blocks():
+    x = torch.empty(1000, device="xpu")  # 4000 bytes: the 4096-byte size class
+    address = x.data_ptr()
+    mine = [s for s in torch.xpu.memory_snapshot() if s["address"] == address]
+    assert len(mine) == 1
+    segment = mine[0]
+    assert (segment["device"], segment["total_size"], segment["allocated_size"]) == (0, 4096, 4096)
+    assert [b["state"] for b in segment["blocks"]] == ["active_allocated"]
+    del x  # back to the cache: still held from OpenCL, no longer in use
+    mine = [s for s in torch.xpu.memory_snapshot() if s["address"] == address]
+    assert [(s["allocated_size"], s["blocks"][0]["state"]) for s in mine] == [(0, "inactive")]
+    assert torch.xpu.memory_snapshot(mempool_id=(1, 1)) == []
+    used = torch.xpu.device_memory_used()
+    free, total = torch.xpu.mem_get_info()
+    assert used == total - free == torch.xpu.memory_reserved()
+
+
 def test_size_classes():
     assert [XC.size_class(n) for n in (0, 1, 512, 513, 2**20)] == [0, 512, 512, 1024, 2**20]
     # above 1 MiB: four classes per power of two

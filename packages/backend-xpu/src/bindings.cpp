@@ -485,6 +485,18 @@ NB_MODULE(_C, m) {
   m.def("size_class", &size_class, "nbytes"_a);
   m.def("memory_stats", &stats_dict, "device"_a);
   m.def("reset_peak_memory_stats", &reset_peak_memory_stats, "device"_a);
+  m.def("reset_accumulated_memory_stats", &reset_accumulated_memory_stats, "device"_a,
+        "Zero the counters that only grow (allocations, frees, retries, out-of-memory errors).");
+  m.def("set_memory_limit", &set_memory_limit, "device"_a, "nbytes"_a,
+        "The most bytes the allocator may reserve on the device (0: no limit).");
+  m.def("memory_blocks", [](int device) {
+    nb::list out;
+    for (const BlockInfo& b : memory_blocks(device)) {
+      out.append(nb::make_tuple(b.address, b.size, b.active));
+    }
+    return out;
+  }, "device"_a, "(stand-in address, size class, in use) of every block the allocator holds "
+     "on the device, in address order.");
   m.def("empty_cache", &empty_cache, "device"_a = -1,
         "Release the unused cached blocks of a device (-1: all) to OpenCL.");
   m.def("write", &write_bytes, "dst"_a, "offset"_a, "src"_a, "non_blocking"_a = false,

@@ -357,6 +357,76 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
     return max(total - memory_reserved(device), 0), total
 
 
+def device_memory_used(device: Any = None) -> int:
+    """Bytes of the device's memory in use as far as Plait knows (``total - free`` of
+    :func:`mem_get_info`: what this process reserved; OpenCL 1.2 cannot see other processes,
+    where PyTorch asks Level Zero's Sysman)."""
+    free, total = mem_get_info(device)
+    return total - free
+
+
+def reset_accumulated_memory_stats(device: Any = None) -> None:
+    """Zero the counters that only grow (``num_device_alloc``, ``num_device_free``,
+    ``num_alloc_retries``, ``num_ooms``); current and peak values stay."""
+    if is_available():
+        native().reset_accumulated_memory_stats(_kit.devices.checked(device))
+
+
+# device index -> the fraction set_per_process_memory_fraction gave it (1.0 until then)
+_memory_fractions: dict[int, float] = {}
+
+
+def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
+    """Let the caching allocator reserve at most ``fraction`` of the device's memory (0 to 1):
+    a request past it empties the cache and, still past it, raises out-of-memory."""
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    require_device()
+    index = _kit.devices.checked(device)
+    total = get_device_properties(index).total_memory
+    # (the native limit 0 means none: a fraction of 0 limits to 1 byte, which no block fits)
+    native().set_memory_limit(index, max(int(total * fraction), 1) if fraction < 1.0 else 0)
+    _memory_fractions[index] = fraction
+
+
+def get_per_process_memory_fraction(device: Any = None) -> float:
+    """The fraction of the device's memory the allocator may reserve (1.0 unless set)."""
+    require_device()
+    return _memory_fractions.get(_kit.devices.checked(device), 1.0)
+
+
+def memory_snapshot(mempool_id: Any = None) -> list[dict[str, Any]]:
+    """The allocator's segments on every initialised device, in PyTorch's snapshot form: one
+    segment per OpenCL buffer (this allocator never splits one), holding one block, active or
+    cached. No stacks are recorded, so ``frames`` are empty; ``requested_size`` is the block's
+    size class (the allocator keeps the bytes asked for only as a total); ``mempool_id`` other
+    than None names a pool this allocator does not have: no segments."""
+    if not is_available() or mempool_id is not None:
+        return []
+    segments = []
+    for index in range(device_count()):
+        if not native().is_initialized(index):
+            continue
+        for address, size, active in native().memory_blocks(index):
+            state = "active_allocated" if active else "inactive"
+            segments.append({
+                "device": index, "address": address, "total_size": size,
+                "allocated_size": size if active else 0, "active_size": size if active else 0,
+                "requested_size": size if active else 0, "stream": 0,
+                "segment_type": "small" if size <= _SMALL_SEGMENT else "large",
+                "segment_pool_id": (0, 0), "is_expandable": False, "frames": [],
+                "blocks": [{"address": address, "size": size,
+                            "requested_size": size if active else 0, "state": state,
+                            "frames": []}],
+            })
+    return segments
+
+
+_SMALL_SEGMENT = 1 << 20  # the allocator's 512-byte size classes end here (memory.cpp)
+
+
 # -- programs ------------------------------------------------------------------------------
 
 _programs: Any = None

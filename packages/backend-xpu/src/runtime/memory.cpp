@@ -28,6 +28,7 @@ struct Pool {
   std::mutex mutex;
   std::map<size_t, std::vector<CachedBlock>> free;  // size class -> unused blocks
   MemoryStats stats;
+  uint64_t limit = 0;  // the most bytes to reserve (0: no limit)
 };
 
 // Pools are created on first use and live for the process (buffers may be freed at exit).
@@ -140,6 +141,18 @@ Buffer::Buffer(size_t nbytes, int index) : nbytes_(nbytes), device_(index) {
                                         std::to_string(d.info.max_allocation) +
                                         " bytes in one buffer"));
     }
+    if (p.limit && p.stats.reserved + capacity_ > p.limit) {
+      if (!p.free.empty()) {  // the cache may hold what is missing
+        p.stats.alloc_retries += 1;
+        release_cached(p);
+      }
+      if (p.stats.reserved + capacity_ > p.limit) {
+        p.stats.ooms += 1;
+        throw OutOfMemory(oom_message(nbytes, index, d, p.stats,
+                                      "the process's memory fraction allows " +
+                                          std::to_string(p.limit) + " bytes"));
+      }
+    }
     cl_int err = kSuccess;
     mem_ = api().clCreateBuffer(d.context, kMemReadWrite, capacity_, nullptr, &err);
     if (is_out_of_memory(err) && !p.free.empty()) {
@@ -197,6 +210,39 @@ void reset_peak_memory_stats(int index) {
   std::lock_guard<std::mutex> lock(p.mutex);
   p.stats.allocated_peak = p.stats.allocated;
   p.stats.reserved_peak = p.stats.reserved;
+}
+
+void reset_accumulated_memory_stats(int index) {
+  Pool& p = pool(index);
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.stats.device_allocations = 0;
+  p.stats.device_frees = 0;
+  p.stats.alloc_retries = 0;
+  p.stats.ooms = 0;
+}
+
+void set_memory_limit(int index, uint64_t bytes) {
+  Pool& p = pool(index);
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.limit = bytes;
+}
+
+std::vector<BlockInfo> memory_blocks(int index) {
+  Pool& p = pool(index);
+  std::lock_guard<std::mutex> pool_lock(p.mutex);  // (the order Buffer's constructor takes)
+  std::vector<BlockInfo> blocks;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    for (const auto& [address, block] : registry) {
+      if (block.device == index) blocks.push_back({address, block.capacity, true});
+    }
+  }
+  std::map<uint64_t, bool> cached;
+  for (const auto& [size, list] : p.free) {
+    for (const CachedBlock& block : list) cached[block.address] = true;
+  }
+  for (BlockInfo& b : blocks) b.active = cached.count(b.address) == 0;
+  return blocks;
 }
 
 void empty_cache(int index) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "cl_api.h"
 
@@ -77,6 +78,23 @@ struct MemoryStats {
 
 MemoryStats memory_stats(int device);
 void reset_peak_memory_stats(int device);
+// Zeroes the counters that only grow (device allocations and frees, retries, out-of-memory
+// errors); the current and peak values stay.
+void reset_accumulated_memory_stats(int device);
+// The most bytes the allocator may reserve on `device` (0: no limit, the default): a request
+// past it empties the cache and, still past it, is an OutOfMemory (torch.xpu's per-process
+// memory fraction).
+void set_memory_limit(int device, uint64_t bytes);
+
+// One block the allocator holds from OpenCL: its stand-in address, size class, and whether a
+// buffer uses it (else it waits in the cache).
+struct BlockInfo {
+  uint64_t address;
+  uint64_t size;
+  bool active;
+};
+// Every block of `device`, in address order.
+std::vector<BlockInfo> memory_blocks(int device);
 // Releases the cached (unused) blocks of `device` (-1: every device) to OpenCL.
 void empty_cache(int device);
 
