@@ -294,9 +294,9 @@ def test_an_index_range_check_reads_the_device_once(monkeypatch):
         x[torch.tensor([-5], device="xpu")]
 
 
-def test_cross_entropy_step_waits_for_the_device_twice(monkeypatch):
-    # the target's range is read on the host by the forward and by nll_loss_backward; the
-    # fused backward's total weight no longer checks it a third time
+def test_cross_entropy_step_does_not_wait_for_the_device(monkeypatch):
+    # the target's range is checked on the device (plait_backend_xpu.losses): no host read in
+    # the forward or the backward; a bad target raises at the next synchronisation
     from plait_backend_xpu import memory
 
     reads = []
@@ -311,7 +311,7 @@ def test_cross_entropy_step_waits_for_the_device_twice(monkeypatch):
         x.grad = None
         reads.clear()
         F.cross_entropy(x, t).backward()
-        assert len(reads) == 2
+        assert len(reads) == 0
     # against the softmax's gradient over the rows that count (numpy, float64)
     z = logits.astype(np.float64)
     p = np.exp(z - z.max(1, keepdims=True))
@@ -322,8 +322,41 @@ def test_cross_entropy_step_waits_for_the_device_twice(monkeypatch):
         want[r] = p[r]
         want[r, classes[r]] -= 1
     np.testing.assert_allclose(x.grad.cpu().numpy(), want / len(rows), rtol=1e-5, atol=1e-7)
+    bad = torch.tensor([0, 4, 1, 2, 0, 3], device="xpu")
+    loss = F.cross_entropy(x, bad)  # no error yet: the check waits on the device
     with pytest.raises(IndexError, match="Target 4 is out of bounds"):
-        F.cross_entropy(x, torch.tensor([0, 4, 1, 2, 0, 3], device="xpu"))
+        loss.item()
+    assert math.isfinite(loss.item())  # the error is raised once: the next read goes on
+    F.nll_loss(x, torch.tensor([0, 1, -3, 2, 0, 3], device="xpu"))
+    with pytest.raises(IndexError, match="Target -3 is out of bounds"):
+        torch.xpu.synchronize()
+    torch.xpu.synchronize()
+
+
+def test_nll_loss_with_weights_and_ignored_targets_matches_numpy():
+    logp = np.log(np.linspace(0.05, 0.95, 15)).reshape(5, 3).astype(np.float32)
+    classes = [2, 0, -1, 1, 2]
+    weight = np.array([0.5, 2.0, 1.5], dtype=np.float32)
+    x = torch.tensor(logp, device="xpu", requires_grad=True)
+    w = torch.tensor(weight, device="xpu")
+    t = torch.tensor(classes, device="xpu")
+    kept = [(r, c) for r, c in enumerate(classes) if c != -1]
+    picked = np.array([-logp[r, c] * weight[c] for r, c in kept], dtype=np.float64)
+    total = sum(weight[c] for _, c in kept)
+    for reduction, want in (("sum", picked.sum()), ("mean", picked.sum() / total)):
+        got = F.nll_loss(x, t, weight=w, ignore_index=-1, reduction=reduction)
+        np.testing.assert_allclose(got.item(), want, rtol=1e-6)
+    none = F.nll_loss(x, t, weight=w, ignore_index=-1, reduction="none")
+    np.testing.assert_allclose(none.detach().cpu().numpy(),
+                               [picked[kept.index((r, c))] if c != -1 else 0.0
+                                for r, c in enumerate(classes)], rtol=1e-6)
+    F.nll_loss(x, t, weight=w, ignore_index=-1).backward()
+    grad = np.zeros((5, 3))
+    for r, c in kept:
+        grad[r, c] = -weight[c] / total
+    np.testing.assert_allclose(x.grad.cpu().numpy(), grad, rtol=1e-6)
+    with pytest.raises(RuntimeError, match="expected target dtype"):  # at once, as before
+        F.nll_loss(x, t.to(torch.int32))
 
 
 # -- a device without double precision (Intel Arc/Iris GPUs) ---------------------------------

@@ -164,6 +164,9 @@ def synchronize(device: Any = None) -> None:
     index = _kit.devices.checked(device)
     if native().is_initialized(index):
         native().synchronize(index)
+    from . import losses  # (light: nothing native)
+
+    losses.raise_pending()  # a deferred check's error, as PyTorch's device asserts
 
 
 def get_device_name(device: Any = None) -> str:

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from . import losses
+
 
 class DeviceAllocator:
     """``Allocator`` over ``_C.Buffer``."""
@@ -54,7 +56,10 @@ class DeviceCopier:
         self._native.write(dst, dst_offset, src, non_blocking=True)
 
     def to_host(self, dst: np.ndarray, src: Any, src_offset: int) -> None:
-        """Fill ``dst`` (uint8, contiguous, writable) from ``src`` at ``src_offset``; blocks."""
+        """Fill ``dst`` (uint8, contiguous, writable) from ``src`` at ``src_offset``; blocks.
+        First raises the error of a deferred check that failed (:mod:`.losses`)."""
+        if losses._pending:
+            losses.raise_pending()
         self._native.read(dst, src, src_offset)
 
     def device_to_device(
