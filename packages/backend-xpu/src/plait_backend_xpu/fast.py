@@ -24,6 +24,7 @@ from typing import Any
 from torch.backends import contract
 
 from . import kernels as _kernels, pointwise, render
+from .render_geometry import by_output_order
 
 # _C.Launch slot kinds (runtime/fast.h)
 BUFFER, OFFSET, COUNT, SCALAR, FIXED = range(5)
@@ -290,8 +291,9 @@ class FastPath:
             for size in reversed(shape):
                 out_strides.insert(0, step)
                 step *= size
-        sizes, merged = _kernels.merge(list(shape), [list(out_strides),
-                                                     *(list(st) for st in strides)])
+        # (in the output's memory order, as the generic launch takes them: the same kernel)
+        sizes, merged = _kernels.merge(*by_output_order(list(shape), [
+            list(out_strides), *(list(st) for st in strides)]))
         rank = 0 if not sizes or all(st == [1] for st in merged) else len(sizes)
         if rank > _kernels.max_rank(operands):
             return None

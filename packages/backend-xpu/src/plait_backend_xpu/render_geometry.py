@@ -24,3 +24,14 @@ def merge(sizes: Sequence[int], strides: Sequence[Sequence[int]]
             for m, st in zip(out_strides, strides):
                 m.append(st[k])
     return out_sizes, out_strides
+
+
+def by_output_order(sizes: Sequence[int], strides: Sequence[Sequence[int]]
+                    ) -> tuple[list[int], list[list[int]]]:
+    """``sizes`` and ``strides`` with the dims reordered by the first stride list (the
+    output's), largest stride first: an elementwise op computes each element on its own, so
+    any order of the dims gives the same result, and in the output's memory order a
+    transposed but dense output (and operands laid out like it) merges into one contiguous
+    dimension (:func:`merge`), which takes the contiguous kernels."""
+    order = sorted(range(len(sizes)), key=lambda k: -abs(strides[0][k]))
+    return [sizes[k] for k in order], [[st[k] for k in order] for st in strides]

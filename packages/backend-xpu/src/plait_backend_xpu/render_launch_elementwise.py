@@ -14,7 +14,7 @@ from typing import Any
 from torch.backends import contract
 
 from . import pointwise, render, render_complex
-from .render_geometry import merge
+from .render_geometry import by_output_order, merge
 from .render_launch import LaunchBackend
 
 _WRAP64 = 1 << 64
@@ -34,10 +34,11 @@ def max_rank(parameter_words: int, operands: int, scalars: int = 0) -> int:
 
 
 def geometry(tensors: Sequence[Any]) -> tuple[list[int], list[list[int]]]:
-    """The iteration shape and each tensor's strides, with size-1 dimensions dropped and
-    neighbours merged where every tensor steps through them as one (a contiguous block stays
-    one dimension). ``[]`` shape: one element."""
-    return merge(list(tensors[0].shape), [list(t.stride()) for t in tensors])
+    """The iteration shape and each tensor's strides, in the first tensor's (the output's)
+    memory order, with size-1 dimensions dropped and neighbours merged where every tensor
+    steps through them as one (a contiguous block stays one dimension, a transposed dense
+    one too when every operand shares its layout). ``[]`` shape: one element."""
+    return merge(*by_output_order(list(tensors[0].shape), [list(t.stride()) for t in tensors]))
 
 
 def launch(b: LaunchBackend, op: str, expression: str, out: Any, inputs: Sequence[Any],
