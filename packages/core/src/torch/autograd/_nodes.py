@@ -641,7 +641,7 @@ def plan_recorder(recipe: tuple[Any, ...]) -> Callable[[tuple[Any, ...], Tensor]
             return node
         return record_one
 
-    pair = n == 2 and i != j
+    pair = n == 2  # (two tensors at distinct positions: i, j = 0, 1)
 
     def record_two(args: tuple[Any, ...], out: Tensor) -> OpBackward:
         node = _new(cls)
@@ -663,20 +663,17 @@ def plan_recorder(recipe: tuple[Any, ...]) -> Callable[[tuple[Any, ...], Tensor]
                 ea = _edge(a)
         else:
             ea = _NO_EDGE
-        if i == j:
-            node._next = (ea,)
+        fn = b.grad_fn
+        if fn is not None:
+            eb = (fn, 0) if fn._n_outputs == 1 else _edge(b)
+        elif b._requires_grad:
+            acc = getattr(b, "_grad_accumulator", None)
+            eb = acc._edge if acc is not None else None
+            if eb is None:
+                eb = _edge(b)
         else:
-            fn = b.grad_fn
-            if fn is not None:
-                eb = (fn, 0) if fn._n_outputs == 1 else _edge(b)
-            elif b._requires_grad:
-                acc = getattr(b, "_grad_accumulator", None)
-                eb = acc._edge if acc is not None else None
-                if eb is None:
-                    eb = _edge(b)
-            else:
-                eb = _NO_EDGE
-            node._next = (ea, eb)
+            eb = _NO_EDGE
+        node._next = (ea, eb)
         if pair:  # (the usual case: two tensors, nothing else)
             node._kept_args = [_save_input(a) if keep_i else None,
                                _save_input(b) if keep_j else None]
