@@ -62,3 +62,52 @@ def test_copies_of_a_traced_module_are_plain_graph_modules(make_copy) -> None:
     assert type(dup).__name__ == "GraphModule"
     assert type(dup).__qualname__ == "GraphModule.__new__.<locals>.GraphModuleImpl"
     assert dup(torch.tensor([-1.0, 2.0])).tolist() == [1.0, 3.0]
+
+
+# -- loops that take functions (torch.while_loop, torch._higher_order_ops) ---------------------
+
+def test_while_loop_eager_and_in_a_full_graph_with_gradients() -> None:
+    from torch._higher_order_ops import while_loop
+
+    assert torch.while_loop is while_loop
+
+    def cond_fn(i: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return i < 4
+
+    def body_fn(i: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return i + 1, y * 1.5 + i
+
+    f = torch.compile(lambda x: torch.while_loop(cond_fn, body_fn, (torch.tensor(0), x))[1],
+                      fullgraph=True, backend="aot_eager")
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    out = f(x)
+    by_hand = x.detach().clone()
+    for i in range(4):
+        by_hand = by_hand * 1.5 + i
+    torch.testing.assert_close(out, by_hand)
+    out.sum().backward()
+    torch.testing.assert_close(x.grad, torch.full((2,), 1.5 ** 4))
+    with pytest.raises(torch._dynamo.exc.UncapturedHigherOrderOpError, match="same metadata"):
+        torch.while_loop(lambda t: t.sum() < 10, lambda t: (t.sum(),), (torch.ones(2),))
+
+
+def test_map_scan_and_associative_scan_match_loops_by_hand() -> None:
+    from torch._higher_order_ops import associative_scan, map as hop_map, scan
+
+    xs = torch.arange(6.0).reshape(3, 2)
+    torch.testing.assert_close(hop_map(lambda x, k: x * k + 1, xs, torch.tensor(2.0)),
+                               xs * 2 + 1)
+    compiled_scan = torch.compile(lambda init, xs: scan(
+        lambda c, x: (c + x, (c * x).clone()), init, xs, reverse=True), backend="eager")
+    carry, ys = compiled_scan(torch.zeros(2), xs)
+    torch.testing.assert_close(carry, xs.sum(0))
+    # from the end: ys[i] = (sum of the rows after i) * row i
+    after = torch.stack([xs[i + 1:].sum(0) for i in range(3)])
+    torch.testing.assert_close(ys, after * xs)
+    torch.testing.assert_close(associative_scan(lambda a, b: a + b, xs, 0,
+                                                combine_mode="generic"), xs.cumsum(0))
+    torch.testing.assert_close(
+        associative_scan(lambda a, b: a * b, xs + 1, 1, reverse=True, combine_mode="generic"),
+        (xs + 1).flip(1).cumprod(1).flip(1))
+    with pytest.raises(ValueError, match="CUDA or XPU"):
+        associative_scan(lambda a, b: a + b, xs, 0)  # PyTorch's pointwise mode on the CPU

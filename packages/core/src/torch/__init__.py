@@ -200,6 +200,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ScriptModule": ("torch.jit", "ScriptModule"),
     "ScriptFunction": ("torch.jit", "ScriptFunction"),
     "cond": ("torch._higher_order_ops.cond", "cond"),  # from plait-compile
+    "while_loop": ("torch._higher_order_ops.loops", "while_loop"),  # from plait-compile
     "AcceleratorError": ("torch._core.storage", "AcceleratorError"),
     "set_flush_denormal": ("torch._core.config", "set_flush_denormal"),
     "init_num_threads": ("torch._core.config", "init_num_threads"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 __all__ = ["BackendCompilerFailed", "InvalidBackend", "RecompileError", "TorchDynamoException",
-           "Unsupported", "UserError"]
+           "UncapturedHigherOrderOpError", "Unsupported", "UserError"]
 
 
 class TorchDynamoException(RuntimeError):
@@ -50,3 +50,8 @@ class RecompileError(TorchDynamoException):
 
 class UserError(TorchDynamoException):
     """The program used the compile API wrongly."""
+
+
+class UncapturedHigherOrderOpError(TorchDynamoException):
+    """A control-flow operator (``torch.while_loop``, ``scan``...) was used against its
+    contract (a carried value changed shape, a condition was not a scalar)."""
