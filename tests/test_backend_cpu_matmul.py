@@ -541,3 +541,36 @@ def test_random_float32_products_match_float64(threads):
             assert np.all(np.abs(got - want) <= 1e-5 * scale + 1e-6), (m, k, n)
     finally:
         torch.set_num_threads(old)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_transposed_weight_products_match_float64(threads):
+    """x @ w.T with w (n, k) row-major, the layout a linear layer's weight has: its B is packed
+    by 16 x 16 transposes on AVX-512 (8 x 8 on AVX2), with 8 x 8 blocks and single elements
+    for what is left. Depths and widths on both sides of 8, 16, 64 and the 256-deep slab, a
+    weight sliced out of a wider buffer (row stride > k), against numpy in float64; every
+    thread count gives the bits of one thread."""
+    rng = np.random.default_rng(77)
+    shapes = [(3, 16, 16), (12, 128, 512), (5, 24, 40), (7, 17, 33), (13, 31, 65),
+              (49, 257, 80), (2, 8, 48), (20, 300, 129), (6, 15, 7), (97, 64, 1025)]
+    old = torch.get_num_threads()
+    try:
+        for m, k, n in shapes:
+            x = rng.standard_normal((m, k)).astype(np.float32)
+            wide = rng.standard_normal((n, k + 5)).astype(np.float32)
+            dense = wide[:, :k].copy()
+            # (values, the same values as a tensor): contiguous, then a view with row stride k + 5
+            for weight, w in ((dense, torch.from_numpy(dense)),
+                              (wide[:, 3:3 + k], torch.from_numpy(wide)[:, 3:3 + k])):
+                want = x.astype(np.float64) @ weight.astype(np.float64).T
+                scale = np.abs(x).astype(np.float64) @ np.abs(weight).astype(np.float64).T
+                torch.set_num_threads(1)
+                single = (torch.from_numpy(x) @ w.T).numpy()
+                assert np.all(np.abs(single - want) <= 1e-5 * scale + 1e-6), (m, k, n)
+                torch.set_num_threads(threads)
+                got = (torch.from_numpy(x) @ w.T).numpy()
+                assert got.tobytes() == single.tobytes(), (m, k, n, threads)
+                linear = torch.nn.functional.linear(torch.from_numpy(x), w).numpy()
+                assert np.all(np.abs(linear - want) <= 1e-5 * scale + 1e-6), (m, k, n)
+    finally:
+        torch.set_num_threads(old)
