@@ -111,3 +111,51 @@ def test_map_scan_and_associative_scan_match_loops_by_hand() -> None:
         (xs + 1).flip(1).cumprod(1).flip(1))
     with pytest.raises(ValueError, match="CUDA or XPU"):
         associative_scan(lambda a, b: a + b, xs, 0)  # PyTorch's pointwise mode on the CPU
+
+
+# -- x.data in compiled code ------------------------------------------------------------------
+
+def test_data_attribute_in_a_full_graph_reads_and_writes_as_eager() -> None:
+    def step(x: torch.Tensor, p: torch.Tensor) -> tuple[torch.Tensor, bool]:
+        p.data.mul_(0.5)  # an update behind autograd's back, as optimizers once wrote it
+        return (x * (x.data * 2)).sum(), x.data.requires_grad
+
+    compiled = torch.compile(step, fullgraph=True, backend="eager")
+    x = torch.tensor([1.0, 3.0], requires_grad=True)
+    p = torch.ones(2, requires_grad=True)
+    loss, data_requires_grad = compiled(x, p)
+    assert loss.item() == 20.0 and data_requires_grad is False
+    assert p.tolist() == [0.5, 0.5] and p.requires_grad
+    loss.backward()
+    assert x.grad.tolist() == [2.0, 6.0]  # x.data is a constant to autograd: d(2x^2)/dx / 2
+
+
+# -- torch.export: a Dim shared by inputs, sizes that equal a layer's width ---------------------
+
+class _TwoInputs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 3)  # its width 3 equals the example batch
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.lin(x), y.sum(0)
+
+
+def test_export_with_one_dim_for_two_inputs_and_guard_messages() -> None:
+    from torch.export import Dim, export
+
+    torch.manual_seed(0)
+    model = _TwoInputs()
+    batch = Dim("batch", min=2, max=10)
+    ep = export(model, (torch.randn(3, 4), torch.randn(3, 2)),
+                dynamic_shapes={"x": {0: batch}, "y": {0: batch}})
+    assert [(r.lower, r.upper) for r in ep.range_constraints.values()] == [(2, 10)]
+    exported = ep.module()
+    x, y = torch.randn(7, 4), torch.randn(7, 2)
+    for got, want in zip(exported(x, y), model(x, y)):
+        torch.testing.assert_close(got, want)
+    with pytest.raises(AssertionError, match=r"Guard failed: x\.size\(\)\[0\] <= 10"):
+        exported(torch.randn(11, 4), torch.randn(11, 2))
+    with pytest.raises(AssertionError,
+                       match=r"Guard failed: y\.size\(\)\[0\] == x\.size\(\)\[0\]"):
+        exported(torch.randn(3, 4), torch.randn(4, 2))

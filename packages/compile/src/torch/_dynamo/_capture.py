@@ -601,6 +601,10 @@ class CaptureMode(TorchFunctionMode):
                                  name in _SCALAR_OUTPUTS)
         if name == "__iter__" and args and isinstance(args[0], Tensor):
             return iter(self.__torch_function__(Tensor.unbind, types, (args[0],), {}))
+        if name is None and func is vars(Tensor)["data"].fget:
+            # x.data: the tensor's values without its autograd history, an alias as
+            # detach() makes (whose fake run answers a fake, where .data's would not)
+            return capture.defer(Tensor.detach, "detach", args[:1], {})
         return capture.defer(func, name, args, kwargs)
 
 

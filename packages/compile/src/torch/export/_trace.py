@@ -153,12 +153,26 @@ def _one_spec(spec: Any) -> dict[int, Any]:
 
 
 @contextlib.contextmanager
-def _only_marked_dims_symbolic(dynamic_dims: dict[int, set[int]]) -> Iterator[None]:
+def _only_marked_dims_symbolic(dynamic_dims: dict[int, dict[int, Any]]) -> Iterator[None]:
     """While tracing, give symbols only to the dimensions marked dynamic (others, parameters
-    included, stay the example's sizes, so no guard ties a dynamic size to a static one)."""
+    included, stay the example's sizes, so no guard ties a dynamic size to a static one).
+
+    :param dynamic_dims: id(input) -> {dim: its hint}; the dims of one ``Dim`` or one
+        symbol name (of equal example sizes) share one symbol, as PyTorch's export gives
+        them."""
     from torch._subclasses.fake_tensor import FakeTensorMode, contiguous_strides
 
     original = FakeTensorMode.from_tensor
+    shared: dict[tuple[int, int], Any] = {}  # (id(Dim), example size) -> its symbol
+
+    def symbol(self: Any, hint: Any, size: int) -> Any:
+        # one symbol per Dim (or per symbol name, when a program is traced again)
+        if not isinstance(hint, (Dim, str)):
+            return self.shape_env.create_symbol(size)
+        key = (hint if isinstance(hint, str) else id(hint), size)
+        if key not in shared:
+            shared[key] = self.shape_env.create_symbol(size)
+        return shared[key]
 
     def from_tensor(self: Any, tensor: Any, *, static_shapes: bool | None = None,
                     **kwargs: Any) -> Any:
@@ -167,7 +181,7 @@ def _only_marked_dims_symbolic(dynamic_dims: dict[int, set[int]]) -> Iterator[No
             return original(self, tensor, static_shapes=True)
 
         def layout(shape: tuple[int, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-            sizes = tuple(self.shape_env.create_symbol(s) if d in dims and s >= 2 else s
+            sizes = tuple(symbol(self, dims[d], s) if d in dims and s >= 2 else s
                           for d, s in enumerate(shape))
             strides: list[Any] = []
             acc: Any = 1
@@ -227,7 +241,7 @@ def export(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None 
     from torch.fx.experimental.proxy_tensor import make_fx
     inputs = [*params.values(), *buffers.values(), *user_flat]
     detached = [v.detach() if isinstance(v, torch.Tensor) else v for v in inputs]
-    dynamic_dims = {id(v): {d for d, h in spec.items() if h is not Dim.STATIC and h is not None}
+    dynamic_dims = {id(v): {d: h for d, h in spec.items() if h is not Dim.STATIC and h is not None}
                     for v, spec in zip(detached[len(state_names):], specs) if spec}
     with torch.no_grad(), _only_marked_dims_symbolic(dynamic_dims):
         gm = make_fx(flat_fn, _export_decompositions(),

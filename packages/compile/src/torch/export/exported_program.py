@@ -133,36 +133,39 @@ class ExportedProgram:
         return self._in_spec, self._out_spec
 
     def _check_inputs(self, flat: list[Any]) -> None:
-        """Raise unless each input tensor's sizes fit the program's static sizes and ranges."""
-        bound: dict[str, int] = {}
+        """Raise unless each input tensor's sizes fit the program's static sizes and ranges
+        (``AssertionError: Guard failed: x.size()[0] <= 10``, PyTorch 2.13's words)."""
+        names = list(self.graph_signature.user_inputs)
+        bound: dict[str, tuple[int, str]] = {}  # symbol -> (size, the first dim that has it)
         for index, (value, dims) in enumerate(zip(flat, self._input_dims)):
             if dims is None:
                 continue
             if not isinstance(value, torch.Tensor) or value.dim() != len(dims):
                 raise RuntimeError(f"Expected input at *args[{index}] to be a tensor of "
                                    f"{len(dims)} dimensions")
+            name = names[index] if index < len(names) else f"args[{index}]"
             for d, (want, got) in enumerate(zip(dims, value.shape)):
+                where = f"{name}.size()[{d}]"
                 if isinstance(want, int):
                     if got != want:
-                        raise RuntimeError(f"Expected input at *args[{index}].shape[{d}] to be "
-                                           f"equal to {want}, but got {got}")
+                        raise AssertionError(f"Guard failed: {where} == {want}")
                     continue
-                if bound.setdefault(want, got) != got:
-                    raise RuntimeError(f"Expected input at *args[{index}].shape[{d}] to be equal "
-                                       f"to {bound[want]} ({want}), but got {got}")
+                size, first = bound.setdefault(want, (got, where))
+                if size != got:
+                    raise AssertionError(f"Guard failed: {where} == {first}")
                 ranges = self.range_constraints.get(want)
-                if ranges is not None and got not in ranges:
-                    raise RuntimeError(f"Expected input at *args[{index}].shape[{d}] to be in "
-                                       f"range [{ranges.lower}, {ranges.upper}] ({want}), "
-                                       f"but got {got}")
+                if ranges is not None and got < ranges.lower:
+                    raise AssertionError(f"Guard failed: {where} >= {ranges.lower}")
+                if ranges is not None and got > ranges.upper:
+                    raise AssertionError(f"Guard failed: {where} <= {ranges.upper}")
         env = self._shape_env
         if env is not None and bound:
             values = dict(env.var_to_val)
-            values.update(bound)
+            values.update({symbol: size for symbol, (size, _) in bound.items()})
             failed = [str(g) for g in env.guards if not is_disequality(g) and not g.holds(values)]
             if failed:
-                raise RuntimeError(f"Input sizes {bound} violate the exported program's "
-                                   f"guards: {', '.join(failed)}")
+                raise AssertionError(f"Guard failed: {', '.join(failed)} (input sizes "
+                                     f"{ {s: v for s, (v, _) in bound.items()} })")
 
     def module(self) -> nn.Module:
         """An ``nn.Module`` that runs the graph with this program's state (same results as the
@@ -192,7 +195,7 @@ class ExportedProgram:
             return graph_module(*values)
 
         user_examples = examples[len(examples) - len(self._input_dims):]
-        dynamic = {id(example): {d for d, size in enumerate(dims) if isinstance(size, str)}
+        dynamic = {id(example): {d: size for d, size in enumerate(dims) if isinstance(size, str)}
                    for example, dims in zip(user_examples, self._input_dims) if dims}
         with _only_marked_dims_symbolic(dynamic):
             traced = make_fx(flat, table, tracing_mode=mode)(*examples)

@@ -49,7 +49,9 @@ def operand(x: Any, dt: _dtype.dtype, dev: _device, shape: tuple[int, ...]) -> T
             x = to_dtype(x, dt)
         if x._device is not dev and x._device != dev:
             x = to_device(x, dev)
-    return x if x._shape == shape else x.expand(shape)
+    # lengths first: a tuple comparison of different lengths compares the leading sizes
+    # (a symbolic size against a constant would record a guard that specialises it)
+    return x if len(x._shape) == len(shape) and x._shape == shape else x.expand(shape)
 
 
 _operand = operand
