@@ -159,3 +159,18 @@ def test_export_with_one_dim_for_two_inputs_and_guard_messages() -> None:
     with pytest.raises(AssertionError,
                        match=r"Guard failed: y\.size\(\)\[0\] == x\.size\(\)\[0\]"):
         exported(torch.randn(3, 4), torch.randn(4, 2))
+
+
+class _BranchOnData(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.sum() > 0:
+            return x.cos()
+        return x.sin()
+
+
+def test_export_of_a_branch_on_data_raises_pytorchs_error() -> None:
+    from torch.export import export
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    with pytest.raises(GuardOnDataDependentSymNode, match=r"torch\.cond"):
+        export(_BranchOnData(), (torch.ones(3),))

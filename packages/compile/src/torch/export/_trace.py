@@ -10,6 +10,8 @@ from typing import Any
 import torch
 import torch.nn as nn
 import torch.utils._pytree as pytree
+from torch._subclasses.fake_tensor import DataDependentOutputException
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from .dynamic_shapes import _INT_MAX, Dim, UserError, ValueRanges
 from .exported_program import ExportedProgram, is_disequality
@@ -243,9 +245,16 @@ def export(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None 
     detached = [v.detach() if isinstance(v, torch.Tensor) else v for v in inputs]
     dynamic_dims = {id(v): {d: h for d, h in spec.items() if h is not Dim.STATIC and h is not None}
                     for v, spec in zip(detached[len(state_names):], specs) if spec}
-    with torch.no_grad(), _only_marked_dims_symbolic(dynamic_dims):
-        gm = make_fx(flat_fn, _export_decompositions(),
-                     tracing_mode="symbolic" if symbolic else "fake")(*detached)
+    try:
+        with torch.no_grad(), _only_marked_dims_symbolic(dynamic_dims):
+            gm = make_fx(flat_fn, _export_decompositions(),
+                         tracing_mode="symbolic" if symbolic else "fake")(*detached)
+    except DataDependentOutputException as exc:
+        # PyTorch's error for Python control flow on values (torch.cond is the way out)
+        raise GuardOnDataDependentSymNode(
+            f"Could not guard on data-dependent expression: {exc}. The model reads a "
+            f"tensor's value in Python (`if x.sum() > 0`, `.item()`); use torch.cond for a "
+            f"branch on data") from exc
     placeholder_names = [("p_" if n in params else "b_") + n.replace(".", "_")
                          for n in state_names] + _user_names(mod, args, kwargs)
     rename_and_specs(gm, placeholder_names)

@@ -14,12 +14,18 @@ from typing import Any
 import torch
 from torch._core.symbolic import ShapeEnv, guard_bool, guard_float, guard_int
 
-__all__ = ["ShapeEnv", "definitely_false", "definitely_true", "free_symbols",
+__all__ = ["GuardOnDataDependentSymNode", "ShapeEnv", "definitely_false", "definitely_true",
+           "free_symbols",
            "guard_bool", "guard_float", "guard_int", "guard_size_oblivious",
            "has_free_symbols", "hint_int", "is_concrete_bool", "is_concrete_int",
            "statically_known_true"]
 
 _SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+class GuardOnDataDependentSymNode(RuntimeError):
+    """A trace (``torch.export``) reached Python control flow on a tensor's values, which
+    the example inputs' metadata cannot decide (``if x.sum() > 0:``)."""
 
 
 def _nodes(value: Any) -> list[Any]:
