@@ -165,3 +165,54 @@ def test_native_kernel_declines_without_writing():
     out15 = np.zeros((2, 15), dtype=np.complex128)
     assert C.fft(*_native_args(0, 16, x16, out15, 2)) != C.FFT_OK
     assert C.fft_length_supported(360) and not C.fft_length_supported(14)
+
+
+_ROWS_SCRIPT = r"""
+import sys
+import numpy as np
+import torch
+
+rng = np.random.default_rng(3)
+results = {}
+for n in (20, 24, 30, 250, 512):
+    for batch in (16, 17, 40):
+        x = torch.from_numpy(rng.standard_normal((batch, n)).astype(np.float32))
+        z = torch.from_numpy((rng.standard_normal((batch, n))
+                              + 1j * rng.standard_normal((batch, n))).astype(np.complex64))
+        results[f"r{n}_{batch}"] = torch.fft.rfft(x).numpy()
+        results[f"c{n}_{batch}"] = torch.fft.fft(z, norm="ortho").numpy()
+        results[f"x{n}_{batch}"] = x.numpy()
+        results[f"z{n}_{batch}"] = z.numpy()
+np.savez(sys.argv[1], **results)
+"""
+
+
+def test_float32_row_transposes_keep_the_bits_of_element_moves(tmp_path):
+    """Unit-stride float32 signals move between memory and the lane buffers by 16 x 16
+    register transposes on AVX-512 (PLAIT_CPU_VECTOR_BYTES=64), element by element otherwise
+    (32): lengths whose half is not a multiple of 8 (a remainder moved element-wise), full and
+    partial groups of 16 signals; both runs give the same bits and match numpy in float64."""
+    import os
+    import subprocess
+    import sys
+
+    runs = {}
+    for width in (32, 64):
+        env = {k: v for k, v in os.environ.items() if k != "PLAIT_CPU_VECTOR_BYTES"}
+        env["PLAIT_CPU_VECTOR_BYTES"] = str(width)
+        target = tmp_path / f"rows_{width}.npz"
+        subprocess.run([sys.executable, "-c", _ROWS_SCRIPT, str(target)], env=env, check=True,
+                       capture_output=True, text=True)
+        with np.load(target) as saved:
+            runs[width] = {name: saved[name] for name in saved.files}
+    for name, got in runs[64].items():
+        assert got.tobytes() == runs[32][name].tobytes(), name
+        if name[0] == "r":
+            want = np.fft.rfft(runs[64]["x" + name[1:]].astype(np.float64))
+        elif name[0] == "c":
+            want = np.fft.fft(runs[64]["z" + name[1:]].astype(np.complex128), norm="ortho")
+        else:
+            continue
+        n = int(name[1:].split("_")[0])
+        scale = max(1.0, float(np.abs(want).max()))
+        assert np.abs(got - want).max() / scale <= TOL[torch.float32] * np.log2(n) * 4, name
