@@ -486,3 +486,24 @@ def test_layer_norm_backward_passes_its_saved_statistics_without_detach():
         y.backward(torch.ones(2, 3))
     first = mode.ops.index("aten.native_layer_norm_backward.default")
     assert "aten.detach.default" not in mode.ops[:first]
+
+
+@pytest.mark.parametrize("n", [1, 5, 16, 31, 32, 33, 70])
+def test_softmax_rows_of_any_length_match_numpy(n):
+    # short rows (under the native kernel's lane count) and long ones, with rows holding
+    # +inf, -inf only and NaN: numpy's exp(x - max) / sum gives PyTorch's values (NaN rows)
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((6, n)).astype(np.float32) * 4
+    x[1, 0] = np.inf
+    x[2, :] = -np.inf
+    x[3, n // 2] = np.nan
+    x[4, -1] = -np.inf
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x64 - x64.max(-1, keepdims=True))
+        want = e / e.sum(-1, keepdims=True)
+        want_log = x64 - x64.max(-1, keepdims=True) - np.log(e.sum(-1, keepdims=True))
+    got = torch.softmax(torch.tensor(x), -1).numpy()
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7, equal_nan=True)
+    got_log = torch.log_softmax(torch.tensor(x), -1).numpy()
+    np.testing.assert_allclose(got_log, want_log, rtol=2e-6, atol=2e-6, equal_nan=True)

@@ -67,6 +67,15 @@ template <class T>
 PLAIT_CLONES Range<C<T>> row_range(const T* __restrict x, int64_t n) {
   using Cv = C<T>;
   constexpr Cv kInf = std::numeric_limits<Cv>::infinity();
+  Range<Cv> r{-kInf, kInf};
+  if (n < kRangeLanes) {  // a short row (a small model's softmax): no lanes to fill and fold
+    for (int64_t i = 0; i < n; ++i) {
+      const Cv v = load(x[i]);
+      r.max = v > r.max ? v : r.max;
+      r.min = v < r.min ? v : r.min;
+    }
+    return r;
+  }
   Cv hi[kRangeLanes];
   Cv lo[kRangeLanes];
   for (int j = 0; j < kRangeLanes; ++j) {
@@ -81,7 +90,6 @@ PLAIT_CLONES Range<C<T>> row_range(const T* __restrict x, int64_t n) {
       lo[j] = v < lo[j] ? v : lo[j];
     }
   }
-  Range<Cv> r{-kInf, kInf};
   for (; i < n; ++i) {
     const Cv v = load(x[i]);
     r.max = v > r.max ? v : r.max;
