@@ -126,7 +126,9 @@ def _native_layer_norm_backward_kernel(
 def _layer_norm_kernel(input: Tensor, normalized_shape: Sequence[int],
                        weight: Tensor | None = None, bias: Tensor | None = None,
                        eps: float = 1e-5, cudnn_enable: bool = True) -> Tensor:
-    return ATEN["native_layer_norm"](input, list(normalized_shape), weight, bias, eps)[0]
+    if normalized_shape.__class__ is not list:  # (F.layer_norm passes a list already)
+        normalized_shape = list(normalized_shape)
+    return _NATIVE_LAYER_NORM(input, normalized_shape, weight, bias, eps)[0]
 
 
 ATEN = _dispatch.define_aten({
@@ -142,6 +144,9 @@ ATEN = _dispatch.define_aten({
                    "Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor",
                    _layer_norm_kernel, _dispatch.COMPOSITE_IMPLICIT),
 })
+
+
+_NATIVE_LAYER_NORM = ATEN["native_layer_norm"]
 
 
 # mean and rstd are not differentiable outputs of native_layer_norm, as in PyTorch: its
