@@ -174,3 +174,43 @@ def test_export_of_a_branch_on_data_raises_pytorchs_error() -> None:
 
     with pytest.raises(GuardOnDataDependentSymNode, match=r"torch\.cond"):
         export(_BranchOnData(), (torch.ones(3),))
+
+
+class _MaskedScale(nn.Module):
+    def forward(self, x: torch.Tensor, *, mask: torch.Tensor, scale: float = 1.0
+                ) -> dict[str, torch.Tensor]:
+        y = (x * scale).masked_fill(mask, 0.0)  # broadcasting ties x's and mask's dims
+        return {"y": y, "s": y.sum(-1)}
+
+
+def test_export_auto_dims_that_the_model_ties_together_stay_dynamic() -> None:
+    from torch.export import Dim, export
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 5)
+    ep = export(_MaskedScale(), (x,), {"mask": x > 0, "scale": 2.0},
+                dynamic_shapes={"x": {1: Dim.AUTO}, "mask": {1: Dim.AUTO}, "scale": None})
+    longer = torch.randn(2, 7)
+    got = ep.module()(longer, mask=longer > 0, scale=2.0)
+    want = (longer * 2).clamp(max=0.0)  # positive entries masked to 0
+    torch.testing.assert_close(got["y"], want)
+    torch.testing.assert_close(got["s"], want.sum(-1))
+    with pytest.raises(AssertionError, match="Guard failed"):
+        ep.module()(longer, mask=torch.zeros(2, 8, dtype=torch.bool), scale=2.0)
+
+
+# -- torch._dynamo.graph_break -------------------------------------------------------------------
+
+def test_graph_break_splits_the_graph_and_fullgraph_refuses_it() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x + 1
+        torch._dynamo.graph_break()
+        return y * 2
+
+    x = torch.tensor([1.0, 2.0])
+    assert f(x).tolist() == [4.0, 6.0]  # eagerly: nothing
+    explained = torch._dynamo.explain(f)(x)
+    assert explained.graph_count == 2 and explained.graph_break_count == 1
+    assert "graph_break()" in str(explained.break_reasons[0].reason)
+    with pytest.raises(torch._dynamo.exc.Unsupported, match=r"graph_break\(\)"):
+        torch.compile(f, fullgraph=True, backend="eager")(x)

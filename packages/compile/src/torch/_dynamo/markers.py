@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["allow_in_graph", "assume_constant_result", "disable", "is_compiling",
+__all__ = ["allow_in_graph", "assume_constant_result", "disable", "graph_break", "is_compiling",
            "mark_dynamic", "mark_static", "mark_static_address", "maybe_mark_dynamic", "reset"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -45,6 +45,20 @@ def disable(fn: Any = None, recursive: bool = True, *, reason: str | None = None
     eager._torchdynamo_disable = True  # type: ignore[attr-defined]
     eager._torchdynamo_orig_callable = fn  # type: ignore[attr-defined]
     return eager
+
+
+def graph_break(msg: str = "") -> None:
+    """End the graph being captured here (a graph break that ``explain`` lists and
+    ``fullgraph=True`` refuses); nothing outside a compiled function.
+
+    :param msg: said in the break's reason.
+    """
+    from torch._dynamo._capture import current
+
+    capture = current()
+    if capture is not None:
+        capture.flush(f"Call to `torch._dynamo.graph_break()`: user-inserted graph break. "
+                      f"Message: {msg or None}")
 
 
 def allow_in_graph(fn: _F) -> _F:

@@ -372,11 +372,20 @@ def _specialised(shape_env: Any, symbol: str, lower: int, upper: int) -> str:
 
     Sizes 0 and 1 are specialised by the tracer, so probing starts at 2."""
     hint = int(shape_env.var_to_val[symbol])
+    # symbols the trace equated with this one (a broadcast of two dynamic dims) move with it:
+    # a relation between dynamic dims does not specialise either (module() checks it)
+    together = {symbol}
+    for guard in shape_env.guards:
+        expr = guard.expr
+        if guard.value and expr.op == "eq" and len(expr.args) == 2 and \
+                all(a.op == "symbol" for a in expr.args) and \
+                {a.name for a in expr.args} & together:
+            together |= {a.name for a in expr.args}
     probes = {max(lower, 2), min(upper, 2**20), hint + 1 if hint + 1 <= upper else hint - 1,
               min(upper, max(lower, 2) + 7)}
     for probe in sorted(p for p in probes if lower <= p <= upper and p >= 2):
         values = dict(shape_env.var_to_val)
-        values[symbol] = probe
+        values.update(dict.fromkeys(together, probe))
         for guard in shape_env.guards:
             if symbol in str(guard.expr) and not is_disequality(guard) and \
                     not guard.holds(values):
