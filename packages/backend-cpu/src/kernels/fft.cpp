@@ -573,11 +573,13 @@ void run_typed(const FftCall& call, const Plan& plan, int64_t batch) {
   const bool packed = call.kind == FftKind::kR2C && n % 2 == 0;
   const T* unpack_re = plan.unpack.real<T>();
   const T* unpack_im = plan.unpack.imag<T>();
+#if defined(PLAIT_FFT_TRANSPOSES)
   // float32 signals of unit stride move by register transposes where the CPU has AVX-512
   // (and PLAIT_CPU_VECTOR_BYTES does not ask for less)
   const bool rows = std::is_same_v<T, float> && native_vector_bytes() == 64;
   const bool gather_rows = rows && call.in_stride == 1;
   const bool scatter_rows = rows && call.out_stride == 1 && call.kind != FftKind::kC2R;
+#endif
   parallel_for(groups, grain, [&](int64_t begin, int64_t end) {
     // the four buffers start 17 vectors past a multiple of n apart: their equal offsets
     // never share an L1 set
