@@ -181,6 +181,8 @@ for n in (20, 24, 30, 250, 512):
                               + 1j * rng.standard_normal((batch, n))).astype(np.complex64))
         results[f"r{n}_{batch}"] = torch.fft.rfft(x).numpy()
         results[f"c{n}_{batch}"] = torch.fft.fft(z, norm="ortho").numpy()
+        half = z[:, :n // 2 + 1].contiguous()
+        results[f"i{n}_{batch}"] = torch.fft.irfft(half, n=n).numpy()
         results[f"x{n}_{batch}"] = x.numpy()
         results[f"z{n}_{batch}"] = z.numpy()
 np.savez(sys.argv[1], **results)
@@ -190,8 +192,9 @@ np.savez(sys.argv[1], **results)
 def test_float32_row_transposes_keep_the_bits_of_element_moves(tmp_path):
     """Unit-stride float32 signals move between memory and the lane buffers by 16 x 16
     register transposes on AVX-512 (PLAIT_CPU_VECTOR_BYTES=64), element by element otherwise
-    (32): lengths whose half is not a multiple of 8 (a remainder moved element-wise), full and
-    partial groups of 16 signals; both runs give the same bits and match numpy in float64."""
+    (32): rfft, fft and irfft, lengths whose half is not a multiple of 8 (a remainder moved
+    element-wise), full and partial groups of 16 signals; both runs give the same bits and
+    match numpy in float64."""
     import os
     import subprocess
     import sys
@@ -211,6 +214,10 @@ def test_float32_row_transposes_keep_the_bits_of_element_moves(tmp_path):
             want = np.fft.rfft(runs[64]["x" + name[1:]].astype(np.float64))
         elif name[0] == "c":
             want = np.fft.fft(runs[64]["z" + name[1:]].astype(np.complex128), norm="ortho")
+        elif name[0] == "i":
+            n = int(name[1:].split("_")[0])
+            half = runs[64]["z" + name[1:]][:, :n // 2 + 1].astype(np.complex128)
+            want = np.fft.irfft(half, n=n)
         else:
             continue
         n = int(name[1:].split("_")[0])

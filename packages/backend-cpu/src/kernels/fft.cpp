@@ -319,9 +319,9 @@ PLAIT_CLONES void gather_real(T* re, const T* in, const int64_t* offsets, int64_
 
 template <class T>
 PLAIT_CLONES void gather_complex(T* re, T* im, const T* in, const int64_t* offsets,
-                                 int64_t n, int64_t stride) {
+                                 int64_t n, int64_t stride, int64_t first = 0) {
   constexpr int L = kLanes<T>;
-  for (int64_t t = 0; t < n; ++t) {
+  for (int64_t t = first; t < n; ++t) {
     T* dst_re = re + slot<T>(t);
     T* dst_im = im + slot<T>(t);
     const T* src = in + 2 * t * stride;
@@ -350,9 +350,9 @@ PLAIT_CLONES void mirror_hermitian(T* re, T* im, int64_t half, int64_t n) {
 
 template <class T>
 PLAIT_CLONES void scatter_real(T* out, const int64_t* offsets, int count, const T* re,
-                               int64_t length, int64_t stride, T scale) {
+                               int64_t length, int64_t stride, T scale, int64_t first = 0) {
   constexpr int L = kLanes<T>;
-  for (int64_t k = 0; k < length; ++k) {
+  for (int64_t k = first; k < length; ++k) {
     T* dst = out + k * stride;
     const T* src = re + slot<T>(k);
     if (count == L) {
@@ -432,17 +432,19 @@ __attribute__((target("avx512f"))) inline void transpose16(__m512 (&r)[16]) {
   }
 }
 
-// gather_packed for 16 float32 signals at in + offsets[l] with unit stride: 8 complex values
-// (16 floats) of every signal per transpose; returns how many values it gathered (a multiple
-// of 8), the caller's loop does the rest.
-__attribute__((target("avx512f"))) int64_t gather_packed_rows(float* re, float* im,
-                                                              const float* in,
-                                                              const int64_t* offsets,
-                                                              int64_t h) {
+// The first values of 16 float32 signals of pairs (x_2t, x_2t+1) with unit stride, signal l
+// starting at in + offset_scale * offsets[l] (offset_scale 1: a real signal packed as
+// gather_packed packs it; 2: complex values counted once, as gather_complex reads them):
+// 8 pairs of every signal per transpose; returns how many pairs it gathered (a multiple of
+// 8), the caller's loop does the rest.
+__attribute__((target("avx512f"))) int64_t gather_pairs_rows(float* re, float* im,
+                                                             const float* in,
+                                                             const int64_t* offsets,
+                                                             int64_t offset_scale, int64_t h) {
   const int64_t whole = h / 8 * 8;
   __m512 r[16];
   for (int64_t t0 = 0; t0 < whole; t0 += 8) {
-    for (int l = 0; l < 16; ++l) r[l] = _mm512_loadu_ps(in + offsets[l] + 2 * t0);
+    for (int l = 0; l < 16; ++l) r[l] = _mm512_loadu_ps(in + offset_scale * offsets[l] + 2 * t0);
     transpose16(r);  // r[2i]: x_{2(t0 + i)} of every signal, r[2i + 1]: x_{2(t0 + i) + 1}
     for (int i = 0; i < 8; ++i) {
       _mm512_storeu_ps(re + slot<float>(t0 + i), r[2 * i]);
@@ -470,6 +472,24 @@ __attribute__((target("avx512f"))) int64_t scatter_complex_rows(float* out,
     }
     transpose16(r);  // r[l]: re, im of values k0 .. k0 + 7 of signal l, interleaved
     for (int l = 0; l < 16; ++l) _mm512_storeu_ps(out + 2 * (offsets[l] + k0), r[l]);
+  }
+  return whole;
+}
+
+// scatter_real for 16 float32 signals written at out + offsets[l] with unit stride: 16
+// values of every signal per transpose; returns how many it wrote (a multiple of 16).
+__attribute__((target("avx512f"))) int64_t scatter_real_rows(float* out, const int64_t* offsets,
+                                                             const float* re, int64_t length,
+                                                             float scale) {
+  const int64_t whole = length / 16 * 16;
+  const __m512 factor = _mm512_set1_ps(scale);
+  __m512 r[16];
+  for (int64_t k0 = 0; k0 < whole; k0 += 16) {
+    for (int i = 0; i < 16; ++i) {
+      r[i] = _mm512_mul_ps(_mm512_loadu_ps(re + slot<float>(k0 + i)), factor);
+    }
+    transpose16(r);  // r[l]: values k0 .. k0 + 15 of signal l
+    for (int l = 0; l < 16; ++l) _mm512_storeu_ps(out + offsets[l] + k0, r[l]);
   }
   return whole;
 }
@@ -578,7 +598,7 @@ void run_typed(const FftCall& call, const Plan& plan, int64_t batch) {
   // (and PLAIT_CPU_VECTOR_BYTES does not ask for less)
   const bool rows = std::is_same_v<T, float> && native_vector_bytes() == 64;
   const bool gather_rows = rows && call.in_stride == 1;
-  const bool scatter_rows = rows && call.out_stride == 1 && call.kind != FftKind::kC2R;
+  const bool scatter_rows = rows && call.out_stride == 1;
 #endif
   parallel_for(groups, grain, [&](int64_t begin, int64_t end) {
     // the four buffers start 17 vectors past a multiple of n apart: their equal offsets
@@ -605,7 +625,7 @@ void run_typed(const FftCall& call, const Plan& plan, int64_t batch) {
             int64_t gathered = 0;
 #if defined(PLAIT_FFT_TRANSPOSES)
             if constexpr (std::is_same_v<T, float>) {
-              if (gather_rows) gathered = gather_packed_rows(re, im, in, in_off, n / 2);
+              if (gather_rows) gathered = gather_pairs_rows(re, im, in, in_off, 1, n / 2);
             }
 #endif
             gather_packed<T>(re, im, in, in_off, n / 2, call.in_stride, gathered);
@@ -615,12 +635,17 @@ void run_typed(const FftCall& call, const Plan& plan, int64_t batch) {
           }
           break;
         case FftKind::kC2C:
-          gather_complex<T>(re, im, in, in_off, n, call.in_stride);
+        case FftKind::kC2R: {
+          int64_t gathered = 0;
+#if defined(PLAIT_FFT_TRANSPOSES)
+          if constexpr (std::is_same_v<T, float>) {
+            if (gather_rows) gathered = gather_pairs_rows(re, im, in, in_off, 2, call.in_length);
+          }
+#endif
+          gather_complex<T>(re, im, in, in_off, call.in_length, call.in_stride, gathered);
+          if (call.kind == FftKind::kC2R) mirror_hermitian<T>(re, im, call.in_length, n);
           break;
-        case FftKind::kC2R:
-          gather_complex<T>(re, im, in, in_off, call.in_length, call.in_stride);
-          mirror_hermitian<T>(re, im, call.in_length, n);
-          break;
+        }
       }
       auto [yr, yi] = transform_group<T>(plan, call.forward, re, im, re2, im2);
       if (packed) {
@@ -633,17 +658,20 @@ void run_typed(const FftCall& call, const Plan& plan, int64_t batch) {
         yr = xr;
         yi = xi;
       }
-      if (call.kind == FftKind::kC2R) {
-        scatter_real<T>(out, out_off, count, yr, call.out_length, call.out_stride, scale);
-      } else {
-        int64_t written = 0;
+      int64_t written = 0;
 #if defined(PLAIT_FFT_TRANSPOSES)
-        if constexpr (std::is_same_v<T, float>) {
-          if (scatter_rows && count == L && apart(out_off, call.out_length)) {
-            written = scatter_complex_rows(out, out_off, yr, yi, call.out_length, scale);
-          }
+      if constexpr (std::is_same_v<T, float>) {
+        if (scatter_rows && count == L && apart(out_off, call.out_length)) {
+          written = call.kind == FftKind::kC2R
+                        ? scatter_real_rows(out, out_off, yr, call.out_length, scale)
+                        : scatter_complex_rows(out, out_off, yr, yi, call.out_length, scale);
         }
+      }
 #endif
+      if (call.kind == FftKind::kC2R) {
+        scatter_real<T>(out, out_off, count, yr, call.out_length, call.out_stride, scale,
+                        written);
+      } else {
         scatter_complex<T>(out, out_off, count, yr, yi, call.out_length, call.out_stride, scale,
                            written);
       }
