@@ -507,3 +507,22 @@ def test_softmax_rows_of_any_length_match_numpy(n):
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7, equal_nan=True)
     got_log = torch.log_softmax(torch.tensor(x), -1).numpy()
     np.testing.assert_allclose(got_log, want_log, rtol=2e-6, atol=2e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_keeps_only_its_output_for_backward(log):
+    # as PyTorch's SoftmaxBackward0 (dim, result): writing the input in place afterwards
+    # leaves the backward valid; the gradient is the softmax Jacobian's, written out in numpy
+    xs = np.array([[0.5, -1.0, 2.0], [0.0, 0.3, -0.2]])
+    w = np.array([1.0, -2.0, 0.5])
+    for _ in range(3):  # (the later calls run planned)
+        x = torch.tensor(xs, requires_grad=True)
+        h = x * 1.0
+        y = torch.log_softmax(h, -1) if log else torch.softmax(h, -1)
+        assert not hasattr(y.grad_fn, "_saved_self")
+        h.add_(1.0)
+        (g,) = torch.autograd.grad((y * torch.tensor(w)).sum(), x)
+        p = np.exp(xs - xs.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        want = w - p * w.sum() if log else p * (w - (p * w).sum(-1, keepdims=True))
+        np.testing.assert_allclose(g.numpy(), want, rtol=1e-12, atol=1e-12)

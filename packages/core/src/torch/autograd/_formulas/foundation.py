@@ -14,13 +14,13 @@ def _aten(name):
     return _softmax.ATEN[name]
 
 
-@derivative("aten::_softmax")
+@derivative("aten::_softmax", args=False)  # (the output and dim: the input is not kept)
 def _softmax(ctx, grad):
     y = ctx.result  # the input's dtype (half_to_float is not supported on the CPU)
     return (_aten("_softmax_backward_data")(grad, y, ctx.args[1], y.dtype), None, None)
 
 
-@derivative("aten::_log_softmax")
+@derivative("aten::_log_softmax", args=False)  # (the output and dim: the input is not kept)
 def _log_softmax(ctx, grad):
     y = ctx.result
     return (_aten("_log_softmax_backward_data")(grad, y, ctx.args[1], y.dtype), None, None)
