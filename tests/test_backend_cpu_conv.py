@@ -58,6 +58,8 @@ CASES = [
     # a small grid with more reduction rows than channels: the weight gradient of runs of
     # samples in one product
     ((16, 16, 9, 9), (32, 16, 3, 3), [2, 2], [0, 0], [1, 1], 1, False),
+    # a kernel wider than the 16 columns whose bounds im2col keeps on its stack
+    ((1, 2, 5, 40), (3, 2, 2, 17), [1, 2], [1, 9], [1, 1], 1, False),
 ]
 
 

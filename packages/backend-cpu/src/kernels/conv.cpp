@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 #include "blas.h"
 #include "dtype.h"
@@ -327,17 +328,32 @@ PLAIT_CLONES void im2col_2d(const Geometry& g, const T* img, int64_t p0, int64_t
   const int64_t OW = g.grid[1], IH = g.img[0], IW = g.img[1];
   const int64_t KH = g.kernel[0], KW = g.kernel[1];
   const int64_t sh = g.stride[0], sw = g.stride[1];
+  // Per kernel column: the shift and the columns ox in [lo, hi) that read image column
+  // ox * sw + x_shift (the rest is padding). Computed once here, not once per channel and
+  // kernel row: their two divisions cost as much as copying a panel's 64-column line.
+  constexpr int64_t kFixedColumns = 16;
+  int64_t fixed[3 * kFixedColumns];
+  std::vector<int64_t> larger;
+  int64_t* bounds = fixed;
+  if (KW > kFixedColumns) {
+    larger.resize(static_cast<size_t>(3 * KW));
+    bounds = larger.data();
+  }
+  for (int64_t kw = 0; kw < KW; ++kw) {
+    const int64_t x_shift = kw * g.dil[1] - g.pad[1];
+    const int64_t lo = std::min(x_shift >= 0 ? 0 : (-x_shift + sw - 1) / sw, OW);
+    bounds[3 * kw] = x_shift;
+    bounds[3 * kw + 1] = lo;
+    bounds[3 * kw + 2] =
+        std::max(std::min(x_shift >= IW ? 0 : (IW - x_shift + sw - 1) / sw, OW), lo);
+  }
   for (int64_t c = 0; c < g.img_channels; ++c) {
     const T* src = img + c * g.img_numel;
     for (int64_t kh = 0; kh < KH; ++kh) {
       const int64_t y_shift = kh * g.dil[0] - g.pad[0];
       for (int64_t kw = 0; kw < KW; ++kw) {
         T* dst = col + ((c * KH + kh) * KW + kw) * ld;
-        // columns ox in [lo, hi) read image column ox * sw + x_shift, the rest is padding
-        const int64_t x_shift = kw * g.dil[1] - g.pad[1];
-        const int64_t lo = std::min(x_shift >= 0 ? 0 : (-x_shift + sw - 1) / sw, OW);
-        const int64_t hi =
-            std::max(std::min(x_shift >= IW ? 0 : (IW - x_shift + sw - 1) / sw, OW), lo);
+        const int64_t x_shift = bounds[3 * kw], lo = bounds[3 * kw + 1], hi = bounds[3 * kw + 2];
         int64_t oy = p0 / OW, ox = p0 % OW;
         for (int64_t p = p0; p < p1; ++oy, ox = 0) {
           const int64_t end = std::min(OW, ox + (p1 - p));
