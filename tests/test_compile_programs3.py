@@ -214,3 +214,56 @@ def test_graph_break_splits_the_graph_and_fullgraph_refuses_it() -> None:
     assert "graph_break()" in str(explained.break_reasons[0].reason)
     with pytest.raises(torch._dynamo.exc.Unsupported, match=r"graph_break\(\)"):
         torch.compile(f, fullgraph=True, backend="eager")(x)
+
+
+# -- names programs import (torch._dynamo, torch.export, symbolic_shapes) -------------------------
+
+def test_dynamo_markers_and_testing_helpers() -> None:
+    from torch._dynamo.testing import rand_strided, reset_rng_state
+
+    calls: list[str] = []
+
+    def side(x: torch.Tensor) -> torch.Tensor:
+        calls.append("side")
+        return x * 2
+
+    kept_out = torch._dynamo.disallow_in_graph(side)
+    forbidden = torch._dynamo.forbid_in_graph(lambda x: x - 1)
+    assert torch._dynamo.nonstrict_trace(side) is side
+    assert forbidden(torch.ones(1)).tolist() == [0.0]  # outside compiled code: runs
+    explained = torch._dynamo.explain(lambda x: kept_out(x + 1) + 1)(torch.ones(2))
+    assert explained.graph_count == 2 and calls == ["side"]
+    with pytest.raises(AssertionError, match="forbidden callable"):
+        torch.compile(lambda x: forbidden(x), backend="eager")(torch.ones(1))
+    t = rand_strided((2, 3), (1, 2))
+    assert t.shape == (2, 3) and t.stride() == (1, 2)
+    reset_rng_state()
+    first = torch.rand(2)
+    torch.manual_seed(1337)
+    assert torch.equal(first, torch.rand(2))
+
+
+def test_export_dims_default_decompositions_and_dataclass_inputs() -> None:
+    import dataclasses
+
+    from torch.export import default_decompositions, dims, export, register_dataclass
+
+    @dataclasses.dataclass
+    class Pair:
+        a: torch.Tensor
+        b: torch.Tensor
+
+    register_dataclass(Pair)
+
+    class AddPair(nn.Module):
+        def forward(self, p: Pair) -> torch.Tensor:
+            return p.a + p.b * 2
+
+    batch, width = dims("batch", "width", min=2, max=8)
+    assert (batch.__name__, width.__name__, batch.min, width.max) == ("batch", "width", 2, 8)
+    pair = Pair(torch.ones(3), torch.arange(3.0))
+    ep = export(AddPair(), (pair,))
+    assert ep.module()(pair).tolist() == [1.0, 3.0, 5.0]
+    table = default_decompositions()
+    assert isinstance(table, dict) and table
+    assert ep.run_decompositions(table).module()(pair).tolist() == [1.0, 3.0, 5.0]

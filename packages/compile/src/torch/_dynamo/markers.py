@@ -14,7 +14,9 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["allow_in_graph", "assume_constant_result", "disable", "graph_break", "is_compiling",
+__all__ = ["allow_in_graph", "assume_constant_result", "disable", "disallow_in_graph",
+           "forbid_in_graph", "graph_break", "is_compiling", "nonstrict_trace",
+           "substitute_in_graph",
            "mark_dynamic", "mark_static", "mark_static_address", "maybe_mark_dynamic", "reset"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -59,6 +61,45 @@ def graph_break(msg: str = "") -> None:
     if capture is not None:
         capture.flush(f"Call to `torch._dynamo.graph_break()`: user-inserted graph break. "
                       f"Message: {msg or None}")
+
+
+def disallow_in_graph(fn: Callable[..., Any]) -> Any:
+    """Keep ``fn`` out of graphs: each call while capturing is a graph break and runs
+    eagerly (:func:`disable`'s wrapper)."""
+    return disable(fn)
+
+
+def forbid_in_graph(fn: Any) -> Any:
+    """Mark ``fn`` as never to be called inside a compiled function: such a call raises
+    ``AssertionError`` (outside one, ``fn`` runs as usual)."""
+    if isinstance(fn, (list, tuple)):
+        return [forbid_in_graph(x) for x in fn]
+    if not callable(fn):
+        raise AssertionError(f"forbid_in_graph applies only to callables, got {fn!r}")
+
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if is_compiling():
+            raise AssertionError(f"Attempt to trace forbidden callable {fn!r}")
+        return fn(*args, **kwargs)
+
+    return guarded
+
+
+def nonstrict_trace(traceable_fn: _F) -> _F:
+    """Mark a function for non-strict tracing; returned unchanged (its Python runs and its
+    ops are recorded, as for every function)."""
+    return traceable_fn
+
+
+def substitute_in_graph(original_fn: Callable[..., Any], *, can_constant_fold_through: bool = False,
+                        skip_signature_check: bool = False, is_embedded_type: bool = False
+                        ) -> Callable[[_F], _F]:
+    """A decorator registering a traceable stand-in for ``original_fn``; the stand-in is
+    returned unchanged (capture runs ``original_fn`` itself)."""
+    if not callable(original_fn):
+        raise TypeError(f"substitute_in_graph expects a function, got {original_fn!r}")
+    return lambda fn: fn
 
 
 def allow_in_graph(fn: _F) -> _F:

@@ -7,7 +7,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["CompileCounter", "CompileCounterWithBackend", "EagerAndRecordGraphs", "same"]
+__all__ = ["CompileCounter", "CompileCounterWithBackend", "EagerAndRecordGraphs", "rand_strided",
+           "reset_rng_state", "same"]
 
 
 class CompileCounter:
@@ -75,3 +76,29 @@ def same(ref: Any, res: Any, tol: float = 1e-4, equal_nan: bool = False) -> bool
     if isinstance(ref, float):
         return abs(ref - res) <= tol * max(1.0, abs(ref))
     return ref == res
+
+
+def rand_strided(size: Any, stride: Any, dtype: torch.dtype = torch.float32,
+                 device: str | torch.device = "cpu", extra_size: int = 0) -> torch.Tensor:
+    """A tensor of ``size`` and ``stride`` over a random buffer just large enough (plus
+    ``extra_size`` elements): random normal floats, random small ints, random bools."""
+    needed = 1 + sum((n - 1) * s for n, s in zip(size, stride)) + extra_size \
+        if all(n > 0 for n in size) else 0
+    if dtype.is_floating_point or dtype.is_complex:
+        buffer = torch.randn(needed, dtype=dtype, device=device)
+    elif dtype is torch.bool:
+        buffer = torch.randint(0, 2, (needed,), device=device).to(torch.bool)
+    else:
+        buffer = torch.randint(0, 10, (needed,), dtype=dtype, device=device)
+    return torch.as_strided(buffer, tuple(size), tuple(stride))
+
+
+def reset_rng_state(use_xla: bool = False) -> None:
+    """Seed torch, ``random`` and numpy with 1337, as PyTorch's tests do between runs."""
+    import random
+
+    import numpy as np
+
+    torch.manual_seed(1337)
+    random.seed(1337)
+    np.random.seed(1337)

@@ -6,7 +6,7 @@ import dataclasses
 import enum
 import sys
 
-__all__ = ["Dim", "ValueRanges", "UserError"]
+__all__ = ["Dim", "ValueRanges", "UserError", "dims"]
 
 _INT_MAX = sys.maxsize
 
@@ -63,3 +63,9 @@ class Dim:
         if self.min == 0 and self.max >= _INT_MAX:
             return f"Dim('{self.__name__}')"
         return f"Dim('{self.__name__}', min={self.min}, max={self.max})"
+
+
+def dims(*names: str, min: int | None = None, max: int | None = None) -> tuple[Dim, ...]:
+    """One :class:`Dim` per name, all with the range ``[min, max]``
+    (``batch, seq = dims("batch", "seq", max=64)``)."""
+    return tuple(Dim(name, min=min, max=max) for name in names)

@@ -16,7 +16,8 @@ from torch._core.symbolic import ShapeEnv, guard_bool, guard_float, guard_int
 
 __all__ = ["GuardOnDataDependentSymNode", "ShapeEnv", "definitely_false", "definitely_true",
            "free_symbols",
-           "guard_bool", "guard_float", "guard_int", "guard_size_oblivious",
+           "guard_bool", "guard_float", "guard_int", "guard_or_false", "guard_or_true",
+           "guard_size_oblivious",
            "has_free_symbols", "hint_int", "is_concrete_bool", "is_concrete_int",
            "statically_known_true"]
 
@@ -106,3 +107,13 @@ def definitely_false(a: Any) -> bool:
 def guard_size_oblivious(expr: Any) -> bool:
     """Decide ``expr`` (recording a guard); sizes are not treated specially here."""
     return guard_bool(expr)
+
+
+def guard_or_false(a: Any) -> bool:
+    """``a``'s value, guarded (every symbol here has a value, so none is data-dependent)."""
+    return bool(guard_bool(a)) if isinstance(a, torch.SymBool) else bool(a)
+
+
+def guard_or_true(a: Any) -> bool:
+    """``a``'s value, guarded (every symbol here has a value, so none is data-dependent)."""
+    return bool(guard_bool(a)) if isinstance(a, torch.SymBool) else bool(a)
