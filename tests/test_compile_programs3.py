@@ -46,6 +46,15 @@ def test_eager_then_compile_runs_the_first_call_eagerly() -> None:
     torch.testing.assert_close(second, expected)
 
 
+def test_eager_then_compile_makes_dims_that_changed_dynamic() -> None:
+    counter = CompileCounter()
+    f = torch.compile(lambda x: (x * 2).sum(0), backend=counter)
+    with torch.compiler.set_stance("eager_then_compile"):
+        for rows, graphs in ((4, 0), (8, 1), (16, 1), (5, 1)):  # PyTorch 2.13's counts
+            assert f(torch.ones(rows, 3)).tolist() == [2.0 * rows] * 3
+            assert counter.frame_count == graphs
+
+
 # -- copies and pickles of a GraphModule --------------------------------------------------------
 
 class _Scale(nn.Module):

@@ -591,6 +591,7 @@ class FrameState:
         self.eager = False  # past the recompile limit: the function runs eagerly
         self.warned = False
         self.called = False  # called once already (set_stance("eager_then_compile"))
+        self.first_sizes: list[Any] | None = None  # its eager first call's tensor sizes
         self.breaks: list[tuple[str, str]] = []  # (reason, source line)
         self.graphs: list[GraphRecord] = []  # every graph compiled, for explain
         self.fake_mode: Any = None  # the FakeTensorMode of its captures (made at the first)

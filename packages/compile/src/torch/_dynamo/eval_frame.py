@@ -155,9 +155,16 @@ def _compiled_call(fn: Callable[..., Any], signature_fn: Callable[..., Any],
         if stance not in _STANCES:
             raise RuntimeError(f"invalid torch.compile stance 'DynamoStance(stance={stance!r}, "
                                f"skip_guard_eval_unsafe=False, backend=None)'")
-        if stance in _EAGER_FIRST_STANCES and not frame.called:
-            frame.called = True
-            return fn(*args, **kwargs)
+        if stance in _EAGER_FIRST_STANCES:
+            if not frame.called:
+                frame.called = True
+                frame.first_sizes = _tensor_sizes(args)
+                return fn(*args, **kwargs)
+            if frame.first_sizes is not None:
+                # the dims that changed since the eager call compile dynamic (PyTorch
+                # infers dynamism from the first two calls under this stance)
+                _mark_changed_dims(frame.first_sizes, args)
+                frame.first_sizes = None
     frame.called = True
     if (frame.eager or stance == "force_eager" or _config_values["disable"]
             or (captures and captures[-1] is not None)):
@@ -194,6 +201,21 @@ def _compiled_call(fn: Callable[..., Any], signature_fn: Callable[..., Any],
     if probe is not None:
         _accept(frame, probe, capture, result)
     return result
+
+
+def _tensor_sizes(args: tuple[Any, ...]) -> list[tuple[int, ...] | None]:
+    return [tuple(a.shape) if isinstance(a, Tensor) else None for a in args]
+
+
+def _mark_changed_dims(first: list[tuple[int, ...] | None], args: tuple[Any, ...]) -> None:
+    """``maybe_mark_dynamic`` the dims of ``args`` whose sizes differ from ``first``."""
+    from torch._dynamo.markers import maybe_mark_dynamic
+
+    for before, arg in zip(first, args):
+        if before is not None and isinstance(arg, Tensor) and arg.dim() == len(before):
+            changed = [d for d, (a, b) in enumerate(zip(before, arg.shape)) if a != b]
+            if changed:
+                maybe_mark_dynamic(arg, changed)
 
 
 def _accept(frame: _cache.FrameState, probe: _replay.Probe, capture: _capture.Capture,
