@@ -276,3 +276,17 @@ def test_export_dims_default_decompositions_and_dataclass_inputs() -> None:
     table = default_decompositions()
     assert isinstance(table, dict) and table
     assert ep.run_decompositions(table).module()(pair).tolist() == [1.0, 3.0, 5.0]
+
+
+def test_compiler_region_marker_and_guard_filters() -> None:
+    @torch.compiler.nested_compile_region
+    def block(x: torch.Tensor) -> torch.Tensor:
+        return x.relu() * 2
+
+    compiled = torch.compile(
+        lambda x: block(x) + block(-x), backend="eager",
+        options={"guard_filter_fn": torch.compiler.skip_guard_on_inbuilt_nn_modules_unsafe})
+    assert compiled(torch.tensor([1.0, -2.0])).tolist() == [2.0, 4.0]
+    assert torch.compiler.nested_compile_region()(block) is block
+    assert torch.compiler.set_enable_guard_collectives(True) is False
+    assert torch.compiler.set_enable_guard_collectives(False) is True

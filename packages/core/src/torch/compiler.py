@@ -21,9 +21,13 @@ __all__ = [
     "is_compiling",
     "is_dynamo_compiling",
     "is_exporting",
+    "keep_tensor_guards_unsafe",
     "list_backends",
+    "nested_compile_region",
     "reset",
+    "set_enable_guard_collectives",
     "set_stance",
+    "skip_guard_on_inbuilt_nn_modules_unsafe",
     "substitute_in_graph",
 ]
 
@@ -105,6 +109,32 @@ def substitute_in_graph(original_fn: Callable[..., Any], *, can_constant_fold_th
     if not callable(original_fn):
         raise TypeError(f"substitute_in_graph expects a function, got {original_fn!r}")
     return lambda fn: fn
+
+
+def nested_compile_region(fn: Any = None, **options: Any) -> Any:
+    """Mark ``fn`` as a region repeated in a model, to compile once and reuse (a decorator
+    too); returned unchanged: graph capture records its ops like any function's."""
+    return (lambda inner: inner) if fn is None else fn
+
+
+def keep_tensor_guards_unsafe(guard_entries: list[Any], keep_parameters: bool = False
+                              ) -> list[bool]:
+    """A ``guard_filter_fn``: keep only tensor guards (capture here guards tensors only)."""
+    return [getattr(e, "guard_type", "TENSOR_MATCH") == "TENSOR_MATCH" for e in guard_entries]
+
+
+def skip_guard_on_inbuilt_nn_modules_unsafe(guard_entries: list[Any]) -> list[bool]:
+    """A ``guard_filter_fn``: drop the guards on torch.nn's own modules' attributes."""
+    return [not getattr(e, "is_inbuilt_nn_module", False) for e in guard_entries]
+
+
+_guard_collectives = [False]
+
+
+def set_enable_guard_collectives(enabled: bool) -> bool:
+    """Synchronise guard evaluation across ranks (one process here); returns the old value."""
+    previous, _guard_collectives[0] = _guard_collectives[0], bool(enabled)
+    return previous
 
 
 def cudagraph_mark_step_begin() -> None:
