@@ -319,6 +319,41 @@ void gather(T* __restrict dst, const T* __restrict src, int64_t n, int64_t s) {
   }
 }
 
+// Per kernel column kw of a 2-d convolution: its shift x_shift and the output columns ox in
+// [lo, hi) that read image column ox * stride + x_shift (the rest is padding). im2col_2d and
+// col2im_2d compute them once per call, not once per channel and kernel row: their two
+// divisions by the stride cost about as much as copying the 64-column panel line they bound.
+class ColumnBounds {
+ public:
+  explicit ColumnBounds(const Geometry& g) {
+    const int64_t kw_count = g.kernel[1], ow = g.grid[1], iw = g.img[1], sw = g.stride[1];
+    if (kw_count > kFixedColumns) {
+      larger_.resize(static_cast<size_t>(3 * kw_count));
+      bounds_ = larger_.data();
+    }
+    for (int64_t kw = 0; kw < kw_count; ++kw) {
+      const int64_t x_shift = kw * g.dil[1] - g.pad[1];
+      const int64_t lo = std::min(x_shift >= 0 ? 0 : (-x_shift + sw - 1) / sw, ow);
+      bounds_[3 * kw] = x_shift;
+      bounds_[3 * kw + 1] = lo;
+      bounds_[3 * kw + 2] =
+          std::max(std::min(x_shift >= iw ? 0 : (iw - x_shift + sw - 1) / sw, ow), lo);
+    }
+  }
+  ColumnBounds(const ColumnBounds&) = delete;  // bounds_ may point into this object
+  ColumnBounds& operator=(const ColumnBounds&) = delete;
+
+  int64_t shift(int64_t kw) const { return bounds_[3 * kw]; }
+  int64_t lo(int64_t kw) const { return bounds_[3 * kw + 1]; }
+  int64_t hi(int64_t kw) const { return bounds_[3 * kw + 2]; }
+
+ private:
+  static constexpr int64_t kFixedColumns = 16;  // kernels up to this wide: no allocation
+  int64_t fixed_[3 * kFixedColumns];
+  std::vector<int64_t> larger_;
+  int64_t* bounds_ = fixed_;
+};
+
 // im2col of a 2-d convolution: the general walk below with its per-line bookkeeping reduced
 // to a few integer operations, which matters for the short lines (a dozen columns) of small
 // images.
@@ -328,32 +363,14 @@ PLAIT_CLONES void im2col_2d(const Geometry& g, const T* img, int64_t p0, int64_t
   const int64_t OW = g.grid[1], IH = g.img[0], IW = g.img[1];
   const int64_t KH = g.kernel[0], KW = g.kernel[1];
   const int64_t sh = g.stride[0], sw = g.stride[1];
-  // Per kernel column: the shift and the columns ox in [lo, hi) that read image column
-  // ox * sw + x_shift (the rest is padding). Computed once here, not once per channel and
-  // kernel row: their two divisions cost as much as copying a panel's 64-column line.
-  constexpr int64_t kFixedColumns = 16;
-  int64_t fixed[3 * kFixedColumns];
-  std::vector<int64_t> larger;
-  int64_t* bounds = fixed;
-  if (KW > kFixedColumns) {
-    larger.resize(static_cast<size_t>(3 * KW));
-    bounds = larger.data();
-  }
-  for (int64_t kw = 0; kw < KW; ++kw) {
-    const int64_t x_shift = kw * g.dil[1] - g.pad[1];
-    const int64_t lo = std::min(x_shift >= 0 ? 0 : (-x_shift + sw - 1) / sw, OW);
-    bounds[3 * kw] = x_shift;
-    bounds[3 * kw + 1] = lo;
-    bounds[3 * kw + 2] =
-        std::max(std::min(x_shift >= IW ? 0 : (IW - x_shift + sw - 1) / sw, OW), lo);
-  }
+  const ColumnBounds columns(g);
   for (int64_t c = 0; c < g.img_channels; ++c) {
     const T* src = img + c * g.img_numel;
     for (int64_t kh = 0; kh < KH; ++kh) {
       const int64_t y_shift = kh * g.dil[0] - g.pad[0];
       for (int64_t kw = 0; kw < KW; ++kw) {
         T* dst = col + ((c * KH + kh) * KW + kw) * ld;
-        const int64_t x_shift = bounds[3 * kw], lo = bounds[3 * kw + 1], hi = bounds[3 * kw + 2];
+        const int64_t x_shift = columns.shift(kw), lo = columns.lo(kw), hi = columns.hi(kw);
         int64_t oy = p0 / OW, ox = p0 % OW;
         for (int64_t p = p0; p < p1; ++oy, ox = 0) {
           const int64_t end = std::min(OW, ox + (p1 - p));
@@ -432,16 +449,14 @@ void col2im_2d(const Geometry& g, const T* col, int64_t p0, int64_t p1, T* img) 
   const int64_t OW = g.grid[1], IH = g.img[0], IW = g.img[1];
   const int64_t KH = g.kernel[0], KW = g.kernel[1];
   const int64_t sh = g.stride[0], sw = g.stride[1];
+  const ColumnBounds columns(g);
   for (int64_t c = 0; c < g.img_channels; ++c) {
     T* dst = img + c * g.img_numel;
     for (int64_t kh = 0; kh < KH; ++kh) {
       const int64_t y_shift = kh * g.dil[0] - g.pad[0];
       for (int64_t kw = 0; kw < KW; ++kw) {
         const T* src = col + ((c * KH + kh) * KW + kw) * width;
-        const int64_t x_shift = kw * g.dil[1] - g.pad[1];
-        const int64_t lo = std::min(x_shift >= 0 ? 0 : (-x_shift + sw - 1) / sw, OW);
-        const int64_t hi =
-            std::max(std::min(x_shift >= IW ? 0 : (IW - x_shift + sw - 1) / sw, OW), lo);
+        const int64_t x_shift = columns.shift(kw), lo = columns.lo(kw), hi = columns.hi(kw);
         int64_t oy = p0 / OW, ox = p0 % OW;
         for (int64_t p = p0; p < p1; ++oy, ox = 0) {
           const int64_t end = std::min(OW, ox + (p1 - p));
