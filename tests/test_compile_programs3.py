@@ -290,3 +290,13 @@ def test_compiler_region_marker_and_guard_filters() -> None:
     assert torch.compiler.nested_compile_region()(block) is block
     assert torch.compiler.set_enable_guard_collectives(True) is False
     assert torch.compiler.set_enable_guard_collectives(False) is True
+
+
+def test_set_stance_inside_a_compiled_function_is_refused() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        torch.compiler.set_stance("force_eager")
+        return x + 1
+
+    with pytest.raises(AssertionError, match="forbidden callable"):
+        torch.compile(f, backend="eager")(torch.ones(1))
+    assert torch._dynamo._cache.stance[0] == "default"  # nothing changed

@@ -42,7 +42,11 @@ def set_stance(stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
     function's first call eagerly and compiles from its second. Usable as a call, a context
     manager and a decorator (the previous stance comes back). As in PyTorch, an unknown
     stance is accepted here and refused by the next compiled call (``RuntimeError``).
+
+    :raises AssertionError: called inside a compiled function (PyTorch forbids it there).
     """
+    if _capture.current() is not None:
+        raise AssertionError(f"Attempt to trace forbidden callable {set_stance!r}")
     previous = _cache.stance[0]
     _cache.stance[0] = stance
     return _StanceRestore(previous, stance)
