@@ -300,3 +300,21 @@ def test_set_stance_inside_a_compiled_function_is_refused() -> None:
     with pytest.raises(AssertionError, match="forbidden callable"):
         torch.compile(f, backend="eager")(torch.ones(1))
     assert torch._dynamo._cache.stance[0] == "default"  # nothing changed
+
+
+# -- dynamic=True: sizes computed from a dynamic size -----------------------------------------
+
+def test_dynamic_true_compiles_sizes_computed_from_sizes_once() -> None:
+    counter = CompileCounter()
+
+    @torch.compile(backend=counter, dynamic=True)
+    def halves(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        n = x.shape[0]
+        return x.reshape(n // 2, 2).sum(1) * n, x.new_zeros(n + 1)
+
+    for n in (4, 6, 10):
+        x = torch.arange(float(n))
+        pairs, zeros = halves(x)
+        torch.testing.assert_close(pairs, (x[0::2] + x[1::2]) * n)
+        assert zeros.shape == (n + 1,) and not zeros.any()
+    assert counter.frame_count == 1  # PyTorch 2.13 compiles this once too

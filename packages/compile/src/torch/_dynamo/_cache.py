@@ -394,6 +394,21 @@ def _int_parts(op: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], Any]] | None:
     return None
 
 
+def _all_int_parts(structure: tuple[Any, ...]) -> set[tuple[Any, ...]]:
+    """The positions of every int of 2 or more that automatic dynamic may make an input
+    (slice bounds, size arguments; 0, 1 and negative ints stay constants, as PyTorch
+    specialises them)."""
+    found: set[tuple[Any, ...]] = set()
+    for index, op in enumerate(structure):
+        if not isinstance(op, tuple) or len(op) < 3:
+            continue
+        for position, leaf in _int_parts(op) or ():
+            if isinstance(leaf, tuple) and len(leaf) == 2 and leaf[0] == "int" and \
+                    type(leaf[1]) is int and leaf[1] >= 2:
+                found.add((index, *position))
+    return found
+
+
 def _is_getitem(op: tuple[Any, ...]) -> bool:
     return op[0] == "call_method" and op[1] == "__getitem__"
 
@@ -635,6 +650,13 @@ class FrameState:
             if place.dynamic and not place.structures:
                 place.scalars = place.scalars | sizes_as_numbers(recording, place.dynamic)
         dim_ops, key = _place_key(place, ops_structure, guards, outputs_key)
+        if self.dynamic is True and not place.structures and not place.symints:
+            # dynamic=True: int size arguments and slice bounds (n // 2, n + 1 of a size
+            # n) are int inputs from the first graph, as PyTorch's symbolic sizes are
+            seeds = _all_int_parts(dim_ops)
+            if seeds:
+                place.symints = frozenset(seeds)
+                dim_ops, key = _place_key(place, ops_structure, guards, outputs_key)
         compiled = place.entries.get(key)
         if compiled is None and place.structures and self.dynamic is not False and \
                 config.automatic_dynamic_shapes and self._generalize(
