@@ -30,24 +30,21 @@ def ntuple(x: Any, n: int, name: str = "argument") -> tuple[int, ...]:
     return (int(x),) * n
 
 
-def _mode_index(size: int, before: int, after: int, mode: str) -> Tensor:
-    """Input positions read by the ``size + before + after`` outputs of a padded dim."""
-    out = []
-    for i in range(-before, size + after):
-        if mode == "reflect":
-            if size == 1:
-                j = 0
-            else:
-                period = 2 * (size - 1)
-                j = abs(i) % period
-                j = period - j if j >= size else j
-        elif mode == "replicate":
-            j = min(max(i, 0), size - 1)
-        else:  # circular: negative pads crop first, the rest wraps around what is left
-            lo, hi = max(-before, 0), size - max(-after, 0)
-            j = lo + (i - lo) % (hi - lo) if hi > lo else i
-        out.append(j)
-    return torch.tensor(out, dtype=torch.int64)
+def _mode_index(size: int, before: int, after: int, mode: str, device: Any) -> Tensor:
+    """Input positions read by the ``size + before + after`` outputs of a padded dim, computed
+    as one vector (a Python loop over the positions cost ~100 ms for a 16k-sample signal)."""
+    i = torch.arange(-before, size + after, device=device)
+    if mode == "reflect":
+        if size == 1:
+            return torch.zeros_like(i)
+        period = 2 * (size - 1)
+        j = i.abs().remainder(period)
+        return torch.where(j >= size, period - j, j)
+    if mode == "replicate":
+        return i.clamp(0, size - 1)
+    # circular: negative pads crop first, the rest wraps around what is left
+    lo, hi = max(-before, 0), size - max(-after, 0)
+    return lo + (i - lo).remainder(hi - lo) if hi > lo else i
 
 
 # one node in traces (and one ONNX Pad), as the aten operator PyTorch has for it
@@ -89,7 +86,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
                                f"dimension {dim} of input {list(input.shape)}")
         if mode == "circular" and (before > size or after > size):
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        out = out.index_select(dim, _mode_index(size, before, after, mode).to(out.device))
+        out = out.index_select(dim, _mode_index(size, before, after, mode, out.device))
     return out
 
 
