@@ -22,6 +22,7 @@
 
 #include "parallel.h"
 #include "simd.h"
+#include "transpose16.h"
 
 namespace plait::cpu {
 namespace {
@@ -386,8 +387,7 @@ PLAIT_CLONES void scatter_complex(T* out, const int64_t* offsets, int count, con
   }
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
+#if defined(PLAIT_HAS_TRANSPOSE16)
 #define PLAIT_FFT_TRANSPOSES 1
 // float32 groups of signals that lie contiguously (unit stride along the transform) move
 // between memory and the lane buffers by 16 x 16 transposes in registers: 16 loads or stores
@@ -396,41 +396,7 @@ PLAIT_CLONES void scatter_complex(T* out, const int64_t* offsets, int count, con
 // butterflies 26%. Only data moves (and the same one multiply by the scale per output), so
 // values keep their bits.
 
-// 128-bit lanes imm[1:0], imm[3:2] of a, then imm[5:4], imm[7:6] of b (the masked form with
-// every lane selected: GCC 12's unmasked one merges into an uninitialised vector and warns).
-template <int kImm>
-__attribute__((target("avx512f"))) inline __m512 fft_shuffle_lanes(__m512 a, __m512 b) {
-  return _mm512_mask_shuffle_f32x4(a, 0xFFFF, a, b, kImm);
-}
-
-// r[i][j] becomes r[j][i]: pairs of registers interleaved at 32-bit elements, 64-bit pairs,
-// then 128-bit lanes twice.
-__attribute__((target("avx512f"))) inline void transpose16(__m512 (&r)[16]) {
-  constexpr __mmask16 kAll = 0xFFFF;
-  __m512 t[16], u[16], v[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_mask_unpacklo_ps(r[i], kAll, r[i], r[i + 1]);
-    t[i + 1] = _mm512_mask_unpackhi_ps(r[i], kAll, r[i], r[i + 1]);
-  }
-  for (int g = 0; g < 16; g += 4) {  // u[4g + q], lane l: column 4l + q of rows 4g .. 4g + 3
-    u[g] = _mm512_shuffle_ps(t[g], t[g + 2], 0x44);
-    u[g + 1] = _mm512_shuffle_ps(t[g], t[g + 2], 0xEE);
-    u[g + 2] = _mm512_shuffle_ps(t[g + 1], t[g + 3], 0x44);
-    u[g + 3] = _mm512_shuffle_ps(t[g + 1], t[g + 3], 0xEE);
-  }
-  for (int q = 0; q < 4; ++q) {
-    v[q] = fft_shuffle_lanes<0x88>(u[q], u[4 + q]);
-    v[4 + q] = fft_shuffle_lanes<0xDD>(u[q], u[4 + q]);
-    v[8 + q] = fft_shuffle_lanes<0x88>(u[8 + q], u[12 + q]);
-    v[12 + q] = fft_shuffle_lanes<0xDD>(u[8 + q], u[12 + q]);
-  }
-  for (int q = 0; q < 4; ++q) {  // column 4l + q: lane l of every row group, in order
-    r[q] = fft_shuffle_lanes<0x88>(v[q], v[8 + q]);
-    r[8 + q] = fft_shuffle_lanes<0xDD>(v[q], v[8 + q]);
-    r[4 + q] = fft_shuffle_lanes<0x88>(v[4 + q], v[12 + q]);
-    r[12 + q] = fft_shuffle_lanes<0xDD>(v[4 + q], v[12 + q]);
-  }
-}
+using simd512::transpose16;
 
 // The first values of 16 float32 signals of pairs (x_2t, x_2t+1) with unit stride, signal l
 // starting at in + offset_scale * offsets[l] (offset_scale 1: a real signal packed as
