@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._core import dtype as _dtype
+from ._core.layout import _Named
 from ._core.tensor import Tensor
 
 __all__ = [
@@ -37,20 +38,11 @@ __all__ = [
 ]
 
 
-class qscheme:
-    """A quantization scheme (``torch.per_tensor_affine``...). Instances are singletons."""
+class qscheme(_Named):
+    """A quantization scheme (``torch.per_tensor_affine``...): a named singleton, pickled as the
+    attribute ``torch.<name>`` so unpickling returns the singleton."""
 
-    __slots__ = ("_name",)
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __repr__(self) -> str:
-        return "torch." + self._name
-
-    def __reduce__(self) -> str:
-        # pickled as the module attribute torch.<name>, so unpickling returns the singleton
-        return self._name
+    __slots__ = ()
 
 
 qscheme.__module__ = "torch"
