@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch._core import registry
 from torch._dynamo.exc import UncapturedHigherOrderOpError
 from torch.utils import _pytree as pytree
 
@@ -142,8 +143,10 @@ def associative_scan(combine_fn: Callable[[Any, Any], Any], xs: Any, dim: int,
         raise ValueError(f"combine_mode must be 'pointwise' or 'generic', got {combine_mode!r}")
     leaves, spec, n = _slices(xs, dim)
     dim = dim % leaves[0].dim()
-    if combine_mode == "pointwise" and any(t.device.type not in ("cuda", "xpu")
-                                           for t in leaves):
+    # PyTorch generates a device kernel for "pointwise" and refuses host tensors; the
+    # registry says which devices' memory is the host's (no device-type names here)
+    if combine_mode == "pointwise" and any(
+            "host_accessible" in registry.capabilities(t.device.type) for t in leaves):
         raise ValueError("For combine_mode='pointwise', all input tensors need to be on CUDA "
                          "or XPU")
     order = range(n - 1, -1, -1) if reverse else range(n)
