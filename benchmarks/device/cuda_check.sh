@@ -7,7 +7,8 @@
 # benchmarks/device/cuda_bench.py under Plait and under the PyTorch installed there.
 # Each step has a time limit and the whole a budget (PLAIT_CHECK_BUDGET, 470 s): under 8 minutes. Logs go to $OUT (default
 # ./cuda-check-out): summary.md, info.log, build.log, tests.log, conformance.log,
-# examples.log, bench.md.
+# examples.log, bench.md. Last, in what is left of the budget, plait-backend-xpu's conformance
+# suite on the GPU's OpenCL device.
 #
 # The GPU machine is offline: the build helpers it lacks (hatchling and its needs) and
 # the CPU backend's OpenBLAS travel as wheels in .whl/, fetched beforehand on a machine with
@@ -145,5 +146,14 @@ for device in cuda cpu; do
     --device "$device" --steps 40 --train-size 640 --test-size 200 --batch-size 32 \
     --out "$WORK/cnn-$device"
 done
+
+# -- the xpu backend on the GPU's OpenCL device, last: it runs in what is left
+# of the budget. The driver's libnvidia-opencl.so.1 is registered beside PoCL on these machines;
+# the default device type (GPU) picks it, the CPU fallback is off.
+step "build plait-backend-xpu" build 90 "${WHEEL[@]}" packages/backend-xpu
+"$PY" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" \
+  "$WORK"/wheels/plait_backend_xpu*.whl >>"$OUT/build.log" 2>&1
+(cd "$WORK" && step "conformance --torch-backend=xpu (OpenCL GPU)" conformance 150 \
+  env TORCH_DEVICE_CPU_FALLBACK=0 "$PLAIT" -m pytest -q -p no:cacheprovider --torch-backend=xpu)
 
 cat "$SUMMARY"
