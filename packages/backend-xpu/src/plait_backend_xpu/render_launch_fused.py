@@ -116,9 +116,14 @@ _LIBRARIES: dict[str, Any] = {}
 def register(b: LaunchBackend, dispatch_key: str) -> None:
     """Register backend ``b``'s :func:`fused_kernels` over core's composites under
     ``dispatch_key``."""
+    register_kernels(fused_kernels(b), dispatch_key)
+
+
+def register_kernels(kernels: dict[str, Callable[..., Any]], dispatch_key: str) -> None:
+    """Register ``kernels`` (by ``ns::name``) over core's composites under ``dispatch_key``."""
     from torch.library import Library
 
-    for qualname, kernel in fused_kernels(b).items():
+    for qualname, kernel in kernels.items():
         ns, _, name = qualname.partition("::")
         contract.composite(qualname)  # defines the op (and checks it has a composite)
         lib = _LIBRARIES.get(ns)
