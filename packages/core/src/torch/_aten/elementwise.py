@@ -1021,6 +1021,9 @@ _aten_clamp_min = _define("clamp_min", "clamp_min(Tensor self, Scalar min) -> Te
                           _clamp_min_kernel)
 _aten_clamp_max = _define("clamp_max", "clamp_max(Tensor self, Scalar max) -> Tensor",
                           _clamp_max_kernel)
+# clamp with number bounds is maximum and/or minimum on a bound constant: a function of the
+# signature (a tensor bound, passed where a Scalar is taken, is never replayed)
+_plan.enable(_aten_clamp, _aten_clamp_min, _aten_clamp_max)
 _aten_lerp = _define("lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> "
                      "Tensor", _lerp_kernel, implicit=True)
 

@@ -1,0 +1,73 @@
+"""Composite operators that the dispatcher's plans serve by replaying their primitives (clamp
+with number bounds: maximum then minimum on bound constants), compared with numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import torch
+from torch._aten import elementwise as _elementwise
+from torch._core import plan as _plan
+
+aten = torch.ops.aten
+
+
+def _served(op):
+    """The signatures of ``op`` whose plan replays the result (not the kernel again)."""
+    return [key for key, plan in (op._plans or {}).items()
+            if plan is not False and plan[3] != _plan.KERNEL]
+
+
+DATA = [-2.5, -0.5, 0.0, 0.75, 1.5, 3.0, float("nan"), float("inf")]
+
+
+@pytest.mark.parametrize(("call", "op", "want"), [
+    (lambda x: x.clamp(0, 2), aten.clamp.default, lambda v: np.clip(v, 0, 2)),
+    (lambda x: torch.clamp(x, min=-1.0), aten.clamp.default, lambda v: np.maximum(v, -1.0)),
+    (lambda x: torch.clamp(x, max=1), aten.clamp.default, lambda v: np.minimum(v, 1)),
+    (lambda x: torch.clamp_min(x, 0.5), aten.clamp_min.default, lambda v: np.maximum(v, 0.5)),
+    (lambda x: torch.clamp_max(x, 0.5), aten.clamp_max.default, lambda v: np.minimum(v, 0.5)),
+], ids=["both", "min", "max", "clamp_min", "clamp_max"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_clamp_with_numbers_is_planned(call, op, want, dtype, monkeypatch):
+    x = torch.tensor(DATA, dtype=dtype)
+    expected = want(np.array(DATA, dtype=np.float32 if dtype is torch.float32 else np.float64))
+    first = call(x)
+    assert _served(op)
+
+    def boom(*args, **kwargs):
+        raise AssertionError("generic path taken")
+
+    monkeypatch.setattr(_elementwise, "run", boom)
+    for _ in range(2):
+        got = call(x)
+        assert got.dtype is dtype
+        np.testing.assert_array_equal(got.numpy(), expected)
+        np.testing.assert_array_equal(first.numpy(), expected)
+
+
+def test_clamp_integer_tensor_with_float_bound_promotes():
+    x = torch.arange(5)
+    for _ in range(3):  # the first call plans; the next ones replay
+        assert x.clamp(1, 3).tolist() == [1, 1, 2, 3, 3]
+        got = x.clamp(1.5, 3)
+        assert got.dtype is torch.float32
+        assert got.tolist() == [1.5, 1.5, 2.0, 3.0, 3.0]
+
+
+def test_clamp_planned_gradient():
+    for _ in range(3):
+        x = torch.tensor([-1.0, 0.5, 1.5, 3.0], dtype=torch.float64, requires_grad=True)
+        y = x.clamp(0, 2)
+        assert type(y.grad_fn).__name__ == "ClampBackward0"
+        (y * torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)).sum().backward()
+        # d clamp / dx is 1 strictly inside the bounds, 0 outside
+        assert x.grad.tolist() == [0.0, 2.0, 3.0, 0.0]
+
+
+def test_clamp_tensor_bound_is_not_replayed():
+    x = torch.tensor([0.0, 1.0, 2.0])
+    for low in (0.5, 1.5, 2.5):  # a tensor bound: its value is not in the signature
+        got = torch.clamp(x, torch.tensor(low))
+        assert got.tolist() == [max(v, low) for v in (0.0, 1.0, 2.0)]
