@@ -144,7 +144,7 @@ def _float(self: Tensor) -> float:
 
         warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
                       "unexpected behavior.\nConsider using tensor.detach() first.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_config.external_stacklevel())
     return float(item(self))
 
 
