@@ -8,23 +8,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._draft_export import draft_export
 from ._serialize import load, save
 from ._trace import export
 from .dynamic_shapes import Dim, UserError, ValueRanges, dims
 from .exported_program import ExportedProgram, ModuleCallEntry, ModuleCallSignature
 from .graph_signature import (
-                              ExportGraphSignature,
-                              InputKind,
-                              InputSpec,
-                              OutputKind,
-                              OutputSpec,
-                              TensorArgument,
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    TensorArgument,
 )
+from .unflatten import FlatArgsAdapter, UnflattenedModule, unflatten
 
-__all__ = ["Dim", "ExportGraphSignature", "ExportedProgram", "InputKind", "InputSpec",
-           "ModuleCallEntry", "ModuleCallSignature", "OutputKind", "OutputSpec",
-           "TensorArgument", "UserError", "ValueRanges", "default_decompositions", "dims",
-           "export", "load", "register_dataclass", "save"]
+__all__ = ["Dim", "ExportGraphSignature", "ExportedProgram", "FlatArgsAdapter", "InputKind",
+           "InputSpec", "ModuleCallEntry", "ModuleCallSignature", "OutputKind", "OutputSpec",
+           "TensorArgument", "UnflattenedModule", "UserError", "ValueRanges",
+           "default_decompositions", "dims", "draft_export", "export", "load",
+           "register_dataclass", "save", "unflatten"]
 
 
 def default_decompositions() -> dict[Any, Any]:

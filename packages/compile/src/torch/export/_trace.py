@@ -10,7 +10,10 @@ from typing import Any
 import torch
 import torch.nn as nn
 import torch.utils._pytree as pytree
-from torch._subclasses.fake_tensor import DataDependentOutputException
+from torch._subclasses.fake_tensor import (
+    DataDependentOutputException,
+    DynamicOutputShapeException,
+)
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from .dynamic_shapes import _INT_MAX, Dim, UserError, ValueRanges
@@ -60,12 +63,24 @@ def _functionalize(gm: Any) -> dict[Any, Any]:
     latest: dict[Any, Any] = {}
     graph = gm.graph
     for node in list(graph.nodes):
-        if node.op != "call_function" or getattr(node.target, "qualname", "") != "aten::copy_":
-            if node.op == "call_function" and "!" in str(getattr(node.target, "schema", "")):
-                raise NotImplementedError(f"torch.export: in-place operator {node.target} is "
-                                          f"not functionalized (only copy_ is)")
+        if node.op != "call_function":
             continue
-        dst, src = node.args[0], node.args[1]
+        if getattr(node.target, "qualname", "") == "aten::copy_":
+            dst, src = node.args[0], node.args[1]
+        elif "!" in str(getattr(node.target, "schema", "")):
+            functional = _functional_form(node.target)
+            if functional is None:
+                raise NotImplementedError(f"torch.export: in-place operator {node.target} is "
+                                          f"not functionalized")
+            # x.add_(y) -> add(x, y) and a copy of it into x, handled as copy_ is below
+            with graph.inserting_before(node):
+                src = graph.call_function(functional, node.args, node.kwargs)
+            value = node.meta.get("val")
+            # a new tensor (not a view of the written one), as the out-of-place op makes
+            src.meta["val"] = value.clone() if isinstance(value, torch.Tensor) else value
+            dst = node.args[0]
+        else:
+            continue
         root = dst
         while root.op != "placeholder" and root in latest.values():
             root = next(k for k, v in latest.items() if v is root)
@@ -89,14 +104,24 @@ def _functionalize(gm: Any) -> dict[Any, Any]:
     return latest
 
 
+def _functional_form(target: Any) -> Any:
+    """The out-of-place overload of an in-place aten operator that writes only its first
+    argument (``add_.Tensor`` -> ``add.Tensor``), or None."""
+    schema = str(getattr(target, "schema", ""))
+    name = getattr(target, "_opname", "")
+    if not name.endswith("_") or schema.count("!") != 2 or "(a!) self" not in schema:
+        return None
+    packet = getattr(torch.ops.aten, name[:-1], None)
+    overload = getattr(packet, getattr(target, "_overloadname", "default"), None)
+    return overload if "!" not in str(getattr(overload, "schema", "!")) else None
+
+
 def _export_decompositions() -> dict[Any, Any]:
     """Operators whose kernels write an input the schema does not mark as written: each made
     functional (new outputs, then ``copy_``, which ``_functionalize`` lifts into mutations)."""
     from torch._aten.normalization import functional_batch_norm
-    relu_ = torch.ops.aten.relu_.default
-    # relu_ (nn.ReLU(inplace=True)) as its composite: relu, then copy_ into self
-    return {torch.ops.aten.native_batch_norm.default: functional_batch_norm,
-            relu_: relu_.kernels["CompositeImplicitAutograd"]}
+    # other in-place operators (relu_, add_) are made functional by _functionalize
+    return {torch.ops.aten.native_batch_norm.default: functional_batch_norm}
 
 
 def _aliases_another(node: Any, graph: Any) -> bool:
@@ -108,7 +133,7 @@ def _aliases_another(node: Any, graph: Any) -> bool:
     for other in graph.nodes:
         other_value = other.meta.get("val")
         if other is node or not isinstance(other_value, torch.Tensor) or \
-                getattr(other.target, "qualname", "") == "aten::copy_":
+                "!" in str(getattr(other.target, "schema", "")):  # in-place: the same tensor
             continue
         if other_value.untyped_storage() is storage:
             return True
@@ -209,7 +234,8 @@ def _only_marked_dims_symbolic(dynamic_dims: dict[int, dict[int, Any]]) -> Itera
 
 def export(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None, *,
            dynamic_shapes: Any = None, strict: bool = False,
-           preserve_module_call_signature: tuple[str, ...] = ()) -> ExportedProgram:
+           preserve_module_call_signature: tuple[str, ...] = (),
+           _tracing_mode: str | None = None) -> ExportedProgram:
     """Trace ``mod(*args, **kwargs)`` into an :class:`ExportedProgram`: a functional graph of
     aten operators whose inputs are the parameters, buffers and user inputs.
 
@@ -245,10 +271,23 @@ def export(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None 
     detached = [v.detach() if isinstance(v, torch.Tensor) else v for v in inputs]
     dynamic_dims = {id(v): {d: h for d, h in spec.items() if h is not Dim.STATIC and h is not None}
                     for v, spec in zip(detached[len(state_names):], specs) if spec}
+    calls = _ModuleCalls(mod)
+    mode = _tracing_mode or ("symbolic" if symbolic else "fake")
     try:
-        with torch.no_grad(), _only_marked_dims_symbolic(dynamic_dims):
-            gm = make_fx(flat_fn, _export_decompositions(),
-                         tracing_mode="symbolic" if symbolic else "fake")(*detached)
+        try:
+            with torch.no_grad(), _only_marked_dims_symbolic(dynamic_dims), calls:
+                gm = make_fx(flat_fn, _export_decompositions(), tracing_mode=mode)(*detached)
+        except DynamicOutputShapeException:
+            # nonzero, x[mask], unique: an output size that depends on data. PyTorch gives
+            # it an unbacked symbol; Plait's fake tensors have none, so the program is traced
+            # on copies of the example inputs instead (the operator stays a graph node, its
+            # output size is computed when the graph runs)
+            calls = _ModuleCalls(mod)
+            copies = [v.clone() if isinstance(v, torch.Tensor) else v for v in detached]
+            out_spec_box.clear()
+            with torch.no_grad(), calls:
+                gm = make_fx(flat_fn, _export_decompositions(), tracing_mode="real")(*copies)
+            _fake_meta(gm)
     except DataDependentOutputException as exc:
         # PyTorch's error for Python control flow on values (torch.cond is the way out)
         raise GuardOnDataDependentSymNode(
@@ -295,9 +334,97 @@ def export(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None 
     # a snapshot: running the program's module() must not move the original model's buffers
     state_dict = {k: nn.Parameter(v.detach().clone(), v.requires_grad) for k, v in params.items()}
     state_dict.update({k: v.detach().clone() for k, v in buffers.items()})
-    return ExportedProgram(gm, signature, state_dict, ranges, in_spec, out_spec_box[-1],
-                           input_dims, (args, kwargs), constants=constants,
-                           shape_env=shape_env)
+    program = ExportedProgram(gm, signature, state_dict, ranges, in_spec, out_spec_box[-1],
+                              input_dims, (args, kwargs), constants=constants,
+                              shape_env=shape_env)
+    program._module_calls = calls.finish(gm)
+    return program
+
+
+def _fake_meta(gm: Any) -> None:
+    """Give a graph traced on real tensors fake ``meta["val"]`` values, as a fake trace's
+    nodes have (no tensor data is kept in the program's graph)."""
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+
+    def fake(value: Any) -> Any:
+        real = isinstance(value, torch.Tensor) and not isinstance(value, FakeTensor)
+        return mode.from_tensor(value) if real else value
+
+    for node in gm.graph.nodes:
+        node.meta["val"] = pytree.tree_map(fake, node.meta.get("val"))
+
+
+class _ModuleCalls:
+    """Records, while export traces, each submodule call's graph nodes: its inputs, its
+    outputs and the nodes made between its start and its end (``torch.export.unflatten``
+    cuts a submodule's own graph out of them)."""
+
+    def __init__(self, root: nn.Module) -> None:
+        self._names = {}
+        for name, module in root.named_modules(remove_duplicate=False):
+            self._names.setdefault(id(module), name)
+        self._open: list[tuple[str, int, Any, Any]] = []
+        self._calls: list[tuple[str, set[Any], Any, Any]] = []
+        self._handles: list[Any] = []
+
+    def __enter__(self) -> _ModuleCalls:
+        from torch.nn.modules.module import (
+            register_module_forward_hook,
+            register_module_forward_pre_hook,
+        )
+        self._handles = [register_module_forward_pre_hook(self._pre),
+                         register_module_forward_hook(self._post)]
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for handle in self._handles:
+            handle.remove()
+
+    @staticmethod
+    def _tracker() -> Any:
+        from torch.fx.experimental.proxy_tensor import get_proxy_mode
+        mode = get_proxy_mode()
+        return getattr(mode, "tracker", None)
+
+    @staticmethod
+    def _nodes_of(tracker: Any, value: Any) -> tuple[list[Any] | None, Any]:
+        """The graph nodes of a structured value's leaves (None where a leaf is a tensor the
+        trace does not know) and its tree spec."""
+        leaves, spec = pytree.tree_flatten(value)
+        nodes = []
+        for leaf in leaves:
+            if not isinstance(leaf, torch.Tensor):
+                return None, spec
+            known = tracker.tensors.get(id(leaf))
+            if known is None or known[0] is not leaf:
+                return None, spec
+            nodes.append(tracker.node_of(leaf))
+        return nodes, spec
+
+    def _pre(self, module: nn.Module, args: tuple[Any, ...]) -> None:
+        name = self._names.get(id(module))
+        tracker = self._tracker()
+        if not name or tracker is None:
+            return
+        inputs = self._nodes_of(tracker, (tuple(args), {}))
+        self._open.append((name, len(tracker.graph.nodes), inputs, id(module)))
+
+    def _post(self, module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
+        tracker = self._tracker()
+        if not self._open or self._open[-1][3] != id(module) or tracker is None:
+            return
+        name, start, inputs, _ = self._open.pop()
+        outputs = self._nodes_of(tracker, output)
+        made = set(list(tracker.graph.nodes)[start:])
+        self._calls.append((name, made, inputs, outputs))
+
+    def finish(self, gm: Any) -> list[tuple[str, set[Any], Any, Any]]:
+        """The calls, in the order they ended, keeping only nodes still in ``gm``."""
+        alive = set(gm.graph.nodes)
+        return [(name, made & alive, inputs, outputs)
+                for name, made, inputs, outputs in self._calls]
 
 
 def _lift_constants(gm: Any, state_count: int) -> dict[str, torch.Tensor]:

@@ -46,6 +46,8 @@ def core_aten_decompositions() -> dict[Any, Any]:
 class _ExportedModule(nn.Module):
     """Runs an exported graph with its state held as this module's parameters and buffers."""
 
+    _child_class: type[nn.Module] = nn.Module  # the class of the submodules holding state
+
     def __init__(self, program: ExportedProgram) -> None:
         super().__init__()
         self._program = program
@@ -55,7 +57,7 @@ class _ExportedModule(nn.Module):
             for part in owner_path.split(".") if owner_path else []:
                 child = getattr(owner, part, None) if part in owner._modules else None
                 if child is None:
-                    child = nn.Module()
+                    child = self._child_class()
                     owner.add_module(part, child)
                 owner = child
             if name in program.graph_signature.parameters:

@@ -1,0 +1,97 @@
+"""Programs written for PyTorch 2.13 that use torch.compile / torch.export, round 4.
+
+Expected values come from eager execution of the same code or from independent math.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import torch
+import torch.nn as nn
+
+
+class _Stack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 2)
+        self.sub = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.sub(self.lin(x)) * 2
+
+
+def test_unflatten_keeps_the_module_tree_and_each_submodule_runs_alone() -> None:
+    torch.manual_seed(0)
+    model = _Stack().eval()
+    x = torch.randn(4, 3)
+    unflat = torch.export.unflatten(torch.export.export(model, (x,)))
+    assert type(unflat).__name__ == "UnflattenedModule"
+    assert [n for n, _ in unflat.named_parameters()] == \
+        ["lin.weight", "lin.bias", "sub.0.weight", "sub.0.bias"]
+    torch.testing.assert_close(unflat(x), model(x))
+    torch.testing.assert_close(unflat.lin(x), model.lin(x))
+    h = torch.randn(5, 2)
+    torch.testing.assert_close(unflat.sub(h), model.sub(h))
+    torch.testing.assert_close(getattr(unflat.sub, "0")(h), model.sub[0](h))  # as PyTorch
+
+
+class _Branch(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+
+def test_draft_export_reports_a_branch_on_data_and_asserts_it_at_run_time() -> None:
+    clean = torch.export.draft_export(_Stack(), (torch.randn(2, 3),))
+    assert clean._report.successful() and clean._report.failures == []
+    ep = torch.export.draft_export(_Branch(), (torch.ones(3),))
+    report = ep._report
+    assert not report.successful()
+    assert [f.failure_type.name for f in report.failures] == ["DATA_DEPENDENT_ERROR"]
+    assert int(report.failures[0].failure_type) == 2
+    torch.testing.assert_close(ep.module()(torch.full((3,), 3.0)), torch.full((3,), 6.0))
+    with pytest.raises(RuntimeError, match="Runtime assertion failed"):
+        ep.module()(-torch.ones(3))
+
+
+class _Positives(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        idx = torch.nonzero(x > 0)
+        return idx.float().sum(0), x[x > 0] * 2
+
+
+def test_export_of_nonzero_and_a_mask_runs_for_other_counts() -> None:
+    ep = torch.export.export(_Positives(), (torch.tensor([1.0, -2.0, 3.0, 0.5]),))
+    index_sum, doubled = ep.module()(torch.tensor([-1.0, 2.0, 3.0, -0.5]))
+    assert index_sum.tolist() == [3.0]  # positions 1 and 2
+    assert doubled.tolist() == [4.0, 6.0]
+    with pytest.raises(AssertionError, match="Guard failed"):
+        ep.module()(torch.ones(5))
+
+
+class _Counter(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.steps.add_(1)
+        y = x * 3
+        y.mul_(2)
+        return self.act(y)
+
+
+def test_export_makes_in_place_operators_functional() -> None:
+    model = _Counter()
+    x = torch.tensor([-1.0, 2.0])
+    ep = torch.export.export(model, (x,))
+    assert all("!" not in str(getattr(n.target, "schema", "")) for n in ep.graph.nodes)
+    kinds = [s.kind.name for s in ep.graph_signature.output_specs]
+    assert kinds == ["BUFFER_MUTATION", "USER_OUTPUT"]
+    run = ep.module()
+    assert run(x).tolist() == [0.0, 12.0]
+    run(x)
+    assert int(run.steps) == 2
