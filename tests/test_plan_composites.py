@@ -71,3 +71,46 @@ def test_clamp_tensor_bound_is_not_replayed():
     for low in (0.5, 1.5, 2.5):  # a tensor bound: its value is not in the signature
         got = torch.clamp(x, torch.tensor(low))
         assert got.tolist() == [max(v, low) for v in (0.0, 1.0, 2.0)]
+
+
+@pytest.mark.parametrize(("call", "op", "want"), [
+    (lambda x: x.mean(), aten.mean.default, lambda v: v.mean()),
+    (lambda x: x.mean(0), aten.mean.dim, lambda v: v.mean(0)),
+    (lambda x: torch.mean(x, (0, 1)), aten.mean.dim, lambda v: v.mean()),
+    (lambda x: x.t().mean(1), aten.mean.dim, lambda v: v.T.mean(1)),
+], ids=["all", "dim", "dims", "transposed"])
+def test_mean_is_planned_as_sum_and_division(call, op, want, monkeypatch):
+    from torch._aten import reductions as _reductions
+
+    x = torch.arange(12, dtype=torch.float64).reshape(3, 4) / 8
+    expected = want(np.arange(12, dtype=np.float64).reshape(3, 4) / 8)
+    first = call(x)
+    assert _served(op)
+
+    def boom(*args, **kwargs):
+        raise AssertionError("generic path taken")
+
+    monkeypatch.setattr(_reductions, "_mean_kernel", boom)
+    monkeypatch.setattr(_reductions, "_reduce", boom)
+    for _ in range(2):
+        got = call(x)
+        assert got.shape == first.shape == np.shape(expected)
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-15)
+        assert got.tolist() == first.tolist()
+
+
+def test_planned_mean_of_nothing_is_nan_and_its_gradient_is_the_count():
+    for _ in range(3):
+        assert torch.ones(0, 3).mean(0).isnan().tolist() == [True, True, True]
+        x = torch.ones(2, 5, dtype=torch.float64, requires_grad=True)
+        y = x.mean(1)
+        assert type(y.grad_fn).__name__.startswith("MeanBackward")
+        y.backward(torch.tensor([1.0, 2.0], dtype=torch.float64))
+        # d mean / dx = 1 / n per row
+        np.testing.assert_allclose(x.grad.numpy(), [[1 / 5] * 5, [2 / 5] * 5], rtol=1e-15)
+
+
+def test_planned_mean_keeps_rejecting_integers():
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="could not infer output dtype"):
+            torch.arange(4).mean()

@@ -621,6 +621,9 @@ _STATISTICS = _dispatch.define_aten({
     "std.correction": ("std.correction(Tensor self, int[1]? dim=None, *, "
                        "Scalar? correction=None, bool keepdim=False) -> Tensor", _std_kernel),
 })
+# mean is a sum over dims and a division by the count, both decided by the signature: its plan
+# replays the two (torch._core.plan's chain with a reduction step)
+_plan.enable(_STATISTICS["mean"], _STATISTICS["mean.dim"])
 
 
 def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,

@@ -554,10 +554,31 @@ def _chain(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result
     known = args
     steps = []
     key = None
-    for prim, operands, compute, out_dtype, prim_kwargs, out in rec:
+    # a reduction's output as the later steps read it (its kernel's reshape of the block)
+    aliases: dict[int, Tensor] = {}
+    for index, (prim, operands, compute, out_dtype, prim_kwargs, out) in enumerate(rec):
         lay = out._interned_layout
-        if lay is None or lay.fast is None or prim_kwargs or compute is _dtype.bool_:
+        if lay is None or lay.fast is None or compute is _dtype.bool_:
             return None
+        operands = [aliases.get(id(o), o) for o in operands]
+        dims = None
+        if list(prim_kwargs) == ["rounding_mode"]:  # div's (None: true division)
+            mode = prim_kwargs["rounding_mode"]
+            if mode is not None:
+                prim = _PRIM_VARIANTS.get((prim, mode))
+                if prim is None:
+                    return None
+        elif prim_kwargs:
+            # a reduction (mean: sum, then a division by the count) whose block the later
+            # steps read under the result's contiguous shape: replayed as that tensor
+            if list(prim_kwargs) != ["dims"] or index == len(rec) - 1:
+                return None
+            dims = prim_kwargs["dims"]
+            shaped = _reshaped_alias(out, rec[index + 1:])
+            if shaped is None:
+                return None
+            if shaped is not out:
+                aliases[id(shaped)] = shaped = _as_contiguous(shaped)
         if key is None:
             key = lay.runtime.dispatch_key
             # core's composite (an implicit one, addmm's, records no node of its own: a call
@@ -570,11 +591,15 @@ def _chain(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result
                 or _dispatch.registered(getattr(PRIMS, prim).resolve(key))
                 is not lay.fast.kernels.get(prim)):
             return None
-        native = _native(lay.fast, prim, operands, known, compute, out_dtype, lay, None)
+        native = _native(lay.fast, prim, operands, known, compute, out_dtype, lay, dims)
         if native is None:
             return None
-        steps.append((native, lay))
-        known = (*known, out)
+        if dims is None:
+            steps.append((native, lay))
+            known = (*known, out)
+        else:
+            steps.append((native, shaped._interned_layout))
+            known = (*known, shaped)
     node = None
     if result._requires_grad:
         node = _node_recipe(op, args, result) if grad else None
@@ -590,6 +615,44 @@ def _chain(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result
             args = (*args, _wrap(h, step_lay))
         return last(args)
     return (run_chain, lay, node, lay)
+
+
+def _reshaped_alias(out: Tensor, later: list[Any]) -> Tensor | None:
+    """The one tensor the ``later`` record entries read for the reduction output ``out``:
+    ``out`` itself, or a contiguous reshape of its whole block (the reduction's result with
+    its reduced dims dropped); None when they read something else of it, or nothing."""
+    found = None
+    for entry in later:
+        for o in entry[1]:
+            if o.__class__ is not Tensor or o._storage is not out._storage:
+                continue
+            if o is not out and (o._offset or o._dtype is not out._dtype
+                                 or _interned(tuple(o._shape), o._dtype, o._device) is None
+                                 or o._stride != _interned(tuple(o._shape), o._dtype,
+                                                           o._device).stride):
+                return None
+            if found is not None and found is not o:
+                return None
+            found = o
+    if found is None or found._storage._nbytes != out._storage._nbytes:
+        return None
+    return found
+
+
+def _as_contiguous(t: Tensor) -> Tensor:
+    """A tensor over ``t``'s memory with the interned contiguous layout of its shape (a
+    reduction's reshaped result, which the view that made it keys by geometry)."""
+    alias = _new(Tensor)
+    lay = _interned(tuple(t._shape), t._dtype, t._device)
+    for name in ("_storage", "_offset", "_vc", "_base", "_grad", "grad_fn", "_requires_grad"):
+        setattr(alias, name, getattr(t, name))
+    alias._shape = lay.shape
+    alias._stride = lay.stride
+    alias._dtype = lay.dtype
+    alias._device = lay.device
+    alias._interned_layout = lay
+    alias._geometry = None
+    return alias
 
 
 def _view_plan(op: _dispatch.Operator, args: tuple[Any, ...], result: Any,
