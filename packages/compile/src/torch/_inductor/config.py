@@ -42,6 +42,10 @@ fuse_layer_norm: bool = True
 #: Run CPU library operators that have a kernel template (``torch._inductor.templates``:
 #: the layer norm backward) through it; False calls the operators.
 cpu_templates: bool = True
+#: Turn ``addmm(bias, x, t(w))`` into ``linear(x, w, bias)`` in compiled graphs: the CPU
+#: backend's linear writes the bias into the output and adds the product onto it in one GEMM,
+#: where addmm is a product and a second pass for the bias.
+linear_epilogue: bool = True
 #: Elements up to which a compiled kernel stays on the calling thread.
 parallel_threshold: int = 131072
 

@@ -14,7 +14,13 @@ is read only by an ``add`` to another gradient of its shape (a residual stream's
 of that add over all dimensions but the last (the bias gradient of the linear layer that fed
 the residual). The template computes the three in one pass; the add and the sum are no longer
 separate calls reading the data again. Only on the CPU, float32/float64, with
-``config.cpu_templates``.
+``config.cpu_templates``. The sum may also read a reshape of the add that merges its leading
+dims (AOT autograd's (B * T, C) view of the gradient for the weight's matmul).
+
+``addmm_to_linear``: ``addmm(bias, x, t(w))`` (a linear layer as AOT autograd traces it)
+becomes ``linear(x, w, bias)``: a backend with a fused linear kernel writes the bias into the
+output and adds the product onto it in one GEMM, where addmm is a matmul and a second pass
+adding the bias (nanoGPT's 16 linear layers). ``config.linear_epilogue``.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["fuse_layer_norm_backward_add", "merge_cat_of_reshapes"]
+__all__ = ["addmm_to_linear", "fuse_layer_norm_backward_add", "merge_cat_of_reshapes"]
 
 _aten = torch.ops.aten
 
@@ -108,16 +114,42 @@ def merge_cat_of_reshapes(gm: Any) -> int:
     return done
 
 
+def _sums_all_but_last(user: Any, source: Any) -> bool:
+    """Whether ``user`` is ``sum(source, dims)`` over every dimension of ``source`` but the
+    last, without keepdim or a dtype."""
+    if user.op != "call_function" or user.target is not _aten.sum.dim_IntList \
+            or user.args[0] is not source or len(user.args) < 2 or "val" not in source.meta:
+        return False
+    ndim = source.meta["val"].dim()
+    return sorted(d % ndim for d in user.args[1]) == list(range(ndim - 1)) \
+        and not (len(user.args) > 2 and user.args[2]) \
+        and user.kwargs.get("dtype") is None and set(user.kwargs) <= {"dtype"}
+
+
+#: Views a linear layer's gradient goes through before its bias gradient is summed: AOT
+#: autograd flattens (B, T, C) to (B * T, C) for the weight gradient's matmul and sums that.
+_RESHAPES = (_aten.reshape.default, _aten.view.default, _aten._unsafe_view.default)
+
+
 def _column_sum(add: Any) -> Any:
-    """The user of ``add`` that sums it over every dimension but the last, or None."""
-    ndim = add.meta["val"].dim()
+    """The user of ``add`` that sums it over every dimension but the last, or None; also a sum
+    over dim 0 of a reshape of ``add`` that merges all its leading dimensions into one (the
+    same numbers: the last dimension is untouched)."""
     for user in add.users:
-        if user.op == "call_function" and user.target is _aten.sum.dim_IntList \
-                and user.args[0] is add and len(user.args) >= 2 \
-                and sorted(d % ndim for d in user.args[1]) == list(range(ndim - 1)) \
-                and not (len(user.args) > 2 and user.args[2]) \
-                and user.kwargs.get("dtype") is None and set(user.kwargs) <= {"dtype"}:
+        if _sums_all_but_last(user, add):
             return user
+    shape = tuple(add.meta["val"].shape)
+    if len(shape) < 2 or not all(type(size) is int for size in shape):
+        return None  # symbolic sizes: left as they are
+    for view in add.users:
+        if view.op != "call_function" or view.target not in _RESHAPES \
+                or view.args[0] is not add or "val" not in view.meta or view.kwargs:
+            continue
+        if tuple(view.meta["val"].shape) != (math.prod(shape[:-1]), shape[-1]):
+            continue
+        for user in view.users:
+            if _sums_all_but_last(user, view):
+                return user
     return None
 
 
@@ -192,6 +224,54 @@ def fuse_layer_norm_backward_add(gm: Any) -> int:
             # positions after the rewrites so far (a residual may be an earlier rewrite's)
             position = {n: index for index, n in enumerate(graph.nodes)}
             done += _fuse_norm_backward(graph, node, position)
+    if done:
+        gm.recompile()
+    return done
+
+
+def _linear_operands(node: Any) -> tuple[Any, Any, Any] | None:
+    """``(x, w, bias)`` when ``node`` is ``addmm(bias, x, t(w))`` with a 1-d bias of the
+    output's columns, default beta and alpha, and a 2-d ``w``; else None."""
+    if node.op != "call_function" or node.target is not _aten.addmm.default or node.kwargs \
+            or len(node.args) != 3 or not all(hasattr(a, "op") for a in node.args):
+        return None
+    bias, x, transposed = node.args
+    if transposed.op != "call_function" or transposed.target is not _aten.t.default \
+            or not hasattr(transposed.args[0], "op"):
+        return None
+    weight = transposed.args[0]
+    values = [n.meta.get("val") for n in (node, bias, x, weight)]
+    if not all(isinstance(v, torch.Tensor) for v in values):
+        return None
+    out, bias_val, x_val, weight_val = values
+    if x_val.dim() != 2 or weight_val.dim() != 2 or bias_val.dim() != 1 \
+            or bias_val.shape[0] != out.shape[1] or len({v.dtype for v in values}) != 1 \
+            or len({v.device for v in values}) != 1:
+        return None
+    return x, weight, bias
+
+
+def addmm_to_linear(gm: Any) -> int:
+    """Apply the addmm rewrite (module docstring) to ``gm``; the count."""
+    from . import config
+
+    if not config.linear_epilogue:
+        return 0
+    graph = gm.graph
+    done = 0
+    for node in list(graph.nodes):
+        operands = _linear_operands(node)
+        if operands is None:
+            continue
+        transposed = node.args[2]
+        with graph.inserting_before(node):
+            linear = graph.call_function(_aten.linear.default, operands)
+        linear.meta["val"] = node.meta["val"]
+        node.replace_all_uses_with(linear)
+        graph.erase_node(node)
+        if not transposed.users:
+            graph.erase_node(transposed)
+        done += 1
     if done:
         gm.recompile()
     return done

@@ -1,0 +1,115 @@
+"""torch._inductor: a linear layer's addmm runs as the backend's fused linear, and the bias
+gradient read through AOT autograd's (B * T, C) view joins the layer norm backward template;
+values against numpy, gradients against eager autograd."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import torch
+import torch.nn.functional as F
+from torch._inductor import config
+from torch._inductor.compile_fx import compile_fx
+from torch.fx.experimental.proxy_tensor import make_fx
+
+aten = torch.ops.aten
+
+
+@pytest.fixture(autouse=True)
+def _settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path_factory.getbasetemp() / "lin-cache"))
+    monkeypatch.setattr(config, "compile_in_background", False)
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().numpy().astype(np.float64)
+
+
+def _targets(compiled) -> list:
+    return [n.target for n in compiled.gm.graph.nodes if n.op == "call_function"]
+
+
+def _linears(x, w, b, w2, b2, m):
+    h = aten.addmm(b, x, aten.t(w))  # a linear layer as AOT autograd traces it
+    scaled = aten.addmm(b2, h, aten.t(w2), beta=0.5)  # beta: not a linear
+    plain = aten.addmm(b2, h, m)  # no transposed weight: not a linear
+    return aten.relu(h), scaled, plain
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_addmm_of_a_transposed_weight_runs_as_linear(dtype) -> None:
+    gen = torch.Generator().manual_seed(2)
+    x, w = torch.randn(9, 7, generator=gen, dtype=dtype), torch.randn(5, 7, generator=gen,
+                                                                      dtype=dtype)
+    b, w2 = torch.randn(5, generator=gen, dtype=dtype), torch.randn(3, 5, generator=gen,
+                                                                   dtype=dtype)
+    b2, m = torch.randn(3, generator=gen, dtype=dtype), torch.randn(5, 3, generator=gen,
+                                                                   dtype=dtype)
+    inputs = [x, w, b, w2, b2, m]
+    compiled = compile_fx(make_fx(_linears)(*inputs), inputs)
+    targets = _targets(compiled)
+    assert targets.count(aten.linear.default) == 1
+    assert targets.count(aten.addmm.default) == 2
+    assert targets.count(aten.t.default) == 1  # the linear's own transpose is gone
+    relu, scaled, plain = compiled(*inputs)
+    xn, wn, bn, w2n, b2n, mn = (_np(t) for t in inputs)
+    h = xn @ wn.T + bn
+    tol = 1e-5 if dtype == torch.float32 else 1e-12
+    for got, want in ((relu, np.maximum(h, 0)), (scaled, 0.5 * b2n + h @ w2n.T),
+                      (plain, b2n + h @ mn)):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(_np(got), want, rtol=tol, atol=tol)
+
+
+def test_the_setting_keeps_addmm(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(config, "linear_epilogue", False)
+    x, w, b = torch.randn(4, 3), torch.randn(2, 3), torch.randn(2)
+
+    def fn(x, w, b):
+        return aten.addmm(b, x, aten.t(w))
+
+    compiled = compile_fx(make_fx(fn)(x, w, b), [x, w, b])
+    assert aten.addmm.default in _targets(compiled)
+    assert aten.linear.default not in _targets(compiled)
+    np.testing.assert_allclose(_np(compiled(x, w, b)), _np(x) @ _np(w).T + _np(b), rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_a_residual_block_trains_as_eager_with_its_bias_sum_in_the_template(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # x1's gradient is the residual stream's plus the layer norm's input gradient; its sum
+    # over the (B * T) rows of the view F.linear's backward reads is b0's gradient
+    gen = torch.Generator().manual_seed(8)
+    y = torch.randn(2, 5, 16, generator=gen)
+
+    def param(*shape: int) -> torch.Tensor:
+        return (torch.randn(*shape, generator=gen) * 0.3).requires_grad_()
+
+    w0, b0, w1, b1 = param(16, 16), param(16), param(16, 16), param(16)
+    ln_w, ln_b = (torch.rand(16, generator=gen) + 0.5).requires_grad_(), param(16)
+    params = [w0, b0, w1, b1, ln_w, ln_b]
+
+    def block(y, w0, b0, w1, b1, ln_w, ln_b):
+        x1 = y + F.linear(y, w0, b0)
+        x2 = x1 + F.linear(F.layer_norm(x1, (16,), ln_w, ln_b), w1, b1)
+        return (x2 * x2).mean()
+
+    from torch._inductor import compile_fx as compile_fx_module
+
+    graphs = []
+    compiled_graph = compile_fx_module.CompiledGraph
+    monkeypatch.setattr(compile_fx_module, "CompiledGraph",
+                        lambda gm: graphs.append(compiled_graph(gm)) or graphs[-1])
+    got = torch.compile(block)(y, *params)
+    got_grads = torch.autograd.grad(got, params)
+    want = block(y, *params)
+    want_grads = torch.autograd.grad(want, params)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    for g, e in zip(got_grads, want_grads):
+        torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-5)
+    forward, backward = graphs
+    assert _targets(forward).count(aten.linear.default) == 2
+    assert aten.addmm.default not in _targets(forward)
+    assert [(t.residual, t.column_sum) for t in backward.templates] == [(True, True)]
+    assert [t.calls for t in backward.templates] == [{"template": 1, "library": 0}]
