@@ -24,11 +24,17 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import _library_rules
 from ._core import dispatch as _dispatch, schema as _schema, upcalls
+from ._library_rules import NAMELESS_SCHEMA, EffectType, fallthrough_kernel, wrap_triton
 
-__all__ = ["CustomOpDef", "FakeImplCtx", "Library", "custom_op", "define", "get_ctx", "impl",
-           "opcheck", "register_autograd", "register_fake", "register_kernel",
-           "register_torch_dispatch"]
+__all__ = ["CustomOpDef", "EffectType", "FakeImplCtx", "Library", "NAMELESS_SCHEMA",
+           "OpOverload", "custom_op", "define", "fallthrough_kernel", "get_ctx", "get_kernel",
+           "impl", "impl_abstract", "opcheck", "register_autocast", "register_autograd",
+           "register_fake", "register_kernel", "register_torch_dispatch", "register_vmap",
+           "triton_op", "wrap_triton"]
+
+OpOverload = _dispatch.Operator  # what torch.ops.<ns>.<op>.<overload> is
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 
@@ -60,6 +66,7 @@ class Library:
         self.dispatch_key = dispatch_key
         self._defined: list[str] = []
         self._registered: list[tuple[_dispatch.Operator, str, Callable[..., Any]]] = []
+        self._undo: list[Callable[[], None]] = []  # registrations outside the dispatcher
 
     def __repr__(self) -> str:
         return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
@@ -86,6 +93,10 @@ class Library:
             raise RuntimeError(f"impl({op.qualname}): no dispatch key given and the Library has "
                                "no default one")
         key = _dispatch.key_for(key)
+        if fn is fallthrough_kernel:  # no kernel at this key: calls go on to the keys below
+            if op.has_kernel(key):
+                op.unregister(key)
+            return
         if with_keyset:
             inner = fn
 
@@ -105,6 +116,8 @@ class Library:
         for op, key, fn in self._registered:
             op.unregister(key, fn)
         self._registered.clear()
+        while self._undo:
+            self._undo.pop()()
         for qualname in self._defined:
             _dispatch.undefine(qualname)
         self._defined.clear()
@@ -210,6 +223,58 @@ def register_fake(op: Any, func: Callable[..., Any] | None = None, *,
         return fn
 
     return register(func) if func is not None else register
+
+
+def impl_abstract(qualname: Any, func: Callable[..., Any] | None = None, *,
+                  lib: Library | None = None, _stacklevel: int = 1) -> Any:
+    """The name :func:`register_fake` had before PyTorch 2.4 (warns, then registers)."""
+    import warnings
+
+    warnings.warn("`torch.library.impl_abstract` was renamed to `torch.library.register_fake`. "
+                  "Please use that instead; we will remove `torch.library.impl_abstract` in a "
+                  "future version of PyTorch.", FutureWarning, stacklevel=_stacklevel + 1)
+    return register_fake(qualname, func, lib=lib)
+
+
+def register_vmap(op: Any, func: Callable[..., Any] | None = None, /, *,
+                  lib: Library | None = None) -> Any:
+    """Say how ``torch.vmap`` runs ``op``: ``func(info, in_dims, *args, **kwargs)`` gets the
+    batched arguments (``in_dims``: the batch dim of each argument, or None) and returns
+    ``(output, out_dims)``. ``info.batch_size`` and ``info.randomness`` describe the call.
+    Usable as a decorator."""
+    target = _lookup(op)
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        remove = _library_rules.register_vmap(target, fn)
+        if lib is not None:
+            lib._undo.append(remove)
+        return fn
+
+    return register(func) if func is not None else register
+
+
+def register_autocast(op: Any, device_type: str, cast_inputs: Any, /, *,
+                      lib: Library | None = None) -> None:
+    """Inside ``torch.autocast(device_type)``, cast ``op``'s floating tensors on that device to
+    ``cast_inputs`` and run it with autocast off."""
+    from ._core.dtype import dtype
+
+    if not isinstance(device_type, str):
+        raise ValueError(f"register_autocast: device_type must be a str, got "
+                         f"{type(device_type).__name__}")
+    if not isinstance(cast_inputs, dtype):
+        raise ValueError(f"register_autocast: cast_inputs must be a torch.dtype, got "
+                         f"{cast_inputs!r}")
+    target = _lookup(op)
+    kernel = _library_rules.autocast_kernel(target, device_type, cast_inputs)
+    (lib or _fragment(target.namespace)).impl(target, kernel, _dispatch.AUTOCAST)
+
+
+def get_kernel(op: Any, dispatch_key: Any) -> _library_rules.SafeKernelFunction:
+    """The kernel that runs ``op`` (a name such as ``"aten::add.Tensor"``, an operator or a
+    custom op) for ``dispatch_key``; ``.call_boxed(keyset, *args)`` calls it, so a kernel
+    registered over it can hand cases back to it."""
+    return _library_rules.get_kernel(_lookup(op), dispatch_key)
 
 
 # (operator, class) -> the rule register_torch_dispatch gave for them
@@ -433,6 +498,43 @@ class CustomOpDef:
                           setup_context: Callable[..., Any] | None = None) -> None:
         register_autograd(self._op, backward, setup_context=setup_context)
 
+    def register_vmap(self, func: Callable[..., Any] | None = None) -> Any:
+        return register_vmap(self._op, func)
+
+    def register_autocast(self, device_type: str, cast_inputs: Any) -> None:
+        register_autocast(self._op, device_type, cast_inputs)
+
+    def register_torch_dispatch(self, torch_dispatch_class: type,
+                                fn: Callable[..., Any] | None = None) -> Any:
+        return register_torch_dispatch(self._op, torch_dispatch_class, fn)
+
+    @property
+    def _opoverload(self) -> _dispatch.Operator:
+        return self._op
+
+    def set_kernel_enabled(self, device_type: str, enabled: bool = True) -> Any:
+        """A context manager: inside it, the kernel registered for ``device_type`` with
+        ``register_kernel`` is turned off (``enabled=False``: the op's own function serves
+        that device) or back on."""
+        import contextlib
+
+        key = _dispatch.key_for(device_type)
+        op, default = self._op, self._init_fn
+
+        @contextlib.contextmanager
+        def switched() -> Any:
+            own = op.kernels.get(key)
+            disable = not enabled and own is not None and own is not default
+            if disable:
+                op.register(key, default)
+            try:
+                yield
+            finally:
+                if disable:
+                    op.unregister(key, default)
+
+        return switched()
+
 
 def custom_op(name: str, fn: Callable[..., Any] | None = None, /, *, mutates_args: Any,
               device_types: Any = None, schema: str | None = None) -> Any:
@@ -452,6 +554,14 @@ def custom_op(name: str, fn: Callable[..., Any] | None = None, /, *, mutates_arg
         return CustomOpDef(name, f, s, device_types)
 
     return wrap(fn) if fn is not None else wrap
+
+
+def triton_op(name: str, fn: Callable[..., Any] | None = None, /, *, mutates_args: Any,
+              schema: str | None = None) -> Any:
+    """A custom operator whose implementation launches triton kernels through
+    :func:`wrap_triton`. The operator is defined and traceable as any custom op; launching a
+    triton kernel raises a RuntimeError on Plait, whose devices do not run triton code."""
+    return custom_op(name, fn, mutates_args=mutates_args, schema=schema)
 
 
 # The handle core gives a backend to register its kernels with (torch._core.registry).
