@@ -95,3 +95,37 @@ def test_export_makes_in_place_operators_functional() -> None:
     assert run(x).tolist() == [0.0, 12.0]
     run(x)
     assert int(run.steps) == 2
+
+
+class _Heads(nn.Module):
+    """Attention whose head count (2) equals the first batch size: a literal that happens to
+    equal a dynamic size."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heads = 2
+        self.qkv = nn.Linear(8, 24)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, length, width = x.shape
+        q, k, v = self.qkv(x).split(width, dim=-1)
+        shape = (batch, length, self.heads, width // self.heads)
+        q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
+        out = (q @ k.transpose(-1, -2)).softmax(-1) @ v
+        return out.transpose(1, 2).reshape(batch, length, width)
+
+
+def test_dynamic_true_literal_equal_to_a_batch_size_compiles_as_pytorch() -> None:
+    from torch._dynamo.testing import CompileCounter
+
+    torch.manual_seed(0)
+    model = _Heads()
+    counter = CompileCounter()
+    compiled = torch.compile(model, backend=counter, dynamic=True)
+    counts = []
+    for batch, length in [(2, 3), (3, 5), (1, 7), (4, 2)]:
+        x = torch.randn(batch, length, 8)
+        torch.testing.assert_close(compiled(x), model(x))
+        counts.append(counter.frame_count)
+    assert counts == [1, 1, 2, 2]  # PyTorch 2.13: size 1 is specialised, nothing else
+    assert torch._dynamo.utils.counters is not None  # an attribute after import, as in PyTorch

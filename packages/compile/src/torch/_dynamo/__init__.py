@@ -7,7 +7,7 @@ compiled graphs by structure and guards (``_cache``) and runs them.
 """
 
 import torch._logging  # noqa: F401  (reads TORCH_LOGS)
-from torch._dynamo import config, exc
+from torch._dynamo import config, exc, utils  # noqa: F401  (an attribute, as in PyTorch)
 from torch._dynamo.backends.registry import list_backends, lookup_backend, register_backend
 from torch._dynamo.eval_frame import OptimizedModule, optimize, set_stance
 from torch._dynamo.exc import InvalidBackend, TorchDynamoException

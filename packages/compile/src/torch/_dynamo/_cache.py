@@ -406,6 +406,10 @@ def _all_int_parts(structure: tuple[Any, ...]) -> set[tuple[Any, ...]]:
             if isinstance(leaf, tuple) and len(leaf) == 2 and leaf[0] == "int" and \
                     type(leaf[1]) is int and leaf[1] >= 2:
                 found.add((index, *position))
+            elif isinstance(leaf, tuple) and leaf and leaf[0] == "dim":
+                # an int equal to a dynamic size may be a literal that happens to equal it
+                # (num_heads == batch == 2): an input, read from each call, is right either way
+                found.add((index, *position))
     return found
 
 
