@@ -49,32 +49,33 @@ PLAIT_CLONES void exp_shift(T* x, int64_t n, T shift) {
   }
 }
 
-// The sum of x[0, n) in lane-wise partial sums, so that the loop vectorises without
-// reassociation flags.
+// x[i] = exp(x[i] - shift) in place; returns their sum, added lane-wise over blocks of 16
+// (so that the loop vectorises without reassociation flags), then the tail in order, then the
+// lanes, in the same pass as the exps.
 template <class T>
-PLAIT_CLONES T row_sum(const T* x, int64_t n) {
+PLAIT_CLONES T exp_shift_sum(T* x, int64_t n, T shift) {
   constexpr int kLanes = 16;
-  if (n < kLanes) {  // a short row: summed in order, as the lanes' tail loop would
+  auto e = [shift](T v) {
+    if constexpr (std::is_same_v<T, float>) {
+      return vecmath::exp(v - shift);
+    } else {
+      return std::exp(v - shift);
+    }
+  };
+  if (n < kLanes) {
     T s = 0;
-    for (int64_t i = 0; i < n; ++i) s += x[i];
+    for (int64_t i = 0; i < n; ++i) s += x[i] = e(x[i]);
     return s;
   }
   T lanes[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) lanes[j] += x[i + j];
+    for (int j = 0; j < kLanes; ++j) lanes[j] += x[i + j] = e(x[i + j]);
   }
   T s = 0;
-  for (; i < n; ++i) s += x[i];
+  for (; i < n; ++i) s += x[i] = e(x[i]);
   for (int j = 0; j < kLanes; ++j) s += lanes[j];
   return s;
-}
-
-// x[i] = exp(x[i] - shift) in place; returns their sum.
-template <class T>
-T exp_shift_sum(T* x, int64_t n, T shift) {
-  exp_shift(x, n, shift);
-  return row_sum(x, n);
 }
 
 // x[i] += mask[i * stride].
@@ -235,12 +236,16 @@ void forward_typed(const AttentionShape& sh, const AttentionOperand& q_op,
       scores_block(q, k, mask, off[3], r0, rows, cols, sh.E, scale, is_causal, scores.data());
       for (int64_t i = 0; i < rows; ++i) {
         T* x = scores.data() + i * cols;
-        const int64_t n = visible(r0 + i, cols, is_causal);
-        T m = row_max(x, n);
+        // The keys a causal row does not see score -inf, so that the row's passes run over
+        // all the block's columns (a multiple of 16 when L is: no scalar tails) and their
+        // exps are the zeros P V needs there.
+        for (int64_t j = visible(r0 + i, cols, is_causal); j < cols; ++j) {
+          x[j] = -std::numeric_limits<T>::infinity();
+        }
+        T m = row_max(x, cols);
         // A row that sees nothing (all -inf): exp(-inf - 0) = 0, output 0, logsumexp -inf.
         if (m == -std::numeric_limits<T>::infinity()) m = T(0);
-        const T s = exp_shift_sum(x, n, m);
-        if (n < cols) std::memset(static_cast<void*>(x + n), 0, sizeof(T) * (cols - n));
+        const T s = exp_shift_sum(x, cols, m);
         sums[i] = s;
         lse_block[i] = m + std::log(s);
       }
