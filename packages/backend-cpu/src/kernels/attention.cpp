@@ -301,8 +301,9 @@ void backward_typed(const AttentionShape& sh, const T* grad_out, const Attention
             std::memset(static_cast<void*>(x), 0, sizeof(T) * cols);
             continue;
           }
-          exp_shift(x, n, l[i]);
-          if (n < cols) std::memset(static_cast<void*>(x + n), 0, sizeof(T) * (cols - n));
+          // the hidden keys as in the forward: -inf, whose exps are the zeros there
+          for (int64_t j = n; j < cols; ++j) x[j] = -std::numeric_limits<T>::infinity();
+          exp_shift(x, cols, l[i]);
         }
         // dV[0:cols] += P^T dO
         blas::gemm(true, false, cols, sh.Ev, rows, T(1), p.data(), cols, go, sh.Ev, T(1), dv,
