@@ -164,3 +164,45 @@ def test_views_of_another_layout_or_with_grad_go_to_the_operators() -> None:
     want = np.ones((4, 6))
     want[3, :] += 2.0  # select(…, 2, 3) of the permuted input reads row 3
     np.testing.assert_array_equal(leaf.grad.numpy(), want)
+
+
+def _cross_entropy(logits, target):
+    logp = aten._log_softmax(logits, 1, False)
+    loss, total = aten.nll_loss_forward(logp, target, None, 1, -100)
+    grad = aten.nll_loss_backward(aten.mul(loss, 0.0) + 2.0, logp, target, None, 1, -100,
+                                  total)
+    return loss, total, grad
+
+
+def _cross_entropy_np(logits: np.ndarray, target: np.ndarray):
+    z = logits - logits.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    kept = target != -100
+    total = kept.sum()
+    loss = -logp[np.arange(len(target))[kept], target[kept]].sum() / total
+    grad = np.zeros_like(logp)
+    grad[np.arange(len(target))[kept], target[kept]] = -2.0 / total
+    return loss, total, grad
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_nll_loss_templates(dtype) -> None:
+    gen = torch.Generator().manual_seed(4)
+    logits = torch.randn(11, 7, generator=gen, dtype=dtype) * 3
+    target = torch.tensor([0, 6, -100, 3, 3, 1, -100, 5, 2, 0, 4])
+    compiled = compile_fx(make_fx(_cross_entropy)(logits, target), [logits, target])
+    assert [type(t).__name__ for t in compiled.templates] == ["NllLoss", "NllLoss"]
+    loss, total, grad = compiled(logits, target)
+    assert [t.calls for t in compiled.templates] == [{"template": 1, "library": 0}] * 2
+    want_loss, want_total, want_grad = _cross_entropy_np(_np(logits), target.numpy())
+    tol = 1e-5 if dtype == torch.float32 else 1e-12
+    assert loss.dtype == dtype and loss.shape == () and total.shape == ()
+    assert abs(float(loss) - want_loss) < tol and float(total) == want_total
+    np.testing.assert_allclose(_np(grad), want_grad, rtol=tol, atol=tol)
+    # every target ignored: 0 / 0, as PyTorch gives it
+    loss, total, grad = compiled(logits, torch.full((11,), -100))
+    assert np.isnan(float(loss)) and float(total) == 0.0
+    # a target out of range: the operator's error
+    with pytest.raises(IndexError, match="out of bounds"):
+        compiled(logits, torch.tensor([0, 7, 1, 1, 1, 1, 1, 1, 1, 1, 1]))
+    assert compiled.templates[0].calls["library"] == 1
