@@ -29,11 +29,26 @@ def test_unflatten_keeps_the_module_tree_and_each_submodule_runs_alone() -> None
     assert type(unflat).__name__ == "UnflattenedModule"
     assert [n for n, _ in unflat.named_parameters()] == \
         ["lin.weight", "lin.bias", "sub.0.weight", "sub.0.bias"]
+    assert [n for n, _ in unflat.named_children()] == ["lin", "sub"]
     torch.testing.assert_close(unflat(x), model(x))
     torch.testing.assert_close(unflat.lin(x), model.lin(x))
     h = torch.randn(5, 2)
     torch.testing.assert_close(unflat.sub(h), model.sub(h))
     torch.testing.assert_close(getattr(unflat.sub, "0")(h), model.sub[0](h))  # as PyTorch
+
+
+class _Masked(nn.Module):
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return x * 2 if mask is None else x * mask
+
+
+def test_export_refuses_dynamic_shapes_keys_of_inputs_not_given() -> None:
+    batch = torch.export.Dim("batch")
+    with pytest.raises(torch.export.UserError, match="top-level keys must be the arg names"):
+        torch.export.export(_Masked(), (torch.ones(3, 2),),
+                            dynamic_shapes={"x": {0: batch}, "mask": None})
+    ep = torch.export.export(_Masked(), (torch.ones(3, 2),), dynamic_shapes={"x": {0: batch}})
+    assert ep.module()(torch.ones(5, 2)).tolist() == [[2.0, 2.0]] * 5
 
 
 class _Branch(nn.Module):
@@ -129,3 +144,19 @@ def test_dynamic_true_literal_equal_to_a_batch_size_compiles_as_pytorch() -> Non
         counts.append(counter.frame_count)
     assert counts == [1, 1, 2, 2]  # PyTorch 2.13: size 1 is specialised, nothing else
     assert torch._dynamo.utils.counters is not None  # an attribute after import, as in PyTorch
+
+
+def test_automatic_dynamic_batch_still_specialises_size_one() -> None:
+    from torch._dynamo.testing import CompileCounter
+
+    torch.manual_seed(0)
+    model = nn.Linear(3, 2)
+    counter = CompileCounter()
+    compiled = torch.compile(model, backend=counter)
+    counts = []
+    for batch in [2, 4, 8, 1, 16]:
+        x = torch.randn(batch, 3)
+        torch.testing.assert_close(compiled(x), model(x))
+        counts.append(counter.frame_count)
+    # PyTorch 2.13: static, then dynamic from the second size, and size 1 its own graph
+    assert counts == [1, 2, 2, 3, 3]

@@ -181,7 +181,9 @@ def masked(guards: tuple[Any, ...], dynamic: set[tuple[int, int]]) -> tuple[Any,
     for i, d in dynamic:
         if i < len(tensors) and d < len(tensors[i][3]):
             g = tensors[i]
-            shape = tuple(_ANY if k == d else s for k, s in enumerate(g[3]))
+            # sizes 0 and 1 stay guarded (PyTorch specialises them even on a dynamic dim)
+            shape = tuple(_ANY if k == d and (s is _ANY or s >= 2) else s
+                          for k, s in enumerate(g[3]))
             stride = g[4] if isinstance(g[4], str) else (
                 "contiguous" if _contiguous(g[3], g[4]) else "strided")
             tensors[i] = (g[0], g[1], g[2], shape, stride, _ANY, g[6])
@@ -906,5 +908,7 @@ def describe_guards(guards: tuple[Any, ...], names: list[str]) -> list[str]:
     for i, g in enumerate(guards[2]):
         name = names[i] if i < len(names) else f"input {i}"
         lines.append(f"TENSOR_MATCH: {name}: {g[0].__name__}, {g[1]}, device={g[2]}, "
-                     f"size={list(g[3])}, stride={list(g[4])}, requires_grad={g[6]}")
+                     f"size={list(g[3])}, "
+                     f"stride={g[4] if isinstance(g[4], str) else list(g[4])}, "
+                     f"requires_grad={g[6]}")
     return lines

@@ -152,6 +152,13 @@ def _dim_specs(dynamic_shapes: Any, args: tuple[Any, ...], kwargs: dict[str, Any
             ordered = [dynamic_shapes.get(name) for name in bound.arguments]
         except TypeError as error:
             raise UserError(f"dynamic_shapes does not match the inputs: {error}") from error
+        if set(dynamic_shapes) - set(bound.arguments):
+            # PyTorch's words: the keys must be the names of the inputs given
+            raise UserError(f"When `dynamic_shapes` is specified as a dict, its top-level keys "
+                            f"must be the arg names {list(bound.arguments)} of `inputs`, but "
+                            f"here they are {list(dynamic_shapes)}. Alternatively, you could "
+                            f"also ignore arg names entirely and specify `dynamic_shapes` as a "
+                            f"list/tuple matching `inputs`.")
         per_arg = ordered
         values = list(bound.arguments.values())
     else:

@@ -25,6 +25,12 @@ class FlatArgsAdapter:
     (the unflattened module takes the inputs export took)."""
 
 
+def _hide(module: nn.Module, name: str, value: Any) -> None:
+    """Set an attribute that is not a child (named_children lists the original tree only)."""
+    module._modules.pop(name, None)
+    object.__setattr__(module, name, value)
+
+
 class InterpreterModule(nn.Module):
     """A submodule of an unflattened program: its state, and the graph export recorded for
     its call (``graph_module``; None when the call could not be cut out on its own)."""
@@ -61,6 +67,10 @@ class UnflattenedModule(_ExportedModule):
     """The root of an unflattened program: runs the whole graph, buffer updates included."""
 
     _child_class = InterpreterModule
+
+    def __init__(self, program: ExportedProgram) -> None:
+        super().__init__(program)
+        _hide(self, "graph_module", program.graph_module)
 
 
 def _state_of(root: UnflattenedModule) -> Any:
@@ -136,7 +146,8 @@ def unflatten(module: ExportedProgram, flat_args_adapter: FlatArgsAdapter | None
             owner._why = "export saw it called more than once"
             continue
         gm, read_state, why = _cut(module, made, inputs, outputs)
-        owner.graph_module, owner._why = gm, why
+        _hide(owner, "graph_module", gm)
+        owner._why = why
         owner._state_names = read_state
         owner._in_spec, owner._out_spec = inputs[1], outputs[1]
         owner._state = state
