@@ -286,10 +286,20 @@ def _smoothing_loss(logp: Tensor, target: Tensor, weight: Tensor | None, reducti
 def _cross_entropy_loss_kernel(self: Tensor, target: Tensor, weight: Tensor | None = None,
                                reduction: int = MEAN, ignore_index: int = -100,
                                label_smoothing: float = 0.0) -> Tensor:
+    # the fused operator is Plait's own: a dispatch mode sees PyTorch's log_softmax + nll_loss
+    # ((N, C) / (C,) floating logits, int64 class indices (N,) / (); tested first, written
+    # out: this runs on every call, and such a call passes every check below)
+    ndim = len(self._shape)
+    if (label_smoothing <= 0 and self._dtype in _FLOATING and target._dtype is _dtype.int64
+            and 0 < ndim < 3 and len(target._shape) == ndim - 1
+            and not (_config.state.keys_active
+                     and _dispatch.python_key_active((self, target, weight), {}))):
+        if weight is not None:
+            _check_weight_not_differentiable(weight)
+        return _CROSS_ENTROPY_FORWARD(self, target, weight, reduction, ignore_index)[0]
     if label_smoothing > 1.0:  # PyTorch lets negative values through
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
-    ndim = len(self._shape)
     class_dim = 0 if ndim == 1 else 1
     if ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
@@ -302,16 +312,6 @@ def _cross_entropy_loss_kernel(self: Tensor, target: Tensor, weight: Tensor | No
         logp = log_softmax(self, class_dim)
         return _prob_target_loss(logp, target, weight, reduction, ignore_index,
                                  label_smoothing, class_dim)
-    # the fused operator is Plait's own: a dispatch mode sees PyTorch's log_softmax + nll_loss
-    # ((N, C) / (C,) floating logits, int64 class indices (N,) / (); written out: this
-    # runs on every call)
-    if (label_smoothing <= 0 and self._dtype in _FLOATING and target._dtype is _dtype.int64
-            and 0 < ndim < 3 and len(target._shape) == ndim - 1
-            and not (_config.state.keys_active
-                     and _dispatch.python_key_active((self, target, weight), {}))):
-        if weight is not None:
-            _check_weight_not_differentiable(weight)
-        return _CROSS_ENTROPY_FORWARD(self, target, weight, reduction, ignore_index)[0]
     logp = log_softmax(self, class_dim)
     nll = ATEN["nll_loss_nd"](logp, target, weight, reduction, ignore_index)
     if label_smoothing <= 0:
