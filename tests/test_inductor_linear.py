@@ -206,3 +206,38 @@ def test_nll_loss_templates(dtype) -> None:
     with pytest.raises(IndexError, match="out of bounds"):
         compiled(logits, torch.tensor([0, 7, 1, 1, 1, 1, 1, 1, 1, 1, 1]))
     assert compiled.templates[0].calls["library"] == 1
+
+
+def _heads(q, k, v, y):
+    parts = [aten.unsqueeze(aten.transpose(t, 1, 2), 2) for t in (q, k, v)]
+    joined = aten.cat(parts, 2)  # (B, T, 3, H, D) from three (B, H, T, D)
+    last = aten.cat([y, aten.t(y)], -1)  # along the last dim, one input transposed
+    return joined, last, aten.clone(aten.transpose(q, 1, 2),
+                                    memory_format=torch.contiguous_format)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cat_and_contiguous_clone_template(dtype) -> None:
+    gen = torch.Generator().manual_seed(6)
+    q, k, v = (torch.randn(2, 3, 5, 4, generator=gen, dtype=dtype) for _ in range(3))
+    y = torch.randn(6, 6, generator=gen, dtype=dtype)
+    compiled = compile_fx(make_fx(_heads)(q, k, v, y), [q, k, v, y])
+    assert [type(t).__name__ for t in compiled.templates] == ["StridedCopy"] * 3
+    joined, last, copy = compiled(q, k, v, y)
+    assert [t.calls for t in compiled.templates] == [{"template": 1, "library": 0}] * 3
+    qn, kn, vn, yn = (t.numpy() for t in (q, k, v, y))
+    want = np.stack([t.transpose(0, 2, 1, 3) for t in (qn, kn, vn)], axis=2)
+    for got, expected in ((joined, want), (last, np.concatenate([yn, yn.T], -1)),
+                          (copy, qn.transpose(0, 2, 1, 3))):
+        assert got.dtype == dtype and got.is_contiguous()
+        np.testing.assert_array_equal(got.numpy(), expected)
+    # inputs of different shapes: the operator
+    other = torch.randn(6, 2, dtype=dtype)
+
+    def uneven(y, other):
+        return aten.cat([y, other], 1)
+
+    compiled = compile_fx(make_fx(uneven)(y, other), [y, other])
+    np.testing.assert_array_equal(compiled(y, other).numpy(),
+                                  np.concatenate([yn, other.numpy()], 1))
+    assert compiled.templates[0].calls == {"template": 0, "library": 1}
