@@ -114,3 +114,48 @@ def test_planned_mean_keeps_rejecting_integers():
     for _ in range(2):
         with pytest.raises(RuntimeError, match="could not infer output dtype"):
             torch.arange(4).mean()
+
+
+def test_mean_keepdim_is_planned():
+    # the kernel's division runs through Tensor's operator, which the fast tiers serve outside
+    # planning; the planning run notes it, so the whole call replays
+    x = torch.arange(12, dtype=torch.float64).reshape(3, 4)
+    first = x.mean(1, keepdim=True)
+    assert _served(aten.mean.dim)
+    for _ in range(2):
+        got = x.mean(1, keepdim=True)
+        assert got.shape == (3, 1)
+        assert got.flatten().tolist() == [1.5, 5.5, 9.5] == first.flatten().tolist()
+
+
+def test_softplus_written_with_operators_is_planned():
+    import torch.nn.functional as F
+
+    values = [-30.0, -1.0, 0.0, 0.5, 3.0, 25.0]
+    x = torch.tensor(values, dtype=torch.float64)
+    v = np.array(values)
+    # softplus(x) = log(1 + exp(x)), and x itself above the threshold 20
+    expected = np.where(v > 20, v, np.log1p(np.exp(v)))
+    first = F.softplus(x)
+    assert _served(aten.softplus.default)
+    for _ in range(2):
+        np.testing.assert_allclose(F.softplus(x).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(first.numpy(), expected, rtol=1e-12)
+
+
+def test_where_keeps_only_its_condition():
+    # PyTorch's WhereBackward0 saves the condition alone: the values may be written in place
+    # after the call
+    cond = torch.tensor([True, False, True])
+    for _ in range(3):  # generic first call, then planned ones
+        a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = torch.tensor([4.0, 5.0, 6.0], requires_grad=True)
+        x, y = a * 1, b * 1
+        out = torch.where(cond, x, y)
+        assert [n for n in dir(out.grad_fn) if n.startswith("_saved_")] == ["_saved_condition"]
+        assert out.grad_fn._saved_condition.tolist() == [True, False, True]
+        x.mul_(2)
+        y.add_(1)
+        out.backward(torch.tensor([1.0, 2.0, 3.0]))
+        assert a.grad.tolist() == [1.0, 0.0, 3.0]
+        assert b.grad.tolist() == [0.0, 2.0, 0.0]

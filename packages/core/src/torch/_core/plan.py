@@ -430,9 +430,18 @@ def _recorded_run(op: _dispatch.Operator, args: tuple[Any, ...],
             return None
         rec = recording = []
         recording_thread = _thread_id()
+    # The fast tiers (torch._core.fast, the in-place tiers) serve a kernel's `x * y`, `x.exp()`
+    # without noting a primitive; they step aside while the inference hint is up (each of its
+    # readers confirms with its own thread's state), so the record holds every step the kernel
+    # ran and a chain can be made of a composite written with operators (softplus, var,
+    # mean with keepdim).
+    with _config._counter_lock:
+        _state.inference_active += 1
     try:
         return _dispatch.call(op, args, kwargs), rec
     finally:
+        with _config._counter_lock:
+            _state.inference_active -= 1
         recording = None
 
 
@@ -561,6 +570,8 @@ def _chain(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result
         if lay is None or lay.fast is None or compute is _dtype.bool_:
             return None
         operands = [aliases.get(id(o), o) for o in operands]
+        if any(out is k for k in known):
+            return None  # a write into an argument or an earlier step's output: not replayed
         dims = None
         if list(prim_kwargs) == ["rounding_mode"]:  # div's (None: true division)
             mode = prim_kwargs["rounding_mode"]
@@ -1030,6 +1041,29 @@ def _with_constants(prepare: Any, codes: Any, prim: str, operands: list[Any],
                      out_strides=out_strides)
     if native is None:
         return None
+
+    places = [i for i, _ in spec]
+    if None not in places and len(spec) == 3:  # where of three tensors
+        (i, si), (j, sj), (k, sk) = spec
+
+        def run_three(args: tuple[Any, ...]) -> Any:
+            c = args[i]  # (the addresses, written out: no calls)
+            a = args[j]
+            b = args[k]
+            return native(c._storage._ptr + c._offset * si, a._storage._ptr + a._offset * sj,
+                          b._storage._ptr + b._offset * sk)
+        return run_three
+    if len(spec) == 2 and places.count(None) == 1:  # a tensor and a bound number
+        (i, size), = (entry for entry in spec if entry[0] is not None)
+        address = next(c for place, c in spec if place is None)
+        first = places[0] is not None
+
+        def run_with_constant(args: tuple[Any, ...]) -> Any:
+            x = args[i]
+            ptr = x._storage._ptr + x._offset * size
+            return native(ptr, address) if first else native(address, ptr)
+        run_with_constant.constants = constants  # type: ignore[attr-defined]  # (kept alive)
+        return run_with_constant
 
     def run_bound(args: tuple[Any, ...]) -> Any:
         return native(*[c if i is None else args[i]._storage._ptr + args[i]._offset * c

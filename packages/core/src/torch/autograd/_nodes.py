@@ -173,6 +173,8 @@ class OpBackward(Node):
             wanted = [isinstance(a, Tensor) and a._requires_grad for a in args]
             others = sum(wanted)
             keep = [others - w > 0 for w in wanted]
+        elif keep_args.__class__ is tuple:  # the positions the rule reads (where: condition)
+            keep = [i in keep_args for i in range(n)]
         else:
             keep = [bool(keep_args)] * n
         edges: list[tuple[Node | None, int]] = []
@@ -480,6 +482,9 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
     node._next = (ea, eb)
     if keep_args is True:
         node._kept_args = [_save_input(a), _save_input(b)]
+    elif keep_args.__class__ is tuple:  # the positions the rule reads
+        node._kept_args = [_save_input(a) if 0 in keep_args else None,
+                           _save_input(b) if 1 in keep_args else None]
     elif keep_args:  # "cross": each is read only for the other's gradient
         node._kept_args = [_save_input(a) if eb[0] is not None else None,
                             _save_input(b) if ea[0] is not None else None]
@@ -801,7 +806,10 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
         return special
     from . import _formulas
 
-    rule = _formulas.load().get(op.qualname)
+    # an in-place form made from an out-of-place operator (torch._aten.inplace_operators)
+    # differentiates by that operator's rule, as PyTorch's add_ by add's formula
+    rule_of = getattr(op, "out_of_place", None) or op
+    rule = _formulas.load().get(rule_of.qualname)
     explicit = any(k != _dispatch.COMPOSITE_IMPLICIT and k not in _dispatch.FUNCTIONALITY_KEYS
                    for k in kernels)
     if not explicit and rule is None:
@@ -810,12 +818,12 @@ def autograd_kernel(op: _dispatch.Operator) -> Callable[..., Any] | None:
         _implicit[op] = _dispatch.epoch
         return None
     # A composite with a formula uses it: dedicated formulas are faster or more stable.
-    cls = node_class(op.name.partition(".")[0])
+    cls = node_class(rule_of.name.partition(".")[0])
     mutated = tuple(i for i in op.schema.mutated if i == 0)  # in-place ops write `self`
     # other arguments the op fills (rrelu_with_noise's noise): the rule reads what was written
     filled = tuple(i for i in op.schema.mutated if i != 0)
-    saves = _formulas.SAVES.get(op.qualname, (True, True))
-    differentiable = _formulas.OUTPUTS.get(op.qualname)  # None: every floating output
+    saves = _formulas.SAVES.get(rule_of.qualname, (True, True))
+    differentiable = _formulas.OUTPUTS.get(rule_of.qualname)  # None: every floating output
 
     def differentiable_output(outs: tuple[Any, ...]) -> bool:
         return any(isinstance(out, Tensor) and (out._dtype.is_floating_point

@@ -51,24 +51,26 @@ AREAS = ("foundation", "elementwise", "activations", "reductions", "shape", "ind
          "sparse", "nn_layout", "nn_norm", "pooling", "losses")
 
 
-def derivative(*qualnames: str, args: bool | str = True, result: bool | tuple[int, ...] = True,
+def derivative(*qualnames: str, args: bool | str | tuple[int, ...] = True,
+               result: bool | tuple[int, ...] = True,
                outputs: tuple[int, ...] | None = None,
                takes_none: bool = False) -> Callable[[Rule], Rule]:
     """Register the decorated rule for each ``aten::name[.overload]`` in ``qualnames``.
 
     ``args=False`` / ``result=False``: the rule never reads ``ctx.args`` tensors /
     ``ctx.result``, so nodes need not keep them (``ctx.kwargs`` and ``needs_input_grad`` are
-    always there). ``args=CROSS``: the rule reads an argument only to compute another
-    argument's gradient (``mul``), so a node keeps an argument only while some other one
-    requires grad — ``(x * 2)`` keeps nothing and ``x`` may be written in place afterwards, as
-    in PyTorch. ``result=(1, 2)``: of several outputs the rule reads only those (the others
-    come back as None from ``ctx.result``), so the others may be written in place afterwards
-    (``native_layer_norm``'s rule reads mean and rstd, not the normalised output: an in-place
-    ReLU after a layer norm works, as in PyTorch). ``outputs``: the differentiable outputs
-    when not every floating output is
-    (``native_layer_norm``'s mean and rstd are not); the rule still gets one gradient per
-    output (None for the others). ``takes_none``: the rule of a multi-output op takes None
-    for an output that received no gradient, where others get zeros."""
+    always there). ``args=CROSS``: the rule reads an argument only to compute another argument's
+    gradient (``mul``), so a node keeps an argument only while some other one requires grad —
+    ``(x * 2)`` keeps nothing and ``x`` may be written in place afterwards, as in PyTorch.
+    ``args=(0,)``: the rule reads only the arguments at these positions (``where`` reads its
+    condition, not its values). ``result=(1, 2)``: of several outputs the rule reads only those
+    (the others come back as None from ``ctx.result``), so the others may be written in place
+    afterwards (``native_layer_norm``'s rule reads mean and rstd, not the normalised output: an
+    in-place ReLU after a layer norm works, as in PyTorch). ``outputs``: the differentiable
+    outputs when not every floating output is (``native_layer_norm``'s mean and rstd are not);
+    the rule still gets one gradient per output (None for the others). ``takes_none``: the rule
+    of a multi-output op takes None for an output that received no gradient, where others get
+    zeros."""
 
     def register(rule: Rule) -> Rule:
         for name in qualnames:

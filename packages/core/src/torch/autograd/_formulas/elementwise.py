@@ -447,7 +447,7 @@ def _lerp(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
             grad * _conj(end - self) if _wants(ctx, 2) else None)
 
 
-@derivative("aten::where.self", result=False)
+@derivative("aten::where.self", args=(0,), result=False)  # (as PyTorch's WhereBackward0)
 def _where(ctx: Any, grad: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
     condition = ctx.args[0]
     return (None,
