@@ -569,6 +569,23 @@ PLAIT_CLONES void row_grad_params(C<T>* __restrict dw, C<T>* __restrict db,
   }
 }
 
+// row_grad_input and row_grad_params in one pass over the row (the same arithmetic per
+// element, so the same values): g, x and xhat are loaded and computed once, not twice.
+template <class T>
+PLAIT_CLONES void row_grad_input_params(T* __restrict dx, C<T>* __restrict dw,
+                                        C<T>* __restrict db, const T* __restrict g,
+                                        const T* __restrict x, const T* __restrict w, int64_t n,
+                                        C<T> mean, C<T> rstd, C<T> mean_h, C<T> mean_hx) {
+  for (int64_t i = 0; i < n; ++i) {
+    const C<T> gi = load(g[i]);
+    const C<T> h = w != nullptr ? gi * load(w[i]) : gi;
+    const C<T> xhat = (load(x[i]) - mean) * rstd;
+    dx[i] = store_as<T>(rstd * (h - mean_h - xhat * mean_hx));
+    if (dw != nullptr) dw[i] += gi * xhat;
+    if (db != nullptr) db[i] += gi;
+  }
+}
+
 // Rows per block of the weight/bias gradient sums: each block sums its rows into its own
 // buffer and the buffers are added in block order, so the result does not depend on threads.
 constexpr int64_t kRowsPerBlock = 256;
@@ -594,6 +611,10 @@ void layer_norm_backward_rows(int64_t rows, int64_t n, T* dx, T* dw, T* db, cons
         row_grad_sums(gr, xr, w, n, m, rs, sums);
         const Cv mean_h = static_cast<Cv>(sums[0] / static_cast<double>(n));
         const Cv mean_hx = static_cast<Cv>(sums[1] / static_cast<double>(n));
+        if (params) {
+          row_grad_input_params(dx + r * n, pw, pb, gr, xr, w, n, m, rs, mean_h, mean_hx);
+          continue;
+        }
         row_grad_input(dx + r * n, gr, xr, w, n, m, rs, mean_h, mean_hx);
       }
       if (params) row_grad_params(pw, pb, gr, xr, n, m, rs);
