@@ -160,3 +160,66 @@ def test_automatic_dynamic_batch_still_specialises_size_one() -> None:
         counts.append(counter.frame_count)
     # PyTorch 2.13: static, then dynamic from the second size, and size 1 its own graph
     assert counts == [1, 2, 2, 3, 3]
+
+
+def _scaled_by_sum(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, int]:
+    s = (x * w).sum().item()
+    return x * s + w, int(s)
+
+
+def _through_numpy(x: torch.Tensor) -> tuple[torch.Tensor, float]:
+    a = (x + 1).numpy()
+    return torch.from_numpy(a) * 2 + x, float(a.sum())
+
+
+@pytest.mark.parametrize("capture_scalars", [False, True])
+def test_item_and_numpy_split_graphs_as_pytorch(capture_scalars: bool) -> None:
+    with torch._dynamo.config.patch(capture_scalar_outputs=capture_scalars):
+        _item_and_numpy(capture_scalars)
+
+
+def _item_and_numpy(capture_scalars: bool) -> None:
+    from torch._dynamo.testing import CompileCounter
+
+    w = torch.ones(3, requires_grad=True)
+    x = torch.arange(3.0)
+    # PyTorch 2.13: item() breaks the graph unless scalar outputs are captured; numpy() is
+    # traced either way
+    explained = torch._dynamo.explain(_scaled_by_sum)(x, w)
+    assert (explained.graph_count, explained.graph_break_count) == \
+        ((1, 0) if capture_scalars else (2, 1))
+    explained = torch._dynamo.explain(_through_numpy)(x)
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0)
+    counter = CompileCounter()
+    scaled = torch.compile(_scaled_by_sum, backend=counter)
+    numpy_path = torch.compile(_through_numpy, backend=counter)
+    for shift in range(3):
+        x = torch.arange(3.0) + shift
+        out, n = scaled(x, w)
+        total = 3.0 * shift + 3.0  # sum(x * w), by hand
+        assert n == int(total)
+        torch.testing.assert_close(out, x * total + 1)
+        out.sum().backward()
+        assert w.grad.tolist() == [1.0, 1.0, 1.0]  # item() cuts the graph's gradient path
+        w.grad = None
+        doubled, s = numpy_path(x)
+        torch.testing.assert_close(doubled, (x + 1) * 2 + x)
+        assert s == float((x + 1).sum())
+    # PyTorch 2.13's counts: captured, one graph per function for every value; else item()'s
+    # function has a graph before and one after the break, whose number is a constant at the
+    # first call and an input from the second (one recompile)
+    assert counter.frame_count == (2 if capture_scalars else 4)
+
+
+def test_item_after_a_random_op_still_breaks_the_graph() -> None:
+    def noisy(x: torch.Tensor) -> torch.Tensor:
+        s = (x + torch.rand(3)).sum().item()  # computing it twice would draw twice
+        return x * s
+
+    with torch._dynamo.config.patch(capture_scalar_outputs=True):
+        torch.manual_seed(5)
+        got = torch.compile(noisy, backend="eager")(torch.ones(3))
+        torch.manual_seed(5)
+        torch.testing.assert_close(got, noisy(torch.ones(3)))
+        # (Plait breaks there: PyTorch keeps one graph with the draw in it)
+        assert torch._dynamo.explain(noisy)(torch.ones(3)).graph_count == 2

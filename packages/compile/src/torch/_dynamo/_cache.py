@@ -243,6 +243,20 @@ def scalar_changes(old: tuple[Any, ...], new: tuple[Any, ...], recording: Any
     return changed or None
 
 
+def numbers_from_data(recording: Any) -> set[tuple[int, int]]:
+    """Positions of numbers in liftable arithmetic equal to a value the program read from a
+    pending op (``x * y.sum().item()`` with ``capture_scalar_outputs``): graph inputs from the
+    first graph, as PyTorch's symbolic scalars are (one graph for every value)."""
+    found: set[tuple[int, int]] = set()
+    for index, (kind, target, args, _) in enumerate(recording.ops):
+        if not _liftable_op(kind, target) or getattr(
+                recording.op_fakes[index], "dtype", None) not in _LIFTABLE_DTYPES:
+            continue
+        found.update((index, j) for j, a in enumerate(args)
+                     if type(a) in (int, float) and a in recording.peeked)
+    return found
+
+
 def sizes_as_numbers(recording: Any, dynamic: set[tuple[int, int]]) -> set[tuple[int, int]]:
     """Positions of ints in liftable arithmetic equal to the size of a dynamic dim
     (``x * x.size(0)`` with dim 0 marked dynamic): most likely read from that size, so they
@@ -655,6 +669,8 @@ class FrameState:
                 marked_static(recording.inputs)
             if place.dynamic and not place.structures:
                 place.scalars = place.scalars | sizes_as_numbers(recording, place.dynamic)
+            if recording.peeked and not place.structures:
+                place.scalars = place.scalars | numbers_from_data(recording)
         dim_ops, key = _place_key(place, ops_structure, guards, outputs_key)
         if self.dynamic is True and not place.structures and not place.symints:
             # dynamic=True: int size arguments and slice bounds (n // 2, n + 1 of a size

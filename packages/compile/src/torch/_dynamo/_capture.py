@@ -133,6 +133,7 @@ class Recording:
         self.fake_mode = frame.fake_mode
         self.fake_mode._memo.clear()
         self.real_of: dict[int, Tensor] = {}  # id(input's fake) -> the input
+        self.peeked: set[int | float] = set()  # numbers read from pending ops (Capture.peek)
         # (kind, target, args, kwargs): kind "call_function" or "call_method"; args hold Refs
         self.ops: list[tuple[str, Any, tuple[Any, ...], dict[str, Any]]] = []
         self.op_fakes: list[Any] = []  # each op's fake result (node meta)
@@ -334,6 +335,23 @@ class ReplayFacts:
         self.inference = False  # whether a graph ran in inference mode
 
 
+# names of ops that draw random numbers (the module's random functions and methods)
+_RANDOM_WORDS = ("rand", "bernoulli", "dropout", "normal", "multinomial", "poisson", "uniform",
+                 "exponential", "cauchy", "geometric", "log_normal", "random")
+
+
+def _impure(kind: str, target: Any, kwargs: dict[str, Any]) -> bool:
+    """Whether a recorded op writes a tensor (in place, ``out=``, item assignment) or draws
+    random numbers."""
+    name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    if not isinstance(name, str):
+        return True
+    in_place = (name.endswith("_") and not name.endswith("__")) or name in (
+        "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
+        "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__")
+    return in_place or "out" in kwargs or any(w in name for w in _RANDOM_WORDS)
+
+
 class Capture:
     """One call of a compiled function being captured: its recordings, one after another."""
 
@@ -387,6 +405,22 @@ class Capture:
                 become(lazy, real, realized)
             self.graph_index += 1
         self.recording = Recording(self)
+
+    def peek(self, lazy: LazyTensor) -> Tensor | None:
+        """The value of ``lazy`` computed now by running the pending ops on their real
+        inputs without ending the graph (they run again in it), or None when a pending op
+        writes a tensor or draws random numbers (running it twice would show)."""
+        from torch._dynamo._graph import build_graph_module
+
+        recording = self.recording
+        if any(_impure(kind, target, kwargs) for kind, target, _, kwargs in recording.ops):
+            return None
+        gm = build_graph_module(self, recording, [lazy])
+        with _suspended(), torch.no_grad():
+            value = gm(*recording.inputs)[0]
+        if value.numel() == 1:  # a number the program may compute with: an input from the
+            recording.peeked.add(value.item())  # first graph (_cache.numbers_from_data)
+        return value
 
     def touches(self, args: Any) -> bool:
         """Whether a pending op of the current recording makes or may write one of the
@@ -596,9 +630,25 @@ class CaptureMode(TorchFunctionMode):
                 capture.replay_facts.read_data = True
                 with _suspended():
                     return func(*args, **kwargs)
+            from torch._dynamo import config
+            if name in _SCALAR_OUTPUTS and isinstance(args[0], LazyTensor) and (
+                    name == "numpy" or config.capture_scalar_outputs or capture.fullgraph):
+                value = capture.peek(args[0])
+                if value is not None:
+                    # PyTorch keeps one graph here (a symbolic scalar, a traced array): the
+                    # value is computed now on the side, and the graph goes on
+                    capture.replay_facts.read_data = True
+                    with _suspended():
+                        return func(value, *args[1:], **kwargs)
             return capture.eager(func, args, kwargs, f"Tensor.{name}() needs the tensor's "
                                  "data or changes it outside the graph",
                                  name in _SCALAR_OUTPUTS)
+        if func is torch.from_numpy or (func is torch.as_tensor and args and \
+                type(args[0]).__module__ == "numpy"):
+            # a tensor over an array's memory, made now: a graph input like any tensor
+            # (recorded, the array would be a constant of the graph, a new one each call)
+            with _suspended():
+                return func(*args, **kwargs)
         if name == "__iter__" and args and isinstance(args[0], Tensor):
             return iter(self.__torch_function__(Tensor.unbind, types, (args[0],), {}))
         if name is None and func is vars(Tensor)["data"].fget:
