@@ -77,6 +77,7 @@ OP_MODULES = (
     "linalg._torch_level",
     "_aten.view_copies",
     "_method_forms",
+    "_aten.python_key",  # last: in-place forms of the operators above, modes' arguments
 )
 
 __all__: list[str] = []

@@ -19,7 +19,7 @@ from ._aten.convert import (
     tolist,
     zero_,
 )
-from ._aten.factories import _rewrap, empty, empty_strided, full, ones, tensor, zeros
+from ._aten.factories import _rewrap, empty_strided, tensor
 from ._core import (
     config as _config,
     dtype as _dtype,
@@ -334,20 +334,12 @@ METHODS: dict[str, Any] = {
     "__complex__": _scalar_method(complex),
     "__index__": _index,
     "__format__": _format,
-    # sizes as varargs, one sequence or size=, as torch.empty/zeros/ones take them
-    "new_empty": lambda self, *size, **kw: empty(*size, **{"dtype": self._dtype,
-                                                           "device": self._device, **kw}),
-    "new_zeros": lambda self, *size, **kw: zeros(*size, **{"dtype": self._dtype,
-                                                           "device": self._device, **kw}),
-    "new_ones": lambda self, *size, **kw: ones(*size, **{"dtype": self._dtype,
-                                                         "device": self._device, **kw}),
+    # (new_empty/new_zeros/new_ones/new_full: torch._aten.factories, aten operators of their own)
     "new_empty_strided": lambda self, size, stride, **kw: empty_strided(
         size, stride, **{"dtype": self._dtype, "device": self._device, **kw}),
     "new": _legacy_new,
     "resize_": _resize_,
     "set_": _set_,
-    "new_full": lambda self, size, fill_value, **kw: full(
-        size, fill_value, **{"dtype": self._dtype, "device": self._device, **kw}),
     "new_tensor": lambda self, data, **kw: tensor(data, **{"dtype": self._dtype,
                                                            "device": self._device, **kw}),
 }

@@ -26,6 +26,7 @@ from .convert import (
     write_out,
     write_out_of,
 )
+from .inplace_operators import call_inplace_form
 
 __all__ = ["add", "is_floating_point", "mul", "numel", "sum"]
 
@@ -297,6 +298,17 @@ def _new_inplace_plan(key: tuple[Any, ...], prim_name: str, lay: Any, other: Any
     return plan
 
 
+def through_inplace_operator(op: Any, self: Tensor, args: tuple[Any, ...],
+                             kwargs: dict[str, Any]) -> Tensor | None:
+    """``self`` written with ``op(self, *args, **kwargs)`` by the in-place aten operator a
+    dispatch mode or ``__torch_dispatch__`` subclass is to see (``aten::add_.Tensor``, as
+    PyTorch's), when the call would reach the Python key; None otherwise (the caller computes
+    out of place and copies)."""
+    if not _dispatch.python_key_active((self, *args), kwargs):
+        return None
+    return call_inplace_form(op, self, args, kwargs)
+
+
 def inplace_method(op: Any, name: str | None = None) -> Any:
     """The in-place form of ``op`` (``Tensor.sub_``, ``__isub__``...): compute out of place,
     then write into ``self``, which must be able to hold the result's dtype and shape
@@ -309,6 +321,11 @@ def inplace_method(op: Any, name: str | None = None) -> Any:
             done = _write_into(self, direct, args[0], kwargs)
             if done is not None:
                 return done
+        if _state.keys_active:
+            done = through_inplace_operator(op, self, args, kwargs)
+            if done is not None:
+                return done
+        # (written out rather than through inplace_operators' helpers: the common path)
         for a in args:
             if a.__class__ is Tensor or isinstance(a, Tensor):
                 check_no_partial_overlap(self, a)

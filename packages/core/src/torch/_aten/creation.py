@@ -35,6 +35,7 @@ from . import factories as _factories
 from .convert import copy_, scalar_type_name, to, to_dtype, write_out
 from .elementwise import wide_float
 from .factories import _np_to_dtype, tensor
+from .inplace_operators import seen_as_inplace_form
 
 __all__ = ["arange", "as_tensor", "asarray", "complex", "eye", "from_dlpack", "from_file",
            "from_numpy", "frombuffer", "linspace", "logspace", "polar", "range", "scalar_tensor",
@@ -806,8 +807,8 @@ _INVALID_CAPSULE = ("from_dlpack received an invalid capsule. Note that DLTensor
 METHODS: dict[str, Any] = {
     "tril": tril,
     "triu": triu,
-    "tril_": _tril_,
-    "triu_": _triu_,
+    "tril_": seen_as_inplace_form(tril, _tril_),
+    "triu_": seen_as_inplace_form(triu, _triu_),
     "__array__": _array,
     "__array_priority__": 1000,
     "__dlpack__": _dlpack,

@@ -540,3 +540,63 @@ def _rewrap(t: Tensor, cls: type) -> Tensor:
     for slot in DATA_SLOTS:
         setattr(out, slot, getattr(t, slot))
     return out
+
+
+# -- Tensor.new_empty/new_zeros/new_ones/new_full ------------------------------------------
+#
+# PyTorch's aten operators of their own: a dispatch mode or __torch_dispatch__ subclass sees
+# ``aten.new_zeros.default(self, [2], pin_memory=False)``. A plain call goes straight to the
+# factory with self's dtype and device (one dispatcher hop fewer); a call that would reach the
+# Python key goes through the operator.
+
+def _new_kernel(factory: Any) -> Any:
+    def kernel(self: Tensor, size: Any, *args: Any, dtype: Any = None, layout: Any = None,
+               device: Any = None, pin_memory: Any = None) -> Tensor:
+        return factory(tuple(size), *args, dtype=self._dtype if dtype is None else dtype,
+                       layout=layout, device=self._device if device is None else device)
+
+    kernel.__name__ = f"new_{factory.__name__}"
+    return kernel
+
+
+_NEW = _dispatch.define_aten({
+    "new_empty": (f"new_empty(Tensor self, SymInt[] size, *, {_OPTIONS}) -> Tensor",
+                  _new_kernel(empty)),
+    "new_zeros": (f"new_zeros(Tensor self, SymInt[] size, *, {_OPTIONS}) -> Tensor",
+                  _new_kernel(zeros)),
+    "new_ones": (f"new_ones(Tensor self, SymInt[] size, *, {_OPTIONS}) -> Tensor",
+                 _new_kernel(ones)),
+    "new_full": (f"new_full(Tensor self, SymInt[] size, Scalar fill_value, *, {_OPTIONS}) "
+                 "-> Tensor", _new_kernel(full)),
+})
+for _op in _NEW.values():
+    not_differentiable(_op)
+_NEW_OPTIONS = ("dtype", "layout", "device", "pin_memory")
+
+
+def _new_method(factory: Any, varargs: bool) -> Any:
+    op = _NEW[f"new_{factory.__name__}"]
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if _config.state.keys_active and _dispatch.python_key_active((self,), kwargs):
+            requires_grad = kwargs.pop("requires_grad", False)
+            options = {k: kwargs.pop(k) for k in _NEW_OPTIONS if k in kwargs}
+            if varargs:  # new_zeros(2, 3), new_zeros((2, 3)) or new_zeros(size=(2, 3))
+                args = (_sizes(args, kwargs.pop("size", None), op.name),)
+            if kwargs:
+                raise TypeError(f"{op.name}() got an unexpected keyword argument "
+                                f"'{next(iter(kwargs))}'")
+            return finish_factory(op(self, *args, **options), requires_grad)
+        return factory(*args, **{"dtype": self._dtype, "device": self._device, **kwargs})
+
+    method.__name__ = method.__qualname__ = op.name
+    method.__doc__ = f"A tensor as ``torch.{factory.__name__}`` makes it, of ``self``'s dtype " \
+                     "and device unless given."
+    return method
+
+
+# Tensor methods, bound when the op surface loads
+METHODS: dict[str, Any] = {"new_empty": _new_method(empty, True),
+                           "new_zeros": _new_method(zeros, True),
+                           "new_ones": _new_method(ones, True),
+                           "new_full": _new_method(full, False)}

@@ -35,6 +35,7 @@ from .._core.tensor import (
 )
 from .arith import add, mul
 from .convert import clone, copy_, scalar_type_name, to_device, to_dtype, write_out
+from .inplace_operators import seen_as_inplace_form
 from .shape import along, arange_index, check_tensor, gather_slices
 
 __all__ = [
@@ -1076,7 +1077,7 @@ METHODS: dict[str, Any] = {
     "scatter_add": scatter_add,
     "scatter_add_": _scatter_add_,
     "scatter_reduce": scatter_reduce,
-    "scatter_reduce_": _scatter_reduce_,
+    "scatter_reduce_": seen_as_inplace_form(scatter_reduce, _scatter_reduce_),
     "index_select": index_select,
     "index_add": index_add,
     "index_add_": _index_add_,
@@ -1087,7 +1088,7 @@ METHODS: dict[str, Any] = {
     "index_reduce": index_reduce,
     "index_reduce_": _index_reduce_,
     "masked_fill": masked_fill,
-    "masked_fill_": _masked_fill_,
+    "masked_fill_": seen_as_inplace_form(masked_fill, _masked_fill_),
     "masked_select": masked_select,
     "masked_scatter": masked_scatter,
     "masked_scatter_": _masked_scatter_,

@@ -20,7 +20,7 @@ from .._core import config as _config, dispatch as _dispatch, dtype as _dtype, p
 from .._core.alloc import PRIMS, new_tensor
 from .._core.promotion import broadcast_shapes, common_device
 from .._core.tensor import Tensor, wrap_dim
-from .arith import add, mul, sum
+from .arith import add, inplace_method, mul, sum
 from .convert import copy_, scalar_type_name, write_out
 from .elementwise import where
 
@@ -1005,20 +1005,6 @@ def _method_norm(self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = 
     return norm(self, p, dim, keepdim, dtype=dtype)
 
 
-def _inplace(fn: Any) -> Any:
-    """``addmm_`` and friends: compute, then write into ``self`` (whose shape must be the
-    result's)."""
-
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        result = fn(self, *args, **kwargs)
-        if result._shape != self._shape:
-            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "
-                               f"broadcast shape {list(result._shape)}")
-        return copy_(self, result)
-
-    return method
-
-
 # Tensor method name -> function, bound onto Tensor when the op surface loads.
 METHODS: dict[str, Any] = {
     "mm": mm, "bmm": bmm, "matmul": matmul, "mv": mv, "dot": dot, "vdot": vdot,
@@ -1027,8 +1013,9 @@ METHODS: dict[str, Any] = {
     "cross": cross, "det": det, "logdet": logdet, "slogdet": slogdet, "inverse": inverse,
     "cholesky": cholesky, "qr": qr, "svd": svd, "pinverse": pinverse,
     "matrix_power": matrix_power, "norm": _method_norm,
-    "addmm_": _inplace(addmm), "addmv_": _inplace(addmv), "baddbmm_": _inplace(baddbmm),
-    "addbmm_": _inplace(addbmm),
+    # (compute, then write into self: a dispatch mode sees aten::addmm_ and the rest)
+    **{f"{fn.__name__}_": inplace_method(fn, f"{fn.__name__}_")
+       for fn in (addmm, addmv, baddbmm, addbmm)},
     "__matmul__": _matmul_method, "__rmatmul__": _rmatmul_method,
     "__imatmul__": _imatmul_method,
 }

@@ -556,7 +556,7 @@ def _normal_float_float_kernel(mean: float, std: float, size: Any, *,
     return _fill_normal(shape, dt, dev, _generator(generator, dev), float(mean), float(std))
 
 
-def _normal_kernel(mean: Any, std: Any, *, generator: Generator | None = None) -> Tensor:
+def _normal_kernel(mean: Any, std: Any = 1.0, *, generator: Generator | None = None) -> Tensor:
     """``normal.Tensor_Tensor``, ``.Tensor_float`` and ``.float_Tensor``: standard normals of
     the broadcast shape, times ``std``, plus ``mean``; the dtype of the tensor ``mean``, else
     of ``std``."""

@@ -254,7 +254,7 @@ def _flip_kernel(self: Tensor, dims: list[int]) -> Tensor:
     return _copy_of(out) if out is self else out
 
 
-def _roll_kernel(self: Tensor, shifts: list[int], dims: list[int]) -> Tensor:
+def _roll_kernel(self: Tensor, shifts: list[int], dims: Any = ()) -> Tensor:
     if not dims:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "

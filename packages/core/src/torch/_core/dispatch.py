@@ -657,11 +657,24 @@ def redispatch_below_autograd(op: Operator, *args: Any, **kwargs: Any) -> Any:
 _UNHANDLED: Any = object()  # the Python key had nothing to do: go on to the backend
 
 
+def _as_given(op: Operator, args: tuple[Any, ...],
+              kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    return args, kwargs
+
+
+# Set by torch._aten.python_key when it loads: a call's arguments as PyTorch's dispatcher hands
+# them to a mode or subclass (lists for int[], no trailing defaults...).
+python_key_arguments: Callable[[Operator, tuple[Any, ...], dict[str, Any]],
+                               tuple[tuple[Any, ...], dict[str, Any]]] = _as_given
+
+
 def _python_key(op: Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Hand the call to this thread's innermost dispatch mode (off while it runs), else to
     the ``__torch_dispatch__`` of its subclass tensor arguments, else return ``_UNHANDLED``."""
     stack = getattr(_local, "modes", None)
     if stack:
+        if not getattr(stack[-1], "takes_fused_operators", False):  # (vmap's take Plait's)
+            args, kwargs = python_key_arguments(op, args, kwargs)
         mode = pop_mode()
         try:
             result = mode.__torch_dispatch__(op, _python_types(args, kwargs), args, kwargs)
@@ -678,6 +691,7 @@ def _python_key(op: Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     types = _python_types(args, kwargs)
     if not types:
         return _UNHANDLED
+    args, kwargs = python_key_arguments(op, args, kwargs)
     for cls in types:
         result = cls.__torch_dispatch__(op, types, args, kwargs)
         if result is not NotImplemented:
