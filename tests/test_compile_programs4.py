@@ -223,3 +223,47 @@ def test_item_after_a_random_op_still_breaks_the_graph() -> None:
         torch.testing.assert_close(got, noisy(torch.ones(3)))
         # (Plait breaks there: PyTorch keeps one graph with the draw in it)
         assert torch._dynamo.explain(noisy)(torch.ones(3)).graph_count == 2
+
+
+_LAYERS = [1.0, 2.0]
+
+
+def _branch_on_length(x: torch.Tensor) -> torch.Tensor:
+    if len(_LAYERS) > 2:
+        return x * 2
+    return x + 1
+
+
+def _times_length(x: torch.Tensor) -> torch.Tensor:
+    return x * len(_LAYERS)
+
+
+def test_a_global_lists_length_is_guarded_as_pytorch_guards_it() -> None:
+    from torch._dynamo.testing import CompileCounter
+
+    x = torch.full((2,), 3.0)
+    branch, times = CompileCounter(), CompileCounter()
+    compiled_branch = torch.compile(_branch_on_length, backend=branch)
+    compiled_times = torch.compile(_times_length, backend=times)
+    try:
+        seen = []
+        for length in (2, 3, 4, 2):
+            del _LAYERS[2:]
+            _LAYERS.extend([1.0] * (length - 2))
+            assert compiled_branch(x).tolist() == ([6.0, 6.0] if length > 2 else [4.0, 4.0])
+            assert compiled_times(x).tolist() == [3.0 * length] * 2
+            seen.append((branch.frame_count, times.frame_count))
+    finally:
+        del _LAYERS[2:]
+    # PyTorch 2.13: a graph per length seen (the length is a guard, and a constant)
+    assert seen == [(1, 1), (2, 2), (3, 3), (3, 3)]
+
+
+def test_a_shape_error_in_compiled_code_is_pytorchs_torch_runtime_error() -> None:
+    @torch.compile(backend="eager")
+    def project(x: torch.Tensor) -> torch.Tensor:
+        return x @ torch.ones(4, 4)
+
+    with pytest.raises(torch._dynamo.exc.TorchRuntimeError, match="cannot be multiplied") as info:
+        project(torch.ones(2, 3))
+    assert isinstance(info.value, RuntimeError)  # programs catching RuntimeError still do

@@ -47,9 +47,24 @@ def _tensor_guard(t: Tensor) -> tuple[Any, ...]:
 
 
 def input_guards(inputs: list[Tensor], grad_enabled: bool, default_dtype: torch.dtype,
-                 autocast: tuple[Any, ...] = ()) -> tuple[Any, ...]:
-    """The guards of a graph's inputs and of the global state it started under."""
-    return (grad_enabled, default_dtype, tuple(_tensor_guard(t) for t in inputs), autocast)
+                 autocast: tuple[Any, ...] = (),
+                 global_lengths: tuple[tuple[str, int], ...] = ()) -> tuple[Any, ...]:
+    """The guards of a graph's inputs and of the global state it started under (and the
+    lengths of the global lists the compiled function's code reads, as PyTorch guards
+    them)."""
+    guards = (grad_enabled, default_dtype, tuple(_tensor_guard(t) for t in inputs), autocast)
+    return (*guards, global_lengths) if global_lengths else guards
+
+
+def global_lengths(fn: Any) -> tuple[tuple[str, int], ...]:
+    """(name, length) of each global list the code of ``fn`` (a function or bound method)
+    reads, at the call's start."""
+    fn = getattr(fn, "__func__", fn)
+    code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if code is None or scope is None:
+        return ()
+    return tuple((name, len(value)) for name in code.co_names
+                 if type(value := scope.get(name)) is list)
 
 
 def explain_miss(old: tuple[Any, ...], new: tuple[Any, ...], names: list[str]) -> str:
@@ -71,6 +86,11 @@ def explain_miss(old: tuple[Any, ...], new: tuple[Any, ...], names: list[str]) -
                 dim = next(d for d, (p, q) in enumerate(zip(x, y)) if p != q)
                 return f"tensor '{name}' {field_name}[{dim}]: expected {x[dim]}, got {y[dim]}"
             return f"tensor '{name}' {field_name}: expected {x}, got {y}"
+    if old_guards[4:] != new_guards[4:]:
+        for (name, old_len), (_, new_len) in zip(*old_guards[4:], *new_guards[4:]):
+            if old_len != new_len:
+                return f"len({name}) == {old_len}: got {new_len}"
+        return f"global lists: expected {old_guards[4:]}, got {new_guards[4:]}"
     if old_guards[3:] != new_guards[3:]:
         return f"autocast: expected {old_guards[3:]}, got {new_guards[3:]}"
     if len(old_guards[2]) != len(new_guards[2]):
@@ -927,4 +947,6 @@ def describe_guards(guards: tuple[Any, ...], names: list[str]) -> list[str]:
                      f"size={list(g[3])}, "
                      f"stride={g[4] if isinstance(g[4], str) else list(g[4])}, "
                      f"requires_grad={g[6]}")
+    for name, length in guards[4] if len(guards) > 4 else ():
+        lines.append(f"LENGTH_CHECK: len(G['{name}']) == {length}")
     return lines

@@ -29,7 +29,7 @@ from torch._core import config as _core_config
 from torch._core.tensor import Tensor
 from torch._dynamo import _cache, _log, _plans
 from torch._dynamo._lazy import LazyTensor, become
-from torch._dynamo.exc import Unsupported
+from torch._dynamo.exc import TorchRuntimeError, Unsupported
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.amp import autocast_mode as _amp
 from torch.overrides import TorchFunctionMode
@@ -299,7 +299,7 @@ class Recording:
 
     def guards(self) -> tuple[Any, ...]:
         return _cache.input_guards(self.inputs, self.start_grad, self.default_dtype,
-                                   self.autocast)
+                                   self.autocast, self.capture.global_lengths)
 
 
 def _meta_copy(value: Any) -> Any:
@@ -366,6 +366,7 @@ class Capture:
         self.verify = verify
         self.graph_index = 0
         self.replay_facts = ReplayFacts()
+        self.global_lengths: tuple[tuple[str, int], ...] = ()  # (_cache.global_lengths)
         self.recording = Recording(self)
 
     @property
@@ -480,9 +481,17 @@ class Capture:
                 qual = getattr(func, "__name__", repr(func))
                 # (PyTorch captures an op of data-dependent output size when asked to)
                 dynamic_output = type(exc).__name__ in _DYNAMIC_OUTPUT_ERRORS
-                return self.eager(func, args, kwargs, f"{qual}() cannot run on metadata only "
-                                  f"({type(exc).__name__}: {exc})".split("\n")[0],
-                                  dynamic_output)
+                try:
+                    return self.eager(func, args, kwargs, f"{qual}() cannot run on metadata "
+                                      f"only ({type(exc).__name__}: {exc})".split("\n")[0],
+                                      dynamic_output)
+                except RuntimeError as error:
+                    if type(error) is not RuntimeError or type(exc) is not RuntimeError:
+                        raise
+                    # PyTorch's class and words around the operator's own message
+                    raise TorchRuntimeError(
+                        f"Dynamo failed to run FX node with fake tensors: call_function "
+                        f"{name or qual}: got RuntimeError({str(error)!r})") from error
             finally:
                 recording.in_fake_run = False
             if found is not None and _plans.layouts(found[1]) == layouts:

@@ -181,6 +181,7 @@ def _compiled_call(fn: Callable[..., Any], signature_fn: Callable[..., Any],
             return result
     capture = _capture.Capture(frame, fullgraph,
                                lambda: _arg_names(signature_fn, module, args, kwargs), verify)
+    capture.global_lengths = _cache.global_lengths(fn)
     probe = None
     if (frame.replay_refused is None and not verify and _config_values["replay"]
             and sys.getprofile() is None):

@@ -12,6 +12,11 @@ class TorchDynamoException(RuntimeError):
     """Base class of the errors that ``torch._dynamo`` raises."""
 
 
+class TorchRuntimeError(TorchDynamoException):
+    """An operator of the compiled code failed (a shape, dtype or device error): PyTorch's
+    wrapper of the error its fake run met, whose message it quotes."""
+
+
 class InvalidBackend(TorchDynamoException):
     """``torch.compile`` was given a backend name that no backend is registered under."""
 
