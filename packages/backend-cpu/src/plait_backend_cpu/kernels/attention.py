@@ -229,9 +229,13 @@ def make_kernels(
         full = (*batch, L)
         if (tuple(grad_out.shape) != (*full, Ev) or tuple(out.shape) != (*full, Ev)
                 or tuple(logsumexp.shape) != full
-                or any(t.dtype != dt or not t.is_contiguous()
-                       for t in (grad_out, out, logsumexp))):
+                or any(t.dtype != dt for t in (grad_out, out, logsumexp))
+                or not (out.is_contiguous() and logsumexp.is_contiguous())):
             return None
+        # A strided grad_out (the gradient of y.transpose(1, 2).contiguous(), as GPT blocks
+        # write the heads back) is copied per call, as the generic path would copy it; the
+        # layout work above is still done once.
+        dense_grad = grad_out.is_contiguous()
         (qb, qr, qc), (kb, kr, kc), (vb, vr, vc) = layouts
         batch_list = list(batch)
         gq_shape, gk_shape, gv_shape = (*batch, L, E), (*batch, S, E), (*batch, S, Ev)
@@ -246,6 +250,8 @@ def make_kernels(
                     dropout_p: float, is_causal: bool, *, attn_mask: Any = None,
                     scale: float | None = None) -> tuple[Any, Any, Any] | None:
             grads, (gq, gk, gv) = new_grads()
+            if not dense_grad:
+                grad_out = grad_out.contiguous()
             if not attention_backward(code, batch_list, L, S, E, Ev, grad_out.data_ptr(),
                                       (query.data_ptr(), qb, qr, qc),
                                       (key.data_ptr(), kb, kr, kc),
