@@ -267,3 +267,67 @@ def test_a_shape_error_in_compiled_code_is_pytorchs_torch_runtime_error() -> Non
     with pytest.raises(torch._dynamo.exc.TorchRuntimeError, match="cannot be multiplied") as info:
         project(torch.ones(2, 3))
     assert isinstance(info.value, RuntimeError)  # programs catching RuntimeError still do
+
+
+def _masked_double(x: torch.Tensor) -> tuple[torch.Tensor, int]:
+    y = x[x > 0.5] * 2
+    return y.sum() + x.mean(), y.shape[0]
+
+
+def test_captured_dynamic_output_shapes_keep_one_graph_for_every_count() -> None:
+    from torch._dynamo.testing import CompileCounter
+
+    x = torch.tensor([0.0, 1.0, 2.0, 0.0])
+    explained = torch._dynamo.explain(_masked_double)(x)
+    assert (explained.graph_count, explained.graph_break_count) == (2, 1)  # PyTorch's default
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        explained = torch._dynamo.explain(_masked_double)(x)
+        assert (explained.graph_count, explained.graph_break_count) == (1, 0)
+        counter = CompileCounter()
+        compiled = torch.compile(_masked_double, backend=counter)
+        for values, kept in (([0.0, 1.0, 2.0, 0.0], [1.0, 2.0]), ([1.0, 1.0, 2.0, 3.0],
+                                                                   [1.0, 1.0, 2.0, 3.0]),
+                             ([0.0, 0.0, 0.0, 0.0], [])):
+            x = torch.tensor(values, requires_grad=True)
+            total, count = compiled(x)
+            assert count == len(kept)
+            torch.testing.assert_close(total.detach(), torch.tensor(2 * sum(kept)
+                                                                    + sum(values) / 4))
+            total.backward()
+            # d/dx: 2 where kept, plus the mean's 1/4 everywhere
+            assert x.grad.tolist() == [2.0 * (v > 0.5) + 0.25 for v in values]
+        assert counter.frame_count == 1
+
+
+def _sine(x: torch.Tensor) -> torch.Tensor:
+    return x.sin()
+
+
+@torch.compiler.disable(recursive=False)
+def _skipped(x: torch.Tensor) -> torch.Tensor:
+    return _sine(x) + 1
+
+
+@torch.compiler.disable
+def _kept_eager(x: torch.Tensor) -> torch.Tensor:
+    return _sine(x) + 1
+
+
+def test_disable_recursive_false_skips_only_its_own_frame() -> None:
+    from torch._dynamo.testing import CompileCounter
+
+    x = torch.tensor([0.5, 1.0, 2.0])
+    want = ((x * 2).sin() + 1) * 3
+    counts = []
+    for helper in (_skipped, _kept_eager):
+        def program(t: torch.Tensor, helper=helper) -> torch.Tensor:
+            return helper(t * 2) * 3
+
+        counter = CompileCounter()
+        torch.testing.assert_close(torch.compile(program, backend=counter)(x), want)
+        explained = torch._dynamo.explain(program)(x)
+        counts.append((counter.frame_count, explained.graph_count,
+                       explained.graph_break_count))
+        assert all(str(r.reason).startswith("Skip ") for r in explained.break_reasons)
+    # PyTorch 2.13: the callee of a recursive=False function is a graph of its own
+    assert counts == [(3, 3, 2), (2, 2, 1)]

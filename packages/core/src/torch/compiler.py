@@ -68,7 +68,8 @@ def disable(fn: Any = None, recursive: bool = True, *, reason: str | None = None
     when called (nothing is compiled until then); without ``fn``, a decorator.
 
     :param fn: the function to keep eager, or None for the decorator form.
-    :param recursive: PyTorch's switch for the functions ``fn`` calls (they run eagerly too).
+    :param recursive: whether the functions ``fn`` calls run eagerly too (False: only
+        ``fn``'s own frame is skipped, its callees are captured).
     :param reason: why, for logs.
     :returns: the wrapped ``fn``, or a decorator.
     """
@@ -84,9 +85,9 @@ def disable(fn: Any = None, recursive: bool = True, *, reason: str | None = None
         loaded = _loaded_dynamo()
         if loaded is None:
             return fn(*args, **kwargs)
-        from torch._dynamo.eval_frame import run_disabled
+        from torch._dynamo.eval_frame import run_disabled, run_skipped
 
-        return run_disabled(fn, *args, **kwargs)
+        return (run_disabled if recursive else run_skipped)(fn, *args, **kwargs)
 
     eager._torchdynamo_disable = True  # type: ignore[attr-defined]
     return eager

@@ -340,6 +340,12 @@ _RANDOM_WORDS = ("rand", "bernoulli", "dropout", "normal", "multinomial", "poiss
                  "exponential", "cauchy", "geometric", "log_normal", "random")
 
 
+def _captures_dynamic_outputs() -> bool:
+    from torch._dynamo import config
+
+    return bool(config.capture_dynamic_output_shape_ops)
+
+
 def _impure(kind: str, target: Any, kwargs: dict[str, Any]) -> bool:
     """Whether a recorded op writes a tensor (in place, ``out=``, item assignment) or draws
     random numbers."""
@@ -411,17 +417,44 @@ class Capture:
         """The value of ``lazy`` computed now by running the pending ops on their real
         inputs without ending the graph (they run again in it), or None when a pending op
         writes a tensor or draws random numbers (running it twice would show)."""
+        values = self.peek_all([lazy])
+        if values is None:
+            return None
+        value = values[0]
+        if value.numel() == 1:  # a number the program may compute with: an input from the
+            self.recording.peeked.add(value.item())  # first graph (_cache.numbers_from_data)
+        return value
+
+    def peek_all(self, lazies: list[LazyTensor]) -> list[Tensor] | None:
+        """The values of ``lazies`` (see :meth:`peek`), or None."""
         from torch._dynamo._graph import build_graph_module
 
         recording = self.recording
         if any(_impure(kind, target, kwargs) for kind, target, _, kwargs in recording.ops):
             return None
-        gm = build_graph_module(self, recording, [lazy])
+        gm = build_graph_module(self, recording, lazies)
         with _suspended(), torch.no_grad():
-            value = gm(*recording.inputs)[0]
-        if value.numel() == 1:  # a number the program may compute with: an input from the
-            recording.peeked.add(value.item())  # first graph (_cache.numbers_from_data)
-        return value
+            return list(gm(*recording.inputs))
+
+    def run_aside(self, func: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+        """Fakes of what ``func`` returns on this call's real values, computed now on the side
+        (for an op whose output size depends on data: ``nonzero``, ``x[mask]``), or None
+        when the values cannot be computed twice."""
+        import torch.utils._pytree as pytree
+
+        lazies = [t for t in _tensors_in((args, kwargs)) if isinstance(t, LazyTensor)]
+        reals = self.peek_all(lazies) if lazies else []
+        if reals is None:
+            return None
+        self.replay_facts.read_data = True  # the program's Python saw this call's sizes
+        real_of = {id(lz): real for lz, real in zip(lazies, reals)}
+        real_args, real_kwargs = pytree.tree_map(
+            lambda v: real_of.get(id(v), v) if isinstance(v, Tensor) else v, (args, kwargs))
+        with _suspended(), torch.no_grad():
+            out = func(*real_args, **real_kwargs)
+        fake_mode = self.recording.fake_mode
+        return pytree.tree_map(
+            lambda v: fake_mode.from_tensor(v) if isinstance(v, Tensor) else v, out)
 
     def touches(self, args: Any) -> bool:
         """Whether a pending op of the current recording makes or may write one of the
@@ -460,7 +493,6 @@ class Capture:
         known_inputs = len(recording.inputs)
         fake_args, ref_args = recording.lift(tuple(args))
         fake_kwargs, ref_kwargs = recording.lift(kwargs)
-        real_of = recording.real_of
         found = _plans.signature(func, name, fake_args, fake_kwargs)
         plan = _plans.PLANS.get(found[0]) if found is not None else None
         if plan is not None:  # this signature's metadata, known: no fake run
@@ -477,10 +509,15 @@ class Capture:
                     warnings.simplefilter("ignore")
                     fake_out = func(*fake_args, **fake_kwargs)
             except Exception as exc:  # any failure: the real call decides
-                recording.forget_inputs(known_inputs)
-                qual = getattr(func, "__name__", repr(func))
                 # (PyTorch captures an op of data-dependent output size when asked to)
                 dynamic_output = type(exc).__name__ in _DYNAMIC_OUTPUT_ERRORS
+                aside = self.run_aside(func, args, kwargs) if dynamic_output and (
+                    _captures_dynamic_outputs() or self.fullgraph) else None
+                if aside is not None:  # (its sizes are this call's: no plan is kept)
+                    return self._record(func, name, aside, fake_args, fake_kwargs, ref_args,
+                                        ref_kwargs)
+                recording.forget_inputs(known_inputs)
+                qual = getattr(func, "__name__", repr(func))
                 try:
                     return self.eager(func, args, kwargs, f"{qual}() cannot run on metadata "
                                       f"only ({type(exc).__name__}: {exc})".split("\n")[0],
@@ -505,6 +542,14 @@ class Capture:
             qual = getattr(func, "__name__", repr(func))
             return self.eager(func, args, kwargs,
                               f"{qual}() returned a {type(fake_out).__name__}, not tensors")
+        return self._record(func, name, fake_out, fake_args, fake_kwargs, ref_args,
+                            ref_kwargs)
+
+    def _record(self, func: Callable[..., Any], name: str | None, fake_out: Any,
+                fake_args: Any, fake_kwargs: Any, ref_args: Any, ref_kwargs: Any) -> Any:
+        """Append a call whose results' metadata ``fake_out`` holds; its deferred results."""
+        recording = self.recording
+        real_of = recording.real_of
         if fake_out is not None and not _holds_tensor(fake_out):
             return fake_out  # a metadata answer (size(), dim(), dtype...): nothing to record
         # (a call returning None is made for its effect: x[i] = v, in-place initialisers)

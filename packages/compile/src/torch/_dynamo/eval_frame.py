@@ -88,9 +88,28 @@ def run_disabled(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     if capture is None:
         return fn(*args, **kwargs)
     name = getattr(fn, "__qualname__", repr(fn))
-    capture.flush(f"call to {name}, which torch.compiler.disable keeps eager")
+    # PyTorch's opening words, which programs match
+    capture.flush(f"Skip calling `torch.compiler.disable()`d function: {name}, which "
+                  f"torch.compiler.disable keeps eager")
     with _capture._suspended():
         return fn(*args, **kwargs)
+
+
+def run_skipped(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call ``fn`` as its own stretch of the capture (``disable(recursive=False)``): a graph
+    break before and after it, the ops of the functions it calls captured in between."""
+    capture = _capture.current()
+    if capture is None:
+        return fn(*args, **kwargs)
+    name = getattr(fn, "__qualname__", repr(fn))
+    capture.flush(f"Skip inlining `torch.compiler.disable()`d function: {name} "
+                  f"(recursive=False: the functions it calls are captured)")
+    result = fn(*args, **kwargs)
+    capture = _capture.current()
+    if capture is not None:
+        capture.flush(f"Skip inlining `torch.compiler.disable()`d function: return from "
+                      f"{name}")
+    return result
 
 
 def _name_tensors(names: dict[int, str], prefix: str, value: Any, depth: int = 0) -> None:

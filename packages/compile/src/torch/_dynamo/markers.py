@@ -33,16 +33,18 @@ def disable(fn: Any = None, recursive: bool = True, *, reason: str | None = None
     """Run ``fn`` eagerly, outside any graph (a graph break at each call while capturing).
 
     :param fn: the function (or module) to keep eager; None gives a decorator.
-    :param recursive: PyTorch's switch for the functions ``fn`` calls; they run eagerly too.
+    :param recursive: whether the functions ``fn`` calls run eagerly too; with False, only
+        ``fn``'s own frame is skipped, as in PyTorch: the graph ends before and after the
+        call, and what runs inside is captured as a graph of its own.
     :param reason: why, for logs.
     """
     if fn is None:
         return lambda inner: disable(inner, recursive, reason=reason)
-    from torch._dynamo.eval_frame import run_disabled
+    from torch._dynamo.eval_frame import run_disabled, run_skipped
 
     @functools.wraps(fn)
     def eager(*args: Any, **kwargs: Any) -> Any:
-        return run_disabled(fn, *args, **kwargs)
+        return (run_disabled if recursive else run_skipped)(fn, *args, **kwargs)
 
     eager._torchdynamo_disable = True  # type: ignore[attr-defined]
     eager._torchdynamo_orig_callable = fn  # type: ignore[attr-defined]
