@@ -28,6 +28,7 @@ def make_kernels(
 ) -> dict[str, Kernel]:
     """The fused cell kernels, keyed by aten op (``"aten::_thnn_fused_lstm_cell"``...)."""
     import torch
+    from torch.backends import contract
 
     codes = floating_codes(native, dtype_codes)
 
@@ -51,6 +52,67 @@ def make_kernels(
     def empty(state: Any, rows: int, cols: int) -> Any:
         return torch.empty((rows, cols), dtype=state.dtype, device=state.device)
 
+    def dense(*tensors: Any) -> bool:
+        return all(t is None or t.is_contiguous() for t in tensors)
+
+    lstm_cell_forward = native.lstm_cell_forward
+    lstm_cell_backward_native = native.lstm_cell_backward
+
+    def plan_lstm_cell(input_gates: Any, hidden_gates: Any, cx: Any, input_bias: Any = None,
+                       hidden_bias: Any = None) -> Kernel | None:
+        """The kernel of one signature of contiguous operands the native cell takes: the
+        checks and the outputs' layouts worked out once (an LSTM's every time step)."""
+        args = (input_gates, hidden_gates, cx, input_bias, hidden_bias)
+        lay = layout(cx, *args)
+        if lay is None or not dense(*args):
+            return None
+        code, b, h = lay
+        if not (_matrix(input_gates, b, 4 * h) and _matrix(hidden_gates, b, 4 * h)
+                and biases_ok(4 * h, input_bias, hidden_bias)):
+            return None
+        dt, dev = cx.dtype, cx.device
+        new_outputs = contract.allocator([((b, h), dt, dev), ((b, h), dt, dev),
+                                          ((b, 4 * h), dt, dev)])
+
+        def planned(input_gates: Any, hidden_gates: Any, cx: Any, input_bias: Any = None,
+                    hidden_bias: Any = None) -> Any:
+            outs, (hy, cy, ws) = new_outputs()
+            if not lstm_cell_forward(
+                    code, b, h, hy, cy, ws, input_gates.data_ptr(), hidden_gates.data_ptr(),
+                    cx.data_ptr(), input_bias.data_ptr() if input_bias is not None else 0,
+                    hidden_bias.data_ptr() if hidden_bias is not None else 0):
+                return None  # the generic path
+            return outs
+
+        return planned
+
+    def plan_lstm_cell_backward(grad_hy: Any, grad_cy: Any, cx: Any, cy: Any, workspace: Any,
+                                has_bias: bool) -> Kernel | None:
+        """The kernel of one signature of contiguous operands (as :func:`plan_lstm_cell`);
+        the bias gradient, when asked for, is the gates' gradient summed over the batch."""
+        lay = layout(cx, grad_hy, grad_cy, cy, workspace)
+        if lay is None or not dense(grad_hy, grad_cy, cx, cy, workspace):
+            return None
+        code, b, h = lay
+        if not (_matrix(cy, b, h) and _matrix(workspace, b, 4 * h)
+                and all(g is None or _matrix(g, b, h) for g in (grad_hy, grad_cy))):
+            return None
+        dt, dev = cx.dtype, cx.device
+        new_outputs = contract.allocator([((b, 4 * h), dt, dev), ((b, h), dt, dev)])
+
+        def planned(grad_hy: Any, grad_cy: Any, cx: Any, cy: Any, workspace: Any,
+                    has_bias: bool) -> Any:
+            (grad_gates, grad_cx), (gg, gcx) = new_outputs()
+            if not lstm_cell_backward_native(
+                    code, b, h, gg, gcx, grad_hy.data_ptr() if grad_hy is not None else 0,
+                    grad_cy.data_ptr() if grad_cy is not None else 0, cx.data_ptr(),
+                    cy.data_ptr(), workspace.data_ptr()):
+                return None  # the generic path
+            return grad_gates, grad_cx, grad_gates.sum(0) if has_bias else None
+
+        return planned
+
+    @contract.plannable(plan_lstm_cell, native=True)
     def lstm_cell(input_gates: Any, hidden_gates: Any, cx: Any, input_bias: Any = None,
                   hidden_bias: Any = None) -> Any:
         args = (input_gates, hidden_gates, cx, input_bias, hidden_bias)
@@ -68,6 +130,8 @@ def make_kernels(
             return composite("aten::_thnn_fused_lstm_cell")(*args)
         return hy, cy, ws
 
+    # (not native: the bias gradient is a sum the planned kernel asks core for)
+    @contract.plannable(plan_lstm_cell_backward)
     def lstm_cell_backward(grad_hy: Any, grad_cy: Any, cx: Any, cy: Any, workspace: Any,
                            has_bias: bool) -> Any:
         args = (grad_hy, grad_cy, cx, cy, workspace, has_bias)
