@@ -149,6 +149,60 @@ def make_kernels(
             return composite("aten::_thnn_fused_lstm_cell_backward_impl")(*args)
         return grad_gates, grad_cx, grad_gates.sum(0) if has_bias else None
 
+    gru_cell_forward = native.gru_cell_forward
+    gru_cell_backward_native = native.gru_cell_backward
+
+    def plan_gru_cell(input_gates: Any, hidden_gates: Any, hx: Any, input_bias: Any = None,
+                      hidden_bias: Any = None) -> Kernel | None:
+        """The kernel of one signature of contiguous operands (as :func:`plan_lstm_cell`)."""
+        args = (input_gates, hidden_gates, hx, input_bias, hidden_bias)
+        lay = layout(hx, *args)
+        if lay is None or not dense(*args):
+            return None
+        code, b, h = lay
+        if not (_matrix(input_gates, b, 3 * h) and _matrix(hidden_gates, b, 3 * h)
+                and biases_ok(3 * h, input_bias, hidden_bias)):
+            return None
+        dt, dev = hx.dtype, hx.device
+        new_outputs = contract.allocator([((b, h), dt, dev), ((b, 5 * h), dt, dev)])
+
+        def planned(input_gates: Any, hidden_gates: Any, hx: Any, input_bias: Any = None,
+                    hidden_bias: Any = None) -> Any:
+            outs, (hy, ws) = new_outputs()
+            if not gru_cell_forward(
+                    code, b, h, hy, ws, input_gates.data_ptr(), hidden_gates.data_ptr(),
+                    hx.data_ptr(), input_bias.data_ptr() if input_bias is not None else 0,
+                    hidden_bias.data_ptr() if hidden_bias is not None else 0):
+                return None  # the generic path
+            return outs
+
+        return planned
+
+    def plan_gru_cell_backward(grad_hy: Any, workspace: Any, has_bias: bool) -> Kernel | None:
+        """The kernel of one signature of contiguous operands (as
+        :func:`plan_lstm_cell_backward`)."""
+        lay = layout(grad_hy, workspace)
+        if lay is None or not dense(grad_hy, workspace):
+            return None
+        code, b, h = lay
+        if not _matrix(workspace, b, 5 * h):
+            return None
+        dt, dev = grad_hy.dtype, grad_hy.device
+        new_outputs = contract.allocator([((b, 3 * h), dt, dev), ((b, 3 * h), dt, dev),
+                                          ((b, h), dt, dev)])
+
+        def planned(grad_hy: Any, workspace: Any, has_bias: bool) -> Any:
+            (grad_input, grad_hidden, grad_hx), ptrs = new_outputs()
+            if not gru_cell_backward_native(code, b, h, *ptrs, grad_hy.data_ptr(),
+                                            workspace.data_ptr()):
+                return None  # the generic path
+            if has_bias:
+                return grad_input, grad_hidden, grad_hx, grad_input.sum(0), grad_hidden.sum(0)
+            return grad_input, grad_hidden, grad_hx, None, None
+
+        return planned
+
+    @contract.plannable(plan_gru_cell, native=True)
     def gru_cell(input_gates: Any, hidden_gates: Any, hx: Any, input_bias: Any = None,
                  hidden_bias: Any = None) -> Any:
         args = (input_gates, hidden_gates, hx, input_bias, hidden_bias)
@@ -166,6 +220,8 @@ def make_kernels(
             return composite("aten::_thnn_fused_gru_cell")(*args)
         return hy, ws
 
+    # (not native: the bias gradients are sums the planned kernel asks core for)
+    @contract.plannable(plan_gru_cell_backward)
     def gru_cell_backward(grad_hy: Any, workspace: Any, has_bias: bool) -> Any:
         args = (grad_hy, workspace, has_bias)
         lay = layout(grad_hy, workspace)
