@@ -46,9 +46,9 @@ cpu_templates: bool = True
 #: backend's linear writes the bias into the output and adds the product onto it in one GEMM,
 #: where addmm is a product and a second pass for the bias.
 linear_epilogue: bool = True
-#: Build the views of a compiled graph (view, reshape of a contiguous tensor, t, transpose,
-#: permute, (un)squeeze, expand, slice, select) directly from their traced layouts while grad
-#: mode is off and the input has its traced layout, instead of calling the operators.
+#: Build the views of a compiled graph (view, reshape, t, transpose, permute, (un)squeeze,
+#: expand, slice, select) while grad mode is off from the layout the operator gave the last
+#: time for an input of the same shape and strides, instead of calling the operator again.
 direct_views: bool = True
 #: Elements up to which a compiled kernel stays on the calling thread.
 parallel_threshold: int = 131072
