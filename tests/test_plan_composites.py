@@ -159,3 +159,61 @@ def test_where_keeps_only_its_condition():
         out.backward(torch.tensor([1.0, 2.0, 3.0]))
         assert a.grad.tolist() == [1.0, 0.0, 3.0]
         assert b.grad.tolist() == [0.0, 2.0, 0.0]
+
+
+@pytest.mark.parametrize(("call", "op", "want"), [
+    (lambda x: x.var(), aten.var.correction, lambda v: v.var(ddof=1)),
+    (lambda x: x.std(1), aten.std.correction, lambda v: v.std(1, ddof=1)),
+    (lambda x: x.var(0, unbiased=False), aten.var.correction, lambda v: v.var(0)),
+    (lambda x: x.std(0, keepdim=True), aten.std.correction,
+     lambda v: v.std(0, ddof=1, keepdims=True)),
+], ids=["var", "std dim", "var biased", "std keepdim"])
+def test_var_and_std_are_planned(call, op, want, monkeypatch):
+    from torch._aten import reductions as _reductions
+
+    values = (np.arange(12, dtype=np.float32).reshape(3, 4) - 5) / 3
+    x = torch.tensor(values)
+    # computed in double precision and rounded once, as PyTorch's CPU kernels
+    expected = want(values.astype(np.float64)).astype(np.float32)
+    first = call(x)
+    assert _served(op)
+    monkeypatch.setattr(_reductions, "_reduce", lambda *a, **k: pytest.fail("generic path"))
+    for _ in range(2):
+        got = call(x)
+        assert got.dtype is torch.float32 and got.shape == first.shape == expected.shape
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+        assert got.tolist() == first.tolist()
+
+
+def test_variance_without_degrees_of_freedom_warns_on_every_call():
+    x = torch.ones(1, 3)
+    for _ in range(3):
+        with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+            assert x.var(0).isnan().tolist() == [True, True, True]
+
+
+@pytest.mark.parametrize(("dtype", "np_dtype"), [(torch.float64, np.float64),
+                                                 (torch.float16, np.float16),
+                                                 (torch.int32, np.int32)], ids=str)
+def test_casts_are_planned(dtype, np_dtype):
+    values = [1.5, -2.25, 100.0, 0.0, -7.75]
+    x = torch.tensor(values)
+    expected = np.array(values, dtype=np.float32).astype(np_dtype)  # toward zero for ints
+    first = x.to(dtype)
+    assert _served(aten._to_copy.default)
+    for _ in range(2):
+        got = x.to(dtype)
+        assert got.dtype is dtype
+        np.testing.assert_array_equal(got.numpy(), expected)
+    np.testing.assert_array_equal(first.numpy(), expected)
+
+
+def test_mixed_dtype_addition_keeps_its_one_step_plan():
+    a = torch.tensor([1.0, 2.0], dtype=torch.float32)
+    d = torch.tensor([0.25, 0.5], dtype=torch.float64)
+    for _ in range(3):
+        got = a + d
+        assert got.dtype is torch.float64 and got.tolist() == [1.25, 2.5]
+    # the cast the generic path noted before the addition is part of the addition's replay
+    assert any(plan is not False and plan[0].__name__ == "run_converted"
+               for plan in aten.add.Tensor._plans.values())

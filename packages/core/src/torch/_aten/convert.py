@@ -217,6 +217,8 @@ def _to_copy_kernel(self: Tensor, *, dtype: _dtype.dtype | None = None, layout: 
     out = new_like(self, dt, dev, memory_format)
     if out.numel():
         _move(out, self)
+        if _plan.recording is not None and dev == self._device:  # planning: one cast
+            _plan.note("copy_", [self], self._dtype, dt, {}, out)
     return out
 
 
@@ -315,8 +317,10 @@ _COPY = ATEN["copy_"]
 _TO_COPY = ATEN["_to_copy"]
 _CLONE = ATEN["clone"]
 # clone's result is a function of its signature (one copy into a new tensor of the input's
-# format): a plan replays it as the backend's strided copy.
-_plan.enable(_CLONE)
+# format): a plan replays it as the backend's strided copy. So is _to_copy's on one device (a
+# cast: `x.double()`, `x.to(torch.float16)`); a copy across devices notes nothing and keeps
+# running its kernel.
+_plan.enable(_CLONE, _TO_COPY)
 
 
 def _copy_direct(dst: Tensor, src: Tensor) -> bool:

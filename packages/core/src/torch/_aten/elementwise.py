@@ -995,6 +995,7 @@ def _where_kernel(condition: Tensor, self: Any, other: Any) -> Tensor:
     _require_operand(self, "where", "input", 2)
     _require_operand(other, "where", "other", 3)
     if condition._dtype is _dtype.uint8:
+        _plan.refuse()  # (every call warns: no replay)
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
                       "will be removed in a future version of PyTorch. Use a boolean condition "
                       "instead.", UserWarning, stacklevel=_config.external_stacklevel())

@@ -588,6 +588,7 @@ def _variance(input: Tensor, dim: Any, correction: float, keepdim: bool,
     squares = _ew.abs(centred) ** 2 if input._dtype.is_complex else centred * centred
     dof = builtins.max(n - correction, 0)
     if dof <= 0:
+        _plan.refuse()  # (every call warns: no replay)
         warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=_config.external_stacklevel())
@@ -624,6 +625,9 @@ _STATISTICS = _dispatch.define_aten({
 # mean is a sum over dims and a division by the count, both decided by the signature: its plan
 # replays the two (torch._core.plan's chain with a reduction step)
 _plan.enable(_STATISTICS["mean"], _STATISTICS["mean.dim"])
+# var and std too: casts to the accumulating dtype and back, two sums, the centring (each
+# decided by the signature; a call that warns about its degrees of freedom is not replayed)
+_plan.enable(_STATISTICS["var.correction"], _STATISTICS["std.correction"])
 
 
 def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,

@@ -89,6 +89,14 @@ def note(prim: str, operands: list[Any], compute: _dtype.dtype, out_dtype: _dtyp
         rec.append((prim, operands, compute, out_dtype, kwargs, out))
 
 
+def refuse() -> None:
+    """Say, while a call is being planned, that no replay may serve its signature (its kernel
+    does more than its primitives: a warning the next calls must give too)."""
+    rec = recording
+    if rec is not None and _thread_id() == recording_thread:
+        rec.append(None)
+
+
 def enable(*ops: _dispatch.Operator) -> None:
     """Let ``ops`` keep plans that replay their result (their kernels must be functions of
     the call signature)."""
@@ -505,8 +513,16 @@ def _make(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result:
     """The plan that the record ``rec`` of a generic call allows, or None: the native call (a
     function of the call's arguments returning the output's memory), the output's layout and
     the recipe of the autograd node (None: the call records none)."""
-    if result.__class__ is not Tensor or not rec:
+    if result.__class__ is not Tensor or not rec or None in rec:  # (None: refused)
         return None
+    if len(rec) > 1:
+        # A step no later step reads nor returns is internal to the next one: `run` notes a
+        # primitive's operands before their conversion to its dtype, and the cast it made
+        # (noted by _to_copy) is redone by the replay of the primitive itself (float32 +
+        # float64). A fresh output has no other effect, so it is dropped.
+        rec = [entry for k, entry in enumerate(rec)
+               if entry[5] is result or "dims" in entry[4]
+               or any(o is entry[5] for later in rec[k + 1:] for o in later[1])]
     if len(rec) > 1:
         return _chain(op, args, rec, result, grad)
     prim, operands, compute, out_dtype, prim_kwargs, out = rec[0]
@@ -602,7 +618,8 @@ def _chain(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result
                 or _dispatch.registered(getattr(PRIMS, prim).resolve(key))
                 is not lay.fast.kernels.get(prim)):
             return None
-        native = _native(lay.fast, prim, operands, known, compute, out_dtype, lay, dims)
+        native = _native(lay.fast, _NATIVE_NAMES.get(prim, prim), operands, known, compute,
+                         out_dtype, lay, dims)
         if native is None:
             return None
         if dims is None:
