@@ -331,3 +331,27 @@ def test_disable_recursive_false_skips_only_its_own_frame() -> None:
         assert all(str(r.reason).startswith("Skip ") for r in explained.break_reasons)
     # PyTorch 2.13: the callee of a recursive=False function is a graph of its own
     assert counts == [(3, 3, 2), (2, 2, 1)]
+
+
+def _graphs_for(fn, calls) -> int:
+    from torch._dynamo.testing import CompileCounter
+
+    counter = CompileCounter()
+    compiled = torch.compile(fn, backend=counter)
+    for args in calls:
+        torch.testing.assert_close(compiled(*args), fn(*args))
+    return counter.frame_count
+
+
+def test_config_knobs_programs_set_change_recompiles_as_in_pytorch() -> None:
+    sizes = [(torch.ones(n, 3),) for n in (2, 3, 4, 5)]
+    numbers = [(torch.ones(3), n) for n in (2, 3, 4, 5)]
+    config = torch._dynamo.config
+    # PyTorch 2.13's counts for each setting
+    with config.patch(assume_static_by_default=False):
+        assert _graphs_for(lambda x: x * 2, sizes) == 1
+    with config.patch(automatic_dynamic_shapes=False):
+        assert _graphs_for(lambda x: x * 2, sizes) == 4
+    assert _graphs_for(lambda x, n: x * n, numbers) == 2
+    with config.patch(specialize_int=True):
+        assert _graphs_for(lambda x, n: x * n, numbers) == 4

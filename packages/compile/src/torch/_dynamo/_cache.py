@@ -639,7 +639,7 @@ class FrameState:
     def __init__(self, name: str, backend: Callable[..., Any], options: dict[str, Any],
                  dynamic: bool | None = None) -> None:
         self.name = name
-        self.dynamic = dynamic  # torch.compile's dynamic=
+        self._dynamic = dynamic  # torch.compile's dynamic=
         self.backend = backend
         self.options = options
         self.places: dict[int, Place] = {}
@@ -673,6 +673,15 @@ class FrameState:
         self.breaks.clear()
         self.graphs.clear()
         self._reset_replay()
+
+    @property
+    def dynamic(self) -> bool | None:
+        """torch.compile's ``dynamic=``; ``None`` reads as True while
+        ``config.assume_static_by_default`` is off (every size dynamic from the first call,
+        as PyTorch does)."""
+        if self._dynamic is None and not config.assume_static_by_default:
+            return True
+        return self._dynamic
 
     def record_break(self, reason: str, where: str) -> None:
         self.breaks.append((reason, where))
@@ -767,6 +776,9 @@ class FrameState:
             if changes is None:
                 continue
             scalars, bounds = changes
+            if config.specialize_int:  # ints stay constants: a graph per value (PyTorch)
+                scalars = {p for p in scalars if type(recording.ops[p[0]][2][p[1]]) is not int}
+                bounds = set()
             new_scalars, new_sizes = scalars - place.scalars, sizes - place.dynamic
             new_bounds = bounds - place.symints
             if not new_scalars and not new_sizes and not new_bounds:

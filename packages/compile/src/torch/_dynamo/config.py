@@ -3,7 +3,9 @@
 Libraries set them at import or around a call (``config.cache_size_limit = 64``,
 ``config.suppress_errors = True``, ``with config.patch(verbose=True):``). Graph capture reads
 ``recompile_limit`` (alias ``cache_size_limit``), ``automatic_dynamic_shapes``, ``disable``,
-``allow_rnn``, ``suppress_errors`` and ``error_on_recompile``; every other name PyTorch programs
+``allow_rnn``, ``suppress_errors``, ``error_on_recompile``, ``capture_scalar_outputs``,
+``capture_dynamic_output_shape_ops``, ``assume_static_by_default`` and ``specialize_int``;
+every other name PyTorch programs
 commonly touch is here with PyTorch 2.13's default, and unknown names raise ``AttributeError``
 as PyTorch's config module does, so a misspelt setting is not silently accepted.
 """
