@@ -69,6 +69,9 @@ INPLACE_CASES = [
     ("-=", lambda x, y: x.__isub__(y), "aten.sub_.Tensor", lambda x, y: x - y),
     ("*=", lambda x, y: x.__imul__(y), "aten.mul_.Tensor", lambda x, y: x * y),
     ("/=", lambda x, y: x.__itruediv__(2), "aten.div_.Tensor", lambda x, y: x / 2),
+    ("cumsum_", lambda x, y: x.cumsum_(0), "aten.cumsum_.default", lambda x, y: np.cumsum(x)),
+    ("cumprod_", lambda x, y: x.cumprod_(0), "aten.cumprod_.default",
+     lambda x, y: np.cumprod(x)),
 ]
 
 

@@ -33,6 +33,7 @@ from .._core.grad_mode import no_grad
 from .._core.promotion import result_type
 from .._core.tensor import Tensor, has_data, wrap_dim
 from . import elementwise as _ew, factories as _fac, indexing as _idx, shape as _shape
+from .arith import through_inplace_operator
 from .convert import scalar_type_name, to_dtype, write_out
 
 __all__ = [
@@ -1362,6 +1363,10 @@ def _inplace_scan(fn: Any, name: str) -> Any:
                                f"{_CPP_NAMES[check_dtype(dtype)._name]} should match")
         if self._dtype is _dtype.bool_:  # a running sum does not fit in bool
             raise NotImplementedError(f'"{name[:-1]}_out_cpu" not implemented for \'Bool\'')
+        if _config.state.keys_active:  # a mode or subclass sees aten::cumsum_, as PyTorch's
+            done = through_inplace_operator(fn, self, (dim,), {})
+            if done is not None:
+                return done
         result = fn(self, dim, dtype=self._dtype)
         return self.copy_(result)
 
