@@ -16,22 +16,24 @@ from typing import Any
 from ._common import Kernel
 
 
-def _native_ok(row: list[Any]) -> bool:
-    """Contiguous CPU tensors with an address when they have elements."""
-    for t in row:
-        if not t.is_contiguous() or t.device.type != "cpu":
-            return False
-        if not t.data_ptr() and t.numel():
-            return False
-    return True
+def _on_host(row: tuple[Any, ...]) -> bool:
+    return all(t.device.type == "cpu" for t in row)
 
 
-def _overlap(rows: list[list[Any]]) -> bool:
-    """Whether any two of the tensors share memory: the kernel reads and writes through
-    restrict pointers and updates tensors in parallel, so a tensor listed twice (or two views
-    of one buffer) must take the composite, which updates them one after the other."""
-    spans = sorted((t.data_ptr(), t.data_ptr() + t.numel() * t.element_size())
-                   for row in rows for t in row if t.numel())
+def _spans(row: tuple[Any, ...], addresses: list[int], count: int) -> list[tuple[int, int]]:
+    """The byte spans of a row's tensors (``count`` elements each, of one dtype)."""
+    if not count:
+        return []
+    nbytes = count * row[0].element_size()
+    return [(ptr, ptr + nbytes) for ptr in addresses]
+
+
+def _overlap(spans: list[tuple[int, int]]) -> bool:
+    """Whether any two of the (start, end) byte spans of the tensors share memory: the
+    kernel reads and writes through restrict pointers and updates tensors in parallel, so a
+    tensor listed twice (or two views of one buffer) must take the composite, which updates
+    them one after the other."""
+    spans = sorted(spans)
     return any(start < prev_end for (_, prev_end), (start, _) in itertools.pairwise(spans))
 
 
@@ -57,26 +59,44 @@ def make_kernels(
                 return None
             groups: dict[int, list[int]] = {}
             rest: list[int] = []
-            rows: list[list[Any]] = []
+            # per parameter, read once: its row's addresses and its element count (check_lists
+            # gave every tensor of a row its parameter's shape and dtype)
+            addresses: list[list[int]] = []
+            counts: list[int] = []
+            spans: list[tuple[int, int]] = []
+            elsewhere: list[tuple[Any, ...]] = []  # rows with a tensor off the host
             for i, p in enumerate(self):
-                row = [p, grads[i], exp_avgs[i], exp_avg_sqs[i]]
-                if amsgrad:
-                    row.append(max_exp_avg_sqs[i])
-                rows.append(row)
+                row = ((p, grads[i], exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i]) if amsgrad
+                       else (p, grads[i], exp_avgs[i], exp_avg_sqs[i]))
+                count = p.numel()
+                counts.append(count)
+                if not _on_host(row):
+                    addresses.append([])
+                    elsewhere.append(row)
+                    rest.append(i)
+                    continue
+                ptrs = [t.data_ptr() for t in row]
+                addresses.append(ptrs)
+                spans.extend(_spans(row, ptrs, count))
                 code = dtype_codes.get(p.dtype)
-                if code is not None and _native_ok(row):
+                # the native kernel takes contiguous tensors with an address when they have
+                # elements
+                if (code is not None and all(t.is_contiguous() for t in row)
+                        and (count == 0 or all(ptrs))):
                     groups.setdefault(code, []).append(i)
                 else:
                     rest.append(i)
-            if groups and _overlap(rows):
+            for row in elsewhere if groups else ():
+                spans.extend(_spans(row, [t.data_ptr() for t in row], row[0].numel()))
+            if groups and _overlap(spans):
                 rest, groups = list(range(len(self))), {}
             scale = 1.0 if grad_scale is None else float(grad_scale.item())
             for code, idx in groups.items():
                 done = native.fused_adam(
-                    code, [self[i].numel() for i in idx], [self[i].data_ptr() for i in idx],
-                    [grads[i].data_ptr() for i in idx], [exp_avgs[i].data_ptr() for i in idx],
-                    [exp_avg_sqs[i].data_ptr() for i in idx],
-                    [max_exp_avg_sqs[i].data_ptr() for i in idx] if amsgrad else [],
+                    code, [counts[i] for i in idx], [addresses[i][0] for i in idx],
+                    [addresses[i][1] for i in idx], [addresses[i][2] for i in idx],
+                    [addresses[i][3] for i in idx],
+                    [addresses[i][4] for i in idx] if amsgrad else [],
                     [float(state_steps[i].item()) for i in idx], rate, beta1, beta2,
                     weight_decay, eps, amsgrad, maximize, decoupled, grad_scale is not None,
                     scale)
