@@ -14,7 +14,9 @@ result carries the node autograd recorded. A plan is made only when that record 
 whole call down — primitives whose operands are the call's own tensors, numbers or earlier
 steps' outputs, an output of an interned layout, a node of core's own Autograd kernel — and
 the backend has an entry point serving it; otherwise the signature is remembered as "generic"
-and costs one lookup. Plans are dropped on every kernel (un)registration
+and costs one lookup. While a call is planned the fast tiers step aside (so every step is
+noted), and a kernel that does more than its primitives (a warning every call must give) says
+so with :func:`refuse`. Plans are dropped on every kernel (un)registration
 (``_dispatch.on_invalidate``), and none is used under a dispatch mode (the dispatcher takes the
 ``Python`` key first), under inference mode, with anomaly detection on, or for tensor
 subclasses.
@@ -24,7 +26,9 @@ no tensor values (a kernel that branches on ``.item()`` would replay the first c
 Served today: the elementwise ops of ``_elementwise``/``_arith``, ``relu`` and ``where`` (one
 primitive on broadcast operands, numbers (bound into the plan as the constant the generic path
 makes of them), dtype casts, outputs that follow a strided input; or a chain of
-such primitives, each operand traced to the call's arguments or an earlier step's output), the
+such primitives, each operand traced to the call's arguments or an earlier step's output:
+``clamp`` with number bounds, ``softplus``; a chain may hold reductions whose reshaped block
+the next steps read and same-device casts: ``mean``, ``var``, ``std``, ``_to_copy``), the
 reductions over dims, ``mm``/``bmm``, the view operators (their geometry replayed over the
 next call's storage, shifted from its offset; not ``as_strided``, whose offset is absolute;
 several pieces only when they record no graph), and the factories (a template of the first
@@ -42,7 +46,6 @@ from typing import Any
 from . import config as _config, dispatch as _dispatch, dtype as _dtype, layout as _layout
 from .alloc import PRIMS, _interned, adopt_geometry, from_layout, scalar_tensor
 from .device import device as _Device
-from .fast import wrap as _wrap
 from .storage import _UNSET, UntypedStorage
 from .tensor import Tensor
 
@@ -636,13 +639,34 @@ def _chain(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], result
     *inner, (last, lay) = steps
 
     def run_chain(args: tuple[Any, ...]) -> Any:
-        for native, step_lay in inner:
+        for native, _ in inner:
             h = native(args)
             if h is None:
                 return None  # a native kernel declined: the generic path serves the call
-            args = (*args, _wrap(h, step_lay))
+            # the next steps read an intermediate by its address alone (the native calls'
+            # `x._storage._ptr + x._offset * size`): a scratch block, not a tensor
+            block = _new(_ScratchStorage)
+            block._handle = h
+            block._ptr = h.ptr
+            scratch = _new(_Scratch)
+            scratch._storage = block
+            args = (*args, scratch)
         return last(args)
     return (run_chain, lay, node, lay)
+
+
+class _ScratchStorage:
+    """The memory of a chain's intermediate result: the native block and its address."""
+
+    __slots__ = ("_handle", "_ptr")
+
+
+class _Scratch:
+    """A chain's intermediate result as the next steps' native calls read it (its storage's
+    address and an offset of 0): two small objects instead of a tensor and its storage."""
+
+    __slots__ = ("_storage",)
+    _offset = 0
 
 
 def _reshaped_alias(out: Tensor, later: list[Any]) -> Tensor | None:
