@@ -433,6 +433,8 @@ class Capture:
         if any(_impure(kind, target, kwargs) for kind, target, _, kwargs in recording.ops):
             return None
         gm = build_graph_module(self, recording, lazies)
+        if gm.graph.eliminate_dead_code():  # only what the values need runs twice
+            gm.recompile()
         with _suspended(), torch.no_grad():
             return list(gm(*recording.inputs))
 
