@@ -482,14 +482,14 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
     node._next = (ea, eb)
     if keep_args is True:
         node._kept_args = [_save_input(a), _save_input(b)]
+    elif not keep_args:
+        node._kept_args = _NO_ARGS
     elif keep_args.__class__ is tuple:  # the positions the rule reads
         node._kept_args = [_save_input(a) if 0 in keep_args else None,
                            _save_input(b) if 1 in keep_args else None]
-    elif keep_args:  # "cross": each is read only for the other's gradient
+    else:  # "cross": each is read only for the other's gradient
         node._kept_args = [_save_input(a) if eb[0] is not None else None,
                             _save_input(b) if ea[0] is not None else None]
-    else:
-        node._kept_args = _NO_ARGS
     if _state.anomaly:
         node.metadata["traceback_"] = forward_trace()
     out.grad_fn = node
