@@ -574,3 +574,43 @@ def test_transposed_weight_products_match_float64(threads):
                 assert np.all(np.abs(linear - want) <= 1e-5 * scale + 1e-6), (m, k, n)
     finally:
         torch.set_num_threads(old)
+
+
+def _row_task_product(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """F.linear(x, w, bias) with a bias, else x @ B for a row-major B holding w.T's values."""
+    if bias is not None:
+        out = torch.nn.functional.linear(torch.from_numpy(x), torch.from_numpy(w),
+                                         torch.from_numpy(bias))
+        return out.numpy()
+    return (torch.from_numpy(x) @ torch.from_numpy(w.T.copy())).numpy()
+
+
+def test_large_products_as_row_tasks_keep_their_bits_on_every_thread_count():
+    """Products large enough to run as row tasks that the threads take as they go (B no wider
+    than A is tall, 2^24 multiply-adds and more): several 256-deep slabs (a task adds onto the
+    task of the slab before), two blocks of B's columns (1030 > 1024), a last task shorter
+    than 48 rows, a transposed B with a bias (F.linear), and more threads than this machine
+    may have cores. Against numpy in float64; every thread count gives the bits of one."""
+    if not C.blas_info()["packed_kernel"]:
+        pytest.skip("no packed float32 kernel on this CPU (it needs AVX2 and FMA)")
+    rng = np.random.default_rng(5)
+    old = torch.get_num_threads()
+    try:
+        for m, k, n, linear in ((300, 520, 260, False), (1100, 260, 1030, False),
+                                (400, 300, 256, True)):
+            x = rng.standard_normal((m, k)).astype(np.float32)
+            w = rng.standard_normal((n, k)).astype(np.float32)  # B = w.T
+            bias = rng.standard_normal(n).astype(np.float32)
+            want = x.astype(np.float64) @ w.astype(np.float64).T
+            scale = np.abs(x).astype(np.float64) @ np.abs(w).astype(np.float64).T
+            if linear:
+                want += bias
+            torch.set_num_threads(1)
+            single = _row_task_product(x, w, bias if linear else None)
+            assert np.all(np.abs(single - want) <= 1e-5 * scale + 1e-5), (m, k, n)
+            for threads in (2, 3, 4):
+                torch.set_num_threads(threads)
+                got = _row_task_product(x, w, bias if linear else None)
+                assert got.tobytes() == single.tobytes(), (m, k, n, threads)
+    finally:
+        torch.set_num_threads(old)

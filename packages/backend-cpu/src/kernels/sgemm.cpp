@@ -10,13 +10,12 @@
 //
 // Threads split C into a grid of regions, one each (make_grid), and each packs what its region
 // reads into its own buffers: sharing one packed B across cores cost more than packing it
-// twice on the small products of a training step. No two threads write the same element, and
-// every element sums its depth in the same order whatever the thread count, so results do not
-// depend on torch.get_num_threads(). The split itself costs little: per-thread CPU time of
-// the two regions of a 1024^3 / 2048^3 product summed to 1-3% over the one-thread product's
-// (about 10% at 256^3: A packed twice, operands moved between cores), and a column split
-// against a row split or a 2 x 2 grid was no better; on the shared 2-core VM the wall-clock
-// gap to PyTorch came from a thread starting late or being descheduled, not from the work.
+// twice on the small products of a training step. A large product whose B is no wider than A
+// is tall runs instead as row tasks that the threads take as they go (RowTasks): with a fixed
+// region each, a thread slowed by another process on its core (a shared 2-core VM) held the
+// product back (the benchmark's 1024^3 took about one thread's time on two). No two threads
+// write the same element, and every element sums its depth in the same order whatever the
+// thread count, so results do not depend on torch.get_num_threads().
 //
 // Why not OpenBLAS for these: split over our pool it packs B once per tile, and its own setup
 // is tens of microseconds; a 256x256 product on two threads ran no faster than on one.
@@ -25,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <utility>
 
 #if defined(__unix__) || defined(__APPLE__)
@@ -575,6 +575,135 @@ void product_region(const MatView<const float>& a, const MatView<const float>& b
   }
 }
 
+// A large product on several threads as row tasks that the threads take as they go, instead of
+// one fixed region each. A step is one block of B's columns times one kKC-deep slab; its rows
+// are cut into tasks of kTaskRows (each packing its own A), which start as one contiguous
+// range per thread. A thread takes tasks from the front of its own range and, when that is
+// empty, from the back of another's, then moves on to the next step; it packs a step's B
+// block into its own buffer once, when it takes its first task of that step. So:
+//  - a thread that runs slower (the machine gave its core to another process for a while, or
+//    it started late) does fewer tasks instead of holding the product back: with one region
+//    each, a thread at half speed made two threads no faster than one;
+//  - on a quiet machine each thread keeps the same rows step after step (their C tiles stay in
+//    its cache, as with a row split) and packs what a row split packs: all of B, its share of A.
+// A task adds onto the sums of the same rows' task of the step before (the slab before), so it
+// waits until that task is done. Every task of a step is taken before any thread moves past
+// it, so the earliest unfinished task never waits and the product always completes. Every tile
+// is the same kernel call on the same operands as on one thread: the same bits.
+constexpr int64_t kTaskRows = 48;  // rows of a row task (a multiple of every kernel's MR)
+// Multiply-adds from which a product on several threads runs as row tasks (256^3 does; a
+// training step's 768 x 128 x 128 does not). Below it the per-step tasks cost more than the
+// balance they buy.
+constexpr double kRowTaskWork = 1 << 24;
+
+// Busy-waits (with the CPU's pause hint) until `ready`, yielding the CPU now and then: the task
+// waited on may belong to a thread that shares this CPU.
+template <class Ready>
+void wait_until(const Ready& ready) {
+  for (int round = 0; !ready(); ++round) {
+    for (int i = 0; i < 64 && !ready(); ++i) {
+#if defined(PLAIT_PACKED_SGEMM)
+      _mm_pause();
+#endif
+    }
+    if (round >= 16) std::this_thread::yield();
+  }
+}
+
+class RowTasks {
+ public:
+  RowTasks(const MatView<const float>& a, const MatView<const float>& b, const MatView<float>& c,
+           const Isa& cpu, float alpha, float beta, const float* bias, int threads)
+      : a_(a), b_(b), c_(c), cpu_(cpu), alpha_(alpha), beta_(beta), bias_(bias),
+        threads_(threads), block_(block_columns()), slabs_(ceil_div(a.cols, kKC)),
+        steps_(ceil_div(c.cols, block_) * slabs_), row_tasks_(ceil_div(c.rows, kTaskRows)),
+        task_done_(new std::atomic<bool>[steps_ * row_tasks_]),
+        ranges_(new std::atomic<uint64_t>[steps_ * threads]) {
+    for (int64_t t = 0; t < steps_ * row_tasks_; ++t) {
+      task_done_[t].store(false, std::memory_order_relaxed);
+    }
+    for (int64_t st = 0; st < steps_; ++st) {
+      for (int p = 0; p < threads; ++p) {
+        const uint64_t front = static_cast<uint64_t>(row_tasks_ * p / threads);
+        const uint64_t back = static_cast<uint64_t>(row_tasks_ * (p + 1) / threads);
+        ranges_[st * threads + p].store(front << 32 | back, std::memory_order_relaxed);
+      }
+    }
+  }
+
+  // Row tasks pack all of B once per thread, as a row split does: chosen where that packs no
+  // more than a column split (B no wider than A is tall), with enough rows for every thread.
+  static bool wanted(int64_t m, int64_t n, int64_t k, int threads) {
+    const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+    return threads > 1 && work >= kRowTaskWork && n <= m && m >= 2 * kTaskRows * threads;
+  }
+
+  // Takes tasks, step after step, until none is left; `me` picks the range taken from the
+  // front. Buffers are taken before the first task, so a failed allocation leaves the tasks
+  // to the other threads.
+  void participate(int me) {
+    float* apack = a_scratch().get(round_up(kTaskRows, cpu_.mr) * kKC);
+    float* bpack = b_scratch().get(kKC * round_up(std::min(block_, c_.cols), cpu_.nr));
+    int64_t packed_step = -1;
+    for (int64_t s = 0; s < steps_; ++s) {
+      while (true) {
+        const int64_t task = claim(s, me);
+        if (task < 0) break;
+        const int64_t p0 = s % slabs_ * kKC, kc = std::min(kKC, a_.cols - p0);
+        const int64_t jc = s / slabs_ * block_, nc = std::min(block_, c_.cols - jc);
+        if (s != packed_step) {
+          pack_b_block(b_, p0, kc, jc, nc, cpu_.nr, bpack);
+          packed_step = s;
+        }
+        if (p0 > 0) {
+          wait_until([&] { return done(s - 1, task).load(std::memory_order_acquire); });
+        }
+        const int64_t ic = task * kTaskRows, mc = std::min(kTaskRows, c_.rows - ic);
+        pack_a_block(a_, ic, mc, p0, kc, cpu_.mr, apack);
+        auto panel_at = [&](int64_t jp, int64_t& ldb) -> const float* {
+          ldb = cpu_.nr;
+          return bpack + jp * kc;
+        };
+        multiply_block(cpu_, rows_layout(a_), apack, mc, kc, nc, panel_at, c_, ic, jc, alpha_,
+                       p0 == 0 ? beta_ : 1.0f, p0 == 0 ? bias_ : nullptr);
+        done(s, task).store(true, std::memory_order_release);
+      }
+    }
+  }
+
+ private:
+  // The next task of step s for thread `me`: the front of its own range, else the back of
+  // another thread's; -1 when none is left.
+  int64_t claim(int64_t s, int me) {
+    for (int i = 0; i < threads_; ++i) {
+      const int q = (me + i) % threads_;
+      std::atomic<uint64_t>& range = ranges_[s * threads_ + q];
+      uint64_t v = range.load(std::memory_order_relaxed);
+      while (true) {
+        const uint64_t front = v >> 32, back = v & 0xffffffffu;
+        if (front >= back) break;
+        const uint64_t next = i == 0 ? (front + 1) << 32 | back : front << 32 | (back - 1);
+        if (range.compare_exchange_weak(v, next, std::memory_order_relaxed)) {
+          return static_cast<int64_t>(i == 0 ? front : back - 1);
+        }
+      }
+    }
+    return -1;
+  }
+  std::atomic<bool>& done(int64_t s, int64_t task) { return task_done_[s * row_tasks_ + task]; }
+  const MatView<const float>& a_;
+  const MatView<const float>& b_;
+  const MatView<float>& c_;
+  const Isa& cpu_;
+  const float alpha_, beta_;
+  const float* bias_;
+  const int threads_;
+  const int64_t block_, slabs_, steps_, row_tasks_;
+  std::unique_ptr<std::atomic<bool>[]> task_done_;  // per step and task
+  // Per step and thread: the range of tasks not yet taken, front << 32 | back.
+  std::unique_ptr<std::atomic<uint64_t>[]> ranges_;
+};
+
 // How a product is shared among threads: a grid of row groups by column groups, one region
 // per thread. Each thread packs what its region reads, so B is packed once per row group and
 // A once per column group: split the dimension whose split duplicates the smaller operand.
@@ -638,6 +767,14 @@ void packed_sgemm(const MatView<const float>& a, const MatView<const float>& b,
     return;
   }
   const int threads = threaded && !in_parallel_region() ? num_threads() : 1;
+  if (RowTasks::wanted(m, n, k, threads)) {
+    RowTasks tasks(a, b, c, cpu, alpha, beta, bias, threads);
+    // One chunk per thread; a chunk the pool runs after another on the same thread (a worker
+    // that came late) finds every task taken.
+    parallel_for(threads, 1,
+                 [&](int64_t t0, int64_t) { tasks.participate(static_cast<int>(t0)); });
+    return;
+  }
   const Grid grid = make_grid(m, n, k, cpu, threads);
   const int64_t regions = grid.row_groups * grid.col_groups;
   auto body = [&](int64_t t0, int64_t t1) {
