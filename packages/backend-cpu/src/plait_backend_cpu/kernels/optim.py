@@ -4,37 +4,54 @@
 One native call per dtype runs the whole step over every tensor of that dtype. Tensors the
 native kernel does not take (not contiguous, an operand sharing memory with another, a dtype
 without a code) run core's composite, so a mixed list still gives PyTorch's results.
+
+The wrapper runs once per parameter group and step, over every tensor of the group: it reads
+each tensor's device, contiguity and address once, with plain attribute and method reads (no
+operator call per tensor), and reads the step counts from their memory as the native kernel
+would, since a dispatched ``item()`` per parameter would cost more than the rest together.
 """
 
 from __future__ import annotations
 
-import itertools
+import ctypes
+import operator
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
 from ._common import Kernel
 
-
-def _on_host(row: tuple[Any, ...]) -> bool:
-    return all(t.device.type == "cpu" for t in row)
-
-
-def _spans(row: tuple[Any, ...], addresses: list[int], count: int) -> list[tuple[int, int]]:
-    """The byte spans of a row's tensors (``count`` elements each, of one dtype)."""
-    if not count:
-        return []
-    nbytes = count * row[0].element_size()
-    return [(ptr, ptr + nbytes) for ptr in addresses]
+# The ctypes scalar types of float32 and float64 (the floating dtypes of 4 and 8 bytes), the
+# dtypes a step count comes in; a count of another dtype (an integer, a half type) is read with
+# ``item()``.
+_STEP_READERS: dict[int, Any] = {4: ctypes.c_float, 8: ctypes.c_double}
 
 
-def _overlap(spans: list[tuple[int, int]]) -> bool:
-    """Whether any two of the (start, end) byte spans of the tensors share memory: the
-    kernel reads and writes through restrict pointers and updates tensors in parallel, so a
-    tensor listed twice (or two views of one buffer) must take the composite, which updates
-    them one after the other."""
-    spans = sorted(spans)
-    return any(start < prev_end for (_, prev_end), (start, _) in itertools.pairwise(spans))
+def _step_value(step: Any) -> float:
+    """The value of a one-element step count: read from its memory when it is a float32 or
+    float64 tensor on the host, through ``item()`` otherwise."""
+    dtype = step.dtype
+    reader = _STEP_READERS.get(dtype.itemsize) if dtype.is_floating_point else None
+    if reader is not None and step.is_cpu:
+        ptr = step.data_ptr()
+        if ptr:
+            return float(reader.from_address(ptr).value)
+    return float(step.item())
+
+
+def _overlap(starts: list[int], ends: list[int]) -> bool:
+    """Whether any two of the byte spans ``[starts[k], ends[k])`` (none empty) share memory:
+    the kernel reads and writes through restrict pointers and updates tensors in parallel, so
+    a tensor listed twice (or two views of one buffer) must take the composite, which updates
+    them one after the other.
+
+    Disjoint spans are ordered alike by their starts and by their ends, so with both lists
+    sorted each start is at or after the end ranked one place before it; a point inside two
+    spans has at least two more starts than ends at or before it, so some start comes before
+    the end ranked one place before it. Two sorts of plain ints cost less than one sort of
+    (start, end) pairs."""
+    starts, ends = sorted(starts), sorted(ends)
+    return any(map(operator.lt, starts[1:], ends[:-1]))
 
 
 def make_kernels(
@@ -52,52 +69,52 @@ def make_kernels(
                    found_inf: Any = None) -> None:
             from torch.backends import contract
 
-            rate = contract.check_fused_adam(name, self, grads, exp_avgs, exp_avg_sqs,
-                                             max_exp_avg_sqs, state_steps, amsgrad, lr,
-                                             grad_scale, found_inf)
-            if rate is None:  # gradient scaling found an overflow: the step is skipped
+            checked = contract.check_fused_adam_rows(name, self, grads, exp_avgs,
+                                                     exp_avg_sqs, max_exp_avg_sqs, state_steps,
+                                                     amsgrad, lr, grad_scale, found_inf)
+            if checked is None:  # gradient scaling found an overflow: the step is skipped
                 return None
+            rate, rows = checked
             groups: dict[int, list[int]] = {}
             rest: list[int] = []
-            # per parameter, read once: its row's addresses and its element count (check_lists
-            # gave every tensor of a row its parameter's shape and dtype)
-            addresses: list[list[int]] = []
-            counts: list[int] = []
-            spans: list[tuple[int, int]] = []
-            elsewhere: list[tuple[Any, ...]] = []  # rows with a tensor off the host
-            for i, p in enumerate(self):
-                row = ((p, grads[i], exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i]) if amsgrad
-                       else (p, grads[i], exp_avgs[i], exp_avg_sqs[i]))
-                count = p.numel()
-                counts.append(count)
-                if not _on_host(row):
-                    addresses.append([])
-                    elsewhere.append(row)
+            starts: list[int] = []  # the byte spans of the native rows' tensors
+            ends: list[int] = []
+            for i, (count, addresses) in enumerate(rows):
+                # the native kernel takes contiguous host tensors (check_fused_adam_rows gave
+                # their addresses, and every tensor of a row its parameter's shape and dtype)
+                # with an address when they have elements
+                code = dtype_codes.get(self[i].dtype) if addresses is not None else None
+                if code is None or (count and not all(addresses)):
                     rest.append(i)
                     continue
-                ptrs = [t.data_ptr() for t in row]
-                addresses.append(ptrs)
-                spans.extend(_spans(row, ptrs, count))
-                code = dtype_codes.get(p.dtype)
-                # the native kernel takes contiguous tensors with an address when they have
-                # elements
-                if (code is not None and all(t.is_contiguous() for t in row)
-                        and (count == 0 or all(ptrs))):
-                    groups.setdefault(code, []).append(i)
-                else:
-                    rest.append(i)
-            for row in elsewhere if groups else ():
-                spans.extend(_spans(row, [t.data_ptr() for t in row], row[0].numel()))
-            if groups and _overlap(spans):
+                groups.setdefault(code, []).append(i)
+                if count:
+                    nbytes = count * self[i].element_size()
+                    starts.extend(addresses)
+                    ends.extend([ptr + nbytes for ptr in addresses])
+            if groups and rest:
+                # the other rows are updated after the native call: one that shares memory
+                # with a native row would see it out of order. Their storages bound their
+                # memory (a strided view may reach past its element count).
+                columns = ((self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs) if amsgrad
+                           else (self, grads, exp_avgs, exp_avg_sqs))
+                for i in rest:
+                    for t in (column[i] for column in columns):
+                        storage = t.untyped_storage() if t.is_cpu else None
+                        if storage is not None and storage.nbytes():
+                            starts.append(storage.data_ptr())
+                            ends.append(storage.data_ptr() + storage.nbytes())
+            if groups and _overlap(starts, ends):
                 rest, groups = list(range(len(self))), {}
             scale = 1.0 if grad_scale is None else float(grad_scale.item())
             for code, idx in groups.items():
+                counts = [rows[i][0] for i in idx]
+                ptrs = [rows[i][1] for i in idx]
                 done = native.fused_adam(
-                    code, [counts[i] for i in idx], [addresses[i][0] for i in idx],
-                    [addresses[i][1] for i in idx], [addresses[i][2] for i in idx],
-                    [addresses[i][3] for i in idx],
-                    [addresses[i][4] for i in idx] if amsgrad else [],
-                    [float(state_steps[i].item()) for i in idx], rate, beta1, beta2,
+                    code, counts, [r[0] for r in ptrs], [r[1] for r in ptrs],
+                    [r[2] for r in ptrs], [r[3] for r in ptrs],
+                    [r[4] for r in ptrs] if amsgrad else [],
+                    [_step_value(state_steps[i]) for i in idx], rate, beta1, beta2,
                     weight_decay, eps, amsgrad, maximize, decoupled, grad_scale is not None,
                     scale)
                 if not done:

@@ -44,6 +44,27 @@ def check_lists(name: str, params: Sequence[Tensor], grads: Sequence[Tensor],
                 amsgrad: bool, grad_scale: Tensor | None, found_inf: Tensor | None) -> None:
     """PyTorch's checks of a fused Adam call (list lengths, dtypes, shapes), shared with the
     backends' fused kernels."""
+    check_rows(name, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+               amsgrad, grad_scale, found_inf, addresses=False)
+
+
+Row = tuple[int, "tuple[int, ...] | None"]
+
+
+def check_rows(name: str, params: Sequence[Tensor], grads: Sequence[Tensor],
+               exp_avgs: Sequence[Tensor], exp_avg_sqs: Sequence[Tensor],
+               max_exp_avg_sqs: Sequence[Tensor], state_steps: Sequence[Tensor],
+               amsgrad: bool, grad_scale: Tensor | None, found_inf: Tensor | None, *,
+               addresses: bool = True) -> list[Row]:
+    """:func:`check_lists`' checks, and per parameter what a native kernel needs of its row
+    (the parameter, its gradient and moment buffers): its element count and, when every
+    tensor of the row is contiguous in host memory, their addresses (else None; always None
+    when ``addresses`` is false, as for the composite, whose tensors may have no storage of
+    their own).
+
+    One pass over the lists with the tensors' own fields, no method call per tensor: a
+    backend's fused step runs it once per parameter group and step, and an optimizer group
+    has tens to hundreds of parameters."""
     n = len(params)
     lists = {"grads": grads, "exp_avgs": exp_avgs, "exp_avg_sqs": exp_avg_sqs,
              "state_steps": state_steps}
@@ -59,23 +80,37 @@ def check_lists(name: str, params: Sequence[Tensor], grads: Sequence[Tensor],
         if extra is not None and extra._dtype is not _dtype.float32:
             raise RuntimeError(f"expected scalar type Float but found "
                                f"{scalar_type_name(extra._dtype)} ({extra_name})")
-    for i, p in enumerate(params):
-        if not p._dtype.is_floating_point:
+    columns = ((params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs) if amsgrad
+               else (params, grads, exp_avgs, exp_avg_sqs))
+    rows: list[Row] = []
+    for i, row in enumerate(zip(*columns)):
+        p = row[0]
+        dt, shape = p._dtype, p._shape
+        if dt._category != _dtype.FLOAT:
             raise NotImplementedError(f'"{name}_kernel" not implemented for '
-                                      f"'{scalar_type_name(p._dtype)}'")
-        row = [grads[i], exp_avgs[i], exp_avg_sqs[i]]
-        if amsgrad:
-            row.append(max_exp_avg_sqs[i])
+                                      f"'{scalar_type_name(dt)}'")
+        itemsize = dt.itemsize
+        row_addresses: list[int] | None = [] if addresses else None
         for t in row:
-            if t._dtype is not p._dtype:
-                raise RuntimeError(f"expected scalar type {scalar_type_name(p._dtype)} but "
+            if t._dtype is not dt:
+                raise RuntimeError(f"expected scalar type {scalar_type_name(dt)} but "
                                    f"found {scalar_type_name(t._dtype)}")
-            if t._shape != p._shape:
+            if t._shape is not shape and t._shape != shape:
                 raise RuntimeError(f"{name}: tensor {i} of the lists has shape {tuple(t.shape)}"
                                    f" where its parameter has {tuple(p.shape)}")
-        if state_steps[i].numel() != 1:
-            raise RuntimeError(f"a Tensor with {state_steps[i].numel()} elements cannot be "
+            if row_addresses is not None:
+                # (an interned layout is a contiguous one; is_contiguous() walks the strides)
+                if t._device._type == "cpu" and (t._interned_layout is not None
+                                                 or t.is_contiguous()):
+                    row_addresses.append(t._storage._ptr + t._offset * itemsize)
+                else:
+                    row_addresses = None
+        step = state_steps[i]
+        if step._shape and step.numel() != 1:
+            raise RuntimeError(f"a Tensor with {step.numel()} elements cannot be "
                                "converted to Scalar")
+        rows.append((math.prod(shape), None if row_addresses is None else tuple(row_addresses)))
+    return rows
 
 
 def skip_step(found_inf: Tensor | None) -> bool:

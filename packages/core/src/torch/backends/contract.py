@@ -75,6 +75,7 @@ __all__ = [
     "bump_version",
     "check_convolution_backward",
     "check_fused_adam",
+    "check_fused_adam_rows",
     "check_layer_norm",
     "check_scaled_dot_product_attention",
     "composite",
@@ -343,6 +344,21 @@ def check_fused_adam(name: str, params: Sequence[Any], grads: Sequence[Any],
     adam.check_lists(name, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
                      amsgrad, grad_scale, found_inf)
     return None if adam.skip_step(found_inf) else adam.learning_rate(lr)
+
+
+def check_fused_adam_rows(name: str, params: Sequence[Any], grads: Sequence[Any],
+                          exp_avgs: Sequence[Any], exp_avg_sqs: Sequence[Any],
+                          max_exp_avg_sqs: Sequence[Any], state_steps: Sequence[Any],
+                          amsgrad: bool, lr: Any, grad_scale: Any, found_inf: Any
+                          ) -> tuple[float, list[tuple[int, tuple[int, ...] | None]]] | None:
+    """:func:`check_fused_adam`, in one pass with each parameter's row (the parameter, its
+    gradient, its moment buffers): ``(lr, rows)``, a row being the parameter's element count
+    and the row's addresses when all its tensors are contiguous on the host (else None);
+    ``None`` when the step is skipped."""
+    adam = _core("_fused.adam")
+    rows = adam.check_rows(name, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+                           state_steps, amsgrad, grad_scale, found_inf)
+    return None if adam.skip_step(found_inf) else (adam.learning_rate(lr), rows)
 
 
 Decline.__module__ = __name__  # its public home (the dispatcher, below, defines it)

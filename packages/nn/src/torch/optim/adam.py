@@ -86,34 +86,50 @@ class Adam(Optimizer):
 
     def _update_group(self, group: dict[str, Any]) -> None:
         amsgrad = group["amsgrad"]
-        params = [p for p in group["params"] if p.grad is not None]
+        # one pass over the group: each parameter's gradient is read once and its state
+        # looked up once (the fused path's work per parameter is otherwise the kernel's)
+        params: list[Tensor] = []
+        grads: list[Tensor] = []
+        states: list[dict[str, Any]] = []
+        all_floating = True
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            params.append(p)
+            grads.append(grad)
+            states.append(self._init_state(p, amsgrad))
+            all_floating = all_floating and p.dtype.is_floating_point
         if not params:
             return
-        states = [self._init_state(p, amsgrad) for p in params]
-        fused = group["fused"]
         kernel = None
-        if fused is not False and not group["foreach"] and not group["differentiable"]:
+        if (all_floating and group["fused"] is not False and not group["foreach"]
+                and not group["differentiable"]):
             kernel = _fused_kernel(group["decoupled_weight_decay"])
-            if kernel is not None and not all(p.dtype.is_floating_point for p in params):
-                kernel = None
         if kernel is not None:
-            self._fused_step(kernel, group, params, states)
+            self._fused_step(kernel, group, params, grads, states)
         else:
             for p, state in zip(params, states):
                 self._single_tensor_step(group, p, state)
 
     def _fused_step(self, kernel: Callable[..., Any], group: dict[str, Any],
-                    params: list[Tensor], states: list[dict[str, Any]]) -> None:
+                    params: list[Tensor], grads: list[Tensor],
+                    states: list[dict[str, Any]]) -> None:
         beta1, beta2 = (_scalar(b) for b in group["betas"])
-        steps = [s["step"] for s in states]
-        for step in steps:
+        amsgrad = group["amsgrad"]
+        steps, exp_avgs, exp_avg_sqs, max_exp_avg_sqs = [], [], [], []
+        for state in states:
+            step = state["step"]
             step.add_(1)  # the fused kernel reads the already-incremented count, as in PyTorch
-        kernel([p for p in params], [p.grad for p in params], [s["exp_avg"] for s in states],
-               [s["exp_avg_sq"] for s in states],
-               [s["max_exp_avg_sq"] for s in states] if group["amsgrad"] else [], steps,
+            steps.append(step)
+            exp_avgs.append(state["exp_avg"])
+            exp_avg_sqs.append(state["exp_avg_sq"])
+            if amsgrad:
+                max_exp_avg_sqs.append(state["max_exp_avg_sq"])
+        kernel(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
                lr=_scalar(group["lr"]), beta1=beta1, beta2=beta2,
                weight_decay=_scalar(group["weight_decay"]), eps=group["eps"],
-               amsgrad=group["amsgrad"], maximize=group["maximize"])
+               amsgrad=amsgrad, maximize=group["maximize"])
 
     def _single_tensor_step(self, group: dict[str, Any], p: Tensor,
                             state: dict[str, Any]) -> None:
