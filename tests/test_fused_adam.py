@@ -292,3 +292,82 @@ def test_shared_memory_takes_the_sequential_path(decoupled):
                                   weight_decay=0.1, eps=1e-8, amsgrad=False, maximize=False)
     for got, want in zip(native[0], composite[0]):
         torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-6)
+
+
+# -- the native kernel's per-row reads ----------------------------------------------------
+
+
+def test_overlap_test_matches_pairwise_comparison():
+    from plait_backend_cpu.kernels.optim import _overlap
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(1, 7))
+        starts = [int(s) for s in rng.integers(0, 40, n)]
+        ends = [s + int(w) for s, w in zip(starts, rng.integers(1, 12, n))]
+        pairwise = any(starts[a] < ends[b] and starts[b] < ends[a]
+                       for a in range(n) for b in range(a + 1, n))
+        assert _overlap(starts, ends) == pairwise, (starts, ends)
+    assert not _overlap([0, 8], [8, 16])  # touching spans share no byte
+    assert _overlap([0, 7], [8, 16])
+
+
+def test_rows_give_each_contiguous_host_row_its_addresses():
+    from torch.backends import contract
+
+    base = torch.zeros(4, 3)
+    params = [torch.zeros(5), base[:, 0], torch.zeros(2, 3)[1]]  # contiguous, strided, offset
+    grads = [torch.ones(5), torch.ones(4), torch.ones(3)]
+    m = [torch.zeros(5), torch.zeros(4), torch.zeros(3)]
+    v = [torch.zeros(5), torch.zeros(4), torch.zeros(3)]
+    rate, rows = contract.check_fused_adam_rows("_fused_adam_", params, grads, m, v, [],
+                                                [torch.tensor(1.0)] * 3, False,
+                                                torch.tensor(0.5), None, None)
+    assert rate == 0.5
+    assert [count for count, _ in rows] == [5, 4, 3]
+    assert rows[0][1] == tuple(t.data_ptr() for t in (params[0], grads[0], m[0], v[0]))
+    assert rows[1][1] is None  # a column of a (4, 3) matrix is not contiguous
+    assert rows[2][1][0] == params[2].data_ptr() != params[2].untyped_storage().data_ptr()
+
+
+@pytest.mark.skipif(not fused_registered(), reason="no fused CPU Adam kernel")
+def test_native_reads_step_counts_of_every_dtype_and_offset():
+    # step counts as PyTorch may hold them after loading older state: float64, an integer,
+    # a one-element 1-D tensor, and a 0-d view into a larger buffer (a storage offset)
+    counts = torch.tensor([0.0, 3.0, 0.0])
+
+    def make():
+        gen = torch.Generator().manual_seed(9)
+        params = [torch.randn(6, generator=gen) for _ in range(5)]
+        grads = [torch.randn(6, generator=gen) for _ in range(5)]
+        steps = [torch.tensor(2.0, dtype=torch.float64), torch.tensor(4), torch.tensor([5.0]),
+                 counts[1], torch.tensor(1.0)]
+        return (params, grads, [torch.zeros(6) for _ in range(5)],
+                [torch.zeros(6) for _ in range(5)], [], steps)
+
+    state = make()
+    torch._fused_adam_(*state, lr=0.1, beta1=0.9, beta2=0.999, weight_decay=0.0, eps=1e-8,
+                       amsgrad=False, maximize=False)
+    for p, g, step, p0 in zip(state[0], state[1], (2, 4, 5, 3, 1), make()[0]):
+        want, *_ = np_step(p0.numpy(), g.numpy(), np.zeros(6, np.float32),
+                           np.zeros(6, np.float32), None, step, lr=0.1, beta1=0.9,
+                           beta2=0.999, weight_decay=0.0, eps=1e-8, amsgrad=False,
+                           maximize=False, decoupled=False)
+        np.testing.assert_allclose(p.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(not fused_registered(), reason="no fused CPU Adam kernel")
+def test_strided_row_sharing_a_native_rows_memory_keeps_list_order():
+    # the strided column goes to the composite; it shares the matrix's memory, so the matrix
+    # (native) must not be updated ahead of it: both take the sequential path, in list order
+    def make():
+        gen = torch.Generator().manual_seed(6)
+        base = torch.randn(64, 8, generator=gen)
+        params = [base[:, 2], base]
+        grads = [torch.randn(t.shape, generator=gen) for t in params]
+        return (params, grads, [torch.zeros(t.shape) for t in params],
+                [torch.zeros(t.shape) for t in params], [], [torch.tensor(1.0)] * 2)
+
+    native, composite = _run_both(make, None, False, lr=0.1, beta1=0.9, beta2=0.999,
+                                  weight_decay=0.1, eps=1e-8, amsgrad=False, maximize=False)
+    torch.testing.assert_close(native[0][1], composite[0][1], atol=1e-6, rtol=1e-6)
