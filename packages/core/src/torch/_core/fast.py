@@ -33,7 +33,7 @@ from typing import Any
 from . import config as _config, dispatch as _dispatch, dtype as _dtype
 from .alloc import PRIMS, Layout, _interned
 from .storage import _UNSET, UntypedStorage
-from .tensor import Tensor
+from .tensor import Tensor, plain_tensor_classes as _PLAIN
 
 _state = _config.state
 _new = object.__new__
@@ -176,8 +176,8 @@ def binary(prim: str, aten: _dispatch.Operator, generic: Callable[[Tensor, Any],
         layout = self._interned_layout
         if layout is None or layout.fast is None or self.__class__ is not Tensor or \
                 _state.modes_active or _state.inference_active:
-            if direct and other.__class__ is Tensor and self.__class__ is Tensor:
-                return aten(self, other)
+            if direct and other.__class__ in _PLAIN and self.__class__ in _PLAIN:
+                return aten(self, other)  # (nn.Parameter operands: to their plan as well)
             return generic(self, other)
         if self._requires_grad or (other.__class__ is Tensor and other._requires_grad):
             # tier 5: same layout with grad: the tier-1 result and the node autograd records

@@ -47,12 +47,15 @@ from . import config as _config, dispatch as _dispatch, dtype as _dtype, layout 
 from .alloc import PRIMS, _interned, adopt_geometry, from_layout, scalar_tensor
 from .device import device as _Device
 from .storage import _UNSET, UntypedStorage
-from .tensor import Tensor
+from .tensor import Tensor, plain_tensor_classes
 
 _state = _config.state
 _local = _config._local
 _new = object.__new__
 _SCALAR_TYPES = frozenset((int, float, bool))
+# The tensor classes a plan takes as operands: Tensor and the subclasses that are plain
+# tensors below the facade (nn.Parameter; torch._core.tensor adds them as they are made).
+_TENSORS = plain_tensor_classes
 # (layouts and memory formats are singletons: keyed by identity)
 _KWARG_TYPES = frozenset((int, float, bool, str, type(None), _dtype.dtype, _layout.layout,
                           _layout.memory_format))
@@ -367,7 +370,9 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]
     first = None
     for a in args:
         cls = a.__class__
-        if cls is Tensor:
+        if cls is Tensor or cls in _TENSORS:
+            if cls is not Tensor:
+                parts.append(cls)  # an nn.Parameter: keyed apart, then as a tensor
             if first is None:
                 first = a
             elif a is first:
@@ -463,7 +468,7 @@ def _first_call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str,
     if recorded is None:
         return None  # another thread is planning: this call takes the generic path
     result, rec = recorded
-    tensors = [a for a in args if a.__class__ is Tensor]
+    tensors = [a for a in args if a.__class__ in _TENSORS]
     if len({id(t) for t in tensors}) != len(tensors) - sum(t is tensors[0] for t in tensors[1:]):
         # A tensor other than the first passed twice: the signature does not say so, and its
         # next call may pass two (the record could not tell which operand is which argument).
@@ -503,7 +508,7 @@ def _tensor_as_value(op: _dispatch.Operator, args: tuple[Any, ...],
     params = op.schema.arguments
     for i, a in enumerate(args):
         if i < len(params) and not params[i].is_tensor and (
-                a.__class__ is Tensor or (isinstance(a, (list, tuple))
+                a.__class__ in _TENSORS or (isinstance(a, (list, tuple))
                 and any(isinstance(x, Tensor) for x in a))):
             return True
     by_name = {p.name: p for p in params}
@@ -866,7 +871,7 @@ def _factory_plan(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[st
         return None
     lay = result._interned_layout
     if lay is None or lay.fast is None or any(
-            a.__class__ is Tensor and a._storage is result._storage for a in args):
+            a.__class__ in _TENSORS and a._storage is result._storage for a in args):
         return None
     key = lay.runtime.dispatch_key
     if op.resolve(key) is not op.kernels.get(_dispatch.COMPOSITE_EXPLICIT):
@@ -952,7 +957,7 @@ def _native(fast: Any, prim: str, operands: list[Any], args: tuple[Any, ...],
             ) -> Callable[[tuple[Any, ...]], Any] | None:
     """The allocate-and-run call of the record: a function of the call's arguments that
     returns the output's memory, or None when the backend leaves the call to its kernels."""
-    tensors = [o for o in operands if o.__class__ is Tensor]
+    tensors = [o for o in operands if o.__class__ in _TENSORS]
     places = [_position(t, args) for t in tensors]
     if not tensors or None in places or (len(operands) > 2 and prim != "where"):
         return None
@@ -1066,7 +1071,7 @@ def _with_constants(prepare: Any, codes: Any, prim: str, operands: list[Any],
     constants: list[Tensor] = []
     for k, o in enumerate(operands):
         want = _dtype.bool_ if prim == "where" and k == 0 else compute
-        if o.__class__ is Tensor:
+        if o.__class__ in _TENSORS:
             if o._dtype is not want:
                 return None
             spec.append((_position(o, args), want.itemsize))
@@ -1341,7 +1346,7 @@ def call_out(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, An
         return None
     storage = out._storage
     for a in args:
-        if a.__class__ is Tensor and (a._requires_grad or a._storage is storage):
+        if a.__class__ in _TENSORS and (a._requires_grad or a._storage is storage):
             return None  # a graph (PyTorch's error), or an input out overwrites: generic
     n = len(args)
     first = args[0] if n else None
@@ -1429,7 +1434,7 @@ def _out_native(op: _dispatch.Operator, args: tuple[Any, ...], rec: list[Any], r
     constants: list[Tensor] = []
     for k, o in enumerate(operands):
         want = _dtype.bool_ if prim == "where" and k == 0 else compute
-        if o.__class__ is Tensor:
+        if o.__class__ in _TENSORS:
             place = _position(o, args)
             if place is None or o._dtype is not want:
                 return None

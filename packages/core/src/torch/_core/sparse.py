@@ -79,6 +79,7 @@ class SparseTensor(Tensor):
     __slots__ = ("_coalesced", "_sparse_dim", "_sparse_indices", "_sparse_values")
     # No __torch_function__ of its own: the protocol's checks stay off (nn.Parameter does this).
     __torch_function__ = _disabled_torch_function_impl
+    _planned_as_tensor = False  # (not a dense tensor below the facade: never planned)
 
     is_sparse = True
 

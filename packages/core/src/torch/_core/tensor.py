@@ -31,6 +31,11 @@ default_torch_function: Any = None  # torch._torch_function's (before any overri
 # outlive every name bound to it), so ``_config.state.keys_active`` keeps one count per entry.
 python_dispatch_classes: set[type] = set()
 
+# Tensor and its subclasses that opted out of both protocols (``nn.Parameter``): below the
+# facade their instances are plain tensors, so the dispatcher's plans serve calls on them
+# (keyed by their class). Subclasses are added by ``Tensor.__init_subclass__``.
+plain_tensor_classes: set[type] = set()
+
 
 def _disabled_torch_function_impl(func: Any, types: Any, args: Any = (),
                                   kwargs: Any = None) -> Any:
@@ -451,6 +456,10 @@ class Tensor(metaclass=_TensorMeta):
 
     # -- subclasses: __torch_function__ / __torch_dispatch__ -----------------------------------
 
+    # False on core's subclasses that opt out of __torch_function__ but are not dense tensors
+    # below it (sparse, batched): the dispatcher's plans never key them as tensors.
+    _planned_as_tensor = True
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # The protocol's entry checks cost nothing until a class can use them: the first
         # subclass that keeps a __torch_function__ installs them (torch._torch_function).
@@ -469,6 +478,9 @@ class Tensor(metaclass=_TensorMeta):
                 and cls not in python_dispatch_classes:
             python_dispatch_classes.add(cls)
             _config.state.keys_active += 1
+        if getattr(tf, "__func__", tf) is _disabled_torch_function_impl \
+                and cls not in python_dispatch_classes and cls._planned_as_tensor:
+            plain_tensor_classes.add(cls)
 
     @classmethod
     def __torch_function__(cls, func: Any, types: Any, args: Any = (),
@@ -629,6 +641,8 @@ _default_tf_func = Tensor.__dict__["__torch_function__"].__func__
 # The slots every tensor has set (all but the two Python-object slots and the gradient
 # accumulator a leaf makes at its first use with grad): what a copy of a tensor's fields takes
 # (an accumulator refers to its own leaf, never to a copy)
+plain_tensor_classes.add(Tensor)
+
 DATA_SLOTS = tuple(name for name in Tensor.__slots__
                    if name not in ("__dict__", "__weakref__", "_grad_accumulator"))
 

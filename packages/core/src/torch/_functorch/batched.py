@@ -41,6 +41,7 @@ class BatchedTensor(Tensor):
     # Ops reach the mode through the dispatch key; no __torch_function__ checks in front of
     # every plain call (defining neither protocol keeps ordinary calls on their fast path).
     __torch_function__ = _disabled_torch_function_impl
+    _planned_as_tensor = False  # (not a dense tensor below the facade: never planned)
 
     _bt_value: Tensor
     _bt_level: int
