@@ -414,6 +414,8 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             and (memory_format in (None, _layout.preserve_format)
                  or self.is_contiguous(memory_format))):
         return self
+    if device is None:  # (the device is passed when one was asked for, as PyTorch's to())
+        return _TO_COPY(self, dtype=dt, non_blocking=non_blocking, memory_format=memory_format)
     return _TO_COPY(self, dtype=dt, device=dev, non_blocking=non_blocking,
                     memory_format=memory_format)
 
