@@ -5,10 +5,11 @@ One native call per dtype runs the whole step over every tensor of that dtype. T
 native kernel does not take (not contiguous, an operand sharing memory with another, a dtype
 without a code) run core's composite, so a mixed list still gives PyTorch's results.
 
-The wrapper runs once per parameter group and step, over every tensor of the group: it reads
-each tensor's device, contiguity and address once, with plain attribute and method reads (no
-operator call per tensor), and reads the step counts from their memory as the native kernel
-would, since a dispatched ``item()`` per parameter would cost more than the rest together.
+The wrapper runs once per parameter group and step, over every tensor of the group: core's
+checks hand it each row's element count and addresses in the same pass
+(``contract.check_fused_adam_rows``, no operator call per tensor), and it reads the step
+counts from their memory as native code would, since a dispatched ``item()`` per parameter
+would cost more than the rest together.
 """
 
 from __future__ import annotations
@@ -21,22 +22,17 @@ from typing import Any
 
 from ._common import Kernel
 
-# The ctypes scalar types of float32 and float64 (the floating dtypes of 4 and 8 bytes), the
-# dtypes a step count comes in; a count of another dtype (an integer, a half type) is read with
-# ``item()``.
-_STEP_READERS: dict[int, Any] = {4: ctypes.c_float, 8: ctypes.c_double}
 
-
-def _step_value(step: Any) -> float:
-    """The value of a one-element step count: read from its memory when it is a float32 or
-    float64 tensor on the host, through ``item()`` otherwise."""
-    dtype = step.dtype
-    reader = _STEP_READERS.get(dtype.itemsize) if dtype.is_floating_point else None
-    if reader is not None and step.is_cpu:
-        ptr = step.data_ptr()
-        if ptr:
-            return float(reader.from_address(ptr).value)
-    return float(step.item())
+def _step_values(steps: list[Any], readers: Mapping[Any, Any]) -> list[float]:
+    """The values of one-element step counts: read from memory when ``readers`` has a ctypes
+    type for the count's dtype (float32, float64: PyTorch's counts) and it is on the host,
+    through ``item()`` otherwise (an integer count from older saved state, say)."""
+    values = []
+    for step in steps:
+        reader = readers.get(step.dtype)
+        ptr = step.data_ptr() if reader is not None and step.is_cpu else 0
+        values.append(float(reader.from_address(ptr).value) if ptr else float(step.item()))
+    return values
 
 
 def _overlap(starts: list[int], ends: list[int]) -> bool:
@@ -60,6 +56,10 @@ def make_kernels(
     reference: Callable[[str], Kernel],
 ) -> dict[str, Kernel]:
     """``aten::_fused_adam_`` and ``aten::_fused_adamw_`` (with their ``tensor_lr``)."""
+    from torch.backends import contract
+
+    step_readers = {contract.dtype("float32"): ctypes.c_float,
+                    contract.dtype("float64"): ctypes.c_double}
 
     def make(name: str, decoupled: bool) -> Kernel:
         def kernel(self: list[Any], grads: list[Any], exp_avgs: list[Any],
@@ -114,9 +114,9 @@ def make_kernels(
                     code, counts, [r[0] for r in ptrs], [r[1] for r in ptrs],
                     [r[2] for r in ptrs], [r[3] for r in ptrs],
                     [r[4] for r in ptrs] if amsgrad else [],
-                    [_step_value(state_steps[i]) for i in idx], rate, beta1, beta2,
-                    weight_decay, eps, amsgrad, maximize, decoupled, grad_scale is not None,
-                    scale)
+                    _step_values([state_steps[i] for i in idx], step_readers), rate, beta1,
+                    beta2, weight_decay, eps, amsgrad, maximize, decoupled,
+                    grad_scale is not None, scale)
                 if not done:
                     rest.extend(idx)
             if rest:
