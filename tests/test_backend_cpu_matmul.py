@@ -588,9 +588,10 @@ def _row_task_product(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None) -> 
 def test_large_products_as_row_tasks_keep_their_bits_on_every_thread_count():
     """Products large enough to run as row tasks that the threads take as they go (B no wider
     than A is tall, 2^24 multiply-adds and more): several 256-deep slabs (a task adds onto the
-    task of the slab before), two blocks of B's columns (1030 > 1024), a last task shorter
-    than 48 rows, a transposed B with a bias (F.linear), and more threads than this machine
-    may have cores. Against numpy in float64; every thread count gives the bits of one."""
+    task of the slab before), two blocks of B's columns (1030 > 1024), a last task ending in
+    a partial panel of A (rows not a multiple of 6), a transposed B with a bias (F.linear),
+    and more threads than this machine may have cores. Against numpy in float64; every
+    thread count gives the bits of one."""
     if not C.blas_info()["packed_kernel"]:
         pytest.skip("no packed float32 kernel on this CPU (it needs AVX2 and FMA)")
     rng = np.random.default_rng(5)

@@ -575,10 +575,16 @@ void product_region(const MatView<const float>& a, const MatView<const float>& b
   }
 }
 
+// [0, extent) cut into `groups` parts at multiples of `align`; part g is [edge(g), edge(g + 1)).
+int64_t group_edge(int64_t g, int64_t groups, int64_t extent, int64_t align) {
+  const int64_t units = ceil_div(extent, align);
+  return std::min(extent, (units * g / groups) * align);
+}
+
 // A large product on several threads as row tasks that the threads take as they go, instead of
 // one fixed region each. A step is one block of B's columns times one kKC-deep slab; its rows
-// are cut into tasks of kTaskRows (each packing its own A), which start as one contiguous
-// range per thread. A thread takes tasks from the front of its own range and, when that is
+// are cut evenly into tasks of about kTaskRows (each packing its own A), which start as one
+// contiguous range per thread. A thread takes tasks from the front of its own range and, when that is
 // empty, from the back of another's, then moves on to the next step; it packs a step's B
 // block into its own buffer once, when it takes its first task of that step. So:
 //  - a thread that runs slower (the machine gave its core to another process for a while, or
@@ -590,7 +596,10 @@ void product_region(const MatView<const float>& a, const MatView<const float>& b
 // waits until that task is done. Every task of a step is taken before any thread moves past
 // it, so the earliest unfinished task never waits and the product always completes. Every tile
 // is the same kernel call on the same operands as on one thread: the same bits.
-constexpr int64_t kTaskRows = 48;  // rows of a row task (a multiple of every kernel's MR)
+constexpr int64_t kTaskRows = 48;  // rows of a row task, about (rows cut evenly into tasks)
+// Tasks per thread at least: an uneven last task then costs a fraction of one thread's share
+// (256 rows in 6 tasks of 48 or 16 gave one thread 144 rows, the other 112).
+constexpr int64_t kTasksPerThread = 4;
 // Multiply-adds from which a product on several threads runs as row tasks (256^3 does; a
 // training step's 768 x 128 x 128 does not). Below it the per-step tasks cost more than the
 // balance they buy.
@@ -616,7 +625,8 @@ class RowTasks {
            const Isa& cpu, float alpha, float beta, const float* bias, int threads)
       : a_(a), b_(b), c_(c), cpu_(cpu), alpha_(alpha), beta_(beta), bias_(bias),
         threads_(threads), block_(block_columns()), slabs_(ceil_div(a.cols, kKC)),
-        steps_(ceil_div(c.cols, block_) * slabs_), row_tasks_(ceil_div(c.rows, kTaskRows)),
+        steps_(ceil_div(c.cols, block_) * slabs_),
+        row_tasks_(std::max<int64_t>(kTasksPerThread * threads, ceil_div(c.rows, kTaskRows))),
         task_done_(new std::atomic<bool>[steps_ * row_tasks_]),
         ranges_(new std::atomic<uint64_t>[steps_ * threads]) {
     for (int64_t t = 0; t < steps_ * row_tasks_; ++t) {
@@ -642,7 +652,8 @@ class RowTasks {
   // front. Buffers are taken before the first task, so a failed allocation leaves the tasks
   // to the other threads.
   void participate(int me) {
-    float* apack = a_scratch().get(round_up(kTaskRows, cpu_.mr) * kKC);
+    const int64_t most_rows = ceil_div(ceil_div(c_.rows, cpu_.mr), row_tasks_) * cpu_.mr;
+    float* apack = a_scratch().get(most_rows * kKC);
     float* bpack = b_scratch().get(kKC * round_up(std::min(block_, c_.cols), cpu_.nr));
     int64_t packed_step = -1;
     for (int64_t s = 0; s < steps_; ++s) {
@@ -658,7 +669,9 @@ class RowTasks {
         if (p0 > 0) {
           wait_until([&] { return done(s - 1, task).load(std::memory_order_acquire); });
         }
-        const int64_t ic = task * kTaskRows, mc = std::min(kTaskRows, c_.rows - ic);
+        // Whole panels of A in every task but the last (the panels of one thread's product).
+        const int64_t ic = group_edge(task, row_tasks_, c_.rows, cpu_.mr);
+        const int64_t mc = group_edge(task + 1, row_tasks_, c_.rows, cpu_.mr) - ic;
         pack_a_block(a_, ic, mc, p0, kc, cpu_.mr, apack);
         auto panel_at = [&](int64_t jp, int64_t& ldb) -> const float* {
           ldb = cpu_.nr;
@@ -738,11 +751,6 @@ Grid make_grid(int64_t m, int64_t n, int64_t k, const Isa& cpu, int threads) {
   return grid;
 }
 
-// [0, extent) cut into `groups` parts at multiples of `align`; part g is [edge(g), edge(g + 1)).
-int64_t group_edge(int64_t g, int64_t groups, int64_t extent, int64_t align) {
-  const int64_t units = ceil_div(extent, align);
-  return std::min(extent, (units * g / groups) * align);
-}
 
 }  // namespace
 
