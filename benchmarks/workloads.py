@@ -6,7 +6,8 @@ matmul and conv, its floating-point operation count. ``run.py`` runs it as a wor
 (``--serve``) under Plait and under real PyTorch and compares. The same code runs on both:
 models are written functionally (parameter tensors with ``requires_grad``,
 ``torch.nn.functional``, ``torch.optim.Adam``) and inputs come from numpy with fixed seeds, so
-both sides compute the same numbers.
+both sides compute the same numbers. One row writes nanoGPT as ``nn.Module`` classes, as
+programs do (its parameters are ``nn.Parameter`` objects).
 
 Each timing is the median over rounds of the mean time of a call, after a warm-up; a round
 lasts about ``ROUND_S`` seconds. ``--quick`` uses tiny sizes and short rounds (a smoke run, and
@@ -407,6 +408,79 @@ def nanogpt_step(quick: bool) -> Case:
                 check_calls=3, tol=1e-3)
 
 
+def _gpt_modules(layers: int, width: int, heads: int, block: int, vocab: int) -> Any:
+    """nanoGPT's model as a program writes it: ``nn.Module`` classes (``nn.Embedding``,
+    ``nn.LayerNorm``, ``nn.Linear``, a causal attention module, a GELU MLP, pre-norm blocks),
+    the lm head's weight tied to the token embedding. Its parameters are ``nn.Parameter``
+    objects, which the functional rows do not exercise."""
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Attention(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.qkv = nn.Linear(width, 3 * width)
+            self.out = nn.Linear(width, width)
+
+        def forward(self, x: Any) -> Any:
+            B, T, C = x.shape
+            q, k, v = self.qkv(x).split(C, dim=2)
+            q, k, v = (t.view(B, T, heads, C // heads).transpose(1, 2) for t in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.out(y.transpose(1, 2).contiguous().view(B, T, C))
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+            self.attn = Attention()
+            self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                     nn.Linear(4 * width, width))
+
+        def forward(self, x: Any) -> Any:
+            x = x + self.attn(self.ln1(x))
+            return x + self.mlp(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(vocab, width), nn.Embedding(block, width)
+            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+            self.ln_f = nn.LayerNorm(width)
+            self.head = nn.Linear(width, vocab, bias=False)
+            self.head.weight = self.wte.weight  # tied, as nanoGPT ties them
+            self.register_buffer("pos", torch.arange(block), persistent=False)
+
+        def forward(self, idx: Any, targets: Any) -> Any:
+            T = idx.shape[1]
+            x = self.wte(idx) + self.wpe(self.pos[:T])
+            for blk in self.blocks:
+                x = blk(x)
+            logits = self.head(self.ln_f(x))
+            return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+    return GPT()
+
+
+def nanogpt_module_step(quick: bool) -> Case:
+    """nanogpt_step's training step with the model written as ``nn.Module`` classes; the
+    weights are set from the same seeded numpy draws on both sides."""
+    layers, batch, block, width = (1, 2, 8, 16) if quick else (4, 12, 64, 128)
+    model = _gpt_modules(layers, width, 4, block, 65)
+    rs = np.random.RandomState(18)
+    with torch.no_grad():
+        for name, p in model.named_parameters():  # (the tied weight is listed once)
+            if name.endswith("bias"):
+                p.zero_()
+            elif ".ln" in name or name.startswith("ln_f"):
+                p.fill_(1.0)
+            else:
+                p.copy_(_tensor((rs.standard_normal(tuple(p.shape)) * 0.02).astype(np.float32)))
+    idx, targets = _gpt_data(batch, block, 65, 17)
+    return Case(_train_step(list(model.parameters()), lambda: model(idx, targets)),
+                check_calls=3, tol=1e-3)
+
+
 # --------------------------------------------------------------------------- the table
 
 def _gelu_mul_add(x: Any, y: Any, z: Any) -> Any:
@@ -628,6 +702,8 @@ WORKLOADS: tuple[Workload, ...] = (
              _GPT_NEEDS),
     Workload("nanoGPT train step (4 layers, 128 wide, block 64, batch 12, Adam)", "training",
              1.0, nanogpt_step, _GPT_NEEDS + _LOSS),
+    Workload("nanoGPT train step, nn.Module model (same shapes, Adam)", "training", 1.0,
+             nanogpt_module_step, _GPT_NEEDS + _LOSS + ("torch.nn.Module",)),
 )
 TARGETS = {IMPORT: 0.15, **{w.name: w.target for w in WORKLOADS}}
 
