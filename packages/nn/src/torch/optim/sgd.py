@@ -52,23 +52,34 @@ class SGD(Optimizer):
         return loss
 
     def _update_group(self, group: dict[str, Any]) -> None:
+        # Scaled operands are multiplied out (``g * c``) rather than passed as ``alpha=c``:
+        # the same roundings (a product, then a sum) through the in-place operators' direct
+        # path, where an ``alpha`` takes the general one (compute, then copy), several times
+        # slower per parameter.
         lr = _scalar(group["lr"])
         wd = _scalar(group["weight_decay"])
         momentum = group["momentum"]
         dampening = group["dampening"]
+        nesterov = group["nesterov"]
+        maximize = group["maximize"]
+        state_of = self.state
         for p in group["params"]:
-            if p.grad is None:
+            grad = p.grad
+            if grad is None:
                 continue
-            g = p.grad if not group["maximize"] else -p.grad
+            g = -grad if maximize else grad
             if wd != 0:
-                g = g.add(p, alpha=wd)
+                g = g + p * wd
             if momentum != 0:
-                state = self.state[p]
+                state = state_of[p]
                 buf = state.get("momentum_buffer")
                 if buf is None:
-                    buf = torch.clone(g).detach()
+                    # (the step runs without grad: the clone records nothing and needs no
+                    # detach, whose result here would leave the direct in-place path)
+                    buf = g.clone()
                     state["momentum_buffer"] = buf
                 else:
-                    buf.mul_(momentum).add_(g, alpha=1 - dampening)
-                g = g.add(buf, alpha=momentum) if group["nesterov"] else buf
-            p.add_(g, alpha=-lr)
+                    buf.mul_(momentum)
+                    buf.add_(g if dampening == 0 else g * (1 - dampening))
+                g = g + buf * momentum if nesterov else buf
+            p.add_(g * -lr)
