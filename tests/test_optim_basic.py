@@ -387,3 +387,17 @@ def test_repr() -> None:
     text = repr(Adam(params((2,)), lr=0.01))
     assert text.startswith("Adam (\nParameter Group 0\n    amsgrad: False\n")
     assert "    lr: 0.01\n" in text and text.endswith(")")
+
+
+def test_sgd_momentum_buffer_is_its_own_copy_of_the_first_gradient() -> None:
+    p = torch.tensor([1.0, 2.0], requires_grad=True)
+    p.grad = torch.tensor([0.5, -1.0])
+    opt = SGD([p], lr=0.1, momentum=0.9)
+    opt.step()
+    buf = opt.state[p]["momentum_buffer"]
+    p.grad.mul_(100.0)  # (zero_grad(set_to_none=False) and accumulation write grads in place)
+    assert buf.tolist() == [0.5, -1.0] and not buf.requires_grad
+    opt.step()  # buf = 0.9 * buf + g; p -= 0.1 * buf
+    np.testing.assert_allclose(buf.numpy(), [0.9 * 0.5 + 50.0, 0.9 * -1.0 - 100.0], rtol=1e-6)
+    np.testing.assert_allclose(p.detach().numpy(),
+                               [1.0 - 0.05 - 0.1 * 50.45, 2.0 + 0.1 - 0.1 * -100.9], rtol=1e-6)
