@@ -1,6 +1,8 @@
 """Spellings PyTorch has for ops implemented elsewhere: the in-place methods of a few
-out-of-place ops (``Tensor.sinc_``, ``i0_``, ``gcd_``, ``lcm_``, ``ldexp_``,
-``conj_physical_``; each also a ``torch.*`` function), the ``torch.*`` functions of some Tensor
+out-of-place ops (``Tensor.sinc_``, ``i0_``, ``gcd_``, ``lcm_``, ``ldexp_``, ``heaviside_``,
+``igamma_``..., ``conj_physical_``; each also a ``torch.*`` function), the Tensor methods of
+some functions (``cholesky_solve``, ``hardshrink``, ``orgqr``...), legacy methods (``resize``,
+``storage_type``, ``is_xla``...), the ``torch.*`` functions of some Tensor
 methods (``torch.fill_``, ``torch.zero_``, ``torch.is_signed``...), the ``unsafe_`` splits
 (the same views as ``chunk``/``split``: Plait's views are always tracked), ``adjoint``,
 ``split_with_sizes``, ``fill`` and ``nonzero_static``. One row per name."""
@@ -12,7 +14,7 @@ from typing import Any
 from ._aten import complex_views, indexing, shape
 from ._aten.arith import inplace_method
 from ._core.tensor import Tensor
-from ._fused import float_parts, integer_math, special
+from ._fused import factorizations, float_parts, integer_math, special, statistics
 
 # in-place method (and torch function) -> the out-of-place op it writes back
 INPLACE_FORMS: dict[str, Any] = {
@@ -21,6 +23,28 @@ INPLACE_FORMS: dict[str, Any] = {
     "gcd_": integer_math.gcd,
     "lcm_": integer_math.lcm,
     "ldexp_": float_parts.ldexp,
+    "heaviside_": statistics.heaviside,
+    "renorm_": statistics.renorm,
+    "igamma_": special.igamma,
+    "igammac_": special.igammac,
+    "mvlgamma_": special.mvlgamma,
+    "polygamma_": lambda self, n: special.polygamma(n, self),  # (torch.polygamma(n, input))
+}
+
+# Tensor method -> the torch function it is, called with the tensor first
+METHOD_FORMS: dict[str, Any] = {
+    "cholesky_solve": factorizations.cholesky_solve,
+    "cholesky_inverse": factorizations.cholesky_inverse,
+    "triangular_solve": factorizations.triangular_solve,
+}
+
+# Tensor method -> the torch function of another package (plait-nn's activations; linalg's
+# composites load on first use) that it calls by name
+LATE_METHOD_FORMS: dict[str, str] = {
+    "hardshrink": "hardshrink",
+    "prelu": "prelu",
+    "orgqr": "orgqr",
+    "lu_solve": "lu_solve",
 }
 
 # torch function -> the Tensor method it calls on its first argument
@@ -37,6 +61,82 @@ def _function_form(method: str) -> Any:
     fn.__name__ = fn.__qualname__ = method
     fn.__doc__ = f"``input.{method}(...)``."
     return fn
+
+
+def _late_method_form(name: str) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        import torch
+
+        return getattr(torch, name)(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``torch.{name}(self, ...)``."
+    return method
+
+
+def orgqr(input: Tensor, input2: Tensor) -> Tensor:
+    """The explicit Q of a Householder QR (``torch.linalg.householder_product``)."""
+    import torch.linalg
+
+    return torch.linalg.householder_product(input, input2)
+
+
+def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The solution of ``A x = b`` from ``A``'s LU factorization (``torch.linalg.lu_solve``
+    with PyTorch's older argument order)."""
+    import torch.linalg
+
+    return torch.linalg.lu_solve(LU_data, LU_pivots, b, out=out)
+
+
+def const_data_ptr(self: Tensor) -> int:
+    """The address of the tensor's first element (read-only use; ``data_ptr``)."""
+    return self.data_ptr()
+
+
+def resize(self: Tensor, *sizes: Any) -> Tensor:
+    """A copy of ``self`` resized to ``sizes`` (deprecated: use ``reshape`` or ``resize_``)."""
+    import warnings
+
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return self.detach().clone().resize_(*sizes)
+
+
+def resize_as(self: Tensor, tensor: Tensor) -> Tensor:
+    """A copy of ``self`` resized to ``tensor``'s shape (deprecated: ``resize_as_``)."""
+    import warnings
+
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    return self.detach().clone().resize_as_(tensor)
+
+
+def storage_type(self: Tensor) -> type:
+    """The legacy typed-storage class of ``self``'s dtype (``torch.FloatStorage``...)."""
+    from ._utils import storage_type_of
+
+    return storage_type_of(self.dtype)
+
+
+def module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
+    """How ``nn.Module.load_state_dict`` turns the saved value ``other`` into this parameter
+    or buffer when it swaps tensors: ``other.detach()`` with ``assign``, else ``self``'s
+    values overwritten by ``other``'s and detached."""
+    if assign:
+        return other.detach()
+    return self.copy_(other).detach()
+
+
+def is_distributed(self: Tensor) -> bool:
+    """Always False (PyTorch's legacy flag)."""
+    return False
+
+
+def _device_flag(device_type: str) -> Any:
+    def is_on(self: Tensor) -> bool:
+        return self.device.type == device_type
+
+    is_on.__doc__ = f"Whether the tensor is on a ``{device_type}`` device."
+    return property(is_on)
 
 
 def conj_physical_(self: Tensor) -> Tensor:
@@ -96,6 +196,15 @@ del _name
 
 METHODS: dict[str, Any] = {
     **{name: globals()[name] for name in INPLACE_FORMS},
+    **METHOD_FORMS,
+    **{name: _late_method_form(fn) for name, fn in LATE_METHOD_FORMS.items()},
+    **{f"is_{kind}": _device_flag(kind) for kind in ("xla", "ipu", "maia", "mtia", "vulkan")},
+    "const_data_ptr": const_data_ptr,
+    "resize": resize,
+    "resize_as": resize_as,
+    "storage_type": storage_type,
+    "module_load": module_load,
+    "is_distributed": is_distributed,
     "conj_physical_": conj_physical_,
     "adjoint": adjoint,
     "split_with_sizes": split_with_sizes,
@@ -105,6 +214,6 @@ METHODS: dict[str, Any] = {
     "nonzero_static": nonzero_static,
 }
 
-__all__ = [*INPLACE_FORMS, *FUNCTION_FORMS, "adjoint", "conj_physical_", "fill",
-           "nonzero_static", "split_with_sizes", "unsafe_chunk", "unsafe_split",
+__all__ = [*INPLACE_FORMS, *FUNCTION_FORMS, "adjoint", "conj_physical_", "fill", "lu_solve",
+           "nonzero_static", "orgqr", "split_with_sizes", "unsafe_chunk", "unsafe_split",
            "unsafe_split_with_sizes"]

@@ -19,7 +19,7 @@ from .._aten.convert import to_dtype
 from .._core import dispatch as _dispatch, dtype as _dtype
 from .._core.tensor import Tensor
 
-__all__ = ["layer_norm", "native_layer_norm"]
+__all__ = ["layer_norm", "native_layer_norm", "rms_norm"]
 
 _HALF = (_dtype.float16, _dtype.bfloat16)
 
@@ -184,6 +184,29 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
         normalized_shape = [normalized_shape]
     return ATEN["layer_norm"](input, list(normalized_shape), weight, bias, float(eps),
                               cudnn_enable)
+
+
+def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int,
+             weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims;
+    ``eps=None`` uses the machine epsilon of the input's dtype (``torch.rms_norm``,
+    ``F.rms_norm``)."""
+    from .._core.dtype_info import finfo
+
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if len(shape) > input.dim() or tuple(input.shape[input.dim() - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
+                           f"{list(input.shape)}")
+    if input._dtype is _dtype.float16 or input._dtype is _dtype.bfloat16:
+        # in float32, as PyTorch does (eps=None then means float32's machine epsilon too)
+        out = rms_norm(to_dtype(input, _dtype.float32), shape, weight, eps)
+        return to_dtype(out, input._dtype)
+    if eps is None:
+        eps = finfo(input._dtype).eps
+    dims = tuple(range(-len(shape), 0))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
 
 
 METHODS: dict[str, Any] = {}

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import torch
 from torch import Tensor
@@ -30,23 +29,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                               num_groups, eps)[0]
 
 
-def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int,
-             weight: Tensor | None = None, eps: float | None = None) -> Tensor:
-    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims;
-    ``eps=None`` uses the machine epsilon of the input's dtype."""
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(input.shape[input.dim() - len(shape):]) != shape or len(shape) > input.dim():
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
-                           f"{list(input.shape)}")
-    if input.dtype in (torch.float16, torch.bfloat16):
-        # in float32, as PyTorch does (eps=None then means float32's machine epsilon too)
-        return rms_norm(input.float(), shape, weight, eps).to(input.dtype)
-    if eps is None:
-        eps = torch.finfo(input.dtype).eps
-    dims = tuple(range(-len(shape), 0))
-    out = input * torch.rsqrt((input * input).mean(dims, keepdim=True) + eps)
-    return out * weight if weight is not None else out
+# one implementation, core's (torch.rms_norm); F.rms_norm is the same function
+rms_norm = torch.rms_norm
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None,
