@@ -401,3 +401,45 @@ def test_sgd_momentum_buffer_is_its_own_copy_of_the_first_gradient() -> None:
     np.testing.assert_allclose(buf.numpy(), [0.9 * 0.5 + 50.0, 0.9 * -1.0 - 100.0], rtol=1e-6)
     np.testing.assert_allclose(p.detach().numpy(),
                                [1.0 - 0.05 - 0.1 * 50.45, 2.0 + 0.1 - 0.1 * -100.9], rtol=1e-6)
+
+
+def _adam_pairs_np(p: np.ndarray, grads: list[np.ndarray], lr: float, amsgrad: bool
+                   ) -> np.ndarray:
+    """Adam over the reals of a complex parameter, each real and imaginary part its own
+    element (how PyTorch documents complex parameters: as view_as_real pairs)."""
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    m, v, vmax = np.zeros_like(p), np.zeros_like(p), np.zeros_like(p)
+    for t, g in enumerate(grads, start=1):
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        vmax = np.maximum(vmax, v)
+        denom = np.sqrt(vmax if amsgrad else v) / math.sqrt(1 - b2 ** t) + eps
+        p = p - lr / (1 - b1 ** t) * m / denom
+    return p
+
+
+@pytest.mark.parametrize("options", [{}, {"foreach": True}, {"fused": False},
+                                     {"amsgrad": True}], ids=str)
+def test_adam_complex_parameter_updates_real_and_imaginary_parts_apart(options: dict) -> None:
+    p = torch.tensor([1 + 2j, -0.5 + 0.25j], dtype=torch.complex128, requires_grad=True)
+    grads = [np.array([[0.3, -0.7], [0.2, 0.1]]), np.array([[-0.1, 0.4], [0.5, 0.0]])]
+    opt = Adam([p], lr=0.1, **options)
+    for g in grads:
+        p.grad = torch.complex(torch.tensor(g[:, 0]), torch.tensor(g[:, 1]))
+        opt.step()
+    want = _adam_pairs_np(np.array([[1.0, 2.0], [-0.5, 0.25]]), grads, 0.1,
+                          options.get("amsgrad", False))
+    np.testing.assert_allclose(torch.view_as_real(p.detach()).numpy(), want, rtol=1e-12)
+    assert opt.state[p]["exp_avg"].dtype == torch.complex128
+    assert opt.state[p]["step"].item() == 2.0
+
+
+def test_adam_refuses_sparse_gradients_and_fused_complex() -> None:
+    emb = torch.nn.Embedding(4, 2, sparse=True)
+    emb(torch.tensor([1])).sum().backward()
+    with pytest.raises(RuntimeError, match="Adam does not support sparse gradients"):
+        Adam(emb.parameters()).step()
+    p = torch.tensor([1 + 2j], requires_grad=True)
+    p.grad = torch.tensor([0.5 + 0.5j])
+    with pytest.raises(RuntimeError, match="`fused=True` requires all the params to be floating"):
+        Adam([p], fused=True).step()

@@ -20,6 +20,24 @@ def _fused_kernel(decoupled: bool) -> Callable[..., Any] | None:
     return getattr(torch, "_fused_adamw_" if decoupled else "_fused_adam_", None)
 
 
+_MOMENTS = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+
+
+def _real_views(params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]]
+                ) -> tuple[list[Tensor], list[Tensor], list[dict[str, Any]]]:
+    """The lists with each complex parameter, its gradient and its moment buffers replaced by
+    their ``view_as_real`` views (the step count is shared with the state itself)."""
+    out_params, out_grads, out_states = [], [], []
+    for p, grad, state in zip(params, grads, states):
+        if p.is_complex():
+            p, grad = torch.view_as_real(p), torch.view_as_real(grad)
+            state = {k: torch.view_as_real(v) if k in _MOMENTS else v for k, v in state.items()}
+        out_params.append(p)
+        out_grads.append(grad)
+        out_states.append(state)
+    return out_params, out_grads, out_states
+
+
 class Adam(Optimizer):
     """Adam (Kingma & Ba), with PyTorch's options.
 
@@ -29,10 +47,12 @@ class Adam(Optimizer):
     running maximum of ``v`` replaces ``v``; ``p -= lr / (1 - beta1^t) * m /
     (sqrt(v) / sqrt(1 - beta2^t) + eps)``.
 
-    ``fused=None`` (the default) and ``fused=True`` use ``torch._fused_adam_`` when the
-    installed backend provides it (the same math in one pass), the plain per-tensor loop
-    otherwise; ``fused=False`` and ``foreach`` select the loop. ``capturable`` is accepted and
-    ignored (there are no CUDA graphs to capture).
+    ``fused=None`` (the default), ``fused=True`` and ``foreach=True`` use
+    ``torch._fused_adam_`` (the same math over the whole parameter list, one native pass per
+    dtype where the backend has the kernel: PyTorch's multi-tensor implementations are both
+    that); ``fused=False``, ``differentiable=True`` and non-floating parameters take the plain
+    per-tensor loop. ``capturable`` is accepted and ignored (there are no CUDA graphs to
+    capture).
     """
 
     def __init__(self, params: Iterable[Any], lr: float | Tensor = 1e-3,
@@ -96,21 +116,34 @@ class Adam(Optimizer):
             grad = p.grad
             if grad is None:
                 continue
+            if grad.is_sparse:
+                raise RuntimeError("Adam does not support sparse gradients, please consider "
+                                   "SparseAdam instead")
             params.append(p)
             grads.append(grad)
             states.append(self._init_state(p, amsgrad))
             all_floating = all_floating and p.dtype.is_floating_point
         if not params:
             return
+        if not all_floating and group["fused"]:
+            bad = next(p for p in params if not p.dtype.is_floating_point)
+            raise RuntimeError("`fused=True` requires all the params to be floating point "
+                               f"Tensors of supported devices, but {bad.dtype} and "
+                               f"{bad.device.type}")
+        if not all_floating:
+            # PyTorch's Adam updates a complex parameter as the pairs of reals it holds (the
+            # moments of the real and imaginary parts apart): their real views, which share
+            # the complex tensors' memory, go to the kernel
+            params, grads, states = _real_views(params, grads, states)
+            all_floating = all(p.dtype.is_floating_point for p in params)
         kernel = None
-        if (all_floating and group["fused"] is not False and not group["foreach"]
-                and not group["differentiable"]):
+        if all_floating and group["fused"] is not False and not group["differentiable"]:
             kernel = _fused_kernel(group["decoupled_weight_decay"])
         if kernel is not None:
             self._fused_step(kernel, group, params, grads, states)
         else:
-            for p, state in zip(params, states):
-                self._single_tensor_step(group, p, state)
+            for p, grad, state in zip(params, grads, states):
+                self._single_tensor_step(group, p, grad, state)
 
     def _fused_step(self, kernel: Callable[..., Any], group: dict[str, Any],
                     params: list[Tensor], grads: list[Tensor],
@@ -131,12 +164,13 @@ class Adam(Optimizer):
                weight_decay=_scalar(group["weight_decay"]), eps=group["eps"],
                amsgrad=amsgrad, maximize=group["maximize"])
 
-    def _single_tensor_step(self, group: dict[str, Any], p: Tensor,
+    def _single_tensor_step(self, group: dict[str, Any], p: Tensor, grad: Tensor,
                             state: dict[str, Any]) -> None:
         lr = _scalar(group["lr"])
         beta1, beta2 = (_scalar(b) for b in group["betas"])
         wd = _scalar(group["weight_decay"])
-        grad = p.grad if not group["maximize"] else -p.grad
+        if group["maximize"]:
+            grad = -grad
         state["step"].add_(1)
         step = state["step"].item()
         if wd != 0:
