@@ -267,14 +267,8 @@ def numbers_from_data(recording: Any) -> set[tuple[int, int]]:
     """Positions of numbers in liftable arithmetic equal to a value the program read from a
     pending op (``x * y.sum().item()`` with ``capture_scalar_outputs``): graph inputs from the
     first graph, as PyTorch's symbolic scalars are (one graph for every value)."""
-    found: set[tuple[int, int]] = set()
-    for index, (kind, target, args, _) in enumerate(recording.ops):
-        if not _liftable_op(kind, target) or getattr(
-                recording.op_fakes[index], "dtype", None) not in _LIFTABLE_DTYPES:
-            continue
-        found.update((index, j) for j, a in enumerate(args)
-                     if type(a) in (int, float) and a in recording.peeked)
-    return found
+    return _liftable_numbers(recording,
+                             lambda a: type(a) in (int, float) and a in recording.peeked)
 
 
 def sizes_as_numbers(recording: Any, dynamic: set[tuple[int, int]]) -> set[tuple[int, int]]:
@@ -282,13 +276,18 @@ def sizes_as_numbers(recording: Any, dynamic: set[tuple[int, int]]) -> set[tuple
     (``x * x.size(0)`` with dim 0 marked dynamic): most likely read from that size, so they
     are graph inputs from the first graph (PyTorch traces such a size symbolically)."""
     sizes = {recording.inputs[i].shape[d] for i, d in dynamic if i < len(recording.inputs)}
+    return _liftable_numbers(recording, lambda a: type(a) is int and a in sizes)
+
+
+def _liftable_numbers(recording: Any, wanted: Any) -> set[tuple[int, int]]:
+    """(op index, argument index) of each number ``wanted`` accepts among the arguments of
+    the recording's liftable arithmetic."""
     found: set[tuple[int, int]] = set()
     for index, (kind, target, args, _) in enumerate(recording.ops):
         if not _liftable_op(kind, target) or getattr(
                 recording.op_fakes[index], "dtype", None) not in _LIFTABLE_DTYPES:
             continue
-        found.update((index, j) for j, a in enumerate(args)
-                     if type(a) is int and a in sizes)
+        found.update((index, j) for j, a in enumerate(args) if wanted(a))
     return found
 
 
