@@ -81,3 +81,28 @@ def test_legacy_methods():
     other = torch.zeros(2, 2, requires_grad=True)
     assigned = x.module_load(other, assign=True)
     assert assigned is not other and not assigned.requires_grad and x.sum().item() == 4.0
+
+
+def test_functions_written_in_others():
+    x = torch.arange(1.0, 9.0)
+    out, mask = torch.native_dropout(x, 0.25, True)
+    assert mask.dtype == torch.bool and mask.shape == x.shape
+    np.testing.assert_allclose(out.numpy(), np.where(mask.numpy(), x.numpy() / 0.75, 0.0),
+                               rtol=1e-6)
+    same, keep = torch.native_dropout(x, 0.25, False)
+    assert torch.equal(same, x) and same is not x and bool(keep.all())
+    e = torch.empty_permuted((2, 3, 4), (0, 2, 1))
+    assert e.shape == (2, 3, 4) and e.stride() == (12, 1, 3)
+    with pytest.raises(RuntimeError, match="physical_layout"):
+        torch.empty_permuted((2, 3), (0, 0))
+    base = torch.zeros(3, 3)
+    scattered = torch.as_strided_scatter(base, torch.tensor([1.0, 2.0]), (2,), (4,), 0)
+    assert scattered.tolist() == [[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0]]
+    assert base.sum().item() == 0.0
+    draws = torch.binomial(torch.full((2000,), 10.0), torch.full((2000,), 0.3),
+                           generator=torch.Generator().manual_seed(3))
+    assert draws.min().item() >= 0 and draws.max().item() <= 10
+    assert abs(draws.mean().item() - 3.0) < 0.2  # mean n p; sd of the mean ~0.03
+    assert torch.binomial(torch.tensor([4.0, 0.0]), torch.tensor([1.0, 0.5])).tolist() == \
+        [4.0, 0.0]
+    assert torch.sym_sqrt(9) == 3.0

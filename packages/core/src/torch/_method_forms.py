@@ -2,7 +2,8 @@
 out-of-place ops (``Tensor.sinc_``, ``i0_``, ``gcd_``, ``lcm_``, ``ldexp_``, ``heaviside_``,
 ``igamma_``..., ``conj_physical_``; each also a ``torch.*`` function), the Tensor methods of
 some functions (``cholesky_solve``, ``hardshrink``, ``orgqr``...), legacy methods (``resize``,
-``storage_type``, ``is_xla``...), the ``torch.*`` functions of some Tensor
+``storage_type``, ``is_xla``...), functions written in others (``native_dropout``,
+``empty_permuted``, ``binomial``...), the ``torch.*`` functions of some Tensor
 methods (``torch.fill_``, ``torch.zero_``, ``torch.is_signed``...), the ``unsafe_`` splits
 (the same views as ``chunk``/``split``: Plait's views are always tracked), ``adjoint``,
 ``split_with_sizes``, ``fill`` and ``nonzero_static``. One row per name."""
@@ -139,6 +140,71 @@ def _device_flag(device_type: str) -> Any:
     return property(is_on)
 
 
+def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:
+    """Dropout and its keep mask: ``(input * mask / (1 - p), mask)`` when training (``train``
+    True or None), else ``(a copy of input, all True)``."""
+    import torch
+
+    if train is False:
+        return input.clone(), torch.ones_like(input, dtype=torch.bool)
+    if p >= 1:
+        return torch.zeros_like(input), torch.zeros_like(input, dtype=torch.bool)
+    mask = torch.empty_like(input).bernoulli_(1 - p).bool()
+    return input * mask / (1 - p), mask
+
+
+def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, layout: Any = None,
+                   device: Any = None, requires_grad: bool = False,
+                   pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of logical shape ``size`` whose dims lie in memory in the order
+    ``physical_layout`` (outermost first): ``empty_permuted((2, 3, 4), (0, 2, 1))`` has
+    strides (12, 1, 3)."""
+    import torch
+
+    size, order = tuple(size), tuple(physical_layout)
+    if sorted(order) != list(range(len(size))):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; or physical_layout {list(order)} is not a "
+                           f"permutation of the dims of size {list(size)}")
+    stored = torch.empty([size[d] for d in order], dtype=dtype, layout=layout, device=device,
+                         pin_memory=pin_memory)
+    inverse = sorted(range(len(order)), key=order.__getitem__)
+    return stored.permute(inverse).requires_grad_(requires_grad)
+
+
+def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,
+                       storage_offset: int | None = None) -> Tensor:
+    """A copy of ``input`` with ``src`` written into its ``as_strided(size, stride,
+    storage_offset)`` view."""
+    out = input.clone()
+    out.as_strided(size, stride, storage_offset).copy_(src)
+    return out
+
+
+def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
+    """Samples of Binomial(``count``, ``prob``), elementwise: the successes among ``count``
+    draws (counts are whole numbers; the largest bounds the work)."""
+    import torch
+
+    count, prob = torch.broadcast_tensors(count, prob)
+    trials = int(count.max().item()) if count.numel() else 0
+    if trials <= 0:
+        return torch.zeros_like(prob)
+    draws = torch.rand(*prob.shape, trials, dtype=prob.dtype, device=prob.device,
+                       generator=generator)
+    hits = (draws < prob.unsqueeze(-1)) & (
+        torch.arange(trials, device=prob.device) < count.unsqueeze(-1))
+    return hits.sum(-1).to(prob.dtype)
+
+
+def sym_sqrt(a: Any) -> Any:
+    """The square root of a number (symbolic numbers answer ``__sym_sqrt__``)."""
+    import math
+
+    method = getattr(a, "__sym_sqrt__", None)
+    return method() if method is not None else math.sqrt(a)
+
+
 def conj_physical_(self: Tensor) -> Tensor:
     """Conjugate ``self`` in place (nothing to do for a real tensor)."""
     if self.dtype.is_complex:
@@ -212,8 +278,10 @@ METHODS: dict[str, Any] = {
     "unsafe_split_with_sizes": unsafe_split_with_sizes,
     "unsafe_chunk": unsafe_chunk,
     "nonzero_static": nonzero_static,
+    "as_strided_scatter": as_strided_scatter,
 }
 
-__all__ = [*INPLACE_FORMS, *FUNCTION_FORMS, "adjoint", "conj_physical_", "fill", "lu_solve",
-           "nonzero_static", "orgqr", "split_with_sizes", "unsafe_chunk", "unsafe_split",
-           "unsafe_split_with_sizes"]
+__all__ = [*INPLACE_FORMS, *FUNCTION_FORMS, "adjoint", "as_strided_scatter", "binomial",
+           "conj_physical_", "empty_permuted", "fill", "lu_solve", "native_dropout",
+           "nonzero_static", "orgqr", "split_with_sizes", "sym_sqrt", "unsafe_chunk",
+           "unsafe_split", "unsafe_split_with_sizes"]
