@@ -93,3 +93,20 @@ def test_subclasses_that_are_not_plain_tensors_keep_their_own_path():
     for _ in range(3):
         dense = s.to_dense() * 2
     assert dense.tolist() == (np.eye(3) * 2).tolist()
+
+
+def test_in_place_updates_of_a_parameter_take_the_direct_path():
+    from torch._aten import arith
+
+    p = nn.Parameter(torch.ones(6))
+    g = torch.arange(6.0)
+    arith._inplace_plans.clear()
+    version = p._version
+    with torch.no_grad():
+        p.add_(g)  # what an optimizer step does: straight into the parameter's memory
+        p.mul_(0.5)
+    assert p.tolist() == [(1 + i) * 0.5 for i in range(6)]
+    assert p._version == version + 2 and p.__class__ is nn.Parameter
+    assert any(key[0] in ("add", "mul") for key in arith._inplace_plans)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        p.add_(g)  # with grad on: the general path and its error

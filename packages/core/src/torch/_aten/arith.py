@@ -16,7 +16,7 @@ from .._core.alloc import PRIMS, new_tensor, scalar_tensor
 from .._core.device import device as _device
 from .._core.output_layout import new_elementwise
 from .._core.promotion import NUMBER_TYPES, broadcast_shape_tuples, common_device, result_type
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, plain_tensor_classes as _PLAIN
 from .convert import (
     check_castable,
     check_no_partial_overlap,
@@ -212,14 +212,14 @@ def _write_into(self: Tensor, prim_name: str, other: Any, kwargs: dict[str, Any]
     then copy) serves the call, with its checks and errors."""
     lay = self._interned_layout
     # (modes_active: a dispatch mode or autocast region sees every call; __torch_dispatch__
-    # subclasses, which keep keys_active up once defined, fail the exact class tests)
-    if self.__class__ is not Tensor or _state.modes_active or lay is None or \
+    # subclasses, which keep keys_active up once defined, are not among the plain classes)
+    if self.__class__ not in _PLAIN or _state.modes_active or lay is None or \
             _state.inference_active or "_inference" in self.__dict__:
         return None
     if not kwargs:
         # The planned call: a contiguous self and a contiguous tensor or a number, no graph.
         cls = other.__class__
-        if cls is Tensor:
+        if cls is Tensor or cls in _PLAIN:  # (nn.Parameter is a plain tensor here)
             olay = other._interned_layout
             if olay is not None:
                 if (self._requires_grad or other._requires_grad) and (
@@ -264,7 +264,7 @@ def _write_into(self: Tensor, prim_name: str, other: Any, kwargs: dict[str, Any]
     if grad and self._requires_grad:
         return None
     cls = other.__class__
-    if cls is Tensor:
+    if cls is Tensor or cls in _PLAIN:
         if other._dtype is not dt or other._device is not self._device or (
                 grad and other._requires_grad):
             return None

@@ -345,9 +345,14 @@ def alias(self: Tensor) -> Tensor:
 
 
 def detach(self: Tensor) -> Tensor:
-    # shares storage, version counter and base, cut from the graph (not itself a view)
-    return Tensor._make(self._storage, self._shape, self._stride, self._offset, self._dtype,
-                        self._device, self._vc, self._base)
+    # shares storage, version counter and base, cut from the graph (not itself a view); the
+    # same memory and shape keep the interned layout (planned calls and in-place updates of
+    # the result key on it)
+    out = Tensor._make(self._storage, self._shape, self._stride, self._offset, self._dtype,
+                       self._device, self._vc, self._base)
+    out._interned_layout = self._interned_layout
+    out._geometry = self._geometry
+    return out
 
 
 def _pieces(self: Tensor, d: int, sizes: list[int]) -> list[Tensor]:

@@ -514,6 +514,10 @@ class Tensor(metaclass=_TensorMeta):
                                       "parameter)")
         out = cls._make(data._storage, data._shape, data._stride, data._offset, data._dtype,
                         data._device, data._vc)
+        # the same memory, shape and strides: the same interned layout (a parameter's in-place
+        # updates and planned calls key on it as a plain tensor's do)
+        out._interned_layout = data._interned_layout
+        out._geometry = data._geometry
         if require_grad:
             out.requires_grad_(True)
         return out
