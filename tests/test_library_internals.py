@@ -431,7 +431,8 @@ def test_a_comparison_records_nothing_so_checkpoint_counts_agree() -> None:
     for _ in range(2):
         s = torch.randn(1, 3, 5, 7, requires_grad=True)
         saved = []
-        with saved_tensors_hooks(lambda t: saved.append(t.dtype) or t, lambda t: t):
+        with saved_tensors_hooks(lambda t, saved=saved: saved.append(t.dtype) or t,
+                                 lambda t: t):
             block(s).sum()
         counts.append(saved.count(torch.bool))
     assert counts[0] == counts[1] == 1  # where's condition only: no node for ==
