@@ -156,3 +156,32 @@ def test_is_view_is_a_method() -> None:
     t = torch.randn(4)
     assert t._is_view() is False
     assert t[1:]._is_view() is True
+
+
+def test_a_layer_keeps_its_weight_only_for_its_inputs_gradient():
+    # linear/addmm keep each product operand only for the other's gradient; the bias, which
+    # needs nothing, does not make them keep the weight (PyTorch's AddmmBackward0 neither)
+    import numpy as np
+
+    x = torch.randn(4, 3)
+    for bias in (True, False):
+        m = torch.nn.Linear(3, 2, bias=bias)
+        y = m(x).sum()
+        with torch.no_grad():
+            m.weight.add_(1.0)  # not read by the backward: the input needs no gradient
+        y.backward()
+        np.testing.assert_allclose(m.weight.grad.numpy(), np.ones((2, 1)) * x.sum(0).numpy(),
+                                   rtol=1e-5)
+    m = torch.nn.Linear(3, 2)
+    xg = torch.randn(4, 3, requires_grad=True)
+    y = m(xg).sum()
+    with torch.no_grad():
+        m.weight.add_(1.0)  # read by the input's gradient: the version check raises
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    b, m1, m2 = torch.zeros(2, requires_grad=True), torch.randn(4, 3), torch.randn(3, 2)
+    out = torch.addmm(b, m1, m2).sum()
+    with torch.no_grad():
+        m2.add_(1.0)  # neither product operand needs a gradient: nothing kept
+    out.backward()
+    assert b.grad.tolist() == [4.0, 4.0]

@@ -173,6 +173,14 @@ class OpBackward(Node):
             wanted = [isinstance(a, Tensor) and a._requires_grad for a in args]
             others = sum(wanted)
             keep = [others - w > 0 for w in wanted]
+        elif keep_args.__class__ is tuple and keep_args[0] == "cross":
+            # ("cross", i, j): a product's two operands, each kept only for the other's
+            # gradient; the other arguments (a bias) are never read
+            _, i, j = keep_args
+            keep = [False] * n
+            if i < n and j < n:
+                keep[i] = isinstance(args[j], Tensor) and args[j]._requires_grad
+                keep[j] = isinstance(args[i], Tensor) and args[i]._requires_grad
         elif keep_args.__class__ is tuple:  # the positions the rule reads (where: condition)
             keep = [i in keep_args for i in range(n)]
         else:
@@ -484,10 +492,10 @@ def binary_node(info: tuple[Any, ...], a: Tensor, b: Tensor, out: Tensor) -> Non
         node._kept_args = [_save_input(a), _save_input(b)]
     elif not keep_args:
         node._kept_args = _NO_ARGS
-    elif keep_args.__class__ is tuple:  # the positions the rule reads
+    elif keep_args.__class__ is tuple and keep_args[0] != "cross":  # the positions it reads
         node._kept_args = [_save_input(a) if 0 in keep_args else None,
                            _save_input(b) if 1 in keep_args else None]
-    else:  # "cross": each is read only for the other's gradient
+    else:  # "cross" (or the pair (0, 1)): each is read only for the other's gradient
         node._kept_args = [_save_input(a) if eb[0] is not None else None,
                             _save_input(b) if ea[0] is not None else None]
     if _state.anomaly:

@@ -41,6 +41,10 @@ FORMULAS: dict[str, Rule] = {}
 # ``CROSS`` for the arguments: each one is read only for the other arguments' gradients.
 SAVES: dict[str, tuple[bool | str, bool | tuple[int, ...]]] = {}
 CROSS = "cross"
+# ``("cross", i, j)``: the operands of a product with a bias (linear's x and W, addmm's mat1 and
+# mat2), each read only for the other's gradient; the bias is never read.
+LINEAR_OPERANDS = ("cross", 0, 1)
+ADDMM_OPERANDS = ("cross", 1, 2)
 # qualname -> the outputs that are differentiable, for ops where only some are (PyTorch's
 # output_differentiability): the others come out of the Autograd kernel without history.
 OUTPUTS: dict[str, tuple[int, ...]] = {}
@@ -51,7 +55,7 @@ AREAS = ("foundation", "elementwise", "activations", "reductions", "shape", "ind
          "sparse", "nn_layout", "nn_norm", "pooling", "losses")
 
 
-def derivative(*qualnames: str, args: bool | str | tuple[int, ...] = True,
+def derivative(*qualnames: str, args: bool | str | tuple[Any, ...] = True,
                result: bool | tuple[int, ...] = True,
                outputs: tuple[int, ...] | None = None,
                takes_none: bool = False) -> Callable[[Rule], Rule]:

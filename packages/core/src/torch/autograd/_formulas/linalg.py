@@ -23,7 +23,7 @@ from ..._aten.linalg import bmm, matmul, mv
 from ..._core import config as _config
 from ..._core.tensor import Tensor
 from ..function import Function
-from . import CROSS, derivative
+from . import ADDMM_OPERANDS, CROSS, LINEAR_OPERANDS, derivative
 from .reductions import _arg, _only_first, _reduced_dims, _restore
 
 
@@ -102,7 +102,7 @@ def _scaled_sum_grads(ctx: Any, grad: Any, grad_first: Any, grad_second: Any) ->
             grad_second(product) if need_2 else None)
 
 
-@derivative("aten::addmm", args=CROSS, result=False)
+@derivative("aten::addmm", args=ADDMM_OPERANDS, result=False)
 def _(ctx, grad):
     # beta * self + alpha * (mat1 @ mat2) as one node (a linear layer's), as PyTorch records
     # it: self's gradient is summed back to its shape by the node; self is never read
@@ -111,7 +111,7 @@ def _(ctx, grad):
                              lambda product: _grad_b(product, mat1, mat2))  # (k, m)
 
 
-@derivative("aten::baddbmm", args=CROSS, result=False)
+@derivative("aten::baddbmm", args=ADDMM_OPERANDS, result=False)
 def _(ctx, grad):
     # beta * self + alpha * (batch1 @ batch2) as one node, as PyTorch records it (a dispatch
     # mode sees baddbmm forward and two bmm backward); self's gradient is summed back to its
@@ -121,7 +121,7 @@ def _(ctx, grad):
                              lambda product: bmm(_h(batch1), product))  # (b, k, m)
 
 
-@derivative("aten::linear", args=CROSS, result=False)
+@derivative("aten::linear", args=LINEAR_OPERANDS, result=False)
 def _(ctx, grad):
     # y = x @ W^T + b over the input's rows (x: (*, in) as (N, in); W: (out, in), a 1-d W
     # as one row): dx = g @ conj(W), dW = g^T @ conj(x), laid out as W is (row-major); db is
