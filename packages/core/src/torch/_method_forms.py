@@ -15,6 +15,7 @@ from typing import Any
 from ._aten import complex_views, indexing, shape
 from ._aten.arith import inplace_method
 from ._core.tensor import Tensor
+from ._device_modules import _is_device
 from ._fused import factorizations, float_parts, integer_math, special, statistics
 
 # in-place method (and torch function) -> the out-of-place op it writes back
@@ -130,14 +131,6 @@ def module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
 def is_distributed(self: Tensor) -> bool:
     """Always False (PyTorch's legacy flag)."""
     return False
-
-
-def _device_flag(device_type: str) -> Any:
-    def is_on(self: Tensor) -> bool:
-        return self.device.type == device_type
-
-    is_on.__doc__ = f"Whether the tensor is on a ``{device_type}`` device."
-    return property(is_on)
 
 
 def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:
@@ -264,7 +257,7 @@ METHODS: dict[str, Any] = {
     **{name: globals()[name] for name in INPLACE_FORMS},
     **METHOD_FORMS,
     **{name: _late_method_form(fn) for name, fn in LATE_METHOD_FORMS.items()},
-    **{f"is_{kind}": _device_flag(kind) for kind in ("xla", "ipu", "maia", "mtia", "vulkan")},
+    **{f"is_{kind}": _is_device(kind) for kind in ("xla", "ipu", "maia", "mtia", "vulkan")},
     "const_data_ptr": const_data_ptr,
     "resize": resize,
     "resize_as": resize_as,
