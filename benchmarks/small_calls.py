@@ -1,7 +1,8 @@
 """Small repeated calls through the dispatcher, timed under whichever ``torch`` this interpreter
 imports: what each call costs above its one native kernel.
 
-``OMP_NUM_THREADS=1 python benchmarks/small_calls.py [--rounds N] [--calls N] [--grad]`` prints
+``OMP_NUM_THREADS=1 python benchmarks/small_calls.py [--rounds N] [--calls N] [--grad] [--ops]``
+(``--ops``: indexing, reductions and shape ops instead of the basic calls) prints
 one line per call: its name and the best of ``--rounds`` rounds of ``--calls`` calls, in
 microseconds of CPU time (``time.process_time``, which a loaded machine disturbs less than wall
 time). Run it under Plait and under PyTorch alternately and compare the figures of one run;
@@ -55,6 +56,49 @@ def calls(grad: bool) -> dict[str, Callable[[], Any]]:
     return table
 
 
+def op_calls(grad: bool) -> dict[str, Callable[[], Any]]:
+    """Indexing, reductions and shape ops over 4..64-element tensors (``grad``: inputs require
+    grad): the calls whose kernels are decompositions rather than one primitive."""
+    v = torch.arange(8, dtype=torch.float32) / 8 - 0.3
+    x = torch.arange(32, dtype=torch.float32).reshape(4, 8) / 32 - 0.4
+    m = torch.arange(64, dtype=torch.float32).reshape(8, 8) / 64 - 0.5
+    y = torch.arange(32, dtype=torch.float32).reshape(4, 8) / 16 - 1.0
+    lo = torch.full((4, 8), -0.2)
+    hi = torch.full((4, 8), 0.3)
+    if grad:
+        for leaf in (v, x, m, y):
+            leaf.requires_grad_()
+    rows = torch.tensor([2, 0, 3])
+    picks = torch.tensor([[0, 7], [1, 6], [2, 5], [3, 4]])
+    mask = x.detach() > 0
+    table: dict[str, Callable[[], Any]] = {
+        "x[1]": lambda: x[1],
+        "x[1, 2]": lambda: x[1, 2],
+        "x[:, 1:3]": lambda: x[:, 1:3],
+        "x[rows]": lambda: x[rows],
+        "x.gather(1, picks)": lambda: x.gather(1, picks),
+        "x.index_select(0, rows)": lambda: x.index_select(0, rows),
+        "m.tril()": lambda: m.tril(),
+        "m.triu(1)": lambda: m.triu(1),
+        "F.normalize(x)": lambda: F.normalize(x),
+        "x.logsumexp(1)": lambda: x.logsumexp(1),
+        "x.norm()": lambda: x.norm(),
+        "vector_norm(x, dim=1)": lambda: torch.linalg.vector_norm(x, dim=1),
+        "x.max(1)": lambda: x.max(1),
+        "x.min(1)": lambda: x.min(1),
+        "x.argmax(1)": lambda: x.argmax(1),
+        "x.argmin()": lambda: x.argmin(),
+        "x.masked_fill(mask, 0)": lambda: x.masked_fill(mask, 0.0),
+        "torch.stack([x, y])": lambda: torch.stack([x, y]),
+        "torch.cat([x, y], 1)": lambda: torch.cat([x, y], 1),
+        "torch.where(mask, x, y)": lambda: torch.where(mask, x, y),
+        "x.clamp(lo, hi)": lambda: x.clamp(lo, hi),
+        "v.topk(3)": lambda: v.topk(3),
+        "x.cumsum(1)": lambda: x.cumsum(1),
+    }
+    return table
+
+
 def best_us(fn: Callable[[], Any], rounds: int, n: int) -> float:
     """The best of ``rounds`` rounds of ``n`` calls of ``fn``, in CPU microseconds a call."""
     for _ in range(200):
@@ -74,11 +118,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--grad", action="store_true", help="inputs that require grad")
+    parser.add_argument("--ops", action="store_true",
+                        help="the indexing, reduction and shape ops instead of the basic calls")
     parser.add_argument("--only", default="", help="time only calls whose name holds this")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     figures = {name: best_us(fn, args.rounds, args.calls)
-               for name, fn in calls(args.grad).items() if args.only in name}
+               for name, fn in (op_calls if args.ops else calls)(args.grad).items()
+               if args.only in name}
     if args.json:
         print(json.dumps({"torch": torch.__version__, "grad": args.grad, "us": figures}))
         return

@@ -404,6 +404,13 @@ PLANNED = {
                                                                   ignore_index=1),
     "cross_entropy none": lambda x, i, w: F.cross_entropy(x, i, reduction="none"),
     "embedding": lambda x, i, w: F.embedding(i, x),
+    "gather": lambda x, i, w: x.gather(1, torch.stack([i, i.flip(0)], 1)) * w[:2],
+    "gather of a broadcast index": lambda x, i, w: (x * w).gather(0, i.view(4, 1).expand(4, 5)),
+    "index_select": lambda x, i, w: x.index_select(1, i) * w[:4],
+    "index_select of rows": lambda x, i, w: (x * w).index_select(0, i.flip(0)),
+    "index_select of a transposed input": lambda x, i, w: x.t().index_select(1, i),
+    "x[idx]": lambda x, i, w: (x * w)[i],
+    "x[negative idx]": lambda x, i, w: x[i - 4],
     "gelu": lambda x, i, w: F.gelu(x * w),
     "gelu tanh": lambda x, i, w: F.gelu(x, approximate="tanh"),
     "causal attention": lambda x, i, w: F.scaled_dot_product_attention(
@@ -450,3 +457,44 @@ def test_planned_embedding_checks_each_calls_indices():
         F.embedding(torch.tensor([[0, 5], [2, 2]]), table)
     with pytest.raises(IndexError, match="index out of range"):
         F.embedding(torch.tensor([[0, -1], [2, 2]]), table)
+
+
+@pytest.mark.parametrize("op", ["gather", "index_select"])
+def test_planned_gathers_check_each_calls_indices(op):
+    """A planned gather or index_select reads the index's values each call: an index out of
+    range raises PyTorch's error, a negative one too (neither op wraps them)."""
+    x = torch.randn(4, 5)
+
+    def call(values):
+        index = torch.tensor(values)
+        return x.gather(1, index.view(4, 1)) if op == "gather" else x.index_select(1, index)
+
+    want = x.numpy()[np.arange(4)[:, None], np.array([[0], [4], [2], [2]])]
+    for _ in range(3):
+        got = call([0, 4, 2, 2])
+        if op == "index_select":
+            got = got.diagonal().view(4, 1)
+        np.testing.assert_array_equal(got.numpy(), want)
+    error = RuntimeError if op == "gather" else IndexError
+    for bad in ([0, 5, 2, 2], [0, -1, 2, 2]):
+        with pytest.raises(error, match="out of"):
+            call(bad)
+
+
+def test_index_by_one_tensor_matches_the_composite():
+    """``x[idx]`` of one int64 index (the native gather's case) gives what core's composite
+    gives, negative indices wrapped, and the composite's error for an index out of range."""
+    from torch.backends import contract
+
+    composite = contract.composite("aten::index.Tensor")
+    x = torch.randn(4, 3, 2)
+    for values in ([2, 0, 3], [[1, -1], [0, -4]], [3]):
+        index = torch.tensor(values)
+        got = x[index]
+        want = composite(x, [index])
+        assert got.shape == want.shape and got.stride() == want.stride()
+        assert got.tolist() == want.tolist()
+    strided, rows = x.transpose(0, 1), torch.tensor([1, 0])
+    assert strided[rows].tolist() == composite(strided, [rows]).tolist()
+    with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 0 with size 4"):
+        x[torch.tensor([0, 4])]

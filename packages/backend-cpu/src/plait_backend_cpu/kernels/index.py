@@ -1,10 +1,21 @@
-"""Wrappers of the native indexing kernels: gather scatter_ nonzero.
+"""Wrappers of the native indexing kernels: gather scatter_ nonzero, and the aten operators
+served by the native gather (embedding, gather, index_select, ``x[idx]``).
 
 Every case core can pass runs natively: every dtype, any strides, stride-0 (broadcast)
 inputs, zero-size and 0-d tensors (a 0-d tensor is a 1-element vector to the kernels), and
 every reduction of ``scatter_`` (float16/bfloat16 accumulate in float32 and round once, mean
 divides by each target's count, integers with floor division, as PyTorch does). What is left
 to core's reference kernel is said at each fallback; none of it comes from core's own calls.
+
+The aten operators hand the native gather the indices as they are: it checks every index
+against ``[0, size)`` before it writes anything, where core's composites check them with two
+reductions and a host read first (and ``x[idx]`` builds each element's offset from a few
+elementwise ops). A ``gather`` or ``index_select`` signature is planned once (the output's
+layout, the strides the gather reads the index with), so its later calls cost one allocation
+and one native call. A value the native check rejects (a negative index, one out of range)
+leaves the call to core's composite, which wraps negative indices where the op allows them and
+raises PyTorch's error otherwise; so does every case off the native path (an index that is not
+int64, a dtype ``_C`` does not know, 0-d or empty operands, a device other than the CPU).
 """
 
 from __future__ import annotations
@@ -15,6 +26,9 @@ from typing import Any
 
 from ._common import UNKNOWN_DTYPE, Kernel, layout_error
 from .reduce import pointers, wrap_dim
+
+# A planned kernel: the call's arguments -> its result, or None for the generic path.
+Planned = Callable[..., Any]
 
 # scatter_'s reduce argument -> _C.scatter's code.
 _SCATTER_REDUCE = {"none": 0, "sum": 1, "prod": 2, "amax": 3, "amin": 4, "mean": 5}
@@ -27,12 +41,22 @@ def as_1d(t: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return (shape, tuple(t.stride())) if shape else ((1,), (1,))
 
 
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides = []
+    step = 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
 def make_kernels(
     native: ModuleType,
     dtype_codes: Mapping[Any, int],
     reference: Callable[[str], Kernel],
 ) -> dict[str, Kernel]:
-    """``gather``, ``scatter_`` and ``nonzero`` (which returns its output)."""
+    """``gather``, ``scatter_`` and ``nonzero`` (which returns its output); ``aten::embedding``
+    and its backward, ``aten::gather``, ``aten::index_select`` and ``aten::index``."""
     from torch.backends.contract import allocator, plannable
 
     unknown = UNKNOWN_DTYPE
@@ -232,6 +256,118 @@ def make_kernels(
         return contract.composite("aten::embedding_dense_backward")(
             grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
 
+    native_gather = native.gather
+    composites: dict[str, Kernel] = {}
+
+    def composite(name: str) -> Kernel:
+        """Core's composite of ``name``, looked up once (the fallback of every kernel below)."""
+        kernel = composites.get(name)
+        if kernel is None:
+            from torch.backends import contract
+
+            kernel = composites[name] = contract.composite(name)
+        return kernel
+
+    def takes(a: Any, index: Any) -> int:
+        """``a``'s ``_C`` dtype code when the native gather takes ``a`` and ``index`` (both on
+        the CPU with elements and dims, an int64 index, a known dtype), else ``unknown``."""
+        if (a.device.type != "cpu" or index.device.type != "cpu" or not a.ndim
+                or not a.numel() or not index.numel()
+                or dtype_codes.get(index.dtype, unknown) != int64):
+            return unknown
+        return dtype_codes.get(a.dtype, unknown)
+
+    def gather_plan(code: int, a: Any, dim: int, out_shape: tuple[int, ...],
+                    index_strides: tuple[int, ...]) -> Planned:
+        """The kernel ``(a, index) -> out`` of one signature: ``out[p] = a[p with p[dim]
+        replaced by index[p]]``, the index read with ``index_strides`` (0 along the dims it
+        is broadcast over); None when the native check rejects an index."""
+        a_shape = tuple(a.shape)
+        a_strides = tuple(a.stride())
+        new_out = allocator([(out_shape, a.dtype, a.device)])
+        out_strides = _contiguous_strides(out_shape)
+
+        def planned(a: Any, index: Any) -> Any:
+            (out,), (dst,) = new_out()
+            try:
+                done = native_gather(code, out_shape, dst, out_strides, a_shape, a.data_ptr(),
+                                     a_strides, dim, index.data_ptr(), index_strides)
+            except IndexError:
+                return None  # the composite wraps or raises PyTorch's error
+            return out if done else None
+
+        return planned
+
+    def plan_gather(a: Any, dim: int, index: Any, sparse_grad: bool = False) -> Planned | None:
+        """The planned ``aten::gather`` of a signature whose first call succeeded (so its
+        shapes and dim are valid), on the native gather."""
+        code = takes(a, index)
+        if code == unknown or index.ndim != a.ndim:
+            return None
+        run = gather_plan(code, a, dim % a.ndim, tuple(index.shape), tuple(index.stride()))
+
+        def planned(a: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
+            return run(a, index)
+
+        return planned
+
+    @plannable(plan_gather, native=True)
+    def aten_gather(a: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
+        """``aten::gather``: planned calls run natively (above); a first call runs core's
+        composite."""
+        return composite("aten::gather")(a, dim, index, sparse_grad=sparse_grad)
+
+    def plan_index_select(a: Any, dim: int, index: Any) -> Planned | None:
+        """The planned ``aten::index_select``: a gather whose index is the 1-d ``index``
+        broadcast along every dim but ``dim``."""
+        code = takes(a, index)
+        if code == unknown or index.ndim > 1:
+            return None
+        d = dim % a.ndim
+        shape = list(a.shape)
+        shape[d] = index.numel()
+        strides = [0] * a.ndim
+        strides[d] = index.stride()[0] if index.ndim else 0
+        run = gather_plan(code, a, d, tuple(shape), tuple(strides))
+
+        def planned(a: Any, dim: int, index: Any) -> Any:
+            return run(a, index)
+
+        return planned
+
+    @plannable(plan_index_select, native=True)
+    def index_select(a: Any, dim: int, index: Any) -> Any:
+        """``aten::index_select``: planned calls run natively (above); a first call runs
+        core's composite."""
+        return composite("aten::index_select")(a, dim, index)
+
+    def index(a: Any, indices: Any) -> Any:
+        """``aten::index`` (``a[idx]``): one contiguous int64 index of the first dim in one
+        native gather (the index read once per row of the result); every other index, and an
+        index the native check rejects, through core's composite. (A tensor list names no plan
+        signature, so each call makes this choice.)"""
+        idx = indices[0] if len(indices) == 1 else None
+        if idx is not None and idx.is_contiguous():
+            code = takes(a, idx)
+            if code != unknown:
+                rest = tuple(a.shape)[1:]
+                from torch.backends import contract
+
+                out = contract.empty((*idx.shape, *rest), a.dtype, a.device)
+                shape = (idx.numel(), *rest)
+                try:
+                    done = native_gather(code, shape, out.data_ptr(),
+                                         _contiguous_strides(shape), tuple(a.shape),
+                                         a.data_ptr(), tuple(a.stride()), 0, idx.data_ptr(),
+                                         (1,) + (0,) * len(rest))
+                except IndexError:
+                    done = False  # negative or out of range: the composite wraps or raises
+                if done:
+                    return out
+        return composite("aten::index.Tensor")(a, indices)
+
     return {"gather": gather, "scatter_": scatter_, "nonzero": nonzero,
             "aten::embedding": embedding,
-            "aten::embedding_dense_backward": embedding_dense_backward}
+            "aten::embedding_dense_backward": embedding_dense_backward,
+            "aten::gather": aten_gather, "aten::index_select": index_select,
+            "aten::index.Tensor": index}
