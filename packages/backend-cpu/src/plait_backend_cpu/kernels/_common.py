@@ -58,6 +58,16 @@ def composite(qualname: str) -> Kernel:
     return contract.composite(qualname)
 
 
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The element strides of a row-major tensor of ``shape``."""
+    strides = []
+    step = 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
 def addresses(*tensors: Any) -> list[int] | None:
     """The data pointers of ``tensors`` (None entries give 0), or None when a tensor with
     elements has no address (the native code would dereference it)."""

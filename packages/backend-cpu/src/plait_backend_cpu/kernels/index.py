@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from ._common import UNKNOWN_DTYPE, Kernel, layout_error
+from ._common import UNKNOWN_DTYPE, Kernel, contiguous_strides, layout_error
 from .reduce import pointers, wrap_dim
 
 # A planned kernel: the call's arguments -> its result, or None for the generic path.
@@ -39,15 +39,6 @@ def as_1d(t: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
     reference kernels do with 0-d operands too)."""
     shape = tuple(t.shape)
     return (shape, tuple(t.stride())) if shape else ((1,), (1,))
-
-
-def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides = []
-    step = 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 def make_kernels(
@@ -285,7 +276,7 @@ def make_kernels(
         a_shape = tuple(a.shape)
         a_strides = tuple(a.stride())
         new_out = allocator([(out_shape, a.dtype, a.device)])
-        out_strides = _contiguous_strides(out_shape)
+        out_strides = contiguous_strides(out_shape)
 
         def planned(a: Any, index: Any) -> Any:
             (out,), (dst,) = new_out()
@@ -357,7 +348,7 @@ def make_kernels(
                 shape = (idx.numel(), *rest)
                 try:
                     done = native_gather(code, shape, out.data_ptr(),
-                                         _contiguous_strides(shape), tuple(a.shape),
+                                         contiguous_strides(shape), tuple(a.shape),
                                          a.data_ptr(), tuple(a.stride()), 0, idx.data_ptr(),
                                          (1,) + (0,) * len(rest))
                 except IndexError:

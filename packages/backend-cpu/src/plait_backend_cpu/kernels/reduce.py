@@ -1,4 +1,12 @@
-"""Wrappers of the native reduction kernels: sum prod amax amin any all, argmax argmin."""
+"""Wrappers of the native reduction kernels: sum prod amax amin any all, argmax argmin; and
+the aten extremes planned on them (``amax amin max.dim min.dim argmax argmin``).
+
+Core's composites of the extremes check their arguments, reshape and dispatch one or two
+primitives on every call; a signature fixes all of that (the input's layout, the dims, the
+output's layout), so a planned call here is one allocation and one native call per output. A
+case the native code declines (a dtype it does not know, more than 64 dims) and every first
+call run core's composite; so do 0-d and empty inputs, which are never planned.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from ._common import UNKNOWN_DTYPE, Kernel, layout_error, null_pointer_error
+from ._common import (
+    UNKNOWN_DTYPE,
+    Kernel,
+    composite,
+    contiguous_strides,
+    layout_error,
+    null_pointer_error,
+)
 
 # _C's reduce_mask is a 64-bit mask, one bit per dimension.
 _MAX_REDUCE_DIMS = 64
@@ -145,4 +160,120 @@ def make_kernels(
 
     kernels = {name: reduction(name) for name in native.REDUCE_OPS}
     kernels.update({name: arg_reduction(name) for name in ("argmax", "argmin")})
+    kernels.update(planned_extremes(native, dtype_codes))
     return kernels
+
+
+def planned_extremes(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, Kernel]:
+    """``aten::amax``/``amin``, ``aten::max.dim``/``min.dim`` and ``aten::argmax``/``argmin``
+    with planners whose kernels make the native calls directly."""
+    from torch.backends.contract import allocator, dtype, plannable
+
+    unknown = UNKNOWN_DTYPE
+    int64_dtype = dtype("int64")
+
+    def code_of(a: Any) -> int:
+        """``a``'s ``_C`` dtype code when a planned kernel takes ``a``: a CPU tensor with dims
+        and elements, at most 64 dims, of a dtype ``_C`` knows; else ``unknown``."""
+        if (a.device.type != "cpu" or not a.ndim or not a.numel()
+                or a.ndim > _MAX_REDUCE_DIMS):
+            return unknown
+        return dtype_codes.get(a.dtype, unknown)
+
+    def layout(a: Any, dims: list[int], keepdim: bool) -> tuple[tuple[int, ...], ...]:
+        """The result's shape and the strides the native code writes it with (those of its
+        keepdim shape, the same memory)."""
+        kept = tuple(1 if i in dims else n for i, n in enumerate(a.shape))
+        shape = kept if keepdim else tuple(n for i, n in enumerate(a.shape) if i not in dims)
+        return shape, contiguous_strides(kept)
+
+    def plan_values(prim: str, arg: str | None) -> Callable[..., Kernel | None]:
+        """The planner of a reduction to values (``prim``) over dims, with the indices of
+        ``arg`` (max.dim, min.dim) as a second output when ``arg`` is given."""
+        values_fn = getattr(native, prim)
+        index_fn = getattr(native, arg) if arg else None
+
+        def planner(a: Any, dim: Any = (), keepdim: bool = False) -> Kernel | None:
+            code = code_of(a)
+            if code == unknown:
+                return None
+            given = [dim] if isinstance(dim, int) else list(dim)
+            dims = sorted({d % a.ndim for d in given}) if given else list(range(a.ndim))
+            shape, strides = layout(a, dims, keepdim)
+            in_shape, in_strides = tuple(a.shape), tuple(a.stride())
+            mask = reduce_mask(prim, in_shape, tuple(1 if i in dims else n
+                                                     for i, n in enumerate(in_shape)), dims)
+            if index_fn is None:
+                new_out = allocator([(shape, a.dtype, a.device)])
+
+                def planned(a: Any, *args: Any, **kwargs: Any) -> Any:
+                    (out,), (dst,) = new_out()
+                    if not values_fn(code, code, in_shape, dst, strides, a.data_ptr(),
+                                     in_strides, mask):
+                        return None  # the generic path
+                    return out
+                return planned
+            d = dims[0]
+            new_outs = allocator([(shape, a.dtype, a.device), (shape, int64_dtype, a.device)])
+
+            def planned_pair(a: Any, *args: Any, **kwargs: Any) -> Any:
+                outs, (dst, idx) = new_outs()
+                src = a.data_ptr()
+                if not (values_fn(code, code, in_shape, dst, strides, src, in_strides, mask)
+                        and index_fn(code, in_shape, idx, strides, src, in_strides, d)):
+                    return None
+                return outs
+            return planned_pair
+
+        return planner
+
+    def plan_index(arg: str) -> Callable[..., Kernel | None]:
+        """The planner of ``aten::argmax``/``argmin``: along a dim, or over a contiguous
+        input read as one row."""
+        index_fn = getattr(native, arg)
+
+        def planner(a: Any, dim: int | None = None, keepdim: bool = False) -> Kernel | None:
+            code = code_of(a)
+            if code == unknown:
+                return None
+            if dim is None:
+                if not a.is_contiguous():
+                    return None
+                shape = (1,) * a.ndim if keepdim else ()
+                in_shape, in_strides, d, strides = (a.numel(),), (1,), 0, (1,)
+            else:
+                d = dim % a.ndim
+                shape, strides = layout(a, [d], keepdim)
+                in_shape, in_strides = tuple(a.shape), tuple(a.stride())
+            new_out = allocator([(shape, int64_dtype, a.device)])
+
+            def planned(a: Any, *args: Any, **kwargs: Any) -> Any:
+                (out,), (dst,) = new_out()
+                if not index_fn(code, in_shape, dst, strides, a.data_ptr(), in_strides, d):
+                    return None
+                return out
+            return planned
+
+        return planner
+
+    def kernel_of(qualname: str, planner: Callable[..., Kernel | None]) -> Kernel:
+        """The operator's kernel: core's composite, with ``planner`` for its signatures."""
+        fallback: list[Kernel] = []
+
+        @plannable(planner, native=True)
+        def kernel(*args: Any, **kwargs: Any) -> Any:
+            if not fallback:
+                fallback.append(composite(qualname))
+            return fallback[0](*args, **kwargs)
+
+        kernel.__name__ = kernel.__qualname__ = qualname.replace("aten::", "").replace(".", "_")
+        return kernel
+
+    return {
+        "aten::amax": kernel_of("aten::amax", plan_values("amax", None)),
+        "aten::amin": kernel_of("aten::amin", plan_values("amin", None)),
+        "aten::max.dim": kernel_of("aten::max.dim", plan_values("amax", "argmax")),
+        "aten::min.dim": kernel_of("aten::min.dim", plan_values("amin", "argmin")),
+        "aten::argmax": kernel_of("aten::argmax", plan_index("argmax")),
+        "aten::argmin": kernel_of("aten::argmin", plan_index("argmin")),
+    }
