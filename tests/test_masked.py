@@ -9,6 +9,7 @@ import math
 import pickle
 
 import pytest
+
 import torch
 
 VALUES = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]

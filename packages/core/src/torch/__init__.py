@@ -180,6 +180,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "special": ("torch.special", None),
     "sparse": ("torch.sparse", None),
     "masked": ("torch.masked", None),
+    "nested": ("torch.nested", None),
     "_sparse_coo_tensor_unsafe": ("torch._functions", "_sparse_coo_tensor_unsafe"),
     "OutOfMemoryError": ("torch._core.storage", "OutOfMemoryError"),
     "accelerator": ("torch.accelerator", None),
