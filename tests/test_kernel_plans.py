@@ -411,6 +411,11 @@ PLANNED = {
     "index_select of a transposed input": lambda x, i, w: x.t().index_select(1, i),
     "x[idx]": lambda x, i, w: (x * w)[i],
     "x[negative idx]": lambda x, i, w: x[i - 4],
+    "tril": lambda x, i, w: (x * w).tril(),
+    "triu(-1) of a transposed input": lambda x, i, w: x.t().triu(-1),
+    "tril(2) of a batch": lambda x, i, w: x.view(2, 2, 5).tril(2),
+    "masked_fill": lambda x, i, w: x.masked_fill(x.detach() > 0, 0.5) * w,
+    "masked_fill of a broadcast mask": lambda x, i, w: (x * w).masked_fill(i.view(4, 1) > 1, -2),
     "gelu": lambda x, i, w: F.gelu(x * w),
     "gelu tanh": lambda x, i, w: F.gelu(x, approximate="tanh"),
     "causal attention": lambda x, i, w: F.scaled_dot_product_attention(

@@ -18,7 +18,7 @@ from ._common import Kernel
 # Kernel areas, in registration order (a later area may replace an earlier one's kernel).
 AREAS = (
     "elementwise", "reduce", "scan", "index", "sort", "random", "optim", "linalg", "conv",
-    "attention", "fused", "activation", "loss", "rnn", "ternary", "spectral",
+    "attention", "fused", "activation", "loss", "rnn", "ternary", "spectral", "masked",
 )
 
 
