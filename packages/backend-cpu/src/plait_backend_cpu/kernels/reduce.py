@@ -1,5 +1,6 @@
 """Wrappers of the native reduction kernels: sum prod amax amin any all, argmax argmin; and
-the aten extremes planned on them (``amax amin max.dim min.dim argmax argmin``).
+the aten reductions planned on them (``amax amin max.dim min.dim argmax argmin
+linalg_vector_norm``).
 
 Core's composites of the extremes check their arguments, reshape and dispatch one or two
 primitives on every call; a signature fixes all of that (the input's layout, the dims, the
@@ -10,6 +11,7 @@ call run core's composite; so do 0-d and empty inputs, which are never planned.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -160,13 +162,13 @@ def make_kernels(
 
     kernels = {name: reduction(name) for name in native.REDUCE_OPS}
     kernels.update({name: arg_reduction(name) for name in ("argmax", "argmin")})
-    kernels.update(planned_extremes(native, dtype_codes))
+    kernels.update(planned_reductions(native, dtype_codes))
     return kernels
 
 
-def planned_extremes(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, Kernel]:
-    """``aten::amax``/``amin``, ``aten::max.dim``/``min.dim`` and ``aten::argmax``/``argmin``
-    with planners whose kernels make the native calls directly."""
+def planned_reductions(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, Kernel]:
+    """``aten::amax``/``amin``, ``aten::max.dim``/``min.dim``, ``aten::argmax``/``argmin`` and
+    ``aten::linalg_vector_norm`` with planners whose kernels make the native calls directly."""
     from torch.backends.contract import allocator, dtype, plannable
 
     unknown = UNKNOWN_DTYPE
@@ -269,7 +271,49 @@ def planned_extremes(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict
         kernel.__name__ = kernel.__qualname__ = qualname.replace("aten::", "").replace(".", "_")
         return kernel
 
+    native_abs, native_mul, native_sqrt = native.abs, native.mul, native.sqrt
+    # vector_norm's orders served natively: (elementwise step, reduction, root)
+    norm_steps = {1: ("abs", "sum", False), 2: ("square", "sum", True),
+                  math.inf: ("abs", "amax", False), -math.inf: ("abs", "amin", False)}
+    real_floats = {dtype("float32"), dtype("float64")}
+
+    def plan_vector_norm(a: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
+                         dtype: Any = None) -> Kernel | None:
+        """``aten::linalg_vector_norm`` of a float32/float64 input, for the orders 1, 2, inf
+        and -inf: ``|a|`` (``a * a`` for 2, the same values as ``|a| * |a|``) into a scratch
+        tensor, the reduction, and the root for 2: the composite's primitives, without its
+        checks and dispatches."""
+        code = code_of(a)
+        steps = norm_steps.get(float(ord)) if isinstance(ord, (int, float)) else None
+        if code == unknown or steps is None or dtype is not None or a.dtype not in real_floats:
+            return None
+        step, prim, root = steps
+        given = [] if dim is None else [dim] if isinstance(dim, int) else list(dim)
+        dims = sorted({d % a.ndim for d in given}) if given else list(range(a.ndim))
+        shape, strides = layout(a, dims, keepdim)
+        in_shape, in_strides = tuple(a.shape), tuple(a.stride())
+        scratch_strides = contiguous_strides(in_shape)
+        kept = tuple(1 if i in dims else n for i, n in enumerate(in_shape))
+        mask = reduce_mask(prim, in_shape, kept, dims)
+        reduce_fn = getattr(native, prim)
+        new_outs = allocator([(shape, a.dtype, a.device), (in_shape, a.dtype, a.device)])
+
+        def planned(a: Any, *args: Any, **kwargs: Any) -> Any:
+            (out, _), (dst, tmp) = new_outs()
+            src = a.data_ptr()
+            done = (native_mul(code, in_shape, tmp, scratch_strides, src, in_strides, src,
+                               in_strides) if step == "square" else
+                    native_abs(code, code, in_shape, tmp, scratch_strides, src, in_strides))
+            if not (done and reduce_fn(code, code, in_shape, dst, strides, tmp,
+                                       scratch_strides, mask)):
+                return None
+            if root and not native_sqrt(code, code, kept, dst, strides, dst, strides):
+                return None
+            return out
+        return planned
+
     return {
+        "aten::linalg_vector_norm": kernel_of("aten::linalg_vector_norm", plan_vector_norm),
         "aten::amax": kernel_of("aten::amax", plan_values("amax", None)),
         "aten::amin": kernel_of("aten::amin", plan_values("amin", None)),
         "aten::max.dim": kernel_of("aten::max.dim", plan_values("amax", "argmax")),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import string
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -42,8 +43,10 @@ _CPP_NAMES = {
 
 def _linalg() -> Any:
     """The ops of :mod:`torch.linalg`, :mod:`torch._aten.linalg_ops` (imported late: it builds
-    on this module)."""
-    return importlib.import_module("torch._aten.linalg_ops")
+    on this module; once imported, read from ``sys.modules``, which costs ``x.norm()`` no
+    import machinery)."""
+    module = sys.modules.get("torch._aten.linalg_ops")
+    return module if module is not None else importlib.import_module("torch._aten.linalg_ops")
 
 
 def _check_tensor(fn: str, name: str, x: Any) -> None:
