@@ -615,3 +615,35 @@ def test_large_products_as_row_tasks_keep_their_bits_on_every_thread_count():
                 assert got.tobytes() == single.tobytes(), (m, k, n, threads)
     finally:
         torch.set_num_threads(old)
+
+
+def test_weight_gradient_products_keep_their_bits_on_every_thread_count():
+    """g.T @ x, a linear layer's weight gradient: A is a transposed view (its panels gather
+    six floats from each depth row, prefetched some rows ahead), the depth is long (several
+    256-deep slabs) and the threads split the output by rows where a column split would make
+    each gather all of A. Heights around the 6-row panel (a last partial panel, fewer rows
+    than one panel), widths around the 16/64-column panel, a gradient sliced out of a wider
+    buffer, and products both below and above the row-task size. Against numpy in float64;
+    every thread count gives the bits of one."""
+    if not C.blas_info()["packed_kernel"]:
+        pytest.skip("no packed float32 kernel on this CPU (it needs AVX2 and FMA)")
+    rng = np.random.default_rng(9)
+    old = torch.get_num_threads()
+    try:
+        for tokens, n, k in ((768, 128, 128), (768, 65, 128), (770, 130, 37), (257, 13, 515),
+                             (513, 5, 40), (768, 128, 512), (600, 389, 131)):
+            wide = rng.standard_normal((tokens, n + 3)).astype(np.float32)
+            g_values = wide[:, 1:1 + n]
+            x_values = rng.standard_normal((tokens, k)).astype(np.float32)
+            g, x = torch.from_numpy(wide)[:, 1:1 + n], torch.from_numpy(x_values)
+            want = g_values.astype(np.float64).T @ x_values.astype(np.float64)
+            scale = np.abs(g_values).astype(np.float64).T @ np.abs(x_values).astype(np.float64)
+            torch.set_num_threads(1)
+            single = (g.T @ x).numpy()
+            assert np.all(np.abs(single - want) <= 1e-5 * scale + 1e-5), (tokens, n, k)
+            for threads in (2, 3):
+                torch.set_num_threads(threads)
+                got = (g.T @ x).numpy()
+                assert got.tobytes() == single.tobytes(), (tokens, n, k, threads)
+    finally:
+        torch.set_num_threads(old)
