@@ -577,3 +577,45 @@ def test_planned_norms_match_the_generic_path(name, dtype, no_plans):
         with no_plans():
             want = run(seed)
         assert repr(run(seed)) == repr(want)  # (repr: NaN equals NaN)
+
+
+CLAMPS = {
+    "clamp(lo, hi)": lambda x, lo, hi: x.clamp(lo, hi),
+    "clamp(lo)": lambda x, lo, hi: torch.clamp(x, lo),
+    "clamp(max=hi) of a broadcast bound": lambda x, lo, hi: x.clamp(max=hi[0]),
+    "clamp(hi, lo) (min above max)": lambda x, lo, hi: x.clamp(hi, lo),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLAMPS))
+def test_clamp_with_tensor_bounds_is_clamp_tensor_and_planned(name, no_plans):
+    """``clamp`` with tensor bounds calls ``aten::clamp.Tensor`` (PyTorch's overload for
+    them); its planned calls give the generic path's values and gradients for the input and
+    both bounds, NaN included, on new values each call."""
+    call = CLAMPS[name]
+
+    def run(seed):
+        rs = np.random.RandomState(seed)
+        x = torch.tensor(rs.standard_normal((4, 5)), requires_grad=True)
+        x.data[seed % 4, 2] = float("nan")
+        lo = torch.tensor(rs.uniform(-1, 0, (4, 5)), requires_grad=True)
+        hi = torch.tensor(rs.uniform(0, 1, (4, 5)), requires_grad=True)
+        out = call(x, lo, hi)
+        grads = torch.autograd.grad((out * 2).nansum(), (x, lo, hi), allow_unused=True)
+        return out.tolist(), out.stride(), [g if g is None else g.tolist() for g in grads]
+
+    for seed in range(4):
+        with no_plans():
+            want = run(seed)
+        assert repr(run(seed)) == repr(want)
+    seen = []
+
+    class Names(torch.utils._python_dispatch.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = torch.randn(4, 5)
+    with Names():
+        call(x, torch.zeros(4, 5), torch.ones(4, 5))
+    assert "aten.clamp.Tensor" in seen

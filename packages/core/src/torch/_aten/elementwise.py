@@ -1022,9 +1022,14 @@ _aten_clamp_min = _define("clamp_min", "clamp_min(Tensor self, Scalar min) -> Te
                           _clamp_min_kernel)
 _aten_clamp_max = _define("clamp_max", "clamp_max(Tensor self, Scalar max) -> Tensor",
                           _clamp_max_kernel)
-# clamp with number bounds is maximum and/or minimum on a bound constant: a function of the
-# signature (a tensor bound, passed where a Scalar is taken, is never replayed)
-_plan.enable(_aten_clamp, _aten_clamp_min, _aten_clamp_max)
+# clamp with tensor bounds (PyTorch's overload for them, which dispatch modes see): maximum
+# and/or minimum on the bound tensors
+_aten_clamp_tensor = _define("clamp.Tensor", "clamp.Tensor(Tensor self, Tensor? min=None, "
+                             "Tensor? max=None) -> Tensor", _clamp_kernel)
+# clamp with number bounds is maximum and/or minimum on a bound constant, with tensor bounds on
+# the bound tensors: a function of the signature either way (a tensor bound passed to the
+# Scalar overload, as a mix of a tensor and a number is, is never replayed)
+_plan.enable(_aten_clamp, _aten_clamp_min, _aten_clamp_max, _aten_clamp_tensor)
 _aten_lerp = _define("lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> "
                      "Tensor", _lerp_kernel, implicit=True)
 
@@ -1056,12 +1061,21 @@ _aten_where = _define("where.self", "where.self(Tensor condition, Tensor self, T
 _plan.enable(_aten_where)  # one primitive on broadcast operands: a function of the signature
 
 
+def _tensor_bounds(min: Any, max: Any) -> bool:
+    """Whether clamp's bounds are tensors (or None), at least one given: PyTorch's
+    ``clamp.Tensor`` overload."""
+    return ((min.__class__ is Tensor or isinstance(min, Tensor) or min is None)
+            and (max.__class__ is Tensor or isinstance(max, Tensor) or max is None)
+            and (min is not None or max is not None))
+
+
 def clamp(input: Tensor, min: Any = None, max: Any = None, *,
           out: Tensor | None = None) -> Tensor:
     """Limit ``input`` to ``[min, max]`` (numbers or tensors; either may be ``None``). NaN
     propagates, and where ``min > max`` the result is ``max``."""
     # (the schema's default max is not passed, as PyTorch's dispatcher shows the call)
-    result = _aten_clamp(input, min) if max is None else _aten_clamp(input, min, max)
+    op = _aten_clamp_tensor if _tensor_bounds(min, max) else _aten_clamp
+    result = op(input, min) if max is None else op(input, min, max)
     return result if out is None else write_out(out, result)
 
 

@@ -402,6 +402,11 @@ def _clamp(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     return tuple(grads[:len(ctx.args)])
 
 
+@derivative("aten::clamp.Tensor", result=False)
+def _clamp_tensor(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    return _clamp(ctx, grad)
+
+
 @derivative("aten::clamp_min", result=False)
 def _clamp_min(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
     grads = _clamp_grads(ctx, grad, _param(ctx, 1, "min"), None, (1, None))
