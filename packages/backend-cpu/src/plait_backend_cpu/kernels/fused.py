@@ -66,9 +66,10 @@ def make_kernels(
                 return None
             outer, size, inner = layout
             new_output = contract.allocator([(shape, self.dtype, self.device)])
+            item = self.dtype.itemsize  # (`size` is the softmax dim's)
 
             def planned(self: Any, dim: int, half_to_float: bool = False) -> Any:
-                src = self.data_ptr()
+                src = self._storage._ptr + self._offset * item  # (data_ptr(), written out)
                 (out,), (dst,) = new_output()
                 if not src or not forward(code, log, outer, size, inner, dst, src):
                     return None  # the generic path
@@ -112,11 +113,14 @@ def make_kernels(
                 return None
             outer, size, inner = layout
             new_output = contract.allocator([(shape, output.dtype, output.device)])
+            item = output.dtype.itemsize
 
             def planned(grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Any:
                 (grad_in,), (dst,) = new_output()
-                if not backward(code, log, outer, size, inner, dst, grad_output.data_ptr(),
-                                output.data_ptr()):
+                # (the operands' data_ptr(), written out: one dtype, checked by the plan)
+                if not backward(code, log, outer, size, inner, dst,
+                                grad_output._storage._ptr + grad_output._offset * item,
+                                output._storage._ptr + output._offset * item):
                     return None  # the generic path
                 return grad_in
 
@@ -163,14 +167,17 @@ def make_kernels(
         new_outputs = contract.allocator([(shape, dtype, device), (stat_shape, dtype, device),
                                           (stat_shape, dtype, device)])
 
+        size = dtype.itemsize  # (every operand's: checked above)
+
         def planned(input: Any, normalized_shape: Sequence[int], weight: Any, bias: Any,
                     eps: float) -> Any:
-            src = input.data_ptr()
+            # the operands' data_ptr(), written out
+            src = input._storage._ptr + input._offset * size
             outs, (out, mean, rstd) = new_outputs()
             if not src or not layer_norm_forward(
                     code, rows, cols, epsilon, out, mean, rstd, src,
-                    weight.data_ptr() if weight is not None else 0,
-                    bias.data_ptr() if bias is not None else 0):
+                    weight._storage._ptr + weight._offset * size if weight is not None else 0,
+                    bias._storage._ptr + bias._offset * size if bias is not None else 0):
                 return None  # the generic path
             return outs
 
@@ -235,6 +242,7 @@ def make_kernels(
         for want, _shape in wanted:
             picks.append(sum(p is not None for p in picks) if want else None)
         every = None not in picks
+        size = dtype.itemsize  # (every operand's: checked above)
 
         def planned(grad_out: Any, input: Any, normalized_shape: Sequence[int], mean: Any,
                     rstd: Any, weight: Any, bias: Any, output_mask: Sequence[bool]) -> Any:
@@ -244,9 +252,12 @@ def make_kernels(
                 grads = tuple(made[k] if k is not None else None for k in picks)
                 ptrs = tuple(addresses[k] if k is not None else 0 for k in picks)
             if not layer_norm_backward(
-                    code, rows, cols, *ptrs, grad_out.data_ptr(), input.data_ptr(),
-                    mean.data_ptr(), rstd.data_ptr(),
-                    weight.data_ptr() if weight is not None else 0):
+                    code, rows, cols, *ptrs,  # (the operands' data_ptr(), written out)
+                    grad_out._storage._ptr + grad_out._offset * size,
+                    input._storage._ptr + input._offset * size,
+                    mean._storage._ptr + mean._offset * size,
+                    rstd._storage._ptr + rstd._offset * size,
+                    weight._storage._ptr + weight._offset * size if weight is not None else 0):
                 return None  # the generic path
             return grads
 

@@ -141,14 +141,16 @@ def make_kernels(
         weight_strides = tuple(weight.stride())
         new_out = allocator([(out_shape, weight.dtype, weight.device)])
         native_gather = native.gather
+        size = weight.dtype.itemsize
 
         def planned(weight: Any, indices: Any, padding_idx: int = -1,
                     scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
             (out,), (dst,) = new_out()
-            try:
+            try:  # (the operands' data_ptr(), written out; int64 indices: 8 bytes)
                 done = native_gather(code, (n, width), dst, (width, 1), (rows, width),
-                                     weight.data_ptr(), weight_strides, 0, indices.data_ptr(),
-                                     (1, 0))
+                                     weight._storage._ptr + weight._offset * size,
+                                     weight_strides, 0,
+                                     indices._storage._ptr + indices._offset * 8, (1, 0))
             except IndexError:
                 raise IndexError("index out of range in self") from None
             if not done:
@@ -217,15 +219,17 @@ def make_kernels(
         pad_offset = (padding_idx * width * grad_output.element_size()
                       if 0 <= padding_idx < num_weights else None)
         sum_code = _SCATTER_REDUCE["sum"]
+        size = grad_output.dtype.itemsize
 
         def planned(grad_output: Any, indices: Any, num_weights: int, padding_idx: int,
                     scale_grad_by_freq: bool) -> Any:
             (out,), (dst,) = new_out()
             if not native_fill(code, table, dst, row_strides, 0.0):
                 return None  # the generic path
-            try:
+            try:  # (the operands' data_ptr(), written out; int64 indices: 8 bytes)
                 done = native_scatter(code, table, dst, row_strides, 0, index_shape,
-                                      indices.data_ptr(), index_strides, grad_output.data_ptr(),
+                                      indices._storage._ptr + indices._offset * 8, index_strides,
+                                      grad_output._storage._ptr + grad_output._offset * size,
                                       row_strides, sum_code, True)
             except IndexError:
                 raise IndexError("index out of range in self") from None

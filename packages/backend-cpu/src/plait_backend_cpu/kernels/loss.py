@@ -69,12 +69,17 @@ def make_kernels(
         lse_shape = tuple(self.shape[:-1])
         ok = native.LOSS_OK
         new_outputs = allocator([(loss_shape, dt, dev), (lse_shape, dt, dev)])
+        size = dt.itemsize  # (the weight's too; the targets are int64)
 
         def planned(self: Any, target: Any, weight: Any, reduction: int,
                     ignore_index: int) -> Any:
             outs, (loss, lse) = new_outputs()
-            if forward(code, rows, classes, red, ignore_index, loss, lse, self.data_ptr(),
-                       target.data_ptr(), weight.data_ptr() if weight is not None else 0) != ok:
+            # the operands' data_ptr(), written out
+            if forward(code, rows, classes, red, ignore_index, loss, lse,
+                       self._storage._ptr + self._offset * size,
+                       target._storage._ptr + target._offset * 8,
+                       weight._storage._ptr + weight._offset * size
+                       if weight is not None else 0) != ok:
                 return None  # the generic path
             return outs
 
@@ -118,14 +123,18 @@ def make_kernels(
             return None
         ok = native.LOSS_OK
         new_output = allocator([(tuple(self.shape), self.dtype, self.device)])
+        size = self.dtype.itemsize  # (every floating operand's: checked above)
 
         def planned(grad_output: Any, self: Any, target: Any, weight: Any, reduction: int,
                     ignore_index: int, logsumexp: Any) -> Any:
             (grad_in,), (dst,) = new_output()
-            if backward(code, rows, classes, red, ignore_index, dst, grad_output.data_ptr(),
-                        self.data_ptr(), target.data_ptr(),
-                        weight.data_ptr() if weight is not None else 0,
-                        logsumexp.data_ptr()) != ok:
+            # the operands' data_ptr(), written out (int64 targets: 8 bytes)
+            if backward(code, rows, classes, red, ignore_index, dst,
+                        grad_output._storage._ptr + grad_output._offset * size,
+                        self._storage._ptr + self._offset * size,
+                        target._storage._ptr + target._offset * 8,
+                        weight._storage._ptr + weight._offset * size if weight is not None else 0,
+                        logsumexp._storage._ptr + logsumexp._offset * size) != ok:
                 return None  # the generic path
             return grad_in
 

@@ -565,6 +565,7 @@ def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> Op
     # or not as the rule reads it; one edge per tensor
     saved = list(args)
     edges = []
+    hooks = _graph._hooks_active  # (none open: the saves below are written out)
     for i in tensors:
         a = args[i]
         # _edge's usual answers without its call (as binary_node): output 0 of a
@@ -578,16 +579,39 @@ def plan_node(recipe: tuple[Any, ...], args: tuple[Any, ...], out: Tensor) -> Op
             edges.append(edge if edge is not None else _edge(a))
         else:
             edges.append(_NO_EDGE)
-        if keep[i]:
-            saved[i] = _save_input(a)
-        else:
+        if not keep[i]:
             saved[i] = None  # the rule never reads it
+        elif hooks or getattr(a, "_inference", False):
+            saved[i] = _save_input(a)
+        else:  # graph.save_input, written out (one frame per kept tensor)
+            kept = _new(SavedTensor)
+            kept._version = a._vc[0]
+            kept._is_output = False
+            kept._node = None
+            kept._unpack = None
+            kept._parts = None
+            kept._tensor = a
+            saved[i] = kept
     node._next = tuple(edges)
     node._kept_args = saved
     out.grad_fn = node
     out._requires_grad = True
     if keep_result:
-        node._result = _save_output(out, node)
+        if hooks or out.__class__ is not Tensor or getattr(out, "_inference", False):
+            node._result = _save_output(out, node)
+        else:  # graph.save_output of a plain tensor, written out (as record_one)
+            kept = _new(SavedTensor)
+            kept._version = out._vc[0]
+            kept._is_output = True
+            kept._output_nr = 0
+            kept._node = _weakref.ref(node)
+            kept._unpack = None
+            kept._tensor = None
+            kept._parts = (out._storage, out._shape, out._stride, out._offset, out._dtype,
+                           out._device, out._vc, out._base)
+            kept._layout = out._interned_layout
+            kept._geometry = out._geometry
+            node._result = kept
     return node
 
 

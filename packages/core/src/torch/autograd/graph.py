@@ -318,11 +318,25 @@ def save_outputs(result: tuple[Any, ...], node: Node,
                      if isinstance(r, Tensor) else r for nr, r in enumerate(result))
     ref = weakref.ref(node)
     kept = []
-    for nr, r in enumerate(result):
+    nr = -1
+    for r in result:
+        nr += 1
         if keep is not True and nr not in keep:
             r = None if isinstance(r, Tensor) else r
         elif r.__class__ is Tensor and not getattr(r, "_inference", False):
-            r = _saved_output(r, ref, nr)
+            # _saved_output(r, ref, nr), written out (one frame per output)
+            saved = _new(SavedTensor)
+            saved._version = r._vc[0]
+            saved._is_output = True
+            saved._output_nr = nr
+            saved._node = ref
+            saved._unpack = None
+            saved._tensor = None
+            saved._parts = (r._storage, r._shape, r._stride, r._offset, r._dtype, r._device,
+                            r._vc, r._base)
+            saved._layout = r._interned_layout
+            saved._geometry = r._geometry
+            r = saved
         elif isinstance(r, Tensor):
             r = SavedTensor(r, node, True, nr)
         kept.append(r)
