@@ -270,3 +270,96 @@ def test_column_sum_template(dtype) -> None:
     np.testing.assert_allclose(_np(compiled(x, strided)[1]), _np(strided).sum(axis=0),
                                rtol=tol, atol=tol)
     assert compiled.templates[1].calls == {"template": 1, "library": 1}
+
+
+def _gelu_grads(g, x, g2, x2):
+    d = aten.gelu_backward(g, x)
+    bias = aten.sum(aten.view(d, [-1, d.shape[-1]]), [0])  # a linear layer's bias gradient
+    lone = aten.gelu_backward(g2, x2)  # no sum: the template alone
+    product = aten.mm(aten.view(d, [-1, d.shape[-1]]), aten.t(x2))  # (keeps the two apart)
+    tanh = aten.gelu_backward(g2, x2, approximate="tanh")  # not the exact form: the operator
+    return product, bias, lone, tanh
+
+
+def _gelu_grad_reference(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+    import math
+
+    cdf = np.vectorize(lambda v: 0.5 * math.erfc(-v / math.sqrt(2.0)))(x)
+    return g * (cdf + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_gelu_backward_template_sums_the_bias_gradient(dtype) -> None:
+    gen = torch.Generator().manual_seed(5)
+    g = torch.randn(3, 40, 37, generator=gen, dtype=dtype)
+    x = torch.randn(3, 40, 37, generator=gen, dtype=dtype) * 3  # far into both tails
+    g2, x2 = (torch.randn(29, 37, generator=gen, dtype=dtype) for _ in range(2))
+    inputs = [g, x, g2, x2]
+    compiled = compile_fx(make_fx(_gelu_grads)(*inputs), inputs)
+    targets = _targets(compiled)
+    assert aten.sum.dim_IntList not in targets and targets.count(aten.gelu_backward.default) == 2
+    assert [(type(t).__name__, t.column_sum) for t in compiled.templates] == [
+        ("GeluBackward", True), ("GeluBackward", False)]  # the tanh form has none
+    product, bias, lone, tanh = compiled(*inputs)
+    assert [t.calls for t in compiled.templates] == [{"template": 1, "library": 0}] * 2
+    want = _gelu_grad_reference(_np(g), _np(x))
+    tol = 2e-6 if dtype == torch.float32 else 1e-12
+    np.testing.assert_allclose(_np(bias), want.reshape(-1, 37).sum(axis=0), rtol=tol,
+                               atol=tol * 30)
+    np.testing.assert_allclose(_np(product), want.reshape(-1, 37) @ _np(x2).T, rtol=tol,
+                               atol=tol * 30)
+    np.testing.assert_allclose(_np(lone), _gelu_grad_reference(_np(g2), _np(x2)), rtol=tol,
+                               atol=tol)
+    np.testing.assert_array_equal(_np(tanh), _np(aten.gelu_backward(g2, x2, approximate="tanh")))
+    # extremes: a zero gradient far out, the sign of zero, inf and nan as the library has them
+    edge = torch.tensor([[-1e30, -90.0, -10.0, -0.0, 0.0, 10.0, 90.0, 1e30, float("inf"),
+                          float("nan")] + [0.25 * k - 3.0 for k in range(27)]], dtype=dtype)
+    ones = torch.ones_like(edge)
+    got = compiled(ones, edge, ones, edge)
+    np.testing.assert_allclose(_np(got[2]), _np(aten.gelu_backward(ones, edge)), rtol=tol,
+                               atol=tol, equal_nan=True)
+    # a strided input: the operators
+    strided = torch.randn(37, 29, dtype=dtype).t()
+    np.testing.assert_allclose(_np(compiled(g, x, strided, x2)[2]),
+                               _gelu_grad_reference(_np(strided), _np(x2)), rtol=tol, atol=tol)
+    assert compiled.templates[1].calls == {"template": 2, "library": 1}
+
+
+def _blocked(g, x, w, b, res, qkv):
+    _, mean, rstd = aten.native_layer_norm(x, [x.shape[-1]], w, b, 1e-5)
+    grad_in, grad_w, grad_b = aten.native_layer_norm_backward(
+        g, x, [x.shape[-1]], mean, rstd, w, b, [True, True, True])
+    total = aten.add(res, grad_in)
+    gelu = aten.gelu_backward(g, x)
+    parts = [aten.unsqueeze(aten.transpose(t, 1, 2), 2) for t in aten.unbind(qkv)]
+    joined = aten.cat(parts, 2)  # its rows cut into chunks across the three inputs
+    return (total, grad_w, grad_b, aten.sum(total, [0, 1]), gelu, aten.sum(gelu, [0, 1]),
+            joined, aten.sum(aten.view(joined, [-1, joined.shape[-1] * 12]), [0]))
+
+
+def test_templates_on_the_pool_give_the_same_bits_at_any_thread_count() -> None:
+    # above config.parallel_threshold: the row blocks run on the thread pool, and the sums
+    # over rows add fixed blocks' partials in block order
+    gen = torch.Generator().manual_seed(8)
+    g, x, res = (torch.randn(12, 320, 96, generator=gen) for _ in range(3))
+    w, b = torch.randn(96, generator=gen), torch.randn(96, generator=gen)
+    qkv = torch.randn(3, 12, 4, 320, 24, generator=gen)
+    inputs = [g, x, w, b, res, qkv]
+    compiled = compile_fx(make_fx(_blocked)(*inputs), inputs)
+    assert sorted(type(t).__name__ for t in compiled.templates) == [
+        "ColumnSum", "GeluBackward", "LayerNormBackward", "StridedCopy"]
+    threads = torch.get_num_threads()
+    try:
+        results = []
+        for count in (1, 2, 3):
+            torch.set_num_threads(count)
+            results.append(compiled(*inputs))
+    finally:
+        torch.set_num_threads(threads)
+    assert all(t.calls["library"] == 0 for t in compiled.templates)
+    for other in results[1:]:
+        for got, want in zip(other, results[0]):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    want = _blocked(*inputs)  # the operators
+    for got, expected in zip(results[0], want):
+        np.testing.assert_allclose(_np(got), _np(expected), rtol=1e-4, atol=2e-3)

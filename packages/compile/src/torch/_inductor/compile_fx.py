@@ -21,7 +21,12 @@ from torch.backends import contract
 
 from . import config
 from .interpreter import run_group
-from .passes import addmm_to_linear, fuse_layer_norm_backward_add, merge_cat_of_reshapes
+from .passes import (
+    addmm_to_linear,
+    fuse_gelu_backward_sum,
+    fuse_layer_norm_backward_add,
+    merge_cat_of_reshapes,
+)
 from .scheduler import NORMS, KernelGroup, Schedule, norm_dtype, schedule
 from .templates import template_for
 
@@ -180,6 +185,7 @@ class CompiledGraph:
         self.gm = gm
         merge_cat_of_reshapes(gm)
         fuse_layer_norm_backward_add(gm)
+        fuse_gelu_backward_sum(gm)
         addmm_to_linear(gm)
         plan = schedule(gm)
         self.schedule = plan

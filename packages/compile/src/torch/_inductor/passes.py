@@ -17,6 +17,13 @@ separate calls reading the data again. Only on the CPU, float32/float64, with
 ``config.cpu_templates``. The sum may also read a reshape of the add that merges its leading
 dims (AOT autograd's (B * T, C) view of the gradient for the weight's matmul).
 
+``fuse_gelu_backward_sum``: an exact-form ``gelu_backward`` whose gradient is also summed
+over every dimension but the last (directly, or through AOT autograd's (B * T, C) view: the
+bias gradient of the linear layer that fed the GELU) becomes one
+:func:`~torch._inductor.templates.gelu_backward_sum` node: the template sums the gradient as
+it writes it, so the sum no longer reads it again. Only on the CPU, float32/float64, with
+``config.cpu_templates``.
+
 ``addmm_to_linear``: ``addmm(bias, x, t(w))`` (a linear layer as AOT autograd traces it)
 becomes ``linear(x, w, bias)``: a backend with a fused linear kernel writes the bias into the
 output and adds the product onto it in one GEMM, where addmm is a matmul and a second pass
@@ -30,7 +37,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["addmm_to_linear", "fuse_layer_norm_backward_add", "merge_cat_of_reshapes"]
+__all__ = ["addmm_to_linear", "fuse_gelu_backward_sum", "fuse_layer_norm_backward_add",
+           "merge_cat_of_reshapes"]
 
 _aten = torch.ops.aten
 
@@ -224,6 +232,54 @@ def fuse_layer_norm_backward_add(gm: Any) -> int:
             # positions after the rewrites so far (a residual may be an earlier rewrite's)
             position = {n: index for index, n in enumerate(graph.nodes)}
             done += _fuse_norm_backward(graph, node, position)
+    if done:
+        gm.recompile()
+    return done
+
+
+def _fuse_gelu_backward(graph: Any, node: Any) -> bool:
+    """Rewrite one gelu_backward node with the pattern; whether it did."""
+    import operator
+
+    from .templates import gelu_backward_sum
+
+    approximate = node.args[2] if len(node.args) > 2 else node.kwargs.get("approximate", "none")
+    value = node.meta.get("val")
+    if approximate != "none" or len(node.args) < 2 or set(node.kwargs) - {"approximate"} \
+            or not isinstance(value, torch.Tensor) or value.device.type != "cpu" \
+            or value.dtype not in (torch.float32, torch.float64) or value.dim() < 2:
+        return False
+    summed = _column_sum(node)
+    if summed is None:
+        return False
+    with graph.inserting_before(node):
+        fused = graph.call_function(gelu_backward_sum, (node.args[0], node.args[1], True))
+        fused.meta["val"] = (value, summed.meta["val"])
+        grad = graph.call_function(operator.getitem, (fused, 0))
+        grad.meta["val"] = value
+        total = graph.call_function(operator.getitem, (fused, 1))
+        total.meta["val"] = summed.meta["val"]
+    node.replace_all_uses_with(grad)
+    summed.replace_all_uses_with(total)
+    view = summed.args[0]
+    graph.erase_node(summed)
+    if view is not grad and not view.users:  # the (B * T, C) view only the sum read
+        graph.erase_node(view)
+    graph.erase_node(node)
+    return True
+
+
+def fuse_gelu_backward_sum(gm: Any) -> int:
+    """Apply the gelu backward rewrite (module docstring) to ``gm``; the count."""
+    from . import config
+
+    if not config.cpu_templates:
+        return 0
+    graph = gm.graph
+    done = 0
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target is _aten.gelu_backward.default:
+            done += _fuse_gelu_backward(graph, node)
     if done:
         gm.recompile()
     return done
