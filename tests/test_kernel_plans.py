@@ -619,3 +619,35 @@ def test_clamp_with_tensor_bounds_is_clamp_tensor_and_planned(name, no_plans):
     with Names():
         call(x, torch.zeros(4, 5), torch.ones(4, 5))
     assert "aten.clamp.Tensor" in seen
+
+
+SCANS_AND_TOPK = {
+    "cumsum(1)": lambda x: x.cumsum(1),
+    "cumsum(0) of a transposed input": lambda x: x.t().cumsum(0),
+    "cumprod(-1)": lambda x: x.cumprod(-1),
+    "topk(3)": lambda x: x.topk(3),
+    "topk(2, 0, largest=False)": lambda x: x.topk(2, 0, largest=False),
+    "topk(5) of a transposed input": lambda x: x.t().topk(4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCANS_AND_TOPK))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_planned_scans_and_topk_match_the_generic_path(name, dtype, no_plans):
+    """cumsum/cumprod and topk planned on their native kernels give the generic path's
+    values, indices (ties and NaN included), layouts and gradients, on new values each call."""
+    call = SCANS_AND_TOPK[name]
+
+    def run(seed):
+        rs = np.random.RandomState(seed)
+        values = rs.randint(-2, 3, (4, 5)).astype(np.float64)  # ties
+        values[seed % 4, 3] = np.nan if seed == 1 else 0.5
+        x = torch.tensor(values, dtype=dtype, requires_grad=True)
+        outs = _outputs(call(x))
+        grad = torch.autograd.grad(outs[0].nansum(), (x,))[0]
+        return [(o.tolist(), o.stride(), o.dtype) for o in outs], grad.tolist()
+
+    for seed in range(4):
+        with no_plans():
+            want = run(seed)
+        assert repr(run(seed)) == repr(want)

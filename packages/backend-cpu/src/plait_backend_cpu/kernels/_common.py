@@ -58,6 +58,24 @@ def composite(qualname: str) -> Kernel:
     return contract.composite(qualname)
 
 
+def planned_composite(qualname: str, planner: Callable[..., Kernel | None]) -> Kernel:
+    """A kernel of aten operator ``qualname`` that runs core's composite (looked up at its
+    first call), with ``planner`` (``torch.backends.contract.plannable``, native) giving the
+    dispatcher a kernel specialised to each call signature."""
+    from torch.backends.contract import plannable
+
+    fallback: list[Kernel] = []
+
+    @plannable(planner, native=True)
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        if not fallback:
+            fallback.append(composite(qualname))
+        return fallback[0](*args, **kwargs)
+
+    kernel.__name__ = kernel.__qualname__ = qualname.replace("aten::", "").replace(".", "_")
+    return kernel
+
+
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     """The element strides of a row-major tensor of ``shape``."""
     strides = []

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from ._common import UNKNOWN_DTYPE, Kernel, composite, contiguous_strides
+from ._common import UNKNOWN_DTYPE, Kernel, composite, contiguous_strides, planned_composite
 
 
 def _broadcast_strides(shape: tuple[int, ...], strides: tuple[int, ...],
@@ -35,7 +35,7 @@ def make_kernels(
 ) -> dict[str, Kernel]:
     """``aten::tril``, ``aten::triu`` and ``aten::masked_fill.Scalar``."""
     import torch
-    from torch.backends.contract import allocator, plannable
+    from torch.backends.contract import allocator
 
     unknown = UNKNOWN_DTYPE
     native_where = native.where
@@ -118,21 +118,9 @@ def make_kernels(
 
         return planned
 
-    def kernel_of(qualname: str, planner: Callable[..., Kernel | None]) -> Kernel:
-        """The operator's kernel: core's composite, with ``planner`` for its signatures."""
-        fallback: list[Kernel] = []
-
-        @plannable(planner, native=True)
-        def kernel(*args: Any, **kwargs: Any) -> Any:
-            if not fallback:
-                fallback.append(composite(qualname))
-            return fallback[0](*args, **kwargs)
-
-        kernel.__name__ = kernel.__qualname__ = qualname.replace("aten::", "").replace(".", "_")
-        return kernel
-
     return {
-        "aten::tril": kernel_of("aten::tril", plan_triangle(True)),
-        "aten::triu": kernel_of("aten::triu", plan_triangle(False)),
-        "aten::masked_fill.Scalar": kernel_of("aten::masked_fill.Scalar", plan_masked_fill),
+        "aten::tril": planned_composite("aten::tril", plan_triangle(True)),
+        "aten::triu": planned_composite("aten::triu", plan_triangle(False)),
+        "aten::masked_fill.Scalar": planned_composite("aten::masked_fill.Scalar",
+                                                      plan_masked_fill),
     }

@@ -19,10 +19,10 @@ from typing import Any
 from ._common import (
     UNKNOWN_DTYPE,
     Kernel,
-    composite,
     contiguous_strides,
     layout_error,
     null_pointer_error,
+    planned_composite,
 )
 
 # _C's reduce_mask is a 64-bit mask, one bit per dimension.
@@ -169,7 +169,7 @@ def make_kernels(
 def planned_reductions(native: ModuleType, dtype_codes: Mapping[Any, int]) -> dict[str, Kernel]:
     """``aten::amax``/``amin``, ``aten::max.dim``/``min.dim``, ``aten::argmax``/``argmin`` and
     ``aten::linalg_vector_norm`` with planners whose kernels make the native calls directly."""
-    from torch.backends.contract import allocator, dtype, plannable
+    from torch.backends.contract import allocator, dtype
 
     unknown = UNKNOWN_DTYPE
     int64_dtype = dtype("int64")
@@ -258,18 +258,6 @@ def planned_reductions(native: ModuleType, dtype_codes: Mapping[Any, int]) -> di
 
         return planner
 
-    def kernel_of(qualname: str, planner: Callable[..., Kernel | None]) -> Kernel:
-        """The operator's kernel: core's composite, with ``planner`` for its signatures."""
-        fallback: list[Kernel] = []
-
-        @plannable(planner, native=True)
-        def kernel(*args: Any, **kwargs: Any) -> Any:
-            if not fallback:
-                fallback.append(composite(qualname))
-            return fallback[0](*args, **kwargs)
-
-        kernel.__name__ = kernel.__qualname__ = qualname.replace("aten::", "").replace(".", "_")
-        return kernel
 
     native_abs, native_mul, native_sqrt = native.abs, native.mul, native.sqrt
     # vector_norm's orders served natively: (elementwise step, reduction, root)
@@ -313,11 +301,11 @@ def planned_reductions(native: ModuleType, dtype_codes: Mapping[Any, int]) -> di
         return planned
 
     return {
-        "aten::linalg_vector_norm": kernel_of("aten::linalg_vector_norm", plan_vector_norm),
-        "aten::amax": kernel_of("aten::amax", plan_values("amax", None)),
-        "aten::amin": kernel_of("aten::amin", plan_values("amin", None)),
-        "aten::max.dim": kernel_of("aten::max.dim", plan_values("amax", "argmax")),
-        "aten::min.dim": kernel_of("aten::min.dim", plan_values("amin", "argmin")),
-        "aten::argmax": kernel_of("aten::argmax", plan_index("argmax")),
-        "aten::argmin": kernel_of("aten::argmin", plan_index("argmin")),
+        "aten::linalg_vector_norm": planned_composite("aten::linalg_vector_norm", plan_vector_norm),
+        "aten::amax": planned_composite("aten::amax", plan_values("amax", None)),
+        "aten::amin": planned_composite("aten::amin", plan_values("amin", None)),
+        "aten::max.dim": planned_composite("aten::max.dim", plan_values("amax", "argmax")),
+        "aten::min.dim": planned_composite("aten::min.dim", plan_values("amin", "argmin")),
+        "aten::argmax": planned_composite("aten::argmax", plan_index("argmax")),
+        "aten::argmin": planned_composite("aten::argmin", plan_index("argmin")),
     }

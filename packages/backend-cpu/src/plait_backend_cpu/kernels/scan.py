@@ -1,4 +1,6 @@
-"""Wrappers of the native scan kernels: cumsum cumprod cummax cummin.
+"""Wrappers of the native scan kernels: cumsum cumprod cummax cummin; and ``aten::cumsum`` and
+``aten::cumprod`` planned on them (a floating input without a ``dtype``: one allocation and
+one native call, where the composite checks and dispatches the primitive each call).
 
 Every dtype (bool sums and products are running "or" and "and", float16/bfloat16 accumulate
 in float32), any strides, stride-0 inputs, zero-size and 0-d tensors run natively; the
@@ -11,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from ._common import UNKNOWN_DTYPE, Kernel, layout_error
+from ._common import UNKNOWN_DTYPE, Kernel, contiguous_strides, layout_error, planned_composite
 from .index import as_1d
 from .reduce import pointers, wrap_dim
 
@@ -76,6 +78,33 @@ def make_kernels(
         kernel.__name__ = kernel.__qualname__ = name
         return kernel
 
+    from torch.backends.contract import allocator
+
+    def plan_running(name: str) -> Callable[..., Kernel | None]:
+        native_fn = getattr(native, name)
+
+        def planner(a: Any, dim: int, *, dtype: Any = None) -> Kernel | None:
+            """The planned ``aten::<name>`` of a floating CPU input with dims and elements."""
+            code = dtype_codes.get(a.dtype, unknown)
+            if (code == unknown or dtype is not None or not a.dtype.is_floating_point
+                    or a.device.type != "cpu" or not a.ndim or not a.numel()):
+                return None
+            shape, a_strides = tuple(a.shape), tuple(a.stride())
+            out_strides = contiguous_strides(shape)
+            d = dim % a.ndim
+            new_out = allocator([(shape, a.dtype, a.device)])
+
+            def planned(a: Any, *args: Any, **kwargs: Any) -> Any:
+                (out,), (dst,) = new_out()
+                if not native_fn(code, shape, dst, out_strides, a.data_ptr(), a_strides, d):
+                    return None
+                return out
+            return planned
+
+        return planner
+
     kernels = {name: running(name) for name in ("cumsum", "cumprod")}
     kernels.update({name: running_extreme(name) for name in ("cummax", "cummin")})
+    kernels.update({f"aten::{name}": planned_composite(f"aten::{name}", plan_running(name))
+                    for name in ("cumsum", "cumprod")})
     return kernels

@@ -1,4 +1,5 @@
-"""Wrappers of the native sort kernels: sort topk searchsorted.
+"""Wrappers of the native sort kernels: sort topk searchsorted; and ``aten::topk`` planned on
+its kernel (one allocation and one native call per call of a signature).
 
 Every dtype, any strides, stride-0 inputs, zero-size and 0-d tensors run natively (a 0-d
 tensor sorts as a 1-element vector; a 1-d sorted sequence serves every row of the values);
@@ -11,7 +12,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from ._common import UNKNOWN_DTYPE, Kernel, layout_error
+from ._common import UNKNOWN_DTYPE, Kernel, contiguous_strides, layout_error, planned_composite
 from .index import as_1d
 from .reduce import pointers, wrap_dim
 
@@ -107,4 +108,31 @@ def make_kernels(
         if not native_ok:
             reference("searchsorted")(out, sorted_sequence, values, right)
 
-    return {"sort": sort, "topk": topk, "searchsorted": searchsorted}
+    from torch.backends.contract import allocator, dtype
+
+    int64_dtype = dtype("int64")
+
+    def plan_topk(a: Any, k: int, dim: int = -1, largest: bool = True,
+                  sorted: bool = True) -> Kernel | None:
+        """The planned ``aten::topk`` of a CPU input with dims and elements (the first call
+        checked ``k``): values and indices of the native kernel, which sorts them."""
+        code = dtype_codes.get(a.dtype, unknown)
+        if code == unknown or a.device.type != "cpu" or not a.ndim or not a.numel() or not k:
+            return None
+        d = dim % a.ndim
+        in_shape, a_strides = tuple(a.shape), tuple(a.stride())
+        shape = tuple(k if i == d else n for i, n in enumerate(in_shape))
+        strides = contiguous_strides(shape)
+        new_outs = allocator([(shape, a.dtype, a.device), (shape, int64_dtype, a.device)])
+        descend = bool(largest)
+
+        def planned(a: Any, *args: Any, **kwargs: Any) -> Any:
+            outs, (v_ptr, i_ptr) = new_outs()
+            if not native.topk(code, in_shape, v_ptr, strides, i_ptr, strides, a.data_ptr(),
+                               a_strides, k, d, descend):
+                return None
+            return outs
+        return planned
+
+    return {"sort": sort, "topk": topk, "searchsorted": searchsorted,
+            "aten::topk": planned_composite("aten::topk", plan_topk)}
