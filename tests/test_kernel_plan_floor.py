@@ -160,3 +160,40 @@ def test_several_outputs_keep_kernel_node(no_plans):
     plans = [p for p in op._plans.values() if p is not False and p[3] == _plan.KERNEL]
     assert plans
     assert all(p[2] is None or p[2][0] is _nodes.kernel_node for p in plans)
+
+
+def test_native_planned_kernels_read_operands_at_their_storage_offsets(no_plans):
+    """The planned native kernels (softmax, layer_norm, cross_entropy, embedding, forward and
+    backward) read each operand at its own storage offset: contiguous views into the middle of
+    a bigger block give the generic path's values and gradients, bit for bit, and the saved
+    tensors of the plan's nodes (no hooks open) unpack to the generic path's."""
+    import torch.nn.functional as F
+
+    rs = np.random.RandomState(7)
+
+    def block(*shape):  # a contiguous view at a nonzero storage offset
+        flat = torch.tensor(rs.standard_normal((3,) + shape).astype(np.float32))
+        return flat[1]
+
+    x, gain, shift = block(2, 8, 16), block(16), block(16)
+    table, logits = block(65, 16), block(16, 65)
+    idx = torch.tensor(rs.randint(0, 65, (3, 2, 8)))[1]
+    target = torch.tensor(rs.randint(0, 65, (3, 16)))[2]
+    assert x.storage_offset() and idx.storage_offset() and target.storage_offset()
+
+    def run():
+        leaves = [t.detach().requires_grad_() for t in (x, gain, shift, table, logits)]
+        lx, lg, ls, lt, ll = leaves
+        outs = [torch.softmax(lx, -1), F.layer_norm(lx, (16,), lg, ls),
+                F.embedding(idx, lt), F.cross_entropy(ll, target)]
+        weights = [torch.arange(o.numel(), dtype=torch.float32).reshape(o.shape) / 7
+                   for o in outs]
+        loss = sum((o * w).sum() for o, w in zip(outs, weights))
+        grads = torch.autograd.grad(loss, leaves)
+        return [o.detach().numpy().tobytes() for o in outs] + \
+            [g.numpy().tobytes() for g in grads]
+
+    with no_plans():
+        want = run()
+    for _ in range(3):  # the first call plans, the others run the plans
+        assert run() == want
