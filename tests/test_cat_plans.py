@@ -89,3 +89,27 @@ def test_a_planned_cat_with_grad_gives_each_input_its_slice():
         (torch.cat([a, b], 1) * weights).sum().backward()
         assert a.grad.tolist() == [[0.0, 1.0, 2.0], [5.0, 6.0, 7.0]]
         assert b.grad.tolist() == [[3.0, 4.0], [8.0, 9.0]]
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_a_repeated_stack_of_contiguous_tensors_takes_a_cat_plan(dim):
+    """stack's pieces (unsqueezed views of contiguous tensors) carry their interned layout, so
+    the cat they go to is planned; the planned stack reads each call's values, a piece at a
+    storage offset and a strided piece included."""
+    base = torch.arange(40, dtype=torch.float32)
+    x, y = base[:12].reshape(3, 4), base[20:32].reshape(3, 4)  # y at a storage offset
+    strided = base[:24].reshape(4, 6)[:3, 1:5]
+    for pieces in ([x, y], [y, x, y], [x, strided]):
+        for step in range(3):
+            for p in pieces:
+                p.add_(step)
+            got = torch.stack(pieces, dim)
+            want = np.stack([np.asarray(p.tolist(), dtype=np.float32) for p in pieces], dim)
+            np.testing.assert_array_equal(np.asarray(got.tolist(), dtype=np.float32), want)
+            assert got.is_contiguous()
+    fresh = [torch.ones(3, 4), torch.zeros(3, 4)]  # tensors of an interned layout
+    d = dim % 3
+    piece = _shape._interned((3, 4)[:d] + (1,) + (3, 4)[d:], torch.float32, x.device)
+    torch.stack(fresh, dim)
+    assert (d, piece, piece) in _shape._CAT_PLANS
+    np.testing.assert_array_equal(torch.stack(fresh, dim).sum(d).tolist(), np.ones((3, 4)))

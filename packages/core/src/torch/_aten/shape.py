@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._core import config as _config, dispatch as _dispatch, dtype as _dtype
-from .._core.alloc import PRIMS, from_layout, new_tensor
+from .._core.alloc import PRIMS, _interned, from_layout, new_tensor
 from .._core.device import device as _device
 from .._core.promotion import broadcast_shapes
 from .._core.tensor import (
@@ -324,6 +324,8 @@ ATEN = _define_aten()
 
 
 def _tensor_list(tensors: Any, fn: str) -> list[Tensor]:
+    if tensors.__class__ is list or tensors.__class__ is tuple:  # (no abc instance check)
+        return list(tensors)
     if isinstance(tensors, Tensor) or not isinstance(tensors, Sequence):
         raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{type(tensors).__name__}")
@@ -352,17 +354,20 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     first = tensors[0]
+    plain = True  # every piece a plain tensor that requires no grad
     for i, t in enumerate(tensors):
         if t._shape != first._shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(first._shape)} at entry 0 and {list(t._shape)} at entry "
                                f"{i}")
+        if t.__class__ is not Tensor or t._requires_grad:
+            plain = False
     d = wrap_dim(dim, first.ndim + 1)
     if _state.keys_active and _dispatch.python_key_active((tensors,), {}):
         # the operator, as PyTorch's (a dispatch mode sees aten.stack, not its pieces)
         return write_out(out, ATEN["stack"](tensors, d))
-    if _state.keys_active or any(t.__class__ is not Tensor for t in tensors) or (
-            any(t._requires_grad for t in tensors) and _config.is_grad_enabled()):
+    if _state.keys_active or (not plain and (
+            any(t.__class__ is not Tensor for t in tensors) or _config.is_grad_enabled())):
         # what a mode, a subclass or autograd must see: each unsqueeze as an op
         pieces = [t.unsqueeze(d) for t in tensors]
     else:
@@ -371,10 +376,19 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
 
 
 def _unsqueezed(t: Tensor, d: int) -> Tensor:
-    """``t.unsqueeze(d)`` built here (what the view kernel builds), for calls nothing records."""
+    """``t.unsqueeze(d)`` built here (what the view kernel builds), for calls nothing records.
+    A contiguous ``t``'s view is contiguous: it takes its interned layout, so that the ``cat``
+    of the pieces finds its plan (``_CAT_PLANS``) instead of checking every call."""
     shape, stride = tuple(t._shape), t._stride
     step = shape[d] * stride[d] if d < len(shape) else 1
-    return t._view(shape[:d] + (1,) + shape[d:], stride[:d] + (step,) + stride[d:], t._offset)
+    new_shape = shape[:d] + (1,) + shape[d:]
+    new_stride = stride[:d] + (step,) + stride[d:]
+    view = t._view(new_shape, new_stride, t._offset)
+    if t._interned_layout is not None:
+        lay = _interned(new_shape, t._dtype, t._device)
+        if lay is not None and lay.stride == new_stride:
+            view._interned_layout = lay
+    return view
 
 
 def hstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
