@@ -482,6 +482,11 @@ def _scalars_as_ints(items: tuple[Any, ...]) -> tuple[Any, ...]:
 def getitem(t: Tensor, index: tuple[Any, ...]) -> Tensor:
     """``t[index]`` for an index holding tensors, lists or booleans (a copy; 0-d integer
     tensors select like ints, so an index of only those and basic items gives a view)."""
+    if index.__class__ is Tensor and index._shape and index._dtype in _INDEX_DTYPES and (
+            index._device is t._device):
+        # x[idx], one integer tensor with dims (the usual gather of rows): the operator on
+        # ``t`` itself, as PyTorch calls it, without splitting the index into parts
+        return ATEN["index"](t, [index])
     items = _scalars_as_ints(_normalise_index(index))
     if all(_is_basic(i) and not isinstance(i, bool) for i in items):
         return _basic_index(t, items)
