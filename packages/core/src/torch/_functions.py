@@ -60,6 +60,7 @@ OP_MODULES = (
     "_fused.embedding",
     "_fused.linear",
     "_fused.rnn_cells",
+    "_fused.rnn_sequence",
     "_fused.diagonals",
     "_fused.distances",
     "_fused.membership",

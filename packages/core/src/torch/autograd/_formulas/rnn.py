@@ -121,3 +121,29 @@ def _gru_cell_backward(ctx, a, b, c, ta, tb):
         grad_hy * c_r * p_n * s_r,
     ], 1) if need[1] else None
     return d_g, d_ws, None
+
+
+# -- a whole LSTM layer-direction (``_fused/rnn_sequence.py``) ------------------------------
+
+
+@derivative("aten::_lstm_sequence", result=(0, 3, 4), outputs=(0, 1, 2), takes_none=True)
+def _lstm_sequence(ctx, grad_output, grad_hy, grad_cy, _grad_gates, _grad_cells):
+    """The backward op over the saved outputs; under ``create_graph`` the composites'
+    recorded ops instead (the forward recomputed from the inputs, then the backward written in
+    differentiable ops), so that higher derivatives reach the inputs."""
+    from ..._fused import rnn_cells as _rnn_cells, rnn_sequence as _seq
+
+    names = ("input_gates", "hx", "cx", "weight_hh", "bias_hh", "reverse")
+    input_gates, hx, cx, weight_hh, bias_hh, reverse = _args(ctx, names)
+    reverse = bool(reverse)
+    has_bias = bias_hh is not None and ctx.needs_input_grad[4]
+    if _config.is_grad_enabled():
+        output, _hy, _cy, gates, cells = _seq._lstm_sequence(
+            input_gates, hx, cx, weight_hh, bias_hh, reverse, _rnn_cells._lstm_cell)
+        backward = _seq._lstm_sequence_backward
+    else:
+        output, _hy, _cy, gates, cells = ctx.result
+        backward = _seq.ATEN["_lstm_sequence_backward"]
+    grads = backward(grad_output, grad_hy, grad_cy, hx, cx, weight_hh, output, gates, cells,
+                     has_bias, reverse)
+    return (*grads, None)

@@ -3,9 +3,11 @@
 The layers are composites over core ops; an LSTM or GRU step is one matmul and one fused cell
 op (``aten::_thnn_fused_lstm_cell`` / ``_thnn_fused_gru_cell``, with derivative formulas). Each
 layer and direction projects the whole input sequence at once (one matmul for ``W_ih x +
-b_ih`` over every time step), then runs the recurrence step by step in Python. Padded and
-packed inputs share one loop: a padded batch is a packed one whose every step has the full
-batch size.
+b_ih`` over every time step), then runs the recurrence. A padded float32 / float64 LSTM without
+projection runs it as one op per layer and direction (``aten::_lstm_sequence``, whose backend
+kernel loops natively; its composite is this module's step loop, op for op). Everything else
+runs the recurrence step by step in Python. Padded and packed inputs share that loop: a padded
+batch is a packed one whose every step has the full batch size.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch._fused import rnn_cells as _rnn_cells
+from torch._functorch.batched import is_batched as _is_batched
+from torch._fused import rnn_cells as _rnn_cells, rnn_sequence as _rnn_sequence
 from torch.nn import functional as F, init
 from torch.nn.parameter import Parameter
 from torch.nn.utils.rnn import PackedSequence
@@ -38,6 +41,9 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 # the aten ops themselves (a torch.ops.aten lookup costs microseconds, once per step)
 _LSTM_CELL = _rnn_cells.ATEN["_thnn_fused_lstm_cell"]
 _GRU_CELL = _rnn_cells.ATEN["_thnn_fused_gru_cell"]
+_LSTM_SEQUENCE = _rnn_sequence.ATEN["_lstm_sequence"]
+# the dtypes whose whole-sequence op has a native loop (the others gain nothing over the steps)
+_SEQUENCE_DTYPES = (torch.float32, torch.float64)
 
 
 def _rnn_step(act: Callable[[Tensor], Tensor]) -> Callable[..., Any]:
@@ -64,6 +70,12 @@ def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None,
     # with b_hn inside r * (...) (it is in the hidden gates); n + z * (h - n)
     h, _workspace = _GRU_CELL(gi, F.linear(h, w_hh, b_hh), h)
     return h
+
+
+def _under_vmap(*tensors: Any) -> bool:
+    """Whether any operand is a vmap-batched tensor: vmap has rules for the per-step ops (a
+    cell folds the vmap dimension into its batch) and none for the whole-sequence op."""
+    return any(_is_batched(t) for t in tensors)
 
 
 def _relu(x: Tensor) -> Tensor:
@@ -288,6 +300,9 @@ class RNNBase(Module):
         step_sizes = [batch] * x.shape[0] if sizes is None else sizes
         finals: list[Any] = []
         layer_input = x
+        whole_sequence = (self.mode == "LSTM" and sizes is None and not self.proj_size
+                          and x.shape[0] > 0 and x.dtype in _SEQUENCE_DTYPES
+                          and not _under_vmap(x, *hx, *self._flat_weights))
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(num_directions):
@@ -295,8 +310,15 @@ class RNNBase(Module):
                 params = dict(zip([n.rsplit("_l", 1)[0] for n in names],
                                   [getattr(self, n) for n in names], strict=True))
                 gi = F.linear(layer_input, params["weight_ih"], params.get("bias_ih"))
-                gis = _split_rows(gi.reshape(-1, gi.shape[-1]), step_sizes)
                 idx = layer * num_directions + direction
+                if whole_sequence:  # (T, B, 4H) gates -> one op for the recurrence
+                    out, hy, cy, _gates, _cells = _LSTM_SEQUENCE(
+                        gi, hx[0][idx], hx[1][idx], params["weight_hh"], params.get("bias_hh"),
+                        direction == 1)
+                    outputs.append(out)
+                    finals.append((hy, cy))
+                    continue
+                gis = _split_rows(gi.reshape(-1, gi.shape[-1]), step_sizes)
                 state0 = (hx[0][idx], hx[1][idx]) if lstm else hx[idx]
                 outs, final = _run_direction(
                     step, gis, step_sizes, state0,

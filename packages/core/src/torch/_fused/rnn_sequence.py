@@ -1,0 +1,123 @@
+"""A whole LSTM layer-direction as one aten op (Plait's own ``aten::_lstm_sequence`` and
+``aten::_lstm_sequence_backward``; PyTorch runs the same recurrence inside ``aten::lstm``).
+
+``nn.LSTM`` projects the input of every time step with one matmul, then runs the recurrence
+``gates = input_gates[t] + h @ W_hh^T + b_hh``, the fused cell (``_thnn_fused_lstm_cell``),
+over the steps. Step by step in Python that is a matmul, a cell op and their autograd nodes per
+step; as one op a backend runs the loop natively and autograd records one node per layer.
+
+The composites here are the reference, the fallback and what meta / fake tensors run: the same
+per-step ops (``aten::linear`` and the fused cell) as the module's step loop, so their results
+are those of the step loop. The backward composite is written in differentiable ops, so double
+backward works (``autograd/_formulas/rnn.py``).
+
+Layouts: ``input_gates`` (T, B, 4H) (the input projection with ``b_ih``), ``hx``, ``cx`` (B, H),
+``weight_hh`` (4H, H), ``bias_hh`` (4H) or None. Outputs: ``output`` (T, B, H), the final
+``hy``, ``cy`` (B, H), and for the backward ``gates`` (T, B, 4H, the activated gates of each
+step, the cell's workspace) and ``cells`` (T, B, H, each step's cell state). ``reverse`` runs
+the steps from T - 1 down to 0 (a bidirectional layer's second direction); the rows stay in time
+order either way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._aten.factories import zeros_like
+from .._aten.shape import stack
+from .._core import dispatch as _dispatch
+from .._core.tensor import Tensor
+from . import rnn_cells as _rnn_cells
+
+__all__: list[str] = []
+METHODS: dict[str, Any] = {}
+
+
+def _linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    from .. import ops  # (the aten linear, as the module's F.linear calls it)
+
+    return ops.aten.linear(x, weight, bias)
+
+
+def _order(steps: int, reverse: bool) -> range:
+    return range(steps - 1, -1, -1) if reverse else range(steps)
+
+
+def _lstm_sequence(input_gates: Tensor, hx: Tensor, cx: Tensor, weight_hh: Tensor,
+                   bias_hh: Tensor | None = None, reverse: bool = False, cell: Any = None
+                   ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """The composite; ``cell`` replaces the fused cell op (the derivative rule passes the
+    cell's composite, whose activated gates are differentiable where the op's are not)."""
+    steps = input_gates.shape[0]
+    cell = cell or _rnn_cells.ATEN["_thnn_fused_lstm_cell"]
+    outs: list[Any] = [None] * steps
+    gates: list[Any] = [None] * steps
+    cells: list[Any] = [None] * steps
+    h, c = hx, cx
+    for t in _order(steps, reverse):
+        h, c, ws = cell(input_gates[t], _linear(h, weight_hh, bias_hh), c)
+        outs[t], gates[t], cells[t] = h, ws, c
+    return stack(outs, 0), h.clone(), c.clone(), stack(gates, 0), stack(cells, 0)
+
+
+def _lstm_sequence_backward(grad_output: Tensor | None, grad_hy: Tensor | None,
+                            grad_cy: Tensor | None, hx: Tensor, cx: Tensor, weight_hh: Tensor,
+                            output: Tensor, gates: Tensor, cells: Tensor, has_bias: bool,
+                            reverse: bool
+                            ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor | None]:
+    steps = output.shape[0]
+    cell_backward = _rnn_cells.ATEN["_thnn_fused_lstm_cell_backward_impl"]
+    order = list(_order(steps, reverse))
+    grad_gates: list[Any] = [None] * steps
+    h_prev: list[Any] = [None] * steps  # the state each step read, for the weight's gradient
+    dh, dc = grad_hy, grad_cy
+    for s in range(steps - 1, -1, -1):
+        t = order[s]
+        first = s == 0
+        c_prev = cx if first else cells[order[s - 1]]
+        h_prev[t] = hx if first else output[order[s - 1]]
+        if grad_output is not None:
+            dh = grad_output[t] if dh is None else dh + grad_output[t]
+        grad_gates[t], dc, _ = cell_backward(dh, dc, c_prev, cells[t], gates[t], False)
+        dh = grad_gates[t].mm(weight_hh)
+    if steps == 0:
+        dh = zeros_like(hx) if dh is None else dh
+        dc = zeros_like(cx) if dc is None else dc
+    grad_input_gates = stack(grad_gates, 0)
+    rows = grad_input_gates.reshape(-1, grad_input_gates.shape[-1])  # (T * B, 4H)
+    grad_weight = rows.t().mm(stack(h_prev, 0).reshape(-1, hx.shape[-1]))
+    return grad_input_gates, dh, dc, grad_weight, rows.sum(0) if has_bias else None
+
+
+ATEN = _dispatch.define_aten({
+    "_lstm_sequence": (
+        "_lstm_sequence(Tensor input_gates, Tensor hx, Tensor cx, Tensor weight_hh, "
+        "Tensor? bias_hh=None, bool reverse=False) -> (Tensor, Tensor, Tensor, Tensor, Tensor)",
+        _lstm_sequence),
+    "_lstm_sequence_backward": (
+        "_lstm_sequence_backward(Tensor? grad_output, Tensor? grad_hy, Tensor? grad_cy, "
+        "Tensor hx, Tensor cx, Tensor weight_hh, Tensor output, Tensor gates, Tensor cells, "
+        "bool has_bias, bool reverse) -> (Tensor, Tensor, Tensor, Tensor, Tensor)",
+        _lstm_sequence_backward),
+})
+
+
+def lstm_sequence(input_gates: Tensor, hx: Tensor, cx: Tensor, weight_hh: Tensor,
+                  bias_hh: Tensor | None = None, reverse: bool = False
+                  ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """One LSTM layer-direction over a whole sequence: ``(output, hy, cy, gates, cells)``
+    (the op ``aten::_lstm_sequence``; the layouts are in this module's docstring)."""
+    steps, batch = input_gates.shape[0], hx.shape[0]
+    hidden = hx.shape[-1]
+    if (input_gates.ndim != 3 or tuple(input_gates.shape[1:]) != (batch, 4 * hidden)
+            or tuple(cx.shape) != (batch, hidden) or hx.ndim != 2
+            or tuple(weight_hh.shape) != (4 * hidden, hidden)
+            or (bias_hh is not None and tuple(bias_hh.shape) != (4 * hidden,))):
+        raise RuntimeError("_lstm_sequence(): expected input_gates (T, B, 4H), hx and cx (B, H), "
+                           "weight_hh (4H, H) and bias_hh (4H), got "
+                           f"{tuple(input_gates.shape)}, {tuple(hx.shape)}, {tuple(cx.shape)}, "
+                           f"{tuple(weight_hh.shape)} and "
+                           f"{None if bias_hh is None else tuple(bias_hh.shape)}")
+    if steps == 0:
+        raise RuntimeError("_lstm_sequence(): expected at least one time step")
+    return ATEN["_lstm_sequence"](input_gates, hx, cx, weight_hh, bias_hh, reverse)
