@@ -189,6 +189,11 @@ __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap
 #pragma GCC unroll 2
     for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm256_setzero_ps();
   }
+  // Four depth steps a loop iteration: the loop's own instructions (counter, two pointer
+  // bumps, branch) were a fifth of each step's. On AMD Zen 3 (alternating runs, minima) a
+  // training step's 24 products ran 1.5% faster in all on one thread (20 of them faster),
+  // 3.7% on two; the square sizes within the noise. Each element's chain is unchanged.
+#pragma GCC unroll 4
   for (int64_t p = 0; p < kc; ++p) {
     __m256 b[kVecs];
 #pragma GCC unroll 2
