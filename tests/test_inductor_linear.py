@@ -363,3 +363,23 @@ def test_templates_on_the_pool_give_the_same_bits_at_any_thread_count() -> None:
     want = _blocked(*inputs)  # the operators
     for got, expected in zip(results[0], want):
         np.testing.assert_allclose(_np(got), _np(expected), rtol=1e-4, atol=2e-3)
+
+
+def _transposed_twice(x, w):
+    h = aten.mm(x, w)
+    back = aten.t(aten.t(h))  # h itself
+    used = aten.mm(x, aten.t(aten.t(w)))  # an input read through it: w
+    return back, used, aten.t(aten.t(x))  # an input returned: kept a view
+
+
+def test_double_transposes_fold() -> None:
+    gen = torch.Generator().manual_seed(3)
+    x, w = torch.randn(6, 5, generator=gen), torch.randn(5, 5, generator=gen)
+    compiled = compile_fx(make_fx(_transposed_twice)(x, w), [x, w])
+    assert _targets(compiled).count(aten.t.default) == 2  # only the returned input's pair
+    back, used, same = compiled(x, w)
+    want = x.numpy().astype(np.float64) @ w.numpy()
+    np.testing.assert_allclose(_np(back), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_np(used), want, rtol=1e-5, atol=1e-5)
+    assert same is not x and same.data_ptr() == x.data_ptr()
+    np.testing.assert_array_equal(same.numpy(), x.numpy())

@@ -23,6 +23,7 @@ from . import config
 from .interpreter import run_group
 from .passes import (
     addmm_to_linear,
+    fold_double_transposes,
     fuse_gelu_backward_sum,
     fuse_layer_norm_backward_add,
     merge_cat_of_reshapes,
@@ -186,6 +187,7 @@ class CompiledGraph:
         merge_cat_of_reshapes(gm)
         fuse_layer_norm_backward_add(gm)
         fuse_gelu_backward_sum(gm)
+        fold_double_transposes(gm)
         addmm_to_linear(gm)
         plan = schedule(gm)
         self.schedule = plan

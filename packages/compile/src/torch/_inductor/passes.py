@@ -24,6 +24,11 @@ bias gradient of the linear layer that fed the GELU) becomes one
 it writes it, so the sum no longer reads it again. Only on the CPU, float32/float64, with
 ``config.cpu_templates``.
 
+``fold_double_transposes``: ``t(t(x))`` is ``x`` (same sizes and strides); AOT autograd
+writes one for each linear layer's input gradient (the saved ``t(w)`` transposed back) and
+weight gradient (``t(mm(t(g), x))`` transposed again): 34 view calls in a nanoGPT backward.
+Not when ``x`` is a graph input that the graph would then return as itself.
+
 ``addmm_to_linear``: ``addmm(bias, x, t(w))`` (a linear layer as AOT autograd traces it)
 becomes ``linear(x, w, bias)``: a backend with a fused linear kernel writes the bias into the
 output and adds the product onto it in one GEMM, where addmm is a matmul and a second pass
@@ -37,8 +42,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["addmm_to_linear", "fuse_gelu_backward_sum", "fuse_layer_norm_backward_add",
-           "merge_cat_of_reshapes"]
+__all__ = ["addmm_to_linear", "fold_double_transposes", "fuse_gelu_backward_sum",
+           "fuse_layer_norm_backward_add", "merge_cat_of_reshapes"]
 
 _aten = torch.ops.aten
 
@@ -280,6 +285,33 @@ def fuse_gelu_backward_sum(gm: Any) -> int:
     for node in list(graph.nodes):
         if node.op == "call_function" and node.target is _aten.gelu_backward.default:
             done += _fuse_gelu_backward(graph, node)
+    if done:
+        gm.recompile()
+    return done
+
+
+def fold_double_transposes(gm: Any) -> int:
+    """Apply the transpose rewrite (module docstring) to ``gm``; the count."""
+    graph = gm.graph
+    done = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not _aten.t.default or node.kwargs \
+                or len(node.args) != 1:
+            continue
+        inner = node.args[0]
+        if not hasattr(inner, "op") or inner.op != "call_function" \
+                or inner.target is not _aten.t.default or inner.kwargs:
+            continue
+        source = inner.args[0]
+        if not hasattr(source, "op"):
+            continue
+        if any(user.op == "output" for user in node.users) and source.op == "placeholder":
+            continue  # an input returned as itself, not a view of it: left as it is
+        node.replace_all_uses_with(source)
+        graph.erase_node(node)
+        if not inner.users:
+            graph.erase_node(inner)
+        done += 1
     if done:
         gm.recompile()
     return done
