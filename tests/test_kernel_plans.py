@@ -651,3 +651,31 @@ def test_planned_scans_and_topk_match_the_generic_path(name, dtype, no_plans):
         with no_plans():
             want = run(seed)
         assert repr(run(seed)) == repr(want)
+
+
+@pytest.mark.parametrize("dim,keepdim", [(1, False), (0, True), ((0, 1), False), (-1, True)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_planned_logsumexp_matches_the_generic_path(dim, keepdim, dtype, no_plans):
+    """``logsumexp`` (one operator with its derivative, as PyTorch's) planned on the native
+    kernels gives the generic path's values, infinite and NaN rows included, layouts and
+    gradients, and the composite's values without any plan."""
+    from torch._aten.reductions import _logsumexp_kernel
+
+    def run(seed):
+        rs = np.random.RandomState(seed)
+        values = rs.standard_normal((4, 5)) * 10
+        values[seed % 4, 1] = (np.inf, -np.inf, np.nan, 0.0)[seed]
+        if seed == 1:
+            values[2] = -np.inf  # a row of -inf: its maximum is shifted by 0
+        x = torch.tensor(values, dtype=dtype, requires_grad=True)
+        out = x.logsumexp(dim, keepdim)
+        grad = torch.autograd.grad(out.sum(), (x,))[0]
+        composite = _logsumexp_kernel(x.detach(), dim, keepdim)
+        assert repr(out.tolist()) == repr(composite.tolist())
+        return out.tolist(), out.shape, out.stride(), type(out.grad_fn).__name__, grad.tolist()
+
+    for seed in range(4):
+        with no_plans():
+            want = run(seed)
+        assert repr(run(seed)) == repr(want)
+    assert want[3] == "LogsumexpBackward0"

@@ -484,3 +484,9 @@ def test_batched_tensor_queries_and_no_lasting_cost():
     assert seen == [(True, torch.Size([3, 5]))]
     assert not torch._C._functorch.is_batchedtensor(x4)
     assert config.state.keys_active == active  # the mode is gone with the vmap
+
+
+def test_clamp_with_tensor_bounds_has_a_rule():
+    lo, hi = torch.full((3, 5), -0.3, dtype=D), torch.full((5,), 0.4, dtype=D)
+    check(lambda t: t.clamp(lo, hi), x4)
+    check(lambda t, b: t.clamp(max=b), x4, torch.randn(4, 3, 5, dtype=D))

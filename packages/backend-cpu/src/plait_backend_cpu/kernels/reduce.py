@@ -259,7 +259,10 @@ def planned_reductions(native: ModuleType, dtype_codes: Mapping[Any, int]) -> di
         return planner
 
 
+    import torch
+
     native_abs, native_mul, native_sqrt = native.abs, native.mul, native.sqrt
+    native_amax, native_sum = native.amax, native.sum
     # vector_norm's orders served natively: (elementwise step, reduction, root)
     norm_steps = {1: ("abs", "sum", False), 2: ("square", "sum", True),
                   math.inf: ("abs", "amax", False), -math.inf: ("abs", "amin", False)}
@@ -300,7 +303,53 @@ def planned_reductions(native: ModuleType, dtype_codes: Mapping[Any, int]) -> di
             return out
         return planned
 
+    native_eq, native_where, native_sub = native.eq, native.where, native.sub
+    native_exp, native_log, native_add = native.exp, native.log, native.add
+    bool_dtype = dtype("bool")
+
+    def plan_logsumexp(a: Any, dim: Any, keepdim: bool = False) -> Kernel | None:
+        """``aten::logsumexp`` of a contiguous float32/float64 input: the composite's steps
+        on the native kernels (the maximum, 0 where it is infinite, ``exp(a - shift)``, its
+        sum, the log plus the shift), the same values without its dispatches."""
+        code = code_of(a)
+        if code == unknown or a.dtype not in real_floats or not a.is_contiguous():
+            return None
+        given = [dim] if isinstance(dim, int) else list(dim)
+        dims = sorted({d % a.ndim for d in given}) if given else list(range(a.ndim))
+        shape, strides = layout(a, dims, keepdim)
+        in_shape, in_strides = tuple(a.shape), tuple(a.stride())
+        kept = tuple(1 if i in dims else n for i, n in enumerate(in_shape))
+        spread = tuple(0 if i in dims else st for i, st in enumerate(strides))  # kept -> in
+        zeros = (0,) * len(kept)
+        mask = reduce_mask("amax", in_shape, kept, dims)
+        inf = torch.full((), math.inf, dtype=a.dtype)
+        zero = torch.zeros((), dtype=a.dtype)
+        inf_ptr, zero_ptr = inf.data_ptr(), zero.data_ptr()
+        new_outs = allocator([(shape, a.dtype, a.device), (kept, a.dtype, a.device),
+                              (kept, a.dtype, a.device), (kept, bool_dtype, a.device),
+                              (in_shape, a.dtype, a.device)])
+
+        def planned(a: Any, *args: Any, **kwargs: Any) -> Any:
+            outs, (dst, top, shift, infinite, tmp) = new_outs()
+            src = a.data_ptr()
+            done = (native_amax(code, code, in_shape, top, strides, src, in_strides, mask)
+                    # (|top| into `shift`, read before `shift` is written below)
+                    and native_abs(code, code, kept, shift, strides, top, strides)
+                    and native_eq(code, kept, infinite, strides, shift, strides, inf_ptr, zeros)
+                    and native_where(code, kept, shift, strides, infinite, strides, zero_ptr,
+                                     zeros, top, strides)
+                    and native_sub(code, in_shape, tmp, in_strides, src, in_strides, shift,
+                                   spread)
+                    and native_exp(code, code, in_shape, tmp, in_strides, tmp, in_strides)
+                    and native_sum(code, code, in_shape, top, strides, tmp, in_strides, mask)
+                    and native_log(code, code, kept, top, strides, top, strides)
+                    and native_add(code, kept, dst, strides, top, strides, shift, strides))
+            return outs[0] if done else None
+        planned.constants = (inf, zero)  # type: ignore[attr-defined]  # (alive with the plan)
+        return planned
+
     return {
+        "aten::logsumexp": planned_composite("aten::logsumexp", plan_logsumexp),
         "aten::linalg_vector_norm": planned_composite("aten::linalg_vector_norm", plan_vector_norm),
         "aten::amax": planned_composite("aten::amax", plan_values("amax", None)),
         "aten::amin": planned_composite("aten::amin", plan_values("amin", None)),

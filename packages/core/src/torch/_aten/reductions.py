@@ -773,11 +773,10 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *,
     """``log(sum(exp(input), dim))``, computed without overflow by shifting by the maximum.
     Integer inputs give the default float dtype."""
     _check_tensor("logsumexp", input)
-    if _dispatch.python_key_active((input,), {}):
-        # the operator, as PyTorch's (a dispatch mode sees aten.logsumexp, not its pieces)
-        dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
-        return write_out(out, _aten_logsumexp(input, dims, keepdim))
-    return write_out(out, _logsumexp_kernel(input, dim, keepdim))
+    # the operator, as PyTorch's: a dispatch mode sees aten.logsumexp, the result records one
+    # LogsumexpBackward0 node, and a backend may plan the call (plait-backend-cpu does)
+    dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    return write_out(out, _aten_logsumexp(input, dims, keepdim))
 
 
 def _logsumexp_kernel(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:

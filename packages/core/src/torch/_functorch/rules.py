@@ -856,7 +856,8 @@ def random_unbatched(mode: Any, func: Any, args: tuple[Any, ...], kwargs: dict[s
 # -- the table --------------------------------------------------------------------------------
 
 _ELEMENTWISE_EXTRA = (
-    "relu", "gelu", "gelu_backward", "clamp", "clamp_min", "clamp_max", "masked_fill.Scalar",
+    "relu", "gelu", "gelu_backward", "clamp", "clamp.Tensor", "clamp_min", "clamp_max",
+    "masked_fill.Scalar",
     "copy_", "_to_copy", "clone", "detach", "alias", "lift_fresh", "conj_physical",
     "rsub.Scalar", "div.Tensor", "pow.Tensor_Scalar", "pow.Scalar", "eq.Scalar", "ne.Scalar",
     "lt.Scalar", "le.Scalar", "gt.Scalar", "ge.Scalar", "complex",
@@ -878,7 +879,7 @@ _DIMS = (
     "transpose.int", "squeeze.dim", "squeeze.dims", "unflatten.int",
     "movedim.int", "movedim.intlist", "diagonal", "unfold", "split.Tensor", "split_with_sizes",
     "unbind.int", "chunk", "flip", "linalg_vector_norm", "mean.dim", "var.correction",
-    "std.correction", "glu", "all.dim", "any.dim",
+    "std.correction", "glu", "all.dim", "any.dim", "logsumexp",
 ) + tuple(f"{r.name}.{r.overload}" if r.overload else r.name for r in _op_tables.REDUCTIONS)
 _DIMS_ALIGNED = ("gather", "scatter", "scatter_reduce.two", "_softmax_backward_data",
                  "_log_softmax_backward_data", "glu_backward")
