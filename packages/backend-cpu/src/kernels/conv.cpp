@@ -898,6 +898,14 @@ void grid_from_image(const Geometry& g, const T* image, const T* weight, T* grid
 }
 
 // image[n, g] = col2im(W_g^T @ grid[n, g]) for every (sample, group).
+//
+// Unlike the direct kernels, the bits follow the product kernels, not the vector width:
+// mm() runs float32 on the packed kernels (AVX-512 and AVX2 give the same bits) where the CPU
+// has AVX2 and FMA, and on OpenBLAS, with its own summation order per CPU, where it lacks them
+// or PLAIT_CPU_VECTOR_BYTES=16 says so. A width-independent result would need a kernel of our
+// own with the packed kernels' FMA order on CPUs without FMA; the products are left as they
+// are by design (tests/test_backend_cpu_widths.py compares this gradient's bits only between
+// runs on the same product kernels).
 template <class T>
 void image_from_grid(const Geometry& g, const T* grid, const T* weight, T* image) {
   const int64_t items = g.batch * g.groups;
