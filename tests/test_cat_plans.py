@@ -111,5 +111,7 @@ def test_a_repeated_stack_of_contiguous_tensors_takes_a_cat_plan(dim):
     d = dim % 3
     piece = _shape._interned((3, 4)[:d] + (1,) + (3, 4)[d:], torch.float32, x.device)
     torch.stack(fresh, dim)
-    assert (d, piece, piece) in _shape._CAT_PLANS
+    if not _shape._state.keys_active:  # (once a __torch_dispatch__ class exists, stack
+        # dispatches each unsqueeze, whose views carry a geometry: the checked cat)
+        assert (d, piece, piece) in _shape._CAT_PLANS
     np.testing.assert_array_equal(torch.stack(fresh, dim).sum(d).tolist(), np.ones((3, 4)))
