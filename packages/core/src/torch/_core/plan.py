@@ -316,12 +316,11 @@ def call(op: _dispatch.Operator, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     if lay is None:
         if recipe is None:
             return native(args)  # a view's plan makes its tensor itself
-        # a native planned kernel and the recipe of its node (``_kernel_plan``): called here,
-        # one frame less than a closure around it
+        # a native planned kernel and the recorder of its node (``_kernel_plan``): called
+        # here, one frame less than a closure around it
         result = native(*args)
         if result is not None:  # (None: the kernel left this call to the generic path)
-            record, node = recipe
-            record(node, args, result)
+            recipe(args, result)
         return result
     h = native(args)
     if h is None:
@@ -365,7 +364,7 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]
     # per call), True after a tensor that requires grad, a number by its class and value
     # (1, 1.0 and True differ).
     parts: list[Any] = []
-    # (parts.append written at each use: the interpreter's list-append form, no call)
+    # (several parts are added as one tuple: one step where two appends are two calls)
     grad = False
     first = None
     for a in args:
@@ -386,18 +385,17 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]
                     lay = adopt_geometry(a)
                     if lay is None:
                         return None  # symbolic sizes do not hash
-            parts.append(lay)
             if a._requires_grad:
                 grad = True
-                parts.append(True)
+                parts += (lay, True)
+            else:
+                parts.append(lay)
         elif cls in _SCALAR_TYPES:
-            parts.append(cls)
-            parts.append(a)
+            parts += (cls, a)
         elif a is None:
             parts.append(None)
         elif cls is _dtype.dtype:  # a ScalarType argument (softmax's backward): by identity
-            parts.append(cls)
-            parts.append(a)
+            parts += (cls, a)
         elif cls is list or cls is tuple:  # dims, sizes; an output mask of bools
             kind = a[0].__class__ if a else int
             if kind is not int and kind is not bool:
@@ -405,21 +403,16 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]
             for x in a:
                 if x.__class__ is not kind:
                     return None
-            parts.append(cls if kind is int else (cls, bool))  # (True == 1: keyed apart)
-            parts.append(tuple(a))
+            parts += (cls if kind is int else (cls, bool), tuple(a))  # (True == 1: apart)
         else:
             return None  # subclasses, dtypes...: the generic path
     if kwargs:
         for name, v in kwargs.items():
             cls = v.__class__
             if cls in _KWARG_TYPES:
-                parts.append(name)
-                parts.append(cls)
-                parts.append(v)
+                parts += (name, cls, v)
             elif cls is _Device:  # a factory's device, by its fields (C-level hashing)
-                parts.append(name)
-                parts.append(v._type)
-                parts.append(v._index)
+                parts += (name, v._type, v._index)
             else:
                 return None
     if first is None:

@@ -14,6 +14,7 @@ import sys
 import traceback
 import weakref as _weakref
 from collections.abc import Callable
+from functools import partial as _partial
 from typing import Any
 
 from .._aten import shape as _shape
@@ -752,17 +753,18 @@ def kernel_recipe(node: Node, args: tuple[Any, ...], result: Any) -> tuple[Any, 
 
 
 def kernel_recorder(recipe: tuple[Any, ...], result: Any
-                    ) -> tuple[Callable[..., Any], tuple[Any, ...]]:
-    """The function that records a :func:`kernel_recipe`'s node for ``(recipe, args,
-    result)`` on the next calls of the signature whose ``result`` the recipe was made from,
-    and the recipe it takes: :func:`plan_node` itself (one frame less) when the result is one
-    tensor, the node's one output, which plan_node marks and keeps as :func:`kernel_node`
-    would; else :func:`kernel_node`."""
+                    ) -> Callable[[tuple[Any, ...], Any], Any]:
+    """The function ``record(args, result)`` that records a :func:`kernel_recipe`'s node on
+    the next calls of the signature whose ``result`` the recipe was made from: when the
+    result is one tensor, the node's one output, :func:`plan_recorder`'s (the node as
+    :func:`plan_node` builds it, its usual cases written out: one frame, no loop), which
+    marks and keeps that output as :func:`kernel_node` would; else :func:`kernel_node` with
+    the recipe bound."""
     head, marked, n_outputs, keep_result = recipe
     if (result.__class__ is not Tensor or marked != (0,) or n_outputs != 1
             or (keep_result is not True and keep_result is not False)):
-        return kernel_node, recipe
-    return plan_node, (*head[:7], keep_result, head[8])
+        return _partial(kernel_node, recipe)
+    return plan_recorder((*head[:7], keep_result, head[8]))
 
 
 def kernel_node(recipe: tuple[Any, ...], args: tuple[Any, ...], result: Any) -> None:
