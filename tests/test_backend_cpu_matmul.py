@@ -647,3 +647,66 @@ def test_weight_gradient_products_keep_their_bits_on_every_thread_count():
                 assert got.tobytes() == single.tobytes(), (tokens, n, k, threads)
     finally:
         torch.set_num_threads(old)
+
+
+def _linear(x, w, bias):
+    import torch.nn.functional as F
+
+    return F.linear(x, w, bias)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_vector_products_match_float64_and_keep_their_bits(dtype):
+    """Products with one output row or column (dot, matrix-vector, vector-matrix, batched
+    matrix-vector, a linear layer on one sample or with one output feature) take their own
+    loops instead of padded GEMM tiles: against numpy in float64, over depths around the 32
+    lanes, contiguous, transposed and sliced operands; every thread count gives the bits of
+    one thread."""
+    rng = np.random.default_rng(5)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+
+    def arr(*shape):
+        return rng.standard_normal(shape).astype(dtype)
+
+    cases = []
+    for k in (1, 7, 31, 32, 33, 300, 4097):
+        v, u = arr(k), arr(k)
+        m_rows, m_cols = arr(45, k), arr(k, 45)
+        wide = arr(45, k + 3)
+        cases += [
+            ("dot", lambda v=v, u=u: torch.from_numpy(v).dot(torch.from_numpy(u)),
+             v.astype(np.float64) @ u),
+            ("mv", lambda m=m_rows, v=v: torch.from_numpy(m) @ torch.from_numpy(v),
+             m_rows.astype(np.float64) @ v),
+            ("mv transposed", lambda m=m_cols, v=v: torch.from_numpy(m).T @ torch.from_numpy(v),
+             m_cols.astype(np.float64).T @ v),
+            ("vm", lambda m=m_cols, v=v: torch.from_numpy(v) @ torch.from_numpy(m),
+             v.astype(np.float64) @ m_cols),
+            ("vm sliced",
+             lambda w=wide, v=v, k=k: torch.from_numpy(v) @ torch.from_numpy(w)[:, 2:2 + k].T,
+             v.astype(np.float64) @ wide[:, 2:2 + k].T),
+            ("bmm n=1", lambda m=m_rows, v=v: torch.from_numpy(np.stack([m, m[::-1].copy()]))
+             @ torch.from_numpy(np.stack([v, -v]))[..., None],
+             np.stack([m_rows @ v.astype(np.float64),
+                       m_rows[::-1] @ -v.astype(np.float64)])[..., None]),
+        ]
+        w1, b1 = arr(1, k), arr(1)
+        cases.append(("linear n=1", lambda m=m_rows, w=w1, b=b1: _linear(
+            torch.from_numpy(m), torch.from_numpy(w), torch.from_numpy(b)),
+            m_rows.astype(np.float64) @ w1.T.astype(np.float64) + b1))
+        w, b = arr(70, k), arr(70)
+        cases.append(("linear rows=1", lambda v=v, w=w, b=b: _linear(
+            torch.from_numpy(v[None]), torch.from_numpy(w), torch.from_numpy(b)),
+            v[None].astype(np.float64) @ w.T.astype(np.float64) + b))
+    old = torch.get_num_threads()
+    try:
+        for name, product, want in cases:
+            torch.set_num_threads(1)
+            single = product().numpy()
+            assert single.shape == np.shape(want), name
+            assert np.allclose(single, want, rtol=tol, atol=tol * 10), name
+            for threads in (2, 3):
+                torch.set_num_threads(threads)
+                assert product().numpy().tobytes() == single.tobytes(), (name, threads)
+    finally:
+        torch.set_num_threads(old)

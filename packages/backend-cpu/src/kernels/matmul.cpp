@@ -11,6 +11,7 @@
 
 #include "blas.h"
 #include "dtype.h"
+#include "gemv.h"
 #include "matmul.h"
 #include "parallel.h"
 #include "strided.h"
@@ -185,6 +186,25 @@ template <class T, class Views>
 void run_tasks(int64_t items, int64_t m, int64_t n, int64_t k, AccType<T> alpha,
                AccType<T> beta, const Views& views) {
   if (items <= 0 || m <= 0 || n <= 0) return;
+  if constexpr (std::is_floating_point_v<T>) {
+    // One output row or column (dot products, matrix-vector products): the loops of
+    // gemv.cpp, not the GEMM tiles, which would pad it to a whole register block.
+    if (k > 0 && (m == 1 || n == 1)) {
+      auto product = [&](int64_t item) {
+        MatView<const T> a{}, b{};
+        MatView<T> c{};
+        views(item, a, b, c);
+        vector_product<T>(a, b, c, alpha, beta);
+      };
+      const double work = static_cast<double>(m) * static_cast<double>(n) *
+                          static_cast<double>(k);
+      parallel_for(items, std::max<int64_t>(1, static_cast<int64_t>(kTaskWork / work)),
+                   [&](int64_t i0, int64_t i1) {
+                     for (int64_t item = i0; item < i1; ++item) product(item);
+                   });
+      return;
+    }
+  }
   if constexpr (std::is_same_v<T, float>) {
     // Fewer items than threads: each product over every thread, sharing its packed B.
     if (k > 0 && items < num_threads() && packed_sgemm_available() && !in_parallel_region()) {
@@ -316,12 +336,22 @@ namespace {
 template <class T>
 void linear_typed(int64_t rows, int64_t k, int64_t n, T* out, const T* x, const T* w,
                   const T* bias) {
+  using blas::detail::MatView;
+  if (k > 0 && (rows == 1 || n == 1)) {  // one sample, or one output feature: gemv.cpp
+    if (bias != nullptr) {
+      for (int64_t i = 0; i < rows; ++i) std::memcpy(out + i * n, bias, sizeof(T) * n);
+    }
+    blas::detail::vector_product<T>(MatView<const T>{x, rows, k, k, 1},
+                                     MatView<const T>{w, k, n, 1, k},
+                                     MatView<T>{out, rows, n, n, 1}, T(1),
+                                     bias != nullptr ? T(1) : T(0));
+    return;
+  }
   if constexpr (std::is_same_v<T, float>) {
     // The packed kernels write the bias into each tile of the output as they reach it (on
     // the thread that owns the tile, while it is in L1) instead of a serial pass over the
     // whole output before the product; the same bits.
     if (bias != nullptr && k > 0 && blas::detail::packed_sgemm_available()) {
-      using blas::detail::MatView;
       blas::detail::packed_sgemm(MatView<const float>{x, rows, k, k, 1},
                                  MatView<const float>{w, k, n, 1, k},
                                  MatView<float>{out, rows, n, n, 1}, 1.0f, 0.0f, true, bias);
