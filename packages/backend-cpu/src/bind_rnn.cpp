@@ -1,7 +1,9 @@
-// Bindings of the fused LSTM / GRU cells (kernels/rnn_cells.cpp). Operands are contiguous;
+// Bindings of the fused LSTM / GRU cells (kernels/rnn_cells.cpp) and the whole-sequence LSTM
+// (kernels/rnn_sequence.cpp). Operands are contiguous;
 // plait_backend_cpu/kernels/rnn.py checks them and allocates the outputs.
 #include "bindings.h"
 #include "kernels/rnn_cells.h"
+#include "kernels/rnn_sequence.h"
 
 using namespace nanobind::literals;
 
@@ -53,6 +55,38 @@ void bind_rnn(nb::module_& m) {
       },
       "dtype"_a, "batch"_a, "hidden"_a, "grad_input"_a, "grad_hidden"_a, "grad_hx"_a,
       "grad_hy"_a, "workspace"_a, "Gradients of the gates and hx of gru_cell_forward.");
+  m.def(
+      "lstm_sequence_forward",
+      [](int dtype, int64_t steps, int64_t batch, int64_t hidden, bool reverse,
+         uintptr_t output, uintptr_t hy, uintptr_t cy, uintptr_t gates, uintptr_t cells,
+         uintptr_t input_gates, uintptr_t hx, uintptr_t cx, uintptr_t weight_hh,
+         uintptr_t bias_hh) {
+        MaybeReleaseGil nogil(Dims{steps, batch, 4 * hidden, hidden});
+        return lstm_sequence_forward(dtype, steps, batch, hidden, reverse, output, hy, cy,
+                                     gates, cells, input_gates, hx, cx, weight_hh, bias_hh);
+      },
+      "dtype"_a, "steps"_a, "batch"_a, "hidden"_a, "reverse"_a, "output"_a, "hy"_a, "cy"_a,
+      "gates"_a, "cells"_a, "input_gates"_a, "hx"_a, "cx"_a, "weight_hh"_a, "bias_hh"_a,
+      "A whole LSTM layer-direction from its input gates (a bias address of 0: none).");
+  m.def(
+      "lstm_sequence_backward",
+      [](int dtype, int64_t steps, int64_t batch, int64_t hidden, bool reverse,
+         uintptr_t grad_input_gates, uintptr_t grad_hx, uintptr_t grad_cx,
+         uintptr_t grad_weight_hh, uintptr_t grad_bias_hh, uintptr_t grad_output,
+         uintptr_t grad_hy, uintptr_t grad_cy, uintptr_t hx, uintptr_t cx, uintptr_t weight_hh,
+         uintptr_t output, uintptr_t gates, uintptr_t cells) {
+        MaybeReleaseGil nogil(Dims{steps, batch, 4 * hidden, hidden});
+        return lstm_sequence_backward(dtype, steps, batch, hidden, reverse, grad_input_gates,
+                                      grad_hx, grad_cx, grad_weight_hh, grad_bias_hh,
+                                      grad_output, grad_hy, grad_cy, hx, cx, weight_hh, output,
+                                      gates, cells);
+      },
+      "dtype"_a, "steps"_a, "batch"_a, "hidden"_a, "reverse"_a, "grad_input_gates"_a,
+      "grad_hx"_a, "grad_cx"_a, "grad_weight_hh"_a, "grad_bias_hh"_a, "grad_output"_a,
+      "grad_hy"_a, "grad_cy"_a, "hx"_a, "cx"_a, "weight_hh"_a, "output"_a, "gates"_a,
+      "cells"_a,
+      "Gradients of lstm_sequence_forward's inputs (a gradient address of 0: zero; a "
+      "grad_bias_hh of 0: not computed).");
 }
 
 }  // namespace plait::cpu

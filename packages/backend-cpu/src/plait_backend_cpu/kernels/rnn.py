@@ -1,6 +1,8 @@
 """Wrappers of the fused LSTM / GRU cell kernels: they override core's composite aten ops
 ``_thnn_fused_lstm_cell``, ``_thnn_fused_lstm_cell_backward_impl``, ``_thnn_fused_gru_cell``
-and ``_thnn_fused_gru_cell_backward`` (``torch/_rnn_cells.py``) under the CPU key.
+and ``_thnn_fused_gru_cell_backward`` (``torch/_rnn_cells.py``) under the CPU key; and of the
+whole-sequence LSTM, ``_lstm_sequence`` and ``_lstm_sequence_backward``
+(``torch/_fused/rnn_sequence.py``; float32 and float64 only, the dtypes of the native products).
 
 A wrapper checks its operands (one floating dtype, 2-d states and gates of matching shapes,
 1-d biases), copies non-contiguous ones, allocates contiguous outputs and makes one native
@@ -240,12 +242,86 @@ def make_kernels(
             return grad_input, grad_hidden, grad_hx, grad_input.sum(0), grad_hidden.sum(0)
         return grad_input, grad_hidden, grad_hx, None, None
 
+    seq_codes = {dt: code for dt, code in codes.items() if dt in (torch.float32, torch.float64)}
+
+    def sequence_layout(input_gates: Any, hx: Any, cx: Any, weight_hh: Any, bias_hh: Any,
+                        *others: Any) -> tuple[int, int, int, int] | None:
+        """(dtype code, steps, batch, hidden) when the operands have the layouts of
+        ``aten::_lstm_sequence`` (others: (T, B, H) or (B, H) tensors, None allowed), one
+        dtype the native loop runs and a non-empty sequence; None otherwise (the composite)."""
+        code = seq_codes.get(hx.dtype)
+        if code is None or len(hx.shape) != 2 or not hx.numel() or len(input_gates.shape) != 3:
+            return None
+        (t, b, g), h = input_gates.shape, hx.shape[1]
+        if not t or g != 4 * h or b != hx.shape[0] or tuple(cx.shape) != (b, h) \
+                or tuple(weight_hh.shape) != (g, h) or not biases_ok(g, bias_hh):
+            return None
+        operands = (input_gates, cx, weight_hh, bias_hh, *others)
+        if any(o is not None and (o.dtype != hx.dtype or o.device != hx.device)
+               for o in operands):
+            return None
+        if any(o is not None and tuple(o.shape) not in ((t, b, h), (b, h)) for o in others):
+            return None
+        return code, t, b, h
+
+    native_sequence_forward = getattr(native, "lstm_sequence_forward", None)
+    native_sequence_backward = getattr(native, "lstm_sequence_backward", None)
+
+    def lstm_sequence(input_gates: Any, hx: Any, cx: Any, weight_hh: Any, bias_hh: Any = None,
+                      reverse: bool = False) -> Any:
+        args = (input_gates, hx, cx, weight_hh, bias_hh, reverse)
+        lay = sequence_layout(input_gates, hx, cx, weight_hh, bias_hh)
+        if lay is None:
+            return composite("aten::_lstm_sequence")(*args)
+        code, t, b, h = lay
+        operands = contiguous(input_gates, hx, cx, weight_hh, bias_hh)
+        dt, dev = hx.dtype, hx.device
+        output = torch.empty((t, b, h), dtype=dt, device=dev)
+        gates = torch.empty((t, b, 4 * h), dtype=dt, device=dev)
+        cells = torch.empty((t, b, h), dtype=dt, device=dev)
+        hy, cy = empty(hx, b, h), empty(hx, b, h)
+        ptrs = addresses(output, hy, cy, gates, cells, *operands)
+        if ptrs is None or not native_sequence_forward(code, t, b, h, bool(reverse), *ptrs):
+            return composite("aten::_lstm_sequence")(*args)
+        return output, hy, cy, gates, cells
+
+    def lstm_sequence_backward(grad_output: Any, grad_hy: Any, grad_cy: Any, hx: Any, cx: Any,
+                               weight_hh: Any, output: Any, gates: Any, cells: Any,
+                               has_bias: bool, reverse: bool) -> Any:
+        args = (grad_output, grad_hy, grad_cy, hx, cx, weight_hh, output, gates, cells,
+                has_bias, reverse)
+        lay = sequence_layout(gates, hx, cx, weight_hh, None, grad_output, grad_hy, grad_cy,
+                              output, cells)
+        if lay is None:
+            return composite("aten::_lstm_sequence_backward")(*args)
+        code, t, b, h = lay
+        shapes = {"grad_output": (t, b, h), "output": (t, b, h), "cells": (t, b, h),
+                  "grad_hy": (b, h), "grad_cy": (b, h)}
+        given = {"grad_output": grad_output, "output": output, "cells": cells,
+                 "grad_hy": grad_hy, "grad_cy": grad_cy}
+        if any(v is not None and tuple(v.shape) != shapes[k] for k, v in given.items()):
+            return composite("aten::_lstm_sequence_backward")(*args)
+        operands = contiguous(grad_output, grad_hy, grad_cy, hx, cx, weight_hh, output, gates,
+                              cells)
+        dt, dev = hx.dtype, hx.device
+        grad_gates = torch.empty((t, b, 4 * h), dtype=dt, device=dev)
+        grad_hx, grad_cx = empty(hx, b, h), empty(hx, b, h)
+        grad_weight = empty(hx, 4 * h, h)
+        grad_bias = torch.empty((4 * h,), dtype=dt, device=dev) if has_bias else None
+        ptrs = addresses(grad_gates, grad_hx, grad_cx, grad_weight, grad_bias, *operands)
+        if ptrs is None or not native_sequence_backward(code, t, b, h, bool(reverse), *ptrs):
+            return composite("aten::_lstm_sequence_backward")(*args)
+        return grad_gates, grad_hx, grad_cx, grad_weight, grad_bias
+
     kernels = {
         "aten::_thnn_fused_lstm_cell": lstm_cell,
         "aten::_thnn_fused_lstm_cell_backward_impl": lstm_cell_backward,
         "aten::_thnn_fused_gru_cell": gru_cell,
         "aten::_thnn_fused_gru_cell_backward": gru_cell_backward,
     }
+    if native_sequence_forward is not None and native_sequence_backward is not None:
+        kernels["aten::_lstm_sequence"] = lstm_sequence
+        kernels["aten::_lstm_sequence_backward"] = lstm_sequence_backward
     for name, fn in kernels.items():
         fn.__name__ = fn.__qualname__ = f"{name[len('aten::'):]}_cpu"
     return kernels
