@@ -561,8 +561,9 @@ void run_typed(const FftCall& call, const Plan& plan, int64_t batch) {
   const T* unpack_im = plan.unpack.imag<T>();
 #if defined(PLAIT_FFT_TRANSPOSES)
   // float32 signals of unit stride move by register transposes where the CPU has AVX-512
-  // (and PLAIT_CPU_VECTOR_BYTES does not ask for less)
-  const bool rows = std::is_same_v<T, float> && native_vector_bytes() == 64;
+  // (and PLAIT_CPU_VECTOR_BYTES does not ask for less; a forced 64 on a CPU without AVX-512
+  // keeps the element moves, which give the same bits, instead of an illegal instruction)
+  const bool rows = std::is_same_v<T, float> && native_vector_bytes() == 64 && cpu_has_avx512();
   const bool gather_rows = rows && call.in_stride == 1;
   const bool scatter_rows = rows && call.out_stride == 1;
 #endif

@@ -20,6 +20,23 @@
 
 namespace plait::cpu {
 
+// Whether the running CPU executes the AVX-512 subsets (F, BW, VL, DQ) of the x86-64-v4 clones.
+// Code written with explicit AVX-512 instructions checks this besides native_vector_bytes():
+// a forced width only narrows the choice of instructions, it never picks ones the CPU lacks
+// (GCC vector types are safe at any width, their arithmetic is lowered to the clone's ISA).
+inline bool cpu_has_avx512() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
 // Bytes of the widest vector register the running CPU computes with: 64 (AVX-512), 32 (AVX2)
 // or 16. For loops whose GCC vector types must match the clone's registers: GCC splits a
 // too-wide vector's arithmetic into native halves, but lowers a too-wide compare-select one
@@ -34,11 +51,8 @@ inline int native_vector_bytes() {
       const int value = std::atoi(forced);
       if (value == 16 || value == 32 || value == 64) return value;
     }
+    if (cpu_has_avx512()) return 64;
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
-      return 64;
-    }
     return __builtin_cpu_supports("avx2") ? 32 : 16;
   }();
   return bytes;
