@@ -366,7 +366,10 @@ def test_registered_cpu_reduction_kernels_are_table_rows() -> None:
     codes = contract.dtype_codes(module.DTYPES)
     kernels = {**cpu_reduce.make_kernels(module, codes, contract.reference),
                **cpu_scan.make_kernels(module, codes, contract.reference)}
-    assert set(kernels) == {r.prim for r in REDUCTIONS}
+    # (the aten operators the backend plans on these native reductions, "aten::amax" and the
+    # like, are composites it serves, not primitives: the table lists primitives)
+    primitives = {name for name in kernels if "::" not in name}
+    assert primitives == {r.prim for r in REDUCTIONS}
 
 
 @pytest.mark.parametrize("name", ["div", "remainder", "fmod"])

@@ -27,16 +27,14 @@ from .._aten.factories import zeros_like
 from .._aten.shape import stack
 from .._core import dispatch as _dispatch
 from .._core.tensor import Tensor
-from . import rnn_cells as _rnn_cells
+from . import linear as _linear_ops, rnn_cells as _rnn_cells
 
 __all__: list[str] = []
 METHODS: dict[str, Any] = {}
 
 
 def _linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    from .. import ops  # (the aten linear, as the module's F.linear calls it)
-
-    return ops.aten.linear(x, weight, bias)
+    return _linear_ops.ATEN["linear"](x, weight, bias)  # (as the module's F.linear calls it)
 
 
 def _order(steps: int, reverse: bool) -> range:

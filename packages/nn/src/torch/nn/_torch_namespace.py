@@ -479,6 +479,9 @@ class _FlatRNN:
                 self._all_weights.append([n + suffix for n in names])
                 for name in names:
                     setattr(self, name + suffix, next(flat))
+        self._flat_weights = list(params)
+        # (only whether there is a projection is read: its size is the weight's)
+        self.proj_size = 1 if projected else 0
 
 
 def _run_rnn(mode: str, input: Tensor, hx: Any, params: Any, has_biases: Any,
