@@ -311,6 +311,46 @@ def lstm_cell_step(quick: bool) -> Case:
     return Case(step, tol=1e-3)
 
 
+def lstm_lm_step(quick: bool) -> Case:
+    """One SGD training step of a small LSTM language model as programs write it
+    (``nn.Embedding`` 50x16, ``nn.LSTM`` 16 -> 32, ``nn.Linear`` 32 -> 50; sequence 20, batch
+    4; cross-entropy, ``clip_grad_norm_``); the weights from the same seeded numpy draws on both
+    sides."""
+    import torch.nn as nn
+
+    vocab, emb, hidden, steps, batch = (12, 4, 8, 5, 2) if quick else (50, 16, 32, 20, 4)
+
+    class LM(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb, self.rnn = nn.Embedding(vocab, emb), nn.LSTM(emb, hidden)
+            self.out = nn.Linear(hidden, vocab)
+
+        def forward(self, x: Any) -> Any:
+            y, _ = self.rnn(self.emb(x))
+            return self.out(y)
+
+    model = LM()
+    rs = np.random.RandomState(21)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(_tensor((rs.standard_normal(tuple(p.shape)) * 0.1).astype(np.float32)))
+    x = _tensor(rs.randint(0, vocab, (steps, batch)).astype(np.int64))
+    y = _tensor(rs.randint(0, vocab, (steps, batch)).astype(np.int64))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step() -> Any:
+        opt.zero_grad()
+        loss = loss_fn(model(x).reshape(-1, vocab), y.reshape(-1))
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        opt.step()
+        return loss.detach()
+
+    return Case(step, check_calls=3, tol=1e-3)
+
+
 class _GPT:
     """nanoGPT's model in functional form: token and position embeddings, pre-norm blocks of
     causal self-attention and a GELU MLP, a final layer norm and an lm head tied to the token
@@ -698,6 +738,8 @@ WORKLOADS: tuple[Workload, ...] = (
              ("torch.conv2d",) + _LOSS),
     Workload("LSTM-cell step, forward+backward (batch 16, 64 -> 128)", "training", 1.0,
              lstm_cell_step),
+    Workload("LSTM language model train step (nn.LSTM 16 -> 32, seq 20, batch 4, SGD)",
+             "training", 1.0, lstm_lm_step),
     Workload("GPT block forward+backward (12x64x128, 4 heads)", "training", 1.0, gpt_block,
              _GPT_NEEDS),
     Workload("nanoGPT train step (4 layers, 128 wide, block 64, batch 12, Adam)", "training",
