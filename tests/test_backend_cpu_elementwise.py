@@ -590,3 +590,56 @@ def test_pow_by_small_scalar_exponents(k, dtype):
         torch._refs.CPU_KERNELS["pow"](expected, a, b)
         assert_close(out, expected, dtype, "pow", f"pow {exponent} {dtype}")
     assert not k.fallbacks
+
+
+def _hypotf(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """C's hypotf: the square root of the float64 sum of the float64 squares, rounded to float32
+    (the squares are exact), inf when either operand is infinite, even beside a NaN."""
+    wide = np.sqrt(x.astype(np.float64) ** 2 + y.astype(np.float64) ** 2).astype(np.float32)
+    return np.where(np.isinf(x) | np.isinf(y), np.float32(np.inf), wide)
+
+
+def test_float32_hypot_has_the_bits_of_c_hypotf(k):
+    """float32 hypot: the same bits on every path (unit-stride arrays by blocks of roots,
+    a number or a broadcast row, strided operands), inf for an infinite operand beside a NaN."""
+    rng = np.random.default_rng(12)
+    x = np.concatenate([rng.standard_normal(3000).astype(np.float32) * 1e3,
+                        np.repeat(F32_SPECIAL, F32_SPECIAL.size)])
+    y = np.concatenate([rng.standard_normal(3000).astype(np.float32),
+                        np.tile(F32_SPECIAL, F32_SPECIAL.size)])
+    with np.errstate(all="ignore"):
+        expected = _hypotf(x, y)
+    out = torch.empty(x.size, dtype=torch.float32)
+    k["hypot"](out, torch.tensor(x), torch.tensor(y))
+    np.testing.assert_array_equal(out.numpy(), expected)
+    # a broadcast number (one scalar operand) and strided operands
+    wide = torch.tensor(np.stack([x, y], 1))  # x and y interleaved: stride 2
+    strided = torch.empty(x.size, dtype=torch.float32)
+    k["hypot"](strided, wide[:, 0], wide[:, 1])
+    np.testing.assert_array_equal(strided.numpy(), expected)
+    for number in (np.float32(3.5), np.float32(np.inf), np.float32(np.nan)):
+        one = torch.empty(x.size, dtype=torch.float32)
+        k["hypot"](one, torch.tensor(x), torch.tensor(np.full(1, number)).expand(x.size))
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(one.numpy(), _hypotf(x, np.full_like(x, number)))
+    assert not k.fallbacks
+
+
+def test_complex_magnitude_follows_the_layout_with_hypot_bits():
+    """|z| of complex64 is hypotf of its parts (what PyTorch's CPU abs gives), of complex128
+    hypot's to within an ulp, and its result keeps the input's layout (a transposed spectrum's
+    magnitude is transposed too, as with any elementwise op)."""
+    rng = np.random.default_rng(13)
+    parts = rng.standard_normal((2, 6, 5, 4)).astype(np.float32)
+    parts[:, 0, 0, 0] = [np.inf, np.nan]
+    values = np.empty(parts.shape[1:], dtype=np.complex64)  # (x + 1j * nan has a NaN real part)
+    values.real, values.imag = parts
+    z = torch.tensor(values).transpose(0, 2)
+    got = z.abs()
+    assert got.dtype == torch.float32 and got.stride() == (1, 4, 20)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got.numpy(), _hypotf(parts[0], parts[1]).transpose(2, 1, 0))
+    z128 = torch.tensor(values.astype(np.complex128))
+    with np.errstate(all="ignore"):
+        wide = parts.astype(np.float64)
+        np.testing.assert_allclose(z128.abs().numpy(), np.hypot(wide[0], wide[1]), rtol=2.3e-16)

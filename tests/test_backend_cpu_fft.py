@@ -191,17 +191,18 @@ np.savez(sys.argv[1], **results)
 
 def test_float32_row_transposes_keep_the_bits_of_element_moves(tmp_path):
     """Unit-stride float32 signals move between memory and the lane buffers by 16 x 16
-    register transposes on AVX-512 (PLAIT_CPU_VECTOR_BYTES=64), element by element otherwise
-    (32): rfft, fft and irfft, lengths whose half is not a multiple of 8 (a remainder moved
-    element-wise), full and partial groups of 16 signals; both runs give the same bits and
-    match numpy in float64. On a CPU without AVX-512 the forced 64 only narrows: it keeps the
-    element moves (it once picked the AVX-512 transposes there and died of SIGILL)."""
+    register transposes on AVX-512 (PLAIT_CPU_VECTOR_BYTES=64), by 8 x 8 ones on AVX2 (32),
+    element by element otherwise (16): rfft, fft and irfft, lengths whose half is not a
+    multiple of 8 (a remainder moved element-wise), full and partial groups of 16 signals;
+    every run gives the same bits and matches numpy in float64. A forced width the CPU lacks
+    only narrows: it keeps the element moves (a forced 64 once picked the AVX-512 transposes
+    on an AVX2 CPU and died of SIGILL)."""
     import os
     import subprocess
     import sys
 
     runs = {}
-    for width in (32, 64):
+    for width in (16, 32, 64):
         env = {k: v for k, v in os.environ.items() if k != "PLAIT_CPU_VECTOR_BYTES"}
         env["PLAIT_CPU_VECTOR_BYTES"] = str(width)
         target = tmp_path / f"rows_{width}.npz"
@@ -210,7 +211,8 @@ def test_float32_row_transposes_keep_the_bits_of_element_moves(tmp_path):
         with np.load(target) as saved:
             runs[width] = {name: saved[name] for name in saved.files}
     for name, got in runs[64].items():
-        assert got.tobytes() == runs[32][name].tobytes(), name
+        assert got.tobytes() == runs[16][name].tobytes(), name
+        assert runs[32][name].tobytes() == runs[16][name].tobytes(), name
         if name[0] == "r":
             want = np.fft.rfft(runs[64]["x" + name[1:]].astype(np.float64))
         elif name[0] == "c":

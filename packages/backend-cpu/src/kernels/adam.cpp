@@ -4,10 +4,6 @@
 #include <cmath>
 #include <type_traits>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 // float32 also has an explicit AVX2 loop (x86-64 with GCC or Clang, chosen at run time): one
 // pass per element with 256-bit square roots, which the auto-vectorised loop cannot have.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
@@ -21,6 +17,7 @@
 #include "dtype.h"
 #include "parallel.h"
 #include "simd.h"
+#include "sqrt_array.h"
 
 namespace plait::cpu {
 namespace {
@@ -49,33 +46,6 @@ inline C load(const T* p, int64_t i) {
 template <class T, class C>
 inline void store(T* p, int64_t i, C v) {
   p[i] = cast<T>(v);
-}
-
-// x[i] = sqrt(x[i]). The loops of adam_run cannot call std::sqrt: with errno-setting math
-// (the default) GCC guards each call with a branch and stops vectorising, so the square roots
-// of a block run here through SSE2's sqrtps/sqrtpd (baseline x86-64; correctly rounded, like
-// std::sqrt).
-inline void sqrt_block(float* x, int64_t n) {
-#if defined(__SSE2__)
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) _mm_storeu_ps(x + i, _mm_sqrt_ps(_mm_loadu_ps(x + i)));
-  for (; i < n; ++i) _mm_store_ss(x + i, _mm_sqrt_ss(_mm_load_ss(x + i)));
-#else
-  for (int64_t i = 0; i < n; ++i) x[i] = std::sqrt(x[i]);
-#endif
-}
-
-inline void sqrt_block(double* x, int64_t n) {
-#if defined(__SSE2__)
-  int64_t i = 0;
-  for (; i + 2 <= n; i += 2) _mm_storeu_pd(x + i, _mm_sqrt_pd(_mm_loadu_pd(x + i)));
-  for (; i < n; ++i) {
-    const __m128d v = _mm_load_sd(x + i);
-    _mm_store_sd(x + i, _mm_sqrt_sd(v, v));
-  }
-#else
-  for (int64_t i = 0; i < n; ++i) x[i] = std::sqrt(x[i]);
-#endif
 }
 
 // max(a, b) of non-negative floats (the second moments) through their bit patterns, which
@@ -144,7 +114,7 @@ PLAIT_CLONES void adam_run(T* __restrict param, T* __restrict grad, T* __restric
         denom[i] = v;
       }
     }
-    sqrt_block(denom, len);
+    sqrt_array<false, C>(denom, denom, len);  // (std::sqrt in the loop would not vectorise)
     for (int64_t i = 0; i < len; ++i) {
       const C d = denom[i] / k.bias_correction2_sqrt + k.eps;
       store(p_b, i, p_new[i] + k.neg_step_size * (m_new[i] / d));

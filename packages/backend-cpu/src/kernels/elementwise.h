@@ -11,6 +11,7 @@
 //                                            // leaves to a scalar path (e.g. huge sin args)
 //   static void map(R* out, const C* a, int64_t n);   // unary: its own unit-stride loop
 //   static bool map_vs(R* out, const C* a, C b, int64_t n);  // binary, scalar b: own loop
+//   static void map_vv(R* out, const C* a, const C* b, int64_t n);  // binary: own loop
 //
 // Layers, from the outside in:
 //  1. `run_elementwise` (threads): a contiguous call is split into chunks of the flat range;
@@ -124,6 +125,16 @@ template <class Op, class R, class C>
 struct HasMapVs<Op, R, C,
                 std::void_t<decltype(Op::map_vs(std::declval<R*>(), std::declval<const C*>(),
                                                 std::declval<C>(), int64_t{0}))>>
+    : std::true_type {};
+
+// Op::map_vv(out, a, b, n): an operator's own loop over two unit-stride arrays (hypot's
+// square root, which the compiler will not vectorise from apply()).
+template <class Op, class R, class C, class = void>
+struct HasMapVv : std::false_type {};
+template <class Op, class R, class C>
+struct HasMapVv<Op, R, C,
+                std::void_t<decltype(Op::map_vv(std::declval<R*>(), std::declval<const C*>(),
+                                                std::declval<const C*>(), int64_t{0}))>>
     : std::true_type {};
 
 // The type Op computes T in.
@@ -307,6 +318,8 @@ void binary_run(int64_t n, char* const* p, const int64_t* s) {
       bool done = false;
       if constexpr (HasMapVs<Op, R, C>::value) done = Op::map_vs(dst, a.ptr, b.scalar, m);
       if (!done) map2_vs<Op, R, C>(dst, a.ptr, b.scalar, m);
+    } else if constexpr (HasMapVv<Op, R, C>::value) {
+      Op::map_vv(dst, a.ptr, b.ptr, m);
     } else {
       map2_vv<Op, R, C>(dst, a.ptr, b.ptr, m);
     }

@@ -23,6 +23,7 @@
 #include "parallel.h"
 #include "simd.h"
 #include "transpose16.h"
+#include "transpose8.h"
 
 namespace plait::cpu {
 namespace {
@@ -461,6 +462,76 @@ __attribute__((target("avx512f"))) int64_t scatter_real_rows(float* out, const i
 }
 #endif
 
+#if defined(PLAIT_HAS_TRANSPOSE8)
+#define PLAIT_FFT_TRANSPOSES8 1
+// The same moves on CPUs with AVX2 but not AVX-512: a group's 16 signals as two halves of 8,
+// each moved by 8 x 8 transposes into or out of its half of the lane vectors (on an AVX2 stft
+// the element-wise gather and scatter took as long as the butterflies).
+using simd256::transpose8;
+
+// gather_pairs_rows for AVX2: 4 pairs of 8 signals per transpose.
+__attribute__((target("avx2"))) int64_t gather_pairs_rows8(float* re, float* im,
+                                                           const float* in,
+                                                           const int64_t* offsets,
+                                                           int64_t offset_scale, int64_t h) {
+  const int64_t whole = h / 4 * 4;
+  __m256 r[8];
+  for (int64_t t0 = 0; t0 < whole; t0 += 4) {
+    for (int half = 0; half < 16; half += 8) {
+      for (int l = 0; l < 8; ++l) {
+        r[l] = _mm256_loadu_ps(in + offset_scale * offsets[half + l] + 2 * t0);
+      }
+      transpose8(r);  // r[2i]: x_{2(t0 + i)} of the 8 signals, r[2i + 1]: x_{2(t0 + i) + 1}
+      for (int i = 0; i < 4; ++i) {
+        _mm256_storeu_ps(re + slot<float>(t0 + i) + half, r[2 * i]);
+        _mm256_storeu_ps(im + slot<float>(t0 + i) + half, r[2 * i + 1]);
+      }
+    }
+  }
+  return whole;
+}
+
+// scatter_complex_rows for AVX2: 4 complex values of 8 signals per transpose.
+__attribute__((target("avx2"))) int64_t scatter_complex_rows8(float* out,
+                                                              const int64_t* offsets,
+                                                              const float* re, const float* im,
+                                                              int64_t length, float scale) {
+  const int64_t whole = length / 4 * 4;
+  const __m256 factor = _mm256_set1_ps(scale);
+  __m256 r[8];
+  for (int64_t k0 = 0; k0 < whole; k0 += 4) {
+    for (int half = 0; half < 16; half += 8) {
+      for (int i = 0; i < 4; ++i) {
+        r[2 * i] = _mm256_mul_ps(_mm256_loadu_ps(re + slot<float>(k0 + i) + half), factor);
+        r[2 * i + 1] = _mm256_mul_ps(_mm256_loadu_ps(im + slot<float>(k0 + i) + half), factor);
+      }
+      transpose8(r);  // r[l]: re, im of values k0 .. k0 + 3 of signal half + l, interleaved
+      for (int l = 0; l < 8; ++l) _mm256_storeu_ps(out + 2 * (offsets[half + l] + k0), r[l]);
+    }
+  }
+  return whole;
+}
+
+// scatter_real_rows for AVX2: 8 values of 8 signals per transpose.
+__attribute__((target("avx2"))) int64_t scatter_real_rows8(float* out, const int64_t* offsets,
+                                                           const float* re, int64_t length,
+                                                           float scale) {
+  const int64_t whole = length / 8 * 8;
+  const __m256 factor = _mm256_set1_ps(scale);
+  __m256 r[8];
+  for (int64_t k0 = 0; k0 < whole; k0 += 8) {
+    for (int half = 0; half < 16; half += 8) {
+      for (int i = 0; i < 8; ++i) {
+        r[i] = _mm256_mul_ps(_mm256_loadu_ps(re + slot<float>(k0 + i) + half), factor);
+      }
+      transpose8(r);  // r[l]: values k0 .. k0 + 7 of signal half + l
+      for (int l = 0; l < 8; ++l) _mm256_storeu_ps(out + offsets[half + l] + k0, r[l]);
+    }
+  }
+  return whole;
+}
+#endif
+
 // A real signal of even length 2h as h complex values z_t = x_2t + i x_2t+1.
 template <class T>
 PLAIT_CLONES void gather_packed(T* re, T* im, const T* in, const int64_t* offsets, int64_t h,
@@ -567,6 +638,12 @@ void run_typed(const FftCall& call, const Plan& plan, int64_t batch) {
   const bool gather_rows = rows && call.in_stride == 1;
   const bool scatter_rows = rows && call.out_stride == 1;
 #endif
+#if defined(PLAIT_FFT_TRANSPOSES8)
+  // and by AVX2's where the vectors are 32 bytes wide
+  const bool rows8 = std::is_same_v<T, float> && native_vector_bytes() == 32 && cpu_has_avx2();
+  const bool gather_rows8 = rows8 && call.in_stride == 1;
+  const bool scatter_rows8 = rows8 && call.out_stride == 1;
+#endif
   parallel_for(groups, grain, [&](int64_t begin, int64_t end) {
     // the four buffers start 17 vectors past a multiple of n apart: their equal offsets
     // never share an L1 set
@@ -595,6 +672,11 @@ void run_typed(const FftCall& call, const Plan& plan, int64_t batch) {
               if (gather_rows) gathered = gather_pairs_rows(re, im, in, in_off, 1, n / 2);
             }
 #endif
+#if defined(PLAIT_FFT_TRANSPOSES8)
+            if constexpr (std::is_same_v<T, float>) {
+              if (gather_rows8) gathered = gather_pairs_rows8(re, im, in, in_off, 1, n / 2);
+            }
+#endif
             gather_packed<T>(re, im, in, in_off, n / 2, call.in_stride, gathered);
           } else {
             std::fill(im, im + size, T(0));
@@ -607,6 +689,13 @@ void run_typed(const FftCall& call, const Plan& plan, int64_t batch) {
 #if defined(PLAIT_FFT_TRANSPOSES)
           if constexpr (std::is_same_v<T, float>) {
             if (gather_rows) gathered = gather_pairs_rows(re, im, in, in_off, 2, call.in_length);
+          }
+#endif
+#if defined(PLAIT_FFT_TRANSPOSES8)
+          if constexpr (std::is_same_v<T, float>) {
+            if (gather_rows8) {
+              gathered = gather_pairs_rows8(re, im, in, in_off, 2, call.in_length);
+            }
           }
 #endif
           gather_complex<T>(re, im, in, in_off, call.in_length, call.in_stride, gathered);
@@ -632,6 +721,15 @@ void run_typed(const FftCall& call, const Plan& plan, int64_t batch) {
           written = call.kind == FftKind::kC2R
                         ? scatter_real_rows(out, out_off, yr, call.out_length, scale)
                         : scatter_complex_rows(out, out_off, yr, yi, call.out_length, scale);
+        }
+      }
+#endif
+#if defined(PLAIT_FFT_TRANSPOSES8)
+      if constexpr (std::is_same_v<T, float>) {
+        if (scatter_rows8 && count == L && apart(out_off, call.out_length)) {
+          written = call.kind == FftKind::kC2R
+                        ? scatter_real_rows8(out, out_off, yr, call.out_length, scale)
+                        : scatter_complex_rows8(out, out_off, yr, yi, call.out_length, scale);
         }
       }
 #endif

@@ -37,6 +37,20 @@ inline bool cpu_has_avx512() {
 #endif
 }
 
+// Whether the running CPU executes AVX2 (code written with explicit AVX2 instructions checks
+// this besides native_vector_bytes(), as cpu_has_avx512()).
+inline bool cpu_has_avx2() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
 // Bytes of the widest vector register the running CPU computes with: 64 (AVX-512), 32 (AVX2)
 // or 16. For loops whose GCC vector types must match the clone's registers: GCC splits a
 // too-wide vector's arithmetic into native halves, but lowers a too-wide compare-select one
@@ -52,8 +66,7 @@ inline int native_vector_bytes() {
       if (value == 16 || value == 32 || value == 64) return value;
     }
     if (cpu_has_avx512()) return 64;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? 32 : 16;
+    return cpu_has_avx2() ? 32 : 16;
   }();
   return bytes;
 #else

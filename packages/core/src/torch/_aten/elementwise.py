@@ -299,6 +299,11 @@ BINARY: list[Binary] = [
 _KERNEL_NAMES = {"bitwise_left_shift": "lshift", "bitwise_right_shift": "rshift"}
 
 
+# Complex dtypes whose magnitude is computed from their parts (complex32's float16 parts have
+# no hypot of their own precision: it keeps the complex primitive).
+_HYPOT_PARTS = frozenset((_dtype.complex64, _dtype.complex128))
+
+
 def _unary_kernel(row: Unary) -> Callable[[Tensor], Tensor]:
     def kernel(self: Tensor) -> Tensor:
         _require_tensor(self, row.name, "input", 1)
@@ -310,6 +315,13 @@ def _unary_kernel(row: Unary) -> Callable[[Tensor], Tensor]:
         compute, out_dt = row.rule(self._dtype, row.name)
         if out_dt is compute:
             return run(row.prim, [self], compute, out_dt)
+        if compute in _HYPOT_PARTS:
+            # |z| = hypot(re, im) (what C's cabs computes): one real primitive over the parts
+            # read in place, into an output that follows self's layout
+            stride = tuple(2 * s for s in self._stride)
+            parts = [Tensor._make(self._storage, self._shape, stride, 2 * self._offset + part,
+                                  out_dt, self._device, self._vc) for part in (0, 1)]
+            return run("hypot", parts, out_dt, out_dt)
         # the primitive's inputs and output share a dtype: |z| comes back as complex numbers
         # with zero imaginary parts, whose real parts are the result
         result = run(row.prim, [self], compute, compute)
