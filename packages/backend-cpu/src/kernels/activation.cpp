@@ -132,11 +132,6 @@ void backward_run(int64_t n, T* out, const T* g, const T* x) {
   });
 }
 
-template <class T>
-T* ptr(uintptr_t address) {
-  return reinterpret_cast<T*>(address);
-}
-
 }  // namespace
 
 bool gelu_forward(int dtype, bool tanh, int64_t n, uintptr_t out, uintptr_t x) {

@@ -15,6 +15,12 @@
 
 namespace plait::cpu {
 
+// The array of T at `address`, a tensor's data pointer as the bindings pass it (an integer).
+template <class T>
+T* ptr(uintptr_t address) {
+  return reinterpret_cast<T*>(address);
+}
+
 // Bit casts between same-sized types (std::bit_cast is C++20); memcpy is the defined way and
 // compiles to a register move.
 template <class To, class From>

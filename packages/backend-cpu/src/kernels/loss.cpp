@@ -22,11 +22,6 @@ namespace {
 
 constexpr int kLanes = 16;
 
-template <class T>
-T* ptr(uintptr_t address) {
-  return reinterpret_cast<T*>(address);
-}
-
 // sum(exp(x - shift)).
 template <bool kInRange, class T>
 PLAIT_CLONES C<T> row_exp_sum(const T* __restrict x, int64_t n, C<T> shift) {

@@ -124,23 +124,13 @@ int64_t row_grain(int64_t row_elements) {
   return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(row_elements, 1));
 }
 
-template <class T>
-const T* ptr(uintptr_t address) {
-  return reinterpret_cast<const T*>(address);
-}
-
-template <class T>
-T* mut(uintptr_t address) {
-  return reinterpret_cast<T*>(address);
-}
-
 // `n` elements of `a` (+ `b`) in C<T>, zeros for an absent (0) operand.
 template <class T>
 std::vector<C<T>> bias_row(int64_t n, uintptr_t a, uintptr_t b) {
   std::vector<C<T>> out(static_cast<size_t>(n), C<T>(0));
   for (uintptr_t src : {a, b}) {
     if (!src) continue;
-    for (int64_t k = 0; k < n; ++k) out[k] += load(ptr<T>(src)[k]);
+    for (int64_t k = 0; k < n; ++k) out[k] += load(ptr<const T>(src)[k]);
   }
   return out;
 }
@@ -156,9 +146,9 @@ bool lstm_cell_forward(int dtype, int64_t batch, int64_t hidden, uintptr_t hy, u
     const std::vector<C<T>> bias = bias_row<T>(g, input_bias, hidden_bias);
     parallel_for(batch, row_grain(g), [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
-        lstm_forward_row<T>(hidden, mut<T>(hy) + b * hidden, mut<T>(cy) + b * hidden,
-                            mut<T>(workspace) + b * g, ptr<T>(input_gates) + b * g,
-                            ptr<T>(hidden_gates) + b * g, ptr<T>(cx) + b * hidden,
+        lstm_forward_row<T>(hidden, ptr<T>(hy) + b * hidden, ptr<T>(cy) + b * hidden,
+                            ptr<T>(workspace) + b * g, ptr<const T>(input_gates) + b * g,
+                            ptr<const T>(hidden_gates) + b * g, ptr<const T>(cx) + b * hidden,
                             bias.data());
       }
     });
@@ -173,14 +163,14 @@ bool lstm_cell_backward(int dtype, int64_t batch, int64_t hidden, uintptr_t grad
     const int64_t g = 4 * hidden;
     // An absent gradient reads as one row of zeros, repeated (row stride 0).
     const std::vector<T> zeros(static_cast<size_t>(hidden), store_as<T>(C<T>(0)));
-    const T* ghy = grad_hy ? ptr<T>(grad_hy) : zeros.data();
-    const T* gcy = grad_cy ? ptr<T>(grad_cy) : zeros.data();
+    const T* ghy = grad_hy ? ptr<const T>(grad_hy) : zeros.data();
+    const T* gcy = grad_cy ? ptr<const T>(grad_cy) : zeros.data();
     const int64_t shy = grad_hy ? hidden : 0, scy = grad_cy ? hidden : 0;
     parallel_for(batch, row_grain(g), [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
-        lstm_backward_row<T>(hidden, mut<T>(grad_gates) + b * g, mut<T>(grad_cx) + b * hidden,
-                             ghy + b * shy, gcy + b * scy, ptr<T>(cx) + b * hidden,
-                             ptr<T>(cy) + b * hidden, ptr<T>(workspace) + b * g);
+        lstm_backward_row<T>(hidden, ptr<T>(grad_gates) + b * g, ptr<T>(grad_cx) + b * hidden,
+                             ghy + b * shy, gcy + b * scy, ptr<const T>(cx) + b * hidden,
+                             ptr<const T>(cy) + b * hidden, ptr<const T>(workspace) + b * g);
       }
     });
   });
@@ -196,9 +186,9 @@ bool gru_cell_forward(int dtype, int64_t batch, int64_t hidden, uintptr_t hy,
     const std::vector<C<T>> hb = bias_row<T>(g, hidden_bias, 0);
     parallel_for(batch, row_grain(g), [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
-        gru_forward_row<T>(hidden, mut<T>(hy) + b * hidden, mut<T>(workspace) + b * 5 * hidden,
-                           ptr<T>(input_gates) + b * g, ptr<T>(hidden_gates) + b * g,
-                           ptr<T>(hx) + b * hidden, ib.data(), hb.data());
+        gru_forward_row<T>(hidden, ptr<T>(hy) + b * hidden, ptr<T>(workspace) + b * 5 * hidden,
+                           ptr<const T>(input_gates) + b * g, ptr<const T>(hidden_gates) + b * g,
+                           ptr<const T>(hx) + b * hidden, ib.data(), hb.data());
       }
     });
   });
@@ -212,9 +202,9 @@ bool gru_cell_backward(int dtype, int64_t batch, int64_t hidden, uintptr_t grad_
     const int64_t g = 3 * hidden;
     parallel_for(batch, row_grain(g), [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
-        gru_backward_row<T>(hidden, mut<T>(grad_input) + b * g, mut<T>(grad_hidden) + b * g,
-                            mut<T>(grad_hx) + b * hidden, ptr<T>(grad_hy) + b * hidden,
-                            ptr<T>(workspace) + b * 5 * hidden);
+        gru_backward_row<T>(hidden, ptr<T>(grad_input) + b * g, ptr<T>(grad_hidden) + b * g,
+                            ptr<T>(grad_hx) + b * hidden, ptr<const T>(grad_hy) + b * hidden,
+                            ptr<const T>(workspace) + b * 5 * hidden);
       }
     });
   });

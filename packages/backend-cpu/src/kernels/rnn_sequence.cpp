@@ -18,16 +18,6 @@
 namespace plait::cpu {
 namespace {
 
-template <class T>
-const T* ptr(uintptr_t address) {
-  return reinterpret_cast<const T*>(address);
-}
-
-template <class T>
-T* mut(uintptr_t address) {
-  return reinterpret_cast<T*>(address);
-}
-
 uintptr_t address(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 // The time index of the s-th step run.
@@ -45,26 +35,26 @@ bool forward_typed(int dtype, int64_t steps, int64_t batch, int64_t hidden, bool
                    uintptr_t weight_hh, uintptr_t bias_hh) {
   const int64_t g = 4 * hidden, bh = batch * hidden, bg = batch * g;
   std::vector<T> hidden_gates(static_cast<size_t>(bg));
-  const T* h = ptr<T>(hx);
-  const T* c = ptr<T>(cx);
+  const T* h = ptr<const T>(hx);
+  const T* c = ptr<const T>(cx);
   for (int64_t s = 0; s < steps; ++s) {
     const int64_t t = time_of(s, steps, reverse);
-    T* h_out = mut<T>(output) + t * bh;
-    T* c_out = mut<T>(cells) + t * bh;
+    T* h_out = ptr<T>(output) + t * bh;
+    T* c_out = ptr<T>(cells) + t * bh;
     // the per-step path's two ops: F.linear(h, W_hh, b_hh), then the cell without biases
     if (!linear(dtype, batch, hidden, g, address(hidden_gates.data()), address(h), weight_hh,
                 bias_hh) ||
         !lstm_cell_forward(dtype, batch, hidden, address(h_out), address(c_out),
-                           address(mut<T>(gates) + t * bg),
-                           address(ptr<T>(input_gates) + t * bg),
+                           address(ptr<T>(gates) + t * bg),
+                           address(ptr<const T>(input_gates) + t * bg),
                            address(hidden_gates.data()), address(c), 0, 0)) {
       return false;
     }
     h = h_out;
     c = c_out;
   }
-  copy_rows(mut<T>(hy), h, bh);
-  copy_rows(mut<T>(cy), c, bh);
+  copy_rows(ptr<T>(hy), h, bh);
+  copy_rows(ptr<T>(cy), c, bh);
   return true;
 }
 
@@ -79,25 +69,27 @@ bool backward_typed(int dtype, int64_t steps, int64_t batch, int64_t hidden, boo
   // dh, dc: the gradients of the state after the step being differentiated
   std::vector<T> dh(state, T(0)), dc(state, T(0)), dh_step(state), dc_prev(state);
   std::vector<T> h_prev(static_cast<size_t>(steps * bh));  // the h each step read, time order
-  if (grad_hy) copy_rows(dh.data(), ptr<T>(grad_hy), bh);
-  if (grad_cy) copy_rows(dc.data(), ptr<T>(grad_cy), bh);
-  T* dgates = mut<T>(grad_input_gates);
-  const T* w = ptr<T>(weight_hh);
+  if (grad_hy) copy_rows(dh.data(), ptr<const T>(grad_hy), bh);
+  if (grad_cy) copy_rows(dc.data(), ptr<const T>(grad_cy), bh);
+  T* dgates = ptr<T>(grad_input_gates);
+  const T* w = ptr<const T>(weight_hh);
   for (int64_t s = steps - 1; s >= 0; --s) {
     const int64_t t = time_of(s, steps, reverse);
     const int64_t prev = s > 0 ? time_of(s - 1, steps, reverse) : -1;
     if (grad_output) {
-      const T* go = ptr<T>(grad_output) + t * bh;
+      const T* go = ptr<const T>(grad_output) + t * bh;
       for (int64_t k = 0; k < bh; ++k) dh_step[k] = dh[k] + go[k];
     } else {
       dh_step = dh;
     }
-    const T* c_prev = prev >= 0 ? ptr<T>(cells) + prev * bh : ptr<T>(cx);
-    copy_rows(h_prev.data() + t * bh, prev >= 0 ? ptr<T>(output) + prev * bh : ptr<T>(hx), bh);
+    const T* c_prev = prev >= 0 ? ptr<const T>(cells) + prev * bh : ptr<const T>(cx);
+    const T* h_before = prev >= 0 ? ptr<const T>(output) + prev * bh : ptr<const T>(hx);
+    copy_rows(h_prev.data() + t * bh, h_before, bh);
     if (!lstm_cell_backward(dtype, batch, hidden, address(dgates + t * bg),
                             address(dc_prev.data()), address(dh_step.data()),
                             address(dc.data()), address(c_prev),
-                            address(ptr<T>(cells) + t * bh), address(ptr<T>(gates) + t * bg))) {
+                            address(ptr<const T>(cells) + t * bh),
+                            address(ptr<const T>(gates) + t * bg))) {
       return false;
     }
     dc.swap(dc_prev);
@@ -105,13 +97,13 @@ bool backward_typed(int dtype, int64_t steps, int64_t batch, int64_t hidden, boo
     blas::gemm(false, false, batch, hidden, g, T(1), dgates + t * bg, g, w, hidden, T(0),
                dh.data(), hidden);
   }
-  copy_rows(mut<T>(grad_hx), dh.data(), bh);
-  copy_rows(mut<T>(grad_cx), dc.data(), bh);
+  copy_rows(ptr<T>(grad_hx), dh.data(), bh);
+  copy_rows(ptr<T>(grad_cx), dc.data(), bh);
   // every step's weight gradient in one product: d_gates^T (4H, T*B) @ h_prev (T*B, H)
   blas::gemm(true, false, g, hidden, steps * batch, T(1), dgates, g, h_prev.data(), hidden,
-             T(0), mut<T>(grad_weight_hh), hidden);
+             T(0), ptr<T>(grad_weight_hh), hidden);
   if (grad_bias_hh) {
-    T* gb = mut<T>(grad_bias_hh);
+    T* gb = ptr<T>(grad_bias_hh);
     std::fill(gb, gb + g, T(0));
     for (int64_t r = 0; r < steps * batch; ++r) {
       const T* row = dgates + r * g;
