@@ -1,23 +1,30 @@
-"""A whole LSTM layer-direction as one aten op (Plait's own ``aten::_lstm_sequence`` and
-``aten::_lstm_sequence_backward``; PyTorch runs the same recurrence inside ``aten::lstm``).
+"""A whole LSTM or GRU layer-direction as one aten op (Plait's own ``aten::_lstm_sequence``,
+``aten::_gru_sequence`` and their ``_backward`` ops; PyTorch runs the same recurrences inside
+``aten::lstm`` / ``aten::gru``).
 
-``nn.LSTM`` projects the input of every time step with one matmul, then runs the recurrence
-``gates = input_gates[t] + h @ W_hh^T + b_hh``, the fused cell (``_thnn_fused_lstm_cell``),
-over the steps. Step by step in Python that is a matmul, a cell op and their autograd nodes per
-step; as one op a backend runs the loop natively and autograd records one node per layer.
+``nn.LSTM`` and ``nn.GRU`` project the input of every time step with one matmul, then run the
+recurrence ``hidden_gates = h @ W_hh^T + b_hh`` and the fused cell (``_thnn_fused_lstm_cell``
+/ ``_thnn_fused_gru_cell``) on ``input_gates[t]`` and them, over the steps. Step by step in
+Python that is a matmul, a cell op and their autograd nodes per step; as one op a backend runs
+the loop natively and autograd records one node per layer.
 
 The composites here are the reference, the fallback and what meta / fake tensors run: the same
 per-step ops (``aten::linear`` and the fused cell) as the module's step loop, so their results
-are those of the step loop. The backward composite is written in differentiable ops, so double
-backward works (``autograd/_formulas/rnn.py``).
+are those of the step loop. The backward composites are written in differentiable ops, so
+double backward works (``autograd/_formulas/rnn.py``).
 
-Layouts: ``input_gates`` (T, B, 4H) (the input projection with ``b_ih``), ``hx``, ``cx`` (B, H),
-``weight_hh`` (4H, H), ``bias_hh`` (4H) or None. Outputs: ``output`` (T, B, H), the final
-``hy``, ``cy`` (B, H), and for the backward ``gates`` (T, B, 4H, the activated gates of each
-step, the cell's workspace) and ``cells`` (T, B, H, each step's cell state). ``reverse`` runs
-the steps from T - 1 down to 0 (a bidirectional layer's second direction); the rows stay in time
-order either way.
-"""
+LSTM layouts: ``input_gates`` (T, B, 4H) (the input projection with ``b_ih``), ``hx``, ``cx``
+(B, H), ``weight_hh`` (4H, H), ``bias_hh`` (4H) or None. Outputs: ``output`` (T, B, H), the
+final ``hy``, ``cy`` (B, H), and for the backward ``gates`` (T, B, 4H, the activated gates of
+each step, the cell's workspace) and ``cells`` (T, B, H, each step's cell state).
+
+GRU layouts: ``input_gates`` (T, B, 3H), ``hx`` (B, H), ``weight_hh`` (3H, H), ``bias_hh`` (3H)
+or None. Outputs: ``output`` (T, B, H), the final ``hy`` (B, H) and for the backward
+``workspace`` (T, B, 5H, each step's fused-cell workspace ``[r, z, n, h_prev, hn]``: it holds
+the state the step read, so the backward needs nothing else).
+
+``reverse`` runs the steps from T - 1 down to 0 (a bidirectional layer's second direction); the
+rows stay in time order either way."""
 
 from __future__ import annotations
 
@@ -87,6 +94,44 @@ def _lstm_sequence_backward(grad_output: Tensor | None, grad_hy: Tensor | None,
     return grad_input_gates, dh, dc, grad_weight, rows.sum(0) if has_bias else None
 
 
+def _gru_sequence(input_gates: Tensor, hx: Tensor, weight_hh: Tensor,
+                  bias_hh: Tensor | None = None, reverse: bool = False, cell: Any = None
+                  ) -> tuple[Tensor, Tensor, Tensor]:
+    """The composite (``cell`` as in :func:`_lstm_sequence`)."""
+    steps = input_gates.shape[0]
+    cell = cell or _rnn_cells.ATEN["_thnn_fused_gru_cell"]
+    outs: list[Any] = [None] * steps
+    workspace: list[Any] = [None] * steps
+    h = hx
+    for t in _order(steps, reverse):
+        h, workspace[t] = cell(input_gates[t], _linear(h, weight_hh, bias_hh), h)
+        outs[t] = h
+    return stack(outs, 0), h.clone(), stack(workspace, 0)
+
+
+def _gru_sequence_backward(grad_output: Tensor | None, grad_hy: Tensor | None,
+                           weight_hh: Tensor, workspace: Tensor, has_bias: bool, reverse: bool
+                           ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+    steps, hidden = workspace.shape[0], weight_hh.shape[-1]
+    cell_backward = _rnn_cells.ATEN["_thnn_fused_gru_cell_backward"]
+    grad_input: list[Any] = [None] * steps
+    grad_hidden: list[Any] = [None] * steps
+    dh = grad_hy  # the gradient of the state after the step being differentiated
+    for t in reversed(_order(steps, reverse)):
+        if grad_output is not None:
+            dh = grad_output[t] if dh is None else dh + grad_output[t]
+        if dh is None:  # (no gradient reached the last step: the cell op takes zeros)
+            dh = zeros_like(workspace[t].narrow(1, 0, hidden))
+        grad_input[t], grad_hidden[t], grad_hx, _, _ = cell_backward(dh, workspace[t], False)
+        dh = grad_hx + grad_hidden[t].mm(weight_hh)
+    if dh is None:
+        dh = zeros_like(workspace.narrow(2, 0, hidden).sum(0))
+    rows = stack(grad_hidden, 0).reshape(-1, 3 * hidden)  # (T * B, 3H)
+    # every step's h_prev is in its workspace (the cell keeps the state it read)
+    h_prev = workspace.narrow(2, 3 * hidden, hidden).reshape(-1, hidden)
+    return (stack(grad_input, 0), dh, rows.t().mm(h_prev), rows.sum(0) if has_bias else None)
+
+
 ATEN = _dispatch.define_aten({
     "_lstm_sequence": (
         "_lstm_sequence(Tensor input_gates, Tensor hx, Tensor cx, Tensor weight_hh, "
@@ -97,6 +142,14 @@ ATEN = _dispatch.define_aten({
         "Tensor hx, Tensor cx, Tensor weight_hh, Tensor output, Tensor gates, Tensor cells, "
         "bool has_bias, bool reverse) -> (Tensor, Tensor, Tensor, Tensor, Tensor)",
         _lstm_sequence_backward),
+    "_gru_sequence": (
+        "_gru_sequence(Tensor input_gates, Tensor hx, Tensor weight_hh, Tensor? bias_hh=None, "
+        "bool reverse=False) -> (Tensor, Tensor, Tensor)",
+        _gru_sequence),
+    "_gru_sequence_backward": (
+        "_gru_sequence_backward(Tensor? grad_output, Tensor? grad_hy, Tensor weight_hh, "
+        "Tensor workspace, bool has_bias, bool reverse) -> (Tensor, Tensor, Tensor, Tensor)",
+        _gru_sequence_backward),
 })
 
 
@@ -119,3 +172,23 @@ def lstm_sequence(input_gates: Tensor, hx: Tensor, cx: Tensor, weight_hh: Tensor
     if steps == 0:
         raise RuntimeError("_lstm_sequence(): expected at least one time step")
     return ATEN["_lstm_sequence"](input_gates, hx, cx, weight_hh, bias_hh, reverse)
+
+
+def gru_sequence(input_gates: Tensor, hx: Tensor, weight_hh: Tensor,
+                 bias_hh: Tensor | None = None, reverse: bool = False
+                 ) -> tuple[Tensor, Tensor, Tensor]:
+    """One GRU layer-direction over a whole sequence: ``(output, hy, workspace)`` (the op
+    ``aten::_gru_sequence``; the layouts are in this module's docstring)."""
+    steps, batch = input_gates.shape[0], hx.shape[0]
+    hidden = hx.shape[-1]
+    if (input_gates.ndim != 3 or tuple(input_gates.shape[1:]) != (batch, 3 * hidden)
+            or hx.ndim != 2 or tuple(weight_hh.shape) != (3 * hidden, hidden)
+            or (bias_hh is not None and tuple(bias_hh.shape) != (3 * hidden,))):
+        raise RuntimeError("_gru_sequence(): expected input_gates (T, B, 3H), hx (B, H), "
+                           "weight_hh (3H, H) and bias_hh (3H), got "
+                           f"{tuple(input_gates.shape)}, {tuple(hx.shape)}, "
+                           f"{tuple(weight_hh.shape)} and "
+                           f"{None if bias_hh is None else tuple(bias_hh.shape)}")
+    if steps == 0:
+        raise RuntimeError("_gru_sequence(): expected at least one time step")
+    return ATEN["_gru_sequence"](input_gates, hx, weight_hh, bias_hh, reverse)

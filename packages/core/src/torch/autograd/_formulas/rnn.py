@@ -1,4 +1,5 @@
-"""Derivative formulas: the fused LSTM and GRU cells (``torch/_rnn_cells.py``).
+"""Derivative formulas: the fused LSTM and GRU cells (``torch/_rnn_cells.py``) and the
+whole-sequence LSTM and GRU ops (``torch/_fused/rnn_sequence.py``).
 
 The cells' first derivatives call their aten backward ops, which a backend may fuse, on the
 saved outputs. The workspace output (activated gates) is not differentiable, as in PyTorch.
@@ -123,7 +124,7 @@ def _gru_cell_backward(ctx, a, b, c, ta, tb):
     return d_g, d_ws, None
 
 
-# -- a whole LSTM layer-direction (``_fused/rnn_sequence.py``) ------------------------------
+# -- a whole LSTM / GRU layer-direction (``_fused/rnn_sequence.py``) ------------------------
 
 
 @derivative("aten::_lstm_sequence", result=(0, 3, 4), outputs=(0, 1, 2), takes_none=True)
@@ -146,4 +147,25 @@ def _lstm_sequence(ctx, grad_output, grad_hy, grad_cy, _grad_gates, _grad_cells)
         backward = _seq.ATEN["_lstm_sequence_backward"]
     grads = backward(grad_output, grad_hy, grad_cy, hx, cx, weight_hh, output, gates, cells,
                      has_bias, reverse)
+    return (*grads, None)
+
+
+@derivative("aten::_gru_sequence", result=(2,), outputs=(0, 1), takes_none=True)
+def _gru_sequence(ctx, grad_output, grad_hy, _grad_workspace):
+    """As :func:`_lstm_sequence`: the backward op over the saved workspace, or under
+    ``create_graph`` the composites' recorded ops."""
+    from ..._fused import rnn_cells as _rnn_cells, rnn_sequence as _seq
+
+    names = ("input_gates", "hx", "weight_hh", "bias_hh", "reverse")
+    input_gates, hx, weight_hh, bias_hh, reverse = _args(ctx, names)
+    reverse = bool(reverse)
+    has_bias = bias_hh is not None and ctx.needs_input_grad[3]
+    if _config.is_grad_enabled():
+        _output, _hy, workspace = _seq._gru_sequence(
+            input_gates, hx, weight_hh, bias_hh, reverse, _rnn_cells._gru_cell)
+        backward = _seq._gru_sequence_backward
+    else:
+        workspace = ctx.result[2]
+        backward = _seq.ATEN["_gru_sequence_backward"]
+    grads = backward(grad_output, grad_hy, weight_hh, workspace, has_bias, reverse)
     return (*grads, None)

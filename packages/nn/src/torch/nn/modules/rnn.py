@@ -4,9 +4,10 @@ The layers are composites over core ops; an LSTM or GRU step is one matmul and o
 op (``aten::_thnn_fused_lstm_cell`` / ``_thnn_fused_gru_cell``, with derivative formulas). Each
 layer and direction projects the whole input sequence at once (one matmul for ``W_ih x +
 b_ih`` over every time step), then runs the recurrence. A padded float32 / float64 LSTM without
-projection runs it as one op per layer and direction (``aten::_lstm_sequence``, whose backend
-kernel loops natively; its composite is this module's step loop, op for op). Everything else
-runs the recurrence step by step in Python. Padded and packed inputs share that loop: a padded
+projection, and a padded float32 / float64 GRU, run it as one op per layer and direction
+(``aten::_lstm_sequence`` / ``aten::_gru_sequence``, whose backend kernels loop natively; their
+composites are this module's step loop, op for op). Everything else runs the recurrence step by
+step in Python. Padded and packed inputs share that loop: a padded
 batch is a packed one whose every step has the full batch size.
 """
 
@@ -42,6 +43,7 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 _LSTM_CELL = _rnn_cells.ATEN["_thnn_fused_lstm_cell"]
 _GRU_CELL = _rnn_cells.ATEN["_thnn_fused_gru_cell"]
 _LSTM_SEQUENCE = _rnn_sequence.ATEN["_lstm_sequence"]
+_GRU_SEQUENCE = _rnn_sequence.ATEN["_gru_sequence"]
 # the dtypes whose whole-sequence op has a native loop (the others gain nothing over the steps)
 _SEQUENCE_DTYPES = (torch.float32, torch.float64)
 
@@ -300,9 +302,10 @@ class RNNBase(Module):
         step_sizes = [batch] * x.shape[0] if sizes is None else sizes
         finals: list[Any] = []
         layer_input = x
-        whole_sequence = (self.mode == "LSTM" and sizes is None and not self.proj_size
+        whole_sequence = (self.mode in ("LSTM", "GRU") and sizes is None and not self.proj_size
                           and x.shape[0] > 0 and x.dtype in _SEQUENCE_DTYPES
-                          and not _under_vmap(x, *hx, *self._flat_weights))
+                          and not _under_vmap(x, *(hx if lstm else (hx,)),
+                                              *self._flat_weights))
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(num_directions):
@@ -311,12 +314,18 @@ class RNNBase(Module):
                                   [getattr(self, n) for n in names], strict=True))
                 gi = F.linear(layer_input, params["weight_ih"], params.get("bias_ih"))
                 idx = layer * num_directions + direction
-                if whole_sequence:  # (T, B, 4H) gates -> one op for the recurrence
+                if whole_sequence and lstm:  # (T, B, 4H) gates -> one op for the recurrence
                     out, hy, cy, _gates, _cells = _LSTM_SEQUENCE(
                         gi, hx[0][idx], hx[1][idx], params["weight_hh"], params.get("bias_hh"),
                         direction == 1)
                     outputs.append(out)
                     finals.append((hy, cy))
+                    continue
+                if whole_sequence:  # a GRU's (T, B, 3H) gates
+                    out, hy, _workspace = _GRU_SEQUENCE(
+                        gi, hx[idx], params["weight_hh"], params.get("bias_hh"), direction == 1)
+                    outputs.append(out)
+                    finals.append(hy)
                     continue
                 gis = _split_rows(gi.reshape(-1, gi.shape[-1]), step_sizes)
                 state0 = (hx[0][idx], hx[1][idx]) if lstm else hx[idx]
