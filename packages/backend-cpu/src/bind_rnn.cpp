@@ -1,5 +1,5 @@
 // Bindings of the fused LSTM / GRU cells (kernels/rnn_cells.cpp) and the whole-sequence LSTM
-// (kernels/rnn_sequence.cpp). Operands are contiguous;
+// and GRU (kernels/rnn_sequence.cpp). Operands are contiguous;
 // plait_backend_cpu/kernels/rnn.py checks them and allocates the outputs.
 #include "bindings.h"
 #include "kernels/rnn_cells.h"
@@ -86,6 +86,34 @@ void bind_rnn(nb::module_& m) {
       "grad_hy"_a, "grad_cy"_a, "hx"_a, "cx"_a, "weight_hh"_a, "output"_a, "gates"_a,
       "cells"_a,
       "Gradients of lstm_sequence_forward's inputs (a gradient address of 0: zero; a "
+      "grad_bias_hh of 0: not computed).");
+  m.def(
+      "gru_sequence_forward",
+      [](int dtype, int64_t steps, int64_t batch, int64_t hidden, bool reverse,
+         uintptr_t output, uintptr_t hy, uintptr_t workspace, uintptr_t input_gates,
+         uintptr_t hx, uintptr_t weight_hh, uintptr_t bias_hh) {
+        MaybeReleaseGil nogil(Dims{steps, batch, 3 * hidden, hidden});
+        return gru_sequence_forward(dtype, steps, batch, hidden, reverse, output, hy, workspace,
+                                    input_gates, hx, weight_hh, bias_hh);
+      },
+      "dtype"_a, "steps"_a, "batch"_a, "hidden"_a, "reverse"_a, "output"_a, "hy"_a,
+      "workspace"_a, "input_gates"_a, "hx"_a, "weight_hh"_a, "bias_hh"_a,
+      "A whole GRU layer-direction from its input gates (a bias address of 0: none).");
+  m.def(
+      "gru_sequence_backward",
+      [](int dtype, int64_t steps, int64_t batch, int64_t hidden, bool reverse,
+         uintptr_t grad_input_gates, uintptr_t grad_hx, uintptr_t grad_weight_hh,
+         uintptr_t grad_bias_hh, uintptr_t grad_output, uintptr_t grad_hy, uintptr_t weight_hh,
+         uintptr_t workspace) {
+        MaybeReleaseGil nogil(Dims{steps, batch, 3 * hidden, hidden});
+        return gru_sequence_backward(dtype, steps, batch, hidden, reverse, grad_input_gates,
+                                     grad_hx, grad_weight_hh, grad_bias_hh, grad_output, grad_hy,
+                                     weight_hh, workspace);
+      },
+      "dtype"_a, "steps"_a, "batch"_a, "hidden"_a, "reverse"_a, "grad_input_gates"_a,
+      "grad_hx"_a, "grad_weight_hh"_a, "grad_bias_hh"_a, "grad_output"_a, "grad_hy"_a,
+      "weight_hh"_a, "workspace"_a,
+      "Gradients of gru_sequence_forward's inputs (a gradient address of 0: zero; a "
       "grad_bias_hh of 0: not computed).");
 }
 

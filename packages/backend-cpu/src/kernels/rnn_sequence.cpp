@@ -1,4 +1,4 @@
-// A whole LSTM layer-direction; see rnn_sequence.h.
+// A whole LSTM or GRU layer-direction; see rnn_sequence.h.
 //
 // The steps run in order on the calling thread (each depends on the one before); the products
 // and the cells inside a step use the pool as they do on the per-step path. Where the per-step
@@ -113,9 +113,86 @@ bool backward_typed(int dtype, int64_t steps, int64_t batch, int64_t hidden, boo
   return true;
 }
 
+// -- GRU ---------------------------------------------------------------------------------------
+
+template <class T>
+bool gru_forward_typed(int dtype, int64_t steps, int64_t batch, int64_t hidden, bool reverse,
+                       uintptr_t output, uintptr_t hy, uintptr_t workspace,
+                       uintptr_t input_gates, uintptr_t hx, uintptr_t weight_hh,
+                       uintptr_t bias_hh) {
+  const int64_t g = 3 * hidden, bh = batch * hidden, bg = batch * g, bw = batch * 5 * hidden;
+  std::vector<T> hidden_gates(static_cast<size_t>(bg));
+  const T* h = ptr<const T>(hx);
+  for (int64_t s = 0; s < steps; ++s) {
+    const int64_t t = time_of(s, steps, reverse);
+    T* h_out = ptr<T>(output) + t * bh;
+    // the per-step path's two ops: F.linear(h, W_hh, b_hh), then the cell without biases
+    if (!linear(dtype, batch, hidden, g, address(hidden_gates.data()), address(h), weight_hh,
+                bias_hh) ||
+        !gru_cell_forward(dtype, batch, hidden, address(h_out),
+                          address(ptr<T>(workspace) + t * bw),
+                          address(ptr<const T>(input_gates) + t * bg),
+                          address(hidden_gates.data()), address(h), 0, 0)) {
+      return false;
+    }
+    h = h_out;
+  }
+  copy_rows(ptr<T>(hy), h, bh);
+  return true;
+}
+
+template <class T>
+bool gru_backward_typed(int dtype, int64_t steps, int64_t batch, int64_t hidden, bool reverse,
+                        uintptr_t grad_input_gates, uintptr_t grad_hx, uintptr_t grad_weight_hh,
+                        uintptr_t grad_bias_hh, uintptr_t grad_output, uintptr_t grad_hy,
+                        uintptr_t weight_hh, uintptr_t workspace) {
+  const int64_t g = 3 * hidden, w5 = 5 * hidden, bh = batch * hidden, bg = batch * g;
+  const size_t state = static_cast<size_t>(bh);
+  // dh: the gradient of the state after the step being differentiated
+  std::vector<T> dh(state, T(0)), dh_step(state);
+  // the hidden gates' gradients of every step, time order, for the one weight product
+  std::vector<T> dhidden(static_cast<size_t>(steps * bg));
+  if (grad_hy) copy_rows(dh.data(), ptr<const T>(grad_hy), bh);
+  T* dinput = ptr<T>(grad_input_gates);
+  const T* w = ptr<const T>(weight_hh);
+  const T* ws = ptr<const T>(workspace);
+  for (int64_t s = steps - 1; s >= 0; --s) {
+    const int64_t t = time_of(s, steps, reverse);
+    if (grad_output) {
+      const T* go = ptr<const T>(grad_output) + t * bh;
+      for (int64_t k = 0; k < bh; ++k) dh_step[k] = dh[k] + go[k];
+    } else {
+      dh_step = dh;
+    }
+    // dh = the cell's grad_hx (G * z) ...
+    if (!gru_cell_backward(dtype, batch, hidden, address(dinput + t * bg),
+                           address(dhidden.data() + t * bg), address(dh.data()),
+                           address(dh_step.data()), address(ws + t * batch * w5))) {
+      return false;
+    }
+    // ... + the hidden product's: d_hidden_gates (B, 3H) @ W_hh (3H, H)
+    blas::gemm(false, false, batch, hidden, g, T(1), dhidden.data() + t * bg, g, w, hidden,
+               T(1), dh.data(), hidden);
+  }
+  copy_rows(ptr<T>(grad_hx), dh.data(), bh);
+  // every step's weight gradient in one product: d_hidden^T (3H, T*B) @ h_prev (T*B, H), the
+  // h_prev rows read in place from the workspaces ([r, z, n, h_prev, hn], row stride 5H)
+  blas::gemm(true, false, g, hidden, steps * batch, T(1), dhidden.data(), g, ws + 3 * hidden,
+             w5, T(0), ptr<T>(grad_weight_hh), hidden);
+  if (grad_bias_hh) {
+    T* gb = ptr<T>(grad_bias_hh);
+    std::fill(gb, gb + g, T(0));
+    for (int64_t r = 0; r < steps * batch; ++r) {
+      const T* row = dhidden.data() + r * g;
+      for (int64_t j = 0; j < g; ++j) gb[j] += row[j];
+    }
+  }
+  return true;
+}
+
 void check(int64_t steps, int64_t batch, int64_t hidden) {
   if (steps < 0 || batch < 0 || hidden <= 0) {
-    throw std::invalid_argument("plait_backend_cpu: lstm_sequence needs steps, batch >= 0 "
+    throw std::invalid_argument("plait_backend_cpu: an rnn sequence needs steps, batch >= 0 "
                                 "and hidden > 0");
   }
 }
@@ -154,6 +231,41 @@ bool lstm_sequence_backward(int dtype, int64_t steps, int64_t batch, int64_t hid
     return backward_typed<double>(dtype, steps, batch, hidden, reverse, grad_input_gates,
                                   grad_hx, grad_cx, grad_weight_hh, grad_bias_hh, grad_output,
                                   grad_hy, grad_cy, hx, cx, weight_hh, output, gates, cells);
+  }
+  return false;
+}
+
+bool gru_sequence_forward(int dtype, int64_t steps, int64_t batch, int64_t hidden, bool reverse,
+                          uintptr_t output, uintptr_t hy, uintptr_t workspace,
+                          uintptr_t input_gates, uintptr_t hx, uintptr_t weight_hh,
+                          uintptr_t bias_hh) {
+  check(steps, batch, hidden);
+  if (dtype == dtype_code<float>()) {
+    return gru_forward_typed<float>(dtype, steps, batch, hidden, reverse, output, hy, workspace,
+                                    input_gates, hx, weight_hh, bias_hh);
+  }
+  if (dtype == dtype_code<double>()) {
+    return gru_forward_typed<double>(dtype, steps, batch, hidden, reverse, output, hy,
+                                     workspace, input_gates, hx, weight_hh, bias_hh);
+  }
+  return false;
+}
+
+bool gru_sequence_backward(int dtype, int64_t steps, int64_t batch, int64_t hidden,
+                           bool reverse, uintptr_t grad_input_gates, uintptr_t grad_hx,
+                           uintptr_t grad_weight_hh, uintptr_t grad_bias_hh,
+                           uintptr_t grad_output, uintptr_t grad_hy, uintptr_t weight_hh,
+                           uintptr_t workspace) {
+  check(steps, batch, hidden);
+  if (dtype == dtype_code<float>()) {
+    return gru_backward_typed<float>(dtype, steps, batch, hidden, reverse, grad_input_gates,
+                                     grad_hx, grad_weight_hh, grad_bias_hh, grad_output,
+                                     grad_hy, weight_hh, workspace);
+  }
+  if (dtype == dtype_code<double>()) {
+    return gru_backward_typed<double>(dtype, steps, batch, hidden, reverse, grad_input_gates,
+                                      grad_hx, grad_weight_hh, grad_bias_hh, grad_output,
+                                      grad_hy, weight_hh, workspace);
   }
   return false;
 }

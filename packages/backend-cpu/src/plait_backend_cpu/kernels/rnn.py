@@ -1,7 +1,7 @@
 """Wrappers of the fused LSTM / GRU cell kernels: they override core's composite aten ops
 ``_thnn_fused_lstm_cell``, ``_thnn_fused_lstm_cell_backward_impl``, ``_thnn_fused_gru_cell``
 and ``_thnn_fused_gru_cell_backward`` (``torch/_rnn_cells.py``) under the CPU key; and of the
-whole-sequence LSTM, ``_lstm_sequence`` and ``_lstm_sequence_backward``
+whole-sequence LSTM and GRU, ``_lstm_sequence``, ``_gru_sequence`` and their ``_backward`` ops
 (``torch/_fused/rnn_sequence.py``; float32 and float64 only, the dtypes of the native products).
 
 A wrapper checks its operands (one floating dtype, 2-d states and gates of matching shapes,
@@ -313,6 +313,66 @@ def make_kernels(
             return composite("aten::_lstm_sequence_backward")(*args)
         return grad_gates, grad_hx, grad_cx, grad_weight, grad_bias
 
+    native_gru_forward = getattr(native, "gru_sequence_forward", None)
+    native_gru_backward = getattr(native, "gru_sequence_backward", None)
+
+    def gru_layout(seq: Any, width: int, weight_hh: Any, bias_hh: Any,
+                   *others: Any) -> tuple[int, int, int, int] | None:
+        """(dtype code, steps, batch, hidden) when ``seq`` is a non-empty (T, B, width * H)
+        sequence (the input gates, width 3, or the cell workspaces, width 5) for a (3H, H)
+        ``weight_hh`` of a dtype the native loop runs, ``bias_hh`` is (3H) or None and every
+        operand (``others`` too, None allowed) has that dtype and device; None otherwise (the
+        composite). The callers check the shapes of ``others``."""
+        code = seq_codes.get(weight_hh.dtype)
+        if code is None or len(weight_hh.shape) != 2 or len(seq.shape) != 3:
+            return None
+        (t, b, w), h = seq.shape, weight_hh.shape[1]
+        if not (t and b and h) or w != width * h or weight_hh.shape[0] != 3 * h \
+                or not biases_ok(3 * h, bias_hh):
+            return None
+        if any(o is not None and (o.dtype != weight_hh.dtype or o.device != weight_hh.device)
+               for o in (seq, bias_hh, *others)):
+            return None
+        return code, t, b, h
+
+    def gru_sequence(input_gates: Any, hx: Any, weight_hh: Any, bias_hh: Any = None,
+                     reverse: bool = False) -> Any:
+        args = (input_gates, hx, weight_hh, bias_hh, reverse)
+        lay = gru_layout(input_gates, 3, weight_hh, bias_hh, hx)
+        if lay is None or not _matrix(hx, lay[2], lay[3]):
+            return composite("aten::_gru_sequence")(*args)
+        code, t, b, h = lay
+        operands = contiguous(input_gates, hx, weight_hh, bias_hh)
+        dt, dev = hx.dtype, hx.device
+        output = torch.empty((t, b, h), dtype=dt, device=dev)
+        workspace = torch.empty((t, b, 5 * h), dtype=dt, device=dev)
+        hy = empty(hx, b, h)
+        ptrs = addresses(output, hy, workspace, *operands)
+        if ptrs is None or not native_gru_forward(code, t, b, h, bool(reverse), *ptrs):
+            return composite("aten::_gru_sequence")(*args)
+        return output, hy, workspace
+
+    def gru_sequence_backward(grad_output: Any, grad_hy: Any, weight_hh: Any, workspace: Any,
+                              has_bias: bool, reverse: bool) -> Any:
+        args = (grad_output, grad_hy, weight_hh, workspace, has_bias, reverse)
+        lay = gru_layout(workspace, 5, weight_hh, None, grad_output, grad_hy)
+        if lay is None:
+            return composite("aten::_gru_sequence_backward")(*args)
+        code, t, b, h = lay
+        if (grad_output is not None and tuple(grad_output.shape) != (t, b, h)) \
+                or (grad_hy is not None and not _matrix(grad_hy, b, h)):
+            return composite("aten::_gru_sequence_backward")(*args)
+        operands = contiguous(grad_output, grad_hy, weight_hh, workspace)
+        dt, dev = weight_hh.dtype, weight_hh.device
+        grad_gates = torch.empty((t, b, 3 * h), dtype=dt, device=dev)
+        grad_hx = torch.empty((b, h), dtype=dt, device=dev)
+        grad_weight = torch.empty((3 * h, h), dtype=dt, device=dev)
+        grad_bias = torch.empty((3 * h,), dtype=dt, device=dev) if has_bias else None
+        ptrs = addresses(grad_gates, grad_hx, grad_weight, grad_bias, *operands)
+        if ptrs is None or not native_gru_backward(code, t, b, h, bool(reverse), *ptrs):
+            return composite("aten::_gru_sequence_backward")(*args)
+        return grad_gates, grad_hx, grad_weight, grad_bias
+
     kernels = {
         "aten::_thnn_fused_lstm_cell": lstm_cell,
         "aten::_thnn_fused_lstm_cell_backward_impl": lstm_cell_backward,
@@ -322,6 +382,9 @@ def make_kernels(
     if native_sequence_forward is not None and native_sequence_backward is not None:
         kernels["aten::_lstm_sequence"] = lstm_sequence
         kernels["aten::_lstm_sequence_backward"] = lstm_sequence_backward
+    if native_gru_forward is not None and native_gru_backward is not None:
+        kernels["aten::_gru_sequence"] = gru_sequence
+        kernels["aten::_gru_sequence_backward"] = gru_sequence_backward
     for name, fn in kernels.items():
         fn.__name__ = fn.__qualname__ = f"{name[len('aten::'):]}_cpu"
     return kernels
