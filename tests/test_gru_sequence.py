@@ -119,6 +119,26 @@ def test_nn_gru_records_one_node_per_layer_direction():
     assert not any("FusedGruCell" in n for n in names)
 
 
+def test_nn_gru_double_backward_matches_the_steps(monkeypatch):
+    """Under create_graph the op's rule records the composites: the gradient of a gradient
+    reaches the parameters and the input as through the step loop."""
+    torch.manual_seed(0)
+    model = nn.GRU(3, 4, 2, bidirectional=True).to(F64)
+    x = _rand((5, 2, 3))
+
+    def second(steps: bool):
+        with monkeypatch.context() as m:
+            if steps:
+                m.setattr(rnn_module, "_SEQUENCE_DTYPES", ())
+            xx = x.clone().requires_grad_()
+            out, h = model(xx)
+            (g,) = torch.autograd.grad((out * out).sum() + h.sum(), xx, create_graph=True)
+            return torch.autograd.grad((g * g).sum(), [*model.parameters(), xx])
+
+    for a, b_ in zip(second(False), second(True), strict=True):
+        torch.testing.assert_close(a, b_, **_tol(F64))
+
+
 def _operands(t=4, b=2, h=3, dtype=F64, bias=True):
     return (_rand((t, b, 3 * h), dtype, seed=1), _rand((b, h), dtype, seed=2),
             _rand((3 * h, h), dtype, seed=4, scale=0.6),
