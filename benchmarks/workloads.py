@@ -316,6 +316,15 @@ def lstm_lm_step(quick: bool) -> Case:
     (``nn.Embedding`` 50x16, ``nn.LSTM`` 16 -> 32, ``nn.Linear`` 32 -> 50; sequence 20, batch
     4; cross-entropy, ``clip_grad_norm_``); the weights from the same seeded numpy draws on both
     sides."""
+    return _recurrent_lm_step(quick, "LSTM")
+
+
+def gru_lm_step(quick: bool) -> Case:
+    """The same training step with ``nn.GRU`` as the recurrent layer."""
+    return _recurrent_lm_step(quick, "GRU")
+
+
+def _recurrent_lm_step(quick: bool, layer: str) -> Case:
     import torch.nn as nn
 
     vocab, emb, hidden, steps, batch = (12, 4, 8, 5, 2) if quick else (50, 16, 32, 20, 4)
@@ -323,7 +332,7 @@ def lstm_lm_step(quick: bool) -> Case:
     class LM(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.emb, self.rnn = nn.Embedding(vocab, emb), nn.LSTM(emb, hidden)
+            self.emb, self.rnn = nn.Embedding(vocab, emb), getattr(nn, layer)(emb, hidden)
             self.out = nn.Linear(hidden, vocab)
 
         def forward(self, x: Any) -> Any:
@@ -740,6 +749,8 @@ WORKLOADS: tuple[Workload, ...] = (
              lstm_cell_step),
     Workload("LSTM language model train step (nn.LSTM 16 -> 32, seq 20, batch 4, SGD)",
              "training", 1.0, lstm_lm_step),
+    Workload("GRU language model train step (nn.GRU 16 -> 32, seq 20, batch 4, SGD)",
+             "training", 1.0, gru_lm_step),
     Workload("GPT block forward+backward (12x64x128, 4 heads)", "training", 1.0, gpt_block,
              _GPT_NEEDS),
     Workload("nanoGPT train step (4 layers, 128 wide, block 64, batch 12, Adam)", "training",
