@@ -36,6 +36,7 @@
 #include "parallel.h"
 #include "simd.h"
 #include "transpose16.h"
+#include "transpose8.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -345,22 +346,10 @@ inline void copy_row(float* __restrict dst, const float* __restrict src) {
 // kernels need AVX2, so this runs wherever they do).
 __attribute__((target("avx2"))) void transpose_8x8(const float* src, int64_t src_stride,
                                                    float* dst, int64_t dst_stride) {
-  __m256 r[8], t[8], u[8];
+  __m256 r[8];
   for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-  }
-  for (int i = 0; i < 4; ++i) {
-    _mm256_storeu_ps(dst + i * dst_stride, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
-    _mm256_storeu_ps(dst + (i + 4) * dst_stride, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
-  }
+  simd256::transpose8(r);
+  for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + i * dst_stride, r[i]);
 }
 
 // dst[i * dst_stride + j] = src[j * src_stride + i] for a 16 x 16 block: on AVX-512 a

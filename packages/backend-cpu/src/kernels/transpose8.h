@@ -1,6 +1,7 @@
-// An 8 x 8 float32 transpose in AVX registers, for the FFT's moves of contiguous signals in and
-// out of its lane buffers on CPUs without AVX-512 (transpose16.h's counterpart). Only data
-// moves, so values keep their bits.
+// An 8 x 8 float32 transpose in AVX registers (transpose16.h's counterpart), shared by the
+// AVX2 sgemm (a transposed B packed 8 columns at a time) and the FFT on CPUs without AVX-512
+// (contiguous signals moved in and out of its lane buffers). Only data moves, so values keep
+// their bits.
 #pragma once
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
