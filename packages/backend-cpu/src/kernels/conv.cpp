@@ -356,51 +356,15 @@ class ColumnBounds {
 
 // im2col of a 2-d convolution: the general walk below with its per-line bookkeeping reduced
 // to a few integer operations, which matters for the short lines (a dozen columns) of small
-// images.
+// images. The columns [p0, p1) go in panels of W (panel j at col + j * rows * W, kernel offset
+// r at r * W within it): the packed float32 kernels' B panels, written straight from the
+// image; W >= p1 - p0 is one panel, the plain layout with rows W apart. Each output line is
+// cut at the panel edges in one pass over the tile (on AVX2 a panel is 16 columns, and im2col
+// called panel by panel took 40% of a 3x3 convolution's forward). Columns past p1 in the last
+// panel are left as they are.
 template <class T>
 PLAIT_CLONES void im2col_2d(const Geometry& g, const T* img, int64_t p0, int64_t p1, T* col,
-                            int64_t ld) {
-  const int64_t OW = g.grid[1], IH = g.img[0], IW = g.img[1];
-  const int64_t KH = g.kernel[0], KW = g.kernel[1];
-  const int64_t sh = g.stride[0], sw = g.stride[1];
-  const ColumnBounds columns(g);
-  for (int64_t c = 0; c < g.img_channels; ++c) {
-    const T* src = img + c * g.img_numel;
-    for (int64_t kh = 0; kh < KH; ++kh) {
-      const int64_t y_shift = kh * g.dil[0] - g.pad[0];
-      for (int64_t kw = 0; kw < KW; ++kw) {
-        T* dst = col + ((c * KH + kh) * KW + kw) * ld;
-        const int64_t x_shift = columns.shift(kw), lo = columns.lo(kw), hi = columns.hi(kw);
-        int64_t oy = p0 / OW, ox = p0 % OW;
-        for (int64_t p = p0; p < p1; ++oy, ox = 0) {
-          const int64_t end = std::min(OW, ox + (p1 - p));
-          const int64_t iy = oy * sh + y_shift;
-          if (iy < 0 || iy >= IH) {
-            zero_run(dst, end - ox);
-          } else {
-            // [ox, end) may end before lo (a tile that ends inside a line)
-            const int64_t a = std::min(std::max(ox, lo), end);
-            const int64_t b = std::max(std::min(end, hi), a);
-            zero_run(dst, a - ox);
-            gather(dst + (a - ox), src + iy * IW + a * sw + x_shift, b - a, sw);
-            zero_run(dst + (b - ox), end - b);
-          }
-          dst += end - ox;
-          p += end - ox;
-        }
-      }
-    }
-  }
-}
-
-// im2col_2d for the packed float32 kernels: the tile [p0, p1) written straight into B panels
-// of W columns (panel j at col + j * rows * W, kernel offset r at r * W within it), each
-// output line's bookkeeping done once for the tile, not once per panel: on AVX2 a panel is 16
-// columns, and im2col_2d called panel by panel took 40% of a 3x3 convolution's forward. The
-// caller zeroes the last panel's columns past p1.
-template <class T>
-PLAIT_CLONES void im2col_2d_panels(const Geometry& g, const T* img, int64_t p0, int64_t p1,
-                                   T* col, int64_t W) {
+                            int64_t W) {
   const int64_t OW = g.grid[1], IH = g.img[0], IW = g.img[1];
   const int64_t KH = g.kernel[0], KW = g.kernel[1];
   const int64_t sh = g.stride[0], sw = g.stride[1];
@@ -913,7 +877,7 @@ void grid_from_image_panels(const Geometry& g, const float* image, const float* 
           std::fill(last, last + K * W, 0.0f);
         }
         if (g.nd == 2) {
-          im2col_2d_panels(g, img, p0, p1, col.get(), W);
+          im2col_2d(g, img, p0, p1, col.get(), W);
         } else {
           for (int64_t q0 = p0, j = 0; q0 < p1; q0 += W, ++j) {
             im2col(g, img, q0, std::min(p1, q0 + W), col.get() + j * K * W, W);
