@@ -235,3 +235,81 @@ def test_the_deprecated_cpu_spelling() -> None:
     with warnings.catch_warnings(), region:
         assert (ints(2, 2) @ ints(2, 2)).dtype is BF16
     assert torch.amp.autocast is torch.autocast
+
+
+def test_torch_linalg_and_fft_functions_take_their_operators_policy() -> None:
+    """Functions Plait writes in other ops but PyTorch lists as operators (torch.cdist,
+    torch.linalg.eigh, torch.fft.rfft, torch.stft...) cast half-precision inputs to float32 as
+    their operators do (a bfloat16 matmul output fed to them once raised "not implemented for
+    BFloat16" or came back in bfloat16), and the ops inside them are not cast again."""
+    a = torch.tensor([[2.5, 0.5, 0.0], [0.5, 3.0, 0.25], [0.0, 0.25, 2.0]], dtype=BF16)
+    signal = torch.linspace(-1, 1, 32, dtype=BF16)
+    calls = {
+        "eigh": lambda m: torch.linalg.eigh(m)[0], "eigvalsh": torch.linalg.eigvalsh,
+        "svdvals": torch.linalg.svdvals, "svd": lambda m: torch.linalg.svd(m)[1],
+        "cond": torch.linalg.cond,
+        "cdist": lambda m: torch.cdist(m, m), "pinverse": torch.pinverse,
+        "quantile": lambda m: torch.quantile(m, 0.25),
+        "rfft": lambda m: torch.fft.rfft(m).abs(), "fft2": lambda m: torch.fft.fft2(m).abs(),
+    }
+    with torch.autocast("cpu", dtype=BF16):
+        got = {name: fn(a) for name, fn in calls.items()}
+        spectrum = torch.stft(signal, 8, window=torch.ones(8), return_complex=True)
+        # only the CPU's list matters here: matrix_norm is on the accelerators' alone
+        norm = torch.linalg.matrix_norm(a)
+    for name, value in got.items():
+        assert value.dtype is F32, name
+        assert torch.equal(value, calls[name](a.to(F32))), name
+    assert norm.dtype is BF16
+    assert spectrum.dtype is torch.complex64
+    assert torch.equal(spectrum, torch.stft(signal.to(F32), 8, window=torch.ones(8),
+                                            return_complex=True))
+
+
+def test_functions_pytorch_runs_as_one_native_op_cast_nothing_inside() -> None:
+    """torch.linalg.lu_solve and solve_triangular (one native op in PyTorch, on no list) keep
+    their inputs' dtypes and cast none of the ops they are written in: float32 operands give a
+    float32 result inside a bfloat16 region (a product inside once ran in bfloat16 and failed
+    on the mixed dtypes)."""
+    a = torch.tensor([[2.0, 0.5, 0.25], [0.5, 3.0, 0.5], [0.25, 0.5, 4.0]])
+    b = torch.tensor([[1.0], [2.0], [3.0]])
+    lu, pivots = torch.linalg.lu_factor(a)
+    with torch.autocast("cpu", dtype=BF16):
+        solved = torch.linalg.lu_solve(lu, pivots, b)
+        triangular = torch.linalg.solve_triangular(a.triu(), b, upper=True)
+        det = torch.linalg.det(a)
+    assert solved.dtype is triangular.dtype is det.dtype is F32
+    assert torch.equal(solved, torch.linalg.lu_solve(lu, pivots, b))
+    assert torch.equal(triangular, torch.linalg.solve_triangular(a.triu(), b, upper=True))
+    assert torch.equal(det, torch.linalg.det(a))
+
+
+def test_every_listed_operator_is_an_operator_or_a_marked_function() -> None:
+    """Each name of PyTorch's autocast lists (and Plait's UNCAST) is an aten operator here, or
+    a function marked with its policy; what is left is named with the reason."""
+    import torch._functions as torch_functions
+    import torch.fft as fft_module
+    import torch.linalg as linalg_module
+    import torch.nn.functional as functional
+    from torch._core import dispatch
+    from torch.amp import _policy
+
+    operators = {op.name.partition(".")[0] for op in dispatch.operators("aten")}
+    marked = {*torch_functions._AUTOCAST_COMPOSITES.values(),
+              *linalg_module._AUTOCAST_COMPOSITES.values(),
+              *functional._AUTOCAST_COMPOSITES.values()}
+    marked |= {name for name in _policy.LISTED if name.startswith("fft_")
+               and getattr(fft_module, name[4:], None) is not None}
+    left = {name for name in _policy.LISTED | _policy.UNCAST
+            if name not in operators and name not in marked}
+    # the conv* functions call aten::convolution and softmax/log_softmax aten::_softmax /
+    # _log_softmax (all listed); the rest are PyTorch-internal operators with no Plait
+    # counterpart (nll_loss2d is nll_loss here; frobenius_norm is torch.norm's); F.pad's
+    # reflect/replicate modes are not cast (one function for every mode)
+    assert left == {
+        "_convolution", "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d",
+        "conv_transpose2d", "conv_transpose3d", "softmax", "log_softmax", "_lu_with_info",
+        "_native_multi_head_attention", "mkldnn_rnn_layer", "nll_loss2d", "frobenius_norm",
+        "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d",
+        "replication_pad3d",
+    }

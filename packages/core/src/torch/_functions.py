@@ -20,6 +20,7 @@ from typing import Any
 from . import _torch_function
 from ._core import upcalls
 from ._core.tensor import Tensor
+from .amp import _composite as _autocast_composite
 
 OP_MODULES = (
     "_aten.views",
@@ -89,6 +90,28 @@ for _name in OP_MODULES:
         globals()[_public] = getattr(_mod, _public)
         __all__.append(_public)
     _methods.update(getattr(_mod, "METHODS", {}))
+# torch.* functions written in other ops that PyTorch's autocast lists name as operators
+# (torch.amp._policy): inside an autocast region their inputs are cast as those operators'
+# would be and the ops inside them are not cast again (a bfloat16 matmul output fed to
+# torch.cdist is computed in float32, as in PyTorch). function name -> listed operator.
+_AUTOCAST_COMPOSITES = {
+    "addr": "addr", "bilinear": "bilinear", "cdist": "cdist", "chain_matmul": "chain_matmul",
+    "cholesky": "cholesky", "cholesky_inverse": "cholesky_inverse",
+    "cholesky_solve": "cholesky_solve", "cosine_embedding_loss": "cosine_embedding_loss",
+    "cosine_similarity": "cosine_similarity", "cross": "cross", "ctc_loss": "ctc_loss",
+    "dist": "dist", "geqrf": "geqrf", "grid_sampler": "grid_sampler", "group_norm": "group_norm",
+    "hinge_embedding_loss": "hinge_embedding_loss", "index_copy": "index_copy",
+    "index_put": "index_put", "inverse": "inverse", "kl_div": "kl_div",
+    "lu_solve": "lu_solve", "margin_ranking_loss": "margin_ranking_loss",
+    "nanquantile": "nanquantile", "norm": "norm", "nuclear_norm": "nuclear_norm",
+    "orgqr": "orgqr", "ormqr": "ormqr", "pdist": "pdist", "pinverse": "pinverse",
+    "poisson_nll_loss": "poisson_nll_loss", "polar": "polar", "prelu": "prelu", "qr": "qr",
+    "quantile": "quantile", "renorm": "renorm", "scatter_add": "scatter_add", "stft": "stft",
+    "svd": "svd", "triangular_solve": "triangular_solve",
+    "triplet_margin_loss": "triplet_margin_loss", "view_as_complex": "view_as_complex",
+}
+_autocast_composite.mark(globals(), _AUTOCAST_COMPOSITES)
+
 # Each torch.* function behind the __torch_function__ entry, once, so its identity never
 # changes (the Tensor methods get theirs only when an override can first exist).
 _torch_function.wrap_namespace(globals(), __all__)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["composite"]
+__all__ = ["composite", "mark"]
 
 _MODE_MODULE = "torch.amp.autocast_mode"
 
@@ -35,3 +35,13 @@ def composite(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
             return fn(*args, **kwargs)
         return with_policy
     return wrap
+
+
+def mark(namespace: dict[str, Any], functions: Mapping[str, str]) -> None:
+    """Give each function ``name`` of ``namespace`` (a module's globals) the policy of the
+    operator ``functions[name]`` (:func:`composite`), in place; names the namespace lacks are
+    skipped."""
+    for name, operator in functions.items():
+        fn = namespace.get(name)
+        if fn is not None:
+            namespace[name] = composite(operator)(fn)

@@ -4,7 +4,8 @@ device family, one row per policy.
 ``lower`` runs in the autocast dtype (matrix products and convolutions: the ops that gain from
 half precision and tolerate it); ``fp32`` runs in float32 (ops whose range or accumulation
 suffers in half precision); ``promote`` runs in the widest floating dtype among the inputs (ops
-that take several tensors and would otherwise fail or round on mixed dtypes).
+that take several tensors and would otherwise fail or round on mixed dtypes); ``keep`` (Plait's
+own, :data:`UNCAST`) casts nothing, in or under the call.
 
 PyTorch keeps two families of lists: the CPU's, and the one CUDA introduced that the other
 accelerators (``xpu``, ``mps``, out-of-tree devices) follow. They differ on purpose: on the CPU
@@ -79,6 +80,16 @@ CPU: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "promote": ("stack", "cat", "index_copy"),
 })
 
+# Operators PyTorch runs as one native kernel that no list names (their inputs are not cast),
+# which Plait writes in other ops: inside an autocast region their inputs are left alone and
+# the ops they are written in are not cast either (``torch.linalg.lu_solve``'s products would
+# otherwise run in bfloat16 beside its float32 operands and fail). Policy "keep".
+UNCAST = frozenset((
+    "linalg_cross", "linalg_det", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve",
+    "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve",
+    "linalg_matrix_exp", "linalg_slogdet", "linalg_solve_ex", "linalg_solve_triangular",
+))
+
 # device type -> the policy of each listed op name (device types not named: ACCELERATOR's)
 _BY_NAME = {family: {op: policy for policy, ops in table.items() for op in ops}
             for family, table in (("cpu", CPU), ("accelerator", ACCELERATOR))}
@@ -91,4 +102,5 @@ def policy_of(device_type: str, op_name: str) -> str | None:
     """The policy autocast applies to ``op_name`` (an aten name without overload) on
     ``device_type``, or ``None`` when that device's list leaves it alone."""
     family = "cpu" if device_type == "cpu" else "accelerator"
-    return _BY_NAME[family].get(op_name)
+    policy = _BY_NAME[family].get(op_name)
+    return "keep" if policy is None and op_name in UNCAST else policy

@@ -275,9 +275,10 @@ def _run_under_policy(name: str, run: Callable[..., Any], args: tuple[Any, ...],
     policy = _policy.policy_of(device_type, name) if lower is not None else None
     if policy is None:
         return run(*args, **kwargs)
-    target, from_ = _targets(policy, args, kwargs, device_type, lower)
-    args = tuple(_cast(a, device_type, target, from_) for a in args)
-    kwargs = {k: _cast(v, device_type, target, from_) for k, v in kwargs.items()}
+    if policy != "keep":
+        target, from_ = _targets(policy, args, kwargs, device_type, lower)
+        args = tuple(_cast(a, device_type, target, from_) for a in args)
+        kwargs = {k: _cast(v, device_type, target, from_) for k, v in kwargs.items()}
     loc.excluded += 1
     try:
         return run(*args, **kwargs)

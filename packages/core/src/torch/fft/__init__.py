@@ -13,6 +13,7 @@ from .. import (
 )
 from .._aten.spectral import TRANSFORMS, fftfreq, fftshift, ifftshift, rfftfreq
 from .._core.tensor import Tensor  # noqa: F401  (torch.fft.Tensor, as in PyTorch)
+from ..amp import _composite as _autocast_composite
 
 __all__ = [
     "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
@@ -41,6 +42,12 @@ ihfftn = TRANSFORMS["ihfftn"]
 for _fn in (fftfreq, rfftfreq, fftshift, ifftshift):
     _fn.__module__ = __name__
 del _fn
+
+# The transforms PyTorch's CPU autocast list runs in float32 (torch.amp._policy): inside an
+# autocast region half-precision inputs are cast to float32. function name -> listed operator.
+_autocast_composite.mark(globals(), {name: f"fft_{name}" for name in (
+    "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn",
+    "irfftn", "hfft", "ihfft")})
 
 # The public functions behind the __torch_function__ entry, once (identity never changes).
 _torch_function.wrap_module(__name__)

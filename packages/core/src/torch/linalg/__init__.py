@@ -42,6 +42,7 @@ from .._aten.linalg_ops import (
     vecdot,
     vector_norm,
 )
+from ..amp import _composite as _autocast_composite
 from ._composites import (
     cond,
     diagonal,
@@ -63,6 +64,24 @@ __all__ = [
     "cond", "diagonal", "matrix_exp", "tensorinv", "tensorsolve", "vander", "solve_ex",
     "lu_solve", "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve",
 ]
+
+# Functions written in other ops that PyTorch's autocast lists name as operators, or that
+# PyTorch runs as one unlisted native op (torch.amp._policy.UNCAST): inside an autocast region
+# their inputs are cast as those operators' would be (or left alone), and the ops inside them
+# are not cast again. function name -> operator.
+_AUTOCAST_COMPOSITES = {
+    "cond": "linalg_cond", "cross": "linalg_cross", "det": "linalg_det", "eigh": "linalg_eigh",
+    "eigvalsh": "linalg_eigvalsh", "householder_product": "linalg_householder_product",
+    "ldl_factor": "linalg_ldl_factor", "ldl_factor_ex": "linalg_ldl_factor_ex",
+    "ldl_solve": "linalg_ldl_solve", "lu": "linalg_lu", "lu_factor": "linalg_lu_factor",
+    "lu_factor_ex": "linalg_lu_factor_ex", "lu_solve": "linalg_lu_solve",
+    "matrix_exp": "linalg_matrix_exp", "matrix_norm": "linalg_matrix_norm",
+    "multi_dot": "linalg_multi_dot", "slogdet": "linalg_slogdet", "solve_ex": "linalg_solve_ex",
+    "solve_triangular": "linalg_solve_triangular", "svd": "linalg_svd",
+    "svdvals": "linalg_svdvals", "tensorinv": "linalg_tensorinv",
+    "tensorsolve": "linalg_tensorsolve", "vecdot": "linalg_vecdot",
+}
+_autocast_composite.mark(globals(), _AUTOCAST_COMPOSITES)
 
 # The public functions behind the __torch_function__ entry, once (identity never changes).
 _torch_function.wrap_module(__name__)
