@@ -201,6 +201,12 @@ def test_logit_with_and_without_eps():
                                [math.log(v / (1 - v)) for v in x], rtol=1e-12)
     clamped = torch.logit(t([0.0, 1.0], F64), eps=0.1).tolist()
     np.testing.assert_allclose(clamped, [math.log(1 / 9), math.log(9)], rtol=1e-12)
+    # float32 clamps at its own rounding of 1 - eps, as PyTorch's kernel does: 1 - 1e-6 is
+    # 0.99999899 there, whose logit is 13.8023 (the float64 bound's is 13.8155)
+    high = float(np.float32(1) - np.float32(1e-6))
+    edge = torch.logit(t([1.0, 0.9999995], F32), eps=1e-6).tolist()
+    np.testing.assert_allclose(edge, [math.log(high / (1 - high))] * 2, rtol=1e-6)
+    assert abs(edge[0] - 13.8155) > 0.01
 
 
 def test_angle_real_imag_for_real_tensors():

@@ -651,9 +651,13 @@ def _round_kernel(self: Tensor, *, decimals: int = 0) -> Tensor:
 
 
 def _logit_kernel(self: Tensor, eps: float | None = None) -> Tensor:
-    x, dt = _float_input(self)
+    dt = float_of(self._dtype)
+    x = to_dtype(self, dt)
     if eps is not None and eps >= 0:
+        # in the input's dtype, as PyTorch's kernel clamps: its bound 1 - eps rounds there
+        # (float32 0.99999899 for eps 1e-6, whose logit is 13.8023, not 13.8155)
         x = clamp(x, eps, 1 - eps)
+    x = _opmath(x)
     return to_dtype(log(div(x, sub(1, x))), dt)
 
 
