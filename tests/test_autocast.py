@@ -266,6 +266,24 @@ def test_torch_linalg_and_fft_functions_take_their_operators_policy() -> None:
                                             return_complex=True))
 
 
+def test_tensor_methods_of_listed_operators_take_their_policy() -> None:
+    """x.svd(), x.inverse(), x.pinverse(), x.quantile() reach the same listed operators as
+    their torch.* forms: float32 results from bfloat16 inputs on the CPU; in-place methods and
+    x.norm() (on the accelerators' list only) are left alone, as in PyTorch."""
+    a = torch.tensor([[2.5, 0.5], [0.5, 3.0]], dtype=BF16)
+    with torch.autocast("cpu", dtype=BF16):
+        got = {"svd": a.svd()[1], "inverse": a.inverse(), "pinverse": a.pinverse(),
+               "quantile": a.quantile(0.5), "cholesky": a.cholesky()}
+        norm = a.norm()
+    up = a.to(F32)
+    expected = {"svd": up.svd()[1], "inverse": up.inverse(), "pinverse": up.pinverse(),
+                "quantile": up.quantile(0.5), "cholesky": up.cholesky()}
+    for name, value in got.items():
+        assert value.dtype is F32, name
+        assert torch.equal(value, expected[name]), name
+    assert norm.dtype is BF16
+
+
 def test_functions_pytorch_runs_as_one_native_op_cast_nothing_inside() -> None:
     """torch.linalg.lu_solve and solve_triangular (one native op in PyTorch, on no list) keep
     their inputs' dtypes and cast none of the ops they are written in: float32 operands give a

@@ -111,6 +111,7 @@ _AUTOCAST_COMPOSITES = {
     "triplet_margin_loss": "triplet_margin_loss", "view_as_complex": "view_as_complex",
 }
 _autocast_composite.mark(globals(), _AUTOCAST_COMPOSITES)
+_autocast_composite.mark(_methods, _AUTOCAST_COMPOSITES)  # x.svd(), x.inverse()... as well
 
 # Each torch.* function behind the __torch_function__ entry, once, so its identity never
 # changes (the Tensor methods get theirs only when an override can first exist).
