@@ -153,24 +153,34 @@ ATEN = _dispatch.define_aten({
 })
 
 
+def _check_sequence(name: str, gates: int, input_gates: Tensor, hx: Tensor, weight_hh: Tensor,
+                    bias_hh: Tensor | None, cx: Tensor | None = None) -> None:
+    """The layouts of this module's docstring for a cell of ``gates`` gates (``cx`` only for
+    the LSTM), and at least one time step; RuntimeError naming what came otherwise."""
+    batch, hidden = hx.shape[0], hx.shape[-1]
+    width = gates * hidden
+    if (input_gates.ndim != 3 or tuple(input_gates.shape[1:]) != (batch, width)
+            or (cx is not None and tuple(cx.shape) != (batch, hidden)) or hx.ndim != 2
+            or tuple(weight_hh.shape) != (width, hidden)
+            or (bias_hh is not None and tuple(bias_hh.shape) != (width,))):
+        states = "hx (B, H)" if cx is None else "hx and cx (B, H)"
+        got = [tuple(input_gates.shape), tuple(hx.shape)]
+        if cx is not None:
+            got.append(tuple(cx.shape))
+        raise RuntimeError(f"{name}(): expected input_gates (T, B, {gates}H), {states}, "
+                           f"weight_hh ({gates}H, H) and bias_hh ({gates}H), got "
+                           f"{', '.join(map(str, got))}, {tuple(weight_hh.shape)} and "
+                           f"{None if bias_hh is None else tuple(bias_hh.shape)}")
+    if input_gates.shape[0] == 0:
+        raise RuntimeError(f"{name}(): expected at least one time step")
+
+
 def lstm_sequence(input_gates: Tensor, hx: Tensor, cx: Tensor, weight_hh: Tensor,
                   bias_hh: Tensor | None = None, reverse: bool = False
                   ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """One LSTM layer-direction over a whole sequence: ``(output, hy, cy, gates, cells)``
     (the op ``aten::_lstm_sequence``; the layouts are in this module's docstring)."""
-    steps, batch = input_gates.shape[0], hx.shape[0]
-    hidden = hx.shape[-1]
-    if (input_gates.ndim != 3 or tuple(input_gates.shape[1:]) != (batch, 4 * hidden)
-            or tuple(cx.shape) != (batch, hidden) or hx.ndim != 2
-            or tuple(weight_hh.shape) != (4 * hidden, hidden)
-            or (bias_hh is not None and tuple(bias_hh.shape) != (4 * hidden,))):
-        raise RuntimeError("_lstm_sequence(): expected input_gates (T, B, 4H), hx and cx (B, H), "
-                           "weight_hh (4H, H) and bias_hh (4H), got "
-                           f"{tuple(input_gates.shape)}, {tuple(hx.shape)}, {tuple(cx.shape)}, "
-                           f"{tuple(weight_hh.shape)} and "
-                           f"{None if bias_hh is None else tuple(bias_hh.shape)}")
-    if steps == 0:
-        raise RuntimeError("_lstm_sequence(): expected at least one time step")
+    _check_sequence("_lstm_sequence", 4, input_gates, hx, weight_hh, bias_hh, cx)
     return ATEN["_lstm_sequence"](input_gates, hx, cx, weight_hh, bias_hh, reverse)
 
 
@@ -179,16 +189,5 @@ def gru_sequence(input_gates: Tensor, hx: Tensor, weight_hh: Tensor,
                  ) -> tuple[Tensor, Tensor, Tensor]:
     """One GRU layer-direction over a whole sequence: ``(output, hy, workspace)`` (the op
     ``aten::_gru_sequence``; the layouts are in this module's docstring)."""
-    steps, batch = input_gates.shape[0], hx.shape[0]
-    hidden = hx.shape[-1]
-    if (input_gates.ndim != 3 or tuple(input_gates.shape[1:]) != (batch, 3 * hidden)
-            or hx.ndim != 2 or tuple(weight_hh.shape) != (3 * hidden, hidden)
-            or (bias_hh is not None and tuple(bias_hh.shape) != (3 * hidden,))):
-        raise RuntimeError("_gru_sequence(): expected input_gates (T, B, 3H), hx (B, H), "
-                           "weight_hh (3H, H) and bias_hh (3H), got "
-                           f"{tuple(input_gates.shape)}, {tuple(hx.shape)}, "
-                           f"{tuple(weight_hh.shape)} and "
-                           f"{None if bias_hh is None else tuple(bias_hh.shape)}")
-    if steps == 0:
-        raise RuntimeError("_gru_sequence(): expected at least one time step")
+    _check_sequence("_gru_sequence", 3, input_gates, hx, weight_hh, bias_hh)
     return ATEN["_gru_sequence"](input_gates, hx, weight_hh, bias_hh, reverse)
